@@ -1,0 +1,31 @@
+/** One Jest run over every workspace; each Jest worker gets its own Postgres database (see shared/src/testing). */
+const path = require('node:path');
+
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] };
+const moduleNameMapper = {
+  '^@intake/shared$': path.join(__dirname, 'shared/src/index.ts'),
+  '^@intake/shared/testing$': path.join(__dirname, 'shared/src/testing/index.ts'),
+  '^@intake/(ingest|management|delivery|usage)$': path.join(__dirname, 'services/$1/src/index.ts'),
+};
+
+const project = (name, dir) => ({
+  displayName: name,
+  rootDir: path.join(__dirname, dir),
+  testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
+  testEnvironment: 'node',
+  transform,
+  moduleNameMapper,
+});
+
+module.exports = {
+  projects: [
+    project('shared', 'shared'),
+    project('ingest', 'services/ingest'),
+    project('management', 'services/management'),
+    project('delivery', 'services/delivery'),
+    project('usage', 'services/usage'),
+    ...(require('node:fs').existsSync(path.join(__dirname, 'test')) ? [project('system', '.')] : []),
+  ].map((p) => (p.displayName === 'system' ? { ...p, testMatch: ['<rootDir>/test/**/*.test.ts'] } : p)),
+  testTimeout: 30000,
+  maxWorkers: process.env.CI ? 2 : '50%',
+};

@@ -1,0 +1,7 @@
+import { runStandalone } from '@intake/shared';
+import { deliveryService } from './index';
+
+runStandalone(deliveryService).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,7 @@
+import { runStandalone } from '@intake/shared';
+import { ingestService } from './index';
+
+runStandalone(ingestService).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,49 @@
+import { parseArgs } from 'node:util';
+import { createDb, ensureDatabase, loadConfig, migrate, isProblem } from '@intake/shared';
+import { createAccount, type PlanId } from '../domain/accounts';
+
+const USAGE = `Usage: npm run --silent admin -- accounts create --plan free|pro|team [--name NAME] [--quota N] [--email ADDRESS]
+
+Prints one JSON object on stdout with account_id and management_key (shown this once).`;
+
+/** The operator CLI. Exactly one JSON object on stdout; everything else on stderr. */
+export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
+  const [noun, verb, ...rest] = argv;
+  if (noun !== 'accounts' || verb !== 'create') return { code: 2, stderr: USAGE };
+  let values: { plan?: string; name?: string; quota?: string; email?: string };
+  try {
+    ({ values } = parseArgs({ args: rest, options: { plan: { type: 'string' }, name: { type: 'string' }, quota: { type: 'string' }, email: { type: 'string' } }, strict: true }));
+  } catch (err) {
+    return { code: 2, stderr: `${(err as Error).message}\n\n${USAGE}` };
+  }
+  if (!values.plan || !['free', 'pro', 'team'].includes(values.plan)) return { code: 2, stderr: `--plan must be free, pro or team\n\n${USAGE}` };
+  if (values.quota !== undefined && !/^\d{1,9}$/.test(values.quota)) return { code: 2, stderr: '--quota must be a whole number of submissions per month' };
+  if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email)) return { code: 2, stderr: '--email must be an e-mail address' };
+
+  const config = loadConfig(env);
+  await ensureDatabase(config.DATABASE_URL);
+  const db = createDb(config.DATABASE_URL, { poolMax: 2, applicationName: 'intake-admin' });
+  try {
+    await migrate(db);
+    const account = await createAccount({ db, plan: values.plan as PlanId, name: values.name, quota: values.quota === undefined ? undefined : Number(values.quota), contactEmail: values.email, now: new Date() });
+    return { code: 0, stdout: account };
+  } catch (err) {
+    return { code: 1, stderr: isProblem(err) ? err.detail : String((err as Error).message) };
+  } finally {
+    await db.destroy();
+  }
+}
+
+if (require.main === module) {
+  runAdmin(process.argv.slice(2)).then(
+    ({ code, stdout, stderr }) => {
+      if (stdout !== undefined) process.stdout.write(`${JSON.stringify(stdout)}\n`);
+      if (stderr) process.stderr.write(`${stderr}\n`);
+      process.exitCode = code;
+    },
+    (err) => {
+      process.stderr.write(`${(err as Error).message}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

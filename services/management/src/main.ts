@@ -1,0 +1,7 @@
+import { runStandalone } from '@intake/shared';
+import { managementService } from './index';
+
+runStandalone(managementService).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

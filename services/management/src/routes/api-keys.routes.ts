@@ -1,0 +1,80 @@
+import { Type } from '@sinclair/typebox';
+import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import { mintApiKey, revokeApiKey } from '../domain/api-keys';
+import { apiKeyRepository, type ApiKeyRow } from '../repositories/api-key.repository';
+import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
+
+const ApiKey = Type.Object(
+  {
+    id: Type.String({ description: '`key_...`' }),
+    type: Type.Union([Type.Literal('submission'), Type.Literal('management')]),
+    name: Nullable(Type.String()),
+    prefix: Type.String({ description: 'the first characters of the key, to recognise it' }),
+    created_at: Timestamp,
+    last_used_at: NullableTimestamp,
+    revoked_at: NullableTimestamp,
+  },
+  { $id: 'ApiKey' },
+);
+const CreatedApiKey = Type.Composite([ApiKey, Type.Object({ key: Type.String({ description: 'the full key, shown this once' }) })]);
+
+function present(row: ApiKeyRow) {
+  return {
+    id: row.id,
+    type: row.type,
+    name: row.name,
+    prefix: row.prefix,
+    created_at: toTimestamp(row.created_at),
+    last_used_at: row.last_used_at ? toTimestamp(row.last_used_at) : null,
+    revoked_at: row.revoked_at ? toTimestamp(row.revoked_at) : null,
+  };
+}
+
+export function apiKeyRoutes(platform: Platform): RouteDef[] {
+  const { db, clock, config } = platform;
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/api-keys',
+      operationId: 'createApiKey',
+      summary: 'Create an API key (the full key is returned this once)',
+      tags: ['API keys'],
+      auth: 'management',
+      body: Type.Object({ type: Type.Union([Type.Literal('submission'), Type.Literal('management')]), name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))) }, { additionalProperties: false }),
+      responses: { 201: { description: 'Created', schema: CreatedApiKey } },
+      problems: ['rate-limited'],
+      async handler(ctx, { body, principal }) {
+        const created = await mintApiKey({ db, accountId: principal.accountId, type: body.type, name: body.name, now: clock.now(), cap: { limit: config.KEY_MINT_LIMIT, windowSeconds: config.KEY_MINT_WINDOW_SECONDS } });
+        ctx.status = 201;
+        ctx.body = { ...present(created), key: created.key };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/api-keys',
+      operationId: 'listApiKeys',
+      summary: 'List the account’s API keys, newest first (revoked ones included)',
+      tags: ['API keys'],
+      auth: 'management',
+      responses: { 200: { description: 'The keys, never the full key', schema: List(ApiKey) } },
+      async handler(ctx, { principal }) {
+        ctx.body = { data: (await apiKeyRepository.listForAccount(db, principal.accountId)).map(present) };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/api-keys/:id',
+      operationId: 'revokeApiKey',
+      summary: 'Revoke an API key (takes effect at once)',
+      tags: ['API keys'],
+      auth: 'management',
+      params: IdParams('API key id'),
+      responses: { 204: { description: 'Revoked' } },
+      problems: ['not-found', 'conflict'],
+      async handler(ctx, { params, principal }) {
+        await revokeApiKey({ db, accountId: principal.accountId, id: params.id, now: clock.now() });
+        ctx.status = 204;
+      },
+    }),
+  ];
+}

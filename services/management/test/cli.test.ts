@@ -1,0 +1,65 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { buildServiceApp } from '@intake/shared';
+import { createTestPlatform, listen, migratedTestDatabase, testDatabaseUrl, type TestPlatform } from '@intake/shared/testing';
+import { managementService } from '../src';
+import { api } from './helpers';
+
+const run = promisify(execFile);
+const repo = path.resolve(__dirname, '../../..');
+
+async function admin(args: string[]) {
+  return run('npm', ['run', '--silent', 'admin', '--', ...args], { cwd: repo, env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' } }).then(
+    (r) => ({ code: 0, ...r }),
+    (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+  );
+}
+
+describe('operator CLI', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    await migratedTestDatabase();
+    platform = await createTestPlatform();
+  });
+  afterAll(() => platform.close());
+
+  it('creates an account and prints exactly one JSON object whose management key works', async () => {
+    const { code, stdout } = await admin(['accounts', 'create', '--plan', 'pro', '--name', 'Acme', '--quota', '5']);
+    expect(code).toBe(0);
+    expect(stdout.trim().split('\n')).toHaveLength(1);
+    const out = JSON.parse(stdout);
+    expect(out).toMatchObject({ account_id: expect.stringMatching(/^acc_/), management_key: expect.stringMatching(/^svc_mgmt_/), plan: 'pro', quota: 5, name: 'Acme' });
+    const account = await platform.db('accounts').where({ id: out.account_id }).first();
+    expect(account).toMatchObject({ plan_id: 'pro', quota_override: 5, name: 'Acme' });
+
+    const server = await listen(buildServiceApp(managementService, platform).callback());
+    try {
+      const call = api(server.url, out.management_key);
+      const minted = await call('POST', '/v1/api-keys', { type: 'submission' });
+      expect(minted.status).toBe(201);
+      expect((await call('GET', '/v1/api-keys')).body.data).toHaveLength(2);
+      expect((await call('DELETE', `/v1/api-keys/${minted.body.id}`)).status).toBe(204);
+    } finally {
+      await server.close();
+    }
+  }, 60_000);
+
+  it('uses the plan’s quota when --quota is not given', async () => {
+    const { stdout } = await admin(['accounts', 'create', '--plan', 'free']);
+    expect(JSON.parse(stdout)).toMatchObject({ plan: 'free', quota: 100 });
+  }, 60_000);
+
+  it.each([
+    [['accounts', 'create']],
+    [['accounts', 'create', '--plan', 'gold']],
+    [['accounts', 'create', '--plan', 'pro', '--quota', '-3']],
+    [['accounts', 'create', '--plan', 'pro', '--bogus']],
+    [['accounts', 'delete']],
+  ])('refuses %j with a usage message on stderr and nothing on stdout', async (args) => {
+    const { code, stdout, stderr } = await admin(args);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/Usage|--plan|--quota|Unknown option/);
+  }, 60_000);
+});

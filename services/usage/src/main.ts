@@ -1,0 +1,7 @@
+import { runStandalone } from '@intake/shared';
+import { usageService } from './index';
+
+runStandalone(usageService).catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

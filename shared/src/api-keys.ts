@@ -1,0 +1,46 @@
+import { randomBytes } from 'node:crypto';
+import type { Db } from './db';
+import { problem } from './problems';
+import { sha256Hex } from './secrets';
+
+export type KeyType = 'submission' | 'management';
+
+export const KEY_PREFIXES: Record<KeyType, string> = { submission: 'svc_sub_', management: 'svc_mgmt_' };
+
+/** Characters of the full key kept (with the type prefix) to identify a key in lists. */
+const SHOWN_SECRET_CHARS = 6;
+
+/** A new key: the type prefix and 32 random bytes (256 bits) in base64url. Only `prefix` and `hash` are ever stored. */
+export function generateKey(type: KeyType): { key: string; prefix: string; hash: string } {
+  const key = `${KEY_PREFIXES[type]}${randomBytes(32).toString('base64url')}`;
+  return { key, prefix: key.slice(0, KEY_PREFIXES[type].length + SHOWN_SECRET_CHARS), hash: sha256Hex(key) };
+}
+
+export function keyTypeOf(token: string): KeyType | undefined {
+  if (token.startsWith(KEY_PREFIXES.management)) return 'management';
+  if (token.startsWith(KEY_PREFIXES.submission)) return 'submission';
+  return undefined;
+}
+
+export interface Principal {
+  accountId: string;
+  keyId: string;
+  type: KeyType;
+}
+
+/** Reads `Authorization: Bearer <key>`; undefined when the header is absent. A malformed header is an invalid key. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined || header === '') return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw problem('invalid-key', 'The Authorization header must be "Bearer <key>"');
+  return match[1];
+}
+
+/** Looks a key up by its hash. Revoked or unknown keys are refused with 403 invalid-key. */
+export async function authenticateKey(db: Db, token: string): Promise<Principal> {
+  const type = keyTypeOf(token);
+  if (!type || token.length > 200) throw problem('invalid-key', 'The API key is not valid');
+  const row = await db('api_keys').where({ key_hash: sha256Hex(token) }).first('id', 'account_id', 'type', 'revoked_at');
+  if (!row || row.revoked_at !== null || row.type !== type) throw problem('invalid-key', 'The API key is not valid or has been revoked');
+  return { accountId: row.account_id, keyId: row.id, type: row.type };
+}

@@ -1,0 +1,58 @@
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Config } from './config';
+
+/** Where submission files live: S3 (or any S3-compatible store) when configured, a local directory otherwise. */
+export interface BlobStore {
+  /** Streams `body` to `key`; resolves with the bytes written. Rejects (and leaves nothing behind) when the stream errors. */
+  put(key: string, body: Readable, contentType: string): Promise<number>;
+  get(key: string): Promise<Readable>;
+  delete(keys: string[]): Promise<void>;
+  readonly kind: 'local' | 's3';
+}
+
+export class LocalBlobStore implements BlobStore {
+  readonly kind = 'local' as const;
+  constructor(private readonly root: string) {}
+
+  private pathOf(key: string): string {
+    const full = path.resolve(this.root, key);
+    if (!full.startsWith(path.resolve(this.root) + path.sep)) throw new Error(`Invalid storage key ${key}`);
+    return full;
+  }
+
+  async put(key: string, body: Readable, _contentType: string): Promise<number> {
+    const file = this.pathOf(key);
+    await mkdir(path.dirname(file), { recursive: true });
+    try {
+      await pipeline(body, createWriteStream(file));
+    } catch (err) {
+      await rm(file, { force: true });
+      throw err;
+    }
+    return (await stat(file)).size;
+  }
+
+  async get(key: string): Promise<Readable> {
+    const file = this.pathOf(key);
+    await stat(file);
+    return createReadStream(file);
+  }
+
+  async delete(keys: string[]): Promise<void> {
+    await Promise.all(keys.map((key) => rm(this.pathOf(key), { force: true })));
+  }
+}
+
+export function createBlobStore(config: Config): BlobStore {
+  if (config.s3Enabled) {
+    // Loaded lazily so a local set-up never pays for the AWS SDK.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { S3BlobStore } = require('./s3-blob-store') as typeof import('./s3-blob-store');
+    return new S3BlobStore(config);
+  }
+  return new LocalBlobStore(path.resolve(config.FILES_DIR));
+}

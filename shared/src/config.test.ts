@@ -1,0 +1,55 @@
+import { loadConfig, ConfigError } from './config';
+
+describe('loadConfig', () => {
+  it('applies the defaults pinned in DESIGN.md', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      PORT: 8080,
+      PUBLIC_BASE_URL: 'http://localhost:8080',
+      PROBLEMS_URL: 'http://localhost:8080/problems',
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/intake',
+      NATS_URL: 'nats://127.0.0.1:4222',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      RATE_LIMIT_POINTS: 60,
+      RATE_LIMIT_WINDOW_SECONDS: 600,
+      WEBHOOK_RETRY_SCHEDULE: [1000, 10_000, 60_000, 600_000, 3_600_000],
+      WEBHOOK_TIMEOUT_MS: 10_000,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: false,
+      s3Enabled: false,
+    });
+    expect(config.SMTP_URL).toBeUndefined();
+    expect(config.BOT_CHALLENGE_VERIFY_URL).toBeUndefined();
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads and coerces values from the environment', () => {
+    const config = loadConfig({ PORT: '9000', PUBLIC_BASE_URL: 'https://forms.example.com/', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1m', S3_BUCKET: 'files' });
+    expect(config.PORT).toBe(9000);
+    expect(config.PUBLIC_BASE_URL).toBe('https://forms.example.com');
+    expect(config.PROBLEMS_URL).toBe('https://forms.example.com/problems');
+    expect(config.WEBHOOK_ALLOW_PRIVATE_NETWORKS).toBe(true);
+    expect(config.WEBHOOK_RETRY_SCHEDULE).toEqual([100, 2000, 60_000]);
+    expect(config.s3Enabled).toBe(true);
+  });
+
+  it('keeps an explicit PROBLEMS_URL', () => {
+    expect(loadConfig({ PROBLEMS_URL: 'https://docs.example.com/problems/' }).PROBLEMS_URL).toBe('https://docs.example.com/problems');
+  });
+
+  it.each([
+    ['PORT', 'eighty', /PORT/],
+    ['PORT', '70000', /PORT/],
+    ['DATABASE_URL', 'mysql://x', /DATABASE_URL/],
+    ['WEBHOOK_RETRY_SCHEDULE', '1s,soon', /WEBHOOK_RETRY_SCHEDULE/],
+    ['WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'yes', /WEBHOOK_ALLOW_PRIVATE_NETWORKS/],
+    ['REDIS_URL', 'localhost:6379', /REDIS_URL/],
+  ])('names the variable when %s is %s', (name, value, pattern) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(pattern);
+  });
+
+  it('requires SECRETS_KEY in production', () => {
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRETS_KEY/);
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: 'a-long-enough-secret-key' }).SECRETS_KEY).toBe('a-long-enough-secret-key');
+  });
+});

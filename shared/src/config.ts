@@ -1,0 +1,111 @@
+import { Type, type Static } from '@sinclair/typebox';
+import Ajv from 'ajv';
+
+/**
+ * Every setting Intake reads from the environment, with the defaults pinned in DESIGN.md.
+ * Parsed and validated once at start-up; the result is frozen and passed in as `deps.config`.
+ */
+const Env = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  PUBLIC_BASE_URL: Type.String({ format: 'uri', default: 'http://localhost:8080' }),
+  PROBLEMS_URL: Type.Optional(Type.String({ format: 'uri' })),
+  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/intake' }),
+  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
+  NATS_PREFIX: Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', default: 'intake' }),
+  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  S3_ENDPOINT: Type.Optional(Type.String({ format: 'uri' })),
+  S3_BUCKET: Type.Optional(Type.String({ minLength: 3 })),
+  S3_REGION: Type.String({ default: 'us-east-1' }),
+  S3_FORCE_PATH_STYLE: Type.Boolean({ default: false }),
+  AWS_ACCESS_KEY_ID: Type.Optional(Type.String()),
+  AWS_SECRET_ACCESS_KEY: Type.Optional(Type.String()),
+  FILES_DIR: Type.String({ default: '.data/files' }),
+  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
+  MAIL_FROM: Type.String({ default: 'Intake <no-reply@localhost>' }),
+  RATE_LIMIT_POINTS: Type.Integer({ minimum: 1, default: 60 }),
+  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 600 }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)(\\s*,\\s*\\d+(ms|s|m|h))*\\s*$', default: '1s,10s,1m,10m,1h' }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  BOT_CHALLENGE_VERIFY_URL: Type.Optional(Type.String({ format: 'uri' })),
+  SECRETS_KEY: Type.Optional(Type.String({ minLength: 16 })),
+  KEY_MINT_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
+  KEY_MINT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 3600 }),
+  TRUST_PROXY: Type.Boolean({ default: false }),
+  LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }),
+  NODE_ENV: Type.String({ default: 'development' }),
+});
+type Env = Static<typeof Env>;
+
+export interface Config extends Omit<Env, 'PROBLEMS_URL' | 'SECRETS_KEY' | 'WEBHOOK_RETRY_SCHEDULE'> {
+  PROBLEMS_URL: string;
+  SECRETS_KEY: string;
+  /** WEBHOOK_RETRY_SCHEDULE in milliseconds, one entry per retry. */
+  WEBHOOK_RETRY_SCHEDULE: readonly number[];
+  /** True when S3_BUCKET is set: files go to object storage instead of FILES_DIR. */
+  s3Enabled: boolean;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Used only outside production when SECRETS_KEY is unset, so `npm start` works with no setup. */
+const DEVELOPMENT_SECRETS_KEY = 'intake-development-secrets-key-do-not-use-in-production';
+
+const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, removeAdditional: true });
+// ajv-formats ships CommonJS with a default export
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+require('ajv-formats')(ajv, ['uri']);
+const validateEnv = ajv.compile<Env>(Env);
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+export function parseDuration(text: string): number {
+  const match = /^(\d+)(ms|s|m|h)$/.exec(text.trim());
+  if (!match) throw new ConfigError(`"${text}" is not a duration like 500ms, 10s, 1m or 1h`);
+  return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
+}
+
+/** Reads the configuration from `env` (process.env in main.ts), throwing a ConfigError that names the bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Record<keyof Env, string | number | boolean>> = {}): Config {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(Env.properties)) {
+    const value = key in overrides ? overrides[key as keyof Env] : env[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  for (const key of ['S3_FORCE_PATH_STYLE', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'TRUST_PROXY']) {
+    if (typeof raw[key] === 'string' && !/^(true|false|1|0)$/.test(raw[key] as string)) {
+      throw new ConfigError(`${key} must be true or false, got "${String(raw[key])}"`);
+    }
+    if (raw[key] === '1') raw[key] = true;
+    if (raw[key] === '0') raw[key] = false;
+  }
+  if (!validateEnv(raw)) {
+    const problems = (validateEnv.errors ?? []).map((e) => {
+      const name = e.instancePath.replace(/^\//, '') || String(e.params['missingProperty'] ?? '');
+      return `${name} ${e.message ?? 'is invalid'}${name in raw ? ` (got "${String(env[name] ?? overrides[name as keyof Env])}")` : ''}`;
+    });
+    throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  const env2 = raw as Env;
+  if (!env2.SECRETS_KEY && env2.NODE_ENV === 'production') {
+    throw new ConfigError('SECRETS_KEY must be set in production (it encrypts webhook and bot-challenge secrets at rest)');
+  }
+  if (env2.S3_BUCKET && !env2.S3_ENDPOINT && !env2.S3_REGION) {
+    throw new ConfigError('S3_BUCKET needs S3_REGION or S3_ENDPOINT');
+  }
+  const config: Config = {
+    ...env2,
+    PUBLIC_BASE_URL: env2.PUBLIC_BASE_URL.replace(/\/+$/, ''),
+    PROBLEMS_URL: (env2.PROBLEMS_URL ?? `${env2.PUBLIC_BASE_URL.replace(/\/+$/, '')}/problems`).replace(/\/+$/, ''),
+    SECRETS_KEY: env2.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY,
+    WEBHOOK_RETRY_SCHEDULE: Object.freeze(env2.WEBHOOK_RETRY_SCHEDULE.split(',').map(parseDuration)),
+    s3Enabled: Boolean(env2.S3_BUCKET),
+  };
+  return Object.freeze(config);
+}
+
+export function usesDevelopmentSecretsKey(config: Config): boolean {
+  return config.SECRETS_KEY === DEVELOPMENT_SECRETS_KEY;
+}

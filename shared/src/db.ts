@@ -1,0 +1,59 @@
+import knex, { type Knex } from 'knex';
+import pg from 'pg';
+import { migrations } from './migrations';
+
+export type Db = Knex;
+
+// Return bigint columns (file sizes, byte counters) as numbers: they stay far below 2^53.
+pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+
+export function createDb(databaseUrl: string, options: { poolMax?: number; applicationName?: string } = {}): Db {
+  return knex({
+    client: 'pg',
+    connection: { connectionString: databaseUrl, application_name: options.applicationName ?? 'intake', connectionTimeoutMillis: 5000 },
+    pool: { min: 0, max: options.poolMax ?? 10, acquireTimeoutMillis: 5000 },
+    acquireConnectionTimeout: 5000,
+  });
+}
+
+/** The migrations compiled into the package (no file-system loading, so it works from src in Jest and from dist in production). */
+const migrationSource: Knex.MigrationSource<(typeof migrations)[number]> = {
+  getMigrations: async () => migrations,
+  getMigrationName: (m) => m.name,
+  getMigration: async (m) => m,
+};
+
+export async function migrate(db: Db): Promise<void> {
+  await db.migrate.latest({ migrationSource, tableName: 'knex_migrations' });
+}
+
+/** Creates the database named in `databaseUrl` when it does not exist (connecting to the `postgres` database to do so). */
+export async function ensureDatabase(databaseUrl: string): Promise<void> {
+  const url = new URL(databaseUrl);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!name) return;
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString(), connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (!rowCount) {
+      try {
+        await client.query(`CREATE DATABASE "${name.replace(/"/g, '""')}"`);
+      } catch (err) {
+        // Another process created it first.
+        if ((err as { code?: string }).code !== '42P04' && (err as { code?: string }).code !== '23505') throw err;
+      }
+    }
+  } finally {
+    await client.end();
+  }
+}
+
+/** Postgres error code for unique violations; repositories translate it into a `conflict` problem. */
+export const UNIQUE_VIOLATION = '23505';
+
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint?: string };
+  return e?.code === UNIQUE_VIOLATION && (constraint === undefined || e.constraint === constraint);
+}

@@ -1,0 +1,47 @@
+import type Router from '@koa/router';
+import type { Platform } from './platform';
+
+export type CheckState = 'ok' | 'down';
+export type Dependency = 'postgres' | 'nats' | 'redis';
+
+async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Checks each dependency with a short time-out; never throws. */
+export async function checkDependencies(platform: Pick<Platform, 'db' | 'nats' | 'redis'>, which: Dependency[] = ['postgres', 'nats', 'redis']): Promise<Record<Dependency, CheckState>> {
+  const checks: Record<Dependency, () => Promise<unknown>> = {
+    postgres: () => platform.db.raw('SELECT 1'),
+    nats: async () => {
+      if (platform.nats.nc.isClosed()) throw new Error('closed');
+      await platform.nats.nc.flush();
+    },
+    redis: async () => {
+      if (platform.redis.status !== 'ready') throw new Error(platform.redis.status);
+      await platform.redis.ping();
+    },
+  };
+  const results = await Promise.all(which.map(async (name) => [name, await withTimeout(checks[name](), 1500).then(() => 'ok' as const, () => 'down' as const)] as const));
+  return Object.fromEntries(results) as Record<Dependency, CheckState>;
+}
+
+/**
+ * Kubernetes probes for one service: `/livez` answers while the process runs its event loop;
+ * `/readyz` answers 200 only when the dependencies this service needs respond (503 otherwise).
+ */
+export function mountProbes(router: Router, platform: Platform, needs: Dependency[], state: { draining: boolean }): void {
+  router.get('/livez', (ctx) => {
+    ctx.body = { status: 'ok' };
+  });
+  router.get('/readyz', async (ctx) => {
+    const checks = await checkDependencies(platform, needs);
+    const ready = !state.draining && Object.values(checks).every((s) => s === 'ok');
+    ctx.status = ready ? 200 : 503;
+    ctx.body = { status: ready ? 'ok' : state.draining ? 'draining' : 'unavailable', checks };
+  });
+}

@@ -1,0 +1,23 @@
+import Koa from 'koa';
+import cors from '@koa/cors';
+import type { Platform } from '../platform';
+import { problemMiddleware } from '../problems';
+
+/** A Koa app with the pieces every service shares: problem rendering, request logging, proxy trust. */
+export function baseApp(platform: Pick<Platform, 'config' | 'logger'>, options: { cors?: boolean } = {}): Koa {
+  const app = new Koa({ proxy: platform.config.TRUST_PROXY });
+  app.silent = true;
+  if (options.cors) app.use(cors({ origin: '*', exposeHeaders: ['Retry-After', 'Location'], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept'], maxAge: 86400 }));
+  app.use(async (ctx, next) => {
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      if (ctx.path !== '/livez' && ctx.path !== '/readyz') {
+        platform.logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+      }
+    }
+  });
+  app.use(problemMiddleware(platform.config.PROBLEMS_URL, platform.logger));
+  return app;
+}

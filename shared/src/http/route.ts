@@ -1,0 +1,124 @@
+import type { Context, Middleware } from 'koa';
+import type Router from '@koa/router';
+import { koaBody } from 'koa-body';
+import { type Static, type TSchema, type TObject } from '@sinclair/typebox';
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import type { Db } from '../db';
+import { authenticateKey, bearerToken, type Principal } from '../api-keys';
+import { problem, type FieldError, type ProblemSlug } from '../problems';
+
+export type Auth = 'management' | 'none';
+
+export interface ResponseDef {
+  description: string;
+  schema?: TSchema;
+  /** Defaults to application/json when a schema is given. */
+  contentType?: string;
+  headers?: Record<string, { description: string; schema: TSchema }>;
+}
+
+export interface RouteInput<P, Q, B> {
+  params: P;
+  query: Q;
+  body: B;
+  principal: Principal;
+}
+
+export interface RouteDef<P extends TObject = TObject, Q extends TObject = TObject, B extends TSchema = TSchema> {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Koa-style path: `/v1/forms/:id`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: Auth;
+  params?: P;
+  query?: Q;
+  /** A JSON body, parsed and validated before the handler runs. */
+  body?: B;
+  /** Documents a body the handler parses itself (ingest's form posts), by content type. */
+  requestBody?: { required?: boolean; description?: string; content: Record<string, { schema: TSchema }> };
+  /** Keyed by status code, e.g. `201`. */
+  responses: Record<number, ResponseDef>;
+  /** Problem types this route can answer with, documented in the OpenAPI. */
+  problems?: ProblemSlug[];
+  /** Hidden routes (internal helpers) are served but left out of the OpenAPI document. */
+  hidden?: boolean;
+  handler(ctx: Context, input: RouteInput<Static<P>, Static<Q>, Static<B>>): Promise<void> | void;
+}
+
+/** Identity function that gives a route definition its types. */
+export function route<P extends TObject, Q extends TObject, B extends TSchema>(def: RouteDef<P, Q, B>): RouteDef {
+  return def as unknown as RouteDef;
+}
+
+const bodyAjv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: false, strict: false });
+const queryAjv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: 'array', strict: false });
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+require('ajv-formats')(bodyAjv);
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+require('ajv-formats')(queryAjv);
+
+export function fieldErrors(location: string, errors: ErrorObject[] | null | undefined): FieldError[] {
+  return (errors ?? []).map((e) => {
+    const extra = (e.params as Record<string, unknown>)['missingProperty'] ?? (e.params as Record<string, unknown>)['additionalProperty'];
+    const path = [location, ...e.instancePath.split('/').filter(Boolean), ...(extra ? [String(extra)] : [])].join('/');
+    const message = e.keyword === 'additionalProperties' ? 'is not a known field' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
+    return { field: path, message };
+  });
+}
+
+function validator(ajv: Ajv, schema: TSchema | undefined, location: string): (value: unknown) => unknown {
+  if (!schema) return (value) => value;
+  const validate: ValidateFunction = ajv.compile(schema);
+  return (value) => {
+    if (!validate(value)) {
+      const errors = fieldErrors(location, validate.errors);
+      throw problem('validation-failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
+    }
+    return value;
+  };
+}
+
+/** Authenticates `Authorization: Bearer svc_mgmt_...`: 401 without a key, 403 invalid-key when unknown or revoked, 403 insufficient-scope for a submission key. */
+export async function requireManagementKey(db: Db, ctx: Context): Promise<Principal> {
+  const token = bearerToken(ctx.get('authorization'));
+  if (!token) {
+    ctx.set('WWW-Authenticate', 'Bearer');
+    throw problem('unauthorized', 'Send a management key as "Authorization: Bearer svc_mgmt_..."');
+  }
+  const principal = await authenticateKey(db, token);
+  if (principal.type !== 'management') throw problem('insufficient-scope', 'A submission key can only post to forms; use a management key here');
+  return principal;
+}
+
+const jsonBody = koaBody({ json: true, urlencoded: false, multipart: false, text: false, jsonLimit: '1mb', jsonStrict: true, parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never });
+
+/** Registers routes on a router: auth, then params/query/body validation, then the handler. */
+export function mountRoutes(router: Router, routes: RouteDef[], deps: { db: Db }): void {
+  for (const def of routes) {
+    const checkParams = validator(queryAjv, def.params, 'params');
+    const checkQuery = validator(queryAjv, def.query, 'query');
+    const checkBody = validator(bodyAjv, def.body, 'body');
+    const middleware: Middleware[] = [];
+    if (def.body) {
+      middleware.push(async (ctx, next) => {
+        const length = Number(ctx.get('content-length') || 0);
+        const chunked = Boolean(ctx.get('transfer-encoding'));
+        if ((length > 0 || chunked) && !ctx.is('application/json')) throw problem('unsupported-media-type', 'Send the body as application/json');
+        await next();
+      });
+      middleware.push(jsonBody as unknown as Middleware);
+    }
+    middleware.push(async (ctx) => {
+      const principal = def.auth === 'management' ? await requireManagementKey(deps.db, ctx) : (undefined as unknown as Principal);
+      const params = checkParams({ ...ctx.params });
+      const query = checkQuery({ ...ctx.query });
+      const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
+      ctx.state['principal'] = principal;
+      await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>);
+    });
+    router.register(def.path, [def.method], middleware);
+  }
+}

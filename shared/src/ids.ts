@@ -1,0 +1,29 @@
+import { monotonicFactory } from 'ulid';
+
+/** Every id prefix in use. IDs are `<prefix>_<ULID>`: unique, URL-safe, sortable by creation time. */
+export const ID_PREFIXES = {
+  account: 'acc',
+  apiKey: 'key',
+  form: 'frm',
+  submission: 'sub',
+  file: 'fil',
+  webhook: 'wh',
+  delivery: 'whd',
+  event: 'evt',
+  notification: 'ntf',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIXES;
+
+const nextUlid = monotonicFactory();
+
+export function newId(kind: IdKind, now: number = Date.now()): string {
+  return `${ID_PREFIXES[kind]}_${nextUlid(now).toLowerCase()}`;
+}
+
+const ID_PATTERN = /^[a-z]{2,3}_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** True when `value` is an id of that kind (used to answer 404 early for garbage ids). */
+export function isId(kind: IdKind, value: string): boolean {
+  return ID_PATTERN.test(value) && value.startsWith(`${ID_PREFIXES[kind]}_`);
+}

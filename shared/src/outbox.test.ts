@@ -1,0 +1,45 @@
+import { AckPolicy, DeliverPolicy } from 'nats';
+import { createTestPlatform, eventually, type TestPlatform } from './testing';
+import { enqueueEvent, startOutboxRelay } from './outbox';
+
+describe('outbox relay', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await createTestPlatform();
+  });
+  afterAll(() => platform.close());
+
+  async function publishedIds(): Promise<string[]> {
+    const durable = `probe_${Date.now()}`;
+    await platform.nats.jsm.consumers.add(platform.nats.names.eventsStream, { durable_name: durable, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All });
+    const consumer = await platform.nats.js.consumers.get(platform.nats.names.eventsStream, durable);
+    const ids: string[] = [];
+    const info = await platform.nats.jsm.streams.info(platform.nats.names.eventsStream);
+    for (let i = 0; i < info.state.messages; i++) {
+      const msg = await consumer.next({ expires: 1000 });
+      if (msg) ids.push(msg.headers?.get('Nats-Msg-Id') ?? '');
+    }
+    await platform.nats.jsm.consumers.delete(platform.nats.names.eventsStream, durable);
+    return ids;
+  }
+
+  it('publishes committed events once, with the event id as Nats-Msg-Id, and nothing from rolled-back transactions', async () => {
+    const committed = await platform.db.transaction((trx) => enqueueEvent(trx, { subject: 'submission.created', payload: { n: 1 } }));
+    await platform.db
+      .transaction(async (trx) => {
+        await enqueueEvent(trx, { subject: 'submission.created', payload: { n: 2 } });
+        throw new Error('rollback');
+      })
+      .catch(() => undefined);
+    const relay = startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 50 });
+    try {
+      await eventually(async () => (await platform.db('outbox').where({ event_id: committed }).first())?.published_at);
+      expect(await publishedIds()).toContain(committed);
+      // A second publish of the same event (a relay crash after publishing, before marking) is deduplicated by JetStream.
+      const ack = await platform.nats.js.publish(platform.nats.names.subject('submission.created'), '{}', { msgID: committed });
+      expect(ack.duplicate).toBe(true);
+    } finally {
+      await relay.stop();
+    }
+  });
+});

@@ -1,0 +1,143 @@
+import type { Knex } from 'knex';
+import pg from 'pg';
+import { trace, SpanKind, context } from '@opentelemetry/api';
+import type { Db } from './db';
+import { newId } from './ids';
+import type { Logger } from './logger';
+import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
+
+const CHANNEL = 'intake_outbox';
+
+/**
+ * Writes an event in the caller's transaction. It is published to JetStream by the relay
+ * after commit, with `event_id` as Nats-Msg-Id, so an event exists exactly when its data does.
+ * `subject` is relative to NATS_PREFIX (e.g. `submission.created`).
+ */
+export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string }): Promise<string> {
+  const eventId = event.eventId ?? newId('event');
+  await trx('outbox').insert({ event_id: eventId, subject: event.subject, payload: { event_id: eventId, ...event.payload }, headers: currentTraceHeaders() });
+  await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
+  return eventId;
+}
+
+export interface OutboxRelayOptions {
+  db: Db;
+  databaseUrl: string;
+  nats: Nats;
+  logger: Logger;
+  batchSize?: number;
+  pollMs?: number;
+}
+
+/**
+ * Publishes unpublished outbox rows in order. Several relays may run (one per ingest replica):
+ * rows are claimed with FOR UPDATE SKIP LOCKED. Woken by LISTEN/NOTIFY, and by a poll timer
+ * because notifications are lost while disconnected.
+ */
+export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise<void>; drain(): Promise<number> } {
+  const { db, nats, logger } = options;
+  const batchSize = options.batchSize ?? 200;
+  const pollMs = options.pollMs ?? 1000;
+  const tracer = trace.getTracer('intake-outbox');
+  let stopped = false;
+  let running: Promise<number> | undefined;
+  let again = false;
+  let listener: pg.Client | undefined;
+  let timer: NodeJS.Timeout | undefined;
+
+  const publishBatch = async (): Promise<number> => {
+    return db.transaction(async (trx) => {
+      const rows: { seq: number; event_id: string; subject: string; payload: unknown; headers: Record<string, string> }[] = await trx('outbox')
+        .whereNull('published_at')
+        .orderBy('seq')
+        .limit(batchSize)
+        .forUpdate()
+        .skipLocked()
+        .select('seq', 'event_id', 'subject', 'payload', 'headers');
+      if (rows.length === 0) return 0;
+      await Promise.all(
+        rows.map((row) =>
+          tracer.startActiveSpan(`${nats.names.subject(row.subject)} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.message.id': row.event_id } }, contextFromParent(row.headers), async (span) => {
+            try {
+              await nats.js.publish(nats.names.subject(row.subject), JSON.stringify(row.payload), { msgID: row.event_id, headers: toNatsHeaders(currentTraceHeaders()), timeout: 5000 });
+            } finally {
+              span.end();
+            }
+          }),
+        ),
+      );
+      await trx('outbox').whereIn('seq', rows.map((r) => r.seq)).update({ published_at: trx.fn.now() });
+      return rows.length;
+    });
+  };
+
+  const drain = async (): Promise<number> => {
+    if (running) {
+      again = true;
+      return running;
+    }
+    running = (async () => {
+      let total = 0;
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const n = await publishBatch();
+            total += n;
+            if (n < batchSize || stopped) break;
+          }
+        } while (again && !stopped);
+      } catch (err) {
+        logger.warn({ err }, 'outbox relay could not publish; will retry');
+      } finally {
+        running = undefined;
+      }
+      return total;
+    })();
+    return running;
+  };
+
+  const listen = async (): Promise<void> => {
+    if (stopped) return;
+    try {
+      const client = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 5000 });
+      client.on('error', () => undefined);
+      client.on('end', () => {
+        listener = undefined;
+        if (!stopped) setTimeout(() => void listen(), pollMs);
+      });
+      await client.connect();
+      client.on('notification', () => void drain());
+      await client.query(`LISTEN ${CHANNEL}`);
+      listener = client;
+      void drain();
+    } catch {
+      if (!stopped) setTimeout(() => void listen(), pollMs);
+    }
+  };
+
+  void listen();
+  const tick = (): void => {
+    timer = setTimeout(() => {
+      void drain().finally(() => {
+        if (!stopped) tick();
+      });
+    }, pollMs);
+  };
+  tick();
+
+  return {
+    drain,
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await running;
+      await listener?.end().catch(() => undefined);
+    },
+  };
+}
+
+function contextFromParent(headers: Record<string, string>) {
+  const h = toNatsHeaders(headers ?? {});
+  return Object.keys(headers ?? {}).length ? contextFromHeaders(h) : context.active();
+}

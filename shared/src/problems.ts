@@ -1,0 +1,129 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from './logger';
+
+/**
+ * The closed list of problem types. Every error any service answers is one of these,
+ * rendered as application/problem+json with `type` = `${PROBLEMS_URL}/<slug>`.
+ */
+export const PROBLEMS = {
+  // The spec's section 7.
+  'bad-body': { status: 400, title: 'The request body could not be parsed' },
+  'quota-exceeded': { status: 402, title: 'Monthly submission quota exceeded' },
+  'form-not-live': { status: 403, title: 'The form is not accepting submissions' },
+  'invalid-key': { status: 403, title: 'The API key is invalid or revoked' },
+  'challenge-failed': { status: 403, title: 'The bot challenge was missing or invalid' },
+  'form-not-found': { status: 404, title: 'No form has this slug' },
+  'file-too-large': { status: 413, title: 'A file exceeds the plan’s per-file limit' },
+  'uploads-not-allowed': { status: 413, title: 'The plan does not include file uploads' },
+  'rate-limited': { status: 429, title: 'Too many requests' },
+  // Ours.
+  'unauthorized': { status: 401, title: 'An API key is required' },
+  'insufficient-scope': { status: 403, title: 'This key type cannot be used here' },
+  'not-found': { status: 404, title: 'Not found' },
+  'method-not-allowed': { status: 405, title: 'Method not allowed' },
+  'not-acceptable': { status: 406, title: 'Not acceptable' },
+  'conflict': { status: 409, title: 'Conflict' },
+  'link-expired': { status: 410, title: 'The link has expired' },
+  'body-too-large': { status: 413, title: 'The request body is too large' },
+  'unsupported-media-type': { status: 415, title: 'Unsupported content type' },
+  'validation-failed': { status: 422, title: 'The request does not fit the schema' },
+  'internal-error': { status: 500, title: 'Internal server error' },
+  'bad-gateway': { status: 502, title: 'The upstream service failed' },
+  'service-unavailable': { status: 503, title: 'Service temporarily unavailable' },
+} as const satisfies Record<string, { status: number; title: string }>;
+
+export type ProblemSlug = keyof typeof PROBLEMS;
+export const PROBLEM_SLUGS = Object.keys(PROBLEMS) as ProblemSlug[];
+
+export interface FieldError {
+  /** JSON pointer-ish location, e.g. `body/url` or `query/limit`. */
+  field: string;
+  message: string;
+}
+
+/** An error that renders as a problem document. Throw it with `throw problem(slug, detail)`. */
+export class Problem extends Error {
+  readonly status: number;
+  readonly title: string;
+  readonly expose = true;
+  constructor(
+    readonly slug: ProblemSlug,
+    readonly detail: string,
+    readonly extra: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(detail);
+    this.name = 'Problem';
+    this.status = PROBLEMS[slug].status;
+    this.title = PROBLEMS[slug].title;
+  }
+
+  toJSON(problemsUrl: string): Record<string, unknown> {
+    return { type: `${problemsUrl}/${this.slug}`, title: this.title, status: this.status, detail: this.detail, ...this.extra };
+  }
+}
+
+export function problem(slug: ProblemSlug, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Problem {
+  return new Problem(slug, detail, extra, headers);
+}
+
+export function isProblem(err: unknown): err is Problem {
+  return err instanceof Problem;
+}
+
+/** Maps errors thrown by libraries (koa-body, formidable, http-errors, pg connection failures) to problems. */
+export function toProblem(err: unknown): Problem | undefined {
+  if (isProblem(err)) return err;
+  if (!err || typeof err !== 'object') return undefined;
+  const e = err as { status?: unknown; statusCode?: unknown; httpCode?: unknown; code?: unknown; type?: unknown; message?: unknown };
+  const status = Number(e.status ?? e.statusCode ?? e.httpCode);
+  if (e.type === 'entity.too.large' || status === 413) return problem('body-too-large', 'The request body is larger than this endpoint accepts');
+  if (e.type === 'entity.parse.failed' || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported' || e.type === 'request.size.invalid' || e.type === 'request.aborted') {
+    return problem('bad-body', 'The request body could not be parsed');
+  }
+  if (status === 415) return problem('unsupported-media-type', 'This content type is not accepted here');
+  if (status === 400) return problem('bad-body', 'The request body could not be parsed');
+  if (isUnavailable(err)) return problem('service-unavailable', 'A backing service is unavailable; try again shortly', {}, { 'Retry-After': '5' });
+  return undefined;
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
+
+/** True for errors that mean a dependency (Postgres, Redis, NATS, storage) is down rather than a bug. */
+export function isUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; name?: unknown; message?: unknown };
+  if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
+  if (e.name === 'KnexTimeoutError') return true;
+  const message = typeof e.message === 'string' ? e.message : '';
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(message);
+}
+
+export function writeProblem(ctx: Context, p: Problem, problemsUrl: string): void {
+  ctx.status = p.status;
+  for (const [name, value] of Object.entries(p.headers)) ctx.set(name, value);
+  ctx.body = p.toJSON(problemsUrl);
+  ctx.type = 'application/problem+json';
+}
+
+/** Koa middleware rendering every thrown error as a problem document; unknown errors become a logged 500 with no internals. */
+export function problemMiddleware(problemsUrl: string, logger: Logger) {
+  return async function renderProblems(ctx: Context, next: Next): Promise<void> {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw problem('not-found', `Nothing is served at ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
+        throw problem('method-not-allowed', `${ctx.method} is not allowed on ${ctx.path}`);
+      }
+    } catch (err) {
+      const known = toProblem(err);
+      if (known) {
+        if (known.status >= 500) logger.warn({ err, path: ctx.path }, 'request failed: %s', known.slug);
+        writeProblem(ctx, known, problemsUrl);
+        return;
+      }
+      logger.error({ err, method: ctx.method, path: ctx.path }, 'unhandled error');
+      writeProblem(ctx, problem('internal-error', 'Something went wrong on our side; it has been logged'), problemsUrl);
+    }
+  };
+}

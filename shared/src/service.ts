@@ -1,0 +1,54 @@
+import type Koa from 'koa';
+import Router from '@koa/router';
+import { loadConfig, usesDevelopmentSecretsKey } from './config';
+import { createPlatform, serve, type Platform, type Worker } from './platform';
+import { startOutboxRelay } from './outbox';
+import { mountProbes, type Dependency } from './health';
+import { baseApp } from './http/app';
+import { mountRoutes, type RouteDef } from './http/route';
+
+/** What each of the four services exports: its routes, its app and its background workers. */
+export interface ServiceModule {
+  name: 'ingest' | 'management' | 'delivery' | 'usage';
+  /** Dependencies the service cannot work without (its readiness probe checks them). */
+  needs: Dependency[];
+  /** True when the service writes outbox events, so its process runs an outbox relay. */
+  publishesEvents: boolean;
+  /** The public routes, with the schemas that validate them and document them in the OpenAPI. */
+  routes(platform: Platform): RouteDef[];
+  /** Background work: JetStream consumers and timers. */
+  startWorkers(platform: Platform): Promise<Worker[]>;
+  /** Extra middleware or routes that are not JSON API routes (pages, files, docs). */
+  extend?(app: Koa, router: Router, platform: Platform): void;
+  /** Koa options for this service's app. */
+  cors?: boolean;
+}
+
+export interface ServiceState {
+  draining: boolean;
+}
+
+/** Builds the service's Koa app from its routes: problems, CORS, probes, routes. No listening, no globals. */
+export function buildServiceApp(module: ServiceModule, platform: Platform, state: ServiceState = { draining: false }): Koa {
+  const app = baseApp(platform, { cors: module.cors });
+  const router = new Router();
+  mountProbes(router, platform, module.needs, state);
+  mountRoutes(router, module.routes(platform), platform);
+  module.extend?.(app, router, platform);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}
+
+/** `node dist/main.js` of one service, as the chart runs it. */
+export async function runStandalone(module: ServiceModule): Promise<void> {
+  const config = loadConfig(process.env);
+  const platform = await createPlatform(config, { service: module.name });
+  if (usesDevelopmentSecretsKey(config)) platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
+  const state: ServiceState = { draining: false };
+  const app = buildServiceApp(module, platform, state);
+  const workers = await module.startWorkers(platform);
+  if (module.publishesEvents) workers.push(startOutboxRelay({ db: platform.db, databaseUrl: config.DATABASE_URL, nats: platform.nats, logger: platform.logger }));
+  const { url } = await serve({ platform, handler: app.callback(), workers, port: config.PORT, state, name: module.name });
+  platform.logger.info({ url }, `intake ${module.name} listening on ${url}`);
+}
