@@ -16,3 +16,6 @@ export * from './http/openapi';
 export * from './http/app';
 export { migrations } from './migrations';
 export * from './service';
+export * from './events';
+export * from './mailer';
+export * from './file-links';

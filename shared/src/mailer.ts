@@ -1,0 +1,37 @@
+import nodemailer from 'nodemailer';
+import type { Config } from './config';
+import type { Logger } from './logger';
+
+export interface Mail {
+  to: string[];
+  subject: string;
+  text: string;
+  html?: string;
+  replyTo?: string;
+}
+
+export interface Mailer {
+  send(mail: Mail): Promise<void>;
+  close(): void;
+}
+
+/** SMTP through nodemailer when SMTP_URL is set; otherwise each mail is logged, not sent. Rejects when the server refuses. */
+export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, logger: Logger): Mailer {
+  if (!config.SMTP_URL) {
+    return {
+      async send(mail) {
+        logger.info({ mail: { to: mail.to, subject: mail.subject, replyTo: mail.replyTo } }, 'SMTP_URL is not set: mail logged, not sent');
+      },
+      close() {},
+    };
+  }
+  const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM });
+  return {
+    async send(mail) {
+      await transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, replyTo: mail.replyTo });
+    },
+    close() {
+      transport.close();
+    },
+  };
+}
