@@ -144,3 +144,4 @@ export const factories = {
     return { id, slug };
   },
 };
+export * from './processes';

@@ -1,0 +1,107 @@
+import { spawn, execFile, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { eventually } from './index';
+
+const run = promisify(execFile);
+
+/** A free TCP port on loopback. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function portOpen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** A server process of our own for fault tests: it can be stopped and started again on the same port and data. */
+export interface OwnServer {
+  port: number;
+  url: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Stops it and removes its data. */
+  destroy(): Promise<void>;
+}
+
+function ownProcess(props: { port: number; url: string; dir: string; command: string; args: string[]; uid?: number; gid?: number; stopSignal?: NodeJS.Signals }): OwnServer {
+  let child: ChildProcess | undefined;
+  const stop = async (): Promise<void> => {
+    if (!child || child.exitCode !== null) return;
+    const exited = new Promise((r) => child?.once('exit', r));
+    child.kill(props.stopSignal ?? 'SIGKILL');
+    await exited;
+    await eventually(async () => !(await portOpen(props.port)), { timeoutMs: 10_000, message: `port ${props.port} to close` });
+  };
+  return {
+    port: props.port,
+    url: props.url,
+    async start() {
+      child = spawn(props.command, props.args, { stdio: 'ignore', uid: props.uid, gid: props.gid });
+      await eventually(() => portOpen(props.port), { timeoutMs: 15_000, message: `${props.command} on port ${props.port}` });
+    },
+    stop,
+    async destroy() {
+      await stop();
+      rmSync(props.dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** nats-server with JetStream on a free port, with its own store directory. */
+export async function startNatsServer(): Promise<OwnServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'intake-nats-'));
+  const server = ownProcess({ port, url: `nats://127.0.0.1:${port}`, dir, command: 'nats-server', args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir] });
+  await server.start();
+  return server;
+}
+
+/** redis-server on a free port, keeping nothing on disk. */
+export async function startRedisServer(): Promise<OwnServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'intake-redis-'));
+  const server = ownProcess({ port, url: `redis://127.0.0.1:${port}`, dir, command: 'redis-server', args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir] });
+  await server.start();
+  return server;
+}
+
+function postgresBin(name: string): string {
+  const root = '/usr/lib/postgresql';
+  const version = readdirSync(root).sort((a, b) => Number(b) - Number(a))[0];
+  return path.join(root, version as string, 'bin', name);
+}
+
+/** A Postgres cluster of our own (initdb + postgres) on a free port, trust auth, database `intake`. */
+export async function startPostgres(): Promise<OwnServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(path.join(tmpdir(), 'intake-pg-'));
+  const data = path.join(dir, 'data');
+  // Postgres refuses to run as root: run it as the postgres user when we are root.
+  const user = process.getuid?.() === 0 ? { uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) } : {};
+  if (user.uid !== undefined) await run('chown', ['-R', `${user.uid}:${user.gid}`, dir]);
+  await new Promise<void>((resolve, reject) => {
+    const init = spawn(postgresBin('initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], { stdio: 'ignore', ...user });
+    init.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb exited ${code}`))));
+  });
+  const server = ownProcess({ port, url: `postgres://postgres@127.0.0.1:${port}/intake`, dir, command: postgresBin('postgres'), args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'], ...user, stopSignal: 'SIGINT' });
+  await server.start();
+  return server;
+}
