@@ -36,9 +36,12 @@ export async function queueQuotaWarnings(props: { trx: Knex.Transaction; account
   if (!account?.contact_email) return [];
   const { used } = await usageRepository.counters(trx, accountId, period);
   const ids: string[] = [];
-  for (const threshold of reachedThresholds(used, account.limit)) {
-    const id = await notificationRepository.insertOnce(trx, { accountId, kind: `quota-${threshold}`, dedupKey: quotaWarningKey(threshold, accountId, period), recipients: [account.contact_email], now });
-    if (id) ids.push(id);
+  // Highest first: when one submission crosses both thresholds (a tiny quota), only the 100% mail goes out.
+  for (const threshold of reachedThresholds(used, account.limit).reverse()) {
+    const status = ids.length ? 'skipped' : 'pending';
+    const id = await notificationRepository.insertOnce(trx, { accountId, kind: `quota-${threshold}`, dedupKey: quotaWarningKey(threshold, accountId, period), recipients: [account.contact_email], status, now });
+    if (id && status === 'pending') ids.push(id);
+    if (id === undefined && !ids.length) break; // this one was already queued, so any lower one was too
   }
   return ids;
 }

@@ -14,10 +14,10 @@ export interface QuotaNotificationRow {
 
 /** The quota-warning rows of the notifications table (other kinds belong to other services). */
 export const notificationRepository = {
-  /** Inserts a pending warning unless one with the same dedup key exists; returns the new id or undefined. */
-  async insertOnce(trx: Knex.Transaction, row: { accountId: string; kind: QuotaNotificationRow['kind']; dedupKey: string; recipients: string[]; now: Date }): Promise<string | undefined> {
+  /** Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns the new id or undefined. */
+  async insertOnce(trx: Knex.Transaction, row: { accountId: string; kind: QuotaNotificationRow['kind']; dedupKey: string; recipients: string[]; status: 'pending' | 'skipped'; now: Date }): Promise<string | undefined> {
     const inserted = await trx('notifications')
-      .insert({ id: newId('notification', row.now.getTime()), account_id: row.accountId, kind: row.kind, dedup_key: row.dedupKey, recipients: JSON.stringify(row.recipients), status: 'pending', created_at: row.now })
+      .insert({ id: newId('notification', row.now.getTime()), account_id: row.accountId, kind: row.kind, dedup_key: row.dedupKey, recipients: JSON.stringify(row.recipients), status: row.status, created_at: row.now })
       .onConflict('dedup_key')
       .ignore()
       .returning('id');
