@@ -83,6 +83,7 @@ describe('quota warnings', () => {
       clock.set('2030-05-10T12:00:00.000Z');
       const acc = await account({ quota: 10 });
       const events = await post(acc, 7);
+      await eventually(async () => (await notifications(acc.id)).every((n) => n.status === 'sent'), { message: 'both marked sent' });
       expect(await notifications(acc.id)).toEqual([]);
 
       await post(acc, 1);
@@ -93,6 +94,7 @@ describe('quota warnings', () => {
       events.push(...(await post(acc, 1)));
       await eventually(() => mailsTo(acc.email).length === 2, { message: 'the 100% mail' });
       expect(mailsTo(acc.email)[1]).toMatchObject({ subject: expect.stringContaining('quota reached'), text: expect.stringContaining('refused with 402 quota-exceeded until the quota resets on 2030-06-01') });
+      await eventually(async () => (await notifications(acc.id)).every((n) => n.status === 'sent'), { message: 'both marked sent' });
       expect(await notifications(acc.id)).toEqual([
         { kind: 'quota-100', dedup_key: `quota-100:${acc.id}:2030-05-01`, status: 'sent', attempt_count: 1 },
         { kind: 'quota-80', dedup_key: `quota-80:${acc.id}:2030-05-01`, status: 'sent', attempt_count: 1 },
@@ -119,6 +121,7 @@ describe('quota warnings', () => {
       await post(acc, 1);
       await eventually(() => mailsTo(acc.email).length === 1);
       expect(mailsTo(acc.email)[0]!.subject).toContain('quota reached');
+      await eventually(async () => (await notifications(acc.id))[0]?.status === 'sent');
       expect((await notifications(acc.id)).map((n) => [n.kind, n.status])).toEqual([
         ['quota-100', 'sent'],
         ['quota-80', 'skipped'],

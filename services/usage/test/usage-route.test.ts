@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { buildOpenApi } from '@intake/shared';
+import { buildOpenApi, newId } from '@intake/shared';
 import { eventually, factories } from '@intake/shared/testing';
 import { usageService } from '../src';
 import { api, manualClock, processedCount, startUsage, submit, type UsageHarness } from './helpers';
@@ -42,7 +42,7 @@ describe('GET /v1/usage', () => {
         // One millisecond later it is February (UTC): counted there, not in January.
         await submit(h.platform, { accountId: account.id, formId: form.id, at: new Date('2030-02-01T00:00:00.000Z') }),
       ];
-      await db('submission_files').insert({ id: 'fil_1', submission_id: events[0]!.submissionId, account_id: account.id, field: 'cv', filename: 'cv.pdf', content_type: 'application/pdf', size: 2048, storage_key: 'k' });
+      await db('submission_files').insert({ id: newId('file'), submission_id: events[0]!.submissionId, account_id: account.id, field: 'cv', filename: 'cv.pdf', content_type: 'application/pdf', size: 2048, storage_key: 'k' });
       await settled(events.map((e) => e.eventId));
 
       const call = api(h.url, account.managementKey);
