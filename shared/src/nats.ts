@@ -158,6 +158,7 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
         const consumer = await nats.js.consumers.get(stream, durable);
         const iter = await consumer.consume({ max_messages: concurrency });
         messages = iter;
+        if (stopped) iter.stop();
         for await (const msg of iter) {
           const p = handleOne(msg).finally(() => inFlight.delete(p));
           inFlight.add(p);
@@ -178,7 +179,7 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
       stopped = true;
       messages?.stop();
       await Promise.allSettled([...inFlight]);
-      await Promise.race([done, new Promise((r) => setTimeout(r, 2000))]);
+      await Promise.race([done, new Promise((r) => setTimeout(r, 2000).unref())]);
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as initial from './001-initial';
+import * as usageIndexes from './040-usage-indexes';
 
 export interface Migration {
   name: string;
@@ -8,4 +9,7 @@ export interface Migration {
 }
 
 /** Every migration, in order. Add new ones at the end with the next number. */
-export const migrations: Migration[] = [{ name: '001-initial', ...initial }];
+export const migrations: Migration[] = [
+  { name: '001-initial', ...initial },
+  { name: '040-usage-indexes', ...usageIndexes },
+];

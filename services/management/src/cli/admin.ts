@@ -1,14 +1,17 @@
 import { parseArgs } from 'node:util';
 import { createDb, ensureDatabase, loadConfig, migrate, isProblem } from '@intake/shared';
-import { createAccount, type PlanId } from '../domain/accounts';
+import { createAccount, setAccountContactEmail, type PlanId } from '../domain/accounts';
 
 const USAGE = `Usage: npm run --silent admin -- accounts create --plan free|pro|team [--name NAME] [--quota N] [--email ADDRESS]
+       npm run --silent admin -- accounts update ACCOUNT_ID --email ADDRESS
 
-Prints one JSON object on stdout with account_id and management_key (shown this once).`;
+create prints one JSON object on stdout with account_id and management_key (shown this once).
+update sets the contact address that receives quota warnings (--email '' clears it) and prints the account.`;
 
 /** The operator CLI. Exactly one JSON object on stdout; everything else on stderr. */
 export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
   const [noun, verb, ...rest] = argv;
+  if (noun === 'accounts' && verb === 'update') return updateAccount(rest, env);
   if (noun !== 'accounts' || verb !== 'create') return { code: 2, stderr: USAGE };
   let values: { plan?: string; name?: string; quota?: string; email?: string };
   try {
@@ -27,6 +30,31 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.
     await migrate(db);
     const account = await createAccount({ db, plan: values.plan as PlanId, name: values.name, quota: values.quota === undefined ? undefined : Number(values.quota), contactEmail: values.email, now: new Date() });
     return { code: 0, stdout: account };
+  } catch (err) {
+    return { code: 1, stderr: isProblem(err) ? err.detail : String((err as Error).message) };
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** `accounts update ACCOUNT_ID --email ADDRESS`: the contact address for quota warnings. */
+async function updateAccount(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
+  let parsed: { values: { email?: string }; positionals: string[] };
+  try {
+    parsed = parseArgs({ args, options: { email: { type: 'string' } }, allowPositionals: true, strict: true });
+  } catch (err) {
+    return { code: 2, stderr: `${(err as Error).message}\n\n${USAGE}` };
+  }
+  const { values, positionals } = parsed;
+  if (positionals.length !== 1) return { code: 2, stderr: `accounts update takes one ACCOUNT_ID\n\n${USAGE}` };
+  if (values.email === undefined) return { code: 2, stderr: `accounts update needs --email ADDRESS\n\n${USAGE}` };
+  if (values.email !== '' && !/^[^\s@]+@[^\s@]+$/.test(values.email)) return { code: 2, stderr: '--email must be an e-mail address' };
+  const config = loadConfig(env);
+  await ensureDatabase(config.DATABASE_URL);
+  const db = createDb(config.DATABASE_URL, { poolMax: 2, applicationName: 'intake-admin' });
+  try {
+    await migrate(db);
+    return { code: 0, stdout: await setAccountContactEmail({ db, accountId: positionals[0] as string, contactEmail: values.email || null }) };
   } catch (err) {
     return { code: 1, stderr: isProblem(err) ? err.detail : String((err as Error).message) };
   } finally {

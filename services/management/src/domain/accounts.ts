@@ -16,3 +16,12 @@ export async function createAccount(props: { db: Db; plan: PlanId; name?: string
     return { account_id: accountId, name, plan: props.plan, quota: props.quota ?? plan.monthly_quota, contact_email: props.contactEmail ?? null, management_key: key };
   });
 }
+
+/** Sets (or, with null, clears) the address that receives the account's quota warnings. */
+export async function setAccountContactEmail(props: { db: Db; accountId: string; contactEmail: string | null }): Promise<{ account_id: string; name: string; plan: string; quota: number; contact_email: string | null }> {
+  const { db } = props;
+  const updated = await db('accounts').where({ id: props.accountId }).update({ contact_email: props.contactEmail }).returning('id');
+  if (updated.length === 0) throw problem('not-found', `No account ${props.accountId}`);
+  const row = await db('accounts').join('plans', 'plans.id', 'accounts.plan_id').where('accounts.id', props.accountId).first('accounts.id', 'accounts.name', 'accounts.plan_id', 'accounts.contact_email', db.raw('coalesce(accounts.quota_override, plans.monthly_quota)::int as quota'));
+  return { account_id: row.id, name: row.name, plan: row.plan_id, quota: row.quota, contact_email: row.contact_email };
+}

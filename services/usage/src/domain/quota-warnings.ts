@@ -1,0 +1,98 @@
+import type { Knex } from 'knex';
+import { monthOf, type Db, type Logger, type Mailer } from '@intake/shared';
+import { usageRepository } from '../repositories/usage.repository';
+import { notificationRepository, type QuotaNotificationRow } from '../repositories/notification.repository';
+
+/** Percentages of the monthly quota at which the account's contact address is warned, once each per month. */
+export const QUOTA_THRESHOLDS = [80, 100] as const;
+export type QuotaThreshold = (typeof QUOTA_THRESHOLDS)[number];
+
+/** After this many failed sends a warning is left as `failed`. */
+export const MAX_WARNING_ATTEMPTS = 5;
+
+/** The thresholds that `used` has reached for a quota of `limit` (none for a zero quota, which accepts nothing). */
+export function reachedThresholds(used: number, limit: number): QuotaThreshold[] {
+  if (limit <= 0) return [];
+  return QUOTA_THRESHOLDS.filter((t) => used * 100 >= limit * t);
+}
+
+export function quotaWarningKey(threshold: QuotaThreshold, accountId: string, period: string): string {
+  return `quota-${threshold}:${accountId}:${period}`;
+}
+
+function parseQuotaWarningKey(key: string): { threshold: QuotaThreshold; accountId: string; period: string } {
+  const [kind, accountId, period] = key.split(':') as [string, string, string];
+  return { threshold: Number(kind.replace('quota-', '')) as QuotaThreshold, accountId, period };
+}
+
+/**
+ * Inside the transaction that counted a received submission: queues a warning for each threshold
+ * that `used` (written by ingest, so already including this submission) has reached and that was
+ * not queued yet this period. Returns the ids of the new warnings, to be sent after commit.
+ */
+export async function queueQuotaWarnings(props: { trx: Knex.Transaction; accountId: string; period: string; now: Date }): Promise<string[]> {
+  const { trx, accountId, period, now } = props;
+  const account = await usageRepository.accountQuota(trx, accountId);
+  if (!account?.contact_email) return [];
+  const { used } = await usageRepository.counters(trx, accountId, period);
+  const ids: string[] = [];
+  // Highest first: when one submission crosses both thresholds (a tiny quota), only the 100% mail goes out.
+  for (const threshold of reachedThresholds(used, account.limit).reverse()) {
+    const status = ids.length ? 'skipped' : 'pending';
+    const id = await notificationRepository.insertOnce(trx, { accountId, kind: `quota-${threshold}`, dedupKey: quotaWarningKey(threshold, accountId, period), recipients: [account.contact_email], status, now });
+    if (id && status === 'pending') ids.push(id);
+    if (id === undefined && !ids.length) break; // this one was already queued, so any lower one was too
+  }
+  return ids;
+}
+
+function monthName(period: string): string {
+  return new Date(`${period}T00:00:00.000Z`).toLocaleString('en-GB', { month: 'long', year: 'numeric', timeZone: 'UTC' });
+}
+
+async function composeWarning(db: Knex.Transaction, row: QuotaNotificationRow, publicBaseUrl: string): Promise<{ subject: string; text: string }> {
+  const { threshold, accountId, period } = parseQuotaWarningKey(row.dedup_key);
+  const account = await usageRepository.accountQuota(db, accountId);
+  const { used } = await usageRepository.counters(db, accountId, period);
+  const limit = account?.limit ?? 0;
+  const month = monthName(period);
+  const resets = monthOf(new Date(`${period}T00:00:00.000Z`)).end.toISOString().slice(0, 10);
+  const subject = threshold >= 100 ? `Intake: monthly submission quota reached (${month})` : `Intake: ${threshold}% of your monthly submission quota used (${month})`;
+  const text = [
+    `Your Intake account${account ? ` (${account.plan_name} plan)` : ''} has received ${used} of its ${limit} submissions for ${month} (UTC).`,
+    threshold >= 100
+      ? `New submissions are refused with 402 quota-exceeded until the quota resets on ${resets} 00:00 UTC.`
+      : `When all ${limit} are used, new submissions are refused with 402 quota-exceeded until the quota resets on ${resets} 00:00 UTC.`,
+    'To keep accepting submissions, move to a larger plan or ask your operator to raise the quota.',
+    '',
+    `Current usage: GET ${publicBaseUrl}/v1/usage`,
+  ].join('\n');
+  return { subject, text };
+}
+
+/**
+ * Sends pending quota warnings (all of them, or only `ids`), each at most once: rows are locked
+ * while sending so that several replicas never send the same one. A refused send stays pending
+ * (retried by the next run) until MAX_WARNING_ATTEMPTS. Returns how many were sent.
+ */
+export async function sendQuotaWarnings(props: { db: Db; mailer: Mailer; logger: Logger; publicBaseUrl: string; now: () => Date; ids?: string[]; limit?: number }): Promise<number> {
+  const { db, mailer, logger } = props;
+  if (props.ids && props.ids.length === 0) return 0;
+  return db.transaction(async (trx) => {
+    const rows = await notificationRepository.lockPending(trx, { ids: props.ids, limit: props.limit ?? 20 });
+    let sent = 0;
+    for (const row of rows) {
+      try {
+        const mail = await composeWarning(trx, row, props.publicBaseUrl);
+        await mailer.send({ to: row.recipients, ...mail });
+        await notificationRepository.markSent(trx, row.id, props.now());
+        sent++;
+      } catch (err) {
+        const giveUp = row.attempt_count + 1 >= MAX_WARNING_ATTEMPTS;
+        logger.warn({ err, notification: row.id, attempt: row.attempt_count + 1, giveUp }, 'quota warning could not be sent');
+        await notificationRepository.markFailed(trx, row.id, String((err as Error).message ?? err), giveUp);
+      }
+    }
+    return sent;
+  });
+}

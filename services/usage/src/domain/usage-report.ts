@@ -1,0 +1,60 @@
+import { monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
+import { usageRepository, type BreakdownRow } from '../repositories/usage.repository';
+
+export interface UsageReport {
+  account_id: string;
+  plan: { id: string; name: string };
+  period: { month: string; start: string; end: string };
+  limit: number;
+  used: number;
+  remaining: number;
+  spam: number;
+  file_bytes: number;
+  stored_file_bytes: number;
+  forms: (BreakdownRow & { form_id: string; name: string | null; slug: string | null })[];
+  days: (BreakdownRow & { date: string })[];
+}
+
+/** `YYYY-MM` -> the first instant of that UTC month. */
+export function parseMonth(month: string): Date {
+  const [year, mon] = month.split('-').map(Number) as [number, number];
+  return new Date(Date.UTC(year, mon - 1, 1));
+}
+
+/**
+ * The account's usage for the UTC month containing `at`. `used` is usage_counters.used, the number
+ * ingest enforces the quota on; the spam, byte and breakdown figures come from the usage consumer.
+ * The limit is the account's current quota (quota_override, else the plan's).
+ */
+export async function usageReport(props: { db: Db; accountId: string; at: Date }): Promise<UsageReport> {
+  const { db, accountId, at } = props;
+  const account = await usageRepository.accountQuota(db, accountId);
+  if (!account) throw problem('not-found', 'The account no longer exists');
+  const { start, end } = monthOf(at);
+  const from = periodKey(start);
+  const to = end.toISOString().slice(0, 10);
+  const [counters, forms, byDay, stored] = await Promise.all([
+    usageRepository.counters(db, accountId, from),
+    usageRepository.byForm(db, accountId, from, to),
+    usageRepository.byDay(db, accountId, from, to),
+    usageRepository.storedFileBytes(db, accountId),
+  ]);
+  const days: UsageReport['days'] = [];
+  for (let d = new Date(start); d < end; d = new Date(d.getTime() + 86_400_000)) {
+    const date = d.toISOString().slice(0, 10);
+    days.push({ date, ...(byDay.get(date) ?? { received: 0, spam: 0, file_bytes: 0 }) });
+  }
+  return {
+    account_id: accountId,
+    plan: { id: account.plan_id, name: account.plan_name },
+    period: { month: from.slice(0, 7), start: toTimestamp(start), end: toTimestamp(end) },
+    limit: account.limit,
+    used: counters.used,
+    remaining: Math.max(0, account.limit - counters.used),
+    spam: counters.spam,
+    file_bytes: counters.file_bytes,
+    stored_file_bytes: stored,
+    forms,
+    days,
+  };
+}

@@ -1,0 +1,82 @@
+import { buildServiceApp, enqueueEvent, newId, periodKey, SUBJECTS, startOutboxRelay, type Clock, type Worker } from '@intake/shared';
+import { createTestPlatform, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
+import { startUsageWorkers, usageService, type UsageWorkerOptions } from '../src';
+
+/** A clock the test moves by hand, to cross month boundaries. */
+export function manualClock(iso: string): Clock & { set(iso: string): void } {
+  let now = new Date(iso);
+  return { now: () => new Date(now), set: (next) => (now = new Date(next)) };
+}
+
+export interface UsageHarness {
+  platform: TestPlatform;
+  url: string;
+  relay: { stop(): Promise<void>; drain(): Promise<number> };
+  /** Starts the consumer and the mail retry timer (not started by default, so tests can act before it runs). */
+  startWorkers(options?: UsageWorkerOptions): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The usage app over real HTTP on a real platform, with an outbox relay as ingest runs one. */
+export async function startUsage(options: { clock?: Clock; overrides?: ConfigOverrides; workers?: UsageWorkerOptions | false } = {}): Promise<UsageHarness> {
+  const platform = await createTestPlatform(options.overrides, { clock: options.clock });
+  const server = await listen(buildServiceApp(usageService, platform).callback());
+  const relay = startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 50 });
+  const workers: Worker[] = [];
+  const harness: UsageHarness = {
+    platform,
+    url: server.url,
+    relay,
+    async startWorkers(workerOptions = {}) {
+      workers.push(...(await startUsageWorkers(platform, { mailRetryMs: 200, ...workerOptions })));
+    },
+    async close() {
+      await Promise.allSettled(workers.map((w) => w.stop()));
+      await relay.stop();
+      await server.close();
+      await platform.close();
+    },
+  };
+  if (options.workers !== false) await harness.startWorkers(options.workers || {});
+  return harness;
+}
+
+/**
+ * Creates a submission the way ingest does: one transaction inserting the row, adding 1 to
+ * usage_counters.used for a received one (period = the submission's UTC month), and writing its
+ * event to the outbox. Returns the event id.
+ */
+export async function submit(platform: TestPlatform, props: { accountId: string; formId: string; status?: 'received' | 'spam'; at?: Date; fileBytes?: number }): Promise<{ submissionId: string; eventId: string }> {
+  const status = props.status ?? 'received';
+  const at = props.at ?? platform.clock.now();
+  const fileBytes = status === 'spam' ? 0 : (props.fileBytes ?? 0);
+  const submissionId = newId('submission', at.getTime());
+  const eventId = await platform.db.transaction(async (trx) => {
+    await trx('submissions').insert({ id: submissionId, account_id: props.accountId, form_id: props.formId, status, payload: { name: 'Ada' }, file_count: fileBytes ? 1 : 0, file_bytes: fileBytes, received_at: at });
+    if (status === 'received') {
+      await trx('usage_counters')
+        .insert({ account_id: props.accountId, period: periodKey(at), used: 1 })
+        .onConflict(['account_id', 'period'])
+        .merge({ used: trx.raw('usage_counters.used + 1') });
+    }
+    return enqueueEvent(trx, {
+      subject: status === 'received' ? SUBJECTS.submissionCreated : SUBJECTS.submissionSpam,
+      payload: { submission_id: submissionId, form_id: props.formId, account_id: props.accountId, status, received_at: at.toISOString(), payload: { name: 'Ada' }, files: [], file_bytes: fileBytes, form_name: 'Test form' },
+    });
+  });
+  return { submissionId, eventId };
+}
+
+/** Number of events of this run's consumer recorded in processed_events among `eventIds`. */
+export async function processedCount(platform: TestPlatform, eventIds: string[]): Promise<number> {
+  const row = await platform.db('processed_events').where({ consumer: 'usage' }).whereIn('event_id', eventIds).count<{ count: string }[]>('* as count').first();
+  return Number(row?.count ?? 0);
+}
+
+export function api(url: string, key?: string) {
+  return async (path: string) => {
+    const res = await fetch(`${url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
+    const text = await res.text();
+    return { status: res.status, type: res.headers.get('content-type'), body: text ? JSON.parse(text) : undefined };
+  };
+}

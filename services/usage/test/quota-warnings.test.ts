@@ -1,0 +1,158 @@
+import { SMTPServer } from 'smtp-server';
+import PostalMime from 'postal-mime';
+import type { AddressInfo } from 'node:net';
+import { eventually, factories } from '@intake/shared/testing';
+import { reachedThresholds } from '../src';
+import { manualClock, processedCount, startUsage, submit, type UsageHarness } from './helpers';
+
+interface Received {
+  to: string[];
+  subject: string;
+  text: string;
+}
+
+/** A real SMTP server on loopback; `refuse` makes it reject recipients like a server in trouble. */
+async function startSmtp() {
+  const mails: Received[] = [];
+  const state = { refuse: false };
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onRcptTo(_address, _session, callback) {
+      callback(state.refuse ? Object.assign(new Error('mailbox unavailable, try later'), { responseCode: 451 }) : undefined);
+    },
+    onData(stream, _session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        void PostalMime.parse(Buffer.concat(chunks)).then((m) => {
+          mails.push({ to: (m.to ?? []).map((a) => ('address' in a ? String(a.address) : '')), subject: m.subject ?? '', text: m.text ?? '' });
+          callback();
+        }, callback);
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.server.address() as AddressInfo).port;
+  return { mails, state, url: `smtp://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('quota warnings', () => {
+  it('are reached at 80% and 100% of the quota (none for a zero quota)', () => {
+    expect(reachedThresholds(7, 10)).toEqual([]);
+    expect(reachedThresholds(8, 10)).toEqual([80]);
+    expect(reachedThresholds(10, 10)).toEqual([80, 100]);
+    expect(reachedThresholds(3, 3)).toEqual([80, 100]);
+    expect(reachedThresholds(79, 99)).toEqual([]);
+    expect(reachedThresholds(80, 99)).toEqual([80]);
+    expect(reachedThresholds(0, 0)).toEqual([]);
+  });
+
+  describe('over a real SMTP server', () => {
+    const clock = manualClock('2030-05-10T12:00:00.000Z');
+    let smtp: Awaited<ReturnType<typeof startSmtp>>;
+    let h: UsageHarness;
+    beforeAll(async () => {
+      smtp = await startSmtp();
+      h = await startUsage({ clock, overrides: { SMTP_URL: smtp.url } });
+    });
+    afterAll(async () => {
+      await h.close();
+      await smtp.close();
+    });
+
+    async function account(props: { quota: number; email?: string | null }) {
+      const email = props.email === undefined ? `owner-${Math.random().toString(36).slice(2)}@example.test` : props.email;
+      const acc = await factories.account(h.platform.db, { plan: 'pro', quota: props.quota, contactEmail: email ?? undefined });
+      const form = await factories.form(h.platform.db, acc.id);
+      return { ...acc, email, formId: form.id };
+    }
+
+    async function post(acc: { id: string; formId: string }, count: number, at?: Date) {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) ids.push((await submit(h.platform, { accountId: acc.id, formId: acc.formId, at })).eventId);
+      await eventually(() => processedCount(h.platform, ids).then((c) => c === ids.length), { message: 'events counted' });
+      return ids;
+    }
+
+    const mailsTo = (email: string | null) => smtp.mails.filter((m) => m.to.includes(email ?? ''));
+    const notifications = (accountId: string) => h.platform.db('notifications').where({ account_id: accountId }).orderBy('kind').select('kind', 'dedup_key', 'status', 'attempt_count');
+
+    it('mails the contact address once at 80% and once at 100%, and again the next month', async () => {
+      clock.set('2030-05-10T12:00:00.000Z');
+      const acc = await account({ quota: 10 });
+      const events = await post(acc, 7);
+      await eventually(async () => (await notifications(acc.id)).every((n) => n.status === 'sent'), { message: 'both marked sent' });
+      expect(await notifications(acc.id)).toEqual([]);
+
+      await post(acc, 1);
+      await eventually(() => mailsTo(acc.email).length === 1, { message: 'the 80% mail' });
+      expect(mailsTo(acc.email)[0]).toMatchObject({ subject: expect.stringContaining('80%'), text: expect.stringContaining('8 of its 10 submissions for May 2030') });
+
+      await post(acc, 1);
+      events.push(...(await post(acc, 1)));
+      await eventually(() => mailsTo(acc.email).length === 2, { message: 'the 100% mail' });
+      expect(mailsTo(acc.email)[1]).toMatchObject({ subject: expect.stringContaining('quota reached'), text: expect.stringContaining('refused with 402 quota-exceeded until the quota resets on 2030-06-01') });
+      await eventually(async () => (await notifications(acc.id)).every((n) => n.status === 'sent'), { message: 'both marked sent' });
+      expect(await notifications(acc.id)).toEqual([
+        { kind: 'quota-100', dedup_key: `quota-100:${acc.id}:2030-05-01`, status: 'sent', attempt_count: 1 },
+        { kind: 'quota-80', dedup_key: `quota-80:${acc.id}:2030-05-01`, status: 'sent', attempt_count: 1 },
+      ]);
+
+      // Redelivered or republished events of the same month change nothing.
+      const rows = await h.platform.db('outbox').whereIn('event_id', events).select('payload');
+      for (const row of rows) await h.platform.nats.js.publish(h.platform.nats.names.subject('submission.created'), JSON.stringify(row.payload), { msgID: `${row.payload.event_id}-again` });
+      // More submissions over 100% (an operator override, a race) warn no one again either.
+      await post(acc, 1);
+      await eventually(async () => (await h.platform.nats.jsm.consumers.info(h.platform.nats.names.eventsStream, 'usage')).num_pending === 0);
+
+      // June: the period key changes, so the thresholds are crossed afresh.
+      clock.set('2030-06-01T00:00:05.000Z');
+      await post(acc, 8);
+      await eventually(() => mailsTo(acc.email).length === 3, { message: 'June’s 80% mail' });
+      expect(mailsTo(acc.email)[2]!.text).toContain('for June 2030');
+      expect(mailsTo(acc.email)).toHaveLength(3);
+    });
+
+    it('sends only the 100% mail when one submission crosses both thresholds', async () => {
+      clock.set('2030-05-10T12:00:00.000Z');
+      const acc = await account({ quota: 1 });
+      await post(acc, 1);
+      await eventually(() => mailsTo(acc.email).length === 1);
+      expect(mailsTo(acc.email)[0]!.subject).toContain('quota reached');
+      await eventually(async () => (await notifications(acc.id))[0]?.status === 'sent');
+      expect((await notifications(acc.id)).map((n) => [n.kind, n.status])).toEqual([
+        ['quota-100', 'sent'],
+        ['quota-80', 'skipped'],
+      ]);
+    });
+
+    it('mails no one without a contact address, and not for a late event of a past month', async () => {
+      clock.set('2030-05-10T12:00:00.000Z');
+      const nobody = await account({ quota: 2, email: null });
+      await post(nobody, 2);
+      expect(await notifications(nobody.id)).toEqual([]);
+
+      const late = await account({ quota: 2 });
+      await post(late, 2, new Date('2030-04-30T23:00:00.000Z'));
+      expect(await notifications(late.id)).toEqual([]);
+    });
+
+    it('retries a warning the SMTP server refused until it is sent, once', async () => {
+      clock.set('2030-05-10T12:00:00.000Z');
+      const acc = await account({ quota: 5 });
+      smtp.state.refuse = true;
+      await post(acc, 4);
+      await eventually(async () => (await notifications(acc.id))[0]?.attempt_count >= 1, { message: 'a refused attempt' });
+      const [failed] = await notifications(acc.id);
+      expect(failed).toMatchObject({ kind: 'quota-80', status: 'pending' });
+      expect((await h.platform.db('notifications').where({ account_id: acc.id }).first('last_error')).last_error).toMatch(/451|try later/);
+      expect(mailsTo(acc.email)).toHaveLength(0);
+
+      smtp.state.refuse = false;
+      await eventually(async () => (await notifications(acc.id))[0]?.status === 'sent', { message: 'sent by the retry timer' });
+      expect(mailsTo(acc.email)).toHaveLength(1);
+    });
+  });
+});
