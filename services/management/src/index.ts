@@ -3,12 +3,16 @@ import { apiKeyRoutes } from './routes/api-keys.routes';
 import { healthRoutes } from './routes/health.routes';
 import { formRoutes } from './routes/forms.routes';
 import { docsRoutes } from './routes/docs.routes';
+import { submissionRoutes } from './routes/submissions.routes';
+import { fileRoutes } from './routes/files.routes';
 
 function managementRoutes(platform: Platform): RouteDef[] {
   return [
     ...healthRoutes(platform),
     ...apiKeyRoutes(platform),
     ...formRoutes(platform),
+    ...submissionRoutes(platform),
+    ...fileRoutes(platform),
     ...docsRoutes(platform, () => managementRoutes(platform)),
   ];
 }
