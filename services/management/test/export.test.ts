@@ -51,9 +51,9 @@ describe('export', () => {
       const n = 2500;
       await ctx.platform.db.raw(
         `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
-         SELECT 'sub_bulk' || lpad(i::text, 22, '0'), ?, ?, 'received', jsonb_build_object('i', i::text, CASE WHEN i % 1000 = 0 THEN 'rare_' || i ELSE 'common' END, 'x'), timestamptz '2026-06-01' + (i || ' seconds')::interval
+         SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received', jsonb_build_object('i', i::text, CASE WHEN i % 1000 = 0 THEN 'rare_' || i ELSE 'common' END, 'x'), timestamptz '2026-06-01' + (i || ' seconds')::interval
          FROM generate_series(1, ?) AS i`,
-        [account.id, form.id, n],
+        [`sub_${account.id.slice(-16)}`, account.id, form.id, n],
       );
       const csv = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
       expect(csv[0]).toEqual(['id', 'received_at', 'status', 'files', 'common', 'i', 'rare_1000', 'rare_2000']);
