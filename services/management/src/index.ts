@@ -1,26 +1,29 @@
 import type { ServiceModule, Platform, RouteDef } from '@intake/shared';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { healthRoutes } from './routes/health.routes';
-import { openApiDocument } from './openapi';
+import { formRoutes } from './routes/forms.routes';
+import { docsRoutes } from './routes/docs.routes';
+import { submissionRoutes } from './routes/submissions.routes';
+import { fileRoutes } from './routes/files.routes';
 
 function managementRoutes(platform: Platform): RouteDef[] {
-  return [...healthRoutes(platform), ...apiKeyRoutes(platform)];
+  return [
+    ...healthRoutes(platform),
+    ...apiKeyRoutes(platform),
+    ...formRoutes(platform),
+    ...submissionRoutes(platform),
+    ...fileRoutes(platform),
+    ...docsRoutes(platform, () => managementRoutes(platform)),
+  ];
 }
 
-/** The management service: forms, submissions, webhooks, deliveries, API keys, health, OpenAPI, console. */
+/** The management service: forms, submissions, webhooks, deliveries, API keys, health, OpenAPI, docs, problem types. */
 export const managementService: ServiceModule = {
   name: 'management',
   needs: ['postgres', 'nats'],
   publishesEvents: true,
   routes: managementRoutes,
   startWorkers: async () => [],
-  extend(_app, router, platform) {
-    let document: Record<string, unknown> | undefined;
-    router.get('/openapi', (ctx) => {
-      document ??= openApiDocument(platform, managementRoutes(platform));
-      ctx.body = document;
-    });
-  },
 };
 
 export { createAccount } from './domain/accounts';

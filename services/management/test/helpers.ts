@@ -1,6 +1,7 @@
 import { buildServiceApp } from '@intake/shared';
 import { createTestPlatform, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
 import { managementService } from '../src';
+import { expectMatchesOpenApi } from './openapi-contract';
 
 /** The management app over real HTTP on a real platform. */
 export async function startManagement(overrides: ConfigOverrides = {}): Promise<{ platform: TestPlatform; url: string; close(): Promise<void> }> {
@@ -16,7 +17,12 @@ export async function startManagement(overrides: ConfigOverrides = {}): Promise<
   };
 }
 
-export function api(url: string, key?: string) {
+/**
+ * Calls the API with an optional key. Every response is checked against the served OpenAPI
+ * document (status documented, content type listed, JSON body fits the schema): pass
+ * `{ contract: false }` only for a response that is deliberately outside it.
+ */
+export function api(url: string, key?: string, options: { contract?: boolean } = {}) {
   return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`${url}${path}`, {
       method,
@@ -24,6 +30,9 @@ export function api(url: string, key?: string) {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+    const contentType = res.headers.get('content-type');
+    const parsed = text && /json/.test(contentType ?? '') && !/ndjson/.test(contentType ?? '') ? JSON.parse(text) : text || undefined;
+    if (options.contract !== false) await expectMatchesOpenApi(url, { method, path, status: res.status, contentType, body: parsed });
+    return { status: res.status, headers: res.headers, body: parsed, text };
   };
 }

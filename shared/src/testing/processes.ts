@@ -4,6 +4,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import pg from 'pg';
 import { eventually } from './index';
 
 const run = promisify(execFile);
@@ -41,7 +42,7 @@ export interface OwnServer {
   destroy(): Promise<void>;
 }
 
-function ownProcess(props: { port: number; url: string; dir: string; command: string; args: string[]; uid?: number; gid?: number; stopSignal?: NodeJS.Signals }): OwnServer {
+function ownProcess(props: { port: number; url: string; dir: string; command: string; args: string[]; uid?: number; gid?: number; stopSignal?: NodeJS.Signals; ready?: () => Promise<boolean> }): OwnServer {
   let child: ChildProcess | undefined;
   const stop = async (): Promise<void> => {
     if (!child || child.exitCode !== null) return;
@@ -55,7 +56,7 @@ function ownProcess(props: { port: number; url: string; dir: string; command: st
     url: props.url,
     async start() {
       child = spawn(props.command, props.args, { stdio: 'ignore', uid: props.uid, gid: props.gid });
-      await eventually(() => portOpen(props.port), { timeoutMs: 15_000, message: `${props.command} on port ${props.port}` });
+      await eventually(() => (props.ready ?? (() => portOpen(props.port)))(), { timeoutMs: 15_000, message: `${props.command} on port ${props.port}` });
     },
     stop,
     async destroy() {
@@ -101,7 +102,21 @@ export async function startPostgres(): Promise<OwnServer> {
     const init = spawn(postgresBin('initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], { stdio: 'ignore', ...user });
     init.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb exited ${code}`))));
   });
-  const server = ownProcess({ port, url: `postgres://postgres@127.0.0.1:${port}/intake`, dir, command: postgresBin('postgres'), args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'], ...user, stopSignal: 'SIGINT' });
+  const server = ownProcess({ port, url: `postgres://postgres@127.0.0.1:${port}/intake`, dir, command: postgresBin('postgres'), args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'], ...user, stopSignal: 'SIGINT', ready: () => acceptsQueries(port) });
   await server.start();
   return server;
+}
+
+async function acceptsQueries(port: number): Promise<boolean> {
+  const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`, connectionTimeoutMillis: 1000 });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('SELECT 1');
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }

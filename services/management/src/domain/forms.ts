@@ -1,0 +1,102 @@
+import { randomBytes } from 'node:crypto';
+import { isUniqueViolation, newId, problem, type Platform } from '@intake/shared';
+import { formRepository, type ChallengeProvider, type FormRow, type FormStatus, type FormWrite } from '../repositories/form.repository';
+
+export interface FormInput {
+  name?: string;
+  slug?: string;
+  status?: FormStatus;
+  honeypot_field?: string;
+  bot_challenge?: { provider: ChallengeProvider; secret: string } | null;
+  notify_emails?: string[];
+  redirect_url?: string | null;
+  allowed_origins?: string[];
+}
+
+type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger'>;
+
+/** A URL-safe slug from a name: lower-case ASCII letters, digits and single hyphens, plus a random suffix. */
+export function generateSlug(name: string): string {
+  const base = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 40)
+    .replace(/-+$/, '');
+  const suffix = randomBytes(5).toString('hex').slice(0, 6);
+  return `${base || 'form'}-${suffix}`;
+}
+
+function toColumns(input: FormInput, secrets: Deps['secrets']): FormWrite {
+  const { bot_challenge, ...rest } = input;
+  const out: FormWrite = { ...rest };
+  if (bot_challenge !== undefined) {
+    out.bot_challenge_provider = bot_challenge?.provider ?? null;
+    out.bot_challenge_secret = bot_challenge ? secrets.seal(bot_challenge.secret) : null;
+  }
+  return out;
+}
+
+function slugTaken(slug: string) {
+  return problem('conflict', `The slug "${slug}" is already taken`, { errors: [{ field: 'body/slug', message: 'is already taken' }] });
+}
+
+/** Creates a form. A given slug that is taken answers 409; a generated one is retried. */
+export async function createForm(props: Deps & { accountId: string; input: FormInput & { name: string } }): Promise<FormRow> {
+  const { db, secrets, clock, accountId, input } = props;
+  const now = clock.now();
+  for (let attempt = 0; ; attempt++) {
+    const slug = input.slug ?? generateSlug(input.name);
+    try {
+      return await formRepository.insert(db, { ...toColumns(input, secrets), id: newId('form', now.getTime()), account_id: accountId, name: input.name, slug, created_at: now, updated_at: now });
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      if (input.slug !== undefined || attempt >= 4) throw slugTaken(slug);
+    }
+  }
+}
+
+export async function getForm(props: Pick<Deps, 'db'> & { accountId: string; id: string }): Promise<FormRow> {
+  const form = await formRepository.findForAccount(props.db, props.accountId, props.id);
+  if (!form) throw problem('not-found', `No form ${props.id}`);
+  return form;
+}
+
+/** Applies the given fields; status may move between live, paused and draft in any direction. */
+export async function updateForm(props: Deps & { accountId: string; id: string; input: FormInput }): Promise<FormRow> {
+  const { db, secrets, clock, accountId, id, input } = props;
+  if (Object.keys(input).length === 0) return getForm(props);
+  try {
+    const row = await formRepository.update(db, accountId, id, { ...toColumns(input, secrets), updated_at: clock.now() });
+    if (!row) throw problem('not-found', `No form ${id}`);
+    return row;
+  } catch (err) {
+    if (isUniqueViolation(err) && input.slug) throw slugTaken(input.slug);
+    throw err;
+  }
+}
+
+/** Deletes the form with its submissions, then their stored files (keys collected before the rows go). */
+export async function deleteForm(props: Deps & { accountId: string; id: string }): Promise<void> {
+  const { db, blobs, logger, accountId, id } = props;
+  const keys = await db.transaction(async (trx) => {
+    const form = await trx('forms').where({ account_id: accountId, id }).forUpdate().first('id');
+    if (!form) throw problem('not-found', `No form ${id}`);
+    const fileKeys = await formRepository.fileKeysOfForm(trx, accountId, id);
+    await formRepository.delete(trx, accountId, id);
+    return fileKeys;
+  });
+  await removeBlobs({ blobs, logger, keys });
+}
+
+/** Removes stored files after their rows are gone; a storage failure is logged (the rows are already deleted). */
+export async function removeBlobs(props: Pick<Deps, 'blobs' | 'logger'> & { keys: string[] }): Promise<void> {
+  if (props.keys.length === 0) return;
+  try {
+    await props.blobs.delete(props.keys);
+  } catch (err) {
+    props.logger.warn({ err, count: props.keys.length }, 'could not delete stored files; they are orphaned');
+  }
+}

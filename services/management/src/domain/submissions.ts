@@ -1,0 +1,89 @@
+import { enqueueEvent, periodKey, problem, SUBJECTS, toTimestamp, type Platform, type SubmissionEvent } from '@intake/shared';
+import { submissionRepository, type FileRow, type Position, type SubmissionFilter, type SubmissionRow, type SubmissionStatus } from '../repositories/submission.repository';
+import { getForm, removeBlobs } from './forms';
+
+type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
+
+/** Set on a received submission that its owner moved to spam, so moving it back does not count or fire it twice. */
+export const MARKED_BY_OWNER = 'marked-by-owner';
+
+/** Cursors are opaque to clients: base64url of the last row's position. */
+export function encodeCursor(row: { received_at: Date; id: string }): string {
+  return Buffer.from(JSON.stringify([toTimestamp(row.received_at), row.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): Position {
+  try {
+    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
+    const receivedAt = new Date(String(at));
+    if (typeof at === 'string' && typeof id === 'string' && !Number.isNaN(receivedAt.getTime())) return { receivedAt, id };
+  } catch {
+    // falls through to the problem below
+  }
+  throw problem('validation-failed', 'The cursor is not one this API returned', { errors: [{ field: 'query/cursor', message: 'is not a valid cursor' }] });
+}
+
+/** One page of a form's submissions, newest first. */
+export async function listSubmissions(props: Pick<Deps, 'db'> & Omit<SubmissionFilter, 'formId'> & { formId: string; limit: number; cursor?: string }): Promise<{ rows: SubmissionRow[]; nextCursor: string | null }> {
+  const { db, limit, cursor, ...filter } = props;
+  const after = cursor ? decodeCursor(cursor) : undefined;
+  await getForm({ db, accountId: filter.accountId, id: filter.formId });
+  const rows = await submissionRepository.page(db, { ...filter, after, limit: limit + 1 });
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return { rows: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+}
+
+export async function getSubmission(props: Pick<Deps, 'db'> & { accountId: string; id: string }): Promise<{ submission: SubmissionRow; files: FileRow[] }> {
+  const submission = await submissionRepository.findForAccount(props.db, props.accountId, props.id);
+  if (!submission) throw problem('not-found', `No submission ${props.id}`);
+  return { submission, files: await submissionRepository.files(props.db, props.accountId, props.id) };
+}
+
+/** Deletes a submission and then its stored files. */
+export async function deleteSubmission(props: Deps & { accountId: string; id: string }): Promise<void> {
+  const { db, accountId, id } = props;
+  const keys = await db.transaction(async (trx) => {
+    const row = await submissionRepository.findForAccount(trx, accountId, id, { forUpdate: true });
+    if (!row) throw problem('not-found', `No submission ${id}`);
+    const files = await submissionRepository.files(trx, accountId, id);
+    await submissionRepository.delete(trx, accountId, id);
+    return files.map((f) => f.storage_key);
+  });
+  await removeBlobs({ ...props, keys });
+}
+
+/**
+ * Moves a submission between `spam` and `received`.
+ * spam → received (caught by the spam layer): counts it in its month's usage and enqueues
+ * `submission.created` in the same transaction, so webhooks and e-mail fire now.
+ * received → spam: a label only (it stays counted; deliveries already made stay made); moving
+ * it back restores it without counting or firing a second time.
+ */
+export async function setSubmissionStatus(props: Pick<Deps, 'db'> & { accountId: string; id: string; status: SubmissionStatus }): Promise<SubmissionRow> {
+  const { db, accountId, id, status } = props;
+  return db.transaction(async (trx) => {
+    const row = await submissionRepository.findForAccount(trx, accountId, id, { forUpdate: true });
+    if (!row) throw problem('not-found', `No submission ${id}`);
+    if (row.status === status) return row;
+    if (status === 'spam') return submissionRepository.setStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
+    const updated = await submissionRepository.setStatus(trx, accountId, id, 'received', null);
+    if (row.spam_reason === MARKED_BY_OWNER) return updated;
+    await submissionRepository.countUsage(trx, accountId, periodKey(row.received_at));
+    const form = await trx('forms').where({ account_id: accountId, id: row.form_id }).first('name');
+    const files = await submissionRepository.files(trx, accountId, id);
+    const event: Omit<SubmissionEvent, 'event_id'> = {
+      submission_id: row.id,
+      form_id: row.form_id,
+      account_id: accountId,
+      status: 'received',
+      received_at: toTimestamp(row.received_at),
+      payload: row.payload,
+      files: files.map((f) => ({ id: f.id, field: f.field, filename: f.filename, content_type: f.content_type, size: Number(f.size) })),
+      file_bytes: Number(row.file_bytes),
+      form_name: form?.name ?? '',
+    };
+    await enqueueEvent(trx, { subject: SUBJECTS.submissionCreated, payload: event });
+    return updated;
+  });
+}

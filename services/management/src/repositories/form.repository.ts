@@ -1,0 +1,64 @@
+import type { Knex } from 'knex';
+
+export type FormStatus = 'live' | 'paused' | 'draft';
+export type ChallengeProvider = 'turnstile' | 'hcaptcha' | 'recaptcha';
+
+export interface FormRow {
+  id: string;
+  account_id: string;
+  name: string;
+  slug: string;
+  status: FormStatus;
+  honeypot_field: string;
+  bot_challenge_provider: ChallengeProvider | null;
+  bot_challenge_secret: string | null;
+  notify_emails: string[];
+  redirect_url: string | null;
+  allowed_origins: string[];
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** Columns a form is written with; JSON arrays are stringified for jsonb. */
+export type FormWrite = Partial<Omit<FormRow, 'id' | 'account_id' | 'created_at'>>;
+
+function toDb(values: FormWrite): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...values };
+  if (values.notify_emails) out['notify_emails'] = JSON.stringify(values.notify_emails);
+  if (values.allowed_origins) out['allowed_origins'] = JSON.stringify(values.allowed_origins);
+  return out;
+}
+
+export const formRepository = {
+  async insert(db: Knex, row: FormWrite & { id: string; account_id: string; name: string; slug: string; created_at: Date }): Promise<FormRow> {
+    const [created] = await db('forms').insert(toDb(row)).returning('*');
+    return created as FormRow;
+  },
+
+  async listForAccount(db: Knex, accountId: string): Promise<FormRow[]> {
+    return db('forms').where({ account_id: accountId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+  },
+
+  async findForAccount(db: Knex, accountId: string, id: string): Promise<FormRow | undefined> {
+    return db('forms').where({ account_id: accountId, id }).first();
+  },
+
+  async update(db: Knex, accountId: string, id: string, values: FormWrite): Promise<FormRow | undefined> {
+    const [row] = await db('forms').where({ account_id: accountId, id }).update(toDb(values)).returning('*');
+    return row as FormRow | undefined;
+  },
+
+  /** Storage keys of every file of the form's submissions (collected before the rows go). */
+  async fileKeysOfForm(db: Knex, accountId: string, formId: string): Promise<string[]> {
+    const rows: { storage_key: string }[] = await db('submission_files as f')
+      .join('submissions as s', 's.id', 'f.submission_id')
+      .where({ 's.account_id': accountId, 's.form_id': formId })
+      .select('f.storage_key');
+    return rows.map((r) => r.storage_key);
+  },
+
+  /** Deletes the form; submissions, their file rows, webhooks and deliveries go with it (ON DELETE CASCADE). */
+  async delete(db: Knex, accountId: string, id: string): Promise<boolean> {
+    return (await db('forms').where({ account_id: accountId, id }).delete()) > 0;
+  },
+};

@@ -1,0 +1,105 @@
+import type { Knex } from 'knex';
+
+export type SubmissionStatus = 'received' | 'spam';
+
+export interface SubmissionRow {
+  id: string;
+  account_id: string;
+  form_id: string;
+  status: SubmissionStatus;
+  payload: Record<string, string>;
+  file_count: number;
+  file_bytes: string | number;
+  spam_reason: string | null;
+  received_at: Date;
+}
+
+export interface FileRow {
+  id: string;
+  submission_id: string;
+  account_id: string;
+  field: string;
+  filename: string;
+  content_type: string;
+  size: string | number;
+  storage_key: string;
+}
+
+export interface SubmissionFilter {
+  accountId: string;
+  formId: string;
+  status?: SubmissionStatus;
+  since?: Date;
+  until?: Date;
+  /** Case-insensitive substring over payload values. */
+  q?: string;
+}
+
+/** Newest-first position: rows strictly after this one in (received_at DESC, id DESC) order. */
+export interface Position {
+  receivedAt: Date;
+  id: string;
+}
+
+const COLUMNS = ['id', 'account_id', 'form_id', 'status', 'payload', 'file_count', 'file_bytes', 'spam_reason', 'received_at'];
+
+function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function filtered(db: Knex, f: SubmissionFilter): Knex.QueryBuilder {
+  const query = db('submissions').where({ account_id: f.accountId, form_id: f.formId });
+  if (f.status) query.where('status', f.status);
+  if (f.since) query.where('received_at', '>=', f.since);
+  if (f.until) query.where('received_at', '<', f.until);
+  if (f.q) query.whereRaw('EXISTS (SELECT 1 FROM jsonb_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [`%${escapeLike(f.q)}%`]);
+  return query;
+}
+
+export const submissionRepository = {
+  /** One page, newest first, after `after` when given. */
+  async page(db: Knex, f: SubmissionFilter & { after?: Position; limit: number }): Promise<SubmissionRow[]> {
+    const query = filtered(db, f);
+    if (f.after) query.whereRaw('(received_at, id) < (?, ?)', [f.after.receivedAt, f.after.id]);
+    return query.orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.limit).select(COLUMNS);
+  },
+
+  /** Every payload field name in the filtered submissions, in order of first appearance. Computed in Postgres. */
+  async fieldNames(db: Knex, f: SubmissionFilter): Promise<string[]> {
+    const rows: { key: string }[] = await filtered(db, f)
+      .crossJoin(db.raw('jsonb_object_keys(submissions.payload) AS k(key)'))
+      .groupBy('k.key')
+      .orderByRaw('min(submissions.received_at), k.key')
+      .select('k.key');
+    return rows.map((r) => r.key);
+  },
+
+  async findForAccount(db: Knex, accountId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<SubmissionRow | undefined> {
+    const query = db('submissions').where({ account_id: accountId, id });
+    if (options.forUpdate) query.forUpdate();
+    return query.first(COLUMNS);
+  },
+
+  async files(db: Knex, accountId: string, submissionId: string): Promise<FileRow[]> {
+    return db('submission_files').where({ account_id: accountId, submission_id: submissionId }).orderBy('id');
+  },
+
+  async setStatus(db: Knex, accountId: string, id: string, status: SubmissionStatus, spamReason: string | null): Promise<SubmissionRow> {
+    const [row] = await db('submissions').where({ account_id: accountId, id }).update({ status, spam_reason: spamReason }).returning(COLUMNS);
+    return row as SubmissionRow;
+  },
+
+  async delete(db: Knex, accountId: string, id: string): Promise<void> {
+    await db('submissions').where({ account_id: accountId, id }).delete();
+  },
+
+  /** A stored file by id alone: the signed link is its authorisation. */
+  async fileById(db: Knex, id: string): Promise<FileRow | undefined> {
+    return db('submission_files').where({ id }).first();
+  },
+
+  /** Counts a received submission toward the account's monthly quota. */
+  async countUsage(db: Knex, accountId: string, period: string): Promise<void> {
+    await db.raw('INSERT INTO usage_counters (account_id, period, used) VALUES (?, ?, 1) ON CONFLICT (account_id, period) DO UPDATE SET used = usage_counters.used + 1', [accountId, period]);
+  },
+};

@@ -1,0 +1,92 @@
+import { Type } from '@sinclair/typebox';
+import { problem, PROBLEM_SLUGS, route, type Platform, type RouteDef } from '@intake/shared';
+import { describeProblem, isProblemSlug, problemCatalogue } from '../domain/problem-catalogue';
+import { openApiDocument } from '../openapi';
+import { docsPage, problemListPage, problemPage } from './docs-page';
+
+const ProblemType = Type.Object({
+  slug: Type.Union(PROBLEM_SLUGS.map((s) => Type.Literal(s))),
+  type: Type.String({ format: 'uri' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  description: Type.String(),
+});
+
+const OpenApi = Type.Object({ openapi: Type.Literal('3.1.0'), info: Type.Object({}), paths: Type.Object({}) }, { additionalProperties: true, description: 'this document' });
+
+/** Where problem types are described: the path of PROBLEMS_URL (`/problems` by default). */
+export function problemsPath(problemsUrl: string): string {
+  const path = new URL(problemsUrl).pathname.replace(/\/+$/, '');
+  return path === '' ? '/problems' : path;
+}
+
+/** `/openapi`, `/docs` and the problem-type pages. `allRoutes` is the management route list (for the document). */
+export function docsRoutes(platform: Platform, managementRoutes: () => RouteDef[]): RouteDef[] {
+  const { config } = platform;
+  const base = problemsPath(config.PROBLEMS_URL);
+  let document: Record<string, unknown> | undefined;
+  const wantsHtml = (ctx: { accepts(...types: string[]): string | false }) => ctx.accepts('json', 'html') === 'html';
+  return [
+    route({
+      method: 'GET',
+      path: '/openapi',
+      operationId: 'getOpenApi',
+      summary: 'This OpenAPI 3.1 document: every public endpoint of ingest, management, webhooks, deliveries, API keys, usage and health',
+      tags: ['Docs'],
+      auth: 'none',
+      responses: { 200: { description: 'The document', schema: OpenApi } },
+      handler(ctx) {
+        document ??= openApiDocument(platform, managementRoutes());
+        ctx.body = document;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/docs',
+      operationId: 'getDocs',
+      summary: 'Readable API reference rendered from `/openapi` (self-contained HTML)',
+      tags: ['Docs'],
+      auth: 'none',
+      responses: { 200: { description: 'An HTML page', contentType: 'text/html', schema: Type.String() } },
+      handler(ctx) {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = docsPage('/openapi');
+      },
+    }),
+    route({
+      method: 'GET',
+      path: base,
+      operationId: 'listProblemTypes',
+      summary: 'Every problem type (JSON, or HTML when the client prefers `text/html`)',
+      tags: ['Docs'],
+      auth: 'none',
+      responses: { 200: { description: 'The problem types', schema: Type.Object({ data: Type.Array(ProblemType) }) } },
+      handler(ctx) {
+        const list = problemCatalogue(config.PROBLEMS_URL);
+        if (wantsHtml(ctx)) {
+          ctx.type = 'text/html; charset=utf-8';
+          ctx.body = problemListPage(list);
+        } else ctx.body = { data: list };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: `${base}/:slug`,
+      operationId: 'getProblemType',
+      summary: 'What one problem type means (JSON, or HTML when the client prefers `text/html`)',
+      tags: ['Docs'],
+      auth: 'none',
+      params: Type.Object({ slug: Type.String({ maxLength: 64, description: 'the trailing part of a problem `type`' }) }),
+      responses: { 200: { description: 'The problem type', schema: ProblemType } },
+      problems: ['not-found'],
+      handler(ctx, { params }) {
+        if (!isProblemSlug(params.slug)) throw problem('not-found', `No problem type "${params.slug}"`);
+        const described = describeProblem(params.slug, config.PROBLEMS_URL);
+        if (wantsHtml(ctx)) {
+          ctx.type = 'text/html; charset=utf-8';
+          ctx.body = problemPage(described);
+        } else ctx.body = described;
+      },
+    }),
+  ];
+}

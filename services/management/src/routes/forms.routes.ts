@@ -1,0 +1,142 @@
+import { Type } from '@sinclair/typebox';
+import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import { createForm, deleteForm, getForm, updateForm } from '../domain/forms';
+import { formRepository, type FormRow } from '../repositories/form.repository';
+import { IdParams, List, Nullable, Timestamp } from './schemas';
+
+const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], { description: 'only `live` forms accept posts; any transition is allowed' });
+const Provider = Type.Union([Type.Literal('turnstile'), Type.Literal('hcaptcha'), Type.Literal('recaptcha')]);
+const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 });
+
+const Form = Type.Object(
+  {
+    id: Type.String({ description: '`frm_...`' }),
+    name: Type.String(),
+    slug: Type.String(),
+    status: Status,
+    honeypot_field: Type.String(),
+    bot_challenge: Nullable(Type.Object({ provider: Provider }, { description: 'the secret is never returned' })),
+    notify_emails: Type.Array(Type.String()),
+    redirect_url: Nullable(Type.String()),
+    allowed_origins: Type.Array(Type.String()),
+    ingest_url: Type.String({ description: '`{PUBLIC_BASE_URL}/v1/f/<slug>`: where the site posts' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+const fields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  slug: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$', description: 'URL-safe: lower-case letters, digits and inner hyphens; generated from the name when absent' }),
+  status: Status,
+  honeypot_field: Type.String({ minLength: 1, maxLength: 100, pattern: '^(?!bot-challenge-response$)', description: 'posts that fill this field are stored as spam; it is stripped from payloads' }),
+  bot_challenge: Nullable(Type.Object({ provider: Provider, secret: Type.String({ minLength: 1, maxLength: 500, description: 'the provider secret key; stored encrypted, never returned' }) }, { additionalProperties: false })),
+  notify_emails: Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 20, uniqueItems: true }),
+  redirect_url: Nullable(Url),
+  allowed_origins: Type.Array(Type.String({ pattern: '^https?://[^/\\s?#]+$', maxLength: 300, description: 'an origin, e.g. `https://example.com`' }), { maxItems: 50, uniqueItems: true, description: 'empty: any origin' }),
+};
+
+const CreateForm = Type.Object(
+  { ...fields, slug: Type.Optional(fields.slug), status: Type.Optional(fields.status), honeypot_field: Type.Optional(fields.honeypot_field), bot_challenge: Type.Optional(fields.bot_challenge), notify_emails: Type.Optional(fields.notify_emails), redirect_url: Type.Optional(fields.redirect_url), allowed_origins: Type.Optional(fields.allowed_origins) },
+  { additionalProperties: false },
+);
+const UpdateForm = Type.Partial(Type.Object(fields), { additionalProperties: false });
+
+export function presentForm(row: FormRow, baseUrl: string) {
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    status: row.status,
+    honeypot_field: row.honeypot_field,
+    bot_challenge: row.bot_challenge_provider ? { provider: row.bot_challenge_provider } : null,
+    notify_emails: row.notify_emails,
+    redirect_url: row.redirect_url,
+    allowed_origins: row.allowed_origins,
+    ingest_url: `${baseUrl}/v1/f/${row.slug}`,
+    created_at: toTimestamp(row.created_at),
+    updated_at: toTimestamp(row.updated_at),
+  };
+}
+
+export function formRoutes(platform: Platform): RouteDef[] {
+  const { db, config } = platform;
+  const present = (row: FormRow) => presentForm(row, config.PUBLIC_BASE_URL);
+  const tags = ['Forms'];
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/forms',
+      operationId: 'createForm',
+      summary: 'Create a form',
+      tags,
+      auth: 'management',
+      body: CreateForm,
+      responses: { 201: { description: 'Created', schema: Form } },
+      problems: ['conflict'],
+      async handler(ctx, { body, principal }) {
+        const form = await createForm({ ...platform, accountId: principal.accountId, input: body });
+        ctx.status = 201;
+        ctx.set('Location', `/v1/forms/${form.id}`);
+        ctx.body = present(form);
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/forms',
+      operationId: 'listForms',
+      summary: 'List the account’s forms, newest first',
+      tags,
+      auth: 'management',
+      responses: { 200: { description: 'The forms', schema: List(Form) } },
+      async handler(ctx, { principal }) {
+        ctx.body = { data: (await formRepository.listForAccount(db, principal.accountId)).map(present) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/forms/:id',
+      operationId: 'getForm',
+      summary: 'Get a form',
+      tags,
+      auth: 'management',
+      params: IdParams('form id, `frm_...`'),
+      responses: { 200: { description: 'The form', schema: Form } },
+      problems: ['not-found'],
+      async handler(ctx, { params, principal }) {
+        ctx.body = present(await getForm({ db, accountId: principal.accountId, id: params.id }));
+      },
+    }),
+    route({
+      method: 'PATCH',
+      path: '/v1/forms/:id',
+      operationId: 'updateForm',
+      summary: 'Change a form: any of the creation fields (`bot_challenge: null` turns the check off)',
+      tags,
+      auth: 'management',
+      params: IdParams('form id, `frm_...`'),
+      body: UpdateForm,
+      responses: { 200: { description: 'The updated form', schema: Form } },
+      problems: ['not-found', 'conflict'],
+      async handler(ctx, { params, body, principal }) {
+        ctx.body = present(await updateForm({ ...platform, accountId: principal.accountId, id: params.id, input: body }));
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/forms/:id',
+      operationId: 'deleteForm',
+      summary: 'Delete a form with its submissions, their stored files, and its webhooks',
+      tags,
+      auth: 'management',
+      params: IdParams('form id, `frm_...`'),
+      responses: { 204: { description: 'Deleted' } },
+      problems: ['not-found'],
+      async handler(ctx, { params, principal }) {
+        await deleteForm({ ...platform, accountId: principal.accountId, id: params.id });
+        ctx.status = 204;
+      },
+    }),
+  ];
+}

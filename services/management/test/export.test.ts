@@ -1,0 +1,83 @@
+import { factories } from '@intake/shared/testing';
+import { api, startManagement } from './helpers';
+import { parseCsv, seedSubmission } from './seed';
+
+describe('export', () => {
+  let ctx: Awaited<ReturnType<typeof startManagement>>;
+  beforeAll(async () => {
+    ctx = await startManagement();
+  });
+  afterAll(() => ctx.close());
+
+  const ownerWithForm = async () => {
+    const account = await factories.account(ctx.platform.db);
+    const form = await factories.form(ctx.platform.db, account.id);
+    return { account, form, call: api(ctx.url, account.managementKey) };
+  };
+
+  describe('what works', () => {
+    it('CSV: RFC 4180 quoting and CRLF, one column per field seen, newest first, as an attachment', async () => {
+      const { account, form, call } = await ownerWithForm();
+      const older = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { name: 'Ada, Countess', message: 'She said "hi"\nthen left' }, receivedAt: new Date('2026-05-01T00:00:00.000Z') });
+      const newer = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status: 'spam', payload: { name: 'Bot', phone: '+1 555' }, receivedAt: new Date('2026-05-02T00:00:00.000Z') });
+      const res = await call('GET', `/v1/forms/${form.id}/export.csv`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+      expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${form.slug}-submissions.csv"`);
+      expect(res.text).toContain('"She said ""hi""\nthen left","Ada, Countess"');
+      expect(res.text.endsWith('\r\n')).toBe(true);
+      expect(parseCsv(res.text)).toEqual([
+        ['id', 'received_at', 'status', 'files', 'message', 'name', 'phone'],
+        [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', '', 'Bot', '+1 555'],
+        [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'She said "hi"\nthen left', 'Ada, Countess', ''],
+      ]);
+      const filtered = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv?status=received`)).text);
+      expect(filtered).toEqual([['id', 'received_at', 'status', 'files', 'message', 'name'], [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'She said "hi"\nthen left', 'Ada, Countess']]);
+    });
+
+    it('NDJSON: one JSON object per line with the filters of the list', async () => {
+      const { account, form, call } = await ownerWithForm();
+      const a = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { q: 'needle here' }, receivedAt: new Date('2026-05-01T00:00:00.000Z') });
+      await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { q: 'hay' } });
+      const res = await call('GET', `/v1/forms/${form.id}/export.ndjson?q=NEEDLE`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+      const lines = res.text.trimEnd().split('\n').map((l) => JSON.parse(l));
+      expect(lines).toEqual([{ id: a.id, form_id: form.id, received_at: '2026-05-01T00:00:00.000Z', status: 'received', files: 0, payload: { q: 'needle here' } }]);
+    });
+
+    it('streams many rows across batches in order, every row exactly once', async () => {
+      const { account, form, call } = await ownerWithForm();
+      const n = 2500;
+      await ctx.platform.db.raw(
+        `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
+         SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received', jsonb_build_object('i', i::text, CASE WHEN i % 1000 = 0 THEN 'rare_' || i ELSE 'common' END, 'x'), timestamptz '2026-06-01' + (i || ' seconds')::interval
+         FROM generate_series(1, ?) AS i`,
+        [`sub_${account.id.slice(-16)}`, account.id, form.id, n],
+      );
+      const csv = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
+      expect(csv[0]).toEqual(['id', 'received_at', 'status', 'files', 'common', 'i', 'rare_1000', 'rare_2000']);
+      expect(csv).toHaveLength(n + 1);
+      expect(csv.slice(1).map((r) => Number(r[5]))).toEqual(Array.from({ length: n }, (_, k) => n - k));
+      expect(csv.find((r) => r[5] === '2000')?.[7]).toBe('x');
+      const ndjson = (await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text.trimEnd().split('\n');
+      expect(new Set(ndjson.map((l) => JSON.parse(l).id)).size).toBe(n);
+    });
+
+    it('an empty form exports just the header', async () => {
+      const { form, call } = await ownerWithForm();
+      expect((await call('GET', `/v1/forms/${form.id}/export.csv`)).text).toBe('id,received_at,status,files\r\n');
+      expect((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text ?? '').toBe('');
+    });
+  });
+
+  describe('what errors', () => {
+    it('404 for an unknown form, 422 for a bad filter', async () => {
+      const { form, call } = await ownerWithForm();
+      expect((await call('GET', '/v1/forms/frm_nope/export.csv')).status).toBe(404);
+      const bad = await call('GET', `/v1/forms/${form.id}/export.ndjson?until=soon`);
+      expect(bad.status).toBe(422);
+      expect(bad.body.errors[0].field).toBe('query/until');
+    });
+  });
+});

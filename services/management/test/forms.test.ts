@@ -1,0 +1,140 @@
+import { factories } from '@intake/shared/testing';
+import { api, startManagement } from './helpers';
+
+describe('forms', () => {
+  let ctx: Awaited<ReturnType<typeof startManagement>>;
+  beforeAll(async () => {
+    ctx = await startManagement();
+  });
+  afterAll(() => ctx.close());
+
+  const owner = async () => {
+    const account = await factories.account(ctx.platform.db);
+    return { account, call: api(ctx.url, account.managementKey) };
+  };
+
+  describe('what works', () => {
+    it('creates a form with defaults and a generated URL-safe slug, and shows its ingest URL', async () => {
+      const { call } = await owner();
+      const res = await call('POST', '/v1/forms', { name: 'Contact — Über uns!' });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({ id: expect.stringMatching(/^frm_/), name: 'Contact — Über uns!', status: 'live', honeypot_field: '_gotcha', bot_challenge: null, notify_emails: [], redirect_url: null, allowed_origins: [] });
+      expect(res.body.slug).toMatch(/^contact-uber-uns-[a-z0-9]{6}$/);
+      expect(res.body.ingest_url).toBe(`${ctx.platform.config.PUBLIC_BASE_URL}/v1/f/${res.body.slug}`);
+      expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(res.headers.get('location')).toBe(`/v1/forms/${res.body.id}`);
+    });
+
+    it('stores every setting, seals the bot-challenge secret and never returns it', async () => {
+      const { call } = await owner();
+      const input = { name: 'Signup', slug: `signup-${Date.now()}`, status: 'draft', honeypot_field: 'website', bot_challenge: { provider: 'turnstile', secret: 'ts-secret-value-123' }, notify_emails: ['a@example.com', 'b@example.com'], redirect_url: 'https://example.com/thanks', allowed_origins: ['https://example.com', 'http://localhost:3000'] };
+      const res = await call('POST', '/v1/forms', input);
+      expect(res.status).toBe(201);
+      const { bot_challenge: _bc, ...rest } = input;
+      expect(res.body).toMatchObject({ ...rest, bot_challenge: { provider: 'turnstile' } });
+      expect(res.text).not.toContain('ts-secret-value-123');
+      const row = await ctx.platform.db('forms').where({ id: res.body.id }).first();
+      expect(row.bot_challenge_secret).not.toContain('ts-secret-value-123');
+      expect(ctx.platform.secrets.open(row.bot_challenge_secret)).toBe('ts-secret-value-123');
+      const got = await call('GET', `/v1/forms/${res.body.id}`);
+      expect(got.body).toEqual(res.body);
+      expect(got.text).not.toContain('ts-secret');
+    });
+
+    it('lists only the account’s forms, newest first', async () => {
+      const { call } = await owner();
+      const a = (await call('POST', '/v1/forms', { name: 'A' })).body;
+      const b = (await call('POST', '/v1/forms', { name: 'B' })).body;
+      const other = await owner();
+      await other.call('POST', '/v1/forms', { name: 'Not mine' });
+      const list = await call('GET', '/v1/forms');
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((f: { id: string }) => f.id)).toEqual([b.id, a.id]);
+    });
+
+    it('moves status in every direction, changes fields, and turns the bot challenge off with null', async () => {
+      const { call } = await owner();
+      const form = (await call('POST', '/v1/forms', { name: 'F', bot_challenge: { provider: 'hcaptcha', secret: 's' } })).body;
+      for (const status of ['paused', 'draft', 'live', 'draft', 'paused', 'live']) {
+        const res = await call('PATCH', `/v1/forms/${form.id}`, { status });
+        expect(res.status).toBe(200);
+        expect(res.body.status).toBe(status);
+      }
+      const res = await call('PATCH', `/v1/forms/${form.id}`, { name: 'G', slug: `g-${Date.now()}`, bot_challenge: null, notify_emails: ['x@example.com'], redirect_url: null });
+      expect(res.body).toMatchObject({ name: 'G', bot_challenge: null, notify_emails: ['x@example.com'], redirect_url: null });
+      expect(res.body.ingest_url).toMatch(new RegExp(`/v1/f/${res.body.slug}$`));
+      expect(Date.parse(res.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(form.updated_at));
+      const row = await ctx.platform.db('forms').where({ id: form.id }).first();
+      expect(row.bot_challenge_secret).toBeNull();
+    });
+
+    it('deletes a form with its submissions and their stored files', async () => {
+      const { account, call } = await owner();
+      const form = (await call('POST', '/v1/forms', { name: 'Doomed' })).body;
+      const { Readable } = await import('node:stream');
+      const key = `${account.id}/${form.id}/file-1`;
+      await ctx.platform.blobs.put(key, Readable.from([Buffer.from('hello')]), 'text/plain');
+      await ctx.platform.db('submissions').insert({ id: 'sub_01hzzzzzzzzzzzzzzzzzzzzzz1', account_id: account.id, form_id: form.id, status: 'received', payload: { a: '1' }, file_count: 1 });
+      await ctx.platform.db('submission_files').insert({ id: 'fil_01hzzzzzzzzzzzzzzzzzzzzzz1', submission_id: 'sub_01hzzzzzzzzzzzzzzzzzzzzzz1', account_id: account.id, field: 'f', filename: 'a.txt', content_type: 'text/plain', size: 5, storage_key: key });
+      expect((await call('DELETE', `/v1/forms/${form.id}`)).status).toBe(204);
+      expect((await call('GET', `/v1/forms/${form.id}`)).status).toBe(404);
+      expect(await ctx.platform.db('submissions').where({ form_id: form.id }).first()).toBeUndefined();
+      await expect(ctx.platform.blobs.get(key)).rejects.toThrow();
+    });
+  });
+
+  describe('what errors', () => {
+    it('409 conflict when the slug is taken (by any account)', async () => {
+      const { call } = await owner();
+      const slug = `taken-${Date.now()}`;
+      expect((await call('POST', '/v1/forms', { name: 'A', slug })).status).toBe(201);
+      const other = await owner();
+      const res = await other.call('POST', '/v1/forms', { name: 'B', slug });
+      expect(res.status).toBe(409);
+      expect(res.body.type).toMatch(/\/conflict$/);
+      const mine = (await other.call('POST', '/v1/forms', { name: 'C' })).body;
+      expect((await other.call('PATCH', `/v1/forms/${mine.id}`, { slug })).status).toBe(409);
+    });
+
+    it('422 naming each bad field', async () => {
+      const { call } = await owner();
+      const res = await call('POST', '/v1/forms', { slug: 'Not A Slug!', status: 'archived', honeypot_field: '', bot_challenge: { provider: 'captchax' }, notify_emails: ['nope'], redirect_url: 'javascript:alert(1)', allowed_origins: ['https://x.com/path'], colour: 'red' });
+      expect(res.status).toBe(422);
+      const fields = res.body.errors.map((e: { field: string }) => e.field);
+      for (const f of ['body/name', 'body/slug', 'body/status', 'body/honeypot_field', 'body/bot_challenge', 'body/notify_emails/0', 'body/redirect_url', 'body/allowed_origins/0', 'body/colour']) expect(fields).toContain(f);
+      expect((await call('GET', '/v1/forms')).body.data).toEqual([]);
+    });
+
+    it('404 for an unknown form id', async () => {
+      const { call } = await owner();
+      for (const [method, body] of [['GET'], ['PATCH', { name: 'x' }], ['DELETE']] as const) {
+        const res = await call(method, '/v1/forms/frm_doesnotexist', body);
+        expect(res.status).toBe(404);
+        expect(res.body.type).toMatch(/\/not-found$/);
+      }
+    });
+  });
+
+  describe('what must be refused', () => {
+    it('401 without a key, 403 invalid-key for a revoked key, 403 insufficient-scope for a submission key', async () => {
+      const { account } = await owner();
+      expect((await api(ctx.url)('GET', '/v1/forms')).status).toBe(401);
+      const revoked = await factories.apiKey(ctx.platform.db, account.id, 'management', { revoked: true });
+      const r1 = await api(ctx.url, revoked)('POST', '/v1/forms', { name: 'x' });
+      expect([r1.status, r1.body.type.split('/').pop()]).toEqual([403, 'invalid-key']);
+      const sub = await factories.apiKey(ctx.platform.db, account.id, 'submission');
+      const r2 = await api(ctx.url, sub)('GET', '/v1/forms');
+      expect([r2.status, r2.body.type.split('/').pop()]).toEqual([403, 'insufficient-scope']);
+    });
+
+    it('404 when another account reads, changes or deletes the form, which stays untouched', async () => {
+      const { call } = await owner();
+      const form = (await call('POST', '/v1/forms', { name: 'Mine' })).body;
+      const intruder = await owner();
+      expect((await intruder.call('GET', `/v1/forms/${form.id}`)).status).toBe(404);
+      expect((await intruder.call('PATCH', `/v1/forms/${form.id}`, { status: 'paused' })).status).toBe(404);
+      expect((await intruder.call('DELETE', `/v1/forms/${form.id}`)).status).toBe(404);
+      expect((await call('GET', `/v1/forms/${form.id}`)).body).toEqual(form);
+    });
+  });
+});
