@@ -60,12 +60,30 @@ require('ajv-formats')(bodyAjv);
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 require('ajv-formats')(queryAjv);
 
+/**
+ * One entry per bad field. A union (anyOf) yields one error per branch in ajv: those are folded
+ * into a single "must be one of ..." (literal unions) or the union's own message.
+ */
 export function fieldErrors(location: string, errors: ErrorObject[] | null | undefined): FieldError[] {
-  return (errors ?? []).map((e) => {
-    const extra = (e.params as Record<string, unknown>)['missingProperty'] ?? (e.params as Record<string, unknown>)['additionalProperty'];
+  const byField = new Map<string, ErrorObject[]>();
+  for (const e of errors ?? []) {
+    const params = e.params as Record<string, unknown>;
+    const extra = params['missingProperty'] ?? params['additionalProperty'];
     const path = [location, ...e.instancePath.split('/').filter(Boolean), ...(extra ? [String(extra)] : [])].join('/');
-    const message = e.keyword === 'additionalProperties' ? 'is not a known field' : e.keyword === 'required' ? 'is required' : (e.message ?? 'is invalid');
-    return { field: path, message };
+    byField.set(path, [...(byField.get(path) ?? []), e]);
+  }
+  return [...byField].map(([field, list]) => {
+    const allowed = list.filter((e) => e.keyword === 'const').map((e) => JSON.stringify((e.params as { allowedValue: unknown }).allowedValue));
+    const first = list.find((e) => e.keyword !== 'anyOf' && e.keyword !== 'const') ?? (list[0] as ErrorObject);
+    const message =
+      allowed.length > 0 && list.every((e) => e.keyword === 'const' || e.keyword === 'anyOf' || e.keyword === 'type')
+        ? `must be one of ${allowed.join(', ')}`
+        : first.keyword === 'additionalProperties'
+          ? 'is not a known field'
+          : first.keyword === 'required'
+            ? 'is required'
+            : (first.message ?? 'is invalid');
+    return { field, message };
   });
 }
 
