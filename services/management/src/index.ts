@@ -2,9 +2,11 @@ import type { ServiceModule, Platform, RouteDef } from '@intake/shared';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { healthRoutes } from './routes/health.routes';
 import { openApiDocument } from './openapi';
+import { webhookRoutes } from './routes/webhooks.routes';
+import { deliveryRoutes } from './routes/deliveries.routes';
 
 function managementRoutes(platform: Platform): RouteDef[] {
-  return [...healthRoutes(platform), ...apiKeyRoutes(platform)];
+  return [...healthRoutes(platform), ...apiKeyRoutes(platform), ...webhookRoutes(platform), ...deliveryRoutes(platform)];
 }
 
 /** The management service: forms, submissions, webhooks, deliveries, API keys, health, OpenAPI, console. */
