@@ -1,11 +1,10 @@
 import { Webhook } from 'standardwebhooks';
-import { buildServiceApp, type Worker } from '@intake/shared';
+import { buildServiceApp, newId, startOutboxRelay, type Worker } from '@intake/shared';
 import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
 import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
 import { api, startManagement } from './helpers';
 import { receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers';
-import { startOutboxRelay } from '@intake/shared';
 
 /** Management and the delivery workers on one platform, private networks allowed so local receivers work. */
 async function startWithWorkers() {
@@ -137,7 +136,7 @@ describe('webhook routes', () => {
     it('returns at most the last 50 deliveries', async () => {
       const { accountId, formId, call } = await owner();
       const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: 'https://hooks.example.com/' });
-      const rows = Array.from({ length: 55 }, (_, i) => ({ id: `whd_${String(i).padStart(26, '0')}`, account_id: accountId, webhook_id: hook.id, form_id: formId, event_type: 'webhook.test', data: '{}', status: 'succeeded', created_at: new Date(Date.now() - (55 - i) * 1000) }));
+      const rows = Array.from({ length: 55 }, (_, i) => ({ id: newId('delivery'), account_id: accountId, webhook_id: hook.id, form_id: formId, event_type: 'webhook.test', data: '{}', status: 'succeeded', created_at: new Date(Date.now() - (55 - i) * 1000) }));
       await ctx.platform.db('deliveries').insert(rows);
       const log = (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data;
       expect(log).toHaveLength(50);
@@ -166,7 +165,7 @@ describe('webhook routes', () => {
       const mine = await owner();
       const theirs = await owner();
       const { body: hook } = await mine.call('POST', `/v1/forms/${mine.formId}/webhooks`, { url: 'https://hooks.example.com/' });
-      const [delivery] = await ctx.platform.db('deliveries').insert({ id: 'whd_01aaaaaaaaaaaaaaaaaaaaaaaa', account_id: mine.accountId, webhook_id: hook.id, form_id: mine.formId, event_type: 'webhook.test', data: '{}', status: 'failed' }).returning('id');
+      const [delivery] = await ctx.platform.db('deliveries').insert({ id: newId('delivery'), account_id: mine.accountId, webhook_id: hook.id, form_id: mine.formId, event_type: 'webhook.test', data: '{}', status: 'failed' }).returning('id');
       expect((await theirs.call('POST', `/v1/forms/${mine.formId}/webhooks`, { url: 'https://evil.example.com/' })).status).toBe(404);
       expect((await theirs.call('GET', `/v1/forms/${mine.formId}/webhooks`)).status).toBe(404);
       expect((await theirs.call('PATCH', `/v1/webhooks/${hook.id}`, { url: 'https://evil.example.com/' })).status).toBe(404);
