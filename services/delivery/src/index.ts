@@ -1,11 +1,22 @@
 import type { ServiceModule } from '@intake/shared';
+import { startDeliveryWorkers } from './consumers/consumers';
 
-/** The delivery service. */
+/** The delivery service: webhook fan-out and sending (with the retry ladder) and notification e-mail, all JetStream consumers. */
 export const deliveryService: ServiceModule = {
   name: 'delivery',
-  needs: ["postgres", "nats"],
+  needs: ['postgres', 'nats'],
   publishesEvents: false,
   cors: false,
   routes: () => [],
-  startWorkers: async () => [],
+  startWorkers: startDeliveryWorkers,
 };
+
+export { CONSUMERS, SEND_CONCURRENCY, sendAckWaitMs } from './consumers/consumers';
+export { createWebhookAgent, sendWebhook, signedRequest, USER_AGENT, RESPONSE_BODY_LIMIT, type AttemptResult, type Envelope, type EventType } from './domain/sender';
+export { generateWebhookSecret, serviceSignature, standardSignature } from './domain/signing';
+export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup } from './domain/network-guard';
+export { requestDelivery, processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
+export { fanOutSubmission, submissionData } from './domain/fan-out';
+export { sendTestPing } from './domain/test-ping';
+export { notifySubmission, MAX_MAIL_ATTEMPTS } from './domain/notify';
+export { submissionMail, replyToOf } from './domain/notification-mail';

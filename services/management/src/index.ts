@@ -5,6 +5,8 @@ import { formRoutes } from './routes/forms.routes';
 import { docsRoutes } from './routes/docs.routes';
 import { submissionRoutes } from './routes/submissions.routes';
 import { fileRoutes } from './routes/files.routes';
+import { webhookRoutes } from './routes/webhooks.routes';
+import { deliveryRoutes } from './routes/deliveries.routes';
 
 function managementRoutes(platform: Platform): RouteDef[] {
   return [
@@ -13,6 +15,8 @@ function managementRoutes(platform: Platform): RouteDef[] {
     ...formRoutes(platform),
     ...submissionRoutes(platform),
     ...fileRoutes(platform),
+    ...webhookRoutes(platform),
+    ...deliveryRoutes(platform),
     ...docsRoutes(platform, () => managementRoutes(platform)),
   ];
 }

@@ -1,0 +1,83 @@
+import type { Agent } from 'undici';
+import { ACK, newId, toNatsHeaders, currentTraceHeaders, SUBJECTS, type Config, type Db, type DeliveryRequested, type Nats, type Outcome, type SecretBox } from '@intake/shared';
+import { deliveryRepository, type DeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
+import { sendWebhook, type AttemptResult } from './sender';
+
+/** The spec's maximum: the first attempt and four retries. */
+export const MAX_ATTEMPTS = 5;
+
+/** The wait after failed attempt `n` (1-based); a schedule shorter than the ladder repeats its last step. */
+export function retryDelayMs(schedule: readonly number[], attempt: number): number {
+  return schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
+}
+
+/** Publishes one `delivery.requested`. The msgID deduplicates a republished initial request; a replay gets a fresh one. */
+export async function requestDelivery(nats: Nats, props: { deliveryId: string; trigger: DeliveryRequested['trigger'] }): Promise<void> {
+  const eventId = props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event');
+  const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
+  await nats.js.publish(nats.names.subject(SUBJECTS.deliveryRequested), JSON.stringify(message), { msgID: eventId, headers: toNatsHeaders(currentTraceHeaders()), timeout: 5000 });
+}
+
+export interface DeliverDeps {
+  db: Db;
+  secrets: SecretBox;
+  agent: Agent;
+  config: Pick<Config, 'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>;
+  now(): Date;
+}
+
+function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: number): Promise<AttemptResult> {
+  return sendWebhook({
+    agent: deps.agent,
+    url: target.url,
+    allowPrivateNetworks: deps.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+    type: target.event_type,
+    deliveryId: target.id,
+    data: target.data,
+    attempt: attemptNumber,
+    secret: deps.secrets.open(target.sealed_secret),
+    now: deps.now(),
+  });
+}
+
+/**
+ * Handles one `delivery.requested`. The state in Postgres decides, so duplicates and stale
+ * messages are harmless. A scheduled attempt is numbered from the attempts recorded (an attempt
+ * cut short by a crash was never recorded, so it is simply made again); a failure is retried by
+ * JetStream redelivery after the ladder's step, the fifth failure marks the delivery `failed`.
+ * A replay is one extra attempt outside the ladder (see the README).
+ */
+export async function processDeliveryRequest(deps: DeliverDeps, request: DeliveryRequested): Promise<Outcome> {
+  const { db } = deps;
+  const target = await deliveryRepository.target(db, request.delivery_id);
+  if (!target) return ACK; // the webhook (and its deliveries) was deleted
+  if (request.trigger === 'replay') {
+    const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
+    const result = await attempt(deps, target, number);
+    const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
+    await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'replay', result, status, nextAttemptAt: result.ok ? null : target.next_attempt_at, now: deps.now() });
+    return ACK;
+  }
+  if (target.status === 'succeeded' || target.status === 'failed') return ACK;
+  if (!target.enabled) {
+    await deliveryRepository.setStatus(db, target.id, 'failed', 'the webhook was disabled before this delivery completed', deps.now());
+    return ACK;
+  }
+  const number = target.scheduled_attempts + 1;
+  if (number > MAX_ATTEMPTS) {
+    await deliveryRepository.setStatus(db, target.id, 'failed', target.last_error, deps.now());
+    return ACK;
+  }
+  const early = target.next_attempt_at ? target.next_attempt_at.getTime() - deps.now().getTime() : 0;
+  if (early > 20) return { retryInMs: early }; // redelivered before its step (e.g. after a crash): wait for it
+  const result = await attempt(deps, target, number);
+  const now = deps.now();
+  if (result.ok || number >= MAX_ATTEMPTS) {
+    await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'schedule', result, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null, now });
+    return ACK;
+  }
+  const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
+  await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'schedule', result, status: 'retrying', nextAttemptAt: new Date(now.getTime() + delay), now });
+  return { retryInMs: delay };
+}

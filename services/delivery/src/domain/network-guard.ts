@@ -1,0 +1,127 @@
+import { BlockList, isIP } from 'node:net';
+import dns from 'node:dns';
+
+/**
+ * SSRF guard for webhook targets: addresses inside our own network (loopback, private,
+ * link-local incl. cloud metadata, unique-local, CGNAT, unspecified, multicast, reserved)
+ * are never connected to unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set.
+ */
+const blocked = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], // "this network", unspecified
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10], // CGNAT
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16], // link-local, cloud metadata
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24], // IETF protocol assignments
+  ['192.0.2.0', 24], // documentation
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15], // benchmarking
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4], // multicast
+  ['240.0.0.0', 4], // reserved, broadcast
+] as const) blocked.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128], // unspecified
+  ['::1', 128], // loopback
+  ['fc00::', 7], // unique-local
+  ['fe80::', 10], // link-local
+  ['fec0::', 10], // site-local (deprecated)
+  ['ff00::', 8], // multicast
+  ['2001:db8::', 32], // documentation
+  ['100::', 64], // discard
+] as const) blocked.addSubnet(net, prefix, 'ipv6');
+
+/** The eight 16-bit groups of an IPv6 address (handles `::` and a dotted IPv4 tail). */
+function ipv6Groups(address: string): number[] {
+  let text = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = (v4[1] as string).split('.').map(Number) as [number, number, number, number];
+    text = text.slice(0, -(v4[1] as string).length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string) => (part ? part.split(':').map((g) => parseInt(g, 16)) : []);
+  const left = parse(head);
+  const right = tail === undefined ? [] : parse(tail);
+  return [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
+}
+
+/** The IPv4 address embedded in an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) IPv6 address. */
+function embeddedIpv4(groups: number[]): string | undefined {
+  const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
+  const mapped = zeros(0, 5) && (groups[5] === 0xffff || groups[5] === 0);
+  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6);
+  if (!mapped && !nat64) return undefined;
+  const hi = groups[6] as number;
+  const lo = groups[7] as number;
+  return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
+}
+
+/** True when `address` (an IP literal, v4 or v6, brackets allowed) must not be connected to. */
+export function isBlockedAddress(address: string): boolean {
+  const bare = address.replace(/^\[|\]$/g, '');
+  const family = isIP(bare);
+  if (family === 4) return blocked.check(bare, 'ipv4');
+  if (family !== 6) return true; // not an IP at all: refuse rather than guess
+  const groups = ipv6Groups(bare);
+  const v4 = embeddedIpv4(groups);
+  return (v4 !== undefined && blocked.check(v4, 'ipv4')) || blocked.check(bare, 'ipv6');
+}
+
+export class BlockedTargetError extends Error {
+  override name = 'BlockedTargetError';
+  readonly code = 'EBLOCKEDTARGET';
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+
+/**
+ * A `lookup` for net/tls connect (undici's `connect.lookup`): resolves like dns.lookup, drops
+ * addresses inside our network, and fails when none is left. Honours `options.all`.
+ */
+export function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
+  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, []);
+    const allowed = addresses.filter((a) => !isBlockedAddress(a.address));
+    if (allowed.length === 0) return callback(new BlockedTargetError(`${hostname} resolves to an address inside a private network (${addresses.map((a) => a.address).join(', ')})`), []);
+    if (options.all) return callback(null, allowed);
+    const first = allowed[0] as dns.LookupAddress;
+    callback(null, first.address, first.family);
+  });
+}
+
+/**
+ * Why `url` may not be a webhook target, or undefined when it may. Checks the scheme and an
+ * IP-literal host without touching the network (used at send time, where the lookup guards names).
+ */
+export function urlRefusal(url: string, allowPrivate: boolean): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'is not a valid URL';
+  }
+  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return allowPrivate ? 'must be an http or https URL' : 'must be an https URL';
+  if (parsed.username || parsed.password) return 'must not contain credentials';
+  if (allowPrivate) return undefined;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return isBlockedAddress(host) ? 'points to an address inside a private network' : undefined;
+  if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) return 'points to a host inside a private network';
+  return undefined;
+}
+
+/** Save-time check: urlRefusal plus a DNS lookup of the name (a name resolving to a private address is refused; one that does not resolve yet is accepted and checked again at send time). */
+export async function checkWebhookUrl(url: string, allowPrivate: boolean, lookupTimeoutMs = 2000): Promise<string | undefined> {
+  const refusal = urlRefusal(url, allowPrivate);
+  if (refusal || allowPrivate) return refusal;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  if (isIP(host)) return undefined;
+  const addresses = await Promise.race([
+    dns.promises.lookup(host, { all: true }).catch(() => []),
+    new Promise<dns.LookupAddress[]>((resolve) => setTimeout(() => resolve([]), lookupTimeoutMs).unref()),
+  ]);
+  return addresses.some((a) => isBlockedAddress(a.address)) ? 'resolves to an address inside a private network' : undefined;
+}

@@ -1,0 +1,29 @@
+import { fileDownloadUrl, type Config, type Mail, type SecretBox, type SubmissionEvent } from '@intake/shared';
+
+const EMAIL_FIELD = /^(_?reply_?to|e-?mail|email_?address|e-?mail_?address|your_?email)$/i;
+const EMAIL_VALUE = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
+
+/** The submitter's address for Reply-To: the first field named like an e-mail field whose value looks like one address. */
+export function replyToOf(payload: Record<string, string>): string | undefined {
+  for (const [name, value] of Object.entries(payload)) {
+    const candidate = value.trim();
+    if (EMAIL_FIELD.test(name) && EMAIL_VALUE.test(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** The notification e-mail of one received submission: every field, then the files with signed download links. */
+export function submissionMail(props: { event: SubmissionEvent; to: string[]; config: Pick<Config, 'PUBLIC_BASE_URL'>; secrets: SecretBox; now: Date }): Mail {
+  const { event } = props;
+  const fields = Object.entries(event.payload).map(([name, value]) => `${name}: ${value.includes('\n') ? `\n  ${value.split('\n').join('\n  ')}` : value}`);
+  const files = event.files.map((f) => `- ${f.filename} (${f.field}, ${f.size} bytes): ${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now })}`);
+  const text = [
+    `New submission to "${event.form_name}"`,
+    `Received at ${event.received_at} (submission ${event.submission_id})`,
+    '',
+    ...(fields.length ? fields : ['(no fields)']),
+    ...(files.length ? ['', 'Files (links expire in 7 days):', ...files] : []),
+    '',
+  ].join('\n');
+  return { to: props.to, subject: `New submission: ${event.form_name}`.replace(/[\r\n]+/g, ' '), text, replyTo: replyToOf(event.payload) };
+}

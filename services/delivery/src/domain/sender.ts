@@ -1,0 +1,118 @@
+import { Agent, request } from 'undici';
+import { toTimestamp } from '@intake/shared';
+import { guardedLookup, urlRefusal } from './network-guard';
+import { serviceSignature, standardSignature } from './signing';
+
+export const USER_AGENT = 'Service-Webhooks/1';
+/** How much of a receiver's answer is kept in the delivery log. */
+export const RESPONSE_BODY_LIMIT = 1024;
+
+export type EventType = 'submission.created' | 'webhook.test';
+
+export interface Envelope {
+  type: EventType;
+  id: string;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+export interface AttemptResult {
+  ok: boolean;
+  /** The receiver's status code; null when it never answered (network error, timeout, refused target). */
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  startedAt: Date;
+  /** The first RESPONSE_BODY_LIMIT bytes of the answer. */
+  responseBody: string | null;
+}
+
+/** The HTTP client for webhooks: bounded timeouts, no redirects, and (unless private networks are allowed) a lookup that refuses private addresses. */
+export function createWebhookAgent(props: { allowPrivateNetworks: boolean; timeoutMs: number }): Agent {
+  return new Agent({
+    headersTimeout: props.timeoutMs,
+    bodyTimeout: props.timeoutMs,
+    connectTimeout: props.timeoutMs,
+    keepAliveTimeout: 4000,
+    connect: props.allowPrivateNetworks ? { timeout: props.timeoutMs } : { timeout: props.timeoutMs, lookup: guardedLookup as never },
+  });
+}
+
+/** The exact bytes and headers of one attempt: the envelope gets a fresh `created_at`, both signatures cover the raw body. */
+export function signedRequest(props: { type: EventType; deliveryId: string; data: Record<string, unknown>; attempt: number; secret: string; now: Date }): { body: string; headers: Record<string, string> } {
+  const envelope: Envelope = { type: props.type, id: props.deliveryId, created_at: toTimestamp(props.now), data: props.data };
+  const body = JSON.stringify(envelope);
+  const timestamp = Math.floor(props.now.getTime() / 1000);
+  return {
+    body,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'x-service-event': props.type,
+      'x-service-delivery': props.deliveryId,
+      'x-service-attempt': String(props.attempt),
+      'x-service-signature': serviceSignature(props.secret, body),
+      'webhook-id': props.deliveryId,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': standardSignature(props.secret, props.deliveryId, timestamp, body),
+    },
+  };
+}
+
+/**
+ * Makes one webhook attempt and reports what happened; never throws. Any 2xx is success;
+ * another status, a network error, a refused target or no answer within `timeoutMs` is a failure.
+ * Redirects are not followed (a 3xx is a failure).
+ */
+export async function sendWebhook(props: {
+  agent: Agent;
+  url: string;
+  allowPrivateNetworks: boolean;
+  timeoutMs: number;
+  type: EventType;
+  deliveryId: string;
+  data: Record<string, unknown>;
+  attempt: number;
+  secret: string;
+  now: Date;
+}): Promise<AttemptResult> {
+  const startedAt = props.now;
+  const started = performance.now();
+  const done = (partial: Omit<AttemptResult, 'durationMs' | 'startedAt'>): AttemptResult => ({ ...partial, startedAt, durationMs: Math.round(performance.now() - started) });
+  const refusal = urlRefusal(props.url, props.allowPrivateNetworks);
+  if (refusal) return done({ ok: false, statusCode: null, error: `refused: the URL ${refusal}`, responseBody: null });
+  const { body, headers } = signedRequest(props);
+  try {
+    const res = await request(props.url, { method: 'POST', headers, body, dispatcher: props.agent, signal: AbortSignal.timeout(props.timeoutMs) });
+    const responseBody = await readLimited(res.body, RESPONSE_BODY_LIMIT);
+    const ok = res.statusCode >= 200 && res.statusCode < 300;
+    return done({ ok, statusCode: res.statusCode, error: ok ? null : `receiver answered ${res.statusCode}`, responseBody });
+  } catch (err) {
+    return done({ ok: false, statusCode: null, error: describeError(err, props.timeoutMs), responseBody: null });
+  }
+}
+
+async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= limit) break;
+    }
+  } catch {
+    // a body cut short still leaves what was read
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
+}
+
+function describeError(err: unknown, timeoutMs: number): string {
+  const e = err as { name?: string; code?: string; message?: string; cause?: { name?: string; code?: string; message?: string } };
+  const inner = e.cause ?? e;
+  if (inner.name === 'BlockedTargetError' || e.name === 'BlockedTargetError') return `refused: ${inner.message ?? e.message}`;
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/i.test(String(e.code ?? inner.code ?? ''))) return `no answer within ${timeoutMs} ms`;
+  return `${inner.code ?? e.code ?? 'network error'}: ${inner.message ?? e.message ?? String(err)}`;
+}

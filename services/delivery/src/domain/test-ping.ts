@@ -1,0 +1,38 @@
+import type { Agent } from 'undici';
+import { newId, type Config, type Db, type SecretBox } from '@intake/shared';
+import { deliveryRepository } from '../repositories/delivery.repository';
+import { sendWebhook, type AttemptResult } from './sender';
+
+/**
+ * The synchronous test ping: a `webhook.test` envelope `{ form_id, sample: true }`, signed and
+ * sent exactly like a real delivery (same code), made once and not retried. It creates no
+ * submission; it is kept in the webhook's delivery log as a `webhook.test` delivery with one
+ * attempt (trigger `test`).
+ */
+export async function sendTestPing(props: {
+  db: Db;
+  secrets: SecretBox;
+  agent: Agent;
+  config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>;
+  webhook: { id: string; account_id: string; form_id: string; url: string; secret: string };
+  now: Date;
+}): Promise<AttemptResult & { deliveryId: string }> {
+  const { db, webhook, now } = props;
+  const deliveryId = newId('delivery', now.getTime());
+  const data = { form_id: webhook.form_id, sample: true };
+  await db('deliveries').insert({ id: deliveryId, account_id: webhook.account_id, webhook_id: webhook.id, form_id: webhook.form_id, submission_id: null, event_type: 'webhook.test', data: JSON.stringify(data), status: 'pending', created_at: now, updated_at: now });
+  const result = await sendWebhook({
+    agent: props.agent,
+    url: webhook.url,
+    allowPrivateNetworks: props.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    timeoutMs: props.config.WEBHOOK_TIMEOUT_MS,
+    type: 'webhook.test',
+    deliveryId,
+    data,
+    attempt: 1,
+    secret: props.secrets.open(webhook.secret),
+    now,
+  });
+  await deliveryRepository.recordAttempt(db, { deliveryId, attempt: 1, trigger: 'test', result, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null, now: new Date(now.getTime() + result.durationMs) });
+  return { ...result, deliveryId };
+}

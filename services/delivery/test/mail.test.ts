@@ -1,0 +1,88 @@
+import { SMTPServer } from 'smtp-server';
+import PostalMime from 'postal-mime';
+import type { AddressInfo } from 'node:net';
+import { eventually } from '@intake/shared/testing';
+import { accountWithForm, startDelivery, submit } from './helpers';
+
+interface Mail {
+  to: string[];
+  raw: string;
+}
+
+/** A real SMTP server on loopback; `refuseFirst` temporary failures before accepting. */
+async function smtpServer(refuseFirst = 0) {
+  const mails: Mail[] = [];
+  let refused = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        if (refused < refuseFirst) {
+          refused += 1;
+          const err = Object.assign(new Error('try again later'), { responseCode: 451 });
+          return callback(err);
+        }
+        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return { port, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('notification e-mail', () => {
+  let smtp: Awaited<ReturnType<typeof smtpServer>>;
+  let ctx: Awaited<ReturnType<typeof startDelivery>>;
+  beforeAll(async () => {
+    smtp = await smtpServer(1);
+    ctx = await startDelivery({ SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Intake <no-reply@intake.test>', WEBHOOK_RETRY_SCHEDULE: '200ms' });
+  });
+  afterAll(async () => {
+    await ctx.close();
+    await smtp.close();
+  });
+
+  it('mails the form’s addresses with the fields, file links and the submitter as Reply-To; a refused send is retried once', async () => {
+    const { accountId, formId } = await accountWithForm(ctx.platform, ['owner@example.com', 'team@example.com']);
+    const event = await submit(ctx.platform, {
+      accountId,
+      formId,
+      payload: { name: 'Grace Hopper', email: 'grace@navy.example', message: 'Found a moth.\nSecond line.' },
+      files: [{ id: 'fil_01hzzzzzzzzzzzzzzzzzzzzzzz', field: 'attachment', filename: 'bug.png', content_type: 'image/png', size: 1234 }],
+    });
+    await eventually(() => smtp.mails.length === 1, { timeoutMs: 10_000 });
+    const [mail] = smtp.mails;
+    expect(mail!.to.sort()).toEqual(['owner@example.com', 'team@example.com']);
+    const parsed = await PostalMime.parse(mail!.raw);
+    expect(parsed.subject).toBe('New submission: Test form');
+    expect(parsed.from?.address).toBe('no-reply@intake.test');
+    expect(parsed.replyTo?.[0]?.address).toBe('grace@navy.example');
+    expect(parsed.text).toContain('name: Grace Hopper');
+    expect(parsed.text).toContain('Found a moth.');
+    expect(parsed.text).toContain('Second line.');
+    expect(parsed.text).toMatch(new RegExp(`bug\\.png \\(attachment, 1234 bytes\\): ${ctx.platform.config.PUBLIC_BASE_URL}/v1/files/fil_01hzzzzzzzzzzzzzzzzzzzzzzz\\?expires=\\d+&signature=`));
+    const row = await eventually(() => ctx.platform.db('notifications').where({ dedup_key: `submission:${event.submission_id}`, status: 'sent' }).first());
+    expect(row).toMatchObject({ kind: 'submission', attempt_count: 2, recipients: ['owner@example.com', 'team@example.com'] });
+  });
+
+  it('sends nothing for spam, nothing without addresses, and no Reply-To without an e-mail field', async () => {
+    const { accountId, formId } = await accountWithForm(ctx.platform, ['owner@example.com']);
+    const silent = await accountWithForm(ctx.platform, []);
+    const before = smtp.mails.length;
+    const spam = await submit(ctx.platform, { accountId, formId, status: 'spam', payload: { email: 'spam@example.com' } });
+    await submit(ctx.platform, { ...silent, payload: { email: 'x@example.com' } });
+    const genuine = await submit(ctx.platform, { accountId, formId, payload: { name: 'No address', email: 'not-an-address' } });
+    await eventually(() => ctx.platform.db('notifications').where({ dedup_key: `submission:${genuine.submission_id}`, status: 'sent' }).first());
+    expect(smtp.mails.length).toBe(before + 1);
+    const parsed = await PostalMime.parse(smtp.mails.at(-1)!.raw);
+    expect(parsed.text).toContain('name: No address');
+    expect(parsed.replyTo).toBeUndefined();
+    expect(await ctx.platform.db('notifications').where({ dedup_key: `submission:${spam.submission_id}` })).toEqual([]);
+  });
+});

@@ -1,0 +1,91 @@
+import { eventually } from '@intake/shared/testing';
+import { accountWithForm, receiver, startDelivery, submit, webhook } from './helpers';
+
+const LADDER = [200, 400, 600, 800];
+
+describe('the retry ladder', () => {
+  let ctx: Awaited<ReturnType<typeof startDelivery>>;
+  beforeAll(async () => {
+    ctx = await startDelivery({ WEBHOOK_RETRY_SCHEDULE: LADDER.map((ms) => `${ms}ms`).join(','), WEBHOOK_TIMEOUT_MS: 2000 });
+  });
+  afterAll(() => ctx.close());
+
+  it('makes 5 attempts spaced by the schedule, keeps the id, refreshes created_at, then marks the delivery failed', async () => {
+    const target = await receiver((_req, _n, res) => {
+      res.statusCode = 503;
+      res.end('down for maintenance');
+    });
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      await webhook(ctx.platform, { accountId, formId, url: target.url });
+      await submit(ctx.platform, { accountId, formId });
+      await eventually(() => target.requests.length === 5, { timeoutMs: 15_000 });
+      const envelopes = target.requests.map((r) => JSON.parse(r.body));
+      const id = envelopes[0].id;
+      expect(envelopes.every((e) => e.id === id)).toBe(true);
+      expect(new Set(envelopes.map((e) => e.created_at)).size).toBe(5);
+      expect(target.requests.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3', '4', '5']);
+      const gaps = target.requests.slice(1).map((r, i) => r.at - (target.requests[i] as { at: number }).at);
+      console.log(`retry gaps on a ${LADDER.join('/')} ms ladder: ${gaps.join('/')} ms`);
+      gaps.forEach((gap, i) => {
+        expect(gap).toBeGreaterThanOrEqual((LADDER[i] as number) - 10);
+        expect(gap).toBeLessThan((LADDER[i] as number) + 500);
+      });
+      const delivery = await eventually(() => ctx.platform.db('deliveries').where({ id, status: 'failed' }).first());
+      expect(delivery).toMatchObject({ attempt_count: 5, last_status_code: 503, last_error: 'receiver answered 503', next_attempt_at: null });
+      const attempts = await ctx.platform.db('delivery_attempts').where({ delivery_id: id }).orderBy('id');
+      expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 503, 'down for maintenance']));
+      // Nothing more is scheduled after the fifth failure: the message is gone from the work queue.
+      const { nats } = ctx.platform;
+      await eventually(async () => {
+        const info = await nats.jsm.consumers.info(nats.names.deliveriesStream, 'delivery-send');
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      });
+      expect(target.requests).toHaveLength(5);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('succeeds on a later attempt: a retry after two failures is acknowledged', async () => {
+    const target = await receiver((_req, n, res) => {
+      res.statusCode = n <= 2 ? 500 : 204;
+      res.end();
+    });
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      await webhook(ctx.platform, { accountId, formId, url: target.url });
+      const event = await submit(ctx.platform, { accountId, formId });
+      const delivery = await eventually(() => ctx.platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(), { timeoutMs: 10_000 });
+      expect(delivery).toMatchObject({ attempt_count: 3, last_status_code: 204, last_error: null });
+      expect(target.requests.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3']);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('counts a redirect (not followed) and a refused connection as failures', async () => {
+    const other = await receiver();
+    const target = await receiver((_req, _n, res) => {
+      res.statusCode = 307;
+      res.setHeader('location', other.url);
+      res.end();
+    });
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      await webhook(ctx.platform, { accountId, formId, url: target.url });
+      const closed = await receiver();
+      await closed.close();
+      await webhook(ctx.platform, { accountId, formId, url: closed.url });
+      const event = await submit(ctx.platform, { accountId, formId });
+      const rows = await eventually(async () => {
+        const r = await ctx.platform.db('deliveries').where({ submission_id: event.submission_id }).whereIn('status', ['retrying', 'failed']);
+        return r.length === 2 && r;
+      });
+      expect(rows.map((r) => r.last_error).sort()).toEqual([expect.stringMatching(/^ECONNREFUSED/), 'receiver answered 307']);
+      expect(other.requests).toHaveLength(0);
+    } finally {
+      await Promise.all([target.close(), other.close()]);
+    }
+  });
+});

@@ -1,0 +1,48 @@
+import { eventually } from '@intake/shared/testing';
+import { accountWithForm, receiver, startDelivery, submit, webhook } from './helpers';
+
+describe('a receiver that hangs', () => {
+  let ctx: Awaited<ReturnType<typeof startDelivery>>;
+  beforeAll(async () => {
+    ctx = await startDelivery({ WEBHOOK_TIMEOUT_MS: 1500, WEBHOOK_RETRY_SCHEDULE: '10s' });
+  });
+  afterAll(() => ctx.close());
+
+  it('times out after WEBHOOK_TIMEOUT_MS and never delays another receiver’s deliveries', async () => {
+    const hanging = await receiver(() => undefined); // never answers
+    const fast = await receiver();
+    try {
+      const slowOwner = await accountWithForm(ctx.platform);
+      await webhook(ctx.platform, { ...slowOwner, url: hanging.url });
+      const fastOwner = await accountWithForm(ctx.platform);
+      await webhook(ctx.platform, { ...fastOwner, url: fast.url });
+      // Several hanging deliveries first, then the fast receiver's.
+      const stuck = await Promise.all([1, 2, 3].map(() => submit(ctx.platform, slowOwner)));
+      await eventually(() => hanging.requests.length === 3);
+      const started = Date.now();
+      const quick = await submit(ctx.platform, fastOwner);
+      await eventually(() => fast.requests.some((r) => r.body.includes(quick.submission_id)));
+      const waited = Date.now() - started;
+      console.log(`fast receiver served in ${waited} ms while 3 deliveries hung`);
+      // Served while the three attempts still hang (none has timed out and been recorded yet).
+      const stuckIds = (await ctx.platform.db('deliveries').whereIn('submission_id', stuck.map((e) => e.submission_id)).select('id')).map((r) => r.id);
+      expect(await ctx.platform.db('delivery_attempts').whereIn('delivery_id', stuckIds)).toEqual([]);
+      expect(waited).toBeLessThan(1500);
+      expect(await ctx.platform.db('deliveries').where({ submission_id: quick.submission_id }).first()).toMatchObject({ status: 'succeeded' });
+
+      const timedOut = await eventually(async () => {
+        const rows = await ctx.platform.db('deliveries').whereIn('submission_id', stuck.map((e) => e.submission_id)).where({ status: 'retrying' });
+        return rows.length === 3 && rows;
+      });
+      expect(timedOut.map((r) => r.last_error)).toEqual(['no answer within 1500 ms', 'no answer within 1500 ms', 'no answer within 1500 ms']);
+      const attempts = await ctx.platform.db('delivery_attempts').whereIn('delivery_id', timedOut.map((r) => r.id));
+      for (const a of attempts) {
+        expect(a.status_code).toBeNull();
+        expect(a.duration_ms).toBeGreaterThanOrEqual(1400);
+        expect(a.duration_ms).toBeLessThan(3000);
+      }
+    } finally {
+      await Promise.all([hanging.close(), fast.close()]);
+    }
+  });
+});

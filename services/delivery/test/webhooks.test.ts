@@ -1,0 +1,91 @@
+import { Webhook } from 'standardwebhooks';
+import { eventually } from '@intake/shared/testing';
+import { SUBJECTS } from '@intake/shared';
+import { accountWithForm, receiver, startDelivery, submit, verifyWithOctokit, webhook } from './helpers';
+
+describe('webhook delivery of submission.created', () => {
+  let ctx: Awaited<ReturnType<typeof startDelivery>>;
+  beforeAll(async () => {
+    ctx = await startDelivery();
+  });
+  afterAll(() => ctx.close());
+
+  it('POSTs the signed envelope with exactly the documented headers, verified by libraries we did not write', async () => {
+    const target = await receiver();
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      const hook = await webhook(ctx.platform, { accountId, formId, url: `${target.url}/hooks?x=1` });
+      const event = await submit(ctx.platform, { accountId, formId, payload: { name: 'Ada Lovelace', note: 'ünïcødé ✓ "quotes"' } });
+      const [req] = await eventually(() => target.requests.length === 1 && target.requests);
+      const request = req!;
+      expect(request.url).toBe('/hooks?x=1');
+      const envelope = JSON.parse(request.body);
+      expect(envelope).toEqual({ type: 'submission.created', id: expect.stringMatching(/^whd_[0-9a-z]{26}$/), created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), data: { submission_id: event.submission_id, form_id: formId, payload: { name: 'Ada Lovelace', note: 'ünïcødé ✓ "quotes"' }, files: [] } });
+      expect(request.headers).toMatchObject({
+        'content-type': 'application/json',
+        'user-agent': 'Service-Webhooks/1',
+        'x-service-event': 'submission.created',
+        'x-service-delivery': envelope.id,
+        'x-service-attempt': '1',
+        'webhook-id': envelope.id,
+        'webhook-timestamp': String(Math.floor(Date.parse(envelope.created_at) / 1000)),
+      });
+      expect(request.headers['x-service-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
+      expect(await verifyWithOctokit(hook.secret, request.body, request.headers['x-service-signature'] as string)).toBe(true);
+      expect(await verifyWithOctokit(hook.secret, request.body + ' ', request.headers['x-service-signature'] as string)).toBe(false);
+      expect(await verifyWithOctokit('whsec_other', request.body, request.headers['x-service-signature'] as string)).toBe(false);
+      const verified = new Webhook(hook.secret).verify(request.body, request.headers as Record<string, string>);
+      expect(verified).toEqual(envelope);
+      expect(() => new Webhook(hook.secret).verify(request.body.replace('Ada', 'Bob'), request.headers as Record<string, string>)).toThrow();
+
+      const delivery = await eventually(() => ctx.platform.db('deliveries').where({ id: envelope.id, status: 'succeeded' }).first());
+      expect(delivery).toMatchObject({ webhook_id: hook.id, submission_id: event.submission_id, attempt_count: 1, last_status_code: 200 });
+      const attempts = await ctx.platform.db('delivery_attempts').where({ delivery_id: envelope.id });
+      expect(attempts).toEqual([expect.objectContaining({ attempt: 1, trigger: 'schedule', status_code: 200, error: null, response_body: 'ok' })]);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('creates one delivery per enabled webhook only, and a redelivered event creates no second one', async () => {
+    const a = await receiver();
+    const b = await receiver();
+    const off = await receiver();
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      const hookA = await webhook(ctx.platform, { accountId, formId, url: a.url });
+      const hookB = await webhook(ctx.platform, { accountId, formId, url: b.url });
+      await webhook(ctx.platform, { accountId, formId, url: off.url, enabled: false });
+      const event = await submit(ctx.platform, { accountId, formId });
+      await eventually(() => a.requests.length === 1 && b.requests.length === 1);
+      // The same event again, past JetStream's dedup window (a fresh msgID): Postgres must still refuse a second delivery.
+      const { nats } = ctx.platform;
+      await nats.js.publish(nats.names.subject(SUBJECTS.submissionCreated), JSON.stringify(event), { msgID: `${event.event_id}-again` });
+      const marker = await submit(ctx.platform, { accountId, formId });
+      await eventually(() => a.requests.some((r) => r.body.includes(marker.submission_id)) && b.requests.some((r) => r.body.includes(marker.submission_id)));
+      const rows = await ctx.platform.db('deliveries').where({ submission_id: event.submission_id }).select('webhook_id');
+      expect(rows.map((r) => r.webhook_id).sort()).toEqual([hookA.id, hookB.id].sort());
+      expect(a.requests.filter((r) => r.body.includes(event.submission_id))).toHaveLength(1);
+      expect(b.requests.filter((r) => r.body.includes(event.submission_id))).toHaveLength(1);
+      expect(off.requests).toHaveLength(0);
+    } finally {
+      await Promise.all([a.close(), b.close(), off.close()]);
+    }
+  });
+
+  it('sends nothing for spam', async () => {
+    const target = await receiver();
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      await webhook(ctx.platform, { accountId, formId, url: target.url });
+      const spam = await submit(ctx.platform, { accountId, formId, status: 'spam' });
+      const genuine = await submit(ctx.platform, { accountId, formId });
+      await eventually(() => target.requests.length >= 1);
+      await eventually(async () => (await ctx.platform.db('outbox').where({ event_id: spam.event_id }).whereNotNull('published_at').first()) !== undefined);
+      expect(target.requests.map((r) => JSON.parse(r.body).data.submission_id)).toEqual([genuine.submission_id]);
+      expect(await ctx.platform.db('deliveries').where({ submission_id: spam.submission_id })).toEqual([]);
+    } finally {
+      await target.close();
+    }
+  });
+});

@@ -1,0 +1,46 @@
+import type { Knex } from 'knex';
+
+export interface DeliveryLogRow {
+  id: string;
+  webhook_id: string;
+  submission_id: string | null;
+  event_type: string;
+  status: string;
+  attempt_count: number;
+  last_error: string | null;
+  last_status_code: number | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AttemptRow {
+  delivery_id: string;
+  attempt: number;
+  trigger: string;
+  started_at: Date;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+}
+
+/** The delivery log, always scoped by account. */
+export const deliveryLogRepository = {
+  async latestForWebhook(db: Knex, accountId: string, webhookId: string, limit: number): Promise<DeliveryLogRow[]> {
+    return db('deliveries')
+      .where({ account_id: accountId, webhook_id: webhookId })
+      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .limit(limit)
+      .select('id', 'webhook_id', 'submission_id', 'event_type', 'status', 'attempt_count', 'last_error', 'last_status_code', 'next_attempt_at', 'created_at', 'updated_at');
+  },
+
+  async attemptsOf(db: Knex, deliveryIds: string[]): Promise<AttemptRow[]> {
+    if (deliveryIds.length === 0) return [];
+    return db('delivery_attempts').whereIn('delivery_id', deliveryIds).orderBy([{ column: 'started_at', order: 'asc' }, { column: 'id', order: 'asc' }]).select('delivery_id', 'attempt', 'trigger', 'started_at', 'duration_ms', 'status_code', 'error', 'response_body');
+  },
+
+  async find(db: Knex, accountId: string, id: string): Promise<{ id: string; status: string } | undefined> {
+    return db('deliveries').where({ account_id: accountId, id }).first('id', 'status');
+  },
+};

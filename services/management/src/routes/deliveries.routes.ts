@@ -1,0 +1,86 @@
+import { Type } from '@sinclair/typebox';
+import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import { deliveryLog, replayDelivery } from '../domain/deliveries';
+import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
+
+const Attempt = Type.Object({
+  attempt: Type.Integer({ minimum: 1, maximum: 5, description: 'the `x-service-attempt` sent' }),
+  trigger: Type.Union([Type.Literal('schedule'), Type.Literal('replay'), Type.Literal('test')]),
+  started_at: Timestamp,
+  duration_ms: Type.Integer(),
+  status_code: Nullable(Type.Integer({ description: 'null when the endpoint did not answer' })),
+  error: Nullable(Type.String()),
+  response_body: Nullable(Type.String({ description: 'the first 1 KiB of the answer' })),
+});
+const Delivery = Type.Object(
+  {
+    id: Type.String({ description: '`whd_...`, the envelope id' }),
+    webhook_id: Type.String(),
+    type: Type.String({ description: 'envelope type: `submission.created` or `webhook.test`' }),
+    submission_id: Nullable(Type.String()),
+    status: Type.Union([Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('succeeded'), Type.Literal('failed')]),
+    attempt_count: Type.Integer({ description: 'attempts made, replays and tests included' }),
+    last_status_code: Nullable(Type.Integer()),
+    last_error: Nullable(Type.String()),
+    errors: Type.Array(Type.String(), { description: 'the error of every failed attempt, oldest first' }),
+    next_attempt_at: NullableTimestamp,
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    attempts: Type.Array(Attempt),
+  },
+  { $id: 'Delivery' },
+);
+
+export function deliveryRoutes(platform: Platform): RouteDef[] {
+  const { db, nats } = platform;
+  return [
+    route({
+      method: 'GET',
+      path: '/v1/webhooks/:id/deliveries',
+      operationId: 'listWebhookDeliveries',
+      summary: 'The webhook’s last 50 deliveries, newest first, with every attempt',
+      tags: ['Webhooks'],
+      auth: 'management',
+      params: IdParams('webhook id'),
+      responses: { 200: { description: 'The delivery log', schema: List(Delivery) } },
+      problems: ['not-found'],
+      async handler(ctx, { params, principal }) {
+        const log = await deliveryLog({ db, accountId: principal.accountId, webhookId: params.id });
+        ctx.body = {
+          data: log.map((d) => ({
+            id: d.id,
+            webhook_id: d.webhook_id,
+            type: d.event_type,
+            submission_id: d.submission_id,
+            status: d.status,
+            attempt_count: d.attempt_count,
+            last_status_code: d.last_status_code,
+            last_error: d.last_error,
+            errors: d.attempts.flatMap((a) => (a.error ? [a.error] : [])),
+            next_attempt_at: d.next_attempt_at ? toTimestamp(d.next_attempt_at) : null,
+            created_at: toTimestamp(d.created_at),
+            updated_at: toTimestamp(d.updated_at),
+            attempts: d.attempts.map((a) => ({ attempt: a.attempt, trigger: a.trigger, started_at: toTimestamp(a.started_at), duration_ms: a.duration_ms, status_code: a.status_code, error: a.error, response_body: a.response_body })),
+          })),
+        };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/deliveries/:id/replay',
+      operationId: 'replayDelivery',
+      summary: 'Send one delivery again now, whatever its schedule or state',
+      description: 'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered.',
+      tags: ['Webhooks'],
+      auth: 'management',
+      params: IdParams('delivery id'),
+      responses: { 202: { description: 'Queued', schema: Type.Object({ id: Type.String(), status: Type.String({ description: 'the delivery’s status before the replay' }), replay: Type.Literal('queued') }) } },
+      problems: ['not-found', 'service-unavailable'],
+      async handler(ctx, { params, principal }) {
+        const delivery = await replayDelivery({ db, nats, accountId: principal.accountId, id: params.id });
+        ctx.status = 202;
+        ctx.body = { id: delivery.id, status: delivery.status, replay: 'queued' };
+      },
+    }),
+  ];
+}
