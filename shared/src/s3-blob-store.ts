@@ -36,6 +36,8 @@ export class S3BlobStore implements BlobStore {
       });
     });
     failed.catch(() => undefined);
+    // Its errors are reported through `failed`; the SDK may have stopped listening by then.
+    counted.on('error', () => undefined);
     body.pipe(counted);
     const upload = new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: counted, ContentType: contentType }, queueSize: 2, partSize: 5 * 1024 * 1024, leavePartsOnError: false });
     try {

@@ -96,6 +96,8 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
       const file: StoredUpload = { id, field: name, filename: info.filename.slice(0, 255), content_type: (info.mimeType || 'application/octet-stream').slice(0, 255), size: 0, storage_key: `${keyPrefix}/${id}` };
       const limit = new SizeLimit(maxFileBytes);
       active.add(limit);
+      // Its error reaches us through the put's rejection; this keeps a late one from going unhandled.
+      limit.on('error', () => undefined);
       stream.on('error', (err) => limit.destroy(err));
       const put = blobs.put(file.storage_key, stream.pipe(limit), file.content_type).then(
         (size) => {
