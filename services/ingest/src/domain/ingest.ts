@@ -53,7 +53,6 @@ export async function ingestSubmission(props: { platform: Platform; limiter: Ing
         const claimed = await claimIdempotencyKey(trx, { formId: form.id, key: request.idempotencyKey, submissionId, now, expiresAt: new Date(now.getTime() + LIMITS.idempotencyMs) });
         if (!claimed) return 'lost-idempotency-race' as const;
       }
-      if (!spam && !(await countAgainstQuota(trx, { accountId: form.account_id, period: gate.period, limit: form.monthly_quota }))) throw quotaExceeded(form.monthly_quota);
       await insertSubmission(trx, { id: submissionId, account_id: form.account_id, form_id: form.id, status: spam ? 'spam' : 'received', payload, files: stored, ip: request.ip, user_agent: request.userAgent?.slice(0, 512) ?? null, referrer: request.referrer?.slice(0, 2048) ?? null, spam_reason: spam ?? null, received_at: now });
       const event: Omit<SubmissionEvent, 'event_id'> = {
         submission_id: submissionId,
@@ -67,6 +66,8 @@ export async function ingestSubmission(props: { platform: Platform; limiter: Ing
         form_name: form.name,
       };
       await enqueueEvent(trx, { subject: spam ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated, payload: event });
+      // Last, so the account's counter row stays locked only for the commit itself.
+      if (!spam && !(await countAgainstQuota(trx, { accountId: form.account_id, period: gate.period, limit: form.monthly_quota }))) throw quotaExceeded(form.monthly_quota);
       return 'stored' as const;
     });
     if (outcome === 'lost-idempotency-race') {
