@@ -1,6 +1,6 @@
 import { S3Client, GetObjectCommand, DeleteObjectsCommand } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import type { Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import type { Config } from './config';
 import type { BlobStore } from './blob-store';
 
@@ -21,10 +21,25 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, body: Readable, contentType: string): Promise<number> {
+    // Count through a pass-through: a 'data' listener on `body` itself would switch it to flowing mode under the SDK.
     let bytes = 0;
-    body.on('data', (chunk: Buffer) => (bytes += chunk.length));
-    const upload = new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: body, ContentType: contentType }, queueSize: 2, partSize: 5 * 1024 * 1024, leavePartsOnError: false });
-    const failed = new Promise<never>((_, reject) => body.once('error', reject));
+    const counted = new PassThrough({
+      transform(chunk: Buffer, _enc, done) {
+        bytes += chunk.length;
+        done(null, chunk);
+      },
+    });
+    const failed = new Promise<never>((_, reject) => {
+      body.once('error', (err) => {
+        counted.destroy(err);
+        reject(err);
+      });
+    });
+    failed.catch(() => undefined);
+    // Its errors are reported through `failed`; the SDK may have stopped listening by then.
+    counted.on('error', () => undefined);
+    body.pipe(counted);
+    const upload = new Upload({ client: this.client, params: { Bucket: this.bucket, Key: key, Body: counted, ContentType: contentType }, queueSize: 2, partSize: 5 * 1024 * 1024, leavePartsOnError: false });
     try {
       await Promise.race([upload.done(), failed]);
     } catch (err) {

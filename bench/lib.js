@@ -1,0 +1,74 @@
+/** Helpers shared by benchmark suites: child processes, readiness, memory sampling, autocannon. */
+const { spawn } = require('node:child_process');
+const fs = require('node:fs');
+const net = require('node:net');
+const autocannon = require('autocannon');
+
+async function freePort() {
+  const server = net.createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Starts `node <script>` with `env` and waits until `url` answers. */
+async function startProcess(script, env, readyUrl) {
+  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
+    try {
+      const res = await fetch(readyUrl);
+      if (res.status < 500) break;
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`${script} did not start`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    pid: child.pid,
+    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+  };
+}
+
+/** Resident memory of a process in bytes (Linux /proc). */
+function rssOf(pid) {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)[1]) * 1024;
+}
+
+/** Samples a process's RSS every 10 ms while `work` runs; returns the peak growth over the RSS before. */
+async function peakGrowth(pid, work) {
+  const before = rssOf(pid);
+  let peak = before;
+  const timer = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssOf(pid));
+    } catch {
+      // process gone
+    }
+  }, 10);
+  try {
+    const result = await work();
+    peak = Math.max(peak, rssOf(pid));
+    return { before, peak, growth: peak - before, result };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function load({ url, connections = 32, duration, method = 'POST', headers, body }) {
+  const result = await autocannon({ url, connections, duration, method, headers, body });
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+module.exports = { freePort, startProcess, rssOf, peakGrowth, load };

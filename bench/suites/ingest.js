@@ -1,0 +1,98 @@
+/**
+ * Ingest: accepted posts per second and p50/p99 at 32 connections for urlencoded, JSON and
+ * multipart bodies, against a bare Koa server doing one durable Postgres insert per request
+ * (same run, same database server); then the ingest process's peak memory growth while a 50 MB
+ * file is uploaded. Targets: ≥ 50 % of the bare server's throughput, p99 < 50 ms, growth < 64 MB.
+ */
+const http = require('node:http');
+const path = require('node:path');
+const { randomBytes } = require('node:crypto');
+const { mkdtempSync, rmSync } = require('node:fs');
+const { tmpdir } = require('node:os');
+const { ensureDatabase, createDb, migrate, newId } = require('../../shared/dist');
+const { freePort, startProcess, peakGrowth, load } = require('../lib');
+
+const ROOT = path.join(__dirname, '..', '..');
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench';
+
+async function setUp() {
+  await ensureDatabase(DATABASE_URL);
+  const db = createDb(DATABASE_URL, { poolMax: 2 });
+  await migrate(db);
+  const accountId = newId('account');
+  await db('accounts').insert({ id: accountId, name: 'bench', plan_id: 'team', quota_override: 100_000_000 });
+  const slug = `bench-${randomBytes(4).toString('hex')}`;
+  await db('forms').insert({ id: newId('form'), account_id: accountId, name: 'Bench form', slug });
+  return { db, slug };
+}
+
+function upload(url, bytes) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=benchboundary', 'transfer-encoding': 'chunked' } }, (res) => {
+      let body = '';
+      res.on('data', (c) => (body += c));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', reject);
+    const chunk = randomBytes(64 * 1024);
+    let sent = 0;
+    req.write('--benchboundary\r\ncontent-disposition: form-data; name="name"\r\n\r\nbench\r\n--benchboundary\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n');
+    const pump = () => {
+      while (sent < bytes) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, bytes - sent));
+        sent += piece.length;
+        if (!req.write(piece)) return void req.once('drain', pump);
+      }
+      req.end('\r\n--benchboundary--\r\n');
+    };
+    pump();
+  });
+}
+
+exports.run = async function run({ duration, log }) {
+  const { db, slug } = await setUp();
+  const filesDir = mkdtempSync(path.join(tmpdir(), 'intake-bench-files-'));
+  const ingestPort = await freePort();
+  const barePort = await freePort();
+  const env = { DATABASE_URL, PORT: String(ingestPort), NATS_PREFIX: `bench${randomBytes(3).toString('hex')}`, RATE_LIMIT_POINTS: '1000000000', FILES_DIR: filesDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', SECRETS_KEY: 'bench-secrets-key-0123456789' };
+  const ingest = await startProcess(path.join(ROOT, 'services/ingest/dist/main.js'), env, `http://127.0.0.1:${ingestPort}/readyz`);
+  const bare = await startProcess(path.join(__dirname, '..', 'bare-server.js'), { DATABASE_URL, PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`);
+  const url = `http://127.0.0.1:${ingestPort}/v1/f/${slug}`;
+  try {
+    log('warming up');
+    await load({ url, duration: 2, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=warm&email=w%40example.com' });
+    await load({ url: `http://127.0.0.1:${barePort}/`, duration: 2, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=warm' });
+
+    log('uploading a 50 MB file');
+    const mem = await peakGrowth(ingest.pid, () => upload(url, 50 * 1000 * 1000));
+    if (mem.result.status !== 201) throw new Error(`50 MB upload answered ${mem.result.status}: ${mem.result.body}`);
+
+    const urlencoded = 'name=Ada+Lovelace&email=ada%40example.com&message=Hello+from+the+benchmark&topic=a&topic=b';
+    const json = JSON.stringify({ name: 'Ada Lovelace', email: 'ada@example.com', message: 'Hello from the benchmark', count: 3 });
+    const multipart = '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nAda\r\n--b\r\ncontent-disposition: form-data; name="file"; filename="note.txt"\r\ncontent-type: text/plain\r\n\r\n' + 'x'.repeat(1024) + '\r\n--b--\r\n';
+    const rows = [];
+    const measure = async (name, target, type, body) => {
+      log(`measuring ${name} for ${duration} s`);
+      rows.push({ name, ...(await load({ url: target, duration, headers: { 'content-type': type }, body })) });
+    };
+    await measure('bare koa + 1 insert (urlencoded)', `http://127.0.0.1:${barePort}/`, 'application/x-www-form-urlencoded', urlencoded);
+    await measure('ingest urlencoded', url, 'application/x-www-form-urlencoded', urlencoded);
+    await measure('ingest json', url, 'application/json', json);
+    await measure('ingest multipart (1 KiB file)', url, 'multipart/form-data; boundary=b', multipart);
+
+    const bareRps = rows[0].rps;
+    const ingestRps = rows[1].rps;
+    const figures = {
+      'ingest urlencoded / bare throughput': `${(ingestRps / bareRps).toFixed(2)} (target ≥ 0.50)`,
+      'ingest urlencoded p99': `${rows[1].p99} ms (target < 50 ms)`,
+      '50 MB upload: ingest RSS before': `${(mem.before / 1048576).toFixed(1)} MiB`,
+      '50 MB upload: ingest peak RSS growth': `${(mem.growth / 1048576).toFixed(1)} MiB (target < 64 MB)`,
+    };
+    return { rows, figures, ratio: ingestRps / bareRps, memoryGrowthBytes: mem.growth };
+  } finally {
+    await ingest.stop();
+    await bare.stop();
+    await db.destroy();
+    rmSync(filesDir, { recursive: true, force: true });
+  }
+};

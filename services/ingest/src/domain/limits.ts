@@ -1,0 +1,23 @@
+/** Bounds on what one post may carry (documented in the README, "Ingest"). */
+export const LIMITS = {
+  /** Bytes of a urlencoded or JSON body, and of the non-file fields of a multipart body. */
+  bodyBytes: 1024 * 1024,
+  /** Fields in one submission. */
+  fields: 1000,
+  /** Characters of one field name. */
+  fieldNameChars: 200,
+  /** Files in one submission. */
+  files: 10,
+  /** Nesting of a JSON body (the top-level object is depth 1). */
+  jsonDepth: 32,
+  /** Characters of an Idempotency-Key. */
+  idempotencyKeyChars: 255,
+  /** How long an idempotency key is remembered. */
+  idempotencyMs: 24 * 3600 * 1000,
+} as const;
+
+/** Names that could pollute prototypes in a consumer that merges payloads into objects: always refused. */
+export const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/** The field carrying the bot-challenge token (stripped from the stored payload). */
+export const CHALLENGE_FIELD = 'bot-challenge-response';

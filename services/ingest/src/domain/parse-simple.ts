@@ -1,0 +1,101 @@
+import type { IncomingMessage } from 'node:http';
+import { problem } from '@intake/shared';
+import { LIMITS, RESERVED_NAMES } from './limits';
+import type { Fields } from './payload';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** Reads at most LIMITS.bodyBytes (413 body-too-large beyond, before reading when Content-Length says so). */
+export async function readBounded(req: IncomingMessage, declaredLength: number | undefined): Promise<Buffer> {
+  if (declaredLength !== undefined && declaredLength > LIMITS.bodyBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > LIMITS.bodyBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if ((err as { slug?: string }).slug) throw err;
+    throw problem('bad-body', 'The request body ended before it was complete');
+  }
+  return Buffer.concat(chunks, size);
+}
+
+function tooLarge() {
+  return problem('body-too-large', `A form or JSON body may be at most ${LIMITS.bodyBytes} bytes`);
+}
+
+function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw problem('bad-body', 'The body is not valid UTF-8');
+  }
+}
+
+/** application/x-www-form-urlencoded, decoded as UTF-8 strictly (percent-escapes included). */
+export function parseUrlencoded(raw: Buffer): Fields {
+  decodeUtf8(raw);
+  const text = raw.toString('latin1');
+  const fields: Fields = [];
+  if (text === '') return fields;
+  for (const pair of text.split('&')) {
+    if (pair === '') continue;
+    const eq = pair.indexOf('=');
+    const name = eq === -1 ? pair : pair.slice(0, eq);
+    const value = eq === -1 ? '' : pair.slice(eq + 1);
+    fields.push([percentDecode(name), percentDecode(value)]);
+    if (fields.length > LIMITS.fields) break;
+  }
+  return fields;
+}
+
+function percentDecode(text: string): string {
+  const plus = text.replace(/\+/g, ' ');
+  if (!plus.includes('%')) return decodeUtf8(Buffer.from(plus, 'latin1'));
+  const bytes = Buffer.from(plus.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+  return decodeUtf8(bytes);
+}
+
+/** application/json: one object; its values stored as strings (non-strings JSON-stringified). */
+export function parseJson(raw: Buffer): Fields {
+  const text = decodeUtf8(raw);
+  if (jsonDepth(text) > LIMITS.jsonDepth) {
+    throw problem('validation-failed', `JSON bodies may nest at most ${LIMITS.jsonDepth} levels`, { errors: [{ field: 'body', message: `nests deeper than ${LIMITS.jsonDepth} levels` }] });
+  }
+  let value: unknown;
+  let reserved: string | undefined;
+  const reviver = /__proto__|constructor|prototype/.test(text)
+    ? (key: string, v: unknown) => {
+        if (RESERVED_NAMES.has(key)) reserved ??= key;
+        return v;
+      }
+    : undefined;
+  try {
+    value = JSON.parse(text, reviver);
+  } catch {
+    throw problem('bad-body', 'The body is not valid JSON');
+  }
+  if (reserved) throw problem('validation-failed', `The field name "${reserved}" is reserved`, { errors: [{ field: `body/${reserved}`, message: 'is a reserved name' }] });
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw problem('bad-body', 'A JSON body must be an object of fields');
+  return Object.entries(value as Record<string, unknown>).map(([name, v]) => [name, typeof v === 'string' ? v : JSON.stringify(v)]);
+}
+
+/** Deepest nesting of objects and arrays, ignoring brackets inside strings. */
+export function jsonDepth(text: string): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 123 || c === 91) max = Math.max(max, ++depth);
+    else if (c === 125 || c === 93) depth--;
+  }
+  return max;
+}

@@ -1,0 +1,212 @@
+import http from 'node:http';
+import { factories, listen } from '@intake/shared/testing';
+import { accountWithForm, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
+
+describe('POST /v1/f/:slug — what errors', () => {
+  let h: IngestHarness;
+  beforeAll(async () => {
+    h = await startIngest({ RATE_LIMIT_POINTS: 3, RATE_LIMIT_WINDOW_SECONDS: 60 });
+  });
+  afterAll(() => h.close());
+
+  it('404 form-not-found for an unknown slug, as a problem document', async () => {
+    const res = await fetch(`${h.url}/v1/f/nope-${Date.now()}`, { method: 'POST', body: new URLSearchParams({ a: '1' }) });
+    const body = await res.json();
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(body).toMatchObject({ type: `${h.platform.config.PROBLEMS_URL}/form-not-found`, title: expect.any(String), status: 404, detail: expect.any(String) });
+  });
+
+  it.each(['paused', 'draft'] as const)('403 form-not-live for a %s form', async (status) => {
+    const { form, post } = await accountWithForm(h, { form: { status } });
+    const res = await post({ a: '1' });
+    expect([res.status, slugOf(res)]).toEqual([403, 'form-not-live']);
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
+  });
+
+  it('402 quota-exceeded with limit once the month’s quota is used, storing nothing', async () => {
+    const { account, form, post } = await accountWithForm(h, { quota: 1 });
+    expect((await post({ a: '1' })).status).toBe(201);
+    const res = await post({ a: '2' });
+    expect([res.status, slugOf(res), res.body.limit]).toEqual([402, 'quota-exceeded', 1]);
+    expect(await submissionsOf(h, form.id)).toHaveLength(1);
+    expect((await h.platform.db('usage_counters').where({ account_id: account.id }).first()).used).toBe(1);
+  });
+
+  it('402 before the body is parsed: an unparseable body of an over-quota account still gets quota-exceeded', async () => {
+    const { post } = await accountWithForm(h, { quota: 0 });
+    const res = await post('{not json', { 'content-type': 'application/json' });
+    expect([res.status, slugOf(res), res.body.limit]).toEqual([402, 'quota-exceeded', 0]);
+  });
+
+  it('never counts spam toward the quota', async () => {
+    const { account, post } = await accountWithForm(h, { quota: 1 });
+    for (let i = 0; i < 2; i++) expect((await post({ _gotcha: 'x' })).body).toEqual({ ok: true, status: 'accepted' });
+    expect((await post({ a: '1' })).status).toBe(201);
+    expect((await h.platform.db('usage_counters').where({ account_id: account.id }).first()).used).toBe(1);
+  });
+
+  it('429 rate-limited with Retry-After past RATE_LIMIT_POINTS per IP per form', async () => {
+    const { post } = await accountWithForm(h);
+    const other = await accountWithForm(h);
+    for (let i = 0; i < 3; i++) expect((await post({ i: String(i) })).status).toBe(201);
+    const res = await post({ i: '4' });
+    expect([res.status, slugOf(res)]).toEqual([429, 'rate-limited']);
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect((await other.post({ i: '1' })).status).toBe(201);
+  });
+
+  describe('bodies', () => {
+    it.each([
+      ['malformed JSON', '{"a": ', 'application/json'],
+      ['a JSON array', '["a"]', 'application/json'],
+      ['JSON that is not UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), 'application/json'],
+      ['a urlencoded body that is not UTF-8', 'name=%C3%28', 'application/x-www-form-urlencoded'],
+      ['a multipart body without its boundary', '--x\r\n', 'multipart/form-data'],
+      ['a truncated multipart body', '--b\r\ncontent-disposition: form-data; name="a"\r\n\r\nvalue', 'multipart/form-data; boundary=b'],
+    ])('400 bad-body for %s', async (_name, body, type) => {
+      const { form, post } = await accountWithForm(h);
+      const res = await post(body as string, { 'content-type': type });
+      expect([res.status, slugOf(res)]).toEqual([400, 'bad-body']);
+      expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    });
+
+    it.each([
+      ['__proto__ in JSON', '{"__proto__": {"polluted": "yes"}}', 'application/json'],
+      ['constructor deep in JSON', '{"a": {"b": {"constructor": {"prototype": 1}}}}', 'application/json'],
+      ['__proto__ in a form body', '__proto__%5Bpolluted%5D=1&__proto__=x', 'application/x-www-form-urlencoded'],
+      ['prototype in multipart', '--b\r\ncontent-disposition: form-data; name="prototype"\r\n\r\nx\r\n--b--\r\n', 'multipart/form-data; boundary=b'],
+      ['JSON nested 40 levels', `{"a":${'['.repeat(40)}${']'.repeat(40)}}`, 'application/json'],
+      ['a field name of 300 characters', `${'n'.repeat(300)}=1`, 'application/x-www-form-urlencoded'],
+    ])('422 validation-failed for %s, polluting nothing', async (_name, body, type) => {
+      const { form, post } = await accountWithForm(h);
+      const res = await post(body, { 'content-type': type });
+      expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
+      expect(res.body.errors?.length).toBeGreaterThan(0);
+      expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+      expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    });
+
+    it('stores "__proto__" only as a plain key of a nested JSON string value', async () => {
+      const { form, post } = await accountWithForm(h);
+      const res = await post('{"note": "__proto__ is fine as a value"}', { 'content-type': 'application/json' });
+      expect(res.status).toBe(201);
+      expect((await submissionsOf(h, form.id))[0].payload).toEqual({ note: '__proto__ is fine as a value' });
+    });
+
+    it('413 body-too-large for a JSON or form body over 1 MiB', async () => {
+      const { post } = await accountWithForm(h);
+      const res = await post(JSON.stringify({ a: 'x'.repeat(1024 * 1024 + 10) }), { 'content-type': 'application/json' });
+      expect([res.status, slugOf(res)]).toEqual([413, 'body-too-large']);
+    });
+
+    it('415 unsupported-media-type for other content types, charsets and compressed bodies', async () => {
+      const { post } = await accountWithForm(h);
+      expect(slugOf(await post('hello', { 'content-type': 'text/plain' }))).toBe('unsupported-media-type');
+      expect(slugOf(await post('a=1', { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }))).toBe('unsupported-media-type');
+      expect((await post('a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' })).status).toBe(415);
+    });
+
+    it('422 for an Idempotency-Key that is too long', async () => {
+      const { post } = await accountWithForm(h);
+      const res = await post({ a: '1' }, { 'idempotency-key': 'k'.repeat(300) });
+      expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
+    });
+  });
+});
+
+describe('POST /v1/f/:slug — what must be refused', () => {
+  let h: IngestHarness;
+  let provider: Awaited<ReturnType<typeof listen>>;
+  let seen: URLSearchParams[] = [];
+  let providerStatus = 200;
+  beforeAll(async () => {
+    // A real siteverify endpoint on loopback speaking the Turnstile/hCaptcha/reCAPTCHA protocol.
+    provider = await listen((req: http.IncomingMessage, res: http.ServerResponse) => {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        const form = new URLSearchParams(raw);
+        seen.push(form);
+        res.writeHead(providerStatus, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ success: form.get('secret') === 'site-secret' && form.get('response') === 'good-token', 'error-codes': [] }));
+      });
+    });
+    h = await startIngest({ BOT_CHALLENGE_VERIFY_URL: `${provider.url}/siteverify` });
+  });
+  afterAll(async () => {
+    await h.close();
+    await provider.close();
+  });
+  beforeEach(() => {
+    seen = [];
+    providerStatus = 200;
+  });
+
+  describe('submission keys', () => {
+    it('403 invalid-key for an unknown, malformed or revoked key, another account’s key, or a management key', async () => {
+      const { account, form, post } = await accountWithForm(h);
+      const other = await factories.account(h.platform.db);
+      const keys = [
+        'svc_sub_unknownunknownunknown',
+        'not-a-key',
+        await factories.apiKey(h.platform.db, account.id, 'submission', { revoked: true }),
+        await factories.apiKey(h.platform.db, other.id, 'submission'),
+        account.managementKey,
+      ];
+      for (const key of keys) {
+        const res = await post({ a: '1' }, { authorization: `Bearer ${key}` });
+        expect([key, res.status, slugOf(res)]).toEqual([key, 403, 'invalid-key']);
+      }
+      const basic = await post({ a: '1' }, { authorization: 'Basic dXNlcjpwYXNz' });
+      expect(slugOf(basic)).toBe('invalid-key');
+      expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    });
+  });
+
+  describe('bot challenge', () => {
+    async function challengedForm() {
+      return accountWithForm(h, { form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('site-secret') } });
+    }
+
+    it('accepts a token the provider verifies, sending secret, response and remoteip form-encoded', async () => {
+      const { form, post } = await challengedForm();
+      const res = await post(new URLSearchParams({ name: 'Ada', 'bot-challenge-response': 'good-token' }));
+      expect(res.status).toBe(201);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]?.get('secret')).toBe('site-secret');
+      expect(seen[0]?.get('response')).toBe('good-token');
+      expect(seen[0]?.get('remoteip')).toMatch(/127\.0\.0\.1|::1/);
+      expect((await submissionsOf(h, form.id))[0].payload).toEqual({ name: 'Ada' });
+    });
+
+    it('403 challenge-failed for a missing token (without asking the provider) or a rejected one', async () => {
+      const { form, post } = await challengedForm();
+      const missing = await post({ name: 'Ada' });
+      const wrong = await post({ name: 'Ada', 'bot-challenge-response': 'bad-token' });
+      expect([missing.status, slugOf(missing)]).toEqual([403, 'challenge-failed']);
+      expect([wrong.status, slugOf(wrong)]).toEqual([403, 'challenge-failed']);
+      expect(seen).toHaveLength(1);
+      expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    });
+
+    it('keeps the submission as spam (reason challenge-unavailable) when the provider cannot answer', async () => {
+      const { form, post } = await challengedForm();
+      providerStatus = 503;
+      const res = await post({ name: 'Ada', 'bot-challenge-response': 'good-token' });
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({ ok: true, status: 'accepted' });
+      const [row] = await submissionsOf(h, form.id);
+      expect(row).toMatchObject({ status: 'spam', spam_reason: 'challenge-unavailable', payload: { name: 'Ada' } });
+    });
+
+    it('does not ask the provider about a post caught by the honeypot', async () => {
+      const { post } = await challengedForm();
+      const res = await post({ name: 'bot', _gotcha: 'x' });
+      expect(res.status).toBe(200);
+      expect(seen).toHaveLength(0);
+    });
+  });
+});

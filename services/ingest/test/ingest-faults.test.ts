@@ -1,0 +1,105 @@
+import http from 'node:http';
+import { randomBytes } from 'node:crypto';
+import { AckPolicy, DeliverPolicy } from 'nats';
+import { buildServiceApp, createPlatform, ensureDatabase, migrate, createLogger, closePlatform, type Platform } from '@intake/shared';
+import { eventually, factories, listen, testConfig } from '@intake/shared/testing';
+import { ingestService } from '../src';
+import { poster, slugOf, startIngest, type IngestHarness } from './helpers';
+import { localKeys } from './files';
+import { ownNats, ownPostgres } from './servers';
+
+describe('POST /v1/f/:slug — NATS down', () => {
+  let nats: Awaited<ReturnType<typeof ownNats>>;
+  let h: IngestHarness;
+  beforeAll(async () => {
+    nats = await ownNats();
+    h = await startIngest({ NATS_URL: nats.url }, { relay: true });
+  });
+  afterAll(async () => {
+    await h.close();
+    await nats.remove();
+  });
+
+  it('keeps accepting posts, and publishes every event once NATS is back', async () => {
+    const account = await factories.account(h.platform.db);
+    const form = await factories.form(h.platform.db, account.id);
+    const post = poster(h.url, form.slug);
+    await nats.stop();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await post({ n: String(i) });
+      expect(res.status).toBe(201);
+      ids.push(res.body.id as string);
+    }
+    const events = await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id]).select('event_id', 'published_at');
+    expect(events).toHaveLength(3);
+    expect(events.every((e) => e.published_at === null)).toBe(true);
+
+    await nats.start();
+    await eventually(async () => (await h.platform.db('outbox').whereIn('event_id', events.map((e) => e.event_id)).whereNull('published_at')).length === 0, { timeoutMs: 20_000, message: 'events published after NATS came back' });
+    const { jsm, js, names } = h.platform.nats;
+    const durable = `probe_${Date.now()}`;
+    await jsm.consumers.add(names.eventsStream, { durable_name: durable, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All });
+    const consumer = await js.consumers.get(names.eventsStream, durable);
+    const seen: string[] = [];
+    for (;;) {
+      const msg = await consumer.next({ expires: 1000 });
+      if (!msg) break;
+      seen.push(msg.headers?.get('Nats-Msg-Id') ?? '');
+    }
+    for (const e of events) expect(seen.filter((id) => id === e.event_id)).toHaveLength(1);
+  });
+});
+
+describe('POST /v1/f/:slug — Postgres down', () => {
+  let pg: Awaited<ReturnType<typeof ownPostgres>>;
+  let platform: Platform;
+  let server: Awaited<ReturnType<typeof listen>>;
+  let filesDir: string;
+  beforeAll(async () => {
+    pg = await ownPostgres();
+    const config = testConfig({ DATABASE_URL: pg.url });
+    filesDir = config.FILES_DIR;
+    await ensureDatabase(config.DATABASE_URL);
+    platform = await createPlatform(config, { service: 'test', logger: createLogger({ level: 'silent', service: 'test' }) });
+    await migrate(platform.db);
+    server = await listen(buildServiceApp(ingestService, platform).callback());
+  }, 60_000);
+  afterAll(async () => {
+    await server.close();
+    await platform.nats.jsm.streams.delete(platform.nats.names.eventsStream).catch(() => undefined);
+    await closePlatform(platform).catch(() => undefined);
+    pg.remove();
+  });
+
+  it('answers 503 as a problem document, and a request cut by the outage leaves no file behind (its transaction never commits)', async () => {
+    const account = await factories.account(platform.db);
+    const form = await factories.form(platform.db, account.id);
+    expect((await poster(server.url, form.slug)({ a: '1' })).status).toBe(201);
+
+    // A multipart post whose file is being stored when Postgres goes away.
+    const answer = new Promise<{ status: number; body: string; type: string }>((resolve, reject) => {
+      const req = http.request(`${server.url}/v1/f/${form.slug}`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b', 'transfer-encoding': 'chunked' } }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, type: String(res.headers['content-type']) }));
+      });
+      req.on('error', reject);
+      req.write(`--b\r\ncontent-disposition: form-data; name="f"; filename="f.bin"\r\n\r\n`);
+      req.write(randomBytes(64 * 1024));
+      void eventually(() => localKeys(filesDir, account.id).length === 1, { message: 'file being stored' }).then(() => {
+        pg.stop();
+        req.end(`\r\n--b--\r\n`);
+      });
+    });
+    const res = await answer;
+    expect(res.status).toBe(503);
+    expect(res.type).toMatch(/^application\/problem\+json/);
+    expect(JSON.parse(res.body).type).toMatch(/\/service-unavailable$/);
+    expect(localKeys(filesDir, account.id)).toEqual([]);
+
+    const later = await poster(server.url, form.slug)({ a: '2' });
+    expect([later.status, slugOf(later)]).toEqual([503, 'service-unavailable']);
+    expect(later.headers.get('access-control-allow-origin')).toBe('*');
+  }, 30_000);
+});
