@@ -63,7 +63,7 @@ describe('telemetry export from a service process (OTLP/HTTP)', () => {
     if (child && child.exitCode === null) {
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGTERM');
-      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000).unref())]);
       if (child.exitCode === null) child.kill('SIGKILL');
     }
     await receiver?.close();
