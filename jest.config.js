@@ -5,6 +5,7 @@ const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'types
 const moduleNameMapper = {
   '^@intake/shared$': path.join(__dirname, 'shared/src/index.ts'),
   '^@intake/shared/testing$': path.join(__dirname, 'shared/src/testing/index.ts'),
+  '^@intake/shared/register$': path.join(__dirname, 'shared/src/register.ts'),
   '^@intake/(ingest|management|delivery|usage)$': path.join(__dirname, 'services/$1/src/index.ts'),
 };
 

@@ -19,3 +19,5 @@ export * from './service';
 export * from './events';
 export * from './mailer';
 export * from './file-links';
+export * from './telemetry';
+export * from './metrics';

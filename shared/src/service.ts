@@ -6,6 +6,8 @@ import { startOutboxRelay } from './outbox';
 import { mountProbes, type Dependency } from './health';
 import { baseApp } from './http/app';
 import { mountRoutes, type RouteDef } from './http/route';
+import { startTelemetry } from './telemetry';
+import { observeBacklogs } from './metrics';
 
 /** What each of the four services exports: its routes, its app and its background workers. */
 export interface ServiceModule {
@@ -49,6 +51,24 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   const app = buildServiceApp(module, platform, state);
   const workers = await module.startWorkers(platform);
   if (module.publishesEvents) workers.push(startOutboxRelay({ db: platform.db, databaseUrl: config.DATABASE_URL, nats: platform.nats, logger: platform.logger }));
+  workers.push(telemetryWorker(platform, { serviceName: `intake-${module.name}`, publishesEvents: module.publishesEvents }));
   const { url } = await serve({ platform, handler: app.callback(), workers, port: config.PORT, state, name: module.name });
   platform.logger.info({ url }, `intake ${module.name} listening on ${url}`);
+}
+
+/**
+ * Telemetry for a running process: starts the SDK if `@intake/shared/register` did not (spans of
+ * modules loaded earlier are then missing), observes the JetStream consumer and outbox backlogs,
+ * and flushes everything on shutdown.
+ */
+export function telemetryWorker(platform: Platform, options: { serviceName: string; publishesEvents: boolean }): Worker {
+  const telemetry = startTelemetry({ serviceName: options.serviceName, env: process.env });
+  const stopObserving = telemetry.enabled ? observeBacklogs({ nats: platform.nats, db: options.publishesEvents ? platform.db : undefined }) : undefined;
+  if (telemetry.enabled) platform.logger.info({ service_name: telemetry.serviceName }, 'OpenTelemetry traces and metrics are exported over OTLP');
+  return {
+    async stop() {
+      stopObserving?.();
+      await telemetry.shutdown();
+    },
+  };
 }

@@ -1,3 +1,4 @@
+import '@intake/shared/register';
 import { runStandalone } from '@intake/shared';
 import { deliveryService } from './index';
 

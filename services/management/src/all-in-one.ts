@@ -1,5 +1,6 @@
+import '@intake/shared/register';
 import type http from 'node:http';
-import { buildServiceApp, createPlatform, loadConfig, serve, startOutboxRelay, usesDevelopmentSecretsKey, type ServiceModule, type ServiceState, type Worker } from '@intake/shared';
+import { buildServiceApp, createPlatform, loadConfig, serve, startOutboxRelay, telemetryWorker, usesDevelopmentSecretsKey, type ServiceModule, type ServiceState, type Worker } from '@intake/shared';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
@@ -23,6 +24,7 @@ export async function startAllInOne(env: NodeJS.ProcessEnv = process.env): Promi
   const workers: Worker[] = [];
   for (const m of Object.values(modules)) workers.push(...(await m.startWorkers(platform)));
   workers.push(startOutboxRelay({ db: platform.db, databaseUrl: config.DATABASE_URL, nats: platform.nats, logger: platform.logger }));
+  workers.push(telemetryWorker(platform, { serviceName: 'intake', publishesEvents: true }));
   const handler: http.RequestListener = (req, res) => handlers[routeFor(req.url ?? '/')](req, res);
   const { url, shutdown } = await serve({ platform, handler, workers, port: config.PORT, state, name: 'all-in-one' });
   platform.logger.info({ url: config.PUBLIC_BASE_URL, port: config.PORT }, `Intake is ready on ${config.PUBLIC_BASE_URL} (listening on ${url})`);

@@ -1,0 +1,148 @@
+import { metrics, ValueType, type Attributes, type BatchObservableResult, type Histogram, type Counter, type ObservableGauge, type Meter, type MeterProvider } from '@opentelemetry/api';
+import type { Db } from './db';
+import type { Nats } from './nats';
+import type { ProblemSlug } from './problems';
+
+/**
+ * THE catalog of Intake's metric instruments: every metric any service records is created here,
+ * once, with a stable name, unit and attribute set. Dashboards (deploy/grafana) and alerts use
+ * these names; renaming one is a breaking change. Without a started SDK (telemetry off) the
+ * OpenTelemetry API hands out no-op instruments, so recording is always safe and cheap.
+ *
+ * In Prometheus (through the collector) a name becomes `intake_<dots as underscores>`, plus
+ * `_seconds` for unit `s` and `_total` for counters: see `prometheusName`.
+ */
+/** Latency buckets in seconds, from a fast local insert to a slow webhook receiver. */
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export interface InstrumentSpec {
+  name: string;
+  kind: 'counter' | 'histogram' | 'gauge';
+  unit: string;
+  description: string;
+  attributes: readonly string[];
+}
+
+/** Name, kind, unit and attributes of every instrument (used to create them, and by the dashboard test). */
+export const METRICS = {
+  submissions: { name: 'intake.submissions', kind: 'counter', unit: '{submission}', description: 'Form posts by outcome: received, spam, or the refusal problem slug', attributes: ['outcome'] },
+  ingestDuration: { name: 'intake.ingest.duration', kind: 'histogram', unit: 's', description: 'Time to answer a form post, by outcome', attributes: ['outcome'] },
+  outboxPending: { name: 'intake.outbox.pending', kind: 'gauge', unit: '{event}', description: 'Outbox events committed but not yet published to JetStream', attributes: [] },
+  outboxLag: { name: 'intake.outbox.lag', kind: 'gauge', unit: 's', description: 'Age of the oldest unpublished outbox event (0 when none)', attributes: [] },
+  deliveries: { name: 'intake.deliveries', kind: 'counter', unit: '{delivery}', description: 'Webhook deliveries finished, by outcome: succeeded or failed (retries exhausted or not retryable)', attributes: ['outcome'] },
+  attempts: { name: 'intake.delivery.attempts', kind: 'counter', unit: '{attempt}', description: 'Webhook attempts by outcome: success, http_error, timeout, network_error, blocked', attributes: ['outcome'] },
+  attemptDuration: { name: 'intake.delivery.attempt.duration', kind: 'histogram', unit: 's', description: 'Time a webhook receiver took to answer one attempt, by outcome', attributes: ['outcome'] },
+  retries: { name: 'intake.delivery.retries', kind: 'counter', unit: '{attempt}', description: 'Failed attempts scheduled for a retry', attributes: [] },
+  notifications: { name: 'intake.notifications', kind: 'counter', unit: '{email}', description: 'Notification e-mails by outcome: sent or failed', attributes: ['outcome'] },
+  consumerPending: { name: 'intake.consumer.pending', kind: 'gauge', unit: '{message}', description: 'Messages of a JetStream consumer not yet delivered', attributes: ['stream', 'consumer'] },
+  consumerAckPending: { name: 'intake.consumer.ack_pending', kind: 'gauge', unit: '{message}', description: 'Messages delivered to a JetStream consumer and not yet acknowledged (includes parked retries)', attributes: ['stream', 'consumer'] },
+} as const satisfies Record<string, InstrumentSpec>;
+
+/** The Prometheus series name the OpenTelemetry collector's prometheus exporter gives an instrument (histograms add _bucket/_sum/_count). */
+export function prometheusName(spec: InstrumentSpec): string {
+  let name = spec.name.replace(/\./g, '_');
+  if (spec.unit === 's') name += '_seconds';
+  if (spec.kind === 'counter') name += '_total';
+  return name;
+}
+
+function createInstruments(meter: Meter) {
+  const counter = (s: InstrumentSpec): Counter => meter.createCounter(s.name, { unit: s.unit, description: s.description, valueType: ValueType.INT });
+  const histogram = (s: InstrumentSpec): Histogram => meter.createHistogram(s.name, { unit: s.unit, description: s.description, advice: { explicitBucketBoundaries: LATENCY_BUCKETS } });
+  const gauge = (s: InstrumentSpec): ObservableGauge => meter.createObservableGauge(s.name, { unit: s.unit, description: s.description });
+  return {
+    meter,
+    submissions: counter(METRICS.submissions),
+    ingestDuration: histogram(METRICS.ingestDuration),
+    deliveries: counter(METRICS.deliveries),
+    attempts: counter(METRICS.attempts),
+    attemptDuration: histogram(METRICS.attemptDuration),
+    retries: counter(METRICS.retries),
+    notifications: counter(METRICS.notifications),
+    outboxPending: gauge(METRICS.outboxPending),
+    outboxLag: gauge(METRICS.outboxLag),
+    consumerPending: gauge(METRICS.consumerPending),
+    consumerAckPending: gauge(METRICS.consumerAckPending),
+  };
+}
+
+export type Instruments = ReturnType<typeof createInstruments>;
+let cached: { provider: MeterProvider; instruments: Instruments } | undefined;
+
+/**
+ * The instruments, created on the meter of the provider registered now. The metrics API has no
+ * proxy provider (unlike traces), so instruments made before the SDK started would stay no-ops:
+ * this follows the registered provider. Prefer the record* helpers, which fix the attribute names.
+ */
+export function instruments(): Instruments {
+  const provider = metrics.getMeterProvider();
+  if (cached?.provider !== provider) cached = { provider, instruments: createInstruments(provider.getMeter('intake')) };
+  return cached.instruments;
+}
+
+export type SubmissionOutcome = 'received' | 'spam' | ProblemSlug;
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'blocked';
+
+/** Ingest: one form post answered (`received`, `spam`, or the slug of the problem it was refused with). */
+export function recordSubmission(props: { outcome: SubmissionOutcome; seconds: number }): void {
+  const attrs: Attributes = { outcome: props.outcome };
+  instruments().submissions.add(1, attrs);
+  instruments().ingestDuration.record(props.seconds, attrs);
+}
+
+/** Delivery: one webhook attempt made; `willRetry` when the failure is scheduled for another attempt. */
+export function recordAttempt(props: { outcome: AttemptOutcome; seconds: number; willRetry: boolean }): void {
+  const i = instruments();
+  i.attempts.add(1, { outcome: props.outcome });
+  i.attemptDuration.record(props.seconds, { outcome: props.outcome });
+  if (props.willRetry) i.retries.add(1);
+}
+
+/** Delivery: a delivery reached its final state. */
+export function recordDelivery(props: { outcome: 'succeeded' | 'failed' }): void {
+  instruments().deliveries.add(1, { outcome: props.outcome });
+}
+
+export function recordNotification(props: { outcome: 'sent' | 'failed' }): void {
+  instruments().notifications.add(1, { outcome: props.outcome });
+}
+
+/**
+ * Observes, at each metric collection, the pending counts of every durable consumer on Intake's
+ * streams and (when `db` is given: processes that run an outbox relay) the outbox backlog and
+ * its lag. Reads JetStream consumer info and one Postgres query; errors skip that collection.
+ * Returns a function that stops observing.
+ */
+export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
+  const { nats, db } = props;
+  const i = instruments();
+  const streamGauges = async (result: BatchObservableResult): Promise<void> => {
+    for (const stream of [nats.names.eventsStream, nats.names.deliveriesStream]) {
+      try {
+        for await (const info of nats.jsm.consumers.list(stream)) {
+          const attrs = { stream, consumer: info.name };
+          result.observe(i.consumerPending, info.num_pending, attrs);
+          result.observe(i.consumerAckPending, info.num_ack_pending, attrs);
+        }
+      } catch {
+        // The stream is missing or NATS is down: /readyz reports that; skip this collection.
+      }
+    }
+  };
+  const outboxGauges = async (result: BatchObservableResult): Promise<void> => {
+    if (!db) return;
+    try {
+      const row = (await db('outbox').whereNull('published_at').select(db.raw('count(*)::int AS pending'), db.raw('coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS lag')).first()) as { pending: number; lag: number } | undefined;
+      result.observe(i.outboxPending, row?.pending ?? 0);
+      result.observe(i.outboxLag, Math.max(0, row?.lag ?? 0));
+    } catch {
+      // Postgres is down: skip this collection.
+    }
+  };
+  const callback = async (result: BatchObservableResult): Promise<void> => {
+    await Promise.all([streamGauges(result), outboxGauges(result)]);
+  };
+  const observed = [i.consumerPending, i.consumerAckPending, ...(db ? [i.outboxPending, i.outboxLag] : [])];
+  i.meter.addBatchObservableCallback(callback, observed);
+  return () => i.meter.removeBatchObservableCallback(callback, observed);
+}

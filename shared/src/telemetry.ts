@@ -1,0 +1,97 @@
+import { NodeSDK } from '@opentelemetry/sdk-node';
+import type { NodeSDKConfiguration } from '@opentelemetry/sdk-node';
+import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
+import { KoaInstrumentation } from '@opentelemetry/instrumentation-koa';
+import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
+import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+
+/**
+ * OpenTelemetry for one process: traces and metrics exported over OTLP/HTTP, configured by the
+ * standard `OTEL_*` variables (endpoint, headers, protocol, sampler, resource attributes, export
+ * interval). OFF unless an OTLP endpoint is set, so `npm start` and the tests pay nothing.
+ *
+ * It must start before koa, pg, ioredis and http are loaded for their instrumentations to
+ * patch them: entry points import `@intake/shared/register` first (see register.ts).
+ */
+export interface Telemetry {
+  /** True when an SDK was started (an OTLP endpoint is configured, or a test passed its own processors). */
+  readonly enabled: boolean;
+  readonly serviceName: string;
+  /** Flushes pending spans and metrics and stops the exporters (called on shutdown). */
+  shutdown(): Promise<void>;
+}
+
+export interface TelemetryOptions {
+  serviceName: string;
+  /** The environment (process.env in entry points); only OTEL_* variables are read here, the SDK reads the rest itself. */
+  env: Record<string, string | undefined>;
+  /** Tests: export spans to these processors (e.g. an in-memory exporter) instead of OTLP; enables telemetry. */
+  spanProcessors?: NodeSDKConfiguration['spanProcessors'];
+  /** Tests: read metrics with these readers instead of OTLP. */
+  metricReaders?: NodeSDKConfiguration['metricReaders'];
+}
+
+/** Probe paths produce no spans: Kubernetes and Docker hit them every few seconds. */
+const UNTRACED_PATHS = new Set(['/livez', '/readyz']);
+
+export function telemetryConfigured(env: Record<string, string | undefined>): boolean {
+  if (/^true$/i.test(env['OTEL_SDK_DISABLED'] ?? '')) return false;
+  return Boolean(env['OTEL_EXPORTER_OTLP_ENDPOINT'] || env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] || env['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT']);
+}
+
+/** `intake-<service>` from the entry script's path (`services/<name>/dist/main.js`); `intake` for the all-in-one process. */
+export function serviceNameFromEntry(entry: string | undefined): string {
+  const match = /services[\\/](ingest|management|delivery|usage)[\\/](?:dist|src)[\\/](main|all-in-one|cli[\\/][\w-]+)\.[jt]s$/.exec(entry ?? '');
+  if (!match) return 'intake';
+  if (match[2] === 'all-in-one') return 'intake';
+  if (match[2]?.startsWith('cli')) return `intake-${match[2].replace(/^cli[\\/]/, '')}`;
+  return `intake-${match[1]}`;
+}
+
+export function instrumentations() {
+  return [
+    new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0] ?? '') }),
+    new KoaInstrumentation(),
+    new PgInstrumentation({ requireParentSpan: true }),
+    new IORedisInstrumentation({ requireParentSpan: true }),
+  ];
+}
+
+let current: Telemetry | undefined;
+
+/** Starts the SDK once per process; later calls return the same handle (so main.ts and runStandalone can both ask). */
+export function startTelemetry(options: TelemetryOptions): Telemetry {
+  if (current) return current;
+  const testing = Boolean(options.spanProcessors || options.metricReaders);
+  if (!testing && !telemetryConfigured(options.env)) {
+    current = { enabled: false, serviceName: options.serviceName, shutdown: async () => undefined };
+    return current;
+  }
+  const sdk = new NodeSDK({
+    serviceName: options.env['OTEL_SERVICE_NAME'] ? undefined : options.serviceName,
+    instrumentations: instrumentations(),
+    // Logs stay structured JSON on stdout (with trace_id); they are not shipped over OTLP.
+    logRecordProcessors: [],
+    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
+    ...(options.metricReaders ? { metricReaders: options.metricReaders } : {}),
+  });
+  sdk.start();
+  let stopping: Promise<void> | undefined;
+  current = {
+    enabled: true,
+    serviceName: options.env['OTEL_SERVICE_NAME'] ?? options.serviceName,
+    shutdown: () => (stopping ??= sdk.shutdown().catch(() => undefined)),
+  };
+  return current;
+}
+
+/** The process's telemetry handle, or a disabled one when nothing started it. */
+export function currentTelemetry(): Telemetry {
+  return current ?? { enabled: false, serviceName: 'intake', shutdown: async () => undefined };
+}
+
+/** Tests only: forget the started SDK after shutting it down, so another test file can start its own. */
+export async function resetTelemetryForTests(): Promise<void> {
+  await current?.shutdown();
+  current = undefined;
+}
