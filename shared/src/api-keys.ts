@@ -36,11 +36,17 @@ export function bearerToken(header: string | undefined): string | undefined {
   return match[1];
 }
 
+/** `last_used_at` is refreshed at most this often per key, so using a key costs no write per request. */
+export const LAST_USED_RESOLUTION_MS = 60_000;
+
 /** Looks a key up by its hash. Revoked or unknown keys are refused with 403 invalid-key. */
-export async function authenticateKey(db: Db, token: string): Promise<Principal> {
+export async function authenticateKey(db: Db, token: string, now: Date = new Date()): Promise<Principal> {
   const type = keyTypeOf(token);
   if (!type || token.length > 200) throw problem('invalid-key', 'The API key is not valid');
-  const row = await db('api_keys').where({ key_hash: sha256Hex(token) }).first('id', 'account_id', 'type', 'revoked_at');
+  const row = await db('api_keys').where({ key_hash: sha256Hex(token) }).first('id', 'account_id', 'type', 'revoked_at', 'last_used_at');
   if (!row || row.revoked_at !== null || row.type !== type) throw problem('invalid-key', 'The API key is not valid or has been revoked');
+  if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() >= LAST_USED_RESOLUTION_MS) {
+    await db('api_keys').where({ id: row.id }).update({ last_used_at: now });
+  }
   return { accountId: row.account_id, keyId: row.id, type: row.type };
 }

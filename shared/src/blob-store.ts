@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rm, stat } from 'node:fs/promises';
+import { mkdir, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -31,6 +31,7 @@ export class LocalBlobStore implements BlobStore {
       await pipeline(body, createWriteStream(file));
     } catch (err) {
       await rm(file, { force: true });
+      await this.pruneEmptyParents(file);
       throw err;
     }
     return (await stat(file)).size;
@@ -44,6 +45,19 @@ export class LocalBlobStore implements BlobStore {
 
   async delete(keys: string[]): Promise<void> {
     await Promise.all(keys.map((key) => rm(this.pathOf(key), { force: true })));
+    await Promise.all(keys.map((key) => this.pruneEmptyParents(this.pathOf(key))));
+  }
+
+  /** Removes directories left empty by a delete, up to (not including) the root. */
+  private async pruneEmptyParents(file: string): Promise<void> {
+    const root = path.resolve(this.root);
+    for (let dir = path.dirname(file); dir.startsWith(root + path.sep); dir = path.dirname(dir)) {
+      try {
+        await rmdir(dir);
+      } catch {
+        return; // not empty (or already gone): stop here
+      }
+    }
   }
 }
 

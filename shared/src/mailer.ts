@@ -20,7 +20,7 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
   if (!config.SMTP_URL) {
     return {
       async send(mail) {
-        logger.info({ mail: { to: mail.to, subject: mail.subject, replyTo: mail.replyTo } }, 'SMTP_URL is not set: mail logged, not sent');
+        logger.info({ mail: { to: mail.to, subject: mail.subject, replyTo: mail.replyTo, text: mail.text } }, 'SMTP_URL is not set: mail logged, not sent');
       },
       close() {},
     };

@@ -45,6 +45,15 @@ describe('API keys', () => {
       expect(keys.find((k: { id: string }) => k.id === sub.body.id).revoked_at).toBeNull();
     });
 
+    it('records when a key was last used', async () => {
+      const account = await factories.account(ctx.platform.db);
+      const call = api(ctx.url, account.managementKey);
+      const before = (await call('GET', '/v1/api-keys')).body.data[0];
+      expect(before.last_used_at).toEqual(expect.any(String));
+      const sub = await call('POST', '/v1/api-keys', { type: 'submission' });
+      expect(sub.body.last_used_at).toBeNull();
+    });
+
     it('never stores a full key in any table', async () => {
       const account = await factories.account(ctx.platform.db);
       const call = api(ctx.url, account.managementKey);

@@ -40,6 +40,7 @@ describe('webhook routes', () => {
       const { formId, call } = await owner();
       const created = await call('POST', `/v1/forms/${formId}/webhooks`, { url: 'https://hooks.example.com/intake' });
       expect(created.status).toBe(201);
+      expect(created.headers.get('location')).toBe(`/v1/webhooks/${created.body.id}`);
       expect(created.body).toEqual({ id: expect.stringMatching(/^wh_/), form_id: formId, url: 'https://hooks.example.com/intake', enabled: true, created_at: expect.any(String), updated_at: expect.any(String), secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
       expect(Buffer.from(created.body.secret.slice(6), 'base64')).toHaveLength(32);
       const stored = await ctx.platform.db('webhooks').where({ id: created.body.id }).first();

@@ -7,7 +7,7 @@ import { problemMiddleware } from '../problems';
 export function baseApp(platform: Pick<Platform, 'config' | 'logger'>, options: { cors?: boolean } = {}): Koa {
   const app = new Koa({ proxy: platform.config.TRUST_PROXY });
   app.silent = true;
-  if (options.cors) app.use(cors({ origin: '*', exposeHeaders: ['Retry-After', 'Location'], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept'], maxAge: 86400 }));
+  if (options.cors) app.use(cors({ origin: '*', allowMethods: ['POST'], exposeHeaders: ['Retry-After', 'Location'], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept'], maxAge: 86400 }));
   app.use(async (ctx, next) => {
     const started = performance.now();
     try {

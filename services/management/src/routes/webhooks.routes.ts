@@ -48,6 +48,7 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       async handler(ctx, { params, body, principal }) {
         const created = await createWebhook({ ...deps(), accountId: principal.accountId, formId: params.id, url: body.url });
         ctx.status = 201;
+        ctx.set('Location', `/v1/webhooks/${created.id}`);
         ctx.body = { ...present(created), secret: created.plainSecret };
       },
     }),
