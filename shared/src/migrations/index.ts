@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as initial from './001-initial';
 import * as usageIndexes from './040-usage-indexes';
+import * as jsonFieldOrder from './090-json-field-order';
 
 export interface Migration {
   name: string;
@@ -12,4 +13,5 @@ export interface Migration {
 export const migrations: Migration[] = [
   { name: '001-initial', ...initial },
   { name: '040-usage-indexes', ...usageIndexes },
+  { name: '090-json-field-order', ...jsonFieldOrder },
 ];

@@ -52,7 +52,7 @@ function filtered(db: Knex, f: SubmissionFilter): Knex.QueryBuilder {
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
   if (f.until) query.where('received_at', '<', f.until);
-  if (f.q) query.whereRaw('EXISTS (SELECT 1 FROM jsonb_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [`%${escapeLike(f.q)}%`]);
+  if (f.q) query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [`%${escapeLike(f.q)}%`]);
   return query;
 }
 
@@ -64,12 +64,12 @@ export const submissionRepository = {
     return query.orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.limit).select(COLUMNS);
   },
 
-  /** Every payload field name in the filtered submissions, in order of first appearance. Computed in Postgres. */
+  /** Every payload field name in the filtered submissions, in order of first appearance (then posted order). Computed in Postgres. */
   async fieldNames(db: Knex, f: SubmissionFilter): Promise<string[]> {
     const rows: { key: string }[] = await filtered(db, f)
-      .crossJoin(db.raw('jsonb_object_keys(submissions.payload) AS k(key)'))
+      .crossJoin(db.raw('json_object_keys(submissions.payload) WITH ORDINALITY AS k(key, ord)'))
       .groupBy('k.key')
-      .orderByRaw('min(submissions.received_at), k.key')
+      .orderByRaw('min(submissions.received_at), min(k.ord), k.key')
       .select('k.key');
     return rows.map((r) => r.key);
   },
