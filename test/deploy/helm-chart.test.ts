@@ -33,17 +33,20 @@ describe('Helm chart deploy/helm/intake', () => {
     }
   });
 
-  it('values.schema.json refuses bad values: a typo, a wrong type, S3 without a bucket, a missing service', () => {
+  it('values.schema.json refuses bad values: a typo, a wrong type, S3 without a bucket, no S3 and no shared volume, a missing service', () => {
     const bad = [
       { replicaCount: 3 },
       { services: { ingest: { replicas: 'two' } } },
       { s3: { enabled: true, bucket: '' } },
+      { s3: { enabled: false } },
+      { s3: { enabled: false }, files: { existingClaim: '' } },
       { nats: { url: 'http://nats:4222' } },
       { config: { webhookRetrySchedule: 'soon' } },
       { secrets: { existingSecret: 'Not_A_Name' } },
       { ingress: { enabled: true, host: 'https://forms.example.com' } },
     ];
     for (const override of bad) expect({ override, valid: validate(merge(values, override)) }).toEqual({ override, valid: false });
+    expect(validate(merge(values, { s3: { enabled: false }, files: { existingClaim: 'intake-files-rwx' } }))).toBe(true);
     const { usage: _usage, ...threeServices } = values.services;
     expect(validate({ ...values, services: threeServices })).toBe(false);
   });
