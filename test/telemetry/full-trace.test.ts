@@ -98,7 +98,7 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
       const chain: Span[] = [];
       for (let span = parentOf(client!); span; span = parentOf(span)) chain.push(span);
       return chain.length === 5 && chain;
-    }, { message: 'the five ancestors of the attempt span' }) as Span[];
+    }, { message: 'the five ancestors of the attempt span' }) as [Span, Span, Span, Span, Span];
     expect(send).toMatchObject({ kind: SpanKind.CONSUMER, attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-send' }) });
     expect(requested).toMatchObject({ kind: SpanKind.PRODUCER, name: `${platform.nats.names.subject('delivery.requested')} publish` });
     expect(requested.attributes['intake.webhook.delivery_id']).toBe(delivery.id);
