@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { trace, SpanKind, context } from '@opentelemetry/api';
+import { trace, SpanKind, SpanStatusCode, context } from '@opentelemetry/api';
 import type { Db } from './db';
 import { newId } from './ids';
 import type { Logger } from './logger';
@@ -57,9 +57,13 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
       if (rows.length === 0) return 0;
       await Promise.all(
         rows.map((row) =>
-          tracer.startActiveSpan(`${nats.names.subject(row.subject)} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.message.id': row.event_id } }, contextFromParent(row.headers), async (span) => {
+          tracer.startActiveSpan(`${nats.names.subject(row.subject)} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': nats.names.subject(row.subject), 'messaging.message.id': row.event_id } }, contextFromParent(row.headers), async (span) => {
             try {
               await nats.js.publish(nats.names.subject(row.subject), JSON.stringify(row.payload), { msgID: row.event_id, headers: toNatsHeaders(currentTraceHeaders()), timeout: 5000 });
+            } catch (err) {
+              span.recordException(err as Error);
+              span.setStatus({ code: SpanStatusCode.ERROR });
+              throw err;
             } finally {
               span.end();
             }

@@ -1,5 +1,6 @@
 import type { ServiceModule } from '@intake/shared';
 import { ingestRoutes } from './routes/ingest.routes';
+import { submissionMetrics } from './routes/submission-metrics';
 
 /** The ingest service: `POST /v1/f/:slug`. */
 export const ingestService: ServiceModule = {
@@ -9,4 +10,6 @@ export const ingestService: ServiceModule = {
   cors: true,
   routes: ingestRoutes,
   startWorkers: async () => [],
+  // Before the router, inside the problem middleware: submissions by outcome and ingest latency.
+  extend: (app) => void app.use(submissionMetrics),
 };

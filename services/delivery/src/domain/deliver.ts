@@ -1,5 +1,6 @@
 import type { Agent } from 'undici';
-import { ACK, newId, toNatsHeaders, currentTraceHeaders, SUBJECTS, type Config, type Db, type DeliveryRequested, type Nats, type Outcome, type SecretBox } from '@intake/shared';
+import { SpanKind, trace } from '@opentelemetry/api';
+import { ACK, newId, toNatsHeaders, currentTraceHeaders, recordAttempt, recordDelivery, SUBJECTS, type Config, type Db, type DeliveryRequested, type Nats, type Outcome, type SecretBox } from '@intake/shared';
 import { deliveryRepository, type DeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
 import { sendWebhook, type AttemptResult } from './sender';
 
@@ -11,11 +12,25 @@ export function retryDelayMs(schedule: readonly number[], attempt: number): numb
   return schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
 }
 
-/** Publishes one `delivery.requested`. The msgID deduplicates a republished initial request; a replay gets a fresh one. */
+const tracer = trace.getTracer('intake-delivery');
+
+/**
+ * Publishes one `delivery.requested` inside a PRODUCER span whose context rides in the NATS
+ * headers, so the send consumer continues the trace. The msgID deduplicates a republished
+ * initial request; a replay gets a fresh one.
+ */
 export async function requestDelivery(nats: Nats, props: { deliveryId: string; trigger: DeliveryRequested['trigger'] }): Promise<void> {
   const eventId = props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event');
   const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
-  await nats.js.publish(nats.names.subject(SUBJECTS.deliveryRequested), JSON.stringify(message), { msgID: eventId, headers: toNatsHeaders(currentTraceHeaders()), timeout: 5000 });
+  const subject = nats.names.subject(SUBJECTS.deliveryRequested);
+  const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.message.id': eventId, 'intake.webhook.delivery_id': props.deliveryId };
+  await tracer.startActiveSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
+    try {
+      await nats.js.publish(subject, JSON.stringify(message), { msgID: eventId, headers: toNatsHeaders(currentTraceHeaders()), timeout: 5000 });
+    } finally {
+      span.end();
+    }
+  });
 }
 
 export interface DeliverDeps {
@@ -30,6 +45,7 @@ function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: numbe
   return sendWebhook({
     agent: deps.agent,
     url: target.url,
+    webhookId: target.webhook_id,
     allowPrivateNetworks: deps.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
     type: target.event_type,
@@ -57,16 +73,20 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     const result = await attempt(deps, target, number);
     const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
     await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'replay', result, status, nextAttemptAt: result.ok ? null : target.next_attempt_at, now: deps.now() });
+    recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
+    if (result.ok && target.status !== 'succeeded') recordDelivery({ outcome: 'succeeded' });
     return ACK;
   }
   if (target.status === 'succeeded' || target.status === 'failed') return ACK;
   if (!target.enabled) {
     await deliveryRepository.setStatus(db, target.id, 'failed', 'the webhook was disabled before this delivery completed', deps.now());
+    recordDelivery({ outcome: 'failed' });
     return ACK;
   }
   const number = target.scheduled_attempts + 1;
   if (number > MAX_ATTEMPTS) {
     await deliveryRepository.setStatus(db, target.id, 'failed', target.last_error, deps.now());
+    recordDelivery({ outcome: 'failed' });
     return ACK;
   }
   const early = target.next_attempt_at ? target.next_attempt_at.getTime() - deps.now().getTime() : 0;
@@ -75,9 +95,12 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   const now = deps.now();
   if (result.ok || number >= MAX_ATTEMPTS) {
     await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'schedule', result, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null, now });
+    recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
+    recordDelivery({ outcome: result.ok ? 'succeeded' : 'failed' });
     return ACK;
   }
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
   await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'schedule', result, status: 'retrying', nextAttemptAt: new Date(now.getTime() + delay), now });
+  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: true });
   return { retryInMs: delay };
 }

@@ -1,4 +1,4 @@
-import { ACK, newId, type Config, type Db, type Logger, type Mailer, type Outcome, type SecretBox, type SubmissionEvent } from '@intake/shared';
+import { ACK, newId, recordNotification, type Config, type Db, type Logger, type Mailer, type Outcome, type SecretBox, type SubmissionEvent } from '@intake/shared';
 import { retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
 
@@ -22,8 +22,10 @@ export async function notifySubmission(props: { db: Db; mailer: Mailer; logger: 
   try {
     await props.mailer.send(submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }));
     await db('notifications').where({ id: row.id }).update({ status: 'sent', sent_at: new Date(), attempt_count: row.attempt_count + 1, last_error: null });
+    recordNotification({ outcome: 'sent' });
     return ACK;
   } catch (err) {
+    recordNotification({ outcome: 'failed' });
     const attempts = row.attempt_count + 1;
     const final = attempts >= MAX_MAIL_ATTEMPTS;
     const message = String((err as Error).message ?? err).slice(0, 500);

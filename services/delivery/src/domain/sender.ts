@@ -1,7 +1,8 @@
 import { Agent, request } from 'undici';
-import { toTimestamp } from '@intake/shared';
+import { toTimestamp, type AttemptOutcome } from '@intake/shared';
 import { guardedLookup, urlRefusal } from './network-guard';
 import { serviceSignature, standardSignature } from './signing';
+import { withWebhookSpan } from './webhook-span';
 
 export const USER_AGENT = 'Service-Webhooks/1';
 /** How much of a receiver's answer is kept in the delivery log. */
@@ -18,6 +19,8 @@ export interface Envelope {
 
 export interface AttemptResult {
   ok: boolean;
+  /** How it ended, as the metrics and the span report it (success, http_error, timeout, network_error, blocked). */
+  outcome: AttemptOutcome;
   /** The receiver's status code; null when it never answered (network error, timeout, refused target). */
   statusCode: number | null;
   error: string | null;
@@ -59,36 +62,45 @@ export function signedRequest(props: { type: EventType; deliveryId: string; data
   };
 }
 
-/**
- * Makes one webhook attempt and reports what happened; never throws. Any 2xx is success;
- * another status, a network error, a refused target or no answer within `timeoutMs` is a failure.
- * Redirects are not followed (a 3xx is a failure).
- */
-export async function sendWebhook(props: {
+export interface SendProps {
   agent: Agent;
   url: string;
   allowPrivateNetworks: boolean;
   timeoutMs: number;
   type: EventType;
+  /** For the span only. */
+  webhookId?: string;
   deliveryId: string;
   data: Record<string, unknown>;
   attempt: number;
   secret: string;
   now: Date;
-}): Promise<AttemptResult> {
+}
+
+/**
+ * Makes one webhook attempt and reports what happened; never throws. Any 2xx is success;
+ * another status, a network error, a refused target or no answer within `timeoutMs` is a failure.
+ * Redirects are not followed (a 3xx is a failure). The attempt is a CLIENT span, and carries
+ * its `traceparent` to the receiver (see webhook-span.ts).
+ */
+export function sendWebhook(props: SendProps): Promise<AttemptResult> {
+  return withWebhookSpan(props, (traceHeaders) => attemptOnce(props, traceHeaders));
+}
+
+async function attemptOnce(props: SendProps, traceHeaders: Record<string, string>): Promise<AttemptResult> {
   const startedAt = props.now;
   const started = performance.now();
   const done = (partial: Omit<AttemptResult, 'durationMs' | 'startedAt'>): AttemptResult => ({ ...partial, startedAt, durationMs: Math.round(performance.now() - started) });
   const refusal = urlRefusal(props.url, props.allowPrivateNetworks);
-  if (refusal) return done({ ok: false, statusCode: null, error: `refused: the URL ${refusal}`, responseBody: null });
+  if (refusal) return done({ ok: false, outcome: 'blocked', statusCode: null, error: `refused: the URL ${refusal}`, responseBody: null });
   const { body, headers } = signedRequest(props);
   try {
-    const res = await request(props.url, { method: 'POST', headers, body, dispatcher: props.agent, signal: AbortSignal.timeout(props.timeoutMs) });
+    const res = await request(props.url, { method: 'POST', headers: { ...traceHeaders, ...headers }, body, dispatcher: props.agent, signal: AbortSignal.timeout(props.timeoutMs) });
     const responseBody = await readLimited(res.body, RESPONSE_BODY_LIMIT);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
-    return done({ ok, statusCode: res.statusCode, error: ok ? null : `receiver answered ${res.statusCode}`, responseBody });
+    return done({ ok, outcome: ok ? 'success' : 'http_error', statusCode: res.statusCode, error: ok ? null : `receiver answered ${res.statusCode}`, responseBody });
   } catch (err) {
-    return done({ ok: false, statusCode: null, error: describeError(err, props.timeoutMs), responseBody: null });
+    return done({ ok: false, statusCode: null, ...describeError(err, props.timeoutMs), responseBody: null });
   }
 }
 
@@ -109,10 +121,10 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, li
   return Buffer.concat(chunks).subarray(0, limit).toString('utf8');
 }
 
-function describeError(err: unknown, timeoutMs: number): string {
+function describeError(err: unknown, timeoutMs: number): { outcome: AttemptOutcome; error: string } {
   const e = err as { name?: string; code?: string; message?: string; cause?: { name?: string; code?: string; message?: string } };
   const inner = e.cause ?? e;
-  if (inner.name === 'BlockedTargetError' || e.name === 'BlockedTargetError') return `refused: ${inner.message ?? e.message}`;
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/i.test(String(e.code ?? inner.code ?? ''))) return `no answer within ${timeoutMs} ms`;
-  return `${inner.code ?? e.code ?? 'network error'}: ${inner.message ?? e.message ?? String(err)}`;
+  if (inner.name === 'BlockedTargetError' || e.name === 'BlockedTargetError') return { outcome: 'blocked', error: `refused: ${inner.message ?? e.message}` };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/i.test(String(e.code ?? inner.code ?? ''))) return { outcome: 'timeout', error: `no answer within ${timeoutMs} ms` };
+  return { outcome: 'network_error', error: `${inner.code ?? e.code ?? 'network error'}: ${inner.message ?? e.message ?? String(err)}` };
 }

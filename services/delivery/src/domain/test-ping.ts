@@ -1,5 +1,5 @@
 import type { Agent } from 'undici';
-import { newId, type Config, type Db, type SecretBox } from '@intake/shared';
+import { newId, recordAttempt, type Config, type Db, type SecretBox } from '@intake/shared';
 import { deliveryRepository } from '../repositories/delivery.repository';
 import { sendWebhook, type AttemptResult } from './sender';
 
@@ -24,6 +24,7 @@ export async function sendTestPing(props: {
   const result = await sendWebhook({
     agent: props.agent,
     url: webhook.url,
+    webhookId: webhook.id,
     allowPrivateNetworks: props.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     timeoutMs: props.config.WEBHOOK_TIMEOUT_MS,
     type: 'webhook.test',
@@ -34,5 +35,7 @@ export async function sendTestPing(props: {
     now,
   });
   await deliveryRepository.recordAttempt(db, { deliveryId, attempt: 1, trigger: 'test', result, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null, now: new Date(now.getTime() + result.durationMs) });
+  // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries).
+  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
   return { ...result, deliveryId };
 }

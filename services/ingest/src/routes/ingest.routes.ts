@@ -3,6 +3,7 @@ import { problem, route, type Platform, type RouteDef } from '@intake/shared';
 import { ingestSubmission, type BodyKind } from '../domain/ingest';
 import { createRateLimiter } from '../domain/rate-limit';
 import { present } from './present';
+import { noteSubmissionOutcome } from './submission-metrics';
 
 const Fields = Type.Record(Type.String(), Type.String(), { description: 'Field names as sent. `bot-challenge-response` and the honeypot field are control fields, never stored.' });
 const JsonFields = Type.Record(Type.String(), Type.Unknown(), { description: 'One object; non-string values are stored JSON-stringified. At most 32 levels deep, 1 MiB.' });
@@ -59,6 +60,7 @@ export function ingestRoutes(platform: Platform): RouteDef[] {
               referrer: ctx.get('referer') || undefined,
             },
           });
+          noteSubmissionOutcome(ctx, outcome);
           present(ctx, outcome);
         } finally {
           // Answered before the whole body was read (refused early): close rather than read the rest.

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { monthOf, type Db, type Logger, type Mailer } from '@intake/shared';
+import { monthOf, recordNotification, type Db, type Logger, type Mailer } from '@intake/shared';
 import { usageRepository } from '../repositories/usage.repository';
 import { notificationRepository, type QuotaNotificationRow } from '../repositories/notification.repository';
 
@@ -86,8 +86,10 @@ export async function sendQuotaWarnings(props: { db: Db; mailer: Mailer; logger:
         const mail = await composeWarning(trx, row, props.publicBaseUrl);
         await mailer.send({ to: row.recipients, ...mail });
         await notificationRepository.markSent(trx, row.id, props.now());
+        recordNotification({ outcome: 'sent' });
         sent++;
       } catch (err) {
+        recordNotification({ outcome: 'failed' });
         const giveUp = row.attempt_count + 1 >= MAX_WARNING_ATTEMPTS;
         logger.warn({ err, notification: row.id, attempt: row.attempt_count + 1, giveUp }, 'quota warning could not be sent');
         await notificationRepository.markFailed(trx, row.id, String((err as Error).message ?? err), giveUp);

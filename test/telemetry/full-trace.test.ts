@@ -1,0 +1,211 @@
+import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { tracing, metrics as sdkMetrics } from '@opentelemetry/sdk-node';
+import http from 'node:http';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { buildServiceApp, createLogger, instrumentations, newId, resetTelemetryForTests, startOutboxRelay, startTelemetry, type Worker } from '@intake/shared';
+import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
+import { ingestService } from '@intake/ingest';
+import { deliveryService, generateWebhookSecret } from '@intake/delivery';
+
+type Span = tracing.ReadableSpan;
+
+/**
+ * Jest's sandbox hands the instrumentations a stand-in `module`, so their require() hook never
+ * sees `http` (register.ts does, in a service process). This applies the same configured http
+ * instrumentation's patch to the real module by hand, and returns its undo: `http` is shared by
+ * every test file of this Jest worker.
+ */
+function patchHttpServer(): () => Promise<void> {
+  const instrumentation = instrumentations().find((i) => i.instrumentationName === '@opentelemetry/instrumentation-http');
+  const definition = instrumentation?.getModuleDefinitions().find((d) => d.name === 'http');
+  if (!definition?.patch || !definition.unpatch) throw new Error('the http instrumentation has no patch for http');
+  definition.patch(http);
+  return async () => definition.unpatch?.(http);
+}
+
+/**
+ * The real ingest app, outbox relay and delivery workers in this process, with the SDK started
+ * by telemetry.ts exporting to memory: one trace from the form post's HTTP SERVER span through
+ * the relay's publish, the fan-out consumer, the delivery.requested publish and the send
+ * consumer to the CLIENT span of the webhook attempt, whose traceparent the receiver gets.
+ * And the metric catalog recorded where things happen, read with an in-memory reader.
+ */
+describe('telemetry: one trace from a form post to each webhook attempt', () => {
+  const exporter = new tracing.InMemorySpanExporter();
+  const reader = new sdkMetrics.PeriodicExportingMetricReader({ exporter: new sdkMetrics.InMemoryMetricExporter(sdkMetrics.AggregationTemporality.CUMULATIVE), exportIntervalMillis: 3_600_000 });
+  let platform: TestPlatform;
+  let ingestUrl = '';
+  const workers: Worker[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  /** What the receiver got, by path; `/flaky` answers 500 to its first request. */
+  const received: { path: string; headers: Record<string, string | string[] | undefined> }[] = [];
+  let receiverUrl = '';
+
+  beforeAll(async () => {
+    startTelemetry({ serviceName: 'intake-test', env: {}, spanProcessors: [new tracing.SimpleSpanProcessor(exporter)], metricReaders: [reader] });
+    closers.push(patchHttpServer());
+    platform = await createTestPlatform({ WEBHOOK_RETRY_SCHEDULE: '50ms', WEBHOOK_TIMEOUT_MS: 2000 });
+    const receiver = await listen((req, res) => {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      received.push({ path, headers: req.headers });
+      req.resume();
+      req.on('end', () => res.writeHead(path === '/flaky' && received.filter((r) => r.path === '/flaky').length === 1 ? 500 : 200).end('ok'));
+    });
+    receiverUrl = receiver.url;
+    closers.push(receiver.close);
+    workers.push(...(await deliveryService.startWorkers(platform)));
+    workers.push(startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 50 }));
+    const ingest = await listen(buildServiceApp(ingestService, platform).callback());
+    ingestUrl = ingest.url;
+    closers.push(ingest.close);
+  });
+
+  afterAll(async () => {
+    await Promise.allSettled(workers.map((w) => w.stop()));
+    for (const close of closers) await close();
+    await platform?.close();
+    await resetTelemetryForTests();
+  });
+
+  async function formWithWebhook(path: string, notifyEmails: string[] = []) {
+    const account = await factories.account(platform.db);
+    const form = await factories.form(platform.db, account.id, { notify_emails: notifyEmails });
+    const webhookId = newId('webhook');
+    const url = `${receiverUrl}${path}?token=s3cret&v=2`;
+    await platform.db('webhooks').insert({ id: webhookId, account_id: account.id, form_id: form.id, url, enabled: true, secret: platform.secrets.seal(generateWebhookSecret()) });
+    return { slug: form.slug, webhookId };
+  }
+
+  const post = (slug: string, body: string) => fetch(`${ingestUrl}/v1/f/${slug}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
+  const spans = () => exporter.getFinishedSpans();
+  const parentOf = (span: Span) => spans().find((s) => s.spanContext().spanId === span.parentSpanContext?.spanId);
+  const attemptSpans = (deliveryId: string) => spans().filter((s) => s.kind === SpanKind.CLIENT && s.attributes['intake.webhook.delivery_id'] === deliveryId).sort((a, b) => Number(a.attributes['intake.webhook.attempt']) - Number(b.attributes['intake.webhook.attempt']));
+  const deliveryOf = (submissionId: string) => eventually(() => platform.db('deliveries').where({ submission_id: submissionId }).first(), { message: 'the delivery row' });
+
+  it('runs one trace: HTTP SERVER -> outbox publish -> fan-out -> delivery.requested publish -> send -> webhook CLIENT span', async () => {
+    const { slug, webhookId } = await formWithWebhook('/hook');
+    const res = await post(slug, JSON.stringify({ name: 'Ada' }));
+    expect(res.status).toBe(201);
+    const { id: submissionId } = (await res.json()) as { id: string };
+    const delivery = await deliveryOf(submissionId);
+    const [client] = await eventually(() => attemptSpans(delivery.id).length === 1 && attemptSpans(delivery.id), { message: 'the attempt span' });
+
+    // Walk up from the webhook attempt to the form post, one direct parent at a time (the
+    // consumer spans end after their ack, a moment after the attempt).
+    const [send, requested, fanOut, relay, server] = await eventually(() => {
+      const chain: Span[] = [];
+      for (let span = parentOf(client!); span; span = parentOf(span)) chain.push(span);
+      return chain.length === 5 && chain;
+    }, { message: 'the five ancestors of the attempt span' }) as [Span, Span, Span, Span, Span];
+    expect(send).toMatchObject({ kind: SpanKind.CONSUMER, attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-send' }) });
+    expect(requested).toMatchObject({ kind: SpanKind.PRODUCER, name: `${platform.nats.names.subject('delivery.requested')} publish` });
+    expect(requested.attributes['intake.webhook.delivery_id']).toBe(delivery.id);
+    expect(fanOut).toMatchObject({ kind: SpanKind.CONSUMER, attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-fanout' }) });
+    expect(relay).toMatchObject({ kind: SpanKind.PRODUCER, name: `${platform.nats.names.subject('submission.created')} publish` });
+    expect(server.kind).toBe(SpanKind.SERVER);
+    expect(server.attributes['http.route'] ?? server.attributes['url.path'] ?? server.attributes['http.target']).toMatch(/^\/v1\/f\//);
+    expect(server.parentSpanContext).toBeUndefined();
+    const traceId = server.spanContext().traceId;
+    expect(new Set([client, send, requested, fanOut, relay].map((s) => s!.spanContext().traceId))).toEqual(new Set([traceId]));
+
+    expect(client!.name).toBe('POST');
+    expect(client!.status.code).toBe(SpanStatusCode.UNSET);
+    expect(client!.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'url.full': `${receiverUrl}/hook?token=REDACTED&v=REDACTED`,
+      'http.response.status_code': 200,
+      'intake.webhook.id': webhookId,
+      'intake.webhook.delivery_id': delivery.id,
+      'intake.webhook.attempt': 1,
+    });
+    // Nothing of ours records the query's token (the receiver's own SERVER span, in this process too, is a third party's).
+    const ours = spans().filter((s) => s.kind !== SpanKind.SERVER || s.attributes['url.path'] !== '/hook');
+    expect(JSON.stringify(ours.map((s) => s.attributes))).not.toContain('s3cret');
+    // The receiver can continue the trace: it got the attempt span's context.
+    const hit = received.find((r) => r.path === '/hook' && r.headers['x-service-delivery'] === delivery.id);
+    expect(hit?.headers['traceparent']).toBe(`00-${traceId}-${client!.spanContext().spanId}-01`);
+  });
+
+  it('marks a failed attempt as an error span; the retry is another CLIENT span in the same trace', async () => {
+    const { slug } = await formWithWebhook('/flaky');
+    const res = await post(slug, '{"name":"Grace"}');
+    const { id: submissionId } = (await res.json()) as { id: string };
+    const delivery = await deliveryOf(submissionId);
+    const [first, second] = await eventually(() => attemptSpans(delivery.id).length === 2 && attemptSpans(delivery.id), { message: 'two attempt spans' });
+    expect(first!.status.code).toBe(SpanStatusCode.ERROR);
+    expect(first!.attributes).toMatchObject({ 'http.response.status_code': 500, 'error.type': '500', 'intake.webhook.attempt': 1, 'intake.webhook.outcome': 'http_error' });
+    expect(second!.status.code).toBe(SpanStatusCode.UNSET);
+    expect(second!.attributes).toMatchObject({ 'http.response.status_code': 200, 'intake.webhook.attempt': 2 });
+    expect(second!.spanContext().traceId).toBe(first!.spanContext().traceId);
+  });
+
+  it('records the catalog metrics where things happen, with their outcome attributes', async () => {
+    const before = await snapshot();
+    const ok = await formWithWebhook('/hook', ['ops@example.com']);
+    const flaky = await formWithWebhook('/flaky');
+    received.splice(0, received.length, ...received.filter((r) => r.path !== '/flaky')); // /flaky fails its next first request again
+    const answers = await Promise.all([
+      post(ok.slug, '{"name":"Ada"}'),
+      post(flaky.slug, '{"name":"Grace"}'),
+      post(ok.slug, '{"name":"Bot","_gotcha":"filled"}'),
+      post('no-such-form', '{}'),
+      post(ok.slug, '{"name":'),
+    ]);
+    expect(answers.map((r) => r.status)).toEqual([201, 201, 200, 404, 400]);
+    const after = await eventually(async () => {
+      const s = await snapshot();
+      return diff(s, before, 'intake.deliveries{outcome=succeeded}') === 2 && diff(s, before, 'intake.notifications{outcome=sent}') === 1 && s;
+    }, { message: 'both deliveries and the notification' });
+    const delta = (key: string) => diff(after, before, key);
+    expect(delta('intake.submissions{outcome=received}')).toBe(2);
+    expect(delta('intake.submissions{outcome=spam}')).toBe(1);
+    expect(delta('intake.submissions{outcome=form-not-found}')).toBe(1);
+    expect(delta('intake.submissions{outcome=bad-body}')).toBe(1);
+    expect(delta('intake.ingest.duration{outcome=received}')).toBe(2); // histogram: the count
+    expect(delta('intake.delivery.attempts{outcome=success}')).toBe(2);
+    expect(delta('intake.delivery.attempts{outcome=http_error}')).toBe(1);
+    expect(delta('intake.delivery.attempt.duration{outcome=http_error}')).toBe(1);
+    expect(delta('intake.delivery.retries{}')).toBe(1);
+    expect(delta('intake.deliveries{outcome=failed}')).toBe(0);
+  });
+
+  it('puts the active trace id on every log line written inside a span, and none outside', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'intake-log-'));
+    const fd = openSync(path.join(dir, 'log.jsonl'), 'w');
+    const logger = createLogger({ level: 'info', service: 'test', destination: fd as 1 });
+    const traceId = await trace.getTracer('test').startActiveSpan('work', async (span) => {
+      logger.info('inside');
+      await Promise.resolve();
+      logger.warn({ detail: 1 }, 'still inside, after an await');
+      span.end();
+      return span.spanContext().traceId;
+    });
+    logger.info('outside');
+    logger.flush();
+    const read = () => readFileSync(path.join(dir, 'log.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; trace_id?: string });
+    const lines = await eventually(() => read().length === 3 && read(), { message: 'three log lines written' });
+    rmSync(dir, { recursive: true, force: true });
+    expect(lines.map((l) => [l.msg, l.trace_id])).toEqual([['inside', traceId], ['still inside, after an await', traceId], ['outside', undefined]]);
+  });
+
+  /** Every data point now, as `name{attr=value,...}` -> value (a histogram's count). */
+  async function snapshot(): Promise<Map<string, number>> {
+    const { resourceMetrics } = await reader.collect();
+    const points = new Map<string, number>();
+    for (const scope of resourceMetrics.scopeMetrics) {
+      for (const metric of scope.metrics) {
+        for (const p of metric.dataPoints as { attributes: Record<string, unknown>; value: number | { count: number } }[]) {
+          const attrs = Object.entries(p.attributes).map(([k, v]) => `${k}=${String(v)}`).join(',');
+          points.set(`${metric.descriptor.name}{${attrs}}`, typeof p.value === 'number' ? p.value : p.value.count);
+        }
+      }
+    }
+    return points;
+  }
+
+  function diff(after: Map<string, number>, before: Map<string, number>, key: string): number {
+    return (after.get(key) ?? 0) - (before.get(key) ?? 0);
+  }
+});
