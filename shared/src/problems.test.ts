@@ -58,7 +58,7 @@ describe('problems', () => {
     it('answers unknown paths with a not-found problem', async () => {
       const res = await fetch(`${server.url}/nothing-here`);
       expect(res.status).toBe(404);
-      expect((await res.json()).type).toBe('https://intake.test/problems/not-found');
+      expect(((await res.json()) as { type: string }).type).toBe('https://intake.test/problems/not-found');
     });
   });
 });

@@ -89,7 +89,7 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
     stops.push(stop);
     await metricReader.forceFlush();
     const exported = metricExporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
-    const byName = (name: string) => exported.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints);
+    const byName = (name: string) => exported.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints as { attributes: Record<string, unknown>; value: unknown }[]);
     const submissions = byName('intake.submissions');
     expect(submissions.map((p) => [p.attributes['outcome'], p.value]).sort()).toEqual([['rate-limited', 1], ['received', 1]]);
     expect(byName('intake.ingest.duration')).toHaveLength(2);
@@ -97,6 +97,6 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
     expect(pending).toContainEqual(expect.objectContaining({ attributes: { stream: platform.nats.names.eventsStream, consumer: 'trace_probe' }, value: 0 }));
     // Other test files share this worker's outbox table, so only the shape is certain here.
     expect(byName('intake.outbox.pending')).toEqual([expect.objectContaining({ value: expect.any(Number) })]);
-    expect(byName('intake.outbox.lag')[0]?.value).toBeGreaterThanOrEqual(0);
+    expect(byName('intake.outbox.lag')[0]?.value as number).toBeGreaterThanOrEqual(0);
   });
 });

@@ -16,7 +16,7 @@ describe('posted field order', () => {
     expect(res.status).toBe(201);
     const [row] = await submissionsOf(h, form.id);
     expect(Object.keys(row.payload)).toEqual(['zeta', 'alpha', 'mid']);
-    const event = await h.platform.db('outbox').whereRaw(`payload->>'submission_id' = ?`, [res.body.id]).first();
+    const event = await h.platform.db('outbox').whereRaw(`payload->>'submission_id' = ?`, [res.body.id as string]).first();
     expect(Object.keys(event.payload.payload)).toEqual(['zeta', 'alpha', 'mid']);
   });
 });

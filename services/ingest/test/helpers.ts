@@ -46,7 +46,7 @@ export function poster(url: string, slug: string) {
       method: 'POST',
       redirect: 'manual',
       headers: { ...(isJson ? { 'content-type': 'application/json' } : {}), ...headers },
-      body: isJson ? JSON.stringify(body) : (body as BodyInit | undefined),
+      body: isJson ? JSON.stringify(body) : (body as RequestInit['body']),
     });
     const text = await res.text();
     let parsed: Answer['body'] = {};

@@ -57,7 +57,7 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     expect(cv.storage_key).toBe(`${account.id}/${form.id}/${res.body.id}/${cv.id}`);
     expect((await read(cv.storage_key)).equals(big)).toBe(true);
     expect((await keys(`${account.id}/`)).sort()).toEqual(files.map((f) => f.storage_key).sort());
-    const event = await h.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [res.body.id]).first();
+    const event = await h.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [res.body.id as string]).first();
     expect(event.payload.files).toHaveLength(3);
     expect(event.payload.file_bytes).toBe(big.length + 6);
   });

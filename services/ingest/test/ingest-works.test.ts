@@ -49,7 +49,7 @@ describe('POST /v1/f/:slug — what works', () => {
   it('writes a submission.created event with the submission in the same transaction, published to JetStream with the event id as Nats-Msg-Id', async () => {
     const { account, form, post } = await accountWithForm(h);
     const res = await post({ message: 'hello' });
-    const row = await h.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [res.body.id]).first();
+    const row = await h.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [res.body.id as string]).first();
     expect(row.subject).toBe('submission.created');
     expect(validEvent(row.payload)).toBe(true);
     expect(row.payload).toMatchObject({ submission_id: res.body.id, form_id: form.id, account_id: account.id, status: 'received', payload: { message: 'hello' }, files: [], file_bytes: 0, form_name: 'Test form' });

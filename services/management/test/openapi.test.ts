@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import type Koa from 'koa';
-import type Router from '@koa/router';
+import type { KoaRouter as Router } from '@intake/shared';
 import { buildServiceApp, PROBLEM_SLUGS, type ServiceModule } from '@intake/shared';
 import { listen } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
@@ -48,7 +48,7 @@ describe('OpenAPI document', () => {
     for (const m of modules) {
       for (const layer of routerOf(buildServiceApp(m, ctx.platform)).stack) {
         for (const method of layer.methods) {
-          const key = `${method} ${layer.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`;
+          const key = `${method} ${String(layer.path).replace(/:([A-Za-z_]+)/g, '{$1}')}`;
           if (method !== 'HEAD' && !INFRASTRUCTURE.has(key)) registered.add(key);
         }
       }

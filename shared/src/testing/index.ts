@@ -95,14 +95,17 @@ export async function listen(handler: http.RequestListener): Promise<{ url: stri
   };
 }
 
+/** What `eventually` resolves with: the probe's value without its falsy members. */
+export type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
+
 /** Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps in tests). */
-export async function eventually<T>(probe: () => Promise<T> | T, options: { timeoutMs?: number; intervalMs?: number; message?: string } = {}): Promise<NonNullable<T>> {
+export async function eventually<T>(probe: () => Promise<T> | T, options: { timeoutMs?: number; intervalMs?: number; message?: string } = {}): Promise<Truthy<T>> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   let last: unknown;
   for (;;) {
     try {
       const value = await probe();
-      if (value) return value as NonNullable<T>;
+      if (value) return value as Truthy<T>;
     } catch (err) {
       last = err;
     }
