@@ -12,12 +12,25 @@ const CHANNEL = 'intake_outbox';
  * Writes an event in the caller's transaction. It is published to JetStream by the relay
  * after commit, with `event_id` as Nats-Msg-Id, so an event exists exactly when its data does.
  * `subject` is relative to NATS_PREFIX (e.g. `submission.created`).
+ *
+ * By default the transaction also NOTIFYs every relay. A NOTIFY takes a database-wide lock from
+ * commit until the commit is flushed, so it serialises all notifying commits on the fsync; a hot
+ * path whose process runs a relay passes `notify: false` and calls `wakeOutboxRelays()` after
+ * its commit instead (other relays still find the row by their poll).
  */
-export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string }): Promise<string> {
+export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string; notify?: boolean }): Promise<string> {
   const eventId = event.eventId ?? newId('event');
   await trx('outbox').insert({ event_id: eventId, subject: event.subject, payload: { event_id: eventId, ...event.payload }, headers: currentTraceHeaders() });
-  await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
+  if (event.notify !== false) await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
   return eventId;
+}
+
+/** The relays running in this process, woken directly by `wakeOutboxRelays()`. */
+const localRelays = new Set<() => void>();
+
+/** Wakes the outbox relays of this process (after committing events enqueued with `notify: false`). */
+export function wakeOutboxRelays(): void {
+  for (const wake of localRelays) wake();
 }
 
 export interface OutboxRelayOptions {
@@ -116,6 +129,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
     }
   };
 
+  const wake = (): void => void drain();
+  localRelays.add(wake);
   void listen();
   const tick = (): void => {
     timer = setTimeout(() => {
@@ -130,6 +145,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
     drain,
     async stop() {
       stopped = true;
+      localRelays.delete(wake);
       if (timer) clearTimeout(timer);
       await running;
       await listener?.end().catch(() => undefined);

@@ -61,17 +61,34 @@ export async function claimIdempotencyKey(trx: Knex.Transaction, props: { formId
   return rows.length === 1;
 }
 
-/** Counts one received submission against the month's quota; false (and nothing changed) when it is used up. */
-export async function countAgainstQuota(trx: Knex.Transaction, props: { accountId: string; period: string; limit: number }): Promise<boolean> {
+/**
+ * Counts one received submission against the month's quota; false (and nothing changed) when it is
+ * used up. One statement in its own transaction, committed without waiting for the WAL flush
+ * (`synchronous_commit = off`, local to it), so the account's counter row is locked only while the
+ * statement runs, not for an fsync: posts of one account no longer queue behind each other's
+ * commits. The caller's durable submission commit, later in the same WAL, makes it durable too.
+ */
+export async function countAgainstQuota(db: Db, props: { accountId: string; period: string; limit: number }): Promise<boolean> {
   if (props.limit <= 0) return false;
-  const { rows } = await trx.raw(
-    `INSERT INTO usage_counters (account_id, period, used) VALUES (?, ?::date, 1)
+  const { rows } = await db.raw(
+    `INSERT INTO usage_counters (account_id, period, used)
+     SELECT ?, ?::date, 1 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
      ON CONFLICT (account_id, period) DO UPDATE SET used = usage_counters.used + 1
      WHERE usage_counters.used < ?
      RETURNING used`,
     [props.accountId, props.period, props.limit],
   );
   return rows.length === 1;
+}
+
+/** Gives back a unit counted by `countAgainstQuota` whose submission was not stored (same short, unflushed commit). */
+export async function giveBackQuota(db: Db, props: { accountId: string; period: string }): Promise<void> {
+  await db.raw(
+    `UPDATE usage_counters SET used = used - 1
+     FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
+     WHERE account_id = ? AND period = ?::date AND used > 0`,
+    [props.accountId, props.period],
+  );
 }
 
 export async function insertSubmission(
