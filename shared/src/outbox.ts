@@ -19,10 +19,23 @@ const CHANNEL = 'intake_outbox';
  * its commit instead (other relays still find the row by their poll).
  */
 export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string; notify?: boolean }): Promise<string> {
-  const eventId = event.eventId ?? newId('event');
-  await trx('outbox').insert({ event_id: eventId, subject: event.subject, payload: { event_id: eventId, ...event.payload }, headers: currentTraceHeaders() });
+  const row = outboxRow(event);
+  await trx('outbox').insert(row);
   if (event.notify !== false) await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
-  return eventId;
+  return row.event_id;
+}
+
+export interface OutboxRow {
+  event_id: string;
+  subject: string;
+  payload: Record<string, unknown> & { event_id: string };
+  headers: Record<string, string>;
+}
+
+/** The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then call `wakeOutboxRelays()` after commit). */
+export function outboxRow(event: { subject: string; payload: Record<string, unknown>; eventId?: string }): OutboxRow {
+  const eventId = event.eventId ?? newId('event');
+  return { event_id: eventId, subject: event.subject, payload: { event_id: eventId, ...event.payload }, headers: currentTraceHeaders() };
 }
 
 /** The relays running in this process, woken directly by `wakeOutboxRelays()`. */

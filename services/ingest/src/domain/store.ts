@@ -1,5 +1,5 @@
-import { enqueueEvent, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent } from '@intake/shared';
-import { claimIdempotencyKey, countAgainstQuota, giveBackQuota, insertSubmission, type IngestForm } from '../repositories/ingest.repository';
+import { outboxRow, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent } from '@intake/shared';
+import { countAgainstQuota, giveBackQuota, writeSubmission, type IngestForm } from '../repositories/ingest.repository';
 import { quotaExceeded } from './gate';
 import { LIMITS } from './limits';
 import type { StoredUpload } from './parse-multipart';
@@ -22,7 +22,7 @@ export interface Accepted {
  * Stores an accepted post. A received one is first counted against the quota (exact under
  * concurrency: the conditional upsert serialises check-and-increment) in its own short commit
  * that does not wait for the WAL flush; then the submission, its idempotency key and its event are
- * written in ONE durable transaction (the outbox), whose flush also makes the earlier count
+ * written in ONE durable transaction (the outbox; one statement), whose flush also makes the earlier count
  * durable (the WAL is sequential). When that transaction fails or loses the idempotency race the
  * unit is given back. A crash between the two over-counts by at most the posts in flight.
  */
@@ -33,7 +33,7 @@ export async function storeSubmission(props: { platform: Platform; accepted: Acc
   if (counted && !(await countAgainstQuota(platform.db, { ...counter, limit: a.form.monthly_quota }))) throw quotaExceeded(a.form.monthly_quota);
   let outcome: 'stored' | 'lost-idempotency-race';
   try {
-    outcome = await writeSubmission(platform, a);
+    outcome = await write(platform, a);
   } catch (err) {
     if (counted) await giveBack(platform, counter);
     throw err;
@@ -43,29 +43,26 @@ export async function storeSubmission(props: { platform: Platform; accepted: Acc
   return outcome;
 }
 
-async function writeSubmission(platform: Platform, a: Accepted): Promise<'stored' | 'lost-idempotency-race'> {
+async function write(platform: Platform, a: Accepted): Promise<'stored' | 'lost-idempotency-race'> {
   const status = a.spam ? 'spam' : 'received';
-  return platform.db.transaction(async (trx) => {
-    if (a.idempotencyKey !== undefined) {
-      const claimed = await claimIdempotencyKey(trx, { formId: a.form.id, key: a.idempotencyKey, submissionId: a.submissionId, now: a.now, expiresAt: new Date(a.now.getTime() + LIMITS.idempotencyMs) });
-      if (!claimed) return 'lost-idempotency-race' as const;
-    }
-    await insertSubmission(trx, { id: a.submissionId, account_id: a.form.account_id, form_id: a.form.id, status, payload: a.payload, files: a.files, ip: a.ip, user_agent: a.userAgent?.slice(0, 512) ?? null, referrer: a.referrer?.slice(0, 2048) ?? null, spam_reason: a.spam ?? null, received_at: a.now });
-    const event: Omit<SubmissionEvent, 'event_id'> = {
-      submission_id: a.submissionId,
-      form_id: a.form.id,
-      account_id: a.form.account_id,
-      status,
-      received_at: toTimestamp(a.now),
-      payload: a.payload,
-      files: a.files.map(({ id, field, filename, content_type, size }) => ({ id, field, filename, content_type, size })),
-      file_bytes: a.files.reduce((n, f) => n + f.size, 0),
-      form_name: a.form.name,
-    };
+  const payload: Omit<SubmissionEvent, 'event_id'> = {
+    submission_id: a.submissionId,
+    form_id: a.form.id,
+    account_id: a.form.account_id,
+    status,
+    received_at: toTimestamp(a.now),
+    payload: a.payload,
+    files: a.files.map(({ id, field, filename, content_type, size }) => ({ id, field, filename, content_type, size })),
+    file_bytes: a.files.reduce((n, f) => n + f.size, 0),
+    form_name: a.form.name,
+  };
+  const stored = await writeSubmission(platform.db, {
+    row: { id: a.submissionId, account_id: a.form.account_id, form_id: a.form.id, status, payload: a.payload, files: a.files, ip: a.ip, user_agent: a.userAgent?.slice(0, 512) ?? null, referrer: a.referrer?.slice(0, 2048) ?? null, spam_reason: a.spam ?? null, received_at: a.now },
     // No NOTIFY (it would serialise commits on the fsync): this process's relay is woken after commit.
-    await enqueueEvent(trx, { subject: a.spam ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated, payload: event, notify: false });
-    return 'stored' as const;
+    event: outboxRow({ subject: a.spam ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated, payload }),
+    idempotency: a.idempotencyKey === undefined ? undefined : { key: a.idempotencyKey, expiresAt: new Date(a.now.getTime() + LIMITS.idempotencyMs) },
   });
+  return stored ? 'stored' : 'lost-idempotency-race';
 }
 
 /** Best effort: when Postgres cannot take the give-back either, the month over-counts by one (logged). */

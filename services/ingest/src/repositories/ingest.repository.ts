@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db, StoredFile } from '@intake/shared';
+import type { Db, OutboxRow, StoredFile } from '@intake/shared';
 
 /** The form as ingest sees it, with what the checks before the body need: plan limits and this month's usage. */
 export interface IngestForm {
@@ -47,21 +47,6 @@ export async function findReplay(db: Db | Knex.Transaction, formId: string, key:
 }
 
 /**
- * Claims the key for `submissionId`: inserts it, or takes over an expired one. False when another
- * request holds it (Postgres makes concurrent claimers wait for the first one's commit).
- */
-export async function claimIdempotencyKey(trx: Knex.Transaction, props: { formId: string; key: string; submissionId: string; now: Date; expiresAt: Date }): Promise<boolean> {
-  const { rows } = await trx.raw(
-    `INSERT INTO idempotency_keys (form_id, key, submission_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
-     ON CONFLICT (form_id, key) DO UPDATE SET submission_id = excluded.submission_id, created_at = excluded.created_at, expires_at = excluded.expires_at
-     WHERE idempotency_keys.expires_at <= excluded.created_at
-     RETURNING submission_id`,
-    [props.formId, props.key, props.submissionId, props.now, props.expiresAt],
-  );
-  return rows.length === 1;
-}
-
-/**
  * Counts one received submission against the month's quota; false (and nothing changed) when it is
  * used up. One statement in its own transaction, committed without waiting for the WAL flush
  * (`synchronous_commit = off`, local to it), so the account's counter row is locked only while the
@@ -91,13 +76,56 @@ export async function giveBackQuota(db: Db, props: { accountId: string; period: 
   );
 }
 
-export async function insertSubmission(
-  trx: Knex.Transaction,
-  row: { id: string; account_id: string; form_id: string; status: 'received' | 'spam'; payload: Record<string, string>; files: (StoredFile & { storage_key: string })[]; ip: string; user_agent: string | null; referrer: string | null; spam_reason: string | null; received_at: Date },
-): Promise<void> {
-  const { files, ...submission } = row;
-  await trx('submissions').insert({ ...submission, payload: JSON.stringify(submission.payload), file_count: files.length, file_bytes: files.reduce((n, f) => n + f.size, 0) });
-  if (files.length) {
-    await trx('submission_files').insert(files.map((f) => ({ id: f.id, submission_id: row.id, account_id: row.account_id, field: f.field, filename: f.filename, content_type: f.content_type, size: f.size, storage_key: f.storage_key, created_at: row.received_at })));
-  }
+export interface SubmissionRow {
+  id: string;
+  account_id: string;
+  form_id: string;
+  status: 'received' | 'spam';
+  payload: Record<string, string>;
+  files: (StoredFile & { storage_key: string })[];
+  ip: string;
+  user_agent: string | null;
+  referrer: string | null;
+  spam_reason: string | null;
+  received_at: Date;
+}
+
+const FILES = `jsonb_to_recordset(?::jsonb) AS f(id text, field text, filename text, content_type text, size bigint, storage_key text)`;
+
+/**
+ * Writes the submission, its files and its outbox event, and claims its idempotency key (when
+ * given), in ONE statement, so one round trip and one transaction. The key is inserted or takes
+ * over an expired one; when another request holds it (Postgres makes a concurrent claimer wait
+ * for the holder's commit), nothing is written and the answer is false.
+ */
+export async function writeSubmission(db: Db, props: { row: SubmissionRow; event: OutboxRow; idempotency?: { key: string; expiresAt: Date } }): Promise<boolean> {
+  const { row, event, idempotency } = props;
+  const { files } = row;
+  const claim = idempotency
+    ? `claim AS (
+         INSERT INTO idempotency_keys (form_id, key, submission_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (form_id, key) DO UPDATE SET submission_id = excluded.submission_id, created_at = excluded.created_at, expires_at = excluded.expires_at
+         WHERE idempotency_keys.expires_at <= excluded.created_at
+         RETURNING submission_id),`
+    : '';
+  const { rows } = await db.raw(
+    `WITH ${claim}
+     sub AS (
+       INSERT INTO submissions (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at)
+       SELECT ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ? ${idempotency ? 'FROM claim' : ''}
+       RETURNING id),
+     files AS (
+       INSERT INTO submission_files (id, submission_id, account_id, field, filename, content_type, size, storage_key, created_at)
+       SELECT f.id, sub.id, ?, f.field, f.filename, f.content_type, f.size, f.storage_key, ? FROM sub, ${FILES}),
+     event AS (
+       INSERT INTO outbox (event_id, subject, payload, headers) SELECT ?, ?, ?::jsonb, ?::jsonb FROM sub)
+     SELECT count(*)::int AS stored FROM sub`,
+    [
+      ...(idempotency ? [row.form_id, idempotency.key, row.id, row.received_at, idempotency.expiresAt] : []),
+      row.id, row.account_id, row.form_id, row.status, JSON.stringify(row.payload), files.length, files.reduce((n, f) => n + f.size, 0), row.ip, row.user_agent, row.referrer, row.spam_reason, row.received_at,
+      row.account_id, row.received_at, JSON.stringify(files.map(({ id, field, filename, content_type, size, storage_key }) => ({ id, field, filename, content_type, size, storage_key }))),
+      event.event_id, event.subject, JSON.stringify(event.payload), JSON.stringify(event.headers),
+    ],
+  );
+  return rows[0].stored === 1;
 }
