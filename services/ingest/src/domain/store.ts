@@ -1,8 +1,11 @@
-import { outboxRow, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent } from '@intake/shared';
+import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent } from '@intake/shared';
 import { countAgainstQuota, giveBackQuota, writeSubmission, type IngestForm } from '../repositories/ingest.repository';
+import { formCacheOf } from './form-cache';
 import { quotaExceeded } from './gate';
 import { LIMITS } from './limits';
 import type { StoredUpload } from './parse-multipart';
+
+const FOREIGN_KEY_VIOLATION = '23503';
 
 export interface Accepted {
   form: IngestForm;
@@ -30,10 +33,13 @@ export async function storeSubmission(props: { platform: Platform; accepted: Acc
   const { platform, accepted: a } = props;
   const counted = !a.spam;
   const counter = { accountId: a.form.account_id, period: a.period };
-  if (counted && !(await countAgainstQuota(platform.db, { ...counter, limit: a.form.monthly_quota }))) throw quotaExceeded(a.form.monthly_quota);
+  if (counted && !(await countAgainstQuota(platform.db, { ...counter, limit: a.form.monthly_quota }).catch(deletedMeanwhile))) {
+    formCacheOf(platform, LIMITS.formCacheMs).usedUp(a.form.account_id, a.period);
+    throw quotaExceeded(a.form.monthly_quota);
+  }
   let outcome: 'stored' | 'lost-idempotency-race';
   try {
-    outcome = await write(platform, a);
+    outcome = await write(platform, a).catch(deletedMeanwhile);
   } catch (err) {
     if (counted) await giveBack(platform, counter);
     throw err;
@@ -63,6 +69,12 @@ async function write(platform: Platform, a: Accepted): Promise<'stored' | 'lost-
     idempotency: a.idempotencyKey === undefined ? undefined : { key: a.idempotencyKey, expiresAt: new Date(a.now.getTime() + LIMITS.idempotencyMs) },
   });
   return stored ? 'stored' : 'lost-idempotency-race';
+}
+
+/** The form (or its account) was deleted after ingest read it (it is cached briefly): as if it never existed. */
+function deletedMeanwhile(err: unknown): never {
+  if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw problem('form-not-found', 'The form no longer exists');
+  throw err;
 }
 
 /** Best effort: when Postgres cannot take the give-back either, the month over-counts by one (logged). */

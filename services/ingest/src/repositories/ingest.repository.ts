@@ -16,6 +16,14 @@ export interface IngestForm {
   used: number;
 }
 
+/**
+ * Names the hot statements, so node-postgres prepares each once per connection and Postgres skips
+ * parsing and planning them on every post (the SQL of a name must never vary).
+ */
+function prepared(name: string): { name: string } {
+  return { name };
+}
+
 /** One query for everything the checks before the body need. `period` is the `YYYY-MM-01` of the current UTC month. */
 export async function findFormBySlug(db: Db, slug: string, period: string): Promise<IngestForm | undefined> {
   const row = await db('forms as f')
@@ -62,7 +70,7 @@ export async function countAgainstQuota(db: Db, props: { accountId: string; peri
      WHERE usage_counters.used < ?
      RETURNING used`,
     [props.accountId, props.period, props.limit],
-  );
+  ).options(prepared('ingest_count_quota'));
   return rows.length === 1;
 }
 
@@ -126,6 +134,6 @@ export async function writeSubmission(db: Db, props: { row: SubmissionRow; event
       row.account_id, row.received_at, JSON.stringify(files.map(({ id, field, filename, content_type, size, storage_key }) => ({ id, field, filename, content_type, size, storage_key }))),
       event.event_id, event.subject, JSON.stringify(event.payload), JSON.stringify(event.headers),
     ],
-  );
+  ).options(prepared(idempotency ? 'ingest_write_submission_key' : 'ingest_write_submission'));
   return rows[0].stored === 1;
 }
