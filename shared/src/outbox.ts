@@ -73,14 +73,16 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
 
   const publishBatch = async (): Promise<number> => {
     return db.transaction(async (trx) => {
-      const rows: { seq: number; event_id: string; subject: string; payload: unknown; headers: Record<string, string> }[] = await trx('outbox')
-        .whereNull('published_at')
-        .orderBy('seq')
-        .limit(batchSize)
-        .forUpdate()
-        .skipLocked()
-        .select('seq', 'event_id', 'subject', 'payload', 'headers');
+      // Claimed and marked in one statement (the row locks last until commit, which comes only after
+      // every PubAck; a failed publish rolls the mark back). One write per event, not a lock then an update.
+      const { rows }: { rows: { seq: number; event_id: string; subject: string; payload: unknown; headers: Record<string, string> }[] } = await trx.raw(
+        `UPDATE outbox SET published_at = now()
+         WHERE seq IN (SELECT seq FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
+         RETURNING seq, event_id, subject, payload, headers`,
+        [batchSize],
+      );
       if (rows.length === 0) return 0;
+      rows.sort((a, b) => a.seq - b.seq);
       await Promise.all(
         rows.map((row) =>
           tracer.startActiveSpan(`${nats.names.subject(row.subject)} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.message.id': row.event_id } }, contextFromParent(row.headers), async (span) => {
@@ -92,7 +94,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
           }),
         ),
       );
-      await trx('outbox').whereIn('seq', rows.map((r) => r.seq)).update({ published_at: trx.fn.now() });
       return rows.length;
     });
   };
