@@ -24,9 +24,9 @@ export interface Accepted {
 /**
  * Stores an accepted post. A received one is first counted against the quota (exact under
  * concurrency: the conditional upsert serialises check-and-increment) in its own short commit
- * that does not wait for the WAL flush; then the submission, its idempotency key and its event are
- * written in ONE durable transaction (the outbox; one statement), whose flush also makes the earlier count
- * durable (the WAL is sequential). When that transaction fails or loses the idempotency race the
+ * that does not wait for the WAL flush; then the submission, its idempotency key and its event
+ * are written in ONE durable statement (the outbox), whose flush also makes the earlier count
+ * durable (the WAL is sequential). When that statement fails or loses the idempotency race the
  * unit is given back. A crash between the two over-counts by at most the posts in flight.
  */
 export async function storeSubmission(props: { platform: Platform; accepted: Accepted }): Promise<'stored' | 'lost-idempotency-race'> {
