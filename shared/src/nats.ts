@@ -25,7 +25,7 @@ export function natsNames(prefix: string): NatsNames {
 
 /** Connects and keeps reconnecting forever; starts even while NATS is down (waitOnFirstConnect). */
 export async function connectNats(url: string, prefix: string, name: string): Promise<Nats> {
-  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true, timeout: 5000 });
+  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true, timeout: 5000, noAsyncTraces: true });
   return { nc, js: nc.jetstream(), jsm: await nc.jetstreamManager({ timeout: 5000 }), names: natsNames(prefix) };
 }
 

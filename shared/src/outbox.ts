@@ -12,12 +12,38 @@ const CHANNEL = 'intake_outbox';
  * Writes an event in the caller's transaction. It is published to JetStream by the relay
  * after commit, with `event_id` as Nats-Msg-Id, so an event exists exactly when its data does.
  * `subject` is relative to NATS_PREFIX (e.g. `submission.created`).
+ *
+ * By default the transaction also NOTIFYs every relay. A NOTIFY takes a database-wide lock from
+ * commit until the commit is flushed, so it serialises all notifying commits on the fsync; a hot
+ * path whose process runs a relay passes `notify: false` and calls `wakeOutboxRelays()` after
+ * its commit instead (other relays still find the row by their poll).
  */
-export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string }): Promise<string> {
+export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string; notify?: boolean }): Promise<string> {
+  const row = outboxRow(event);
+  await trx('outbox').insert(row);
+  if (event.notify !== false) await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
+  return row.event_id;
+}
+
+export interface OutboxRow {
+  event_id: string;
+  subject: string;
+  payload: Record<string, unknown> & { event_id: string };
+  headers: Record<string, string>;
+}
+
+/** The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then call `wakeOutboxRelays()` after commit). */
+export function outboxRow(event: { subject: string; payload: Record<string, unknown>; eventId?: string }): OutboxRow {
   const eventId = event.eventId ?? newId('event');
-  await trx('outbox').insert({ event_id: eventId, subject: event.subject, payload: { event_id: eventId, ...event.payload }, headers: currentTraceHeaders() });
-  await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
-  return eventId;
+  return { event_id: eventId, subject: event.subject, payload: { event_id: eventId, ...event.payload }, headers: currentTraceHeaders() };
+}
+
+/** The relays running in this process, woken directly by `wakeOutboxRelays()`. */
+const localRelays = new Set<() => void>();
+
+/** Wakes the outbox relays of this process (after committing events enqueued with `notify: false`). */
+export function wakeOutboxRelays(): void {
+  for (const wake of localRelays) wake();
 }
 
 export interface OutboxRelayOptions {
@@ -47,14 +73,16 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
 
   const publishBatch = async (): Promise<number> => {
     return db.transaction(async (trx) => {
-      const rows: { seq: number; event_id: string; subject: string; payload: unknown; headers: Record<string, string> }[] = await trx('outbox')
-        .whereNull('published_at')
-        .orderBy('seq')
-        .limit(batchSize)
-        .forUpdate()
-        .skipLocked()
-        .select('seq', 'event_id', 'subject', 'payload', 'headers');
+      // Claimed and marked in one statement (the row locks last until commit, which comes only after
+      // every PubAck; a failed publish rolls the mark back). One write per event, not a lock then an update.
+      const { rows }: { rows: { seq: number; event_id: string; subject: string; payload: unknown; headers: Record<string, string> }[] } = await trx.raw(
+        `UPDATE outbox SET published_at = now()
+         WHERE seq IN (SELECT seq FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
+         RETURNING seq, event_id, subject, payload, headers`,
+        [batchSize],
+      );
       if (rows.length === 0) return 0;
+      rows.sort((a, b) => a.seq - b.seq);
       await Promise.all(
         rows.map((row) =>
           tracer.startActiveSpan(`${nats.names.subject(row.subject)} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': nats.names.subject(row.subject), 'messaging.message.id': row.event_id } }, contextFromParent(row.headers), async (span) => {
@@ -70,7 +98,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
           }),
         ),
       );
-      await trx('outbox').whereIn('seq', rows.map((r) => r.seq)).update({ published_at: trx.fn.now() });
       return rows.length;
     });
   };
@@ -120,6 +147,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
     }
   };
 
+  const wake = (): void => void drain();
+  localRelays.add(wake);
   void listen();
   const tick = (): void => {
     timer = setTimeout(() => {
@@ -134,6 +163,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
     drain,
     async stop() {
       stopped = true;
+      localRelays.delete(wake);
       if (timer) clearTimeout(timer);
       await running;
       await listener?.end().catch(() => undefined);

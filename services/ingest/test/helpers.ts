@@ -9,10 +9,10 @@ export interface IngestHarness {
 }
 
 /** The ingest app over real HTTP on a real platform (Postgres, NATS, Redis of this machine). */
-export async function startIngest(overrides: ConfigOverrides = {}, options: { relay?: boolean } = {}): Promise<IngestHarness> {
+export async function startIngest(overrides: ConfigOverrides = {}, options: { relay?: boolean; relayPollMs?: number } = {}): Promise<IngestHarness> {
   const platform = await createTestPlatform(overrides);
   const server = await listen(buildServiceApp(ingestService, platform).callback());
-  const relay = options.relay ? startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 100 }) : undefined;
+  const relay = options.relay ? startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: options.relayPollMs ?? 100 }) : undefined;
   return {
     platform,
     url: server.url,

@@ -28,7 +28,7 @@ describe('POST /v1/f/:slug — quota and idempotency under concurrency', () => {
   });
 
   it('twenty simultaneous posts with one Idempotency-Key create exactly one submission; the others get the replay answer', async () => {
-    const { form, post } = await accountWithForm(h);
+    const { account, form, post } = await accountWithForm(h);
     const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post({ n: String(i) }, { 'idempotency-key': 'same-key' })));
     const created = answers.filter((a) => a.status === 201);
     expect(created).toHaveLength(1);
@@ -37,5 +37,7 @@ describe('POST /v1/f/:slug — quota and idempotency under concurrency', () => {
     for (const r of replays) expect(r.body).toEqual({ id: created[0]?.body.id, status: 'received', idempotent_replay: true });
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
     expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(1);
+    // Every post that lost the race had counted itself before storing, and gave the unit back.
+    expect((await h.platform.db('usage_counters').where({ account_id: account.id }).first()).used).toBe(1);
   });
 });

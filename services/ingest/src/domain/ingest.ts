@@ -1,13 +1,14 @@
 import type { IncomingMessage } from 'node:http';
-import { enqueueEvent, newId, problem, SUBJECTS, toTimestamp, type Platform, type SubmissionEvent } from '@intake/shared';
-import { claimIdempotencyKey, countAgainstQuota, findReplay, insertSubmission } from '../repositories/ingest.repository';
+import { newId, problem, toTimestamp, type Platform } from '@intake/shared';
+import { findReplay } from '../repositories/ingest.repository';
 import { verifyChallenge } from './bot-challenge';
-import { passGate, quotaExceeded, type GateRequest } from './gate';
+import { passGate, type GateRequest } from './gate';
 import { LIMITS } from './limits';
 import { parseMultipart, type StoredUpload } from './parse-multipart';
 import { parseJson, parseUrlencoded, readBounded } from './parse-simple';
 import { buildPayload, checkFieldNames, spamReason, type Fields } from './payload';
 import type { IngestRateLimiter } from './rate-limit';
+import { storeSubmission } from './store';
 
 export type BodyKind = 'urlencoded' | 'multipart' | 'json';
 
@@ -48,27 +49,9 @@ export async function ingestSubmission(props: { platform: Platform; limiter: Ing
     const stored = spam ? [] : files;
     if (spam && files.length) await platform.blobs.delete(files.map((f) => f.storage_key));
 
-    const outcome = await platform.db.transaction(async (trx) => {
-      if (request.idempotencyKey !== undefined) {
-        const claimed = await claimIdempotencyKey(trx, { formId: form.id, key: request.idempotencyKey, submissionId, now, expiresAt: new Date(now.getTime() + LIMITS.idempotencyMs) });
-        if (!claimed) return 'lost-idempotency-race' as const;
-      }
-      await insertSubmission(trx, { id: submissionId, account_id: form.account_id, form_id: form.id, status: spam ? 'spam' : 'received', payload, files: stored, ip: request.ip, user_agent: request.userAgent?.slice(0, 512) ?? null, referrer: request.referrer?.slice(0, 2048) ?? null, spam_reason: spam ?? null, received_at: now });
-      const event: Omit<SubmissionEvent, 'event_id'> = {
-        submission_id: submissionId,
-        form_id: form.id,
-        account_id: form.account_id,
-        status: spam ? 'spam' : 'received',
-        received_at: toTimestamp(now),
-        payload,
-        files: stored.map(({ id, field, filename, content_type, size }) => ({ id, field, filename, content_type, size })),
-        file_bytes: stored.reduce((n, f) => n + f.size, 0),
-        form_name: form.name,
-      };
-      await enqueueEvent(trx, { subject: spam ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated, payload: event });
-      // Last, so the account's counter row stays locked only for the commit itself.
-      if (!spam && !(await countAgainstQuota(trx, { accountId: form.account_id, period: gate.period, limit: form.monthly_quota }))) throw quotaExceeded(form.monthly_quota);
-      return 'stored' as const;
+    const outcome = await storeSubmission({
+      platform,
+      accepted: { form, period: gate.period, now, submissionId, spam, payload, files: stored, idempotencyKey: request.idempotencyKey, ip: request.ip, userAgent: request.userAgent, referrer: request.referrer },
     });
     if (outcome === 'lost-idempotency-race') {
       await discard(platform, files);

@@ -1,0 +1,59 @@
+import type { Db, Platform } from '@intake/shared';
+import { findFormBySlug, type IngestForm } from '../repositories/ingest.repository';
+
+export interface FormCache {
+  /** The form with its plan limits and the month's usage, at most `ttlMs` old. */
+  get(slug: string, period: string): Promise<IngestForm | undefined>;
+  /** Records that the account's quota for `period` is used up, so its forms are refused before their bodies are read. */
+  usedUp(accountId: string, period: string): void;
+}
+
+interface Entry {
+  form: IngestForm;
+  period: string;
+  at: number;
+}
+
+/**
+ * Per process, per slug, for `ttlMs` (LIMITS.formCacheMs): saves the form + plan + usage query on
+ * almost every post. So a change to a form (paused, new plan, new challenge secret) reaches ingest
+ * within that time. Unknown slugs are not cached (a new form works at once). The cached `used`
+ * only serves the early quota check; the exact check is the conditional upsert when storing.
+ * Wall-clock time, not `platform.clock`: a test's fixed clock must not make entries immortal.
+ */
+export function createFormCache(props: { db: Db; ttlMs: number; maxEntries?: number }): FormCache {
+  const { db, ttlMs } = props;
+  const maxEntries = props.maxEntries ?? 10_000;
+  const entries = new Map<string, Entry>();
+  return {
+    async get(slug, period) {
+      const now = Date.now();
+      const hit = entries.get(slug);
+      if (hit && hit.period === period && now - hit.at < ttlMs) return hit.form;
+      const form = await findFormBySlug(db, slug, period);
+      if (!form) {
+        entries.delete(slug);
+        return undefined;
+      }
+      if (ttlMs > 0) {
+        if (entries.size >= maxEntries) entries.clear();
+        entries.set(slug, { form, period, at: now });
+      }
+      return form;
+    },
+    usedUp(accountId, period) {
+      for (const entry of entries.values()) {
+        if (entry.form.account_id === accountId && entry.period === period) entry.form = { ...entry.form, used: entry.form.monthly_quota };
+      }
+    },
+  };
+}
+
+const caches = new WeakMap<Platform, FormCache>();
+
+/** The form cache of this platform (one per process in production, one per test platform in tests). */
+export function formCacheOf(platform: Platform, ttlMs: number): FormCache {
+  let cache = caches.get(platform);
+  if (!cache) caches.set(platform, (cache = createFormCache({ db: platform.db, ttlMs })));
+  return cache;
+}

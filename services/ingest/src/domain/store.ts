@@ -1,0 +1,83 @@
+import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent } from '@intake/shared';
+import { countAgainstQuota, giveBackQuota, writeSubmission, type IngestForm } from '../repositories/ingest.repository';
+import { formCacheOf } from './form-cache';
+import { quotaExceeded } from './gate';
+import { LIMITS } from './limits';
+import type { StoredUpload } from './parse-multipart';
+
+const FOREIGN_KEY_VIOLATION = '23503';
+
+export interface Accepted {
+  form: IngestForm;
+  period: string;
+  now: Date;
+  submissionId: string;
+  spam: string | undefined;
+  payload: Record<string, string>;
+  files: StoredUpload[];
+  idempotencyKey: string | undefined;
+  ip: string;
+  userAgent: string | undefined;
+  referrer: string | undefined;
+}
+
+/**
+ * Stores an accepted post. A received one is first counted against the quota (exact under
+ * concurrency: the conditional upsert serialises check-and-increment) in its own short commit
+ * that does not wait for the WAL flush; then the submission, its idempotency key and its event
+ * are written in ONE durable statement (the outbox), whose flush also makes the earlier count
+ * durable (the WAL is sequential). When that statement fails or loses the idempotency race the
+ * unit is given back. A crash between the two over-counts by at most the posts in flight.
+ */
+export async function storeSubmission(props: { platform: Platform; accepted: Accepted }): Promise<'stored' | 'lost-idempotency-race'> {
+  const { platform, accepted: a } = props;
+  const counted = !a.spam;
+  const counter = { accountId: a.form.account_id, period: a.period };
+  if (counted && !(await countAgainstQuota(platform.db, { ...counter, limit: a.form.monthly_quota }).catch(deletedMeanwhile))) {
+    formCacheOf(platform, LIMITS.formCacheMs).usedUp(a.form.account_id, a.period);
+    throw quotaExceeded(a.form.monthly_quota);
+  }
+  let outcome: 'stored' | 'lost-idempotency-race';
+  try {
+    outcome = await write(platform, a).catch(deletedMeanwhile);
+  } catch (err) {
+    if (counted) await giveBack(platform, counter);
+    throw err;
+  }
+  if (outcome === 'stored') wakeOutboxRelays();
+  else if (counted) await giveBack(platform, counter);
+  return outcome;
+}
+
+async function write(platform: Platform, a: Accepted): Promise<'stored' | 'lost-idempotency-race'> {
+  const status = a.spam ? 'spam' : 'received';
+  const payload: Omit<SubmissionEvent, 'event_id'> = {
+    submission_id: a.submissionId,
+    form_id: a.form.id,
+    account_id: a.form.account_id,
+    status,
+    received_at: toTimestamp(a.now),
+    payload: a.payload,
+    files: a.files.map(({ id, field, filename, content_type, size }) => ({ id, field, filename, content_type, size })),
+    file_bytes: a.files.reduce((n, f) => n + f.size, 0),
+    form_name: a.form.name,
+  };
+  const stored = await writeSubmission(platform.db, {
+    row: { id: a.submissionId, account_id: a.form.account_id, form_id: a.form.id, status, payload: a.payload, files: a.files, ip: a.ip, user_agent: a.userAgent?.slice(0, 512) ?? null, referrer: a.referrer?.slice(0, 2048) ?? null, spam_reason: a.spam ?? null, received_at: a.now },
+    // No NOTIFY (it would serialise commits on the fsync): this process's relay is woken after commit.
+    event: outboxRow({ subject: a.spam ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated, payload }),
+    idempotency: a.idempotencyKey === undefined ? undefined : { key: a.idempotencyKey, expiresAt: new Date(a.now.getTime() + LIMITS.idempotencyMs) },
+  });
+  return stored ? 'stored' : 'lost-idempotency-race';
+}
+
+/** The form (or its account) was deleted after ingest read it (it is cached briefly): as if it never existed. */
+function deletedMeanwhile(err: unknown): never {
+  if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw problem('form-not-found', 'The form no longer exists');
+  throw err;
+}
+
+/** Best effort: when Postgres cannot take the give-back either, the month over-counts by one (logged). */
+async function giveBack(platform: Platform, counter: { accountId: string; period: string }): Promise<void> {
+  await giveBackQuota(platform.db, counter).catch((err) => platform.logger.warn({ err, ...counter }, 'could not give back a quota unit of a submission that was not stored'));
+}
