@@ -120,13 +120,13 @@ export async function writeSubmission(db: Db, props: { row: SubmissionRow; event
     `WITH ${claim}
      sub AS (
        INSERT INTO submissions (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at)
-       SELECT ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?, ?, ? ${idempotency ? 'FROM claim' : ''}
+       SELECT ?, ?, ?, ?, ?::json, ?, ?, ?, ?, ?, ?, ? ${idempotency ? 'FROM claim' : ''}
        RETURNING id),
      files AS (
        INSERT INTO submission_files (id, submission_id, account_id, field, filename, content_type, size, storage_key, created_at)
        SELECT f.id, sub.id, ?, f.field, f.filename, f.content_type, f.size, f.storage_key, ? FROM sub, ${FILES}),
      event AS (
-       INSERT INTO outbox (event_id, subject, payload, headers) SELECT ?, ?, ?::jsonb, ?::jsonb FROM sub)
+       INSERT INTO outbox (event_id, subject, payload, headers) SELECT ?, ?, ?::json, ?::jsonb FROM sub)
      SELECT count(*)::int AS stored FROM sub`,
     [
       ...(idempotency ? [row.form_id, idempotency.key, row.id, row.received_at, idempotency.expiresAt] : []),
