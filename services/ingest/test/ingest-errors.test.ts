@@ -109,6 +109,14 @@ describe('POST /v1/f/:slug — what errors', () => {
       expect((await post('a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' })).status).toBe(415);
     });
 
+    it('400 bad-body for a post with no body and no content type, storing and counting nothing', async () => {
+      const { account, form, post } = await accountWithForm(h);
+      const res = await post();
+      expect([res.status, slugOf(res)]).toEqual([400, 'bad-body']);
+      expect(await submissionsOf(h, form.id)).toHaveLength(0);
+      expect(await h.platform.db('usage_counters').where({ account_id: account.id }).first()).toBeUndefined();
+    });
+
     it('422 for an Idempotency-Key that is too long', async () => {
       const { post } = await accountWithForm(h);
       const res = await post({ a: '1' }, { 'idempotency-key': 'k'.repeat(300) });

@@ -9,6 +9,8 @@ export interface GateRequest {
   ip: string;
   authorization: string | undefined;
   idempotencyKey: string | undefined;
+  /** The browser's `Origin` header, else the origin of its `Referer`. */
+  origin?: string;
 }
 
 export type GateResult = { form: IngestForm; period: string; now: Date; replay?: Replay };
@@ -27,6 +29,7 @@ export async function passGate(props: { platform: Platform; limiter: IngestRateL
   const form = await formCacheOf(platform, LIMITS.formCacheMs).get(request.slug, period);
   if (!form) throw problem('form-not-found', `No form has the slug "${request.slug}"`);
   if (form.status !== 'live') throw problem('form-not-live', `The form is ${form.status} and does not accept submissions`);
+  checkOrigin(form, request.origin);
   await checkSubmissionKey(platform, request.authorization, form.account_id);
   await limiter.consume(form.id, request.ip);
   if (request.idempotencyKey !== undefined) {
@@ -48,6 +51,39 @@ async function checkSubmissionKey(platform: Platform, authorization: string | un
   if (keyTypeOf(token) !== 'submission') throw problem('invalid-key', 'Only a submission key (svc_sub_...) may be sent to a form');
   const principal = await authenticateKey(platform.db, token);
   if (principal.accountId !== accountId) throw problem('invalid-key', 'The submission key does not belong to this form’s account');
+}
+
+/**
+ * A form with `allowed_origins` accepts browser posts only from those origins. Requests that carry
+ * neither Origin nor Referer (servers, scripts) are not browser posts and pass: the list stops
+ * other websites from embedding the form, it does not authenticate (submission keys do that).
+ */
+export function checkOrigin(form: Pick<IngestForm, 'allowed_origins'>, origin: string | undefined): void {
+  if (!form.allowed_origins?.length || origin === undefined) return;
+  const posted = normalizeOrigin(origin);
+  if (!form.allowed_origins.some((allowed) => normalizeOrigin(allowed) === posted)) {
+    throw problem('origin-not-allowed', `Posts from ${origin} are not accepted by this form`);
+  }
+}
+
+/** `https://Example.com:443` and `https://example.com` are one origin. */
+function normalizeOrigin(origin: string): string {
+  try {
+    return new URL(origin).origin;
+  } catch {
+    return origin;
+  }
+}
+
+/** The origin a browser posted from: the Origin header, else the Referer's origin ("null" counts as an origin). */
+export function requestOrigin(origin: string | undefined, referer: string | undefined): string | undefined {
+  if (origin) return origin;
+  if (!referer) return undefined;
+  try {
+    return new URL(referer).origin;
+  } catch {
+    return 'null';
+  }
 }
 
 function checkIdempotencyKey(key: string): void {

@@ -86,7 +86,7 @@ async function readBody(props: { platform: Platform; request: IngestRequest; max
     case 'urlencoded':
       return { fields: parseUrlencoded(await readBounded(request.req, length)), files: [] };
     default:
-      if (length === 0 || (length === undefined && !request.req.headers['transfer-encoding'])) return { fields: [], files: [] };
+      if (length === 0 || (length === undefined && !request.req.headers['transfer-encoding'])) throw problem('bad-body', 'The request has no body: post the form’s fields');
       throw problem('unsupported-media-type', 'Send application/x-www-form-urlencoded, multipart/form-data or application/json');
   }
 }

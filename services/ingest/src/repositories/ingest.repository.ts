@@ -11,6 +11,8 @@ export interface IngestForm {
   bot_challenge_provider: 'turnstile' | 'hcaptcha' | 'recaptcha' | null;
   bot_challenge_secret: string | null;
   redirect_url: string | null;
+  /** Bare origins allowed to post from a browser; empty = any. */
+  allowed_origins: string[];
   monthly_quota: number;
   max_file_bytes: number;
   used: number;
@@ -32,7 +34,7 @@ export async function findFormBySlug(db: Db, slug: string, period: string): Prom
     .leftJoin('usage_counters as u', (j) => j.on('u.account_id', 'f.account_id').andOn('u.period', db.raw('?::date', [period])))
     .where('f.slug', slug)
     .first(
-      'f.id', 'f.account_id', 'f.name', 'f.status', 'f.honeypot_field', 'f.bot_challenge_provider', 'f.bot_challenge_secret', 'f.redirect_url',
+      'f.id', 'f.account_id', 'f.name', 'f.status', 'f.honeypot_field', 'f.bot_challenge_provider', 'f.bot_challenge_secret', 'f.redirect_url', 'f.allowed_origins',
       db.raw('coalesce(a.quota_override, p.monthly_quota)::int as monthly_quota'),
       'p.max_file_bytes',
       db.raw('coalesce(u.used, 0)::int as used'),

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { problem, route, type Platform, type RouteDef } from '@intake/shared';
 import { ingestSubmission, type BodyKind } from '../domain/ingest';
+import { requestOrigin } from '../domain/gate';
 import { createRateLimiter } from '../domain/rate-limit';
 import { present } from './present';
 import { noteSubmissionOutcome } from './submission-metrics';
@@ -36,7 +37,7 @@ export function ingestRoutes(platform: Platform): RouteDef[] {
         200: { description: 'Caught as spam (`{ ok, status: "accepted" }`), or a replayed Idempotency-Key (`idempotent_replay: true`)', schema: Type.Union([Spam, Replay]) },
         303: { description: 'A browser form post, sent on to the form’s redirect_url', headers: { Location: { description: 'the redirect_url', schema: Type.String() } } },
       },
-      problems: ['bad-body', 'quota-exceeded', 'form-not-live', 'invalid-key', 'challenge-failed', 'form-not-found', 'file-too-large', 'uploads-not-allowed', 'body-too-large', 'unsupported-media-type', 'validation-failed', 'rate-limited', 'service-unavailable'],
+      problems: ['bad-body', 'quota-exceeded', 'form-not-live', 'origin-not-allowed', 'invalid-key', 'challenge-failed', 'form-not-found', 'file-too-large', 'uploads-not-allowed', 'body-too-large', 'unsupported-media-type', 'validation-failed', 'rate-limited', 'service-unavailable'],
       async handler(ctx, { params }) {
         const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
         if (encoding !== 'identity') throw problem('unsupported-media-type', 'Compressed request bodies are not accepted');
@@ -52,6 +53,7 @@ export function ingestRoutes(platform: Platform): RouteDef[] {
               slug: params.slug,
               ip: ctx.ip,
               authorization: ctx.get('authorization') || undefined,
+              origin: requestOrigin(ctx.get('origin') || undefined, ctx.get('referer') || undefined),
               idempotencyKey: ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('idempotency-key'),
               req: ctx.req,
               kind,

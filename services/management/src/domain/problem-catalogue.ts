@@ -13,6 +13,7 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
   'rate-limited': 'Too many requests: the per-IP per-form ingest limit, or the API-key creation cap. Wait for the number of seconds in `Retry-After`.',
   'unauthorized': 'The endpoint needs a management key: send `Authorization: Bearer svc_mgmt_...`.',
   'insufficient-scope': 'The key is valid but of the wrong type: a submission key can only post to forms, it cannot read data or change configuration.',
+  'origin-not-allowed': 'The form lists the websites (`allowed_origins`) that may post to it from a browser, and the request came from another one (its `Origin`, or the origin of its `Referer`). Posts without either header are not browser posts and are not checked.',
   'not-found': 'Nothing exists at this address for this key: the resource does not exist, was deleted, or belongs to another account.',
   'method-not-allowed': 'The path exists but does not accept this HTTP method. The `Allow` header lists the methods that do.',
   'not-acceptable': 'None of the media types in the Accept header can be produced for this resource.',
