@@ -74,7 +74,7 @@ function send(port: number, bytes: Buffer): Promise<number> {
     });
     socket.on('error', () => undefined);
     socket.on('close', () => resolve(0));
-    socket.write(bytes, () => socket.end());
+    socket.write(bytes);
   });
 }
 
