@@ -47,7 +47,7 @@ exports.run = async function run({ duration, log }) {
     };
     log('warming up (1 s at 100/s)');
     await send(1, 100);
-    await until(() => target.arrivals.size >= answered.size, 30_000, 'warm-up webhooks');
+    await until(() => [...answered.keys()].every((id) => target.arrivals.has(id)), 60_000, `warm-up webhooks (answers ${JSON.stringify(statuses)}, ${target.arrivals.size} webhooks)`);
     answered.clear();
     ingestLatencies.length = 0;
     for (const k of Object.keys(statuses)) delete statuses[k];
