@@ -2,22 +2,21 @@ import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { AckPolicy, DeliverPolicy } from 'nats';
 import { buildServiceApp, createPlatform, ensureDatabase, migrate, createLogger, closePlatform, type Platform } from '@intake/shared';
-import { eventually, factories, listen, testConfig } from '@intake/shared/testing';
+import { eventually, factories, listen, startNatsServer, startPostgres, testConfig, type OwnServer } from '@intake/shared/testing';
 import { ingestService } from '../src';
 import { poster, slugOf, startIngest, type IngestHarness } from './helpers';
 import { localKeys } from './files';
-import { ownNats, ownPostgres } from './servers';
 
 describe('POST /v1/f/:slug — NATS down', () => {
-  let nats: Awaited<ReturnType<typeof ownNats>>;
+  let nats: OwnServer;
   let h: IngestHarness;
   beforeAll(async () => {
-    nats = await ownNats();
+    nats = await startNatsServer();
     h = await startIngest({ NATS_URL: nats.url }, { relay: true });
   });
   afterAll(async () => {
     await h.close();
-    await nats.remove();
+    await nats.destroy();
   });
 
   it('keeps accepting posts, and publishes every event once NATS is back', async () => {
@@ -52,12 +51,12 @@ describe('POST /v1/f/:slug — NATS down', () => {
 });
 
 describe('POST /v1/f/:slug — Postgres down', () => {
-  let pg: Awaited<ReturnType<typeof ownPostgres>>;
+  let pg: OwnServer;
   let platform: Platform;
   let server: Awaited<ReturnType<typeof listen>>;
   let filesDir: string;
   beforeAll(async () => {
-    pg = await ownPostgres();
+    pg = await startPostgres();
     const config = testConfig({ DATABASE_URL: pg.url });
     filesDir = config.FILES_DIR;
     await ensureDatabase(config.DATABASE_URL);
@@ -69,7 +68,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
     await server.close();
     await platform.nats.jsm.streams.delete(platform.nats.names.eventsStream).catch(() => undefined);
     await closePlatform(platform).catch(() => undefined);
-    pg.remove();
+    await pg.destroy();
   });
 
   it('answers 503 as a problem document, and a request cut by the outage leaves no file behind (its transaction never commits)', async () => {
@@ -88,7 +87,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
       req.write(`--b\r\ncontent-disposition: form-data; name="f"; filename="f.bin"\r\n\r\n`);
       req.write(randomBytes(64 * 1024));
       void eventually(() => localKeys(filesDir, account.id).length === 1, { message: 'file being stored' }).then(() => {
-        pg.stop();
+        void pg.stop();
         req.end(`\r\n--b--\r\n`);
       });
     });

@@ -1,0 +1,52 @@
+/**
+ * The cost of the outbox relay and the NATS publish per submission: the time one relay takes to
+ * publish N pre-written outbox rows (select FOR UPDATE, JetStream publish with Nats-Msg-Id, mark
+ * published), and the JetStream publish alone, one at a time and 200 in flight.
+ */
+const { startOutboxRelay, enqueueEvent, newId, SUBJECTS } = require('../../shared/dist');
+const { benchPlatform, until, round } = require('../stack');
+
+function event(i) {
+  return { submission_id: newId('submission'), form_id: newId('form'), account_id: newId('account'), status: 'received', received_at: new Date().toISOString(), payload: { name: 'Ada', email: 'ada@example.com', message: 'Hello from the benchmark', n: String(i) }, files: [], file_bytes: 0, form_name: 'Bench form' };
+}
+
+exports.run = async function run({ scale, log }) {
+  const count = Math.max(500, Math.round(10_000 * scale));
+  const { platform, close } = await benchPlatform();
+  const { db, nats } = platform;
+  try {
+    log(`writing ${count} outbox rows`);
+    await db('outbox').whereNull('published_at').update({ published_at: db.fn.now() }); // leftovers of an aborted run
+    for (let i = 0; i < count; i += 1000) {
+      await db.transaction(async (trx) => {
+        for (let j = i; j < Math.min(count, i + 1000); j++) await enqueueEvent(trx, { subject: SUBJECTS.submissionCreated, payload: event(j) });
+      });
+    }
+    log('draining them with one relay');
+    const start = performance.now();
+    const relay = startOutboxRelay({ db, nats, logger: platform.logger, pollMs: 20 });
+    await until(async () => (await db('outbox').whereNull('published_at').count({ n: '*' }).first()).n == 0, 120_000, 'outbox drained');
+    const drainMs = performance.now() - start;
+    await relay.stop();
+
+    const subject = nats.names.subject(SUBJECTS.submissionCreated);
+    const body = JSON.stringify(event(0));
+    const serial = Math.round(count / 5);
+    log(`publishing ${serial} one at a time, ${count} with 200 in flight`);
+    let t = performance.now();
+    for (let i = 0; i < serial; i++) await nats.js.publish(subject, body, { msgID: newId('submission') });
+    const serialMs = performance.now() - t;
+    t = performance.now();
+    for (let i = 0; i < count; i += 200) await Promise.all(Array.from({ length: Math.min(200, count - i) }, () => nats.js.publish(subject, body, { msgID: newId('submission') })));
+    const parallelMs = performance.now() - t;
+
+    const rows = [
+      { name: 'outbox relay drain (Postgres + publish + mark)', messages: count, ms: round(drainMs), perSecond: round((count / drainMs) * 1000), usPerMessage: round((drainMs * 1000) / count) },
+      { name: 'JetStream publish, one at a time', messages: serial, ms: round(serialMs), perSecond: round((serial / serialMs) * 1000), usPerMessage: round((serialMs * 1000) / serial) },
+      { name: 'JetStream publish, 200 in flight', messages: count, ms: round(parallelMs), perSecond: round((count / parallelMs) * 1000), usPerMessage: round((parallelMs * 1000) / count) },
+    ];
+    return { rows, figures: { 'relay cost per submission (µs)': rows[0].usPerMessage, 'publish alone, serial / 200 in flight (µs)': `${rows[1].usPerMessage} / ${rows[2].usPerMessage}` } };
+  } finally {
+    await close();
+  }
+};

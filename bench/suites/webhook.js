@@ -1,0 +1,76 @@
+/**
+ * Webhook end-to-end latency: an ingest and a delivery process, posts at a steady 500/s (open
+ * loop), and a local receiver; latency runs from the moment the ingest answer (201) arrives to the
+ * moment the webhook for that submission reaches the receiver (outbox relay + JetStream + fan-out + send).
+ */
+const { benchPlatform, formWithWebhook, receiver, service, percentile, until, round } = require('../stack');
+
+const RATE = 500;
+/** A second, lower rate: what the latency is when the machine is not saturated. */
+const LOW_RATE = 100;
+
+exports.run = async function run({ duration, log }) {
+  const { platform, env, close } = await benchPlatform();
+  const target = await receiver();
+  const { slug } = await formWithWebhook(platform, target.url);
+  const ingest = await service('ingest', env);
+  const delivery = await service('delivery', env);
+  const answered = new Map();
+  const statuses = {};
+  const ingestLatencies = [];
+  try {
+    const postOne = async (n) => {
+      const sent = performance.now();
+      try {
+        const res = await fetch(`${ingest.url}/v1/f/${slug}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: `name=Ada&email=ada%40example.com&n=${n}` });
+        const body = await res.json();
+        const at = performance.now();
+        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        ingestLatencies.push(at - sent);
+        if (res.status === 201) answered.set(body.id, at);
+      } catch {
+        statuses.error = (statuses.error ?? 0) + 1;
+      }
+    };
+    const send = async (seconds, rate) => {
+      const total = Math.round(seconds * rate);
+      const start = performance.now();
+      const inflight = [];
+      let sent = 0;
+      while (sent < total) {
+        const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+        while (sent < due) inflight.push(postOne(sent++));
+        await new Promise((r) => setTimeout(r, 2));
+      }
+      await Promise.all(inflight);
+      return (performance.now() - start) / 1000;
+    };
+    log('warming up (1 s at 100/s)');
+    await send(1, 100);
+    await until(() => [...answered.keys()].every((id) => target.arrivals.has(id)), 60_000, `warm-up webhooks (answers ${JSON.stringify(statuses)}, ${target.arrivals.size} webhooks)`);
+    answered.clear();
+    ingestLatencies.length = 0;
+    for (const k of Object.keys(statuses)) delete statuses[k];
+
+    const rows = [];
+    for (const rate of [RATE, LOW_RATE]) {
+      answered.clear();
+      ingestLatencies.length = 0;
+      for (const k of Object.keys(statuses)) delete statuses[k];
+      log(`posting at ${rate}/s for ${duration} s`);
+      const took = await send(duration, rate);
+      await until(() => [...answered.keys()].every((id) => target.arrivals.has(id)), 120_000, 'every webhook');
+      const latencies = [...answered].map(([id, at]) => target.arrivals.get(id) - at).sort((a, b) => a - b);
+      const ingestSorted = ingestLatencies.sort((a, b) => a - b);
+      // `rate` is what was achieved: the open-loop sender queues when the stack cannot keep up.
+      rows.push({ name: `webhook end-to-end, ${rate}/s offered`, rate: round(answered.size / took), p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1]), webhooks: latencies.length, statuses: JSON.stringify(statuses) });
+      rows.push({ name: `ingest answer, ${rate}/s offered`, rate: round(answered.size / took), p50: round(percentile(ingestSorted, 50)), p99: round(percentile(ingestSorted, 99)), max: round(ingestSorted[ingestSorted.length - 1]), webhooks: '', statuses: '' });
+    }
+    return { rows, figures: { [`webhook p50 / p99 at ${RATE}/s offered (ms, answer → receiver)`]: `${rows[0].p50} / ${rows[0].p99} (achieved ${rows[0].rate}/s)`, [`webhook p50 / p99 at ${LOW_RATE}/s (ms)`]: `${rows[2].p50} / ${rows[2].p99}`, 'webhook requests received (duplicates included)': target.requests() } };
+  } finally {
+    await ingest.stop();
+    await delivery.stop();
+    await target.close();
+    await close();
+  }
+};

@@ -1,0 +1,180 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { newId, type Config, type Platform } from '@intake/shared';
+import { eventually, factories, freePort, listen } from '@intake/shared/testing';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export type ServiceName = 'ingest' | 'management' | 'delivery' | 'usage';
+
+/** A real service process (`node services/<name>/dist/main.js`, built by `npm test`'s build step). */
+export interface ServiceProcess {
+  name: ServiceName;
+  url: string;
+  child: ChildProcess;
+  /** Kills it with `signal` (SIGTERM by default) and waits until it has exited. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** Settings every fault test gives its processes: short retry ladder and time-outs, no rate limit in the way. */
+export function processEnv(config: Config, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: config.DATABASE_URL,
+    NATS_URL: config.NATS_URL,
+    NATS_PREFIX: config.NATS_PREFIX,
+    REDIS_URL: config.REDIS_URL,
+    SECRETS_KEY: config.SECRETS_KEY,
+    FILES_DIR: config.FILES_DIR,
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,500ms,1s,2s',
+    WEBHOOK_TIMEOUT_MS: '1500',
+    RATE_LIMIT_POINTS: '1000000',
+    LOG_LEVEL: 'error',
+    ...env,
+  };
+}
+
+/** Starts one service process on a free port and waits until `/livez` answers (pass `ready: true` for `/readyz`). */
+export async function startService(name: ServiceName, env: Record<string, string>, options: { ready?: boolean } = {}): Promise<ServiceProcess> {
+  const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: run npx tsc -b first`);
+  const port = await freePort();
+  // eslint-disable-next-line no-restricted-properties -- the child inherits PATH and the like; its settings are `env`
+  const child = spawn(process.execPath, [main], { env: { ...process.env, OTEL_SDK_DISABLED: 'true', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const url = `http://127.0.0.1:${port}`;
+  const probe = options.ready ? '/readyz' : '/livez';
+  await eventually(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+      return (await fetch(`${url}${probe}`)).status === 200;
+    },
+    { timeoutMs: 20_000, intervalMs: 50, message: `${name} process to answer ${probe}` },
+  );
+  return {
+    name,
+    url,
+    child,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+export async function stopAll(processes: ServiceProcess[]): Promise<void> {
+  await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+}
+
+export interface Envelope {
+  id: string;
+  type: string;
+  data: { submission_id: string };
+}
+
+/** A real webhook receiver on loopback: records every envelope it is sent; answers 200 after `delayMs`. */
+export async function receiver(options: { delayMs?: number } = {}) {
+  const envelopes: Envelope[] = [];
+  const server = await listen((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      envelopes.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Envelope);
+      const answer = () => res.end('ok');
+      if (options.delayMs) setTimeout(answer, options.delayMs);
+      else answer();
+    });
+  });
+  return {
+    ...server,
+    envelopes,
+    /** Distinct envelope ids received (at-least-once: duplicates share the id). */
+    distinctIds: () => new Set(envelopes.map((e) => e.id)),
+    submissionIds: () => new Set(envelopes.map((e) => e.data.submission_id)),
+  };
+}
+
+/** An account with one live form and one enabled webhook to `url`. */
+export async function formWithWebhook(platform: Pick<Platform, 'db' | 'secrets'>, url?: string): Promise<{ accountId: string; formId: string; slug: string }> {
+  const account = await factories.account(platform.db, { plan: 'team', quota: 100_000_000 });
+  const form = await factories.form(platform.db, account.id);
+  if (url) {
+    await platform.db('webhooks').insert({ id: newId('webhook'), account_id: account.id, form_id: form.id, url, enabled: true, secret: platform.secrets.seal(`whsec_${Buffer.from(newId('webhook')).toString('base64')}`) });
+  }
+  return { accountId: account.id, formId: form.id, slug: form.slug };
+}
+
+export interface PostAnswer {
+  status: number;
+  id?: string;
+  type?: string;
+  contentType: string;
+}
+
+/** One urlencoded post to ingest. Network errors are answers too (status 0). */
+export async function post(ingestUrl: string, slug: string, fields: Record<string, string> = { name: 'Ada', message: 'hello' }, headers: Record<string, string> = {}): Promise<PostAnswer> {
+  try {
+    const res = await fetch(`${ingestUrl}/v1/f/${slug}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers }, body: new URLSearchParams(fields).toString() });
+    const body = (await res.json().catch(() => ({}))) as { id?: string; type?: string };
+    return { status: res.status, id: body.id, type: body.type, contentType: res.headers.get('content-type') ?? '' };
+  } catch {
+    return { status: 0, contentType: '' };
+  }
+}
+
+/** Runs `count` jobs with at most `concurrency` at once. */
+export async function pool<T>(count: number, concurrency: number, job: (i: number) => Promise<T>): Promise<T[]> {
+  const results: T[] = new Array(count);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        results[i] = await job(i);
+      }
+    }),
+  );
+  return results;
+}
+
+/** Posts continuously (with `concurrency` in flight) until `stop()` is called; every answer is kept. */
+export function steadyPoster(ingestUrl: string, slug: string, concurrency = 2) {
+  const answers: PostAnswer[] = [];
+  let running = true;
+  const loops = Array.from({ length: concurrency }, async () => {
+    while (running) answers.push(await post(ingestUrl, slug, { name: 'steady', n: String(answers.length) }));
+  });
+  return {
+    answers,
+    accepted: () => answers.filter((a) => a.status === 201).length,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+      return answers;
+    },
+  };
+}
+
+/** Every file under a directory (the local blob store), recursively. */
+export function filesUnder(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).flatMap((entry) => {
+    const full = path.join(dir, entry);
+    return statSync(full).isDirectory() ? filesUnder(full) : [full];
+  });
+}
+
+export function tempDir(prefix: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Counts by status, e.g. `{ 201: 120, 503: 4 }`, for the one-line summaries. */
+export function tally(statuses: number[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const s of statuses) out[s] = (out[s] ?? 0) + 1;
+  return out;
+}
