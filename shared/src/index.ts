@@ -23,3 +23,4 @@ export * from './telemetry';
 export * from './metrics';
 /** The router type of the @koa/router version the services use (tests inspect routers with it). */
 export type { Router as KoaRouter } from '@koa/router';
+export * from './retention';

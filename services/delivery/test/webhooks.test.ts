@@ -1,6 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { eventually } from '@intake/shared/testing';
 import { SUBJECTS } from '@intake/shared';
+import { CONSUMERS } from '../src';
 import { accountWithForm, receiver, startDelivery, submit, verifyWithOctokit, webhook } from './helpers';
 
 describe('webhook delivery of submission.created', () => {
@@ -79,11 +80,22 @@ describe('webhook delivery of submission.created', () => {
       const { accountId, formId } = await accountWithForm(ctx.platform);
       await webhook(ctx.platform, { accountId, formId, url: target.url });
       const spam = await submit(ctx.platform, { accountId, formId, status: 'spam' });
+      // A spam event on the created subject, and a created event for a row that is spam by now (relabelled or deleted first).
+      const mislabelled = await submit(ctx.platform, { accountId, formId, status: 'spam', subject: SUBJECTS.submissionCreated });
+      const relabelled = await submit(ctx.platform, { accountId, formId, rowStatus: 'spam' });
       const genuine = await submit(ctx.platform, { accountId, formId });
       await eventually(() => target.requests.length >= 1);
-      await eventually(async () => (await ctx.platform.db('outbox').where({ event_id: spam.event_id }).whereNotNull('published_at').first()) !== undefined);
+      for (const e of [spam, mislabelled, relabelled]) {
+        await eventually(async () => (await ctx.platform.db('outbox').where({ event_id: e.event_id }).whereNotNull('published_at').first()) !== undefined);
+      }
+      await eventually(async () => (await ctx.platform.db('deliveries').where({ submission_id: genuine.submission_id, status: 'succeeded' }).first()) !== undefined);
+      // every event has been handled (acknowledged) by the fan-out, so nothing below is merely late
+      await eventually(async () => {
+        const info = await ctx.platform.nats.jsm.consumers.info(ctx.platform.nats.names.eventsStream, CONSUMERS.fanOut);
+        return info.num_pending === 0 && info.num_ack_pending === 0;
+      });
       expect(target.requests.map((r) => JSON.parse(r.body).data.submission_id)).toEqual([genuine.submission_id]);
-      expect(await ctx.platform.db('deliveries').where({ submission_id: spam.submission_id })).toEqual([]);
+      expect(await ctx.platform.db('deliveries').whereIn('submission_id', [spam.submission_id, mislabelled.submission_id, relabelled.submission_id])).toEqual([]);
     } finally {
       await target.close();
     }

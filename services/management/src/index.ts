@@ -1,4 +1,4 @@
-import type { ServiceModule, Platform, RouteDef } from '@intake/shared';
+import { startRetentionSweeper, type ServiceModule, type Platform, type RouteDef } from '@intake/shared';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { healthRoutes } from './routes/health.routes';
 import { formRoutes } from './routes/forms.routes';
@@ -27,7 +27,8 @@ export const managementService: ServiceModule = {
   needs: ['postgres', 'nats'],
   publishesEvents: true,
   routes: managementRoutes,
-  startWorkers: async () => [],
+  // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/retention.ts).
+  startWorkers: async (platform) => [startRetentionSweeper(platform)],
 };
 
 export { createAccount } from './domain/accounts';

@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import { fileDownloadUrl, periodKey, SubmissionEvent } from '@intake/shared';
+import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
 import { factories } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 import { seedSubmission } from './seed';
@@ -81,6 +81,23 @@ describe('submissions', () => {
       expect((await call('GET', `/v1/submissions/${s.id}`)).status).toBe(404);
       await expect(ctx.platform.blobs.get(s.keys[0] as string)).rejects.toThrow();
       expect(await ctx.platform.db('submission_files').where({ submission_id: s.id }).first()).toBeUndefined();
+    });
+
+    it('deleting one also removes its webhook deliveries and its idempotency key (no copy of its data stays)', async () => {
+      const { account, form, call } = await ownerWithForm();
+      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { email: 'gone@person.test' } });
+      const other = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id });
+      const webhookId = newId('webhook');
+      await ctx.platform.db('webhooks').insert({ id: webhookId, account_id: account.id, form_id: form.id, url: 'https://hooks.example.com/x', secret: 'sealed' });
+      const delivery = (submissionId: string) => ({ id: newId('delivery'), account_id: account.id, webhook_id: webhookId, form_id: form.id, submission_id: submissionId, event_type: 'submission.created', data: JSON.stringify({ payload: { email: 'gone@person.test' } }) });
+      await ctx.platform.db('deliveries').insert([delivery(s.id), delivery(other.id)]);
+      await ctx.platform.db('idempotency_keys').insert([
+        { form_id: form.id, key: 'k-deleted', submission_id: s.id, expires_at: new Date(Date.now() + 60_000) },
+        { form_id: form.id, key: 'k-kept', submission_id: other.id, expires_at: new Date(Date.now() + 60_000) },
+      ]);
+      expect((await call('DELETE', `/v1/submissions/${s.id}`)).status).toBe(204);
+      expect(await ctx.platform.db('deliveries').where({ webhook_id: webhookId }).pluck('submission_id')).toEqual([other.id]);
+      expect(await ctx.platform.db('idempotency_keys').where({ form_id: form.id }).pluck('key')).toEqual(['k-kept']);
     });
 
     it('marking spam as received counts it in its month and enqueues submission.created in the same transaction', async () => {

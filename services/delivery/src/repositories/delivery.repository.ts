@@ -39,6 +39,9 @@ export const deliveryRepository = {
   /** Creates the deliveries of one event; an existing one (a redelivered event) is left alone. Returns the deliveries still waiting for their first attempt. */
   async createForSubmission(db: Knex, rows: Omit<DeliveryRow, 'status' | 'attempt_count' | 'last_error' | 'last_status_code' | 'next_attempt_at' | 'created_at' | 'updated_at'>[]): Promise<{ id: string }[]> {
     if (rows.length === 0) return [];
+    // A submission deleted (or relabelled spam) before its event arrived gets no deliveries: its data must not leave.
+    const live = await db('submissions').where({ id: (rows[0] as (typeof rows)[number]).submission_id, status: 'received' }).first('id');
+    if (!live) return [];
     const insert = db('deliveries').insert(rows.map((r) => ({ ...r, data: JSON.stringify(r.data), event_type: 'submission.created' }))).toSQL();
     await db.raw(`${insert.sql} ON CONFLICT (webhook_id, submission_id) WHERE event_type = 'submission.created' DO NOTHING`, insert.bindings as Knex.RawBinding[]);
     const first = rows[0] as (typeof rows)[number];

@@ -89,7 +89,10 @@ export const submissionRepository = {
     return row as SubmissionRow;
   },
 
+  /** Deletes the submission and every copy of its data: files (rows), webhook deliveries and their log, its idempotency key. */
   async delete(db: Knex, accountId: string, id: string): Promise<void> {
+    await db('deliveries').where({ account_id: accountId, submission_id: id }).delete();
+    await db('idempotency_keys').whereIn('form_id', db('submissions').where({ account_id: accountId, id }).select('form_id')).andWhere({ submission_id: id }).delete();
     await db('submissions').where({ account_id: accountId, id }).delete();
   },
 
