@@ -28,11 +28,21 @@ describe('export', () => {
       expect(res.text.endsWith('\r\n')).toBe(true);
       expect(parseCsv(res.text)).toEqual([
         ['id', 'received_at', 'status', 'files', 'name', 'message', 'phone'],
-        [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', 'Bot', '', '+1 555'],
+        [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', 'Bot', '', "'+1 555"],
         [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left', ''],
       ]);
       const filtered = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv?status=received`)).text);
       expect(filtered).toEqual([['id', 'received_at', 'status', 'files', 'name', 'message'], [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left']]);
+    });
+
+    it('CSV: cells that a spreadsheet would run as a formula are neutralised; NDJSON keeps them as sent', async () => {
+      const { account, form, call } = await ownerWithForm();
+      const payload = { a: '=HYPERLINK("https://evil.example","click")', b: '@SUM(1)', c: '-2+3', d: '\t=1', e: 'plain = text', f: 'a@b.example' };
+      await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload });
+      const [, row] = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
+      expect(row?.slice(4)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
+      const line = JSON.parse((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text);
+      expect(line.payload).toEqual(payload);
     });
 
     it('NDJSON: one JSON object per line with the filters of the list', async () => {

@@ -127,6 +127,12 @@ describe('webhook routes', () => {
         expect(sent).toHaveLength(6);
         expect(JSON.parse(sent[5]!.body).id).toBe(failed.id);
 
+        // a disabled webhook is not called, not even by a replay
+        expect((await call('PATCH', `/v1/webhooks/${hook.id}`, { enabled: false })).status).toBe(200);
+        const refused = await call('POST', `/v1/deliveries/${failed.id}/replay`);
+        expect([refused.status, refused.body.type]).toEqual([409, `${ctx.platform.config.PROBLEMS_URL}/conflict`]);
+        expect(target.requests.filter((r) => r.body.includes(first.submission_id))).toHaveLength(6);
+
         const log = (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data;
         expect(log.map((d: { submission_id: string }) => d.submission_id)).toEqual([second.submission_id, first.submission_id]);
       } finally {

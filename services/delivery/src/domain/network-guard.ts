@@ -18,6 +18,7 @@ for (const [net, prefix] of [
   ['192.0.2.0', 24], // documentation
   ['192.168.0.0', 16],
   ['198.18.0.0', 15], // benchmarking
+  ['192.88.99.0', 24], // 6to4 relay anycast
   ['198.51.100.0', 24],
   ['203.0.113.0', 24],
   ['224.0.0.0', 4], // multicast
@@ -32,6 +33,8 @@ for (const [net, prefix] of [
   ['ff00::', 8], // multicast
   ['2001:db8::', 32], // documentation
   ['100::', 64], // discard
+  ['2002::', 16], // 6to4: carries an IPv4 address that may be private
+  ['2001::', 32], // Teredo: likewise
 ] as const) blocked.addSubnet(net, prefix, 'ipv6');
 
 /** The eight 16-bit groups of an IPv6 address (handles `::` and a dotted IPv4 tail). */

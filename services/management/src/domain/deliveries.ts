@@ -16,9 +16,12 @@ export async function deliveryLog(props: { db: Db; accountId: string; webhookId:
 }
 
 /** Queues an immediate extra attempt of one delivery (a new message with a fresh msgID; the worker checks Postgres). */
-export async function replayDelivery(props: { db: Db; nats: Nats; accountId: string; id: string }): Promise<{ id: string; status: string }> {
+export async function replayDelivery(props: { db: Db; nats: Nats; accountId: string; id: string }): Promise<{ id: string; status: string; webhook_id: string }> {
   const delivery = await deliveryLogRepository.find(props.db, props.accountId, props.id);
   if (!delivery) throw problem('not-found', `No delivery ${props.id}`);
+  if (!(await deliveryLogRepository.webhookEnabled(props.db, props.accountId, delivery.webhook_id))) {
+    throw problem('conflict', 'The webhook of this delivery is disabled; enable it before replaying');
+  }
   try {
     await requestDelivery(props.nats, { deliveryId: delivery.id, trigger: 'replay' });
   } catch {

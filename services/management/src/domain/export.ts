@@ -25,9 +25,15 @@ async function* submissionsOf(props: Pick<Platform, 'db'> & SubmissionFilter & {
   }
 }
 
-function cell(value: unknown): string {
+/**
+ * A payload value as a CSV cell. Submissions come from anyone on the internet, and spreadsheet
+ * programs run a cell that starts with = + - @ (or a tab/CR before them) as a formula: such cells
+ * get a leading apostrophe (OWASP's CSV-injection advice). NDJSON exports values untouched.
+ */
+export function csvCell(value: unknown): string {
   if (value === undefined || value === null) return '';
-  return typeof value === 'string' ? value : JSON.stringify(value);
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
 /**
@@ -58,7 +64,7 @@ export async function exportSubmissions(props: Pick<Platform, 'db' | 'clock' | '
   const records = Readable.from(
     (async function* () {
       yield [...FIXED_COLUMNS, ...fields];
-      for await (const row of rows) yield [row.id, toTimestamp(row.received_at), row.status, String(row.file_count), ...fields.map((f) => cell(row.payload[f]))];
+      for await (const row of rows) yield [row.id, toTimestamp(row.received_at), row.status, String(row.file_count), ...fields.map((f) => csvCell(row.payload[f]))];
     })(),
   );
   const csv = stringify({ record_delimiter: 'windows' });

@@ -40,7 +40,12 @@ export const deliveryLogRepository = {
     return db('delivery_attempts').whereIn('delivery_id', deliveryIds).orderBy([{ column: 'started_at', order: 'asc' }, { column: 'id', order: 'asc' }]).select('delivery_id', 'attempt', 'trigger', 'started_at', 'duration_ms', 'status_code', 'error', 'response_body');
   },
 
-  async find(db: Knex, accountId: string, id: string): Promise<{ id: string; status: string } | undefined> {
-    return db('deliveries').where({ account_id: accountId, id }).first('id', 'status');
+  async find(db: Knex, accountId: string, id: string): Promise<{ id: string; status: string; webhook_id: string } | undefined> {
+    return db('deliveries').where({ account_id: accountId, id }).first('id', 'status', 'webhook_id');
+  },
+
+  async webhookEnabled(db: Knex, accountId: string, webhookId: string): Promise<boolean> {
+    const row = await db('webhooks').where({ account_id: accountId, id: webhookId }).first('enabled');
+    return row?.enabled === true;
   },
 };

@@ -70,12 +70,12 @@ export function deliveryRoutes(platform: Platform): RouteDef[] {
       path: '/v1/deliveries/:id/replay',
       operationId: 'replayDelivery',
       summary: 'Send one delivery again now, whatever its schedule or state',
-      description: 'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered.',
+      description: 'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
       tags: ['Webhooks'],
       auth: 'management',
       params: IdParams('delivery id'),
       responses: { 202: { description: 'Queued', schema: Type.Object({ id: Type.String(), status: Type.String({ description: 'the delivery’s status before the replay' }), replay: Type.Literal('queued') }) } },
-      problems: ['not-found', 'service-unavailable'],
+      problems: ['not-found', 'conflict', 'service-unavailable'],
       async handler(ctx, { params, principal }) {
         const delivery = await replayDelivery({ db, nats, accountId: principal.accountId, id: params.id });
         ctx.status = 202;
