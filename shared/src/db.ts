@@ -53,6 +53,13 @@ export async function ensureDatabase(databaseUrl: string): Promise<void> {
 /** Postgres error code for unique violations; repositories translate it into a `conflict` problem. */
 export const UNIQUE_VIOLATION = '23505';
 
+/** Postgres error code for foreign-key violations (the referenced row is gone). */
+export const FOREIGN_KEY_VIOLATION = '23503';
+
+export function isForeignKeyViolation(err: unknown): boolean {
+  return (err as { code?: string })?.code === FOREIGN_KEY_VIOLATION;
+}
+
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint?: string };
   return e?.code === UNIQUE_VIOLATION && (constraint === undefined || e.constraint === constraint);

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
 
 /**
  * Events on JetStream. Subjects are relative to NATS_PREFIX; every event carries `event_id`
@@ -40,3 +41,12 @@ export type SubmissionEvent = Static<typeof SubmissionEvent>;
 
 export const DeliveryRequested = Type.Object({ event_id: Type.String(), delivery_id: Type.String(), trigger: Type.Union([Type.Literal('schedule'), Type.Literal('replay')]) });
 export type DeliveryRequested = Static<typeof DeliveryRequested>;
+
+const submissionEventCheck = TypeCompiler.Compile(SubmissionEvent);
+
+/** Checks a consumed message against `SubmissionEvent`; the error names the first bad field. */
+export function checkSubmissionEvent(data: unknown): { ok: true; event: SubmissionEvent } | { ok: false; error: string } {
+  if (submissionEventCheck.Check(data)) return { ok: true, event: data };
+  const first = submissionEventCheck.Errors(data).First();
+  return { ok: false, error: first ? `${first.path || '/'} ${first.message}` : 'invalid' };
+}

@@ -24,3 +24,4 @@ export * from './metrics';
 /** The router type of the @koa/router version the services use (tests inspect routers with it). */
 export type { Router as KoaRouter } from '@koa/router';
 export * from './retention';
+export * from './http/html';

@@ -13,15 +13,15 @@ const CHANNEL = 'intake_outbox';
  * after commit, with `event_id` as Nats-Msg-Id, so an event exists exactly when its data does.
  * `subject` is relative to NATS_PREFIX (e.g. `submission.created`).
  *
- * By default the transaction also NOTIFYs every relay. A NOTIFY takes a database-wide lock from
- * commit until the commit is flushed, so it serialises all notifying commits on the fsync; a hot
- * path whose process runs a relay passes `notify: false` and calls `wakeOutboxRelays()` after
- * its commit instead (other relays still find the row by their poll).
+ * The transaction also NOTIFYs every relay. A NOTIFY takes a database-wide lock from commit
+ * until the commit is flushed, so it serialises notifying commits on the fsync: the ingest hot
+ * path therefore writes its row with `outboxRow` in its own statement and calls
+ * `wakeOutboxRelays()` after its commit instead (other relays find the row by their poll).
  */
-export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string; notify?: boolean }): Promise<string> {
+export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string }): Promise<string> {
   const row = outboxRow(event);
   await trx('outbox').insert(row);
-  if (event.notify !== false) await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
+  await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
   return row.event_id;
 }
 
@@ -41,7 +41,7 @@ export function outboxRow(event: { subject: string; payload: Record<string, unkn
 /** The relays running in this process, woken directly by `wakeOutboxRelays()`. */
 const localRelays = new Set<() => void>();
 
-/** Wakes the outbox relays of this process (after committing events enqueued with `notify: false`). */
+/** Wakes the outbox relays of this process (after committing rows written with `outboxRow` outside `enqueueEvent`). */
 export function wakeOutboxRelays(): void {
   for (const wake of localRelays) wake();
 }

@@ -1,6 +1,6 @@
 import { AckPolicy, nanos, type JsMsg } from 'nats';
 import { Value } from '@sinclair/typebox/value';
-import { createMailer, DeliveryRequested, ensureConsumer, runConsumer, SubmissionEvent, SUBJECTS, type Platform, type Worker } from '@intake/shared';
+import { checkSubmissionEvent, createMailer, DeliveryRequested, ensureConsumer, runConsumer, SUBJECTS, type Platform, type Worker } from '@intake/shared';
 import { createWebhookAgent } from '../domain/sender';
 import { processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission } from '../domain/fan-out';
@@ -53,8 +53,9 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
     runConsumer({
       nats, stream: eventsStream, durable: CONSUMERS.fanOut, logger, concurrency: 16,
       async handle(_msg, data) {
-        if (!Value.Check(SubmissionEvent, data)) return { drop: 'not a SubmissionEvent' };
-        await fanOutSubmission({ db, nats, config, secrets, event: data, now: clock.now() });
+        const checked = checkSubmissionEvent(data);
+        if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
+        await fanOutSubmission({ db, nats, config, secrets, event: checked.event, now: clock.now() });
         return { ack: true };
       },
     }),
@@ -68,8 +69,9 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
     runConsumer({
       nats, stream: eventsStream, durable: CONSUMERS.notify, logger, concurrency: 8,
       async handle(msg, data) {
-        if (!Value.Check(SubmissionEvent, data)) return { drop: 'not a SubmissionEvent' };
-        return withHeartbeat(msg, 10_000, () => notifySubmission({ db, mailer, logger, config, secrets, event: data, now: clock.now() }));
+        const checked = checkSubmissionEvent(data);
+        if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
+        return withHeartbeat(msg, 10_000, () => notifySubmission({ db, mailer, logger, config, secrets, event: checked.event, now: clock.now() }));
       },
     }),
   ];

@@ -3,7 +3,7 @@ import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
 import { newId, problem, type BlobStore, type Problem, type StoredFile } from '@intake/shared';
 import { LIMITS } from './limits';
-import { checkName, type Fields } from './payload';
+import { checkName, strictUtf8, type Fields } from './payload';
 
 export interface StoredUpload extends StoredFile {
   storage_key: string;
@@ -14,7 +14,6 @@ export interface MultipartResult {
   files: StoredUpload[];
 }
 
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** Errors once more than `max` bytes went through, so the upload fails before the whole file is read. */
 class SizeLimit extends Transform {
@@ -73,7 +72,7 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
       if (fieldBytes > LIMITS.bodyBytes) return fail(problem('body-too-large', `Field values may be at most ${LIMITS.bodyBytes} bytes together`));
       try {
         checkName(name);
-        fields.push([name, utf8.decode(Buffer.from(value, 'latin1'))]);
+        fields.push([name, strictUtf8.decode(Buffer.from(value, 'latin1'))]);
       } catch (err) {
         fail((err as { slug?: string }).slug ? (err as Problem) : problem('bad-body', `The value of "${name}" is not valid UTF-8`));
       }

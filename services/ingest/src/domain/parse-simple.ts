@@ -1,9 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { problem } from '@intake/shared';
 import { LIMITS, RESERVED_NAMES } from './limits';
-import type { Fields } from './payload';
+import { strictUtf8, type Fields } from './payload';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /** Reads at most LIMITS.bodyBytes (413 body-too-large beyond, before reading when Content-Length says so). */
 export async function readBounded(req: IncomingMessage, declaredLength: number | undefined): Promise<Buffer> {
@@ -29,7 +28,7 @@ function tooLarge() {
 
 function decodeUtf8(bytes: Uint8Array): string {
   try {
-    return utf8.decode(bytes);
+    return strictUtf8.decode(bytes);
   } catch {
     throw problem('bad-body', 'The body is not valid UTF-8');
   }

@@ -4,6 +4,9 @@ import { CHALLENGE_FIELD, LIMITS, RESERVED_NAMES } from './limits';
 /** Fields as parsed from the body, in order: form bodies may repeat a name; JSON values are already strings. */
 export type Fields = [name: string, value: string][];
 
+/** Strict UTF-8: invalid bytes throw instead of becoming U+FFFD (the caller answers 400 bad-body). */
+export const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
 /** Refuses reserved and overlong names and too many fields with 422 validation-failed. */
 export function checkFieldNames(fields: Fields): void {
   if (fields.length > LIMITS.fields) throw problem('validation-failed', `A submission may have at most ${LIMITS.fields} fields`, { errors: [{ field: 'body', message: `has more than ${LIMITS.fields} fields` }] });

@@ -1,11 +1,10 @@
-import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent } from '@intake/shared';
+import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation } from '@intake/shared';
 import { countAgainstQuota, giveBackQuota, writeSubmission, type IngestForm } from '../repositories/ingest.repository';
 import { formCacheOf } from './form-cache';
 import { quotaExceeded } from './gate';
 import { LIMITS } from './limits';
 import type { StoredUpload } from './parse-multipart';
 
-const FOREIGN_KEY_VIOLATION = '23503';
 
 export interface Accepted {
   form: IngestForm;
@@ -73,7 +72,7 @@ async function write(platform: Platform, a: Accepted): Promise<'stored' | 'lost-
 
 /** The form (or its account) was deleted after ingest read it (it is cached briefly): as if it never existed. */
 function deletedMeanwhile(err: unknown): never {
-  if ((err as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw problem('form-not-found', 'The form no longer exists');
+  if (isForeignKeyViolation(err)) throw problem('form-not-found', 'The form no longer exists');
   throw err;
 }
 

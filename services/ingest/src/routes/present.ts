@@ -1,3 +1,4 @@
+import { escapeHtml } from '@intake/shared';
 import type { Context } from 'koa';
 import type { IngestOutcome } from '../domain/ingest';
 
@@ -39,6 +40,3 @@ const THANK_YOU = `<!doctype html>
 <body><h1>Thank you</h1><p>Your submission has been received.</p><p><a href="javascript:history.back()">Go back</a></p></body></html>
 `;
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}

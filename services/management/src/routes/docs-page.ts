@@ -1,9 +1,5 @@
+import { escapeHtml } from '@intake/shared';
 import type { ProblemDescription } from '../domain/problem-catalogue';
-
-/** HTML-escapes text for the pages below. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
-}
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:980px;margin:2rem auto;padding:0 1rem;color:#1d2330}
 h1{font-size:1.6rem}h2{margin-top:2rem;border-bottom:1px solid #ddd}code,pre{font:13px ui-monospace,monospace}

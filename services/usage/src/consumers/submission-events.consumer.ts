@@ -1,6 +1,5 @@
-import Ajv from 'ajv';
 import { AckPolicy, DeliverPolicy, nanos } from 'nats';
-import { ACK, createMailer, ensureConsumer, runConsumer, SubmissionEvent, type Outcome, type Platform, type Worker } from '@intake/shared';
+import { ACK, checkSubmissionEvent, createMailer, ensureConsumer, isForeignKeyViolation, runConsumer, type Outcome, type Platform, type Worker } from '@intake/shared';
 import { recordSubmissionEvent } from '../domain/record-event';
 import { sendQuotaWarnings } from '../domain/quota-warnings';
 
@@ -12,7 +11,6 @@ export interface UsageConsumerOptions {
   concurrency?: number;
 }
 
-const validate = new Ajv({ allErrors: true, strict: false }).compile<SubmissionEvent>(SubmissionEvent);
 
 /** The durable consumer over every submission event (`submission.created` and `submission.spam`). */
 export async function ensureUsageConsumer(platform: Platform, options: UsageConsumerOptions = {}): Promise<void> {
@@ -40,14 +38,16 @@ export async function startUsageConsumer(platform: Platform, mailer: ReturnType<
     logger,
     concurrency: options.concurrency ?? 8,
     async handle(_msg, data): Promise<Outcome> {
-      if (!validate(data)) return { drop: `not a submission event: ${ajvMessage(validate.errors)}` };
-      if (Number.isNaN(new Date(data.received_at).getTime())) return { drop: `received_at "${data.received_at}" is not a timestamp` };
+      const checked = checkSubmissionEvent(data);
+      if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
+      const event = checked.event;
+      if (Number.isNaN(new Date(event.received_at).getTime())) return { drop: `received_at "${event.received_at}" is not a timestamp` };
       let warningIds: string[];
       try {
-        ({ warningIds } = await recordSubmissionEvent({ db, event: data, now: clock.now() }));
+        ({ warningIds } = await recordSubmissionEvent({ db, event, now: clock.now() }));
       } catch (err) {
         // The account (or the plan) is gone: the event can never be counted.
-        if ((err as { code?: string }).code === '23503') return { drop: `account ${data.account_id} does not exist` };
+        if (isForeignKeyViolation(err)) return { drop: `account ${event.account_id} does not exist` };
         throw err;
       }
       if (warningIds.length) {
@@ -56,8 +56,4 @@ export async function startUsageConsumer(platform: Platform, mailer: ReturnType<
       return ACK;
     },
   });
-}
-
-function ajvMessage(errors: typeof validate.errors): string {
-  return (errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`).join('; ');
 }
