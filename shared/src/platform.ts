@@ -35,7 +35,7 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   if (options.migrate) await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolMax: options.poolMax, applicationName: `intake-${options.service}` });
   if (options.migrate) await migrate(db);
-  const redis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000, retryStrategy: (n) => Math.min(n * 200, 2000) });
+  const redis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true, connectTimeout: 2000, retryStrategy: (n) => Math.min(n * 200, 2000) });
   redis.on('error', (err) => logger.debug({ err }, 'redis connection error'));
   const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`);
   await ensureStreams(nats).catch((err) => logger.warn({ err }, 'could not provision JetStream streams yet'));
