@@ -23,6 +23,7 @@ const Env = Type.Object({
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   MAIL_FROM: Type.String({ default: 'Intake <no-reply@localhost>' }),
   RATE_LIMIT_POINTS: Type.Integer({ minimum: 1, default: 60 }),
+  FORM_CACHE_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000, description: 'how long an ingest process may use a form it read (status, plan, settings) before reading it again' }),
   RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 600 }),
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)(\\s*,\\s*\\d+(ms|s|m|h))*\\s*$', default: '1s,10s,1m,10m,1h' }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),

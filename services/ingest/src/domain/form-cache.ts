@@ -15,7 +15,7 @@ interface Entry {
 }
 
 /**
- * Per process, per slug, for `ttlMs` (LIMITS.formCacheMs): saves the form + plan + usage query on
+ * Per process, per slug, for `ttlMs` (FORM_CACHE_MS): saves the form + plan + usage query on
  * almost every post. So a change to a form (paused, new plan, new challenge secret) reaches ingest
  * within that time. Unknown slugs are not cached (a new form works at once). The cached `used`
  * only serves the early quota check; the exact check is the conditional upsert when storing.

@@ -19,14 +19,14 @@ export type GateResult = { form: IngestForm; period: string; now: Date; replay?:
  * Everything decided before the body is read, in the spec's order (section 7): form exists,
  * is live, the submission key (if any) is valid and the form account's, the rate limit, then a
  * replayed idempotency key (answered without processing), then the monthly quota (as last seen:
- * the form is cached for LIMITS.formCacheMs; the exact check is made when storing).
+ * the form is cached for FORM_CACHE_MS; the exact check is made when storing).
  */
 export async function passGate(props: { platform: Platform; limiter: IngestRateLimiter; request: GateRequest }): Promise<GateResult> {
   const { platform, limiter, request } = props;
   const now = platform.clock.now();
   const period = periodKey(now);
   if (request.slug.length > 200) throw problem('form-not-found', 'No form has this slug');
-  const form = await formCacheOf(platform, LIMITS.formCacheMs).get(request.slug, period);
+  const form = await formCacheOf(platform, platform.config.FORM_CACHE_MS).get(request.slug, period);
   if (!form) throw problem('form-not-found', `No form has the slug "${request.slug}"`);
   if (form.status !== 'live') throw problem('form-not-live', `The form is ${form.status} and does not accept submissions`);
   checkOrigin(form, request.origin);

@@ -14,8 +14,6 @@ export const LIMITS = {
   idempotencyKeyChars: 255,
   /** How long an idempotency key is remembered. */
   idempotencyMs: 24 * 3600 * 1000,
-  /** How long ingest may use a form (status, plan limits, settings) it read, before reading it again. */
-  formCacheMs: 1000,
 } as const;
 
 /** Names that could pollute prototypes in a consumer that merges payloads into objects: always refused. */

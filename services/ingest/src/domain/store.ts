@@ -33,7 +33,7 @@ export async function storeSubmission(props: { platform: Platform; accepted: Acc
   const counted = !a.spam;
   const counter = { accountId: a.form.account_id, period: a.period };
   if (counted && !(await countAgainstQuota(platform.db, { ...counter, limit: a.form.monthly_quota }).catch(deletedMeanwhile))) {
-    formCacheOf(platform, LIMITS.formCacheMs).usedUp(a.form.account_id, a.period);
+    formCacheOf(platform, platform.config.FORM_CACHE_MS).usedUp(a.form.account_id, a.period);
     throw quotaExceeded(a.form.monthly_quota);
   }
   let outcome: 'stored' | 'lost-idempotency-race';
