@@ -88,6 +88,17 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     await eventually(async () => (await keys(`${account.id}/`)).length === 0, { message: 'objects removed' });
   });
 
+  it('stores parts whose name is empty under the empty field name (found by the fuzz test: it was a 500)', async () => {
+    const { form, post } = await accountWithForm(h);
+    const body = '--b\r\ncontent-disposition: form-data; name=""\r\n\r\nvalue\r\n--b\r\ncontent-disposition: form-data; name=""; filename="f.txt"\r\n\r\nhello\r\n--b--\r\n';
+    const res = await post(body, { 'content-type': 'multipart/form-data; boundary=b' });
+    expect([res.status, res.body.files]).toEqual([201, 1]);
+    const [row] = await submissionsOf(h, form.id);
+    expect(row.payload).toEqual({ '': 'value' });
+    const file = await h.platform.db('submission_files').where({ submission_id: res.body.id }).first();
+    expect([file.field, file.filename, (await read(file.storage_key)).toString()]).toEqual(['', 'f.txt', 'hello']);
+  });
+
   it('accepts a file of exactly the limit', async () => {
     const { post } = await smallForm();
     const body = new FormData();

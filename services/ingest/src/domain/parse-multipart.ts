@@ -65,7 +65,9 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
       void cleanUp().then(() => reject(err));
     };
 
-    bb.on('field', (name, value, info) => {
+    // busboy reports a part with `name=""` as having no name: it is the empty field name.
+    bb.on('field', (partName: string | undefined, value, info) => {
+      const name = partName ?? '';
       if (failed) return;
       if (info.nameTruncated || info.valueTruncated) return fail(problem('body-too-large', `Field values may be at most ${LIMITS.bodyBytes} bytes together`));
       fieldBytes += value.length;
@@ -78,7 +80,8 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
       }
     });
 
-    bb.on('file', (name, stream, info) => {
+    bb.on('file', (partName: string | undefined, stream, info) => {
+      const name = partName ?? '';
       // A file input left empty comes as a part without a filename: nothing to store.
       if (failed || props.skipFiles(fields) || !info.filename) return void stream.resume();
       if (maxFileBytes <= 0) {
