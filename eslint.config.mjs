@@ -12,7 +12,15 @@ export default tseslint.config(
     },
   },
   {
-    files: ['**/*.test.ts', '**/testing/**', '**/main.ts', '**/all-in-one.ts', '**/cli/**', '**/config.ts', '**/service.ts'],
+    files: ['**/*.js'],
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', module: 'writable', exports: 'writable', process: 'readonly', console: 'readonly', __dirname: 'readonly', __filename: 'readonly', Buffer: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', setImmediate: 'readonly', fetch: 'readonly', URL: 'readonly', AbortController: 'readonly', performance: 'readonly' },
+    },
+    rules: { '@typescript-eslint/no-require-imports': 'off', 'no-restricted-properties': 'off' },
+  },
+  {
+    files: ['**/*.test.ts', '**/testing/**', '**/main.ts', '**/all-in-one.ts', '**/cli/**', '**/config.ts', '**/service.ts', '**/test/**', 'bench/**', 'scripts/**'],
     rules: { 'no-restricted-properties': 'off' },
   },
 );

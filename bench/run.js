@@ -12,7 +12,7 @@ const os = require('node:os');
 const path = require('node:path');
 
 function args() {
-  // eslint-disable-next-line no-restricted-properties -- a script, not a service
+   
   const out = { only: undefined, duration: undefined, scale: Number(process.env.BENCH_SCALE ?? 1) };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {

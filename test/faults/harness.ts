@@ -41,7 +41,7 @@ export async function startService(name: ServiceName, env: Record<string, string
   const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run npx tsc -b first`);
   const port = await freePort();
-  // eslint-disable-next-line no-restricted-properties -- the child inherits PATH and the like; its settings are `env`
+   
   const child = spawn(process.execPath, [main], { env: { ...process.env, OTEL_SDK_DISABLED: 'true', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
   const probe = options.ready ? '/readyz' : '/livez';

@@ -10,7 +10,6 @@ describe('POST /v1/f/:slug — storing', () => {
   });
   afterAll(() => h.close());
 
-  const usedOf = async (accountId: string) => (await h.platform.db('usage_counters').where({ account_id: accountId }).first())?.used;
   const unpublished = async (formId: string) => h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [formId]).whereNull('published_at');
 
   it('refuses a form paused after ingest read it once its cached copy expires (about a second)', async () => {
