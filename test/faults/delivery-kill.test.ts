@@ -1,21 +1,15 @@
-import { createTestPlatform, eventually, type TestPlatform } from '@intake/shared/testing';
-import { formWithWebhook, pool, post, processEnv, receiver, startService, stopAll, tally, type ServiceProcess } from './harness';
+import { eventually } from '@intake/shared/testing';
+import { formWithWebhook, pool, post, processEnv, receiver, startService, tally, faultSuite } from './harness';
 
 const BURST = 150;
 
 /** A delivery process SIGKILLed in the middle of a burst: after a restart every delivery arrives, duplicates share the envelope id. */
 describe('fault: delivery process killed mid-burst', () => {
-  let platform: TestPlatform;
-  const processes: ServiceProcess[] = [];
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(async () => {
-    await stopAll(processes);
-    await platform.close();
-  });
+  const suite = faultSuite();
+  const { processes } = suite;
 
   it('delivers every submission after a restart; duplicates only as at-least-once allows', async () => {
+    const { platform } = suite;
     const target = await receiver({ delayMs: 300 });
     try {
       const { slug, formId } = await formWithWebhook(platform, target.url);

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { newId, type Config, type Platform } from '@intake/shared';
-import { eventually, factories, freePort, listen } from '@intake/shared/testing';
+import { createTestPlatform, eventually, factories, freePort, listen, type TestPlatform } from '@intake/shared/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -67,6 +67,19 @@ export async function startService(name: ServiceName, env: Record<string, string
 
 export async function stopAll(processes: ServiceProcess[]): Promise<void> {
   await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+}
+
+/** A fault test's set-up: a real platform before all, and at the end every process it started stopped and the platform closed. */
+export function faultSuite(): { platform: TestPlatform; processes: ServiceProcess[] } {
+  const suite = { platform: undefined as unknown as TestPlatform, processes: [] as ServiceProcess[] };
+  beforeAll(async () => {
+    suite.platform = await createTestPlatform();
+  });
+  afterAll(async () => {
+    await stopAll(suite.processes);
+    await suite.platform.close();
+  });
+  return suite;
 }
 
 export interface Envelope {

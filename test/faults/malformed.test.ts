@@ -1,6 +1,6 @@
 import net from 'node:net';
-import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { filesUnder, pool, processEnv, startService, stopAll, tally, type ServiceProcess } from './harness';
+import { factories } from '@intake/shared/testing';
+import { filesUnder, pool, processEnv, startService, tally, faultSuite } from './harness';
 
 const TOTAL = 1000;
 
@@ -79,17 +79,11 @@ function send(port: number, bytes: Buffer): Promise<number> {
 }
 
 describe('fault: a thousand malformed requests', () => {
-  let platform: TestPlatform;
-  const processes: ServiceProcess[] = [];
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(async () => {
-    await stopAll(processes);
-    await platform.close();
-  });
+  const suite = faultSuite();
+  const { processes } = suite;
 
   it('answers every one with a 4xx, never a 5xx, and stores nothing', async () => {
+    const { platform } = suite;
     const account = await factories.account(platform.db, { plan: 'team' });
     const target = await factories.form(platform.db, account.id);
     const ingest = await startService('ingest', processEnv(platform.config), { ready: true });

@@ -1,21 +1,15 @@
-import { createTestPlatform, eventually, type TestPlatform } from '@intake/shared/testing';
-import { formWithWebhook, pool, post, processEnv, receiver, startService, stopAll, tally, type ServiceProcess } from './harness';
+import { eventually } from '@intake/shared/testing';
+import { formWithWebhook, pool, post, processEnv, receiver, startService, tally, faultSuite } from './harness';
 
 const POSTS = 300;
 
 /** Two ingest and two delivery processes on one Postgres and one NATS: nothing lost, nothing doubled. */
 describe('fault: two ingest and two delivery processes under load', () => {
-  let platform: TestPlatform;
-  const processes: ServiceProcess[] = [];
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(async () => {
-    await stopAll(processes);
-    await platform.close();
-  });
+  const suite = faultSuite();
+  const { processes } = suite;
 
   it('stores each accepted post once and delivers each once', async () => {
+    const { platform } = suite;
     const target = await receiver({ delayMs: 5 });
     try {
       const { slug, formId } = await formWithWebhook(platform, target.url);

@@ -17,6 +17,7 @@ export { generateWebhookSecret, serviceSignature, standardSignature } from './do
 export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup } from './domain/network-guard';
 export { requestDelivery, processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
 export { fanOutSubmission, submissionData } from './domain/fan-out';
+export type { DeliveryRow, DeliveryStatus } from './repositories/delivery.repository';
 export { sendTestPing } from './domain/test-ping';
 export { notifySubmission, MAX_MAIL_ATTEMPTS } from './domain/notify';
 export { submissionMail, replyToOf } from './domain/notification-mail';

@@ -1,5 +1,3 @@
-/* global require, process, console, setInterval, clearInterval, performance, global, fetch */
-/* eslint-disable @typescript-eslint/no-require-imports, no-restricted-properties -- a plain Node script run after tsc -b */
 // Export benchmark: 100,000 submissions streamed as CSV and NDJSON; prints time, bytes and peak memory.
 // Run: npx tsc -b && node services/management/bench/export.js [rows]   (uses DATABASE_URL's server, database intake_bench)
 'use strict';

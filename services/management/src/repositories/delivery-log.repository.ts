@@ -1,18 +1,8 @@
 import type { Knex } from 'knex';
+import type { DeliveryRow } from '@intake/delivery';
 
-export interface DeliveryLogRow {
-  id: string;
-  webhook_id: string;
-  submission_id: string | null;
-  event_type: string;
-  status: string;
-  attempt_count: number;
-  last_error: string | null;
-  last_status_code: number | null;
-  next_attempt_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
+/** A delivery as the log shows it (its envelope data stays out of the log). */
+export type DeliveryLogRow = Omit<DeliveryRow, 'account_id' | 'form_id' | 'data'>;
 
 export interface AttemptRow {
   delivery_id: string;
