@@ -9,11 +9,18 @@ const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
-const { ensureDatabase, createDb, migrate, newId } = require('../../shared/dist');
+const { ensureDatabase, createDb, migrate, newId, connectNats } = require('../../shared/dist');
 const { freePort, startProcess, peakGrowth, load } = require('../lib');
 
 const ROOT = path.join(__dirname, '..', '..');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench';
+
+/** Removes the JetStream streams the ingest process created for this run's prefix. */
+async function deleteStreams(prefix) {
+  const nats = await connectNats(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'intake-bench-cleanup');
+  for (const stream of [nats.names.eventsStream, nats.names.deliveriesStream]) await nats.jsm.streams.delete(stream).catch(() => undefined);
+  await nats.nc.close();
+}
 
 async function setUp() {
   await ensureDatabase(DATABASE_URL);
@@ -95,6 +102,7 @@ exports.run = async function run({ duration, log }) {
     await ingest.stop();
     await bare.stop();
     await db.destroy();
+    await deleteStreams(env.NATS_PREFIX);
     rmSync(filesDir, { recursive: true, force: true });
   }
 };
