@@ -1,5 +1,4 @@
-import { factories } from '@intake/shared/testing';
-import { api, startManagement } from './helpers';
+import { ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 import { parseCsv, seedSubmission } from './seed';
 
 describe('export', () => {
@@ -9,11 +8,7 @@ describe('export', () => {
   });
   afterAll(() => ctx.close());
 
-  const ownerWithForm = async () => {
-    const account = await factories.account(ctx.platform.db);
-    const form = await factories.form(ctx.platform.db, account.id);
-    return { account, form, call: api(ctx.url, account.managementKey) };
-  };
+  const ownerWithForm = () => ownerWithFormOf(ctx);
 
   describe('what works', () => {
     it('CSV: RFC 4180 quoting and CRLF, one column per field seen, newest first, as an attachment', async () => {

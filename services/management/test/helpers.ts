@@ -1,5 +1,5 @@
 import { buildServiceApp } from '@intake/shared';
-import { createTestPlatform, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
+import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
 import { managementService } from '../src';
 import { expectMatchesOpenApi } from './openapi-contract';
 
@@ -35,4 +35,11 @@ export function api(url: string, key?: string, options: { contract?: boolean } =
     if (options.contract !== false) await expectMatchesOpenApi(url, { method, path, status: res.status, contentType, body: parsed });
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
+}
+
+/** A fresh account with one form, and a caller holding its management key. */
+export async function ownerWithForm(ctx: { platform: TestPlatform; url: string }) {
+  const account = await factories.account(ctx.platform.db);
+  const form = await factories.form(ctx.platform.db, account.id);
+  return { account, form, call: api(ctx.url, account.managementKey) };
 }

@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
 import { factories } from '@intake/shared/testing';
-import { api, startManagement } from './helpers';
+import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 import { seedSubmission } from './seed';
 
 describe('submissions', () => {
@@ -11,11 +11,7 @@ describe('submissions', () => {
   });
   afterAll(() => ctx.close());
 
-  const ownerWithForm = async () => {
-    const account = await factories.account(ctx.platform.db);
-    const form = await factories.form(ctx.platform.db, account.id);
-    return { account, form, call: api(ctx.url, account.managementKey) };
-  };
+  const ownerWithForm = () => ownerWithFormOf(ctx);
   const at = (iso: string) => new Date(iso);
 
   describe('what works', () => {
