@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import { createPlatform, closePlatform, createLogger, ensureDatabase, migrate, type Platform } from '@intake/shared';
 import { eventually, factories, startPostgres, testConfig, type OwnServer } from '@intake/shared/testing';
 import { filesUnder, pool, post, processEnv, startService, stopAll, tally, type ServiceProcess } from './harness';
@@ -18,8 +19,9 @@ describe('fault: Postgres unreachable', () => {
   }, 60_000);
   afterAll(async () => {
     await stopAll(processes);
-    await platform.nats.jsm.streams.delete(platform.nats.names.eventsStream).catch(() => undefined);
+    for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream]) await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
     await closePlatform(platform).catch(() => undefined);
+    rmSync(platform.config.FILES_DIR, { recursive: true, force: true });
     await postgres.destroy();
   });
 

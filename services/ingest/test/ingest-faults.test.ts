@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { AckPolicy, DeliverPolicy } from 'nats';
@@ -66,8 +67,9 @@ describe('POST /v1/f/:slug — Postgres down', () => {
   }, 60_000);
   afterAll(async () => {
     await server.close();
-    await platform.nats.jsm.streams.delete(platform.nats.names.eventsStream).catch(() => undefined);
+    for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream]) await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
     await closePlatform(platform).catch(() => undefined);
+    rmSync(platform.config.FILES_DIR, { recursive: true, force: true });
     await pg.destroy();
   });
 
