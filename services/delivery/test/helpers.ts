@@ -54,7 +54,6 @@ export async function accountWithForm(platform: Platform, notifyEmails: string[]
   return { accountId: account.id, formId: form.id, managementKey: account.managementKey };
 }
 
-/** Stores a submission and its `submission.created` event in one transaction, as ingest does; the relay publishes it. */
 /** Stores a submission and enqueues its event as ingest does; `subject` and `rowStatus` let tests publish inconsistent events. */
 export async function submit(platform: Platform, props: { accountId: string; formId: string; payload?: Record<string, string>; files?: StoredFile[]; status?: 'received' | 'spam'; subject?: string; rowStatus?: 'received' | 'spam' }): Promise<SubmissionEvent> {
   const submissionId = newId('submission');

@@ -68,6 +68,14 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   const { db } = deps;
   const target = await deliveryRepository.target(db, request.delivery_id);
   if (!target) return ACK; // the webhook (and its deliveries) was deleted
+  // A disabled webhook is never called: a replay queued before it was disabled is dropped, a
+  // scheduled delivery still waiting ends `failed`.
+  if (!target.enabled) {
+    if (request.trigger === 'replay' || target.status === 'succeeded' || target.status === 'failed') return ACK;
+    await deliveryRepository.setStatus(db, target.id, 'failed', 'the webhook was disabled before this delivery completed', deps.now());
+    recordDelivery({ outcome: 'failed' });
+    return ACK;
+  }
   if (request.trigger === 'replay') {
     const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
     const result = await attempt(deps, target, number);
@@ -78,11 +86,6 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     return ACK;
   }
   if (target.status === 'succeeded' || target.status === 'failed') return ACK;
-  if (!target.enabled) {
-    await deliveryRepository.setStatus(db, target.id, 'failed', 'the webhook was disabled before this delivery completed', deps.now());
-    recordDelivery({ outcome: 'failed' });
-    return ACK;
-  }
   const number = target.scheduled_attempts + 1;
   if (number > MAX_ATTEMPTS) {
     await deliveryRepository.setStatus(db, target.id, 'failed', target.last_error, deps.now());
