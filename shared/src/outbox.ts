@@ -5,6 +5,7 @@ import type { Db } from './db';
 import { newId } from './ids';
 import type { Logger } from './logger';
 import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
+import { StreamPublisher } from './stream-publisher';
 
 const CHANNEL = 'intake_outbox';
 
@@ -53,51 +54,63 @@ export interface OutboxRelayOptions {
   logger: Logger;
   batchSize?: number;
   pollMs?: number;
+  /** How long a wake-up waits for more commits before draining, so busy moments publish in batches (default 5 ms). */
+  gatherMs?: number;
 }
 
 /**
- * Publishes unpublished outbox rows in order. Several relays may run (one per ingest replica):
- * rows are claimed with FOR UPDATE SKIP LOCKED. Woken by LISTEN/NOTIFY, and by a poll timer
- * because notifications are lost while disconnected.
+ * Publishes outbox rows in order, and deletes them in the same transaction, which commits only
+ * after every PubAck (a failed publish rolls the delete back; a crash after publishing and before
+ * the commit publishes again, and JetStream drops the duplicate by its Nats-Msg-Id). Several relays
+ * may run (one per replica): rows are claimed with FOR UPDATE SKIP LOCKED. Woken by LISTEN/NOTIFY
+ * and `wakeOutboxRelays()`, and by a poll timer because notifications are lost while disconnected.
  */
 export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise<void>; drain(): Promise<number> } {
   const { db, nats, logger } = options;
   const batchSize = options.batchSize ?? 200;
   const pollMs = options.pollMs ?? 1000;
+  const gatherMs = options.gatherMs ?? 5;
   const tracer = trace.getTracer('intake-outbox');
   let stopped = false;
   let running: Promise<number> | undefined;
   let again = false;
   let listener: pg.Client | undefined;
   let timer: NodeJS.Timeout | undefined;
+  let gathering: NodeJS.Timeout | undefined;
+  const publisher = new StreamPublisher(nats.nc);
 
   const publishBatch = async (): Promise<number> => {
     return db.transaction(async (trx) => {
-      // Claimed and marked in one statement (the row locks last until commit, which comes only after
-      // every PubAck; a failed publish rolls the mark back). One write per event, not a lock then an update.
-      const { rows }: { rows: { seq: number; event_id: string; subject: string; payload: unknown; headers: Record<string, string> }[] } = await trx.raw(
-        `UPDATE outbox SET published_at = now()
-         WHERE seq IN (SELECT seq FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
-         RETURNING seq, event_id, subject, payload, headers`,
+      // Claimed and removed in one statement: one write per event. The payload comes back as the
+      // JSON text that was written (json keeps it as is) and is published as it is.
+      const { rows }: { rows: { seq: number; event_id: string; subject: string; payload: string; headers: Record<string, string> }[] } = await trx.raw(
+        `DELETE FROM outbox
+         WHERE seq IN (SELECT seq FROM outbox ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
+         RETURNING seq, event_id, subject, payload::text AS payload, headers`,
         [batchSize],
       );
       if (rows.length === 0) return 0;
       rows.sort((a, b) => a.seq - b.seq);
-      await Promise.all(
-        rows.map((row) =>
-          tracer.startActiveSpan(`${nats.names.subject(row.subject)} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': nats.names.subject(row.subject), 'messaging.message.id': row.event_id } }, contextFromParent(row.headers), async (span) => {
-            try {
-              await nats.js.publish(nats.names.subject(row.subject), JSON.stringify(row.payload), { msgID: row.event_id, headers: toNatsHeaders(currentTraceHeaders()), timeout: 5000 });
-            } catch (err) {
-              span.recordException(err as Error);
-              span.setStatus({ code: SpanStatusCode.ERROR });
-              throw err;
-            } finally {
-              span.end();
-            }
-          }),
-        ),
-      );
+      // One PRODUCER span per event, continuing the trace of the request that wrote it; the
+      // message carries the span's own context so consumers continue from it.
+      const spans = rows.map((row) => {
+        const parent = contextFromParent(row.headers);
+        const subject = nats.names.subject(row.subject);
+        const span = tracer.startSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.message.id': row.event_id } }, parent);
+        const headers = context.with(trace.setSpan(parent, span), () => toNatsHeaders(currentTraceHeaders()));
+        return { span, message: { subject, data: row.payload, msgId: row.event_id, headers } };
+      });
+      try {
+        await publisher.publishAll(spans.map((s) => s.message), 5000);
+      } catch (err) {
+        for (const { span } of spans) {
+          span.recordException(err as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
+        throw err;
+      } finally {
+        for (const { span } of spans) span.end();
+      }
       return rows.length;
     });
   };
@@ -117,6 +130,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
             total += n;
             if (n < batchSize || stopped) break;
           }
+          // Woken while publishing: gather the commits of the next few milliseconds into one batch.
+          if (again && !stopped) await new Promise((resolve) => setTimeout(resolve, gatherMs));
         } while (again && !stopped);
       } catch (err) {
         logger.warn({ err }, 'outbox relay could not publish; will retry');
@@ -126,6 +141,19 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
       return total;
     })();
     return running;
+  };
+
+  /** A commit happened: drain soon, with what the next `gatherMs` commit too. */
+  const wake = (): void => {
+    if (stopped) return;
+    if (running) {
+      again = true;
+      return;
+    }
+    gathering ??= setTimeout(() => {
+      gathering = undefined;
+      void drain();
+    }, gatherMs);
   };
 
   const listen = async (): Promise<void> => {
@@ -138,7 +166,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
         if (!stopped) setTimeout(() => void listen(), pollMs);
       });
       await client.connect();
-      client.on('notification', () => void drain());
+      client.on('notification', wake);
       await client.query(`LISTEN ${CHANNEL}`);
       listener = client;
       void drain();
@@ -147,7 +175,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
     }
   };
 
-  const wake = (): void => void drain();
   localRelays.add(wake);
   void listen();
   const tick = (): void => {
@@ -165,8 +192,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
       stopped = true;
       localRelays.delete(wake);
       if (timer) clearTimeout(timer);
+      if (gathering) clearTimeout(gathering);
       await running;
       await listener?.end().catch(() => undefined);
+      publisher.close();
     },
   };
 }

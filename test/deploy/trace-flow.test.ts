@@ -49,10 +49,14 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
     // The SERVER span the http instrumentation opens around a request in a service (Jest loads
     // http before any SDK can patch it; trace-export.test.ts covers that part in a real process).
     const tracer = trace.getTracer('test');
-    const { eventId, traceId, requestSpanId } = await tracer.startActiveSpan('POST /v1/f/:slug', { kind: SpanKind.SERVER }, async (span) => {
+    const { eventId, traceId, requestSpanId, rowHeaders } = await tracer.startActiveSpan('POST /v1/f/:slug', { kind: SpanKind.SERVER }, async (span) => {
       try {
-        const id = await platform.db.transaction((trx) => enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'contact' } }));
-        return { eventId: id, traceId: span.spanContext().traceId, requestSpanId: span.spanContext().spanId };
+        const [id, headers] = await platform.db.transaction(async (trx) => {
+          const written = await enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'contact' } });
+          // Read in the writing transaction: once published, the relay removes the row.
+          return [written, (await trx('outbox').where({ event_id: written }).first()).headers as Record<string, string>] as const;
+        });
+        return { eventId: id, traceId: span.spanContext().traceId, requestSpanId: span.spanContext().spanId, rowHeaders: headers };
       } finally {
         span.end();
       }
@@ -70,8 +74,7 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
     expect(producer?.parentSpanContext?.spanId).toBe(requestSpanId);
     expect(consumer?.parentSpanContext?.spanId).toBe(producer?.spanContext().spanId);
     // The outbox row carried the context (a W3C traceparent of the request's span).
-    const row = await platform.db('outbox').where({ event_id: eventId }).first();
-    expect(row.headers.traceparent).toBe(`00-${traceId}-${requestSpanId}-01`);
+    expect(rowHeaders.traceparent).toBe(`00-${traceId}-${requestSpanId}-01`);
   });
 
   it('starts a new trace for an event written outside any request', async () => {

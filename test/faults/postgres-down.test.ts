@@ -50,10 +50,15 @@ describe('fault: Postgres unreachable', () => {
     const after = await pool(20, 4, (i) => (i % 2 ? post(ingest.url, form.slug) : upload(ingest.url, form.slug, i)));
 
     const submissions = await platform.db('submissions').where({ form_id: form.id }).select('id', 'file_count');
-    const events = await platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id]).count({ n: '*' }).first();
     const fileRows = await platform.db('submission_files').whereIn('submission_id', submissions.map((s) => s.id)).count({ n: '*' }).first();
     const files = filesUnder(platform.config.FILES_DIR);
     const accepted = [...before, ...after].filter((a) => a.status === 201).length + 1;
+    // Every stored submission's event reaches the stream exactly once (the relay removes published rows from the outbox).
+    const events = await eventually(async () => {
+      const { state } = await platform.nats.jsm.streams.info(platform.nats.names.eventsStream);
+      const left = await platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id]).count({ n: '*' }).first();
+      return state.messages >= accepted && Number(left?.n) === 0 ? { n: state.messages } : undefined;
+    }, { timeoutMs: 20_000, message: 'every event published' });
     console.log(`postgres-down: before ${JSON.stringify(tally(before.map((a) => a.status)))}, while down ${JSON.stringify(tally(down.map((a) => a.status)))} (readyz ${readyWhileDown}), back in ${recoveryMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; stored ${submissions.length} submissions, ${events?.n} events, ${fileRows?.n} file rows, ${files.length} files on disk`);
 
     expect(tally(down.map((a) => a.status))).toEqual({ 503: 60 });

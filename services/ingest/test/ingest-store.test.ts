@@ -10,7 +10,8 @@ describe('POST /v1/f/:slug — storing', () => {
   });
   afterAll(() => h.close());
 
-  const unpublished = async (formId: string) => h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [formId]).whereNull('published_at');
+  // The relay deletes an event's outbox row in the transaction that publishes it.
+  const unpublished = async (formId: string) => h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [formId]);
 
   it('refuses a form paused after ingest read it once its cached copy expires (about a second)', async () => {
     const { form, post } = await accountWithForm(h);
@@ -27,7 +28,8 @@ describe('POST /v1/f/:slug — storing', () => {
     await eventually(async () => (await unpublished(form.id)).length === 0, { timeoutMs: 5000 });
     expect((await post({ n: '2' })).status).toBe(201);
     await eventually(async () => (await unpublished(form.id)).length === 0, { timeoutMs: 5000, message: 'the second event was not published' });
-    expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id]).whereNotNull('published_at')).toHaveLength(2);
+    const stream = await h.platform.nats.jsm.streams.info(h.platform.nats.names.eventsStream);
+    expect(stream.state.messages).toBeGreaterThanOrEqual(2);
   });
 });
 

@@ -1,5 +1,5 @@
-import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation } from '@intake/shared';
-import { countAgainstQuota, giveBackQuota, writeSubmission, type IngestForm } from '../repositories/ingest.repository';
+import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation, isDatabaseError } from '@intake/shared';
+import { giveBackQuota, storeSubmissionRow, type IngestForm, type StoreOutcome } from '../repositories/ingest.repository';
 import { formCacheOf } from './form-cache';
 import { quotaExceeded } from './gate';
 import { LIMITS } from './limits';
@@ -21,34 +21,35 @@ export interface Accepted {
 }
 
 /**
- * Stores an accepted post. A received one is first counted against the quota (exact under
- * concurrency: the conditional upsert serialises check-and-increment) in its own short commit
- * that does not wait for the WAL flush; then the submission, its idempotency key and its event
- * are written in ONE durable statement (the outbox), whose flush also makes the earlier count
- * durable (the WAL is sequential). When that statement fails or loses the idempotency race the
- * unit is given back. A crash between the two over-counts by at most the posts in flight.
+ * Stores an accepted post in one round trip (see `storeSubmissionRow`): a received one is first
+ * counted against the quota (exact under concurrency: the conditional upsert serialises
+ * check-and-increment) in its own short commit that does not wait for the WAL flush; then the
+ * submission, its idempotency key and its event are written durably (the outbox). When that
+ * write fails the unit is given back. A crash between the two over-counts by at most the posts
+ * in flight.
  */
 export async function storeSubmission(props: { platform: Platform; accepted: Accepted }): Promise<'stored' | 'lost-idempotency-race'> {
   const { platform, accepted: a } = props;
-  const counted = !a.spam;
   const counter = { accountId: a.form.account_id, period: a.period };
-  if (counted && !(await countAgainstQuota(platform.db, { ...counter, limit: a.form.monthly_quota }).catch(deletedMeanwhile))) {
+  let outcome: StoreOutcome;
+  try {
+    outcome = await write(platform, a);
+  } catch (err) {
+    // An error Postgres raised inside the call comes, in practice, from the write after the count's
+    // commit (a form deleted meanwhile): the unit is given back. A lost connection leaves it
+    // unknown, and the month keeps the unit (over-counting by one, never under).
+    if (!a.spam && isDatabaseError(err)) await giveBack(platform, counter);
+    deletedMeanwhile(err);
+  }
+  if (outcome === 'quota-exceeded') {
     formCacheOf(platform, platform.config.FORM_CACHE_MS).usedUp(a.form.account_id, a.period);
     throw quotaExceeded(a.form.monthly_quota);
   }
-  let outcome: 'stored' | 'lost-idempotency-race';
-  try {
-    outcome = await write(platform, a).catch(deletedMeanwhile);
-  } catch (err) {
-    if (counted) await giveBack(platform, counter);
-    throw err;
-  }
   if (outcome === 'stored') wakeOutboxRelays();
-  else if (counted) await giveBack(platform, counter);
   return outcome;
 }
 
-async function write(platform: Platform, a: Accepted): Promise<'stored' | 'lost-idempotency-race'> {
+async function write(platform: Platform, a: Accepted): Promise<StoreOutcome> {
   const status = a.spam ? 'spam' : 'received';
   const payload: Omit<SubmissionEvent, 'event_id'> = {
     submission_id: a.submissionId,
@@ -61,13 +62,14 @@ async function write(platform: Platform, a: Accepted): Promise<'stored' | 'lost-
     file_bytes: a.files.reduce((n, f) => n + f.size, 0),
     form_name: a.form.name,
   };
-  const stored = await writeSubmission(platform.db, {
+  return storeSubmissionRow(platform.db, {
     row: { id: a.submissionId, account_id: a.form.account_id, form_id: a.form.id, status, payload: a.payload, files: a.files, ip: a.ip, user_agent: a.userAgent?.slice(0, 512) ?? null, referrer: a.referrer?.slice(0, 2048) ?? null, spam_reason: a.spam ?? null, received_at: a.now },
     // No NOTIFY (it would serialise commits on the fsync): this process's relay is woken after commit.
     event: outboxRow({ subject: a.spam ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated, payload }),
+    period: a.period,
+    quota: a.form.monthly_quota,
     idempotency: a.idempotencyKey === undefined ? undefined : { key: a.idempotencyKey, expiresAt: new Date(a.now.getTime() + LIMITS.idempotencyMs) },
   });
-  return stored ? 'stored' : 'lost-idempotency-race';
 }
 
 /** The form (or its account) was deleted after ingest read it (it is cached briefly): as if it never existed. */
