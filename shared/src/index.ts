@@ -8,6 +8,7 @@ export * from './secrets';
 export * from './api-keys';
 export * from './nats';
 export * from './outbox';
+export * from './stream-publisher';
 export * from './blob-store';
 export * from './platform';
 export * from './health';

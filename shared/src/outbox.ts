@@ -54,7 +54,10 @@ export interface OutboxRelayOptions {
   logger: Logger;
   batchSize?: number;
   pollMs?: number;
-  /** How long a wake-up waits for more commits before draining, so busy moments publish in batches (default 5 ms). */
+  /**
+   * While busy (woken during a drain, or within this long after one), a wake-up waits this long for
+   * more commits so they publish as one batch; a wake-up after a quiet moment drains at once (default 5 ms).
+   */
   gatherMs?: number;
 }
 
@@ -77,6 +80,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
   let listener: pg.Client | undefined;
   let timer: NodeJS.Timeout | undefined;
   let gathering: NodeJS.Timeout | undefined;
+  let lastDrained = 0;
   const publisher = new StreamPublisher(nats.nc);
 
   const publishBatch = async (): Promise<number> => {
@@ -137,19 +141,21 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
         logger.warn({ err }, 'outbox relay could not publish; will retry');
       } finally {
         running = undefined;
+        lastDrained = performance.now();
       }
       return total;
     })();
     return running;
   };
 
-  /** A commit happened: drain soon, with what the next `gatherMs` commit too. */
+  /** A commit happened: drain at once after a quiet moment, else with what the next `gatherMs` commit too. */
   const wake = (): void => {
     if (stopped) return;
     if (running) {
       again = true;
       return;
     }
+    if (!gathering && performance.now() - lastDrained >= gatherMs) return void drain();
     gathering ??= setTimeout(() => {
       gathering = undefined;
       void drain();
