@@ -5,7 +5,6 @@ import { quotaExceeded } from './gate';
 import { LIMITS } from './limits';
 import type { StoredUpload } from './parse-multipart';
 
-
 export interface Accepted {
   form: IngestForm;
   period: string;
@@ -22,7 +21,7 @@ export interface Accepted {
 
 /**
  * Stores an accepted post in one round trip (see `storeSubmissionRow`): a received one is first
- * counted against the quota (exact under concurrency: the conditional upsert serialises
+ * counted against the quota (exact under concurrency: the conditional update serialises
  * check-and-increment) in its own short commit that does not wait for the WAL flush; then the
  * submission, its idempotency key and its event are written durably (the outbox). When that
  * write fails the unit is given back. A crash between the two over-counts by at most the posts
