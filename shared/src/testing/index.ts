@@ -52,8 +52,9 @@ export function testConfig(overrides: ConfigOverrides = {}): Config {
       LOG_LEVEL: (process.env['TEST_LOG_LEVEL'] as 'silent' | undefined) ?? 'silent',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: true,
       SECRETS_KEY: 'test-secrets-key-0123456789abcdef',
-      FILES_DIR: mkdtempSync(path.join(tmpdir(), 'intake-files-')),
       ...overrides,
+      // A directory of its own only when the test did not name one (a test's own is its to remove).
+      FILES_DIR: overrides.FILES_DIR ?? mkdtempSync(path.join(tmpdir(), 'intake-files-')),
     },
   );
 }
@@ -74,7 +75,8 @@ export async function createTestPlatform(overrides: ConfigOverrides = {}, option
         await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
       }
       await closePlatform(platform);
-      if (!config.s3Enabled) rmSync(config.FILES_DIR, { recursive: true, force: true });
+      // Made by testConfig (even when files go to S3), unless the test named its own.
+      if (overrides.FILES_DIR === undefined) rmSync(config.FILES_DIR, { recursive: true, force: true });
     },
   };
 }
