@@ -22,6 +22,8 @@ export function createDb(databaseUrl: string, options: { poolMax?: number; appli
  * (ingest's store). Same pool, same errors, same OpenTelemetry pg spans.
  */
 export async function runPrepared<Row>(db: Db, query: { name: string; text: string; values: unknown[] }): Promise<Row[]> {
+  // A transaction's client would hand out the transaction's own connection, where a procedure's COMMIT fails.
+  if ((db as { isTransaction?: boolean }).isTransaction) throw new Error('runPrepared runs on the pool, not inside a transaction');
   const client = db.client as { acquireConnection(): Promise<pg.ClientBase>; releaseConnection(connection: pg.ClientBase): Promise<void> };
   const connection = await client.acquireConnection();
   try {
@@ -73,11 +75,6 @@ export const FOREIGN_KEY_VIOLATION = '23503';
 
 export function isForeignKeyViolation(err: unknown): boolean {
   return (err as { code?: string })?.code === FOREIGN_KEY_VIOLATION;
-}
-
-/** An error Postgres raised (it has a SQLSTATE), as opposed to a lost connection or a client-side failure. */
-export function isDatabaseError(err: unknown): boolean {
-  return err instanceof pg.DatabaseError;
 }
 
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {

@@ -132,7 +132,7 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
   const outboxGauges = async (result: BatchObservableResult): Promise<void> => {
     if (!db) return;
     try {
-      const row = (await db('outbox').select(db.raw('count(*)::int AS pending'), db.raw('coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS lag')).first()) as { pending: number; lag: number } | undefined;
+      const row = (await db('outbox').whereNull('published_at').select(db.raw('count(*)::int AS pending'), db.raw('coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS lag')).first()) as { pending: number; lag: number } | undefined;
       result.observe(i.outboxPending, row?.pending ?? 0);
       result.observe(i.outboxLag, Math.max(0, row?.lag ?? 0));
     } catch {

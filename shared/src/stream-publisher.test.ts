@@ -48,6 +48,27 @@ describe('StreamPublisher', () => {
     await expect(publisher.publishAll([message('nowhere', 1)], 2000)).rejects.toThrow(/no stream takes the subject/);
   });
 
+  it('rejects a batch that is not answered in time, and the next batch still works when the late answer comes', async () => {
+    const stream = streamName('SLOW');
+    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject('slow')] });
+    // A plain subscriber on another subject answers like a stream, but late.
+    const late: Promise<void>[] = [];
+    const responder = platform.nats.nc.subscribe(subject('late'), {
+      callback: (_err, msg) => late.push(new Promise((resolve) => setTimeout(() => resolve(void msg.respond(JSON.stringify({ stream: 'X', seq: 1 }))), 400))),
+    });
+    try {
+      const started = Date.now();
+      await expect(publisher.publishAll([message('late', 1)], 200)).rejects.toThrow(/did not acknowledge 1 of 1 messages within 200 ms/);
+      expect(Date.now() - started).toBeLessThan(400);
+      await Promise.all(late);
+      await publisher.publishAll([message('slow', 1)], 5000);
+      expect(await stored(stream)).toEqual([{ n: 1, msgId: 'slow-1' }]);
+    } finally {
+      responder.unsubscribe();
+      await platform.nats.jsm.streams.delete(stream);
+    }
+  });
+
   it('rejects a batch when the stream refuses a message', async () => {
     const stream = streamName('FULL');
     await platform.nats.jsm.streams.add({ name: stream, subjects: [subject('full')], max_msgs: 1, discard: DiscardPolicy.New });

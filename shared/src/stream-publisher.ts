@@ -35,7 +35,7 @@ export class StreamPublisher {
   /** Resolves when the stream has acknowledged every message (a duplicate counts as stored); rejects on the first error or after `timeoutMs`. */
   async publishAll(messages: StreamMessage[], timeoutMs: number): Promise<void> {
     if (messages.length === 0) return;
-    this.subscription ??= this.nc.subscribe(`${this.inbox}.*`, { callback: (err, msg) => this.answer(err, msg) });
+    this.subscription ??= this.listen();
     const tokens: string[] = [];
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -59,10 +59,24 @@ export class StreamPublisher {
     }
   }
 
+  /** The inbox subscription; when it ends (an error, a closed connection) the next batch makes a new one. */
+  private listen(): Subscription {
+    const subscription = this.nc.subscribe(`${this.inbox}.*`, { callback: (err, msg) => this.answer(err, msg) });
+    void subscription.closed.then(() => {
+      if (this.subscription === subscription) this.subscription = undefined;
+    });
+    return subscription;
+  }
+
   private answer(err: Error | null, msg: Msg): void {
+    if (err) {
+      // The subscription failed (nats.js ends it): every batch waiting on it fails now, not at its timeout.
+      if (this.subscription) this.subscription = undefined;
+      for (const settle of [...this.waiting.values()]) settle(err);
+      return;
+    }
     const settle = this.waiting.get(msg.subject.slice(this.inbox.length + 1));
     if (!settle) return; // an answer after its batch gave up
-    if (err) return settle(err);
     if (msg.headers?.code === 503) return settle(new Error(`no stream takes the subject of this message (${msg.headers.description || 'no responders'})`));
     let ack: PubAck;
     try {

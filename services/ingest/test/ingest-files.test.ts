@@ -99,6 +99,17 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     expect([file.field, file.filename, (await read(file.storage_key)).toString()]).toEqual(['', 'f.txt', 'hello']);
   });
 
+  it('stores a filename with control characters (NUL included) without them, counting the post once (found in review: it was a 500 that gave back an uncounted unit)', async () => {
+    const { account, form, post } = await accountWithForm(h, { quota: 3 });
+    const body = "--b\r\ncontent-disposition: form-data; name=\"doc\"; filename*=utf-8''a%00b%07.txt\r\ncontent-type: text/plain\r\n\r\nhello\r\n--b--\r\n";
+    for (let i = 0; i < 3; i++) expect((await post(body, { 'content-type': 'multipart/form-data; boundary=b' })).status).toBe(201);
+    expect((await post(body, { 'content-type': 'multipart/form-data; boundary=b' })).status).toBe(402);
+    const [row] = await submissionsOf(h, form.id);
+    const file = await h.platform.db('submission_files').where({ submission_id: row.id }).first();
+    expect([file.filename, file.content_type]).toEqual(['ab.txt', 'text/plain']);
+    expect((await h.platform.db('usage_counters').where({ account_id: account.id }).first()).used).toBe(3);
+  });
+
   it('accepts a file of exactly the limit', async () => {
     const { post } = await smallForm();
     const body = new FormData();

@@ -1,4 +1,7 @@
+import { newId, periodKey } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
+import { storeSubmission, type Accepted } from '../src/domain/store';
+import { findFormBySlug, type IngestForm } from '../src/repositories/ingest.repository';
 import { accountWithForm, startIngest, submissionsOf, type IngestHarness } from './helpers';
 
 /** How a post is stored: the quota unit counted before the submission's transaction, the form cache, the relay's wake-up. */
@@ -51,6 +54,24 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect([res.status, res.body.type?.split('/').pop()]).toEqual([404, 'form-not-found']);
     expect(await usedOf(account.id)).toBe(1);
     expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(1);
+  });
+
+  it('counts exactly when a write fails: an error after the count gives the unit back, one before it (bad parameters) counted nothing', async () => {
+    const { account, form } = await accountWithForm(h, { quota: 10 });
+    const now = h.platform.clock.now();
+    const period = periodKey(now);
+    const ingestForm = (await findFormBySlug(h.platform.db, form.slug, period)) as IngestForm;
+    const accepted = (submissionId: string, files: Accepted['files'] = []): Accepted => ({ form: ingestForm, period, now, submissionId, spam: undefined, payload: { n: '1' }, files, idempotencyKey: undefined, ip: '127.0.0.1', userAgent: undefined, referrer: undefined });
+    const id = newId('submission');
+    expect(await storeSubmission({ platform: h.platform, accepted: accepted(id) })).toBe('stored');
+    // The same id again: the count commits, then the insert violates the primary key.
+    await expect(storeSubmission({ platform: h.platform, accepted: accepted(id) })).rejects.toMatchObject({ code: '23505' });
+    expect(await usedOf(account.id)).toBe(1);
+    // A NUL in a file's name cannot become jsonb: Postgres refuses the call's parameters before anything runs.
+    const file = { id: newId('file'), field: 'f', filename: 'a\u0000b', content_type: 'text/plain', size: 1, storage_key: 'k' };
+    await expect(storeSubmission({ platform: h.platform, accepted: accepted(newId('submission'), [file]) })).rejects.toMatchObject({ code: '22P05' });
+    expect(await usedOf(account.id)).toBe(1);
+    expect(await submissionsOf(h, form.id)).toHaveLength(1);
   });
 
   it('refuses over-quota posts early again once the exact check found the quota used up, and stores nothing for them', async () => {

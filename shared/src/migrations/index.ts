@@ -3,7 +3,6 @@ import * as initial from './001-initial';
 import * as usageIndexes from './040-usage-indexes';
 import * as jsonFieldOrder from './090-json-field-order';
 import * as ingestStoreProcedure from './100-ingest-store-procedure';
-import * as outboxDeleteOnPublish from './110-outbox-delete-on-publish';
 import * as submissionWritePath from './120-submission-write-path';
 
 export interface Migration {
@@ -18,6 +17,5 @@ export const migrations: Migration[] = [
   { name: '040-usage-indexes', ...usageIndexes },
   { name: '090-json-field-order', ...jsonFieldOrder },
   { name: '100-ingest-store-procedure', ...ingestStoreProcedure },
-  { name: '110-outbox-delete-on-publish', ...outboxDeleteOnPublish },
   { name: '120-submission-write-path', ...submissionWritePath },
 ];

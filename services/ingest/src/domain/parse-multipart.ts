@@ -95,7 +95,7 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
         return fail(err as Problem);
       }
       const id = newId('file');
-      const file: StoredUpload = { id, field: name, filename: info.filename.slice(0, 255), content_type: (info.mimeType || 'application/octet-stream').slice(0, 255), size: 0, storage_key: `${keyPrefix}/${id}` };
+      const file: StoredUpload = { id, field: name, filename: printable(info.filename).slice(0, 255) || 'file', content_type: printable(info.mimeType || '').slice(0, 255) || 'application/octet-stream', size: 0, storage_key: `${keyPrefix}/${id}` };
       const limit = new SizeLimit(maxFileBytes);
       active.add(limit);
       // Its error reaches us through the put's rejection; this keeps a late one from going unhandled.
@@ -136,4 +136,10 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
     req.on('error', () => fail(problem('bad-body', 'The request failed before its body was complete')));
     req.pipe(bb);
   });
+}
+
+/** A part's filename or type as stored and shown: control characters (NUL included, which Postgres text cannot hold) removed. */
+function printable(value: string): string {
+  // eslint-disable-next-line no-control-regex
+  return value.replace(/[\u0000-\u001f\u007f]/g, '');
 }

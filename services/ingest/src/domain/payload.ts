@@ -14,6 +14,7 @@ export function checkFieldNames(fields: Fields): void {
 }
 
 export function checkName(name: string): void {
+  if (name.includes('\u0000')) throw problem('validation-failed', 'Field names may not contain NUL characters', { errors: [{ field: 'body', message: 'a field name contains NUL' }] });
   if (RESERVED_NAMES.has(name)) throw problem('validation-failed', `The field name "${name}" is reserved`, { errors: [{ field: `body/${name}`, message: 'is a reserved name' }] });
   if (name.length > LIMITS.fieldNameChars) throw problem('validation-failed', `Field names may have at most ${LIMITS.fieldNameChars} characters`, { errors: [{ field: `body/${name.slice(0, 40)}…`, message: 'is too long' }] });
 }

@@ -1,5 +1,5 @@
-import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation, isDatabaseError } from '@intake/shared';
-import { giveBackQuota, storeSubmissionRow, type IngestForm, type StoreOutcome } from '../repositories/ingest.repository';
+import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation } from '@intake/shared';
+import { storeSubmissionRow, type IngestForm, type StoreResult } from '../repositories/ingest.repository';
 import { formCacheOf } from './form-cache';
 import { quotaExceeded } from './gate';
 import { LIMITS } from './limits';
@@ -24,31 +24,26 @@ export interface Accepted {
  * counted against the quota (exact under concurrency: the conditional update serialises
  * check-and-increment) in its own short commit that does not wait for the WAL flush; then the
  * submission, its idempotency key and its event are written durably (the outbox). When that
- * write fails the unit is given back. A crash between the two over-counts by at most the posts
- * in flight.
+ * write fails, the procedure gives the unit back. A crash or a lost connection between the two
+ * over-counts by at most the posts in flight.
  */
 export async function storeSubmission(props: { platform: Platform; accepted: Accepted }): Promise<'stored' | 'lost-idempotency-race'> {
   const { platform, accepted: a } = props;
-  const counter = { accountId: a.form.account_id, period: a.period };
-  let outcome: StoreOutcome;
-  try {
-    outcome = await write(platform, a);
-  } catch (err) {
-    // An error Postgres raised inside the call comes, in practice, from the write after the count's
-    // commit (a form deleted meanwhile): the unit is given back. A lost connection leaves it
-    // unknown, and the month keeps the unit (over-counting by one, never under).
-    if (!a.spam && isDatabaseError(err)) await giveBack(platform, counter);
-    deletedMeanwhile(err);
-  }
+  const { outcome, failure } = await write(platform, a).catch(deletedMeanwhile);
   if (outcome === 'quota-exceeded') {
     formCacheOf(platform, platform.config.FORM_CACHE_MS).usedUp(a.form.account_id, a.period);
     throw quotaExceeded(a.form.monthly_quota);
+  }
+  if (outcome === 'failed') {
+    // The write failed after the count, which the procedure gave back: raise what Postgres said.
+    const code = (failure ?? '').slice(0, 5);
+    deletedMeanwhile(Object.assign(new Error(`The submission could not be stored: ${failure}`), { code }));
   }
   if (outcome === 'stored') wakeOutboxRelays();
   return outcome;
 }
 
-async function write(platform: Platform, a: Accepted): Promise<StoreOutcome> {
+async function write(platform: Platform, a: Accepted): Promise<StoreResult> {
   const status = a.spam ? 'spam' : 'received';
   const payload: Omit<SubmissionEvent, 'event_id'> = {
     submission_id: a.submissionId,
@@ -75,9 +70,4 @@ async function write(platform: Platform, a: Accepted): Promise<StoreOutcome> {
 function deletedMeanwhile(err: unknown): never {
   if (isForeignKeyViolation(err)) throw problem('form-not-found', 'The form no longer exists');
   throw err;
-}
-
-/** Best effort: when Postgres cannot take the give-back either, the month over-counts by one (logged). */
-async function giveBack(platform: Platform, counter: { accountId: string; period: string }): Promise<void> {
-  await giveBackQuota(platform.db, counter).catch((err) => platform.logger.warn({ err, ...counter }, 'could not give back a quota unit of a submission that was not stored'));
 }

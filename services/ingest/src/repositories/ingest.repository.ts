@@ -48,16 +48,6 @@ export async function findReplay(db: Db | Knex.Transaction, formId: string, key:
     .first('k.submission_id', 's.status');
 }
 
-/** Gives back a unit counted by `storeSubmissionRow` whose submission was not stored (a short, unflushed commit). */
-export async function giveBackQuota(db: Db, props: { accountId: string; period: string }): Promise<void> {
-  await db.raw(
-    `UPDATE usage_counters SET used = used - 1
-     FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async_commit
-     WHERE account_id = ? AND period = ?::date AND used > 0`,
-    [props.accountId, props.period],
-  );
-}
-
 export interface SubmissionRow {
   id: string;
   account_id: string;
@@ -72,19 +62,25 @@ export interface SubmissionRow {
   received_at: Date;
 }
 
-export type StoreOutcome = 'stored' | 'quota-exceeded' | 'lost-idempotency-race';
+export type StoreOutcome = 'stored' | 'quota-exceeded' | 'lost-idempotency-race' | 'failed';
+
+export interface StoreResult {
+  outcome: StoreOutcome;
+  /** For `failed`: the SQLSTATE and message of the error that stopped the write (the unit was given back). */
+  failure: string | null;
+}
 
 /**
  * Counts a received submission against the month's quota, then writes it with its files, its
  * outbox event and its idempotency claim (when given): one call of the `intake_store_submission`
  * procedure (migration 100 explains its two transactions), so one round trip per post.
  */
-export async function storeSubmissionRow(db: Db, props: { row: SubmissionRow; event: OutboxRow; period: string; quota: number; idempotency?: { key: string; expiresAt: Date } }): Promise<StoreOutcome> {
+export async function storeSubmissionRow(db: Db, props: { row: SubmissionRow; event: OutboxRow; period: string; quota: number; idempotency?: { key: string; expiresAt: Date } }): Promise<StoreResult> {
   const { row, event, idempotency } = props;
   const { files } = row;
-  const [result] = await runPrepared<{ outcome: StoreOutcome }>(db, {
+  const [result] = await runPrepared<StoreResult>(db, {
     name: 'ingest_store_submission',
-    text: 'CALL intake_store_submission($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, NULL)',
+    text: 'CALL intake_store_submission($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, NULL, NULL)',
     values: [
       row.id, row.account_id, row.form_id, row.status, JSON.stringify(row.payload), files.length, files.reduce((n, f) => n + f.size, 0),
       row.ip, row.user_agent, row.referrer, row.spam_reason, row.received_at,
@@ -93,5 +89,5 @@ export async function storeSubmissionRow(db: Db, props: { row: SubmissionRow; ev
       props.period, props.quota, idempotency?.key ?? null, idempotency?.expiresAt ?? null,
     ],
   });
-  return (result as { outcome: StoreOutcome }).outcome;
+  return result as StoreResult;
 }
