@@ -27,9 +27,13 @@ export class LocalBlobStore implements BlobStore {
   async put(key: string, body: Readable, _contentType: string): Promise<number> {
     const file = this.pathOf(key);
     await mkdir(path.dirname(file), { recursive: true });
+    const out = createWriteStream(file);
     try {
-      await pipeline(body, createWriteStream(file));
+      await pipeline(body, out);
     } catch (err) {
+      // The file is opened asynchronously: a source that fails at once can reject the pipeline
+      // before the open, which would then create the file after our rm. Wait for it to close.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await rm(file, { force: true });
       await this.pruneEmptyParents(file);
       throw err;
