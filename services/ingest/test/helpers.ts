@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
+import { AckPolicy, DeliverPolicy } from 'nats';
 import { buildServiceApp, startOutboxRelay } from '@intake/shared';
-import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
+import { createTestPlatform, eventually, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
 import { ingestService } from '../src';
 
 export interface IngestHarness {
@@ -22,6 +24,35 @@ export async function startIngest(overrides: ConfigOverrides = {}, options: { re
       await platform.close();
     },
   };
+}
+
+export interface PublishedEvent {
+  event: Record<string, unknown>;
+  msgId: string | undefined;
+}
+
+/** Every event in the stream so far (on `subject` when given), read by a throwaway consumer. */
+export async function publishedEvents(h: IngestHarness, subject?: string): Promise<PublishedEvent[]> {
+  const { nats } = h.platform;
+  const durable = `probe_${randomBytes(4).toString('hex')}`;
+  await nats.jsm.consumers.add(nats.names.eventsStream, { durable_name: durable, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, ...(subject ? { filter_subject: nats.names.subject(subject) } : {}) });
+  try {
+    const { num_pending: pending } = await nats.jsm.consumers.info(nats.names.eventsStream, durable);
+    const consumer = await nats.js.consumers.get(nats.names.eventsStream, durable);
+    const out: PublishedEvent[] = [];
+    for (let i = 0; i < pending; i++) {
+      const msg = await consumer.next({ expires: 1000 });
+      if (msg) out.push({ event: msg.json<Record<string, unknown>>(), msgId: msg.headers?.get('Nats-Msg-Id') });
+    }
+    return out;
+  } finally {
+    await nats.jsm.consumers.delete(nats.names.eventsStream, durable);
+  }
+}
+
+/** The event of one submission, once the relay has published it. */
+export function publishedEvent(h: IngestHarness, subject: string, submissionId: string): Promise<PublishedEvent> {
+  return eventually(async () => (await publishedEvents(h, subject)).find((e) => e.event.submission_id === submissionId), { message: `the ${subject} event of ${submissionId}` });
 }
 
 /** A fresh account (plan, quota) with one live form. */

@@ -1,11 +1,10 @@
 import { rmSync } from 'node:fs';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { AckPolicy, DeliverPolicy } from 'nats';
 import { buildServiceApp, createPlatform, ensureDatabase, migrate, createLogger, closePlatform, type Platform } from '@intake/shared';
 import { eventually, factories, listen, startNatsServer, startPostgres, testConfig, type OwnServer } from '@intake/shared/testing';
 import { ingestService } from '../src';
-import { poster, slugOf, startIngest, type IngestHarness } from './helpers';
+import { poster, publishedEvents, slugOf, startIngest, type IngestHarness } from './helpers';
 import { localKeys } from './files';
 
 describe('POST /v1/f/:slug — NATS down', () => {
@@ -37,16 +36,7 @@ describe('POST /v1/f/:slug — NATS down', () => {
 
     await nats.start();
     await eventually(async () => (await h.platform.db('outbox').whereIn('event_id', events.map((e) => e.event_id))).length === 0, { timeoutMs: 20_000, message: 'events published after NATS came back' });
-    const { jsm, js, names } = h.platform.nats;
-    const durable = `probe_${Date.now()}`;
-    await jsm.consumers.add(names.eventsStream, { durable_name: durable, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All });
-    const consumer = await js.consumers.get(names.eventsStream, durable);
-    const seen: string[] = [];
-    for (;;) {
-      const msg = await consumer.next({ expires: 1000 });
-      if (!msg) break;
-      seen.push(msg.headers?.get('Nats-Msg-Id') ?? '');
-    }
+    const seen = (await publishedEvents(h)).map((e) => e.msgId);
     for (const e of events) expect(seen.filter((id) => id === e.event_id)).toHaveLength(1);
   });
 });

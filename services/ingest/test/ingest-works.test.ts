@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import Ajv from 'ajv';
-import { AckPolicy, DeliverPolicy } from 'nats';
 import { SubmissionEvent } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
-import { accountWithForm, startIngest, submissionsOf, type IngestHarness } from './helpers';
+import { accountWithForm, publishedEvent, publishedEvents, startIngest, submissionsOf, type IngestHarness } from './helpers';
 
 const validEvent = new Ajv({ strict: false }).compile(SubmissionEvent);
 
@@ -13,29 +11,6 @@ describe('POST /v1/f/:slug — what works', () => {
     h = await startIngest({}, { relay: true });
   });
   afterAll(() => h.close());
-
-  /** Every event on `subject` in the stream so far (a throwaway consumer reads them all). */
-  async function publishedEvents(subject: string): Promise<{ event: Record<string, unknown>; msgId: string | undefined }[]> {
-    const { nats } = h.platform;
-    const durable = `probe_${randomBytes(4).toString('hex')}`;
-    await nats.jsm.consumers.add(nats.names.eventsStream, { durable_name: durable, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, filter_subject: nats.names.subject(subject) });
-    try {
-      const { num_pending: pending } = await nats.jsm.consumers.info(nats.names.eventsStream, durable);
-      const consumer = await nats.js.consumers.get(nats.names.eventsStream, durable);
-      const out: { event: Record<string, unknown>; msgId: string | undefined }[] = [];
-      for (let i = 0; i < pending; i++) {
-        const msg = await consumer.next({ expires: 1000 });
-        if (msg) out.push({ event: msg.json<Record<string, unknown>>(), msgId: msg.headers?.get('Nats-Msg-Id') });
-      }
-      return out;
-    } finally {
-      await nats.jsm.consumers.delete(nats.names.eventsStream, durable);
-    }
-  }
-
-  /** The event of one submission, once the relay has published it. */
-  const publishedEvent = (subject: string, submissionId: string) =>
-    eventually(async () => (await publishedEvents(subject)).find((e) => e.event.submission_id === submissionId), { message: `the ${subject} event of ${submissionId}` });
 
   it('stores a urlencoded post and answers 201 with id, received_at, status and files', async () => {
     const { form, post } = await accountWithForm(h);
@@ -73,7 +48,7 @@ describe('POST /v1/f/:slug — what works', () => {
   it('writes a submission.created event with the submission, published to JetStream with the event id as Nats-Msg-Id, then removed from the outbox', async () => {
     const { account, form, post } = await accountWithForm(h);
     const res = await post({ message: 'hello' });
-    const seen = await publishedEvent('submission.created', res.body.id as string);
+    const seen = await publishedEvent(h, 'submission.created', res.body.id as string);
     expect(validEvent(seen.event)).toBe(true);
     expect(seen.event).toMatchObject({ submission_id: res.body.id, form_id: form.id, account_id: account.id, status: 'received', payload: { message: 'hello' }, files: [], file_bytes: 0, form_name: 'Test form' });
     expect(seen.msgId).toBe(seen.event.event_id);
@@ -99,10 +74,10 @@ describe('POST /v1/f/:slug — what works', () => {
     const [row] = await submissionsOf(h, form.id);
     expect(row).toMatchObject({ status: 'spam', spam_reason: 'honeypot', payload: { name: 'bot' } });
     expect(await h.platform.db('usage_counters').where({ account_id: account.id }).first()).toBeUndefined();
-    const seen = await publishedEvent('submission.spam', row.id);
+    const seen = await publishedEvent(h, 'submission.spam', row.id);
     expect(validEvent(seen.event)).toBe(true);
     expect(seen.event).toMatchObject({ submission_id: row.id, status: 'spam' });
-    const created = await publishedEvents('submission.created');
+    const created = await publishedEvents(h, 'submission.created');
     expect(created.some((e) => e.event.submission_id === row.id)).toBe(false);
   });
 
