@@ -73,6 +73,17 @@ export const UNIQUE_VIOLATION = '23505';
 /** Postgres error code for foreign-key violations (the referenced row is gone). */
 export const FOREIGN_KEY_VIOLATION = '23503';
 
+/**
+ * An error Postgres raised for a statement (a constraint, a value, a deadlock, one of our own
+ * SQLSTATEs): running the statement again with other values may well succeed. Not: a lost or
+ * refused connection, a full pool, a server shutting down, out of resources or broken, where
+ * another try now only fails again.
+ */
+export function isStatementError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return err instanceof pg.DatabaseError && typeof code === 'string' && !/^(08|53|57|58|XX)/.test(code);
+}
+
 export function isForeignKeyViolation(err: unknown): boolean {
   return (err as { code?: string })?.code === FOREIGN_KEY_VIOLATION;
 }

@@ -109,6 +109,10 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     expect(server.parentSpanContext).toBeUndefined();
     const traceId = server.spanContext().traceId;
     expect(new Set([client, send, requested, fanOut, relay].map((s) => s!.spanContext().traceId))).toEqual(new Set([traceId]));
+    // The transaction that stored the post may store others too: its span has a trace of its own, linked to the post's.
+    const group = spans().find((s) => s.name === 'ingest store group' && s.links.some((l) => l.context.traceId === traceId));
+    expect(group?.spanContext().traceId).not.toBe(traceId);
+    expect(group?.attributes['intake.ingest.group_size']).toBe(1);
 
     expect(client!.name).toBe('POST');
     expect(client!.status.code).toBe(SpanStatusCode.UNSET);

@@ -4,7 +4,7 @@ import { storeSubmission, type Accepted } from '../src/domain/store';
 import { findFormBySlug, type IngestForm } from '../src/repositories/ingest.repository';
 import { accountWithForm, publishedEvents, startIngest, submissionsOf, type IngestHarness } from './helpers';
 
-/** How a post is stored: the quota unit counted before the submission's transaction, the form cache, the relay's wake-up. */
+/** How a post is stored: in one transaction with its quota unit (grouped with the posts that arrive meanwhile), the form cache, the relay's wake-up. */
 describe('POST /v1/f/:slug — storing', () => {
   let h: IngestHarness;
   beforeAll(async () => {
@@ -46,7 +46,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
 
   const usedOf = async (accountId: string) => (await h.platform.db('usage_counters').where({ account_id: accountId }).first())?.used;
 
-  it('gives the quota unit back when the submission cannot be stored (the form was deleted after ingest read it): 404, counted once', async () => {
+  it('counts nothing for a post whose form was deleted after ingest read it: 404, the earlier post counted once', async () => {
     const { account, form, post } = await accountWithForm(h, { quota: 10 });
     expect((await post({ n: '1' })).status).toBe(201);
     await h.platform.db('forms').where({ id: form.id }).delete();
@@ -56,22 +56,79 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(1);
   });
 
-  it('counts exactly when a write fails: an error after the count gives the unit back, one before it (bad parameters) counted nothing', async () => {
-    const { account, form } = await accountWithForm(h, { quota: 10 });
+  /** Calls the store directly, as ingest does once a post passed every check. */
+  const storer = async (form: { slug: string }) => {
     const now = h.platform.clock.now();
     const period = periodKey(now);
     const ingestForm = (await findFormBySlug(h.platform.db, form.slug, period)) as IngestForm;
-    const accepted = (submissionId: string, files: Accepted['files'] = []): Accepted => ({ form: ingestForm, period, now, submissionId, spam: undefined, payload: { n: '1' }, files, idempotencyKey: undefined, ip: '127.0.0.1', userAgent: undefined, referrer: undefined });
+    return (props: { id?: string; files?: Accepted['files']; idempotencyKey?: string; spam?: string } = {}) =>
+      storeSubmission({ platform: h.platform, accepted: { form: ingestForm, period, now, submissionId: props.id ?? newId('submission'), spam: props.spam, payload: { n: '1' }, files: props.files ?? [], idempotencyKey: props.idempotencyKey, ip: '127.0.0.1', userAgent: undefined, referrer: undefined } });
+  };
+  /** The transactions the form's submissions were written in (rows written by one transaction share its xmin). */
+  const transactionsOf = async (formId: string) => new Set((await h.platform.db('submissions').where({ form_id: formId }).select(h.platform.db.raw('xmin::text as tx'))).map((r: { tx: string }) => r.tx)).size;
+
+  it('counts exactly when a write fails: the count is in the write’s transaction, so a refused write counted nothing', async () => {
+    const { account, form } = await accountWithForm(h, { quota: 10 });
+    const store = await storer(form);
     const id = newId('submission');
-    expect(await storeSubmission({ platform: h.platform, accepted: accepted(id) })).toBe('stored');
-    // The same id again: the count commits, then the insert violates the primary key.
-    await expect(storeSubmission({ platform: h.platform, accepted: accepted(id) })).rejects.toMatchObject({ code: '23505' });
+    expect(await store({ id })).toBe('stored');
+    // The same id again: the insert violates the primary key, and the count rolls back with it.
+    await expect(store({ id })).rejects.toMatchObject({ code: '23505' });
     expect(await usedOf(account.id)).toBe(1);
-    // A NUL in a file's name cannot become jsonb: Postgres refuses the call's parameters before anything runs.
+    // A NUL in a file's name cannot become text in Postgres: refused, nothing counted.
     const file = { id: newId('file'), field: 'f', filename: 'a\u0000b', content_type: 'text/plain', size: 1, storage_key: 'k' };
-    await expect(storeSubmission({ platform: h.platform, accepted: accepted(newId('submission'), [file]) })).rejects.toMatchObject({ code: '22P05' });
+    await expect(store({ files: [file] })).rejects.toMatchObject({ code: '22P05' });
     expect(await usedOf(account.id)).toBe(1);
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
+  });
+
+  it('stores posts that arrive while earlier ones are being written together, in one transaction, each with its event', async () => {
+    const { account, form } = await accountWithForm(h, { quota: 100 });
+    const store = await storer(form);
+    // Two go out at once (two writes may be in flight); the other eight wait for them and go together.
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => store()));
+    expect(outcomes).toEqual(Array(10).fill('stored'));
+    expect(await submissionsOf(h, form.id)).toHaveLength(10);
+    expect(await transactionsOf(form.id)).toBe(3);
+    expect(await usedOf(account.id)).toBe(10);
+    expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(10);
+  });
+
+  it('stores a group that fails as a whole post by post: a deleted form’s posts get 404, the others are stored and counted', async () => {
+    const kept = await accountWithForm(h, { quota: 100 });
+    const gone = await accountWithForm(h, { quota: 100 });
+    const [storeKept, storeGone] = [await storer(kept.form), await storer(gone.form)];
+    await h.platform.db('forms').where({ id: gone.form.id }).delete();
+    const settled = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? storeGone() : storeKept())));
+    const answers = settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { slug?: string }).slug));
+    expect(answers).toEqual(Array.from({ length: 10 }, (_, i) => (i % 2 ? 'form-not-found' : 'stored')));
+    expect(await submissionsOf(h, kept.form.id)).toHaveLength(5);
+    expect(await usedOf(kept.account.id)).toBe(5);
+    expect(await usedOf(gone.account.id)).toBeUndefined();
+  });
+
+  it('stops exactly at the quota inside a group: a group the quota cannot take is stored post by post', async () => {
+    const { account, form } = await accountWithForm(h, { quota: 4 });
+    const store = await storer(form);
+    const settled = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store({ spam: i === 9 ? 'honeypot' : undefined })));
+    const answers = settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { slug?: string }).slug));
+    // Spam is never counted, so it is stored whatever the quota.
+    expect(answers.filter((a) => a === 'stored')).toHaveLength(5);
+    expect(answers.filter((a) => a === 'quota-exceeded')).toHaveLength(5);
+    expect(answers[9]).toBe('stored');
+    expect(await usedOf(account.id)).toBe(4);
+    const rows = await submissionsOf(h, form.id);
+    expect(rows.map((r: { status: string }) => r.status).sort()).toEqual(['received', 'received', 'received', 'received', 'spam']);
+  });
+
+  it('claims one Idempotency-Key once inside a group: one post is stored, the others lost the claim', async () => {
+    const { account, form } = await accountWithForm(h, { quota: 100 });
+    const store = await storer(form);
+    const outcomes = await Promise.all(Array.from({ length: 6 }, () => store({ idempotencyKey: 'same-key' })));
+    expect(outcomes.filter((o) => o === 'stored')).toHaveLength(1);
+    expect(outcomes.filter((o) => o === 'lost-idempotency-race')).toHaveLength(5);
+    expect(await submissionsOf(h, form.id)).toHaveLength(1);
+    expect(await usedOf(account.id)).toBe(1);
   });
 
   it('refuses over-quota posts early again once the exact check found the quota used up, and stores nothing for them', async () => {

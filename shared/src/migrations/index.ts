@@ -4,6 +4,7 @@ import * as usageIndexes from './040-usage-indexes';
 import * as jsonFieldOrder from './090-json-field-order';
 import * as ingestStoreProcedure from './100-ingest-store-procedure';
 import * as submissionWritePath from './120-submission-write-path';
+import * as ingestBatchStore from './130-ingest-batch-store';
 
 export interface Migration {
   name: string;
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   { name: '090-json-field-order', ...jsonFieldOrder },
   { name: '100-ingest-store-procedure', ...ingestStoreProcedure },
   { name: '120-submission-write-path', ...submissionWritePath },
+  { name: '130-ingest-batch-store', ...ingestBatchStore },
 ];

@@ -62,32 +62,53 @@ export interface SubmissionRow {
   received_at: Date;
 }
 
-export type StoreOutcome = 'stored' | 'quota-exceeded' | 'lost-idempotency-race' | 'failed';
-
-export interface StoreResult {
-  outcome: StoreOutcome;
-  /** For `failed`: the SQLSTATE and message of the error that stopped the write (the unit was given back). */
-  failure: string | null;
+export interface StoreItem {
+  row: SubmissionRow;
+  event: OutboxRow;
+  /** The `YYYY-MM-01` of the UTC month the submission counts in. */
+  period: string;
+  quota: number;
+  idempotency?: { key: string; expiresAt: Date };
 }
 
+/** SQLSTATE raised by `intake_store_submissions` when an account's quota cannot take the batch's items: nothing of the batch was stored. */
+export const QUOTA_EXCEEDED_SQLSTATE = 'IQ001';
+
 /**
- * Counts a received submission against the month's quota, then writes it with its files, its
- * outbox event and its idempotency claim (when given): one call of the `intake_store_submission`
- * procedure (migration 100 explains its two transactions), so one round trip per post.
+ * Stores a batch of submissions (with their files, outbox events and idempotency claims) and
+ * counts the received ones, in one transaction: one call of `intake_store_submissions`
+ * (migration 130 explains it). Returns the indexes of the items that lost their idempotency
+ * claim to another request (not stored). Raises `QUOTA_EXCEEDED_SQLSTATE` when a quota cannot
+ * take all of its items, and whatever else Postgres raised; either way nothing was stored.
  */
-export async function storeSubmissionRow(db: Db, props: { row: SubmissionRow; event: OutboxRow; period: string; quota: number; idempotency?: { key: string; expiresAt: Date } }): Promise<StoreResult> {
-  const { row, event, idempotency } = props;
-  const { files } = row;
-  const [result] = await runPrepared<StoreResult>(db, {
-    name: 'ingest_store_submission',
-    text: 'CALL intake_store_submission($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, NULL, NULL)',
-    values: [
-      row.id, row.account_id, row.form_id, row.status, JSON.stringify(row.payload), files.length, files.reduce((n, f) => n + f.size, 0),
-      row.ip, row.user_agent, row.referrer, row.spam_reason, row.received_at,
-      files.length ? JSON.stringify(files.map(({ id, field, filename, content_type, size, storage_key }) => ({ id, field, filename, content_type, size, storage_key }))) : null,
-      event.event_id, event.subject, JSON.stringify(event.payload), JSON.stringify(event.headers),
-      props.period, props.quota, idempotency?.key ?? null, idempotency?.expiresAt ?? null,
-    ],
+export async function storeSubmissionRows(db: Db, items: StoreItem[]): Promise<number[]> {
+  const claims = items.flatMap(({ row, idempotency }, n) => (idempotency ? [{ n, form_id: row.form_id, key: idempotency.key, submission_id: row.id, created_at: row.received_at, expires_at: idempotency.expiresAt }] : []));
+  const rows = items.map(({ row, event, period, quota }, n) => ({
+    n,
+    id: row.id,
+    account_id: row.account_id,
+    form_id: row.form_id,
+    status: row.status,
+    payload: row.payload,
+    file_count: row.files.length,
+    file_bytes: row.files.reduce((sum, f) => sum + f.size, 0),
+    ip: row.ip,
+    user_agent: row.user_agent,
+    referrer: row.referrer,
+    spam_reason: row.spam_reason,
+    received_at: row.received_at,
+    files: row.files.length ? row.files.map(({ id, field, filename, content_type, size, storage_key }) => ({ id, field, filename, content_type, size, storage_key })) : null,
+    event_id: event.event_id,
+    subject: event.subject,
+    event: event.payload,
+    headers: event.headers,
+    period,
+    quota,
+  }));
+  const [result] = await runPrepared<{ lost: number[] }>(db, {
+    name: 'ingest_store_submissions',
+    text: 'SELECT intake_store_submissions($1, $2) AS lost',
+    values: [JSON.stringify(rows), claims.length ? JSON.stringify(claims) : null],
   });
-  return result as StoreResult;
+  return result?.lost ?? [];
 }

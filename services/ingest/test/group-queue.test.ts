@@ -1,0 +1,70 @@
+import { GroupQueue } from '../src/domain/group-queue';
+
+/** A write whose groups are recorded and finished by the test. */
+function recordingWrite() {
+  const groups: { items: string[]; finish(results?: PromiseSettledResult<string>[]): void; fail(err: Error): void }[] = [];
+  const write = (items: string[]) =>
+    new Promise<PromiseSettledResult<string>[]>((resolve, reject) => {
+      groups.push({ items, finish: (results) => resolve(results ?? items.map((item) => ({ status: 'fulfilled', value: `${item}!` }))), fail: reject });
+    });
+  return { groups, write };
+}
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('GroupQueue', () => {
+  it('writes a push at once while fewer than maxInFlight writes run, and the pushes made meanwhile as one group', async () => {
+    const { groups, write } = recordingWrite();
+    const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 2 });
+    const answers = ['a', 'b', 'c', 'd', 'e'].map((item) => queue.push(item));
+    await flush();
+    expect(groups.map((g) => g.items)).toEqual([['a'], ['b']]);
+    groups[1]!.finish();
+    await flush();
+    expect(groups.map((g) => g.items)).toEqual([['a'], ['b'], ['c', 'd', 'e']]);
+    groups[0]!.finish();
+    groups[2]!.finish();
+    expect(await Promise.all(answers)).toEqual(['a!', 'b!', 'c!', 'd!', 'e!']);
+  });
+
+  it('sends at most maxGroup items per write', async () => {
+    const { groups, write } = recordingWrite();
+    const queue = new GroupQueue(write, { maxGroup: 2, maxInFlight: 1 });
+    const answers = ['a', 'b', 'c', 'd'].map((item) => queue.push(item));
+    await flush();
+    groups[0]!.finish();
+    await flush();
+    groups[1]!.finish();
+    await flush();
+    groups[2]!.finish();
+    expect(await Promise.all(answers)).toHaveLength(4);
+    expect(groups.map((g) => g.items)).toEqual([['a'], ['b', 'c'], ['d']]);
+  });
+
+  it('settles each item by its own result, fails a whole group when its write fails, and goes on with the next group', async () => {
+    const { groups, write } = recordingWrite();
+    const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 1 });
+    const first = queue.push('a');
+    const rest = ['b', 'c'].map((item) => queue.push(item));
+    const last = ['d', 'e'].map((item) => queue.push(item));
+    await flush();
+    groups[0]!.fail(new Error('down'));
+    await expect(first).rejects.toThrow('down');
+    await flush();
+    expect(groups[1]!.items).toEqual(['b', 'c', 'd', 'e']);
+    groups[1]!.finish([{ status: 'fulfilled', value: 'b!' }, { status: 'rejected', reason: new Error('c refused') }, { status: 'fulfilled', value: 'd!' }]);
+    await expect(rest[0]).resolves.toBe('b!');
+    await expect(rest[1]).rejects.toThrow('c refused');
+    await expect(last[0]).resolves.toBe('d!');
+    // A write that forgets an item must not leave its post waiting forever.
+    await expect(last[1]).rejects.toThrow('no result');
+  });
+
+  it('fails the group of a write that throws instead of returning a promise', async () => {
+    const queue = new GroupQueue<string, string>(() => {
+      throw new Error('synchronous');
+    }, { maxGroup: 10, maxInFlight: 1 });
+    await expect(queue.push('a')).rejects.toThrow('synchronous');
+    await expect(queue.push('b')).rejects.toThrow('synchronous');
+  });
+});
