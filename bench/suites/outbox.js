@@ -8,6 +8,7 @@
 const { headers } = require('nats');
 const { startOutboxRelay, enqueueEvent, newId, SUBJECTS, StreamPublisher } = require('../../shared/dist');
 const { benchPlatform, until, round } = require('../stack');
+const { settle } = require('../lib');
 
 function event(i) {
   return { submission_id: newId('submission'), form_id: newId('form'), account_id: newId('account'), status: 'received', received_at: new Date().toISOString(), payload: { name: 'Ada', email: 'ada@example.com', message: 'Hello from the benchmark', n: String(i) }, files: [], file_bytes: 0, form_name: 'Bench form' };
@@ -25,6 +26,7 @@ exports.run = async function run({ scale, log }) {
         for (let j = i; j < Math.min(count, i + 1000); j++) await enqueueEvent(trx, { subject: SUBJECTS.submissionCreated, payload: event(j) });
       });
     }
+    await settle(db);
     log('draining them with one relay');
     const start = performance.now();
     const relay = startOutboxRelay({ db, nats, logger: platform.logger, pollMs: 20 });
