@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rm, rmdir, stat } from 'node:fs/promises';
+import { mkdir, open, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -24,12 +24,22 @@ export class LocalBlobStore implements BlobStore {
     return full;
   }
 
+  /**
+   * Durable before it resolves, like an S3 PUT: the file is flushed to disk before it is closed,
+   * and so are the directories that gained an entry (the file's, and each one this call created),
+   * so a submission committed after its files never points at a file a crash took away.
+   */
   async put(key: string, body: Readable, _contentType: string): Promise<number> {
     const file = this.pathOf(key);
-    await mkdir(path.dirname(file), { recursive: true });
-    const out = createWriteStream(file);
+    const dir = path.dirname(file);
+    const created = await mkdir(dir, { recursive: true });
+    const out = createWriteStream(file, { flush: true });
     try {
       await pipeline(body, out);
+      // The first directory created gained nothing on disk until its parent is flushed; each below it likewise.
+      const changed = [dir];
+      if (created) for (let d = dir; d !== path.dirname(created) && d !== path.dirname(d); d = path.dirname(d)) changed.push(path.dirname(d));
+      await Promise.all([...new Set(changed)].map(syncDirectory));
     } catch (err) {
       // The file is opened asynchronously: a source that fails at once can reject the pipeline
       // before the open, which would then create the file after our rm. Wait for it to close.
@@ -62,6 +72,15 @@ export class LocalBlobStore implements BlobStore {
         return; // not empty (or already gone): stop here
       }
     }
+  }
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 
