@@ -26,20 +26,20 @@ export class LocalBlobStore implements BlobStore {
 
   /**
    * Durable before it resolves, like an S3 PUT: the file is flushed to disk before it is closed,
-   * and so are the directories that gained an entry (the file's, and each one this call created),
-   * so a submission committed after its files never points at a file a crash took away.
+   * then every directory from the file's up to the root (a directory another, concurrent put
+   * created may not be flushed yet; a clean one flushes at once), so a submission committed after
+   * its files never points at a file a crash took away.
    */
   async put(key: string, body: Readable, _contentType: string): Promise<number> {
     const file = this.pathOf(key);
-    const dir = path.dirname(file);
-    const created = await mkdir(dir, { recursive: true });
+    await mkdir(path.dirname(file), { recursive: true });
     const out = createWriteStream(file, { flush: true });
     try {
       await pipeline(body, out);
-      // The first directory created gained nothing on disk until its parent is flushed; each below it likewise.
-      const changed = [dir];
-      if (created) for (let d = dir; d !== path.dirname(created) && d !== path.dirname(d); d = path.dirname(d)) changed.push(path.dirname(d));
-      await Promise.all([...new Set(changed)].map(syncDirectory));
+      const root = path.resolve(this.root);
+      const directories = [root];
+      for (let dir = path.dirname(file); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) directories.push(dir);
+      await Promise.all(directories.map(syncDirectory));
     } catch (err) {
       // The file is opened asynchronously: a source that fails at once can reject the pipeline
       // before the open, which would then create the file after our rm. Wait for it to close.

@@ -76,12 +76,12 @@ export const FOREIGN_KEY_VIOLATION = '23503';
 /**
  * An error Postgres raised for a statement (a constraint, a value, a deadlock, one of our own
  * SQLSTATEs): running the statement again with other values may well succeed. Not: a lost or
- * refused connection, a full pool, a server shutting down, out of resources or broken, where
- * another try now only fails again.
+ * refused connection, a full pool, a server shutting down, out of resources or broken, or a lock
+ * not granted in time (55P03), where another try now only fails (or waits) again.
  */
 export function isStatementError(err: unknown): boolean {
   const code = (err as { code?: unknown })?.code;
-  return err instanceof pg.DatabaseError && typeof code === 'string' && !/^(08|53|57|58|XX)/.test(code);
+  return err instanceof pg.DatabaseError && typeof code === 'string' && !/^(08|53|57|58|XX|55P03)/.test(code);
 }
 
 export function isForeignKeyViolation(err: unknown): boolean {

@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
+import type { Db } from './db';
 
 /**
  * Events on JetStream. Subjects are relative to NATS_PREFIX; every event carries `event_id`
@@ -30,8 +31,10 @@ export const SubmissionEvent = Type.Object({
   account_id: Type.String(),
   status: Type.Union([Type.Literal('received'), Type.Literal('spam')]),
   received_at: Type.String({ description: 'ISO timestamp of the submission' }),
-  /** Stored field values: always strings (see the README for JSON values and repeated fields). */
+  /** Stored field values: always strings (see the README for JSON values and repeated fields). Empty when `payload_omitted`. */
   payload: Type.Record(Type.String(), Type.String()),
+  /** The fields were too large to travel in the message (`EVENT_PAYLOAD_MAX_BYTES`): read them from the submission (`eventWithPayload`). */
+  payload_omitted: Type.Optional(Type.Literal(true)),
   files: Type.Array(StoredFile),
   file_bytes: Type.Integer(),
   /** The form's name and notification addresses at the time, so consumers need no extra query for e-mail. */
@@ -41,6 +44,21 @@ export type SubmissionEvent = Static<typeof SubmissionEvent>;
 
 export const DeliveryRequested = Type.Object({ event_id: Type.String(), delivery_id: Type.String(), trigger: Type.Union([Type.Literal('schedule'), Type.Literal('replay')]) });
 export type DeliveryRequested = Static<typeof DeliveryRequested>;
+
+/**
+ * A submission event carries the submission's fields while the stored post (as ingest writes it,
+ * fields and all) stays within this many bytes; a larger one goes without them
+ * (`payload_omitted`). So every event fits a NATS message (the default max_payload is 1 MiB)
+ * whatever a post holds, and one large post never stalls the outbox relay.
+ */
+export const EVENT_PAYLOAD_MAX_BYTES = 256 * 1024;
+
+/** The event with its fields: read from the submission when the message went without them (none when the submission is gone). */
+export async function eventWithPayload(db: Db, event: SubmissionEvent): Promise<SubmissionEvent> {
+  if (!event.payload_omitted) return event;
+  const row: { payload: Record<string, string> } | undefined = await db('submissions').where({ id: event.submission_id }).first('payload');
+  return { ...event, payload: row?.payload ?? {} };
+}
 
 const submissionEventCheck = TypeCompiler.Compile(SubmissionEvent);
 

@@ -88,9 +88,9 @@ export function toProblem(err: unknown): Problem | undefined {
   return undefined;
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300', '55P03']);
 
-/** True for errors that mean a dependency (Postgres, Redis, NATS, storage) is down rather than a bug. */
+/** True for errors that mean a dependency (Postgres, Redis, NATS, storage) is down or stuck (55P03: a lock not granted within lock_timeout) rather than a bug. */
 export function isUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const e = err as { code?: unknown; name?: unknown; message?: unknown };

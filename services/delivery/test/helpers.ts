@@ -54,8 +54,12 @@ export async function accountWithForm(platform: Platform, notifyEmails: string[]
   return { accountId: account.id, formId: form.id, managementKey: account.managementKey };
 }
 
-/** Stores a submission and enqueues its event as ingest does; `subject` and `rowStatus` let tests publish inconsistent events. */
-export async function submit(platform: Platform, props: { accountId: string; formId: string; payload?: Record<string, string>; files?: StoredFile[]; status?: 'received' | 'spam'; subject?: string; rowStatus?: 'received' | 'spam' }): Promise<SubmissionEvent> {
+/**
+ * Stores a submission and enqueues its event as ingest does; `subject` and `rowStatus` let tests
+ * publish inconsistent events; `omitPayload` sends the event without the fields, as ingest does
+ * for a post too large for a message.
+ */
+export async function submit(platform: Platform, props: { accountId: string; formId: string; payload?: Record<string, string>; files?: StoredFile[]; status?: 'received' | 'spam'; subject?: string; rowStatus?: 'received' | 'spam'; omitPayload?: boolean }): Promise<SubmissionEvent> {
   const submissionId = newId('submission');
   const payload = props.payload ?? { name: 'Ada', message: 'Hello' };
   const status = props.status ?? 'received';
@@ -63,7 +67,7 @@ export async function submit(platform: Platform, props: { accountId: string; for
   let event!: SubmissionEvent;
   await platform.db.transaction(async (trx) => {
     await trx('submissions').insert({ id: submissionId, account_id: props.accountId, form_id: props.formId, status: props.rowStatus ?? status, payload: JSON.stringify(payload), file_count: props.files?.length ?? 0, received_at: receivedAt });
-    const body = { submission_id: submissionId, form_id: props.formId, account_id: props.accountId, status, received_at: receivedAt.toISOString(), payload, files: props.files ?? [], file_bytes: 0, form_name: 'Test form' };
+    const body = { submission_id: submissionId, form_id: props.formId, account_id: props.accountId, status, received_at: receivedAt.toISOString(), ...(props.omitPayload ? { payload: {}, payload_omitted: true as const } : { payload }), files: props.files ?? [], file_bytes: 0, form_name: 'Test form' };
     const eventId = await enqueueEvent(trx, { subject: props.subject ?? (status === 'spam' ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated), payload: body });
     event = { event_id: eventId, ...body };
   });

@@ -71,6 +71,16 @@ describe('notification e-mail', () => {
     expect(row).toMatchObject({ kind: 'submission', attempt_count: 2, recipients: ['owner@example.com', 'team@example.com'] });
   });
 
+  it('mails the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {
+    const { accountId, formId } = await accountWithForm(ctx.platform, ['large@example.com']);
+    const event = await submit(ctx.platform, { accountId, formId, payload: { email: 'writer@example.com', essay: 'A long essay.' }, omitPayload: true });
+    const mail = await eventually(() => smtp.mails.find((m) => m.to.includes('large@example.com')), { timeoutMs: 10_000 });
+    const parsed = await PostalMime.parse(mail.raw);
+    expect(parsed.text).toContain('essay: A long essay.');
+    expect(parsed.replyTo?.[0]?.address).toBe('writer@example.com');
+    expect(event.payload).toEqual({});
+  });
+
   it('sends nothing for spam, nothing without addresses, and no Reply-To without an e-mail field', async () => {
     const { accountId, formId } = await accountWithForm(ctx.platform, ['owner@example.com']);
     const silent = await accountWithForm(ctx.platform, []);

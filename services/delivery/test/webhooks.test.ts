@@ -48,6 +48,20 @@ describe('webhook delivery of submission.created', () => {
     }
   });
 
+  it('sends the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {
+    const target = await receiver();
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      await webhook(ctx.platform, { accountId, formId, url: `${target.url}/hook` });
+      const event = await submit(ctx.platform, { accountId, formId, payload: { name: 'Ada', essay: 'long text' }, omitPayload: true });
+      expect(event.payload).toEqual({});
+      const [req] = await eventually(() => target.requests.length === 1 && target.requests);
+      expect(JSON.parse(req!.body).data).toEqual({ submission_id: event.submission_id, form_id: formId, payload: { name: 'Ada', essay: 'long text' }, files: [] });
+    } finally {
+      await target.close();
+    }
+  });
+
   it('creates one delivery per enabled webhook only, and a redelivered event creates no second one', async () => {
     const a = await receiver();
     const b = await receiver();

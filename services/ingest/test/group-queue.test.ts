@@ -41,6 +41,18 @@ describe('GroupQueue', () => {
     expect(groups.map((g) => g.items)).toEqual([['a'], ['b', 'c'], ['d']]);
   });
 
+  it('keeps a group within maxWeight, and sends an item heavier than that alone', async () => {
+    const { groups, write } = recordingWrite();
+    const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 1, weigh: (item: string) => item.length, maxWeight: 4 });
+    const answers = ['a', 'bb', 'cc', 'd', 'eeeeee', 'f'].map((item) => queue.push(item));
+    for (let i = 0; i < 5; i++) {
+      await flush();
+      groups[i]?.finish();
+    }
+    expect(await Promise.all(answers)).toHaveLength(6);
+    expect(groups.map((g) => g.items)).toEqual([['a'], ['bb', 'cc'], ['d'], ['eeeeee'], ['f']]);
+  });
+
   it('settles each item by its own result, fails a whole group when its write fails, and goes on with the next group', async () => {
     const { groups, write } = recordingWrite();
     const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 1 });

@@ -37,7 +37,7 @@ describe('POST /v1/f/:slug — quota and idempotency under concurrency', () => {
     for (const r of replays) expect(r.body).toEqual({ id: created[0]?.body.id, status: 'received', idempotent_replay: true });
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
     expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(1);
-    // Every post that lost the race had counted itself before storing, and gave the unit back.
+    // Only the post that won the claim was counted: the others were stored nowhere and counted nowhere.
     expect((await h.platform.db('usage_counters').where({ account_id: account.id }).first()).used).toBe(1);
   });
 });

@@ -2,7 +2,7 @@ import { newId, periodKey } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
 import { storeSubmission, type Accepted } from '../src/domain/store';
 import { findFormBySlug, type IngestForm } from '../src/repositories/ingest.repository';
-import { accountWithForm, publishedEvents, startIngest, submissionsOf, type IngestHarness } from './helpers';
+import { accountWithForm, publishedEvent, publishedEvents, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
 
 /** How a post is stored: in one transaction with its quota unit (grouped with the posts that arrive meanwhile), the form cache, the relay's wake-up. */
 describe('POST /v1/f/:slug — storing', () => {
@@ -36,6 +36,28 @@ describe('POST /v1/f/:slug — storing', () => {
   });
 });
 
+describe('POST /v1/f/:slug — storing a large post', () => {
+  let h: IngestHarness;
+  beforeAll(async () => {
+    h = await startIngest({}, { relay: true });
+  });
+  afterAll(() => h.close());
+
+  it('sends the event of a post too large for a NATS message without its fields (the submission keeps them), and the relay goes on', async () => {
+    const { form, post } = await accountWithForm(h);
+    const essay = 'ä'.repeat(200 * 1024); // 400 KiB of UTF-8: more than an event carries (256 KiB)
+    const large = await post({ name: 'Ada', essay });
+    expect(large.status).toBe(201);
+    const [stored] = await submissionsOf(h, form.id);
+    expect(stored.payload).toEqual({ name: 'Ada', essay });
+    const event = (await publishedEvent(h, 'submission.created', large.body.id as string)).event;
+    expect([event.payload, event.payload_omitted]).toEqual([{}, true]);
+    const small = await post({ name: 'Grace' });
+    const next = (await publishedEvent(h, 'submission.created', small.body.id as string)).event;
+    expect([next.payload, next.payload_omitted]).toEqual([{ name: 'Grace' }, undefined]);
+  });
+});
+
 /** The same, with forms cached for a minute: these paths only run while ingest still uses the form it read. */
 describe('POST /v1/f/:slug — storing with a cached form', () => {
   let h: IngestHarness;
@@ -61,11 +83,24 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     const now = h.platform.clock.now();
     const period = periodKey(now);
     const ingestForm = (await findFormBySlug(h.platform.db, form.slug, period)) as IngestForm;
-    return (props: { id?: string; files?: Accepted['files']; idempotencyKey?: string; spam?: string } = {}) =>
-      storeSubmission({ platform: h.platform, accepted: { form: ingestForm, period, now, submissionId: props.id ?? newId('submission'), spam: props.spam, payload: { n: '1' }, files: props.files ?? [], idempotencyKey: props.idempotencyKey, ip: '127.0.0.1', userAgent: undefined, referrer: undefined } });
+    return (props: { id?: string; files?: Accepted['files']; idempotencyKey?: string; spam?: string; payload?: Record<string, string> } = {}) =>
+      storeSubmission({ platform: h.platform, accepted: { form: ingestForm, period, now, submissionId: props.id ?? newId('submission'), spam: props.spam, payload: props.payload ?? { n: '1' }, files: props.files ?? [], idempotencyKey: props.idempotencyKey, ip: '127.0.0.1', userAgent: undefined, referrer: undefined } });
   };
   /** The transactions the form's submissions were written in (rows written by one transaction share its xmin). */
   const transactionsOf = async (formId: string) => new Set((await h.platform.db('submissions').where({ form_id: formId }).select(h.platform.db.raw('xmin::text as tx'))).map((r: { tx: string }) => r.tx)).size;
+  /**
+   * Runs `posts` while both of the process's write slots are taken by a post each to another
+   * form: the posts wait, then go out together as one group (unless it is too large).
+   */
+  const asOneGroup = async <T>(posts: () => Promise<T>[]): Promise<T[]> => {
+    const { form: other } = await accountWithForm(h, { quota: 100 });
+    const storeOther = await storer(other);
+    const busy = [storeOther(), storeOther()];
+    const answers = posts();
+    await Promise.all(busy);
+    return Promise.all(answers);
+  };
+  const settled = (promises: Promise<unknown>[]) => promises.map((p) => p.catch((err: { slug?: string; code?: string }) => err.slug ?? err.code));
 
   it('counts exactly when a write fails: the count is in the write’s transaction, so a refused write counted nothing', async () => {
     const { account, form } = await accountWithForm(h, { quota: 10 });
@@ -82,53 +117,89 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
   });
 
-  it('stores posts that arrive while earlier ones are being written together, in one transaction, each with its event', async () => {
+  it('stores the posts that arrive while earlier ones are being written together, in one transaction, each with its event', async () => {
     const { account, form } = await accountWithForm(h, { quota: 100 });
     const store = await storer(form);
-    // Two go out at once (two writes may be in flight); the other eight wait for them and go together.
-    const outcomes = await Promise.all(Array.from({ length: 10 }, () => store()));
-    expect(outcomes).toEqual(Array(10).fill('stored'));
+    expect(await asOneGroup(() => Array.from({ length: 10 }, () => store()))).toEqual(Array(10).fill('stored'));
     expect(await submissionsOf(h, form.id)).toHaveLength(10);
-    expect(await transactionsOf(form.id)).toBe(3);
+    expect(await transactionsOf(form.id)).toBe(1);
     expect(await usedOf(account.id)).toBe(10);
     expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(10);
   });
 
-  it('stores a group that fails as a whole post by post: a deleted form’s posts get 404, the others are stored and counted', async () => {
+  it('answers a deleted form’s posts in a group with 404 and stores the others of the group, counted, in its transaction', async () => {
     const kept = await accountWithForm(h, { quota: 100 });
     const gone = await accountWithForm(h, { quota: 100 });
     const [storeKept, storeGone] = [await storer(kept.form), await storer(gone.form)];
     await h.platform.db('forms').where({ id: gone.form.id }).delete();
-    const settled = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => (i % 2 ? storeGone() : storeKept())));
-    const answers = settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { slug?: string }).slug));
+    const answers = await asOneGroup(() => settled(Array.from({ length: 10 }, (_, i) => (i % 2 ? storeGone() : storeKept()))));
     expect(answers).toEqual(Array.from({ length: 10 }, (_, i) => (i % 2 ? 'form-not-found' : 'stored')));
     expect(await submissionsOf(h, kept.form.id)).toHaveLength(5);
+    expect(await transactionsOf(kept.form.id)).toBe(1);
     expect(await usedOf(kept.account.id)).toBe(5);
     expect(await usedOf(gone.account.id)).toBeUndefined();
   });
 
-  it('stops exactly at the quota inside a group: a group the quota cannot take is stored post by post', async () => {
+  it('stops exactly at the quota inside a group: the posts it can take are stored in order, the rest get 402, spam is not counted', async () => {
     const { account, form } = await accountWithForm(h, { quota: 4 });
     const store = await storer(form);
-    const settled = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => store({ spam: i === 9 ? 'honeypot' : undefined })));
-    const answers = settled.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { slug?: string }).slug));
-    // Spam is never counted, so it is stored whatever the quota.
-    expect(answers.filter((a) => a === 'stored')).toHaveLength(5);
-    expect(answers.filter((a) => a === 'quota-exceeded')).toHaveLength(5);
-    expect(answers[9]).toBe('stored');
+    const answers = await asOneGroup(() => settled(Array.from({ length: 10 }, (_, i) => store({ spam: i === 5 ? 'honeypot' : undefined }))));
+    expect(answers).toEqual(['stored', 'stored', 'stored', 'stored', 'quota-exceeded', 'stored', 'quota-exceeded', 'quota-exceeded', 'quota-exceeded', 'quota-exceeded']);
     expect(await usedOf(account.id)).toBe(4);
     const rows = await submissionsOf(h, form.id);
     expect(rows.map((r: { status: string }) => r.status).sort()).toEqual(['received', 'received', 'received', 'received', 'spam']);
+    expect(await transactionsOf(form.id)).toBe(1);
   });
 
   it('claims one Idempotency-Key once inside a group: one post is stored, the others lost the claim', async () => {
     const { account, form } = await accountWithForm(h, { quota: 100 });
     const store = await storer(form);
-    const outcomes = await Promise.all(Array.from({ length: 6 }, () => store({ idempotencyKey: 'same-key' })));
-    expect(outcomes.filter((o) => o === 'stored')).toHaveLength(1);
-    expect(outcomes.filter((o) => o === 'lost-idempotency-race')).toHaveLength(5);
+    const outcomes = await asOneGroup(() => Array.from({ length: 6 }, () => store({ idempotencyKey: 'same-key' })));
+    expect(outcomes).toEqual(['stored', ...Array(5).fill('lost-idempotency-race')]);
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
     expect(await usedOf(account.id)).toBe(1);
+  });
+
+  it('stores a group Postgres refuses as a whole post by post: the bad post fails alone', async () => {
+    const { account, form } = await accountWithForm(h, { quota: 100 });
+    const store = await storer(form);
+    const bad = { id: newId('file'), field: 'f', filename: 'a\u0000b', content_type: 'text/plain', size: 1, storage_key: 'k' };
+    const answers = await asOneGroup(() => settled(Array.from({ length: 5 }, (_, i) => store({ files: i === 2 ? [bad] : [] }))));
+    expect(answers).toEqual(['stored', 'stored', '22P05', 'stored', 'stored']);
+    expect(await transactionsOf(form.id)).toBe(4);
+    expect(await usedOf(account.id)).toBe(4);
+  });
+
+  it('keeps a group under 4 MiB: large posts are stored in several transactions', async () => {
+    const { form } = await accountWithForm(h, { quota: 100 });
+    const store = await storer(form);
+    const payload = { text: 'x'.repeat(1536 * 1024) };
+    expect(await asOneGroup(() => Array.from({ length: 3 }, () => store({ payload })))).toEqual(['stored', 'stored', 'stored']);
+    expect(await transactionsOf(form.id)).toBe(2);
+  });
+
+  it('answers 503 when a row its group needs stays locked for 5 s (a form being deleted), and the posts after it are not held up', async () => {
+    const locked = await accountWithForm(h, { quota: 100 });
+    const other = await accountWithForm(h, { quota: 100 });
+    // Both forms read and cached before the lock is taken.
+    expect([(await locked.post({ n: '1' })).status, (await other.post({ n: '1' })).status]).toEqual([201, 201]);
+    const deleting = await h.platform.db.transaction();
+    try {
+      await deleting('forms').where({ id: locked.form.id }).forUpdate().select('id');
+      const started = Date.now();
+      const stuck = locked.post({ n: 'stuck' });
+      const waiting = async () => (await h.platform.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n > 0;
+      await eventually(waiting, { message: 'the stuck post waiting for the lock' });
+      // The other write slot is free: a post to another form is stored meanwhile.
+      expect((await other.post({ n: '2' })).status).toBe(201);
+      const res = await stuck;
+      expect([res.status, slugOf(res), res.headers.get('retry-after')]).toEqual([503, 'service-unavailable', '5']);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4500);
+    } finally {
+      await deleting.rollback();
+    }
+    expect(await submissionsOf(h, locked.form.id)).toHaveLength(1);
+    expect(await usedOf(locked.account.id)).toBe(1);
   });
 
   it('refuses over-quota posts early again once the exact check found the quota used up, and stores nothing for them', async () => {

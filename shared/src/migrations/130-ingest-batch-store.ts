@@ -1,37 +1,51 @@
 import type { Knex } from 'knex';
 
 /**
- * Ingest stores the posts that arrive while its previous write is in flight as ONE transaction:
- * `intake_store_submissions(items, claims)` (one call, one commit, one WAL flush for the batch).
- * In that transaction, for every item:
+ * Ingest stores the posts that arrive while its previous writes are in flight as ONE transaction:
+ * `intake_store_submissions(items, claims, admit)` (one call, one commit, one WAL flush for the
+ * group). `items` is a JSON array (each post with its ordinal `n`, from 0); a post's fields are
+ * taken from its event, so they travel once (or from `payload`, when the event goes without
+ * them). In that transaction:
  *
- * 1. its idempotency claim, when it has a key (`claims`), in (form, key) order, so two batches
- *    never wait on each other in a cycle. A key held by an unexpired claim, or by another
- *    transaction that then commits, is lost: the item is not stored and its ordinal is returned;
- * 2. the submission, its files and its outbox event (every item that did not lose its claim);
- * 3. last, the received items counted against their account's month, one conditional update per
- *    (account, month) in that order. Counting last keeps the counter row locked only for the
- *    commit. When an account's quota cannot take all of its items, the function raises
- *    SQLSTATE `IQ001` and NOTHING of the batch is stored: ingest then stores those items one at a
- *    time (a batch of one), which stops exactly at the quota.
+ * 1. idempotency claims (`claims`), in (form, key) order, so two groups never wait on each other
+ *    in a cycle. A key held by an unexpired claim, or by another transaction that then commits,
+ *    is lost: the post is not stored (`lost`);
+ * 2. with `admit` only (ingest's second try when a group ran into its quota): the posts' forms
+ *    are key-share locked, then each account's month counted first, under its row lock, and its
+ *    received posts admitted in order while units remain; the others are not stored (`refused`);
+ * 3. the submission, its files and its outbox event for every other post whose form still
+ *    exists; a post whose form was deleted after ingest read it (ingest caches forms briefly) is
+ *    not stored (`gone`);
+ * 4. without `admit`, last: the received posts counted, one conditional update per (account,
+ *    month) in that order, so the counter row stays locked only for the commit. When an
+ *    account's quota cannot take all of its posts, SQLSTATE `IQ001` is raised and NOTHING of the
+ *    group is stored; ingest calls again with `admit`.
  *
- * Returns the ordinals (`n`) of the items that lost their idempotency claim. Any error rolls back
- * the whole batch; ingest then retries its items one by one, so one bad item fails alone.
+ * Spam is never counted. A lock not granted within 5 s (lock_timeout, set for the transaction)
+ * raises 55P03. Any error rolls the whole group back; ingest then stores its posts one at a time
+ * (so one bad post fails alone), except after a lock time-out or a connection or server error,
+ * which answer the whole group 503.
  *
  * `intake_store_submission` (migration 100) stays for the previous release's ingest while a
  * rolling upgrade replaces it; a later release drops it.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
-    CREATE FUNCTION intake_store_submissions(p_items json, p_claims json) RETURNS int[]
+    CREATE FUNCTION intake_store_submissions(p_items json, p_claims json, p_admit boolean, OUT lost int[], OUT refused int[], OUT gone int[])
     LANGUAGE plpgsql AS $$
     DECLARE
-      lost int[] := '{}';
       c record;
       counts json;
+      used_now int;
+      granted int;
     BEGIN
+      -- A row locked for long (a form or an account being deleted) fails the group (55P03) instead of stalling every post behind it.
+      PERFORM set_config('lock_timeout', '5s', true);
+      lost := '{}';
+      refused := '{}';
       IF p_claims IS NOT NULL THEN
-        FOR c IN SELECT * FROM json_to_recordset(p_claims) AS k(n int, form_id text, key text, submission_id text, created_at timestamptz, expires_at timestamptz) ORDER BY form_id, key LOOP
+        FOR c IN SELECT * FROM json_to_recordset(p_claims) AS k(n int, form_id text, key text, submission_id text, created_at timestamptz, expires_at timestamptz)
+                 WHERE EXISTS (SELECT 1 FROM forms f WHERE f.id = k.form_id) ORDER BY k.form_id, k.key LOOP
           INSERT INTO idempotency_keys AS k (form_id, key, submission_id, created_at, expires_at)
             VALUES (c.form_id, c.key, c.submission_id, c.created_at, c.expires_at)
             ON CONFLICT (form_id, key) DO UPDATE
@@ -43,45 +57,66 @@ export async function up(knex: Knex): Promise<void> {
         END LOOP;
       END IF;
 
+      IF p_admit THEN
+        -- No form may go away between admitting its posts and storing them (a unit counted for nothing).
+        PERFORM 1 FROM forms WHERE id IN (SELECT i.form_id FROM json_to_recordset(p_items) AS i(form_id text)) ORDER BY id FOR KEY SHARE;
+        FOR c IN SELECT i.account_id, i.period, min(i.quota) AS quota, array_agg(i.n ORDER BY i.n) AS posts
+                 FROM json_to_recordset(p_items) AS i(n int, account_id text, form_id text, status text, period date, quota int)
+                 WHERE i.status = 'received' AND NOT i.n = ANY (lost) AND EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id)
+                 GROUP BY i.account_id, i.period ORDER BY i.account_id, i.period LOOP
+          INSERT INTO usage_counters (account_id, period, used) VALUES (c.account_id, c.period, 0) ON CONFLICT (account_id, period) DO NOTHING;
+          SELECT u.used INTO used_now FROM usage_counters u WHERE u.account_id = c.account_id AND u.period = c.period FOR UPDATE;
+          granted := greatest(0, least(cardinality(c.posts), coalesce(c.quota, 0) - used_now));
+          IF granted > 0 THEN
+            UPDATE usage_counters SET used = used + granted WHERE account_id = c.account_id AND period = c.period;
+          END IF;
+          refused := refused || c.posts[granted + 1:];
+        END LOOP;
+      END IF;
+
       WITH items AS MATERIALIZED (
-        SELECT * FROM json_to_recordset(p_items) AS i(
+        SELECT i.*, EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id) AS live
+        FROM json_to_recordset(p_items) AS i(
           n int, id text, account_id text, form_id text, status text, payload json, file_count int, file_bytes bigint,
           ip text, user_agent text, referrer text, spam_reason text, received_at timestamptz, files json,
           event_id text, subject text, event json, headers jsonb, period date, quota int)
-        WHERE NOT i.n = ANY (lost)
+        WHERE NOT i.n = ANY (lost || refused)
       ),
+      kept AS MATERIALIZED (SELECT * FROM items WHERE live),
       stored AS (
         INSERT INTO submissions (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at)
-          SELECT id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at FROM items ORDER BY n
+          SELECT id, account_id, form_id, status, coalesce(payload, event -> 'payload'), file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at FROM kept ORDER BY n
       ),
       filed AS (
         INSERT INTO submission_files (id, submission_id, account_id, field, filename, content_type, size, storage_key, created_at)
-          SELECT f.id, items.id, items.account_id, f.field, f.filename, f.content_type, f.size, f.storage_key, items.received_at
-          FROM items CROSS JOIN LATERAL json_to_recordset(items.files) AS f(id text, field text, filename text, content_type text, size bigint, storage_key text)
-          WHERE items.file_count > 0
+          SELECT f.id, kept.id, kept.account_id, f.field, f.filename, f.content_type, f.size, f.storage_key, kept.received_at
+          FROM kept CROSS JOIN LATERAL json_to_recordset(kept.files) AS f(id text, field text, filename text, content_type text, size bigint, storage_key text)
+          WHERE kept.file_count > 0
       ),
       published AS (
-        INSERT INTO outbox (event_id, subject, payload, headers) SELECT event_id, subject, event, headers FROM items ORDER BY n
+        INSERT INTO outbox (event_id, subject, payload, headers) SELECT event_id, subject, event, headers FROM kept ORDER BY n
       )
-      SELECT json_agg(t ORDER BY t.account_id, t.period) INTO counts
-      FROM (SELECT account_id, period, count(*)::int AS used, min(quota) AS quota FROM items WHERE status = 'received' GROUP BY account_id, period) t;
+      SELECT (SELECT coalesce(array_agg(n ORDER BY n), '{}') FROM items WHERE NOT live),
+             (SELECT json_agg(t ORDER BY t.account_id, t.period) FROM (SELECT account_id, period, count(*)::int AS used, min(quota) AS quota FROM kept WHERE status = 'received' GROUP BY account_id, period) t)
+        INTO gone, counts;
 
-      FOR c IN SELECT * FROM json_to_recordset(counts) AS t(account_id text, period date, used int, quota int) LOOP
-        UPDATE usage_counters SET used = used + c.used WHERE account_id = c.account_id AND period = c.period AND used + c.used <= c.quota;
-        IF NOT FOUND THEN
-          IF c.used <= c.quota THEN
-            INSERT INTO usage_counters AS u (account_id, period, used) VALUES (c.account_id, c.period, c.used)
-              ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + c.used WHERE u.used + c.used <= c.quota;
+      IF NOT p_admit THEN
+        FOR c IN SELECT * FROM json_to_recordset(counts) AS t(account_id text, period date, used int, quota int) LOOP
+          UPDATE usage_counters SET used = used + c.used WHERE account_id = c.account_id AND period = c.period AND used + c.used <= c.quota;
+          IF NOT FOUND THEN
+            IF c.used <= c.quota THEN
+              INSERT INTO usage_counters AS u (account_id, period, used) VALUES (c.account_id, c.period, c.used)
+                ON CONFLICT (account_id, period) DO UPDATE SET used = u.used + c.used WHERE u.used + c.used <= c.quota;
+            END IF;
+            IF NOT (c.used <= c.quota) OR NOT FOUND THEN
+              RAISE EXCEPTION 'the monthly quota of account % cannot take % more submissions', c.account_id, c.used USING ERRCODE = 'IQ001';
+            END IF;
           END IF;
-          IF c.used > c.quota OR NOT FOUND THEN
-            RAISE EXCEPTION 'the monthly quota of account % cannot take % more submissions', c.account_id, c.used USING ERRCODE = 'IQ001';
-          END IF;
-        END IF;
-      END LOOP;
-      RETURN lost;
+        END LOOP;
+      END IF;
     END $$`);
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw('DROP FUNCTION IF EXISTS intake_store_submissions(json, json)');
+  await knex.raw('DROP FUNCTION IF EXISTS intake_store_submissions(json, json, boolean)');
 }

@@ -1,29 +1,40 @@
+export interface GroupQueueOptions<T> {
+  /** Items per group at most. */
+  maxGroup: number;
+  /** Writes running at once at most. */
+  maxInFlight: number;
+  /** With `maxWeight`: a group weighs at most `maxWeight` (an item heavier than that goes alone). */
+  weigh?: (item: T) => number;
+  maxWeight?: number;
+}
+
 /**
  * Hands items to `write` in groups: an item pushed while fewer than `maxInFlight` writes run goes
  * out at once (alone, when the service is quiet); items pushed meanwhile wait and go out together,
- * at most `maxGroup` at a time, as soon as a write finishes. So a quiet service adds no delay, and a
- * busy one makes fewer, larger writes (group commit). `write` settles every item of its group (one
- * result per item, in order); when it rejects, every item of the group is rejected with its error.
+ * in order, at most `maxGroup` (and `maxWeight`) at a time, as soon as a write finishes. So a quiet
+ * service adds no delay, and a busy one makes fewer, larger writes (group commit). `write` settles
+ * every item of its group (one result per item, in order); when it rejects, every item of the group
+ * is rejected with its error.
  */
 export class GroupQueue<T, R> {
-  private readonly waiting: { item: T; resolve(value: R): void; reject(reason: unknown): void }[] = [];
+  private readonly waiting: { item: T; weight: number; resolve(value: R): void; reject(reason: unknown): void }[] = [];
   private inFlight = 0;
 
   constructor(
     private readonly write: (items: T[]) => Promise<PromiseSettledResult<R>[]>,
-    private readonly options: { maxGroup: number; maxInFlight: number },
+    private readonly options: GroupQueueOptions<T>,
   ) {}
 
   push(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
-      this.waiting.push({ item, resolve, reject });
+      this.waiting.push({ item, weight: this.options.weigh?.(item) ?? 0, resolve, reject });
       this.next();
     });
   }
 
   private next(): void {
     while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
-      const group = this.waiting.splice(0, this.options.maxGroup);
+      const group = this.waiting.splice(0, this.groupSize());
       this.inFlight++;
       const settle = (results: PromiseSettledResult<R>[]) => {
         group.forEach((entry, i) => {
@@ -35,14 +46,37 @@ export class GroupQueue<T, R> {
       const fail = (err: unknown) => {
         for (const entry of group) entry.reject(err);
       };
+      // The slot is free again before the group's posts hear their answers, so the next group goes out at once.
+      const done = () => {
+        this.inFlight--;
+        this.next();
+      };
       // A write that throws synchronously fails its group like one that rejects.
       Promise.resolve()
         .then(() => this.write(group.map((entry) => entry.item)))
-        .then(settle, fail)
-        .finally(() => {
-          this.inFlight--;
-          this.next();
-        });
+        .then(
+          (results) => {
+            done();
+            settle(results);
+          },
+          (err: unknown) => {
+            done();
+            fail(err);
+          },
+        );
     }
+  }
+
+  /** How many of the waiting items the next group takes: at least one, then while count and weight allow. */
+  private groupSize(): number {
+    const { maxGroup, maxWeight = Infinity } = this.options;
+    let weight = 0;
+    let size = 0;
+    for (const entry of this.waiting) {
+      if (size === maxGroup || (size > 0 && weight + entry.weight > maxWeight)) break;
+      weight += entry.weight;
+      size++;
+    }
+    return size;
   }
 }

@@ -1,6 +1,6 @@
 import { context, SpanStatusCode, trace, type SpanContext } from '@opentelemetry/api';
-import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation, isStatementError } from '@intake/shared';
-import { QUOTA_EXCEEDED_SQLSTATE, storeSubmissionRows, type IngestForm, type StoreItem } from '../repositories/ingest.repository';
+import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation, isStatementError, EVENT_PAYLOAD_MAX_BYTES } from '@intake/shared';
+import { QUOTA_EXCEEDED_SQLSTATE, serializeStoreItem, storeSubmissionRows, type GroupResult, type IngestForm, type StoreItem } from '../repositories/ingest.repository';
 import { GroupQueue } from './group-queue';
 import { formCacheOf } from './form-cache';
 import { quotaExceeded } from './gate';
@@ -24,19 +24,23 @@ export interface Accepted {
 /**
  * Stores an accepted post: its submission, files, outbox event and idempotency claim, and (when
  * received, not spam) its quota unit, in one transaction, so nothing is ever half-stored or
- * counted without its submission. Posts that arrive while this process's previous store is in
+ * counted without its submission. Posts that arrive while this process's previous stores are in
  * flight are stored together in the next transaction (`GroupQueue`: one round trip and one WAL
- * flush for the group; a quiet service stores each post alone, at once). When a group cannot be
- * stored as a whole (a quota that cannot take all of it, a form deleted meanwhile, a value
- * Postgres refuses), its posts are stored one by one, so each gets its own answer and the quota
- * stops exactly at its limit.
+ * flush for the group; a quiet service stores each post alone, at once). Each post still gets its
+ * own answer: stored, lost its idempotency claim, over quota (402), or its form deleted (404).
  */
 export async function storeSubmission(props: { platform: Platform; accepted: Accepted }): Promise<'stored' | 'lost-idempotency-race'> {
-  return writerOf(props.platform).push({ item: storeItem(props.accepted), form: props.accepted.form, span: trace.getSpanContext(context.active()) });
+  let item = storeItem(props.accepted, false);
+  let json = serializeStoreItem(item);
+  // Too large to travel in the event: the event goes without the fields (consumers read them from the submission).
+  if (Buffer.byteLength(json) > EVENT_PAYLOAD_MAX_BYTES) json = serializeStoreItem((item = storeItem(props.accepted, true)));
+  return writerOf(props.platform).push({ item, json, form: props.accepted.form, span: trace.getSpanContext(context.active()) });
 }
 
 interface Pending {
   item: StoreItem;
+  /** The post as the store function reads it, serialised when it was accepted. */
+  json: string;
   form: IngestForm;
   /** The request's span: the group's span links to it. */
   span: SpanContext | undefined;
@@ -44,48 +48,66 @@ interface Pending {
 
 type Outcome = 'stored' | 'lost-idempotency-race';
 
-/** At most this many posts per transaction, and this many transactions in flight per process. */
-const GROUP = { maxPosts: 64, maxInFlight: 2 };
+/**
+ * Per process: at most 64 posts and 4 MiB of them per transaction (a larger post goes alone), and
+ * two transactions in flight. Postgres waits at most 5 s for a lock inside one (the function sets
+ * lock_timeout; then the group is answered 503), so posts never queue long behind a locked row.
+ */
+const GROUP = { maxPosts: 64, maxBytes: 4 * 1024 * 1024, maxInFlight: 2 };
 
 const writers = new WeakMap<Platform, GroupQueue<Pending, Outcome>>();
 
 function writerOf(platform: Platform): GroupQueue<Pending, Outcome> {
   let writer = writers.get(platform);
-  if (!writer) writers.set(platform, (writer = new GroupQueue((group) => writeGroup(platform, group), { maxGroup: GROUP.maxPosts, maxInFlight: GROUP.maxInFlight })));
+  if (!writer) {
+    writer = new GroupQueue((group) => writeGroup(platform, group), { maxGroup: GROUP.maxPosts, maxInFlight: GROUP.maxInFlight, weigh: (p) => p.json.length, maxWeight: GROUP.maxBytes });
+    writers.set(platform, writer);
+  }
   return writer;
 }
 
 const tracer = trace.getTracer('intake-ingest');
 
-/** Stores a group in one transaction; a group that fails as a whole is stored post by post. */
+/**
+ * Stores a group in one transaction. A group its quota cannot take is written again admitting
+ * posts in order while units remain; a group Postgres refuses as a whole (a value it cannot take,
+ * a race with a deletion, a deadlock) is written post by post, one at a time, so one bad post fails
+ * alone without flooding the pool. Errors of the connection or the server, and a lock time-out,
+ * fail the whole group (503).
+ */
 async function writeGroup(platform: Platform, group: Pending[]): Promise<PromiseSettledResult<Outcome>[]> {
-  let lost: number[];
+  let result: GroupResult;
   try {
-    lost = await inGroupSpan(group, () => storeSubmissionRows(platform.db, group.map((p) => p.item)));
+    result = await inGroupSpan(group, async () => {
+      try {
+        return await storeSubmissionRows(platform.db, group, false);
+      } catch (err) {
+        if ((err as { code?: string }).code !== QUOTA_EXCEEDED_SQLSTATE) throw err;
+        return storeSubmissionRows(platform.db, group, true);
+      }
+    });
   } catch (err) {
-    if (group.length === 1) return [{ status: 'rejected', reason: refusal(platform, group[0] as Pending, err) }];
-    if (isStatementError(err)) return Promise.allSettled(group.map((pending) => writeOne(platform, pending)));
-    throw err;
+    if (group.length === 1) return [{ status: 'rejected', reason: isForeignKeyViolation(err) ? formGone() : err }];
+    if (!isStatementError(err)) throw err;
+    const results: PromiseSettledResult<Outcome>[] = [];
+    for (const pending of group) results.push(...(await writeGroup(platform, [pending])));
+    return results;
   }
   wakeOutboxRelays();
-  return group.map((_, n) => ({ status: 'fulfilled', value: lost.includes(n) ? 'lost-idempotency-race' : 'stored' }));
+  return group.map((pending, n): PromiseSettledResult<Outcome> => {
+    if (result.lost.includes(n)) return { status: 'fulfilled', value: 'lost-idempotency-race' };
+    if (result.gone.includes(n)) return { status: 'rejected', reason: formGone() };
+    if (result.refused.includes(n)) {
+      formCacheOf(platform, platform.config.FORM_CACHE_MS).usedUp(pending.form.account_id, pending.item.period);
+      return { status: 'rejected', reason: quotaExceeded(pending.item.quota) };
+    }
+    return { status: 'fulfilled', value: 'stored' };
+  });
 }
 
-async function writeOne(platform: Platform, pending: Pending): Promise<Outcome> {
-  const [result] = await writeGroup(platform, [pending]);
-  if (result?.status === 'fulfilled') return result.value;
-  throw result?.reason;
-}
-
-/** What a post that could not be stored on its own is answered: over quota (402), its form gone (404), else the error itself. */
-function refusal(platform: Platform, pending: Pending, err: unknown): unknown {
-  if ((err as { code?: string }).code === QUOTA_EXCEEDED_SQLSTATE) {
-    formCacheOf(platform, platform.config.FORM_CACHE_MS).usedUp(pending.form.account_id, pending.item.period);
-    return quotaExceeded(pending.item.quota);
-  }
-  // The form (or its account) was deleted after ingest read it (it is cached briefly): as if it never existed.
-  if (isForeignKeyViolation(err)) return problem('form-not-found', 'The form no longer exists');
-  return err;
+/** The form (or its account) was deleted after ingest read it (it is cached briefly): as if it never existed. */
+function formGone() {
+  return problem('form-not-found', 'The form no longer exists');
 }
 
 /** A group's write gets a trace of its own, linked to the trace of every post in it. */
@@ -104,7 +126,7 @@ function inGroupSpan<T>(group: Pending[], write: () => Promise<T>): Promise<T> {
   });
 }
 
-function storeItem(a: Accepted): StoreItem {
+function storeItem(a: Accepted, omitPayload: boolean): StoreItem {
   const status = a.spam ? 'spam' : 'received';
   const payload: Omit<SubmissionEvent, 'event_id'> = {
     submission_id: a.submissionId,
@@ -112,7 +134,7 @@ function storeItem(a: Accepted): StoreItem {
     account_id: a.form.account_id,
     status,
     received_at: toTimestamp(a.now),
-    payload: a.payload,
+    ...(omitPayload ? { payload: {}, payload_omitted: true as const } : { payload: a.payload }),
     files: a.files.map(({ id, field, filename, content_type, size }) => ({ id, field, filename, content_type, size })),
     file_bytes: a.files.reduce((n, f) => n + f.size, 0),
     form_name: a.form.name,

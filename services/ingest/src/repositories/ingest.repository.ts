@@ -71,25 +71,16 @@ export interface StoreItem {
   idempotency?: { key: string; expiresAt: Date };
 }
 
-/** SQLSTATE raised by `intake_store_submissions` when an account's quota cannot take the batch's items: nothing of the batch was stored. */
+/** SQLSTATE raised by `intake_store_submissions` when an account's quota cannot take the group's posts: nothing of the group was stored. */
 export const QUOTA_EXCEEDED_SQLSTATE = 'IQ001';
 
-/**
- * Stores a batch of submissions (with their files, outbox events and idempotency claims) and
- * counts the received ones, in one transaction: one call of `intake_store_submissions`
- * (migration 130 explains it). Returns the indexes of the items that lost their idempotency
- * claim to another request (not stored). Raises `QUOTA_EXCEEDED_SQLSTATE` when a quota cannot
- * take all of its items, and whatever else Postgres raised; either way nothing was stored.
- */
-export async function storeSubmissionRows(db: Db, items: StoreItem[]): Promise<number[]> {
-  const claims = items.flatMap(({ row, idempotency }, n) => (idempotency ? [{ n, form_id: row.form_id, key: idempotency.key, submission_id: row.id, created_at: row.received_at, expires_at: idempotency.expiresAt }] : []));
-  const rows = items.map(({ row, event, period, quota }, n) => ({
-    n,
+/** A post as `intake_store_submissions` reads it, serialised once when the post is accepted (its ordinal is added per group). */
+export function serializeStoreItem({ row, event, period, quota }: StoreItem): string {
+  return JSON.stringify({
     id: row.id,
     account_id: row.account_id,
     form_id: row.form_id,
     status: row.status,
-    payload: row.payload,
     file_count: row.files.length,
     file_bytes: row.files.reduce((sum, f) => sum + f.size, 0),
     ip: row.ip,
@@ -100,15 +91,40 @@ export async function storeSubmissionRows(db: Db, items: StoreItem[]): Promise<n
     files: row.files.length ? row.files.map(({ id, field, filename, content_type, size, storage_key }) => ({ id, field, filename, content_type, size, storage_key })) : null,
     event_id: event.event_id,
     subject: event.subject,
+    // The submission's fields are stored from the event's copy: they travel once. An event that
+    // goes without them (too large for a message) leaves them here.
+    payload: event.payload.payload_omitted ? row.payload : undefined,
     event: event.payload,
     headers: event.headers,
     period,
     quota,
-  }));
-  const [result] = await runPrepared<{ lost: number[] }>(db, {
-    name: 'ingest_store_submissions',
-    text: 'SELECT intake_store_submissions($1, $2) AS lost',
-    values: [JSON.stringify(rows), claims.length ? JSON.stringify(claims) : null],
   });
-  return result?.lost ?? [];
+}
+
+/** The ordinals (places in the group, from 0) of the posts that were not stored, by reason; every other post was stored. */
+export interface GroupResult {
+  /** Lost their idempotency claim to another request. */
+  lost: number[];
+  /** Over quota (only when admitting). */
+  refused: number[];
+  /** Their form was deleted after ingest read it. */
+  gone: number[];
+}
+
+/**
+ * Stores a group of posts (with their files, outbox events and idempotency claims) and counts
+ * the received ones, in one transaction: one call of `intake_store_submissions` (migration 130
+ * explains it). Without `admit` it raises `QUOTA_EXCEEDED_SQLSTATE` when a quota cannot take all
+ * of the group, having stored nothing; with `admit` it stores the posts the quota still takes.
+ */
+export async function storeSubmissionRows(db: Db, group: readonly { item: StoreItem; json: string }[], admit: boolean): Promise<GroupResult> {
+  const claims = group.flatMap(({ item: { row, idempotency } }, n) => (idempotency ? [{ n, form_id: row.form_id, key: idempotency.key, submission_id: row.id, created_at: row.received_at, expires_at: idempotency.expiresAt }] : []));
+  // Each post's JSON is an object; its ordinal goes in front of its first key.
+  const items = `[${group.map(({ json }, n) => `{"n":${n},${json.slice(1)}`).join(',')}]`;
+  const [result] = await runPrepared<GroupResult>(db, {
+    name: 'ingest_store_submissions',
+    text: 'SELECT lost, refused, gone FROM intake_store_submissions($1, $2, $3)',
+    values: [items, claims.length ? JSON.stringify(claims) : null, admit],
+  });
+  return result ?? { lost: [], refused: [], gone: [] };
 }

@@ -16,7 +16,7 @@ export interface RecordOutcome {
  * Counts one submission event, exactly once: the processed_events claim and the counters are
  * written in one transaction. The submission's own UTC day and month decide where it counts, so a
  * late event lands in the right month and a new month starts from zero with no job at midnight.
- * `usage_counters.used` is not touched: ingest counts it when storing the submission (its own short commit just before the durable one).
+ * `usage_counters.used` is not touched: ingest counts it in the transaction that stores the submission.
  * Quota warnings are only queued for the current month (`now`): a late event of a past month warns no one.
  */
 export async function recordSubmissionEvent(props: { db: Db; event: SubmissionEvent; now: Date; consumer?: string }): Promise<RecordOutcome> {
