@@ -84,6 +84,18 @@ export function isStatementError(err: unknown): boolean {
   return err instanceof pg.DatabaseError && typeof code === 'string' && !/^(08|53|57|58|XX|55P03)/.test(code);
 }
 
+/**
+ * The connection broke while a statement was under way, with no answer from Postgres: the
+ * statement may or may not have committed. (A refused connection or a full pool never sent it; an
+ * error Postgres answered with rolled it back.)
+ */
+export function isOutcomeUnknown(err: unknown): boolean {
+  if (!err || typeof err !== 'object' || err instanceof pg.DatabaseError) return false;
+  const e = err as { code?: unknown; message?: unknown };
+  if (e.code === 'ECONNRESET' || e.code === 'EPIPE' || e.code === 'ETIMEDOUT') return true;
+  return typeof e.message === 'string' && /Connection terminated unexpectedly|Connection terminated$|Client has encountered a connection error/.test(e.message);
+}
+
 export function isForeignKeyViolation(err: unknown): boolean {
   return (err as { code?: string })?.code === FOREIGN_KEY_VIOLATION;
 }

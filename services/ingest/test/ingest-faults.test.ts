@@ -1,10 +1,12 @@
 import { rmSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { buildServiceApp, createPlatform, ensureDatabase, migrate, createLogger, closePlatform, type Platform } from '@intake/shared';
-import { eventually, factories, listen, startNatsServer, startPostgres, testConfig, type OwnServer } from '@intake/shared/testing';
+import { eventually, factories, listen, startNatsServer, startPostgres, testConfig, testDatabaseUrl, type OwnServer } from '@intake/shared/testing';
 import { ingestService } from '../src';
-import { poster, publishedEvents, slugOf, startIngest, type IngestHarness } from './helpers';
+import { unsettledFilesOf } from '../src/domain/unsettled-files';
+import { poster, publishedEvents, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
 import { localKeys } from './files';
 
 describe('POST /v1/f/:slug — NATS down', () => {
@@ -63,7 +65,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
     await pg.destroy();
   });
 
-  it('answers 503 as a problem document, and a request cut by the outage leaves no file behind (its transaction never commits)', async () => {
+  it('answers 503 as a problem document; a request cut by the outage leaves no file behind once Postgres can tell it was not stored', async () => {
     const account = await factories.account(platform.db);
     const form = await factories.form(platform.db, account.id);
     expect((await poster(server.url, form.slug)({ a: '1' })).status).toBe(201);
@@ -87,10 +89,90 @@ describe('POST /v1/f/:slug — Postgres down', () => {
     expect(res.status).toBe(503);
     expect(res.type).toMatch(/^application\/problem\+json/);
     expect(JSON.parse(res.body).type).toMatch(/\/service-unavailable$/);
-    expect(localKeys(filesDir, account.id)).toEqual([]);
 
     const later = await poster(server.url, form.slug)({ a: '2' });
     expect([later.status, slugOf(later)]).toEqual([503, 'service-unavailable']);
     expect(later.headers.get('access-control-allow-origin')).toBe('*');
+
+    // Refused before its statement reached Postgres, the file is gone now; cut while its statement
+    // may have been under way, it waits for Postgres to say whether the submission was stored.
+    const unsettled = unsettledFilesOf(platform);
+    if (unsettled.size > 0) {
+      expect(localKeys(filesDir, account.id)).toHaveLength(1);
+      await unsettled.settle(0); // Postgres is still down: nothing can be decided
+      expect(localKeys(filesDir, account.id)).toHaveLength(1);
+      await pg.start();
+      await unsettled.settle(0);
+    }
+    expect(unsettled.size).toBe(0);
+    expect(localKeys(filesDir, account.id)).toEqual([]);
   }, 30_000);
+});
+
+/**
+ * A TCP proxy to Postgres that, once armed, passes on the client's next message holding `marker`
+ * and then drops the client's side: Postgres still runs (and commits) the statement, the client
+ * never hears the answer.
+ */
+async function cuttingProxy(target: URL) {
+  let armed: string | undefined;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    let cut = false;
+    client.on('data', (chunk) => {
+      upstream.write(chunk);
+      if (armed !== undefined && chunk.includes(armed)) {
+        armed = undefined;
+        cut = true;
+        client.destroy();
+      }
+    });
+    // After the cut, Postgres's answer (it has committed by then) ends the server side too.
+    upstream.on('data', (chunk) => (cut ? upstream.end() : client.write(chunk)));
+    client.on('close', () => cut || upstream.destroy());
+    upstream.on('close', () => client.destroy());
+    client.on('error', () => undefined);
+    upstream.on('error', () => undefined);
+  });
+  const { port } = await new Promise<net.AddressInfo>((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address() as net.AddressInfo)));
+  const url = new URL(target);
+  url.host = `127.0.0.1:${port}`;
+  return {
+    url: url.toString(),
+    cutAfter: (marker: string) => void (armed = marker),
+    close: () => new Promise<void>((resolve) => (server.close(() => resolve()), undefined)),
+  };
+}
+
+describe('POST /v1/f/:slug — connection lost while storing', () => {
+  let proxy: Awaited<ReturnType<typeof cuttingProxy>>;
+  let h: IngestHarness;
+  beforeAll(async () => {
+    proxy = await cuttingProxy(new URL(testDatabaseUrl()));
+    h = await startIngest({ DATABASE_URL: proxy.url });
+  });
+  afterAll(async () => {
+    await h.close();
+    await proxy.close();
+  });
+
+  it('keeps the files of a post whose store call lost its connection after Postgres committed it (answered 503)', async () => {
+    const account = await factories.account(h.platform.db, { plan: 'pro' });
+    const form = await factories.form(h.platform.db, account.id);
+    const body = new FormData();
+    body.append('name', 'Ada');
+    body.append('file', new Blob(['hello']), 'a.txt');
+    proxy.cutAfter('ingest_store_submissions');
+    const res = await poster(h.url, form.slug)(body);
+    expect([res.status, slugOf(res)]).toEqual([503, 'service-unavailable']);
+    // The submission was stored after all, so its file must still be there.
+    const [submission] = await eventually(async () => ((await submissionsOf(h, form.id)).length === 1 ? submissionsOf(h, form.id) : undefined));
+    const files = await h.platform.db('submission_files').where({ submission_id: submission.id });
+    expect(files).toHaveLength(1);
+    expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
+    // Once Postgres can tell, the files of a stored submission stay.
+    await unsettledFilesOf(h.platform).settle(0);
+    expect(unsettledFilesOf(h.platform).size).toBe(0);
+    expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
+  });
 });

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { newId, problem, toTimestamp, type Platform } from '@intake/shared';
+import { isOutcomeUnknown, newId, problem, toTimestamp, type Platform } from '@intake/shared';
 import { findReplay } from '../repositories/ingest.repository';
 import { verifyChallenge } from './bot-challenge';
 import { passGate, type GateRequest } from './gate';
@@ -9,6 +9,7 @@ import { parseJson, parseUrlencoded, readBounded } from './parse-simple';
 import { buildPayload, checkFieldNames, spamReason, type Fields } from './payload';
 import type { IngestRateLimiter } from './rate-limit';
 import { storeSubmission } from './store';
+import { unsettledFilesOf } from './unsettled-files';
 
 export type BodyKind = 'urlencoded' | 'multipart' | 'json';
 
@@ -36,6 +37,7 @@ export async function ingestSubmission(props: { platform: Platform; limiter: Ing
 
   const submissionId = newId('submission', now.getTime());
   const { fields, files } = await readBody({ platform, request, maxFileBytes: form.max_file_bytes, keyPrefix: `${form.account_id}/${form.id}/${submissionId}`, honeypotField: form.honeypot_field });
+  let keepFiles = false;
   try {
     checkFieldNames(fields);
     const { payload, honeypot, challengeToken } = buildPayload(fields, form.honeypot_field);
@@ -52,6 +54,14 @@ export async function ingestSubmission(props: { platform: Platform; limiter: Ing
     const outcome = await storeSubmission({
       platform,
       accepted: { form, period: gate.period, now, submissionId, spam, payload, files: stored, idempotencyKey: request.idempotencyKey, ip: request.ip, userAgent: request.userAgent, referrer: request.referrer },
+    }).catch((err: unknown) => {
+      // The submission may have been stored (the connection broke after the commit): a stored
+      // submission must never point at deleted files, so they stay until Postgres can tell.
+      if (isOutcomeUnknown(err) && stored.length) {
+        keepFiles = true;
+        unsettledFilesOf(platform).add(submissionId, stored.map((f) => f.storage_key));
+      }
+      throw err;
     });
     if (outcome === 'lost-idempotency-race') {
       await discard(platform, files);
@@ -62,7 +72,7 @@ export async function ingestSubmission(props: { platform: Platform; limiter: Ing
     if (spam) return { kind: 'spam', redirectUrl };
     return { kind: 'created', id: submissionId, receivedAt: toTimestamp(now), files: stored.length, redirectUrl };
   } catch (err) {
-    await discard(platform, files);
+    if (!keepFiles) await discard(platform, files);
     throw err;
   }
 }
