@@ -32,8 +32,11 @@ export interface Accepted {
 export async function storeSubmission(props: { platform: Platform; accepted: Accepted }): Promise<'stored' | 'lost-idempotency-race'> {
   let item = storeItem(props.accepted, false);
   let json = serializeStoreItem(item);
-  // Too large to travel in the event: the event goes without the fields (consumers read them from the submission).
-  if (Buffer.byteLength(json) > EVENT_PAYLOAD_MAX_BYTES) json = serializeStoreItem((item = storeItem(props.accepted, true)));
+  if (Buffer.byteLength(json) > EVENT_PAYLOAD_MAX_BYTES) {
+    // Too large to travel in the event: the event goes without the fields (consumers read them from the submission).
+    item = storeItem(props.accepted, true);
+    json = serializeStoreItem(item);
+  }
   return writerOf(props.platform).push({ item, json, form: props.accepted.form, span: trace.getSpanContext(context.active()) });
 }
 
