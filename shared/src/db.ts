@@ -28,6 +28,10 @@ export async function runPrepared<Row>(db: Db, query: { name: string; text: stri
   const connection = await client.acquireConnection();
   try {
     return (await connection.query(query)).rows as Row[];
+  } catch (err) {
+    // Which server process ran it: after a broken connection, the statement is over once that process is gone.
+    if (err && typeof err === 'object') Object.assign(err, { backendPid: (connection as { processID?: number }).processID });
+    throw err;
   } finally {
     await client.releaseConnection(connection);
   }
@@ -85,15 +89,16 @@ export function isStatementError(err: unknown): boolean {
 }
 
 /**
- * The connection broke while a statement was under way, with no answer from Postgres: the
- * statement may or may not have committed. (A refused connection or a full pool never sent it; an
- * error Postgres answered with rolled it back.)
+ * Whether a statement that failed with `err` may nevertheless have committed: unless Postgres
+ * answered with an error (which rolled it back; a FATAL one may come after a commit, so not that),
+ * or no connection was had (a refused connection, a full pool), the connection broke while it was
+ * under way and nobody can tell yet.
  */
-export function isOutcomeUnknown(err: unknown): boolean {
-  if (!err || typeof err !== 'object' || err instanceof pg.DatabaseError) return false;
-  const e = err as { code?: unknown; message?: unknown };
-  if (e.code === 'ECONNRESET' || e.code === 'EPIPE' || e.code === 'ETIMEDOUT') return true;
-  return typeof e.message === 'string' && /Connection terminated unexpectedly|Connection terminated$|Client has encountered a connection error/.test(e.message);
+export function mayHaveCommitted(err: unknown): boolean {
+  if (err instanceof pg.DatabaseError) return err.severity === 'FATAL' || err.severity === 'PANIC';
+  const e = (err ?? {}) as { code?: unknown; name?: unknown };
+  if (e.name === 'KnexTimeoutError') return false;
+  return !(e.code === 'ECONNREFUSED' || e.code === 'ENOTFOUND' || e.code === 'EAI_AGAIN');
 }
 
 export function isForeignKeyViolation(err: unknown): boolean {

@@ -53,11 +53,15 @@ export type DeliveryRequested = Static<typeof DeliveryRequested>;
  */
 export const EVENT_PAYLOAD_MAX_BYTES = 256 * 1024;
 
-/** The event with its fields: read from the submission when the message went without them (none when the submission is gone). */
-export async function eventWithPayload(db: Db, event: SubmissionEvent): Promise<SubmissionEvent> {
-  if (!event.payload_omitted) return event;
+/**
+ * The event with its fields, read from the submission when the message went without them; none
+ * when that submission has been deleted since (nothing to send). Spam events are returned as they
+ * are (nobody sends their fields).
+ */
+export async function eventWithPayload(db: Db, event: SubmissionEvent): Promise<SubmissionEvent | undefined> {
+  if (!event.payload_omitted || event.status !== 'received') return event;
   const row: { payload: Record<string, string> } | undefined = await db('submissions').where({ id: event.submission_id }).first('payload');
-  return { ...event, payload: row?.payload ?? {} };
+  return row ? { ...event, payload: row.payload } : undefined;
 }
 
 const submissionEventCheck = TypeCompiler.Compile(SubmissionEvent);

@@ -96,14 +96,17 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
       );
       if (rows.length === 0) return 0;
       rows.sort((a, b) => a.seq - b.seq);
+      const maxBytes = (nats.nc.info?.max_payload ?? 1024 * 1024) - MESSAGE_HEADROOM_BYTES;
       // One PRODUCER span per event, continuing the trace of the request that wrote it; the
       // message carries the span's own context so consumers continue from it.
-      const spans = rows.map((row) => {
+      const spans = rows.flatMap((row) => {
+        const data = fitted(row, maxBytes, logger);
+        if (data === undefined) return [];
         const parent = contextFromParent(row.headers);
         const subject = nats.names.subject(row.subject);
         const span = tracer.startSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.message.id': row.event_id } }, parent);
         const headers = context.with(trace.setSpan(parent, span), () => toNatsHeaders(currentTraceHeaders()));
-        return { span, message: { subject, data: row.payload, msgId: row.event_id, headers } };
+        return [{ span, message: { subject, data, msgId: row.event_id, headers } }];
       });
       try {
         await publisher.publishAll(spans.map((s) => s.message), 5000);
@@ -205,6 +208,30 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
       publisher.close();
     },
   };
+}
+
+/** Room left in a message for its headers (trace context, Nats-Msg-Id). */
+const MESSAGE_HEADROOM_BYTES = 16 * 1024;
+
+/**
+ * The body of an outbox row as it can be published: as written when it fits the server's
+ * max_payload. A larger event that carries a submission's fields (`payload`) goes without them,
+ * marked `payload_omitted` (consumers read them from the submission); ingest already sends large
+ * posts that way, this covers every other writer. An event that still does not fit cannot be
+ * published at all: it is logged as an error and dropped, so it cannot stall every event after it.
+ */
+function fitted(row: { event_id: string; subject: string; payload: string }, maxBytes: number, logger: Logger): string | undefined {
+  if (Buffer.byteLength(row.payload) <= maxBytes) return row.payload;
+  const event = JSON.parse(row.payload) as Record<string, unknown>;
+  if (event.payload && typeof event.payload === 'object') {
+    const slim = JSON.stringify({ ...event, payload: {}, payload_omitted: true });
+    if (Buffer.byteLength(slim) <= maxBytes) {
+      logger.warn({ event_id: row.event_id, subject: row.subject, bytes: Buffer.byteLength(row.payload) }, 'event too large for a NATS message: published without its fields');
+      return slim;
+    }
+  }
+  logger.error({ event_id: row.event_id, subject: row.subject, bytes: Buffer.byteLength(row.payload), max_payload: maxBytes }, 'event too large for a NATS message: dropped');
+  return undefined;
 }
 
 function contextFromParent(headers: Record<string, string>) {

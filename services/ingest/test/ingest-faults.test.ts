@@ -175,4 +175,33 @@ describe('POST /v1/f/:slug — connection lost while storing', () => {
     expect(unsettledFilesOf(h.platform).size).toBe(0);
     expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
   });
+
+  it('deletes the files of a post whose store call lost its connection and then failed, once the server process that ran it is gone', async () => {
+    const account = await factories.account(h.platform.db, { plan: 'pro' });
+    const form = await factories.form(h.platform.db, account.id);
+    const body = new FormData();
+    body.append('file', new Blob(['hello']), 'a.txt');
+    // The form's row held as a deletion would hold it: the call waits for it, then fails on lock_timeout.
+    const deleting = await h.platform.db.transaction();
+    try {
+      await deleting('forms').where({ id: form.id }).forUpdate().select('id');
+      proxy.cutAfter('ingest_store_submissions');
+      const res = await poster(h.url, form.slug)(body);
+      expect([res.status, slugOf(res)]).toEqual([503, 'service-unavailable']);
+      const unsettled = unsettledFilesOf(h.platform);
+      expect(unsettled.size).toBe(1);
+      // Its server process is still waiting for the lock: nothing can be decided, the file stays.
+      await unsettled.settle(0);
+      expect([unsettled.size, localKeys(h.platform.config.FILES_DIR, account.id)]).toEqual([1, [expect.stringMatching(/\/fil_/)]]);
+      const settled = async () => {
+        await unsettled.settle(0);
+        return unsettled.size === 0;
+      };
+      await eventually(settled, { timeoutMs: 15_000, intervalMs: 250, message: 'settled once the server process gave up' });
+    } finally {
+      await deleting.rollback();
+    }
+    expect(await submissionsOf(h, form.id)).toEqual([]);
+    expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([]);
+  });
 });

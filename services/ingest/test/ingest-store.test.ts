@@ -151,6 +151,16 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect(await transactionsOf(form.id)).toBe(1);
   });
 
+  it('leaves no Idempotency-Key claimed for a post the quota refused in a group: a retry with it is stored once units are back', async () => {
+    const { account, form } = await accountWithForm(h, { quota: 1 });
+    const store = await storer(form);
+    const answers = await asOneGroup(() => settled([store({ idempotencyKey: 'k0' }), store({ idempotencyKey: 'k1' })]));
+    expect(answers).toEqual(['stored', 'quota-exceeded']);
+    expect((await h.platform.db('idempotency_keys').where({ form_id: form.id })).map((k: { key: string }) => k.key)).toEqual(['k0']);
+    await h.platform.db('accounts').where({ id: account.id }).update({ quota_override: 2 });
+    expect(await (await storer(form))({ idempotencyKey: 'k1' })).toBe('stored');
+  });
+
   it('claims one Idempotency-Key once inside a group: one post is stored, the others lost the claim', async () => {
     const { account, form } = await accountWithForm(h, { quota: 100 });
     const store = await storer(form);

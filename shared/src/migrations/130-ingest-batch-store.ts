@@ -7,12 +7,14 @@ import type { Knex } from 'knex';
  * taken from its event, so they travel once (or from `payload`, when the event goes without
  * them). In that transaction:
  *
- * 1. idempotency claims (`claims`), in (form, key) order, so two groups never wait on each other
- *    in a cycle. A key held by an unexpired claim, or by another transaction that then commits,
- *    is lost: the post is not stored (`lost`);
+ * 1. idempotency claims (`claims`), in (form, key) order (then the post's order: of two posts
+ *    with one key, the first wins), so two groups never wait on each other in a cycle. A key held
+ *    by an unexpired claim, or by another transaction that then commits, is lost: the post is not
+ *    stored (`lost`);
  * 2. with `admit` only (ingest's second try when a group ran into its quota): the posts' forms
  *    are key-share locked, then each account's month counted first, under its row lock, and its
- *    received posts admitted in order while units remain; the others are not stored (`refused`);
+ *    received posts admitted in order while units remain; the others are not stored (`refused`)
+ *    and their claims are withdrawn;
  * 3. the submission, its files and its outbox event for every other post whose form still
  *    exists; a post whose form was deleted after ingest read it (ingest caches forms briefly) is
  *    not stored (`gone`);
@@ -45,7 +47,7 @@ export async function up(knex: Knex): Promise<void> {
       refused := '{}';
       IF p_claims IS NOT NULL THEN
         FOR c IN SELECT * FROM json_to_recordset(p_claims) AS k(n int, form_id text, key text, submission_id text, created_at timestamptz, expires_at timestamptz)
-                 WHERE EXISTS (SELECT 1 FROM forms f WHERE f.id = k.form_id) ORDER BY k.form_id, k.key LOOP
+                 WHERE EXISTS (SELECT 1 FROM forms f WHERE f.id = k.form_id) ORDER BY k.form_id, k.key, k.n LOOP
           INSERT INTO idempotency_keys AS k (form_id, key, submission_id, created_at, expires_at)
             VALUES (c.form_id, c.key, c.submission_id, c.created_at, c.expires_at)
             ON CONFLICT (form_id, key) DO UPDATE
@@ -72,6 +74,11 @@ export async function up(knex: Knex): Promise<void> {
           END IF;
           refused := refused || c.posts[granted + 1:];
         END LOOP;
+        -- A refused post keeps no claim: a retry with its key must be able to succeed.
+        IF p_claims IS NOT NULL AND cardinality(refused) > 0 THEN
+          DELETE FROM idempotency_keys k USING json_to_recordset(p_claims) AS w(n int, form_id text, key text, submission_id text)
+            WHERE w.n = ANY (refused) AND k.form_id = w.form_id AND k.key = w.key AND k.submission_id = w.submission_id;
+        END IF;
       END IF;
 
       WITH items AS MATERIALIZED (

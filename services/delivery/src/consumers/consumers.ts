@@ -1,6 +1,6 @@
 import { AckPolicy, nanos, type JsMsg } from 'nats';
 import { Value } from '@sinclair/typebox/value';
-import { checkSubmissionEvent, createMailer, DeliveryRequested, ensureConsumer, eventWithPayload, runConsumer, SUBJECTS, type Platform, type Worker } from '@intake/shared';
+import { ACK, checkSubmissionEvent, createMailer, DeliveryRequested, ensureConsumer, eventWithPayload, runConsumer, SUBJECTS, type Platform, type Worker } from '@intake/shared';
 import { createWebhookAgent } from '../domain/sender';
 import { processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission } from '../domain/fan-out';
@@ -55,7 +55,8 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       async handle(_msg, data) {
         const checked = checkSubmissionEvent(data);
         if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-        await fanOutSubmission({ db, nats, config, secrets, event: await eventWithPayload(db, checked.event), now: clock.now() });
+        const event = await eventWithPayload(db, checked.event);
+        if (event) await fanOutSubmission({ db, nats, config, secrets, event, now: clock.now() });
         return { ack: true };
       },
     }),
@@ -71,7 +72,10 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       async handle(msg, data) {
         const checked = checkSubmissionEvent(data);
         if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-        return withHeartbeat(msg, 10_000, async () => notifySubmission({ db, mailer, logger, config, secrets, event: await eventWithPayload(db, checked.event), now: clock.now() }));
+        return withHeartbeat(msg, 10_000, async () => {
+          const event = await eventWithPayload(db, checked.event);
+          return event ? notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() }) : ACK;
+        });
       },
     }),
   ];

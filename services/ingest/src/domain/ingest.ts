@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { isOutcomeUnknown, newId, problem, toTimestamp, type Platform } from '@intake/shared';
+import { mayHaveCommitted, newId, Problem, problem, toTimestamp, type Platform } from '@intake/shared';
 import { findReplay } from '../repositories/ingest.repository';
 import { verifyChallenge } from './bot-challenge';
 import { passGate, type GateRequest } from './gate';
@@ -57,9 +57,9 @@ export async function ingestSubmission(props: { platform: Platform; limiter: Ing
     }).catch((err: unknown) => {
       // The submission may have been stored (the connection broke after the commit): a stored
       // submission must never point at deleted files, so they stay until Postgres can tell.
-      if (isOutcomeUnknown(err) && stored.length) {
+      if (!(err instanceof Problem) && mayHaveCommitted(err) && stored.length) {
         keepFiles = true;
-        unsettledFilesOf(platform).add(submissionId, stored.map((f) => f.storage_key));
+        unsettledFilesOf(platform).add(submissionId, stored.map((f) => f.storage_key), (err as { backendPid?: number }).backendPid);
       }
       throw err;
     });

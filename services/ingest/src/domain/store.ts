@@ -32,18 +32,22 @@ export interface Accepted {
 export async function storeSubmission(props: { platform: Platform; accepted: Accepted }): Promise<'stored' | 'lost-idempotency-race'> {
   let item = storeItem(props.accepted, false);
   let json = serializeStoreItem(item);
-  if (Buffer.byteLength(json) > EVENT_PAYLOAD_MAX_BYTES) {
+  let bytes = Buffer.byteLength(json);
+  if (bytes > EVENT_PAYLOAD_MAX_BYTES) {
     // Too large to travel in the event: the event goes without the fields (consumers read them from the submission).
     item = storeItem(props.accepted, true);
     json = serializeStoreItem(item);
+    bytes = Buffer.byteLength(json);
   }
-  return writerOf(props.platform).push({ item, json, form: props.accepted.form, span: trace.getSpanContext(context.active()) });
+  return writerOf(props.platform).push({ item, json, bytes, form: props.accepted.form, span: trace.getSpanContext(context.active()) });
 }
 
 interface Pending {
   item: StoreItem;
   /** The post as the store function reads it, serialised when it was accepted. */
   json: string;
+  /** The UTF-8 size of `json`. */
+  bytes: number;
   form: IngestForm;
   /** The request's span: the group's span links to it. */
   span: SpanContext | undefined;
@@ -63,7 +67,7 @@ const writers = new WeakMap<Platform, GroupQueue<Pending, Outcome>>();
 function writerOf(platform: Platform): GroupQueue<Pending, Outcome> {
   let writer = writers.get(platform);
   if (!writer) {
-    writer = new GroupQueue((group) => writeGroup(platform, group), { maxGroup: GROUP.maxPosts, maxInFlight: GROUP.maxInFlight, weigh: (p) => p.json.length, maxWeight: GROUP.maxBytes });
+    writer = new GroupQueue((group) => writeGroup(platform, group), { maxGroup: GROUP.maxPosts, maxInFlight: GROUP.maxInFlight, weigh: (p) => p.bytes, maxWeight: GROUP.maxBytes });
     writers.set(platform, writer);
   }
   return writer;
