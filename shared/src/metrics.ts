@@ -29,6 +29,7 @@ export const METRICS = {
   ingestDuration: { name: 'intake.ingest.duration', kind: 'histogram', unit: 's', description: 'Time to answer a form post, by outcome', attributes: ['outcome'] },
   outboxPending: { name: 'intake.outbox.pending', kind: 'gauge', unit: '{event}', description: 'Outbox events committed but not yet published to JetStream', attributes: [] },
   outboxLag: { name: 'intake.outbox.lag', kind: 'gauge', unit: 's', description: 'Age of the oldest unpublished outbox event (0 when none)', attributes: [] },
+  outboxOversized: { name: 'intake.outbox.oversized', kind: 'counter', unit: '{event}', description: 'Outbox events too large for a NATS message, by outcome: slimmed (published without the submission fields) or dropped (could not be published; alert on any)', attributes: ['outcome'] },
   deliveries: { name: 'intake.deliveries', kind: 'counter', unit: '{delivery}', description: 'Webhook deliveries finished, by outcome: succeeded or failed (retries exhausted or not retryable)', attributes: ['outcome'] },
   attempts: { name: 'intake.delivery.attempts', kind: 'counter', unit: '{attempt}', description: 'Webhook attempts by outcome: success, http_error, timeout, network_error, blocked', attributes: ['outcome'] },
   attemptDuration: { name: 'intake.delivery.attempt.duration', kind: 'histogram', unit: 's', description: 'Time a webhook receiver took to answer one attempt, by outcome', attributes: ['outcome'] },
@@ -61,6 +62,7 @@ function createInstruments(meter: Meter) {
     notifications: counter(METRICS.notifications),
     outboxPending: gauge(METRICS.outboxPending),
     outboxLag: gauge(METRICS.outboxLag),
+    outboxOversized: counter(METRICS.outboxOversized),
     consumerPending: gauge(METRICS.consumerPending),
     consumerAckPending: gauge(METRICS.consumerAckPending),
   };
@@ -101,6 +103,11 @@ export function recordAttempt(props: { outcome: AttemptOutcome; seconds: number;
 /** Delivery: a delivery reached its final state. */
 export function recordDelivery(props: { outcome: 'succeeded' | 'failed' }): void {
   instruments().deliveries.add(1, { outcome: props.outcome });
+}
+
+/** Outbox relay: an event too large for a NATS message was published without its fields, or dropped. */
+export function recordOversizedEvent(props: { outcome: 'slimmed' | 'dropped' }): void {
+  instruments().outboxOversized.add(1, { outcome: props.outcome });
 }
 
 export function recordNotification(props: { outcome: 'sent' | 'failed' }): void {

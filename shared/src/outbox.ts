@@ -6,6 +6,7 @@ import { newId } from './ids';
 import type { Logger } from './logger';
 import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
 import { StreamPublisher } from './stream-publisher';
+import { recordOversizedEvent } from './metrics';
 
 const CHANNEL = 'intake_outbox';
 
@@ -227,10 +228,12 @@ function fitted(row: { event_id: string; subject: string; payload: string }, max
     const slim = JSON.stringify({ ...event, payload: {}, payload_omitted: true });
     if (Buffer.byteLength(slim) <= maxBytes) {
       logger.warn({ event_id: row.event_id, subject: row.subject, bytes: Buffer.byteLength(row.payload) }, 'event too large for a NATS message: published without its fields');
+      recordOversizedEvent({ outcome: 'slimmed' });
       return slim;
     }
   }
   logger.error({ event_id: row.event_id, subject: row.subject, bytes: Buffer.byteLength(row.payload), max_payload: maxBytes }, 'event too large for a NATS message: dropped');
+  recordOversizedEvent({ outcome: 'dropped' });
   return undefined;
 }
 
