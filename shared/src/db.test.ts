@@ -1,5 +1,5 @@
-import { createTestPlatform, type TestPlatform } from './testing';
-import { runPrepared } from './db';
+import { createTestPlatform, eventually, type TestPlatform } from './testing';
+import { createDb, mayHaveCommitted, runPrepared } from './db';
 
 describe('runPrepared', () => {
   let platform: TestPlatform;
@@ -18,5 +18,35 @@ describe('runPrepared', () => {
     await platform.db.transaction(async (trx) => {
       await expect(runPrepared(trx, { name: 'db_test_one', text: 'SELECT 1', values: [] })).rejects.toThrow(/not inside a transaction/);
     });
+  });
+});
+
+describe('mayHaveCommitted', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await createTestPlatform();
+  });
+  afterAll(() => platform.close());
+
+  const failure = (promise: Promise<unknown>) => promise.then(() => undefined, (err: unknown) => err);
+
+  it('is false when Postgres answered with an error (the statement rolled back) or no connection was had', async () => {
+    const refused = await failure(runPrepared(platform.db, { name: 'db_test_div', text: 'SELECT 1 / $1::int', values: [0] }));
+    expect([(refused as { code?: string }).code, mayHaveCommitted(refused)]).toEqual(['22012', false]);
+    const unreachable = createDb('postgres://postgres@127.0.0.1:1/none');
+    try {
+      const err = await failure(unreachable.raw('SELECT 1'));
+      expect([(err as { code?: string }).code, mayHaveCommitted(err)]).toEqual(['ECONNREFUSED', false]);
+    } finally {
+      await unreachable.destroy();
+    }
+  });
+
+  it('is true when the server process ran the statement and went away with a FATAL error, and names that process', async () => {
+    const running = failure(runPrepared(platform.db, { name: 'db_test_sleep', text: "SELECT pg_sleep(5) WHERE $1::text = 'x'", values: ['x'] }));
+    const pid = await eventually(async () => (await platform.db.raw("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep(5)%' AND pid <> pg_backend_pid()")).rows[0]?.pid);
+    await platform.db.raw('SELECT pg_terminate_backend(?)', [pid]);
+    const err = await running;
+    expect([(err as { code?: string }).code, (err as { severity?: string }).severity, (err as { backendPid?: number }).backendPid, mayHaveCommitted(err)]).toEqual(['57P01', 'FATAL', pid, true]);
   });
 });
