@@ -8,16 +8,19 @@ export function baseApp(platform: Pick<Platform, 'config' | 'logger'>, options: 
   const app = new Koa({ proxy: platform.config.TRUST_PROXY });
   app.silent = true;
   if (options.cors) app.use(cors({ origin: '*', allowMethods: ['POST'], exposeHeaders: ['Retry-After', 'Location'], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept'], maxAge: 86400 }));
-  app.use(async (ctx, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      if (ctx.path !== '/livez' && ctx.path !== '/readyz') {
-        platform.logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+  // Request lines are debug-level: at other levels, not even their fields are gathered.
+  if (platform.logger.isLevelEnabled('debug')) {
+    app.use(async (ctx, next) => {
+      const started = performance.now();
+      try {
+        await next();
+      } finally {
+        if (ctx.path !== '/livez' && ctx.path !== '/readyz') {
+          platform.logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+        }
       }
-    }
-  });
+    });
+  }
   app.use(problemMiddleware(platform.config.PROBLEMS_URL, platform.logger));
   return app;
 }
