@@ -21,6 +21,7 @@ export * from './events';
 export * from './mailer';
 export * from './file-links';
 export * from './telemetry';
+export * from './spans';
 export * from './metrics';
 /** The router type of the @koa/router version the services use (tests inspect routers with it). */
 export type { Router as KoaRouter } from '@koa/router';

@@ -1,7 +1,8 @@
 import { connect, type NatsConnection, type JetStreamClient, type JetStreamManager, type ConsumerConfig, type StreamConfig, RetentionPolicy, StorageType, nanos, headers as natsHeaders, type MsgHdrs, type JsMsg } from 'nats';
-import { context, propagation, ROOT_CONTEXT, trace, SpanKind, SpanStatusCode, type Context as OtelContext } from '@opentelemetry/api';
+import { context, propagation, ROOT_CONTEXT, trace, SpanKind, type Context as OtelContext } from '@opentelemetry/api';
 import type { Logger } from './logger';
 import { isProblem } from './problems';
+import { failSpan } from './spans';
 
 export interface Nats {
   nc: NatsConnection;
@@ -142,8 +143,7 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
           msg.term();
         }
       } catch (err) {
-        span.recordException(err as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR });
+        failSpan(span, err);
         if (!isProblem(err)) logger.warn({ err, subject: msg.subject, durable }, 'message handling failed; it will be redelivered');
         msg.nak(1000);
       } finally {

@@ -1,11 +1,12 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
-import { trace, SpanKind, SpanStatusCode, context } from '@opentelemetry/api';
+import { trace, SpanKind, context } from '@opentelemetry/api';
 import type { Db } from './db';
 import { newId } from './ids';
 import type { Logger } from './logger';
 import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
 import { StreamPublisher } from './stream-publisher';
+import { failSpan } from './spans';
 import { recordOversizedEvent } from './metrics';
 
 const CHANNEL = 'intake_outbox';
@@ -112,10 +113,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
       try {
         await publisher.publishAll(spans.map((s) => s.message), 5000);
       } catch (err) {
-        for (const { span } of spans) {
-          span.recordException(err as Error);
-          span.setStatus({ code: SpanStatusCode.ERROR });
-        }
+        for (const { span } of spans) failSpan(span, err);
         throw err;
       } finally {
         for (const { span } of spans) span.end();

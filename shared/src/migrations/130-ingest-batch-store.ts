@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * `intake_store_submissions(items, claims, admit)` (one call, one commit, one WAL flush for the
  * group). `items` is a JSON array (each post with its ordinal `n`, from 0); a post's fields are
  * taken from its event, so they travel once (or from `payload`, when the event goes without
- * them). In that transaction:
+ * them), and so are its file count and bytes (from its `files` and its event). In that transaction:
  *
  * 1. idempotency claims (`claims`), in (form, key) order (then the post's order: of two posts
  *    with one key, the first wins), so two groups never wait on each other in a cycle. A key held
@@ -84,7 +84,7 @@ export async function up(knex: Knex): Promise<void> {
       WITH items AS MATERIALIZED (
         SELECT i.*, EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id) AS live
         FROM json_to_recordset(p_items) AS i(
-          n int, id text, account_id text, form_id text, status text, payload json, file_count int, file_bytes bigint,
+          n int, id text, account_id text, form_id text, status text, payload json,
           ip text, user_agent text, referrer text, spam_reason text, received_at timestamptz, files json,
           event_id text, subject text, event json, headers jsonb, period date, quota int)
         WHERE NOT i.n = ANY (lost || refused)
@@ -92,13 +92,13 @@ export async function up(knex: Knex): Promise<void> {
       kept AS MATERIALIZED (SELECT * FROM items WHERE live),
       stored AS (
         INSERT INTO submissions (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at)
-          SELECT id, account_id, form_id, status, coalesce(payload, event -> 'payload'), file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at FROM kept ORDER BY n
+          SELECT id, account_id, form_id, status, coalesce(payload, event -> 'payload'), coalesce(json_array_length(files), 0), (event ->> 'file_bytes')::bigint, ip, user_agent, referrer, spam_reason, received_at FROM kept ORDER BY n
       ),
       filed AS (
         INSERT INTO submission_files (id, submission_id, account_id, field, filename, content_type, size, storage_key, created_at)
           SELECT f.id, kept.id, kept.account_id, f.field, f.filename, f.content_type, f.size, f.storage_key, kept.received_at
           FROM kept CROSS JOIN LATERAL json_to_recordset(kept.files) AS f(id text, field text, filename text, content_type text, size bigint, storage_key text)
-          WHERE kept.file_count > 0
+          WHERE kept.files IS NOT NULL
       ),
       published AS (
         INSERT INTO outbox (event_id, subject, payload, headers) SELECT event_id, subject, event, headers FROM kept ORDER BY n

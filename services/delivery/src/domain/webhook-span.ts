@@ -1,5 +1,5 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
-import type { AttemptOutcome } from '@intake/shared';
+import { inActiveSpan, type AttemptOutcome } from '@intake/shared';
 
 /**
  * Telemetry of one outgoing webhook request. undici is not auto-instrumented, so the sender opens
@@ -67,24 +67,16 @@ export async function withWebhookSpan<R extends WebhookSpanResult>(props: Webhoo
     'intake.webhook.attempt': props.attempt,
     'intake.webhook.event_type': props.type,
   };
-  return tracer.startActiveSpan('POST', { kind: SpanKind.CLIENT, attributes }, async (span) => {
-    try {
-      const traceHeaders: Record<string, string> = {};
-      propagation.inject(context.active(), traceHeaders);
-      const result = await send(traceHeaders);
-      if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
-      span.setAttribute('intake.webhook.outcome', result.outcome);
-      if (!result.ok) {
-        span.setAttribute('error.type', result.statusCode !== null ? String(result.statusCode) : result.outcome);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? undefined });
-      }
-      return result;
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw err;
-    } finally {
-      span.end();
+  return inActiveSpan(tracer, 'POST', { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const traceHeaders: Record<string, string> = {};
+    propagation.inject(context.active(), traceHeaders);
+    const result = await send(traceHeaders);
+    if (result.statusCode !== null) span.setAttribute('http.response.status_code', result.statusCode);
+    span.setAttribute('intake.webhook.outcome', result.outcome);
+    if (!result.ok) {
+      span.setAttribute('error.type', result.statusCode !== null ? String(result.statusCode) : result.outcome);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: result.error ?? undefined });
     }
+    return result;
   });
 }

@@ -1,5 +1,5 @@
-import { context, SpanStatusCode, trace, type SpanContext } from '@opentelemetry/api';
-import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation, isStatementError, EVENT_PAYLOAD_MAX_BYTES } from '@intake/shared';
+import { context, trace, type SpanContext } from '@opentelemetry/api';
+import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation, isStatementError, EVENT_PAYLOAD_MAX_BYTES, inActiveSpan } from '@intake/shared';
 import { QUOTA_EXCEEDED_SQLSTATE, serializeStoreItem, storeSubmissionRows, type GroupResult, type IngestForm, type StoreItem } from '../repositories/ingest.repository';
 import { GroupQueue } from './group-queue';
 import { formCacheOf } from './form-cache';
@@ -120,17 +120,7 @@ function formGone() {
 /** A group's write gets a trace of its own, linked to the trace of every post in it. */
 function inGroupSpan<T>(group: Pending[], write: () => Promise<T>): Promise<T> {
   const links = group.flatMap((p) => (p.span ? [{ context: p.span }] : []));
-  return tracer.startActiveSpan('ingest store group', { root: true, links, attributes: { 'intake.ingest.group_size': group.length } }, async (span) => {
-    try {
-      return await write();
-    } catch (err) {
-      span.recordException(err as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+  return inActiveSpan(tracer, 'ingest store group', { root: true, links, attributes: { 'intake.ingest.group_size': group.length } }, write);
 }
 
 function storeItem(a: Accepted, omitPayload: boolean): StoreItem {

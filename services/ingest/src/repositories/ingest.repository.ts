@@ -81,8 +81,6 @@ export function serializeStoreItem({ row, event, period, quota }: StoreItem): st
     account_id: row.account_id,
     form_id: row.form_id,
     status: row.status,
-    file_count: row.files.length,
-    file_bytes: row.files.reduce((sum, f) => sum + f.size, 0),
     ip: row.ip,
     user_agent: row.user_agent,
     referrer: row.referrer,
