@@ -1,7 +1,12 @@
 /** One Jest run over every workspace; each Jest worker gets its own Postgres database (see shared/src/testing). */
 const path = require('node:path');
 
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }] };
+const transform = {
+  '^.+\\.ts$': [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+  ],
+};
 const moduleNameMapper = {
   '^@intake/shared$': path.join(__dirname, 'shared/src/index.ts'),
   '^@intake/shared/testing$': path.join(__dirname, 'shared/src/testing/index.ts'),

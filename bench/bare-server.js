@@ -11,8 +11,14 @@ app.use(async (ctx) => {
   }
   const chunks = [];
   for await (const c of ctx.req) chunks.push(c);
-  const { rows } = await pool.query('INSERT INTO bench_bare (body) VALUES ($1) RETURNING id', [Buffer.concat(chunks).toString('utf8')]);
+  const { rows } = await pool.query('INSERT INTO bench_bare (body) VALUES ($1) RETURNING id', [
+    Buffer.concat(chunks).toString('utf8'),
+  ]);
   ctx.status = 201;
   ctx.body = { id: rows[0].id };
 });
-pool.query('CREATE TABLE IF NOT EXISTS bench_bare (id bigserial PRIMARY KEY, body text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())').then(() => app.listen(Number(process.env.PORT), '127.0.0.1'));
+pool
+  .query(
+    'CREATE TABLE IF NOT EXISTS bench_bare (id bigserial PRIMARY KEY, body text NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
+  )
+  .then(() => app.listen(Number(process.env.PORT), '127.0.0.1'));

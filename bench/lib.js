@@ -14,7 +14,10 @@ async function freePort() {
 
 /** Starts `node <script>` with `env` and waits until `url` answers. */
 async function startProcess(script, env, readyUrl) {
-  const child = spawn(process.execPath, [script], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}`);
@@ -29,7 +32,10 @@ async function startProcess(script, env, readyUrl) {
   }
   return {
     pid: child.pid,
-    stop: () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')))),
+    stop: () =>
+      new Promise((resolve) =>
+        child.exitCode !== null ? resolve() : (child.once('exit', resolve), child.kill('SIGTERM')),
+      ),
   };
 }
 

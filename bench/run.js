@@ -12,7 +12,6 @@ const os = require('node:os');
 const path = require('node:path');
 
 function args() {
-   
   const out = { only: undefined, duration: undefined, scale: Number(process.env.BENCH_SCALE ?? 1) };
   const argv = process.argv.slice(2);
   for (let i = 0; i < argv.length; i++) {
@@ -28,7 +27,10 @@ function args() {
 async function main() {
   const options = args();
   const dir = path.join(__dirname, 'suites');
-  const suites = fs.readdirSync(dir).filter((f) => f.endsWith('.js')).map((f) => f.replace(/\.js$/, ''));
+  const suites = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => f.replace(/\.js$/, ''));
   const wanted = options.only?.split(',');
   const chosen = wanted ? suites.filter((s) => wanted.includes(s)) : suites;
   if (chosen.length === 0) throw new Error(`No suite named ${options.only}; have ${suites.join(', ')}`);
@@ -37,20 +39,52 @@ async function main() {
   const started = Date.now();
   for (const name of chosen) {
     console.log(`\n== ${name} ==`);
-    const result = await require(path.join(dir, name)).run({ duration: options.duration, scale: options.scale, log: (...a) => console.log(...a) });
+    const result = await require(path.join(dir, name)).run({
+      duration: options.duration,
+      scale: options.scale,
+      log: (...a) => console.log(...a),
+    });
     all.push({ suite: name, ...result });
     console.table(result.rows);
     for (const [k, v] of Object.entries(result.figures ?? {})) console.log(`${k}: ${v}`);
     const file = path.join(__dirname, 'results', `${name}-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-    fs.writeFileSync(file, JSON.stringify({ suite: name, at: new Date().toISOString(), node: process.version, ...result }, null, 2));
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ suite: name, at: new Date().toISOString(), node: process.version, ...result }, null, 2),
+    );
     console.log(`written ${path.relative(process.cwd(), file)}`);
   }
-  console.log(`\n== all suites (scale ${options.scale}, ${options.duration} s per measurement, ${Math.round((Date.now() - started) / 1000)} s in all) ==`);
-  console.table(all.flatMap((r) => r.rows.map((row) => ({ suite: r.suite, name: row.name, 'req/s or msg/s': row.rps ?? row.rate ?? row.perSecond, 'p50 ms': row.p50 ?? '', 'p99 ms': row.p99 ?? '', 'µs/msg': row.usPerMessage ?? '' }))));
+  console.log(
+    `\n== all suites (scale ${options.scale}, ${options.duration} s per measurement, ${Math.round((Date.now() - started) / 1000)} s in all) ==`,
+  );
+  console.table(
+    all.flatMap((r) =>
+      r.rows.map((row) => ({
+        suite: r.suite,
+        name: row.name,
+        'req/s or msg/s': row.rps ?? row.rate ?? row.perSecond,
+        'p50 ms': row.p50 ?? '',
+        'p99 ms': row.p99 ?? '',
+        'µs/msg': row.usPerMessage ?? '',
+      })),
+    ),
+  );
   for (const r of all) for (const [k, v] of Object.entries(r.figures ?? {})) console.log(`${r.suite}: ${k}: ${v}`);
-  const machine = { cpus: os.cpus().length, cpu: os.cpus()[0]?.model, memoryGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version };
+  const machine = {
+    cpus: os.cpus().length,
+    cpu: os.cpus()[0]?.model,
+    memoryGiB: Math.round(os.totalmem() / 2 ** 30),
+    node: process.version,
+  };
   const file = path.join(__dirname, 'results', `all-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
-  fs.writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), scale: options.scale, duration: options.duration, machine, suites: all }, null, 2));
+  fs.writeFileSync(
+    file,
+    JSON.stringify(
+      { at: new Date().toISOString(), scale: options.scale, duration: options.duration, machine, suites: all },
+      null,
+      2,
+    ),
+  );
   console.log(`written ${path.relative(process.cwd(), file)}`);
 }
 

@@ -4,7 +4,15 @@ const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
-const { ensureDatabase, migrate, newId, loadConfig, createPlatform, closePlatform, createLogger } = require('../shared/dist');
+const {
+  ensureDatabase,
+  migrate,
+  newId,
+  loadConfig,
+  createPlatform,
+  closePlatform,
+  createLogger,
+} = require('../shared/dist');
 const { freePort, startProcess } = require('./lib');
 
 const ROOT = path.join(__dirname, '..');
@@ -15,15 +23,39 @@ const SECRETS_KEY = 'bench-secrets-key-0123456789';
 async function benchPlatform() {
   await ensureDatabase(DATABASE_URL);
   const filesDir = mkdtempSync(path.join(tmpdir(), 'intake-bench-files-'));
-  const config = loadConfig({}, { DATABASE_URL, NATS_PREFIX: `bench${randomBytes(3).toString('hex')}`, SECRETS_KEY, FILES_DIR: filesDir, LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE_NETWORKS: true });
-  const platform = await createPlatform(config, { service: 'bench', logger: createLogger({ level: 'silent', service: 'bench' }), poolMax: 10 });
+  const config = loadConfig(
+    {},
+    {
+      DATABASE_URL,
+      NATS_PREFIX: `bench${randomBytes(3).toString('hex')}`,
+      SECRETS_KEY,
+      FILES_DIR: filesDir,
+      LOG_LEVEL: 'silent',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: true,
+    },
+  );
+  const platform = await createPlatform(config, {
+    service: 'bench',
+    logger: createLogger({ level: 'silent', service: 'bench' }),
+    poolMax: 10,
+  });
   await migrate(platform.db);
-  const env = { DATABASE_URL, NATS_PREFIX: config.NATS_PREFIX, SECRETS_KEY, FILES_DIR: filesDir, RATE_LIMIT_POINTS: '1000000000', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', LOG_LEVEL: 'warn', NODE_ENV: 'production' };
+  const env = {
+    DATABASE_URL,
+    NATS_PREFIX: config.NATS_PREFIX,
+    SECRETS_KEY,
+    FILES_DIR: filesDir,
+    RATE_LIMIT_POINTS: '1000000000',
+    WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+  };
   return {
     platform,
     env,
     async close() {
-      for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream]) await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
+      for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream])
+        await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
       await closePlatform(platform);
       rmSync(filesDir, { recursive: true, force: true });
     },
@@ -37,7 +69,15 @@ async function formWithWebhook(platform, webhookUrl) {
   const formId = newId('form');
   const slug = `bench-${randomBytes(4).toString('hex')}`;
   await platform.db('forms').insert({ id: formId, account_id: accountId, name: 'Bench form', slug });
-  if (webhookUrl) await platform.db('webhooks').insert({ id: newId('webhook'), account_id: accountId, form_id: formId, url: webhookUrl, enabled: true, secret: platform.secrets.seal(`whsec_${randomBytes(32).toString('base64')}`) });
+  if (webhookUrl)
+    await platform.db('webhooks').insert({
+      id: newId('webhook'),
+      account_id: accountId,
+      form_id: formId,
+      url: webhookUrl,
+      enabled: true,
+      secret: platform.secrets.seal(`whsec_${randomBytes(32).toString('base64')}`),
+    });
   return { accountId, formId, slug };
 }
 
@@ -69,7 +109,11 @@ async function receiver() {
 /** Starts `services/<name>/dist/main.js` on a free port with the bench env. */
 async function service(name, env) {
   const port = await freePort();
-  return startProcess(path.join(ROOT, 'services', name, 'dist', 'main.js'), { ...env, PORT: String(port) }, `http://127.0.0.1:${port}/readyz`).then((p) => ({ ...p, url: `http://127.0.0.1:${port}` }));
+  return startProcess(
+    path.join(ROOT, 'services', name, 'dist', 'main.js'),
+    { ...env, PORT: String(port) },
+    `http://127.0.0.1:${port}/readyz`,
+  ).then((p) => ({ ...p, url: `http://127.0.0.1:${port}` }));
 }
 
 function percentile(sorted, p) {

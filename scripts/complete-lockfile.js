@@ -9,14 +9,30 @@ const path = require('node:path');
 
 const file = path.join(__dirname, '..', 'package-lock.json');
 const lock = JSON.parse(fs.readFileSync(file, 'utf8'));
-const OS = [['darwin'], ['win32', 'windows'], ['linux'], ['android'], ['freebsd'], ['openharmony'], ['netbsd'], ['openbsd'], ['sunos'], ['aix']];
+const OS = [
+  ['darwin'],
+  ['win32', 'windows'],
+  ['linux'],
+  ['android'],
+  ['freebsd'],
+  ['openharmony'],
+  ['netbsd'],
+  ['openbsd'],
+  ['sunos'],
+  ['aix'],
+];
 const CPU = ['arm64', 'x64', 'ia32', 'arm', 'ppc64', 's390x', 'riscv64', 'loong64', 'mips64el', 'wasm32'];
 
 function platformOf(name) {
   const base = name.split('/').pop();
   const parts = base.split('-');
   const os = OS.find((aliases) => aliases.some((a) => parts.includes(a)));
-  const cpu = CPU.find((c) => parts.includes(c) || parts.some((p) => p.startsWith(c) && /^(arm64|x64|arm|ppc64|s390x|riscv64|loong64)$/.test(c) && p === c)) ?? (parts.includes('64') ? 'x64' : undefined);
+  const cpu =
+    CPU.find(
+      (c) =>
+        parts.includes(c) ||
+        parts.some((p) => p.startsWith(c) && /^(arm64|x64|arm|ppc64|s390x|riscv64|loong64)$/.test(c) && p === c),
+    ) ?? (parts.includes('64') ? 'x64' : undefined);
   return { os: os ? [os[0]] : undefined, cpu: cpu ? [cpu] : undefined };
 }
 
@@ -27,10 +43,18 @@ for (const [where, pkg] of Object.entries(lock.packages)) {
     if (lock.packages[nested] || lock.packages[`node_modules/${name}`]) continue;
     const { os, cpu } = platformOf(name);
     if (!os && !cpu) continue;
-    lock.packages[`node_modules/${name}`] = { version: version.replace(/^[\^~=]/, ''), dev: pkg.dev || undefined, optional: true, ...(os ? { os } : {}), ...(cpu ? { cpu } : {}) };
+    lock.packages[`node_modules/${name}`] = {
+      version: version.replace(/^[\^~=]/, ''),
+      dev: pkg.dev || undefined,
+      optional: true,
+      ...(os ? { os } : {}),
+      ...(cpu ? { cpu } : {}),
+    };
     added++;
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 fs.writeFileSync(file, `${JSON.stringify(lock, null, 2)}\n`);
 console.error(`complete-lockfile: added ${added} optional platform entries`);

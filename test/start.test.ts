@@ -13,12 +13,21 @@ describe('all-in-one process', () => {
 
   beforeAll(async () => {
     child = spawn(process.execPath, [path.resolve(__dirname, '../services/management/dist/all-in-one.js')], {
-      env: { ...process.env, PORT: '0', DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}`, NATS_PREFIX: `t${randomBytes(4).toString('hex')}`, LOG_LEVEL: 'info' },
+      env: {
+        ...process.env,
+        PORT: '0',
+        DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}`,
+        NATS_PREFIX: `t${randomBytes(4).toString('hex')}`,
+        LOG_LEVEL: 'info',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.stdout?.on('data', (d) => (output += d));
     child.stderr?.on('data', (d) => (output += d));
-    url = await eventually(() => /listening on (http:\/\/localhost:\d+)/.exec(output)?.[1], { timeoutMs: 20_000, message: 'the ready line' });
+    url = await eventually(() => /listening on (http:\/\/localhost:\d+)/.exec(output)?.[1], {
+      timeoutMs: 20_000,
+      message: 'the ready line',
+    });
   }, 30_000);
 
   afterAll(async () => {
@@ -50,7 +59,11 @@ describe('all-in-one process', () => {
     expect(mgmt.status).toBe(401);
     const openapi = await fetch(`${url}/openapi`);
     expect(((await openapi.json()) as { openapi: string }).openapi).toBe('3.1.0');
-    const ingest = await fetch(`${url}/v1/f/no-such-form`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const ingest = await fetch(`${url}/v1/f/no-such-form`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(ingest.headers.get('access-control-allow-origin')).toBe('*');
   });
 

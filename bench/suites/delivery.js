@@ -21,8 +21,29 @@ exports.run = async function run({ scale, log }) {
         for (let j = i; j < Math.min(count, i + 500); j++) {
           const id = newId('submission');
           const payload = { name: 'Ada', n: String(j) };
-          await trx('submissions').insert({ id, account_id: accountId, form_id: formId, status: 'received', payload: JSON.stringify(payload), file_count: 0, received_at: receivedAt });
-          await enqueueEvent(trx, { subject: SUBJECTS.submissionCreated, payload: { submission_id: id, form_id: formId, account_id: accountId, status: 'received', received_at: receivedAt.toISOString(), payload, files: [], file_bytes: 0, form_name: 'Bench form' } });
+          await trx('submissions').insert({
+            id,
+            account_id: accountId,
+            form_id: formId,
+            status: 'received',
+            payload: JSON.stringify(payload),
+            file_count: 0,
+            received_at: receivedAt,
+          });
+          await enqueueEvent(trx, {
+            subject: SUBJECTS.submissionCreated,
+            payload: {
+              submission_id: id,
+              form_id: formId,
+              account_id: accountId,
+              status: 'received',
+              received_at: receivedAt.toISOString(),
+              payload,
+              files: [],
+              file_bytes: 0,
+              form_name: 'Bench form',
+            },
+          });
         }
       });
     }
@@ -36,8 +57,20 @@ exports.run = async function run({ scale, log }) {
     await until(() => target.arrivals.size >= count, 120_000, `${count} webhooks`);
     const last = Math.max(...target.arrivals.values());
     const seconds = (last - ready) / 1000;
-    const rows = [{ name: 'one delivery process (fan-out + send)', deliveries: count, seconds: round(seconds, 2), perSecond: round(count / seconds), requests: target.requests() }];
-    return { rows, figures: { 'deliveries per second, one process': rows[0].perSecond }, deliveriesPerSecond: rows[0].perSecond };
+    const rows = [
+      {
+        name: 'one delivery process (fan-out + send)',
+        deliveries: count,
+        seconds: round(seconds, 2),
+        perSecond: round(count / seconds),
+        requests: target.requests(),
+      },
+    ];
+    return {
+      rows,
+      figures: { 'deliveries per second, one process': rows[0].perSecond },
+      deliveriesPerSecond: rows[0].perSecond,
+    };
   } finally {
     await delivery?.stop();
     await target.close();

@@ -18,7 +18,8 @@ const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.
 /** Removes the JetStream streams the ingest process created for this run's prefix. */
 async function deleteStreams(prefix) {
   const nats = await connectNats(process.env.NATS_URL ?? 'nats://127.0.0.1:4222', prefix, 'intake-bench-cleanup');
-  for (const stream of [nats.names.eventsStream, nats.names.deliveriesStream]) await nats.jsm.streams.delete(stream).catch(() => undefined);
+  for (const stream of [nats.names.eventsStream, nats.names.deliveriesStream])
+    await nats.jsm.streams.delete(stream).catch(() => undefined);
   await nats.nc.close();
 }
 
@@ -36,15 +37,24 @@ async function setUp() {
 
 function upload(url, bytes) {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=benchboundary', 'transfer-encoding': 'chunked' } }, (res) => {
-      let body = '';
-      res.on('data', (c) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode, body }));
-    });
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'multipart/form-data; boundary=benchboundary', 'transfer-encoding': 'chunked' },
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode, body }));
+      },
+    );
     req.on('error', reject);
     const chunk = randomBytes(64 * 1024);
     let sent = 0;
-    req.write('--benchboundary\r\ncontent-disposition: form-data; name="name"\r\n\r\nbench\r\n--benchboundary\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n');
+    req.write(
+      '--benchboundary\r\ncontent-disposition: form-data; name="name"\r\n\r\nbench\r\n--benchboundary\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n',
+    );
     const pump = () => {
       while (sent < bytes) {
         const piece = chunk.subarray(0, Math.min(chunk.length, bytes - sent));
@@ -62,29 +72,69 @@ exports.run = async function run({ duration, log }) {
   const filesDir = mkdtempSync(path.join(tmpdir(), 'intake-bench-files-'));
   const ingestPort = await freePort();
   const barePort = await freePort();
-  const env = { DATABASE_URL, PORT: String(ingestPort), NATS_PREFIX: `bench${randomBytes(3).toString('hex')}`, RATE_LIMIT_POINTS: '1000000000', FILES_DIR: filesDir, LOG_LEVEL: 'warn', NODE_ENV: 'production', SECRETS_KEY: 'bench-secrets-key-0123456789' };
-  const ingest = await startProcess(path.join(ROOT, 'services/ingest/dist/main.js'), env, `http://127.0.0.1:${ingestPort}/readyz`);
-  const bare = await startProcess(path.join(__dirname, '..', 'bare-server.js'), { DATABASE_URL, PORT: String(barePort) }, `http://127.0.0.1:${barePort}/`);
+  const env = {
+    DATABASE_URL,
+    PORT: String(ingestPort),
+    NATS_PREFIX: `bench${randomBytes(3).toString('hex')}`,
+    RATE_LIMIT_POINTS: '1000000000',
+    FILES_DIR: filesDir,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    SECRETS_KEY: 'bench-secrets-key-0123456789',
+  };
+  const ingest = await startProcess(
+    path.join(ROOT, 'services/ingest/dist/main.js'),
+    env,
+    `http://127.0.0.1:${ingestPort}/readyz`,
+  );
+  const bare = await startProcess(
+    path.join(__dirname, '..', 'bare-server.js'),
+    { DATABASE_URL, PORT: String(barePort) },
+    `http://127.0.0.1:${barePort}/`,
+  );
   const url = `http://127.0.0.1:${ingestPort}/v1/f/${slug}`;
   try {
     log('warming up');
-    await load({ url, duration: 2, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=warm&email=w%40example.com' });
-    await load({ url: `http://127.0.0.1:${barePort}/`, duration: 2, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'name=warm' });
+    await load({
+      url,
+      duration: 2,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=warm&email=w%40example.com',
+    });
+    await load({
+      url: `http://127.0.0.1:${barePort}/`,
+      duration: 2,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=warm',
+    });
 
     log('uploading a 50 MB file');
     const mem = await peakGrowth(ingest.pid, () => upload(url, 50 * 1000 * 1000));
     if (mem.result.status !== 201) throw new Error(`50 MB upload answered ${mem.result.status}: ${mem.result.body}`);
 
     const urlencoded = 'name=Ada+Lovelace&email=ada%40example.com&message=Hello+from+the+benchmark&topic=a&topic=b';
-    const json = JSON.stringify({ name: 'Ada Lovelace', email: 'ada@example.com', message: 'Hello from the benchmark', count: 3 });
-    const multipart = '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nAda\r\n--b\r\ncontent-disposition: form-data; name="file"; filename="note.txt"\r\ncontent-type: text/plain\r\n\r\n' + 'x'.repeat(1024) + '\r\n--b--\r\n';
+    const json = JSON.stringify({
+      name: 'Ada Lovelace',
+      email: 'ada@example.com',
+      message: 'Hello from the benchmark',
+      count: 3,
+    });
+    const multipart =
+      '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nAda\r\n--b\r\ncontent-disposition: form-data; name="file"; filename="note.txt"\r\ncontent-type: text/plain\r\n\r\n' +
+      'x'.repeat(1024) +
+      '\r\n--b--\r\n';
     const rows = [];
     const measure = async (name, target, type, body) => {
       await settle(db);
       log(`measuring ${name} for ${duration} s`);
       rows.push({ name, ...(await load({ url: target, duration, headers: { 'content-type': type }, body })) });
     };
-    await measure('bare koa + 1 insert (urlencoded)', `http://127.0.0.1:${barePort}/`, 'application/x-www-form-urlencoded', urlencoded);
+    await measure(
+      'bare koa + 1 insert (urlencoded)',
+      `http://127.0.0.1:${barePort}/`,
+      'application/x-www-form-urlencoded',
+      urlencoded,
+    );
     await measure('ingest urlencoded', url, 'application/x-www-form-urlencoded', urlencoded);
     await measure('ingest json', url, 'application/json', json);
     await measure('ingest multipart (1 KiB file)', url, 'multipart/form-data; boundary=b', multipart);

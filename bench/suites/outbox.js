@@ -11,7 +11,17 @@ const { benchPlatform, until, round } = require('../stack');
 const { settle } = require('../lib');
 
 function event(i) {
-  return { submission_id: newId('submission'), form_id: newId('form'), account_id: newId('account'), status: 'received', received_at: new Date().toISOString(), payload: { name: 'Ada', email: 'ada@example.com', message: 'Hello from the benchmark', n: String(i) }, files: [], file_bytes: 0, form_name: 'Bench form' };
+  return {
+    submission_id: newId('submission'),
+    form_id: newId('form'),
+    account_id: newId('account'),
+    status: 'received',
+    received_at: new Date().toISOString(),
+    payload: { name: 'Ada', email: 'ada@example.com', message: 'Hello from the benchmark', n: String(i) },
+    files: [],
+    file_bytes: 0,
+    form_name: 'Bench form',
+  };
 }
 
 exports.run = async function run({ scale, log }) {
@@ -23,7 +33,8 @@ exports.run = async function run({ scale, log }) {
     await db('outbox').delete(); // leftovers of an aborted run (the bench database only)
     for (let i = 0; i < count; i += 1000) {
       await db.transaction(async (trx) => {
-        for (let j = i; j < Math.min(count, i + 1000); j++) await enqueueEvent(trx, { subject: SUBJECTS.submissionCreated, payload: event(j) });
+        for (let j = i; j < Math.min(count, i + 1000); j++)
+          await enqueueEvent(trx, { subject: SUBJECTS.submissionCreated, payload: event(j) });
       });
     }
     await settle(db);
@@ -42,21 +53,65 @@ exports.run = async function run({ scale, log }) {
     for (let i = 0; i < serial; i++) await nats.js.publish(subject, body, { msgID: newId('submission') });
     const serialMs = performance.now() - t;
     t = performance.now();
-    for (let i = 0; i < count; i += 200) await Promise.all(Array.from({ length: Math.min(200, count - i) }, () => nats.js.publish(subject, body, { msgID: newId('submission') })));
+    for (let i = 0; i < count; i += 200)
+      await Promise.all(
+        Array.from({ length: Math.min(200, count - i) }, () =>
+          nats.js.publish(subject, body, { msgID: newId('submission') }),
+        ),
+      );
     const parallelMs = performance.now() - t;
     const publisher = new StreamPublisher(nats.nc);
     t = performance.now();
-    for (let i = 0; i < count; i += 200) await publisher.publishAll(Array.from({ length: Math.min(200, count - i) }, () => ({ subject, data: body, msgId: newId('submission'), headers: headers() })), 5000);
+    for (let i = 0; i < count; i += 200)
+      await publisher.publishAll(
+        Array.from({ length: Math.min(200, count - i) }, () => ({
+          subject,
+          data: body,
+          msgId: newId('submission'),
+          headers: headers(),
+        })),
+        5000,
+      );
     const batchMs = performance.now() - t;
     publisher.close();
 
     const rows = [
-      { name: 'outbox relay drain (Postgres claim + delete, batch publish)', messages: count, ms: round(drainMs), perSecond: round((count / drainMs) * 1000), usPerMessage: round((drainMs * 1000) / count) },
-      { name: 'JetStream publish, one at a time', messages: serial, ms: round(serialMs), perSecond: round((serial / serialMs) * 1000), usPerMessage: round((serialMs * 1000) / serial) },
-      { name: 'JetStream publish, 200 in flight', messages: count, ms: round(parallelMs), perSecond: round((count / parallelMs) * 1000), usPerMessage: round((parallelMs * 1000) / count) },
-      { name: 'StreamPublisher, batches of 200', messages: count, ms: round(batchMs), perSecond: round((count / batchMs) * 1000), usPerMessage: round((batchMs * 1000) / count) },
+      {
+        name: 'outbox relay drain (Postgres claim + delete, batch publish)',
+        messages: count,
+        ms: round(drainMs),
+        perSecond: round((count / drainMs) * 1000),
+        usPerMessage: round((drainMs * 1000) / count),
+      },
+      {
+        name: 'JetStream publish, one at a time',
+        messages: serial,
+        ms: round(serialMs),
+        perSecond: round((serial / serialMs) * 1000),
+        usPerMessage: round((serialMs * 1000) / serial),
+      },
+      {
+        name: 'JetStream publish, 200 in flight',
+        messages: count,
+        ms: round(parallelMs),
+        perSecond: round((count / parallelMs) * 1000),
+        usPerMessage: round((parallelMs * 1000) / count),
+      },
+      {
+        name: 'StreamPublisher, batches of 200',
+        messages: count,
+        ms: round(batchMs),
+        perSecond: round((count / batchMs) * 1000),
+        usPerMessage: round((batchMs * 1000) / count),
+      },
     ];
-    return { rows, figures: { 'relay cost per submission (µs)': rows[0].usPerMessage, 'publish alone, serial / 200 in flight / batches of 200 (µs)': `${rows[1].usPerMessage} / ${rows[2].usPerMessage} / ${rows[3].usPerMessage}` } };
+    return {
+      rows,
+      figures: {
+        'relay cost per submission (µs)': rows[0].usPerMessage,
+        'publish alone, serial / 200 in flight / batches of 200 (µs)': `${rows[1].usPerMessage} / ${rows[2].usPerMessage} / ${rows[3].usPerMessage}`,
+      },
+    };
   } finally {
     await close();
   }

@@ -22,7 +22,11 @@ exports.run = async function run({ duration, log }) {
     const postOne = async (n) => {
       const sent = performance.now();
       try {
-        const res = await fetch(`${ingest.url}/v1/f/${slug}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: `name=Ada&email=ada%40example.com&n=${n}` });
+        const res = await fetch(`${ingest.url}/v1/f/${slug}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body: `name=Ada&email=ada%40example.com&n=${n}`,
+        });
         const body = await res.json();
         const at = performance.now();
         statuses[res.status] = (statuses[res.status] ?? 0) + 1;
@@ -47,7 +51,11 @@ exports.run = async function run({ duration, log }) {
     };
     log('warming up (1 s at 100/s)');
     await send(1, 100);
-    await until(() => [...answered.keys()].every((id) => target.arrivals.has(id)), 60_000, `warm-up webhooks (answers ${JSON.stringify(statuses)}, ${target.arrivals.size} webhooks)`);
+    await until(
+      () => [...answered.keys()].every((id) => target.arrivals.has(id)),
+      60_000,
+      `warm-up webhooks (answers ${JSON.stringify(statuses)}, ${target.arrivals.size} webhooks)`,
+    );
     answered.clear();
     ingestLatencies.length = 0;
     for (const k of Object.keys(statuses)) delete statuses[k];
@@ -63,10 +71,33 @@ exports.run = async function run({ duration, log }) {
       const latencies = [...answered].map(([id, at]) => target.arrivals.get(id) - at).sort((a, b) => a - b);
       const ingestSorted = ingestLatencies.sort((a, b) => a - b);
       // `rate` is what was achieved: the open-loop sender queues when the stack cannot keep up.
-      rows.push({ name: `webhook end-to-end, ${rate}/s offered`, rate: round(answered.size / took), p50: round(percentile(latencies, 50)), p99: round(percentile(latencies, 99)), max: round(latencies[latencies.length - 1]), webhooks: latencies.length, statuses: JSON.stringify(statuses) });
-      rows.push({ name: `ingest answer, ${rate}/s offered`, rate: round(answered.size / took), p50: round(percentile(ingestSorted, 50)), p99: round(percentile(ingestSorted, 99)), max: round(ingestSorted[ingestSorted.length - 1]), webhooks: '', statuses: '' });
+      rows.push({
+        name: `webhook end-to-end, ${rate}/s offered`,
+        rate: round(answered.size / took),
+        p50: round(percentile(latencies, 50)),
+        p99: round(percentile(latencies, 99)),
+        max: round(latencies[latencies.length - 1]),
+        webhooks: latencies.length,
+        statuses: JSON.stringify(statuses),
+      });
+      rows.push({
+        name: `ingest answer, ${rate}/s offered`,
+        rate: round(answered.size / took),
+        p50: round(percentile(ingestSorted, 50)),
+        p99: round(percentile(ingestSorted, 99)),
+        max: round(ingestSorted[ingestSorted.length - 1]),
+        webhooks: '',
+        statuses: '',
+      });
     }
-    return { rows, figures: { [`webhook p50 / p99 at ${RATE}/s offered (ms, answer → receiver)`]: `${rows[0].p50} / ${rows[0].p99} (achieved ${rows[0].rate}/s)`, [`webhook p50 / p99 at ${LOW_RATE}/s (ms)`]: `${rows[2].p50} / ${rows[2].p99}`, 'webhook requests received (duplicates included)': target.requests() } };
+    return {
+      rows,
+      figures: {
+        [`webhook p50 / p99 at ${RATE}/s offered (ms, answer → receiver)`]: `${rows[0].p50} / ${rows[0].p99} (achieved ${rows[0].rate}/s)`,
+        [`webhook p50 / p99 at ${LOW_RATE}/s (ms)`]: `${rows[2].p50} / ${rows[2].p99}`,
+        'webhook requests received (duplicates included)': target.requests(),
+      },
+    };
   } finally {
     await ingest.stop();
     await delivery.stop();

@@ -43,8 +43,11 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
 export async function authenticateKey(db: Db, token: string, now: Date = new Date()): Promise<Principal> {
   const type = keyTypeOf(token);
   if (!type || token.length > 200) throw problem('invalid-key', 'The API key is not valid');
-  const row = await db('api_keys').where({ key_hash: sha256Hex(token) }).first('id', 'account_id', 'type', 'revoked_at', 'last_used_at');
-  if (!row || row.revoked_at !== null || row.type !== type) throw problem('invalid-key', 'The API key is not valid or has been revoked');
+  const row = await db('api_keys')
+    .where({ key_hash: sha256Hex(token) })
+    .first('id', 'account_id', 'type', 'revoked_at', 'last_used_at');
+  if (!row || row.revoked_at !== null || row.type !== type)
+    throw problem('invalid-key', 'The API key is not valid or has been revoked');
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() >= LAST_USED_RESOLUTION_MS) {
     await db('api_keys').where({ id: row.id }).update({ last_used_at: now });
   }

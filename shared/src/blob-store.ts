@@ -38,7 +38,8 @@ export class LocalBlobStore implements BlobStore {
       await pipeline(body, out);
       const root = path.resolve(this.root);
       const directories = [root];
-      for (let dir = path.dirname(file); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) directories.push(dir);
+      for (let dir = path.dirname(file); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir))
+        directories.push(dir);
       await Promise.all(directories.map(syncDirectory));
     } catch (err) {
       // The file is opened asynchronously: a source that fails at once can reject the pipeline

@@ -23,7 +23,13 @@ describe('loadConfig', () => {
   });
 
   it('reads and coerces values from the environment', () => {
-    const config = loadConfig({ PORT: '9000', PUBLIC_BASE_URL: 'https://forms.example.com/', WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1m', S3_BUCKET: 'files' });
+    const config = loadConfig({
+      PORT: '9000',
+      PUBLIC_BASE_URL: 'https://forms.example.com/',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_RETRY_SCHEDULE: '100ms, 2s,1m',
+      S3_BUCKET: 'files',
+    });
     expect(config.PORT).toBe(9000);
     expect(config.PUBLIC_BASE_URL).toBe('https://forms.example.com');
     expect(config.PROBLEMS_URL).toBe('https://forms.example.com/problems');
@@ -33,7 +39,9 @@ describe('loadConfig', () => {
   });
 
   it('keeps an explicit PROBLEMS_URL', () => {
-    expect(loadConfig({ PROBLEMS_URL: 'https://docs.example.com/problems/' }).PROBLEMS_URL).toBe('https://docs.example.com/problems');
+    expect(loadConfig({ PROBLEMS_URL: 'https://docs.example.com/problems/' }).PROBLEMS_URL).toBe(
+      'https://docs.example.com/problems',
+    );
   });
 
   it.each([
@@ -50,6 +58,8 @@ describe('loadConfig', () => {
 
   it('requires SECRETS_KEY in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/SECRETS_KEY/);
-    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: 'a-long-enough-secret-key' }).SECRETS_KEY).toBe('a-long-enough-secret-key');
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: 'a-long-enough-secret-key' }).SECRETS_KEY).toBe(
+      'a-long-enough-secret-key',
+    );
   });
 });

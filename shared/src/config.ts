@@ -23,9 +23,17 @@ const Env = Type.Object({
   SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
   MAIL_FROM: Type.String({ default: 'Intake <no-reply@localhost>' }),
   RATE_LIMIT_POINTS: Type.Integer({ minimum: 1, default: 60 }),
-  FORM_CACHE_MS: Type.Integer({ minimum: 0, maximum: 60_000, default: 1000, description: 'how long an ingest process may use a form it read (status, plan, settings) before reading it again' }),
+  FORM_CACHE_MS: Type.Integer({
+    minimum: 0,
+    maximum: 60_000,
+    default: 1000,
+    description: 'how long an ingest process may use a form it read (status, plan, settings) before reading it again',
+  }),
   RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 600 }),
-  WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)(\\s*,\\s*\\d+(ms|s|m|h))*\\s*$', default: '1s,10s,1m,10m,1h' }),
+  WEBHOOK_RETRY_SCHEDULE: Type.String({
+    pattern: '^\\s*\\d+(ms|s|m|h)(\\s*,\\s*\\d+(ms|s|m|h))*\\s*$',
+    default: '1s,10s,1m,10m,1h',
+  }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   BOT_CHALLENGE_VERIFY_URL: Type.Optional(Type.String({ format: 'uri' })),
@@ -33,7 +41,18 @@ const Env = Type.Object({
   KEY_MINT_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
   KEY_MINT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 3600 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
-  LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }),
+  LOG_LEVEL: Type.Union(
+    [
+      Type.Literal('fatal'),
+      Type.Literal('error'),
+      Type.Literal('warn'),
+      Type.Literal('info'),
+      Type.Literal('debug'),
+      Type.Literal('trace'),
+      Type.Literal('silent'),
+    ],
+    { default: 'info' },
+  ),
   NODE_ENV: Type.String({ default: 'development' }),
 });
 type Env = Static<typeof Env>;
@@ -69,7 +88,10 @@ export function parseDuration(text: string): number {
 }
 
 /** Reads the configuration from `env` (process.env in main.ts), throwing a ConfigError that names the bad variable. */
-export function loadConfig(env: Record<string, string | undefined> = process.env, overrides: Partial<Record<keyof Env, string | number | boolean>> = {}): Config {
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Record<keyof Env, string | number | boolean>> = {},
+): Config {
   const raw: Record<string, unknown> = {};
   for (const key of Object.keys(Env.properties)) {
     const value = key in overrides ? overrides[key as keyof Env] : env[key];
@@ -91,7 +113,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const env2 = raw as Env;
   if (!env2.SECRETS_KEY && env2.NODE_ENV === 'production') {
-    throw new ConfigError('SECRETS_KEY must be set in production (it encrypts webhook and bot-challenge secrets at rest)');
+    throw new ConfigError(
+      'SECRETS_KEY must be set in production (it encrypts webhook and bot-challenge secrets at rest)',
+    );
   }
   if (env2.S3_BUCKET && !env2.S3_ENDPOINT && !env2.S3_REGION) {
     throw new ConfigError('S3_BUCKET needs S3_REGION or S3_ENDPOINT');

@@ -42,7 +42,11 @@ export const SubmissionEvent = Type.Object({
 });
 export type SubmissionEvent = Static<typeof SubmissionEvent>;
 
-export const DeliveryRequested = Type.Object({ event_id: Type.String(), delivery_id: Type.String(), trigger: Type.Union([Type.Literal('schedule'), Type.Literal('replay')]) });
+export const DeliveryRequested = Type.Object({
+  event_id: Type.String(),
+  delivery_id: Type.String(),
+  trigger: Type.Union([Type.Literal('schedule'), Type.Literal('replay')]),
+});
 export type DeliveryRequested = Static<typeof DeliveryRequested>;
 
 /**
@@ -60,14 +64,18 @@ export const EVENT_PAYLOAD_MAX_BYTES = 256 * 1024;
  */
 export async function eventWithPayload(db: Db, event: SubmissionEvent): Promise<SubmissionEvent | undefined> {
   if (!event.payload_omitted || event.status !== 'received') return event;
-  const row: { payload: Record<string, string> } | undefined = await db('submissions').where({ id: event.submission_id }).first('payload');
+  const row: { payload: Record<string, string> } | undefined = await db('submissions')
+    .where({ id: event.submission_id })
+    .first('payload');
   return row ? { ...event, payload: row.payload } : undefined;
 }
 
 const submissionEventCheck = TypeCompiler.Compile(SubmissionEvent);
 
 /** Checks a consumed message against `SubmissionEvent`; the error names the first bad field. */
-export function checkSubmissionEvent(data: unknown): { ok: true; event: SubmissionEvent } | { ok: false; error: string } {
+export function checkSubmissionEvent(
+  data: unknown,
+): { ok: true; event: SubmissionEvent } | { ok: false; error: string } {
   if (submissionEventCheck.Check(data)) return { ok: true, event: data };
   const first = submissionEventCheck.Errors(data).First();
   return { ok: false, error: first ? `${first.path || '/'} ${first.message}` : 'invalid' };

@@ -7,14 +7,20 @@ export type Dependency = 'postgres' | 'nats' | 'redis';
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
-    return await Promise.race([p, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms)))]);
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms))),
+    ]);
   } finally {
     clearTimeout(timer);
   }
 }
 
 /** Checks each dependency with a short time-out; never throws. */
-export async function checkDependencies(platform: Pick<Platform, 'db' | 'nats' | 'redis'>, which: Dependency[] = ['postgres', 'nats', 'redis']): Promise<Record<Dependency, CheckState>> {
+export async function checkDependencies(
+  platform: Pick<Platform, 'db' | 'nats' | 'redis'>,
+  which: Dependency[] = ['postgres', 'nats', 'redis'],
+): Promise<Record<Dependency, CheckState>> {
   const checks: Record<Dependency, () => Promise<unknown>> = {
     postgres: () => platform.db.raw('SELECT 1'),
     nats: async () => {
@@ -26,7 +32,18 @@ export async function checkDependencies(platform: Pick<Platform, 'db' | 'nats' |
       await platform.redis.ping();
     },
   };
-  const results = await Promise.all(which.map(async (name) => [name, await withTimeout(checks[name](), 1500).then(() => 'ok' as const, () => 'down' as const)] as const));
+  const results = await Promise.all(
+    which.map(
+      async (name) =>
+        [
+          name,
+          await withTimeout(checks[name](), 1500).then(
+            () => 'ok' as const,
+            () => 'down' as const,
+          ),
+        ] as const,
+    ),
+  );
   return Object.fromEntries(results) as Record<Dependency, CheckState>;
 }
 
@@ -34,7 +51,12 @@ export async function checkDependencies(platform: Pick<Platform, 'db' | 'nats' |
  * Kubernetes probes for one service: `/livez` answers while the process runs its event loop;
  * `/readyz` answers 200 only when the dependencies this service needs respond (503 otherwise).
  */
-export function mountProbes(router: Router, platform: Platform, needs: Dependency[], state: { draining: boolean }): void {
+export function mountProbes(
+  router: Router,
+  platform: Platform,
+  needs: Dependency[],
+  state: { draining: boolean },
+): void {
   router.get('/livez', (ctx) => {
     ctx.body = { status: 'ok' };
   });

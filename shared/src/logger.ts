@@ -16,7 +16,10 @@ export function createLogger(options: { level?: string; service: string; destina
         const ctx = span?.spanContext();
         return ctx && isSpanContextValid(ctx) ? { trace_id: ctx.traceId, span_id: ctx.spanId } : {};
       },
-      redact: { paths: ['req.headers.authorization', 'headers.authorization', '*.secret', 'secret', 'key'], censor: '[redacted]' },
+      redact: {
+        paths: ['req.headers.authorization', 'headers.authorization', '*.secret', 'secret', 'key'],
+        censor: '[redacted]',
+      },
     },
     pino.destination({ fd: options.destination ?? 1, sync: options.destination === 2 }),
   );

@@ -20,7 +20,10 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
   if (!config.SMTP_URL) {
     return {
       async send(mail) {
-        logger.info({ mail: { to: mail.to, subject: mail.subject, replyTo: mail.replyTo, text: mail.text } }, 'SMTP_URL is not set: mail logged, not sent');
+        logger.info(
+          { mail: { to: mail.to, subject: mail.subject, replyTo: mail.replyTo, text: mail.text } },
+          'SMTP_URL is not set: mail logged, not sent',
+        );
       },
       close() {},
     };
@@ -28,7 +31,13 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
   const transport = nodemailer.createTransport(config.SMTP_URL, { from: config.MAIL_FROM });
   return {
     async send(mail) {
-      await transport.sendMail({ to: mail.to, subject: mail.subject, text: mail.text, html: mail.html, replyTo: mail.replyTo });
+      await transport.sendMail({
+        to: mail.to,
+        subject: mail.subject,
+        text: mail.text,
+        html: mail.html,
+        replyTo: mail.replyTo,
+      });
     },
     close() {
       transport.close();

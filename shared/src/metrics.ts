@@ -1,4 +1,14 @@
-import { metrics, ValueType, type Attributes, type BatchObservableResult, type Histogram, type Counter, type ObservableGauge, type Meter, type MeterProvider } from '@opentelemetry/api';
+import {
+  metrics,
+  ValueType,
+  type Attributes,
+  type BatchObservableResult,
+  type Histogram,
+  type Counter,
+  type ObservableGauge,
+  type Meter,
+  type MeterProvider,
+} from '@opentelemetry/api';
 import type { Db } from './db';
 import type { Nats } from './nats';
 import type { ProblemSlug } from './problems';
@@ -25,18 +35,91 @@ export interface InstrumentSpec {
 
 /** Name, kind, unit and attributes of every instrument (used to create them, and by the dashboard test). */
 export const METRICS = {
-  submissions: { name: 'intake.submissions', kind: 'counter', unit: '{submission}', description: 'Form posts by outcome: received, spam, or the refusal problem slug', attributes: ['outcome'] },
-  ingestDuration: { name: 'intake.ingest.duration', kind: 'histogram', unit: 's', description: 'Time to answer a form post, by outcome', attributes: ['outcome'] },
-  outboxPending: { name: 'intake.outbox.pending', kind: 'gauge', unit: '{event}', description: 'Outbox events committed but not yet published to JetStream', attributes: [] },
-  outboxLag: { name: 'intake.outbox.lag', kind: 'gauge', unit: 's', description: 'Age of the oldest unpublished outbox event (0 when none)', attributes: [] },
-  outboxOversized: { name: 'intake.outbox.oversized', kind: 'counter', unit: '{event}', description: 'Outbox events too large for a NATS message, by outcome: slimmed (published without the submission fields) or dropped (could not be published; alert on any)', attributes: ['outcome'] },
-  deliveries: { name: 'intake.deliveries', kind: 'counter', unit: '{delivery}', description: 'Webhook deliveries finished, by outcome: succeeded or failed (retries exhausted or not retryable)', attributes: ['outcome'] },
-  attempts: { name: 'intake.delivery.attempts', kind: 'counter', unit: '{attempt}', description: 'Webhook attempts by outcome: success, http_error, timeout, network_error, blocked', attributes: ['outcome'] },
-  attemptDuration: { name: 'intake.delivery.attempt.duration', kind: 'histogram', unit: 's', description: 'Time a webhook receiver took to answer one attempt, by outcome', attributes: ['outcome'] },
-  retries: { name: 'intake.delivery.retries', kind: 'counter', unit: '{attempt}', description: 'Failed attempts scheduled for a retry', attributes: [] },
-  notifications: { name: 'intake.notifications', kind: 'counter', unit: '{email}', description: 'Notification e-mails by outcome: sent or failed', attributes: ['outcome'] },
-  consumerPending: { name: 'intake.consumer.pending', kind: 'gauge', unit: '{message}', description: 'Messages of a JetStream consumer not yet delivered', attributes: ['stream', 'consumer'] },
-  consumerAckPending: { name: 'intake.consumer.ack_pending', kind: 'gauge', unit: '{message}', description: 'Messages delivered to a JetStream consumer and not yet acknowledged (includes parked retries)', attributes: ['stream', 'consumer'] },
+  submissions: {
+    name: 'intake.submissions',
+    kind: 'counter',
+    unit: '{submission}',
+    description: 'Form posts by outcome: received, spam, or the refusal problem slug',
+    attributes: ['outcome'],
+  },
+  ingestDuration: {
+    name: 'intake.ingest.duration',
+    kind: 'histogram',
+    unit: 's',
+    description: 'Time to answer a form post, by outcome',
+    attributes: ['outcome'],
+  },
+  outboxPending: {
+    name: 'intake.outbox.pending',
+    kind: 'gauge',
+    unit: '{event}',
+    description: 'Outbox events committed but not yet published to JetStream',
+    attributes: [],
+  },
+  outboxLag: {
+    name: 'intake.outbox.lag',
+    kind: 'gauge',
+    unit: 's',
+    description: 'Age of the oldest unpublished outbox event (0 when none)',
+    attributes: [],
+  },
+  outboxOversized: {
+    name: 'intake.outbox.oversized',
+    kind: 'counter',
+    unit: '{event}',
+    description:
+      'Outbox events too large for a NATS message, by outcome: slimmed (published without the submission fields) or dropped (could not be published; alert on any)',
+    attributes: ['outcome'],
+  },
+  deliveries: {
+    name: 'intake.deliveries',
+    kind: 'counter',
+    unit: '{delivery}',
+    description: 'Webhook deliveries finished, by outcome: succeeded or failed (retries exhausted or not retryable)',
+    attributes: ['outcome'],
+  },
+  attempts: {
+    name: 'intake.delivery.attempts',
+    kind: 'counter',
+    unit: '{attempt}',
+    description: 'Webhook attempts by outcome: success, http_error, timeout, network_error, blocked',
+    attributes: ['outcome'],
+  },
+  attemptDuration: {
+    name: 'intake.delivery.attempt.duration',
+    kind: 'histogram',
+    unit: 's',
+    description: 'Time a webhook receiver took to answer one attempt, by outcome',
+    attributes: ['outcome'],
+  },
+  retries: {
+    name: 'intake.delivery.retries',
+    kind: 'counter',
+    unit: '{attempt}',
+    description: 'Failed attempts scheduled for a retry',
+    attributes: [],
+  },
+  notifications: {
+    name: 'intake.notifications',
+    kind: 'counter',
+    unit: '{email}',
+    description: 'Notification e-mails by outcome: sent or failed',
+    attributes: ['outcome'],
+  },
+  consumerPending: {
+    name: 'intake.consumer.pending',
+    kind: 'gauge',
+    unit: '{message}',
+    description: 'Messages of a JetStream consumer not yet delivered',
+    attributes: ['stream', 'consumer'],
+  },
+  consumerAckPending: {
+    name: 'intake.consumer.ack_pending',
+    kind: 'gauge',
+    unit: '{message}',
+    description: 'Messages delivered to a JetStream consumer and not yet acknowledged (includes parked retries)',
+    attributes: ['stream', 'consumer'],
+  },
 } as const satisfies Record<string, InstrumentSpec>;
 
 /** The Prometheus series name the OpenTelemetry collector's prometheus exporter gives an instrument (histograms add _bucket/_sum/_count). */
@@ -48,9 +131,16 @@ export function prometheusName(spec: InstrumentSpec): string {
 }
 
 function createInstruments(meter: Meter) {
-  const counter = (s: InstrumentSpec): Counter => meter.createCounter(s.name, { unit: s.unit, description: s.description, valueType: ValueType.INT });
-  const histogram = (s: InstrumentSpec): Histogram => meter.createHistogram(s.name, { unit: s.unit, description: s.description, advice: { explicitBucketBoundaries: LATENCY_BUCKETS } });
-  const gauge = (s: InstrumentSpec): ObservableGauge => meter.createObservableGauge(s.name, { unit: s.unit, description: s.description });
+  const counter = (s: InstrumentSpec): Counter =>
+    meter.createCounter(s.name, { unit: s.unit, description: s.description, valueType: ValueType.INT });
+  const histogram = (s: InstrumentSpec): Histogram =>
+    meter.createHistogram(s.name, {
+      unit: s.unit,
+      description: s.description,
+      advice: { explicitBucketBoundaries: LATENCY_BUCKETS },
+    });
+  const gauge = (s: InstrumentSpec): ObservableGauge =>
+    meter.createObservableGauge(s.name, { unit: s.unit, description: s.description });
   return {
     meter,
     submissions: counter(METRICS.submissions),
@@ -139,7 +229,13 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
   const outboxGauges = async (result: BatchObservableResult): Promise<void> => {
     if (!db) return;
     try {
-      const row = (await db('outbox').whereNull('published_at').select(db.raw('count(*)::int AS pending'), db.raw('coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS lag')).first()) as { pending: number; lag: number } | undefined;
+      const row = (await db('outbox')
+        .whereNull('published_at')
+        .select(
+          db.raw('count(*)::int AS pending'),
+          db.raw('coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS lag'),
+        )
+        .first()) as { pending: number; lag: number } | undefined;
       result.observe(i.outboxPending, row?.pending ?? 0);
       result.observe(i.outboxLag, Math.max(0, row?.lag ?? 0));
     } catch {

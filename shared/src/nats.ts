@@ -1,4 +1,17 @@
-import { connect, type NatsConnection, type JetStreamClient, type JetStreamManager, type ConsumerConfig, type StreamConfig, RetentionPolicy, StorageType, nanos, headers as natsHeaders, type MsgHdrs, type JsMsg } from 'nats';
+import {
+  connect,
+  type NatsConnection,
+  type JetStreamClient,
+  type JetStreamManager,
+  type ConsumerConfig,
+  type StreamConfig,
+  RetentionPolicy,
+  StorageType,
+  nanos,
+  headers as natsHeaders,
+  type MsgHdrs,
+  type JsMsg,
+} from 'nats';
 import { context, propagation, ROOT_CONTEXT, trace, SpanKind, type Context as OtelContext } from '@opentelemetry/api';
 import type { Logger } from './logger';
 import { isProblem } from './problems';
@@ -21,12 +34,25 @@ export interface NatsNames {
 
 export function natsNames(prefix: string): NatsNames {
   const upper = prefix.toUpperCase();
-  return { prefix, eventsStream: `${upper}_EVENTS`, deliveriesStream: `${upper}_DELIVERIES`, subject: (name) => `${prefix}.${name}` };
+  return {
+    prefix,
+    eventsStream: `${upper}_EVENTS`,
+    deliveriesStream: `${upper}_DELIVERIES`,
+    subject: (name) => `${prefix}.${name}`,
+  };
 }
 
 /** Connects and keeps reconnecting forever; starts even while NATS is down (waitOnFirstConnect). */
 export async function connectNats(url: string, prefix: string, name: string): Promise<Nats> {
-  const nc = await connect({ servers: url.split(','), name, maxReconnectAttempts: -1, reconnectTimeWait: 500, waitOnFirstConnect: true, timeout: 5000, noAsyncTraces: true });
+  const nc = await connect({
+    servers: url.split(','),
+    name,
+    maxReconnectAttempts: -1,
+    reconnectTimeWait: 500,
+    waitOnFirstConnect: true,
+    timeout: 5000,
+    noAsyncTraces: true,
+  });
   return { nc, js: nc.jetstream(), jsm: await nc.jetstreamManager({ timeout: 5000 }), names: natsNames(prefix) };
 }
 
@@ -67,7 +93,11 @@ export async function ensureStreams(nats: Nats): Promise<void> {
 }
 
 /** Creates the durable consumer, or updates it to `config` when it exists. */
-export async function ensureConsumer(nats: Nats, stream: string, config: Partial<ConsumerConfig> & { durable_name: string }): Promise<void> {
+export async function ensureConsumer(
+  nats: Nats,
+  stream: string,
+  config: Partial<ConsumerConfig> & { durable_name: string },
+): Promise<void> {
   try {
     await nats.jsm.consumers.info(stream, config.durable_name);
     await nats.jsm.consumers.update(stream, config.durable_name, config);
@@ -125,31 +155,44 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
 
   const handleOne = async (msg: JsMsg): Promise<void> => {
     const parent = contextFromHeaders(msg.headers);
-    await tracer.startActiveSpan(`${msg.subject} process`, { kind: SpanKind.CONSUMER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': msg.subject, 'messaging.consumer.group.name': durable } }, parent, async (span) => {
-      try {
-        let data: unknown;
+    await tracer.startActiveSpan(
+      `${msg.subject} process`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: {
+          'messaging.system': 'nats',
+          'messaging.destination.name': msg.subject,
+          'messaging.consumer.group.name': durable,
+        },
+      },
+      parent,
+      async (span) => {
         try {
-          data = JSON.parse(new TextDecoder().decode(msg.data));
-        } catch {
-          logger.error({ subject: msg.subject, durable }, 'dropping a message that is not JSON');
-          msg.term();
-          return;
+          let data: unknown;
+          try {
+            data = JSON.parse(new TextDecoder().decode(msg.data));
+          } catch {
+            logger.error({ subject: msg.subject, durable }, 'dropping a message that is not JSON');
+            msg.term();
+            return;
+          }
+          const outcome = await options.handle(msg, data);
+          if ('ack' in outcome) await msg.ackAck().catch(() => msg.ack());
+          else if ('retryInMs' in outcome) msg.nak(outcome.retryInMs);
+          else {
+            logger.error({ subject: msg.subject, durable, reason: outcome.drop }, 'dropping a message');
+            msg.term();
+          }
+        } catch (err) {
+          failSpan(span, err);
+          if (!isProblem(err))
+            logger.warn({ err, subject: msg.subject, durable }, 'message handling failed; it will be redelivered');
+          msg.nak(1000);
+        } finally {
+          span.end();
         }
-        const outcome = await options.handle(msg, data);
-        if ('ack' in outcome) await msg.ackAck().catch(() => msg.ack());
-        else if ('retryInMs' in outcome) msg.nak(outcome.retryInMs);
-        else {
-          logger.error({ subject: msg.subject, durable, reason: outcome.drop }, 'dropping a message');
-          msg.term();
-        }
-      } catch (err) {
-        failSpan(span, err);
-        if (!isProblem(err)) logger.warn({ err, subject: msg.subject, durable }, 'message handling failed; it will be redelivered');
-        msg.nak(1000);
-      } finally {
-        span.end();
-      }
-    });
+      },
+    );
   };
 
   const loop = async (): Promise<void> => {

@@ -11,7 +11,11 @@ describe('outbox relay', () => {
 
   async function published(): Promise<{ id: string; body: Record<string, unknown> }[]> {
     const durable = `probe_${Date.now()}`;
-    await platform.nats.jsm.consumers.add(platform.nats.names.eventsStream, { durable_name: durable, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All });
+    await platform.nats.jsm.consumers.add(platform.nats.names.eventsStream, {
+      durable_name: durable,
+      ack_policy: AckPolicy.None,
+      deliver_policy: DeliverPolicy.All,
+    });
     const consumer = await platform.nats.js.consumers.get(platform.nats.names.eventsStream, durable);
     const messages: { id: string; body: Record<string, unknown> }[] = [];
     const info = await platform.nats.jsm.streams.info(platform.nats.names.eventsStream);
@@ -25,7 +29,9 @@ describe('outbox relay', () => {
   const publishedIds = async () => (await published()).map((m) => m.id);
 
   it('publishes committed events once, with the event id as Nats-Msg-Id, and nothing from rolled-back transactions', async () => {
-    const committed = await platform.db.transaction((trx) => enqueueEvent(trx, { subject: 'submission.created', payload: { n: 1 } }));
+    const committed = await platform.db.transaction((trx) =>
+      enqueueEvent(trx, { subject: 'submission.created', payload: { n: 1 } }),
+    );
     let rolledBack = '';
     await platform.db
       .transaction(async (trx) => {
@@ -34,7 +40,13 @@ describe('outbox relay', () => {
       })
       .catch(() => undefined);
     expect(rolledBack).toMatch(/^evt_/);
-    const relay = startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 50 });
+    const relay = startOutboxRelay({
+      db: platform.db,
+      databaseUrl: platform.config.DATABASE_URL,
+      nats: platform.nats,
+      logger: platform.logger,
+      pollMs: 50,
+    });
     try {
       // published, then removed in the same transaction
       await eventually(async () => (await platform.db('outbox').where({ event_id: committed }).first()) === undefined);
@@ -44,7 +56,9 @@ describe('outbox relay', () => {
       expect(ids.filter((id) => id === committed)).toHaveLength(1);
       expect(ids).not.toContain(rolledBack);
       // A second publish of the same event (a relay crash after publishing, before marking) is deduplicated by JetStream.
-      const ack = await platform.nats.js.publish(platform.nats.names.subject('submission.created'), '{}', { msgID: committed });
+      const ack = await platform.nats.js.publish(platform.nats.names.subject('submission.created'), '{}', {
+        msgID: committed,
+      });
       expect(ack.duplicate).toBe(true);
     } finally {
       await relay.stop();
@@ -54,16 +68,40 @@ describe('outbox relay', () => {
   it('publishes an event too large for a NATS message without its fields, drops one it cannot shrink, and goes on with the rest', async () => {
     const big = 'x'.repeat(1100 * 1024); // over the server's max_payload (1 MiB by default)
     const [large, hopeless, small] = await platform.db.transaction(async (trx) => [
-      await enqueueEvent(trx, { subject: 'submission.created', payload: { submission_id: 'sub_large', payload: { essay: big } } }),
+      await enqueueEvent(trx, {
+        subject: 'submission.created',
+        payload: { submission_id: 'sub_large', payload: { essay: big } },
+      }),
       await enqueueEvent(trx, { subject: 'submission.created', payload: { submission_id: 'sub_hopeless', note: big } }),
-      await enqueueEvent(trx, { subject: 'submission.created', payload: { submission_id: 'sub_small', payload: { name: 'Ada' } } }),
+      await enqueueEvent(trx, {
+        subject: 'submission.created',
+        payload: { submission_id: 'sub_small', payload: { name: 'Ada' } },
+      }),
     ]);
-    const relay = startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 50 });
+    const relay = startOutboxRelay({
+      db: platform.db,
+      databaseUrl: platform.config.DATABASE_URL,
+      nats: platform.nats,
+      logger: platform.logger,
+      pollMs: 50,
+    });
     try {
-      await eventually(async () => (await platform.db('outbox').whereIn('event_id', [large, hopeless, small])).length === 0, { message: 'the three rows taken' });
+      await eventually(
+        async () => (await platform.db('outbox').whereIn('event_id', [large, hopeless, small])).length === 0,
+        { message: 'the three rows taken' },
+      );
       const messages = await published();
-      expect(messages.find((m) => m.id === large)?.body).toEqual({ event_id: large, submission_id: 'sub_large', payload: {}, payload_omitted: true });
-      expect(messages.find((m) => m.id === small)?.body).toEqual({ event_id: small, submission_id: 'sub_small', payload: { name: 'Ada' } });
+      expect(messages.find((m) => m.id === large)?.body).toEqual({
+        event_id: large,
+        submission_id: 'sub_large',
+        payload: {},
+        payload_omitted: true,
+      });
+      expect(messages.find((m) => m.id === small)?.body).toEqual({
+        event_id: small,
+        submission_id: 'sub_small',
+        payload: { name: 'Ada' },
+      });
       expect(messages.map((m) => m.id)).not.toContain(hopeless);
     } finally {
       await relay.stop();

@@ -21,7 +21,10 @@ const CHANNEL = 'intake_outbox';
  * path therefore writes its row with `outboxRow` in its own statement and calls
  * `wakeOutboxRelays()` after its commit instead (other relays find the row by their poll).
  */
-export async function enqueueEvent(trx: Knex.Transaction, event: { subject: string; payload: Record<string, unknown>; eventId?: string }): Promise<string> {
+export async function enqueueEvent(
+  trx: Knex.Transaction,
+  event: { subject: string; payload: Record<string, unknown>; eventId?: string },
+): Promise<string> {
   const row = outboxRow(event);
   await trx('outbox').insert(row);
   await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
@@ -38,7 +41,12 @@ export interface OutboxRow {
 /** The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then call `wakeOutboxRelays()` after commit). */
 export function outboxRow(event: { subject: string; payload: Record<string, unknown>; eventId?: string }): OutboxRow {
   const eventId = event.eventId ?? newId('event');
-  return { event_id: eventId, subject: event.subject, payload: { event_id: eventId, ...event.payload }, headers: currentTraceHeaders() };
+  return {
+    event_id: eventId,
+    subject: event.subject,
+    payload: { event_id: eventId, ...event.payload },
+    headers: currentTraceHeaders(),
+  };
 }
 
 /** The relays running in this process, woken directly by `wakeOutboxRelays()`. */
@@ -90,7 +98,11 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
       // Claimed and removed in one statement: one write per event. The payload comes back as the
       // JSON text that was written (json keeps it as is) and is published as it is. Rows that the
       // relay of an earlier release marked published (it kept them) are left to the retention sweep.
-      const { rows }: { rows: { seq: number; event_id: string; subject: string; payload: string; headers: Record<string, string> }[] } = await trx.raw(
+      const {
+        rows,
+      }: {
+        rows: { seq: number; event_id: string; subject: string; payload: string; headers: Record<string, string> }[];
+      } = await trx.raw(
         `DELETE FROM outbox
          WHERE seq IN (SELECT seq FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
          RETURNING seq, event_id, subject, payload::text AS payload, headers`,
@@ -106,12 +118,26 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
         if (data === undefined) return [];
         const parent = contextFromParent(row.headers);
         const subject = nats.names.subject(row.subject);
-        const span = tracer.startSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes: { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.message.id': row.event_id } }, parent);
+        const span = tracer.startSpan(
+          `${subject} publish`,
+          {
+            kind: SpanKind.PRODUCER,
+            attributes: {
+              'messaging.system': 'nats',
+              'messaging.destination.name': subject,
+              'messaging.message.id': row.event_id,
+            },
+          },
+          parent,
+        );
         const headers = context.with(trace.setSpan(parent, span), () => toNatsHeaders(currentTraceHeaders()));
         return [{ span, message: { subject, data, msgId: row.event_id, headers } }];
       });
       try {
-        await publisher.publishAll(spans.map((s) => s.message), 5000);
+        await publisher.publishAll(
+          spans.map((s) => s.message),
+          5000,
+        );
       } catch (err) {
         for (const { span } of spans) failSpan(span, err);
         throw err;
@@ -219,18 +245,28 @@ const MESSAGE_HEADROOM_BYTES = 16 * 1024;
  * posts that way, this covers every other writer. An event that still does not fit cannot be
  * published at all: it is logged as an error and dropped, so it cannot stall every event after it.
  */
-function fitted(row: { event_id: string; subject: string; payload: string }, maxBytes: number, logger: Logger): string | undefined {
+function fitted(
+  row: { event_id: string; subject: string; payload: string },
+  maxBytes: number,
+  logger: Logger,
+): string | undefined {
   if (Buffer.byteLength(row.payload) <= maxBytes) return row.payload;
   const event = JSON.parse(row.payload) as Record<string, unknown>;
   if (event.payload && typeof event.payload === 'object') {
     const slim = JSON.stringify({ ...event, payload: {}, payload_omitted: true });
     if (Buffer.byteLength(slim) <= maxBytes) {
-      logger.warn({ event_id: row.event_id, subject: row.subject, bytes: Buffer.byteLength(row.payload) }, 'event too large for a NATS message: published without its fields');
+      logger.warn(
+        { event_id: row.event_id, subject: row.subject, bytes: Buffer.byteLength(row.payload) },
+        'event too large for a NATS message: published without its fields',
+      );
       recordOversizedEvent({ outcome: 'slimmed' });
       return slim;
     }
   }
-  logger.error({ event_id: row.event_id, subject: row.subject, bytes: Buffer.byteLength(row.payload), max_payload: maxBytes }, 'event too large for a NATS message: dropped');
+  logger.error(
+    { event_id: row.event_id, subject: row.subject, bytes: Buffer.byteLength(row.payload), max_payload: maxBytes },
+    'event too large for a NATS message: dropped',
+  );
   recordOversizedEvent({ outcome: 'dropped' });
   return undefined;
 }

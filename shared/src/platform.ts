@@ -35,11 +35,27 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   if (options.migrate) await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolMax: options.poolMax, applicationName: `intake-${options.service}` });
   if (options.migrate) await migrate(db);
-  const redis = new Redis(config.REDIS_URL, { lazyConnect: false, maxRetriesPerRequest: 1, enableOfflineQueue: false, enableAutoPipelining: true, connectTimeout: 2000, retryStrategy: (n) => Math.min(n * 200, 2000) });
+  const redis = new Redis(config.REDIS_URL, {
+    lazyConnect: false,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    enableAutoPipelining: true,
+    connectTimeout: 2000,
+    retryStrategy: (n) => Math.min(n * 200, 2000),
+  });
   redis.on('error', (err) => logger.debug({ err }, 'redis connection error'));
   const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`);
   await ensureStreams(nats).catch((err) => logger.warn({ err }, 'could not provision JetStream streams yet'));
-  return { config, logger, db, nats, redis, clock: options.clock ?? systemClock, secrets: new SecretBox(config.SECRETS_KEY), blobs: createBlobStore(config) };
+  return {
+    config,
+    logger,
+    db,
+    nats,
+    redis,
+    clock: options.clock ?? systemClock,
+    secrets: new SecretBox(config.SECRETS_KEY),
+    blobs: createBlobStore(config),
+  };
 }
 
 export async function closePlatform(platform: Platform): Promise<void> {
@@ -88,10 +104,13 @@ export async function serve(options: {
   };
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     process.once(signal, () => {
-      void shutdown().then(() => process.exit(0), (err) => {
-        platform.logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      });
+      void shutdown().then(
+        () => process.exit(0),
+        (err) => {
+          platform.logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
     });
   }
   return { server, url, shutdown };

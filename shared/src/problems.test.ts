@@ -19,9 +19,15 @@ describe('problems', () => {
   });
 
   it('maps library errors by their codes, never by message text alone', () => {
-    expect(toProblem(Object.assign(new Error('x'), { status: 413, type: 'entity.too.large' }))?.slug).toBe('body-too-large');
-    expect(toProblem(Object.assign(new Error('x'), { status: 400, type: 'entity.parse.failed' }))?.slug).toBe('bad-body');
-    expect(toProblem(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))?.slug).toBe('service-unavailable');
+    expect(toProblem(Object.assign(new Error('x'), { status: 413, type: 'entity.too.large' }))?.slug).toBe(
+      'body-too-large',
+    );
+    expect(toProblem(Object.assign(new Error('x'), { status: 400, type: 'entity.parse.failed' }))?.slug).toBe(
+      'bad-body',
+    );
+    expect(toProblem(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))?.slug).toBe(
+      'service-unavailable',
+    );
     expect(toProblem(new Error('boom'))).toBeUndefined();
   });
 
@@ -44,7 +50,13 @@ describe('problems', () => {
       expect(res.status).toBe(402);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       expect(res.headers.get('retry-after')).toBe('60');
-      expect(await res.json()).toEqual({ type: 'https://intake.test/problems/quota-exceeded', title: PROBLEMS['quota-exceeded'].title, status: 402, detail: 'Used up', limit: 100 });
+      expect(await res.json()).toEqual({
+        type: 'https://intake.test/problems/quota-exceeded',
+        title: PROBLEMS['quota-exceeded'].title,
+        status: 402,
+        detail: 'Used up',
+        limit: 100,
+      });
     });
 
     it('turns unknown errors into a 500 problem with no internals', async () => {

@@ -17,13 +17,13 @@ export const PROBLEMS = {
   'uploads-not-allowed': { status: 413, title: 'The plan does not include file uploads' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   // Ours.
-  'unauthorized': { status: 401, title: 'An API key is required' },
+  unauthorized: { status: 401, title: 'An API key is required' },
   'insufficient-scope': { status: 403, title: 'This key type cannot be used here' },
   'origin-not-allowed': { status: 403, title: 'The form does not accept posts from this website' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'not-acceptable': { status: 406, title: 'Not acceptable' },
-  'conflict': { status: 409, title: 'Conflict' },
+  conflict: { status: 409, title: 'Conflict' },
   'link-expired': { status: 410, title: 'The link has expired' },
   'body-too-large': { status: 413, title: 'The request body is too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported content type' },
@@ -60,11 +60,22 @@ export class Problem extends Error {
   }
 
   toJSON(problemsUrl: string): Record<string, unknown> {
-    return { type: `${problemsUrl}/${this.slug}`, title: this.title, status: this.status, detail: this.detail, ...this.extra };
+    return {
+      type: `${problemsUrl}/${this.slug}`,
+      title: this.title,
+      status: this.status,
+      detail: this.detail,
+      ...this.extra,
+    };
   }
 }
 
-export function problem(slug: ProblemSlug, detail: string, extra: Record<string, unknown> = {}, headers: Record<string, string> = {}): Problem {
+export function problem(
+  slug: ProblemSlug,
+  detail: string,
+  extra: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Problem {
   return new Problem(slug, detail, extra, headers);
 }
 
@@ -76,19 +87,55 @@ export function isProblem(err: unknown): err is Problem {
 export function toProblem(err: unknown): Problem | undefined {
   if (isProblem(err)) return err;
   if (!err || typeof err !== 'object') return undefined;
-  const e = err as { status?: unknown; statusCode?: unknown; httpCode?: unknown; code?: unknown; type?: unknown; message?: unknown };
+  const e = err as {
+    status?: unknown;
+    statusCode?: unknown;
+    httpCode?: unknown;
+    code?: unknown;
+    type?: unknown;
+    message?: unknown;
+  };
   const status = Number(e.status ?? e.statusCode ?? e.httpCode);
-  if (e.type === 'entity.too.large' || status === 413) return problem('body-too-large', 'The request body is larger than this endpoint accepts');
-  if (e.type === 'entity.parse.failed' || e.type === 'encoding.unsupported' || e.type === 'charset.unsupported' || e.type === 'request.size.invalid' || e.type === 'request.aborted') {
+  if (e.type === 'entity.too.large' || status === 413)
+    return problem('body-too-large', 'The request body is larger than this endpoint accepts');
+  if (
+    e.type === 'entity.parse.failed' ||
+    e.type === 'encoding.unsupported' ||
+    e.type === 'charset.unsupported' ||
+    e.type === 'request.size.invalid' ||
+    e.type === 'request.aborted'
+  ) {
     return problem('bad-body', 'The request body could not be parsed');
   }
   if (status === 415) return problem('unsupported-media-type', 'This content type is not accepted here');
   if (status === 400) return problem('bad-body', 'The request body could not be parsed');
-  if (isUnavailable(err)) return problem('service-unavailable', 'A backing service is unavailable; try again shortly', {}, { 'Retry-After': '5' });
+  if (isUnavailable(err))
+    return problem(
+      'service-unavailable',
+      'A backing service is unavailable; try again shortly',
+      {},
+      { 'Retry-After': '5' },
+    );
   return undefined;
 }
 
-const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300', '55P03']);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08006',
+  '53300',
+  '55P03',
+]);
 
 /** True for errors that mean a dependency (Postgres, Redis, NATS, storage) is down or stuck (55P03: a lock not granted within lock_timeout) rather than a bug. */
 export function isUnavailable(err: unknown): boolean {
@@ -97,7 +144,9 @@ export function isUnavailable(err: unknown): boolean {
   if (typeof e.code === 'string' && UNAVAILABLE_CODES.has(e.code)) return true;
   if (e.name === 'KnexTimeoutError') return true;
   const message = typeof e.message === 'string' ? e.message : '';
-  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(message);
+  return /Connection terminated|connection timeout|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
+    message,
+  );
 }
 
 export function writeProblem(ctx: Context, p: Problem, problemsUrl: string): void {
@@ -112,7 +161,8 @@ export function problemMiddleware(problemsUrl: string, logger: Logger) {
   return async function renderProblems(ctx: Context, next: Next): Promise<void> {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw problem('not-found', `Nothing is served at ${ctx.method} ${ctx.path}`);
+      if (ctx.status === 404 && ctx.body === undefined)
+        throw problem('not-found', `Nothing is served at ${ctx.method} ${ctx.path}`);
       if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
         throw problem('method-not-allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }

@@ -16,13 +16,34 @@ describe('retention sweep', () => {
     const form = await factories.form(db, account.id);
     const ids = { oldPublished: newId('event'), recentPublished: newId('event'), unpublished: newId('event') };
     await db('outbox').insert([
-      { event_id: ids.oldPublished, subject: 'submission.created', payload: '{}', published_at: new Date(now.getTime() - RETENTION.publishedOutboxMs - 1000) },
-      { event_id: ids.recentPublished, subject: 'submission.created', payload: '{}', published_at: new Date(now.getTime() - 1000) },
-      { event_id: ids.unpublished, subject: 'submission.created', payload: '{}', created_at: new Date('2029-01-01'), published_at: null },
+      {
+        event_id: ids.oldPublished,
+        subject: 'submission.created',
+        payload: '{}',
+        published_at: new Date(now.getTime() - RETENTION.publishedOutboxMs - 1000),
+      },
+      {
+        event_id: ids.recentPublished,
+        subject: 'submission.created',
+        payload: '{}',
+        published_at: new Date(now.getTime() - 1000),
+      },
+      {
+        event_id: ids.unpublished,
+        subject: 'submission.created',
+        payload: '{}',
+        created_at: new Date('2029-01-01'),
+        published_at: null,
+      },
     ]);
     await db('idempotency_keys').insert([
       { form_id: form.id, key: 'expired', submission_id: newId('submission'), expires_at: new Date(now.getTime() - 1) },
-      { form_id: form.id, key: 'live', submission_id: newId('submission'), expires_at: new Date(now.getTime() + 60_000) },
+      {
+        form_id: form.id,
+        key: 'live',
+        submission_id: newId('submission'),
+        expires_at: new Date(now.getTime() + 60_000),
+      },
     ]);
     const consumer = `sweep-test-${newId('event')}`;
     await db('processed_events').insert([
@@ -33,7 +54,9 @@ describe('retention sweep', () => {
     const swept = await sweepRetention({ db, now, batch: 1 });
     expect(swept.outbox).toBeGreaterThanOrEqual(1);
 
-    expect((await db('outbox').whereIn('event_id', Object.values(ids)).pluck('event_id')).sort()).toEqual([ids.recentPublished, ids.unpublished].sort());
+    expect((await db('outbox').whereIn('event_id', Object.values(ids)).pluck('event_id')).sort()).toEqual(
+      [ids.recentPublished, ids.unpublished].sort(),
+    );
     expect(await db('idempotency_keys').where({ form_id: form.id }).pluck('key')).toEqual(['live']);
     expect(await db('processed_events').where({ consumer }).pluck('event_id')).toEqual(['recent']);
   });

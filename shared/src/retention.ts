@@ -14,7 +14,11 @@ export const RETENTION = {
 } as const;
 
 /** Deletes published outbox rows, expired idempotency keys and old processed-event marks, in batches. Returns rows deleted. */
-export async function sweepRetention(props: { db: Db; now: Date; batch?: number }): Promise<{ outbox: number; idempotencyKeys: number; processedEvents: number }> {
+export async function sweepRetention(props: {
+  db: Db;
+  now: Date;
+  batch?: number;
+}): Promise<{ outbox: number; idempotencyKeys: number; processedEvents: number }> {
   const { db, now } = props;
   const batch = props.batch ?? 5000;
   const sweep = async (table: string, where: (q: ReturnType<Db>) => void): Promise<number> => {
@@ -22,20 +26,33 @@ export async function sweepRetention(props: { db: Db; now: Date; batch?: number 
     for (;;) {
       const victims = db(table).select(db.raw('ctid')).limit(batch);
       where(victims);
-      const deleted = await db(table).whereIn(db.raw('ctid') as unknown as string, victims).delete();
+      const deleted = await db(table)
+        .whereIn(db.raw('ctid') as unknown as string, victims)
+        .delete();
       total += deleted;
       if (deleted < batch) return total;
     }
   };
   return {
-    outbox: await sweep('outbox', (q) => q.whereNotNull('published_at').andWhere('published_at', '<', new Date(now.getTime() - RETENTION.publishedOutboxMs))),
+    outbox: await sweep('outbox', (q) =>
+      q
+        .whereNotNull('published_at')
+        .andWhere('published_at', '<', new Date(now.getTime() - RETENTION.publishedOutboxMs)),
+    ),
     idempotencyKeys: await sweep('idempotency_keys', (q) => q.where('expires_at', '<=', now)),
-    processedEvents: await sweep('processed_events', (q) => q.where('processed_at', '<', new Date(now.getTime() - RETENTION.processedEventsMs))),
+    processedEvents: await sweep('processed_events', (q) =>
+      q.where('processed_at', '<', new Date(now.getTime() - RETENTION.processedEventsMs)),
+    ),
   };
 }
 
 /** Runs `sweepRetention` every `intervalMs` (several replicas may run it: deletes are idempotent). */
-export function startRetentionSweeper(props: { db: Db; logger: Logger; clock: { now(): Date }; intervalMs?: number }): Worker {
+export function startRetentionSweeper(props: {
+  db: Db;
+  logger: Logger;
+  clock: { now(): Date };
+  intervalMs?: number;
+}): Worker {
   const intervalMs = props.intervalMs ?? 10 * 60 * 1000;
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {

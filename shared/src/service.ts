@@ -31,7 +31,11 @@ export interface ServiceState {
 }
 
 /** Builds the service's Koa app from its routes: problems, CORS, probes, routes. No listening, no globals. */
-export function buildServiceApp(module: ServiceModule, platform: Platform, state: ServiceState = { draining: false }): Koa {
+export function buildServiceApp(
+  module: ServiceModule,
+  platform: Platform,
+  state: ServiceState = { draining: false },
+): Koa {
   const app = baseApp(platform, { cors: module.cors });
   const router = new Router();
   mountProbes(router, platform, module.needs, state);
@@ -46,13 +50,31 @@ export function buildServiceApp(module: ServiceModule, platform: Platform, state
 export async function runStandalone(module: ServiceModule): Promise<void> {
   const config = loadConfig(process.env);
   const platform = await createPlatform(config, { service: module.name });
-  if (usesDevelopmentSecretsKey(config)) platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
+  if (usesDevelopmentSecretsKey(config))
+    platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
   const state: ServiceState = { draining: false };
   const app = buildServiceApp(module, platform, state);
   const workers = await module.startWorkers(platform);
-  if (module.publishesEvents) workers.push(startOutboxRelay({ db: platform.db, databaseUrl: config.DATABASE_URL, nats: platform.nats, logger: platform.logger }));
-  workers.push(telemetryWorker(platform, { serviceName: `intake-${module.name}`, publishesEvents: module.publishesEvents }));
-  const { url } = await serve({ platform, handler: app.callback(), workers, port: config.PORT, state, name: module.name });
+  if (module.publishesEvents)
+    workers.push(
+      startOutboxRelay({
+        db: platform.db,
+        databaseUrl: config.DATABASE_URL,
+        nats: platform.nats,
+        logger: platform.logger,
+      }),
+    );
+  workers.push(
+    telemetryWorker(platform, { serviceName: `intake-${module.name}`, publishesEvents: module.publishesEvents }),
+  );
+  const { url } = await serve({
+    platform,
+    handler: app.callback(),
+    workers,
+    port: config.PORT,
+    state,
+    name: module.name,
+  });
   platform.logger.info({ url }, `intake ${module.name} listening on ${url}`);
 }
 
@@ -61,10 +83,19 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
  * modules loaded earlier are then missing), observes the JetStream consumer and outbox backlogs,
  * and flushes everything on shutdown.
  */
-export function telemetryWorker(platform: Platform, options: { serviceName: string; publishesEvents: boolean }): Worker {
+export function telemetryWorker(
+  platform: Platform,
+  options: { serviceName: string; publishesEvents: boolean },
+): Worker {
   const telemetry = startTelemetry({ serviceName: options.serviceName, env: process.env });
-  const stopObserving = telemetry.enabled ? observeBacklogs({ nats: platform.nats, db: options.publishesEvents ? platform.db : undefined }) : undefined;
-  if (telemetry.enabled) platform.logger.info({ service_name: telemetry.serviceName }, 'OpenTelemetry traces and metrics are exported over OTLP');
+  const stopObserving = telemetry.enabled
+    ? observeBacklogs({ nats: platform.nats, db: options.publishesEvents ? platform.db : undefined })
+    : undefined;
+  if (telemetry.enabled)
+    platform.logger.info(
+      { service_name: telemetry.serviceName },
+      'OpenTelemetry traces and metrics are exported over OTLP',
+    );
   return {
     async stop() {
       stopObserving?.();

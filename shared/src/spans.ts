@@ -7,7 +7,12 @@ export function failSpan(span: Span, err: unknown): void {
 }
 
 /** Runs `fn` in a new active span that ends when `fn` settles; a throw marks the span failed and goes on up. */
-export function inActiveSpan<T>(tracer: Tracer, name: string, options: SpanOptions, fn: (span: Span) => Promise<T>): Promise<T> {
+export function inActiveSpan<T>(
+  tracer: Tracer,
+  name: string,
+  options: SpanOptions,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
   return tracer.startActiveSpan(name, options, async (span) => {
     try {
       return await fn(span);

@@ -16,11 +16,20 @@ describe('StreamPublisher', () => {
 
   const streamName = (tag: string) => `${platform.nats.names.prefix.toUpperCase()}_PUBTEST_${tag}`;
   const subject = (tag: string) => platform.nats.names.subject(`pubtest.${tag}`);
-  const message = (tag: string, n: number): StreamMessage => ({ subject: subject(tag), data: JSON.stringify({ n }), msgId: `${tag}-${n}`, headers: headers() });
+  const message = (tag: string, n: number): StreamMessage => ({
+    subject: subject(tag),
+    data: JSON.stringify({ n }),
+    msgId: `${tag}-${n}`,
+    headers: headers(),
+  });
 
   async function stored(stream: string): Promise<{ n: number; msgId: string | undefined }[]> {
     const durable = `probe_${Date.now()}`;
-    await platform.nats.jsm.consumers.add(stream, { durable_name: durable, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All });
+    await platform.nats.jsm.consumers.add(stream, {
+      durable_name: durable,
+      ack_policy: AckPolicy.None,
+      deliver_policy: DeliverPolicy.All,
+    });
     const consumer = await platform.nats.js.consumers.get(stream, durable);
     const out: { n: number; msgId: string | undefined }[] = [];
     const { state } = await platform.nats.jsm.streams.info(stream);
@@ -37,7 +46,10 @@ describe('StreamPublisher', () => {
     try {
       const batch = Array.from({ length: 50 }, (_, i) => message('order', i));
       await publisher.publishAll(batch, 5000);
-      await publisher.publishAll(Array.from({ length: 50 }, (_, i) => message('order', i)), 5000);
+      await publisher.publishAll(
+        Array.from({ length: 50 }, (_, i) => message('order', i)),
+        5000,
+      );
       expect(await stored(stream)).toEqual(batch.map((m, i) => ({ n: i, msgId: m.msgId })));
     } finally {
       await platform.nats.jsm.streams.delete(stream);
@@ -54,11 +66,18 @@ describe('StreamPublisher', () => {
     // A plain subscriber on another subject answers like a stream, but late.
     const late: Promise<void>[] = [];
     const responder = platform.nats.nc.subscribe(subject('late'), {
-      callback: (_err, msg) => late.push(new Promise((resolve) => setTimeout(() => resolve(void msg.respond(JSON.stringify({ stream: 'X', seq: 1 }))), 400))),
+      callback: (_err, msg) =>
+        late.push(
+          new Promise((resolve) =>
+            setTimeout(() => resolve(void msg.respond(JSON.stringify({ stream: 'X', seq: 1 }))), 400),
+          ),
+        ),
     });
     try {
       const started = Date.now();
-      await expect(publisher.publishAll([message('late', 1)], 200)).rejects.toThrow(/did not acknowledge 1 of 1 messages within 200 ms/);
+      await expect(publisher.publishAll([message('late', 1)], 200)).rejects.toThrow(
+        /did not acknowledge 1 of 1 messages within 200 ms/,
+      );
       expect(Date.now() - started).toBeLessThan(400);
       await Promise.all(late);
       await publisher.publishAll([message('slow', 1)], 5000);
@@ -71,9 +90,16 @@ describe('StreamPublisher', () => {
 
   it('rejects a batch when the stream refuses a message', async () => {
     const stream = streamName('FULL');
-    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject('full')], max_msgs: 1, discard: DiscardPolicy.New });
+    await platform.nats.jsm.streams.add({
+      name: stream,
+      subjects: [subject('full')],
+      max_msgs: 1,
+      discard: DiscardPolicy.New,
+    });
     try {
-      await expect(publisher.publishAll([message('full', 1), message('full', 2)], 5000)).rejects.toThrow(/JetStream refused a message/);
+      await expect(publisher.publishAll([message('full', 1), message('full', 2)], 5000)).rejects.toThrow(
+        /JetStream refused a message/,
+      );
       expect(await stored(stream)).toEqual([{ n: 1, msgId: 'full-1' }]);
     } finally {
       await platform.nats.jsm.streams.delete(stream);

@@ -41,7 +41,13 @@ export class StreamPublisher {
     try {
       await new Promise<void>((resolve, reject) => {
         let left = messages.length;
-        timer = setTimeout(() => reject(new Error(`JetStream did not acknowledge ${left} of ${messages.length} messages within ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(
+          () =>
+            reject(
+              new Error(`JetStream did not acknowledge ${left} of ${messages.length} messages within ${timeoutMs} ms`),
+            ),
+          timeoutMs,
+        );
         for (const message of messages) {
           const token = String(++this.counter);
           tokens.push(token);
@@ -77,14 +83,20 @@ export class StreamPublisher {
     }
     const settle = this.waiting.get(msg.subject.slice(this.inbox.length + 1));
     if (!settle) return; // an answer after its batch gave up
-    if (msg.headers?.code === 503) return settle(new Error(`no stream takes the subject of this message (${msg.headers.description || 'no responders'})`));
+    if (msg.headers?.code === 503)
+      return settle(
+        new Error(`no stream takes the subject of this message (${msg.headers.description || 'no responders'})`),
+      );
     let ack: PubAck;
     try {
       ack = msg.json<PubAck>();
     } catch {
       return settle(new Error('JetStream answered a publish with something that is not a PubAck'));
     }
-    if (ack.error) return settle(new Error(`JetStream refused a message: ${ack.error.description ?? 'error'} (${ack.error.code ?? '?'})`));
+    if (ack.error)
+      return settle(
+        new Error(`JetStream refused a message: ${ack.error.description ?? 'error'} (${ack.error.code ?? '?'})`),
+      );
     if (typeof ack.seq !== 'number') return settle(new Error('JetStream answered a publish without a sequence number'));
     settle();
   }

@@ -36,12 +36,19 @@ const UNTRACED_PATHS = new Set(['/livez', '/readyz']);
 
 export function telemetryConfigured(env: Record<string, string | undefined>): boolean {
   if (/^true$/i.test(env['OTEL_SDK_DISABLED'] ?? '')) return false;
-  return Boolean(env['OTEL_EXPORTER_OTLP_ENDPOINT'] || env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] || env['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT']);
+  return Boolean(
+    env['OTEL_EXPORTER_OTLP_ENDPOINT'] ||
+    env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ||
+    env['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'],
+  );
 }
 
 /** `intake-<service>` from the entry script's path (`services/<name>/dist/main.js`); `intake` for the all-in-one process. */
 export function serviceNameFromEntry(entry: string | undefined): string {
-  const match = /services[\\/](ingest|management|delivery|usage)[\\/](?:dist|src)[\\/](main|all-in-one|cli[\\/][\w-]+)\.[jt]s$/.exec(entry ?? '');
+  const match =
+    /services[\\/](ingest|management|delivery|usage)[\\/](?:dist|src)[\\/](main|all-in-one|cli[\\/][\w-]+)\.[jt]s$/.exec(
+      entry ?? '',
+    );
   if (!match) return 'intake';
   if (match[2] === 'all-in-one') return 'intake';
   if (match[2]?.startsWith('cli')) return `intake-${match[2].replace(/^cli[\\/]/, '')}`;
@@ -50,7 +57,9 @@ export function serviceNameFromEntry(entry: string | undefined): string {
 
 export function instrumentations() {
   return [
-    new HttpInstrumentation({ ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0] ?? '') }),
+    new HttpInstrumentation({
+      ignoreIncomingRequestHook: (req) => UNTRACED_PATHS.has((req.url ?? '').split('?')[0] ?? ''),
+    }),
     new KoaInstrumentation(),
     new PgInstrumentation({ requireParentSpan: true }),
     new IORedisInstrumentation({ requireParentSpan: true }),

@@ -12,11 +12,17 @@ const SERVICES = ['ingest', 'management', 'delivery', 'usage'] as const;
 
 /** nginx's location choice: an exact `=` match wins, else the longest prefix (no regex locations are used). */
 function nginxRoute(conf: string, uri: string): string {
-  const locations = [...conf.matchAll(/location\s+(=\s+)?(\S+)\s*\{\s*proxy_pass\s+http:\/\/(\w+);/g)].map((m) => ({ exact: Boolean(m[1]), path: m[2] as string, upstream: m[3] as string }));
+  const locations = [...conf.matchAll(/location\s+(=\s+)?(\S+)\s*\{\s*proxy_pass\s+http:\/\/(\w+);/g)].map((m) => ({
+    exact: Boolean(m[1]),
+    path: m[2] as string,
+    upstream: m[3] as string,
+  }));
   const pathOnly = uri.split('?')[0] as string;
   const exact = locations.find((l) => l.exact && l.path === pathOnly);
   if (exact) return exact.upstream;
-  const prefixes = locations.filter((l) => !l.exact && pathOnly.startsWith(l.path)).sort((a, b) => b.path.length - a.path.length);
+  const prefixes = locations
+    .filter((l) => !l.exact && pathOnly.startsWith(l.path))
+    .sort((a, b) => b.path.length - a.path.length);
   return prefixes[0]?.upstream ?? 'none';
 }
 
@@ -39,23 +45,48 @@ describe('docker-compose.yml', () => {
     for (const format of ['duration', 'expose', 'ports', 'subnet_ip_address']) ajv.addFormat(format, true);
     const validate = ajv.compile(schema);
     expect(validate(compose) ? [] : validate.errors).toEqual([]);
-    expect(validate({ services: { web: { image: 'x', restart: 7, depends_on: { db: { condition: 'whenever' } } } } })).toBe(false);
+    expect(
+      validate({ services: { web: { image: 'x', restart: 7, depends_on: { db: { condition: 'whenever' } } } } }),
+    ).toBe(false);
   });
 
   it('runs the whole stack: dependencies, collector and trace viewer, the four services after the migrations, a gateway on one port', () => {
     const names = Object.keys(compose.services);
-    for (const dep of ['postgres', 'nats', 'redis', 'minio', 'minio-bucket', 'mailpit', 'otel-collector', 'jaeger', 'migrate', 'gateway', ...SERVICES]) expect(names).toContain(dep);
+    for (const dep of [
+      'postgres',
+      'nats',
+      'redis',
+      'minio',
+      'minio-bucket',
+      'mailpit',
+      'otel-collector',
+      'jaeger',
+      'migrate',
+      'gateway',
+      ...SERVICES,
+    ])
+      expect(names).toContain(dep);
     expect(compose.services.nats.command).toContain('-js');
     expect(compose.services.migrate.command).toEqual(['node', 'services/management/dist/cli/migrate.js']);
     for (const svc of SERVICES) {
       const s = compose.services[svc];
       expect(s.build.dockerfile).toBe(`services/${svc}/Dockerfile`);
       expect(s.depends_on.migrate.condition).toBe('service_completed_successfully');
-      expect(s.environment).toEqual(expect.objectContaining({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318', OTEL_SERVICE_NAME: `intake-${svc}`, DATABASE_URL: expect.stringContaining('@postgres:5432/'), NATS_URL: 'nats://nats:4222', REDIS_URL: 'redis://redis:6379', S3_BUCKET: 'intake-files', SMTP_URL: 'smtp://mailpit:1025' }));
+      expect(s.environment).toEqual(
+        expect.objectContaining({
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector:4318',
+          OTEL_SERVICE_NAME: `intake-${svc}`,
+          DATABASE_URL: expect.stringContaining('@postgres:5432/'),
+          NATS_URL: 'nats://nats:4222',
+          REDIS_URL: 'redis://redis:6379',
+          S3_BUCKET: 'intake-files',
+          SMTP_URL: 'smtp://mailpit:1025',
+        }),
+      );
     }
     expect(compose.services['minio-bucket'].command.join(' ')).toContain('mb --ignore-existing local/intake-files');
     expect(compose.services.gateway.ports).toEqual(['8080:8080']);
-    for (const volume of Object.values(compose.services).flatMap((s) => ((s as { volumes?: string[] }).volumes ?? []))) {
+    for (const volume of Object.values(compose.services).flatMap((s) => (s as { volumes?: string[] }).volumes ?? [])) {
       if (volume.startsWith('./')) expect(existsSync(path.join(root, volume.split(':')[0] as string))).toBe(true);
     }
   });
@@ -65,7 +96,18 @@ describe('gateway (deploy/gateway/nginx.conf)', () => {
   const conf = read('deploy/gateway/nginx.conf');
 
   it('routes like routeFor of the all-in-one process and the Ingress', () => {
-    for (const [uri, expected] of [['/v1/f/contact', 'ingest'], ['/v1/f/', 'ingest'], ['/v1/f', 'management'], ['/v1/usage', 'usage'], ['/v1/usage?month=2025-01', 'usage'], ['/v1/usage/x', 'usage'], ['/v1/usagex', 'management'], ['/v1/forms', 'management'], ['/openapi', 'management'], ['/', 'management']] as const) {
+    for (const [uri, expected] of [
+      ['/v1/f/contact', 'ingest'],
+      ['/v1/f/', 'ingest'],
+      ['/v1/f', 'management'],
+      ['/v1/usage', 'usage'],
+      ['/v1/usage?month=2025-01', 'usage'],
+      ['/v1/usage/x', 'usage'],
+      ['/v1/usagex', 'management'],
+      ['/v1/forms', 'management'],
+      ['/openapi', 'management'],
+      ['/', 'management'],
+    ] as const) {
       expect({ uri, to: nginxRoute(conf, uri) }).toEqual({ uri, to: expected });
       expect({ uri, to: routeFor(uri) }).toEqual({ uri, to: expected });
     }
@@ -73,12 +115,18 @@ describe('gateway (deploy/gateway/nginx.conf)', () => {
 
   it('agrees with routeFor on any path', () => {
     const segment = fc.constantFrom('v1', 'f', 'usage', 'usages', 'forms', 'x', '');
-    const uri = fc.tuple(fc.array(segment, { maxLength: 4 }), fc.constantFrom('', '?a=1')).map(([s, q]) => `/${s.join('/')}${q}`);
-    fc.assert(fc.property(uri, (u) => nginxRoute(conf, u) === routeFor(u)), { numRuns: 2000 });
+    const uri = fc
+      .tuple(fc.array(segment, { maxLength: 4 }), fc.constantFrom('', '?a=1'))
+      .map(([s, q]) => `/${s.join('/')}${q}`);
+    fc.assert(
+      fc.property(uri, (u) => nginxRoute(conf, u) === routeFor(u)),
+      { numRuns: 2000 },
+    );
   });
 
   it('has an upstream for each HTTP service, on the port the images listen on', () => {
-    for (const svc of ['ingest', 'usage', 'management']) expect(conf).toContain(`upstream ${svc} { server ${svc}:8080;`);
+    for (const svc of ['ingest', 'usage', 'management'])
+      expect(conf).toContain(`upstream ${svc} { server ${svc}:8080;`);
   });
 });
 
@@ -86,7 +134,10 @@ describe('Dockerfiles', () => {
   for (const svc of SERVICES) {
     describe(svc, () => {
       const text = read(`services/${svc}/Dockerfile`);
-      const instructions = text.replace(/\\\n/g, ' ').split('\n').filter((l) => l.trim() && !l.trim().startsWith('#'));
+      const instructions = text
+        .replace(/\\\n/g, ' ')
+        .split('\n')
+        .filter((l) => l.trim() && !l.trim().startsWith('#'));
       const stages = instructions.filter((l) => l.startsWith('FROM'));
 
       it('is multi-stage on a current Node LTS slim image, runtime with production dependencies only', () => {
@@ -102,7 +153,12 @@ describe('Dockerfiles', () => {
       it('copies only paths that exist, and runs a CMD file that tsc -b produced, as a non-root user with a /livez healthcheck', () => {
         for (const line of instructions.filter((l) => l.startsWith('COPY') && !l.includes('--from='))) {
           const sources = line.split(/\s+/).slice(1, -1);
-          for (const source of sources) expect({ line, source, exists: existsSync(path.join(root, source)) }).toEqual({ line, source, exists: true });
+          for (const source of sources)
+            expect({ line, source, exists: existsSync(path.join(root, source)) }).toEqual({
+              line,
+              source,
+              exists: true,
+            });
         }
         for (const line of instructions.filter((l) => l.startsWith('COPY --from=build'))) {
           const source = (line.split(/\s+/)[2] as string).replace(/^\/app\//, '');
@@ -113,11 +169,15 @@ describe('Dockerfiles', () => {
         expect(existsSync(path.join(root, cmd[1]))).toBe(true);
         const user = instructions.filter((l) => l.startsWith('USER')).pop();
         expect(user).toBe('USER node');
-        expect(text).toMatch(/HEALTHCHECK .*CMD \["node", "-e", "fetch\('http:\/\/127\.0\.0\.1:' \+ \(process\.env\.PORT \|\| 8080\) \+ '\/livez'\)/s);
+        expect(text).toMatch(
+          /HEALTHCHECK .*CMD \["node", "-e", "fetch\('http:\/\/127\.0\.0\.1:' \+ \(process\.env\.PORT \|\| 8080\) \+ '\/livez'\)/s,
+        );
       });
 
       it('the image entry point imports @intake/shared/register before anything else', () => {
-        const main = read(`services/${svc}/src/main.ts`).split('\n').find((l) => l.startsWith('import'));
+        const main = read(`services/${svc}/src/main.ts`)
+          .split('\n')
+          .find((l) => l.startsWith('import'));
         expect(main).toBe("import '@intake/shared/register';");
       });
     });
@@ -131,15 +191,20 @@ describe('Dockerfiles', () => {
 
 describe('Grafana dashboard (deploy/grafana/intake-dashboard.json)', () => {
   const dashboard = JSON.parse(read('deploy/grafana/intake-dashboard.json'));
-  const exprs: string[] = dashboard.panels.flatMap((p: { targets: { expr: string }[] }) => p.targets.map((t) => t.expr));
+  const exprs: string[] = dashboard.panels.flatMap((p: { targets: { expr: string }[] }) =>
+    p.targets.map((t) => t.expr),
+  );
   const catalog = Object.values(METRICS).map((m) => prometheusName(m));
 
   it('queries only metrics of the catalog in shared/src/metrics.ts, under their Prometheus names', () => {
-    const used = new Set(exprs.flatMap((e) => [...e.matchAll(/\bintake_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''))));
+    const used = new Set(
+      exprs.flatMap((e) => [...e.matchAll(/\bintake_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''))),
+    );
     for (const name of used) expect({ name, inCatalog: catalog.includes(name) }).toEqual({ name, inCatalog: true });
   });
 
   it('has a panel for every instrument of the catalog', () => {
-    for (const name of catalog) expect({ name, charted: exprs.some((e) => e.includes(name)) }).toEqual({ name, charted: true });
+    for (const name of catalog)
+      expect({ name, charted: exprs.some((e) => e.includes(name)) }).toEqual({ name, charted: true });
   });
 });

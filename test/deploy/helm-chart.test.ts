@@ -16,12 +16,16 @@ function merge(base: unknown, over: unknown): unknown {
 }
 
 function allFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? allFiles(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? allFiles(path.join(dir, e.name)) : [path.join(dir, e.name)],
+  );
 }
 
 describe('Helm chart deploy/helm/intake', () => {
   const values = parse(read('deploy/helm/intake/values.yaml'));
-  const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, strictRequired: false }).compile(JSON.parse(read('deploy/helm/intake/values.schema.json')));
+  const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, strictRequired: false }).compile(
+    JSON.parse(read('deploy/helm/intake/values.schema.json')),
+  );
 
   it('values.schema.json accepts values.yaml and every example override (merged as helm does)', () => {
     expect(validate(values) ? [] : validate.errors).toEqual([]);
@@ -45,14 +49,22 @@ describe('Helm chart deploy/helm/intake', () => {
       { secrets: { existingSecret: 'Not_A_Name' } },
       { ingress: { enabled: true, host: 'https://forms.example.com' } },
     ];
-    for (const override of bad) expect({ override, valid: validate(merge(values, override)) }).toEqual({ override, valid: false });
-    expect(validate(merge(values, { s3: { enabled: false }, files: { existingClaim: 'intake-files-rwx' } }))).toBe(true);
+    for (const override of bad)
+      expect({ override, valid: validate(merge(values, override)) }).toEqual({ override, valid: false });
+    expect(validate(merge(values, { s3: { enabled: false }, files: { existingClaim: 'intake-files-rwx' } }))).toBe(
+      true,
+    );
     const { usage: _usage, ...threeServices } = values.services;
     expect(validate({ ...values, services: threeServices })).toBe(false);
   });
 
   it('every non-template YAML file of the repository parses', () => {
-    const yamlFiles = [path.join(root, 'docker-compose.yml'), ...allFiles(path.join(root, 'deploy')).filter((f) => /\.ya?ml$/.test(f) && !f.includes(`${path.sep}templates${path.sep}`))];
+    const yamlFiles = [
+      path.join(root, 'docker-compose.yml'),
+      ...allFiles(path.join(root, 'deploy')).filter(
+        (f) => /\.ya?ml$/.test(f) && !f.includes(`${path.sep}templates${path.sep}`),
+      ),
+    ];
     expect(yamlFiles.length).toBeGreaterThanOrEqual(8);
     for (const file of yamlFiles) {
       const docs = parseAllDocuments(readFileSync(file, 'utf8'));
@@ -62,14 +74,21 @@ describe('Helm chart deploy/helm/intake', () => {
 
   it('templates only read values that values.yaml defines, and only include defined helpers', () => {
     const templates = allFiles(path.join(chart, 'templates'));
-    const helpers = new Set([...read('deploy/helm/intake/templates/_helpers.tpl').matchAll(/define "([^"]+)"/g)].map((m) => m[1]));
+    const helpers = new Set(
+      [...read('deploy/helm/intake/templates/_helpers.tpl').matchAll(/define "([^"]+)"/g)].map((m) => m[1]),
+    );
     for (const file of templates) {
       const text = readFileSync(file, 'utf8');
       for (const [, ref] of text.matchAll(/\$?\.Values((?:\.[A-Za-z0-9_]+)+)/g)) {
         const keys = (ref as string).slice(1).split('.');
         let node: unknown = values;
-        for (const key of keys) node = isObject(node) ? (key in node ? node[key] : Symbol.for('missing')) : Symbol.for('missing');
-        expect({ file: path.basename(file), ref, defined: node !== Symbol.for('missing') }).toEqual({ file: path.basename(file), ref, defined: true });
+        for (const key of keys)
+          node = isObject(node) ? (key in node ? node[key] : Symbol.for('missing')) : Symbol.for('missing');
+        expect({ file: path.basename(file), ref, defined: node !== Symbol.for('missing') }).toEqual({
+          file: path.basename(file),
+          ref,
+          defined: true,
+        });
       }
       for (const [, name] of text.matchAll(/include "([^"]+)"/g)) expect(helpers.has(name as string)).toBe(true);
     }
@@ -80,10 +99,20 @@ describe('Helm chart deploy/helm/intake', () => {
     expect(deployment).toMatch(/livenessProbe:\s+httpGet: \{ path: \/livez/);
     expect(deployment).toMatch(/readinessProbe:\s+httpGet: \{ path: \/readyz/);
     expect(deployment).toContain('resources: {{- toYaml $svc.resources');
-    for (const [file, kind] of [['services.yaml', 'Service'], ['hpa.yaml', 'HorizontalPodAutoscaler'], ['pdb.yaml', 'PodDisruptionBudget'], ['deployments.yaml', 'Deployment']]) {
-      expect(read(`deploy/helm/intake/templates/${file}`)).toMatch(new RegExp(`range \\$name, \\$svc := \\.Values\\.services[\\s\\S]*kind: ${kind}\\n`));
+    for (const [file, kind] of [
+      ['services.yaml', 'Service'],
+      ['hpa.yaml', 'HorizontalPodAutoscaler'],
+      ['pdb.yaml', 'PodDisruptionBudget'],
+      ['deployments.yaml', 'Deployment'],
+    ]) {
+      expect(read(`deploy/helm/intake/templates/${file}`)).toMatch(
+        new RegExp(`range \\$name, \\$svc := \\.Values\\.services[\\s\\S]*kind: ${kind}\\n`),
+      );
     }
-    for (const svc of ['ingest', 'management', 'delivery', 'usage']) expect(values.services[svc].resources.requests).toEqual(expect.objectContaining({ cpu: expect.anything(), memory: expect.any(String) }));
+    for (const svc of ['ingest', 'management', 'delivery', 'usage'])
+      expect(values.services[svc].resources.requests).toEqual(
+        expect.objectContaining({ cpu: expect.anything(), memory: expect.any(String) }),
+      );
   });
 
   it('runs the migrations as a pre-install/pre-upgrade hook Job with the migrate entry point that tsc builds', () => {

@@ -1,7 +1,17 @@
 import { SpanKind, trace } from '@opentelemetry/api';
 import { tracing, metrics as sdkMetrics } from '@opentelemetry/sdk-node';
 import { AckPolicy, DeliverPolicy } from 'nats';
-import { ACK, ensureConsumer, enqueueEvent, observeBacklogs, recordSubmission, resetTelemetryForTests, runConsumer, startOutboxRelay, startTelemetry } from '@intake/shared';
+import {
+  ACK,
+  ensureConsumer,
+  enqueueEvent,
+  observeBacklogs,
+  recordSubmission,
+  resetTelemetryForTests,
+  runConsumer,
+  startOutboxRelay,
+  startTelemetry,
+} from '@intake/shared';
 import { createTestPlatform, eventually, type TestPlatform } from '@intake/shared/testing';
 
 /**
@@ -12,19 +22,37 @@ import { createTestPlatform, eventually, type TestPlatform } from '@intake/share
 describe('telemetry: trace context across the outbox and JetStream', () => {
   const exporter = new tracing.InMemorySpanExporter();
   const metricExporter = new sdkMetrics.InMemoryMetricExporter(sdkMetrics.AggregationTemporality.CUMULATIVE);
-  const metricReader = new sdkMetrics.PeriodicExportingMetricReader({ exporter: metricExporter, exportIntervalMillis: 3_600_000 });
+  const metricReader = new sdkMetrics.PeriodicExportingMetricReader({
+    exporter: metricExporter,
+    exportIntervalMillis: 3_600_000,
+  });
   let platform: TestPlatform;
   const stops: (() => Promise<void> | void)[] = [];
   const handled: { eventId: string; traceId: string }[] = [];
 
   beforeAll(async () => {
-    const telemetry = startTelemetry({ serviceName: 'intake-test', env: {}, spanProcessors: [new tracing.SimpleSpanProcessor(exporter)], metricReaders: [metricReader] });
+    const telemetry = startTelemetry({
+      serviceName: 'intake-test',
+      env: {},
+      spanProcessors: [new tracing.SimpleSpanProcessor(exporter)],
+      metricReaders: [metricReader],
+    });
     expect(telemetry.enabled).toBe(true);
     platform = await createTestPlatform();
-    const relay = startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 50 });
+    const relay = startOutboxRelay({
+      db: platform.db,
+      databaseUrl: platform.config.DATABASE_URL,
+      nats: platform.nats,
+      logger: platform.logger,
+      pollMs: 50,
+    });
     stops.push(() => relay.stop());
     const durable = 'trace_probe';
-    await ensureConsumer(platform.nats, platform.nats.names.eventsStream, { durable_name: durable, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All });
+    await ensureConsumer(platform.nats, platform.nats.names.eventsStream, {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+    });
     const consumer = runConsumer({
       nats: platform.nats,
       stream: platform.nats.names.eventsStream,
@@ -32,7 +60,10 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
       logger: platform.logger,
       concurrency: 4,
       async handle(_msg, data) {
-        handled.push({ eventId: (data as { event_id: string }).event_id, traceId: trace.getActiveSpan()?.spanContext().traceId ?? '' });
+        handled.push({
+          eventId: (data as { event_id: string }).event_id,
+          traceId: trace.getActiveSpan()?.spanContext().traceId ?? '',
+        });
         return ACK;
       },
     });
@@ -49,26 +80,42 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
     // The SERVER span the http instrumentation opens around a request in a service (Jest loads
     // http before any SDK can patch it; trace-export.test.ts covers that part in a real process).
     const tracer = trace.getTracer('test');
-    const { eventId, traceId, requestSpanId, rowHeaders } = await tracer.startActiveSpan('POST /v1/f/:slug', { kind: SpanKind.SERVER }, async (span) => {
-      try {
-        const [id, headers] = await platform.db.transaction(async (trx) => {
-          const written = await enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'contact' } });
-          // Read in the writing transaction: once published, the relay removes the row.
-          return [written, (await trx('outbox').where({ event_id: written }).first()).headers as Record<string, string>] as const;
-        });
-        return { eventId: id, traceId: span.spanContext().traceId, requestSpanId: span.spanContext().spanId, rowHeaders: headers };
-      } finally {
-        span.end();
-      }
+    const { eventId, traceId, requestSpanId, rowHeaders } = await tracer.startActiveSpan(
+      'POST /v1/f/:slug',
+      { kind: SpanKind.SERVER },
+      async (span) => {
+        try {
+          const [id, headers] = await platform.db.transaction(async (trx) => {
+            const written = await enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'contact' } });
+            // Read in the writing transaction: once published, the relay removes the row.
+            return [
+              written,
+              (await trx('outbox').where({ event_id: written }).first()).headers as Record<string, string>,
+            ] as const;
+          });
+          return {
+            eventId: id,
+            traceId: span.spanContext().traceId,
+            requestSpanId: span.spanContext().spanId,
+            rowHeaders: headers,
+          };
+        } finally {
+          span.end();
+        }
+      },
+    );
+    const seen = await eventually(() => handled.find((h) => h.eventId === eventId), {
+      message: 'the consumer to handle the event',
     });
-    const seen = await eventually(() => handled.find((h) => h.eventId === eventId), { message: 'the consumer to handle the event' });
     expect(seen.traceId).toBe(traceId);
 
     const spans = await eventually(() => {
       const all = exporter.getFinishedSpans();
       return all.some((s) => s.kind === SpanKind.CONSUMER && s.spanContext().traceId === traceId) ? all : undefined;
     });
-    const producer = spans.find((s) => s.kind === SpanKind.PRODUCER && s.attributes['messaging.message.id'] === eventId);
+    const producer = spans.find(
+      (s) => s.kind === SpanKind.PRODUCER && s.attributes['messaging.message.id'] === eventId,
+    );
     const consumer = spans.find((s) => s.kind === SpanKind.CONSUMER && s.spanContext().traceId === traceId);
     expect(producer?.spanContext().traceId).toBe(traceId);
     expect(producer?.parentSpanContext?.spanId).toBe(requestSpanId);
@@ -78,9 +125,14 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
   });
 
   it('starts a new trace for an event written outside any request', async () => {
-    const eventId = await platform.db.transaction((trx) => enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'background' } }));
+    const eventId = await platform.db.transaction((trx) =>
+      enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'background' } }),
+    );
     const seen = await eventually(() => handled.find((h) => h.eventId === eventId));
-    const request = exporter.getFinishedSpans().filter((s) => s.kind === SpanKind.SERVER).map((s) => s.spanContext().traceId);
+    const request = exporter
+      .getFinishedSpans()
+      .filter((s) => s.kind === SpanKind.SERVER)
+      .map((s) => s.spanContext().traceId);
     expect(seen.traceId).toMatch(/^[0-9a-f]{32}$/);
     expect(request).not.toContain(seen.traceId);
   });
@@ -92,12 +144,23 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
     stops.push(stop);
     await metricReader.forceFlush();
     const exported = metricExporter.getMetrics().flatMap((r) => r.scopeMetrics.flatMap((s) => s.metrics));
-    const byName = (name: string) => exported.filter((m) => m.descriptor.name === name).flatMap((m) => m.dataPoints as { attributes: Record<string, unknown>; value: unknown }[]);
+    const byName = (name: string) =>
+      exported
+        .filter((m) => m.descriptor.name === name)
+        .flatMap((m) => m.dataPoints as { attributes: Record<string, unknown>; value: unknown }[]);
     const submissions = byName('intake.submissions');
-    expect(submissions.map((p) => [p.attributes['outcome'], p.value]).sort()).toEqual([['rate-limited', 1], ['received', 1]]);
+    expect(submissions.map((p) => [p.attributes['outcome'], p.value]).sort()).toEqual([
+      ['rate-limited', 1],
+      ['received', 1],
+    ]);
     expect(byName('intake.ingest.duration')).toHaveLength(2);
     const pending = byName('intake.consumer.pending');
-    expect(pending).toContainEqual(expect.objectContaining({ attributes: { stream: platform.nats.names.eventsStream, consumer: 'trace_probe' }, value: 0 }));
+    expect(pending).toContainEqual(
+      expect.objectContaining({
+        attributes: { stream: platform.nats.names.eventsStream, consumer: 'trace_probe' },
+        value: 0,
+      }),
+    );
     // Other test files share this worker's outbox table, so only the shape is certain here.
     expect(byName('intake.outbox.pending')).toEqual([expect.objectContaining({ value: expect.any(Number) })]);
     expect(byName('intake.outbox.lag')[0]?.value as number).toBeGreaterThanOrEqual(0);

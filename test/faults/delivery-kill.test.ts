@@ -23,19 +23,35 @@ describe('fault: delivery process killed mid-burst', () => {
       const accepted = new Set(answers.map((a) => a.id));
 
       // Killed while sending (fan-out done, so the events consumer's 30 s ack deadline does not slow the test).
-      await eventually(async () => (await platform.db('deliveries').where({ form_id: formId }).count({ n: '*' }).first())?.n == BURST, { timeoutMs: 20_000, message: 'the fan-out' });
-      await eventually(() => target.envelopes.length >= BURST / 5, { timeoutMs: 20_000, message: 'the first deliveries' });
+      await eventually(
+        async () => (await platform.db('deliveries').where({ form_id: formId }).count({ n: '*' }).first())?.n == BURST,
+        { timeoutMs: 20_000, message: 'the fan-out' },
+      );
+      await eventually(() => target.envelopes.length >= BURST / 5, {
+        timeoutMs: 20_000,
+        message: 'the first deliveries',
+      });
       await first.stop('SIGKILL');
       const atKill = target.envelopes.length;
       processes.push(await startService('delivery', env, { ready: true }));
 
-      await eventually(() => target.submissionIds().size === BURST, { timeoutMs: 30_000, message: `deliveries of all ${BURST} submissions (have ${target.submissionIds().size})` });
-      await eventually(async () => (await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).count({ n: '*' }).first())?.n == BURST, { timeoutMs: 10_000, message: 'every delivery recorded as succeeded' });
+      await eventually(() => target.submissionIds().size === BURST, {
+        timeoutMs: 30_000,
+        message: `deliveries of all ${BURST} submissions (have ${target.submissionIds().size})`,
+      });
+      await eventually(
+        async () =>
+          (await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).count({ n: '*' }).first())
+            ?.n == BURST,
+        { timeoutMs: 10_000, message: 'every delivery recorded as succeeded' },
+      );
       const rows = await platform.db('deliveries').where({ form_id: formId }).select('id', 'submission_id');
       const received = target.envelopes.length;
       const distinct = target.distinctIds();
       const duplicates = received - distinct.size;
-      console.log(`delivery-kill: ${BURST} posts accepted, ${atKill} requests received before SIGKILL, ${received} requests received in all, ${distinct.size} distinct envelope ids, ${duplicates} duplicates (same id), ${rows.length} deliveries rows`);
+      console.log(
+        `delivery-kill: ${BURST} posts accepted, ${atKill} requests received before SIGKILL, ${received} requests received in all, ${distinct.size} distinct envelope ids, ${duplicates} duplicates (same id), ${rows.length} deliveries rows`,
+      );
 
       expect(target.submissionIds()).toEqual(accepted);
       expect(rows).toHaveLength(BURST);

@@ -37,12 +37,19 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
 }
 
 /** Starts one service process on a free port and waits until `/livez` answers (pass `ready: true` for `/readyz`). */
-export async function startService(name: ServiceName, env: Record<string, string>, options: { ready?: boolean } = {}): Promise<ServiceProcess> {
+export async function startService(
+  name: ServiceName,
+  env: Record<string, string>,
+  options: { ready?: boolean } = {},
+): Promise<ServiceProcess> {
   const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run npx tsc -b first`);
   const port = await freePort();
-   
-  const child = spawn(process.execPath, [main], { env: { ...process.env, OTEL_SDK_DISABLED: 'true', ...env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'inherit'] });
+
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, OTEL_SDK_DISABLED: 'true', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${port}`;
   const probe = options.ready ? '/readyz' : '/livez';
   await eventually(
@@ -111,11 +118,21 @@ export async function receiver(options: { delayMs?: number } = {}) {
 }
 
 /** An account with one live form and one enabled webhook to `url`. */
-export async function formWithWebhook(platform: Pick<Platform, 'db' | 'secrets'>, url?: string): Promise<{ accountId: string; formId: string; slug: string }> {
+export async function formWithWebhook(
+  platform: Pick<Platform, 'db' | 'secrets'>,
+  url?: string,
+): Promise<{ accountId: string; formId: string; slug: string }> {
   const account = await factories.account(platform.db, { plan: 'team', quota: 100_000_000 });
   const form = await factories.form(platform.db, account.id);
   if (url) {
-    await platform.db('webhooks').insert({ id: newId('webhook'), account_id: account.id, form_id: form.id, url, enabled: true, secret: platform.secrets.seal(`whsec_${Buffer.from(newId('webhook')).toString('base64')}`) });
+    await platform.db('webhooks').insert({
+      id: newId('webhook'),
+      account_id: account.id,
+      form_id: form.id,
+      url,
+      enabled: true,
+      secret: platform.secrets.seal(`whsec_${Buffer.from(newId('webhook')).toString('base64')}`),
+    });
   }
   return { accountId: account.id, formId: form.id, slug: form.slug };
 }
@@ -128,9 +145,18 @@ export interface PostAnswer {
 }
 
 /** One urlencoded post to ingest. Network errors are answers too (status 0). */
-export async function post(ingestUrl: string, slug: string, fields: Record<string, string> = { name: 'Ada', message: 'hello' }, headers: Record<string, string> = {}): Promise<PostAnswer> {
+export async function post(
+  ingestUrl: string,
+  slug: string,
+  fields: Record<string, string> = { name: 'Ada', message: 'hello' },
+  headers: Record<string, string> = {},
+): Promise<PostAnswer> {
   try {
-    const res = await fetch(`${ingestUrl}/v1/f/${slug}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers }, body: new URLSearchParams(fields).toString() });
+    const res = await fetch(`${ingestUrl}/v1/f/${slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...headers },
+      body: new URLSearchParams(fields).toString(),
+    });
     const body = (await res.json().catch(() => ({}))) as { id?: string; type?: string };
     return { status: res.status, id: body.id, type: body.type, contentType: res.headers.get('content-type') ?? '' };
   } catch {

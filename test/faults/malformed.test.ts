@@ -7,16 +7,31 @@ const TOTAL = 1000;
 /** One malformed request: raw bytes sent over a socket, so nothing is tidied up by a client library. */
 type Kind = { name: string; request: (path: string, n: number) => Buffer };
 
-const http1 = (path: string, headers: Record<string, string>, body: Buffer | string = '', options: { method?: string; length?: boolean } = {}) => {
+const http1 = (
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer | string = '',
+  options: { method?: string; length?: boolean } = {},
+) => {
   const data = Buffer.isBuffer(body) ? body : Buffer.from(body);
-  const lines = [`${options.method ?? 'POST'} ${path} HTTP/1.1`, 'host: 127.0.0.1', 'connection: close', 'accept: application/json', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  const lines = [
+    `${options.method ?? 'POST'} ${path} HTTP/1.1`,
+    'host: 127.0.0.1',
+    'connection: close',
+    'accept: application/json',
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   if (options.length !== false) lines.push(`content-length: ${data.length}`);
   return Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`), data]);
 };
-const json = (path: string, body: Buffer | string, extra: Record<string, string> = {}) => http1(path, { 'content-type': 'application/json', ...extra }, body);
-const form = (path: string, body: Buffer | string, extra: Record<string, string> = {}) => http1(path, { 'content-type': 'application/x-www-form-urlencoded', ...extra }, body);
-const multipart = (path: string, body: string, boundary = 'b') => http1(path, { 'content-type': `multipart/form-data; boundary=${boundary}` }, body);
-const part = (name: string, value: string, filename?: string) => `--b\r\ncontent-disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n${value}\r\n`;
+const json = (path: string, body: Buffer | string, extra: Record<string, string> = {}) =>
+  http1(path, { 'content-type': 'application/json', ...extra }, body);
+const form = (path: string, body: Buffer | string, extra: Record<string, string> = {}) =>
+  http1(path, { 'content-type': 'application/x-www-form-urlencoded', ...extra }, body);
+const multipart = (path: string, body: string, boundary = 'b') =>
+  http1(path, { 'content-type': `multipart/form-data; boundary=${boundary}` }, body);
+const part = (name: string, value: string, filename?: string) =>
+  `--b\r\ncontent-disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n${value}\r\n`;
 
 const KINDS: Kind[] = [
   { name: 'json cut', request: (p, n) => json(p, `{"name":"Ada","n":${n}`) },
@@ -29,33 +44,85 @@ const KINDS: Kind[] = [
   { name: 'json __proto__', request: (p) => json(p, '{"a":{"__proto__":{"admin":true}}}') },
   { name: 'json constructor', request: (p) => json(p, '{"constructor":{"prototype":{"x":1}}}') },
   { name: 'json too deep', request: (p) => json(p, `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) },
-  { name: 'json invalid utf-8', request: (p) => json(p, Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')])) },
-  { name: 'json utf-16 charset', request: (p) => json(p, Buffer.from('{"name":"Ada"}', 'utf16le'), { 'content-type': 'application/json; charset=utf-16le' }) },
-  { name: 'json latin-1 charset', request: (p) => json(p, '{"name":"Ada"}', { 'content-type': 'application/json; charset=iso-8859-1' }) },
+  {
+    name: 'json invalid utf-8',
+    request: (p) =>
+      json(p, Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')])),
+  },
+  {
+    name: 'json utf-16 charset',
+    request: (p) =>
+      json(p, Buffer.from('{"name":"Ada"}', 'utf16le'), { 'content-type': 'application/json; charset=utf-16le' }),
+  },
+  {
+    name: 'json latin-1 charset',
+    request: (p) => json(p, '{"name":"Ada"}', { 'content-type': 'application/json; charset=iso-8859-1' }),
+  },
   { name: 'json gzip claimed', request: (p) => json(p, 'not gzip at all', { 'content-encoding': 'gzip' }) },
   { name: 'json overlong name', request: (p) => json(p, JSON.stringify({ ['n'.repeat(300)]: 'x' })) },
   { name: 'json too large', request: (p) => json(p, JSON.stringify({ big: 'x'.repeat(1_100_000) })) },
-  { name: 'urlencoded invalid utf-8', request: (p) => form(p, Buffer.concat([Buffer.from('name='), Buffer.from([0xff, 0xfe, 0xc0])])) },
-  { name: 'urlencoded too many fields', request: (p) => form(p, Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&')) },
+  {
+    name: 'urlencoded invalid utf-8',
+    request: (p) => form(p, Buffer.concat([Buffer.from('name='), Buffer.from([0xff, 0xfe, 0xc0])])),
+  },
+  {
+    name: 'urlencoded too many fields',
+    request: (p) => form(p, Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&')),
+  },
   { name: 'urlencoded __proto__', request: (p) => form(p, '__proto__=x&name=Ada') },
-  { name: 'multipart cut', request: (p, n) => multipart(p, `${part('name', `Ada ${n}`)}--b\r\ncontent-disposition: form-data; name="f"; filename="a.txt"\r\n\r\nhalf a fi`) },
-  { name: 'multipart no boundary', request: (p) => http1(p, { 'content-type': 'multipart/form-data' }, part('name', 'Ada')) },
+  {
+    name: 'multipart cut',
+    request: (p, n) =>
+      multipart(
+        p,
+        `${part('name', `Ada ${n}`)}--b\r\ncontent-disposition: form-data; name="f"; filename="a.txt"\r\n\r\nhalf a fi`,
+      ),
+  },
+  {
+    name: 'multipart no boundary',
+    request: (p) => http1(p, { 'content-type': 'multipart/form-data' }, part('name', 'Ada')),
+  },
   { name: 'multipart wrong boundary', request: (p) => multipart(p, `${part('name', 'Ada')}--b--\r\n`, 'other') },
   { name: 'multipart garbage', request: (p) => multipart(p, 'this is not multipart at all') },
   { name: 'multipart header cut', request: (p) => multipart(p, '--b\r\ncontent-disposition: form-da') },
   { name: 'unsupported type', request: (p) => http1(p, { 'content-type': 'text/xml' }, '<name>Ada</name>') },
   { name: 'no content type', request: (p) => http1(p, {}, 'name=Ada') },
-  { name: 'bad content length', request: (p) => http1(p, { 'content-type': 'application/json', 'content-length': 'twelve' }, '{"a":"b"}', { length: false }) },
-  { name: 'bad chunked', request: (p) => http1(p, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, 'zz\r\n{"a":1}\r\n0\r\n\r\n', { length: false }) },
-  { name: 'chunked cut', request: (p) => http1(p, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, '5\r\n{"a":\r\n0\r\n\r\n', { length: false }) },
+  {
+    name: 'bad content length',
+    request: (p) =>
+      http1(p, { 'content-type': 'application/json', 'content-length': 'twelve' }, '{"a":"b"}', { length: false }),
+  },
+  {
+    name: 'bad chunked',
+    request: (p) =>
+      http1(p, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, 'zz\r\n{"a":1}\r\n0\r\n\r\n', {
+        length: false,
+      }),
+  },
+  {
+    name: 'chunked cut',
+    request: (p) =>
+      http1(p, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' }, '5\r\n{"a":\r\n0\r\n\r\n', {
+        length: false,
+      }),
+  },
   { name: 'huge header', request: (p) => json(p, '{"a":"b"}', { 'x-filler': 'y'.repeat(20_000) }) },
-  { name: 'many headers', request: (p) => json(p, '{"a":"b"}', Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`x-h${i}`, 'v']))) },
+  {
+    name: 'many headers',
+    request: (p) => json(p, '{"a":"b"}', Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`x-h${i}`, 'v']))),
+  },
   { name: 'bad idempotency key', request: (p) => json(p, '{"a":"b"}', { 'idempotency-key': 'k'.repeat(300) }) },
   { name: 'bad bearer key', request: (p) => json(p, '{"a":"b"}', { authorization: 'Bearer svc_sub_not-a-real-key' }) },
-  { name: 'header injection', request: (p) => Buffer.from(`POST ${p} HTTP/1.1\r\nhost: x\r\nx-bad: a\rb\r\ncontent-length: 0\r\n\r\n`) },
+  {
+    name: 'header injection',
+    request: (p) => Buffer.from(`POST ${p} HTTP/1.1\r\nhost: x\r\nx-bad: a\rb\r\ncontent-length: 0\r\n\r\n`),
+  },
   { name: 'not http', request: () => Buffer.from('\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03hello tls\r\n\r\n') },
   { name: 'odd path encoding', request: (p) => json(`${p}%00%ff/..%2f`, '{"a":"b"}') },
-  { name: 'wrong method', request: (p) => http1(p, { 'content-type': 'application/json' }, '{"a":"b"}', { method: 'PUT' }) },
+  {
+    name: 'wrong method',
+    request: (p) => http1(p, { 'content-type': 'application/json' }, '{"a":"b"}', { method: 'PUT' }),
+  },
 ];
 
 /** Sends raw bytes and reads the status line of the answer (0 when the socket closed without one). */
@@ -98,9 +165,15 @@ describe('fault: a thousand malformed requests', () => {
     const byKind: Record<string, Record<string, number>> = {};
     for (const r of results) (byKind[r.kind] ??= {})[r.status] = (byKind[r.kind]![r.status] ?? 0) + 1;
     const stored = await platform.db('submissions').where({ form_id: target.id }).count({ n: '*' }).first();
-    const events = await platform.db('outbox').whereRaw("payload->>'form_id' = ?", [target.id]).count({ n: '*' }).first();
+    const events = await platform
+      .db('outbox')
+      .whereRaw("payload->>'form_id' = ?", [target.id])
+      .count({ n: '*' })
+      .first();
     const files = filesUnder(platform.config.FILES_DIR);
-    console.log(`malformed: ${TOTAL} requests of ${KINDS.length} kinds ${JSON.stringify(tally(results.map((r) => r.status)))}; stored ${stored?.n} submissions, ${events?.n} events, ${files.length} files`);
+    console.log(
+      `malformed: ${TOTAL} requests of ${KINDS.length} kinds ${JSON.stringify(tally(results.map((r) => r.status)))}; stored ${stored?.n} submissions, ${events?.n} events, ${files.length} files`,
+    );
 
     const wrong = results.filter((r) => r.status < 400 || r.status >= 500);
     expect(wrong.map((r) => `${r.kind}: ${r.status}`)).toEqual([]);

@@ -3,7 +3,8 @@ import { createPlatform, closePlatform, createLogger, ensureDatabase, migrate, t
 import { eventually, factories, startPostgres, testConfig, type OwnServer } from '@intake/shared/testing';
 import { filesUnder, pool, post, processEnv, startService, stopAll, tally, type ServiceProcess } from './harness';
 
-const MULTIPART = (n: number) => `--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nfile ${n}\r\n--b\r\ncontent-disposition: form-data; name="doc"; filename="doc-${n}.txt"\r\ncontent-type: text/plain\r\n\r\n${'x'.repeat(4096)}\r\n--b--\r\n`;
+const MULTIPART = (n: number) =>
+  `--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nfile ${n}\r\n--b\r\ncontent-disposition: form-data; name="doc"; filename="doc-${n}.txt"\r\ncontent-type: text/plain\r\n\r\n${'x'.repeat(4096)}\r\n--b--\r\n`;
 
 /** Our own Postgres is stopped under an ingest process: 503 problems, nothing half stored, and it recovers by itself. */
 describe('fault: Postgres unreachable', () => {
@@ -14,20 +15,32 @@ describe('fault: Postgres unreachable', () => {
     postgres = await startPostgres();
     const config = testConfig({ DATABASE_URL: postgres.url });
     await ensureDatabase(config.DATABASE_URL);
-    platform = await createPlatform(config, { service: 'test', logger: createLogger({ level: 'silent', service: 'test' }) });
+    platform = await createPlatform(config, {
+      service: 'test',
+      logger: createLogger({ level: 'silent', service: 'test' }),
+    });
     await migrate(platform.db);
   }, 60_000);
   afterAll(async () => {
     await stopAll(processes);
-    for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream]) await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
+    for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream])
+      await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
     await closePlatform(platform).catch(() => undefined);
     rmSync(platform.config.FILES_DIR, { recursive: true, force: true });
     await postgres.destroy();
   });
 
   const upload = (url: string, slug: string, n: number) =>
-    fetch(`${url}/v1/f/${slug}`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b', accept: 'application/json' }, body: MULTIPART(n) })
-      .then(async (res) => ({ status: res.status, type: ((await res.json()) as { type?: string }).type, contentType: res.headers.get('content-type') ?? '' }))
+    fetch(`${url}/v1/f/${slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=b', accept: 'application/json' },
+      body: MULTIPART(n),
+    })
+      .then(async (res) => ({
+        status: res.status,
+        type: ((await res.json()) as { type?: string }).type,
+        contentType: res.headers.get('content-type') ?? '',
+      }))
       .catch(() => ({ status: 0, type: undefined, contentType: '' }));
 
   it('answers 503 service-unavailable while it is down, stores nothing half, and accepts again once it is back', async () => {
@@ -45,24 +58,47 @@ describe('fault: Postgres unreachable', () => {
 
     await postgres.start();
     const started = Date.now();
-    await eventually(async () => (await post(ingest.url, form.slug)).status === 201, { timeoutMs: 20_000, message: 'ingest accepting again without a restart' });
+    await eventually(async () => (await post(ingest.url, form.slug)).status === 201, {
+      timeoutMs: 20_000,
+      message: 'ingest accepting again without a restart',
+    });
     const recoveryMs = Date.now() - started;
     const after = await pool(20, 4, (i) => (i % 2 ? post(ingest.url, form.slug) : upload(ingest.url, form.slug, i)));
 
     const submissions = await platform.db('submissions').where({ form_id: form.id }).select('id', 'file_count');
-    const fileRows = await platform.db('submission_files').whereIn('submission_id', submissions.map((s) => s.id)).count({ n: '*' }).first();
+    const fileRows = await platform
+      .db('submission_files')
+      .whereIn(
+        'submission_id',
+        submissions.map((s) => s.id),
+      )
+      .count({ n: '*' })
+      .first();
     const files = filesUnder(platform.config.FILES_DIR);
     const accepted = [...before, ...after].filter((a) => a.status === 201).length + 1;
     // Every stored submission's event reaches the stream exactly once (the relay removes published rows from the outbox).
-    const events = await eventually(async () => {
-      const { state } = await platform.nats.jsm.streams.info(platform.nats.names.eventsStream);
-      const left = await platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id]).count({ n: '*' }).first();
-      return state.messages >= accepted && Number(left?.n) === 0 ? { n: state.messages } : undefined;
-    }, { timeoutMs: 20_000, message: 'every event published' });
-    console.log(`postgres-down: before ${JSON.stringify(tally(before.map((a) => a.status)))}, while down ${JSON.stringify(tally(down.map((a) => a.status)))} (readyz ${readyWhileDown}), back in ${recoveryMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; stored ${submissions.length} submissions, ${events?.n} events, ${fileRows?.n} file rows, ${files.length} files on disk`);
+    const events = await eventually(
+      async () => {
+        const { state } = await platform.nats.jsm.streams.info(platform.nats.names.eventsStream);
+        const left = await platform
+          .db('outbox')
+          .whereRaw("payload->>'form_id' = ?", [form.id])
+          .count({ n: '*' })
+          .first();
+        return state.messages >= accepted && Number(left?.n) === 0 ? { n: state.messages } : undefined;
+      },
+      { timeoutMs: 20_000, message: 'every event published' },
+    );
+    console.log(
+      `postgres-down: before ${JSON.stringify(tally(before.map((a) => a.status)))}, while down ${JSON.stringify(tally(down.map((a) => a.status)))} (readyz ${readyWhileDown}), back in ${recoveryMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; stored ${submissions.length} submissions, ${events?.n} events, ${fileRows?.n} file rows, ${files.length} files on disk`,
+    );
 
     expect(tally(down.map((a) => a.status))).toEqual({ 503: 60 });
-    expect(down.every((a) => a.contentType.startsWith('application/problem+json') && a.type?.endsWith('/service-unavailable'))).toBe(true);
+    expect(
+      down.every(
+        (a) => a.contentType.startsWith('application/problem+json') && a.type?.endsWith('/service-unavailable'),
+      ),
+    ).toBe(true);
     expect(readyWhileDown).toBe(503);
     expect(tally(after.map((a) => a.status))).toEqual({ 201: 20 });
     expect(submissions).toHaveLength(accepted);

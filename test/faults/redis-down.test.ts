@@ -1,4 +1,11 @@
-import { createTestPlatform, eventually, factories, startRedisServer, type OwnServer, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  eventually,
+  factories,
+  startRedisServer,
+  type OwnServer,
+  type TestPlatform,
+} from '@intake/shared/testing';
 import { pool, post, processEnv, startService, stopAll, tally, type ServiceProcess } from './harness';
 
 const POINTS = 30;
@@ -23,7 +30,11 @@ describe('fault: Redis down', () => {
   it('keeps accepting posts with the in-process rate limiter, and counts in Redis again once it is back', async () => {
     const account = await factories.account(platform.db, { plan: 'team', quota: 100_000 });
     const form = await factories.form(platform.db, account.id);
-    const ingest = await startService('ingest', processEnv(platform.config, { RATE_LIMIT_POINTS: String(POINTS), TRUST_PROXY: 'true' }), { ready: true });
+    const ingest = await startService(
+      'ingest',
+      processEnv(platform.config, { RATE_LIMIT_POINTS: String(POINTS), TRUST_PROXY: 'true' }),
+      { ready: true },
+    );
     processes.push(ingest);
     const from = (ip: string) => () => post(ingest.url, form.slug, undefined, { 'x-forwarded-for': ip });
     const keys = () => platform.redis.keys(`${platform.config.NATS_PREFIX}:ingest-rl*`);
@@ -41,10 +52,18 @@ describe('fault: Redis down', () => {
     await redis.start();
     down = false;
     let probes = 0;
-    await eventually(async () => (await post(ingest.url, form.slug, undefined, { 'x-forwarded-for': '203.0.113.3' })).status === 201 && ++probes > 0 && (await keys()).length > 0, { timeoutMs: 20_000, message: 'ingest counting in Redis again' });
+    await eventually(
+      async () =>
+        (await post(ingest.url, form.slug, undefined, { 'x-forwarded-for': '203.0.113.3' })).status === 201 &&
+        ++probes > 0 &&
+        (await keys()).length > 0,
+      { timeoutMs: 20_000, message: 'ingest counting in Redis again' },
+    );
     const after = await pool(10, 2, from('203.0.113.4'));
     const stored = await platform.db('submissions').where({ form_id: form.id }).count({ n: '*' }).first();
-    console.log(`redis-down: up ${JSON.stringify(tally(up.map((a) => a.status)))}, while down ${JSON.stringify(tally(whileDown.map((a) => a.status)))} in ${downMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; ${stored?.n} submissions stored, ${(await keys()).length} limiter keys in Redis, ${probes} posts until Redis counted again`);
+    console.log(
+      `redis-down: up ${JSON.stringify(tally(up.map((a) => a.status)))}, while down ${JSON.stringify(tally(whileDown.map((a) => a.status)))} in ${downMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; ${stored?.n} submissions stored, ${(await keys()).length} limiter keys in Redis, ${probes} posts until Redis counted again`,
+    );
 
     // While Redis is down the in-process limiter takes over with the same budget: accepted up to it, then 429.
     expect(tally(whileDown.map((a) => a.status))).toEqual({ 201: POINTS, 429: 5 });

@@ -14,19 +14,37 @@ describe('fault: two ingest and two delivery processes under load', () => {
     try {
       const { slug, formId } = await formWithWebhook(platform, target.url);
       const env = processEnv(platform.config);
-      const started = await Promise.all([startService('ingest', env), startService('ingest', env), startService('delivery', env, { ready: true }), startService('delivery', env, { ready: true })]);
+      const started = await Promise.all([
+        startService('ingest', env),
+        startService('ingest', env),
+        startService('delivery', env, { ready: true }),
+        startService('delivery', env, { ready: true }),
+      ]);
       processes.push(...started);
       const ingests = started.slice(0, 2);
 
       const answers = await pool(POSTS, 16, (i) => post(ingests[i % 2]!.url, slug, { name: 'load', n: String(i) }));
       const accepted = new Set(answers.map((a) => a.id));
-      await eventually(() => target.submissionIds().size >= accepted.size, { timeoutMs: 30_000, message: `webhooks for ${accepted.size} posts (have ${target.submissionIds().size})` });
-      await eventually(async () => (await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).count({ n: '*' }).first())?.n == POSTS, { timeoutMs: 10_000, message: 'every delivery recorded' });
+      await eventually(() => target.submissionIds().size >= accepted.size, {
+        timeoutMs: 30_000,
+        message: `webhooks for ${accepted.size} posts (have ${target.submissionIds().size})`,
+      });
+      await eventually(
+        async () =>
+          (await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).count({ n: '*' }).first())
+            ?.n == POSTS,
+        { timeoutMs: 10_000, message: 'every delivery recorded' },
+      );
 
       const submissions = await platform.db('submissions').where({ form_id: formId }).select('id', 'payload');
-      const deliveries = await platform.db('deliveries').where({ form_id: formId }).select('id', 'submission_id', 'attempt_count');
+      const deliveries = await platform
+        .db('deliveries')
+        .where({ form_id: formId })
+        .select('id', 'submission_id', 'attempt_count');
       const ns = new Set(submissions.map((s) => (typeof s.payload === 'string' ? JSON.parse(s.payload) : s.payload).n));
-      console.log(`two-by-two: ${POSTS} posts ${JSON.stringify(tally(answers.map((a) => a.status)))} over 2 ingest processes; ${submissions.length} submissions (${ns.size} distinct posts), ${deliveries.length} deliveries, ${target.envelopes.length} webhooks received, ${target.distinctIds().size} distinct, ${target.submissionIds().size} distinct submissions`);
+      console.log(
+        `two-by-two: ${POSTS} posts ${JSON.stringify(tally(answers.map((a) => a.status)))} over 2 ingest processes; ${submissions.length} submissions (${ns.size} distinct posts), ${deliveries.length} deliveries, ${target.envelopes.length} webhooks received, ${target.distinctIds().size} distinct, ${target.submissionIds().size} distinct submissions`,
+      );
 
       expect(tally(answers.map((a) => a.status))).toEqual({ 201: POSTS });
       expect(accepted.size).toBe(POSTS);

@@ -4,7 +4,16 @@ import http from 'node:http';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildServiceApp, createLogger, instrumentations, newId, resetTelemetryForTests, startOutboxRelay, startTelemetry, type Worker } from '@intake/shared';
+import {
+  buildServiceApp,
+  createLogger,
+  instrumentations,
+  newId,
+  resetTelemetryForTests,
+  startOutboxRelay,
+  startTelemetry,
+  type Worker,
+} from '@intake/shared';
 import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { deliveryService, generateWebhookSecret } from '@intake/delivery';
@@ -18,7 +27,9 @@ type Span = tracing.ReadableSpan;
  * every test file of this Jest worker.
  */
 function patchHttpServer(): () => Promise<void> {
-  const instrumentation = instrumentations().find((i) => i.instrumentationName === '@opentelemetry/instrumentation-http');
+  const instrumentation = instrumentations().find(
+    (i) => i.instrumentationName === '@opentelemetry/instrumentation-http',
+  );
   const definition = instrumentation?.getModuleDefinitions().find((d) => d.name === 'http');
   if (!definition?.patch || !definition.unpatch) throw new Error('the http instrumentation has no patch for http');
   definition.patch(http);
@@ -34,7 +45,10 @@ function patchHttpServer(): () => Promise<void> {
  */
 describe('telemetry: one trace from a form post to each webhook attempt', () => {
   const exporter = new tracing.InMemorySpanExporter();
-  const reader = new sdkMetrics.PeriodicExportingMetricReader({ exporter: new sdkMetrics.InMemoryMetricExporter(sdkMetrics.AggregationTemporality.CUMULATIVE), exportIntervalMillis: 3_600_000 });
+  const reader = new sdkMetrics.PeriodicExportingMetricReader({
+    exporter: new sdkMetrics.InMemoryMetricExporter(sdkMetrics.AggregationTemporality.CUMULATIVE),
+    exportIntervalMillis: 3_600_000,
+  });
   let platform: TestPlatform;
   let ingestUrl = '';
   const workers: Worker[] = [];
@@ -44,19 +58,34 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
   let receiverUrl = '';
 
   beforeAll(async () => {
-    startTelemetry({ serviceName: 'intake-test', env: {}, spanProcessors: [new tracing.SimpleSpanProcessor(exporter)], metricReaders: [reader] });
+    startTelemetry({
+      serviceName: 'intake-test',
+      env: {},
+      spanProcessors: [new tracing.SimpleSpanProcessor(exporter)],
+      metricReaders: [reader],
+    });
     closers.push(patchHttpServer());
     platform = await createTestPlatform({ WEBHOOK_RETRY_SCHEDULE: '50ms', WEBHOOK_TIMEOUT_MS: 2000 });
     const receiver = await listen((req, res) => {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
       received.push({ path, headers: req.headers });
       req.resume();
-      req.on('end', () => res.writeHead(path === '/flaky' && req.headers['x-service-attempt'] === '1' ? 500 : 200).end('ok'));
+      req.on('end', () =>
+        res.writeHead(path === '/flaky' && req.headers['x-service-attempt'] === '1' ? 500 : 200).end('ok'),
+      );
     });
     receiverUrl = receiver.url;
     closers.push(receiver.close);
     workers.push(...(await deliveryService.startWorkers(platform)));
-    workers.push(startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 50 }));
+    workers.push(
+      startOutboxRelay({
+        db: platform.db,
+        databaseUrl: platform.config.DATABASE_URL,
+        nats: platform.nats,
+        logger: platform.logger,
+        pollMs: 50,
+      }),
+    );
     const ingest = await listen(buildServiceApp(ingestService, platform).callback());
     ingestUrl = ingest.url;
     closers.push(ingest.close);
@@ -74,15 +103,33 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     const form = await factories.form(platform.db, account.id, { notify_emails: notifyEmails });
     const webhookId = newId('webhook');
     const url = `${receiverUrl}${path}?token=s3cret&v=2`;
-    await platform.db('webhooks').insert({ id: webhookId, account_id: account.id, form_id: form.id, url, enabled: true, secret: platform.secrets.seal(generateWebhookSecret()) });
+    await platform.db('webhooks').insert({
+      id: webhookId,
+      account_id: account.id,
+      form_id: form.id,
+      url,
+      enabled: true,
+      secret: platform.secrets.seal(generateWebhookSecret()),
+    });
     return { slug: form.slug, webhookId };
   }
 
-  const post = (slug: string, body: string) => fetch(`${ingestUrl}/v1/f/${slug}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json' }, body });
+  const post = (slug: string, body: string) =>
+    fetch(`${ingestUrl}/v1/f/${slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body,
+    });
   const spans = () => exporter.getFinishedSpans();
   const parentOf = (span: Span) => spans().find((s) => s.spanContext().spanId === span.parentSpanContext?.spanId);
-  const attemptSpans = (deliveryId: string) => spans().filter((s) => s.kind === SpanKind.CLIENT && s.attributes['intake.webhook.delivery_id'] === deliveryId).sort((a, b) => Number(a.attributes['intake.webhook.attempt']) - Number(b.attributes['intake.webhook.attempt']));
-  const deliveryOf = (submissionId: string) => eventually(() => platform.db('deliveries').where({ submission_id: submissionId }).first(), { message: 'the delivery row' });
+  const attemptSpans = (deliveryId: string) =>
+    spans()
+      .filter((s) => s.kind === SpanKind.CLIENT && s.attributes['intake.webhook.delivery_id'] === deliveryId)
+      .sort((a, b) => Number(a.attributes['intake.webhook.attempt']) - Number(b.attributes['intake.webhook.attempt']));
+  const deliveryOf = (submissionId: string) =>
+    eventually(() => platform.db('deliveries').where({ submission_id: submissionId }).first(), {
+      message: 'the delivery row',
+    });
 
   it('runs one trace: HTTP SERVER -> outbox publish -> fan-out -> delivery.requested publish -> send -> webhook CLIENT span', async () => {
     const { slug, webhookId } = await formWithWebhook('/hook');
@@ -90,27 +137,50 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     expect(res.status).toBe(201);
     const { id: submissionId } = (await res.json()) as { id: string };
     const delivery = await deliveryOf(submissionId);
-    const [client] = await eventually(() => attemptSpans(delivery.id).length === 1 && attemptSpans(delivery.id), { message: 'the attempt span' });
+    const [client] = await eventually(() => attemptSpans(delivery.id).length === 1 && attemptSpans(delivery.id), {
+      message: 'the attempt span',
+    });
 
     // Walk up from the webhook attempt to the form post, one direct parent at a time (the
     // consumer spans end after their ack, a moment after the attempt).
-    const [send, requested, fanOut, relay, server] = await eventually(() => {
-      const chain: Span[] = [];
-      for (let span = parentOf(client!); span; span = parentOf(span)) chain.push(span);
-      return chain.length === 5 && chain;
-    }, { message: 'the five ancestors of the attempt span' }) as [Span, Span, Span, Span, Span];
-    expect(send).toMatchObject({ kind: SpanKind.CONSUMER, attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-send' }) });
-    expect(requested).toMatchObject({ kind: SpanKind.PRODUCER, name: `${platform.nats.names.subject('delivery.requested')} publish` });
+    const [send, requested, fanOut, relay, server] = (await eventually(
+      () => {
+        const chain: Span[] = [];
+        for (let span = parentOf(client!); span; span = parentOf(span)) chain.push(span);
+        return chain.length === 5 && chain;
+      },
+      { message: 'the five ancestors of the attempt span' },
+    )) as [Span, Span, Span, Span, Span];
+    expect(send).toMatchObject({
+      kind: SpanKind.CONSUMER,
+      attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-send' }),
+    });
+    expect(requested).toMatchObject({
+      kind: SpanKind.PRODUCER,
+      name: `${platform.nats.names.subject('delivery.requested')} publish`,
+    });
     expect(requested.attributes['intake.webhook.delivery_id']).toBe(delivery.id);
-    expect(fanOut).toMatchObject({ kind: SpanKind.CONSUMER, attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-fanout' }) });
-    expect(relay).toMatchObject({ kind: SpanKind.PRODUCER, name: `${platform.nats.names.subject('submission.created')} publish` });
+    expect(fanOut).toMatchObject({
+      kind: SpanKind.CONSUMER,
+      attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-fanout' }),
+    });
+    expect(relay).toMatchObject({
+      kind: SpanKind.PRODUCER,
+      name: `${platform.nats.names.subject('submission.created')} publish`,
+    });
     expect(server.kind).toBe(SpanKind.SERVER);
-    expect(server.attributes['http.route'] ?? server.attributes['url.path'] ?? server.attributes['http.target']).toMatch(/^\/v1\/f\//);
+    expect(
+      server.attributes['http.route'] ?? server.attributes['url.path'] ?? server.attributes['http.target'],
+    ).toMatch(/^\/v1\/f\//);
     expect(server.parentSpanContext).toBeUndefined();
     const traceId = server.spanContext().traceId;
-    expect(new Set([client, send, requested, fanOut, relay].map((s) => s!.spanContext().traceId))).toEqual(new Set([traceId]));
+    expect(new Set([client, send, requested, fanOut, relay].map((s) => s!.spanContext().traceId))).toEqual(
+      new Set([traceId]),
+    );
     // The transaction that stored the post may store others too: its span has a trace of its own, linked to the post's.
-    const group = spans().find((s) => s.name === 'ingest store group' && s.links.some((l) => l.context.traceId === traceId));
+    const group = spans().find(
+      (s) => s.name === 'ingest store group' && s.links.some((l) => l.context.traceId === traceId),
+    );
     expect(group?.spanContext().traceId).not.toBe(traceId);
     expect(group?.attributes['intake.ingest.group_size']).toBe(1);
 
@@ -137,9 +207,17 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     const res = await post(slug, '{"name":"Grace"}');
     const { id: submissionId } = (await res.json()) as { id: string };
     const delivery = await deliveryOf(submissionId);
-    const [first, second] = await eventually(() => attemptSpans(delivery.id).length === 2 && attemptSpans(delivery.id), { message: 'two attempt spans' });
+    const [first, second] = await eventually(
+      () => attemptSpans(delivery.id).length === 2 && attemptSpans(delivery.id),
+      { message: 'two attempt spans' },
+    );
     expect(first!.status.code).toBe(SpanStatusCode.ERROR);
-    expect(first!.attributes).toMatchObject({ 'http.response.status_code': 500, 'error.type': '500', 'intake.webhook.attempt': 1, 'intake.webhook.outcome': 'http_error' });
+    expect(first!.attributes).toMatchObject({
+      'http.response.status_code': 500,
+      'error.type': '500',
+      'intake.webhook.attempt': 1,
+      'intake.webhook.outcome': 'http_error',
+    });
     expect(second!.status.code).toBe(SpanStatusCode.UNSET);
     expect(second!.attributes).toMatchObject({ 'http.response.status_code': 200, 'intake.webhook.attempt': 2 });
     expect(second!.spanContext().traceId).toBe(first!.spanContext().traceId);
@@ -157,10 +235,17 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
       post(ok.slug, '{"name":'),
     ]);
     expect(answers.map((r) => r.status)).toEqual([201, 201, 200, 404, 400]);
-    const after = await eventually(async () => {
-      const s = await snapshot();
-      return diff(s, before, 'intake.deliveries{outcome=succeeded}') === 2 && diff(s, before, 'intake.notifications{outcome=sent}') === 1 && s;
-    }, { message: 'both deliveries and the notification' });
+    const after = await eventually(
+      async () => {
+        const s = await snapshot();
+        return (
+          diff(s, before, 'intake.deliveries{outcome=succeeded}') === 2 &&
+          diff(s, before, 'intake.notifications{outcome=sent}') === 1 &&
+          s
+        );
+      },
+      { message: 'both deliveries and the notification' },
+    );
     const delta = (key: string) => diff(after, before, key);
     expect(delta('intake.submissions{outcome=received}')).toBe(2);
     expect(delta('intake.submissions{outcome=spam}')).toBe(1);
@@ -187,10 +272,19 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     });
     logger.info('outside');
     logger.flush();
-    const read = () => readFileSync(path.join(dir, 'log.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; trace_id?: string });
+    const read = () =>
+      readFileSync(path.join(dir, 'log.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { msg: string; trace_id?: string });
     const lines = await eventually(() => read().length === 3 && read(), { message: 'three log lines written' });
     rmSync(dir, { recursive: true, force: true });
-    expect(lines.map((l) => [l.msg, l.trace_id])).toEqual([['inside', traceId], ['still inside, after an await', traceId], ['outside', undefined]]);
+    expect(lines.map((l) => [l.msg, l.trace_id])).toEqual([
+      ['inside', traceId],
+      ['still inside, after an await', traceId],
+      ['outside', undefined],
+    ]);
   });
 
   /** Every data point now, as `name{attr=value,...}` -> value (a histogram's count). */
@@ -199,8 +293,13 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     const points = new Map<string, number>();
     for (const scope of resourceMetrics.scopeMetrics) {
       for (const metric of scope.metrics) {
-        for (const p of metric.dataPoints as { attributes: Record<string, unknown>; value: number | { count: number } }[]) {
-          const attrs = Object.entries(p.attributes).map(([k, v]) => `${k}=${String(v)}`).join(',');
+        for (const p of metric.dataPoints as {
+          attributes: Record<string, unknown>;
+          value: number | { count: number };
+        }[]) {
+          const attrs = Object.entries(p.attributes)
+            .map(([k, v]) => `${k}=${String(v)}`)
+            .join(',');
           points.set(`${metric.descriptor.name}{${attrs}}`, typeof p.value === 'number' ? p.value : p.value.count);
         }
       }

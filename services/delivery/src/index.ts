@@ -12,7 +12,16 @@ export const deliveryService: ServiceModule = {
 };
 
 export { CONSUMERS, SEND_CONCURRENCY, sendAckWaitMs } from './consumers/consumers';
-export { createWebhookAgent, sendWebhook, signedRequest, USER_AGENT, RESPONSE_BODY_LIMIT, type AttemptResult, type Envelope, type EventType } from './domain/sender';
+export {
+  createWebhookAgent,
+  sendWebhook,
+  signedRequest,
+  USER_AGENT,
+  RESPONSE_BODY_LIMIT,
+  type AttemptResult,
+  type Envelope,
+  type EventType,
+} from './domain/sender';
 export { generateWebhookSecret, serviceSignature, standardSignature } from './domain/signing';
 export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup } from './domain/network-guard';
 export { requestDelivery, processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';

@@ -18,17 +18,37 @@ describe('a disabled webhook', () => {
       const account = await factories.account(platform.db);
       const form = await factories.form(platform.db, account.id);
       const hook = await webhook(platform, { accountId: account.id, formId: form.id, url: target.url, enabled: false });
-      const delivery = (status: string) => ({ id: newId('delivery'), account_id: account.id, webhook_id: hook.id, form_id: form.id, submission_id: newId('submission'), event_type: 'submission.created', data: JSON.stringify({ submission_id: 'x', form_id: form.id, payload: {} }), status, attempt_count: status === 'failed' ? 5 : 1 });
+      const delivery = (status: string) => ({
+        id: newId('delivery'),
+        account_id: account.id,
+        webhook_id: hook.id,
+        form_id: form.id,
+        submission_id: newId('submission'),
+        event_type: 'submission.created',
+        data: JSON.stringify({ submission_id: 'x', form_id: form.id, payload: {} }),
+        status,
+        attempt_count: status === 'failed' ? 5 : 1,
+      });
       const [failed, waiting] = [delivery('failed'), delivery('retrying')];
       await platform.db('deliveries').insert([failed, waiting]);
-      const deps = { db: platform.db, secrets: platform.secrets, agent, config: platform.config, now: () => new Date() };
+      const deps = {
+        db: platform.db,
+        secrets: platform.secrets,
+        agent,
+        config: platform.config,
+        now: () => new Date(),
+      };
 
       for (const id of [failed.id, waiting.id]) {
-        expect(await processDeliveryRequest(deps, { event_id: newId('event'), delivery_id: id, trigger: 'replay' })).toEqual({ ack: true });
+        expect(
+          await processDeliveryRequest(deps, { event_id: newId('event'), delivery_id: id, trigger: 'replay' }),
+        ).toEqual({ ack: true });
       }
       expect(target.requests).toHaveLength(0);
       expect(await platform.db('deliveries').where({ id: waiting.id }).first('status')).toEqual({ status: 'retrying' });
-      expect(await processDeliveryRequest(deps, { event_id: newId('event'), delivery_id: waiting.id, trigger: 'schedule' })).toEqual({ ack: true });
+      expect(
+        await processDeliveryRequest(deps, { event_id: newId('event'), delivery_id: waiting.id, trigger: 'schedule' }),
+      ).toEqual({ ack: true });
 
       expect(target.requests).toHaveLength(0);
       expect(await platform.db('delivery_attempts').whereIn('delivery_id', [failed.id, waiting.id])).toEqual([]);

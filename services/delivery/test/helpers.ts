@@ -1,14 +1,33 @@
 import { execFile } from 'node:child_process';
 import type http from 'node:http';
-import { enqueueEvent, newId, SUBJECTS, startOutboxRelay, type Platform, type StoredFile, type SubmissionEvent, type Worker } from '@intake/shared';
+import {
+  enqueueEvent,
+  newId,
+  SUBJECTS,
+  startOutboxRelay,
+  type Platform,
+  type StoredFile,
+  type SubmissionEvent,
+  type Worker,
+} from '@intake/shared';
 import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
 import { deliveryService, generateWebhookSecret } from '../src';
 
 /** A real platform with the delivery workers and an outbox relay running. */
-export async function startDelivery(overrides: ConfigOverrides = {}): Promise<{ platform: TestPlatform; close(): Promise<void> }> {
+export async function startDelivery(
+  overrides: ConfigOverrides = {},
+): Promise<{ platform: TestPlatform; close(): Promise<void> }> {
   const platform = await createTestPlatform(overrides);
   const workers: Worker[] = await deliveryService.startWorkers(platform);
-  workers.push(startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 200 }));
+  workers.push(
+    startOutboxRelay({
+      db: platform.db,
+      databaseUrl: platform.config.DATABASE_URL,
+      nats: platform.nats,
+      logger: platform.logger,
+      pollMs: 200,
+    }),
+  );
   return {
     platform,
     async close() {
@@ -26,13 +45,20 @@ export interface Received {
 }
 
 /** A real HTTP receiver on loopback that records every request; `respond` decides each answer (default 200). */
-export async function receiver(respond: (req: Received, n: number, res: http.ServerResponse) => void = (_r, _n, res) => res.end('ok')) {
+export async function receiver(
+  respond: (req: Received, n: number, res: http.ServerResponse) => void = (_r, _n, res) => res.end('ok'),
+) {
   const requests: Received[] = [];
   const server = await listen((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const received: Received = { at: Date.now(), headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), url: req.url ?? '/' };
+      const received: Received = {
+        at: Date.now(),
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        url: req.url ?? '/',
+      };
       requests.push(received);
       respond(received, requests.length, res);
     });
@@ -40,10 +66,20 @@ export async function receiver(respond: (req: Received, n: number, res: http.Ser
   return { ...server, requests };
 }
 
-export async function webhook(platform: Platform, props: { accountId: string; formId: string; url: string; enabled?: boolean }): Promise<{ id: string; secret: string }> {
+export async function webhook(
+  platform: Platform,
+  props: { accountId: string; formId: string; url: string; enabled?: boolean },
+): Promise<{ id: string; secret: string }> {
   const id = newId('webhook');
   const secret = generateWebhookSecret();
-  await platform.db('webhooks').insert({ id, account_id: props.accountId, form_id: props.formId, url: props.url, enabled: props.enabled ?? true, secret: platform.secrets.seal(secret) });
+  await platform.db('webhooks').insert({
+    id,
+    account_id: props.accountId,
+    form_id: props.formId,
+    url: props.url,
+    enabled: props.enabled ?? true,
+    secret: platform.secrets.seal(secret),
+  });
   return { id, secret };
 }
 
@@ -59,16 +95,49 @@ export async function accountWithForm(platform: Platform, notifyEmails: string[]
  * publish inconsistent events; `omitPayload` sends the event without the fields, as ingest does
  * for a post too large for a message.
  */
-export async function submit(platform: Platform, props: { accountId: string; formId: string; payload?: Record<string, string>; files?: StoredFile[]; status?: 'received' | 'spam'; subject?: string; rowStatus?: 'received' | 'spam'; omitPayload?: boolean }): Promise<SubmissionEvent> {
+export async function submit(
+  platform: Platform,
+  props: {
+    accountId: string;
+    formId: string;
+    payload?: Record<string, string>;
+    files?: StoredFile[];
+    status?: 'received' | 'spam';
+    subject?: string;
+    rowStatus?: 'received' | 'spam';
+    omitPayload?: boolean;
+  },
+): Promise<SubmissionEvent> {
   const submissionId = newId('submission');
   const payload = props.payload ?? { name: 'Ada', message: 'Hello' };
   const status = props.status ?? 'received';
   const receivedAt = new Date();
   let event!: SubmissionEvent;
   await platform.db.transaction(async (trx) => {
-    await trx('submissions').insert({ id: submissionId, account_id: props.accountId, form_id: props.formId, status: props.rowStatus ?? status, payload: JSON.stringify(payload), file_count: props.files?.length ?? 0, received_at: receivedAt });
-    const body = { submission_id: submissionId, form_id: props.formId, account_id: props.accountId, status, received_at: receivedAt.toISOString(), ...(props.omitPayload ? { payload: {}, payload_omitted: true as const } : { payload }), files: props.files ?? [], file_bytes: 0, form_name: 'Test form' };
-    const eventId = await enqueueEvent(trx, { subject: props.subject ?? (status === 'spam' ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated), payload: body });
+    await trx('submissions').insert({
+      id: submissionId,
+      account_id: props.accountId,
+      form_id: props.formId,
+      status: props.rowStatus ?? status,
+      payload: JSON.stringify(payload),
+      file_count: props.files?.length ?? 0,
+      received_at: receivedAt,
+    });
+    const body = {
+      submission_id: submissionId,
+      form_id: props.formId,
+      account_id: props.accountId,
+      status,
+      received_at: receivedAt.toISOString(),
+      ...(props.omitPayload ? { payload: {}, payload_omitted: true as const } : { payload }),
+      files: props.files ?? [],
+      file_bytes: 0,
+      form_name: 'Test form',
+    };
+    const eventId = await enqueueEvent(trx, {
+      subject: props.subject ?? (status === 'spam' ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated),
+      payload: body,
+    });
     event = { event_id: eventId, ...body };
   });
   return event;
@@ -82,7 +151,12 @@ let input = ''; process.stdin.on('data', (c) => (input += c)); process.stdin.on(
   process.stdout.write(String(await verify(secret, body, signature)));
 });`;
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: __dirname }, (err, stdout) => (err ? reject(err) : resolve(stdout.trim() === 'true')));
+    const child = execFile(
+      process.execPath,
+      ['--input-type=module', '-e', script],
+      { cwd: __dirname },
+      (err, stdout) => (err ? reject(err) : resolve(stdout.trim() === 'true')),
+    );
     child.stdin?.end(JSON.stringify({ secret, body, signature }));
   });
 }

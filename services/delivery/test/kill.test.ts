@@ -11,7 +11,19 @@ const MAIN = path.resolve(__dirname, '../dist/main.js');
 function startProcess(platform: TestPlatform): ChildProcess {
   const { config } = platform;
   return spawn(process.execPath, [MAIN], {
-    env: { ...process.env, PORT: '0', DATABASE_URL: config.DATABASE_URL, NATS_PREFIX: config.NATS_PREFIX, NATS_URL: config.NATS_URL, REDIS_URL: config.REDIS_URL, SECRETS_KEY: config.SECRETS_KEY, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true', WEBHOOK_TIMEOUT_MS: '1500', WEBHOOK_RETRY_SCHEDULE: '10s', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      PORT: '0',
+      DATABASE_URL: config.DATABASE_URL,
+      NATS_PREFIX: config.NATS_PREFIX,
+      NATS_URL: config.NATS_URL,
+      REDIS_URL: config.REDIS_URL,
+      SECRETS_KEY: config.SECRETS_KEY,
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
+      WEBHOOK_TIMEOUT_MS: '1500',
+      WEBHOOK_RETRY_SCHEDULE: '10s',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
 }
@@ -23,7 +35,13 @@ describe('a delivery process killed mid-attempt', () => {
   beforeAll(async () => {
     if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npx tsc -b first`);
     platform = await createTestPlatform();
-    relay = startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 200 });
+    relay = startOutboxRelay({
+      db: platform.db,
+      databaseUrl: platform.config.DATABASE_URL,
+      nats: platform.nats,
+      logger: platform.logger,
+      pollMs: 200,
+    });
   });
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
@@ -47,10 +65,18 @@ describe('a delivery process killed mid-attempt', () => {
       first.kill('SIGKILL');
       await new Promise((resolve) => first.once('exit', resolve));
       killed = true;
-      expect(await platform.db('delivery_attempts').join('deliveries', 'deliveries.id', 'delivery_attempts.delivery_id').where({ submission_id: event.submission_id })).toEqual([]);
+      expect(
+        await platform
+          .db('delivery_attempts')
+          .join('deliveries', 'deliveries.id', 'delivery_attempts.delivery_id')
+          .where({ submission_id: event.submission_id }),
+      ).toEqual([]);
 
       children.push(startProcess(platform));
-      const delivery = await eventually(() => platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(), { timeoutMs: 20_000, message: 'redelivered attempt' });
+      const delivery = await eventually(
+        () => platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(),
+        { timeoutMs: 20_000, message: 'redelivered attempt' },
+      );
       expect(killed).toBe(true);
       expect(target.requests).toHaveLength(2);
       expect(target.requests.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '1']);

@@ -41,7 +41,11 @@ describe('notification e-mail', () => {
   let ctx: Awaited<ReturnType<typeof startDelivery>>;
   beforeAll(async () => {
     smtp = await smtpServer(1);
-    ctx = await startDelivery({ SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Intake <no-reply@intake.test>', WEBHOOK_RETRY_SCHEDULE: '200ms' });
+    ctx = await startDelivery({
+      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+      MAIL_FROM: 'Intake <no-reply@intake.test>',
+      WEBHOOK_RETRY_SCHEDULE: '200ms',
+    });
   });
   afterAll(async () => {
     await ctx.close();
@@ -54,7 +58,15 @@ describe('notification e-mail', () => {
       accountId,
       formId,
       payload: { name: 'Grace Hopper', email: 'grace@navy.example', message: 'Found a moth.\nSecond line.' },
-      files: [{ id: 'fil_01hzzzzzzzzzzzzzzzzzzzzzzz', field: 'attachment', filename: 'bug.png', content_type: 'image/png', size: 1234 }],
+      files: [
+        {
+          id: 'fil_01hzzzzzzzzzzzzzzzzzzzzzzz',
+          field: 'attachment',
+          filename: 'bug.png',
+          content_type: 'image/png',
+          size: 1234,
+        },
+      ],
     });
     await eventually(() => smtp.mails.length === 1, { timeoutMs: 10_000 });
     const [mail] = smtp.mails;
@@ -66,15 +78,35 @@ describe('notification e-mail', () => {
     expect(parsed.text).toContain('name: Grace Hopper');
     expect(parsed.text).toContain('Found a moth.');
     expect(parsed.text).toContain('Second line.');
-    expect(parsed.text).toMatch(new RegExp(`bug\\.png \\(attachment, 1234 bytes\\): ${ctx.platform.config.PUBLIC_BASE_URL}/v1/files/fil_01hzzzzzzzzzzzzzzzzzzzzzzz\\?expires=\\d+&signature=`));
-    const row = await eventually(() => ctx.platform.db('notifications').where({ dedup_key: `submission:${event.submission_id}`, status: 'sent' }).first());
-    expect(row).toMatchObject({ kind: 'submission', attempt_count: 2, recipients: ['owner@example.com', 'team@example.com'] });
+    expect(parsed.text).toMatch(
+      new RegExp(
+        `bug\\.png \\(attachment, 1234 bytes\\): ${ctx.platform.config.PUBLIC_BASE_URL}/v1/files/fil_01hzzzzzzzzzzzzzzzzzzzzzzz\\?expires=\\d+&signature=`,
+      ),
+    );
+    const row = await eventually(() =>
+      ctx.platform
+        .db('notifications')
+        .where({ dedup_key: `submission:${event.submission_id}`, status: 'sent' })
+        .first(),
+    );
+    expect(row).toMatchObject({
+      kind: 'submission',
+      attempt_count: 2,
+      recipients: ['owner@example.com', 'team@example.com'],
+    });
   });
 
   it('mails the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {
     const { accountId, formId } = await accountWithForm(ctx.platform, ['large@example.com']);
-    const event = await submit(ctx.platform, { accountId, formId, payload: { email: 'writer@example.com', essay: 'A long essay.' }, omitPayload: true });
-    const mail = await eventually(() => smtp.mails.find((m) => m.to.includes('large@example.com')), { timeoutMs: 10_000 });
+    const event = await submit(ctx.platform, {
+      accountId,
+      formId,
+      payload: { email: 'writer@example.com', essay: 'A long essay.' },
+      omitPayload: true,
+    });
+    const mail = await eventually(() => smtp.mails.find((m) => m.to.includes('large@example.com')), {
+      timeoutMs: 10_000,
+    });
     const parsed = await PostalMime.parse(mail.raw);
     expect(parsed.text).toContain('essay: A long essay.');
     expect(parsed.replyTo?.[0]?.address).toBe('writer@example.com');
@@ -85,10 +117,24 @@ describe('notification e-mail', () => {
     const { accountId, formId } = await accountWithForm(ctx.platform, ['owner@example.com']);
     const silent = await accountWithForm(ctx.platform, []);
     const before = smtp.mails.length;
-    const spam = await submit(ctx.platform, { accountId, formId, status: 'spam', payload: { email: 'spam@example.com' } });
+    const spam = await submit(ctx.platform, {
+      accountId,
+      formId,
+      status: 'spam',
+      payload: { email: 'spam@example.com' },
+    });
     await submit(ctx.platform, { ...silent, payload: { email: 'x@example.com' } });
-    const genuine = await submit(ctx.platform, { accountId, formId, payload: { name: 'No address', email: 'not-an-address' } });
-    await eventually(() => ctx.platform.db('notifications').where({ dedup_key: `submission:${genuine.submission_id}`, status: 'sent' }).first());
+    const genuine = await submit(ctx.platform, {
+      accountId,
+      formId,
+      payload: { name: 'No address', email: 'not-an-address' },
+    });
+    await eventually(() =>
+      ctx.platform
+        .db('notifications')
+        .where({ dedup_key: `submission:${genuine.submission_id}`, status: 'sent' })
+        .first(),
+    );
     expect(smtp.mails.length).toBe(before + 1);
     const parsed = await PostalMime.parse(smtp.mails.at(-1)!.raw);
     expect(parsed.text).toContain('name: No address');

@@ -6,7 +6,10 @@ const LADDER = [200, 400, 600, 800];
 describe('the retry ladder', () => {
   let ctx: Awaited<ReturnType<typeof startDelivery>>;
   beforeAll(async () => {
-    ctx = await startDelivery({ WEBHOOK_RETRY_SCHEDULE: LADDER.map((ms) => `${ms}ms`).join(','), WEBHOOK_TIMEOUT_MS: 2000 });
+    ctx = await startDelivery({
+      WEBHOOK_RETRY_SCHEDULE: LADDER.map((ms) => `${ms}ms`).join(','),
+      WEBHOOK_TIMEOUT_MS: 2000,
+    });
   });
   afterAll(() => ctx.close());
 
@@ -32,9 +35,16 @@ describe('the retry ladder', () => {
         expect(gap).toBeLessThan((LADDER[i] as number) + 500);
       });
       const delivery = await eventually(() => ctx.platform.db('deliveries').where({ id, status: 'failed' }).first());
-      expect(delivery).toMatchObject({ attempt_count: 5, last_status_code: 503, last_error: 'receiver answered 503', next_attempt_at: null });
+      expect(delivery).toMatchObject({
+        attempt_count: 5,
+        last_status_code: 503,
+        last_error: 'receiver answered 503',
+        next_attempt_at: null,
+      });
       const attempts = await ctx.platform.db('delivery_attempts').where({ delivery_id: id }).orderBy('id');
-      expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 503, 'down for maintenance']));
+      expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body])).toEqual(
+        [1, 2, 3, 4, 5].map((n) => [n, 503, 'down for maintenance']),
+      );
       // Nothing more is scheduled after the fifth failure: the message is gone from the work queue.
       const { nats } = ctx.platform;
       await eventually(async () => {
@@ -56,7 +66,10 @@ describe('the retry ladder', () => {
       const { accountId, formId } = await accountWithForm(ctx.platform);
       await webhook(ctx.platform, { accountId, formId, url: target.url });
       const event = await submit(ctx.platform, { accountId, formId });
-      const delivery = await eventually(() => ctx.platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(), { timeoutMs: 10_000 });
+      const delivery = await eventually(
+        () => ctx.platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(),
+        { timeoutMs: 10_000 },
+      );
       expect(delivery).toMatchObject({ attempt_count: 3, last_status_code: 204, last_error: null });
       expect(target.requests.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3']);
     } finally {
@@ -79,10 +92,16 @@ describe('the retry ladder', () => {
       await webhook(ctx.platform, { accountId, formId, url: closed.url });
       const event = await submit(ctx.platform, { accountId, formId });
       const rows = await eventually(async () => {
-        const r = await ctx.platform.db('deliveries').where({ submission_id: event.submission_id }).whereIn('status', ['retrying', 'failed']);
+        const r = await ctx.platform
+          .db('deliveries')
+          .where({ submission_id: event.submission_id })
+          .whereIn('status', ['retrying', 'failed']);
         return r.length === 2 && r;
       });
-      expect(rows.map((r) => r.last_error).sort()).toEqual([expect.stringMatching(/^ECONNREFUSED/), 'receiver answered 307']);
+      expect(rows.map((r) => r.last_error).sort()).toEqual([
+        expect.stringMatching(/^ECONNREFUSED/),
+        'receiver answered 307',
+      ]);
       expect(other.requests).toHaveLength(0);
     } finally {
       await Promise.all([target.close(), other.close()]);

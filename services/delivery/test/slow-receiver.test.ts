@@ -25,17 +25,40 @@ describe('a receiver that hangs', () => {
       const waited = Date.now() - started;
       console.log(`fast receiver served in ${waited} ms while 3 deliveries hung`);
       // Served while the three attempts still hang (none has timed out and been recorded yet).
-      const stuckIds = (await ctx.platform.db('deliveries').whereIn('submission_id', stuck.map((e) => e.submission_id)).select('id')).map((r) => r.id);
+      const stuckIds = (
+        await ctx.platform
+          .db('deliveries')
+          .whereIn(
+            'submission_id',
+            stuck.map((e) => e.submission_id),
+          )
+          .select('id')
+      ).map((r) => r.id);
       expect(await ctx.platform.db('delivery_attempts').whereIn('delivery_id', stuckIds)).toEqual([]);
       expect(waited).toBeLessThan(1500);
-      expect(await ctx.platform.db('deliveries').where({ submission_id: quick.submission_id }).first()).toMatchObject({ status: 'succeeded' });
+      expect(await ctx.platform.db('deliveries').where({ submission_id: quick.submission_id }).first()).toMatchObject({
+        status: 'succeeded',
+      });
 
       const timedOut = await eventually(async () => {
-        const rows = await ctx.platform.db('deliveries').whereIn('submission_id', stuck.map((e) => e.submission_id)).where({ status: 'retrying' });
+        const rows = await ctx.platform
+          .db('deliveries')
+          .whereIn(
+            'submission_id',
+            stuck.map((e) => e.submission_id),
+          )
+          .where({ status: 'retrying' });
         return rows.length === 3 && rows;
       });
-      expect(timedOut.map((r) => r.last_error)).toEqual(['no answer within 1500 ms', 'no answer within 1500 ms', 'no answer within 1500 ms']);
-      const attempts = await ctx.platform.db('delivery_attempts').whereIn('delivery_id', timedOut.map((r) => r.id));
+      expect(timedOut.map((r) => r.last_error)).toEqual([
+        'no answer within 1500 ms',
+        'no answer within 1500 ms',
+        'no answer within 1500 ms',
+      ]);
+      const attempts = await ctx.platform.db('delivery_attempts').whereIn(
+        'delivery_id',
+        timedOut.map((r) => r.id),
+      );
       for (const a of attempts) {
         expect(a.status_code).toBeNull();
         expect(a.duration_ms).toBeGreaterThanOrEqual(1400);

@@ -2,15 +2,64 @@ import { request } from 'undici';
 import { createWebhookAgent, guardedLookup, isBlockedAddress, sendWebhook, urlRefusal, checkWebhookUrl } from '../src';
 import { receiver } from './helpers';
 
-const PRIVATE = ['127.0.0.1', '127.1.2.3', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '224.0.0.1', '255.255.255.255', '::1', '::', 'fd00::1', 'fc12::5', 'fe80::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:a9fe:a9fe', '0:0:0:0:0:ffff:10.0.0.1', '64:ff9b::10.0.0.1', '[::1]', '2002:a00:1::1', '2001:0:4136:e378:8000:63bf:f5ff:fffe', '192.88.99.1'];
-const PUBLIC = ['93.184.216.34', '1.1.1.1', '8.8.8.8', '2606:4700:4700::1111', '::ffff:8.8.8.8', '172.32.0.1', '100.128.0.1'];
+const PRIVATE = [
+  '127.0.0.1',
+  '127.1.2.3',
+  '10.0.0.1',
+  '172.16.5.4',
+  '192.168.1.1',
+  '169.254.169.254',
+  '100.64.0.1',
+  '0.0.0.0',
+  '224.0.0.1',
+  '255.255.255.255',
+  '::1',
+  '::',
+  'fd00::1',
+  'fc12::5',
+  'fe80::1',
+  'ff02::1',
+  '::ffff:127.0.0.1',
+  '::ffff:7f00:1',
+  '::ffff:a9fe:a9fe',
+  '0:0:0:0:0:ffff:10.0.0.1',
+  '64:ff9b::10.0.0.1',
+  '[::1]',
+  '2002:a00:1::1',
+  '2001:0:4136:e378:8000:63bf:f5ff:fffe',
+  '192.88.99.1',
+];
+const PUBLIC = [
+  '93.184.216.34',
+  '1.1.1.1',
+  '8.8.8.8',
+  '2606:4700:4700::1111',
+  '::ffff:8.8.8.8',
+  '172.32.0.1',
+  '100.128.0.1',
+];
 
 describe('SSRF guard', () => {
   it.each(PRIVATE)('refuses %s', (address) => expect(isBlockedAddress(address)).toBe(true));
   it.each(PUBLIC)('allows %s', (address) => expect(isBlockedAddress(address)).toBe(false));
 
   it('refuses at save time: http, private IP literals (v4, v6, IPv4-mapped), localhost names and names resolving to loopback', async () => {
-    for (const url of ['http://example.com/hook', 'https://127.0.0.1/hook', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://169.254.169.254/latest/meta-data', 'https://10.1.2.3:8443/', 'https://[fd00::1]/', 'https://100.64.1.1/', 'https://localhost/', 'https://api.localhost/', 'https://intranet/', 'ftp://example.com/', 'not a url', 'https://user:pw@example.com/']) {
+    for (const url of [
+      'http://example.com/hook',
+      'https://127.0.0.1/hook',
+      'https://[::1]/',
+      'https://[::ffff:127.0.0.1]/',
+      'https://169.254.169.254/latest/meta-data',
+      'https://10.1.2.3:8443/',
+      'https://[fd00::1]/',
+      'https://100.64.1.1/',
+      'https://localhost/',
+      'https://api.localhost/',
+      'https://intranet/',
+      'ftp://example.com/',
+      'not a url',
+      'https://user:pw@example.com/',
+    ]) {
       expect({ url, refusal: await checkWebhookUrl(url, false) }).toEqual({ url, refusal: expect.any(String) });
     }
     expect(await checkWebhookUrl('https://93.184.216.34/hook', false)).toBeUndefined();
@@ -19,7 +68,10 @@ describe('SSRF guard', () => {
   });
 
   it('the connect-time lookup drops private addresses and honours options.all', async () => {
-    const lookup = (host: string, all: boolean) => new Promise<{ err: Error | null; result: unknown }>((resolve) => guardedLookup(host, { all }, (err, result) => resolve({ err, result })));
+    const lookup = (host: string, all: boolean) =>
+      new Promise<{ err: Error | null; result: unknown }>((resolve) =>
+        guardedLookup(host, { all }, (err, result) => resolve({ err, result })),
+      );
     for (const all of [true, false]) {
       const { err } = await lookup('localhost', all);
       expect(err?.name).toBe('BlockedTargetError');
@@ -31,7 +83,9 @@ describe('SSRF guard', () => {
     const agent = createWebhookAgent({ allowPrivateNetworks: false, timeoutMs: 2000 });
     try {
       const port = new URL(target.url).port;
-      await expect(request(`http://localhost:${port}/`, { method: 'POST', body: '{}', dispatcher: agent })).rejects.toMatchObject({ name: 'BlockedTargetError' });
+      await expect(
+        request(`http://localhost:${port}/`, { method: 'POST', body: '{}', dispatcher: agent }),
+      ).rejects.toMatchObject({ name: 'BlockedTargetError' });
       expect(target.requests).toHaveLength(0);
     } finally {
       await agent.close();
@@ -44,9 +98,30 @@ describe('SSRF guard', () => {
     const agent = createWebhookAgent({ allowPrivateNetworks: false, timeoutMs: 2000 });
     try {
       const port = new URL(target.url).port;
-      for (const url of [`https://127.0.0.1:${port}/`, `https://[::ffff:127.0.0.1]:${port}/`, target.url, `https://localhost:${port}/`]) {
-        const result = await sendWebhook({ agent, url, allowPrivateNetworks: false, timeoutMs: 2000, type: 'webhook.test', deliveryId: 'whd_x', data: {}, attempt: 1, secret: 'whsec_AAAA', now: new Date() });
-        expect({ url, ok: result.ok, statusCode: result.statusCode, error: result.error }).toEqual({ url, ok: false, statusCode: null, error: expect.stringMatching(/^refused: /) });
+      for (const url of [
+        `https://127.0.0.1:${port}/`,
+        `https://[::ffff:127.0.0.1]:${port}/`,
+        target.url,
+        `https://localhost:${port}/`,
+      ]) {
+        const result = await sendWebhook({
+          agent,
+          url,
+          allowPrivateNetworks: false,
+          timeoutMs: 2000,
+          type: 'webhook.test',
+          deliveryId: 'whd_x',
+          data: {},
+          attempt: 1,
+          secret: 'whsec_AAAA',
+          now: new Date(),
+        });
+        expect({ url, ok: result.ok, statusCode: result.statusCode, error: result.error }).toEqual({
+          url,
+          ok: false,
+          statusCode: null,
+          error: expect.stringMatching(/^refused: /),
+        });
       }
       expect(target.requests).toHaveLength(0);
     } finally {

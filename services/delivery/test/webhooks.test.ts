@@ -16,12 +16,26 @@ describe('webhook delivery of submission.created', () => {
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
       const hook = await webhook(ctx.platform, { accountId, formId, url: `${target.url}/hooks?x=1` });
-      const event = await submit(ctx.platform, { accountId, formId, payload: { name: 'Ada Lovelace', note: 'ünïcødé ✓ "quotes"' } });
+      const event = await submit(ctx.platform, {
+        accountId,
+        formId,
+        payload: { name: 'Ada Lovelace', note: 'ünïcødé ✓ "quotes"' },
+      });
       const [req] = await eventually(() => target.requests.length === 1 && target.requests);
       const request = req!;
       expect(request.url).toBe('/hooks?x=1');
       const envelope = JSON.parse(request.body);
-      expect(envelope).toEqual({ type: 'submission.created', id: expect.stringMatching(/^whd_[0-9a-z]{26}$/), created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), data: { submission_id: event.submission_id, form_id: formId, payload: { name: 'Ada Lovelace', note: 'ünïcødé ✓ "quotes"' }, files: [] } });
+      expect(envelope).toEqual({
+        type: 'submission.created',
+        id: expect.stringMatching(/^whd_[0-9a-z]{26}$/),
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        data: {
+          submission_id: event.submission_id,
+          form_id: formId,
+          payload: { name: 'Ada Lovelace', note: 'ünïcødé ✓ "quotes"' },
+          files: [],
+        },
+      });
       expect(request.headers).toMatchObject({
         'content-type': 'application/json',
         'user-agent': 'Service-Webhooks/1',
@@ -32,17 +46,40 @@ describe('webhook delivery of submission.created', () => {
         'webhook-timestamp': String(Math.floor(Date.parse(envelope.created_at) / 1000)),
       });
       expect(request.headers['x-service-signature']).toMatch(/^sha256=[0-9a-f]{64}$/);
-      expect(await verifyWithOctokit(hook.secret, request.body, request.headers['x-service-signature'] as string)).toBe(true);
-      expect(await verifyWithOctokit(hook.secret, request.body + ' ', request.headers['x-service-signature'] as string)).toBe(false);
-      expect(await verifyWithOctokit('whsec_other', request.body, request.headers['x-service-signature'] as string)).toBe(false);
+      expect(await verifyWithOctokit(hook.secret, request.body, request.headers['x-service-signature'] as string)).toBe(
+        true,
+      );
+      expect(
+        await verifyWithOctokit(hook.secret, request.body + ' ', request.headers['x-service-signature'] as string),
+      ).toBe(false);
+      expect(
+        await verifyWithOctokit('whsec_other', request.body, request.headers['x-service-signature'] as string),
+      ).toBe(false);
       const verified = new Webhook(hook.secret).verify(request.body, request.headers as Record<string, string>);
       expect(verified).toEqual(envelope);
-      expect(() => new Webhook(hook.secret).verify(request.body.replace('Ada', 'Bob'), request.headers as Record<string, string>)).toThrow();
+      expect(() =>
+        new Webhook(hook.secret).verify(request.body.replace('Ada', 'Bob'), request.headers as Record<string, string>),
+      ).toThrow();
 
-      const delivery = await eventually(() => ctx.platform.db('deliveries').where({ id: envelope.id, status: 'succeeded' }).first());
-      expect(delivery).toMatchObject({ webhook_id: hook.id, submission_id: event.submission_id, attempt_count: 1, last_status_code: 200 });
+      const delivery = await eventually(() =>
+        ctx.platform.db('deliveries').where({ id: envelope.id, status: 'succeeded' }).first(),
+      );
+      expect(delivery).toMatchObject({
+        webhook_id: hook.id,
+        submission_id: event.submission_id,
+        attempt_count: 1,
+        last_status_code: 200,
+      });
       const attempts = await ctx.platform.db('delivery_attempts').where({ delivery_id: envelope.id });
-      expect(attempts).toEqual([expect.objectContaining({ attempt: 1, trigger: 'schedule', status_code: 200, error: null, response_body: 'ok' })]);
+      expect(attempts).toEqual([
+        expect.objectContaining({
+          attempt: 1,
+          trigger: 'schedule',
+          status_code: 200,
+          error: null,
+          response_body: 'ok',
+        }),
+      ]);
     } finally {
       await target.close();
     }
@@ -53,10 +90,20 @@ describe('webhook delivery of submission.created', () => {
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
       await webhook(ctx.platform, { accountId, formId, url: `${target.url}/hook` });
-      const event = await submit(ctx.platform, { accountId, formId, payload: { name: 'Ada', essay: 'long text' }, omitPayload: true });
+      const event = await submit(ctx.platform, {
+        accountId,
+        formId,
+        payload: { name: 'Ada', essay: 'long text' },
+        omitPayload: true,
+      });
       expect(event.payload).toEqual({});
       const [req] = await eventually(() => target.requests.length === 1 && target.requests);
-      expect(JSON.parse(req!.body).data).toEqual({ submission_id: event.submission_id, form_id: formId, payload: { name: 'Ada', essay: 'long text' }, files: [] });
+      expect(JSON.parse(req!.body).data).toEqual({
+        submission_id: event.submission_id,
+        form_id: formId,
+        payload: { name: 'Ada', essay: 'long text' },
+        files: [],
+      });
     } finally {
       await target.close();
     }
@@ -75,10 +122,19 @@ describe('webhook delivery of submission.created', () => {
       await eventually(() => a.requests.length === 1 && b.requests.length === 1);
       // The same event again, past JetStream's dedup window (a fresh msgID): Postgres must still refuse a second delivery.
       const { nats } = ctx.platform;
-      await nats.js.publish(nats.names.subject(SUBJECTS.submissionCreated), JSON.stringify(event), { msgID: `${event.event_id}-again` });
+      await nats.js.publish(nats.names.subject(SUBJECTS.submissionCreated), JSON.stringify(event), {
+        msgID: `${event.event_id}-again`,
+      });
       const marker = await submit(ctx.platform, { accountId, formId });
-      await eventually(() => a.requests.some((r) => r.body.includes(marker.submission_id)) && b.requests.some((r) => r.body.includes(marker.submission_id)));
-      const rows = await ctx.platform.db('deliveries').where({ submission_id: event.submission_id }).select('webhook_id');
+      await eventually(
+        () =>
+          a.requests.some((r) => r.body.includes(marker.submission_id)) &&
+          b.requests.some((r) => r.body.includes(marker.submission_id)),
+      );
+      const rows = await ctx.platform
+        .db('deliveries')
+        .where({ submission_id: event.submission_id })
+        .select('webhook_id');
       expect(rows.map((r) => r.webhook_id).sort()).toEqual([hookA.id, hookB.id].sort());
       expect(a.requests.filter((r) => r.body.includes(event.submission_id))).toHaveLength(1);
       expect(b.requests.filter((r) => r.body.includes(event.submission_id))).toHaveLength(1);
@@ -95,21 +151,39 @@ describe('webhook delivery of submission.created', () => {
       await webhook(ctx.platform, { accountId, formId, url: target.url });
       const spam = await submit(ctx.platform, { accountId, formId, status: 'spam' });
       // A spam event on the created subject, and a created event for a row that is spam by now (relabelled or deleted first).
-      const mislabelled = await submit(ctx.platform, { accountId, formId, status: 'spam', subject: SUBJECTS.submissionCreated });
+      const mislabelled = await submit(ctx.platform, {
+        accountId,
+        formId,
+        status: 'spam',
+        subject: SUBJECTS.submissionCreated,
+      });
       const relabelled = await submit(ctx.platform, { accountId, formId, rowStatus: 'spam' });
       const genuine = await submit(ctx.platform, { accountId, formId });
       await eventually(() => target.requests.length >= 1);
       for (const e of [spam, mislabelled, relabelled]) {
-        await eventually(async () => (await ctx.platform.db('outbox').where({ event_id: e.event_id }).first()) === undefined, { message: 'the relay publishes (and removes) every outbox row' });
+        await eventually(
+          async () => (await ctx.platform.db('outbox').where({ event_id: e.event_id }).first()) === undefined,
+          { message: 'the relay publishes (and removes) every outbox row' },
+        );
       }
-      await eventually(async () => (await ctx.platform.db('deliveries').where({ submission_id: genuine.submission_id, status: 'succeeded' }).first()) !== undefined);
+      await eventually(
+        async () =>
+          (await ctx.platform
+            .db('deliveries')
+            .where({ submission_id: genuine.submission_id, status: 'succeeded' })
+            .first()) !== undefined,
+      );
       // every event has been handled (acknowledged) by the fan-out, so nothing below is merely late
       await eventually(async () => {
         const info = await ctx.platform.nats.jsm.consumers.info(ctx.platform.nats.names.eventsStream, CONSUMERS.fanOut);
         return info.num_pending === 0 && info.num_ack_pending === 0;
       });
       expect(target.requests.map((r) => JSON.parse(r.body).data.submission_id)).toEqual([genuine.submission_id]);
-      expect(await ctx.platform.db('deliveries').whereIn('submission_id', [spam.submission_id, mislabelled.submission_id, relabelled.submission_id])).toEqual([]);
+      expect(
+        await ctx.platform
+          .db('deliveries')
+          .whereIn('submission_id', [spam.submission_id, mislabelled.submission_id, relabelled.submission_id]),
+      ).toEqual([]);
     } finally {
       await target.close();
     }

@@ -8,7 +8,14 @@ describe('posted field order', () => {
   afterAll(() => h.close());
 
   it.each([
-    ['urlencoded', new URLSearchParams([['zeta', '1'], ['alpha', '2'], ['mid', '3']])],
+    [
+      'urlencoded',
+      new URLSearchParams([
+        ['zeta', '1'],
+        ['alpha', '2'],
+        ['mid', '3'],
+      ]),
+    ],
     ['JSON', { zeta: 1, alpha: 'two', mid: true }],
   ])('is kept in the stored payload and in the event for a %s post', async (_kind, body) => {
     const { form, post } = await accountWithForm(h);
@@ -16,7 +23,10 @@ describe('posted field order', () => {
     expect(res.status).toBe(201);
     const [row] = await submissionsOf(h, form.id);
     expect(Object.keys(row.payload)).toEqual(['zeta', 'alpha', 'mid']);
-    const event = await h.platform.db('outbox').whereRaw(`payload->>'submission_id' = ?`, [res.body.id as string]).first();
+    const event = await h.platform
+      .db('outbox')
+      .whereRaw(`payload->>'submission_id' = ?`, [res.body.id as string])
+      .first();
     expect(Object.keys(event.payload.payload)).toEqual(['zeta', 'alpha', 'mid']);
   });
 });

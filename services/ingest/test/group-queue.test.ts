@@ -2,10 +2,15 @@ import { GroupQueue } from '../src/domain/group-queue';
 
 /** A write whose groups are recorded and finished by the test. */
 function recordingWrite() {
-  const groups: { items: string[]; finish(results?: PromiseSettledResult<string>[]): void; fail(err: Error): void }[] = [];
+  const groups: { items: string[]; finish(results?: PromiseSettledResult<string>[]): void; fail(err: Error): void }[] =
+    [];
   const write = (items: string[]) =>
     new Promise<PromiseSettledResult<string>[]>((resolve, reject) => {
-      groups.push({ items, finish: (results) => resolve(results ?? items.map((item) => ({ status: 'fulfilled', value: `${item}!` }))), fail: reject });
+      groups.push({
+        items,
+        finish: (results) => resolve(results ?? items.map((item) => ({ status: 'fulfilled', value: `${item}!` }))),
+        fail: reject,
+      });
     });
   return { groups, write };
 }
@@ -43,7 +48,12 @@ describe('GroupQueue', () => {
 
   it('keeps a group within maxWeight, and sends an item heavier than that alone', async () => {
     const { groups, write } = recordingWrite();
-    const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 1, weigh: (item: string) => item.length, maxWeight: 4 });
+    const queue = new GroupQueue(write, {
+      maxGroup: 10,
+      maxInFlight: 1,
+      weigh: (item: string) => item.length,
+      maxWeight: 4,
+    });
     const answers = ['a', 'bb', 'cc', 'd', 'eeeeee', 'f'].map((item) => queue.push(item));
     for (let i = 0; i < 5; i++) {
       await flush();
@@ -64,7 +74,11 @@ describe('GroupQueue', () => {
     await expect(first).rejects.toThrow('down');
     await flush();
     expect(groups[1]!.items).toEqual(['b', 'c', 'd', 'e']);
-    groups[1]!.finish([{ status: 'fulfilled', value: 'b!' }, { status: 'rejected', reason: new Error('c refused') }, { status: 'fulfilled', value: 'd!' }]);
+    groups[1]!.finish([
+      { status: 'fulfilled', value: 'b!' },
+      { status: 'rejected', reason: new Error('c refused') },
+      { status: 'fulfilled', value: 'd!' },
+    ]);
     await expect(rest[0]).resolves.toBe('b!');
     await expect(rest[1]).rejects.toThrow('c refused');
     await expect(last[0]).resolves.toBe('d!');
@@ -73,9 +87,12 @@ describe('GroupQueue', () => {
   });
 
   it('fails the group of a write that throws instead of returning a promise', async () => {
-    const queue = new GroupQueue<string, string>(() => {
-      throw new Error('synchronous');
-    }, { maxGroup: 10, maxInFlight: 1 });
+    const queue = new GroupQueue<string, string>(
+      () => {
+        throw new Error('synchronous');
+      },
+      { maxGroup: 10, maxInFlight: 1 },
+    );
     await expect(queue.push('a')).rejects.toThrow('synchronous');
     await expect(queue.push('b')).rejects.toThrow('synchronous');
   });

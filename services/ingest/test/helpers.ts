@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { AckPolicy, DeliverPolicy } from 'nats';
 import { buildServiceApp, startOutboxRelay } from '@intake/shared';
-import { createTestPlatform, eventually, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  eventually,
+  factories,
+  listen,
+  type ConfigOverrides,
+  type TestPlatform,
+} from '@intake/shared/testing';
 import { ingestService } from '../src';
 
 export interface IngestHarness {
@@ -11,10 +18,21 @@ export interface IngestHarness {
 }
 
 /** The ingest app over real HTTP on a real platform (Postgres, NATS, Redis of this machine). */
-export async function startIngest(overrides: ConfigOverrides = {}, options: { relay?: boolean; relayPollMs?: number } = {}): Promise<IngestHarness> {
+export async function startIngest(
+  overrides: ConfigOverrides = {},
+  options: { relay?: boolean; relayPollMs?: number } = {},
+): Promise<IngestHarness> {
   const platform = await createTestPlatform(overrides);
   const server = await listen(buildServiceApp(ingestService, platform).callback());
-  const relay = options.relay ? startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: options.relayPollMs ?? 100 }) : undefined;
+  const relay = options.relay
+    ? startOutboxRelay({
+        db: platform.db,
+        databaseUrl: platform.config.DATABASE_URL,
+        nats: platform.nats,
+        logger: platform.logger,
+        pollMs: options.relayPollMs ?? 100,
+      })
+    : undefined;
   return {
     platform,
     url: server.url,
@@ -35,7 +53,12 @@ export interface PublishedEvent {
 export async function publishedEvents(h: IngestHarness, subject?: string): Promise<PublishedEvent[]> {
   const { nats } = h.platform;
   const durable = `probe_${randomBytes(4).toString('hex')}`;
-  await nats.jsm.consumers.add(nats.names.eventsStream, { durable_name: durable, ack_policy: AckPolicy.None, deliver_policy: DeliverPolicy.All, ...(subject ? { filter_subject: nats.names.subject(subject) } : {}) });
+  await nats.jsm.consumers.add(nats.names.eventsStream, {
+    durable_name: durable,
+    ack_policy: AckPolicy.None,
+    deliver_policy: DeliverPolicy.All,
+    ...(subject ? { filter_subject: nats.names.subject(subject) } : {}),
+  });
   try {
     const { num_pending: pending } = await nats.jsm.consumers.info(nats.names.eventsStream, durable);
     const consumer = await nats.js.consumers.get(nats.names.eventsStream, durable);
@@ -52,11 +75,17 @@ export async function publishedEvents(h: IngestHarness, subject?: string): Promi
 
 /** The event of one submission, once the relay has published it. */
 export function publishedEvent(h: IngestHarness, subject: string, submissionId: string): Promise<PublishedEvent> {
-  return eventually(async () => (await publishedEvents(h, subject)).find((e) => e.event.submission_id === submissionId), { message: `the ${subject} event of ${submissionId}` });
+  return eventually(
+    async () => (await publishedEvents(h, subject)).find((e) => e.event.submission_id === submissionId),
+    { message: `the ${subject} event of ${submissionId}` },
+  );
 }
 
 /** A fresh account (plan, quota) with one live form. */
-export async function accountWithForm(h: IngestHarness, props: { plan?: 'free' | 'pro' | 'team'; quota?: number; form?: Parameters<typeof factories.form>[2] } = {}) {
+export async function accountWithForm(
+  h: IngestHarness,
+  props: { plan?: 'free' | 'pro' | 'team'; quota?: number; form?: Parameters<typeof factories.form>[2] } = {},
+) {
   const account = await factories.account(h.platform.db, { plan: props.plan ?? 'pro', quota: props.quota });
   const form = await factories.form(h.platform.db, account.id, props.form ?? {});
   return { account, form, post: poster(h.url, form.slug) };
@@ -71,8 +100,16 @@ export interface Answer {
 
 /** POSTs to a form: a string body goes as-is with `contentType`, an object as JSON, URLSearchParams/FormData as browsers send them. */
 export function poster(url: string, slug: string) {
-  return async (body?: string | Record<string, unknown> | URLSearchParams | FormData | Buffer, headers: Record<string, string> = {}): Promise<Answer> => {
-    const isJson = body !== undefined && typeof body === 'object' && !(body instanceof URLSearchParams) && !(body instanceof FormData) && !Buffer.isBuffer(body);
+  return async (
+    body?: string | Record<string, unknown> | URLSearchParams | FormData | Buffer,
+    headers: Record<string, string> = {},
+  ): Promise<Answer> => {
+    const isJson =
+      body !== undefined &&
+      typeof body === 'object' &&
+      !(body instanceof URLSearchParams) &&
+      !(body instanceof FormData) &&
+      !Buffer.isBuffer(body);
     const res = await fetch(`${url}/v1/f/${encodeURIComponent(slug)}`, {
       method: 'POST',
       redirect: 'manual',

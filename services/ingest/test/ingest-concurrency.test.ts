@@ -29,12 +29,15 @@ describe('POST /v1/f/:slug — quota and idempotency under concurrency', () => {
 
   it('twenty simultaneous posts with one Idempotency-Key create exactly one submission; the others get the replay answer', async () => {
     const { account, form, post } = await accountWithForm(h);
-    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post({ n: String(i) }, { 'idempotency-key': 'same-key' })));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post({ n: String(i) }, { 'idempotency-key': 'same-key' })),
+    );
     const created = answers.filter((a) => a.status === 201);
     expect(created).toHaveLength(1);
     const replays = answers.filter((a) => a.status === 200);
     expect(replays).toHaveLength(19);
-    for (const r of replays) expect(r.body).toEqual({ id: created[0]?.body.id, status: 'received', idempotent_replay: true });
+    for (const r of replays)
+      expect(r.body).toEqual({ id: created[0]?.body.id, status: 'received', idempotent_replay: true });
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
     expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(1);
     // Only the post that won the claim was counted: the others were stored nowhere and counted nowhere.

@@ -10,11 +10,19 @@ describe('POST /v1/f/:slug — what errors', () => {
   afterAll(() => h.close());
 
   it('404 form-not-found for an unknown slug, as a problem document', async () => {
-    const res = await fetch(`${h.url}/v1/f/nope-${Date.now()}`, { method: 'POST', body: new URLSearchParams({ a: '1' }) });
+    const res = await fetch(`${h.url}/v1/f/nope-${Date.now()}`, {
+      method: 'POST',
+      body: new URLSearchParams({ a: '1' }),
+    });
     const body = await res.json();
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-    expect(body).toMatchObject({ type: `${h.platform.config.PROBLEMS_URL}/form-not-found`, title: expect.any(String), status: 404, detail: expect.any(String) });
+    expect(body).toMatchObject({
+      type: `${h.platform.config.PROBLEMS_URL}/form-not-found`,
+      title: expect.any(String),
+      status: 404,
+      detail: expect.any(String),
+    });
   });
 
   it.each(['paused', 'draft'] as const)('403 form-not-live for a %s form', async (status) => {
@@ -62,10 +70,18 @@ describe('POST /v1/f/:slug — what errors', () => {
     it.each([
       ['malformed JSON', '{"a": ', 'application/json'],
       ['a JSON array', '["a"]', 'application/json'],
-      ['JSON that is not UTF-8', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]), 'application/json'],
+      [
+        'JSON that is not UTF-8',
+        Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+        'application/json',
+      ],
       ['a urlencoded body that is not UTF-8', 'name=%C3%28', 'application/x-www-form-urlencoded'],
       ['a multipart body without its boundary', '--x\r\n', 'multipart/form-data'],
-      ['a truncated multipart body', '--b\r\ncontent-disposition: form-data; name="a"\r\n\r\nvalue', 'multipart/form-data; boundary=b'],
+      [
+        'a truncated multipart body',
+        '--b\r\ncontent-disposition: form-data; name="a"\r\n\r\nvalue',
+        'multipart/form-data; boundary=b',
+      ],
     ])('400 bad-body for %s', async (_name, body, type) => {
       const { form, post } = await accountWithForm(h);
       const res = await post(body as string, { 'content-type': type });
@@ -77,7 +93,11 @@ describe('POST /v1/f/:slug — what errors', () => {
       ['__proto__ in JSON', '{"__proto__": {"polluted": "yes"}}', 'application/json'],
       ['constructor deep in JSON', '{"a": {"b": {"constructor": {"prototype": 1}}}}', 'application/json'],
       ['__proto__ in a form body', '__proto__%5Bpolluted%5D=1&__proto__=x', 'application/x-www-form-urlencoded'],
-      ['prototype in multipart', '--b\r\ncontent-disposition: form-data; name="prototype"\r\n\r\nx\r\n--b--\r\n', 'multipart/form-data; boundary=b'],
+      [
+        'prototype in multipart',
+        '--b\r\ncontent-disposition: form-data; name="prototype"\r\n\r\nx\r\n--b--\r\n',
+        'multipart/form-data; boundary=b',
+      ],
       ['JSON nested 40 levels', `{"a":${'['.repeat(40)}${']'.repeat(40)}}`, 'application/json'],
       ['a field name of 300 characters', `${'n'.repeat(300)}=1`, 'application/x-www-form-urlencoded'],
     ])('422 validation-failed for %s, polluting nothing', async (_name, body, type) => {
@@ -98,15 +118,21 @@ describe('POST /v1/f/:slug — what errors', () => {
 
     it('413 body-too-large for a JSON or form body over 1 MiB', async () => {
       const { post } = await accountWithForm(h);
-      const res = await post(JSON.stringify({ a: 'x'.repeat(1024 * 1024 + 10) }), { 'content-type': 'application/json' });
+      const res = await post(JSON.stringify({ a: 'x'.repeat(1024 * 1024 + 10) }), {
+        'content-type': 'application/json',
+      });
       expect([res.status, slugOf(res)]).toEqual([413, 'body-too-large']);
     });
 
     it('415 unsupported-media-type for other content types, charsets and compressed bodies', async () => {
       const { post } = await accountWithForm(h);
       expect(slugOf(await post('hello', { 'content-type': 'text/plain' }))).toBe('unsupported-media-type');
-      expect(slugOf(await post('a=1', { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }))).toBe('unsupported-media-type');
-      expect((await post('a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' })).status).toBe(415);
+      expect(
+        slugOf(await post('a=1', { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' })),
+      ).toBe('unsupported-media-type');
+      expect(
+        (await post('a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' })).status,
+      ).toBe(415);
     });
 
     it('400 bad-body for a post with no body and no content type, storing and counting nothing', async () => {
@@ -139,7 +165,12 @@ describe('POST /v1/f/:slug — what must be refused', () => {
         const form = new URLSearchParams(raw);
         seen.push(form);
         res.writeHead(providerStatus, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ success: form.get('secret') === 'site-secret' && form.get('response') === 'good-token', 'error-codes': [] }));
+        res.end(
+          JSON.stringify({
+            success: form.get('secret') === 'site-secret' && form.get('response') === 'good-token',
+            'error-codes': [],
+          }),
+        );
       });
     });
     h = await startIngest({ BOT_CHALLENGE_VERIFY_URL: `${provider.url}/siteverify` });
@@ -176,7 +207,9 @@ describe('POST /v1/f/:slug — what must be refused', () => {
 
   describe('bot challenge', () => {
     async function challengedForm() {
-      return accountWithForm(h, { form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('site-secret') } });
+      return accountWithForm(h, {
+        form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('site-secret') },
+      });
     }
 
     it('accepts a token the provider verifies, sending secret, response and remoteip form-encoded', async () => {

@@ -2,8 +2,25 @@ import { rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { buildServiceApp, createPlatform, ensureDatabase, migrate, createLogger, closePlatform, type Platform } from '@intake/shared';
-import { eventually, factories, listen, startNatsServer, startPostgres, testConfig, testDatabaseUrl, type OwnServer } from '@intake/shared/testing';
+import {
+  buildServiceApp,
+  createPlatform,
+  ensureDatabase,
+  migrate,
+  createLogger,
+  closePlatform,
+  type Platform,
+} from '@intake/shared';
+import {
+  eventually,
+  factories,
+  listen,
+  startNatsServer,
+  startPostgres,
+  testConfig,
+  testDatabaseUrl,
+  type OwnServer,
+} from '@intake/shared/testing';
 import { ingestService } from '../src';
 import { unsettledFilesOf } from '../src/domain/unsettled-files';
 import { poster, publishedEvents, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
@@ -37,7 +54,16 @@ describe('POST /v1/f/:slug — NATS down', () => {
     expect(events).toHaveLength(3);
 
     await nats.start();
-    await eventually(async () => (await h.platform.db('outbox').whereIn('event_id', events.map((e) => e.event_id))).length === 0, { timeoutMs: 20_000, message: 'events published after NATS came back' });
+    await eventually(
+      async () =>
+        (
+          await h.platform.db('outbox').whereIn(
+            'event_id',
+            events.map((e) => e.event_id),
+          )
+        ).length === 0,
+      { timeoutMs: 20_000, message: 'events published after NATS came back' },
+    );
     const seen = (await publishedEvents(h)).map((e) => e.msgId);
     for (const e of events) expect(seen.filter((id) => id === e.event_id)).toHaveLength(1);
   });
@@ -53,13 +79,17 @@ describe('POST /v1/f/:slug — Postgres down', () => {
     const config = testConfig({ DATABASE_URL: pg.url });
     filesDir = config.FILES_DIR;
     await ensureDatabase(config.DATABASE_URL);
-    platform = await createPlatform(config, { service: 'test', logger: createLogger({ level: 'silent', service: 'test' }) });
+    platform = await createPlatform(config, {
+      service: 'test',
+      logger: createLogger({ level: 'silent', service: 'test' }),
+    });
     await migrate(platform.db);
     server = await listen(buildServiceApp(ingestService, platform).callback());
   }, 60_000);
   afterAll(async () => {
     await server.close();
-    for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream]) await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
+    for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream])
+      await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
     await closePlatform(platform).catch(() => undefined);
     rmSync(platform.config.FILES_DIR, { recursive: true, force: true });
     await pg.destroy();
@@ -72,11 +102,20 @@ describe('POST /v1/f/:slug — Postgres down', () => {
 
     // A multipart post whose file is being stored when Postgres goes away.
     const answer = new Promise<{ status: number; body: string; type: string }>((resolve, reject) => {
-      const req = http.request(`${server.url}/v1/f/${form.slug}`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b', 'transfer-encoding': 'chunked' } }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, type: String(res.headers['content-type']) }));
-      });
+      const req = http.request(
+        `${server.url}/v1/f/${form.slug}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'multipart/form-data; boundary=b', 'transfer-encoding': 'chunked' },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () =>
+            resolve({ status: res.statusCode ?? 0, body, type: String(res.headers['content-type']) }),
+          );
+        },
+      );
       req.on('error', reject);
       req.write(`--b\r\ncontent-disposition: form-data; name="f"; filename="f.bin"\r\n\r\n`);
       req.write(randomBytes(64 * 1024));
@@ -134,7 +173,9 @@ async function cuttingProxy(target: URL) {
     client.on('error', () => undefined);
     upstream.on('error', () => undefined);
   });
-  const { port } = await new Promise<net.AddressInfo>((resolve) => server.listen(0, '127.0.0.1', () => resolve(server.address() as net.AddressInfo)));
+  const { port } = await new Promise<net.AddressInfo>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(server.address() as net.AddressInfo)),
+  );
   const url = new URL(target);
   url.host = `127.0.0.1:${port}`;
   return {
@@ -166,7 +207,9 @@ describe('POST /v1/f/:slug — connection lost while storing', () => {
     const res = await poster(h.url, form.slug)(body);
     expect([res.status, slugOf(res)]).toEqual([503, 'service-unavailable']);
     // The submission was stored after all, so its file must still be there.
-    const [submission] = await eventually(async () => ((await submissionsOf(h, form.id)).length === 1 ? submissionsOf(h, form.id) : undefined));
+    const [submission] = await eventually(async () =>
+      (await submissionsOf(h, form.id)).length === 1 ? submissionsOf(h, form.id) : undefined,
+    );
     const files = await h.platform.db('submission_files').where({ submission_id: submission.id });
     expect(files).toHaveLength(1);
     expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
@@ -192,12 +235,19 @@ describe('POST /v1/f/:slug — connection lost while storing', () => {
       expect(unsettled.size).toBe(1);
       // Its server process is still waiting for the lock: nothing can be decided, the file stays.
       await unsettled.settle(0);
-      expect([unsettled.size, localKeys(h.platform.config.FILES_DIR, account.id)]).toEqual([1, [expect.stringMatching(/\/fil_/)]]);
+      expect([unsettled.size, localKeys(h.platform.config.FILES_DIR, account.id)]).toEqual([
+        1,
+        [expect.stringMatching(/\/fil_/)],
+      ]);
       const settled = async () => {
         await unsettled.settle(0);
         return unsettled.size === 0;
       };
-      await eventually(settled, { timeoutMs: 15_000, intervalMs: 250, message: 'settled once the server process gave up' });
+      await eventually(settled, {
+        timeoutMs: 15_000,
+        intervalMs: 250,
+        message: 'settled once the server process gave up',
+      });
     } finally {
       await deleting.rollback();
     }

@@ -10,14 +10,17 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
   let h: IngestHarness;
   let s3: Awaited<ReturnType<typeof startS3>> | undefined;
   let smallPlan: string;
-  const keys = async (prefix: string): Promise<string[]> => (s3 ? s3.listKeys(prefix) : localKeys(h.platform.config.FILES_DIR, prefix));
+  const keys = async (prefix: string): Promise<string[]> =>
+    s3 ? s3.listKeys(prefix) : localKeys(h.platform.config.FILES_DIR, prefix);
 
   beforeAll(async () => {
     if (store === 'S3') s3 = await startS3();
     h = await startIngest({ ...(s3?.config ?? {}) });
     expect(h.platform.blobs.kind).toBe(store === 'S3' ? 's3' : 'local');
     smallPlan = `small_${randomBytes(4).toString('hex')}`;
-    await h.platform.db('plans').insert({ id: smallPlan, name: 'Small files', monthly_quota: 1000, max_file_bytes: SMALL_LIMIT });
+    await h.platform
+      .db('plans')
+      .insert({ id: smallPlan, name: 'Small files', monthly_quota: 1000, max_file_bytes: SMALL_LIMIT });
   });
   afterAll(async () => {
     await h.close();
@@ -51,13 +54,22 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     const [row] = await submissionsOf(h, form.id);
     expect(row).toMatchObject({ payload: { name: 'Ada' }, file_count: 3, file_bytes: big.length + 6 });
     const files = await h.platform.db('submission_files').where({ submission_id: res.body.id }).orderBy('field');
-    expect(files.map((f) => [f.field, f.filename, f.size])).toEqual(expect.arrayContaining([['cv', 'cv.pdf', big.length], ['photos', 'a.txt', 3], ['photos', 'b.txt', 3]]));
+    expect(files.map((f) => [f.field, f.filename, f.size])).toEqual(
+      expect.arrayContaining([
+        ['cv', 'cv.pdf', big.length],
+        ['photos', 'a.txt', 3],
+        ['photos', 'b.txt', 3],
+      ]),
+    );
     const cv = files.find((f) => f.field === 'cv');
     expect(cv.content_type).toBe('application/pdf');
     expect(cv.storage_key).toBe(`${account.id}/${form.id}/${res.body.id}/${cv.id}`);
     expect((await read(cv.storage_key)).equals(big)).toBe(true);
     expect((await keys(`${account.id}/`)).sort()).toEqual(files.map((f) => f.storage_key).sort());
-    const event = await h.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [res.body.id as string]).first();
+    const event = await h.platform
+      .db('outbox')
+      .whereRaw("payload->>'submission_id' = ?", [res.body.id as string])
+      .first();
     expect(event.payload.files).toHaveLength(3);
     expect(event.payload.file_bytes).toBe(big.length + 6);
   });
@@ -90,7 +102,8 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
 
   it('stores parts whose name is empty under the empty field name (found by the fuzz test: it was a 500)', async () => {
     const { form, post } = await accountWithForm(h);
-    const body = '--b\r\ncontent-disposition: form-data; name=""\r\n\r\nvalue\r\n--b\r\ncontent-disposition: form-data; name=""; filename="f.txt"\r\n\r\nhello\r\n--b--\r\n';
+    const body =
+      '--b\r\ncontent-disposition: form-data; name=""\r\n\r\nvalue\r\n--b\r\ncontent-disposition: form-data; name=""; filename="f.txt"\r\n\r\nhello\r\n--b--\r\n';
     const res = await post(body, { 'content-type': 'multipart/form-data; boundary=b' });
     expect([res.status, res.body.files]).toEqual([201, 1]);
     const [row] = await submissionsOf(h, form.id);
@@ -101,8 +114,10 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
 
   it('stores a filename with control characters (NUL included) without them, counting the post once (found in review: it was a 500 that gave back an uncounted unit)', async () => {
     const { account, form, post } = await accountWithForm(h, { quota: 3 });
-    const body = "--b\r\ncontent-disposition: form-data; name=\"doc\"; filename*=utf-8''a%00b%07.txt\r\ncontent-type: text/plain\r\n\r\nhello\r\n--b--\r\n";
-    for (let i = 0; i < 3; i++) expect((await post(body, { 'content-type': 'multipart/form-data; boundary=b' })).status).toBe(201);
+    const body =
+      '--b\r\ncontent-disposition: form-data; name="doc"; filename*=utf-8\'\'a%00b%07.txt\r\ncontent-type: text/plain\r\n\r\nhello\r\n--b--\r\n';
+    for (let i = 0; i < 3; i++)
+      expect((await post(body, { 'content-type': 'multipart/form-data; boundary=b' })).status).toBe(201);
     expect((await post(body, { 'content-type': 'multipart/form-data; boundary=b' })).status).toBe(402);
     const [row] = await submissionsOf(h, form.id);
     const file = await h.platform.db('submission_files').where({ submission_id: row.id }).first();
@@ -120,11 +135,18 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
   it('refuses an oversized Content-Length before reading the body', async () => {
     const { account, form } = await smallForm();
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-      const req = http.request(`${h.url}/v1/f/${form.slug}`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b', 'content-length': String(50 * 1024 * 1024) } }, (res) => {
-        let body = '';
-        res.on('data', (c) => (body += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      });
+      const req = http.request(
+        `${h.url}/v1/f/${form.slug}`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'multipart/form-data; boundary=b', 'content-length': String(50 * 1024 * 1024) },
+        },
+        (res) => {
+          let body = '';
+          res.on('data', (c) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+        },
+      );
       req.on('error', reject);
       // Only the start of the body is ever sent: the answer must come without the rest.
       req.write('--b\r\ncontent-disposition: form-data; name="f"; filename="f.bin"\r\n\r\n');
@@ -149,15 +171,26 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
 
   it('leaves no object behind when the client aborts mid-upload', async () => {
     const { account, form } = await accountWithForm(h);
-    const req = http.request(`${h.url}/v1/f/${form.slug}`, { method: 'POST', headers: { 'content-type': 'multipart/form-data; boundary=b', 'content-length': String(10 * 1024 * 1024) } });
+    const req = http.request(`${h.url}/v1/f/${form.slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'multipart/form-data; boundary=b', 'content-length': String(10 * 1024 * 1024) },
+    });
     req.on('error', () => undefined);
-    req.write('--b\r\ncontent-disposition: form-data; name="f"; filename="f.bin"\r\ncontent-type: application/octet-stream\r\n\r\n');
+    req.write(
+      '--b\r\ncontent-disposition: form-data; name="f"; filename="f.bin"\r\ncontent-type: application/octet-stream\r\n\r\n',
+    );
     req.write(randomBytes(256 * 1024));
-    if (store === 'local directory') await eventually(async () => (await keys(`${account.id}/`)).length === 1, { message: 'upload started' });
+    if (store === 'local directory')
+      await eventually(async () => (await keys(`${account.id}/`)).length === 1, { message: 'upload started' });
     else await new Promise((resolve) => setImmediate(resolve));
     req.destroy();
-    await eventually(async () => (await keys(`${account.id}/`)).length === 0 && (await submissionsOf(h, form.id)).length === 0, { message: 'nothing left' });
+    await eventually(
+      async () => (await keys(`${account.id}/`)).length === 0 && (await submissionsOf(h, form.id)).length === 0,
+      { message: 'nothing left' },
+    );
     // Still serving.
-    expect((await fetch(`${h.url}/v1/f/${form.slug}`, { method: 'POST', body: new URLSearchParams({ a: '1' }) })).status).toBe(201);
+    expect(
+      (await fetch(`${h.url}/v1/f/${form.slug}`, { method: 'POST', body: new URLSearchParams({ a: '1' }) })).status,
+    ).toBe(201);
   });
 });

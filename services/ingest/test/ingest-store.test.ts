@@ -2,7 +2,15 @@ import { newId, periodKey } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
 import { storeSubmission, type Accepted } from '../src/domain/store';
 import { findFormBySlug, type IngestForm } from '../src/repositories/ingest.repository';
-import { accountWithForm, publishedEvent, publishedEvents, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
+import {
+  accountWithForm,
+  publishedEvent,
+  publishedEvents,
+  slugOf,
+  startIngest,
+  submissionsOf,
+  type IngestHarness,
+} from './helpers';
 
 /** How a post is stored: in one transaction with its quota unit (grouped with the posts that arrive meanwhile), the form cache, the relay's wake-up. */
 describe('POST /v1/f/:slug — storing', () => {
@@ -20,7 +28,10 @@ describe('POST /v1/f/:slug — storing', () => {
     const { form, post } = await accountWithForm(h);
     expect((await post({ n: '1' })).status).toBe(201);
     await h.platform.db('forms').where({ id: form.id }).update({ status: 'paused' });
-    const refused = await eventually(async () => ((await post({ n: 'again' })).status === 403 ? true : undefined), { timeoutMs: 5000, intervalMs: 200 });
+    const refused = await eventually(async () => ((await post({ n: 'again' })).status === 403 ? true : undefined), {
+      timeoutMs: 5000,
+      intervalMs: 200,
+    });
     expect(refused).toBe(true);
   });
 
@@ -30,7 +41,10 @@ describe('POST /v1/f/:slug — storing', () => {
     // The first may have been taken by the relay's start-up drain; the second can only be published by the wake-up.
     await eventually(async () => (await unpublished(form.id)).length === 0, { timeoutMs: 5000 });
     expect((await post({ n: '2' })).status).toBe(201);
-    await eventually(async () => (await unpublished(form.id)).length === 0, { timeoutMs: 5000, message: 'the second event was not published' });
+    await eventually(async () => (await unpublished(form.id)).length === 0, {
+      timeoutMs: 5000,
+      message: 'the second event was not published',
+    });
     const published = (await publishedEvents(h, 'submission.created')).filter((e) => e.event.form_id === form.id);
     expect(published.map((e) => (e.event.payload as { n: string }).n).sort()).toEqual(['1', '2']);
   });
@@ -66,7 +80,8 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
   });
   afterAll(() => h.close());
 
-  const usedOf = async (accountId: string) => (await h.platform.db('usage_counters').where({ account_id: accountId }).first())?.used;
+  const usedOf = async (accountId: string) =>
+    (await h.platform.db('usage_counters').where({ account_id: accountId }).first())?.used;
 
   it('counts nothing for a post whose form was deleted after ingest read it: 404, the earlier post counted once', async () => {
     const { account, form, post } = await accountWithForm(h, { quota: 10 });
@@ -83,11 +98,39 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     const now = h.platform.clock.now();
     const period = periodKey(now);
     const ingestForm = (await findFormBySlug(h.platform.db, form.slug, period)) as IngestForm;
-    return (props: { id?: string; files?: Accepted['files']; idempotencyKey?: string; spam?: string; payload?: Record<string, string> } = {}) =>
-      storeSubmission({ platform: h.platform, accepted: { form: ingestForm, period, now, submissionId: props.id ?? newId('submission'), spam: props.spam, payload: props.payload ?? { n: '1' }, files: props.files ?? [], idempotencyKey: props.idempotencyKey, ip: '127.0.0.1', userAgent: undefined, referrer: undefined } });
+    return (
+      props: {
+        id?: string;
+        files?: Accepted['files'];
+        idempotencyKey?: string;
+        spam?: string;
+        payload?: Record<string, string>;
+      } = {},
+    ) =>
+      storeSubmission({
+        platform: h.platform,
+        accepted: {
+          form: ingestForm,
+          period,
+          now,
+          submissionId: props.id ?? newId('submission'),
+          spam: props.spam,
+          payload: props.payload ?? { n: '1' },
+          files: props.files ?? [],
+          idempotencyKey: props.idempotencyKey,
+          ip: '127.0.0.1',
+          userAgent: undefined,
+          referrer: undefined,
+        },
+      });
   };
   /** The transactions the form's submissions were written in (rows written by one transaction share its xmin). */
-  const transactionsOf = async (formId: string) => new Set((await h.platform.db('submissions').where({ form_id: formId }).select(h.platform.db.raw('xmin::text as tx'))).map((r: { tx: string }) => r.tx)).size;
+  const transactionsOf = async (formId: string) =>
+    new Set(
+      (await h.platform.db('submissions').where({ form_id: formId }).select(h.platform.db.raw('xmin::text as tx'))).map(
+        (r: { tx: string }) => r.tx,
+      ),
+    ).size;
   /**
    * Runs `posts` while both of the process's write slots are taken by a post each to another
    * form: the posts wait, then go out together as one group (unless it is too large).
@@ -100,7 +143,8 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     await Promise.all(busy);
     return Promise.all(answers);
   };
-  const settled = (promises: Promise<unknown>[]) => promises.map((p) => p.catch((err: { slug?: string; code?: string }) => err.slug ?? err.code));
+  const settled = (promises: Promise<unknown>[]) =>
+    promises.map((p) => p.catch((err: { slug?: string; code?: string }) => err.slug ?? err.code));
 
   it('counts exactly when a write fails: the count is in the write’s transaction, so a refused write counted nothing', async () => {
     const { account, form } = await accountWithForm(h, { quota: 10 });
@@ -111,7 +155,14 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     await expect(store({ id })).rejects.toMatchObject({ code: '23505' });
     expect(await usedOf(account.id)).toBe(1);
     // A NUL in a file's name cannot become text in Postgres: refused, nothing counted.
-    const file = { id: newId('file'), field: 'f', filename: 'a\u0000b', content_type: 'text/plain', size: 1, storage_key: 'k' };
+    const file = {
+      id: newId('file'),
+      field: 'f',
+      filename: 'a\u0000b',
+      content_type: 'text/plain',
+      size: 1,
+      storage_key: 'k',
+    };
     await expect(store({ files: [file] })).rejects.toMatchObject({ code: '22P05' });
     expect(await usedOf(account.id)).toBe(1);
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
@@ -132,7 +183,9 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     const gone = await accountWithForm(h, { quota: 100 });
     const [storeKept, storeGone] = [await storer(kept.form), await storer(gone.form)];
     await h.platform.db('forms').where({ id: gone.form.id }).delete();
-    const answers = await asOneGroup(() => settled(Array.from({ length: 10 }, (_, i) => (i % 2 ? storeGone() : storeKept()))));
+    const answers = await asOneGroup(() =>
+      settled(Array.from({ length: 10 }, (_, i) => (i % 2 ? storeGone() : storeKept()))),
+    );
     expect(answers).toEqual(Array.from({ length: 10 }, (_, i) => (i % 2 ? 'form-not-found' : 'stored')));
     expect(await submissionsOf(h, kept.form.id)).toHaveLength(5);
     expect(await transactionsOf(kept.form.id)).toBe(1);
@@ -143,11 +196,30 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
   it('stops exactly at the quota inside a group: the posts it can take are stored in order, the rest get 402, spam is not counted', async () => {
     const { account, form } = await accountWithForm(h, { quota: 4 });
     const store = await storer(form);
-    const answers = await asOneGroup(() => settled(Array.from({ length: 10 }, (_, i) => store({ spam: i === 5 ? 'honeypot' : undefined }))));
-    expect(answers).toEqual(['stored', 'stored', 'stored', 'stored', 'quota-exceeded', 'stored', 'quota-exceeded', 'quota-exceeded', 'quota-exceeded', 'quota-exceeded']);
+    const answers = await asOneGroup(() =>
+      settled(Array.from({ length: 10 }, (_, i) => store({ spam: i === 5 ? 'honeypot' : undefined }))),
+    );
+    expect(answers).toEqual([
+      'stored',
+      'stored',
+      'stored',
+      'stored',
+      'quota-exceeded',
+      'stored',
+      'quota-exceeded',
+      'quota-exceeded',
+      'quota-exceeded',
+      'quota-exceeded',
+    ]);
     expect(await usedOf(account.id)).toBe(4);
     const rows = await submissionsOf(h, form.id);
-    expect(rows.map((r: { status: string }) => r.status).sort()).toEqual(['received', 'received', 'received', 'received', 'spam']);
+    expect(rows.map((r: { status: string }) => r.status).sort()).toEqual([
+      'received',
+      'received',
+      'received',
+      'received',
+      'spam',
+    ]);
     expect(await transactionsOf(form.id)).toBe(1);
   });
 
@@ -156,7 +228,9 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     const store = await storer(form);
     const answers = await asOneGroup(() => settled([store({ idempotencyKey: 'k0' }), store({ idempotencyKey: 'k1' })]));
     expect(answers).toEqual(['stored', 'quota-exceeded']);
-    expect((await h.platform.db('idempotency_keys').where({ form_id: form.id })).map((k: { key: string }) => k.key)).toEqual(['k0']);
+    expect(
+      (await h.platform.db('idempotency_keys').where({ form_id: form.id })).map((k: { key: string }) => k.key),
+    ).toEqual(['k0']);
     await h.platform.db('accounts').where({ id: account.id }).update({ quota_override: 2 });
     expect(await (await storer(form))({ idempotencyKey: 'k1' })).toBe('stored');
   });
@@ -173,8 +247,17 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
   it('stores a group Postgres refuses as a whole post by post: the bad post fails alone', async () => {
     const { account, form } = await accountWithForm(h, { quota: 100 });
     const store = await storer(form);
-    const bad = { id: newId('file'), field: 'f', filename: 'a\u0000b', content_type: 'text/plain', size: 1, storage_key: 'k' };
-    const answers = await asOneGroup(() => settled(Array.from({ length: 5 }, (_, i) => store({ files: i === 2 ? [bad] : [] }))));
+    const bad = {
+      id: newId('file'),
+      field: 'f',
+      filename: 'a\u0000b',
+      content_type: 'text/plain',
+      size: 1,
+      storage_key: 'k',
+    };
+    const answers = await asOneGroup(() =>
+      settled(Array.from({ length: 5 }, (_, i) => store({ files: i === 2 ? [bad] : [] }))),
+    );
     expect(answers).toEqual(['stored', 'stored', '22P05', 'stored', 'stored']);
     expect(await transactionsOf(form.id)).toBe(4);
     expect(await usedOf(account.id)).toBe(4);
@@ -184,7 +267,11 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     const { form } = await accountWithForm(h, { quota: 100 });
     const store = await storer(form);
     const payload = { text: 'x'.repeat(1536 * 1024) };
-    expect(await asOneGroup(() => Array.from({ length: 3 }, () => store({ payload })))).toEqual(['stored', 'stored', 'stored']);
+    expect(await asOneGroup(() => Array.from({ length: 3 }, () => store({ payload })))).toEqual([
+      'stored',
+      'stored',
+      'stored',
+    ]);
     expect(await transactionsOf(form.id)).toBe(2);
   });
 
@@ -198,7 +285,12 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
       await deleting('forms').where({ id: locked.form.id }).forUpdate().select('id');
       const started = Date.now();
       const stuck = locked.post({ n: 'stuck' });
-      const waiting = async () => (await h.platform.db.raw("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rows[0].n > 0;
+      const waiting = async () =>
+        (
+          await h.platform.db.raw(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          )
+        ).rows[0].n > 0;
       await eventually(waiting, { message: 'the stuck post waiting for the lock' });
       // The other write slot is free: a post to another form is stored meanwhile.
       expect((await other.post({ n: '2' })).status).toBe(201);

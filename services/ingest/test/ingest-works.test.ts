@@ -1,7 +1,14 @@
 import Ajv from 'ajv';
 import { SubmissionEvent } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
-import { accountWithForm, publishedEvent, publishedEvents, startIngest, submissionsOf, type IngestHarness } from './helpers';
+import {
+  accountWithForm,
+  publishedEvent,
+  publishedEvents,
+  startIngest,
+  submissionsOf,
+  type IngestHarness,
+} from './helpers';
 
 const validEvent = new Ajv({ strict: false }).compile(SubmissionEvent);
 
@@ -14,25 +21,59 @@ describe('POST /v1/f/:slug — what works', () => {
 
   it('stores a urlencoded post and answers 201 with id, received_at, status and files', async () => {
     const { form, post } = await accountWithForm(h);
-    const res = await post(new URLSearchParams([['name', 'Ada'], ['email', 'ada@example.com'], ['_gotcha', '']]));
+    const res = await post(
+      new URLSearchParams([
+        ['name', 'Ada'],
+        ['email', 'ada@example.com'],
+        ['_gotcha', ''],
+      ]),
+    );
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^sub_/), received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/), status: 'received', files: 0 });
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^sub_/),
+      received_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      status: 'received',
+      files: 0,
+    });
     const [row] = await submissionsOf(h, form.id);
-    expect(row).toMatchObject({ id: res.body.id, status: 'received', payload: { name: 'Ada', email: 'ada@example.com' }, file_count: 0 });
+    expect(row).toMatchObject({
+      id: res.body.id,
+      status: 'received',
+      payload: { name: 'Ada', email: 'ada@example.com' },
+      file_count: 0,
+    });
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
   });
 
   it('stores JSON values as strings, non-strings JSON-stringified, names as sent', async () => {
     const { form, post } = await accountWithForm(h);
-    const res = await post({ 'Full Name': 'Ada', age: 36, ok: true, none: null, tags: ['a', 'b'], nested: { x: 1 }, 'emoji ✓': 'é' });
+    const res = await post({
+      'Full Name': 'Ada',
+      age: 36,
+      ok: true,
+      none: null,
+      tags: ['a', 'b'],
+      nested: { x: 1 },
+      'emoji ✓': 'é',
+    });
     expect(res.status).toBe(201);
     const [row] = await submissionsOf(h, form.id);
-    expect(row.payload).toEqual({ 'Full Name': 'Ada', age: '36', ok: 'true', none: 'null', tags: '["a","b"]', nested: '{"x":1}', 'emoji ✓': 'é' });
+    expect(row.payload).toEqual({
+      'Full Name': 'Ada',
+      age: '36',
+      ok: 'true',
+      none: 'null',
+      tags: '["a","b"]',
+      nested: '{"x":1}',
+      'emoji ✓': 'é',
+    });
   });
 
   it('stores a repeated form field as the JSON array of its values, a single one as its string', async () => {
     const { form, post } = await accountWithForm(h);
-    const res = await post('topic=a&topic=b%2C+c&one=1&plus=a+b&empty=', { 'content-type': 'application/x-www-form-urlencoded' });
+    const res = await post('topic=a&topic=b%2C+c&one=1&plus=a+b&empty=', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
     expect(res.status).toBe(201);
     const [row] = await submissionsOf(h, form.id);
     expect(row.payload).toEqual({ topic: '["a","b, c"]', one: '1', plus: 'a b', empty: '' });
@@ -50,10 +91,22 @@ describe('POST /v1/f/:slug — what works', () => {
     const res = await post({ message: 'hello' });
     const seen = await publishedEvent(h, 'submission.created', res.body.id as string);
     expect(validEvent(seen.event)).toBe(true);
-    expect(seen.event).toMatchObject({ submission_id: res.body.id, form_id: form.id, account_id: account.id, status: 'received', payload: { message: 'hello' }, files: [], file_bytes: 0, form_name: 'Test form' });
+    expect(seen.event).toMatchObject({
+      submission_id: res.body.id,
+      form_id: form.id,
+      account_id: account.id,
+      status: 'received',
+      payload: { message: 'hello' },
+      files: [],
+      file_bytes: 0,
+      form_name: 'Test form',
+    });
     expect(seen.msgId).toBe(seen.event.event_id);
     // Its row goes when the relay's transaction commits, just after the stream acknowledged it.
-    await eventually(async () => (await h.platform.db('outbox').where({ event_id: seen.event.event_id as string })).length === 0, { message: 'the published row removed' });
+    await eventually(
+      async () => (await h.platform.db('outbox').where({ event_id: seen.event.event_id as string })).length === 0,
+      { message: 'the published row removed' },
+    );
   });
 
   it('counts a received submission in usage_counters for the UTC month', async () => {
@@ -63,7 +116,9 @@ describe('POST /v1/f/:slug — what works', () => {
     const counter = await h.platform.db('usage_counters').where({ account_id: account.id }).first();
     expect(counter.used).toBe(2);
     const now = new Date();
-    expect(new Date(counter.period).toISOString().slice(0, 7)).toBe(`${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`);
+    expect(new Date(counter.period).toISOString().slice(0, 7)).toBe(
+      `${now.getUTCFullYear()}-${String(now.getUTCMonth() + 1).padStart(2, '0')}`,
+    );
   });
 
   it('stores a filled honeypot as spam: 200 { ok, status: "accepted" }, not counted, a submission.spam event only', async () => {
@@ -96,7 +151,10 @@ describe('POST /v1/f/:slug — what works', () => {
     const b = await accountWithForm(h);
     expect((await a.post({ x: '1' }, { 'idempotency-key': 'k' })).status).toBe(201);
     expect((await b.post({ x: '1' }, { 'idempotency-key': 'k' })).status).toBe(201);
-    await h.platform.db('idempotency_keys').where({ form_id: a.form.id, key: 'k' }).update({ expires_at: new Date(Date.now() - 1000) });
+    await h.platform
+      .db('idempotency_keys')
+      .where({ form_id: a.form.id, key: 'k' })
+      .update({ expires_at: new Date(Date.now() - 1000) });
     const reused = await a.post({ x: '2' }, { 'idempotency-key': 'k' });
     expect(reused.status).toBe(201);
     expect(await submissionsOf(h, a.form.id)).toHaveLength(2);
@@ -140,7 +198,10 @@ describe('POST /v1/f/:slug — what works', () => {
     it('answers every request, errors included, with Access-Control-Allow-Origin: *', async () => {
       const { post } = await accountWithForm(h);
       const ok = await post({ a: '1' }, { origin: 'https://site.example' });
-      const missing = await fetch(`${h.url}/v1/f/no-such-form`, { method: 'POST', headers: { origin: 'https://site.example' } });
+      const missing = await fetch(`${h.url}/v1/f/no-such-form`, {
+        method: 'POST',
+        headers: { origin: 'https://site.example' },
+      });
       expect(ok.headers.get('access-control-allow-origin')).toBe('*');
       expect(missing.status).toBe(404);
       expect(missing.headers.get('access-control-allow-origin')).toBe('*');
@@ -150,7 +211,11 @@ describe('POST /v1/f/:slug — what works', () => {
       const { form } = await accountWithForm(h);
       const res = await fetch(`${h.url}/v1/f/${form.slug}`, {
         method: 'OPTIONS',
-        headers: { origin: 'https://site.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,idempotency-key' },
+        headers: {
+          origin: 'https://site.example',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization,content-type,idempotency-key',
+        },
       });
       expect(res.status).toBe(204);
       expect(res.headers.get('access-control-allow-origin')).toBe('*');

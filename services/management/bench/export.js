@@ -8,14 +8,23 @@ const { managementService } = require('../dist');
 async function main() {
   const rows = Number(process.argv[2] ?? 100_000);
   const base = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake';
-  const config = loadConfig({ ...process.env, DATABASE_URL: base.replace(/\/[^/]*$/, '/intake_bench'), LOG_LEVEL: 'warn', NATS_PREFIX: 'intakebench' });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: base.replace(/\/[^/]*$/, '/intake_bench'),
+    LOG_LEVEL: 'warn',
+    NATS_PREFIX: 'intakebench',
+  });
   const platform = await createPlatform(config, { service: 'bench', migrate: true });
   const accountId = newId('account');
   const formId = newId('form');
   await platform.db('accounts').insert({ id: accountId, name: 'bench', plan_id: 'team' });
-  await platform.db('forms').insert({ id: formId, account_id: accountId, name: 'bench', slug: `bench-${formId.slice(-8)}` });
+  await platform
+    .db('forms')
+    .insert({ id: formId, account_id: accountId, name: 'bench', slug: `bench-${formId.slice(-8)}` });
   const { key, prefix, hash } = require('@intake/shared').generateKey('management');
-  await platform.db('api_keys').insert({ id: newId('apiKey'), account_id: accountId, type: 'management', prefix, key_hash: hash });
+  await platform
+    .db('api_keys')
+    .insert({ id: newId('apiKey'), account_id: accountId, type: 'management', prefix, key_hash: hash });
   await platform.db.raw(
     `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
      SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received',
@@ -37,7 +46,9 @@ async function main() {
         peakHeap = Math.max(peakHeap, m.heapUsed);
       }, 20);
       const started = performance.now();
-      const res = await fetch(`${server.url}/v1/forms/${formId}/export.${format}`, { headers: { authorization: `Bearer ${key}` } });
+      const res = await fetch(`${server.url}/v1/forms/${formId}/export.${format}`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       let bytes = 0;
       let lines = 0;
       for await (const chunk of res.body) {
@@ -47,7 +58,9 @@ async function main() {
       clearInterval(sampler);
       const ms = performance.now() - started;
       const mb = (n) => `${(n / 1048576).toFixed(1)} MB`;
-      console.log(`${format}: ${rows} rows, ${mb(bytes)} in ${(ms / 1000).toFixed(2)} s (${Math.round(rows / (ms / 1000))} rows/s), ${lines} newlines; heap ${mb(before.heapUsed)} -> peak ${mb(peakHeap)}, rss ${mb(before.rss)} -> peak ${mb(peakRss)}`);
+      console.log(
+        `${format}: ${rows} rows, ${mb(bytes)} in ${(ms / 1000).toFixed(2)} s (${Math.round(rows / (ms / 1000))} rows/s), ${lines} newlines; heap ${mb(before.heapUsed)} -> peak ${mb(peakHeap)}, rss ${mb(before.rss)} -> peak ${mb(peakRss)}`,
+      );
     }
   } finally {
     await server.close();

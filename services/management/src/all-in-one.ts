@@ -1,6 +1,17 @@
 import '@intake/shared/register';
 import type http from 'node:http';
-import { buildServiceApp, createPlatform, loadConfig, serve, startOutboxRelay, telemetryWorker, usesDevelopmentSecretsKey, type ServiceModule, type ServiceState, type Worker } from '@intake/shared';
+import {
+  buildServiceApp,
+  createPlatform,
+  loadConfig,
+  serve,
+  startOutboxRelay,
+  telemetryWorker,
+  usesDevelopmentSecretsKey,
+  type ServiceModule,
+  type ServiceState,
+  type Worker,
+} from '@intake/shared';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
@@ -14,20 +25,40 @@ export function routeFor(path: string): ServiceModule['name'] {
 }
 
 /** `npm start`: all four services in one process on one port, against local Postgres, NATS and Redis. */
-export async function startAllInOne(env: NodeJS.ProcessEnv = process.env): Promise<{ url: string; shutdown(): Promise<void> }> {
+export async function startAllInOne(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ url: string; shutdown(): Promise<void> }> {
   const config = loadConfig(env);
   const platform = await createPlatform(config, { service: 'all-in-one', migrate: true });
-  if (usesDevelopmentSecretsKey(config)) platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
+  if (usesDevelopmentSecretsKey(config))
+    platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
   const state: ServiceState = { draining: false };
-  const modules = { ingest: ingestService, management: managementService, delivery: deliveryService, usage: usageService };
-  const handlers = Object.fromEntries(Object.entries(modules).map(([name, m]) => [name, buildServiceApp(m, platform, state).callback()])) as unknown as Record<ServiceModule["name"], http.RequestListener>;
+  const modules = {
+    ingest: ingestService,
+    management: managementService,
+    delivery: deliveryService,
+    usage: usageService,
+  };
+  const handlers = Object.fromEntries(
+    Object.entries(modules).map(([name, m]) => [name, buildServiceApp(m, platform, state).callback()]),
+  ) as unknown as Record<ServiceModule['name'], http.RequestListener>;
   const workers: Worker[] = [];
   for (const m of Object.values(modules)) workers.push(...(await m.startWorkers(platform)));
-  workers.push(startOutboxRelay({ db: platform.db, databaseUrl: config.DATABASE_URL, nats: platform.nats, logger: platform.logger }));
+  workers.push(
+    startOutboxRelay({
+      db: platform.db,
+      databaseUrl: config.DATABASE_URL,
+      nats: platform.nats,
+      logger: platform.logger,
+    }),
+  );
   workers.push(telemetryWorker(platform, { serviceName: 'intake', publishesEvents: true }));
   const handler: http.RequestListener = (req, res) => handlers[routeFor(req.url ?? '/')](req, res);
   const { url, shutdown } = await serve({ platform, handler, workers, port: config.PORT, state, name: 'all-in-one' });
-  platform.logger.info({ url: config.PUBLIC_BASE_URL, port: config.PORT }, `Intake is ready on ${config.PUBLIC_BASE_URL} (listening on ${url})`);
+  platform.logger.info(
+    { url: config.PUBLIC_BASE_URL, port: config.PORT },
+    `Intake is ready on ${config.PUBLIC_BASE_URL} (listening on ${url})`,
+  );
   return { url, shutdown };
 }
 

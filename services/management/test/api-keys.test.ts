@@ -14,7 +14,12 @@ describe('API keys', () => {
       const call = api(ctx.url, account.managementKey);
       const created = await call('POST', '/v1/api-keys', { type: 'submission', name: 'website' });
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ id: expect.stringMatching(/^key_/), type: 'submission', name: 'website', revoked_at: null });
+      expect(created.body).toMatchObject({
+        id: expect.stringMatching(/^key_/),
+        type: 'submission',
+        name: 'website',
+        revoked_at: null,
+      });
       expect(created.body.key).toMatch(/^svc_sub_[A-Za-z0-9_-]{43}$/);
       expect(created.body.key.startsWith(created.body.prefix)).toBe(true);
 
@@ -23,14 +28,18 @@ describe('API keys', () => {
 
       const list = await call('GET', '/v1/api-keys');
       expect(list.status).toBe(200);
-      expect(list.body.data.map((k: { id: string }) => k.id)).toEqual(expect.arrayContaining([created.body.id, mgmt.body.id]));
+      expect(list.body.data.map((k: { id: string }) => k.id)).toEqual(
+        expect.arrayContaining([created.body.id, mgmt.body.id]),
+      );
       expect(JSON.stringify(list.body)).not.toContain(created.body.key);
       expect(list.body.data.every((k: Record<string, unknown>) => !('key' in k))).toBe(true);
 
       const revoked = await call('DELETE', `/v1/api-keys/${created.body.id}`);
       expect(revoked.status).toBe(204);
       const after = await call('GET', '/v1/api-keys');
-      expect(after.body.data.find((k: { id: string }) => k.id === created.body.id).revoked_at).toEqual(expect.any(String));
+      expect(after.body.data.find((k: { id: string }) => k.id === created.body.id).revoked_at).toEqual(
+        expect.any(String),
+      );
     });
 
     it('rotates the two types independently: revoking a management key leaves submission keys working', async () => {
@@ -38,7 +47,9 @@ describe('API keys', () => {
       const call = api(ctx.url, account.managementKey);
       const second = await call('POST', '/v1/api-keys', { type: 'management' });
       const sub = await call('POST', '/v1/api-keys', { type: 'submission' });
-      const firstId = (await call('GET', '/v1/api-keys')).body.data.find((k: { prefix: string }) => account.managementKey.startsWith(k.prefix)).id;
+      const firstId = (await call('GET', '/v1/api-keys')).body.data.find((k: { prefix: string }) =>
+        account.managementKey.startsWith(k.prefix),
+      ).id;
       expect((await api(ctx.url, second.body.key)('DELETE', `/v1/api-keys/${firstId}`)).status).toBe(204);
       expect((await call('GET', '/v1/api-keys')).status).toBe(403);
       const keys = (await api(ctx.url, second.body.key)('GET', '/v1/api-keys')).body.data;
@@ -57,11 +68,22 @@ describe('API keys', () => {
     it('never stores a full key in any table', async () => {
       const account = await factories.account(ctx.platform.db);
       const call = api(ctx.url, account.managementKey);
-      const keys = [account.managementKey, (await call('POST', '/v1/api-keys', { type: 'submission' })).body.key, (await call('POST', '/v1/api-keys', { type: 'management' })).body.key];
-      const tables: { table_name: string }[] = (await ctx.platform.db.raw(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`)).rows;
+      const keys = [
+        account.managementKey,
+        (await call('POST', '/v1/api-keys', { type: 'submission' })).body.key,
+        (await call('POST', '/v1/api-keys', { type: 'management' })).body.key,
+      ];
+      const tables: { table_name: string }[] = (
+        await ctx.platform.db.raw(
+          `SELECT table_name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`,
+        )
+      ).rows;
       expect(tables.length).toBeGreaterThan(10);
       for (const { table_name } of tables) {
-        const { rows } = await ctx.platform.db.raw(`SELECT count(*)::int AS n FROM ?? t WHERE ${keys.map(() => 't::text LIKE ?').join(' OR ')}`, [table_name, ...keys.map((k) => `%${k.slice(-20)}%`)]);
+        const { rows } = await ctx.platform.db.raw(
+          `SELECT count(*)::int AS n FROM ?? t WHERE ${keys.map(() => 't::text LIKE ?').join(' OR ')}`,
+          [table_name, ...keys.map((k) => `%${k.slice(-20)}%`)],
+        );
         expect({ table: table_name, hits: rows[0].n }).toEqual({ table: table_name, hits: 0 });
       }
     });
@@ -74,7 +96,9 @@ describe('API keys', () => {
       expect(res.status).toBe(422);
       expect(res.headers.get('content-type')).toBe('application/problem+json');
       expect(res.body.type).toBe(`${ctx.platform.config.PROBLEMS_URL}/validation-failed`);
-      expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(expect.arrayContaining(['body/type', 'body/extra']));
+      expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(
+        expect.arrayContaining(['body/type', 'body/extra']),
+      );
     });
 
     it('answers 400 bad-body for JSON that does not parse and 415 for another content type', async () => {
@@ -83,14 +107,18 @@ describe('API keys', () => {
       const broken = await call('POST', '/v1/api-keys', '{"type": "submission"');
       expect(broken.status).toBe(400);
       expect(broken.body.type).toMatch(/\/bad-body$/);
-      const form = await call('POST', '/v1/api-keys', 'type=submission', { 'content-type': 'application/x-www-form-urlencoded' });
+      const form = await call('POST', '/v1/api-keys', 'type=submission', {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
       expect(form.status).toBe(415);
     });
 
     it('caps minting per account with 429 and Retry-After', async () => {
       const account = await factories.account(ctx.platform.db);
       const call = api(ctx.url, account.managementKey);
-      const results = await Promise.all(Array.from({ length: 8 }, () => call('POST', '/v1/api-keys', { type: 'submission' })));
+      const results = await Promise.all(
+        Array.from({ length: 8 }, () => call('POST', '/v1/api-keys', { type: 'submission' })),
+      );
       // the account's first management key was minted in this window too: 4 more fit under the cap of 5
       expect(results.filter((r) => r.status === 201)).toHaveLength(4);
       const limited = results.filter((r) => r.status === 429);
@@ -99,7 +127,9 @@ describe('API keys', () => {
       expect(Number(limited[0]?.headers.get('retry-after'))).toBeGreaterThan(0);
       // another account is not affected
       const other = await factories.account(ctx.platform.db);
-      expect((await api(ctx.url, other.managementKey)('POST', '/v1/api-keys', { type: 'submission' })).status).toBe(201);
+      expect((await api(ctx.url, other.managementKey)('POST', '/v1/api-keys', { type: 'submission' })).status).toBe(
+        201,
+      );
     });
 
     it('refuses to revoke the last active management key', async () => {
@@ -119,7 +149,11 @@ describe('API keys', () => {
       expect(res.body.type).toMatch(/\/unauthorized$/);
     });
 
-    it.each([['an unknown key', 'svc_mgmt_' + 'x'.repeat(43)], ['a malformed key', 'hello'], ['a non-bearer scheme', null]])('403 invalid-key for %s', async (_label, key) => {
+    it.each([
+      ['an unknown key', 'svc_mgmt_' + 'x'.repeat(43)],
+      ['a malformed key', 'hello'],
+      ['a non-bearer scheme', null],
+    ])('403 invalid-key for %s', async (_label, key) => {
       const headers: Record<string, string> = key === null ? { authorization: 'Basic dXNlcjpwYXNz' } : {};
       const res = await api(ctx.url, key ?? undefined)('GET', '/v1/api-keys', undefined, headers);
       expect(res.status).toBe(403);

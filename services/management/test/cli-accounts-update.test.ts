@@ -17,20 +17,40 @@ describe('operator CLI: accounts update --email (the address that receives quota
 
   it('sets the contact address and prints exactly one JSON object', async () => {
     const account = await factories.account(platform.db, { plan: 'team' });
-    const { stdout } = await run('npm', ['run', '--silent', 'admin', '--', 'accounts', 'update', account.id, '--email', 'owner@example.test'], { cwd: repo, env });
+    const { stdout } = await run(
+      'npm',
+      ['run', '--silent', 'admin', '--', 'accounts', 'update', account.id, '--email', 'owner@example.test'],
+      { cwd: repo, env },
+    );
     expect(stdout.trim().split('\n')).toHaveLength(1);
-    expect(JSON.parse(stdout)).toEqual({ account_id: account.id, name: 'Test account', plan: 'team', quota: 100_000, contact_email: 'owner@example.test' });
-    expect(await platform.db('accounts').where({ id: account.id }).first('contact_email')).toEqual({ contact_email: 'owner@example.test' });
+    expect(JSON.parse(stdout)).toEqual({
+      account_id: account.id,
+      name: 'Test account',
+      plan: 'team',
+      quota: 100_000,
+      contact_email: 'owner@example.test',
+    });
+    expect(await platform.db('accounts').where({ id: account.id }).first('contact_email')).toEqual({
+      contact_email: 'owner@example.test',
+    });
   }, 60_000);
 
   it('clears it with --email ""', async () => {
     const account = await factories.account(platform.db, { contactEmail: 'old@example.test' });
-    expect(await runAdmin(['accounts', 'update', account.id, '--email', ''], env)).toMatchObject({ code: 0, stdout: { contact_email: null } });
-    expect(await platform.db('accounts').where({ id: account.id }).first('contact_email')).toEqual({ contact_email: null });
+    expect(await runAdmin(['accounts', 'update', account.id, '--email', ''], env)).toMatchObject({
+      code: 0,
+      stdout: { contact_email: null },
+    });
+    expect(await platform.db('accounts').where({ id: account.id }).first('contact_email')).toEqual({
+      contact_email: null,
+    });
   });
 
   it('fails with exit 1 and a message on stderr for an unknown account', async () => {
-    expect(await runAdmin(['accounts', 'update', 'acc_nope', '--email', 'a@b.test'], env)).toEqual({ code: 1, stderr: 'No account acc_nope' });
+    expect(await runAdmin(['accounts', 'update', 'acc_nope', '--email', 'a@b.test'], env)).toEqual({
+      code: 1,
+      stderr: 'No account acc_nope',
+    });
   });
 
   it.each([

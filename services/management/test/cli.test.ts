@@ -2,7 +2,13 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { buildServiceApp } from '@intake/shared';
-import { createTestPlatform, listen, migratedTestDatabase, testDatabaseUrl, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  listen,
+  migratedTestDatabase,
+  testDatabaseUrl,
+  type TestPlatform,
+} from '@intake/shared/testing';
 import { managementService } from '../src';
 import { api } from './helpers';
 
@@ -10,9 +16,16 @@ const run = promisify(execFile);
 const repo = path.resolve(__dirname, '../../..');
 
 async function admin(args: string[]) {
-  return run('npm', ['run', '--silent', 'admin', '--', ...args], { cwd: repo, env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' } }).then(
+  return run('npm', ['run', '--silent', 'admin', '--', ...args], {
+    cwd: repo,
+    env: { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' },
+  }).then(
     (r) => ({ code: 0, ...r }),
-    (err: { code: number; stdout: string; stderr: string }) => ({ code: err.code, stdout: err.stdout, stderr: err.stderr }),
+    (err: { code: number; stdout: string; stderr: string }) => ({
+      code: err.code,
+      stdout: err.stdout,
+      stderr: err.stderr,
+    }),
   );
 }
 
@@ -29,7 +42,13 @@ describe('operator CLI', () => {
     expect(code).toBe(0);
     expect(stdout.trim().split('\n')).toHaveLength(1);
     const out = JSON.parse(stdout);
-    expect(out).toMatchObject({ account_id: expect.stringMatching(/^acc_/), management_key: expect.stringMatching(/^svc_mgmt_/), plan: 'pro', quota: 5, name: 'Acme' });
+    expect(out).toMatchObject({
+      account_id: expect.stringMatching(/^acc_/),
+      management_key: expect.stringMatching(/^svc_mgmt_/),
+      plan: 'pro',
+      quota: 5,
+      name: 'Acme',
+    });
     const account = await platform.db('accounts').where({ id: out.account_id }).first();
     expect(account).toMatchObject({ plan_id: 'pro', quota_override: 5, name: 'Acme' });
 
@@ -56,10 +75,14 @@ describe('operator CLI', () => {
     [['accounts', 'create', '--plan', 'pro', '--quota', '-3']],
     [['accounts', 'create', '--plan', 'pro', '--bogus']],
     [['accounts', 'delete']],
-  ])('refuses %j with a usage message on stderr and nothing on stdout', async (args) => {
-    const { code, stdout, stderr } = await admin(args);
-    expect(code).toBe(2);
-    expect(stdout).toBe('');
-    expect(stderr).toMatch(/Usage|--plan|--quota|Unknown option/);
-  }, 60_000);
+  ])(
+    'refuses %j with a usage message on stderr and nothing on stdout',
+    async (args) => {
+      const { code, stdout, stderr } = await admin(args);
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr).toMatch(/Usage|--plan|--quota|Unknown option/);
+    },
+    60_000,
+  );
 });

@@ -13,8 +13,19 @@ describe('export', () => {
   describe('what works', () => {
     it('CSV: RFC 4180 quoting and CRLF, one column per field seen, newest first, as an attachment', async () => {
       const { account, form, call } = await ownerWithForm();
-      const older = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { name: 'Ada, Countess', message: 'She said "hi"\nthen left' }, receivedAt: new Date('2026-05-01T00:00:00.000Z') });
-      const newer = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status: 'spam', payload: { name: 'Bot', phone: '+1 555' }, receivedAt: new Date('2026-05-02T00:00:00.000Z') });
+      const older = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        payload: { name: 'Ada, Countess', message: 'She said "hi"\nthen left' },
+        receivedAt: new Date('2026-05-01T00:00:00.000Z'),
+      });
+      const newer = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        status: 'spam',
+        payload: { name: 'Bot', phone: '+1 555' },
+        receivedAt: new Date('2026-05-02T00:00:00.000Z'),
+      });
       const res = await call('GET', `/v1/forms/${form.id}/export.csv`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
@@ -27,12 +38,22 @@ describe('export', () => {
         [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left', ''],
       ]);
       const filtered = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv?status=received`)).text);
-      expect(filtered).toEqual([['id', 'received_at', 'status', 'files', 'name', 'message'], [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left']]);
+      expect(filtered).toEqual([
+        ['id', 'received_at', 'status', 'files', 'name', 'message'],
+        [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left'],
+      ]);
     });
 
     it('CSV: cells that a spreadsheet would run as a formula are neutralised; NDJSON keeps them as sent', async () => {
       const { account, form, call } = await ownerWithForm();
-      const payload = { a: '=HYPERLINK("https://evil.example","click")', b: '@SUM(1)', c: '-2+3', d: '\t=1', e: 'plain = text', f: 'a@b.example' };
+      const payload = {
+        a: '=HYPERLINK("https://evil.example","click")',
+        b: '@SUM(1)',
+        c: '-2+3',
+        d: '\t=1',
+        e: 'plain = text',
+        f: 'a@b.example',
+      };
       await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload });
       const [, row] = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
       expect(row?.slice(4)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
@@ -42,13 +63,30 @@ describe('export', () => {
 
     it('NDJSON: one JSON object per line with the filters of the list', async () => {
       const { account, form, call } = await ownerWithForm();
-      const a = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { q: 'needle here' }, receivedAt: new Date('2026-05-01T00:00:00.000Z') });
+      const a = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        payload: { q: 'needle here' },
+        receivedAt: new Date('2026-05-01T00:00:00.000Z'),
+      });
       await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { q: 'hay' } });
       const res = await call('GET', `/v1/forms/${form.id}/export.ndjson?q=NEEDLE`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-      const lines = res.text.trimEnd().split('\n').map((l) => JSON.parse(l));
-      expect(lines).toEqual([{ id: a.id, form_id: form.id, received_at: '2026-05-01T00:00:00.000Z', status: 'received', files: 0, payload: { q: 'needle here' } }]);
+      const lines = res.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(lines).toEqual([
+        {
+          id: a.id,
+          form_id: form.id,
+          received_at: '2026-05-01T00:00:00.000Z',
+          status: 'received',
+          files: 0,
+          payload: { q: 'needle here' },
+        },
+      ]);
     });
 
     it('streams many rows across batches in order, every row exactly once', async () => {

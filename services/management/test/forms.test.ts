@@ -18,7 +18,16 @@ describe('forms', () => {
       const { call } = await owner();
       const res = await call('POST', '/v1/forms', { name: 'Contact — Über uns!' });
       expect(res.status).toBe(201);
-      expect(res.body).toMatchObject({ id: expect.stringMatching(/^frm_/), name: 'Contact — Über uns!', status: 'live', honeypot_field: '_gotcha', bot_challenge: null, notify_emails: [], redirect_url: null, allowed_origins: [] });
+      expect(res.body).toMatchObject({
+        id: expect.stringMatching(/^frm_/),
+        name: 'Contact — Über uns!',
+        status: 'live',
+        honeypot_field: '_gotcha',
+        bot_challenge: null,
+        notify_emails: [],
+        redirect_url: null,
+        allowed_origins: [],
+      });
       expect(res.body.slug).toMatch(/^contact-uber-uns-[a-z0-9]{6}$/);
       expect(res.body.ingest_url).toBe(`${ctx.platform.config.PUBLIC_BASE_URL}/v1/f/${res.body.slug}`);
       expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
@@ -27,7 +36,16 @@ describe('forms', () => {
 
     it('stores every setting, seals the bot-challenge secret and never returns it', async () => {
       const { call } = await owner();
-      const input = { name: 'Signup', slug: `signup-${Date.now()}`, status: 'draft', honeypot_field: 'website', bot_challenge: { provider: 'turnstile', secret: 'ts-secret-value-123' }, notify_emails: ['a@example.com', 'b@example.com'], redirect_url: 'https://example.com/thanks', allowed_origins: ['https://example.com', 'http://localhost:3000'] };
+      const input = {
+        name: 'Signup',
+        slug: `signup-${Date.now()}`,
+        status: 'draft',
+        honeypot_field: 'website',
+        bot_challenge: { provider: 'turnstile', secret: 'ts-secret-value-123' },
+        notify_emails: ['a@example.com', 'b@example.com'],
+        redirect_url: 'https://example.com/thanks',
+        allowed_origins: ['https://example.com', 'http://localhost:3000'],
+      };
       const res = await call('POST', '/v1/forms', input);
       expect(res.status).toBe(201);
       const { bot_challenge: _bc, ...rest } = input;
@@ -54,14 +72,27 @@ describe('forms', () => {
 
     it('moves status in every direction, changes fields, and turns the bot challenge off with null', async () => {
       const { call } = await owner();
-      const form = (await call('POST', '/v1/forms', { name: 'F', bot_challenge: { provider: 'hcaptcha', secret: 's' } })).body;
+      const form = (
+        await call('POST', '/v1/forms', { name: 'F', bot_challenge: { provider: 'hcaptcha', secret: 's' } })
+      ).body;
       for (const status of ['paused', 'draft', 'live', 'draft', 'paused', 'live']) {
         const res = await call('PATCH', `/v1/forms/${form.id}`, { status });
         expect(res.status).toBe(200);
         expect(res.body.status).toBe(status);
       }
-      const res = await call('PATCH', `/v1/forms/${form.id}`, { name: 'G', slug: `g-${Date.now()}`, bot_challenge: null, notify_emails: ['x@example.com'], redirect_url: null });
-      expect(res.body).toMatchObject({ name: 'G', bot_challenge: null, notify_emails: ['x@example.com'], redirect_url: null });
+      const res = await call('PATCH', `/v1/forms/${form.id}`, {
+        name: 'G',
+        slug: `g-${Date.now()}`,
+        bot_challenge: null,
+        notify_emails: ['x@example.com'],
+        redirect_url: null,
+      });
+      expect(res.body).toMatchObject({
+        name: 'G',
+        bot_challenge: null,
+        notify_emails: ['x@example.com'],
+        redirect_url: null,
+      });
       expect(res.body.ingest_url).toMatch(new RegExp(`/v1/f/${res.body.slug}$`));
       expect(Date.parse(res.body.updated_at)).toBeGreaterThanOrEqual(Date.parse(form.updated_at));
       const row = await ctx.platform.db('forms').where({ id: form.id }).first();
@@ -74,8 +105,24 @@ describe('forms', () => {
       const { Readable } = await import('node:stream');
       const key = `${account.id}/${form.id}/file-1`;
       await ctx.platform.blobs.put(key, Readable.from([Buffer.from('hello')]), 'text/plain');
-      await ctx.platform.db('submissions').insert({ id: 'sub_01hzzzzzzzzzzzzzzzzzzzzzz1', account_id: account.id, form_id: form.id, status: 'received', payload: { a: '1' }, file_count: 1 });
-      await ctx.platform.db('submission_files').insert({ id: 'fil_01hzzzzzzzzzzzzzzzzzzzzzz1', submission_id: 'sub_01hzzzzzzzzzzzzzzzzzzzzzz1', account_id: account.id, field: 'f', filename: 'a.txt', content_type: 'text/plain', size: 5, storage_key: key });
+      await ctx.platform.db('submissions').insert({
+        id: 'sub_01hzzzzzzzzzzzzzzzzzzzzzz1',
+        account_id: account.id,
+        form_id: form.id,
+        status: 'received',
+        payload: { a: '1' },
+        file_count: 1,
+      });
+      await ctx.platform.db('submission_files').insert({
+        id: 'fil_01hzzzzzzzzzzzzzzzzzzzzzz1',
+        submission_id: 'sub_01hzzzzzzzzzzzzzzzzzzzzzz1',
+        account_id: account.id,
+        field: 'f',
+        filename: 'a.txt',
+        content_type: 'text/plain',
+        size: 5,
+        storage_key: key,
+      });
       expect((await call('DELETE', `/v1/forms/${form.id}`)).status).toBe(204);
       expect((await call('GET', `/v1/forms/${form.id}`)).status).toBe(404);
       expect(await ctx.platform.db('submissions').where({ form_id: form.id }).first()).toBeUndefined();
@@ -98,10 +145,30 @@ describe('forms', () => {
 
     it('422 naming each bad field', async () => {
       const { call } = await owner();
-      const res = await call('POST', '/v1/forms', { slug: 'Not A Slug!', status: 'archived', honeypot_field: '', bot_challenge: { provider: 'captchax' }, notify_emails: ['nope'], redirect_url: 'javascript:alert(1)', allowed_origins: ['https://x.com/path'], colour: 'red' });
+      const res = await call('POST', '/v1/forms', {
+        slug: 'Not A Slug!',
+        status: 'archived',
+        honeypot_field: '',
+        bot_challenge: { provider: 'captchax' },
+        notify_emails: ['nope'],
+        redirect_url: 'javascript:alert(1)',
+        allowed_origins: ['https://x.com/path'],
+        colour: 'red',
+      });
       expect(res.status).toBe(422);
       const fields = res.body.errors.map((e: { field: string }) => e.field);
-      for (const f of ['body/name', 'body/slug', 'body/status', 'body/honeypot_field', 'body/bot_challenge', 'body/notify_emails/0', 'body/redirect_url', 'body/allowed_origins/0', 'body/colour']) expect(fields).toContain(f);
+      for (const f of [
+        'body/name',
+        'body/slug',
+        'body/status',
+        'body/honeypot_field',
+        'body/bot_challenge',
+        'body/notify_emails/0',
+        'body/redirect_url',
+        'body/allowed_origins/0',
+        'body/colour',
+      ])
+        expect(fields).toContain(f);
       expect((await call('GET', '/v1/forms')).body.data).toEqual([]);
     });
 

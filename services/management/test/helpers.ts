@@ -4,7 +4,9 @@ import { managementService } from '../src';
 import { expectMatchesOpenApi } from './openapi-contract';
 
 /** The management app over real HTTP on a real platform. */
-export async function startManagement(overrides: ConfigOverrides = {}): Promise<{ platform: TestPlatform; url: string; close(): Promise<void> }> {
+export async function startManagement(
+  overrides: ConfigOverrides = {},
+): Promise<{ platform: TestPlatform; url: string; close(): Promise<void> }> {
   const platform = await createTestPlatform(overrides);
   const server = await listen(buildServiceApp(managementService, platform).callback());
   return {
@@ -26,13 +28,21 @@ export function api(url: string, key?: string, options: { contract?: boolean } =
   return async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const res = await fetch(`${url}${path}`, {
       method,
-      headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        ...(key ? { authorization: `Bearer ${key}` } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     });
     const text = await res.text();
     const contentType = res.headers.get('content-type');
-    const parsed = text && /json/.test(contentType ?? '') && !/ndjson/.test(contentType ?? '') ? JSON.parse(text) : text || undefined;
-    if (options.contract !== false) await expectMatchesOpenApi(url, { method, path, status: res.status, contentType, body: parsed });
+    const parsed =
+      text && /json/.test(contentType ?? '') && !/ndjson/.test(contentType ?? '')
+        ? JSON.parse(text)
+        : text || undefined;
+    if (options.contract !== false)
+      await expectMatchesOpenApi(url, { method, path, status: res.status, contentType, body: parsed });
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
 }

@@ -7,7 +7,13 @@ import type { ValidateFunction } from 'ajv';
  * and a JSON body must validate (ajv, JSON Schema 2020-12) against the documented schema.
  * `api()` in helpers.ts runs it on every response, so every route test is also a contract test.
  */
-export type OpenApiDoc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }>>; components?: unknown };
+export type OpenApiDoc = {
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
+  >;
+  components?: unknown;
+};
 
 const documents = new Map<string, Promise<OpenApiDoc>>();
 const validators = new WeakMap<OpenApiDoc, Map<string, ValidateFunction>>();
@@ -27,7 +33,9 @@ export function servedOpenApi(baseUrl: string): Promise<OpenApiDoc> {
 
 /** The documented path template that matches a concrete path, preferring the one with fewest parameters. */
 export function matchPath(doc: OpenApiDoc, path: string): string | undefined {
-  const candidates = Object.keys(doc.paths).filter((template) => new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+  const candidates = Object.keys(doc.paths).filter((template) =>
+    new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
+  );
   return candidates.sort((a, b) => (a.match(/\{/g)?.length ?? 0) - (b.match(/\{/g)?.length ?? 0))[0];
 }
 
@@ -43,7 +51,9 @@ function validatorFor(doc: OpenApiDoc, key: string, schema: unknown): ValidateFu
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require('ajv-formats')(ajv);
     ajv.addSchema({ $id: 'openapi:components', components: doc.components });
-    const resolved = JSON.parse(JSON.stringify(schema).replace(/"#\/components\//g, '"openapi:components#/components/'));
+    const resolved = JSON.parse(
+      JSON.stringify(schema).replace(/"#\/components\//g, '"openapi:components#/components/'),
+    );
     validate = ajv.compile(resolved);
     cache.set(key, validate);
   }
@@ -51,7 +61,10 @@ function validatorFor(doc: OpenApiDoc, key: string, schema: unknown): ValidateFu
 }
 
 /** Problems with one response against the document; empty when it fits (or the path is not documented at all). */
-export function contractViolations(doc: OpenApiDoc, seen: { method: string; path: string; status: number; contentType: string | null; body: unknown }): string[] {
+export function contractViolations(
+  doc: OpenApiDoc,
+  seen: { method: string; path: string; status: number; contentType: string | null; body: unknown },
+): string[] {
   const template = matchPath(doc, seen.path.split('?')[0] as string);
   if (!template) return [];
   const operation = doc.paths[template]?.[seen.method.toLowerCase()];
@@ -63,15 +76,21 @@ export function contractViolations(doc: OpenApiDoc, seen: { method: string; path
   const type = (seen.contentType ?? '').split(';')[0]?.trim() ?? '';
   const content = response.content ?? {};
   const media = content[type] ?? content['*/*'];
-  if (!media) return [`${where}: content type ${type} not documented (documented: ${Object.keys(content).join(', ') || 'none'})`];
+  if (!media)
+    return [`${where}: content type ${type} not documented (documented: ${Object.keys(content).join(', ') || 'none'})`];
   if (!/json/.test(type) || media.schema === undefined) return [];
   const validate = validatorFor(doc, `${template} ${seen.method} ${seen.status} ${type}`, media.schema);
   if (validate(seen.body)) return [];
-  return [`${where}: body does not fit the documented schema: ${JSON.stringify(validate.errors)} in ${JSON.stringify(seen.body).slice(0, 500)}`];
+  return [
+    `${where}: body does not fit the documented schema: ${JSON.stringify(validate.errors)} in ${JSON.stringify(seen.body).slice(0, 500)}`,
+  ];
 }
 
 /** Throws when a response does not fit the document served by `baseUrl`. */
-export async function expectMatchesOpenApi(baseUrl: string, seen: { method: string; path: string; status: number; contentType: string | null; body: unknown }): Promise<void> {
+export async function expectMatchesOpenApi(
+  baseUrl: string,
+  seen: { method: string; path: string; status: number; contentType: string | null; body: unknown },
+): Promise<void> {
   const problems = contractViolations(await servedOpenApi(baseUrl), seen);
   if (problems.length) throw new Error(`Response does not match the OpenAPI document:\n${problems.join('\n')}`);
 }

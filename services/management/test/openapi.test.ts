@@ -30,14 +30,17 @@ describe('OpenAPI document', () => {
   });
   afterAll(() => ctx.close());
 
-  const documented = () => Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
+  const documented = () =>
+    Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
 
   it('is OpenAPI 3.1 that a standard validator accepts', async () => {
     expect(doc.openapi).toBe('3.1.0');
     // swagger-parser's dependencies are ES modules Jest cannot load: run it in plain Node.
     const script = `require('@apidevtools/swagger-parser').validate(JSON.parse(require('fs').readFileSync(0, 'utf8'))).then(() => console.log('valid'), (e) => { console.log('invalid: ' + e.message); process.exitCode = 1; })`;
     const verdict = await new Promise<string>((resolve) => {
-      const child = execFile(process.execPath, ['-e', script], { cwd: __dirname }, (_err, stdout, stderr) => resolve(`${stdout}${stderr}`.trim()));
+      const child = execFile(process.execPath, ['-e', script], { cwd: __dirname }, (_err, stdout, stderr) =>
+        resolve(`${stdout}${stderr}`.trim()),
+      );
       child.stdin?.end(JSON.stringify(doc));
     });
     expect(verdict).toBe('valid');
@@ -54,19 +57,39 @@ describe('OpenAPI document', () => {
       }
     }
     expect([...registered].sort()).toEqual(documented().sort());
-    for (const key of ['POST /v1/forms', 'GET /v1/forms/{id}', 'GET /v1/forms/{id}/submissions', 'GET /v1/submissions/{id}', 'GET /v1/forms/{id}/export.csv', 'GET /v1/api-keys', 'GET /v1/health', 'GET /openapi', 'GET /problems/{slug}']) expect(documented()).toContain(key);
+    for (const key of [
+      'POST /v1/forms',
+      'GET /v1/forms/{id}',
+      'GET /v1/forms/{id}/submissions',
+      'GET /v1/submissions/{id}',
+      'GET /v1/forms/{id}/export.csv',
+      'GET /v1/api-keys',
+      'GET /v1/health',
+      'GET /openapi',
+      'GET /problems/{slug}',
+    ])
+      expect(documented()).toContain(key);
   });
 
   it('serves every documented operation through the all-in-one routing', async () => {
     const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, ctx.platform).callback()]));
-    const server = await listen((req, res) => (apps[routeFor(req.url ?? '/')] as (req: unknown, res: unknown) => void)(req, res));
+    const server = await listen((req, res) =>
+      (apps[routeFor(req.url ?? '/')] as (req: unknown, res: unknown) => void)(req, res),
+    );
     try {
       for (const [path, ops] of Object.entries(doc.paths)) {
         for (const method of Object.keys(ops)) {
           const concrete = path.replace(/\{[^}]+\}/g, 'x1');
-          const res = await fetch(`${server.url}${concrete}`, { method: method.toUpperCase(), headers: { 'content-type': 'application/json' }, body: ['post', 'patch', 'put'].includes(method) ? '{}' : undefined });
+          const res = await fetch(`${server.url}${concrete}`, {
+            method: method.toUpperCase(),
+            headers: { 'content-type': 'application/json' },
+            body: ['post', 'patch', 'put'].includes(method) ? '{}' : undefined,
+          });
           const body = await res.text();
-          expect({ op: `${method} ${path}`, served: res.status !== 405 && !body.includes('Nothing is served at') }).toEqual({ op: `${method} ${path}`, served: true });
+          expect({
+            op: `${method} ${path}`,
+            served: res.status !== 405 && !body.includes('Nothing is served at'),
+          }).toEqual({ op: `${method} ${path}`, served: true });
         }
       }
     } finally {
@@ -77,8 +100,20 @@ describe('OpenAPI document', () => {
   it('every operation has an id, a summary, a tag, a success response and problem responses', () => {
     const ids = new Set<string>();
     for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(ops) as [string, { operationId: string; summary: string; tags: string[]; responses: Record<string, unknown> }][]) {
-        expect({ op: `${method} ${path}`, ok: Boolean(op.operationId && op.summary && op.tags.length && Object.keys(op.responses).some((s) => /^2/.test(s)) && op.responses['default']) }).toEqual({ op: `${method} ${path}`, ok: true });
+      for (const [method, op] of Object.entries(ops) as [
+        string,
+        { operationId: string; summary: string; tags: string[]; responses: Record<string, unknown> },
+      ][]) {
+        expect({
+          op: `${method} ${path}`,
+          ok: Boolean(
+            op.operationId &&
+            op.summary &&
+            op.tags.length &&
+            Object.keys(op.responses).some((s) => /^2/.test(s)) &&
+            op.responses['default'],
+          ),
+        }).toEqual({ op: `${method} ${path}`, ok: true });
         expect(ids.has(op.operationId)).toBe(false);
         ids.add(op.operationId);
       }
@@ -88,10 +123,34 @@ describe('OpenAPI document', () => {
   it('the contract check catches responses that drift from the document', () => {
     const form = { method: 'GET', path: '/v1/forms/frm_1', contentType: 'application/json' };
     expect(contractViolations(doc, { ...form, status: 200, body: { id: 'frm_1' } }).join()).toMatch(/does not fit/);
-    expect(contractViolations(doc, { ...form, status: 200, contentType: 'text/plain', body: 'hi' }).join()).toMatch(/content type/);
-    expect(contractViolations(doc, { ...form, status: 404, contentType: 'application/problem+json', body: { type: 'x' } }).join()).toMatch(/does not fit/);
-    expect(contractViolations(doc, { method: 'PUT', path: '/v1/forms/frm_1', status: 200, contentType: null, body: undefined }).join()).toMatch(/not documented/);
-    expect(contractViolations(doc, { ...form, status: 404, contentType: 'application/problem+json', body: { type: 'http://x/problems/not-found', title: 't', status: 404, detail: 'd' } })).toEqual([]);
+    expect(contractViolations(doc, { ...form, status: 200, contentType: 'text/plain', body: 'hi' }).join()).toMatch(
+      /content type/,
+    );
+    expect(
+      contractViolations(doc, {
+        ...form,
+        status: 404,
+        contentType: 'application/problem+json',
+        body: { type: 'x' },
+      }).join(),
+    ).toMatch(/does not fit/);
+    expect(
+      contractViolations(doc, {
+        method: 'PUT',
+        path: '/v1/forms/frm_1',
+        status: 200,
+        contentType: null,
+        body: undefined,
+      }).join(),
+    ).toMatch(/not documented/);
+    expect(
+      contractViolations(doc, {
+        ...form,
+        status: 404,
+        contentType: 'application/problem+json',
+        body: { type: 'http://x/problems/not-found', title: 't', status: 404, detail: 'd' },
+      }),
+    ).toEqual([]);
   });
 });
 
@@ -106,7 +165,7 @@ describe('docs and problem types', () => {
     const res = await api(ctx.url)('GET', '/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-    expect(res.text).toContain("fetch(\"/openapi\")");
+    expect(res.text).toContain('fetch("/openapi")');
     expect(res.text).not.toMatch(/<(script|link)[^>]+(src|href)=["']https?:/);
   });
 
@@ -117,13 +176,21 @@ describe('docs and problem types', () => {
     for (const slug of PROBLEM_SLUGS) {
       const res = await call('GET', `/problems/${slug}`);
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ slug, type: `${ctx.platform.config.PROBLEMS_URL}/${slug}`, description: expect.stringMatching(/.{40}/) });
+      expect(res.body).toMatchObject({
+        slug,
+        type: `${ctx.platform.config.PROBLEMS_URL}/${slug}`,
+        description: expect.stringMatching(/.{40}/),
+      });
     }
     // HTML is the browser alternative; the document describes the JSON form
-    const html = await api(ctx.url, undefined, { contract: false })('GET', '/problems/quota-exceeded', undefined, { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' });
+    const html = await api(ctx.url, undefined, { contract: false })('GET', '/problems/quota-exceeded', undefined, {
+      accept: 'text/html,application/xhtml+xml,*/*;q=0.8',
+    });
     expect(html.headers.get('content-type')).toMatch(/^text\/html/);
     expect(html.text).toContain('Monthly submission quota exceeded');
-    expect((await api(ctx.url, undefined, { contract: false })('GET', '/problems', undefined, { accept: 'text/html' })).text).toContain('<table>');
+    expect(
+      (await api(ctx.url, undefined, { contract: false })('GET', '/problems', undefined, { accept: 'text/html' })).text,
+    ).toContain('<table>');
   });
 
   it('the type of a real problem response resolves; an unknown slug is 404', async () => {

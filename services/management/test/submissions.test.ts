@@ -18,12 +18,25 @@ describe('submissions', () => {
     it('lists newest first with cursor pages that cover every row once', async () => {
       const { account, form, call } = await ownerWithForm();
       const ids: string[] = [];
-      for (let i = 0; i < 7; i++) ids.push((await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { n: String(i) }, receivedAt: at(`2026-03-0${1 + Math.floor(i / 2)}T10:00:00.000Z`) })).id);
+      for (let i = 0; i < 7; i++)
+        ids.push(
+          (
+            await seedSubmission(ctx.platform, {
+              accountId: account.id,
+              formId: form.id,
+              payload: { n: String(i) },
+              receivedAt: at(`2026-03-0${1 + Math.floor(i / 2)}T10:00:00.000Z`),
+            })
+          ).id,
+        );
       const seen: string[] = [];
       let cursor: string | null = null;
       let pages = 0;
       do {
-        const res: Awaited<ReturnType<typeof call>> = await call('GET', `/v1/forms/${form.id}/submissions?limit=3${cursor ? `&cursor=${cursor}` : ''}`);
+        const res: Awaited<ReturnType<typeof call>> = await call(
+          'GET',
+          `/v1/forms/${form.id}/submissions?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+        );
         expect(res.status).toBe(200);
         seen.push(...res.body.data.map((s: { id: string }) => s.id));
         cursor = res.body.next_cursor;
@@ -32,16 +45,26 @@ describe('submissions', () => {
       expect(pages).toBe(3);
       expect(seen).toEqual([...ids].reverse());
       const first = (await call('GET', `/v1/forms/${form.id}/submissions?limit=1`)).body.data[0];
-      expect(first).toEqual({ id: ids[6], form_id: form.id, status: 'received', received_at: '2026-03-04T10:00:00.000Z', payload: { n: '6' }, files: 0, spam_reason: null });
+      expect(first).toEqual({
+        id: ids[6],
+        form_id: form.id,
+        status: 'received',
+        received_at: '2026-03-04T10:00:00.000Z',
+        payload: { n: '6' },
+        files: 0,
+        spam_reason: null,
+      });
     });
 
     it('filters by status, time range and a search over payload values', async () => {
       const { account, form, call } = await ownerWithForm();
-      const seed = (status: 'received' | 'spam', when: string, payload: Record<string, string>) => seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status, payload, receivedAt: at(when) });
+      const seed = (status: 'received' | 'spam', when: string, payload: Record<string, string>) =>
+        seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status, payload, receivedAt: at(when) });
       const a = await seed('received', '2026-01-10T00:00:00.000Z', { email: 'Ada@Example.com', msg: 'hello' });
       const b = await seed('spam', '2026-01-20T00:00:00.000Z', { email: 'bot@spam.test', msg: '100% free_money' });
       const c = await seed('received', '2026-02-01T00:00:00.000Z', { email: 'grace@example.com', msg: 'hi' });
-      const ids = async (query: string) => (await call('GET', `/v1/forms/${form.id}/submissions?${query}`)).body.data.map((s: { id: string }) => s.id);
+      const ids = async (query: string) =>
+        (await call('GET', `/v1/forms/${form.id}/submissions?${query}`)).body.data.map((s: { id: string }) => s.id);
       expect(await ids('status=spam')).toEqual([b.id]);
       expect(await ids('status=received')).toEqual([c.id, a.id]);
       expect(await ids('since=2026-01-20T00:00:00.000Z')).toEqual([c.id, b.id]);
@@ -55,12 +78,25 @@ describe('submissions', () => {
 
     it('gets one with its files and signed links that download without a key', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { name: 'Ada' }, files: [{ field: 'cv', filename: 'lebenslauf für ada.pdf', contentType: 'application/pdf', content: '%PDF-1.4 tiny' }] });
+      const s = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        payload: { name: 'Ada' },
+        files: [
+          { field: 'cv', filename: 'lebenslauf für ada.pdf', contentType: 'application/pdf', content: '%PDF-1.4 tiny' },
+        ],
+      });
       const res = await call('GET', `/v1/submissions/${s.id}`);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ id: s.id, payload: { name: 'Ada' }, files: 1 });
       const [file] = res.body.attachments;
-      expect(file).toMatchObject({ id: s.fileIds[0], field: 'cv', filename: 'lebenslauf für ada.pdf', content_type: 'application/pdf', size: 13 });
+      expect(file).toMatchObject({
+        id: s.fileIds[0],
+        field: 'cv',
+        filename: 'lebenslauf für ada.pdf',
+        content_type: 'application/pdf',
+        size: 13,
+      });
       expect(Date.parse(file.expires_at)).toBeGreaterThan(Date.now());
       const link = file.url.replace(ctx.platform.config.PUBLIC_BASE_URL, ctx.url);
       const download = await fetch(link);
@@ -72,7 +108,11 @@ describe('submissions', () => {
 
     it('deletes one with its stored files', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }] });
+      const s = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }],
+      });
       expect((await call('DELETE', `/v1/submissions/${s.id}`)).status).toBe(204);
       expect((await call('GET', `/v1/submissions/${s.id}`)).status).toBe(404);
       await expect(ctx.platform.blobs.get(s.keys[0] as string)).rejects.toThrow();
@@ -81,38 +121,83 @@ describe('submissions', () => {
 
     it('deleting one also removes its webhook deliveries and its idempotency key (no copy of its data stays)', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { email: 'gone@person.test' } });
+      const s = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        payload: { email: 'gone@person.test' },
+      });
       const other = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id });
       const webhookId = newId('webhook');
-      await ctx.platform.db('webhooks').insert({ id: webhookId, account_id: account.id, form_id: form.id, url: 'https://hooks.example.com/x', secret: 'sealed' });
-      const delivery = (submissionId: string) => ({ id: newId('delivery'), account_id: account.id, webhook_id: webhookId, form_id: form.id, submission_id: submissionId, event_type: 'submission.created', data: JSON.stringify({ payload: { email: 'gone@person.test' } }) });
+      await ctx.platform.db('webhooks').insert({
+        id: webhookId,
+        account_id: account.id,
+        form_id: form.id,
+        url: 'https://hooks.example.com/x',
+        secret: 'sealed',
+      });
+      const delivery = (submissionId: string) => ({
+        id: newId('delivery'),
+        account_id: account.id,
+        webhook_id: webhookId,
+        form_id: form.id,
+        submission_id: submissionId,
+        event_type: 'submission.created',
+        data: JSON.stringify({ payload: { email: 'gone@person.test' } }),
+      });
       await ctx.platform.db('deliveries').insert([delivery(s.id), delivery(other.id)]);
       await ctx.platform.db('idempotency_keys').insert([
         { form_id: form.id, key: 'k-deleted', submission_id: s.id, expires_at: new Date(Date.now() + 60_000) },
         { form_id: form.id, key: 'k-kept', submission_id: other.id, expires_at: new Date(Date.now() + 60_000) },
       ]);
       expect((await call('DELETE', `/v1/submissions/${s.id}`)).status).toBe(204);
-      expect(await ctx.platform.db('deliveries').where({ webhook_id: webhookId }).pluck('submission_id')).toEqual([other.id]);
+      expect(await ctx.platform.db('deliveries').where({ webhook_id: webhookId }).pluck('submission_id')).toEqual([
+        other.id,
+      ]);
       expect(await ctx.platform.db('idempotency_keys').where({ form_id: form.id }).pluck('key')).toEqual(['k-kept']);
     });
 
     it('marking spam as received counts it in its month and enqueues submission.created in the same transaction', async () => {
       const { account, form, call } = await ownerWithForm();
       const receivedAt = at('2026-04-15T12:00:00.000Z');
-      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status: 'spam', payload: { email: 'real@person.test' }, receivedAt });
+      const s = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        status: 'spam',
+        payload: { email: 'real@person.test' },
+        receivedAt,
+      });
       const res = await call('PATCH', `/v1/submissions/${s.id}`, { status: 'received' });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ status: 'received', spam_reason: null });
       const usage = await ctx.platform.db('usage_counters').where({ account_id: account.id }).select('period', 'used');
-      expect(usage.map((u: { period: Date; used: number }) => [periodKey(new Date(u.period.getTime() - u.period.getTimezoneOffset() * 60000)), u.used])).toEqual([['2026-04-01', 1]]);
-      const events = await ctx.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [s.id]).select('subject', 'payload');
+      expect(
+        usage.map((u: { period: Date; used: number }) => [
+          periodKey(new Date(u.period.getTime() - u.period.getTimezoneOffset() * 60000)),
+          u.used,
+        ]),
+      ).toEqual([['2026-04-01', 1]]);
+      const events = await ctx.platform
+        .db('outbox')
+        .whereRaw("payload->>'submission_id' = ?", [s.id])
+        .select('subject', 'payload');
       expect(events).toHaveLength(1);
       expect(events[0].subject).toBe('submission.created');
       expect(Value.Check(SubmissionEvent, events[0].payload)).toBe(true);
-      expect(events[0].payload).toMatchObject({ submission_id: s.id, form_id: form.id, account_id: account.id, status: 'received', received_at: '2026-04-15T12:00:00.000Z', payload: { email: 'real@person.test' }, files: [], form_name: 'Test form' });
+      expect(events[0].payload).toMatchObject({
+        submission_id: s.id,
+        form_id: form.id,
+        account_id: account.id,
+        status: 'received',
+        received_at: '2026-04-15T12:00:00.000Z',
+        payload: { email: 'real@person.test' },
+        files: [],
+        form_name: 'Test form',
+      });
       // idempotent: asking again changes nothing
       await call('PATCH', `/v1/submissions/${s.id}`, { status: 'received' });
-      expect(await ctx.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [s.id]).count('* as n').first()).toEqual({ n: 1 });
+      expect(
+        await ctx.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [s.id]).count('* as n').first(),
+      ).toEqual({ n: 1 });
     });
 
     it('marking a received submission as spam relabels it; moving it back neither counts nor fires again', async () => {
@@ -120,7 +205,9 @@ describe('submissions', () => {
       const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status: 'received' });
       const spam = await call('PATCH', `/v1/submissions/${s.id}`, { status: 'spam' });
       expect(spam.body).toMatchObject({ status: 'spam', spam_reason: 'marked-by-owner' });
-      expect((await call('GET', `/v1/forms/${form.id}/submissions?status=spam`)).body.data.map((x: { id: string }) => x.id)).toEqual([s.id]);
+      expect(
+        (await call('GET', `/v1/forms/${form.id}/submissions?status=spam`)).body.data.map((x: { id: string }) => x.id),
+      ).toEqual([s.id]);
       const back = await call('PATCH', `/v1/submissions/${s.id}`, { status: 'received' });
       expect(back.body.status).toBe('received');
       expect(await ctx.platform.db('usage_counters').where({ account_id: account.id }).first()).toBeUndefined();
@@ -133,7 +220,11 @@ describe('submissions', () => {
       const { form, call } = await ownerWithForm();
       const res = await call('GET', `/v1/forms/${form.id}/submissions?limit=0&since=yesterday&status=deleted`);
       expect(res.status).toBe(422);
-      expect([...new Set(res.body.errors.map((e: { field: string }) => e.field))].sort()).toEqual(['query/limit', 'query/since', 'query/status']);
+      expect([...new Set(res.body.errors.map((e: { field: string }) => e.field))].sort()).toEqual([
+        'query/limit',
+        'query/since',
+        'query/status',
+      ]);
       for (const cursor of ['garbage', Buffer.from('[1,2]').toString('base64url')]) {
         const bad = await call('GET', `/v1/forms/${form.id}/submissions?cursor=${cursor}`);
         expect(bad.status).toBe(422);
@@ -149,13 +240,28 @@ describe('submissions', () => {
       expect((await call('GET', '/v1/forms/frm_nope/submissions')).status).toBe(404);
       for (const method of ['GET', 'DELETE']) expect((await call(method, '/v1/submissions/sub_nope')).status).toBe(404);
       expect((await call('PATCH', '/v1/submissions/sub_nope', { status: 'spam' })).status).toBe(404);
-      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }] });
+      const s = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }],
+      });
       const fileId = s.fileIds[0] as string;
       const files = api(ctx.url);
-      const expired = fileDownloadUrl({ config: { PUBLIC_BASE_URL: '' }, secrets: ctx.platform.secrets, fileId, now: new Date(Date.now() - 3600_000), ttlSeconds: 60 });
+      const expired = fileDownloadUrl({
+        config: { PUBLIC_BASE_URL: '' },
+        secrets: ctx.platform.secrets,
+        fileId,
+        now: new Date(Date.now() - 3600_000),
+        ttlSeconds: 60,
+      });
       const gone = await files('GET', expired);
       expect([gone.status, gone.body.type.split('/').pop()]).toEqual([410, 'link-expired']);
-      const valid = fileDownloadUrl({ config: { PUBLIC_BASE_URL: '' }, secrets: ctx.platform.secrets, fileId, now: new Date() });
+      const valid = fileDownloadUrl({
+        config: { PUBLIC_BASE_URL: '' },
+        secrets: ctx.platform.secrets,
+        fileId,
+        now: new Date(),
+      });
       // One character of the signature changed (to another one: a fixed 'A' was flaky when the signature began with A).
       const forged = valid.replace(/signature=(.)/, (_, c: string) => `signature=${c === 'A' ? 'B' : 'A'}`);
       expect(forged).not.toBe(valid);
@@ -172,25 +278,57 @@ describe('submissions', () => {
       const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id });
       const revoked = await factories.apiKey(ctx.platform.db, account.id, 'management', { revoked: true });
       const sub = await factories.apiKey(ctx.platform.db, account.id, 'submission');
-      const routes: [string, string, unknown?][] = [['GET', `/v1/forms/${form.id}/submissions`], ['GET', `/v1/forms/${form.id}/export.csv`], ['GET', `/v1/forms/${form.id}/export.ndjson`], ['GET', `/v1/submissions/${s.id}`], ['PATCH', `/v1/submissions/${s.id}`, { status: 'spam' }], ['DELETE', `/v1/submissions/${s.id}`]];
+      const routes: [string, string, unknown?][] = [
+        ['GET', `/v1/forms/${form.id}/submissions`],
+        ['GET', `/v1/forms/${form.id}/export.csv`],
+        ['GET', `/v1/forms/${form.id}/export.ndjson`],
+        ['GET', `/v1/submissions/${s.id}`],
+        ['PATCH', `/v1/submissions/${s.id}`, { status: 'spam' }],
+        ['DELETE', `/v1/submissions/${s.id}`],
+      ];
       for (const [method, path, body] of routes) {
         expect([method, path, (await api(ctx.url)(method, path, body)).status]).toEqual([method, path, 401]);
-        expect([method, path, (await api(ctx.url, revoked)(method, path, body)).body.type.split('/').pop()]).toEqual([method, path, 'invalid-key']);
-        expect([method, path, (await api(ctx.url, sub)(method, path, body)).body.type.split('/').pop()]).toEqual([method, path, 'insufficient-scope']);
+        expect([method, path, (await api(ctx.url, revoked)(method, path, body)).body.type.split('/').pop()]).toEqual([
+          method,
+          path,
+          'invalid-key',
+        ]);
+        expect([method, path, (await api(ctx.url, sub)(method, path, body)).body.type.split('/').pop()]).toEqual([
+          method,
+          path,
+          'insufficient-scope',
+        ]);
       }
-      expect((await api(ctx.url, account.managementKey)('GET', `/v1/submissions/${s.id}`)).body.status).toBe('received');
+      expect((await api(ctx.url, account.managementKey)('GET', `/v1/submissions/${s.id}`)).body.status).toBe(
+        'received',
+      );
     });
 
     it('404 when another account lists, exports, reads, relabels or deletes, and nothing changes', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status: 'spam', payload: { secret: 'owner-only' } });
+      const s = await seedSubmission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        status: 'spam',
+        payload: { secret: 'owner-only' },
+      });
       const intruder = api(ctx.url, (await factories.account(ctx.platform.db)).managementKey);
-      for (const [method, path, body] of [['GET', `/v1/forms/${form.id}/submissions`], ['GET', `/v1/forms/${form.id}/export.csv`], ['GET', `/v1/forms/${form.id}/export.ndjson`], ['GET', `/v1/submissions/${s.id}`], ['PATCH', `/v1/submissions/${s.id}`, { status: 'received' }], ['DELETE', `/v1/submissions/${s.id}`]] as [string, string, unknown?][]) {
+      for (const [method, path, body] of [
+        ['GET', `/v1/forms/${form.id}/submissions`],
+        ['GET', `/v1/forms/${form.id}/export.csv`],
+        ['GET', `/v1/forms/${form.id}/export.ndjson`],
+        ['GET', `/v1/submissions/${s.id}`],
+        ['PATCH', `/v1/submissions/${s.id}`, { status: 'received' }],
+        ['DELETE', `/v1/submissions/${s.id}`],
+      ] as [string, string, unknown?][]) {
         const res = await intruder(method, path, body);
         expect([method, path, res.status]).toEqual([method, path, 404]);
         expect(res.text).not.toContain('owner-only');
       }
-      expect((await call('GET', `/v1/submissions/${s.id}`)).body).toMatchObject({ status: 'spam', payload: { secret: 'owner-only' } });
+      expect((await call('GET', `/v1/submissions/${s.id}`)).body).toMatchObject({
+        status: 'spam',
+        payload: { secret: 'owner-only' },
+      });
       expect(await ctx.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [s.id]).first()).toBeUndefined();
     });
   });

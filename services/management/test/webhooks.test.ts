@@ -8,9 +8,21 @@ import { receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers
 
 /** Management and the delivery workers on one platform, private networks allowed so local receivers work. */
 async function startWithWorkers() {
-  const platform: TestPlatform = await createTestPlatform({ WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms', WEBHOOK_TIMEOUT_MS: 2000 });
+  const platform: TestPlatform = await createTestPlatform({
+    WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms',
+    WEBHOOK_TIMEOUT_MS: 2000,
+  });
   const server = await listen(buildServiceApp(managementService, platform).callback());
-  const workers: Worker[] = [...(await deliveryService.startWorkers(platform)), startOutboxRelay({ db: platform.db, databaseUrl: platform.config.DATABASE_URL, nats: platform.nats, logger: platform.logger, pollMs: 200 })];
+  const workers: Worker[] = [
+    ...(await deliveryService.startWorkers(platform)),
+    startOutboxRelay({
+      db: platform.db,
+      databaseUrl: platform.config.DATABASE_URL,
+      nats: platform.nats,
+      logger: platform.logger,
+      pollMs: 200,
+    }),
+  ];
   return {
     platform,
     url: server.url,
@@ -41,16 +53,36 @@ describe('webhook routes', () => {
       const created = await call('POST', `/v1/forms/${formId}/webhooks`, { url: 'https://hooks.example.com/intake' });
       expect(created.status).toBe(201);
       expect(created.headers.get('location')).toBe(`/v1/webhooks/${created.body.id}`);
-      expect(created.body).toEqual({ id: expect.stringMatching(/^wh_/), form_id: formId, url: 'https://hooks.example.com/intake', enabled: true, created_at: expect.any(String), updated_at: expect.any(String), secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/) });
+      expect(created.body).toEqual({
+        id: expect.stringMatching(/^wh_/),
+        form_id: formId,
+        url: 'https://hooks.example.com/intake',
+        enabled: true,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+      });
       expect(Buffer.from(created.body.secret.slice(6), 'base64')).toHaveLength(32);
       const stored = await ctx.platform.db('webhooks').where({ id: created.body.id }).first();
       expect(stored.secret).not.toContain(created.body.secret.slice(6, 20));
       expect(ctx.platform.secrets.open(stored.secret)).toBe(created.body.secret);
 
       const list = await call('GET', `/v1/forms/${formId}/webhooks`);
-      expect(list.body.data).toEqual([{ id: created.body.id, form_id: formId, url: 'https://hooks.example.com/intake', enabled: true, created_at: expect.any(String), updated_at: expect.any(String) }]);
+      expect(list.body.data).toEqual([
+        {
+          id: created.body.id,
+          form_id: formId,
+          url: 'https://hooks.example.com/intake',
+          enabled: true,
+          created_at: expect.any(String),
+          updated_at: expect.any(String),
+        },
+      ]);
 
-      const disabled = await call('PATCH', `/v1/webhooks/${created.body.id}`, { enabled: false, url: 'https://hooks.example.com/v2' });
+      const disabled = await call('PATCH', `/v1/webhooks/${created.body.id}`, {
+        enabled: false,
+        url: 'https://hooks.example.com/v2',
+      });
       expect(disabled.status).toBe(200);
       expect(disabled.body).toMatchObject({ enabled: false, url: 'https://hooks.example.com/v2' });
       expect(disabled.body.secret).toBeUndefined();
@@ -58,7 +90,9 @@ describe('webhook routes', () => {
       const rotated = await call('PATCH', `/v1/webhooks/${created.body.id}`, { rotate_secret: true });
       expect(rotated.body.secret).toMatch(/^whsec_/);
       expect(rotated.body.secret).not.toBe(created.body.secret);
-      expect(ctx.platform.secrets.open((await ctx.platform.db('webhooks').where({ id: created.body.id }).first()).secret)).toBe(rotated.body.secret);
+      expect(
+        ctx.platform.secrets.open((await ctx.platform.db('webhooks').where({ id: created.body.id }).first()).secret),
+      ).toBe(rotated.body.secret);
 
       expect((await call('DELETE', `/v1/webhooks/${created.body.id}`)).status).toBe(204);
       expect((await call('GET', `/v1/forms/${formId}/webhooks`)).body.data).toEqual([]);
@@ -77,14 +111,44 @@ describe('webhook routes', () => {
         expect(res.body).toMatchObject({ status_code: 202, ok: true });
         const [req] = target.requests;
         const envelope = JSON.parse(req!.body);
-        expect(envelope).toEqual({ type: 'webhook.test', id: expect.stringMatching(/^whd_/), created_at: expect.any(String), data: { form_id: formId, sample: true } });
-        expect(req!.headers).toMatchObject({ 'x-service-event': 'webhook.test', 'x-service-delivery': envelope.id, 'x-service-attempt': '1', 'user-agent': 'Service-Webhooks/1', 'content-type': 'application/json' });
-        expect(await verifyWithOctokit(hook.secret, req!.body, req!.headers['x-service-signature'] as string)).toBe(true);
+        expect(envelope).toEqual({
+          type: 'webhook.test',
+          id: expect.stringMatching(/^whd_/),
+          created_at: expect.any(String),
+          data: { form_id: formId, sample: true },
+        });
+        expect(req!.headers).toMatchObject({
+          'x-service-event': 'webhook.test',
+          'x-service-delivery': envelope.id,
+          'x-service-attempt': '1',
+          'user-agent': 'Service-Webhooks/1',
+          'content-type': 'application/json',
+        });
+        expect(await verifyWithOctokit(hook.secret, req!.body, req!.headers['x-service-signature'] as string)).toBe(
+          true,
+        );
         expect(new Webhook(hook.secret).verify(req!.body, req!.headers as Record<string, string>)).toEqual(envelope);
         expect(await ctx.platform.db('submissions').where({ form_id: formId })).toEqual([]);
 
         const log = await call('GET', `/v1/webhooks/${hook.id}/deliveries`);
-        expect(log.body.data).toEqual([expect.objectContaining({ id: envelope.id, type: 'webhook.test', status: 'succeeded', attempt_count: 1, errors: [], attempts: [expect.objectContaining({ attempt: 1, trigger: 'test', status_code: 202, response_body: 'thanks', error: null })] })]);
+        expect(log.body.data).toEqual([
+          expect.objectContaining({
+            id: envelope.id,
+            type: 'webhook.test',
+            status: 'succeeded',
+            attempt_count: 1,
+            errors: [],
+            attempts: [
+              expect.objectContaining({
+                attempt: 1,
+                trigger: 'test',
+                status_code: 202,
+                response_body: 'thanks',
+                error: null,
+              }),
+            ],
+          }),
+        ]);
       } finally {
         await target.close();
       }
@@ -99,7 +163,11 @@ describe('webhook routes', () => {
       const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
       expect((await call('POST', `/v1/webhooks/${hook.id}/test`)).body).toMatchObject({ status_code: 410, ok: false });
       await target.close();
-      expect((await call('POST', `/v1/webhooks/${hook.id}/test`)).body).toMatchObject({ status_code: 0, ok: false, error: expect.stringMatching(/ECONNREFUSED/) });
+      expect((await call('POST', `/v1/webhooks/${hook.id}/test`)).body).toMatchObject({
+        status_code: 0,
+        ok: false,
+        error: expect.stringMatching(/ECONNREFUSED/),
+      });
     });
 
     it('the log shows every attempt, newest delivery first; a replay sends a failed delivery again at once', async () => {
@@ -112,16 +180,37 @@ describe('webhook routes', () => {
         const { accountId, formId, call } = await owner();
         const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
         const first = await submit(ctx.platform, { accountId, formId });
-        const failed = await eventually(async () => (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data.find((d: { status: string }) => d.status === 'failed'), { timeoutMs: 10_000 });
-        expect(failed).toMatchObject({ submission_id: first.submission_id, attempt_count: 5, last_status_code: 500, errors: Array(5).fill('receiver answered 500') });
-        expect(failed.attempts.map((a: { attempt: number; trigger: string; response_body: string }) => [a.attempt, a.trigger, a.response_body])).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'schedule', 'boom']));
+        const failed = await eventually(
+          async () =>
+            (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data.find(
+              (d: { status: string }) => d.status === 'failed',
+            ),
+          { timeoutMs: 10_000 },
+        );
+        expect(failed).toMatchObject({
+          submission_id: first.submission_id,
+          attempt_count: 5,
+          last_status_code: 500,
+          errors: Array(5).fill('receiver answered 500'),
+        });
+        expect(
+          failed.attempts.map((a: { attempt: number; trigger: string; response_body: string }) => [
+            a.attempt,
+            a.trigger,
+            a.response_body,
+          ]),
+        ).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'schedule', 'boom']));
 
         healthy = true;
         const second = await submit(ctx.platform, { accountId, formId });
         await eventually(() => target.requests.some((r) => r.body.includes(second.submission_id)));
         const replay = await call('POST', `/v1/deliveries/${failed.id}/replay`);
         expect(replay.status).toBe(202);
-        const replayed = await eventually(async () => (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data.find((d: { id: string; status: string }) => d.id === failed.id && d.status === 'succeeded'));
+        const replayed = await eventually(async () =>
+          (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data.find(
+            (d: { id: string; status: string }) => d.id === failed.id && d.status === 'succeeded',
+          ),
+        );
         expect(replayed.attempts.at(-1)).toMatchObject({ attempt: 5, trigger: 'replay', status_code: 200 });
         const sent = target.requests.filter((r) => r.body.includes(first.submission_id));
         expect(sent).toHaveLength(6);
@@ -134,7 +223,10 @@ describe('webhook routes', () => {
         expect(target.requests.filter((r) => r.body.includes(first.submission_id))).toHaveLength(6);
 
         const log = (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data;
-        expect(log.map((d: { submission_id: string }) => d.submission_id)).toEqual([second.submission_id, first.submission_id]);
+        expect(log.map((d: { submission_id: string }) => d.submission_id)).toEqual([
+          second.submission_id,
+          first.submission_id,
+        ]);
       } finally {
         await target.close();
       }
@@ -143,7 +235,16 @@ describe('webhook routes', () => {
     it('returns at most the last 50 deliveries', async () => {
       const { accountId, formId, call } = await owner();
       const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: 'https://hooks.example.com/' });
-      const rows = Array.from({ length: 55 }, (_, i) => ({ id: newId('delivery'), account_id: accountId, webhook_id: hook.id, form_id: formId, event_type: 'webhook.test', data: '{}', status: 'succeeded', created_at: new Date(Date.now() - (55 - i) * 1000) }));
+      const rows = Array.from({ length: 55 }, (_, i) => ({
+        id: newId('delivery'),
+        account_id: accountId,
+        webhook_id: hook.id,
+        form_id: formId,
+        event_type: 'webhook.test',
+        data: '{}',
+        status: 'succeeded',
+        created_at: new Date(Date.now() - (55 - i) * 1000),
+      }));
       await ctx.platform.db('deliveries').insert(rows);
       const log = (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data;
       expect(log).toHaveLength(50);
@@ -157,11 +258,34 @@ describe('webhook routes', () => {
       const { formId, call } = await owner();
       const bad = await call('POST', `/v1/forms/${formId}/webhooks`, { url: 42, extra: true });
       expect(bad.status).toBe(422);
-      expect(bad.body.errors.map((e: { field: string }) => e.field)).toEqual(expect.arrayContaining(['body/url', 'body/extra']));
+      expect(bad.body.errors.map((e: { field: string }) => e.field)).toEqual(
+        expect.arrayContaining(['body/url', 'body/extra']),
+      );
       expect((await call('PATCH', '/v1/webhooks/wh_nope', { enabled: 'yes' })).status).toBe(422);
-      for (const [method, path] of [['POST', '/v1/forms/frm_nope/webhooks'], ['GET', '/v1/forms/frm_nope/webhooks'], ['PATCH', '/v1/webhooks/wh_nope'], ['DELETE', '/v1/webhooks/wh_nope'], ['GET', '/v1/webhooks/wh_nope/deliveries'], ['POST', '/v1/deliveries/whd_nope/replay'], ['POST', '/v1/webhooks/wh_nope/test']] as const) {
-        const res = await call(method, path, method === 'POST' && path.endsWith('webhooks') ? { url: 'https://example.com/' } : method === 'PATCH' ? { enabled: true } : undefined);
-        expect({ method, path, status: res.status, type: res.body.type }).toEqual({ method, path, status: 404, type: expect.stringMatching(/\/not-found$/) });
+      for (const [method, path] of [
+        ['POST', '/v1/forms/frm_nope/webhooks'],
+        ['GET', '/v1/forms/frm_nope/webhooks'],
+        ['PATCH', '/v1/webhooks/wh_nope'],
+        ['DELETE', '/v1/webhooks/wh_nope'],
+        ['GET', '/v1/webhooks/wh_nope/deliveries'],
+        ['POST', '/v1/deliveries/whd_nope/replay'],
+        ['POST', '/v1/webhooks/wh_nope/test'],
+      ] as const) {
+        const res = await call(
+          method,
+          path,
+          method === 'POST' && path.endsWith('webhooks')
+            ? { url: 'https://example.com/' }
+            : method === 'PATCH'
+              ? { enabled: true }
+              : undefined,
+        );
+        expect({ method, path, status: res.status, type: res.body.type }).toEqual({
+          method,
+          path,
+          status: 404,
+          type: expect.stringMatching(/\/not-found$/),
+        });
       }
       expect((await api(ctx.url)('GET', `/v1/forms/${formId}/webhooks`)).status).toBe(401);
     });
@@ -171,16 +295,36 @@ describe('webhook routes', () => {
     it('another account’s form, webhook and delivery are 404', async () => {
       const mine = await owner();
       const theirs = await owner();
-      const { body: hook } = await mine.call('POST', `/v1/forms/${mine.formId}/webhooks`, { url: 'https://hooks.example.com/' });
-      const [delivery] = await ctx.platform.db('deliveries').insert({ id: newId('delivery'), account_id: mine.accountId, webhook_id: hook.id, form_id: mine.formId, event_type: 'webhook.test', data: '{}', status: 'failed' }).returning('id');
-      expect((await theirs.call('POST', `/v1/forms/${mine.formId}/webhooks`, { url: 'https://evil.example.com/' })).status).toBe(404);
+      const { body: hook } = await mine.call('POST', `/v1/forms/${mine.formId}/webhooks`, {
+        url: 'https://hooks.example.com/',
+      });
+      const [delivery] = await ctx.platform
+        .db('deliveries')
+        .insert({
+          id: newId('delivery'),
+          account_id: mine.accountId,
+          webhook_id: hook.id,
+          form_id: mine.formId,
+          event_type: 'webhook.test',
+          data: '{}',
+          status: 'failed',
+        })
+        .returning('id');
+      expect(
+        (await theirs.call('POST', `/v1/forms/${mine.formId}/webhooks`, { url: 'https://evil.example.com/' })).status,
+      ).toBe(404);
       expect((await theirs.call('GET', `/v1/forms/${mine.formId}/webhooks`)).status).toBe(404);
-      expect((await theirs.call('PATCH', `/v1/webhooks/${hook.id}`, { url: 'https://evil.example.com/' })).status).toBe(404);
+      expect((await theirs.call('PATCH', `/v1/webhooks/${hook.id}`, { url: 'https://evil.example.com/' })).status).toBe(
+        404,
+      );
       expect((await theirs.call('POST', `/v1/webhooks/${hook.id}/test`)).status).toBe(404);
       expect((await theirs.call('GET', `/v1/webhooks/${hook.id}/deliveries`)).status).toBe(404);
       expect((await theirs.call('POST', `/v1/deliveries/${delivery.id}/replay`)).status).toBe(404);
       expect((await theirs.call('DELETE', `/v1/webhooks/${hook.id}`)).status).toBe(404);
-      expect((await mine.call('GET', `/v1/forms/${mine.formId}/webhooks`)).body.data[0]).toMatchObject({ id: hook.id, url: 'https://hooks.example.com/' });
+      expect((await mine.call('GET', `/v1/forms/${mine.formId}/webhooks`)).body.data[0]).toMatchObject({
+        id: hook.id,
+        url: 'https://hooks.example.com/',
+      });
     });
   });
 });
@@ -196,9 +340,22 @@ describe('webhook URLs with private networks disallowed', () => {
     const account = await factories.account(ctx.platform.db);
     const form = await factories.form(ctx.platform.db, account.id);
     const call = api(ctx.url, account.managementKey);
-    for (const url of ['http://hooks.example.com/', 'https://127.0.0.1/', 'https://localhost:8443/', 'https://[::ffff:169.254.169.254]/', 'https://169.254.169.254/latest/meta-data/', 'https://10.0.0.5/', 'https://[fd00::1]/', 'https://[::1]/']) {
+    for (const url of [
+      'http://hooks.example.com/',
+      'https://127.0.0.1/',
+      'https://localhost:8443/',
+      'https://[::ffff:169.254.169.254]/',
+      'https://169.254.169.254/latest/meta-data/',
+      'https://10.0.0.5/',
+      'https://[fd00::1]/',
+      'https://[::1]/',
+    ]) {
       const res = await call('POST', `/v1/forms/${form.id}/webhooks`, { url });
-      expect({ url, status: res.status, field: res.body.errors?.[0]?.field }).toEqual({ url, status: 422, field: 'body/url' });
+      expect({ url, status: res.status, field: res.body.errors?.[0]?.field }).toEqual({
+        url,
+        status: 422,
+        field: 'body/url',
+      });
     }
     const ok = await call('POST', `/v1/forms/${form.id}/webhooks`, { url: 'https://93.184.216.34/hook' });
     expect(ok.status).toBe(201);

@@ -4,8 +4,19 @@ import { USAGE_DURABLE, ensureUsageConsumer, recordSubmissionEvent } from '../sr
 import { processedCount, startUsage, submit, type UsageHarness } from './helpers';
 
 async function monthTotals(h: UsageHarness, accountId: string, period: string) {
-  const daily = await h.platform.db('usage_daily').where({ account_id: accountId }).andWhere('day', '>=', period).first(h.platform.db.raw('coalesce(sum(received),0)::int as received, coalesce(sum(spam),0)::int as spam, coalesce(sum(file_bytes),0)::bigint as file_bytes'));
-  const counters = await h.platform.db('usage_counters').where({ account_id: accountId, period }).first('used', 'spam', 'file_bytes');
+  const daily = await h.platform
+    .db('usage_daily')
+    .where({ account_id: accountId })
+    .andWhere('day', '>=', period)
+    .first(
+      h.platform.db.raw(
+        'coalesce(sum(received),0)::int as received, coalesce(sum(spam),0)::int as spam, coalesce(sum(file_bytes),0)::bigint as file_bytes',
+      ),
+    );
+  const counters = await h.platform
+    .db('usage_counters')
+    .where({ account_id: accountId, period })
+    .first('used', 'spam', 'file_bytes');
   return { daily, counters };
 }
 
@@ -24,10 +35,24 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     await ensureUsageConsumer(h.platform, { ackWaitMs: 1000 });
 
     // The burst: 40 received (some with files) and 15 spam, committed concurrently across two forms.
-    const received = await Promise.all(Array.from({ length: 40 }, (_, i) => submit(h.platform, { accountId: account.id, formId: i % 2 ? formA.id : formB.id, fileBytes: i % 4 === 0 ? 1000 : 0 })));
-    const spam = await Promise.all(Array.from({ length: 15 }, (_, i) => submit(h.platform, { accountId: account.id, formId: i % 2 ? formA.id : formB.id, status: 'spam' })));
+    const received = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        submit(h.platform, {
+          accountId: account.id,
+          formId: i % 2 ? formA.id : formB.id,
+          fileBytes: i % 4 === 0 ? 1000 : 0,
+        }),
+      ),
+    );
+    const spam = await Promise.all(
+      Array.from({ length: 15 }, (_, i) =>
+        submit(h.platform, { accountId: account.id, formId: i % 2 ? formA.id : formB.id, status: 'spam' }),
+      ),
+    );
     const all = [...received, ...spam].map((s) => s.eventId);
-    await eventually(async () => (await nats.jsm.streams.info(nats.names.eventsStream)).state.messages >= all.length, { message: 'the relay published the burst' });
+    await eventually(async () => (await nats.jsm.streams.info(nats.names.eventsStream)).state.messages >= all.length, {
+      message: 'the relay published the burst',
+    });
 
     // A replica took 10 messages and died before acking them; it had counted 5 of them already.
     const consumer = await nats.js.consumers.get(nats.names.eventsStream, USAGE_DURABLE);
@@ -41,12 +66,20 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
 
     // A relay republished 10 events after the dedup window (same event_id, new Nats-Msg-Id).
     const republished = [...received, ...spam].slice(0, 10).map((s) => s.event);
-    for (const event of republished) await nats.js.publish(nats.names.subject('submission.created'), JSON.stringify(event), { msgID: `${String(event.event_id)}-again` });
+    for (const event of republished)
+      await nats.js.publish(nats.names.subject('submission.created'), JSON.stringify(event), {
+        msgID: `${String(event.event_id)}-again`,
+      });
     expect(republished).toHaveLength(10);
 
     await h.startWorkers({ ackWaitMs: 1000 });
-    await eventually(() => processedCount(h.platform, all).then((c) => c === all.length), { message: 'every event processed' });
-    await eventually(async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE)).num_ack_pending === 0, { message: 'every message acked' });
+    await eventually(() => processedCount(h.platform, all).then((c) => c === all.length), {
+      message: 'every event processed',
+    });
+    await eventually(
+      async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE)).num_ack_pending === 0,
+      { message: 'every message acked' },
+    );
     const info = await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE);
     // Every delivery bumps the consumer sequence: the 10 abandoned messages were delivered a second time.
     expect(info.delivered.consumer_seq - info.delivered.stream_seq).toBeGreaterThanOrEqual(10);
@@ -55,7 +88,10 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     const { daily, counters } = await monthTotals(h, account.id, period);
     expect(counters).toEqual({ used: 40, spam: 15, file_bytes: 10 * 1000 });
     expect(daily).toEqual({ received: counters.used, spam: 15, file_bytes: 10_000 });
-    const perForm = await db('usage_daily').where({ account_id: account.id }).groupBy('form_id').select('form_id', db.raw('sum(received)::int as received'), db.raw('sum(spam)::int as spam'));
+    const perForm = await db('usage_daily')
+      .where({ account_id: account.id })
+      .groupBy('form_id')
+      .select('form_id', db.raw('sum(received)::int as received'), db.raw('sum(spam)::int as spam'));
     expect(perForm.sort((a, b) => a.form_id.localeCompare(b.form_id))).toEqual(
       [
         { form_id: formA.id, received: 20, spam: 7 },
@@ -68,15 +104,30 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     const { db } = h.platform;
     const account = await factories.account(db);
     const form = await factories.form(db, account.id);
-    const late = await submit(h.platform, { accountId: account.id, formId: form.id, at: new Date('2031-01-31T23:59:59.999Z') });
-    const early = await submit(h.platform, { accountId: account.id, formId: form.id, at: new Date('2031-02-01T00:00:00.000Z'), status: 'spam' });
+    const late = await submit(h.platform, {
+      accountId: account.id,
+      formId: form.id,
+      at: new Date('2031-01-31T23:59:59.999Z'),
+    });
+    const early = await submit(h.platform, {
+      accountId: account.id,
+      formId: form.id,
+      at: new Date('2031-02-01T00:00:00.000Z'),
+      status: 'spam',
+    });
     await eventually(() => processedCount(h.platform, [late.eventId, early.eventId]).then((c) => c === 2));
-    const days = await db('usage_daily').where({ account_id: account.id }).orderBy('day').select(db.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'received', 'spam');
+    const days = await db('usage_daily')
+      .where({ account_id: account.id })
+      .orderBy('day')
+      .select(db.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'received', 'spam');
     expect(days).toEqual([
       { day: '2031-01-31', received: 1, spam: 0 },
       { day: '2031-02-01', received: 0, spam: 1 },
     ]);
-    const counters = await db('usage_counters').where({ account_id: account.id }).orderBy('period').select(db.raw(`to_char(period, 'YYYY-MM-DD') as period`), 'used', 'spam');
+    const counters = await db('usage_counters')
+      .where({ account_id: account.id })
+      .orderBy('period')
+      .select(db.raw(`to_char(period, 'YYYY-MM-DD') as period`), 'used', 'spam');
     expect(counters).toEqual([
       { period: '2031-01-01', used: 1, spam: 0 },
       { period: '2031-02-01', used: 0, spam: 1 },
@@ -89,11 +140,25 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     const form = await factories.form(db, account.id);
     await nats.js.publish(nats.names.subject('submission.created'), JSON.stringify({ hello: 'world' }));
     await nats.js.publish(nats.names.subject('submission.created'), 'not json');
-    const ghost = { event_id: 'evt_ghost', submission_id: 'sub_x', form_id: form.id, account_id: 'acc_gone', status: 'received', received_at: new Date().toISOString(), payload: {}, files: [], file_bytes: 0, form_name: 'x' };
+    const ghost = {
+      event_id: 'evt_ghost',
+      submission_id: 'sub_x',
+      form_id: form.id,
+      account_id: 'acc_gone',
+      status: 'received',
+      received_at: new Date().toISOString(),
+      payload: {},
+      files: [],
+      file_bytes: 0,
+      form_name: 'x',
+    };
     await nats.js.publish(nats.names.subject('submission.created'), JSON.stringify(ghost));
     const good = await submit(h.platform, { accountId: account.id, formId: form.id });
     await eventually(() => processedCount(h.platform, [good.eventId]).then((c) => c === 1));
-    await eventually(async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE)).num_ack_pending === 0, { message: 'poison messages terminated, not parked' });
+    await eventually(
+      async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE)).num_ack_pending === 0,
+      { message: 'poison messages terminated, not parked' },
+    );
     expect(await db('processed_events').where({ event_id: 'evt_ghost' }).first()).toBeUndefined();
   });
 });

@@ -20,14 +20,20 @@ async function startSmtp() {
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
     onRcptTo(_address, _session, callback) {
-      callback(state.refuse ? Object.assign(new Error('mailbox unavailable, try later'), { responseCode: 451 }) : undefined);
+      callback(
+        state.refuse ? Object.assign(new Error('mailbox unavailable, try later'), { responseCode: 451 }) : undefined,
+      );
     },
     onData(stream, _session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         void PostalMime.parse(Buffer.concat(chunks)).then((m) => {
-          mails.push({ to: (m.to ?? []).map((a) => ('address' in a ? String(a.address) : '')), subject: m.subject ?? '', text: m.text ?? '' });
+          mails.push({
+            to: (m.to ?? []).map((a) => ('address' in a ? String(a.address) : '')),
+            subject: m.subject ?? '',
+            text: m.text ?? '',
+          });
           callback();
         }, callback);
       });
@@ -35,7 +41,12 @@ async function startSmtp() {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.server.address() as AddressInfo).port;
-  return { mails, state, url: `smtp://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    mails,
+    state,
+    url: `smtp://127.0.0.1:${port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('quota warnings', () => {
@@ -63,39 +74,62 @@ describe('quota warnings', () => {
     });
 
     async function account(props: { quota: number; email?: string | null }) {
-      const email = props.email === undefined ? `owner-${Math.random().toString(36).slice(2)}@example.test` : props.email;
-      const acc = await factories.account(h.platform.db, { plan: 'pro', quota: props.quota, contactEmail: email ?? undefined });
+      const email =
+        props.email === undefined ? `owner-${Math.random().toString(36).slice(2)}@example.test` : props.email;
+      const acc = await factories.account(h.platform.db, {
+        plan: 'pro',
+        quota: props.quota,
+        contactEmail: email ?? undefined,
+      });
       const form = await factories.form(h.platform.db, acc.id);
       return { ...acc, email, formId: form.id };
     }
 
     async function post(acc: { id: string; formId: string }, count: number, at?: Date) {
       const events: Record<string, unknown>[] = [];
-      for (let i = 0; i < count; i++) events.push((await submit(h.platform, { accountId: acc.id, formId: acc.formId, at })).event);
+      for (let i = 0; i < count; i++)
+        events.push((await submit(h.platform, { accountId: acc.id, formId: acc.formId, at })).event);
       const ids = events.map((e) => String(e.event_id));
-      await eventually(() => processedCount(h.platform, ids).then((c) => c === ids.length), { message: 'events counted' });
+      await eventually(() => processedCount(h.platform, ids).then((c) => c === ids.length), {
+        message: 'events counted',
+      });
       return events;
     }
 
     const mailsTo = (email: string | null) => smtp.mails.filter((m) => m.to.includes(email ?? ''));
-    const notifications = (accountId: string) => h.platform.db('notifications').where({ account_id: accountId }).orderBy('kind').select('kind', 'dedup_key', 'status', 'attempt_count');
+    const notifications = (accountId: string) =>
+      h.platform
+        .db('notifications')
+        .where({ account_id: accountId })
+        .orderBy('kind')
+        .select('kind', 'dedup_key', 'status', 'attempt_count');
 
     it('mails the contact address once at 80% and once at 100%, and again the next month', async () => {
       clock.set('2030-05-10T12:00:00.000Z');
       const acc = await account({ quota: 10 });
       const events = await post(acc, 7);
-      await eventually(async () => (await notifications(acc.id)).every((n) => n.status === 'sent'), { message: 'both marked sent' });
+      await eventually(async () => (await notifications(acc.id)).every((n) => n.status === 'sent'), {
+        message: 'both marked sent',
+      });
       expect(await notifications(acc.id)).toEqual([]);
 
       await post(acc, 1);
       await eventually(() => mailsTo(acc.email).length === 1, { message: 'the 80% mail' });
-      expect(mailsTo(acc.email)[0]).toMatchObject({ subject: expect.stringContaining('80%'), text: expect.stringContaining('8 of its 10 submissions for May 2030') });
+      expect(mailsTo(acc.email)[0]).toMatchObject({
+        subject: expect.stringContaining('80%'),
+        text: expect.stringContaining('8 of its 10 submissions for May 2030'),
+      });
 
       await post(acc, 1);
       events.push(...(await post(acc, 1)));
       await eventually(() => mailsTo(acc.email).length === 2, { message: 'the 100% mail' });
-      expect(mailsTo(acc.email)[1]).toMatchObject({ subject: expect.stringContaining('quota reached'), text: expect.stringContaining('refused with 402 quota-exceeded until the quota resets on 2030-06-01') });
-      await eventually(async () => (await notifications(acc.id)).every((n) => n.status === 'sent'), { message: 'both marked sent' });
+      expect(mailsTo(acc.email)[1]).toMatchObject({
+        subject: expect.stringContaining('quota reached'),
+        text: expect.stringContaining('refused with 402 quota-exceeded until the quota resets on 2030-06-01'),
+      });
+      await eventually(async () => (await notifications(acc.id)).every((n) => n.status === 'sent'), {
+        message: 'both marked sent',
+      });
       expect(await notifications(acc.id)).toEqual([
         { kind: 'quota-100', dedup_key: `quota-100:${acc.id}:2030-05-01`, status: 'sent', attempt_count: 1 },
         { kind: 'quota-80', dedup_key: `quota-80:${acc.id}:2030-05-01`, status: 'sent', attempt_count: 1 },
@@ -103,10 +137,16 @@ describe('quota warnings', () => {
 
       // Redelivered or republished events of the same month change nothing.
       expect(events).toHaveLength(8);
-      for (const event of events) await h.platform.nats.js.publish(h.platform.nats.names.subject('submission.created'), JSON.stringify(event), { msgID: `${String(event.event_id)}-again` });
+      for (const event of events)
+        await h.platform.nats.js.publish(h.platform.nats.names.subject('submission.created'), JSON.stringify(event), {
+          msgID: `${String(event.event_id)}-again`,
+        });
       // More submissions over 100% (an operator override, a race) warn no one again either.
       await post(acc, 1);
-      await eventually(async () => (await h.platform.nats.jsm.consumers.info(h.platform.nats.names.eventsStream, 'usage')).num_pending === 0);
+      await eventually(
+        async () =>
+          (await h.platform.nats.jsm.consumers.info(h.platform.nats.names.eventsStream, 'usage')).num_pending === 0,
+      );
 
       // June: the period key changes, so the thresholds are crossed afresh.
       clock.set('2030-06-01T00:00:05.000Z');
@@ -145,14 +185,20 @@ describe('quota warnings', () => {
       const acc = await account({ quota: 5 });
       smtp.state.refuse = true;
       await post(acc, 4);
-      await eventually(async () => (await notifications(acc.id))[0]?.attempt_count >= 1, { message: 'a refused attempt' });
+      await eventually(async () => (await notifications(acc.id))[0]?.attempt_count >= 1, {
+        message: 'a refused attempt',
+      });
       const [failed] = await notifications(acc.id);
       expect(failed).toMatchObject({ kind: 'quota-80', status: 'pending' });
-      expect((await h.platform.db('notifications').where({ account_id: acc.id }).first('last_error')).last_error).toMatch(/451|try later/);
+      expect(
+        (await h.platform.db('notifications').where({ account_id: acc.id }).first('last_error')).last_error,
+      ).toMatch(/451|try later/);
       expect(mailsTo(acc.email)).toHaveLength(0);
 
       smtp.state.refuse = false;
-      await eventually(async () => (await notifications(acc.id))[0]?.status === 'sent', { message: 'sent by the retry timer' });
+      await eventually(async () => (await notifications(acc.id))[0]?.status === 'sent', {
+        message: 'sent by the retry timer',
+      });
       expect(mailsTo(acc.email)).toHaveLength(1);
     });
   });

@@ -25,7 +25,9 @@ describe('GET /v1/usage', () => {
   afterAll(() => h.close());
 
   async function settled(eventIds: string[]) {
-    await eventually(() => processedCount(h.platform, eventIds).then((c) => c === eventIds.length), { message: 'events counted' });
+    await eventually(() => processedCount(h.platform, eventIds).then((c) => c === eventIds.length), {
+      message: 'events counted',
+    });
   }
 
   describe('what works', () => {
@@ -36,13 +38,32 @@ describe('GET /v1/usage', () => {
       const other = await factories.form(db, account.id);
       clock.set('2030-01-31T23:00:00.000Z');
       const events = [
-        await submit(h.platform, { accountId: account.id, formId: form.id, at: new Date('2030-01-02T10:00:00.000Z'), fileBytes: 2048 }),
+        await submit(h.platform, {
+          accountId: account.id,
+          formId: form.id,
+          at: new Date('2030-01-02T10:00:00.000Z'),
+          fileBytes: 2048,
+        }),
         await submit(h.platform, { accountId: account.id, formId: form.id, at: new Date('2030-01-31T23:59:59.999Z') }),
-        await submit(h.platform, { accountId: account.id, formId: other.id, at: new Date('2030-01-31T12:00:00.000Z'), status: 'spam' }),
+        await submit(h.platform, {
+          accountId: account.id,
+          formId: other.id,
+          at: new Date('2030-01-31T12:00:00.000Z'),
+          status: 'spam',
+        }),
         // One millisecond later it is February (UTC): counted there, not in January.
         await submit(h.platform, { accountId: account.id, formId: form.id, at: new Date('2030-02-01T00:00:00.000Z') }),
       ];
-      await db('submission_files').insert({ id: newId('file'), submission_id: events[0]!.submissionId, account_id: account.id, field: 'cv', filename: 'cv.pdf', content_type: 'application/pdf', size: 2048, storage_key: 'k' });
+      await db('submission_files').insert({
+        id: newId('file'),
+        submission_id: events[0]!.submissionId,
+        account_id: account.id,
+        field: 'cv',
+        filename: 'cv.pdf',
+        content_type: 'application/pdf',
+        size: 2048,
+        storage_key: 'k',
+      });
       await settled(events.map((e) => e.eventId));
 
       const call = api(h.url, account.managementKey);
@@ -74,13 +95,31 @@ describe('GET /v1/usage', () => {
       // The clock crosses into February: no job ran, the period key alone starts the month over.
       clock.set('2030-02-01T00:00:00.001Z');
       const feb = await call('/v1/usage');
-      expect(feb.body).toMatchObject({ period: { month: '2030-02', start: '2030-02-01T00:00:00.000Z', end: '2030-03-01T00:00:00.000Z' }, limit: 50, used: 1, remaining: 49, spam: 0, file_bytes: 0, stored_file_bytes: 2048 });
+      expect(feb.body).toMatchObject({
+        period: { month: '2030-02', start: '2030-02-01T00:00:00.000Z', end: '2030-03-01T00:00:00.000Z' },
+        limit: 50,
+        used: 1,
+        remaining: 49,
+        spam: 0,
+        file_bytes: 0,
+        stored_file_bytes: 2048,
+      });
       expect(feb.body.days).toHaveLength(28);
       clock.set('2030-03-15T00:00:00.000Z');
-      expect((await call('/v1/usage')).body).toMatchObject({ period: { month: '2030-03' }, used: 0, remaining: 50, spam: 0, forms: [] });
+      expect((await call('/v1/usage')).body).toMatchObject({
+        period: { month: '2030-03' },
+        used: 0,
+        remaining: 50,
+        spam: 0,
+        forms: [],
+      });
 
       // Any month can be asked for.
-      expect((await call('/v1/usage?month=2030-01')).body).toMatchObject({ period: { month: '2030-01' }, used: 2, spam: 1 });
+      expect((await call('/v1/usage?month=2030-01')).body).toMatchObject({
+        period: { month: '2030-01' },
+        used: 2,
+        spam: 1,
+      });
     });
 
     it('uses the plan’s quota without an override, and never reports remaining below zero', async () => {
@@ -88,33 +127,83 @@ describe('GET /v1/usage', () => {
       const account = await factories.account(db, { plan: 'free' });
       await db('usage_counters').insert({ account_id: account.id, period: '2030-03-01', used: 130 });
       clock.set('2030-03-15T00:00:00.000Z');
-      expect((await api(h.url, account.managementKey)('/v1/usage')).body).toMatchObject({ plan: { id: 'free' }, limit: 100, used: 130, remaining: 0 });
+      expect((await api(h.url, account.managementKey)('/v1/usage')).body).toMatchObject({
+        plan: { id: 'free' },
+        limit: 100,
+        used: 130,
+        remaining: 0,
+      });
     });
 
     it('is described in the OpenAPI document, which a standard validator accepts', async () => {
-      const doc = buildOpenApi({ title: 't', version: '1', description: 'd', serverUrl: 'http://localhost', problemsUrl: 'http://localhost/problems', routes: usageService.routes(h.platform) });
+      const doc = buildOpenApi({
+        title: 't',
+        version: '1',
+        description: 'd',
+        serverUrl: 'http://localhost',
+        problemsUrl: 'http://localhost/problems',
+        routes: usageService.routes(h.platform),
+      });
       await validateOpenApi(doc);
-      const op = (doc.paths as Record<string, Record<string, { operationId: string; security: unknown; parameters: { name: string }[]; responses: Record<string, { content?: Record<string, { schema: { properties: Record<string, unknown> } }> }> }>>)['/v1/usage']!['get']!;
+      const op = (
+        doc.paths as Record<
+          string,
+          Record<
+            string,
+            {
+              operationId: string;
+              security: unknown;
+              parameters: { name: string }[];
+              responses: Record<
+                string,
+                { content?: Record<string, { schema: { properties: Record<string, unknown> } }> }
+              >;
+            }
+          >
+        >
+      )['/v1/usage']!['get']!;
       expect(op.operationId).toBe('getUsage');
       expect(op.security).toEqual([{ managementKey: [] }]);
       expect(op.parameters.map((p) => p.name)).toEqual(['month']);
-      expect(Object.keys(op.responses['200']!.content!['application/json']!.schema.properties)).toEqual(expect.arrayContaining(['plan', 'period', 'limit', 'used', 'remaining', 'spam', 'file_bytes', 'stored_file_bytes', 'forms', 'days']));
+      expect(Object.keys(op.responses['200']!.content!['application/json']!.schema.properties)).toEqual(
+        expect.arrayContaining([
+          'plan',
+          'period',
+          'limit',
+          'used',
+          'remaining',
+          'spam',
+          'file_bytes',
+          'stored_file_bytes',
+          'forms',
+          'days',
+        ]),
+      );
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '403', '422']));
     });
   });
 
   describe('what errors', () => {
-    it.each(['2030-13', '2030-1', 'january', '2030-01-01'])('answers 422 validation-failed for month=%s', async (month) => {
-      const account = await factories.account(h.platform.db);
-      const res = await api(h.url, account.managementKey)(`/v1/usage?month=${month}`);
-      expect(res.status).toBe(422);
-      expect(res.type).toMatch(/application\/problem\+json/);
-      expect(res.body).toMatchObject({ type: expect.stringMatching(/\/validation-failed$/), errors: [{ field: 'query/month' }] });
-    });
+    it.each(['2030-13', '2030-1', 'january', '2030-01-01'])(
+      'answers 422 validation-failed for month=%s',
+      async (month) => {
+        const account = await factories.account(h.platform.db);
+        const res = await api(h.url, account.managementKey)(`/v1/usage?month=${month}`);
+        expect(res.status).toBe(422);
+        expect(res.type).toMatch(/application\/problem\+json/);
+        expect(res.body).toMatchObject({
+          type: expect.stringMatching(/\/validation-failed$/),
+          errors: [{ field: 'query/month' }],
+        });
+      },
+    );
 
     it('answers 405 for other methods', async () => {
       const account = await factories.account(h.platform.db);
-      const res = await fetch(`${h.url}/v1/usage`, { method: 'DELETE', headers: { authorization: `Bearer ${account.managementKey}` } });
+      const res = await fetch(`${h.url}/v1/usage`, {
+        method: 'DELETE',
+        headers: { authorization: `Bearer ${account.managementKey}` },
+      });
       expect(res.status).toBe(405);
     });
   });
@@ -125,10 +214,19 @@ describe('GET /v1/usage', () => {
       const account = await factories.account(db);
       expect((await api(h.url)('/v1/usage')).status).toBe(401);
       const revoked = await factories.apiKey(db, account.id, 'management', { revoked: true });
-      expect((await api(h.url, revoked)('/v1/usage')).body).toMatchObject({ status: 403, type: expect.stringMatching(/\/invalid-key$/) });
-      expect((await api(h.url, 'svc_mgmt_nope')('/v1/usage')).body).toMatchObject({ status: 403, type: expect.stringMatching(/\/invalid-key$/) });
+      expect((await api(h.url, revoked)('/v1/usage')).body).toMatchObject({
+        status: 403,
+        type: expect.stringMatching(/\/invalid-key$/),
+      });
+      expect((await api(h.url, 'svc_mgmt_nope')('/v1/usage')).body).toMatchObject({
+        status: 403,
+        type: expect.stringMatching(/\/invalid-key$/),
+      });
       const submissionKey = await factories.apiKey(db, account.id, 'submission');
-      expect((await api(h.url, submissionKey)('/v1/usage')).body).toMatchObject({ status: 403, type: expect.stringMatching(/\/insufficient-scope$/) });
+      expect((await api(h.url, submissionKey)('/v1/usage')).body).toMatchObject({
+        status: 403,
+        type: expect.stringMatching(/\/insufficient-scope$/),
+      });
     });
 
     it('shows only the caller’s own account', async () => {
@@ -141,7 +239,10 @@ describe('GET /v1/usage', () => {
       await settled([e.eventId]);
       const res = await api(h.url, mine.managementKey)('/v1/usage?account_id=' + theirs.id);
       expect(res.body).toMatchObject({ account_id: mine.id, used: 0, forms: [] });
-      expect((await api(h.url, theirs.managementKey)('/v1/usage')).body).toMatchObject({ account_id: theirs.id, used: 1 });
+      expect((await api(h.url, theirs.managementKey)('/v1/usage')).body).toMatchObject({
+        account_id: theirs.id,
+        used: 1,
+      });
     });
   });
 });

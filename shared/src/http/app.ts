@@ -7,7 +7,16 @@ import { problemMiddleware } from '../problems';
 export function baseApp(platform: Pick<Platform, 'config' | 'logger'>, options: { cors?: boolean } = {}): Koa {
   const app = new Koa({ proxy: platform.config.TRUST_PROXY });
   app.silent = true;
-  if (options.cors) app.use(cors({ origin: '*', allowMethods: ['POST'], exposeHeaders: ['Retry-After', 'Location'], allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept'], maxAge: 86400 }));
+  if (options.cors)
+    app.use(
+      cors({
+        origin: '*',
+        allowMethods: ['POST'],
+        exposeHeaders: ['Retry-After', 'Location'],
+        allowHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'Accept'],
+        maxAge: 86400,
+      }),
+    );
   // Request lines are debug-level: at other levels, not even their fields are gathered.
   if (platform.logger.isLevelEnabled('debug')) {
     app.use(async (ctx, next) => {
@@ -16,7 +25,10 @@ export function baseApp(platform: Pick<Platform, 'config' | 'logger'>, options: 
         await next();
       } finally {
         if (ctx.path !== '/livez' && ctx.path !== '/readyz') {
-          platform.logger.debug({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'request');
+          platform.logger.debug(
+            { method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+            'request',
+          );
         }
       }
     });

@@ -9,7 +9,11 @@ export const ProblemSchema = Type.Object(
     status: Type.Integer(),
     detail: Type.String(),
     limit: Type.Optional(Type.Integer({ description: 'quota-exceeded only: the monthly allowance' })),
-    errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'validation-failed only: one entry per bad field' })),
+    errors: Type.Optional(
+      Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), {
+        description: 'validation-failed only: one entry per bad field',
+      }),
+    ),
   },
   { $id: 'Problem', additionalProperties: true },
 );
@@ -20,20 +24,36 @@ function strip(schema: TSchema): unknown {
 
 function parametersOf(def: RouteDef): unknown[] {
   const out: unknown[] = [];
-  for (const [where, schema] of [['path', def.params], ['query', def.query]] as const) {
+  for (const [where, schema] of [
+    ['path', def.params],
+    ['query', def.query],
+  ] as const) {
     if (!schema) continue;
     const required = new Set(schema.required ?? []);
     for (const [name, prop] of Object.entries(schema.properties)) {
       const p = strip(prop as TSchema) as Record<string, unknown>;
       const { description, ...rest } = p;
-      out.push({ name, in: where, required: where === 'path' || required.has(name), ...(description ? { description } : {}), schema: rest });
+      out.push({
+        name,
+        in: where,
+        required: where === 'path' || required.has(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
     }
   }
   return out;
 }
 
 /** Builds the OpenAPI 3.1 document from route definitions: the same schemas that ajv validates requests with. */
-export function buildOpenApi(options: { title: string; version: string; description: string; serverUrl: string; problemsUrl: string; routes: RouteDef[] }): Record<string, unknown> {
+export function buildOpenApi(options: {
+  title: string;
+  version: string;
+  description: string;
+  serverUrl: string;
+  problemsUrl: string;
+  routes: RouteDef[];
+}): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const def of options.routes) {
     if (def.hidden) continue;
@@ -42,16 +62,27 @@ export function buildOpenApi(options: { title: string; version: string; descript
     for (const [status, res] of Object.entries(def.responses)) {
       responses[status] = {
         description: res.description,
-        ...(res.headers ? { headers: Object.fromEntries(Object.entries(res.headers).map(([h, v]) => [h, { description: v.description, schema: strip(v.schema) }])) } : {}),
+        ...(res.headers
+          ? {
+              headers: Object.fromEntries(
+                Object.entries(res.headers).map(([h, v]) => [
+                  h,
+                  { description: v.description, schema: strip(v.schema) },
+                ]),
+              ),
+            }
+          : {}),
         ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: strip(res.schema) } } } : {}),
       };
     }
     const problemSlugs = new Set<ProblemSlug>(def.problems ?? []);
-    if (def.auth === 'management') ['unauthorized', 'invalid-key', 'insufficient-scope'].forEach((s) => problemSlugs.add(s as ProblemSlug));
+    if (def.auth === 'management')
+      ['unauthorized', 'invalid-key', 'insufficient-scope'].forEach((s) => problemSlugs.add(s as ProblemSlug));
     if (def.body || def.params || def.query) problemSlugs.add('validation-failed');
     if (def.body) problemSlugs.add('bad-body');
     const byStatus = new Map<number, ProblemSlug[]>();
-    for (const slug of problemSlugs) byStatus.set(PROBLEMS[slug].status, [...(byStatus.get(PROBLEMS[slug].status) ?? []), slug]);
+    for (const slug of problemSlugs)
+      byStatus.set(PROBLEMS[slug].status, [...(byStatus.get(PROBLEMS[slug].status) ?? []), slug]);
     for (const [status, slugs] of byStatus) {
       if (responses[status]) continue;
       responses[status] = {
@@ -59,11 +90,20 @@ export function buildOpenApi(options: { title: string; version: string; descript
         content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
       };
     }
-    responses['default'] = { description: 'Any other problem', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+    responses['default'] = {
+      description: 'Any other problem',
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
     const requestBody = def.body
       ? { required: true, content: { 'application/json': { schema: strip(def.body) } } }
       : def.requestBody
-        ? { required: def.requestBody.required ?? true, ...(def.requestBody.description ? { description: def.requestBody.description } : {}), content: Object.fromEntries(Object.entries(def.requestBody.content).map(([ct, v]) => [ct, { schema: strip(v.schema) }])) }
+        ? {
+            required: def.requestBody.required ?? true,
+            ...(def.requestBody.description ? { description: def.requestBody.description } : {}),
+            content: Object.fromEntries(
+              Object.entries(def.requestBody.content).map(([ct, v]) => [ct, { schema: strip(v.schema) }]),
+            ),
+          }
         : undefined;
     paths[path] ??= {};
     paths[path][def.method.toLowerCase()] = {
@@ -85,7 +125,11 @@ export function buildOpenApi(options: { title: string; version: string; descript
     components: {
       securitySchemes: {
         managementKey: { type: 'http', scheme: 'bearer', description: 'A management key, `svc_mgmt_...`' },
-        submissionKey: { type: 'http', scheme: 'bearer', description: 'A submission key, `svc_sub_...` (optional on ingest)' },
+        submissionKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'A submission key, `svc_sub_...` (optional on ingest)',
+        },
       },
       schemas: { Problem: strip(ProblemSchema) },
     },

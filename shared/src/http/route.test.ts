@@ -5,7 +5,13 @@ import { fieldErrors } from './route';
 describe('fieldErrors', () => {
   const ajv = new Ajv({ allErrors: true, strict: false });
   const validate = ajv.compile(
-    Type.Object({ status: Type.Optional(Type.Union([Type.Literal('live'), Type.Literal('paused')])), name: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+    Type.Object(
+      {
+        status: Type.Optional(Type.Union([Type.Literal('live'), Type.Literal('paused')])),
+        name: Type.String({ minLength: 1 }),
+      },
+      { additionalProperties: false },
+    ),
   );
 
   it('names each bad field once, folding literal unions into one message', () => {

@@ -73,7 +73,9 @@ export function fieldErrors(location: string, errors: ErrorObject[] | null | und
     byField.set(path, [...(byField.get(path) ?? []), e]);
   }
   return [...byField].map(([field, list]) => {
-    const allowed = list.filter((e) => e.keyword === 'const').map((e) => JSON.stringify((e.params as { allowedValue: unknown }).allowedValue));
+    const allowed = list
+      .filter((e) => e.keyword === 'const')
+      .map((e) => JSON.stringify((e.params as { allowedValue: unknown }).allowedValue));
     const first = list.find((e) => e.keyword !== 'anyOf' && e.keyword !== 'const') ?? (list[0] as ErrorObject);
     const message =
       allowed.length > 0 && list.every((e) => e.keyword === 'const' || e.keyword === 'anyOf' || e.keyword === 'type')
@@ -107,11 +109,20 @@ export async function requireManagementKey(db: Db, ctx: Context): Promise<Princi
     throw problem('unauthorized', 'Send a management key as "Authorization: Bearer svc_mgmt_..."');
   }
   const principal = await authenticateKey(db, token);
-  if (principal.type !== 'management') throw problem('insufficient-scope', 'A submission key can only post to forms; use a management key here');
+  if (principal.type !== 'management')
+    throw problem('insufficient-scope', 'A submission key can only post to forms; use a management key here');
   return principal;
 }
 
-const jsonBody = koaBody({ json: true, urlencoded: false, multipart: false, text: false, jsonLimit: '1mb', jsonStrict: true, parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never });
+const jsonBody = koaBody({
+  json: true,
+  urlencoded: false,
+  multipart: false,
+  text: false,
+  jsonLimit: '1mb',
+  jsonStrict: true,
+  parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
+});
 
 /** Registers routes on a router: auth, then params/query/body validation, then the handler. */
 export function mountRoutes(router: Router, routes: RouteDef[], deps: { db: Db }): void {
@@ -124,13 +135,15 @@ export function mountRoutes(router: Router, routes: RouteDef[], deps: { db: Db }
       middleware.push(async (ctx, next) => {
         const length = Number(ctx.get('content-length') || 0);
         const chunked = Boolean(ctx.get('transfer-encoding'));
-        if ((length > 0 || chunked) && !ctx.is('application/json')) throw problem('unsupported-media-type', 'Send the body as application/json');
+        if ((length > 0 || chunked) && !ctx.is('application/json'))
+          throw problem('unsupported-media-type', 'Send the body as application/json');
         await next();
       });
       middleware.push(jsonBody as unknown as Middleware);
     }
     middleware.push(async (ctx) => {
-      const principal = def.auth === 'management' ? await requireManagementKey(deps.db, ctx) : (undefined as unknown as Principal);
+      const principal =
+        def.auth === 'management' ? await requireManagementKey(deps.db, ctx) : (undefined as unknown as Principal);
       const params = checkParams({ ...ctx.params });
       const query = checkQuery({ ...ctx.query });
       const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;

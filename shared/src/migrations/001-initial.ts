@@ -36,7 +36,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('revoked_at', { precision: 3 }).nullable();
     t.index(['account_id', 'created_at']);
   });
-  await knex.raw(`ALTER TABLE api_keys ADD CONSTRAINT api_keys_type_check CHECK (type IN ('submission', 'management'))`);
+  await knex.raw(
+    `ALTER TABLE api_keys ADD CONSTRAINT api_keys_type_check CHECK (type IN ('submission', 'management'))`,
+  );
 
   await knex.schema.createTable('forms', (t) => {
     t.text('id').primary();
@@ -55,7 +57,9 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['account_id', 'created_at']);
   });
   await knex.raw(`ALTER TABLE forms ADD CONSTRAINT forms_status_check CHECK (status IN ('live', 'paused', 'draft'))`);
-  await knex.raw(`ALTER TABLE forms ADD CONSTRAINT forms_provider_check CHECK (bot_challenge_provider IN ('turnstile', 'hcaptcha', 'recaptcha'))`);
+  await knex.raw(
+    `ALTER TABLE forms ADD CONSTRAINT forms_provider_check CHECK (bot_challenge_provider IN ('turnstile', 'hcaptcha', 'recaptcha'))`,
+  );
 
   await knex.schema.createTable('submissions', (t) => {
     t.text('id').primary();
@@ -73,7 +77,9 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['form_id', 'received_at', 'id']);
     t.index(['account_id', 'received_at']);
   });
-  await knex.raw(`ALTER TABLE submissions ADD CONSTRAINT submissions_status_check CHECK (status IN ('received', 'spam'))`);
+  await knex.raw(
+    `ALTER TABLE submissions ADD CONSTRAINT submissions_status_check CHECK (status IN ('received', 'spam'))`,
+  );
 
   await knex.schema.createTable('submission_files', (t) => {
     t.text('id').primary();
@@ -138,7 +144,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('updated_at', { precision: 3 }).notNullable().defaultTo(knex.fn.now());
     t.index(['webhook_id', 'created_at']);
   });
-  await knex.raw(`CREATE UNIQUE INDEX deliveries_submission_webhook_uniq ON deliveries (webhook_id, submission_id) WHERE event_type = 'submission.created'`);
+  await knex.raw(
+    `CREATE UNIQUE INDEX deliveries_submission_webhook_uniq ON deliveries (webhook_id, submission_id) WHERE event_type = 'submission.created'`,
+  );
 
   await knex.schema.createTable('delivery_attempts', (t) => {
     t.bigIncrements('id').primary();
@@ -169,7 +177,10 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('usage_counters', (t) => {
     t.text('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
     t.date('period').notNullable().comment('first day of the UTC month');
-    t.integer('used').notNullable().defaultTo(0).comment('received submissions: the number ingest enforces the quota on');
+    t.integer('used')
+      .notNullable()
+      .defaultTo(0)
+      .comment('received submissions: the number ingest enforces the quota on');
     t.integer('spam').notNullable().defaultTo(0);
     t.bigInteger('file_bytes').notNullable().defaultTo(0);
     t.primary(['account_id', 'period']);
@@ -194,7 +205,23 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const table of ['processed_events', 'usage_daily', 'usage_counters', 'notifications', 'delivery_attempts', 'deliveries', 'webhooks', 'outbox', 'idempotency_keys', 'submission_files', 'submissions', 'forms', 'api_keys', 'accounts', 'plans']) {
+  for (const table of [
+    'processed_events',
+    'usage_daily',
+    'usage_counters',
+    'notifications',
+    'delivery_attempts',
+    'deliveries',
+    'webhooks',
+    'outbox',
+    'idempotency_keys',
+    'submission_files',
+    'submissions',
+    'forms',
+    'api_keys',
+    'accounts',
+    'plans',
+  ]) {
     await knex.schema.dropTableIfExists(table);
   }
 }

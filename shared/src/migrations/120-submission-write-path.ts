@@ -14,5 +14,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('CREATE INDEX submissions_account_id_received_at_index ON submissions (account_id, received_at)');
-  await knex.raw('ALTER TABLE submissions ADD CONSTRAINT submissions_account_id_foreign FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE');
+  await knex.raw(
+    'ALTER TABLE submissions ADD CONSTRAINT submissions_account_id_foreign FOREIGN KEY (account_id) REFERENCES accounts(id) ON DELETE CASCADE',
+  );
 }

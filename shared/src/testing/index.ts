@@ -64,10 +64,18 @@ export interface TestPlatform extends Platform {
 }
 
 /** A real platform (Postgres, NATS, Redis of this machine) for one test file; close() removes its streams and files. */
-export async function createTestPlatform(overrides: ConfigOverrides = {}, options: { clock?: Clock } = {}): Promise<TestPlatform> {
+export async function createTestPlatform(
+  overrides: ConfigOverrides = {},
+  options: { clock?: Clock } = {},
+): Promise<TestPlatform> {
   const config = testConfig(overrides);
   await migratedTestDatabase(config.DATABASE_URL);
-  const platform = await createPlatform(config, { service: 'test', clock: options.clock, logger: createLogger({ level: config.LOG_LEVEL, service: 'test' }), poolMax: 20 });
+  const platform = await createPlatform(config, {
+    service: 'test',
+    clock: options.clock,
+    logger: createLogger({ level: config.LOG_LEVEL, service: 'test' }),
+    poolMax: 20,
+  });
   return {
     ...platform,
     async close() {
@@ -82,7 +90,9 @@ export async function createTestPlatform(overrides: ConfigOverrides = {}, option
 }
 
 /** Serves a request handler on a free loopback port. */
-export async function listen(handler: http.RequestListener): Promise<{ url: string; server: http.Server; close(): Promise<void> }> {
+export async function listen(
+  handler: http.RequestListener,
+): Promise<{ url: string; server: http.Server; close(): Promise<void> }> {
   const server = http.createServer(handler);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -101,7 +111,10 @@ export async function listen(handler: http.RequestListener): Promise<{ url: stri
 export type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
 
 /** Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps in tests). */
-export async function eventually<T>(probe: () => Promise<T> | T, options: { timeoutMs?: number; intervalMs?: number; message?: string } = {}): Promise<Truthy<T>> {
+export async function eventually<T>(
+  probe: () => Promise<T> | T,
+  options: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
+): Promise<Truthy<T>> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   let last: unknown;
   for (;;) {
@@ -111,27 +124,58 @@ export async function eventually<T>(probe: () => Promise<T> | T, options: { time
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`${options.message ?? 'condition not met'} within ${options.timeoutMs ?? 10_000} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${options.message ?? 'condition not met'} within ${options.timeoutMs ?? 10_000} ms${last ? `: ${String(last)}` : ''}`,
+      );
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 25));
   }
 }
 
 /** Test factories: rows as the product would create them, written directly. */
 export const factories = {
-  async account(db: Db, props: { plan?: 'free' | 'pro' | 'team'; quota?: number; name?: string; contactEmail?: string } = {}): Promise<{ id: string; managementKey: string }> {
+  async account(
+    db: Db,
+    props: { plan?: 'free' | 'pro' | 'team'; quota?: number; name?: string; contactEmail?: string } = {},
+  ): Promise<{ id: string; managementKey: string }> {
     const id = newId('account');
-    await db('accounts').insert({ id, name: props.name ?? 'Test account', plan_id: props.plan ?? 'pro', quota_override: props.quota ?? null, contact_email: props.contactEmail ?? null });
+    await db('accounts').insert({
+      id,
+      name: props.name ?? 'Test account',
+      plan_id: props.plan ?? 'pro',
+      quota_override: props.quota ?? null,
+      contact_email: props.contactEmail ?? null,
+    });
     const managementKey = await factories.apiKey(db, id, 'management');
     return { id, managementKey };
   },
 
   async apiKey(db: Db, accountId: string, type: KeyType, props: { revoked?: boolean } = {}): Promise<string> {
     const { key, prefix, hash } = generateKey(type);
-    await db('api_keys').insert({ id: newId('apiKey'), account_id: accountId, type, prefix, key_hash: hash, revoked_at: props.revoked ? new Date() : null });
+    await db('api_keys').insert({
+      id: newId('apiKey'),
+      account_id: accountId,
+      type,
+      prefix,
+      key_hash: hash,
+      revoked_at: props.revoked ? new Date() : null,
+    });
     return key;
   },
 
-  async form(db: Db, accountId: string, props: Partial<{ slug: string; status: 'live' | 'paused' | 'draft'; honeypot_field: string; notify_emails: string[]; redirect_url: string | null; bot_challenge_provider: string | null; bot_challenge_secret: string | null }> = {}): Promise<{ id: string; slug: string }> {
+  async form(
+    db: Db,
+    accountId: string,
+    props: Partial<{
+      slug: string;
+      status: 'live' | 'paused' | 'draft';
+      honeypot_field: string;
+      notify_emails: string[];
+      redirect_url: string | null;
+      bot_challenge_provider: string | null;
+      bot_challenge_secret: string | null;
+    }> = {},
+  ): Promise<{ id: string; slug: string }> {
     const id = newId('form');
     const slug = props.slug ?? `form-${randomBytes(6).toString('hex')}`;
     await db('forms').insert({

@@ -42,21 +42,37 @@ export interface OwnServer {
   destroy(): Promise<void>;
 }
 
-function ownProcess(props: { port: number; url: string; dir: string; command: string; args: string[]; uid?: number; gid?: number; stopSignal?: NodeJS.Signals; ready?: () => Promise<boolean> }): OwnServer {
+function ownProcess(props: {
+  port: number;
+  url: string;
+  dir: string;
+  command: string;
+  args: string[];
+  uid?: number;
+  gid?: number;
+  stopSignal?: NodeJS.Signals;
+  ready?: () => Promise<boolean>;
+}): OwnServer {
   let child: ChildProcess | undefined;
   const stop = async (): Promise<void> => {
     if (!child || child.exitCode !== null) return;
     const exited = new Promise((r) => child?.once('exit', r));
     child.kill(props.stopSignal ?? 'SIGKILL');
     await exited;
-    await eventually(async () => !(await portOpen(props.port)), { timeoutMs: 10_000, message: `port ${props.port} to close` });
+    await eventually(async () => !(await portOpen(props.port)), {
+      timeoutMs: 10_000,
+      message: `port ${props.port} to close`,
+    });
   };
   return {
     port: props.port,
     url: props.url,
     async start() {
       child = spawn(props.command, props.args, { stdio: 'ignore', uid: props.uid, gid: props.gid });
-      await eventually(() => (props.ready ?? (() => portOpen(props.port)))(), { timeoutMs: 15_000, message: `${props.command} on port ${props.port}` });
+      await eventually(() => (props.ready ?? (() => portOpen(props.port)))(), {
+        timeoutMs: 15_000,
+        message: `${props.command} on port ${props.port}`,
+      });
     },
     stop,
     async destroy() {
@@ -70,7 +86,13 @@ function ownProcess(props: { port: number; url: string; dir: string; command: st
 export async function startNatsServer(): Promise<OwnServer> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'intake-nats-'));
-  const server = ownProcess({ port, url: `nats://127.0.0.1:${port}`, dir, command: 'nats-server', args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir] });
+  const server = ownProcess({
+    port,
+    url: `nats://127.0.0.1:${port}`,
+    dir,
+    command: 'nats-server',
+    args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
+  });
   await server.start();
   return server;
 }
@@ -79,7 +101,13 @@ export async function startNatsServer(): Promise<OwnServer> {
 export async function startRedisServer(): Promise<OwnServer> {
   const port = await freePort();
   const dir = mkdtempSync(path.join(tmpdir(), 'intake-redis-'));
-  const server = ownProcess({ port, url: `redis://127.0.0.1:${port}`, dir, command: 'redis-server', args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir] });
+  const server = ownProcess({
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    dir,
+    command: 'redis-server',
+    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+  });
   await server.start();
   return server;
 }
@@ -96,19 +124,41 @@ export async function startPostgres(): Promise<OwnServer> {
   const dir = mkdtempSync(path.join(tmpdir(), 'intake-pg-'));
   const data = path.join(dir, 'data');
   // Postgres refuses to run as root: run it as the postgres user when we are root.
-  const user = process.getuid?.() === 0 ? { uid: Number((await run('id', ['-u', 'postgres'])).stdout), gid: Number((await run('id', ['-g', 'postgres'])).stdout) } : {};
+  const user =
+    process.getuid?.() === 0
+      ? {
+          uid: Number((await run('id', ['-u', 'postgres'])).stdout),
+          gid: Number((await run('id', ['-g', 'postgres'])).stdout),
+        }
+      : {};
   if (user.uid !== undefined) await run('chown', ['-R', `${user.uid}:${user.gid}`, dir]);
   await new Promise<void>((resolve, reject) => {
-    const init = spawn(postgresBin('initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'], { stdio: 'ignore', ...user });
+    const init = spawn(
+      postgresBin('initdb'),
+      ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
+      { stdio: 'ignore', ...user },
+    );
     init.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb exited ${code}`))));
   });
-  const server = ownProcess({ port, url: `postgres://postgres@127.0.0.1:${port}/intake`, dir, command: postgresBin('postgres'), args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'], ...user, stopSignal: 'SIGINT', ready: () => acceptsQueries(port) });
+  const server = ownProcess({
+    port,
+    url: `postgres://postgres@127.0.0.1:${port}/intake`,
+    dir,
+    command: postgresBin('postgres'),
+    args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'],
+    ...user,
+    stopSignal: 'SIGINT',
+    ready: () => acceptsQueries(port),
+  });
   await server.start();
   return server;
 }
 
 async function acceptsQueries(port: number): Promise<boolean> {
-  const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`, connectionTimeoutMillis: 1000 });
+  const client = new pg.Client({
+    connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    connectionTimeoutMillis: 1000,
+  });
   client.on('error', () => undefined);
   try {
     await client.connect();

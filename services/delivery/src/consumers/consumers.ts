@@ -1,6 +1,17 @@
 import { AckPolicy, nanos, type JsMsg } from 'nats';
 import { Value } from '@sinclair/typebox/value';
-import { ACK, checkSubmissionEvent, createMailer, DeliveryRequested, ensureConsumer, eventWithPayload, runConsumer, SUBJECTS, type Platform, type Worker } from '@intake/shared';
+import {
+  ACK,
+  checkSubmissionEvent,
+  createMailer,
+  DeliveryRequested,
+  ensureConsumer,
+  eventWithPayload,
+  runConsumer,
+  SUBJECTS,
+  type Platform,
+  type Worker,
+} from '@intake/shared';
 import { createWebhookAgent } from '../domain/sender';
 import { processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission } from '../domain/fan-out';
@@ -33,7 +44,13 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
   const { eventsStream, deliveriesStream } = nats.names;
   const created = nats.names.subject(SUBJECTS.submissionCreated);
   const ackWait = sendAckWaitMs(config.WEBHOOK_TIMEOUT_MS);
-  const eventConsumer = { ack_policy: AckPolicy.Explicit, ack_wait: nanos(30_000), max_deliver: -1, filter_subject: created, max_ack_pending: 10_000 };
+  const eventConsumer = {
+    ack_policy: AckPolicy.Explicit,
+    ack_wait: nanos(30_000),
+    max_deliver: -1,
+    filter_subject: created,
+    max_ack_pending: 10_000,
+  };
   await ensureConsumer(nats, eventsStream, { durable_name: CONSUMERS.fanOut, ...eventConsumer });
   await ensureConsumer(nats, eventsStream, { durable_name: CONSUMERS.notify, ...eventConsumer });
   await ensureConsumer(nats, deliveriesStream, {
@@ -45,13 +62,20 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
     max_ack_pending: 50_000, // messages parked by a nak delay count here
   });
 
-  const agent = createWebhookAgent({ allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS, timeoutMs: config.WEBHOOK_TIMEOUT_MS });
+  const agent = createWebhookAgent({
+    allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  });
   const mailer = createMailer(config, logger);
   const deliverDeps = { db, secrets, agent, config, now: () => clock.now() };
 
   const workers: Worker[] = [
     runConsumer({
-      nats, stream: eventsStream, durable: CONSUMERS.fanOut, logger, concurrency: 16,
+      nats,
+      stream: eventsStream,
+      durable: CONSUMERS.fanOut,
+      logger,
+      concurrency: 16,
       async handle(_msg, data) {
         const checked = checkSubmissionEvent(data);
         if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
@@ -61,14 +85,22 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       },
     }),
     runConsumer({
-      nats, stream: deliveriesStream, durable: CONSUMERS.send, logger, concurrency: SEND_CONCURRENCY,
+      nats,
+      stream: deliveriesStream,
+      durable: CONSUMERS.send,
+      logger,
+      concurrency: SEND_CONCURRENCY,
       async handle(msg, data) {
         if (!Value.Check(DeliveryRequested, data)) return { drop: 'not a DeliveryRequested' };
         return withHeartbeat(msg, Math.max(500, ackWait / 3), () => processDeliveryRequest(deliverDeps, data));
       },
     }),
     runConsumer({
-      nats, stream: eventsStream, durable: CONSUMERS.notify, logger, concurrency: 8,
+      nats,
+      stream: eventsStream,
+      durable: CONSUMERS.notify,
+      logger,
+      concurrency: 8,
       async handle(msg, data) {
         const checked = checkSubmissionEvent(data);
         if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };

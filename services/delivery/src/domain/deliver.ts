@@ -1,6 +1,20 @@
 import type { Agent } from 'undici';
 import { SpanKind, trace } from '@opentelemetry/api';
-import { ACK, newId, toNatsHeaders, currentTraceHeaders, recordAttempt, recordDelivery, SUBJECTS, type Config, type Db, type DeliveryRequested, type Nats, type Outcome, type SecretBox } from '@intake/shared';
+import {
+  ACK,
+  newId,
+  toNatsHeaders,
+  currentTraceHeaders,
+  recordAttempt,
+  recordDelivery,
+  SUBJECTS,
+  type Config,
+  type Db,
+  type DeliveryRequested,
+  type Nats,
+  type Outcome,
+  type SecretBox,
+} from '@intake/shared';
 import { deliveryRepository, type DeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
 import { sendWebhook, type AttemptResult } from './sender';
 
@@ -19,14 +33,26 @@ const tracer = trace.getTracer('intake-delivery');
  * headers, so the send consumer continues the trace. The msgID deduplicates a republished
  * initial request; a replay gets a fresh one.
  */
-export async function requestDelivery(nats: Nats, props: { deliveryId: string; trigger: DeliveryRequested['trigger'] }): Promise<void> {
+export async function requestDelivery(
+  nats: Nats,
+  props: { deliveryId: string; trigger: DeliveryRequested['trigger'] },
+): Promise<void> {
   const eventId = props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event');
   const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
   const subject = nats.names.subject(SUBJECTS.deliveryRequested);
-  const attributes = { 'messaging.system': 'nats', 'messaging.destination.name': subject, 'messaging.message.id': eventId, 'intake.webhook.delivery_id': props.deliveryId };
+  const attributes = {
+    'messaging.system': 'nats',
+    'messaging.destination.name': subject,
+    'messaging.message.id': eventId,
+    'intake.webhook.delivery_id': props.deliveryId,
+  };
   await tracer.startActiveSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
     try {
-      await nats.js.publish(subject, JSON.stringify(message), { msgID: eventId, headers: toNatsHeaders(currentTraceHeaders()), timeout: 5000 });
+      await nats.js.publish(subject, JSON.stringify(message), {
+        msgID: eventId,
+        headers: toNatsHeaders(currentTraceHeaders()),
+        timeout: 5000,
+      });
     } finally {
       span.end();
     }
@@ -72,7 +98,13 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   // scheduled delivery still waiting ends `failed`.
   if (!target.enabled) {
     if (request.trigger === 'replay' || target.status === 'succeeded' || target.status === 'failed') return ACK;
-    await deliveryRepository.setStatus(db, target.id, 'failed', 'the webhook was disabled before this delivery completed', deps.now());
+    await deliveryRepository.setStatus(
+      db,
+      target.id,
+      'failed',
+      'the webhook was disabled before this delivery completed',
+      deps.now(),
+    );
     recordDelivery({ outcome: 'failed' });
     return ACK;
   }
@@ -80,7 +112,15 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
     const result = await attempt(deps, target, number);
     const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
-    await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'replay', result, status, nextAttemptAt: result.ok ? null : target.next_attempt_at, now: deps.now() });
+    await deliveryRepository.recordAttempt(db, {
+      deliveryId: target.id,
+      attempt: number,
+      trigger: 'replay',
+      result,
+      status,
+      nextAttemptAt: result.ok ? null : target.next_attempt_at,
+      now: deps.now(),
+    });
     recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
     if (result.ok && target.status !== 'succeeded') recordDelivery({ outcome: 'succeeded' });
     return ACK;
@@ -97,13 +137,29 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   const result = await attempt(deps, target, number);
   const now = deps.now();
   if (result.ok || number >= MAX_ATTEMPTS) {
-    await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'schedule', result, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null, now });
+    await deliveryRepository.recordAttempt(db, {
+      deliveryId: target.id,
+      attempt: number,
+      trigger: 'schedule',
+      result,
+      status: result.ok ? 'succeeded' : 'failed',
+      nextAttemptAt: null,
+      now,
+    });
     recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
     recordDelivery({ outcome: result.ok ? 'succeeded' : 'failed' });
     return ACK;
   }
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
-  await deliveryRepository.recordAttempt(db, { deliveryId: target.id, attempt: number, trigger: 'schedule', result, status: 'retrying', nextAttemptAt: new Date(now.getTime() + delay), now });
+  await deliveryRepository.recordAttempt(db, {
+    deliveryId: target.id,
+    attempt: number,
+    trigger: 'schedule',
+    result,
+    status: 'retrying',
+    nextAttemptAt: new Date(now.getTime() + delay),
+    now,
+  });
   recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: true });
   return { retryInMs: delay };
 }

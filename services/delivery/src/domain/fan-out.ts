@@ -1,15 +1,35 @@
-import { fileDownloadUrl, newId, type Config, type Db, type Nats, type SecretBox, type SubmissionEvent } from '@intake/shared';
+import {
+  fileDownloadUrl,
+  newId,
+  type Config,
+  type Db,
+  type Nats,
+  type SecretBox,
+  type SubmissionEvent,
+} from '@intake/shared';
 import { deliveryRepository } from '../repositories/delivery.repository';
 import { requestDelivery } from './deliver';
 
 /** The envelope `data` of a submission.created delivery: the spec's fields plus the files with signed download links. */
-export function submissionData(props: { event: SubmissionEvent; config: Pick<Config, 'PUBLIC_BASE_URL'>; secrets: SecretBox; now: Date }): Record<string, unknown> {
+export function submissionData(props: {
+  event: SubmissionEvent;
+  config: Pick<Config, 'PUBLIC_BASE_URL'>;
+  secrets: SecretBox;
+  now: Date;
+}): Record<string, unknown> {
   const { event } = props;
   return {
     submission_id: event.submission_id,
     form_id: event.form_id,
     payload: event.payload,
-    files: event.files.map((f) => ({ id: f.id, field: f.field, filename: f.filename, content_type: f.content_type, size: f.size, url: fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now }) })),
+    files: event.files.map((f) => ({
+      id: f.id,
+      field: f.field,
+      filename: f.filename,
+      content_type: f.content_type,
+      size: f.size,
+      url: fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now }),
+    })),
   };
 }
 
@@ -18,7 +38,14 @@ export function submissionData(props: { event: SubmissionEvent; config: Pick<Con
  * waiting for its first attempt. A redelivered event finds its deliveries already there (unique
  * per webhook and submission) and only republishes, which the stream deduplicates.
  */
-export async function fanOutSubmission(props: { db: Db; nats: Nats; config: Pick<Config, 'PUBLIC_BASE_URL'>; secrets: SecretBox; event: SubmissionEvent; now: Date }): Promise<number> {
+export async function fanOutSubmission(props: {
+  db: Db;
+  nats: Nats;
+  config: Pick<Config, 'PUBLIC_BASE_URL'>;
+  secrets: SecretBox;
+  event: SubmissionEvent;
+  now: Date;
+}): Promise<number> {
   const { db, event } = props;
   if (event.status !== 'received') return 0;
   const webhooks = await deliveryRepository.enabledWebhooksOfForm(db, event.account_id, event.form_id);
@@ -26,7 +53,15 @@ export async function fanOutSubmission(props: { db: Db; nats: Nats; config: Pick
   const data = submissionData(props);
   const pending = await deliveryRepository.createForSubmission(
     db,
-    webhooks.map((w) => ({ id: newId('delivery', props.now.getTime()), account_id: event.account_id, webhook_id: w.id, form_id: event.form_id, submission_id: event.submission_id, event_type: 'submission.created' as const, data })),
+    webhooks.map((w) => ({
+      id: newId('delivery', props.now.getTime()),
+      account_id: event.account_id,
+      webhook_id: w.id,
+      form_id: event.form_id,
+      submission_id: event.submission_id,
+      event_type: 'submission.created' as const,
+      data,
+    })),
   );
   await Promise.all(pending.map((d) => requestDelivery(props.nats, { deliveryId: d.id, trigger: 'schedule' })));
   return pending.length;

@@ -23,7 +23,8 @@ for (const [net, prefix] of [
   ['203.0.113.0', 24],
   ['224.0.0.0', 4], // multicast
   ['240.0.0.0', 4], // reserved, broadcast
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
   ['::', 128], // unspecified
   ['::1', 128], // loopback
@@ -35,7 +36,8 @@ for (const [net, prefix] of [
   ['100::', 64], // discard
   ['2002::', 16], // 6to4: carries an IPv4 address that may be private
   ['2001::', 32], // Teredo: likewise
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv6');
 
 /** The eight 16-bit groups of an IPv6 address (handles `::` and a dotted IPv4 tail). */
 function ipv6Groups(address: string): number[] {
@@ -79,7 +81,11 @@ export class BlockedTargetError extends Error {
   readonly code = 'EBLOCKEDTARGET';
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
+type LookupCallback = (
+  err: NodeJS.ErrnoException | null,
+  address: string | dns.LookupAddress[],
+  family?: number,
+) => void;
 
 /**
  * A `lookup` for net/tls connect (undici's `connect.lookup`): resolves like dns.lookup, drops
@@ -89,7 +95,13 @@ export function guardedLookup(hostname: string, options: dns.LookupOptions, call
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const allowed = addresses.filter((a) => !isBlockedAddress(a.address));
-    if (allowed.length === 0) return callback(new BlockedTargetError(`${hostname} resolves to an address inside a private network (${addresses.map((a) => a.address).join(', ')})`), []);
+    if (allowed.length === 0)
+      return callback(
+        new BlockedTargetError(
+          `${hostname} resolves to an address inside a private network (${addresses.map((a) => a.address).join(', ')})`,
+        ),
+        [],
+      );
     if (options.all) return callback(null, allowed);
     const first = allowed[0] as dns.LookupAddress;
     callback(null, first.address, first.family);
@@ -107,17 +119,23 @@ export function urlRefusal(url: string, allowPrivate: boolean): string | undefin
   } catch {
     return 'is not a valid URL';
   }
-  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:')) return allowPrivate ? 'must be an http or https URL' : 'must be an https URL';
+  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:'))
+    return allowPrivate ? 'must be an http or https URL' : 'must be an https URL';
   if (parsed.username || parsed.password) return 'must not contain credentials';
   if (allowPrivate) return undefined;
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) return isBlockedAddress(host) ? 'points to an address inside a private network' : undefined;
-  if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) return 'points to a host inside a private network';
+  if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.'))
+    return 'points to a host inside a private network';
   return undefined;
 }
 
 /** Save-time check: urlRefusal plus a DNS lookup of the name (a name resolving to a private address is refused; one that does not resolve yet is accepted and checked again at send time). */
-export async function checkWebhookUrl(url: string, allowPrivate: boolean, lookupTimeoutMs = 2000): Promise<string | undefined> {
+export async function checkWebhookUrl(
+  url: string,
+  allowPrivate: boolean,
+  lookupTimeoutMs = 2000,
+): Promise<string | undefined> {
   const refusal = urlRefusal(url, allowPrivate);
   if (refusal || allowPrivate) return refusal;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
@@ -126,5 +144,7 @@ export async function checkWebhookUrl(url: string, allowPrivate: boolean, lookup
     dns.promises.lookup(host, { all: true }).catch(() => []),
     new Promise<dns.LookupAddress[]>((resolve) => setTimeout(() => resolve([]), lookupTimeoutMs).unref()),
   ]);
-  return addresses.some((a) => isBlockedAddress(a.address)) ? 'resolves to an address inside a private network' : undefined;
+  return addresses.some((a) => isBlockedAddress(a.address))
+    ? 'resolves to an address inside a private network'
+    : undefined;
 }

@@ -13,10 +13,21 @@ export function replyToOf(payload: Record<string, string>): string | undefined {
 }
 
 /** The notification e-mail of one received submission: every field, then the files with signed download links. */
-export function submissionMail(props: { event: SubmissionEvent; to: string[]; config: Pick<Config, 'PUBLIC_BASE_URL'>; secrets: SecretBox; now: Date }): Mail {
+export function submissionMail(props: {
+  event: SubmissionEvent;
+  to: string[];
+  config: Pick<Config, 'PUBLIC_BASE_URL'>;
+  secrets: SecretBox;
+  now: Date;
+}): Mail {
   const { event } = props;
-  const fields = Object.entries(event.payload).map(([name, value]) => `${name}: ${value.includes('\n') ? `\n  ${value.split('\n').join('\n  ')}` : value}`);
-  const files = event.files.map((f) => `- ${f.filename} (${f.field}, ${f.size} bytes): ${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now })}`);
+  const fields = Object.entries(event.payload).map(
+    ([name, value]) => `${name}: ${value.includes('\n') ? `\n  ${value.split('\n').join('\n  ')}` : value}`,
+  );
+  const files = event.files.map(
+    (f) =>
+      `- ${f.filename} (${f.field}, ${f.size} bytes): ${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now })}`,
+  );
   const text = [
     `New submission to "${event.form_name}"`,
     `Received at ${event.received_at} (submission ${event.submission_id})`,
@@ -25,5 +36,10 @@ export function submissionMail(props: { event: SubmissionEvent; to: string[]; co
     ...(files.length ? ['', 'Files (links expire in 7 days):', ...files] : []),
     '',
   ].join('\n');
-  return { to: props.to, subject: `New submission: ${event.form_name}`.replace(/[\r\n]+/g, ' '), text, replyTo: replyToOf(event.payload) };
+  return {
+    to: props.to,
+    subject: `New submission: ${event.form_name}`.replace(/[\r\n]+/g, ' '),
+    text,
+    replyTo: replyToOf(event.payload),
+  };
 }

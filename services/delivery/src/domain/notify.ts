@@ -1,4 +1,15 @@
-import { ACK, newId, recordNotification, type Config, type Db, type Logger, type Mailer, type Outcome, type SecretBox, type SubmissionEvent } from '@intake/shared';
+import {
+  ACK,
+  newId,
+  recordNotification,
+  type Config,
+  type Db,
+  type Logger,
+  type Mailer,
+  type Outcome,
+  type SecretBox,
+  type SubmissionEvent,
+} from '@intake/shared';
 import { retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
 
@@ -9,19 +20,45 @@ export const MAX_MAIL_ATTEMPTS = 5;
  * E-mails a received submission to the form's notification addresses, once per submission
  * (notifications.dedup_key). A refused send is recorded and retried after the ladder's steps.
  */
-export async function notifySubmission(props: { db: Db; mailer: Mailer; logger: Logger; config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_SCHEDULE'>; secrets: SecretBox; event: SubmissionEvent; now: Date }): Promise<Outcome> {
+export async function notifySubmission(props: {
+  db: Db;
+  mailer: Mailer;
+  logger: Logger;
+  config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_SCHEDULE'>;
+  secrets: SecretBox;
+  event: SubmissionEvent;
+  now: Date;
+}): Promise<Outcome> {
   const { db, event } = props;
   if (event.status !== 'received') return ACK;
-  const form: { notify_emails: string[] } | undefined = await db('forms').where({ id: event.form_id, account_id: event.account_id }).first('notify_emails');
+  const form: { notify_emails: string[] } | undefined = await db('forms')
+    .where({ id: event.form_id, account_id: event.account_id })
+    .first('notify_emails');
   const to = (form?.notify_emails ?? []).filter((a) => typeof a === 'string' && a.includes('@'));
   if (to.length === 0) return ACK;
   const dedupKey = `submission:${event.submission_id}`;
-  await db('notifications').insert({ id: newId('notification', props.now.getTime()), account_id: event.account_id, kind: 'submission', dedup_key: dedupKey, recipients: JSON.stringify(to), status: 'pending' }).onConflict('dedup_key').ignore();
-  const row: { id: string; status: string; attempt_count: number } = await db('notifications').where({ dedup_key: dedupKey }).first('id', 'status', 'attempt_count');
+  await db('notifications')
+    .insert({
+      id: newId('notification', props.now.getTime()),
+      account_id: event.account_id,
+      kind: 'submission',
+      dedup_key: dedupKey,
+      recipients: JSON.stringify(to),
+      status: 'pending',
+    })
+    .onConflict('dedup_key')
+    .ignore();
+  const row: { id: string; status: string; attempt_count: number } = await db('notifications')
+    .where({ dedup_key: dedupKey })
+    .first('id', 'status', 'attempt_count');
   if (row.status === 'sent' || row.status === 'failed') return ACK;
   try {
-    await props.mailer.send(submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }));
-    await db('notifications').where({ id: row.id }).update({ status: 'sent', sent_at: new Date(), attempt_count: row.attempt_count + 1, last_error: null });
+    await props.mailer.send(
+      submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }),
+    );
+    await db('notifications')
+      .where({ id: row.id })
+      .update({ status: 'sent', sent_at: new Date(), attempt_count: row.attempt_count + 1, last_error: null });
     recordNotification({ outcome: 'sent' });
     return ACK;
   } catch (err) {
@@ -29,8 +66,13 @@ export async function notifySubmission(props: { db: Db; mailer: Mailer; logger: 
     const attempts = row.attempt_count + 1;
     const final = attempts >= MAX_MAIL_ATTEMPTS;
     const message = String((err as Error).message ?? err).slice(0, 500);
-    await db('notifications').where({ id: row.id }).update({ status: final ? 'failed' : 'retrying', attempt_count: attempts, last_error: message });
-    props.logger.warn({ err, submission_id: event.submission_id, attempt: attempts }, final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry');
+    await db('notifications')
+      .where({ id: row.id })
+      .update({ status: final ? 'failed' : 'retrying', attempt_count: attempts, last_error: message });
+    props.logger.warn(
+      { err, submission_id: event.submission_id, attempt: attempts },
+      final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry',
+    );
     return final ? ACK : { retryInMs: retryDelayMs(props.config.WEBHOOK_RETRY_SCHEDULE, attempts) };
   }
 }

@@ -37,13 +37,27 @@ export function createWebhookAgent(props: { allowPrivateNetworks: boolean; timeo
     bodyTimeout: props.timeoutMs,
     connectTimeout: props.timeoutMs,
     keepAliveTimeout: 4000,
-    connect: props.allowPrivateNetworks ? { timeout: props.timeoutMs } : { timeout: props.timeoutMs, lookup: guardedLookup as never },
+    connect: props.allowPrivateNetworks
+      ? { timeout: props.timeoutMs }
+      : { timeout: props.timeoutMs, lookup: guardedLookup as never },
   });
 }
 
 /** The exact bytes and headers of one attempt: the envelope gets a fresh `created_at`, both signatures cover the raw body. */
-export function signedRequest(props: { type: EventType; deliveryId: string; data: Record<string, unknown>; attempt: number; secret: string; now: Date }): { body: string; headers: Record<string, string> } {
-  const envelope: Envelope = { type: props.type, id: props.deliveryId, created_at: toTimestamp(props.now), data: props.data };
+export function signedRequest(props: {
+  type: EventType;
+  deliveryId: string;
+  data: Record<string, unknown>;
+  attempt: number;
+  secret: string;
+  now: Date;
+}): { body: string; headers: Record<string, string> } {
+  const envelope: Envelope = {
+    type: props.type,
+    id: props.deliveryId,
+    created_at: toTimestamp(props.now),
+    data: props.data,
+  };
   const body = JSON.stringify(envelope);
   const timestamp = Math.floor(props.now.getTime() / 1000);
   return {
@@ -90,15 +104,38 @@ export function sendWebhook(props: SendProps): Promise<AttemptResult> {
 async function attemptOnce(props: SendProps, traceHeaders: Record<string, string>): Promise<AttemptResult> {
   const startedAt = props.now;
   const started = performance.now();
-  const done = (partial: Omit<AttemptResult, 'durationMs' | 'startedAt'>): AttemptResult => ({ ...partial, startedAt, durationMs: Math.round(performance.now() - started) });
+  const done = (partial: Omit<AttemptResult, 'durationMs' | 'startedAt'>): AttemptResult => ({
+    ...partial,
+    startedAt,
+    durationMs: Math.round(performance.now() - started),
+  });
   const refusal = urlRefusal(props.url, props.allowPrivateNetworks);
-  if (refusal) return done({ ok: false, outcome: 'blocked', statusCode: null, error: `refused: the URL ${refusal}`, responseBody: null });
+  if (refusal)
+    return done({
+      ok: false,
+      outcome: 'blocked',
+      statusCode: null,
+      error: `refused: the URL ${refusal}`,
+      responseBody: null,
+    });
   const { body, headers } = signedRequest(props);
   try {
-    const res = await request(props.url, { method: 'POST', headers: { ...traceHeaders, ...headers }, body, dispatcher: props.agent, signal: AbortSignal.timeout(props.timeoutMs) });
+    const res = await request(props.url, {
+      method: 'POST',
+      headers: { ...traceHeaders, ...headers },
+      body,
+      dispatcher: props.agent,
+      signal: AbortSignal.timeout(props.timeoutMs),
+    });
     const responseBody = await readLimited(res.body, RESPONSE_BODY_LIMIT);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
-    return done({ ok, outcome: ok ? 'success' : 'http_error', statusCode: res.statusCode, error: ok ? null : `receiver answered ${res.statusCode}`, responseBody });
+    return done({
+      ok,
+      outcome: ok ? 'success' : 'http_error',
+      statusCode: res.statusCode,
+      error: ok ? null : `receiver answered ${res.statusCode}`,
+      responseBody,
+    });
   } catch (err) {
     return done({ ok: false, statusCode: null, ...describeError(err, props.timeoutMs), responseBody: null });
   }
@@ -122,9 +159,19 @@ async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, li
 }
 
 function describeError(err: unknown, timeoutMs: number): { outcome: AttemptOutcome; error: string } {
-  const e = err as { name?: string; code?: string; message?: string; cause?: { name?: string; code?: string; message?: string } };
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    cause?: { name?: string; code?: string; message?: string };
+  };
   const inner = e.cause ?? e;
-  if (inner.name === 'BlockedTargetError' || e.name === 'BlockedTargetError') return { outcome: 'blocked', error: `refused: ${inner.message ?? e.message}` };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/i.test(String(e.code ?? inner.code ?? ''))) return { outcome: 'timeout', error: `no answer within ${timeoutMs} ms` };
-  return { outcome: 'network_error', error: `${inner.code ?? e.code ?? 'network error'}: ${inner.message ?? e.message ?? String(err)}` };
+  if (inner.name === 'BlockedTargetError' || e.name === 'BlockedTargetError')
+    return { outcome: 'blocked', error: `refused: ${inner.message ?? e.message}` };
+  if (e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/i.test(String(e.code ?? inner.code ?? '')))
+    return { outcome: 'timeout', error: `no answer within ${timeoutMs} ms` };
+  return {
+    outcome: 'network_error',
+    error: `${inner.code ?? e.code ?? 'network error'}: ${inner.message ?? e.message ?? String(err)}`,
+  };
 }

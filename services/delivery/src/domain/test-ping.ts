@@ -20,7 +20,18 @@ export async function sendTestPing(props: {
   const { db, webhook, now } = props;
   const deliveryId = newId('delivery', now.getTime());
   const data = { form_id: webhook.form_id, sample: true };
-  await db('deliveries').insert({ id: deliveryId, account_id: webhook.account_id, webhook_id: webhook.id, form_id: webhook.form_id, submission_id: null, event_type: 'webhook.test', data: JSON.stringify(data), status: 'pending', created_at: now, updated_at: now });
+  await db('deliveries').insert({
+    id: deliveryId,
+    account_id: webhook.account_id,
+    webhook_id: webhook.id,
+    form_id: webhook.form_id,
+    submission_id: null,
+    event_type: 'webhook.test',
+    data: JSON.stringify(data),
+    status: 'pending',
+    created_at: now,
+    updated_at: now,
+  });
   const result = await sendWebhook({
     agent: props.agent,
     url: webhook.url,
@@ -34,7 +45,15 @@ export async function sendTestPing(props: {
     secret: props.secrets.open(webhook.secret),
     now,
   });
-  await deliveryRepository.recordAttempt(db, { deliveryId, attempt: 1, trigger: 'test', result, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null, now: new Date(now.getTime() + result.durationMs) });
+  await deliveryRepository.recordAttempt(db, {
+    deliveryId,
+    attempt: 1,
+    trigger: 'test',
+    result,
+    status: result.ok ? 'succeeded' : 'failed',
+    nextAttemptAt: null,
+    now: new Date(now.getTime() + result.durationMs),
+  });
   // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries).
   recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
   return { ...result, deliveryId };

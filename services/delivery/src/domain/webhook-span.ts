@@ -50,11 +50,18 @@ export interface WebhookSpanResult {
  * telemetry is off. A non-2xx answer, a timeout, a network error or a refused target sets the
  * span's status to ERROR with `error.type`.
  */
-export async function withWebhookSpan<R extends WebhookSpanResult>(props: WebhookSpanProps, send: (traceHeaders: Record<string, string>) => Promise<R>): Promise<R> {
+export async function withWebhookSpan<R extends WebhookSpanResult>(
+  props: WebhookSpanProps,
+  send: (traceHeaders: Record<string, string>) => Promise<R>,
+): Promise<R> {
   let server: Attributes = {};
   try {
     const u = new URL(props.url);
-    server = { 'server.address': u.hostname, 'server.port': Number(u.port) || (u.protocol === 'http:' ? 80 : 443), 'url.scheme': u.protocol.replace(':', '') };
+    server = {
+      'server.address': u.hostname,
+      'server.port': Number(u.port) || (u.protocol === 'http:' ? 80 : 443),
+      'url.scheme': u.protocol.replace(':', ''),
+    };
   } catch {
     // refused below as an invalid URL; the span still records the attempt
   }

@@ -37,17 +37,38 @@ export const deliveryRepository = {
   },
 
   /** Creates the deliveries of one event; an existing one (a redelivered event) is left alone. Returns the deliveries still waiting for their first attempt. */
-  async createForSubmission(db: Knex, rows: Omit<DeliveryRow, 'status' | 'attempt_count' | 'last_error' | 'last_status_code' | 'next_attempt_at' | 'created_at' | 'updated_at'>[]): Promise<{ id: string }[]> {
+  async createForSubmission(
+    db: Knex,
+    rows: Omit<
+      DeliveryRow,
+      'status' | 'attempt_count' | 'last_error' | 'last_status_code' | 'next_attempt_at' | 'created_at' | 'updated_at'
+    >[],
+  ): Promise<{ id: string }[]> {
     if (rows.length === 0) return [];
     // A submission deleted (or relabelled spam) before its event arrived gets no deliveries: its data must not leave.
-    const live = await db('submissions').where({ id: (rows[0] as (typeof rows)[number]).submission_id, status: 'received' }).first('id');
+    const live = await db('submissions')
+      .where({ id: (rows[0] as (typeof rows)[number]).submission_id, status: 'received' })
+      .first('id');
     if (!live) return [];
-    const insert = db('deliveries').insert(rows.map((r) => ({ ...r, data: JSON.stringify(r.data), event_type: 'submission.created' }))).toSQL();
-    await db.raw(`${insert.sql} ON CONFLICT (webhook_id, submission_id) WHERE event_type = 'submission.created' DO NOTHING`, insert.bindings as Knex.RawBinding[]);
+    const insert = db('deliveries')
+      .insert(rows.map((r) => ({ ...r, data: JSON.stringify(r.data), event_type: 'submission.created' })))
+      .toSQL();
+    await db.raw(
+      `${insert.sql} ON CONFLICT (webhook_id, submission_id) WHERE event_type = 'submission.created' DO NOTHING`,
+      insert.bindings as Knex.RawBinding[],
+    );
     const first = rows[0] as (typeof rows)[number];
     return db('deliveries')
-      .where({ submission_id: first.submission_id, event_type: 'submission.created', status: 'pending', attempt_count: 0 })
-      .whereIn('webhook_id', rows.map((r) => r.webhook_id))
+      .where({
+        submission_id: first.submission_id,
+        event_type: 'submission.created',
+        status: 'pending',
+        attempt_count: 0,
+      })
+      .whereIn(
+        'webhook_id',
+        rows.map((r) => r.webhook_id),
+      )
       .select('id');
   },
 
@@ -60,12 +81,25 @@ export const deliveryRepository = {
         'w.url',
         'w.enabled',
         'w.secret as sealed_secret',
-        db.raw(`(SELECT count(*)::int FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.trigger = 'schedule') AS scheduled_attempts`),
+        db.raw(
+          `(SELECT count(*)::int FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.trigger = 'schedule') AS scheduled_attempts`,
+        ),
       );
   },
 
   /** Records one attempt and the delivery's new state in one transaction. */
-  async recordAttempt(db: Knex, props: { deliveryId: string; attempt: number; trigger: Trigger; result: AttemptResult; status: DeliveryStatus; nextAttemptAt: Date | null; now: Date }): Promise<void> {
+  async recordAttempt(
+    db: Knex,
+    props: {
+      deliveryId: string;
+      attempt: number;
+      trigger: Trigger;
+      result: AttemptResult;
+      status: DeliveryStatus;
+      nextAttemptAt: Date | null;
+      now: Date;
+    },
+  ): Promise<void> {
     const { result } = props;
     await db.transaction(async (trx) => {
       await trx('delivery_attempts').insert({
@@ -91,7 +125,15 @@ export const deliveryRepository = {
     });
   },
 
-  async setStatus(db: Knex, deliveryId: string, status: DeliveryStatus, lastError: string | null, now: Date): Promise<void> {
-    await db('deliveries').where({ id: deliveryId }).update({ status, last_error: lastError, next_attempt_at: null, updated_at: now });
+  async setStatus(
+    db: Knex,
+    deliveryId: string,
+    status: DeliveryStatus,
+    lastError: string | null,
+    now: Date,
+  ): Promise<void> {
+    await db('deliveries')
+      .where({ id: deliveryId })
+      .update({ status, last_error: lastError, next_attempt_at: null, updated_at: now });
   },
 };

@@ -12,7 +12,14 @@ export type ChallengeVerdict = 'passed' | 'failed' | 'unavailable';
 
 export const SITEVERIFY_TIMEOUT_MS = 5000;
 
-export async function verifyChallenge(props: { provider: ChallengeProvider; secret: string; token: string | undefined; remoteIp: string; verifyUrl?: string; timeoutMs?: number }): Promise<ChallengeVerdict> {
+export async function verifyChallenge(props: {
+  provider: ChallengeProvider;
+  secret: string;
+  token: string | undefined;
+  remoteIp: string;
+  verifyUrl?: string;
+  timeoutMs?: number;
+}): Promise<ChallengeVerdict> {
   if (!props.token || props.token.length > 4096) return 'failed';
   const body = new URLSearchParams({ secret: props.secret, response: props.token, remoteip: props.remoteIp });
   try {

@@ -43,7 +43,8 @@ export function createFormCache(props: { db: Db; ttlMs: number; maxEntries?: num
     },
     usedUp(accountId, period) {
       for (const entry of entries.values()) {
-        if (entry.form.account_id === accountId && entry.period === period) entry.form = { ...entry.form, used: entry.form.monthly_quota };
+        if (entry.form.account_id === accountId && entry.period === period)
+          entry.form = { ...entry.form, used: entry.form.monthly_quota };
       }
     },
   };

@@ -21,14 +21,19 @@ export type GateResult = { form: IngestForm; period: string; now: Date; replay?:
  * replayed idempotency key (answered without processing), then the monthly quota (as last seen:
  * the form is cached for FORM_CACHE_MS; the exact check is made when storing).
  */
-export async function passGate(props: { platform: Platform; limiter: IngestRateLimiter; request: GateRequest }): Promise<GateResult> {
+export async function passGate(props: {
+  platform: Platform;
+  limiter: IngestRateLimiter;
+  request: GateRequest;
+}): Promise<GateResult> {
   const { platform, limiter, request } = props;
   const now = platform.clock.now();
   const period = periodKey(now);
   if (request.slug.length > 200) throw problem('form-not-found', 'No form has this slug');
   const form = await formCacheOf(platform, platform.config.FORM_CACHE_MS).get(request.slug, period);
   if (!form) throw problem('form-not-found', `No form has the slug "${request.slug}"`);
-  if (form.status !== 'live') throw problem('form-not-live', `The form is ${form.status} and does not accept submissions`);
+  if (form.status !== 'live')
+    throw problem('form-not-live', `The form is ${form.status} and does not accept submissions`);
   checkOrigin(form, request.origin);
   await checkSubmissionKey(platform, request.authorization, form.account_id);
   await limiter.consume(form.id, request.ip);
@@ -45,12 +50,18 @@ export function quotaExceeded(limit: number) {
   return problem('quota-exceeded', 'The monthly submission quota of this form’s account is used up', { limit });
 }
 
-async function checkSubmissionKey(platform: Platform, authorization: string | undefined, accountId: string): Promise<void> {
+async function checkSubmissionKey(
+  platform: Platform,
+  authorization: string | undefined,
+  accountId: string,
+): Promise<void> {
   const token = bearerToken(authorization);
   if (token === undefined) return;
-  if (keyTypeOf(token) !== 'submission') throw problem('invalid-key', 'Only a submission key (svc_sub_...) may be sent to a form');
+  if (keyTypeOf(token) !== 'submission')
+    throw problem('invalid-key', 'Only a submission key (svc_sub_...) may be sent to a form');
   const principal = await authenticateKey(platform.db, token);
-  if (principal.accountId !== accountId) throw problem('invalid-key', 'The submission key does not belong to this form’s account');
+  if (principal.accountId !== accountId)
+    throw problem('invalid-key', 'The submission key does not belong to this form’s account');
 }
 
 /**
@@ -88,6 +99,10 @@ export function requestOrigin(origin: string | undefined, referer: string | unde
 
 function checkIdempotencyKey(key: string): void {
   if (key.length === 0 || key.length > LIMITS.idempotencyKeyChars || !/^[\x20-\x7e]+$/.test(key)) {
-    throw problem('validation-failed', `Idempotency-Key must be 1 to ${LIMITS.idempotencyKeyChars} printable ASCII characters`, { errors: [{ field: 'header/idempotency-key', message: 'is not a valid key' }] });
+    throw problem(
+      'validation-failed',
+      `Idempotency-Key must be 1 to ${LIMITS.idempotencyKeyChars} printable ASCII characters`,
+      { errors: [{ field: 'header/idempotency-key', message: 'is not a valid key' }] },
+    );
   }
 }

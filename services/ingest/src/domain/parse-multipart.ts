@@ -14,7 +14,6 @@ export interface MultipartResult {
   files: StoredUpload[];
 }
 
-
 /** Errors once more than `max` bytes went through, so the upload fails before the whole file is read. */
 class SizeLimit extends Transform {
   bytes = 0;
@@ -23,7 +22,8 @@ class SizeLimit extends Transform {
   }
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.bytes += chunk.length;
-    if (this.bytes > this.max) done(problem('file-too-large', `Each file may be at most ${this.max} bytes on this plan`));
+    if (this.bytes > this.max)
+      done(problem('file-too-large', `Each file may be at most ${this.max} bytes on this plan`));
     else done(null, chunk);
   }
 }
@@ -34,7 +34,13 @@ class SizeLimit extends Transform {
  * filled honeypot), later files are drained, not stored. On any failure every stored object is
  * deleted before the error is thrown, so a refused request leaves nothing behind.
  */
-export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; keyPrefix: string; maxFileBytes: number; skipFiles(fields: Fields): boolean }): Promise<MultipartResult> {
+export function parseMultipart(props: {
+  req: IncomingMessage;
+  blobs: BlobStore;
+  keyPrefix: string;
+  maxFileBytes: number;
+  skipFiles(fields: Fields): boolean;
+}): Promise<MultipartResult> {
   const { req, blobs, keyPrefix, maxFileBytes } = props;
   return new Promise<MultipartResult>((resolve, reject) => {
     const fields: Fields = [];
@@ -45,7 +51,18 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
     let failed: Problem | Error | undefined;
     let bb: busboy.Busboy;
     try {
-      bb = busboy({ headers: req.headers, defCharset: 'latin1', defParamCharset: 'utf8', limits: { fieldNameSize: LIMITS.fieldNameChars * 4, fieldSize: LIMITS.bodyBytes, fields: LIMITS.fields, files: LIMITS.files, parts: LIMITS.fields + LIMITS.files } });
+      bb = busboy({
+        headers: req.headers,
+        defCharset: 'latin1',
+        defParamCharset: 'utf8',
+        limits: {
+          fieldNameSize: LIMITS.fieldNameChars * 4,
+          fieldSize: LIMITS.bodyBytes,
+          fields: LIMITS.fields,
+          files: LIMITS.files,
+          parts: LIMITS.fields + LIMITS.files,
+        },
+      });
     } catch {
       reject(problem('bad-body', 'The multipart body has no valid boundary'));
       return;
@@ -69,14 +86,20 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
     bb.on('field', (partName: string | undefined, value, info) => {
       const name = partName ?? '';
       if (failed) return;
-      if (info.nameTruncated || info.valueTruncated) return fail(problem('body-too-large', `Field values may be at most ${LIMITS.bodyBytes} bytes together`));
+      if (info.nameTruncated || info.valueTruncated)
+        return fail(problem('body-too-large', `Field values may be at most ${LIMITS.bodyBytes} bytes together`));
       fieldBytes += value.length;
-      if (fieldBytes > LIMITS.bodyBytes) return fail(problem('body-too-large', `Field values may be at most ${LIMITS.bodyBytes} bytes together`));
+      if (fieldBytes > LIMITS.bodyBytes)
+        return fail(problem('body-too-large', `Field values may be at most ${LIMITS.bodyBytes} bytes together`));
       try {
         checkName(name);
         fields.push([name, strictUtf8.decode(Buffer.from(value, 'latin1'))]);
       } catch (err) {
-        fail((err as { slug?: string }).slug ? (err as Problem) : problem('bad-body', `The value of "${name}" is not valid UTF-8`));
+        fail(
+          (err as { slug?: string }).slug
+            ? (err as Problem)
+            : problem('bad-body', `The value of "${name}" is not valid UTF-8`),
+        );
       }
     });
 
@@ -95,7 +118,14 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
         return fail(err as Problem);
       }
       const id = newId('file');
-      const file: StoredUpload = { id, field: name, filename: printable(info.filename).slice(0, 255) || 'file', content_type: printable(info.mimeType || '').slice(0, 255) || 'application/octet-stream', size: 0, storage_key: `${keyPrefix}/${id}` };
+      const file: StoredUpload = {
+        id,
+        field: name,
+        filename: printable(info.filename).slice(0, 255) || 'file',
+        content_type: printable(info.mimeType || '').slice(0, 255) || 'application/octet-stream',
+        size: 0,
+        storage_key: `${keyPrefix}/${id}`,
+      };
       const limit = new SizeLimit(maxFileBytes);
       active.add(limit);
       // Its error reaches us through the put's rejection; this keeps a late one from going unhandled.
@@ -117,7 +147,13 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
     });
 
     bb.on('filesLimit', () => fail(problem('body-too-large', `A submission may carry at most ${LIMITS.files} files`)));
-    bb.on('fieldsLimit', () => fail(problem('validation-failed', `A submission may have at most ${LIMITS.fields} fields`, { errors: [{ field: 'body', message: `has more than ${LIMITS.fields} fields` }] })));
+    bb.on('fieldsLimit', () =>
+      fail(
+        problem('validation-failed', `A submission may have at most ${LIMITS.fields} fields`, {
+          errors: [{ field: 'body', message: `has more than ${LIMITS.fields} fields` }],
+        }),
+      ),
+    );
     bb.on('partsLimit', () => fail(problem('body-too-large', 'The multipart body has too many parts')));
     bb.on('error', () => fail(problem('bad-body', 'The multipart body could not be parsed')));
     bb.on('close', () => {
@@ -126,7 +162,10 @@ export function parseMultipart(props: { req: IncomingMessage; blobs: BlobStore; 
         if (props.skipFiles(fields) && files.length) {
           // The honeypot came after some files: spam stores no files.
           const keys = files.splice(0).map((f) => f.storage_key);
-          void blobs.delete(keys).catch(() => undefined).then(() => resolve({ fields, files }));
+          void blobs
+            .delete(keys)
+            .catch(() => undefined)
+            .then(() => resolve({ fields, files }));
           return;
         }
         resolve({ fields, files });

@@ -3,7 +3,6 @@ import { problem } from '@intake/shared';
 import { LIMITS, RESERVED_NAMES } from './limits';
 import { strictUtf8, type Fields } from './payload';
 
-
 /** Reads at most LIMITS.bodyBytes (413 body-too-large beyond, before reading when Content-Length says so). */
 export async function readBounded(req: IncomingMessage, declaredLength: number | undefined): Promise<Buffer> {
   if (declaredLength !== undefined && declaredLength > LIMITS.bodyBytes) throw tooLarge();
@@ -54,7 +53,10 @@ export function parseUrlencoded(raw: Buffer): Fields {
 function percentDecode(text: string): string {
   const plus = text.replace(/\+/g, ' ');
   if (!plus.includes('%')) return decodeUtf8(Buffer.from(plus, 'latin1'));
-  const bytes = Buffer.from(plus.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+  const bytes = Buffer.from(
+    plus.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+    'latin1',
+  );
   return decodeUtf8(bytes);
 }
 
@@ -62,7 +64,9 @@ function percentDecode(text: string): string {
 export function parseJson(raw: Buffer): Fields {
   const text = decodeUtf8(raw);
   if (jsonDepth(text) > LIMITS.jsonDepth) {
-    throw problem('validation-failed', `JSON bodies may nest at most ${LIMITS.jsonDepth} levels`, { errors: [{ field: 'body', message: `nests deeper than ${LIMITS.jsonDepth} levels` }] });
+    throw problem('validation-failed', `JSON bodies may nest at most ${LIMITS.jsonDepth} levels`, {
+      errors: [{ field: 'body', message: `nests deeper than ${LIMITS.jsonDepth} levels` }],
+    });
   }
   let value: unknown;
   let reserved: string | undefined;
@@ -77,9 +81,16 @@ export function parseJson(raw: Buffer): Fields {
   } catch {
     throw problem('bad-body', 'The body is not valid JSON');
   }
-  if (reserved) throw problem('validation-failed', `The field name "${reserved}" is reserved`, { errors: [{ field: `body/${reserved}`, message: 'is a reserved name' }] });
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw problem('bad-body', 'A JSON body must be an object of fields');
-  return Object.entries(value as Record<string, unknown>).map(([name, v]) => [name, typeof v === 'string' ? v : JSON.stringify(v)]);
+  if (reserved)
+    throw problem('validation-failed', `The field name "${reserved}" is reserved`, {
+      errors: [{ field: `body/${reserved}`, message: 'is a reserved name' }],
+    });
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw problem('bad-body', 'A JSON body must be an object of fields');
+  return Object.entries(value as Record<string, unknown>).map(([name, v]) => [
+    name,
+    typeof v === 'string' ? v : JSON.stringify(v),
+  ]);
 }
 
 /** Deepest nesting of objects and arrays, ignoring brackets inside strings. */

@@ -28,7 +28,12 @@ export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>):
       } catch (err) {
         if (err instanceof RateLimiterRes) {
           const seconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-          throw problem('rate-limited', `Too many posts to this form from your address; try again in ${seconds} s`, {}, { 'Retry-After': String(seconds) });
+          throw problem(
+            'rate-limited',
+            `Too many posts to this form from your address; try again in ${seconds} s`,
+            {},
+            { 'Retry-After': String(seconds) },
+          );
         }
         throw err;
       }

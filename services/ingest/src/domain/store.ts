@@ -1,6 +1,25 @@
 import { context, trace, type SpanContext } from '@opentelemetry/api';
-import { outboxRow, problem, SUBJECTS, toTimestamp, wakeOutboxRelays, type Platform, type SubmissionEvent, isForeignKeyViolation, isStatementError, EVENT_PAYLOAD_MAX_BYTES, inActiveSpan } from '@intake/shared';
-import { QUOTA_EXCEEDED_SQLSTATE, serializeStoreItem, storeSubmissionRows, type GroupResult, type IngestForm, type StoreItem } from '../repositories/ingest.repository';
+import {
+  outboxRow,
+  problem,
+  SUBJECTS,
+  toTimestamp,
+  wakeOutboxRelays,
+  type Platform,
+  type SubmissionEvent,
+  isForeignKeyViolation,
+  isStatementError,
+  EVENT_PAYLOAD_MAX_BYTES,
+  inActiveSpan,
+} from '@intake/shared';
+import {
+  QUOTA_EXCEEDED_SQLSTATE,
+  serializeStoreItem,
+  storeSubmissionRows,
+  type GroupResult,
+  type IngestForm,
+  type StoreItem,
+} from '../repositories/ingest.repository';
 import { GroupQueue } from './group-queue';
 import { formCacheOf } from './form-cache';
 import { quotaExceeded } from './gate';
@@ -29,7 +48,10 @@ export interface Accepted {
  * flush for the group; a quiet service stores each post alone, at once). Each post still gets its
  * own answer: stored, lost its idempotency claim, over quota (402), or its form deleted (404).
  */
-export async function storeSubmission(props: { platform: Platform; accepted: Accepted }): Promise<'stored' | 'lost-idempotency-race'> {
+export async function storeSubmission(props: {
+  platform: Platform;
+  accepted: Accepted;
+}): Promise<'stored' | 'lost-idempotency-race'> {
   let item = storeItem(props.accepted, false);
   let json = serializeStoreItem(item);
   let bytes = Buffer.byteLength(json);
@@ -39,7 +61,13 @@ export async function storeSubmission(props: { platform: Platform; accepted: Acc
     json = serializeStoreItem(item);
     bytes = Buffer.byteLength(json);
   }
-  return writerOf(props.platform).push({ item, json, bytes, form: props.accepted.form, span: trace.getSpanContext(context.active()) });
+  return writerOf(props.platform).push({
+    item,
+    json,
+    bytes,
+    form: props.accepted.form,
+    span: trace.getSpanContext(context.active()),
+  });
 }
 
 interface Pending {
@@ -67,7 +95,12 @@ const writers = new WeakMap<Platform, GroupQueue<Pending, Outcome>>();
 function writerOf(platform: Platform): GroupQueue<Pending, Outcome> {
   let writer = writers.get(platform);
   if (!writer) {
-    writer = new GroupQueue((group) => writeGroup(platform, group), { maxGroup: GROUP.maxPosts, maxInFlight: GROUP.maxInFlight, weigh: (p) => p.bytes, maxWeight: GROUP.maxBytes });
+    writer = new GroupQueue((group) => writeGroup(platform, group), {
+      maxGroup: GROUP.maxPosts,
+      maxInFlight: GROUP.maxInFlight,
+      weigh: (p) => p.bytes,
+      maxWeight: GROUP.maxBytes,
+    });
     writers.set(platform, writer);
   }
   return writer;
@@ -120,7 +153,12 @@ function formGone() {
 /** A group's write gets a trace of its own, linked to the trace of every post in it. */
 function inGroupSpan<T>(group: Pending[], write: () => Promise<T>): Promise<T> {
   const links = group.flatMap((p) => (p.span ? [{ context: p.span }] : []));
-  return inActiveSpan(tracer, 'ingest store group', { root: true, links, attributes: { 'intake.ingest.group_size': group.length } }, write);
+  return inActiveSpan(
+    tracer,
+    'ingest store group',
+    { root: true, links, attributes: { 'intake.ingest.group_size': group.length } },
+    write,
+  );
 }
 
 function storeItem(a: Accepted, omitPayload: boolean): StoreItem {
@@ -137,11 +175,26 @@ function storeItem(a: Accepted, omitPayload: boolean): StoreItem {
     form_name: a.form.name,
   };
   return {
-    row: { id: a.submissionId, account_id: a.form.account_id, form_id: a.form.id, status, payload: a.payload, files: a.files, ip: a.ip, user_agent: a.userAgent?.slice(0, 512) ?? null, referrer: a.referrer?.slice(0, 2048) ?? null, spam_reason: a.spam ?? null, received_at: a.now },
+    row: {
+      id: a.submissionId,
+      account_id: a.form.account_id,
+      form_id: a.form.id,
+      status,
+      payload: a.payload,
+      files: a.files,
+      ip: a.ip,
+      user_agent: a.userAgent?.slice(0, 512) ?? null,
+      referrer: a.referrer?.slice(0, 2048) ?? null,
+      spam_reason: a.spam ?? null,
+      received_at: a.now,
+    },
     // No NOTIFY (it would serialise commits on the fsync): this process's relay is woken after commit.
     event: outboxRow({ subject: a.spam ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated, payload }),
     period: a.period,
     quota: a.form.monthly_quota,
-    idempotency: a.idempotencyKey === undefined ? undefined : { key: a.idempotencyKey, expiresAt: new Date(a.now.getTime() + LIMITS.idempotencyMs) },
+    idempotency:
+      a.idempotencyKey === undefined
+        ? undefined
+        : { key: a.idempotencyKey, expiresAt: new Date(a.now.getTime() + LIMITS.idempotencyMs) },
   };
 }

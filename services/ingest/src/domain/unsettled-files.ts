@@ -25,12 +25,19 @@ export class UnsettledFiles {
 
   constructor(
     private readonly platform: Pick<Platform, 'db' | 'blobs' | 'logger'>,
-    private readonly options: { graceMs: number; retryMs: number; maxPending: number } = { graceMs: 10_000, retryMs: 2_000, maxPending: 10_000 },
+    private readonly options: { graceMs: number; retryMs: number; maxPending: number } = {
+      graceMs: 10_000,
+      retryMs: 2_000,
+      maxPending: 10_000,
+    },
   ) {}
 
   add(submissionId: string, storageKeys: string[], backendPid: number | undefined): void {
     if (this.pending.size >= this.options.maxPending) {
-      this.platform.logger.warn({ submission_id: submissionId, storage_keys: storageKeys }, 'too many submissions of unknown outcome; these files stay, possibly orphaned');
+      this.platform.logger.warn(
+        { submission_id: submissionId, storage_keys: storageKeys },
+        'too many submissions of unknown outcome; these files stay, possibly orphaned',
+      );
       return;
     }
     this.pending.set(submissionId, { storageKeys, backendPid, at: performance.now() });
@@ -47,16 +54,29 @@ export class UnsettledFiles {
     if (old.length === 0) return;
     try {
       const pids = old.flatMap(([, u]) => (u.backendPid === undefined ? [] : [u.backendPid]));
-      const running = new Set<number>(pids.length ? await this.platform.db('pg_stat_activity').whereIn('pid', pids).pluck('pid') : []);
+      const running = new Set<number>(
+        pids.length ? await this.platform.db('pg_stat_activity').whereIn('pid', pids).pluck('pid') : [],
+      );
       const due = old.filter(([, u]) => u.backendPid === undefined || !running.has(u.backendPid));
       if (due.length === 0) return;
-      const stored = new Set<string>(await this.platform.db('submissions').whereIn('id', due.map(([id]) => id)).pluck('id'));
+      const stored = new Set<string>(
+        await this.platform
+          .db('submissions')
+          .whereIn(
+            'id',
+            due.map(([id]) => id),
+          )
+          .pluck('id'),
+      );
       for (const [id, u] of due) {
         if (!stored.has(id)) await this.platform.blobs.delete(u.storageKeys);
         this.pending.delete(id);
       }
     } catch (err) {
-      this.platform.logger.warn({ err, pending: this.pending.size }, 'could not settle the files of submissions of unknown outcome yet; will retry');
+      this.platform.logger.warn(
+        { err, pending: this.pending.size },
+        'could not settle the files of submissions of unknown outcome yet; will retry',
+      );
     }
   }
 

@@ -23,10 +23,20 @@ export async function findFormBySlug(db: Db, slug: string, period: string): Prom
   const row = await db('forms as f')
     .join('accounts as a', 'a.id', 'f.account_id')
     .join('plans as p', 'p.id', 'a.plan_id')
-    .leftJoin('usage_counters as u', (j) => j.on('u.account_id', 'f.account_id').andOn('u.period', db.raw('?::date', [period])))
+    .leftJoin('usage_counters as u', (j) =>
+      j.on('u.account_id', 'f.account_id').andOn('u.period', db.raw('?::date', [period])),
+    )
     .where('f.slug', slug)
     .first(
-      'f.id', 'f.account_id', 'f.name', 'f.status', 'f.honeypot_field', 'f.bot_challenge_provider', 'f.bot_challenge_secret', 'f.redirect_url', 'f.allowed_origins',
+      'f.id',
+      'f.account_id',
+      'f.name',
+      'f.status',
+      'f.honeypot_field',
+      'f.bot_challenge_provider',
+      'f.bot_challenge_secret',
+      'f.redirect_url',
+      'f.allowed_origins',
       db.raw('coalesce(a.quota_override, p.monthly_quota)::int as monthly_quota'),
       'p.max_file_bytes',
       db.raw('coalesce(u.used, 0)::int as used'),
@@ -40,7 +50,12 @@ export interface Replay {
 }
 
 /** The submission an unexpired idempotency key points to. */
-export async function findReplay(db: Db | Knex.Transaction, formId: string, key: string, now: Date): Promise<Replay | undefined> {
+export async function findReplay(
+  db: Db | Knex.Transaction,
+  formId: string,
+  key: string,
+  now: Date,
+): Promise<Replay | undefined> {
   return db('idempotency_keys as k')
     .join('submissions as s', 's.id', 'k.submission_id')
     .where({ 'k.form_id': formId, 'k.key': key })
@@ -86,7 +101,16 @@ export function serializeStoreItem({ row, event, period, quota }: StoreItem): st
     referrer: row.referrer,
     spam_reason: row.spam_reason,
     received_at: row.received_at,
-    files: row.files.length ? row.files.map(({ id, field, filename, content_type, size, storage_key }) => ({ id, field, filename, content_type, size, storage_key })) : null,
+    files: row.files.length
+      ? row.files.map(({ id, field, filename, content_type, size, storage_key }) => ({
+          id,
+          field,
+          filename,
+          content_type,
+          size,
+          storage_key,
+        }))
+      : null,
     event_id: event.event_id,
     subject: event.subject,
     // The submission's fields are stored from the event's copy: they travel once. An event that
@@ -115,8 +139,25 @@ export interface GroupResult {
  * explains it). Without `admit` it raises `QUOTA_EXCEEDED_SQLSTATE` when a quota cannot take all
  * of the group, having stored nothing; with `admit` it stores the posts the quota still takes.
  */
-export async function storeSubmissionRows(db: Db, group: readonly { item: StoreItem; json: string }[], admit: boolean): Promise<GroupResult> {
-  const claims = group.flatMap(({ item: { row, idempotency } }, n) => (idempotency ? [{ n, form_id: row.form_id, key: idempotency.key, submission_id: row.id, created_at: row.received_at, expires_at: idempotency.expiresAt }] : []));
+export async function storeSubmissionRows(
+  db: Db,
+  group: readonly { item: StoreItem; json: string }[],
+  admit: boolean,
+): Promise<GroupResult> {
+  const claims = group.flatMap(({ item: { row, idempotency } }, n) =>
+    idempotency
+      ? [
+          {
+            n,
+            form_id: row.form_id,
+            key: idempotency.key,
+            submission_id: row.id,
+            created_at: row.received_at,
+            expires_at: idempotency.expiresAt,
+          },
+        ]
+      : [],
+  );
   // Each post's JSON is an object; its ordinal goes in front of its first key.
   const items = `[${group.map(({ json }, n) => `{"n":${n},${json.slice(1)}`).join(',')}]`;
   const [result] = await runPrepared<GroupResult>(db, {

@@ -6,13 +6,32 @@ import { createRateLimiter } from '../domain/rate-limit';
 import { present } from './present';
 import { noteSubmissionOutcome } from './submission-metrics';
 
-const Fields = Type.Record(Type.String(), Type.String(), { description: 'Field names as sent. `bot-challenge-response` and the honeypot field are control fields, never stored.' });
-const JsonFields = Type.Record(Type.String(), Type.Unknown(), { description: 'One object; non-string values are stored JSON-stringified. At most 32 levels deep, 1 MiB.' });
-const Multipart = Type.Object({}, { additionalProperties: Type.Union([Type.String(), Type.String({ contentEncoding: 'binary' })]), description: 'Fields and file parts; each file is streamed to storage and limited by the plan’s per-file size.' });
+const Fields = Type.Record(Type.String(), Type.String(), {
+  description: 'Field names as sent. `bot-challenge-response` and the honeypot field are control fields, never stored.',
+});
+const JsonFields = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'One object; non-string values are stored JSON-stringified. At most 32 levels deep, 1 MiB.',
+});
+const Multipart = Type.Object(
+  {},
+  {
+    additionalProperties: Type.Union([Type.String(), Type.String({ contentEncoding: 'binary' })]),
+    description: 'Fields and file parts; each file is streamed to storage and limited by the plan’s per-file size.',
+  },
+);
 
-const Created = Type.Object({ id: Type.String({ description: '`sub_...`' }), received_at: Type.String({ format: 'date-time' }), status: Type.Literal('received'), files: Type.Integer({ minimum: 0 }) });
+const Created = Type.Object({
+  id: Type.String({ description: '`sub_...`' }),
+  received_at: Type.String({ format: 'date-time' }),
+  status: Type.Literal('received'),
+  files: Type.Integer({ minimum: 0 }),
+});
 const Spam = Type.Object({ ok: Type.Literal(true), status: Type.Literal('accepted') });
-const Replay = Type.Object({ id: Type.String(), status: Type.Literal('received'), idempotent_replay: Type.Literal(true) });
+const Replay = Type.Object({
+  id: Type.String(),
+  status: Type.Literal('received'),
+  idempotent_replay: Type.Literal(true),
+});
 
 export function ingestRoutes(platform: Platform): RouteDef[] {
   const limiter = createRateLimiter(platform);
@@ -30,20 +49,48 @@ export function ingestRoutes(platform: Platform): RouteDef[] {
       params: Type.Object({ slug: Type.String({ minLength: 1, description: 'the form’s slug' }) }),
       requestBody: {
         required: false,
-        content: { 'application/x-www-form-urlencoded': { schema: Fields }, 'multipart/form-data': { schema: Multipart }, 'application/json': { schema: JsonFields } },
+        content: {
+          'application/x-www-form-urlencoded': { schema: Fields },
+          'multipart/form-data': { schema: Multipart },
+          'application/json': { schema: JsonFields },
+        },
       },
       responses: {
         201: { description: 'Created', schema: Created },
-        200: { description: 'Caught as spam (`{ ok, status: "accepted" }`), or a replayed Idempotency-Key (`idempotent_replay: true`)', schema: Type.Union([Spam, Replay]) },
-        303: { description: 'A browser form post, sent on to the form’s redirect_url', headers: { Location: { description: 'the redirect_url', schema: Type.String() } } },
+        200: {
+          description:
+            'Caught as spam (`{ ok, status: "accepted" }`), or a replayed Idempotency-Key (`idempotent_replay: true`)',
+          schema: Type.Union([Spam, Replay]),
+        },
+        303: {
+          description: 'A browser form post, sent on to the form’s redirect_url',
+          headers: { Location: { description: 'the redirect_url', schema: Type.String() } },
+        },
       },
-      problems: ['bad-body', 'quota-exceeded', 'form-not-live', 'origin-not-allowed', 'invalid-key', 'challenge-failed', 'form-not-found', 'file-too-large', 'uploads-not-allowed', 'body-too-large', 'unsupported-media-type', 'validation-failed', 'rate-limited', 'service-unavailable'],
+      problems: [
+        'bad-body',
+        'quota-exceeded',
+        'form-not-live',
+        'origin-not-allowed',
+        'invalid-key',
+        'challenge-failed',
+        'form-not-found',
+        'file-too-large',
+        'uploads-not-allowed',
+        'body-too-large',
+        'unsupported-media-type',
+        'validation-failed',
+        'rate-limited',
+        'service-unavailable',
+      ],
       async handler(ctx, { params }) {
         const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
-        if (encoding !== 'identity') throw problem('unsupported-media-type', 'Compressed request bodies are not accepted');
+        if (encoding !== 'identity')
+          throw problem('unsupported-media-type', 'Compressed request bodies are not accepted');
         const kind = (ctx.request.is('urlencoded', 'multipart', 'json') || undefined) as BodyKind | undefined;
         const charset = ctx.request.charset;
-        if (kind !== 'multipart' && charset && !/^(utf-?8|us-ascii)$/i.test(charset)) throw problem('unsupported-media-type', 'Send the body in UTF-8');
+        if (kind !== 'multipart' && charset && !/^(utf-?8|us-ascii)$/i.test(charset))
+          throw problem('unsupported-media-type', 'Send the body in UTF-8');
         const length = ctx.get('content-length');
         try {
           const outcome = await ingestSubmission({

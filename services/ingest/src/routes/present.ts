@@ -11,7 +11,10 @@ export function wantsHtml(ctx: Context): boolean {
 export function present(ctx: Context, outcome: IngestOutcome): void {
   const json =
     outcome.kind === 'created'
-      ? { status: 201, body: { id: outcome.id, received_at: outcome.receivedAt, status: 'received', files: outcome.files } }
+      ? {
+          status: 201,
+          body: { id: outcome.id, received_at: outcome.receivedAt, status: 'received', files: outcome.files },
+        }
       : outcome.kind === 'spam' || (outcome.kind === 'replay' && outcome.spam)
         ? // A replayed spam post gets the same benign answer as the first one: nothing tells a bot it was caught.
           { status: 200, body: { ok: true, status: 'accepted' } }
@@ -39,4 +42,3 @@ const THANK_YOU = `<!doctype html>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}</style></head>
 <body><h1>Thank you</h1><p>Your submission has been received.</p><p><a href="javascript:history.back()">Go back</a></p></body></html>
 `;
-

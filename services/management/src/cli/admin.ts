@@ -9,26 +9,48 @@ create prints one JSON object on stdout with account_id and management_key (show
 update sets the contact address that receives quota warnings (--email '' clears it) and prints the account.`;
 
 /** The operator CLI. Exactly one JSON object on stdout; everything else on stderr. */
-export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.env): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
+export async function runAdmin(
+  argv: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
   const [noun, verb, ...rest] = argv;
   if (noun === 'accounts' && verb === 'update') return updateAccount(rest, env);
   if (noun !== 'accounts' || verb !== 'create') return { code: 2, stderr: USAGE };
   let values: { plan?: string; name?: string; quota?: string; email?: string };
   try {
-    ({ values } = parseArgs({ args: rest, options: { plan: { type: 'string' }, name: { type: 'string' }, quota: { type: 'string' }, email: { type: 'string' } }, strict: true }));
+    ({ values } = parseArgs({
+      args: rest,
+      options: {
+        plan: { type: 'string' },
+        name: { type: 'string' },
+        quota: { type: 'string' },
+        email: { type: 'string' },
+      },
+      strict: true,
+    }));
   } catch (err) {
     return { code: 2, stderr: `${(err as Error).message}\n\n${USAGE}` };
   }
-  if (!values.plan || !['free', 'pro', 'team'].includes(values.plan)) return { code: 2, stderr: `--plan must be free, pro or team\n\n${USAGE}` };
-  if (values.quota !== undefined && !/^\d{1,9}$/.test(values.quota)) return { code: 2, stderr: '--quota must be a whole number of submissions per month' };
-  if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email)) return { code: 2, stderr: '--email must be an e-mail address' };
+  if (!values.plan || !['free', 'pro', 'team'].includes(values.plan))
+    return { code: 2, stderr: `--plan must be free, pro or team\n\n${USAGE}` };
+  if (values.quota !== undefined && !/^\d{1,9}$/.test(values.quota))
+    return { code: 2, stderr: '--quota must be a whole number of submissions per month' };
+  if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email))
+    return { code: 2, stderr: '--email must be an e-mail address' };
 
   const config = loadConfig(env);
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolMax: 2, applicationName: 'intake-admin' });
   try {
     await migrate(db);
-    const account = await createAccount({ db, plan: values.plan as PlanId, name: values.name, quota: values.quota === undefined ? undefined : Number(values.quota), contactEmail: values.email, now: new Date() });
+    const account = await createAccount({
+      db,
+      plan: values.plan as PlanId,
+      name: values.name,
+      quota: values.quota === undefined ? undefined : Number(values.quota),
+      contactEmail: values.email,
+      now: new Date(),
+    });
     return { code: 0, stdout: account };
   } catch (err) {
     return { code: 1, stderr: isProblem(err) ? err.detail : String((err as Error).message) };
@@ -38,7 +60,10 @@ export async function runAdmin(argv: string[], env: NodeJS.ProcessEnv = process.
 }
 
 /** `accounts update ACCOUNT_ID --email ADDRESS`: the contact address for quota warnings. */
-async function updateAccount(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
+async function updateAccount(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
   let parsed: { values: { email?: string }; positionals: string[] };
   try {
     parsed = parseArgs({ args, options: { email: { type: 'string' } }, allowPositionals: true, strict: true });
@@ -48,13 +73,21 @@ async function updateAccount(args: string[], env: NodeJS.ProcessEnv): Promise<{ 
   const { values, positionals } = parsed;
   if (positionals.length !== 1) return { code: 2, stderr: `accounts update takes one ACCOUNT_ID\n\n${USAGE}` };
   if (values.email === undefined) return { code: 2, stderr: `accounts update needs --email ADDRESS\n\n${USAGE}` };
-  if (values.email !== '' && !/^[^\s@]+@[^\s@]+$/.test(values.email)) return { code: 2, stderr: '--email must be an e-mail address' };
+  if (values.email !== '' && !/^[^\s@]+@[^\s@]+$/.test(values.email))
+    return { code: 2, stderr: '--email must be an e-mail address' };
   const config = loadConfig(env);
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolMax: 2, applicationName: 'intake-admin' });
   try {
     await migrate(db);
-    return { code: 0, stdout: await setAccountContactEmail({ db, accountId: positionals[0] as string, contactEmail: values.email || null }) };
+    return {
+      code: 0,
+      stdout: await setAccountContactEmail({
+        db,
+        accountId: positionals[0] as string,
+        contactEmail: values.email || null,
+      }),
+    };
   } catch (err) {
     return { code: 1, stderr: isProblem(err) ? err.detail : String((err as Error).message) };
   } finally {

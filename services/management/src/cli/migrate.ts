@@ -7,7 +7,9 @@ import { connectNats, createDb, ensureDatabase, ensureStreams, loadConfig, migra
  * database when it is missing (and the role may), runs the migrations and provisions the JetStream
  * streams. Idempotent. Prints one JSON line on stdout; exits non-zero on failure.
  */
-export async function runMigrations(env: NodeJS.ProcessEnv = process.env): Promise<{ migrations: string[]; streams: string[] }> {
+export async function runMigrations(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ migrations: string[]; streams: string[] }> {
   const config = loadConfig(env);
   await ensureDatabase(config.DATABASE_URL).catch(() => undefined); // a managed database usually exists and the role may not create one
   const db = createDb(config.DATABASE_URL, { poolMax: 1, applicationName: 'intake-migrate' });

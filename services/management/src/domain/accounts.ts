@@ -3,25 +3,77 @@ import { generateKey, newId, problem, type Db } from '@intake/shared';
 export type PlanId = 'free' | 'pro' | 'team';
 
 /** Creates an account with its first management key (returned this once). */
-export async function createAccount(props: { db: Db; plan: PlanId; name?: string; quota?: number; contactEmail?: string; now: Date }): Promise<{ account_id: string; name: string; plan: PlanId; quota: number; contact_email: string | null; management_key: string }> {
+export async function createAccount(props: {
+  db: Db;
+  plan: PlanId;
+  name?: string;
+  quota?: number;
+  contactEmail?: string;
+  now: Date;
+}): Promise<{
+  account_id: string;
+  name: string;
+  plan: PlanId;
+  quota: number;
+  contact_email: string | null;
+  management_key: string;
+}> {
   const { db, now } = props;
   return db.transaction(async (trx) => {
     const plan = await trx('plans').where({ id: props.plan }).first('id', 'monthly_quota');
     if (!plan) throw problem('validation-failed', `Unknown plan "${props.plan}"`);
     const accountId = newId('account', now.getTime());
     const name = props.name ?? 'Unnamed account';
-    await trx('accounts').insert({ id: accountId, name, plan_id: props.plan, quota_override: props.quota ?? null, contact_email: props.contactEmail ?? null, created_at: now });
+    await trx('accounts').insert({
+      id: accountId,
+      name,
+      plan_id: props.plan,
+      quota_override: props.quota ?? null,
+      contact_email: props.contactEmail ?? null,
+      created_at: now,
+    });
     const { key, prefix, hash } = generateKey('management');
-    await trx('api_keys').insert({ id: newId('apiKey', now.getTime()), account_id: accountId, type: 'management', name: 'created by the operator CLI', prefix, key_hash: hash, created_at: now });
-    return { account_id: accountId, name, plan: props.plan, quota: props.quota ?? plan.monthly_quota, contact_email: props.contactEmail ?? null, management_key: key };
+    await trx('api_keys').insert({
+      id: newId('apiKey', now.getTime()),
+      account_id: accountId,
+      type: 'management',
+      name: 'created by the operator CLI',
+      prefix,
+      key_hash: hash,
+      created_at: now,
+    });
+    return {
+      account_id: accountId,
+      name,
+      plan: props.plan,
+      quota: props.quota ?? plan.monthly_quota,
+      contact_email: props.contactEmail ?? null,
+      management_key: key,
+    };
   });
 }
 
 /** Sets (or, with null, clears) the address that receives the account's quota warnings. */
-export async function setAccountContactEmail(props: { db: Db; accountId: string; contactEmail: string | null }): Promise<{ account_id: string; name: string; plan: string; quota: number; contact_email: string | null }> {
+export async function setAccountContactEmail(props: {
+  db: Db;
+  accountId: string;
+  contactEmail: string | null;
+}): Promise<{ account_id: string; name: string; plan: string; quota: number; contact_email: string | null }> {
   const { db } = props;
-  const updated = await db('accounts').where({ id: props.accountId }).update({ contact_email: props.contactEmail }).returning('id');
+  const updated = await db('accounts')
+    .where({ id: props.accountId })
+    .update({ contact_email: props.contactEmail })
+    .returning('id');
   if (updated.length === 0) throw problem('not-found', `No account ${props.accountId}`);
-  const row = await db('accounts').join('plans', 'plans.id', 'accounts.plan_id').where('accounts.id', props.accountId).first('accounts.id', 'accounts.name', 'accounts.plan_id', 'accounts.contact_email', db.raw('coalesce(accounts.quota_override, plans.monthly_quota)::int as quota'));
+  const row = await db('accounts')
+    .join('plans', 'plans.id', 'accounts.plan_id')
+    .where('accounts.id', props.accountId)
+    .first(
+      'accounts.id',
+      'accounts.name',
+      'accounts.plan_id',
+      'accounts.contact_email',
+      db.raw('coalesce(accounts.quota_override, plans.monthly_quota)::int as quota'),
+    );
   return { account_id: row.id, name: row.name, plan: row.plan_id, quota: row.quota, contact_email: row.contact_email };
 }

@@ -10,18 +10,42 @@ export interface MintLimit {
  * Mints a key of `type` for the account. The full key is returned this once; only its prefix
  * and hash are stored. At most `cap.limit` keys per account per window: beyond that 429.
  */
-export async function mintApiKey(props: { db: Db; accountId: string; type: KeyType; name?: string | null; now: Date; cap: MintLimit }): Promise<ApiKeyRow & { key: string }> {
+export async function mintApiKey(props: {
+  db: Db;
+  accountId: string;
+  type: KeyType;
+  name?: string | null;
+  now: Date;
+  cap: MintLimit;
+}): Promise<ApiKeyRow & { key: string }> {
   const { db, accountId, type, now, cap } = props;
   return db.transaction(async (trx) => {
     await apiKeyRepository.lockAccount(trx, accountId);
-    const minted = await apiKeyRepository.mintedSince(trx, accountId, new Date(now.getTime() - cap.windowSeconds * 1000));
+    const minted = await apiKeyRepository.mintedSince(
+      trx,
+      accountId,
+      new Date(now.getTime() - cap.windowSeconds * 1000),
+    );
     if (minted.length >= cap.limit) {
       const oldest = minted[minted.length - cap.limit] as Date;
       const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + cap.windowSeconds * 1000 - now.getTime()) / 1000));
-      throw problem('rate-limited', `At most ${cap.limit} keys can be created per ${cap.windowSeconds} seconds`, {}, { 'Retry-After': String(retryAfter) });
+      throw problem(
+        'rate-limited',
+        `At most ${cap.limit} keys can be created per ${cap.windowSeconds} seconds`,
+        {},
+        { 'Retry-After': String(retryAfter) },
+      );
     }
     const { key, prefix, hash } = generateKey(type);
-    const row = await apiKeyRepository.insert(trx, { id: newId('apiKey', now.getTime()), account_id: accountId, type, name: props.name ?? null, prefix, key_hash: hash, created_at: now });
+    const row = await apiKeyRepository.insert(trx, {
+      id: newId('apiKey', now.getTime()),
+      account_id: accountId,
+      type,
+      name: props.name ?? null,
+      prefix,
+      key_hash: hash,
+      created_at: now,
+    });
     return { ...row, key };
   });
 }
@@ -38,7 +62,10 @@ export async function revokeApiKey(props: { db: Db; accountId: string; id: strin
     if (!key) throw problem('not-found', `No API key ${id}`);
     if (key.revoked_at) return;
     if (key.type === 'management' && (await apiKeyRepository.countActive(trx, accountId, 'management')) <= 1) {
-      throw problem('conflict', 'This is the account’s last active management key; create another one before revoking it');
+      throw problem(
+        'conflict',
+        'This is the account’s last active management key; create another one before revoking it',
+      );
     }
     await apiKeyRepository.revoke(trx, accountId, id, now);
   });

@@ -7,16 +7,28 @@ import { webhookRepository } from '../repositories/webhook.repository';
 export const DELIVERY_LOG_LIMIT = 50;
 
 /** The webhook's last 50 deliveries, newest first, each with every attempt. */
-export async function deliveryLog(props: { db: Db; accountId: string; webhookId: string }): Promise<(DeliveryLogRow & { attempts: AttemptRow[] })[]> {
+export async function deliveryLog(props: {
+  db: Db;
+  accountId: string;
+  webhookId: string;
+}): Promise<(DeliveryLogRow & { attempts: AttemptRow[] })[]> {
   const { db, accountId, webhookId } = props;
   if (!(await webhookRepository.find(db, accountId, webhookId))) throw problem('not-found', `No webhook ${webhookId}`);
   const deliveries = await deliveryLogRepository.latestForWebhook(db, accountId, webhookId, DELIVERY_LOG_LIMIT);
-  const attempts = await deliveryLogRepository.attemptsOf(db, deliveries.map((d) => d.id));
+  const attempts = await deliveryLogRepository.attemptsOf(
+    db,
+    deliveries.map((d) => d.id),
+  );
   return deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.delivery_id === d.id) }));
 }
 
 /** Queues an immediate extra attempt of one delivery (a new message with a fresh msgID; the worker checks Postgres). */
-export async function replayDelivery(props: { db: Db; nats: Nats; accountId: string; id: string }): Promise<{ id: string; status: string; webhook_id: string }> {
+export async function replayDelivery(props: {
+  db: Db;
+  nats: Nats;
+  accountId: string;
+  id: string;
+}): Promise<{ id: string; status: string; webhook_id: string }> {
   const delivery = await deliveryLogRepository.find(props.db, props.accountId, props.id);
   if (!delivery) throw problem('not-found', `No delivery ${props.id}`);
   if (!(await deliveryLogRepository.webhookEnabled(props.db, props.accountId, delivery.webhook_id))) {
@@ -25,7 +37,12 @@ export async function replayDelivery(props: { db: Db; nats: Nats; accountId: str
   try {
     await requestDelivery(props.nats, { deliveryId: delivery.id, trigger: 'replay' });
   } catch {
-    throw problem('service-unavailable', 'The replay could not be queued; try again shortly', {}, { 'Retry-After': '5' });
+    throw problem(
+      'service-unavailable',
+      'The replay could not be queued; try again shortly',
+      {},
+      { 'Retry-After': '5' },
+    );
   }
   return delivery;
 }

@@ -13,7 +13,9 @@ const FIXED_COLUMNS = ['id', 'received_at', 'status', 'files'];
  * hundred thousand rows never sit in memory. Rows received after `until` (the export's start
  * when not given) are left out, so a submission arriving mid-export cannot bring an unknown field.
  */
-async function* submissionsOf(props: Pick<Platform, 'db'> & SubmissionFilter & { batchSize: number }): AsyncGenerator<SubmissionRow> {
+async function* submissionsOf(
+  props: Pick<Platform, 'db'> & SubmissionFilter & { batchSize: number },
+): AsyncGenerator<SubmissionRow> {
   const { db, batchSize, ...filter } = props;
   let after: { receivedAt: Date; id: string } | undefined;
   for (;;) {
@@ -41,14 +43,21 @@ export function csvCell(value: unknown): string {
  * row of `id, received_at, status, files` and one column per payload field seen) or as NDJSON
  * (one JSON object per line). Two passes: Postgres lists the field names, then rows stream.
  */
-export async function exportSubmissions(props: Pick<Platform, 'db' | 'clock' | 'logger'> & Omit<SubmissionFilter, 'formId'> & { formId: string; format: ExportFormat; batchSize?: number }): Promise<{ filename: string; contentType: string; stream: Readable }> {
+export async function exportSubmissions(
+  props: Pick<Platform, 'db' | 'clock' | 'logger'> &
+    Omit<SubmissionFilter, 'formId'> & { formId: string; format: ExportFormat; batchSize?: number },
+): Promise<{ filename: string; contentType: string; stream: Readable }> {
   const { db, clock, logger, format, batchSize = 1000, ...given } = props;
   const form = await getForm({ db, accountId: given.accountId, id: given.formId });
   const now = clock.now();
-  const filter: SubmissionFilter = { ...given, until: given.until && given.until < now ? given.until : new Date(now.getTime() + 1) };
+  const filter: SubmissionFilter = {
+    ...given,
+    until: given.until && given.until < now ? given.until : new Date(now.getTime() + 1),
+  };
   const rows = submissionsOf({ db, batchSize, ...filter });
   const onError = (err: Error | null) => {
-    if (err && (err as { code?: string }).code !== 'ERR_STREAM_PREMATURE_CLOSE') logger.warn({ err, formId: form.id }, 'export stream failed');
+    if (err && (err as { code?: string }).code !== 'ERR_STREAM_PREMATURE_CLOSE')
+      logger.warn({ err, formId: form.id }, 'export stream failed');
   };
   if (format === 'ndjson') {
     const lines = Readable.from(
@@ -58,15 +67,30 @@ export async function exportSubmissions(props: Pick<Platform, 'db' | 'clock' | '
         }
       })(),
     );
-    return { filename: `${form.slug}-submissions.ndjson`, contentType: 'application/x-ndjson; charset=utf-8', stream: pipeline(lines, new PassThrough(), onError) };
+    return {
+      filename: `${form.slug}-submissions.ndjson`,
+      contentType: 'application/x-ndjson; charset=utf-8',
+      stream: pipeline(lines, new PassThrough(), onError),
+    };
   }
   const fields = await submissionRepository.fieldNames(db, filter);
   const records = Readable.from(
     (async function* () {
       yield [...FIXED_COLUMNS, ...fields];
-      for await (const row of rows) yield [row.id, toTimestamp(row.received_at), row.status, String(row.file_count), ...fields.map((f) => csvCell(row.payload[f]))];
+      for await (const row of rows)
+        yield [
+          row.id,
+          toTimestamp(row.received_at),
+          row.status,
+          String(row.file_count),
+          ...fields.map((f) => csvCell(row.payload[f])),
+        ];
     })(),
   );
   const csv = stringify({ record_delimiter: 'windows' });
-  return { filename: `${form.slug}-submissions.csv`, contentType: 'text/csv; charset=utf-8; header=present', stream: pipeline(records, csv, onError) };
+  return {
+    filename: `${form.slug}-submissions.csv`,
+    contentType: 'text/csv; charset=utf-8; header=present',
+    stream: pipeline(records, csv, onError),
+  };
 }

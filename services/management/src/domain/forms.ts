@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { isUniqueViolation, newId, problem, type Platform } from '@intake/shared';
-import { formRepository, type ChallengeProvider, type FormRow, type FormStatus, type FormWrite } from '../repositories/form.repository';
+import {
+  formRepository,
+  type ChallengeProvider,
+  type FormRow,
+  type FormStatus,
+  type FormWrite,
+} from '../repositories/form.repository';
 
 export interface FormInput {
   name?: string;
@@ -40,17 +46,29 @@ function toColumns(input: FormInput, secrets: Deps['secrets']): FormWrite {
 }
 
 function slugTaken(slug: string) {
-  return problem('conflict', `The slug "${slug}" is already taken`, { errors: [{ field: 'body/slug', message: 'is already taken' }] });
+  return problem('conflict', `The slug "${slug}" is already taken`, {
+    errors: [{ field: 'body/slug', message: 'is already taken' }],
+  });
 }
 
 /** Creates a form. A given slug that is taken answers 409; a generated one is retried. */
-export async function createForm(props: Deps & { accountId: string; input: FormInput & { name: string } }): Promise<FormRow> {
+export async function createForm(
+  props: Deps & { accountId: string; input: FormInput & { name: string } },
+): Promise<FormRow> {
   const { db, secrets, clock, accountId, input } = props;
   const now = clock.now();
   for (let attempt = 0; ; attempt++) {
     const slug = input.slug ?? generateSlug(input.name);
     try {
-      return await formRepository.insert(db, { ...toColumns(input, secrets), id: newId('form', now.getTime()), account_id: accountId, name: input.name, slug, created_at: now, updated_at: now });
+      return await formRepository.insert(db, {
+        ...toColumns(input, secrets),
+        id: newId('form', now.getTime()),
+        account_id: accountId,
+        name: input.name,
+        slug,
+        created_at: now,
+        updated_at: now,
+      });
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
       if (input.slug !== undefined || attempt >= 4) throw slugTaken(slug);
@@ -69,7 +87,10 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
   const { db, secrets, clock, accountId, id, input } = props;
   if (Object.keys(input).length === 0) return getForm(props);
   try {
-    const row = await formRepository.update(db, accountId, id, { ...toColumns(input, secrets), updated_at: clock.now() });
+    const row = await formRepository.update(db, accountId, id, {
+      ...toColumns(input, secrets),
+      updated_at: clock.now(),
+    });
     if (!row) throw problem('not-found', `No form ${id}`);
     return row;
   } catch (err) {

@@ -1,5 +1,20 @@
-import { enqueueEvent, periodKey, problem, SUBJECTS, toTimestamp, type Platform, type SubmissionEvent } from '@intake/shared';
-import { submissionRepository, type FileRow, type Position, type SubmissionFilter, type SubmissionRow, type SubmissionStatus } from '../repositories/submission.repository';
+import {
+  enqueueEvent,
+  periodKey,
+  problem,
+  SUBJECTS,
+  toTimestamp,
+  type Platform,
+  type SubmissionEvent,
+} from '@intake/shared';
+import {
+  submissionRepository,
+  type FileRow,
+  type Position,
+  type SubmissionFilter,
+  type SubmissionRow,
+  type SubmissionStatus,
+} from '../repositories/submission.repository';
 import { getForm, removeBlobs } from './forms';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
@@ -16,15 +31,20 @@ export function decodeCursor(cursor: string): Position {
   try {
     const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
     const receivedAt = new Date(String(at));
-    if (typeof at === 'string' && typeof id === 'string' && !Number.isNaN(receivedAt.getTime())) return { receivedAt, id };
+    if (typeof at === 'string' && typeof id === 'string' && !Number.isNaN(receivedAt.getTime()))
+      return { receivedAt, id };
   } catch {
     // falls through to the problem below
   }
-  throw problem('validation-failed', 'The cursor is not one this API returned', { errors: [{ field: 'query/cursor', message: 'is not a valid cursor' }] });
+  throw problem('validation-failed', 'The cursor is not one this API returned', {
+    errors: [{ field: 'query/cursor', message: 'is not a valid cursor' }],
+  });
 }
 
 /** One page of a form's submissions, newest first. */
-export async function listSubmissions(props: Pick<Deps, 'db'> & Omit<SubmissionFilter, 'formId'> & { formId: string; limit: number; cursor?: string }): Promise<{ rows: SubmissionRow[]; nextCursor: string | null }> {
+export async function listSubmissions(
+  props: Pick<Deps, 'db'> & Omit<SubmissionFilter, 'formId'> & { formId: string; limit: number; cursor?: string },
+): Promise<{ rows: SubmissionRow[]; nextCursor: string | null }> {
   const { db, limit, cursor, ...filter } = props;
   const after = cursor ? decodeCursor(cursor) : undefined;
   await getForm({ db, accountId: filter.accountId, id: filter.formId });
@@ -34,7 +54,9 @@ export async function listSubmissions(props: Pick<Deps, 'db'> & Omit<SubmissionF
   return { rows: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
 }
 
-export async function getSubmission(props: Pick<Deps, 'db'> & { accountId: string; id: string }): Promise<{ submission: SubmissionRow; files: FileRow[] }> {
+export async function getSubmission(
+  props: Pick<Deps, 'db'> & { accountId: string; id: string },
+): Promise<{ submission: SubmissionRow; files: FileRow[] }> {
   const submission = await submissionRepository.findForAccount(props.db, props.accountId, props.id);
   if (!submission) throw problem('not-found', `No submission ${props.id}`);
   return { submission, files: await submissionRepository.files(props.db, props.accountId, props.id) };
@@ -60,7 +82,9 @@ export async function deleteSubmission(props: Deps & { accountId: string; id: st
  * received → spam: a label only (it stays counted; deliveries already made stay made); moving
  * it back restores it without counting or firing a second time.
  */
-export async function setSubmissionStatus(props: Pick<Deps, 'db'> & { accountId: string; id: string; status: SubmissionStatus }): Promise<SubmissionRow> {
+export async function setSubmissionStatus(
+  props: Pick<Deps, 'db'> & { accountId: string; id: string; status: SubmissionStatus },
+): Promise<SubmissionRow> {
   const { db, accountId, id, status } = props;
   return db.transaction(async (trx) => {
     const row = await submissionRepository.findForAccount(trx, accountId, id, { forUpdate: true });
@@ -79,7 +103,13 @@ export async function setSubmissionStatus(props: Pick<Deps, 'db'> & { accountId:
       status: 'received',
       received_at: toTimestamp(row.received_at),
       payload: row.payload,
-      files: files.map((f) => ({ id: f.id, field: f.field, filename: f.filename, content_type: f.content_type, size: Number(f.size) })),
+      files: files.map((f) => ({
+        id: f.id,
+        field: f.field,
+        filename: f.filename,
+        content_type: f.content_type,
+        size: Number(f.size),
+      })),
       file_bytes: Number(row.file_bytes),
       form_name: form?.name ?? '',
     };

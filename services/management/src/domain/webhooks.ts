@@ -1,4 +1,10 @@
-import { checkWebhookUrl, createWebhookAgent, generateWebhookSecret, sendTestPing, type AttemptResult } from '@intake/delivery';
+import {
+  checkWebhookUrl,
+  createWebhookAgent,
+  generateWebhookSecret,
+  sendTestPing,
+  type AttemptResult,
+} from '@intake/delivery';
 import { newId, problem, type Config, type Db, type SecretBox } from '@intake/shared';
 import { webhookRepository, type WebhookRow } from '../repositories/webhook.repository';
 
@@ -12,7 +18,8 @@ interface Deps {
 /** 422 unless the URL is an allowed webhook target (https, not inside our network). */
 async function assertAllowedUrl(url: string, config: Deps['config']): Promise<void> {
   const refusal = await checkWebhookUrl(url, config.WEBHOOK_ALLOW_PRIVATE_NETWORKS);
-  if (refusal) throw problem('validation-failed', `body/url ${refusal}`, { errors: [{ field: 'body/url', message: refusal }] });
+  if (refusal)
+    throw problem('validation-failed', `body/url ${refusal}`, { errors: [{ field: 'body/url', message: refusal }] });
 }
 
 async function findOr404(db: Db, accountId: string, id: string): Promise<WebhookRow> {
@@ -22,22 +29,39 @@ async function findOr404(db: Db, accountId: string, id: string): Promise<Webhook
 }
 
 /** Creates a webhook on one of the account's forms; the new secret is returned this once and stored sealed. */
-export async function createWebhook(props: Deps & { accountId: string; formId: string; url: string }): Promise<WebhookRow & { plainSecret: string }> {
+export async function createWebhook(
+  props: Deps & { accountId: string; formId: string; url: string },
+): Promise<WebhookRow & { plainSecret: string }> {
   const { db, accountId, formId, now } = props;
   if (!(await webhookRepository.formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
   await assertAllowedUrl(props.url, props.config);
   const plainSecret = generateWebhookSecret();
-  const row = await webhookRepository.insert(db, { id: newId('webhook', now.getTime()), account_id: accountId, form_id: formId, url: props.url, secret: props.secrets.seal(plainSecret), created_at: now, updated_at: now });
+  const row = await webhookRepository.insert(db, {
+    id: newId('webhook', now.getTime()),
+    account_id: accountId,
+    form_id: formId,
+    url: props.url,
+    secret: props.secrets.seal(plainSecret),
+    created_at: now,
+    updated_at: now,
+  });
   return { ...row, plainSecret };
 }
 
 export async function listWebhooks(props: { db: Db; accountId: string; formId: string }): Promise<WebhookRow[]> {
-  if (!(await webhookRepository.formExists(props.db, props.accountId, props.formId))) throw problem('not-found', `No form ${props.formId}`);
+  if (!(await webhookRepository.formExists(props.db, props.accountId, props.formId)))
+    throw problem('not-found', `No form ${props.formId}`);
   return webhookRepository.listForForm(props.db, props.accountId, props.formId);
 }
 
 /** Changes url and/or enabled; `rotate_secret: true` replaces the secret and returns the new one this once. */
-export async function updateWebhook(props: Deps & { accountId: string; id: string; changes: { url?: string; enabled?: boolean; rotate_secret?: boolean } }): Promise<WebhookRow & { plainSecret?: string }> {
+export async function updateWebhook(
+  props: Deps & {
+    accountId: string;
+    id: string;
+    changes: { url?: string; enabled?: boolean; rotate_secret?: boolean };
+  },
+): Promise<WebhookRow & { plainSecret?: string }> {
   const { db, accountId, id, changes } = props;
   await findOr404(db, accountId, id);
   if (changes.url !== undefined) await assertAllowedUrl(changes.url, props.config);
@@ -53,15 +77,26 @@ export async function updateWebhook(props: Deps & { accountId: string; id: strin
 }
 
 export async function deleteWebhook(props: { db: Db; accountId: string; id: string }): Promise<void> {
-  if (!(await webhookRepository.remove(props.db, props.accountId, props.id))) throw problem('not-found', `No webhook ${props.id}`);
+  if (!(await webhookRepository.remove(props.db, props.accountId, props.id)))
+    throw problem('not-found', `No webhook ${props.id}`);
 }
 
 /** The synchronous test ping, through the delivery service's own sender. */
 export async function testWebhook(props: Deps & { accountId: string; id: string }): Promise<AttemptResult> {
   const webhook = await findOr404(props.db, props.accountId, props.id);
-  const agent = createWebhookAgent({ allowPrivateNetworks: props.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS, timeoutMs: props.config.WEBHOOK_TIMEOUT_MS });
+  const agent = createWebhookAgent({
+    allowPrivateNetworks: props.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    timeoutMs: props.config.WEBHOOK_TIMEOUT_MS,
+  });
   try {
-    return await sendTestPing({ db: props.db, secrets: props.secrets, agent, config: props.config, webhook, now: props.now });
+    return await sendTestPing({
+      db: props.db,
+      secrets: props.secrets,
+      agent,
+      config: props.config,
+      webhook,
+      now: props.now,
+    });
   } finally {
     await agent.close().catch(() => undefined);
   }

@@ -15,13 +15,30 @@ export interface ApiKeyRow {
 const COLUMNS = ['id', 'account_id', 'type', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at'];
 
 export const apiKeyRepository = {
-  async insert(db: Knex, row: { id: string; account_id: string; type: KeyType; name: string | null; prefix: string; key_hash: string; created_at: Date }): Promise<ApiKeyRow> {
+  async insert(
+    db: Knex,
+    row: {
+      id: string;
+      account_id: string;
+      type: KeyType;
+      name: string | null;
+      prefix: string;
+      key_hash: string;
+      created_at: Date;
+    },
+  ): Promise<ApiKeyRow> {
     const [created] = await db('api_keys').insert(row).returning(COLUMNS);
     return created as ApiKeyRow;
   },
 
   async listForAccount(db: Knex, accountId: string): Promise<ApiKeyRow[]> {
-    return db('api_keys').where({ account_id: accountId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).select(COLUMNS);
+    return db('api_keys')
+      .where({ account_id: accountId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .select(COLUMNS);
   },
 
   async findForAccount(db: Knex, accountId: string, id: string): Promise<ApiKeyRow | undefined> {
@@ -33,13 +50,21 @@ export const apiKeyRepository = {
   },
 
   async countActive(db: Knex, accountId: string, type: KeyType): Promise<number> {
-    const row = await db('api_keys').where({ account_id: accountId, type }).whereNull('revoked_at').count<{ count: string }[]>('id as count').first();
+    const row = await db('api_keys')
+      .where({ account_id: accountId, type })
+      .whereNull('revoked_at')
+      .count<{ count: string }[]>('id as count')
+      .first();
     return Number(row?.count ?? 0);
   },
 
   /** Creation times of the keys minted since `since`, oldest first (for the minting cap). */
   async mintedSince(db: Knex, accountId: string, since: Date): Promise<Date[]> {
-    const rows = await db('api_keys').where({ account_id: accountId }).where('created_at', '>=', since).orderBy('created_at').select('created_at');
+    const rows = await db('api_keys')
+      .where({ account_id: accountId })
+      .where('created_at', '>=', since)
+      .orderBy('created_at')
+      .select('created_at');
     return rows.map((r: { created_at: Date }) => r.created_at);
   },
 

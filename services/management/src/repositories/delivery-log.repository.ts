@@ -20,17 +20,51 @@ export const deliveryLogRepository = {
   async latestForWebhook(db: Knex, accountId: string, webhookId: string, limit: number): Promise<DeliveryLogRow[]> {
     return db('deliveries')
       .where({ account_id: accountId, webhook_id: webhookId })
-      .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
       .limit(limit)
-      .select('id', 'webhook_id', 'submission_id', 'event_type', 'status', 'attempt_count', 'last_error', 'last_status_code', 'next_attempt_at', 'created_at', 'updated_at');
+      .select(
+        'id',
+        'webhook_id',
+        'submission_id',
+        'event_type',
+        'status',
+        'attempt_count',
+        'last_error',
+        'last_status_code',
+        'next_attempt_at',
+        'created_at',
+        'updated_at',
+      );
   },
 
   async attemptsOf(db: Knex, deliveryIds: string[]): Promise<AttemptRow[]> {
     if (deliveryIds.length === 0) return [];
-    return db('delivery_attempts').whereIn('delivery_id', deliveryIds).orderBy([{ column: 'started_at', order: 'asc' }, { column: 'id', order: 'asc' }]).select('delivery_id', 'attempt', 'trigger', 'started_at', 'duration_ms', 'status_code', 'error', 'response_body');
+    return db('delivery_attempts')
+      .whereIn('delivery_id', deliveryIds)
+      .orderBy([
+        { column: 'started_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .select(
+        'delivery_id',
+        'attempt',
+        'trigger',
+        'started_at',
+        'duration_ms',
+        'status_code',
+        'error',
+        'response_body',
+      );
   },
 
-  async find(db: Knex, accountId: string, id: string): Promise<{ id: string; status: string; webhook_id: string } | undefined> {
+  async find(
+    db: Knex,
+    accountId: string,
+    id: string,
+  ): Promise<{ id: string; status: string; webhook_id: string } | undefined> {
     return db('deliveries').where({ account_id: accountId, id }).first('id', 'status', 'webhook_id');
   },
 

@@ -30,13 +30,21 @@ function toDb(values: FormWrite): Record<string, unknown> {
 }
 
 export const formRepository = {
-  async insert(db: Knex, row: FormWrite & { id: string; account_id: string; name: string; slug: string; created_at: Date }): Promise<FormRow> {
+  async insert(
+    db: Knex,
+    row: FormWrite & { id: string; account_id: string; name: string; slug: string; created_at: Date },
+  ): Promise<FormRow> {
     const [created] = await db('forms').insert(toDb(row)).returning('*');
     return created as FormRow;
   },
 
   async listForAccount(db: Knex, accountId: string): Promise<FormRow[]> {
-    return db('forms').where({ account_id: accountId }).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]);
+    return db('forms')
+      .where({ account_id: accountId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ]);
   },
 
   async findForAccount(db: Knex, accountId: string, id: string): Promise<FormRow | undefined> {

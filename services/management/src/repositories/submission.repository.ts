@@ -41,7 +41,17 @@ export interface Position {
   id: string;
 }
 
-const COLUMNS = ['id', 'account_id', 'form_id', 'status', 'payload', 'file_count', 'file_bytes', 'spam_reason', 'received_at'];
+const COLUMNS = [
+  'id',
+  'account_id',
+  'form_id',
+  'status',
+  'payload',
+  'file_count',
+  'file_bytes',
+  'spam_reason',
+  'received_at',
+];
 
 function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -52,7 +62,10 @@ function filtered(db: Knex, f: SubmissionFilter): Knex.QueryBuilder {
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
   if (f.until) query.where('received_at', '<', f.until);
-  if (f.q) query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [`%${escapeLike(f.q)}%`]);
+  if (f.q)
+    query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [
+      `%${escapeLike(f.q)}%`,
+    ]);
   return query;
 }
 
@@ -61,7 +74,13 @@ export const submissionRepository = {
   async page(db: Knex, f: SubmissionFilter & { after?: Position; limit: number }): Promise<SubmissionRow[]> {
     const query = filtered(db, f);
     if (f.after) query.whereRaw('(received_at, id) < (?, ?)', [f.after.receivedAt, f.after.id]);
-    return query.orderBy([{ column: 'received_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(f.limit).select(COLUMNS);
+    return query
+      .orderBy([
+        { column: 'received_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(f.limit)
+      .select(COLUMNS);
   },
 
   /** Every payload field name in the filtered submissions, in order of first appearance (then posted order). Computed in Postgres. */
@@ -74,7 +93,12 @@ export const submissionRepository = {
     return rows.map((r) => r.key);
   },
 
-  async findForAccount(db: Knex, accountId: string, id: string, options: { forUpdate?: boolean } = {}): Promise<SubmissionRow | undefined> {
+  async findForAccount(
+    db: Knex,
+    accountId: string,
+    id: string,
+    options: { forUpdate?: boolean } = {},
+  ): Promise<SubmissionRow | undefined> {
     const query = db('submissions').where({ account_id: accountId, id });
     if (options.forUpdate) query.forUpdate();
     return query.first(COLUMNS);
@@ -84,15 +108,27 @@ export const submissionRepository = {
     return db('submission_files').where({ account_id: accountId, submission_id: submissionId }).orderBy('id');
   },
 
-  async setStatus(db: Knex, accountId: string, id: string, status: SubmissionStatus, spamReason: string | null): Promise<SubmissionRow> {
-    const [row] = await db('submissions').where({ account_id: accountId, id }).update({ status, spam_reason: spamReason }).returning(COLUMNS);
+  async setStatus(
+    db: Knex,
+    accountId: string,
+    id: string,
+    status: SubmissionStatus,
+    spamReason: string | null,
+  ): Promise<SubmissionRow> {
+    const [row] = await db('submissions')
+      .where({ account_id: accountId, id })
+      .update({ status, spam_reason: spamReason })
+      .returning(COLUMNS);
     return row as SubmissionRow;
   },
 
   /** Deletes the submission and every copy of its data: files (rows), webhook deliveries and their log, its idempotency key. */
   async delete(db: Knex, accountId: string, id: string): Promise<void> {
     await db('deliveries').where({ account_id: accountId, submission_id: id }).delete();
-    await db('idempotency_keys').whereIn('form_id', db('submissions').where({ account_id: accountId, id }).select('form_id')).andWhere({ submission_id: id }).delete();
+    await db('idempotency_keys')
+      .whereIn('form_id', db('submissions').where({ account_id: accountId, id }).select('form_id'))
+      .andWhere({ submission_id: id })
+      .delete();
     await db('submissions').where({ account_id: accountId, id }).delete();
   },
 
@@ -103,6 +139,9 @@ export const submissionRepository = {
 
   /** Counts a received submission toward the account's monthly quota. */
   async countUsage(db: Knex, accountId: string, period: string): Promise<void> {
-    await db.raw('INSERT INTO usage_counters (account_id, period, used) VALUES (?, ?, 1) ON CONFLICT (account_id, period) DO UPDATE SET used = usage_counters.used + 1', [accountId, period]);
+    await db.raw(
+      'INSERT INTO usage_counters (account_id, period, used) VALUES (?, ?, 1) ON CONFLICT (account_id, period) DO UPDATE SET used = usage_counters.used + 1',
+      [accountId, period],
+    );
   },
 };

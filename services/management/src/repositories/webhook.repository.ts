@@ -24,14 +24,25 @@ export const webhookRepository = {
   },
 
   async listForForm(db: Knex, accountId: string, formId: string): Promise<WebhookRow[]> {
-    return db('webhooks').where({ account_id: accountId, form_id: formId }).orderBy([{ column: 'created_at', order: 'asc' }, { column: 'id', order: 'asc' }]).select('*');
+    return db('webhooks')
+      .where({ account_id: accountId, form_id: formId })
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .select('*');
   },
 
   async find(db: Knex, accountId: string, id: string): Promise<WebhookRow | undefined> {
     return db('webhooks').where({ account_id: accountId, id }).first('*');
   },
 
-  async update(db: Knex, accountId: string, id: string, changes: Partial<Pick<WebhookRow, 'url' | 'enabled' | 'secret' | 'updated_at'>>): Promise<WebhookRow | undefined> {
+  async update(
+    db: Knex,
+    accountId: string,
+    id: string,
+    changes: Partial<Pick<WebhookRow, 'url' | 'enabled' | 'secret' | 'updated_at'>>,
+  ): Promise<WebhookRow | undefined> {
     const [row] = await db('webhooks').where({ account_id: accountId, id }).update(changes).returning('*');
     return row as WebhookRow | undefined;
   },

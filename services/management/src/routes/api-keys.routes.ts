@@ -16,7 +16,10 @@ const ApiKey = Type.Object(
   },
   { $id: 'ApiKey' },
 );
-const CreatedApiKey = Type.Composite([ApiKey, Type.Object({ key: Type.String({ description: 'the full key, shown this once' }) })]);
+const CreatedApiKey = Type.Composite([
+  ApiKey,
+  Type.Object({ key: Type.String({ description: 'the full key, shown this once' }) }),
+]);
 
 function present(row: ApiKeyRow) {
   return {
@@ -40,11 +43,24 @@ export function apiKeyRoutes(platform: Platform): RouteDef[] {
       summary: 'Create an API key (the full key is returned this once)',
       tags: ['API keys'],
       auth: 'management',
-      body: Type.Object({ type: Type.Union([Type.Literal('submission'), Type.Literal('management')]), name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))) }, { additionalProperties: false }),
+      body: Type.Object(
+        {
+          type: Type.Union([Type.Literal('submission'), Type.Literal('management')]),
+          name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+        },
+        { additionalProperties: false },
+      ),
       responses: { 201: { description: 'Created', schema: CreatedApiKey } },
       problems: ['rate-limited'],
       async handler(ctx, { body, principal }) {
-        const created = await mintApiKey({ db, accountId: principal.accountId, type: body.type, name: body.name, now: clock.now(), cap: { limit: config.KEY_MINT_LIMIT, windowSeconds: config.KEY_MINT_WINDOW_SECONDS } });
+        const created = await mintApiKey({
+          db,
+          accountId: principal.accountId,
+          type: body.type,
+          name: body.name,
+          now: clock.now(),
+          cap: { limit: config.KEY_MINT_LIMIT, windowSeconds: config.KEY_MINT_WINDOW_SECONDS },
+        });
         ctx.status = 201;
         ctx.body = { ...present(created), key: created.key };
       },

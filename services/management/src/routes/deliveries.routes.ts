@@ -18,7 +18,12 @@ const Delivery = Type.Object(
     webhook_id: Type.String(),
     type: Type.String({ description: 'envelope type: `submission.created` or `webhook.test`' }),
     submission_id: Nullable(Type.String()),
-    status: Type.Union([Type.Literal('pending'), Type.Literal('retrying'), Type.Literal('succeeded'), Type.Literal('failed')]),
+    status: Type.Union([
+      Type.Literal('pending'),
+      Type.Literal('retrying'),
+      Type.Literal('succeeded'),
+      Type.Literal('failed'),
+    ]),
     attempt_count: Type.Integer({ description: 'attempts made, replays and tests included' }),
     last_status_code: Nullable(Type.Integer()),
     last_error: Nullable(Type.String()),
@@ -60,7 +65,15 @@ export function deliveryRoutes(platform: Platform): RouteDef[] {
             next_attempt_at: d.next_attempt_at ? toTimestamp(d.next_attempt_at) : null,
             created_at: toTimestamp(d.created_at),
             updated_at: toTimestamp(d.updated_at),
-            attempts: d.attempts.map((a) => ({ attempt: a.attempt, trigger: a.trigger, started_at: toTimestamp(a.started_at), duration_ms: a.duration_ms, status_code: a.status_code, error: a.error, response_body: a.response_body })),
+            attempts: d.attempts.map((a) => ({
+              attempt: a.attempt,
+              trigger: a.trigger,
+              started_at: toTimestamp(a.started_at),
+              duration_ms: a.duration_ms,
+              status_code: a.status_code,
+              error: a.error,
+              response_body: a.response_body,
+            })),
           })),
         };
       },
@@ -70,11 +83,21 @@ export function deliveryRoutes(platform: Platform): RouteDef[] {
       path: '/v1/deliveries/:id/replay',
       operationId: 'replayDelivery',
       summary: 'Send one delivery again now, whatever its schedule or state',
-      description: 'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
+      description:
+        'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
       tags: ['Webhooks'],
       auth: 'management',
       params: IdParams('delivery id'),
-      responses: { 202: { description: 'Queued', schema: Type.Object({ id: Type.String(), status: Type.String({ description: 'the delivery’s status before the replay' }), replay: Type.Literal('queued') }) } },
+      responses: {
+        202: {
+          description: 'Queued',
+          schema: Type.Object({
+            id: Type.String(),
+            status: Type.String({ description: 'the delivery’s status before the replay' }),
+            replay: Type.Literal('queued'),
+          }),
+        },
+      },
       problems: ['not-found', 'conflict', 'service-unavailable'],
       async handler(ctx, { params, principal }) {
         const delivery = await replayDelivery({ db, nats, accountId: principal.accountId, id: params.id });

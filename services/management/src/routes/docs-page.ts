@@ -48,6 +48,11 @@ export function problemPage(p: ProblemDescription): string {
 }
 
 export function problemListPage(list: ProblemDescription[]): string {
-  const rows = list.map((p) => `<tr><td>${p.status}</td><td><a href="${escapeHtml(p.type)}"><code>${escapeHtml(p.slug)}</code></a></td><td>${escapeHtml(p.title)}</td></tr>`).join('');
+  const rows = list
+    .map(
+      (p) =>
+        `<tr><td>${p.status}</td><td><a href="${escapeHtml(p.type)}"><code>${escapeHtml(p.slug)}</code></a></td><td>${escapeHtml(p.title)}</td></tr>`,
+    )
+    .join('');
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Problem types</title><style>${STYLE}</style></head><body><h1>Problem types</h1><p>Every error is an RFC 7807 <code>application/problem+json</code> document whose <code>type</code> is one of these.</p><table><tr><th>status</th><th>slug</th><th>title</th></tr>${rows}</table></body></html>`;
 }

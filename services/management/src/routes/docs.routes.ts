@@ -12,7 +12,10 @@ const ProblemType = Type.Object({
   description: Type.String(),
 });
 
-const OpenApi = Type.Object({ openapi: Type.Literal('3.1.0'), info: Type.Object({}), paths: Type.Object({}) }, { additionalProperties: true, description: 'this document' });
+const OpenApi = Type.Object(
+  { openapi: Type.Literal('3.1.0'), info: Type.Object({}), paths: Type.Object({}) },
+  { additionalProperties: true, description: 'this document' },
+);
 
 /** Where problem types are described: the path of PROBLEMS_URL (`/problems` by default). */
 export function problemsPath(problemsUrl: string): string {
@@ -31,7 +34,8 @@ export function docsRoutes(platform: Platform, managementRoutes: () => RouteDef[
       method: 'GET',
       path: '/openapi',
       operationId: 'getOpenApi',
-      summary: 'This OpenAPI 3.1 document: every public endpoint of ingest, management, webhooks, deliveries, API keys, usage and health',
+      summary:
+        'This OpenAPI 3.1 document: every public endpoint of ingest, management, webhooks, deliveries, API keys, usage and health',
       tags: ['Docs'],
       auth: 'none',
       responses: { 200: { description: 'The document', schema: OpenApi } },
@@ -76,7 +80,9 @@ export function docsRoutes(platform: Platform, managementRoutes: () => RouteDef[
       summary: 'What one problem type means (JSON, or HTML when the client prefers `text/html`)',
       tags: ['Docs'],
       auth: 'none',
-      params: Type.Object({ slug: Type.String({ maxLength: 64, description: 'the trailing part of a problem `type`' }) }),
+      params: Type.Object({
+        slug: Type.String({ maxLength: 64, description: 'the trailing part of a problem `type`' }),
+      }),
       responses: { 200: { description: 'The problem type', schema: ProblemType } },
       problems: ['not-found'],
       handler(ctx, { params }) {

@@ -16,21 +16,39 @@ export function fileRoutes(platform: Platform): RouteDef[] {
       path: '/v1/files/:id',
       operationId: 'downloadFile',
       summary: 'Download a stored file through a signed link (from `GET /v1/submissions/:id`)',
-      description: 'The link is the authorisation: no key is needed until it expires. An altered or foreign link answers 404; an expired one 410 `link-expired`.',
+      description:
+        'The link is the authorisation: no key is needed until it expires. An altered or foreign link answers 404; an expired one 410 `link-expired`.',
       tags: ['Submissions'],
       auth: 'none',
       params: Type.Object({ id: Type.String({ maxLength: 64, description: 'file id, `fil_...`' }) }),
-      query: Type.Object({ expires: Type.Optional(Type.String({ maxLength: 20 })), signature: Type.Optional(Type.String({ maxLength: 200 })) }),
-      responses: { 200: { description: 'The file, as an attachment', contentType: '*/*', schema: Type.String({ contentMediaType: 'application/octet-stream' }) } },
+      query: Type.Object({
+        expires: Type.Optional(Type.String({ maxLength: 20 })),
+        signature: Type.Optional(Type.String({ maxLength: 200 })),
+      }),
+      responses: {
+        200: {
+          description: 'The file, as an attachment',
+          contentType: '*/*',
+          schema: Type.String({ contentMediaType: 'application/octet-stream' }),
+        },
+      },
       problems: ['not-found', 'link-expired'],
       async handler(ctx, { params, query }) {
-        const verdict = checkFileLink({ secrets, fileId: params.id, expires: query.expires ?? '', signature: query.signature ?? '', now: clock.now() });
+        const verdict = checkFileLink({
+          secrets,
+          fileId: params.id,
+          expires: query.expires ?? '',
+          signature: query.signature ?? '',
+          now: clock.now(),
+        });
         if (verdict === 'invalid') throw problem('not-found', 'This download link is not valid');
-        if (verdict === 'expired') throw problem('link-expired', 'This download link has expired; fetch the submission again for a fresh one');
+        if (verdict === 'expired')
+          throw problem('link-expired', 'This download link has expired; fetch the submission again for a fresh one');
         const file = await submissionRepository.fileById(db, params.id);
         if (!file) throw problem('not-found', 'The file no longer exists');
         const body = await blobs.get(file.storage_key).catch((err: { code?: string; name?: string }) => {
-          if (err?.code === 'ENOENT' || err?.name === 'NoSuchKey' || err?.name === 'NotFound') throw problem('not-found', 'The file no longer exists');
+          if (err?.code === 'ENOENT' || err?.name === 'NoSuchKey' || err?.name === 'NotFound')
+            throw problem('not-found', 'The file no longer exists');
           throw err;
         });
         ctx.set('Content-Disposition', attachmentHeader(file.filename));

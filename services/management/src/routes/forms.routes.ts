@@ -4,7 +4,9 @@ import { createForm, deleteForm, getForm, updateForm } from '../domain/forms';
 import { formRepository, type FormRow } from '../repositories/form.repository';
 import { IdParams, List, Nullable, Timestamp } from './schemas';
 
-const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], { description: 'only `live` forms accept posts; any transition is allowed' });
+const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], {
+  description: 'only `live` forms accept posts; any transition is allowed',
+});
 const Provider = Type.Union([Type.Literal('turnstile'), Type.Literal('hcaptcha'), Type.Literal('recaptcha')]);
 const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 });
 
@@ -28,17 +30,55 @@ const Form = Type.Object(
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
-  slug: Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$', description: 'URL-safe: lower-case letters, digits and inner hyphens; generated from the name when absent' }),
+  slug: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$',
+    description: 'URL-safe: lower-case letters, digits and inner hyphens; generated from the name when absent',
+  }),
   status: Status,
-  honeypot_field: Type.String({ minLength: 1, maxLength: 100, pattern: '^(?!bot-challenge-response$)', description: 'posts that fill this field are stored as spam; it is stripped from payloads' }),
-  bot_challenge: Nullable(Type.Object({ provider: Provider, secret: Type.String({ minLength: 1, maxLength: 500, description: 'the provider secret key; stored encrypted, never returned' }) }, { additionalProperties: false })),
+  honeypot_field: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    pattern: '^(?!bot-challenge-response$)',
+    description: 'posts that fill this field are stored as spam; it is stripped from payloads',
+  }),
+  bot_challenge: Nullable(
+    Type.Object(
+      {
+        provider: Provider,
+        secret: Type.String({
+          minLength: 1,
+          maxLength: 500,
+          description: 'the provider secret key; stored encrypted, never returned',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+  ),
   notify_emails: Type.Array(Type.String({ format: 'email', maxLength: 320 }), { maxItems: 20, uniqueItems: true }),
   redirect_url: Nullable(Url),
-  allowed_origins: Type.Array(Type.String({ pattern: '^https?://[^/\\s?#]+$', maxLength: 300, description: 'an origin, e.g. `https://example.com`' }), { maxItems: 50, uniqueItems: true, description: 'empty: any origin' }),
+  allowed_origins: Type.Array(
+    Type.String({
+      pattern: '^https?://[^/\\s?#]+$',
+      maxLength: 300,
+      description: 'an origin, e.g. `https://example.com`',
+    }),
+    { maxItems: 50, uniqueItems: true, description: 'empty: any origin' },
+  ),
 };
 
 const CreateForm = Type.Object(
-  { ...fields, slug: Type.Optional(fields.slug), status: Type.Optional(fields.status), honeypot_field: Type.Optional(fields.honeypot_field), bot_challenge: Type.Optional(fields.bot_challenge), notify_emails: Type.Optional(fields.notify_emails), redirect_url: Type.Optional(fields.redirect_url), allowed_origins: Type.Optional(fields.allowed_origins) },
+  {
+    ...fields,
+    slug: Type.Optional(fields.slug),
+    status: Type.Optional(fields.status),
+    honeypot_field: Type.Optional(fields.honeypot_field),
+    bot_challenge: Type.Optional(fields.bot_challenge),
+    notify_emails: Type.Optional(fields.notify_emails),
+    redirect_url: Type.Optional(fields.redirect_url),
+    allowed_origins: Type.Optional(fields.allowed_origins),
+  },
   { additionalProperties: false },
 );
 const UpdateForm = Type.Partial(Type.Object(fields), { additionalProperties: false });
@@ -120,7 +160,9 @@ export function formRoutes(platform: Platform): RouteDef[] {
       responses: { 200: { description: 'The updated form', schema: Form } },
       problems: ['not-found', 'conflict'],
       async handler(ctx, { params, body, principal }) {
-        ctx.body = present(await updateForm({ ...platform, accountId: principal.accountId, id: params.id, input: body }));
+        ctx.body = present(
+          await updateForm({ ...platform, accountId: principal.accountId, id: params.id, input: body }),
+        );
       },
     }),
     route({

@@ -15,10 +15,14 @@ export function healthRoutes(platform: Platform): RouteDef[] {
       path: '/v1/health',
       operationId: 'getHealth',
       summary: 'Service health: the state of Postgres, NATS and Redis',
-      description: 'Answers 200 when every dependency responds and 503 (same body) when one does not, so a monitor can use the status code alone.',
+      description:
+        'Answers 200 when every dependency responds and 503 (same body) when one does not, so a monitor can use the status code alone.',
       tags: ['Health'],
       auth: 'none',
-      responses: { 200: { description: 'Everything is up', schema: Health }, 503: { description: 'A dependency is down', schema: Health } },
+      responses: {
+        200: { description: 'Everything is up', schema: Health },
+        503: { description: 'A dependency is down', schema: Health },
+      },
       async handler(ctx) {
         const checks = await checkDependencies(platform);
         const ok = Object.values(checks).every((s) => s === 'ok');

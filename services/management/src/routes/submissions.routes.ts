@@ -1,5 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import { fileDownloadUrl, FILE_LINK_TTL_SECONDS, route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import {
+  fileDownloadUrl,
+  FILE_LINK_TTL_SECONDS,
+  route,
+  toTimestamp,
+  type Platform,
+  type RouteDef,
+} from '@intake/shared';
 import { deleteSubmission, getSubmission, listSubmissions, setSubmissionStatus } from '../domain/submissions';
 import { exportSubmissions } from '../domain/export';
 import type { FileRow, SubmissionRow } from '../repositories/submission.repository';
@@ -13,7 +20,9 @@ const Submission = Type.Object(
     form_id: Type.String(),
     status: Status,
     received_at: Timestamp,
-    payload: Type.Record(Type.String(), Type.String(), { description: 'stored field names and values; control fields stripped' }),
+    payload: Type.Record(Type.String(), Type.String(), {
+      description: 'stored field names and values; control fields stripped',
+    }),
     files: Type.Integer({ description: 'number of stored files' }),
     spam_reason: Nullable(Type.String({ description: 'why it is spam (`honeypot`, `marked-by-owner`, ...)' })),
   },
@@ -30,17 +39,33 @@ const Attachment = Type.Object({
   expires_at: Timestamp,
 });
 
-const SubmissionDetail = Type.Object({ ...Submission.properties, attachments: Type.Array(Attachment, { description: 'the stored files with download links' }) }, { additionalProperties: false });
+const SubmissionDetail = Type.Object(
+  {
+    ...Submission.properties,
+    attachments: Type.Array(Attachment, { description: 'the stored files with download links' }),
+  },
+  { additionalProperties: false },
+);
 
 const Filters = {
   status: Type.Optional(Status),
   since: Type.Optional(Type.String({ format: 'date-time', description: 'received at or after (inclusive)' })),
   until: Type.Optional(Type.String({ format: 'date-time', description: 'received before (exclusive)' })),
-  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'case-insensitive text searched in every payload value' })),
+  q: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'case-insensitive text searched in every payload value' }),
+  ),
 };
 
 export function presentSubmission(row: SubmissionRow) {
-  return { id: row.id, form_id: row.form_id, status: row.status, received_at: toTimestamp(row.received_at), payload: row.payload, files: row.file_count, spam_reason: row.spam_reason };
+  return {
+    id: row.id,
+    form_id: row.form_id,
+    status: row.status,
+    received_at: toTimestamp(row.received_at),
+    payload: row.payload,
+    files: row.file_count,
+    spam_reason: row.spam_reason,
+  };
 }
 
 const when = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
@@ -50,7 +75,15 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
   const tags = ['Submissions'];
   const attachment = (f: FileRow) => {
     const now = clock.now();
-    return { id: f.id, field: f.field, filename: f.filename, content_type: f.content_type, size: Number(f.size), url: fileDownloadUrl({ config, secrets, fileId: f.id, now }), expires_at: toTimestamp(Math.floor(now.getTime() / 1000) * 1000 + FILE_LINK_TTL_SECONDS * 1000) };
+    return {
+      id: f.id,
+      field: f.field,
+      filename: f.filename,
+      content_type: f.content_type,
+      size: Number(f.size),
+      url: fileDownloadUrl({ config, secrets, fileId: f.id, now }),
+      expires_at: toTimestamp(Math.floor(now.getTime() / 1000) * 1000 + FILE_LINK_TTL_SECONDS * 1000),
+    };
   };
   return [
     route({
@@ -61,11 +94,25 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
       tags,
       auth: 'management',
       params: IdParams('form id, `frm_...`'),
-      query: Type.Object({ limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }), cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })), ...Filters }),
+      query: Type.Object({
+        limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+        cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
+        ...Filters,
+      }),
       responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Submission) } },
       problems: ['not-found'],
       async handler(ctx, { params, query, principal }) {
-        const { rows, nextCursor } = await listSubmissions({ db, accountId: principal.accountId, formId: params.id, limit: query.limit, cursor: query.cursor, status: query.status, since: when(query.since), until: when(query.until), q: query.q });
+        const { rows, nextCursor } = await listSubmissions({
+          db,
+          accountId: principal.accountId,
+          formId: params.id,
+          limit: query.limit,
+          cursor: query.cursor,
+          status: query.status,
+          since: when(query.since),
+          until: when(query.until),
+          q: query.q,
+        });
         ctx.body = { data: rows.map(presentSubmission), next_cursor: nextCursor };
       },
     }),
@@ -90,7 +137,8 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
       path: '/v1/submissions/:id',
       operationId: 'updateSubmission',
       summary: 'Move a submission between `spam` and `received`',
-      description: 'Marking a caught spam submission as `received` counts it toward the month’s usage and fires `submission.created` (webhooks, e-mail) then. Marking a received one as `spam` only relabels it: it stays counted, and moving it back fires nothing again.',
+      description:
+        'Marking a caught spam submission as `received` counts it toward the month’s usage and fires `submission.created` (webhooks, e-mail) then. Marking a received one as `spam` only relabels it: it stays counted, and moving it back fires nothing again.',
       tags,
       auth: 'management',
       params: IdParams('submission id, `sub_...`'),
@@ -98,7 +146,9 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
       responses: { 200: { description: 'The submission', schema: Submission } },
       problems: ['not-found'],
       async handler(ctx, { params, body, principal }) {
-        ctx.body = presentSubmission(await setSubmissionStatus({ db, accountId: principal.accountId, id: params.id, status: body.status }));
+        ctx.body = presentSubmission(
+          await setSubmissionStatus({ db, accountId: principal.accountId, id: params.id, status: body.status }),
+        );
       },
     }),
     route({
@@ -127,7 +177,10 @@ function exportRoute(platform: Platform, format: 'csv' | 'ndjson'): RouteDef {
     method: 'GET',
     path: `/v1/forms/:id/export.${format}`,
     operationId: format === 'csv' ? 'exportSubmissionsCsv' : 'exportSubmissionsNdjson',
-    summary: format === 'csv' ? 'Export a form’s submissions as CSV (RFC 4180, one column per field seen), streamed' : 'Export a form’s submissions as NDJSON (one JSON object per line), streamed',
+    summary:
+      format === 'csv'
+        ? 'Export a form’s submissions as CSV (RFC 4180, one column per field seen), streamed'
+        : 'Export a form’s submissions as NDJSON (one JSON object per line), streamed',
     description:
       format === 'csv'
         ? 'Same filters as the list, newest first. Columns: `id`, `received_at`, `status`, `files`, then each payload field in order of first appearance; CRLF line ends.'
@@ -141,12 +194,26 @@ function exportRoute(platform: Platform, format: 'csv' | 'ndjson'): RouteDef {
         description: 'The file, as an attachment',
         contentType: EXPORT_TYPES[format],
         schema: Type.String(),
-        headers: { 'Content-Disposition': { description: `\`attachment; filename="<slug>-submissions.${format}"\``, schema: Type.String() } },
+        headers: {
+          'Content-Disposition': {
+            description: `\`attachment; filename="<slug>-submissions.${format}"\``,
+            schema: Type.String(),
+          },
+        },
       },
     },
     problems: ['not-found'],
     async handler(ctx, { params, query, principal }) {
-      const out = await exportSubmissions({ ...platform, accountId: principal.accountId, formId: params.id, format, status: query.status, since: when(query.since), until: when(query.until), q: query.q });
+      const out = await exportSubmissions({
+        ...platform,
+        accountId: principal.accountId,
+        formId: params.id,
+        format,
+        status: query.status,
+        since: when(query.since),
+        until: when(query.until),
+        q: query.q,
+      });
       ctx.set('Content-Disposition', `attachment; filename="${out.filename}"`);
       ctx.set('Cache-Control', 'no-store');
       ctx.type = out.contentType;

@@ -15,19 +15,35 @@ const Webhook = Type.Object(
   },
   { $id: 'Webhook' },
 );
-const Secret = Type.String({ pattern: '^whsec_', description: 'signing secret `whsec_<base64 of 32 bytes>`; shown only in this answer' });
+const Secret = Type.String({
+  pattern: '^whsec_',
+  description: 'signing secret `whsec_<base64 of 32 bytes>`; shown only in this answer',
+});
 const WebhookWithSecret = Type.Composite([Webhook, Type.Object({ secret: Secret })]);
 const WebhookMaybeSecret = Type.Composite([Webhook, Type.Object({ secret: Type.Optional(Secret) })]);
-const Url = Type.String({ minLength: 1, maxLength: 2048, description: 'https URL outside private networks (http and private targets only with WEBHOOK_ALLOW_PRIVATE_NETWORKS)' });
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description: 'https URL outside private networks (http and private targets only with WEBHOOK_ALLOW_PRIVATE_NETWORKS)',
+});
 const TestResult = Type.Object({
-  status_code: Type.Integer({ description: 'what the endpoint answered; 0 when it did not answer (network error, timeout, refused target)' }),
+  status_code: Type.Integer({
+    description: 'what the endpoint answered; 0 when it did not answer (network error, timeout, refused target)',
+  }),
   ok: Type.Boolean({ description: 'true for a 2xx answer' }),
   error: Type.Optional(Type.String({ description: 'why the ping failed, when it did' })),
   duration_ms: Type.Integer(),
 });
 
 function present(row: WebhookRow) {
-  return { id: row.id, form_id: row.form_id, url: row.url, enabled: row.enabled, created_at: toTimestamp(row.created_at), updated_at: toTimestamp(row.updated_at) };
+  return {
+    id: row.id,
+    form_id: row.form_id,
+    url: row.url,
+    enabled: row.enabled,
+    created_at: toTimestamp(row.created_at),
+    updated_at: toTimestamp(row.updated_at),
+  };
 }
 
 export function webhookRoutes(platform: Platform): RouteDef[] {
@@ -46,7 +62,12 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
       problems: ['not-found', 'validation-failed'],
       async handler(ctx, { params, body, principal }) {
-        const created = await createWebhook({ ...deps(), accountId: principal.accountId, formId: params.id, url: body.url });
+        const created = await createWebhook({
+          ...deps(),
+          accountId: principal.accountId,
+          formId: params.id,
+          url: body.url,
+        });
         ctx.status = 201;
         ctx.set('Location', `/v1/webhooks/${created.id}`);
         ctx.body = { ...present(created), secret: created.plainSecret };
@@ -63,7 +84,9 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       responses: { 200: { description: 'The webhooks, oldest first', schema: List(Webhook) } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
-        ctx.body = { data: (await listWebhooks({ db, accountId: principal.accountId, formId: params.id })).map(present) };
+        ctx.body = {
+          data: (await listWebhooks({ db, accountId: principal.accountId, formId: params.id })).map(present),
+        };
       },
     }),
     route({
@@ -74,11 +97,25 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       tags: ['Webhooks'],
       auth: 'management',
       params: IdParams('webhook id'),
-      body: Type.Object({ url: Type.Optional(Url), enabled: Type.Optional(Type.Boolean()), rotate_secret: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
-      responses: { 200: { description: 'The updated webhook, with `secret` only when rotated', schema: WebhookMaybeSecret } },
+      body: Type.Object(
+        {
+          url: Type.Optional(Url),
+          enabled: Type.Optional(Type.Boolean()),
+          rotate_secret: Type.Optional(Type.Boolean()),
+        },
+        { additionalProperties: false },
+      ),
+      responses: {
+        200: { description: 'The updated webhook, with `secret` only when rotated', schema: WebhookMaybeSecret },
+      },
       problems: ['not-found', 'validation-failed'],
       async handler(ctx, { params, body, principal }) {
-        const updated = await updateWebhook({ ...deps(), accountId: principal.accountId, id: params.id, changes: body });
+        const updated = await updateWebhook({
+          ...deps(),
+          accountId: principal.accountId,
+          id: params.id,
+          changes: body,
+        });
         ctx.body = { ...present(updated), ...(updated.plainSecret ? { secret: updated.plainSecret } : {}) };
       },
     }),
@@ -102,7 +139,8 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       path: '/v1/webhooks/:id/test',
       operationId: 'testWebhook',
       summary: 'Send a signed `webhook.test` envelope now and report what the endpoint answered',
-      description: 'Synchronous; creates no submission. The ping appears in the delivery log as a `webhook.test` delivery with one attempt.',
+      description:
+        'Synchronous; creates no submission. The ping appears in the delivery log as a `webhook.test` delivery with one attempt.',
       tags: ['Webhooks'],
       auth: 'management',
       params: IdParams('webhook id'),
@@ -110,7 +148,12 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
         const result = await testWebhook({ ...deps(), accountId: principal.accountId, id: params.id });
-        ctx.body = { status_code: result.statusCode ?? 0, ok: result.ok, ...(result.error ? { error: result.error } : {}), duration_ms: result.durationMs };
+        ctx.body = {
+          status_code: result.statusCode ?? 0,
+          ok: result.ok,
+          ...(result.error ? { error: result.error } : {}),
+          duration_ms: result.durationMs,
+        };
       },
     }),
   ];

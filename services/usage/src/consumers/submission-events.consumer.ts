@@ -1,5 +1,15 @@
 import { AckPolicy, DeliverPolicy, nanos } from 'nats';
-import { ACK, checkSubmissionEvent, createMailer, ensureConsumer, isForeignKeyViolation, runConsumer, type Outcome, type Platform, type Worker } from '@intake/shared';
+import {
+  ACK,
+  checkSubmissionEvent,
+  createMailer,
+  ensureConsumer,
+  isForeignKeyViolation,
+  runConsumer,
+  type Outcome,
+  type Platform,
+  type Worker,
+} from '@intake/shared';
 import { recordSubmissionEvent } from '../domain/record-event';
 import { sendQuotaWarnings } from '../domain/quota-warnings';
 
@@ -10,7 +20,6 @@ export interface UsageConsumerOptions {
   ackWaitMs?: number;
   concurrency?: number;
 }
-
 
 /** The durable consumer over every submission event (`submission.created` and `submission.spam`). */
 export async function ensureUsageConsumer(platform: Platform, options: UsageConsumerOptions = {}): Promise<void> {
@@ -28,7 +37,11 @@ export async function ensureUsageConsumer(platform: Platform, options: UsageCons
 }
 
 /** Parse -> count (idempotent) -> ack; quota warnings queued by the count are mailed after commit. */
-export async function startUsageConsumer(platform: Platform, mailer: ReturnType<typeof createMailer>, options: UsageConsumerOptions = {}): Promise<Worker> {
+export async function startUsageConsumer(
+  platform: Platform,
+  mailer: ReturnType<typeof createMailer>,
+  options: UsageConsumerOptions = {},
+): Promise<Worker> {
   const { db, logger, clock, nats, config } = platform;
   await ensureUsageConsumer(platform, options);
   return runConsumer({
@@ -41,7 +54,8 @@ export async function startUsageConsumer(platform: Platform, mailer: ReturnType<
       const checked = checkSubmissionEvent(data);
       if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
       const event = checked.event;
-      if (Number.isNaN(new Date(event.received_at).getTime())) return { drop: `received_at "${event.received_at}" is not a timestamp` };
+      if (Number.isNaN(new Date(event.received_at).getTime()))
+        return { drop: `received_at "${event.received_at}" is not a timestamp` };
       let warningIds: string[];
       try {
         ({ warningIds } = await recordSubmissionEvent({ db, event, now: clock.now() }));
@@ -51,7 +65,14 @@ export async function startUsageConsumer(platform: Platform, mailer: ReturnType<
         throw err;
       }
       if (warningIds.length) {
-        await sendQuotaWarnings({ db, mailer, logger, publicBaseUrl: config.PUBLIC_BASE_URL, now: () => clock.now(), ids: warningIds }).catch((err) => logger.warn({ err }, 'quota warnings will be retried'));
+        await sendQuotaWarnings({
+          db,
+          mailer,
+          logger,
+          publicBaseUrl: config.PUBLIC_BASE_URL,
+          now: () => clock.now(),
+          ids: warningIds,
+        }).catch((err) => logger.warn({ err }, 'quota warnings will be retried'));
       }
       return ACK;
     },

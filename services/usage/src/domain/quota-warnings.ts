@@ -30,7 +30,12 @@ function parseQuotaWarningKey(key: string): { threshold: QuotaThreshold; account
  * that `used` (written by ingest, so already including this submission) has reached and that was
  * not queued yet this period. Returns the ids of the new warnings, to be sent after commit.
  */
-export async function queueQuotaWarnings(props: { trx: Knex.Transaction; accountId: string; period: string; now: Date }): Promise<string[]> {
+export async function queueQuotaWarnings(props: {
+  trx: Knex.Transaction;
+  accountId: string;
+  period: string;
+  now: Date;
+}): Promise<string[]> {
   const { trx, accountId, period, now } = props;
   const account = await usageRepository.accountQuota(trx, accountId);
   if (!account?.contact_email) return [];
@@ -39,7 +44,14 @@ export async function queueQuotaWarnings(props: { trx: Knex.Transaction; account
   // Highest first: when one submission crosses both thresholds (a tiny quota), only the 100% mail goes out.
   for (const threshold of reachedThresholds(used, account.limit).reverse()) {
     const status = ids.length ? 'skipped' : 'pending';
-    const id = await notificationRepository.insertOnce(trx, { accountId, kind: `quota-${threshold}`, dedupKey: quotaWarningKey(threshold, accountId, period), recipients: [account.contact_email], status, now });
+    const id = await notificationRepository.insertOnce(trx, {
+      accountId,
+      kind: `quota-${threshold}`,
+      dedupKey: quotaWarningKey(threshold, accountId, period),
+      recipients: [account.contact_email],
+      status,
+      now,
+    });
     if (id && status === 'pending') ids.push(id);
     if (id === undefined && !ids.length) break; // this one was already queued, so any lower one was too
   }
@@ -47,17 +59,30 @@ export async function queueQuotaWarnings(props: { trx: Knex.Transaction; account
 }
 
 function monthName(period: string): string {
-  return new Date(`${period}T00:00:00.000Z`).toLocaleString('en-GB', { month: 'long', year: 'numeric', timeZone: 'UTC' });
+  return new Date(`${period}T00:00:00.000Z`).toLocaleString('en-GB', {
+    month: 'long',
+    year: 'numeric',
+    timeZone: 'UTC',
+  });
 }
 
-async function composeWarning(db: Knex.Transaction, row: QuotaNotificationRow, publicBaseUrl: string): Promise<{ subject: string; text: string }> {
+async function composeWarning(
+  db: Knex.Transaction,
+  row: QuotaNotificationRow,
+  publicBaseUrl: string,
+): Promise<{ subject: string; text: string }> {
   const { threshold, accountId, period } = parseQuotaWarningKey(row.dedup_key);
   const account = await usageRepository.accountQuota(db, accountId);
   const { used } = await usageRepository.counters(db, accountId, period);
   const limit = account?.limit ?? 0;
   const month = monthName(period);
-  const resets = monthOf(new Date(`${period}T00:00:00.000Z`)).end.toISOString().slice(0, 10);
-  const subject = threshold >= 100 ? `Intake: monthly submission quota reached (${month})` : `Intake: ${threshold}% of your monthly submission quota used (${month})`;
+  const resets = monthOf(new Date(`${period}T00:00:00.000Z`))
+    .end.toISOString()
+    .slice(0, 10);
+  const subject =
+    threshold >= 100
+      ? `Intake: monthly submission quota reached (${month})`
+      : `Intake: ${threshold}% of your monthly submission quota used (${month})`;
   const text = [
     `Your Intake account${account ? ` (${account.plan_name} plan)` : ''} has received ${used} of its ${limit} submissions for ${month} (UTC).`,
     threshold >= 100
@@ -75,7 +100,15 @@ async function composeWarning(db: Knex.Transaction, row: QuotaNotificationRow, p
  * while sending so that several replicas never send the same one. A refused send stays pending
  * (retried by the next run) until MAX_WARNING_ATTEMPTS. Returns how many were sent.
  */
-export async function sendQuotaWarnings(props: { db: Db; mailer: Mailer; logger: Logger; publicBaseUrl: string; now: () => Date; ids?: string[]; limit?: number }): Promise<number> {
+export async function sendQuotaWarnings(props: {
+  db: Db;
+  mailer: Mailer;
+  logger: Logger;
+  publicBaseUrl: string;
+  now: () => Date;
+  ids?: string[];
+  limit?: number;
+}): Promise<number> {
   const { db, mailer, logger } = props;
   if (props.ids && props.ids.length === 0) return 0;
   return db.transaction(async (trx) => {
@@ -91,7 +124,10 @@ export async function sendQuotaWarnings(props: { db: Db; mailer: Mailer; logger:
       } catch (err) {
         recordNotification({ outcome: 'failed' });
         const giveUp = row.attempt_count + 1 >= MAX_WARNING_ATTEMPTS;
-        logger.warn({ err, notification: row.id, attempt: row.attempt_count + 1, giveUp }, 'quota warning could not be sent');
+        logger.warn(
+          { err, notification: row.id, attempt: row.attempt_count + 1, giveUp },
+          'quota warning could not be sent',
+        );
         await notificationRepository.markFailed(trx, row.id, String((err as Error).message ?? err), giveUp);
       }
     }

@@ -19,10 +19,16 @@ export interface RecordOutcome {
  * `usage_counters.used` is not touched: ingest counts it in the transaction that stores the submission.
  * Quota warnings are only queued for the current month (`now`): a late event of a past month warns no one.
  */
-export async function recordSubmissionEvent(props: { db: Db; event: SubmissionEvent; now: Date; consumer?: string }): Promise<RecordOutcome> {
+export async function recordSubmissionEvent(props: {
+  db: Db;
+  event: SubmissionEvent;
+  now: Date;
+  consumer?: string;
+}): Promise<RecordOutcome> {
   const { db, event, now } = props;
   return db.transaction(async (trx) => {
-    if (!(await usageRepository.claimEvent(trx, props.consumer ?? USAGE_CONSUMER, event.event_id))) return { duplicate: true, warningIds: [] };
+    if (!(await usageRepository.claimEvent(trx, props.consumer ?? USAGE_CONSUMER, event.event_id)))
+      return { duplicate: true, warningIds: [] };
     const at = new Date(event.received_at);
     const period = periodKey(at);
     const spam = event.status === 'spam';
@@ -35,7 +41,10 @@ export async function recordSubmissionEvent(props: { db: Db; event: SubmissionEv
       spam: spam ? 1 : 0,
       fileBytes: spam ? 0 : event.file_bytes,
     });
-    const warningIds = !spam && period === periodKey(now) ? await queueQuotaWarnings({ trx, accountId: event.account_id, period, now }) : [];
+    const warningIds =
+      !spam && period === periodKey(now)
+        ? await queueQuotaWarnings({ trx, accountId: event.account_id, period, now })
+        : [];
     return { duplicate: false, warningIds };
   });
 }

@@ -38,14 +38,25 @@ export interface BreakdownRow {
 export const usageRepository = {
   /** Claims an event for a consumer; false when it was already processed (a redelivery or a republish). */
   async claimEvent(trx: Knex.Transaction, consumer: string, eventId: string): Promise<boolean> {
-    const rows = await trx('processed_events').insert({ consumer, event_id: eventId }).onConflict(['consumer', 'event_id']).ignore().returning('event_id');
+    const rows = await trx('processed_events')
+      .insert({ consumer, event_id: eventId })
+      .onConflict(['consumer', 'event_id'])
+      .ignore()
+      .returning('event_id');
     return rows.length === 1;
   },
 
   /** Adds to the per-form per-day row and to the month's spam and file bytes. Never touches `used` (ingest owns it). */
   async addUsage(trx: Knex.Transaction, d: UsageDelta): Promise<void> {
     await trx('usage_daily')
-      .insert({ account_id: d.accountId, form_id: d.formId, day: d.day, received: d.received, spam: d.spam, file_bytes: d.fileBytes })
+      .insert({
+        account_id: d.accountId,
+        form_id: d.formId,
+        day: d.day,
+        received: d.received,
+        spam: d.spam,
+        file_bytes: d.fileBytes,
+      })
       .onConflict(['account_id', 'form_id', 'day'])
       .merge({
         received: trx.raw('usage_daily.received + ?', [d.received]),
@@ -55,14 +66,23 @@ export const usageRepository = {
     await trx('usage_counters')
       .insert({ account_id: d.accountId, period: d.period, used: 0, spam: d.spam, file_bytes: d.fileBytes })
       .onConflict(['account_id', 'period'])
-      .merge({ spam: trx.raw('usage_counters.spam + ?', [d.spam]), file_bytes: trx.raw('usage_counters.file_bytes + ?', [d.fileBytes]) });
+      .merge({
+        spam: trx.raw('usage_counters.spam + ?', [d.spam]),
+        file_bytes: trx.raw('usage_counters.file_bytes + ?', [d.fileBytes]),
+      });
   },
 
   async accountQuota(db: Q, accountId: string): Promise<AccountQuota | undefined> {
     return db('accounts')
       .join('plans', 'plans.id', 'accounts.plan_id')
       .where('accounts.id', accountId)
-      .first('accounts.id as account_id', 'plans.id as plan_id', 'plans.name as plan_name', db.raw('coalesce(accounts.quota_override, plans.monthly_quota)::int as "limit"'), 'accounts.contact_email');
+      .first(
+        'accounts.id as account_id',
+        'plans.id as plan_id',
+        'plans.name as plan_name',
+        db.raw('coalesce(accounts.quota_override, plans.monthly_quota)::int as "limit"'),
+        'accounts.contact_email',
+      );
   },
 
   async counters(db: Q, accountId: string, period: string): Promise<CounterRow> {
@@ -71,7 +91,12 @@ export const usageRepository = {
   },
 
   /** Per-form totals over [from, to) days, with the form's current name and slug (null once the form is deleted). */
-  async byForm(db: Q, accountId: string, from: string, to: string): Promise<(BreakdownRow & { form_id: string; name: string | null; slug: string | null })[]> {
+  async byForm(
+    db: Q,
+    accountId: string,
+    from: string,
+    to: string,
+  ): Promise<(BreakdownRow & { form_id: string; name: string | null; slug: string | null })[]> {
     const rows = await db('usage_daily as u')
       .leftJoin('forms as f', function joinForm() {
         this.on('f.id', '=', 'u.form_id').andOn('f.account_id', '=', 'u.account_id');
@@ -81,7 +106,14 @@ export const usageRepository = {
       .andWhere('u.day', '<', to)
       .groupBy('u.form_id', 'f.name', 'f.slug')
       .orderBy('u.form_id')
-      .select('u.form_id', 'f.name', 'f.slug', db.raw('sum(u.received)::int as received'), db.raw('sum(u.spam)::int as spam'), db.raw('sum(u.file_bytes)::bigint as file_bytes'));
+      .select(
+        'u.form_id',
+        'f.name',
+        'f.slug',
+        db.raw('sum(u.received)::int as received'),
+        db.raw('sum(u.spam)::int as spam'),
+        db.raw('sum(u.file_bytes)::bigint as file_bytes'),
+      );
     return rows;
   },
 
@@ -92,13 +124,20 @@ export const usageRepository = {
       .andWhere('day', '>=', from)
       .andWhere('day', '<', to)
       .groupBy('day')
-      .select(db.raw(`to_char(day, 'YYYY-MM-DD') as day`), db.raw('sum(received)::int as received'), db.raw('sum(spam)::int as spam'), db.raw('sum(file_bytes)::bigint as file_bytes'));
+      .select(
+        db.raw(`to_char(day, 'YYYY-MM-DD') as day`),
+        db.raw('sum(received)::int as received'),
+        db.raw('sum(spam)::int as spam'),
+        db.raw('sum(file_bytes)::bigint as file_bytes'),
+      );
     return new Map(rows.map((r) => [r.day, { received: r.received, spam: r.spam, file_bytes: r.file_bytes }]));
   },
 
   /** Bytes of every file the account stores now (deleted submissions take their files with them). */
   async storedFileBytes(db: Q, accountId: string): Promise<number> {
-    const row = await db('submission_files').where({ account_id: accountId }).first(db.raw('coalesce(sum(size), 0)::bigint as bytes'));
+    const row = await db('submission_files')
+      .where({ account_id: accountId })
+      .first(db.raw('coalesce(sum(size), 0)::bigint as bytes'));
     return Number(row?.bytes ?? 0);
   },
 };

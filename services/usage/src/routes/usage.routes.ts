@@ -13,12 +13,18 @@ const Breakdown = {
 export const Usage = Type.Object(
   {
     account_id: Type.String(),
-    plan: Type.Object({ id: Type.String({ description: '`free`, `pro`, `team` or another plan row' }), name: Type.String() }),
+    plan: Type.Object({
+      id: Type.String({ description: '`free`, `pro`, `team` or another plan row' }),
+      name: Type.String(),
+    }),
     period: Type.Object(
       {
         month: Type.String({ pattern: '^\\d{4}-\\d{2}$', description: 'the UTC calendar month, `YYYY-MM`' }),
         start: Timestamp,
-        end: Type.String({ format: 'date-time', description: 'exclusive: the first instant of the next month, when the quota resets' }),
+        end: Type.String({
+          format: 'date-time',
+          description: 'exclusive: the first instant of the next month, when the quota resets',
+        }),
       },
       { description: 'the UTC calendar month the figures are for' },
     ),
@@ -37,7 +43,10 @@ export const Usage = Type.Object(
       }),
       { description: 'forms with any submission this month' },
     ),
-    days: Type.Array(Type.Object({ date: Type.String({ format: 'date', description: 'UTC day, `YYYY-MM-DD`' }), ...Breakdown }), { description: 'every day of the month, zeros included' }),
+    days: Type.Array(
+      Type.Object({ date: Type.String({ format: 'date', description: 'UTC day, `YYYY-MM-DD`' }), ...Breakdown }),
+      { description: 'every day of the month, zeros included' },
+    ),
   },
   { $id: 'Usage' },
 );
@@ -54,10 +63,21 @@ export function usageRoutes(platform: Platform): RouteDef[] {
         '`used` is counted when a submission is accepted, the same number ingest enforces the quota on. Spam, bytes and the per-form and per-day breakdown are counted from the submission events, a moment later.',
       tags: ['Usage'],
       auth: 'management',
-      query: Type.Object({ month: Type.Optional(Type.String({ pattern: '^(19|20|21)\\d{2}-(0[1-9]|1[0-2])$', description: '`YYYY-MM` (UTC); defaults to the current month' })) }),
+      query: Type.Object({
+        month: Type.Optional(
+          Type.String({
+            pattern: '^(19|20|21)\\d{2}-(0[1-9]|1[0-2])$',
+            description: '`YYYY-MM` (UTC); defaults to the current month',
+          }),
+        ),
+      }),
       responses: { 200: { description: 'The usage', schema: Usage } },
       async handler(ctx, { query, principal }) {
-        ctx.body = await usageReport({ db, accountId: principal.accountId, at: query.month ? parseMonth(query.month) : clock.now() });
+        ctx.body = await usageReport({
+          db,
+          accountId: principal.accountId,
+          at: query.month ? parseMonth(query.month) : clock.now(),
+        });
       },
     }),
   ];
