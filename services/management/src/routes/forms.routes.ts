@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import { route, SLUG_PATTERN, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
 import { createForm, deleteForm, getForm, updateForm } from '../domain/forms';
 import { formRepository, type FormRow } from '../repositories/form.repository';
 import { IdParams, List, Nullable, Timestamp } from './schemas';
@@ -33,7 +33,7 @@ const fields = {
   slug: Type.String({
     minLength: 1,
     maxLength: 64,
-    pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$',
+    pattern: SLUG_PATTERN,
     description: 'URL-safe: lower-case letters, digits and inner hyphens; generated from the name when absent',
   }),
   status: Status,
@@ -141,7 +141,7 @@ export function formRoutes(platform: Platform): RouteDef[] {
       summary: 'Get a form',
       tags,
       auth: 'management',
-      params: IdParams('form id, `frm_...`'),
+      params: IdParams('form', 'form id'),
       responses: { 200: { description: 'The form', schema: Form } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
@@ -155,7 +155,7 @@ export function formRoutes(platform: Platform): RouteDef[] {
       summary: 'Change a form: any of the creation fields (`bot_challenge: null` turns the check off)',
       tags,
       auth: 'management',
-      params: IdParams('form id, `frm_...`'),
+      params: IdParams('form', 'form id'),
       body: UpdateForm,
       responses: { 200: { description: 'The updated form', schema: Form } },
       problems: ['not-found', 'conflict'],
@@ -172,7 +172,7 @@ export function formRoutes(platform: Platform): RouteDef[] {
       summary: 'Delete a form with its submissions, their stored files, and its webhooks',
       tags,
       auth: 'management',
-      params: IdParams('form id, `frm_...`'),
+      params: IdParams('form', 'form id'),
       responses: { 204: { description: 'Deleted' } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
