@@ -356,7 +356,6 @@ describe('every management and usage route, under hostile input (generated from 
   });
 
   afterAll(async () => {
-    // eslint-disable-next-line no-console
     console.log(`What the route property test tried (${RUNS} runs per operation):\n${summary.join('\n')}`);
     await new Promise<void>((resolve) => {
       server.closeAllConnections();
