@@ -29,3 +29,4 @@ export * from './retention';
 export * from './http/html';
 export * from './text';
 export * from './http/server';
+export * from './notifications';

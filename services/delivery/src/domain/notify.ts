@@ -58,7 +58,7 @@ export async function notifySubmission(props: {
     );
     await db('notifications')
       .where({ id: row.id })
-      .update({ status: 'sent', sent_at: new Date(), attempt_count: row.attempt_count + 1, last_error: null });
+      .update({ status: 'sent', sent_at: props.now, attempt_count: row.attempt_count + 1, last_error: null });
     recordNotification({ outcome: 'sent' });
     return ACK;
   } catch (err) {
@@ -68,7 +68,7 @@ export async function notifySubmission(props: {
     const message = String((err as Error).message ?? err).slice(0, 500);
     await db('notifications')
       .where({ id: row.id })
-      .update({ status: final ? 'failed' : 'retrying', attempt_count: attempts, last_error: message });
+      .update({ status: final ? 'failed' : 'pending', attempt_count: attempts, last_error: message });
     props.logger.warn(
       { err, submission_id: event.submission_id, attempt: attempts },
       final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry',
