@@ -186,9 +186,14 @@ describe('quota warnings', () => {
       const acc = await account({ quota: 5 });
       smtp.state.refuse = true;
       await post(acc, 4);
-      await eventually(async () => (await notifications(acc.id))[0]?.attempt_count >= 1, {
-        message: 'a refused attempt',
-      });
+      // The attempt is counted when claimed (`sending`); the refusal puts it back to `pending`.
+      await eventually(
+        async () => {
+          const [n] = await notifications(acc.id);
+          return n?.attempt_count >= 1 && n?.status === 'pending';
+        },
+        { message: 'a refused attempt' },
+      );
       const [failed] = await notifications(acc.id);
       expect(failed).toMatchObject({ kind: 'quota-80', status: 'pending' });
       expect(
