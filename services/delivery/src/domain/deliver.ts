@@ -2,6 +2,7 @@ import type { Agent } from 'undici';
 import { SpanKind, trace } from '@opentelemetry/api';
 import {
   ACK,
+  inActiveSpan,
   newId,
   toNatsHeaders,
   currentTraceHeaders,
@@ -46,16 +47,13 @@ export async function requestDelivery(
     'messaging.message.id': eventId,
     'intake.webhook.delivery_id': props.deliveryId,
   };
-  await tracer.startActiveSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
-    try {
-      await nats.js.publish(subject, JSON.stringify(message), {
-        msgID: eventId,
-        headers: toNatsHeaders(currentTraceHeaders()),
-        timeout: 5000,
-      });
-    } finally {
-      span.end();
-    }
+  // A failed publish marks the PRODUCER span failed (with the exception) before going on up.
+  await inActiveSpan(tracer, `${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async () => {
+    await nats.js.publish(subject, JSON.stringify(message), {
+      msgID: eventId,
+      headers: toNatsHeaders(currentTraceHeaders()),
+      timeout: 5000,
+    });
   });
 }
 
