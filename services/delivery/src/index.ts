@@ -29,4 +29,4 @@ export { fanOutSubmission, submissionData } from './domain/fan-out';
 export type { DeliveryRow, DeliveryStatus } from './repositories/delivery.repository';
 export { sendTestPing } from './domain/test-ping';
 export { notifySubmission, MAX_MAIL_ATTEMPTS } from './domain/notify';
-export { submissionMail, replyToOf } from './domain/notification-mail';
+export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';
