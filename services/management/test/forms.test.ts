@@ -70,6 +70,36 @@ describe('forms', () => {
       expect(list.body.data.map((f: { id: string }) => f.id)).toEqual([b.id, a.id]);
     });
 
+    it('pages the list with a cursor, like submissions, and refuses a cursor it did not issue', async () => {
+      const { call } = await owner();
+      const made: string[] = [];
+      for (const name of ['P1', 'P2', 'P3', 'P4', 'P5'])
+        made.unshift((await call('POST', '/v1/forms', { name })).body.id);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await call('GET', `/v1/forms?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(page.status).toBe(200);
+        expect(page.body.data.length).toBeLessThanOrEqual(2);
+        seen.push(...page.body.data.map((f: { id: string }) => f.id));
+        cursor = page.body.next_cursor;
+        pages++;
+      } while (cursor);
+      expect(seen).toEqual(made);
+      expect(pages).toBe(3);
+      expect((await call('GET', '/v1/forms')).body).toMatchObject({ next_cursor: null });
+      for (const bad of [
+        'garbage',
+        Buffer.from('["2026-01-01T00:00:00.000Z","sub_01hzzzzzzzzzzzzzzzzzzzzzzz"]').toString('base64url'),
+      ]) {
+        const res = await call('GET', `/v1/forms?cursor=${bad}`);
+        expect(res.status).toBe(422);
+        expect(res.body.errors).toEqual([{ field: 'query/cursor', message: 'is not a valid cursor' }]);
+      }
+      expect((await call('GET', '/v1/forms?limit=101')).status).toBe(422);
+    });
+
     it('moves status in every direction, changes fields, and turns the bot challenge off with null', async () => {
       const { call } = await owner();
       const form = (

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isUniqueViolation, newId, problem, type Platform } from '@intake/shared';
+import { isUniqueViolation, newId, problem, type Db, type Platform } from '@intake/shared';
 import {
   formRepository,
   type ChallengeProvider,
@@ -7,6 +7,7 @@ import {
   type FormStatus,
   type FormWrite,
 } from '../repositories/form.repository';
+import { decodeCursor, encodeCursor } from './cursor';
 
 export interface FormInput {
   name?: string;
@@ -120,4 +121,18 @@ export async function removeBlobs(props: Pick<Deps, 'blobs' | 'logger'> & { keys
   } catch (err) {
     props.logger.warn({ err, count: props.keys.length }, 'could not delete stored files; they are orphaned');
   }
+}
+
+/** One page of the account's forms, newest first; `next_cursor` continues after the last one. */
+export async function listForms(props: {
+  db: Db;
+  accountId: string;
+  limit: number;
+  cursor?: string;
+}): Promise<{ rows: FormRow[]; nextCursor: string | null }> {
+  const after = props.cursor ? decodeCursor(props.cursor, 'form') : undefined;
+  const rows = await formRepository.pageForAccount(props.db, props.accountId, { after, limit: props.limit + 1 });
+  const page = rows.slice(0, props.limit);
+  const last = page[page.length - 1];
+  return { rows: page, nextCursor: rows.length > props.limit && last ? encodeCursor(last.created_at, last.id) : null };
 }

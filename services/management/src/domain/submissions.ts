@@ -1,6 +1,5 @@
 import {
   enqueueEvent,
-  isId,
   periodKey,
   problem,
   SUBJECTS,
@@ -17,32 +16,21 @@ import {
   type SubmissionStatus,
 } from '../repositories/submission.repository';
 import { getForm, removeBlobs } from './forms';
+import { decodeCursor as decodeAt, encodeCursor as encodeAt } from './cursor';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
 
 /** Set on a received submission that its owner moved to spam, so moving it back does not count or fire it twice. */
 export const MARKED_BY_OWNER = 'marked-by-owner';
 
-const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-
 /** Cursors are opaque to clients: base64url of the last row's position. */
 export function encodeCursor(row: { received_at: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([toTimestamp(row.received_at), row.id])).toString('base64url');
+  return encodeAt(row.received_at, row.id);
 }
 
 export function decodeCursor(cursor: string): Position {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    const receivedAt = new Date(String(at));
-    // Only what encodeCursor writes: our timestamp shape and a submission id (anything else would reach the query).
-    if (typeof at === 'string' && TIMESTAMP.test(at) && typeof id === 'string' && isId('submission', id))
-      if (!Number.isNaN(receivedAt.getTime())) return { receivedAt, id };
-  } catch {
-    // falls through to the problem below
-  }
-  throw problem('validation-failed', 'The cursor is not one this API returned', {
-    errors: [{ field: 'query/cursor', message: 'is not a valid cursor' }],
-  });
+  const { at, id } = decodeAt(cursor, 'submission');
+  return { receivedAt: at, id };
 }
 
 /** One page of a form's submissions, newest first. */

@@ -38,13 +38,20 @@ export const formRepository = {
     return created as FormRow;
   },
 
-  async listForAccount(db: Knex, accountId: string): Promise<FormRow[]> {
-    return db('forms')
-      .where({ account_id: accountId })
+  /** One page of the account's forms, newest first, after `after` (the last row of the previous page). */
+  async pageForAccount(
+    db: Knex,
+    accountId: string,
+    options: { after?: { at: Date; id: string }; limit: number },
+  ): Promise<FormRow[]> {
+    const query = db('forms').where({ account_id: accountId });
+    if (options.after) query.whereRaw('(created_at, id) < (?, ?)', [options.after.at, options.after.id]);
+    return query
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
-      ]);
+      ])
+      .limit(options.limit);
   },
 
   async findForAccount(db: Knex, accountId: string, id: string): Promise<FormRow | undefined> {

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import { route, SLUG_PATTERN, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
-import { createForm, deleteForm, getForm, updateForm } from '../domain/forms';
-import { formRepository, type FormRow } from '../repositories/form.repository';
-import { IdParams, List, Nullable, Timestamp } from './schemas';
+import { createForm, deleteForm, getForm, listForms, updateForm } from '../domain/forms';
+import type { FormRow } from '../repositories/form.repository';
+import { IdParams, Nullable, Page, Timestamp } from './schemas';
 
 const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], {
   description: 'only `live` forms accept posts; any transition is allowed',
@@ -126,12 +126,22 @@ export function formRoutes(platform: Platform): RouteDef[] {
       method: 'GET',
       path: '/v1/forms',
       operationId: 'listForms',
-      summary: 'List the account’s forms, newest first',
+      summary: 'List the account’s forms, newest first, a page at a time',
       tags,
       auth: 'management',
-      responses: { 200: { description: 'The forms', schema: List(Form) } },
-      async handler(ctx, { principal }) {
-        ctx.body = { data: (await formRepository.listForAccount(db, principal.accountId)).map(present) };
+      query: Type.Object({
+        limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+        cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
+      }),
+      responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Form) } },
+      async handler(ctx, { query, principal }) {
+        const { rows, nextCursor } = await listForms({
+          db,
+          accountId: principal.accountId,
+          limit: query.limit,
+          cursor: query.cursor,
+        });
+        ctx.body = { data: rows.map(present), next_cursor: nextCursor };
       },
     }),
     route({
