@@ -30,3 +30,4 @@ export * from './http/html';
 export * from './text';
 export * from './http/server';
 export * from './notifications';
+export * from './form-changes';

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { isUniqueViolation, newId, problem, type Db, type Platform } from '@intake/shared';
+import { announceFormChange, isUniqueViolation, newId, problem, type Db, type Platform } from '@intake/shared';
 import {
   formRepository,
   type ChallengeProvider,
@@ -20,7 +20,7 @@ export interface FormInput {
   allowed_origins?: string[];
 }
 
-type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger'>;
+type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;
 
 /** A URL-safe slug from a name: lower-case ASCII letters, digits and single hyphens, plus a random suffix. */
 export function generateSlug(name: string): string {
@@ -93,6 +93,8 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
       updated_at: clock.now(),
     });
     if (!row) throw problem('not-found', `No form ${id}`);
+    // After the commit: every ingest process drops its cached copy (old slug included) now.
+    announceFormChange({ nats: props.nats, logger: props.logger, change: { form_id: row.id, slug: row.slug } });
     return row;
   } catch (err) {
     if (isUniqueViolation(err) && input.slug) throw slugTaken(input.slug);
@@ -110,6 +112,7 @@ export async function deleteForm(props: Deps & { accountId: string; id: string }
     await formRepository.delete(trx, accountId, id);
     return fileKeys;
   });
+  announceFormChange({ nats: props.nats, logger, change: { form_id: id } });
   await removeBlobs({ blobs, logger, keys });
 }
 
