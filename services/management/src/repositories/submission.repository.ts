@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
+import type { SubmissionStatus } from '@intake/shared';
 
-export type SubmissionStatus = 'received' | 'spam';
+export type { SubmissionStatus };
 
 export interface SubmissionRow {
   id: string;
