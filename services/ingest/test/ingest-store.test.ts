@@ -1,7 +1,6 @@
-import { newId, periodKey } from '@intake/shared';
+import { newId, periodKey, type StoredUpload } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
-import { storeSubmission, type Accepted } from '../src/domain/store';
-import { findFormBySlug, type IngestForm } from '../src/repositories/ingest.repository';
+import { findFormBySlug, type IngestForm } from '../src/repositories/form.repository';
 import {
   accountWithForm,
   publishedEvent,
@@ -101,27 +100,26 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     return (
       props: {
         id?: string;
-        files?: Accepted['files'];
+        files?: StoredUpload[];
         idempotencyKey?: string;
         spam?: string;
         payload?: Record<string, string>;
       } = {},
     ) =>
-      storeSubmission({
-        platform: h.platform,
-        accepted: {
-          form: ingestForm,
-          period,
-          now,
-          submissionId: props.id ?? newId('submission'),
-          spam: props.spam,
-          payload: props.payload ?? { n: '1' },
-          files: props.files ?? [],
-          idempotencyKey: props.idempotencyKey,
-          ip: '127.0.0.1',
-          userAgent: undefined,
-          referrer: undefined,
-        },
+      h.process.writer.store({
+        form: ingestForm,
+        receivedAt: now,
+        submissionId: props.id ?? newId('submission'),
+        spam: props.spam,
+        payload: props.payload ?? { n: '1' },
+        files: props.files ?? [],
+        idempotency:
+          props.idempotencyKey === undefined
+            ? undefined
+            : { key: props.idempotencyKey, expiresAt: new Date(now.getTime() + 86_400_000) },
+        ip: '127.0.0.1',
+        userAgent: undefined,
+        referrer: undefined,
       });
   };
   /** The transactions the form's submissions were written in (rows written by one transaction share its xmin). */

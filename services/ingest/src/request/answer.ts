@@ -1,6 +1,6 @@
 import { escapeHtml } from '@intake/shared';
 import type { Context } from 'koa';
-import type { IngestOutcome } from '../domain/ingest';
+import type { IngestOutcome } from '../ingest';
 
 /** A plain HTML form post from a browser (it asks for HTML and sends a form content type), as opposed to an API client. */
 export function wantsHtml(ctx: Context): boolean {
