@@ -60,9 +60,11 @@ export interface PreparedPost {
 
 /**
  * The post as `intake_store_submissions` stores it; its event goes without the fields when the
- * post is too large for a message (`EVENT_PAYLOAD_MAX_BYTES`: consumers read them from the submission).
+ * post is too large for a message (`EVENT_PAYLOAD_MAX_BYTES`: consumers read them from the submission),
+ * or when `omitPayload` says so (tests of that path with small posts).
  */
-export function preparePost(post: PostToStore): PreparedPost {
+export function preparePost(post: PostToStore, options: { omitPayload?: boolean } = {}): PreparedPost {
+  if (options.omitPayload) return serialized(storeItem(post, true));
   const whole = serialized(storeItem(post, false));
   return whole.bytes <= EVENT_PAYLOAD_MAX_BYTES ? whole : serialized(storeItem(post, true));
 }

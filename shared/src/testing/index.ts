@@ -11,6 +11,7 @@ import { createPlatform, closePlatform, type Platform } from '../platform';
 import type { Clock } from '../time';
 import { generateKey, type KeyType } from '../api-keys';
 import { newId } from '../ids';
+import { storeTestSubmission } from './submissions';
 
 /**
  * One database per Jest worker (and per checkout, so two working copies never share one),
@@ -192,5 +193,9 @@ export const factories = {
     });
     return { id, slug };
   },
+
+  /** A submission stored as ingest stores it (`storeTestSubmission`). */
+  submission: storeTestSubmission,
 };
 export * from './processes';
+export * from './submissions';
