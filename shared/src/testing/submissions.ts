@@ -15,6 +15,7 @@ import {
 
 /** A file of a test submission: with `content`, its bytes are put in the blob store; else only its row (of `size` bytes). */
 export interface TestFile {
+  id?: string;
   field?: string;
   filename?: string;
   contentType?: string;
@@ -59,7 +60,7 @@ export async function storeTestSubmission(
   const id = newId('submission', receivedAt.getTime());
   const files: StoredUpload[] = [];
   for (const [n, f] of (props.files ?? []).entries()) {
-    const fileId = newId('file');
+    const fileId = f.id ?? newId('file');
     const file: StoredUpload = {
       id: fileId,
       field: f.field ?? 'file',
