@@ -47,20 +47,25 @@ export const SubmissionEvent = Type.Object({
 });
 export type SubmissionEvent = Static<typeof SubmissionEvent>;
 
+/** What every stored submission row has (services add the columns they read). */
+export interface StoredSubmission {
+  id: string;
+  account_id: string;
+  form_id: string;
+  status: SubmissionStatus;
+  /** Field values as stored (see `SubmissionEvent.payload`). */
+  payload: Record<string, string>;
+  spam_reason: string | null;
+  received_at: Date;
+}
+
 /**
  * The ONE builder of a submission's event, as ingest stores it and as management enqueues it when
  * the owner marks a spam submission as received: `submission.created` for a received submission,
  * `submission.spam` for spam. `omitPayload` sends it without the fields (`payload_omitted`).
  */
 export function buildSubmissionCreatedEvent(props: {
-  submission: {
-    id: string;
-    form_id: string;
-    account_id: string;
-    status: SubmissionStatus;
-    received_at: Date;
-    payload: Record<string, string>;
-  };
+  submission: StoredSubmission;
   /** In the order they were uploaded; `size` may come as a string (a bigint column). */
   files: readonly (Omit<StoredFile, 'size'> & { size: number | string })[];
   formName: string;

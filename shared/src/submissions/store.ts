@@ -3,7 +3,7 @@ import {
   buildSubmissionCreatedEvent,
   EVENT_PAYLOAD_MAX_BYTES,
   type StoredFile,
-  type SubmissionStatus,
+  type StoredSubmission,
 } from '../events';
 import { outboxRow, type OutboxRow } from '../outbox';
 import { periodKey } from '../time';
@@ -28,22 +28,16 @@ export interface PostToStore {
   referrer: string | undefined;
 }
 
-export interface SubmissionRow {
-  id: string;
-  account_id: string;
-  form_id: string;
-  status: SubmissionStatus;
-  payload: Record<string, string>;
+/** A submission as ingest stores it, with its files. */
+export interface SubmissionToStore extends StoredSubmission {
   files: StoredUpload[];
   ip: string;
   user_agent: string | null;
   referrer: string | null;
-  spam_reason: string | null;
-  received_at: Date;
 }
 
 export interface StoreItem {
-  row: SubmissionRow;
+  row: SubmissionToStore;
   event: OutboxRow;
   /** The `YYYY-MM-01` of the UTC month the submission counts in. */
   period: string;
@@ -75,7 +69,7 @@ function serialized(item: StoreItem): PreparedPost {
 }
 
 function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
-  const row: SubmissionRow = {
+  const row: SubmissionToStore = {
     id: post.submissionId,
     account_id: post.form.account_id,
     form_id: post.form.id,
