@@ -122,6 +122,15 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
         referrer: undefined,
       });
   };
+  /** A file whose name Postgres refuses (a NUL cannot become text): its post fails with 22P05. */
+  const nulNamedFile = (): StoredUpload => ({
+    id: newId('file'),
+    field: 'f',
+    filename: 'a\u0000b',
+    content_type: 'text/plain',
+    size: 1,
+    storage_key: 'k',
+  });
   /** The transactions the form's submissions were written in (rows written by one transaction share its xmin). */
   const transactionsOf = async (formId: string) =>
     new Set(
@@ -153,15 +162,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     await expect(store({ id })).rejects.toMatchObject({ code: '23505' });
     expect(await usedOf(account.id)).toBe(1);
     // A NUL in a file's name cannot become text in Postgres: refused, nothing counted.
-    const file = {
-      id: newId('file'),
-      field: 'f',
-      filename: 'a\u0000b',
-      content_type: 'text/plain',
-      size: 1,
-      storage_key: 'k',
-    };
-    await expect(store({ files: [file] })).rejects.toMatchObject({ code: '22P05' });
+    await expect(store({ files: [nulNamedFile()] })).rejects.toMatchObject({ code: '22P05' });
     expect(await usedOf(account.id)).toBe(1);
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
   });
@@ -245,14 +246,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
   it('stores a group Postgres refuses as a whole post by post: the bad post fails alone', async () => {
     const { account, form } = await accountWithForm(h, { quota: 100 });
     const store = await storer(form);
-    const bad = {
-      id: newId('file'),
-      field: 'f',
-      filename: 'a\u0000b',
-      content_type: 'text/plain',
-      size: 1,
-      storage_key: 'k',
-    };
+    const bad = nulNamedFile();
     const answers = await asOneGroup(() =>
       settled(Array.from({ length: 5 }, (_, i) => store({ files: i === 2 ? [bad] : [] }))),
     );

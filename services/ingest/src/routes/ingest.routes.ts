@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { problem, route, type RouteDef } from '@intake/shared';
 import type { IngestProcess } from '../compose';
 import { ingestSubmission } from '../ingest';
-import { present } from '../request/answer';
+import { Created, present, Replay, Spam } from '../request/answer';
 import type { BodyKind } from '../request/body';
 import { requestOrigin } from '../rules/gate';
 import { noteSubmissionOutcome } from './submission-metrics';
@@ -20,19 +20,6 @@ const Multipart = Type.Object(
     description: 'Fields and file parts; each file is streamed to storage and limited by the plan’s per-file size.',
   },
 );
-
-const Created = Type.Object({
-  id: Type.String({ description: '`sub_...`' }),
-  received_at: Type.String({ format: 'date-time' }),
-  status: Type.Literal('received'),
-  files: Type.Integer({ minimum: 0 }),
-});
-const Spam = Type.Object({ ok: Type.Literal(true), status: Type.Literal('accepted') });
-const Replay = Type.Object({
-  id: Type.String(),
-  status: Type.Literal('received'),
-  idempotent_replay: Type.Literal(true),
-});
 
 export function ingestRoutes(process: IngestProcess): RouteDef[] {
   return [
