@@ -6,6 +6,7 @@ import {
   type Platform,
   type StoredFile,
   type SubmissionEvent,
+  type SubmissionStatus,
   type Worker,
 } from '@intake/shared';
 import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
@@ -100,9 +101,9 @@ export async function submit(
     formId: string;
     payload?: Record<string, string>;
     files?: StoredFile[];
-    status?: 'received' | 'spam';
+    status?: SubmissionStatus;
     subject?: string;
-    rowStatus?: 'received' | 'spam';
+    rowStatus?: SubmissionStatus;
     omitPayload?: boolean;
   },
 ): Promise<SubmissionEvent> {

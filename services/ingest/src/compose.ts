@@ -5,7 +5,7 @@ import { createGroupWriter, type GroupWriter } from './storing/group-writer';
 import { UnsettledFiles } from './storing/unsettled-files';
 
 /** What one ingest process keeps between posts, made once where the service is composed and passed to what uses it. */
-export interface IngestProcess {
+export interface IngestDeps {
   platform: Platform;
   limiter: IngestRateLimiter;
   formCache: FormCache;
@@ -13,7 +13,7 @@ export interface IngestProcess {
   unsettled: UnsettledFiles;
 }
 
-export function composeIngest(platform: Platform): IngestProcess {
+export function composeIngest(platform: Platform): IngestDeps {
   const formCache = createFormCache({ db: platform.db, ttlMs: platform.config.FORM_CACHE_MS });
   return {
     platform,

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { mayHaveCommitted, newId, Problem, problem, toTimestamp, type StoredUpload } from '@intake/shared';
-import type { IngestProcess } from './compose';
+import type { IngestDeps } from './compose';
 import { findReplay } from './repositories/submission.repository';
 import { readBody, type BodyKind } from './request/body';
 import { buildPayload, checkFieldNames } from './request/fields';
@@ -26,9 +26,9 @@ export type IngestOutcome = { redirectUrl: string | null } & (
  * Accepts one post: the checks before the body (`passGate`), the body (files streamed to
  * storage), the spam verdict (honeypot, then bot challenge), then one transaction (`GroupWriter`).
  */
-export async function ingestSubmission(process: IngestProcess, request: IngestRequest): Promise<IngestOutcome> {
-  const { platform } = process;
-  const gate = await passGate({ ...process, request });
+export async function ingestSubmission(deps: IngestDeps, request: IngestRequest): Promise<IngestOutcome> {
+  const { platform } = deps;
+  const gate = await passGate({ ...deps, request });
   const { form, now } = gate;
   const redirectUrl = form.redirect_url;
   if (gate.replay)
@@ -64,7 +64,7 @@ export async function ingestSubmission(process: IngestProcess, request: IngestRe
     const stored = spam ? [] : files;
     if (spam && files.length) await platform.blobs.delete(files.map((f) => f.storage_key));
 
-    const outcome = await process.writer
+    const outcome = await deps.writer
       .store({
         submissionId,
         form,
@@ -85,7 +85,7 @@ export async function ingestSubmission(process: IngestProcess, request: IngestRe
         // submission must never point at deleted files, so they stay until Postgres can tell.
         if (!(err instanceof Problem) && mayHaveCommitted(err) && stored.length) {
           keepFiles = true;
-          process.unsettled.add(
+          deps.unsettled.add(
             submissionId,
             stored.map((f) => f.storage_key),
             (err as { backendPid?: number }).backendPid,
@@ -94,7 +94,7 @@ export async function ingestSubmission(process: IngestProcess, request: IngestRe
         throw err;
       });
     if (outcome === 'lost-idempotency-race') {
-      await discard(process, files);
+      await discard(deps, files);
       const replay = await findReplay(platform.db, { formId: form.id, key: request.idempotencyKey as string, now });
       if (!replay) throw problem('conflict', 'Another request with this Idempotency-Key is being processed; retry it');
       return { kind: 'replay', id: replay.submission_id, spam: replay.status === 'spam', redirectUrl };
@@ -102,12 +102,12 @@ export async function ingestSubmission(process: IngestProcess, request: IngestRe
     if (spam) return { kind: 'spam', redirectUrl };
     return { kind: 'created', id: submissionId, receivedAt: toTimestamp(now), files: stored.length, redirectUrl };
   } catch (err) {
-    if (!keepFiles) await discard(process, files);
+    if (!keepFiles) await discard(deps, files);
     throw err;
   }
 }
 
-async function discard({ platform }: IngestProcess, files: StoredUpload[]): Promise<void> {
+async function discard({ platform }: IngestDeps, files: StoredUpload[]): Promise<void> {
   if (files.length)
     await platform.blobs
       .delete(files.map((f) => f.storage_key))

@@ -9,12 +9,12 @@ import {
   type ConfigOverrides,
   type TestPlatform,
 } from '@intake/shared/testing';
-import { createIngestService, type IngestProcess } from '../src';
+import { createIngestService, type IngestDeps } from '../src';
 
 export interface IngestHarness {
   platform: TestPlatform;
   /** The app's per-process state (form cache, group writer, unsettled files). */
-  process: IngestProcess;
+  deps: IngestDeps;
   url: string;
   close(): Promise<void>;
 }
@@ -38,7 +38,7 @@ export async function startIngest(
     : undefined;
   return {
     platform,
-    process: service.process(platform),
+    deps: service.deps(platform),
     url: server.url,
     async close() {
       await relay?.stop();

@@ -135,7 +135,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
 
     // Refused before its statement reached Postgres, the file is gone now; cut while its statement
     // may have been under way, it waits for Postgres to say whether the submission was stored.
-    const unsettled = ingest.process(platform).unsettled;
+    const unsettled = ingest.deps(platform).unsettled;
     if (unsettled.size > 0) {
       expect(localKeys(filesDir, account.id)).toHaveLength(1);
       await unsettled.settle(0); // Postgres is still down: nothing can be decided
@@ -214,8 +214,8 @@ describe('POST /v1/f/:slug — connection lost while storing', () => {
     expect(files).toHaveLength(1);
     expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
     // Once Postgres can tell, the files of a stored submission stay.
-    await h.process.unsettled.settle(0);
-    expect(h.process.unsettled.size).toBe(0);
+    await h.deps.unsettled.settle(0);
+    expect(h.deps.unsettled.size).toBe(0);
     expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
   });
 
@@ -231,7 +231,7 @@ describe('POST /v1/f/:slug — connection lost while storing', () => {
       proxy.cutAfter('ingest_store_submissions');
       const res = await poster(h.url, form.slug)(body);
       expect([res.status, slugOf(res)]).toEqual([503, 'service-unavailable']);
-      const unsettled = h.process.unsettled;
+      const unsettled = h.deps.unsettled;
       expect(unsettled.size).toBe(1);
       // Its server process is still waiting for the lock: nothing can be decided, the file stays.
       await unsettled.settle(0);

@@ -106,7 +106,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
         payload?: Record<string, string>;
       } = {},
     ) =>
-      h.process.writer.store({
+      h.deps.writer.store({
         form: ingestForm,
         receivedAt: now,
         submissionId: props.id ?? newId('submission'),

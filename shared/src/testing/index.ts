@@ -9,6 +9,7 @@ import { createDb, ensureDatabase, migrate, type Db } from '../db';
 import { createLogger } from '../logger';
 import { createPlatform, closePlatform, type Platform } from '../platform';
 import type { Clock } from '../time';
+import type { ChallengeProvider, FormStatus } from '../forms';
 import { generateKey, type KeyType } from '../api-keys';
 import { newId } from '../ids';
 import { storeTestSubmission } from './submissions';
@@ -169,11 +170,11 @@ export const factories = {
     accountId: string,
     props: Partial<{
       slug: string;
-      status: 'live' | 'paused' | 'draft';
+      status: FormStatus;
       honeypot_field: string;
       notify_emails: string[];
       redirect_url: string | null;
-      bot_challenge_provider: string | null;
+      bot_challenge_provider: ChallengeProvider | null;
       bot_challenge_secret: string | null;
     }> = {},
   ): Promise<{ id: string; slug: string }> {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { problem, route, type RouteDef } from '@intake/shared';
-import type { IngestProcess } from '../compose';
+import type { IngestDeps } from '../compose';
 import { ingestSubmission } from '../ingest';
 import { Created, present, Replay, Spam } from '../request/answer';
 import type { BodyKind } from '../request/body';
@@ -21,7 +21,7 @@ const Multipart = Type.Object(
   },
 );
 
-export function ingestRoutes(process: IngestProcess): RouteDef[] {
+export function ingestRoutes(deps: IngestDeps): RouteDef[] {
   return [
     route({
       method: 'POST',
@@ -80,7 +80,7 @@ export function ingestRoutes(process: IngestProcess): RouteDef[] {
           throw problem('unsupported-media-type', 'Send the body in UTF-8');
         const length = ctx.get('content-length');
         try {
-          const outcome = await ingestSubmission(process, {
+          const outcome = await ingestSubmission(deps, {
             slug: params.slug,
             ip: ctx.ip,
             authorization: ctx.get('authorization') || undefined,
