@@ -4,7 +4,7 @@ import type { IngestDeps } from '../compose';
 import { ingestSubmission } from '../ingest';
 import { Created, present, Replay, Spam } from '../request/answer';
 import type { BodyKind } from '../request/body';
-import { requestOrigin } from '../rules/gate';
+import { requestOrigin } from '../request/origin';
 import { noteSubmissionOutcome } from './submission-metrics';
 
 const Fields = Type.Record(Type.String(), Type.String(), {

@@ -88,17 +88,6 @@ function normalizeOrigin(origin: string): string {
   }
 }
 
-/** The origin a browser posted from: the Origin header, else the Referer's origin ("null" counts as an origin). */
-export function requestOrigin(origin: string | undefined, referer: string | undefined): string | undefined {
-  if (origin) return origin;
-  if (!referer) return undefined;
-  try {
-    return new URL(referer).origin;
-  } catch {
-    return 'null';
-  }
-}
-
 function checkIdempotencyKey(key: string): void {
   if (key.length === 0 || key.length > LIMITS.idempotencyKeyChars || !/^[\x20-\x7e]+$/.test(key)) {
     throw problem(

@@ -18,9 +18,8 @@ export function honeypotFilled(fields: Fields, honeypotField: string): boolean {
 export async function spamVerdict(props: {
   fields: Fields;
   honeypotField: string;
-  challenge:
-    | { provider: ChallengeProvider; secret: string; token: string | undefined; remoteIp: string; verifyUrl?: string }
-    | undefined;
+  /** The form's bot challenge with this post's token, when the form has one. */
+  challenge: ChallengeCheck | undefined;
 }): Promise<string | undefined> {
   if (honeypotFilled(props.fields, props.honeypotField)) return 'honeypot';
   if (!props.challenge) return undefined;
@@ -42,14 +41,16 @@ export type ChallengeVerdict = 'passed' | 'failed' | 'unavailable';
 
 export const SITEVERIFY_TIMEOUT_MS = 5000;
 
-export async function verifyChallenge(props: {
+export interface ChallengeCheck {
   provider: ChallengeProvider;
   secret: string;
   token: string | undefined;
   remoteIp: string;
   verifyUrl?: string;
   timeoutMs?: number;
-}): Promise<ChallengeVerdict> {
+}
+
+export async function verifyChallenge(props: ChallengeCheck): Promise<ChallengeVerdict> {
   if (!props.token || props.token.length > 4096) return 'failed';
   const body = new URLSearchParams({ secret: props.secret, response: props.token, remoteip: props.remoteIp });
   try {
