@@ -27,6 +27,8 @@ export * from './metrics';
 export type { Router as KoaRouter } from '@koa/router';
 export * from './retention';
 export * from './http/html';
+export * from './forms';
+export * from './submissions/store';
 export * from './text';
 export * from './http/server';
 export * from './notifications';

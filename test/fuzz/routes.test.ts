@@ -16,7 +16,6 @@ import { managementService } from '@intake/management';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
 import { routeFor } from '../../services/management/src/all-in-one';
-import { seedSubmission } from '../../services/management/test/seed';
 import { hostileNumber, hostileString, pct, show, wrongType } from './hostile';
 
 /**
@@ -314,7 +313,7 @@ describe('every management and usage route, under hostile input (generated from 
     const fixtures = async () => {
       const account = await factories.account(platform.db);
       const form = await factories.form(platform.db, account.id);
-      const submission = await seedSubmission(platform, {
+      const submission = await factories.submission(platform, {
         accountId: account.id,
         formId: form.id,
         payload: { name: 'Ada' },
@@ -336,7 +335,7 @@ describe('every management and usage route, under hostile input (generated from 
           account: account.id,
           form: form.id,
           submission: submission.id,
-          file: submission.fileIds[0],
+          file: submission.files[0]?.id,
           webhook: webhook['id'],
           delivery: delivery.id,
           apiKey: key.id,

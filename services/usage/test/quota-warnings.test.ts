@@ -2,9 +2,9 @@ import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
 import { eventually, factories } from '@intake/shared/testing';
-import { NOTIFICATION_STATUSES } from '@intake/shared';
+import { createMailer, NOTIFICATION_STATUSES } from '@intake/shared';
 import { reachedThresholds, sendQuotaWarnings } from '../src';
-import { manualClock, processedCount, startUsage, submit, type UsageHarness } from './helpers';
+import { manualClock, processedCount, startUsage, type UsageHarness } from './helpers';
 
 interface Received {
   to: string[];
@@ -89,7 +89,9 @@ describe('quota warnings', () => {
     async function post(acc: { id: string; formId: string }, count: number, at?: Date) {
       const events: Record<string, unknown>[] = [];
       for (let i = 0; i < count; i++)
-        events.push((await submit(h.platform, { accountId: acc.id, formId: acc.formId, at })).event);
+        events.push(
+          (await factories.submission(h.platform, { accountId: acc.id, formId: acc.formId, receivedAt: at })).event,
+        );
       const ids = events.map((e) => String(e.event_id));
       await eventually(() => processedCount(h.platform, ids).then((c) => c === ids.length), {
         message: 'events counted',
@@ -220,13 +222,14 @@ describe('quota warnings', () => {
         BEGIN IF NEW.recipients::text LIKE '%commit-fails-%' THEN RAISE EXCEPTION 'commit refused (test)'; END IF; RETURN NEW; END $$`);
       await db.raw(`CREATE CONSTRAINT TRIGGER test_refuse_commit AFTER UPDATE ON notifications
         DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_refuse_commit()`);
+      const mailer = createMailer(h.platform.config, h.platform.logger);
       try {
         await post(acc, 4);
         await eventually(async () => (await notifications(acc.id)).length === 1, { message: 'the 80% warning queued' });
         const send = () =>
           sendQuotaWarnings({
             db,
-            mailer: h.platform.mailer,
+            mailer,
             logger: h.platform.logger,
             publicBaseUrl: 'https://intake.test',
             now: () => clock.now(),
@@ -245,6 +248,7 @@ describe('quota warnings', () => {
         expect(await notifications(acc.id)).toEqual([expect.objectContaining({ status: 'pending', attempt_count: 0 })]);
         expect(mailsTo(acc.email)).toHaveLength(0);
       } finally {
+        mailer.close();
         await db.raw('DROP TRIGGER IF EXISTS test_refuse_commit ON notifications');
       }
       await eventually(async () => (await notifications(acc.id))[0]?.status === 'sent', { message: 'sent later' });
