@@ -152,14 +152,17 @@ const post: fc.Arbitrary<Post> = fc
     return { ...p, headers, tried: { ...p.tried, idempotencyKey, authorization, origin, referer } };
   });
 
-/** What a post can write: submissions, their files, idempotency keys, usage counts and events. */
-async function digest(db: Db): Promise<string> {
-  const { rows } = await db.raw(`select md5(concat_ws('|',
-    (select string_agg(t::text, ',' order by t.id) from submissions t),
-    (select string_agg(t::text, ',' order by t.id) from submission_files t),
-    (select string_agg(t::text, ',' order by t::text) from idempotency_keys t),
-    (select string_agg(t::text, ',' order by t::text) from usage_counters t),
-    (select count(*)::text from outbox))) as h`);
+/** What a post to the form can write: submissions, their files, idempotency keys, usage counts and events. */
+async function digest(db: Db, form: { id: string; accountId: string }): Promise<string> {
+  const { rows } = await db.raw(
+    `select md5(concat_ws('|',
+      (select string_agg(t::text, ',' order by t.id) from submissions t where form_id = :form),
+      (select string_agg(t::text, ',' order by t.id) from submission_files t where account_id = :account),
+      (select string_agg(t::text, ',' order by t::text) from idempotency_keys t where form_id = :form),
+      (select string_agg(t::text, ',' order by t::text) from usage_counters t where account_id = :account),
+      (select count(*)::text from outbox))) as h`,
+    { form: form.id, account: form.accountId },
+  );
   return (rows as { h: string }[])[0]?.h ?? '';
 }
 
@@ -176,6 +179,7 @@ describe('ingest’s public post under hostile input, over its three body types'
   let server: http.Server;
   let probe: Db;
   let url: string;
+  let target: { id: string; accountId: string };
   const statuses = new Map<string, number>();
   const samples: string[] = [];
 
@@ -188,6 +192,7 @@ describe('ingest’s public post under hostile input, over its three body types'
     probe = createDb(platform.config.DATABASE_URL, { poolMax: 1 });
     const account = await factories.account(platform.db, { plan: 'pro', quota: 1_000_000 });
     const form = await factories.form(platform.db, account.id);
+    target = { id: form.id, accountId: account.id };
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/f/${form.slug}`;
   });
 
@@ -209,7 +214,7 @@ describe('ingest’s public post under hostile input, over its three body types'
       const filesDir = path.resolve(platform.config.FILES_DIR);
       await fc.assert(
         fc.asyncProperty(post, async (p) => {
-          const before = await digest(probe);
+          const before = await digest(probe, target);
           const filesBefore = filesUnder(filesDir);
           const res = await fetch(url, { method: 'POST', headers: p.headers, body: new Uint8Array(p.body) });
           const text = await res.text();
@@ -221,7 +226,8 @@ describe('ingest’s public post under hostile input, over its three body types'
           if (res.status >= 400) {
             if (!(res.headers.get('content-type') ?? '').startsWith('application/problem+json'))
               throw new Error(`not a problem document: ${context}`);
-            if ((await digest(probe)) !== before) throw new Error(`a refused post changed the database: ${context}`);
+            if ((await digest(probe, target)) !== before)
+              throw new Error(`a refused post changed the database: ${context}`);
             await eventually(() => filesUnder(filesDir) === filesBefore, {
               timeoutMs: 5_000,
               message: `the files of a refused post removed: ${context}`,
