@@ -1,11 +1,4 @@
-import {
-  buildSubmissionCreatedEvent,
-  enqueueEvent,
-  periodKey,
-  problem,
-  toTimestamp,
-  type Platform,
-} from '@intake/shared';
+import { buildSubmissionCreatedEvent, enqueueEvent, periodKey, problem, type Platform } from '@intake/shared';
 import {
   submissionRepository,
   type FileRow,
