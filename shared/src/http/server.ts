@@ -82,40 +82,68 @@ function answerOnSocket(socket: Socket, p: Problem, problemsUrl: string): void {
   );
 }
 
-/** Watches one request's body: below the minimum rate for a whole window (and not because we stopped reading), 408 and close. */
-function watchBodyRate(req: http.IncomingMessage, res: http.ServerResponse, limits: ServerLimits, problemsUrl: string) {
-  if (req.complete) return;
-  const socket = req.socket;
-  let windowStart = Date.now();
-  let bytesAtStart = socket.bytesRead;
-  let ourStall = false;
-  const timer = setInterval(() => {
+interface BodyWatch {
+  req: http.IncomingMessage;
+  res: http.ServerResponse;
+  windowStart: number;
+  bytesAtStart: number;
+  /** The application stopped reading during this window (its buffer was full): not the client's fault. */
+  ourStall: boolean;
+}
+
+/**
+ * Watches the bodies of the requests in flight, all on one timer (nothing per request but a set
+ * entry): a body below the minimum rate for a whole window, not because we stopped reading, is
+ * answered 408 and its connection closed.
+ */
+function bodyRateWatcher(limits: ServerLimits, problemsUrl: string) {
+  const watched = new Set<BodyWatch>();
+  let timer: NodeJS.Timeout | undefined;
+  const check = (w: BodyWatch, now: number): void => {
+    const { req, res } = w;
+    const socket = req.socket;
     if (req.complete || res.writableEnded || socket.destroyed) {
-      clearInterval(timer);
+      watched.delete(w);
       return;
     }
-    // A full buffer means the application is not reading: not the client's fault.
-    if (req.readableLength >= req.readableHighWaterMark) ourStall = true;
-    const now = Date.now();
-    if (now - windowStart < limits.bodyWindowMs) return;
-    const arrived = socket.bytesRead - bytesAtStart;
-    if (!ourStall && arrived < (limits.minBodyBytesPerSecond * (now - windowStart)) / 1000) {
-      clearInterval(timer);
+    if (req.readableLength >= req.readableHighWaterMark) w.ourStall = true;
+    if (now - w.windowStart < limits.bodyWindowMs) return;
+    const arrived = socket.bytesRead - w.bytesAtStart;
+    if (!w.ourStall && arrived < (limits.minBodyBytesPerSecond * (now - w.windowStart)) / 1000) {
+      watched.delete(w);
       const p = problem(
         'request-timeout',
         `The body arrived slower than ${limits.minBodyBytesPerSecond} bytes a second; the connection is closed`,
       );
-      if (!res.headersSent) send(res, p, problemsUrl);
-      res.once('finish', () => socket.destroySoon());
-      if (res.headersSent && !res.writableEnded) socket.destroy();
+      if (res.headersSent) socket.destroy();
+      else {
+        send(res, p, problemsUrl);
+        res.once('finish', () => socket.destroySoon());
+      }
       return;
     }
-    windowStart = now;
-    bytesAtStart = socket.bytesRead;
-    ourStall = false;
-  }, limits.checkIntervalMs);
-  timer.unref();
-  res.once('close', () => clearInterval(timer));
+    w.windowStart = now;
+    w.bytesAtStart = socket.bytesRead;
+    w.ourStall = false;
+  };
+  const tick = (): void => {
+    const now = Date.now();
+    for (const w of watched) check(w, now);
+    if (watched.size === 0 && timer) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+  return (req: http.IncomingMessage, res: http.ServerResponse): void => {
+    if (req.complete) return;
+    const w: BodyWatch = { req, res, windowStart: Date.now(), bytesAtStart: req.socket.bytesRead, ourStall: false };
+    watched.add(w);
+    res.once('close', () => watched.delete(w));
+    if (!timer) {
+      timer = setInterval(tick, limits.checkIntervalMs);
+      timer.unref();
+    }
+  };
 }
 
 /**
@@ -139,9 +167,7 @@ export function createHttpServer(
   );
   // A client that sends its request and then shuts down its writing side (FIN) still gets the answer.
   (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) =>
-    watchBodyRate(req, res, limits, options.problemsUrl),
-  );
+  server.on('request', bodyRateWatcher(limits, options.problemsUrl));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE') {
       socket.destroy();
