@@ -3,6 +3,8 @@ import pg from 'pg';
 import { migrations } from './migrations';
 
 export type Db = Knex;
+/** What a repository function queries through: the pool or an open transaction. */
+export type Queryable = Knex | Knex.Transaction;
 
 // Return bigint columns (file sizes, byte counters) as numbers: they stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));

@@ -27,3 +27,4 @@ export * from './metrics';
 export type { Router as KoaRouter } from '@koa/router';
 export * from './retention';
 export * from './http/html';
+export * from './webhooks';

@@ -7,6 +7,7 @@ import path from 'node:path';
 import {
   buildServiceApp,
   createLogger,
+  generateWebhookSecret,
   instrumentations,
   newId,
   resetTelemetryForTests,
@@ -16,7 +17,7 @@ import {
 } from '@intake/shared';
 import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
-import { deliveryService, generateWebhookSecret } from '@intake/delivery';
+import { deliveryService } from '@intake/delivery';
 
 type Span = tracing.ReadableSpan;
 

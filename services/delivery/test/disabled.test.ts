@@ -1,6 +1,6 @@
-import { newId } from '@intake/shared';
+import { createWebhookAgent, newId } from '@intake/shared';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { createWebhookAgent, processDeliveryRequest } from '../src';
+import { processDeliveryRequest } from '../src';
 import { receiver, webhook } from './helpers';
 
 /** The worker itself never calls a disabled webhook, whatever was queued before it was disabled. */

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import type http from 'node:http';
 import {
   enqueueEvent,
+  generateWebhookSecret,
   newId,
   SUBJECTS,
   startOutboxRelay,
@@ -11,7 +12,7 @@ import {
   type Worker,
 } from '@intake/shared';
 import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
-import { deliveryService, generateWebhookSecret } from '../src';
+import { deliveryService } from '../src';
 
 /** A real platform with the delivery workers and an outbox relay running. */
 export async function startDelivery(

@@ -7,7 +7,7 @@ import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
 import { managementService } from '../src';
-import { routeFor } from '../src/all-in-one';
+import { routeFor } from '../../../src/all-in-one';
 import { api, startManagement } from './helpers';
 import { contractViolations, type OpenApiDoc } from './openapi-contract';
 

@@ -1,5 +1,4 @@
-import { requestDelivery } from '@intake/delivery';
-import { problem, type Db, type Nats } from '@intake/shared';
+import { problem, requestDelivery, type Db, type Nats } from '@intake/shared';
 import { deliveryLogRepository, type AttemptRow, type DeliveryLogRow } from '../repositories/delivery-log.repository';
 import { webhookRepository } from '../repositories/webhook.repository';
 

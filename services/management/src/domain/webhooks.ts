@@ -2,10 +2,14 @@ import {
   checkWebhookUrl,
   createWebhookAgent,
   generateWebhookSecret,
+  newId,
+  problem,
   sendTestPing,
   type AttemptResult,
-} from '@intake/delivery';
-import { newId, problem, type Config, type Db, type SecretBox } from '@intake/shared';
+  type Config,
+  type Db,
+  type SecretBox,
+} from '@intake/shared';
 import { webhookRepository, type WebhookRow } from '../repositories/webhook.repository';
 
 interface Deps {
@@ -81,7 +85,7 @@ export async function deleteWebhook(props: { db: Db; accountId: string; id: stri
     throw problem('not-found', `No webhook ${props.id}`);
 }
 
-/** The synchronous test ping, through the delivery service's own sender. */
+/** The synchronous test ping, through the same sender as the delivery worker's. */
 export async function testWebhook(props: Deps & { accountId: string; id: string }): Promise<AttemptResult> {
   const webhook = await findOr404(props.db, props.accountId, props.id);
   const agent = createWebhookAgent({

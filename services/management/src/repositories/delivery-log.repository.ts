@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { DeliveryRow } from '@intake/delivery';
+import type { DeliveryRow } from '@intake/shared';
 
 /** A delivery as the log shows it (its envelope data stays out of the log). */
 export type DeliveryLogRow = Omit<DeliveryRow, 'account_id' | 'form_id' | 'data'>;

@@ -15,7 +15,7 @@ import {
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
-import { managementService } from './index';
+import { managementService } from '@intake/management';
 
 /** Which service answers a path: exactly the cluster ingress's rules (`/v1/f/*` ingest, `/v1/usage` usage, the rest management). */
 export function routeFor(path: string): ServiceModule['name'] {

@@ -1,8 +1,9 @@
 import { Agent, request } from 'undici';
-import { toTimestamp, type AttemptOutcome } from '@intake/shared';
-import { guardedLookup, urlRefusal } from './network-guard';
+import type { AttemptOutcome } from '../metrics';
+import { toTimestamp } from '../time';
+import { guardedLookup, urlRefusal } from './url-guard';
 import { serviceSignature, standardSignature } from './signing';
-import { withWebhookSpan } from './webhook-span';
+import { withWebhookSpan } from './span';
 
 export const USER_AGENT = 'Service-Webhooks/1';
 /** How much of a receiver's answer is kept in the delivery log. */
