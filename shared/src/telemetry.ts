@@ -93,11 +93,6 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   return current;
 }
 
-/** The process's telemetry handle, or a disabled one when nothing started it. */
-export function currentTelemetry(): Telemetry {
-  return current ?? { enabled: false, serviceName: 'intake', shutdown: async () => undefined };
-}
-
 /** Tests only: forget the started SDK after shutting it down, so another test file can start its own. */
 export async function resetTelemetryForTests(): Promise<void> {
   await current?.shutdown();

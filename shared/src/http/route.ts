@@ -147,7 +147,6 @@ export function mountRoutes(router: Router, routes: RouteDef[], deps: { db: Db }
       const params = checkParams({ ...ctx.params });
       const query = checkQuery({ ...ctx.query });
       const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
-      ctx.state['principal'] = principal;
       await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>);
     });
     router.register(def.path, [def.method], middleware);

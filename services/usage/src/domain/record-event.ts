@@ -2,7 +2,7 @@ import { periodKey, type Db, type SubmissionEvent } from '@intake/shared';
 import { addUsage, claimEvent } from '../repositories/usage.repository';
 import { queueQuotaWarnings } from './quota-warnings';
 
-/** The name under which this consumer's processed events are recorded (processed_events.consumer). */
+/** The usage service's durable JetStream consumer, and the name its processed events are recorded under (processed_events.consumer). */
 export const USAGE_CONSUMER = 'usage';
 
 export interface RecordOutcome {
