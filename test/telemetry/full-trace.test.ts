@@ -7,9 +7,7 @@ import path from 'node:path';
 import {
   buildServiceApp,
   createLogger,
-  generateWebhookSecret,
   instrumentations,
-  newId,
   resetTelemetryForTests,
   startOutboxRelay,
   startTelemetry,
@@ -102,16 +100,8 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
   async function formWithWebhook(path: string, notifyEmails: string[] = []) {
     const account = await factories.account(platform.db);
     const form = await factories.form(platform.db, account.id, { notify_emails: notifyEmails });
-    const webhookId = newId('webhook');
     const url = `${receiverUrl}${path}?token=s3cret&v=2`;
-    await platform.db('webhooks').insert({
-      id: webhookId,
-      account_id: account.id,
-      form_id: form.id,
-      url,
-      enabled: true,
-      secret: platform.secrets.seal(generateWebhookSecret()),
-    });
+    const { id: webhookId } = await factories.webhook(platform, { accountId: account.id, formId: form.id, url });
     return { slug: form.slug, webhookId };
   }
 

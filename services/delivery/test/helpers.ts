@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import type http from 'node:http';
 import {
   enqueueEvent,
-  generateWebhookSecret,
   newId,
   SUBJECTS,
   startOutboxRelay,
@@ -65,23 +64,6 @@ export async function receiver(
     });
   });
   return { ...server, requests };
-}
-
-export async function webhook(
-  platform: Platform,
-  props: { accountId: string; formId: string; url: string; enabled?: boolean },
-): Promise<{ id: string; secret: string }> {
-  const id = newId('webhook');
-  const secret = generateWebhookSecret();
-  await platform.db('webhooks').insert({
-    id,
-    account_id: props.accountId,
-    form_id: props.formId,
-    url: props.url,
-    enabled: props.enabled ?? true,
-    secret: platform.secrets.seal(secret),
-  });
-  return { id, secret };
 }
 
 /** An account with one form (and its notification addresses). */

@@ -12,6 +12,7 @@ import { createPlatform, closePlatform, type Platform } from '../platform';
 import type { Clock } from '../time';
 import { generateKey, type KeyType } from '../api-keys';
 import { newId } from '../ids';
+import { webhookFactories } from './webhooks';
 
 /**
  * One database per Jest worker (and per checkout, so two working copies never share one),
@@ -214,5 +215,7 @@ export const factories = {
     });
     return { id, slug };
   },
+
+  ...webhookFactories,
 };
 export * from './processes';
