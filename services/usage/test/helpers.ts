@@ -8,7 +8,15 @@ import {
   type Clock,
   type Worker,
 } from '@intake/shared';
-import { createTestPlatform, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  expectMatchesOpenApi,
+  listen,
+  registerOpenApi,
+  type ConfigOverrides,
+  type TestPlatform,
+} from '@intake/shared/testing';
+import { openApi } from '@intake/management';
 import { startUsageWorkers, usageService, type UsageWorkerOptions } from '../src';
 
 /** A clock the test moves by hand, to cross month boundaries. */
@@ -32,6 +40,7 @@ export async function startUsage(
 ): Promise<UsageHarness> {
   const platform = await createTestPlatform(options.overrides, { clock: options.clock });
   const server = await listen(buildServiceApp(usageService, platform).callback());
+  registerOpenApi(server.url, openApi(platform));
   const relay = startOutboxRelay({
     db: platform.db,
     databaseUrl: platform.config.DATABASE_URL,
@@ -118,10 +127,14 @@ export async function processedCount(platform: TestPlatform, eventIds: string[])
   return Number(row?.count ?? 0);
 }
 
+/** GETs a usage path; every answer is checked against the OpenAPI document (see startUsage). */
 export function api(url: string, key?: string) {
   return async (path: string) => {
     const res = await fetch(`${url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
     const text = await res.text();
-    return { status: res.status, type: res.headers.get('content-type'), body: text ? JSON.parse(text) : undefined };
+    const type = res.headers.get('content-type');
+    const body = text ? JSON.parse(text) : undefined;
+    await expectMatchesOpenApi(url, { method: 'GET', path, status: res.status, contentType: type, body });
+    return { status: res.status, type, body };
   };
 }

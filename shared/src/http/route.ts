@@ -14,6 +14,8 @@ export interface ResponseDef {
   schema?: TSchema;
   /** Defaults to application/json when a schema is given. */
   contentType?: string;
+  /** Other content types the answer may come in (e.g. an HTML page for a browser), each with its schema. */
+  alternatives?: Record<string, TSchema>;
   headers?: Record<string, { description: string; schema: TSchema }>;
 }
 

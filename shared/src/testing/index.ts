@@ -219,3 +219,4 @@ export const factories = {
   ...webhookFactories,
 };
 export * from './processes';
+export * from './openapi-contract';
