@@ -1,13 +1,9 @@
-import { createTestPlatform, factories, type TestPlatform } from './testing';
+import { factories, useTestPlatform } from './testing';
 import { newId } from './ids';
 import { RETENTION, sweepRetention } from './retention';
 
 describe('retention sweep', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   it('deletes expired idempotency keys and old processed marks, and nothing else', async () => {
     const { db } = platform;

@@ -9,11 +9,17 @@ import {
   createLogger,
   instrumentations,
   resetTelemetryForTests,
-  startOutboxRelay,
   startTelemetry,
   type Worker,
 } from '@intake/shared';
-import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  eventually,
+  factories,
+  listen,
+  type TestPlatform,
+  startTestRelay,
+} from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 
@@ -76,15 +82,7 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     receiverUrl = receiver.url;
     closers.push(receiver.close);
     workers.push(...(await deliveryService.startWorkers(platform)));
-    workers.push(
-      startOutboxRelay({
-        db: platform.db,
-        databaseUrl: platform.config.DATABASE_URL,
-        nats: platform.nats,
-        logger: platform.logger,
-        pollMs: 50,
-      }),
-    );
+    workers.push(startTestRelay(platform));
     const ingest = await listen(buildServiceApp(ingestService, platform).callback());
     ingestUrl = ingest.url;
     closers.push(ingest.close);

@@ -1,15 +1,11 @@
 import { createWebhookAgent, newId } from '@intake/shared';
-import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
+import { factories, useTestPlatform } from '@intake/shared/testing';
 import { processDeliveryRequest } from '../src';
 import { receiver } from './helpers';
 
 /** The worker itself never calls a disabled webhook, whatever was queued before it was disabled. */
 describe('a disabled webhook', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   it('drops a queued replay and fails a waiting scheduled delivery, sending nothing', async () => {
     const target = await receiver();

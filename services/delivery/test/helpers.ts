@@ -4,13 +4,19 @@ import {
   enqueueEvent,
   newId,
   SUBJECTS,
-  startOutboxRelay,
   type Platform,
   type StoredFile,
   type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
-import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  factories,
+  listen,
+  type ConfigOverrides,
+  type TestPlatform,
+  startTestRelay,
+} from '@intake/shared/testing';
 import { deliveryService } from '../src';
 
 /** A real platform with the delivery workers and an outbox relay running. */
@@ -19,15 +25,7 @@ export async function startDelivery(
 ): Promise<{ platform: TestPlatform; close(): Promise<void> }> {
   const platform = await createTestPlatform(overrides);
   const workers: Worker[] = await deliveryService.startWorkers(platform);
-  workers.push(
-    startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 200,
-    }),
-  );
+  workers.push(startTestRelay(platform, 200));
   return {
     platform,
     async close() {

@@ -1,6 +1,13 @@
 import { Webhook } from 'standardwebhooks';
-import { buildServiceApp, startOutboxRelay, type Worker } from '@intake/shared';
-import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
+import { buildServiceApp, type Worker } from '@intake/shared';
+import {
+  createTestPlatform,
+  eventually,
+  factories,
+  listen,
+  type TestPlatform,
+  startTestRelay,
+} from '@intake/shared/testing';
 import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
 import { api, startManagement } from './helpers';
@@ -13,16 +20,7 @@ async function startWithWorkers() {
     WEBHOOK_TIMEOUT_MS: 2000,
   });
   const server = await listen(buildServiceApp(managementService, platform).callback());
-  const workers: Worker[] = [
-    ...(await deliveryService.startWorkers(platform)),
-    startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 200,
-    }),
-  ];
+  const workers: Worker[] = [...(await deliveryService.startWorkers(platform)), startTestRelay(platform, 200)];
   return {
     platform,
     url: server.url,

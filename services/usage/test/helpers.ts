@@ -1,13 +1,4 @@
-import {
-  buildServiceApp,
-  enqueueEvent,
-  newId,
-  periodKey,
-  SUBJECTS,
-  startOutboxRelay,
-  type Clock,
-  type Worker,
-} from '@intake/shared';
+import { buildServiceApp, enqueueEvent, newId, periodKey, SUBJECTS, type Clock, type Worker } from '@intake/shared';
 import {
   createTestPlatform,
   expectMatchesOpenApi,
@@ -15,6 +6,7 @@ import {
   registerOpenApi,
   type ConfigOverrides,
   type TestPlatform,
+  startTestRelay,
 } from '@intake/shared/testing';
 import { openApi } from '@intake/management';
 import { startUsageWorkers, usageService, type UsageWorkerOptions } from '../src';
@@ -41,13 +33,7 @@ export async function startUsage(
   const platform = await createTestPlatform(options.overrides, { clock: options.clock });
   const server = await listen(buildServiceApp(usageService, platform).callback());
   registerOpenApi(server.url, openApi(platform));
-  const relay = startOutboxRelay({
-    db: platform.db,
-    databaseUrl: platform.config.DATABASE_URL,
-    nats: platform.nats,
-    logger: platform.logger,
-    pollMs: 50,
-  });
+  const relay = startTestRelay(platform);
   const workers: Worker[] = [];
   const harness: UsageHarness = {
     platform,

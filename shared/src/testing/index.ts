@@ -220,3 +220,4 @@ export const factories = {
 };
 export * from './processes';
 export * from './openapi-contract';
+export * from './setup';
