@@ -5,7 +5,7 @@ import {
   createPlatform,
   loadConfig,
   serve,
-  startOutboxRelay,
+  startPlatformRelay,
   telemetryWorker,
   usesDevelopmentSecretsKey,
   type ServiceModule,
@@ -44,14 +44,7 @@ export async function startAllInOne(
   ) as unknown as Record<ServiceModule['name'], http.RequestListener>;
   const workers: Worker[] = [];
   for (const m of Object.values(modules)) workers.push(...(await m.startWorkers(platform)));
-  workers.push(
-    startOutboxRelay({
-      db: platform.db,
-      databaseUrl: config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-    }),
-  );
+  workers.push(startPlatformRelay(platform));
   workers.push(telemetryWorker(platform, { serviceName: 'intake', publishesEvents: true }));
   const handler: http.RequestListener = (req, res) => handlers[routeFor(req.url ?? '/')](req, res);
   const { url, shutdown } = await serve({ platform, handler, workers, port: config.PORT, state, name: 'all-in-one' });

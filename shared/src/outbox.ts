@@ -78,7 +78,13 @@ export interface OutboxRelayOptions {
  * may run (one per replica): rows are claimed with FOR UPDATE SKIP LOCKED. Woken by LISTEN/NOTIFY
  * and `wakeOutboxRelays()`, and by a poll timer because notifications are lost while disconnected.
  */
-export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise<void>; drain(): Promise<number> } {
+export interface OutboxRelay {
+  stop(): Promise<void>;
+  /** Publishes what is waiting now; resolves with the number of events published. */
+  drain(): Promise<number>;
+}
+
+export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { db, nats, logger } = options;
   const batchSize = options.batchSize ?? 200;
   const pollMs = options.pollMs ?? 1000;

@@ -1,5 +1,6 @@
-import { startOutboxRelay } from '../outbox';
+import type { OutboxRelay } from '../outbox';
 import type { Platform } from '../platform';
+import { startPlatformRelay } from '../service';
 import type { Clock } from '../time';
 import { createTestPlatform, type ConfigOverrides, type TestPlatform } from './index';
 
@@ -26,12 +27,6 @@ export function useTestPlatform(overrides: ConfigOverrides = {}, options: { cloc
 }
 
 /** The outbox relay as the services run it, polling every `pollMs` (tests poll fast). */
-export function startTestRelay(platform: Platform, pollMs = 50): ReturnType<typeof startOutboxRelay> {
-  return startOutboxRelay({
-    db: platform.db,
-    databaseUrl: platform.config.DATABASE_URL,
-    nats: platform.nats,
-    logger: platform.logger,
-    pollMs,
-  });
+export function startTestRelay(platform: Platform, pollMs = 50): OutboxRelay {
+  return startPlatformRelay(platform, { pollMs });
 }
