@@ -24,7 +24,10 @@ export async function findEnabledWebhooksOfForm(
   return db('webhooks').where({ account_id: accountId, form_id: formId, enabled: true }).orderBy('id').select('id');
 }
 
-/** Creates the deliveries of one event; an existing one (a redelivered event) is left alone. Returns the deliveries still waiting for their first attempt. */
+/**
+ * Creates the deliveries of one event; an existing one (a redelivered event) is left alone.
+ * Returns the deliveries still waiting for their first attempt.
+ */
 export async function insertSubmissionDeliveries(
   db: Queryable,
   rows: Pick<DeliveryRow, 'id' | 'account_id' | 'webhook_id' | 'form_id' | 'submission_id' | 'data'>[],
