@@ -96,7 +96,7 @@ export interface SendProps {
  * Makes one webhook attempt and reports what happened; never throws. Any 2xx is success;
  * another status, a network error, a refused target or no answer within `timeoutMs` is a failure.
  * Redirects are not followed (a 3xx is a failure). The attempt is a CLIENT span, and carries
- * its `traceparent` to the receiver (see webhook-span.ts).
+ * its `traceparent` to the receiver (see span.ts).
  */
 export function sendWebhook(props: SendProps): Promise<AttemptResult> {
   return withWebhookSpan(props, (traceHeaders) => attemptOnce(props, traceHeaders));
