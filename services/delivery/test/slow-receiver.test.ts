@@ -36,9 +36,12 @@ describe('a receiver that hangs', () => {
       ).map((r) => r.id);
       expect(await ctx.platform.db('delivery_attempts').whereIn('delivery_id', stuckIds)).toEqual([]);
       expect(waited).toBeLessThan(1500);
-      expect(await ctx.platform.db('deliveries').where({ submission_id: quick.submission_id }).first()).toMatchObject({
-        status: 'succeeded',
+      // Recorded once its answer is read, a moment after the receiver saw the request.
+      const served = await eventually(async () => {
+        const row = await ctx.platform.db('deliveries').where({ submission_id: quick.submission_id }).first();
+        return row?.status === 'succeeded' && row;
       });
+      expect(served).toMatchObject({ status: 'succeeded' });
 
       const timedOut = await eventually(async () => {
         const rows = await ctx.platform
