@@ -29,6 +29,7 @@ export * from './retention';
 export * from './http/html';
 export * from './forms';
 export * from './submissions/store';
+export * from './webhooks';
 export * from './text';
 export * from './http/server';
 export * from './notifications';

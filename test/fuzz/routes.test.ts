@@ -15,7 +15,7 @@ import { ingestService } from '@intake/ingest';
 import { managementService } from '@intake/management';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
-import { routeFor } from '../../services/management/src/all-in-one';
+import { routeFor } from '../../src/all-in-one';
 import { hostileNumber, hostileString, pct, show, wrongType } from './hostile';
 
 /**

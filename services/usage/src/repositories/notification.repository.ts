@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { newId } from '@intake/shared';
+import { newId, type Queryable } from '@intake/shared';
 
 export const QUOTA_KINDS = ['quota-80', 'quota-100'] as const;
 
@@ -12,78 +12,77 @@ export interface QuotaNotificationRow {
   attempt_count: number;
 }
 
-/** The quota-warning rows of the notifications table (other kinds belong to other services). */
-export const notificationRepository = {
-  /** Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns the new id or undefined. */
-  async insertOnce(
-    trx: Knex.Transaction,
-    row: {
-      accountId: string;
-      kind: QuotaNotificationRow['kind'];
-      dedupKey: string;
-      recipients: string[];
-      status: 'pending' | 'skipped';
-      now: Date;
-    },
-  ): Promise<string | undefined> {
-    const inserted = await trx('notifications')
-      .insert({
-        id: newId('notification', row.now.getTime()),
-        account_id: row.accountId,
-        kind: row.kind,
-        dedup_key: row.dedupKey,
-        recipients: JSON.stringify(row.recipients),
-        status: row.status,
-        created_at: row.now,
-      })
-      .onConflict('dedup_key')
-      .ignore()
-      .returning('id');
-    return inserted[0]?.id;
-  },
+// The quota-warning rows of the notifications table (other kinds belong to other services).
 
-  /**
-   * Claims quota warnings to send (all, or only `ids`): pending ones, and ones left `sending` by a
-   * sender that stopped before recording the outcome (claimed before `staleBefore`). Marks them
-   * `sending` and counts the attempt; SKIP LOCKED so that one sender claims each.
-   */
-  async claim(
-    trx: Knex.Transaction,
-    options: { ids?: string[]; limit: number; now: Date; staleBefore: Date },
-  ): Promise<QuotaNotificationRow[]> {
-    const q = trx('notifications')
-      .whereIn('kind', QUOTA_KINDS as unknown as string[])
-      .andWhere((w) =>
-        w
-          .where('status', 'pending')
-          .orWhere((s) => s.where('status', 'sending').andWhere('claimed_at', '<', options.staleBefore)),
-      );
-    if (options.ids) q.whereIn('id', options.ids);
-    const rows: QuotaNotificationRow[] = await q
-      .orderBy('created_at')
-      .limit(options.limit)
-      .forUpdate()
-      .skipLocked()
-      .select('id', 'account_id', 'kind', 'dedup_key', 'recipients', 'attempt_count');
-    if (rows.length > 0)
-      await trx('notifications')
-        .whereIn(
-          'id',
-          rows.map((r) => r.id),
-        )
-        .update({ status: 'sending', claimed_at: options.now, attempt_count: trx.raw('attempt_count + 1') });
-    return rows;
+/** Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns the new id or undefined. */
+export async function insertNotificationOnce(
+  db: Queryable,
+  row: {
+    accountId: string;
+    kind: QuotaNotificationRow['kind'];
+    dedupKey: string;
+    recipients: string[];
+    status: 'pending' | 'skipped';
+    now: Date;
   },
+): Promise<string | undefined> {
+  const inserted = await db('notifications')
+    .insert({
+      id: newId('notification', row.now.getTime()),
+      account_id: row.accountId,
+      kind: row.kind,
+      dedup_key: row.dedupKey,
+      recipients: JSON.stringify(row.recipients),
+      status: row.status,
+      created_at: row.now,
+    })
+    .onConflict('dedup_key')
+    .ignore()
+    .returning('id');
+  return inserted[0]?.id;
+}
 
-  async markSent(db: Knex, id: string, now: Date): Promise<void> {
-    await db('notifications')
-      .where({ id, status: 'sending' })
-      .update({ status: 'sent', sent_at: now, last_error: null });
-  },
+/**
+ * Claims quota warnings to send (all, or only `ids`): pending ones, and ones left `sending` by a
+ * sender that stopped before recording the outcome (claimed before `staleBefore`). Marks them
+ * `sending` and counts the attempt; SKIP LOCKED so that one sender claims each.
+ */
+export async function claimNotifications(
+  trx: Knex.Transaction,
+  options: { ids?: string[]; limit: number; now: Date; staleBefore: Date },
+): Promise<QuotaNotificationRow[]> {
+  const q = trx('notifications')
+    .whereIn('kind', QUOTA_KINDS as unknown as string[])
+    .andWhere((w) =>
+      w
+        .where('status', 'pending')
+        .orWhere((s) => s.where('status', 'sending').andWhere('claimed_at', '<', options.staleBefore)),
+    );
+  if (options.ids) q.whereIn('id', options.ids);
+  const rows: QuotaNotificationRow[] = await q
+    .orderBy('created_at')
+    .limit(options.limit)
+    .forUpdate()
+    .skipLocked()
+    .select('id', 'account_id', 'kind', 'dedup_key', 'recipients', 'attempt_count');
+  if (rows.length > 0)
+    await trx('notifications')
+      .whereIn(
+        'id',
+        rows.map((r) => r.id),
+      )
+      .update({ status: 'sending', claimed_at: options.now, attempt_count: trx.raw('attempt_count + 1') });
+  return rows;
+}
 
-  async markFailed(db: Knex, id: string, error: string, giveUp: boolean): Promise<void> {
-    await db('notifications')
-      .where({ id, status: 'sending' })
-      .update({ status: giveUp ? 'failed' : 'pending', last_error: error.slice(0, 1000) });
-  },
-};
+/** Records a claimed warning as sent (only while it is still this sender's claim). */
+export async function markNotificationSent(db: Queryable, id: string, now: Date): Promise<void> {
+  await db('notifications').where({ id, status: 'sending' }).update({ status: 'sent', sent_at: now, last_error: null });
+}
+
+/** Records a refused send: back to `pending` for the next run, or `failed` after the last attempt. */
+export async function markNotificationFailed(db: Queryable, id: string, error: string, giveUp: boolean): Promise<void> {
+  await db('notifications')
+    .where({ id, status: 'sending' })
+    .update({ status: giveUp ? 'failed' : 'pending', last_error: error.slice(0, 1000) });
+}

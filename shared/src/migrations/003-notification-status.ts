@@ -8,6 +8,7 @@ import { NOTIFICATION_STATUSES } from '../notifications';
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`UPDATE notifications SET status = 'pending' WHERE status = 'retrying'`);
   await knex.raw(`ALTER TABLE notifications ADD COLUMN IF NOT EXISTS claimed_at timestamptz(3)`);
+  await knex.raw('ALTER TABLE notifications DROP CONSTRAINT IF EXISTS notifications_status_check');
   await knex.raw(
     `ALTER TABLE notifications ADD CONSTRAINT notifications_status_check CHECK (status IN (${NOTIFICATION_STATUSES.map((s) => `'${s}'`).join(', ')}))`,
   );
