@@ -213,8 +213,16 @@ function requestsFor(
       fc.tuple(...queryParams.map((p) => fc.option(valueFor(p.schema, receiverUrl), { freq: 2 }))),
       body,
       auth,
+      // Accept is read where HTML is served (docs, problem pages): usually absent, sometimes odd.
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant(null) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom('text/html', '*/*', 'text/html;q=0', 'ÿ/ÿ', ',,;q=x', 'a'.repeat(2_000)),
+        },
+      ),
     )
-    .map(([pathValues, queryValues, b, authorization]) => {
+    .map(([pathValues, queryValues, b, authorization, accept]) => {
       let path = template;
       const tried: Record<string, unknown> = {};
       pathParams.forEach((p, i) => {
@@ -232,6 +240,7 @@ function requestsFor(
         .join('&');
       const headers: Record<string, string> = {};
       if (authorization) headers['authorization'] = authorization;
+      if (accept !== null) tried['accept'] = headers['accept'] = accept;
       if (b.text !== undefined) {
         headers['content-type'] = b.contentType ?? 'application/json';
         tried['body'] = b.value ?? b.text;
