@@ -30,3 +30,7 @@ export * from './http/html';
 export * from './forms';
 export * from './submissions/store';
 export * from './webhooks';
+export * from './text';
+export * from './http/server';
+export * from './notifications';
+export * from './form-changes';

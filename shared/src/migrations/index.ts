@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as schema from './001-schema';
 import * as storeSubmissions from './002-store-submissions';
+import * as notificationStatus from './003-notification-status';
 
 export interface Migration {
   name: string;
@@ -12,7 +13,11 @@ export interface Migration {
 export const migrations: Migration[] = [
   { name: '001-schema', ...schema },
   { name: '002-store-submissions', ...storeSubmissions },
+  { name: '003-notification-status', ...notificationStatus },
 ];
+
+/** The two migrations the development history was folded into (a pre-release database has their schema, not later ones'). */
+export const FOLDED_MIGRATIONS = ['001-schema', '002-store-submissions'] as const;
 
 /**
  * The migrations of the development history, folded into the two above before the first release.

@@ -46,7 +46,7 @@ export function deliveryRoutes(platform: Platform): RouteDef[] {
       summary: 'The webhook’s last 50 deliveries, newest first, with every attempt',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('webhook id'),
+      params: IdParams('webhook', 'webhook id'),
       responses: { 200: { description: 'The delivery log', schema: List(Delivery) } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
@@ -87,7 +87,7 @@ export function deliveryRoutes(platform: Platform): RouteDef[] {
         'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('delivery id'),
+      params: IdParams('delivery', 'delivery id'),
       responses: {
         202: {
           description: 'Queued',
