@@ -7,6 +7,9 @@ import { submissionRoutes } from './routes/submissions.routes';
 import { fileRoutes } from './routes/files.routes';
 import { webhookRoutes } from './routes/webhooks.routes';
 import { deliveryRoutes } from './routes/deliveries.routes';
+import { sessionRoutes } from './routes/sessions.routes';
+import { consoleSupportRoutes } from './routes/console-support.routes';
+import { mountConsole } from './routes/console-page';
 
 function managementRoutes(platform: Platform): RouteDef[] {
   return [
@@ -17,6 +20,8 @@ function managementRoutes(platform: Platform): RouteDef[] {
     ...fileRoutes(platform),
     ...webhookRoutes(platform),
     ...deliveryRoutes(platform),
+    ...sessionRoutes(platform),
+    ...consoleSupportRoutes(platform),
     ...docsRoutes(platform, () => managementRoutes(platform)),
   ];
 }
@@ -29,6 +34,8 @@ export const managementService: ServiceModule = {
   routes: managementRoutes,
   // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/retention.ts).
   startWorkers: async (platform) => [startRetentionSweeper(platform)],
+  // The web console at /console (built into dist/console by `npm run build`); / redirects there.
+  extend: mountConsole,
 };
 
 export { createAccount } from './domain/accounts';

@@ -15,11 +15,32 @@ export interface AttemptRow {
   response_body: string | null;
 }
 
+const LOG_COLUMNS = [
+  'id',
+  'webhook_id',
+  'submission_id',
+  'event_type',
+  'status',
+  'attempt_count',
+  'last_error',
+  'last_status_code',
+  'next_attempt_at',
+  'created_at',
+  'updated_at',
+];
+
 /** The delivery log, always scoped by account. */
 export const deliveryLogRepository = {
-  async latestForWebhook(db: Knex, accountId: string, webhookId: string, limit: number): Promise<DeliveryLogRow[]> {
+  async latestForWebhook(
+    db: Knex,
+    accountId: string,
+    webhookId: string,
+    limit: number,
+    statuses?: string[],
+  ): Promise<DeliveryLogRow[]> {
     return db('deliveries')
       .where({ account_id: accountId, webhook_id: webhookId })
+      .modify((q) => (statuses ? q.whereIn('status', statuses) : q))
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
@@ -38,6 +59,30 @@ export const deliveryLogRepository = {
         'created_at',
         'updated_at',
       );
+  },
+
+  /** Every delivery of one submission (one per webhook), newest first. */
+  async forSubmission(db: Knex, accountId: string, submissionId: string): Promise<DeliveryLogRow[]> {
+    return db('deliveries')
+      .where({ account_id: accountId, submission_id: submissionId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .select(LOG_COLUMNS);
+  },
+
+  /** Ids of the webhook's failed deliveries, oldest first. */
+  async failedIds(db: Knex, accountId: string, webhookId: string, limit: number): Promise<string[]> {
+    const rows = await db('deliveries')
+      .where({ account_id: accountId, webhook_id: webhookId, status: 'failed' })
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(limit)
+      .select('id');
+    return rows.map((r: { id: string }) => r.id);
   },
 
   async attemptsOf(db: Knex, deliveryIds: string[]): Promise<AttemptRow[]> {
