@@ -101,7 +101,11 @@ describe('console sessions', () => {
       const account = await factories.account(ctx.platform.db);
       const { cookie, csrf } = await signIn(account.managementKey);
       const call = api(ctx.url);
-      for (const headers of [{ cookie }, { cookie, 'x-csrf-token': 'wrong' }, { cookie, 'x-csrf-token': `${csrf}x` }]) {
+      for (const headers of [
+        { cookie },
+        { cookie, 'x-csrf-token': 'wrong' },
+        { cookie, 'x-csrf-token': `${csrf}x` },
+      ] as Record<string, string>[]) {
         const res = await call('POST', '/v1/forms', { name: 'Forged' }, headers);
         expect([res.status, res.body.type]).toEqual([403, `${ctx.platform.config.PROBLEMS_URL}/csrf-failed`]);
       }

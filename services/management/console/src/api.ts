@@ -56,13 +56,16 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     signedOutReason.value = 'Your session has ended. Sign in again to continue.';
   }
   if (!res.ok) throw await problemOf(res);
-  if (res.status === 204 || res.status === 202 && res.headers.get('content-length') === '0') return undefined as T;
+  if (res.status === 204 || (res.status === 202 && res.headers.get('content-length') === '0')) return undefined as T;
   return (await res.json()) as T;
 }
 
 export async function loadSession(): Promise<void> {
   try {
-    const res = await fetch('/v1/sessions/current', { credentials: 'same-origin', headers: { accept: 'application/json' } });
+    const res = await fetch('/v1/sessions/current', {
+      credentials: 'same-origin',
+      headers: { accept: 'application/json' },
+    });
     session.value = res.ok ? ((await res.json()) as Session) : null;
   } catch {
     session.value = null;

@@ -74,7 +74,10 @@ export function ApiKeysPage() {
               {keys.data.data.map((k) => (
                 <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
                   <td>{k.type}</td>
-                  <td>{k.name ?? '—'}</td>
+                  <td>
+                    {k.name ?? '—'}
+                    {k.id === session.value?.key_id && <span class="muted small"> (this session)</span>}
+                  </td>
                   <td>
                     <code>{k.prefix}…</code>
                   </td>
@@ -87,7 +90,6 @@ export function ApiKeysPage() {
                         Revoke <span class="sr-only">{k.name ?? k.prefix}</span>
                       </button>
                     )}
-                    {k.id === session.value?.key_id && <span class="muted small"> (this session)</span>}
                   </td>
                 </tr>
               ))}

@@ -15,7 +15,8 @@ export function DeliveryLogPage({ formId, webhookId }: { formId: string; webhook
 function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string }) {
   const status = location.value.query.get('status') ?? 'all';
   const hook = useResource(
-    async () => (await api<ListOf<Webhook>>('GET', `/v1/forms/${formId}/webhooks`)).data.find((h) => h.id === webhookId),
+    async () =>
+      (await api<ListOf<Webhook>>('GET', `/v1/forms/${formId}/webhooks`)).data.find((h) => h.id === webhookId),
     [formId, webhookId],
   );
   const log = useResource(
@@ -44,13 +45,17 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
       <p class="crumbs">
         <Link href={`/console/forms/${formId}/webhooks`}>Webhooks</Link> /
       </p>
-      <h2>Delivery log{hook.data ? ':' : ''} {hook.data && <span class="wrap">{hook.data.url}</span>}</h2>
+      <h2>
+        Delivery log{hook.data ? ':' : ''} {hook.data && <span class="wrap">{hook.data.url}</span>}
+      </h2>
       <div class="toolbar">
         <label for="d-status">Show</label>
         <select
           id="d-status"
           value={status}
-          onChange={(e) => navigate(`${base}${qs({ status: e.currentTarget.value === 'all' ? '' : e.currentTarget.value })}`)}
+          onChange={(e) =>
+            navigate(`${base}${qs({ status: e.currentTarget.value === 'all' ? '' : e.currentTarget.value })}`)
+          }
         >
           {FILTERS.map((f) => (
             <option key={f} value={f}>
@@ -73,7 +78,9 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
       <ErrorBox error={log.error ?? action.error} />
       {log.loading && !log.data && <Loading what="deliveries" />}
       {log.data && log.data.data.length === 0 && (
-        <p class="empty">No {status === 'all' ? '' : `${status} `}deliveries. Send a test ping from the webhook list.</p>
+        <p class="empty">
+          No {status === 'all' ? '' : `${status} `}deliveries. Send a test ping from the webhook list.
+        </p>
       )}
       {log.data?.data.map((d) => (
         <details key={d.id} class="delivery">

@@ -144,7 +144,8 @@ function FormEditor({ form }: { form?: Form }) {
               onInput={(e) => setSecret(e.currentTarget.value)}
             />
             <p id="f-secret-help" class="help">
-              Stored encrypted and never shown again. {form?.bot_challenge ? 'Leave empty to keep the current one.' : ''}
+              Stored encrypted and never shown again.{' '}
+              {form?.bot_challenge ? 'Leave empty to keep the current one.' : ''}
             </p>
           </div>
         )}

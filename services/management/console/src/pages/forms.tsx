@@ -68,7 +68,12 @@ export function FormsPage() {
                     <Link href={`/console/forms/${f.id}/webhooks`}>Webhooks</Link>
                     <Link href={`/console/forms/${f.id}`}>Settings</Link>
                     {f.status === 'live' ? (
-                      <button type="button" class="link" disabled={toggle.pending} onClick={() => setStatus(f, 'paused')}>
+                      <button
+                        type="button"
+                        class="link"
+                        disabled={toggle.pending}
+                        onClick={() => setStatus(f, 'paused')}
+                      >
                         Pause <span class="sr-only">{f.name}</span>
                       </button>
                     ) : (

@@ -37,9 +37,8 @@ export function SignIn() {
         </button>
       </form>
       <p class="muted small">
-        No key yet? An operator creates an account and its first key with{' '}
-        <code>npm run admin -- accounts create</code>. The key is exchanged for a session cookie and is not kept in the
-        browser.
+        No key yet? An operator creates an account and its first key with <code>npm run admin -- accounts create</code>.
+        The key is exchanged for a session cookie and is not kept in the browser.
       </p>
     </main>
   );

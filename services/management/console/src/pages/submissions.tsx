@@ -2,7 +2,17 @@ import { useState } from 'preact/hooks';
 import { api, qs } from '../api';
 import { location, navigate } from '../router';
 import type { Form, PageOf, Submission } from '../types';
-import { Confirm, ErrorBox, Link, Loading, StatusBadge, TableWrap, formatTime, useAction, useResource } from '../components/ui';
+import {
+  Confirm,
+  ErrorBox,
+  Link,
+  Loading,
+  StatusBadge,
+  TableWrap,
+  formatTime,
+  useAction,
+  useResource,
+} from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 

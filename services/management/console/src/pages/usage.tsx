@@ -9,6 +9,7 @@ export function UsagePage() {
   const u = usage.data;
   const share = u.limit > 0 ? u.used / u.limit : 1;
   const percent = Math.min(100, Math.round(share * 100));
+  const shown = share > 0 && share < 0.01 ? 'under 1' : String(percent);
   return (
     <>
       <h1>Usage</h1>
@@ -57,14 +58,14 @@ export function UsagePage() {
           aria-valuemin={0}
           aria-valuemax={u.limit}
           aria-valuenow={Math.min(u.used, u.limit)}
-          aria-valuetext={`${percent} % used, ${u.remaining} remaining`}
+          aria-valuetext={`${shown} % used, ${u.remaining} remaining`}
         >
           <svg viewBox="0 0 100 4" preserveAspectRatio="none" aria-hidden="true" focusable="false">
             <rect class="track" x="0" y="0" width="100" height="4" />
             <rect class="fill" x="0" y="0" width={percent} height="4" />
           </svg>
         </div>
-        <p class="muted small">{percent} % used</p>
+        <p class="muted small">{shown} % used</p>
       </section>
       <DayChart days={u.days} />
       <section aria-labelledby="per-form-title">
@@ -133,9 +134,14 @@ function DayChart({ days }: { days: Usage['days'] }) {
             );
           })}
         </svg>
+        <div class="chart-axis" aria-hidden="true">
+          {[0, 7, 14, 21, days.length - 1].map((i) => (
+            <span key={i}>{days[i]?.date.slice(5)}</span>
+          ))}
+        </div>
         <figcaption class="legend">
-          <span class="key received" aria-hidden="true" /> received <span class="key spam" aria-hidden="true" /> spam ·{' '}
-          {days[0]?.date} – {days.at(-1)?.date}
+          <span class="key received" aria-hidden="true" /> received <span class="key spam" aria-hidden="true" /> spam ·
+          tallest bar {max} a day
         </figcaption>
       </figure>
       <details>

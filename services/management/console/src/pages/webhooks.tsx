@@ -98,9 +98,7 @@ function WebhookCard(props: { hook: Webhook; formId: string; onChange(): void; o
     const what = confirm;
     setConfirm(null);
     if (what === 'rotate') {
-      const updated = await action.run(() =>
-        api<Webhook>('PATCH', `/v1/webhooks/${hook.id}`, { rotate_secret: true }),
-      );
+      const updated = await action.run(() => api<Webhook>('PATCH', `/v1/webhooks/${hook.id}`, { rotate_secret: true }));
       if (updated?.secret) props.onSecret(updated.secret);
     } else if (what === 'delete') {
       await action.run(() => api('DELETE', `/v1/webhooks/${hook.id}`));
