@@ -42,7 +42,6 @@ export async function seriousViolations(page: Page): Promise<{ id: string; impac
 
 /** Where screenshots go: `CONSOLE_SCREENSHOTS=docs/console` writes them into the docs; unset, nowhere. */
 export function screenshotDir(): string | undefined {
-  // eslint-disable-next-line no-restricted-properties
   const dir = process.env['CONSOLE_SCREENSHOTS'];
   if (!dir) return undefined;
   const abs = path.resolve(__dirname, '../..', dir);

@@ -36,6 +36,7 @@ describe('web console', () => {
   let receiver: Awaited<ReturnType<typeof listen>>;
   const received: Received[] = [];
   const dialogs: string[] = [];
+  const consoleErrors: string[] = [];
   const shots = screenshotDir();
   let formId = '';
   let ingestUrl = '';
@@ -83,6 +84,9 @@ describe('web console', () => {
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
     page = await context.newPage();
+    page.on('console', (m) => {
+      if (m.type() === 'error') consoleErrors.push(m.text());
+    });
     page.on('dialog', (d) => {
       dialogs.push(d.message());
       void d.dismiss();
@@ -409,5 +413,7 @@ describe('web console', () => {
     expect(res.status).toBe(401);
     expect(await pwned()).toBeNull();
     expect(dialogs).toEqual([]);
+    // Nothing the console itself does is refused by its own CSP (a hostile value would show here too).
+    expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
   });
 });

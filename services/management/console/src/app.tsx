@@ -18,7 +18,11 @@ const NAV = [
   { href: '/console/usage', label: 'Usage' },
 ];
 
-/** The view for a path, and its title. */
+/** Which navigation link a path belongs to (a submission belongs to Forms). */
+const section = (path: string) =>
+  path.startsWith('/console/submissions') ? '/console/forms' : NAV.find((n) => path.startsWith(n.href))?.href;
+
+/** The view for a path. */
 function view(path: string) {
   let m: Record<string, string> | undefined;
   if ((m = match('/console/forms/:id/submissions', path))) return <SubmissionsPage formId={m['id'] as string} />;
@@ -64,7 +68,7 @@ export function App() {
           <ul>
             {NAV.map((n) => (
               <li key={n.href}>
-                <Link href={n.href} aria-current={path.startsWith(n.href) ? 'page' : undefined}>
+                <Link href={n.href} aria-current={section(path) === n.href ? 'page' : undefined}>
                   {n.label}
                 </Link>
               </li>

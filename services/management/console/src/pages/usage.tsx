@@ -134,10 +134,14 @@ function DayChart({ days }: { days: Usage['days'] }) {
             );
           })}
         </svg>
-        <div class="chart-axis" aria-hidden="true">
-          {[0, 7, 14, 21, days.length - 1].map((i) => (
-            <span key={i}>{days[i]?.date.slice(5)}</span>
-          ))}
+        <div class="chart-axis" aria-hidden="true" style={{ gridTemplateColumns: `repeat(${days.length}, 1fr)` }}>
+          {[0, 7, 14, 21, 28].map((i) =>
+            days[i] ? (
+              <span key={i} style={{ gridColumn: `${i + 1}`, gridRow: '1' }}>
+                {days[i].date.slice(5)}
+              </span>
+            ) : null,
+          )}
         </div>
         <figcaption class="legend">
           <span class="key received" aria-hidden="true" /> received <span class="key spam" aria-hidden="true" /> spam ·
