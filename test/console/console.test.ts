@@ -285,6 +285,7 @@ describe('web console', () => {
     await page.getByRole('status').filter({ hasText: 'Marked as spam: 1 submission.' }).waitFor();
     expect((await stack.platform.db('submissions').where({ form_id: formId }).first()).status).toBe('spam');
     await page.getByRole('link', { name: 'Clear' }).click();
+    await page.getByRole('row').filter({ hasText: 'ada@example.com' }).waitFor();
     await page.getByLabel('Select all on this page').check();
     await page.getByRole('button', { name: 'Mark selected as not spam' }).click();
     await page.getByRole('status').filter({ hasText: 'Marked as not spam: 1 submission.' }).waitFor();

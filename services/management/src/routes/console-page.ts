@@ -44,9 +44,9 @@ function safetyHeaders(ctx: Koa.Context, csp: string): void {
 /**
  * `/console` (and every path under it: the console routes in the browser) serves the built page
  * with `no-cache`; `/console/assets/<name>-<hash>.<ext>` serves hashed files cached for a year;
- * `/` redirects to `/console`.
+ * `/` redirects to `/console`. A middleware, not API routes: these are pages, outside the OpenAPI.
  */
-export function mountConsole(_app: Koa, router: KoaRouter, platform: Platform, dir: string = CONSOLE_DIR): void {
+export function mountConsole(app: Koa, _router: KoaRouter, platform: Platform, dir: string = CONSOLE_DIR): void {
   const csp = consoleCsp(platform.config.PUBLIC_BASE_URL);
   let page: string | undefined;
   const indexHtml = () => {
@@ -54,21 +54,17 @@ export function mountConsole(_app: Koa, router: KoaRouter, platform: Platform, d
       page = readFileSync(path.join(dir, 'index.html'), 'utf8');
     return page;
   };
-  router.get('/', (ctx) => {
-    ctx.status = 302;
-    ctx.redirect('/console');
-  });
-  router.get('/console/assets/:name', async (ctx) => {
-    const name = ctx.params['name'] ?? '';
+  const serveAsset = async (ctx: Koa.Context, name: string) => {
     const type = TYPES[path.extname(name)];
-    if (!/^[A-Za-z0-9._-]+$/.test(name) || name.startsWith('.') || !type) return;
+    if (!/^[A-Za-z0-9._-]+$/.test(name) || name.startsWith('.') || !type) return false;
     const body = await readFile(path.join(dir, 'assets', name)).catch(() => undefined);
-    if (!body) return;
+    if (!body) return false;
     safetyHeaders(ctx, csp);
     ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
     ctx.type = type;
     ctx.body = body;
-  });
+    return true;
+  };
   const servePage = (ctx: Koa.Context) => {
     const html = indexHtml();
     safetyHeaders(ctx, csp);
@@ -82,6 +78,14 @@ export function mountConsole(_app: Koa, router: KoaRouter, platform: Platform, d
     }
     ctx.body = html;
   };
-  router.get('/console', servePage);
-  router.get(/^\/console\/(?!assets\/).*/, servePage);
+  app.use(async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.path === '/') return ctx.redirect('/console');
+    if (ctx.path.startsWith('/console/assets/')) {
+      if (!(await serveAsset(ctx, ctx.path.slice('/console/assets/'.length)))) return next();
+      return;
+    }
+    if (ctx.path === '/console' || ctx.path.startsWith('/console/')) return servePage(ctx);
+    return next();
+  });
 }

@@ -58,6 +58,8 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[]) {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
   useEffect(() => {
+    // New inputs (another page, other filters): never show the previous inputs' data meanwhile.
+    setState({ loading: true });
     void reload();
   }, [reload]);
   return { ...state, reload };

@@ -75,6 +75,7 @@ function Inbox({ form }: { form: Form }) {
     const data = new FormData(e.currentTarget as HTMLFormElement);
     const get = (k: string) => String(data.get(k) ?? '').trim();
     setSelected(new Set());
+    setDone('');
     navigate(`${base}${qs({ status: get('status'), since: get('since'), until: get('until'), q: get('q') })}`);
   };
   const act = async (action: 'delete' | 'spam' | 'received') => {
@@ -85,9 +86,9 @@ function Inbox({ form }: { form: Form }) {
     );
     if (!result) return;
     const verb = action === 'delete' ? 'Deleted' : action === 'spam' ? 'Marked as spam:' : 'Marked as not spam:';
-    setDone(`${verb} ${result.done.length} submission${result.done.length === 1 ? '' : 's'}.`);
     setSelected(new Set());
     await page.reload();
+    setDone(`${verb} ${result.done.length} submission${result.done.length === 1 ? '' : 's'}.`);
   };
   const toggle = (id: string, on: boolean) => {
     const next = new Set(selected);
