@@ -83,6 +83,7 @@ describe('web console', () => {
       });
     });
     context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.url });
     page = await context.newPage();
     page.on('console', (m) => {
       if (m.type() === 'error') consoleErrors.push(m.text());
@@ -133,8 +134,15 @@ describe('web console', () => {
     await expectAccessible('sign-in');
     await shot('sign-in');
     await page.getByLabel('Management key').fill(account.managementKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Management key').press('Enter'); // the keyboard signs in too
     await page.getByRole('heading', { name: 'Forms' }).waitFor();
+    // Focus moves to the new view; the next Tab reaches its first control, with a visible focus ring.
+    await page.keyboard.press('Tab');
+    expect(
+      await page.evaluate(
+        '[document.activeElement.textContent, getComputedStyle(document.activeElement).outlineStyle]',
+      ),
+    ).toEqual(['New form', 'solid']);
     for (const name of ['Forms', 'API keys', 'Usage']) await nav(name).waitFor();
     const cookie = (await context.cookies()).find((c) => c.name === 'intake_session');
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
@@ -243,6 +251,10 @@ describe('web console', () => {
       expect(readFileSync((await download.path()) as string, 'utf8')).toBe(content);
     }
     expect(page.url()).toContain('/console/submissions/');
+    await page.getByRole('button', { name: 'Copy as JSON' }).click();
+    await page.getByRole('status').filter({ hasText: 'Copied' }).waitFor();
+    const copied = JSON.parse(await page.evaluate<string>('navigator.clipboard.readText()'));
+    expect(copied.payload).toMatchObject({ email: 'ada@example.com', [HOSTILE_FIELD]: 'someone' });
     // Opening a file link directly: still an attachment with a sandboxing CSP, never rendered on our origin.
     const href = (await page.getByRole('link', { name: 'Download evil.html' }).getAttribute('href')) as string;
     const file = await fetch(href);
@@ -403,6 +415,47 @@ describe('web console', () => {
       .waitFor();
     await shot('usage-warning');
     await shot('usage-dark', { dark: true });
+  });
+
+  it('pauses and resumes a form from the list; shows a problem’s title and detail for a missing form', async () => {
+    await nav('Forms').click();
+    await page.getByRole('button', { name: 'Pause Contact' }).click();
+    await page.getByRole('button', { name: 'Resume Contact' }).waitFor();
+    expect((await stack.platform.db('forms').where({ id: formId }).first()).status).toBe('paused');
+    await page.getByRole('button', { name: 'Resume Contact' }).click();
+    await page.getByRole('button', { name: 'Pause Contact' }).waitFor();
+    expect((await stack.platform.db('forms').where({ id: formId }).first()).status).toBe('live');
+    await expectAccessible('forms');
+    await shot('forms');
+    await page.goto(`${stack.url}/console/forms/frm_nope/submissions`);
+    await page.getByRole('alert').filter({ hasText: 'Not found' }).waitFor();
+  });
+
+  it('opens the inbox of a form with 10,000 submissions (time printed), then deletes that form after confirming', async () => {
+    const big = await factories.form(stack.platform.db, account.id, { slug: `big-${Date.now().toString(36)}` });
+    await stack.platform.db.raw(
+      `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
+       SELECT 'sub_big' || lpad(n::text, 6, '0'), ?, ?, 'received',
+              json_build_object('email', 'user' || n || '@example.com', 'message', 'Message number ' || n),
+              now() - (n || ' seconds')::interval
+       FROM generate_series(1, 10000) AS n`,
+      [account.id, big.id],
+    );
+    const started = performance.now();
+    await page.goto(`${stack.url}/console/forms/${big.id}/submissions`);
+    await page.getByRole('row').filter({ hasText: 'user1@example.com' }).first().waitFor();
+    const ms = Math.round(performance.now() - started);
+    console.log(`console inbox of a form with 10,000 submissions: first page shown ${ms} ms after navigation`);
+    expect(await page.locator('table.inbox tbody tr').count()).toBe(25);
+    await page.getByRole('link', { name: 'Next page' }).click();
+    await page.getByRole('row').filter({ hasText: 'user26@example.com' }).waitFor();
+    await page.getByRole('link', { name: 'Settings and snippets' }).click();
+    await page.getByRole('button', { name: 'Delete form' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete form' }).click();
+    await page.getByRole('heading', { name: 'Forms' }).waitFor();
+    expect(await stack.platform.db('forms').where({ id: big.id }).first()).toBeUndefined();
+    const left = await stack.platform.db('submissions').where({ form_id: big.id }).count('* as n').first();
+    expect(Number(left?.n)).toBe(0);
   });
 
   it('signs out: the session ends on the server', async () => {

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, qs } from '../api';
 import { location, navigate } from '../router';
 import type { Form, PageOf, Submission } from '../types';
@@ -67,16 +67,20 @@ function Inbox({ form }: { form: Form }) {
   const [confirmDelete, setConfirmDelete] = useState(false);
   const bulk = useAction();
   const [done, setDone] = useState('');
+  // The filter controls edit a draft; Apply puts it in the URL, which is what the list shows.
+  const [draft, setDraft] = useState(filters);
+  useEffect(() => setDraft(filtersFromUrl(location.value.query)), [key]);
+  const edit = (name: keyof Filters) => (e: Event) =>
+    setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement | HTMLSelectElement).value });
   const base = `/console/forms/${form.id}/submissions`;
   const filtered = Boolean(filters.status || filters.since || filters.until || filters.q);
 
   const apply = (e: Event) => {
     e.preventDefault();
-    const data = new FormData(e.currentTarget as HTMLFormElement);
-    const get = (k: string) => String(data.get(k) ?? '').trim();
     setSelected(new Set());
     setDone('');
-    navigate(`${base}${qs({ status: get('status'), since: get('since'), until: get('until'), q: get('q') })}`);
+    const { status, since, until, q } = draft;
+    navigate(`${base}${qs({ status, since, until, q: q.trim() })}`);
   };
   const act = async (action: 'delete' | 'spam' | 'received') => {
     setConfirmDelete(false);
@@ -105,7 +109,7 @@ function Inbox({ form }: { form: Form }) {
       <form class="filters" onSubmit={apply} role="search" aria-label="Filter submissions">
         <div class="field">
           <label for="s-status">Show</label>
-          <select id="s-status" name="status" value={filters.status}>
+          <select id="s-status" name="status" value={draft.status} onChange={edit('status')}>
             <option value="">all</option>
             <option value="received">received</option>
             <option value="spam">spam</option>
@@ -113,15 +117,23 @@ function Inbox({ form }: { form: Form }) {
         </div>
         <div class="field">
           <label for="s-since">From (UTC)</label>
-          <input id="s-since" name="since" type="date" value={filters.since} />
+          <input id="s-since" name="since" type="date" value={draft.since} onInput={edit('since')} />
         </div>
         <div class="field">
           <label for="s-until">To (UTC)</label>
-          <input id="s-until" name="until" type="date" value={filters.until} />
+          <input id="s-until" name="until" type="date" value={draft.until} onInput={edit('until')} />
         </div>
         <div class="field grow">
           <label for="s-q">Search</label>
-          <input id="s-q" name="q" type="search" maxLength={200} value={filters.q} placeholder="text in any field" />
+          <input
+            id="s-q"
+            name="q"
+            type="search"
+            maxLength={200}
+            value={draft.q}
+            onInput={edit('q')}
+            placeholder="text in any field"
+          />
         </div>
         <div class="actions">
           <button type="submit">Apply filters</button>
