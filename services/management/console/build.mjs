@@ -1,3 +1,4 @@
+/* global console */
 // Builds the web console into dist/console: hashed JS and CSS under assets/, and index.html that loads them.
 // Fails when the JS the browser loads grows past its budget (60 KB gzipped).
 import { build } from 'esbuild';

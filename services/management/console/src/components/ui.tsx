@@ -55,7 +55,6 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[]) {
     } catch (error) {
       if (n === seq.current) setState({ error, loading: false });
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, deps);
   useEffect(() => {
     // New inputs (another page, other filters): never show the previous inputs' data meanwhile.
