@@ -140,3 +140,11 @@ export function sessionCookie(token: string | undefined, secure: boolean): strin
   if (secure) parts.push('Secure');
   return parts.join('; ');
 }
+
+/** Deletes every ended session (past its absolute or idle expiry); returns how many. */
+export async function sweepSessions(db: Db, now: Date): Promise<number> {
+  return db('console_sessions')
+    .where('expires_at', '<=', now)
+    .orWhere('last_seen_at', '<=', new Date(now.getTime() - SESSION_IDLE_MS))
+    .delete();
+}

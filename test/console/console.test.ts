@@ -173,12 +173,20 @@ describe('web console', () => {
     for (const title of ['HTML form', 'fetch with JSON', 'fetch with a file'])
       await page.getByRole('heading', { name: title }).waitFor();
     expect(await page.getByLabel('HTML form').textContent()).toContain('name="_gotcha"');
-    // Edit a setting and save.
+    // Edit settings and save: a bot challenge (its secret stored sealed) and a redirect.
+    await page.getByLabel('Provider', { exact: true }).selectOption('turnstile');
+    await page.getByLabel('Provider secret key').fill('turnstile-secret-123');
     await page.getByLabel('Redirect URL').fill('https://example.com/thanks');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    expect((await stack.platform.db('forms').where({ id: formId }).first()).redirect_url).toBe(
-      'https://example.com/thanks',
+    const saved = await stack.platform.db('forms').where({ id: formId }).first();
+    expect(saved).toMatchObject({ redirect_url: 'https://example.com/thanks', bot_challenge_provider: 'turnstile' });
+    expect(saved.bot_challenge_secret).not.toContain('turnstile-secret-123');
+    // Turned off again, so the page below can post without a challenge.
+    await page.getByLabel('Provider', { exact: true }).selectOption('');
+    await page.getByRole('button', { name: 'Save changes' }).click();
+    await eventually(
+      async () => (await stack.platform.db('forms').where({ id: formId }).first()).bot_challenge_provider === null,
     );
     await expectAccessible('form settings');
     await shot('form-settings');
@@ -319,6 +327,11 @@ describe('web console', () => {
     const curl = (await page.getByLabel('curl command').textContent()) ?? '';
     expect(curl).toContain(`curl -X POST '${receiver.url}/hook'`);
     expect(curl).toContain('x-service-signature: sha256=');
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await page.getByText('disabled', { exact: true }).waitFor();
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await page.getByText('enabled', { exact: true }).waitFor();
+    expect((await stack.platform.db('webhooks').where({ form_id: formId }).first()).enabled).toBe(true);
     await expectAccessible('webhooks');
     await shot('webhooks');
 

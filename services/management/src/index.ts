@@ -10,6 +10,7 @@ import { deliveryRoutes } from './routes/deliveries.routes';
 import { sessionRoutes } from './routes/sessions.routes';
 import { consoleSupportRoutes } from './routes/console-support.routes';
 import { mountConsole } from './routes/console-page';
+import { startSessionSweeper } from './domain/session-sweeper';
 
 function managementRoutes(platform: Platform): RouteDef[] {
   return [
@@ -33,7 +34,7 @@ export const managementService: ServiceModule = {
   publishesEvents: true,
   routes: managementRoutes,
   // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/retention.ts).
-  startWorkers: async (platform) => [startRetentionSweeper(platform)],
+  startWorkers: async (platform) => [startRetentionSweeper(platform), startSessionSweeper(platform)],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there.
   extend: mountConsole,
 };

@@ -1,5 +1,5 @@
 import { factories } from '@intake/shared/testing';
-import { SESSION_IDLE_MS, sha256Hex } from '@intake/shared';
+import { SESSION_IDLE_MS, sha256Hex, sweepSessions } from '@intake/shared';
 import { api, startManagement } from './helpers';
 
 describe('console sessions', () => {
@@ -139,6 +139,19 @@ describe('console sessions', () => {
         .where({ token_hash: sha256Hex(old.token) })
         .update({ expires_at: new Date(Date.now() - 1000) });
       expect((await api(ctx.url)('GET', '/v1/forms', undefined, { cookie: old.cookie })).status).toBe(401);
+    });
+
+    it('the sweeper removes ended sessions and keeps live ones', async () => {
+      const account = await factories.account(ctx.platform.db);
+      const live = await signIn(account.managementKey);
+      const idle = await signIn(account.managementKey);
+      await ctx.platform
+        .db('console_sessions')
+        .where({ token_hash: sha256Hex(idle.token) })
+        .update({ last_seen_at: new Date(Date.now() - SESSION_IDLE_MS - 1000) });
+      expect(await sweepSessions(ctx.platform.db, new Date())).toBeGreaterThanOrEqual(1);
+      const left = await ctx.platform.db('console_sessions').where({ account_id: account.id }).pluck('token_hash');
+      expect(left).toEqual([sha256Hex(live.token)]);
     });
 
     it('a session sees only its own account, and a made-up cookie is 401', async () => {
