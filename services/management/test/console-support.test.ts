@@ -4,7 +4,6 @@ import { createTestPlatform, eventually, factories, listen, type TestPlatform } 
 import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
 import { api } from './helpers';
-import { seedSubmission } from './seed';
 import { receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers';
 
 /** The API the console needs beyond the basic resources, over management and the delivery workers. */
@@ -98,7 +97,7 @@ describe('console support routes', () => {
     it('bulk: marks several spam and back, then deletes them, reporting unknown ids', async () => {
       const { accountId, formId, call } = await owner();
       const ids = [];
-      for (let i = 0; i < 3; i++) ids.push((await seedSubmission(platform, { accountId, formId })).id);
+      for (let i = 0; i < 3; i++) ids.push((await factories.submission(platform, { accountId, formId })).id);
       const spam = await call('POST', '/v1/submissions/bulk', { action: 'spam', ids: [...ids, 'sub_nope'] });
       expect(spam.body).toEqual({ done: ids, not_found: ['sub_nope'] });
       const listed = await call('GET', `/v1/forms/${formId}/submissions?status=spam`);
@@ -128,7 +127,7 @@ describe('console support routes', () => {
       const a = await owner();
       const b = await owner();
       const { body: hook } = await b.call('POST', `/v1/forms/${b.formId}/webhooks`, { url: 'https://example.com/h' });
-      const sub = await seedSubmission(platform, { accountId: b.accountId, formId: b.formId });
+      const sub = await factories.submission(platform, { accountId: b.accountId, formId: b.formId });
       expect((await a.call('GET', `/v1/webhooks/${hook.id}/sample`)).status).toBe(404);
       expect((await a.call('POST', `/v1/webhooks/${hook.id}/replay-failed`)).status).toBe(404);
       expect((await a.call('GET', `/v1/submissions/${sub.id}/deliveries`)).status).toBe(404);
