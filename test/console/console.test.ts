@@ -334,6 +334,7 @@ describe('web console', () => {
     expect((await stack.platform.db('webhooks').where({ form_id: formId }).first()).enabled).toBe(true);
     await expectAccessible('webhooks');
     await shot('webhooks');
+    await shot('webhooks-mobile', { width: 375 });
 
     // A real submission is delivered and shows in the log; replay it.
     const post = await fetch(ingestUrl, {
@@ -428,6 +429,7 @@ describe('web console', () => {
       .waitFor();
     await shot('usage-warning');
     await shot('usage-dark', { dark: true });
+    await shot('usage-mobile', { width: 375 });
   });
 
   it('pauses and resumes a form from the list; shows a problem’s title and detail for a missing form', async () => {
