@@ -327,6 +327,11 @@ describe('web console', () => {
     const curl = (await page.getByLabel('curl command').textContent()) ?? '';
     expect(curl).toContain(`curl -X POST '${receiver.url}/hook'`);
     expect(curl).toContain('x-service-signature: sha256=');
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Rotate secret' }).click();
+    const rotated = await page.getByLabel(/New signing secret of/).textContent();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
     await page.getByRole('button', { name: 'Disable' }).click();
     await page.getByText('disabled', { exact: true }).waitFor();
     await page.getByRole('button', { name: 'Enable' }).click();
@@ -390,6 +395,32 @@ describe('web console', () => {
     expect(res.status).toBe(403);
     await expectAccessible('api keys');
     await shot('api-keys');
+  });
+
+  it('revoking the key of the console’s own session ends it: the console asks to sign in again', async () => {
+    await page.getByLabel('Type').selectOption('management');
+    await page.getByLabel('Name').fill('laptop');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const laptopKey = (await page.getByLabel(/New management key/).textContent()) ?? '';
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Management key').fill(laptopKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await nav('API keys').click();
+    const row = page.getByRole('row').filter({ hasText: 'laptop' });
+    await row.getByText('(this session)').waitFor();
+    await row.getByRole('button', { name: /Revoke/ }).click();
+    await page.getByRole('dialog').getByText('this console session ends with it').waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
+    await page.getByText('Your session has ended. Sign in again to continue.').waitFor();
+    await page.getByLabel('Management key').fill(laptopKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /revoked/ })
+      .waitFor();
+    await page.getByLabel('Management key').fill(account.managementKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await nav('Usage').waitFor();
   });
 
   it('shows usage: figures, the per-day chart, the per-form table, and the warning at the limit', async () => {
