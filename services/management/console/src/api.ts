@@ -56,8 +56,8 @@ export async function api<T = unknown>(method: string, path: string, body?: unkn
     signedOutReason.value = 'Your session has ended. Sign in again to continue.';
   }
   if (!res.ok) throw await problemOf(res);
-  if (res.status === 204 || (res.status === 202 && res.headers.get('content-length') === '0')) return undefined as T;
-  return (await res.json()) as T;
+  const text = await res.text();
+  return (text ? JSON.parse(text) : undefined) as T;
 }
 
 export async function loadSession(): Promise<void> {
