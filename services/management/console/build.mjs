@@ -5,6 +5,7 @@ import { build } from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,6 +36,10 @@ const js = outputs.find((f) => f.endsWith('.js'));
 const css = outputs.find((f) => f.endsWith('.css'));
 if (!js || !css) throw new Error(`console build: missing outputs (${outputs.join(', ')})`);
 
+const iconSource = readFileSync(path.join(here, 'icon.svg'));
+const icon = `icon-${createHash('sha256').update(iconSource).digest('hex').slice(0, 8).toUpperCase()}.svg`;
+writeFileSync(path.join(out, 'assets', icon), iconSource);
+
 const gzipped = gzipSync(readFileSync(path.join(out, 'assets', js))).length;
 if (gzipped > BUDGET_GZIP_BYTES) throw new Error(`console JS is ${gzipped} bytes gzipped, over ${BUDGET_GZIP_BYTES}`);
 
@@ -47,6 +52,7 @@ writeFileSync(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>Intake console</title>
+<link rel="icon" href="/console/assets/${icon}" type="image/svg+xml">
 <link rel="stylesheet" href="/console/assets/${css}">
 <script type="module" src="/console/assets/${js}"></script>
 </head>
