@@ -223,6 +223,9 @@ describe('web console', () => {
     expect(await row.getByRole('cell').nth(3).textContent()).toBe('3');
     expect(await pwned()).toBeNull();
     await expectAccessible('inbox');
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expectAccessible('inbox, dark');
+    await page.emulateMedia({ colorScheme: 'light' });
     await shot('inbox');
     await shot('inbox-dark', { dark: true });
     await shot('inbox-mobile', { width: 375 });
@@ -458,6 +461,10 @@ describe('web console', () => {
       .getByRole('alert')
       .filter({ hasText: /\d+ % of this month’s submissions used/ })
       .waitFor();
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await expectAccessible('usage with its warning, dark');
+    await page.emulateMedia({ colorScheme: 'light' });
+    await expectAccessible('usage with its warning');
     await shot('usage-warning');
     await shot('usage-dark', { dark: true });
     await shot('usage-mobile', { width: 375 });
@@ -481,11 +488,11 @@ describe('web console', () => {
     const big = await factories.form(stack.platform.db, account.id, { slug: `big-${Date.now().toString(36)}` });
     await stack.platform.db.raw(
       `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
-       SELECT 'sub_big' || lpad(n::text, 6, '0'), ?, ?, 'received',
+       SELECT 'sub_' || ? || lpad(n::text, 6, '0'), ?, ?, 'received',
               json_build_object('email', 'user' || n || '@example.com', 'message', 'Message number ' || n),
               now() - (n || ' seconds')::interval
        FROM generate_series(1, 10000) AS n`,
-      [account.id, big.id],
+      [big.id.slice(4, 14), account.id, big.id],
     );
     const started = performance.now();
     await page.goto(`${stack.url}/console/forms/${big.id}/submissions`);
