@@ -7,6 +7,7 @@ import { submissionRoutes } from './routes/submissions.routes';
 import { fileRoutes } from './routes/files.routes';
 import { webhookRoutes } from './routes/webhooks.routes';
 import { deliveryRoutes } from './routes/deliveries.routes';
+import { openApiDocument } from './openapi';
 import { sessionRoutes } from './routes/sessions.routes';
 import { consoleSupportRoutes } from './routes/console-support.routes';
 import { mountConsole } from './routes/console-page';
@@ -38,6 +39,11 @@ export const managementService: ServiceModule = {
   // The web console at /console (built into dist/console by `npm run build`); / redirects there.
   extend: mountConsole,
 };
+
+/** The one OpenAPI document of the four services (what `GET /openapi` serves). */
+export function openApi(platform: Platform): Record<string, unknown> {
+  return openApiDocument(platform, managementRoutes(platform));
+}
 
 export { createAccount } from './domain/accounts';
 export { runAdmin } from './cli/admin';

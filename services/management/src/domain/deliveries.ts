@@ -1,31 +1,18 @@
-import { requestDelivery } from '@intake/delivery';
-import { problem, type Db, type Nats } from '@intake/shared';
-import { deliveryLogRepository, type AttemptRow, type DeliveryLogRow } from '../repositories/delivery-log.repository';
-import { webhookRepository } from '../repositories/webhook.repository';
+import { problem, requestDelivery, type Db, type Nats } from '@intake/shared';
+import {
+  findAttemptsOfDeliveries,
+  findDeliveriesOfSubmission,
+  findDelivery,
+  findFailedDeliveryIds,
+  findLatestDeliveries,
+  isWebhookEnabled,
+  type AttemptRow,
+  type DeliveryLogRow,
+} from '../repositories/delivery-log.repository';
+import { findWebhook } from '../repositories/webhook.repository';
 
 /** The spec's log size. */
 export const DELIVERY_LOG_LIMIT = 50;
-
-/** The webhook's last 50 deliveries, newest first, each with every attempt. */
-export async function deliveryLog(props: {
-  db: Db;
-  accountId: string;
-  webhookId: string;
-  /** Only deliveries in these states (`pending` covers `retrying`); all when absent. */
-  status?: DeliveryFilter;
-}): Promise<DeliveryWithAttempts[]> {
-  const { db, accountId, webhookId } = props;
-  if (!(await webhookRepository.find(db, accountId, webhookId))) throw problem('not-found', `No webhook ${webhookId}`);
-  const statuses = props.status && props.status !== 'all' ? FILTER_STATUSES[props.status] : undefined;
-  const deliveries = await deliveryLogRepository.latestForWebhook(
-    db,
-    accountId,
-    webhookId,
-    DELIVERY_LOG_LIMIT,
-    statuses,
-  );
-  return withAttempts(db, deliveries);
-}
 
 export type DeliveryWithAttempts = DeliveryLogRow & { attempts: AttemptRow[] };
 export type DeliveryFilter = 'all' | 'failed' | 'pending' | 'succeeded';
@@ -36,11 +23,24 @@ const FILTER_STATUSES: Record<Exclude<DeliveryFilter, 'all'>, string[]> = {
 };
 
 async function withAttempts(db: Db, deliveries: DeliveryLogRow[]): Promise<DeliveryWithAttempts[]> {
-  const attempts = await deliveryLogRepository.attemptsOf(
+  const attempts = await findAttemptsOfDeliveries(
     db,
     deliveries.map((d) => d.id),
   );
   return deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.delivery_id === d.id) }));
+}
+
+/** The webhook's last 50 deliveries (in the given states, `pending` covering `retrying`), newest first, each with every attempt. */
+export async function deliveryLog(props: {
+  db: Db;
+  accountId: string;
+  webhookId: string;
+  status?: DeliveryFilter;
+}): Promise<DeliveryWithAttempts[]> {
+  const { db, accountId, webhookId } = props;
+  if (!(await findWebhook(db, accountId, webhookId))) throw problem('not-found', `No webhook ${webhookId}`);
+  const statuses = props.status && props.status !== 'all' ? FILTER_STATUSES[props.status] : undefined;
+  return withAttempts(db, await findLatestDeliveries(db, accountId, webhookId, DELIVERY_LOG_LIMIT, statuses));
 }
 
 /** The deliveries of one submission, one per webhook it went to, each with every attempt. */
@@ -52,7 +52,7 @@ export async function submissionDeliveries(props: {
   const { db, accountId, submissionId } = props;
   const exists = await db('submissions').where({ account_id: accountId, id: submissionId }).first('id');
   if (!exists) throw problem('not-found', `No submission ${submissionId}`);
-  return withAttempts(db, await deliveryLogRepository.forSubmission(db, accountId, submissionId));
+  return withAttempts(db, await findDeliveriesOfSubmission(db, accountId, submissionId));
 }
 
 /** Most failed deliveries replayed by one request. */
@@ -66,10 +66,10 @@ export async function replayFailedDeliveries(props: {
   webhookId: string;
 }): Promise<string[]> {
   const { db, nats, accountId, webhookId } = props;
-  const webhook = await webhookRepository.find(db, accountId, webhookId);
+  const webhook = await findWebhook(db, accountId, webhookId);
   if (!webhook) throw problem('not-found', `No webhook ${webhookId}`);
   if (!webhook.enabled) throw problem('conflict', 'The webhook is disabled; enable it before replaying');
-  const ids = await deliveryLogRepository.failedIds(db, accountId, webhookId, REPLAY_FAILED_LIMIT);
+  const ids = await findFailedDeliveryIds(db, accountId, webhookId, REPLAY_FAILED_LIMIT);
   for (const id of ids) await replayDelivery({ db, nats, accountId, id });
   return ids;
 }
@@ -81,9 +81,9 @@ export async function replayDelivery(props: {
   accountId: string;
   id: string;
 }): Promise<{ id: string; status: string; webhook_id: string }> {
-  const delivery = await deliveryLogRepository.find(props.db, props.accountId, props.id);
+  const delivery = await findDelivery(props.db, props.accountId, props.id);
   if (!delivery) throw problem('not-found', `No delivery ${props.id}`);
-  if (!(await deliveryLogRepository.webhookEnabled(props.db, props.accountId, delivery.webhook_id))) {
+  if (!(await isWebhookEnabled(props.db, props.accountId, delivery.webhook_id))) {
     throw problem('conflict', 'The webhook of this delivery is disabled; enable it before replaying');
   }
   try {

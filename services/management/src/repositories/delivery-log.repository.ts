@@ -1,5 +1,4 @@
-import type { Knex } from 'knex';
-import type { DeliveryRow } from '@intake/delivery';
+import type { DeliveryRow, Queryable } from '@intake/shared';
 
 /** A delivery as the log shows it (its envelope data stays out of the log). */
 export type DeliveryLogRow = Omit<DeliveryRow, 'account_id' | 'form_id' | 'data'>;
@@ -15,6 +14,8 @@ export interface AttemptRow {
   response_body: string | null;
 }
 
+// The delivery log, always scoped by account.
+
 const LOG_COLUMNS = [
   'id',
   'webhook_id',
@@ -29,92 +30,78 @@ const LOG_COLUMNS = [
   'updated_at',
 ];
 
-/** The delivery log, always scoped by account. */
-export const deliveryLogRepository = {
-  async latestForWebhook(
-    db: Knex,
-    accountId: string,
-    webhookId: string,
-    limit: number,
-    statuses?: string[],
-  ): Promise<DeliveryLogRow[]> {
-    return db('deliveries')
-      .where({ account_id: accountId, webhook_id: webhookId })
-      .modify((q) => (statuses ? q.whereIn('status', statuses) : q))
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .limit(limit)
-      .select(
-        'id',
-        'webhook_id',
-        'submission_id',
-        'event_type',
-        'status',
-        'attempt_count',
-        'last_error',
-        'last_status_code',
-        'next_attempt_at',
-        'created_at',
-        'updated_at',
-      );
-  },
+/** The webhook's latest deliveries, newest first; only those in `statuses` when given. */
+export async function findLatestDeliveries(
+  db: Queryable,
+  accountId: string,
+  webhookId: string,
+  limit: number,
+  statuses?: string[],
+): Promise<DeliveryLogRow[]> {
+  return db('deliveries')
+    .where({ account_id: accountId, webhook_id: webhookId })
+    .modify((q) => (statuses ? q.whereIn('status', statuses) : q))
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(limit)
+    .select(LOG_COLUMNS);
+}
 
-  /** Every delivery of one submission (one per webhook), newest first. */
-  async forSubmission(db: Knex, accountId: string, submissionId: string): Promise<DeliveryLogRow[]> {
-    return db('deliveries')
-      .where({ account_id: accountId, submission_id: submissionId })
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .select(LOG_COLUMNS);
-  },
+/** Every delivery of one submission (one per webhook), newest first. */
+export async function findDeliveriesOfSubmission(
+  db: Queryable,
+  accountId: string,
+  submissionId: string,
+): Promise<DeliveryLogRow[]> {
+  return db('deliveries')
+    .where({ account_id: accountId, submission_id: submissionId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .select(LOG_COLUMNS);
+}
 
-  /** Ids of the webhook's failed deliveries, oldest first. */
-  async failedIds(db: Knex, accountId: string, webhookId: string, limit: number): Promise<string[]> {
-    const rows = await db('deliveries')
-      .where({ account_id: accountId, webhook_id: webhookId, status: 'failed' })
-      .orderBy([
-        { column: 'created_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ])
-      .limit(limit)
-      .select('id');
-    return rows.map((r: { id: string }) => r.id);
-  },
+/** Ids of the webhook's failed deliveries, oldest first. */
+export async function findFailedDeliveryIds(
+  db: Queryable,
+  accountId: string,
+  webhookId: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db('deliveries')
+    .where({ account_id: accountId, webhook_id: webhookId, status: 'failed' })
+    .orderBy([
+      { column: 'created_at', order: 'asc' },
+      { column: 'id', order: 'asc' },
+    ])
+    .limit(limit)
+    .select('id');
+  return rows.map((r: { id: string }) => r.id);
+}
 
-  async attemptsOf(db: Knex, deliveryIds: string[]): Promise<AttemptRow[]> {
-    if (deliveryIds.length === 0) return [];
-    return db('delivery_attempts')
-      .whereIn('delivery_id', deliveryIds)
-      .orderBy([
-        { column: 'started_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ])
-      .select(
-        'delivery_id',
-        'attempt',
-        'trigger',
-        'started_at',
-        'duration_ms',
-        'status_code',
-        'error',
-        'response_body',
-      );
-  },
+export async function findAttemptsOfDeliveries(db: Queryable, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db('delivery_attempts')
+    .whereIn('delivery_id', deliveryIds)
+    .orderBy([
+      { column: 'started_at', order: 'asc' },
+      { column: 'id', order: 'asc' },
+    ])
+    .select('delivery_id', 'attempt', 'trigger', 'started_at', 'duration_ms', 'status_code', 'error', 'response_body');
+}
 
-  async find(
-    db: Knex,
-    accountId: string,
-    id: string,
-  ): Promise<{ id: string; status: string; webhook_id: string } | undefined> {
-    return db('deliveries').where({ account_id: accountId, id }).first('id', 'status', 'webhook_id');
-  },
+export async function findDelivery(
+  db: Queryable,
+  accountId: string,
+  id: string,
+): Promise<{ id: string; status: string; webhook_id: string } | undefined> {
+  return db('deliveries').where({ account_id: accountId, id }).first('id', 'status', 'webhook_id');
+}
 
-  async webhookEnabled(db: Knex, accountId: string, webhookId: string): Promise<boolean> {
-    const row = await db('webhooks').where({ account_id: accountId, id: webhookId }).first('enabled');
-    return row?.enabled === true;
-  },
-};
+export async function isWebhookEnabled(db: Queryable, accountId: string, webhookId: string): Promise<boolean> {
+  const row = await db('webhooks').where({ account_id: accountId, id: webhookId }).first('enabled');
+  return row?.enabled === true;
+}

@@ -1,9 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { signedRequest } from '@intake/delivery';
-import { newId, problem, Problem, route, type Platform, type RouteDef } from '@intake/shared';
+import { newId, problem, Problem, route, signedRequest, type Platform, type RouteDef } from '@intake/shared';
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from '../domain/deliveries';
 import { deleteSubmission, setSubmissionStatus } from '../domain/submissions';
-import { webhookRepository } from '../repositories/webhook.repository';
+import { findWebhook } from '../repositories/webhook.repository';
 import { Delivery, presentDelivery } from './deliveries.routes';
 import { IdParams, List } from './schemas';
 
@@ -79,7 +78,7 @@ export function consoleSupportRoutes(platform: Platform): RouteDef[] {
       responses: { 200: { description: 'The request', schema: SignedSample } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
-        const webhook = await webhookRepository.find(db, principal.accountId, params.id);
+        const webhook = await findWebhook(db, principal.accountId, params.id);
         if (!webhook) throw problem('not-found', `No webhook ${params.id}`);
         const now = clock.now();
         const { body, headers } = signedRequest({
