@@ -125,7 +125,7 @@ describe('web console', () => {
 
   it('signs in with a management key (a wrong one gets a readable message); the key is never kept in the page', async () => {
     await page.goto(`${stack.url}/`);
-    await page.getByLabel('Management key').fill('svc_mgmt_wrong');
+    await page.getByLabel('Management key', { exact: true }).fill('svc_mgmt_wrong');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page
       .getByRole('alert')
@@ -133,8 +133,8 @@ describe('web console', () => {
       .waitFor();
     await expectAccessible('sign-in');
     await shot('sign-in');
-    await page.getByLabel('Management key').fill(account.managementKey);
-    await page.getByLabel('Management key').press('Enter'); // the keyboard signs in too
+    await page.getByLabel('Management key', { exact: true }).fill(account.managementKey);
+    await page.getByLabel('Management key', { exact: true }).press('Enter'); // the keyboard signs in too
     await page.getByRole('heading', { name: 'Forms' }).waitFor();
     // Focus moves to the new view; the next Tab reaches its first control, with a visible focus ring.
     await page.keyboard.press('Tab');
@@ -406,7 +406,7 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     const laptopKey = (await page.getByLabel(/New management key/).textContent()) ?? '';
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('Management key').fill(laptopKey);
+    await page.getByLabel('Management key', { exact: true }).fill(laptopKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await nav('API keys').click();
     const row = page.getByRole('row').filter({ hasText: 'laptop' });
@@ -415,13 +415,13 @@ describe('web console', () => {
     await page.getByRole('dialog').getByText('this console session ends with it').waitFor();
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('Your session has ended. Sign in again to continue.').waitFor();
-    await page.getByLabel('Management key').fill(laptopKey);
+    await page.getByLabel('Management key', { exact: true }).fill(laptopKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page
       .getByRole('alert')
       .filter({ hasText: /revoked/ })
       .waitFor();
-    await page.getByLabel('Management key').fill(account.managementKey);
+    await page.getByLabel('Management key', { exact: true }).fill(account.managementKey);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await nav('Usage').waitFor();
   });
@@ -514,7 +514,7 @@ describe('web console', () => {
   it('signs out: the session ends on the server', async () => {
     const cookie = (await context.cookies()).find((c) => c.name === 'intake_session')?.value;
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await page.getByLabel('Management key').waitFor();
+    await page.getByLabel('Management key', { exact: true }).waitFor();
     await page.getByText('You have signed out.').waitFor();
     const res = await fetch(`${stack.url}/v1/forms`, { headers: { cookie: `intake_session=${cookie}` } });
     expect(res.status).toBe(401);
