@@ -6,6 +6,7 @@ export * from './logger';
 export * from './db';
 export * from './secrets';
 export * from './api-keys';
+export * from './sessions';
 export * from './nats';
 export * from './outbox';
 export * from './stream-publisher';

@@ -7,6 +7,7 @@ import type { Db } from '../db';
 import { authenticateKey, bearerToken, type Principal } from '../api-keys';
 import { problem, type FieldError, type ProblemSlug } from '../problems';
 import { unstorableFields } from '../text';
+import { requireSession, SESSION_COOKIE } from '../sessions';
 
 export type Auth = 'management' | 'none';
 
@@ -114,9 +115,11 @@ function validator(ajv: Ajv, schema: TSchema | undefined, location: string): (va
   };
 }
 
-/** Authenticates `Authorization: Bearer svc_mgmt_...`: 401 without a key, 403 invalid-key when unknown or revoked, 403 insufficient-scope for a submission key. */
+/** Authenticates `Authorization: Bearer svc_mgmt_...` (or a console session cookie, see sessions.ts): 401 without a key, 403 invalid-key when unknown or revoked, 403 insufficient-scope for a submission key. */
 export async function requireManagementKey(db: Db, ctx: Context): Promise<Principal> {
   const token = bearerToken(ctx.get('authorization'));
+  const session = token ? undefined : ctx.cookies.get(SESSION_COOKIE);
+  if (session) return requireSession(db, ctx, session);
   if (!token) {
     ctx.set('WWW-Authenticate', 'Bearer');
     throw problem('unauthorized', 'Send a management key as "Authorization: Bearer svc_mgmt_..."');

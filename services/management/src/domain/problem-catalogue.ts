@@ -19,9 +19,12 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
     'Too many requests: the per-IP per-form ingest limit, or the API-key creation cap. Wait for the number of seconds in `Retry-After`.',
   'bad-request':
     'The request is not valid HTTP/1.1 (a malformed request line or header, a control character in a header, a bad chunked encoding). Fix the client; the connection is closed.',
-  unauthorized: 'The endpoint needs a management key: send `Authorization: Bearer svc_mgmt_...`.',
+  unauthorized:
+    'The endpoint needs a management key: send `Authorization: Bearer svc_mgmt_...`; or the console session sent has expired or was ended (sign in again).',
   'insufficient-scope':
     'The key is valid but of the wrong type: a submission key can only post to forms, it cannot read data or change configuration.',
+  'csrf-failed':
+    'The request was authenticated by the console’s session cookie and changes something, but did not send the session’s `csrf_token` (from `POST /v1/sessions` or `GET /v1/sessions/current`) in the `x-csrf-token` header.',
   'origin-not-allowed':
     'The form lists the websites (`allowed_origins`) that may post to it from a browser, and the request came from another one (its `Origin`, or the origin of its `Referer`). Posts without either header are not browser posts and are not checked.',
   'not-found':
