@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { buildServiceApp, startOutboxRelay, type Worker } from '@intake/shared';
+import { buildServiceApp, newId, startOutboxRelay, type Worker } from '@intake/shared';
 import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
 import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
@@ -113,10 +113,10 @@ describe('console support routes', () => {
   describe('what errors', () => {
     it('422 for a bad filter or bulk body, 404 for unknown ids', async () => {
       const { call } = await owner();
-      expect((await call('GET', '/v1/webhooks/wh_nope/deliveries?status=weird')).status).toBe(422);
+      expect((await call('GET', `/v1/webhooks/${newId('webhook')}/deliveries?status=weird`)).status).toBe(422);
       expect((await call('POST', '/v1/submissions/bulk', { action: 'explode', ids: ['x'] })).status).toBe(422);
       expect((await call('POST', '/v1/submissions/bulk', { action: 'delete', ids: [] })).status).toBe(422);
-      expect((await call('GET', '/v1/submissions/sub_nope/deliveries')).status).toBe(404);
+      expect((await call('GET', `/v1/submissions/${newId('submission')}/deliveries`)).status).toBe(404);
       expect((await call('POST', '/v1/webhooks/wh_nope/replay-failed')).status).toBe(404);
       expect((await call('GET', '/v1/webhooks/wh_nope/sample')).status).toBe(404);
     });
