@@ -16,8 +16,9 @@ COPY services/ingest/package.json services/ingest/tsconfig.json services/ingest/
 COPY services/management/package.json services/management/tsconfig.json services/management/
 COPY services/delivery/package.json services/delivery/tsconfig.json services/delivery/
 COPY services/usage/package.json services/usage/tsconfig.json services/usage/
-# --ignore-scripts: the root "prepare" script compiles, and the sources are not copied yet.
-RUN npm ci --ignore-scripts --no-audit --no-fund
+# --ignore-scripts: the root "prepare" script compiles, and the sources are not copied yet. --omit=peer leaves
+# out what only test tools pull in (aws-cdk-lib, the peer of the package that ships helm); nothing compiled needs it.
+RUN npm ci --ignore-scripts --omit=peer --no-audit --no-fund
 # .dockerignore keeps tests, build output and node_modules out of these.
 COPY shared shared
 COPY services services
@@ -64,7 +65,8 @@ COPY --from=prod /app ./
 USER 1000:1000
 EXPOSE 8080
 HEALTHCHECK --interval=10s --timeout=3s --start-period=20s --retries=3 \
-  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/livez').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+  CMD ["node", "-e", \
+       "fetch('http://127.0.0.1:' + (process.env.PORT || 8080) + '/livez').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `exec` replaces the shell: node is PID 1 and gets SIGTERM itself; it drains (stops accepting, finishes
 # in-flight requests and messages, closes NATS and the pool) and exits 0. No child processes, so no tini.
 CMD ["/bin/sh", "-c", "exec node services/$INTAKE_SERVICE/dist/main.js"]

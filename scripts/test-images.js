@@ -105,7 +105,8 @@ async function eventually(what, fn, timeoutMs) {
       if (err instanceof StepError) throw err;
       last = err;
     }
-    if (Date.now() > deadline) throw new StepError(`${what}: not within ${seconds(timeoutMs)}${last ? ` (${last})` : ''}`);
+    if (Date.now() > deadline)
+      throw new StepError(`${what}: not within ${seconds(timeoutMs)}${last ? ` (${last})` : ''}`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -113,7 +114,10 @@ async function eventually(what, fn, timeoutMs) {
 /** The Debian mirror apt uses here (deb822 or one-line sources), for debootstrap. */
 function debianMirror() {
   const dir = '/etc/apt/sources.list.d';
-  const files = ['/etc/apt/sources.list', ...(fs.existsSync(dir) ? fs.readdirSync(dir).map((f) => path.join(dir, f)) : [])];
+  const files = [
+    '/etc/apt/sources.list',
+    ...(fs.existsSync(dir) ? fs.readdirSync(dir).map((f) => path.join(dir, f)) : []),
+  ];
   for (const file of files.filter((f) => fs.existsSync(f))) {
     const text = fs.readFileSync(file, 'utf8');
     for (const stanza of text.split(/\n\s*\n/)) {
@@ -148,9 +152,18 @@ async function ensureBaseImage() {
       throw new StepError(`${tool} is not installed (apt-get install -y ${tool})`);
   const rootfs = path.join(work, 'rootfs');
   const mirror = debianMirror();
-  await must('debootstrap', ['--variant=minbase', 'bookworm', rootfs, mirror], { log: path.join(work, 'debootstrap.log') });
+  await must('debootstrap', ['--variant=minbase', 'bookworm', rootfs, mirror], {
+    log: path.join(work, 'debootstrap.log'),
+  });
   // What the -slim images leave out: documentation, manual pages, translations, apt's package lists.
-  for (const dir of ['usr/share/doc', 'usr/share/man', 'usr/share/info', 'usr/share/locale', 'var/lib/apt/lists', 'var/cache/apt'])
+  for (const dir of [
+    'usr/share/doc',
+    'usr/share/man',
+    'usr/share/info',
+    'usr/share/locale',
+    'var/lib/apt/lists',
+    'var/cache/apt',
+  ])
     for (const entry of fs.existsSync(path.join(rootfs, dir)) ? fs.readdirSync(path.join(rootfs, dir)) : [])
       if (entry !== 'lock') fs.rmSync(path.join(rootfs, dir, entry), { recursive: true, force: true });
   const tar = spawn('tar', ['-C', rootfs, '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -176,7 +189,10 @@ async function ensureBaseImage() {
   const nodeVersion = JSON.parse(fs.readFileSync(path.join(ctx, 'node/package.json'), 'utf8')).version;
   const caDir = '/usr/local/share/ca-certificates';
   const extraCas = fs.existsSync(caDir) ? fs.readdirSync(caDir).filter((f) => f.endsWith('.crt')) : [];
-  fs.writeFileSync(path.join(ctx, 'extra-ca.crt'), extraCas.map((f) => fs.readFileSync(path.join(caDir, f), 'utf8')).join('\n'));
+  fs.writeFileSync(
+    path.join(ctx, 'extra-ca.crt'),
+    extraCas.map((f) => fs.readFileSync(path.join(caDir, f), 'utf8')).join('\n'),
+  );
   fs.writeFileSync(
     path.join(ctx, 'Containerfile'),
     [
@@ -227,7 +243,8 @@ async function json(res) {
 
 async function expectStatus(what, res, status) {
   const body = await json(res);
-  if (res.status !== status) throw new StepError(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== status)
+    throw new StepError(`${what}: expected ${status}, got ${res.status} ${JSON.stringify(body)}`);
   return body;
 }
 
@@ -278,7 +295,18 @@ async function main() {
     for (const svc of SERVICES)
       await step(`build ${image(svc)} (Dockerfile, SERVICE=${svc})`, async () => {
         await podman(
-          ['build', '--pull=never', '--format', 'docker', '--network=host', '--build-arg', `SERVICE=${svc}`, '-t', image(svc), '.'],
+          [
+            'build',
+            '--pull=never',
+            '--format',
+            'docker',
+            '--network=host',
+            '--build-arg',
+            `SERVICE=${svc}`,
+            '-t',
+            image(svc),
+            '.',
+          ],
           { log: path.join(work, `build-${svc}.log`) },
         );
         return mb(await imageSize(image(svc)));
@@ -305,7 +333,14 @@ async function main() {
     });
 
     const migrated = await step('migrate CLI from the management image', async () => {
-      const out = await podman(['run', '--rm', ...runArgs('management'), image('management'), 'node', 'services/management/dist/cli/migrate.js']);
+      const out = await podman([
+        'run',
+        '--rm',
+        ...runArgs('management'),
+        image('management'),
+        'node',
+        'services/management/dist/cli/migrate.js',
+      ]);
       const line = JSON.parse(out.stdout.trim().split('\n').pop());
       if (line.status !== 'migrated') throw new StepError(`migrate printed ${out.stdout}`);
       streams = line.streams;
@@ -314,12 +349,15 @@ async function main() {
     void migrated;
 
     await step('start the four images (--network=host, --read-only) and wait for /readyz', async () => {
-      for (const svc of SERVICES) await podman(['run', '-d', '--name', containerName(svc), ...runArgs(svc), image(svc)]);
+      for (const svc of SERVICES)
+        await podman(['run', '-d', '--name', containerName(svc), ...runArgs(svc), image(svc)]);
       for (const svc of SERVICES)
         await eventually(
           `${svc} /readyz`,
           async () => {
-            const state = (await podman(['inspect', '--format', '{{.State.Status}}', containerName(svc)])).stdout.trim();
+            const state = (
+              await podman(['inspect', '--format', '{{.State.Status}}', containerName(svc)])
+            ).stdout.trim();
             if (state !== 'running') {
               const logs = await exec('podman', ['logs', containerName(svc)]);
               throw new StepError(`${svc} is ${state}:\n${logs.stdout}${logs.stderr}`);
@@ -331,23 +369,26 @@ async function main() {
       return SERVICES.map((s) => `${s} :${ports[s]}`).join(', ');
     });
 
-    const key = await step('operator CLI inside the running management container (podman exec, as kubectl exec)', async () => {
-      const out = await podman([
-        'exec',
-        containerName('management'),
-        'node',
-        'services/management/dist/cli/admin.js',
-        'accounts',
-        'create',
-        '--plan',
-        'pro',
-        '--name',
-        'Image test',
-      ]);
-      const account = JSON.parse(out.stdout);
-      if (!account.management_key) throw new StepError(`admin CLI printed ${out.stdout}`);
-      return account.management_key;
-    });
+    const key = await step(
+      'operator CLI inside the running management container (podman exec, as kubectl exec)',
+      async () => {
+        const out = await podman([
+          'exec',
+          containerName('management'),
+          'node',
+          'services/management/dist/cli/admin.js',
+          'accounts',
+          'create',
+          '--plan',
+          'pro',
+          '--name',
+          'Image test',
+        ]);
+        const account = JSON.parse(out.stdout);
+        if (!account.management_key) throw new StepError(`admin CLI printed ${out.stdout}`);
+        return account.management_key;
+      },
+    );
     const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
     await step('a form posted through ingest is delivered as a signed webhook by the delivery image', async () => {
@@ -356,7 +397,11 @@ async function main() {
       const slug = `images-${runId}`;
       const form = await expectStatus(
         'POST /v1/forms',
-        await fetch(url('management', '/v1/forms'), { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Images', slug }) }),
+        await fetch(url('management', '/v1/forms'), {
+          method: 'POST',
+          headers: auth,
+          body: JSON.stringify({ name: 'Images', slug }),
+        }),
         201,
       );
       const hook = await expectStatus(
@@ -383,7 +428,8 @@ async function main() {
         60_000,
       );
       const envelope = new Webhook(hook.secret).verify(delivered.body, delivered.headers);
-      if (!JSON.stringify(envelope).includes('Hello from the ingest image')) throw new StepError(`envelope: ${delivered.body}`);
+      if (!JSON.stringify(envelope).includes('Hello from the ingest image'))
+        throw new StepError(`envelope: ${delivered.body}`);
       await expectStatus('GET /v1/usage', await fetch(url('usage', '/v1/usage'), { headers: auth }), 200);
       return `${submission.id} delivered, signature verified; usage answers`;
     });
@@ -396,7 +442,9 @@ async function main() {
         const code = (await podman(['inspect', '--format', '{{.State.ExitCode}}', containerName(svc)])).stdout.trim();
         const logs = await exec('podman', ['logs', containerName(svc)]);
         if (code !== '0' || !/draining/.test(logs.stdout + logs.stderr))
-          throw new StepError(`${svc} exited ${code} on SIGTERM:\n${(logs.stdout + logs.stderr).split('\n').slice(-20).join('\n')}`);
+          throw new StepError(
+            `${svc} exited ${code} on SIGTERM:\n${(logs.stdout + logs.stderr).split('\n').slice(-20).join('\n')}`,
+          );
         results.push(`${svc} ${seconds(Date.now() - t0)}`);
       }
       return results.join(', ');
