@@ -48,12 +48,17 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --workspace shared -
   && find node_modules shared services \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \
        -o -name '*.md' \) -type f -delete
 COPY --from=build /out /out
-# npm linked exactly the workspaces SERVICE needs (node_modules/@intake/*): give each its compiled code, drop the rest.
+# npm linked exactly the workspaces SERVICE needs (node_modules/@intake/*): give each its compiled code, drop the rest;
+# then fail here, not at run time, if the compiled code requires a workspace that no package.json declares.
 RUN for link in node_modules/@intake/*; do \
        ws="$(readlink "$link" | sed 's|^\.\./\.\./||')" && cp -R "/out/$ws/." "$ws/"; \
      done \
   && for ws in services/*; do [ -d "$ws/dist" ] || rm -rf "$ws"; done \
-  && test -f "services/$SERVICE/dist/main.js"
+  && test -f "services/$SERVICE/dist/main.js" \
+  && for dep in $(grep -rhoE 'require\("@intake/[a-z]+' shared/dist services/*/dist | sed 's|.*@intake/||' | sort -u); do \
+       [ -e "node_modules/@intake/$dep" ] || { echo "the $SERVICE image runs code that requires @intake/$dep," \
+         "but no package.json on its way declares it (npm did not install it)" >&2; exit 1; }; \
+     done
 
 # ---- runtime: non-root, nothing written outside /tmp and /app/.data (read-only root filesystem) ----
 FROM ${NODE_IMAGE} AS runtime
