@@ -43,9 +43,10 @@ COPY services/delivery/package.json services/delivery/
 COPY services/usage/package.json services/usage/
 RUN case "$SERVICE" in ingest|management|delivery|usage) ;; \
       *) echo "build with --build-arg SERVICE=ingest|management|delivery|usage (got '$SERVICE')" >&2; exit 1 ;; esac
-# Declarations, source maps and Markdown are never read at run time: about half of node_modules.
+# TypeScript (declarations and the sources some packages ship), source maps and Markdown are never read at run
+# time: about half of node_modules.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund --workspace shared --workspace "services/$SERVICE" \
-  && find node_modules shared services \( -name '*.d.ts' -o -name '*.d.mts' -o -name '*.d.cts' -o -name '*.map' \
+  && find node_modules shared services \( -name '*.ts' -o -name '*.mts' -o -name '*.cts' -o -name '*.map' \
        -o -name '*.md' \) -type f -delete
 COPY --from=build /out /out
 # npm linked exactly the workspaces SERVICE needs (node_modules/@intake/*): give each its compiled code, drop the rest;
