@@ -4,6 +4,7 @@ import {
   ACK,
   checkSubmissionEvent,
   createMailer,
+  createWebhookAgent,
   DeliveryRequested,
   ensureConsumer,
   eventWithPayload,
@@ -12,7 +13,6 @@ import {
   type Platform,
   type Worker,
 } from '@intake/shared';
-import { createWebhookAgent } from '../domain/sender';
 import { processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission } from '../domain/fan-out';
 import { notifySubmission } from '../domain/notify';

@@ -1,22 +1,19 @@
 import type { Agent } from 'undici';
-import { SpanKind, trace } from '@opentelemetry/api';
 import {
   ACK,
-  newId,
-  toNatsHeaders,
-  currentTraceHeaders,
   recordAttempt,
   recordDelivery,
-  SUBJECTS,
+  recordDeliveryAttempt,
+  sendWebhook,
+  type AttemptResult,
   type Config,
   type Db,
   type DeliveryRequested,
-  type Nats,
+  type DeliveryStatus,
   type Outcome,
   type SecretBox,
 } from '@intake/shared';
-import { deliveryRepository, type DeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
-import { sendWebhook, type AttemptResult } from './sender';
+import { findDeliveryTarget, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -24,39 +21,6 @@ export const MAX_ATTEMPTS = 5;
 /** The wait after failed attempt `n` (1-based); a schedule shorter than the ladder repeats its last step. */
 export function retryDelayMs(schedule: readonly number[], attempt: number): number {
   return schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
-}
-
-const tracer = trace.getTracer('intake-delivery');
-
-/**
- * Publishes one `delivery.requested` inside a PRODUCER span whose context rides in the NATS
- * headers, so the send consumer continues the trace. The msgID deduplicates a republished
- * initial request; a replay gets a fresh one.
- */
-export async function requestDelivery(
-  nats: Nats,
-  props: { deliveryId: string; trigger: DeliveryRequested['trigger'] },
-): Promise<void> {
-  const eventId = props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event');
-  const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
-  const subject = nats.names.subject(SUBJECTS.deliveryRequested);
-  const attributes = {
-    'messaging.system': 'nats',
-    'messaging.destination.name': subject,
-    'messaging.message.id': eventId,
-    'intake.webhook.delivery_id': props.deliveryId,
-  };
-  await tracer.startActiveSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
-    try {
-      await nats.js.publish(subject, JSON.stringify(message), {
-        msgID: eventId,
-        headers: toNatsHeaders(currentTraceHeaders()),
-        timeout: 5000,
-      });
-    } finally {
-      span.end();
-    }
-  });
 }
 
 export interface DeliverDeps {
@@ -92,19 +56,18 @@ function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: numbe
  */
 export async function processDeliveryRequest(deps: DeliverDeps, request: DeliveryRequested): Promise<Outcome> {
   const { db } = deps;
-  const target = await deliveryRepository.target(db, request.delivery_id);
+  const target = await findDeliveryTarget(db, request.delivery_id);
   if (!target) return ACK; // the webhook (and its deliveries) was deleted
   // A disabled webhook is never called: a replay queued before it was disabled is dropped, a
   // scheduled delivery still waiting ends `failed`.
   if (!target.enabled) {
     if (request.trigger === 'replay' || target.status === 'succeeded' || target.status === 'failed') return ACK;
-    await deliveryRepository.setStatus(
-      db,
-      target.id,
-      'failed',
-      'the webhook was disabled before this delivery completed',
-      deps.now(),
-    );
+    await updateDeliveryStatus(db, {
+      deliveryId: target.id,
+      status: 'failed',
+      lastError: 'the webhook was disabled before this delivery completed',
+      now: deps.now(),
+    });
     recordDelivery({ outcome: 'failed' });
     return ACK;
   }
@@ -112,7 +75,7 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
     const result = await attempt(deps, target, number);
     const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
-    await deliveryRepository.recordAttempt(db, {
+    await recordDeliveryAttempt(db, {
       deliveryId: target.id,
       attempt: number,
       trigger: 'replay',
@@ -128,7 +91,12 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   if (target.status === 'succeeded' || target.status === 'failed') return ACK;
   const number = target.scheduled_attempts + 1;
   if (number > MAX_ATTEMPTS) {
-    await deliveryRepository.setStatus(db, target.id, 'failed', target.last_error, deps.now());
+    await updateDeliveryStatus(db, {
+      deliveryId: target.id,
+      status: 'failed',
+      lastError: target.last_error,
+      now: deps.now(),
+    });
     recordDelivery({ outcome: 'failed' });
     return ACK;
   }
@@ -137,7 +105,7 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   const result = await attempt(deps, target, number);
   const now = deps.now();
   if (result.ok || number >= MAX_ATTEMPTS) {
-    await deliveryRepository.recordAttempt(db, {
+    await recordDeliveryAttempt(db, {
       deliveryId: target.id,
       attempt: number,
       trigger: 'schedule',
@@ -151,7 +119,7 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     return ACK;
   }
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
-  await deliveryRepository.recordAttempt(db, {
+  await recordDeliveryAttempt(db, {
     deliveryId: target.id,
     attempt: number,
     trigger: 'schedule',
