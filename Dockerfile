@@ -24,7 +24,9 @@ COPY shared shared
 COPY services services
 # /out: what a runtime needs of each workspace (its package.json, compiled JavaScript, top-level .js such
 # as shared/register.js), without declarations, source maps or build info.
+# The web console is built too: static files in services/management/dist/console, served at /console.
 RUN npx tsc -b shared services/ingest services/management services/delivery services/usage \
+  && npm run --silent build:console -w services/management \
   && for ws in shared services/*; do \
        mkdir -p "/out/$ws" && cp -R "$ws/package.json" "$ws/dist" "/out/$ws/" \
        && find "$ws" -maxdepth 1 -name '*.js' -exec cp {} "/out/$ws/" \; ; \

@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import { fileDownloadUrl, periodKey, SubmissionEvent } from '@intake/shared';
+import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
 import { factories } from '@intake/shared/testing';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
@@ -242,7 +242,7 @@ describe('submissions', () => {
         expect(bad.status).toBe(422);
         expect(bad.body.errors).toEqual([{ field: 'query/cursor', message: 'is not a valid cursor' }]);
       }
-      const patch = await call('PATCH', '/v1/submissions/sub_x', { status: 'deleted' });
+      const patch = await call('PATCH', `/v1/submissions/${newId('submission')}`, { status: 'deleted' });
       expect(patch.status).toBe(422);
       expect(new Set(patch.body.errors.map((e: { field: string }) => e.field))).toEqual(new Set(['body/status']));
     });

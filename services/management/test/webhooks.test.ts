@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { buildServiceApp, type Worker } from '@intake/shared';
+import { buildServiceApp, newId, type Worker } from '@intake/shared';
 import {
   createTestPlatform,
   eventually,
@@ -259,7 +259,7 @@ describe('webhook routes', () => {
       expect(bad.body.errors.map((e: { field: string }) => e.field)).toEqual(
         expect.arrayContaining(['body/url', 'body/extra']),
       );
-      expect((await call('PATCH', '/v1/webhooks/wh_nope', { enabled: 'yes' })).status).toBe(422);
+      expect((await call('PATCH', `/v1/webhooks/${newId('webhook')}`, { enabled: 'yes' })).status).toBe(422);
       for (const [method, path] of [
         ['POST', '/v1/forms/frm_nope/webhooks'],
         ['GET', '/v1/forms/frm_nope/webhooks'],

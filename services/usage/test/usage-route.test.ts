@@ -161,7 +161,7 @@ describe('GET /v1/usage', () => {
         >
       )['/v1/usage']!['get']!;
       expect(op.operationId).toBe('getUsage');
-      expect(op.security).toEqual([{ managementKey: [] }]);
+      expect(op.security).toEqual([{ managementKey: [] }, { consoleSession: [] }]);
       expect(op.parameters.map((p) => p.name)).toEqual(['month']);
       expect(Object.keys(op.responses['200']!.content!['application/json']!.schema.properties)).toEqual(
         expect.arrayContaining([

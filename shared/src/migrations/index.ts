@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import * as schema from './001-schema';
 import * as storeSubmissions from './002-store-submissions';
+import * as notificationStatus from './003-notification-status';
+import * as consoleSessions from './004-console-sessions';
 
 export interface Migration {
   name: string;
@@ -12,10 +14,15 @@ export interface Migration {
 export const migrations: Migration[] = [
   { name: '001-schema', ...schema },
   { name: '002-store-submissions', ...storeSubmissions },
+  { name: '003-notification-status', ...notificationStatus },
+  { name: '004-console-sessions', ...consoleSessions },
 ];
 
+/** The two migrations the development history was folded into (a pre-release database has their schema, not later ones'). */
+export const FOLDED_MIGRATIONS = ['001-schema', '002-store-submissions'] as const;
+
 /**
- * The migrations of the development history, folded into the two above before the first release.
+ * The migrations of the development history, folded into 001 and 002 (FOLDED_MIGRATIONS) before the first release.
  * A database migrated by all of them has the same schema plus the compatibility shims the fold
  * dropped (see adoptPreReleaseSchema in db.ts).
  */

@@ -38,13 +38,20 @@ export async function insertForm(
   return created as FormRow;
 }
 
-export async function listForms(db: Queryable, accountId: string): Promise<FormRow[]> {
-  return db('forms')
-    .where({ account_id: accountId })
+/** One page of the account's forms, newest first, after `after` (the last row of the previous page). */
+export async function pageOfForms(
+  db: Queryable,
+  accountId: string,
+  options: { after?: { at: Date; id: string }; limit: number },
+): Promise<FormRow[]> {
+  const query = db('forms').where({ account_id: accountId });
+  if (options.after) query.whereRaw('(created_at, id) < (?, ?)', [options.after.at, options.after.id]);
+  return query
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
-    ]);
+    ])
+    .limit(options.limit);
 }
 
 export async function findForm(db: Queryable, accountId: string, id: string): Promise<FormRow | undefined> {
