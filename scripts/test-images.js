@@ -440,10 +440,10 @@ async function main() {
       if (!JSON.stringify(envelope).includes('Hello from the ingest image'))
         throw new StepError(`envelope: ${delivered.body}`);
       await expectStatus('GET /v1/usage', await fetch(url('usage', '/v1/usage'), { headers: auth }), 200);
-      const console = await fetch(url('management', '/console/'));
-      const page = await console.text();
-      if (console.status !== 200 || !/<script[^>]+assets\//.test(page))
-        throw new StepError(`GET /console/ on management: ${console.status} ${page.slice(0, 200)}`);
+      const consoleRes = await fetch(url('management', '/console/'));
+      const page = await consoleRes.text();
+      if (consoleRes.status !== 200 || !/<script[^>]+assets\//.test(page))
+        throw new StepError(`GET /console/ on management: ${consoleRes.status} ${page.slice(0, 200)}`);
       return `${submission.id} delivered, signature verified; usage answers; management serves the console`;
     });
 
