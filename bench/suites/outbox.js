@@ -109,7 +109,9 @@ exports.run = async function run({ scale, log }) {
       rows,
       figures: {
         'relay cost per submission (µs)': rows[0].usPerMessage,
-        'publish alone, serial / 200 in flight / batches of 200 (µs)': `${rows[1].usPerMessage} / ${rows[2].usPerMessage} / ${rows[3].usPerMessage}`,
+        'publish alone, serial / 200 in flight / batches of 200 (µs)': [rows[1], rows[2], rows[3]]
+          .map((r) => r.usPerMessage)
+          .join(' / '),
       },
     };
   } finally {

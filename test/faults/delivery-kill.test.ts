@@ -50,7 +50,9 @@ describe('fault: delivery process killed mid-burst', () => {
       const distinct = target.distinctIds();
       const duplicates = received - distinct.size;
       console.log(
-        `delivery-kill: ${BURST} posts accepted, ${atKill} requests received before SIGKILL, ${received} requests received in all, ${distinct.size} distinct envelope ids, ${duplicates} duplicates (same id), ${rows.length} deliveries rows`,
+        `delivery-kill: ${BURST} posts accepted, ${atKill} requests received before SIGKILL, ` +
+          `${received} requests received in all, ${distinct.size} distinct envelope ids, ${duplicates} ` +
+          `duplicates (same id), ${rows.length} deliveries rows`,
       );
 
       expect(target.submissionIds()).toEqual(accepted);

@@ -69,7 +69,11 @@ describe('fault: NATS stopped and restarted under a steady stream of posts', () 
         message: `a webhook for each of ${accepted.size} accepted posts (have ${target.submissionIds().size})`,
       });
       console.log(
-        `nats-restart: ${answers.length} posts ${JSON.stringify(tally(answers.map((a) => a.status)))}, ${atStart - atStop} accepted while NATS was down, ${target.envelopes.length} webhooks received (${receivedWhileDown} before restart), ${target.submissionIds().size} distinct submissions, ${target.envelopes.length - target.distinctIds().size} duplicates`,
+        `nats-restart: ${answers.length} posts ` +
+          `${JSON.stringify(tally(answers.map((a) => a.status)))}, ${atStart - atStop} accepted while ` +
+          `NATS was down, ${target.envelopes.length} webhooks received (${receivedWhileDown} before ` +
+          `restart), ${target.submissionIds().size} distinct submissions, ` +
+          `${target.envelopes.length - target.distinctIds().size} duplicates`,
       );
       expect(tally(answers.map((a) => a.status))).toEqual({ 201: answers.length });
       expect(target.submissionIds()).toEqual(accepted);

@@ -62,7 +62,10 @@ describe('fault: Redis down', () => {
     const after = await pool(10, 2, from('203.0.113.4'));
     const stored = await platform.db('submissions').where({ form_id: form.id }).count({ n: '*' }).first();
     console.log(
-      `redis-down: up ${JSON.stringify(tally(up.map((a) => a.status)))}, while down ${JSON.stringify(tally(whileDown.map((a) => a.status)))} in ${downMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; ${stored?.n} submissions stored, ${(await keys()).length} limiter keys in Redis, ${probes} posts until Redis counted again`,
+      `redis-down: up ${JSON.stringify(tally(up.map((a) => a.status)))}, while down ` +
+        `${JSON.stringify(tally(whileDown.map((a) => a.status)))} in ${downMs} ms, after ` +
+        `${JSON.stringify(tally(after.map((a) => a.status)))}; ${stored?.n} submissions stored, ` +
+        `${(await keys()).length} limiter keys in Redis, ${probes} posts until Redis counted again`,
     );
 
     // While Redis is down the in-process limiter takes over with the same budget: accepted up to it, then 429.

@@ -43,7 +43,10 @@ describe('fault: two ingest and two delivery processes under load', () => {
         .select('id', 'submission_id', 'attempt_count');
       const ns = new Set(submissions.map((s) => (typeof s.payload === 'string' ? JSON.parse(s.payload) : s.payload).n));
       console.log(
-        `two-by-two: ${POSTS} posts ${JSON.stringify(tally(answers.map((a) => a.status)))} over 2 ingest processes; ${submissions.length} submissions (${ns.size} distinct posts), ${deliveries.length} deliveries, ${target.envelopes.length} webhooks received, ${target.distinctIds().size} distinct, ${target.submissionIds().size} distinct submissions`,
+        `two-by-two: ${POSTS} posts ${JSON.stringify(tally(answers.map((a) => a.status)))} over 2 ` +
+          `ingest processes; ${submissions.length} submissions (${ns.size} distinct posts), ` +
+          `${deliveries.length} deliveries, ${target.envelopes.length} webhooks received, ` +
+          `${target.distinctIds().size} distinct, ${target.submissionIds().size} distinct submissions`,
       );
 
       expect(tally(answers.map((a) => a.status))).toEqual({ 201: POSTS });

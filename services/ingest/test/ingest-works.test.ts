@@ -86,7 +86,7 @@ describe('POST /v1/f/:slug — what works', () => {
     expect((await submissionsOf(h, form.id))[0].payload).toEqual({ name: 'Ada' });
   });
 
-  it('writes a submission.created event with the submission, published to JetStream with the event id as Nats-Msg-Id, then removed from the outbox', async () => {
+  it('writes a submission.created event, published to JetStream with its id as Nats-Msg-Id, then removed from the outbox', async () => {
     const { account, form, post } = await accountWithForm(h);
     const res = await post({ message: 'hello' });
     const seen = await publishedEvent(h, 'submission.created', res.body.id as string);

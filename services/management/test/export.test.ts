@@ -95,7 +95,9 @@ describe('export', () => {
       const n = 2500;
       await ctx.platform.db.raw(
         `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
-         SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received', json_build_object('i', i::text, CASE WHEN i % 1000 = 0 THEN 'rare_' || i ELSE 'common' END, 'x'), timestamptz '2026-06-01' + (i || ' seconds')::interval
+         SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received',
+                json_build_object('i', i::text, CASE WHEN i % 1000 = 0 THEN 'rare_' || i ELSE 'common' END, 'x'),
+                timestamptz '2026-06-01' + (i || ' seconds')::interval
          FROM generate_series(1, ?) AS i`,
         [`sub_${account.id.slice(-16)}`, account.id, form.id, n],
       );

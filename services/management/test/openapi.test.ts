@@ -35,7 +35,9 @@ describe('OpenAPI document', () => {
   it('is OpenAPI 3.1 that a standard validator accepts', async () => {
     expect(doc.openapi).toBe('3.1.0');
     // swagger-parser's dependencies are ES modules Jest cannot load: run it in plain Node.
-    const script = `require('@apidevtools/swagger-parser').validate(JSON.parse(require('fs').readFileSync(0, 'utf8'))).then(() => console.log('valid'), (e) => { console.log('invalid: ' + e.message); process.exitCode = 1; })`;
+    const script = `require('@apidevtools/swagger-parser')
+      .validate(JSON.parse(require('fs').readFileSync(0, 'utf8')))
+      .then(() => console.log('valid'), (e) => { console.log('invalid: ' + e.message); process.exitCode = 1; })`;
     const verdict = await new Promise<string>((resolve) => {
       const child = execFile(process.execPath, ['-e', script], { cwd: __dirname }, (_err, stdout, stderr) =>
         resolve(`${stdout}${stderr}`.trim()),

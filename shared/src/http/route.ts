@@ -103,7 +103,10 @@ function validator(ajv: Ajv, schema: TSchema | undefined, location: string): (va
   };
 }
 
-/** Authenticates `Authorization: Bearer svc_mgmt_...`: 401 without a key, 403 invalid-key when unknown or revoked, 403 insufficient-scope for a submission key. */
+/**
+ * Authenticates `Authorization: Bearer svc_mgmt_...`: 401 without a key, 403 invalid-key when unknown or revoked, 403
+ * insufficient-scope for a submission key.
+ */
 export async function requireManagementKey(db: Db, ctx: Context): Promise<Principal> {
   const token = bearerToken(ctx.get('authorization'));
   if (!token) {
