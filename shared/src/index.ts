@@ -28,5 +28,6 @@ export type { Router as KoaRouter } from '@koa/router';
 export * from './retention';
 export * from './http/html';
 export * from './forms';
+export * from './accounts';
 export * from './submissions/store';
 export * from './webhooks';
