@@ -1,27 +1,15 @@
 import { newId, periodKey, type StoredUpload } from '@intake/shared';
-import { eventually } from '@intake/shared/testing';
+import { eventually, useStarted } from '@intake/shared/testing';
 import { findFormBySlug, type IngestForm } from '../src/repositories/form.repository';
-import {
-  accountWithForm,
-  publishedEvent,
-  publishedEvents,
-  slugOf,
-  startIngest,
-  submissionsOf,
-  type IngestHarness,
-} from './helpers';
+import { accountWithForm, publishedEvent, publishedEvents, slugOf, startIngest, submissionsOf } from './helpers';
 
 /**
  * How a post is stored: in one transaction with its quota unit (grouped with the posts that arrive meanwhile), the
  * form cache, the relay's wake-up.
  */
 describe('POST /v1/f/:slug — storing', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    // A relay that would poll only once a minute: anything published sooner was woken by ingest itself.
-    h = await startIngest({}, { relay: true, relayPollMs: 60_000 });
-  });
-  afterAll(() => h.close());
+  // A relay that would poll only once a minute: anything published sooner was woken by ingest itself.
+  const h = useStarted(() => startIngest({}, { relay: true, relayPollMs: 60_000 }));
 
   // The relay deletes an event's outbox row in the transaction that publishes it.
   const unpublished = async (formId: string) => h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [formId]);
@@ -53,11 +41,7 @@ describe('POST /v1/f/:slug — storing', () => {
 });
 
 describe('POST /v1/f/:slug — storing a large post', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest({}, { relay: true });
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest({}, { relay: true }));
 
   it('sends the event of a post too large for NATS without its fields (the submission keeps them); the relay goes on', async () => {
     const { form, post } = await accountWithForm(h);
@@ -76,11 +60,7 @@ describe('POST /v1/f/:slug — storing a large post', () => {
 
 /** The same, with forms cached for a minute: these paths only run while ingest still uses the form it read. */
 describe('POST /v1/f/:slug — storing with a cached form', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest({ FORM_CACHE_MS: 60_000 });
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest({ FORM_CACHE_MS: 60_000 }));
 
   const usedOf = async (accountId: string) =>
     (await h.platform.db('usage_counters').where({ account_id: accountId }).first())?.used;

@@ -1,23 +1,12 @@
 import Ajv from 'ajv';
 import { SubmissionEvent } from '@intake/shared';
-import { eventually } from '@intake/shared/testing';
-import {
-  accountWithForm,
-  publishedEvent,
-  publishedEvents,
-  startIngest,
-  submissionsOf,
-  type IngestHarness,
-} from './helpers';
+import { eventually, useStarted } from '@intake/shared/testing';
+import { accountWithForm, publishedEvent, publishedEvents, startIngest, submissionsOf } from './helpers';
 
 const validEvent = new Ajv({ strict: false }).compile(SubmissionEvent);
 
 describe('POST /v1/f/:slug — what works', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest({}, { relay: true });
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest({}, { relay: true }));
 
   it('stores a urlencoded post and answers 201 with id, received_at, status and files', async () => {
     const { form, post } = await accountWithForm(h);

@@ -1,12 +1,8 @@
-import { factories } from '@intake/shared/testing';
+import { factories, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
 describe('forms', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement());
 
   const owner = async () => {
     const account = await factories.account(ctx.platform.db);

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import type Koa from 'koa';
 import type { KoaRouter as Router } from '@intake/shared';
 import { buildServiceApp, PROBLEM_SLUGS, type ServiceModule } from '@intake/shared';
-import { contractViolations, listen, type OpenApiDoc } from '@intake/shared/testing';
+import { contractViolations, listen, type OpenApiDoc, useStarted } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
@@ -156,11 +156,7 @@ describe('OpenAPI document', () => {
 });
 
 describe('docs and problem types', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement());
 
   it('serves a self-contained docs page at /docs (no CDN)', async () => {
     const res = await api(ctx.url)('GET', '/docs');
