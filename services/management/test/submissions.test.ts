@@ -7,6 +7,15 @@ describe('submissions', () => {
   const ctx = useStarted(() => startManagement());
 
   const ownerWithForm = () => ownerWithFormOf(ctx);
+  /** Each submission route as [method, path, body] for a form and one of its submissions (PATCH sets `status`). */
+  const everySubmissionRoute = (formId: string, id: string, status: string): [string, string, unknown?][] => [
+    ['GET', `/v1/forms/${formId}/submissions`],
+    ['GET', `/v1/forms/${formId}/export.csv`],
+    ['GET', `/v1/forms/${formId}/export.ndjson`],
+    ['GET', `/v1/submissions/${id}`],
+    ['PATCH', `/v1/submissions/${id}`, { status }],
+    ['DELETE', `/v1/submissions/${id}`],
+  ];
   const at = (iso: string) => new Date(iso);
 
   describe('what works', () => {
@@ -270,15 +279,7 @@ describe('submissions', () => {
       const s = await submit();
       const revoked = await factories.apiKey(ctx.platform.db, account.id, 'management', { revoked: true });
       const sub = await factories.apiKey(ctx.platform.db, account.id, 'submission');
-      const routes: [string, string, unknown?][] = [
-        ['GET', `/v1/forms/${form.id}/submissions`],
-        ['GET', `/v1/forms/${form.id}/export.csv`],
-        ['GET', `/v1/forms/${form.id}/export.ndjson`],
-        ['GET', `/v1/submissions/${s.id}`],
-        ['PATCH', `/v1/submissions/${s.id}`, { status: 'spam' }],
-        ['DELETE', `/v1/submissions/${s.id}`],
-      ];
-      for (const [method, path, body] of routes) {
+      for (const [method, path, body] of everySubmissionRoute(form.id, s.id, 'spam')) {
         expect([method, path, (await api(ctx.url)(method, path, body)).status]).toEqual([method, path, 401]);
         expect([method, path, (await api(ctx.url, revoked)(method, path, body)).body.type.split('/').pop()]).toEqual([
           method,
@@ -303,14 +304,7 @@ describe('submissions', () => {
         payload: { secret: 'owner-only' },
       });
       const intruder = api(ctx.url, (await factories.account(ctx.platform.db)).managementKey);
-      for (const [method, path, body] of [
-        ['GET', `/v1/forms/${form.id}/submissions`],
-        ['GET', `/v1/forms/${form.id}/export.csv`],
-        ['GET', `/v1/forms/${form.id}/export.ndjson`],
-        ['GET', `/v1/submissions/${s.id}`],
-        ['PATCH', `/v1/submissions/${s.id}`, { status: 'received' }],
-        ['DELETE', `/v1/submissions/${s.id}`],
-      ] as [string, string, unknown?][]) {
+      for (const [method, path, body] of everySubmissionRoute(form.id, s.id, 'received')) {
         const res = await intruder(method, path, body);
         expect([method, path, res.status]).toEqual([method, path, 404]);
         expect(res.text).not.toContain('owner-only');

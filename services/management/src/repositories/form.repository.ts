@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type Queryable } from '@intake/shared';
 
 export type FormStatus = 'live' | 'paused' | 'draft';
 export type ChallengeProvider = 'turnstile' | 'hcaptcha' | 'recaptcha';
@@ -39,12 +39,7 @@ export async function insertForm(
 }
 
 export async function listForms(db: Queryable, accountId: string): Promise<FormRow[]> {
-  return db('forms')
-    .where({ account_id: accountId })
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ]);
+  return db('forms').where({ account_id: accountId }).orderBy(NEWEST_FIRST);
 }
 
 export async function findForm(db: Queryable, accountId: string, id: string): Promise<FormRow | undefined> {
