@@ -166,6 +166,23 @@ export async function receiver(options: { delayMs?: number } = {}) {
   };
 }
 
+/** A webhook receiver (see `receiver`), a form with a webhook to it, and the environment for service processes. */
+export async function formWithReceiver(platform: TestPlatform, options: { delayMs?: number } = {}) {
+  const target = await receiver(options);
+  try {
+    return { target, ...(await formWithWebhook(platform, target.url)), env: processEnv(platform.config) };
+  } catch (err) {
+    await target.close();
+    throw err;
+  }
+}
+
+/** How many deliveries of the form are recorded as succeeded. */
+export async function succeededDeliveries(platform: Pick<Platform, 'db'>, formId: string): Promise<number> {
+  const row = await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).count({ n: '*' }).first();
+  return Number(row?.n ?? 0);
+}
+
 /** An account with one live form and one enabled webhook to `url`. */
 export async function formWithWebhook(
   platform: Pick<Platform, 'db' | 'secrets'>,

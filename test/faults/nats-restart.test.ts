@@ -1,13 +1,5 @@
 import { eventually, startNatsServer } from '@intake/shared/testing';
-import {
-  faultSuiteWithServer,
-  formWithWebhook,
-  processEnv,
-  receiver,
-  startService,
-  steadyPoster,
-  tally,
-} from './harness';
+import { faultSuiteWithServer, formWithReceiver, startService, steadyPoster, tally } from './harness';
 
 /** Our own nats-server is killed and started again while posts keep coming: every 201 still gets its webhook. */
 describe('fault: NATS stopped and restarted under a steady stream of posts', () => {
@@ -16,10 +8,8 @@ describe('fault: NATS stopped and restarted under a steady stream of posts', () 
 
   it('delivers a webhook for every accepted post', async () => {
     const { platform } = suite;
-    const target = await receiver();
+    const { target, slug, env } = await formWithReceiver(platform);
     try {
-      const { slug } = await formWithWebhook(platform, target.url);
-      const env = processEnv(platform.config);
       const ingest = await startService('ingest', env, { ready: true });
       processes.push(ingest, await startService('delivery', env, { ready: true }));
 
