@@ -7,6 +7,12 @@ export type Db = Knex;
 /** What repository functions run on: the pool, or a transaction they take part in. */
 export type Queryable = Knex | Knex.Transaction;
 
+/** The order of a listing, newest first (ties broken by id, so pages never skip or repeat a row). */
+export const NEWEST_FIRST: { column: string; order: 'asc' | 'desc' }[] = [
+  { column: 'created_at', order: 'desc' },
+  { column: 'id', order: 'desc' },
+];
+
 // Return bigint columns (file sizes, byte counters) as numbers: they stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 

@@ -29,6 +29,7 @@ export type { Router as KoaRouter } from '@koa/router';
 export * from './retention';
 export * from './http/html';
 export * from './forms';
+export * from './accounts';
 export * from './submissions/store';
 export * from './webhooks';
 export * from './text';

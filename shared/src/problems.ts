@@ -141,7 +141,10 @@ const UNAVAILABLE_CODES = new Set([
   '55P03',
 ]);
 
-/** True for errors that mean a dependency (Postgres, Redis, NATS, storage) is down or stuck (55P03: a lock not granted within lock_timeout) rather than a bug. */
+/**
+ * True for errors that mean a dependency (Postgres, Redis, NATS, storage) is down or stuck (55P03: a lock not granted
+ * within lock_timeout) rather than a bug.
+ */
 export function isUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const e = err as { code?: unknown; name?: unknown; message?: unknown };

@@ -50,7 +50,7 @@ describe('docker-compose.yml', () => {
     ).toBe(false);
   });
 
-  it('runs the whole stack: dependencies, collector and trace viewer, the four services after the migrations, a gateway on one port', () => {
+  it('runs the whole stack: dependencies, collector, trace viewer, the four services after the migrations, one gateway', () => {
     const names = Object.keys(compose.services);
     for (const dep of [
       'postgres',

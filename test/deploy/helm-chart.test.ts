@@ -41,7 +41,7 @@ describe('Helm chart deploy/helm/intake', () => {
     }
   });
 
-  it('values.schema.json refuses bad values: a typo, a wrong type, S3 without a bucket, no S3 and no shared volume, a missing service', () => {
+  it('values.schema.json refuses a typo, a wrong type, S3 without a bucket, no S3 and no shared volume, a missing service', () => {
     const bad = [
       { replicaCount: 3 },
       { services: { ingest: { replicas: 'two' } } },

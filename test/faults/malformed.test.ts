@@ -221,7 +221,9 @@ describe('fault: a thousand malformed requests', () => {
       .first();
     const files = filesUnder(platform.config.FILES_DIR);
     console.log(
-      `malformed: ${TOTAL} requests of ${KINDS.length} kinds ${JSON.stringify(tally(results.map((r) => r.status)))}; stored ${stored?.n} submissions, ${events?.n} events, ${files.length} files`,
+      `malformed: ${TOTAL} requests of ${KINDS.length} kinds ` +
+        `${JSON.stringify(tally(results.map((r) => r.status)))}; stored ${stored?.n} submissions, ` +
+        `${events?.n} events, ${files.length} files`,
     );
 
     const wrong = results.filter((r) => r.status < 400 || r.status >= 500);

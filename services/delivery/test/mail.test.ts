@@ -84,7 +84,8 @@ describe('notification e-mail', () => {
     expect(parsed.text).toContain('Second line.');
     expect(parsed.text).toMatch(
       new RegExp(
-        `bug\\.png \\(attachment, 1234 bytes\\): ${ctx.platform.config.PUBLIC_BASE_URL}/v1/files/${fileId}\\?expires=\\d+&signature=`,
+        `bug\\.png \\(attachment, 1234 bytes\\): ` +
+          `${ctx.platform.config.PUBLIC_BASE_URL}/v1/files/${fileId}\\?expires=\\d+&signature=`,
       ),
     );
     const row = await eventually(() =>

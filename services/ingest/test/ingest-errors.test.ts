@@ -1,13 +1,9 @@
 import http from 'node:http';
-import { factories, listen } from '@intake/shared/testing';
+import { factories, listen, useStarted } from '@intake/shared/testing';
 import { accountWithForm, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
 
 describe('POST /v1/f/:slug — what errors', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest({ RATE_LIMIT_POINTS: 3, RATE_LIMIT_WINDOW_SECONDS: 60 });
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest({ RATE_LIMIT_POINTS: 3, RATE_LIMIT_WINDOW_SECONDS: 60 }));
 
   it('404 form-not-found for an unknown slug, as a problem document', async () => {
     const res = await fetch(`${h.url}/v1/f/nope-${Date.now()}`, {

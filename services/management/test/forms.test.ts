@@ -1,13 +1,9 @@
 import { subscribeFormChanges, type FormChange } from '@intake/shared';
-import { eventually, factories } from '@intake/shared/testing';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
 describe('forms', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement());
 
   const owner = async () => {
     const account = await factories.account(ctx.platform.db);

@@ -7,6 +7,7 @@ import {
   listen,
   type TestPlatform,
   startTestRelay,
+  useStarted,
 } from '@intake/shared/testing';
 import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
@@ -33,11 +34,7 @@ async function startWithWorkers() {
 }
 
 describe('webhook routes', () => {
-  let ctx: Awaited<ReturnType<typeof startWithWorkers>>;
-  beforeAll(async () => {
-    ctx = await startWithWorkers();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startWithWorkers());
 
   async function owner() {
     const account = await factories.account(ctx.platform.db);
@@ -322,11 +319,7 @@ describe('webhook routes', () => {
 });
 
 describe('webhook URLs with private networks disallowed', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: false });
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: false }));
 
   it('refuses http and targets inside our network with 422, on create and on update', async () => {
     const account = await factories.account(ctx.platform.db);

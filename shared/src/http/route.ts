@@ -115,7 +115,10 @@ function validator(ajv: Ajv, schema: TSchema | undefined, location: string): (va
   };
 }
 
-/** Authenticates `Authorization: Bearer svc_mgmt_...` (or a console session cookie, see sessions.ts): 401 without a key, 403 invalid-key when unknown or revoked, 403 insufficient-scope for a submission key. */
+/**
+ * Authenticates `Authorization: Bearer svc_mgmt_...` (or a console session cookie, see sessions.ts): 401 without a key,
+ * 403 invalid-key when unknown or revoked, 403 insufficient-scope for a submission key.
+ */
 export async function requireManagementKey(db: Db, ctx: Context): Promise<Principal> {
   const token = bearerToken(ctx.get('authorization'));
   const session = token ? undefined : ctx.cookies.get(SESSION_COOKIE);

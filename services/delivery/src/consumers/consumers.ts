@@ -10,7 +10,9 @@ import {
   eventWithPayload,
   runConsumer,
   SUBJECTS,
+  type Outcome,
   type Platform,
+  type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
 import { processDeliveryRequest } from '../domain/deliver';
@@ -26,6 +28,15 @@ export const SEND_CONCURRENCY = 64;
 /** The send consumer's ack deadline: comfortably above WEBHOOK_TIMEOUT_MS (a crashed attempt comes back after it). */
 export function sendAckWaitMs(timeoutMs: number): number {
   return Math.max(2 * timeoutMs, 2000);
+}
+
+/** A handler for the events stream: drops a message that is not a submission event, hands on the checked event. */
+function onSubmissionEvent(handle: (msg: JsMsg, event: SubmissionEvent) => Promise<Outcome>) {
+  return async (msg: JsMsg, data: unknown): Promise<Outcome> => {
+    const checked = checkSubmissionEvent(data);
+    if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
+    return handle(msg, checked.event);
+  };
 }
 
 /** Calls msg.working() while `work` runs so a long attempt never reaches the ack deadline. */
@@ -76,13 +87,11 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       durable: CONSUMERS.fanOut,
       logger,
       concurrency: 16,
-      async handle(_msg, data) {
-        const checked = checkSubmissionEvent(data);
-        if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-        const event = await eventWithPayload(db, checked.event);
+      handle: onSubmissionEvent(async (_msg, checked) => {
+        const event = await eventWithPayload(db, checked);
         if (event) await fanOutSubmission({ db, nats, config, secrets, event, now: clock.now() });
         return { ack: true };
-      },
+      }),
     }),
     runConsumer({
       nats,
@@ -101,14 +110,12 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       durable: CONSUMERS.notify,
       logger,
       concurrency: 8,
-      async handle(msg, data) {
-        const checked = checkSubmissionEvent(data);
-        if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-        return withHeartbeat(msg, 10_000, async () => {
-          const event = await eventWithPayload(db, checked.event);
+      handle: onSubmissionEvent((msg, checked) =>
+        withHeartbeat(msg, 10_000, async () => {
+          const event = await eventWithPayload(db, checked);
           return event ? notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() }) : ACK;
-        });
-      },
+        }),
+      ),
     }),
   ];
   return [

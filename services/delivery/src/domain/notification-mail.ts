@@ -41,7 +41,8 @@ export function submissionMail(props: {
   );
   const files = event.files.map(
     (f) =>
-      `- ${f.filename} (${f.field}, ${f.size} bytes): ${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now })}`,
+      `- ${f.filename} (${f.field}, ${f.size} bytes): ` +
+      `${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now })}`,
   );
   const text = [
     `New submission to "${event.form_name}"`,

@@ -29,7 +29,8 @@ export function ingestRoutes(deps: IngestDeps): RouteDef[] {
       operationId: 'submitForm',
       summary: 'Post a submission to a form',
       description:
-        'Public and cross-origin. Optional `Authorization: Bearer svc_sub_...` (must be of the form’s account) and `Idempotency-Key` (remembered 24 hours per form). ' +
+        'Public and cross-origin. Optional `Authorization: Bearer svc_sub_...` (must be of the ' +
+        'form’s account) and `Idempotency-Key` (remembered 24 hours per form). ' +
         'A browser’s plain form post (Accept prefers text/html) is answered with 303 to the form’s redirect_url, or a thank-you page.',
       tags: ['Ingest'],
       auth: 'none',

@@ -32,7 +32,10 @@ export async function spamVerdict(props: {
   return verdict === 'unavailable' ? CHALLENGE_UNAVAILABLE : undefined;
 }
 
-/** Turnstile, hCaptcha and reCAPTCHA share one siteverify protocol: a form-encoded POST of secret, response, remoteip answered with `{ success }`. */
+/**
+ * Turnstile, hCaptcha and reCAPTCHA share one siteverify protocol: a form-encoded POST of secret, response, remoteip
+ * answered with `{ success }`.
+ */
 export const SITEVERIFY_URLS: Record<ChallengeProvider, string> = {
   turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
   hcaptcha: 'https://api.hcaptcha.com/siteverify',

@@ -5,13 +5,16 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
   'bad-body':
     'The request body could not be parsed as form data or JSON. Fix the encoding or the Content-Type header and send it again.',
   'quota-exceeded':
-    'The account has used its monthly submission allowance (`limit` in the problem). Nothing was stored. Posts are accepted again next calendar month (UTC) or after a plan change.',
+    'The account has used its monthly submission allowance (`limit` in the problem). Nothing was ' +
+    'stored. Posts are accepted again next calendar month (UTC) or after a plan change.',
   'form-not-live':
     'The form is paused or a draft, so it accepts no posts. Its owner can set its status back to `live`.',
   'invalid-key':
-    'The API key sent is unknown, malformed, revoked, or (on ingest) belongs to another account. Use a valid key; the Authorization header must be `Bearer <key>`.',
+    'The API key sent is unknown, malformed, revoked, or (on ingest) belongs to another account. Use ' +
+    'a valid key; the Authorization header must be `Bearer <key>`.',
   'challenge-failed':
-    'The form requires a bot-challenge token in the `bot-challenge-response` field and it was missing or the provider rejected it. Complete the challenge and post again.',
+    'The form requires a bot-challenge token in the `bot-challenge-response` field and it was ' +
+    'missing or the provider rejected it. Complete the challenge and post again.',
   'form-not-found': 'No form has this slug. Check the form’s ingest URL.',
   'file-too-large': 'A file is larger than the plan’s per-file limit. It was rejected before anything was stored.',
   'uploads-not-allowed': 'The account’s plan does not include file uploads. Post without files or change plans.',
@@ -26,7 +29,9 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
   'csrf-failed':
     'The request was authenticated by the console’s session cookie and changes something, but did not send the session’s `csrf_token` (from `POST /v1/sessions` or `GET /v1/sessions/current`) in the `x-csrf-token` header.',
   'origin-not-allowed':
-    'The form lists the websites (`allowed_origins`) that may post to it from a browser, and the request came from another one (its `Origin`, or the origin of its `Referer`). Posts without either header are not browser posts and are not checked.',
+    'The form lists the websites (`allowed_origins`) that may post to it from a browser, and the ' +
+    'request came from another one (its `Origin`, or the origin of its `Referer`). Posts without ' +
+    'either header are not browser posts and are not checked.',
   'not-found':
     'Nothing exists at this address for this key: the resource does not exist, was deleted, or belongs to another account.',
   'method-not-allowed':
@@ -41,7 +46,8 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
   'unsupported-media-type':
     'The body was sent with a content type this endpoint does not accept; the management API takes `application/json`.',
   'validation-failed':
-    'The body, query or path parameters parsed but do not fit the schema. `errors` lists each bad field (`body/<name>`, `query/<name>`, `params/<name>`) with a message.',
+    'The body, query or path parameters parsed but do not fit the schema. `errors` lists each bad ' +
+    'field (`body/<name>`, `query/<name>`, `params/<name>`) with a message.',
   'headers-too-large': 'The request line and headers together are larger than the server accepts (16 KiB).',
   'internal-error': 'Something failed on the server. It has been logged; retrying later may help.',
   'bad-gateway': 'A service Intake depends on answered with an error.',

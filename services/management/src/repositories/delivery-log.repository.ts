@@ -1,4 +1,4 @@
-import type { DeliveryRow, Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type DeliveryRow, type Queryable } from '@intake/shared';
 
 /** A delivery as the log shows it (its envelope data stays out of the log). */
 export type DeliveryLogRow = Omit<DeliveryRow, 'account_id' | 'form_id' | 'data'>;
@@ -41,10 +41,7 @@ export async function findLatestDeliveries(
   return db('deliveries')
     .where({ account_id: accountId, webhook_id: webhookId })
     .modify((q) => (statuses ? q.whereIn('status', statuses) : q))
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
+    .orderBy(NEWEST_FIRST)
     .limit(limit)
     .select(LOG_COLUMNS);
 }
@@ -57,10 +54,7 @@ export async function findDeliveriesOfSubmission(
 ): Promise<DeliveryLogRow[]> {
   return db('deliveries')
     .where({ account_id: accountId, submission_id: submissionId })
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
+    .orderBy(NEWEST_FIRST)
     .select(LOG_COLUMNS);
 }
 

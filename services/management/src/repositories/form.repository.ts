@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type Queryable } from '@intake/shared';
 
 export type FormStatus = 'live' | 'paused' | 'draft';
 export type ChallengeProvider = 'turnstile' | 'hcaptcha' | 'recaptcha';
@@ -46,12 +46,7 @@ export async function pageOfForms(
 ): Promise<FormRow[]> {
   const query = db('forms').where({ account_id: accountId });
   if (options.after) query.whereRaw('(created_at, id) < (?, ?)', [options.after.at, options.after.id]);
-  return query
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(options.limit);
+  return query.orderBy(NEWEST_FIRST).limit(options.limit);
 }
 
 export async function findForm(db: Queryable, accountId: string, id: string): Promise<FormRow | undefined> {

@@ -101,7 +101,8 @@ export function deliveryRoutes(platform: Platform): RouteDef[] {
       operationId: 'replayDelivery',
       summary: 'Send one delivery again now, whatever its schedule or state',
       description:
-        'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
+        'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the ' +
+        'README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
       tags: ['Webhooks'],
       auth: 'management',
       params: IdParams('delivery', 'delivery id'),

@@ -17,7 +17,8 @@ export function fileRoutes(platform: Platform): RouteDef[] {
       operationId: 'downloadFile',
       summary: 'Download a stored file through a signed link (from `GET /v1/submissions/:id`)',
       description:
-        'The link is the authorisation: no key is needed until it expires. An altered or foreign link answers 404; an expired one 410 `link-expired`.',
+        'The link is the authorisation: no key is needed until it expires. An altered or foreign ' +
+        'link answers 404; an expired one 410 `link-expired`.',
       tags: ['Submissions'],
       auth: 'none',
       params: Type.Object({ id: Type.String({ pattern: idPattern('file'), description: 'file id, `fil_...`' }) }),

@@ -152,7 +152,9 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
       operationId: 'updateSubmission',
       summary: 'Move a submission between `spam` and `received`',
       description:
-        'Marking a caught spam submission as `received` counts it toward the month’s usage and fires `submission.created` (webhooks, e-mail) then. Marking a received one as `spam` only relabels it: it stays counted, and moving it back fires nothing again.',
+        'Marking a caught spam submission as `received` counts it toward the month’s usage and fires ' +
+        '`submission.created` (webhooks, e-mail) then. Marking a received one as `spam` only ' +
+        'relabels it: it stays counted, and moving it back fires nothing again.',
       tags,
       auth: 'management',
       params: IdParams('submission', 'submission id'),
@@ -197,7 +199,8 @@ function exportRoute(platform: Platform, format: 'csv' | 'ndjson'): RouteDef {
         : 'Export a form’s submissions as NDJSON (one JSON object per line), streamed',
     description:
       format === 'csv'
-        ? 'Same filters as the list, newest first. Columns: `id`, `received_at`, `status`, `files`, then each payload field in order of first appearance; CRLF line ends.'
+        ? 'Same filters as the list, newest first. Columns: `id`, `received_at`, `status`, `files`, ' +
+          'then each payload field in order of first appearance; CRLF line ends.'
         : 'Same filters as the list, newest first. Each line: `{ id, form_id, received_at, status, files, payload }`.',
     tags: ['Submissions'],
     auth: 'management',

@@ -90,7 +90,8 @@ async function composeWarning(
       ? `Intake: monthly submission quota reached (${month})`
       : `Intake: ${threshold}% of your monthly submission quota used (${month})`;
   const text = [
-    `Your Intake account${account ? ` (${account.plan_name} plan)` : ''} has received ${used} of its ${limit} submissions for ${month} (UTC).`,
+    `Your Intake account${account ? ` (${account.plan_name} plan)` : ''} has received ${used} of its ` +
+      `${limit} submissions for ${month} (UTC).`,
     threshold >= 100
       ? `New submissions are refused with 402 quota-exceeded until the quota resets on ${resets} 00:00 UTC.`
       : `When all ${limit} are used, new submissions are refused with 402 quota-exceeded until the quota resets on ${resets} 00:00 UTC.`,

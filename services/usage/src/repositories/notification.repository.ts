@@ -14,7 +14,10 @@ export interface QuotaNotificationRow {
 
 // The quota-warning rows of the notifications table (other kinds belong to other services).
 
-/** Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns the new id or undefined. */
+/**
+ * Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns
+ * the new id or undefined.
+ */
 export async function insertNotificationOnce(
   db: Queryable,
   row: {
