@@ -163,7 +163,8 @@ const KINDS: Kind[] = [
     request: (p) =>
       multipart(
         p,
-        `${part('name', 'Ada')}--b\r\ncontent-disposition: form-data; name="cv"; filename="a.txt"\r\ncontent-type: text/pl\u0000ain\r\n\r\nhello\r\n--b--\r\n`,
+        `${part('name', 'Ada')}--b\r\ncontent-disposition: form-data; name="cv"; filename="a.txt"\r\n` +
+          `content-type: text/pl\u0000ain\r\n\r\nhello\r\n--b--\r\n`,
       ),
   },
   // HTTP-level classes: what Node's parser or the router refuse, answered as problem documents.

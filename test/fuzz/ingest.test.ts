@@ -198,7 +198,8 @@ describe('ingest’s public post under hostile input, over its three body types'
 
   afterAll(async () => {
     console.log(
-      `What the ingest property test tried (${RUNS} posts): ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}\n  e.g. ${samples.join('\n  e.g. ')}`,
+      `What the ingest property test tried (${RUNS} posts): ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}` +
+        `\n  e.g. ${samples.join('\n  e.g. ')}`,
     );
     await new Promise<void>((resolve) => {
       server.closeAllConnections();

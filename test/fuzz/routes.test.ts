@@ -434,7 +434,8 @@ describe('every management and usage route, under hostile input (generated from 
             { numRuns: RUNS, endOnFailure: true },
           );
           summary.push(
-            `  ${name}: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}${samples.length ? `\n    e.g. ${samples.join('\n    e.g. ')}` : ''}`,
+            `  ${name}: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}` +
+              (samples.length ? `\n    e.g. ${samples.join('\n    e.g. ')}` : ''),
           );
         }
       }

@@ -10,7 +10,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`ALTER TABLE notifications ADD COLUMN IF NOT EXISTS claimed_at timestamptz(3)`);
   await knex.raw('ALTER TABLE notifications DROP CONSTRAINT IF EXISTS notifications_status_check');
   await knex.raw(
-    `ALTER TABLE notifications ADD CONSTRAINT notifications_status_check CHECK (status IN (${NOTIFICATION_STATUSES.map((s) => `'${s}'`).join(', ')}))`,
+    `ALTER TABLE notifications ADD CONSTRAINT notifications_status_check
+     CHECK (status IN (${NOTIFICATION_STATUSES.map((s) => `'${s}'`).join(', ')}))`,
   );
 }
 

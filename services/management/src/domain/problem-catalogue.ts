@@ -21,13 +21,16 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
   'rate-limited':
     'Too many requests: the per-IP per-form ingest limit, or the API-key creation cap. Wait for the number of seconds in `Retry-After`.',
   'bad-request':
-    'The request is not valid HTTP/1.1 (a malformed request line or header, a control character in a header, a bad chunked encoding). Fix the client; the connection is closed.',
+    'The request is not valid HTTP/1.1 (a malformed request line or header, a control character in a header, a bad ' +
+    'chunked encoding). Fix the client; the connection is closed.',
   unauthorized:
-    'The endpoint needs a management key: send `Authorization: Bearer svc_mgmt_...`; or the console session sent has expired or was ended (sign in again).',
+    'The endpoint needs a management key: send `Authorization: Bearer svc_mgmt_...`; or the console session sent ' +
+    'has expired or was ended (sign in again).',
   'insufficient-scope':
     'The key is valid but of the wrong type: a submission key can only post to forms, it cannot read data or change configuration.',
   'csrf-failed':
-    'The request was authenticated by the console’s session cookie and changes something, but did not send the session’s `csrf_token` (from `POST /v1/sessions` or `GET /v1/sessions/current`) in the `x-csrf-token` header.',
+    'The request was authenticated by the console’s session cookie and changes something, but did not send the ' +
+    'session’s `csrf_token` (from `POST /v1/sessions` or `GET /v1/sessions/current`) in the `x-csrf-token` header.',
   'origin-not-allowed':
     'The form lists the websites (`allowed_origins`) that may post to it from a browser, and the ' +
     'request came from another one (its `Origin`, or the origin of its `Referer`). Posts without ' +
@@ -38,7 +41,9 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
     'The path exists but does not accept this HTTP method. The `Allow` header lists the methods that do.',
   'not-acceptable': 'None of the media types in the Accept header can be produced for this resource.',
   'request-timeout':
-    'The request did not arrive in time: its head took longer than 10 seconds, or its body arrived slower than the minimum rate (8 KiB a second over 10-second windows). The connection is closed; send it again on a faster link.',
+    'The request did not arrive in time: its head took longer than 10 seconds, or its body arrived slower than the ' +
+    'minimum rate (8 KiB a second over 10-second windows). The connection is closed; send it again on a faster ' +
+    'link.',
   conflict:
     'The request conflicts with the current state, for example a form slug that is already taken or revoking the last management key.',
   'link-expired': 'The signed download link has expired. Fetch the submission again to get a fresh link.',

@@ -71,7 +71,8 @@ export function consoleSupportRoutes(platform: Platform): RouteDef[] {
       operationId: 'getWebhookSample',
       summary: 'A signed sample `webhook.test` request for this webhook, with a curl command that sends it',
       description:
-        'Signed with the webhook’s secret exactly as a real attempt is (both signatures); the secret itself is not returned. Nothing is sent or stored.',
+        'Signed with the webhook’s secret exactly as a real attempt is (both signatures); the secret itself is not ' +
+        'returned. Nothing is sent or stored.',
       tags: ['Webhooks'],
       auth: 'management',
       params: IdParams('webhook', 'webhook id'),
@@ -104,7 +105,8 @@ export function consoleSupportRoutes(platform: Platform): RouteDef[] {
       operationId: 'bulkSubmissions',
       summary: 'Delete several submissions, or mark them spam or received, in one request',
       description:
-        'Each id is handled as by `DELETE` or `PATCH /v1/submissions/:id`; ids that do not exist (or belong to another account) are listed in `not_found` and do not stop the others.',
+        'Each id is handled as by `DELETE` or `PATCH /v1/submissions/:id`; ids that do not exist (or belong to another ' +
+        'account) are listed in `not_found` and do not stop the others.',
       tags: ['Submissions'],
       auth: 'management',
       body: Type.Object(

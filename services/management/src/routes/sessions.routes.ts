@@ -59,7 +59,9 @@ export function sessionRoutes(platform: Platform): RouteDef[] {
       operationId: 'createSession',
       summary: 'Sign in to the console: exchange a management key for a session cookie',
       description:
-        'Sets `intake_session` (HttpOnly, SameSite=Strict, Secure over https). The cookie then authenticates every management route; state-changing requests must also send `x-csrf-token`. The session ends after 30 minutes idle, 12 hours after sign-in, at sign-out, or when its key is revoked.',
+        'Sets `intake_session` (HttpOnly, SameSite=Strict, Secure over https). The cookie then authenticates every ' +
+        'management route; state-changing requests must also send `x-csrf-token`. The session ends after 30 minutes ' +
+        'idle, 12 hours after sign-in, at sign-out, or when its key is revoked.',
       tags,
       auth: 'none',
       body: Type.Object(
