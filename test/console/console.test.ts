@@ -488,7 +488,7 @@ describe('web console', () => {
     const big = await factories.form(stack.platform.db, account.id, { slug: `big-${Date.now().toString(36)}` });
     await stack.platform.db.raw(
       `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
-       SELECT 'sub_' || ? || lpad(n::text, 6, '0'), ?, ?, 'received',
+       SELECT 'sub_' || ? || lpad(n::text, 16, '0'), ?, ?, 'received',
               json_build_object('email', 'user' || n || '@example.com', 'message', 'Message number ' || n),
               now() - (n || ' seconds')::interval
        FROM generate_series(1, 10000) AS n`,
