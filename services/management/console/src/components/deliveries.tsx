@@ -1,5 +1,5 @@
 import type { Delivery } from '../types';
-import { StatusBadge, TableWrap, formatTime } from './ui';
+import { StatusBadge, TableHead, TableWrap, formatTime } from './ui';
 
 /** One delivery's attempts, oldest first: time, trigger, status code, duration, error, response body. */
 export function AttemptTimeline({ delivery }: { delivery: Delivery }) {
@@ -7,21 +7,17 @@ export function AttemptTimeline({ delivery }: { delivery: Delivery }) {
   return (
     <TableWrap label={`Attempts of delivery ${delivery.id}`}>
       <table class="attempts">
-        <thead>
-          <tr>
-            <th scope="col">#</th>
-            <th scope="col">Time</th>
-            <th scope="col">Trigger</th>
-            <th scope="col" class="num">
-              Status
-            </th>
-            <th scope="col" class="num">
-              Duration
-            </th>
-            <th scope="col">Error</th>
-            <th scope="col">Response body</th>
-          </tr>
-        </thead>
+        <TableHead
+          columns={[
+            { label: '#' },
+            { label: 'Time' },
+            { label: 'Trigger' },
+            { label: 'Status', num: true },
+            { label: 'Duration', num: true },
+            { label: 'Error' },
+            { label: 'Response body' },
+          ]}
+        />
         <tbody>
           {delivery.attempts.map((a, i) => (
             <tr key={i}>

@@ -176,3 +176,62 @@ export function formatBytes(n: number): string {
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status}`}>{status}</span>;
 }
+
+/** A table's header row; `num` columns are right-aligned, `hidden` labels are for screen readers only. */
+export function TableHead({ columns }: { columns: { label: string; num?: boolean; hidden?: boolean }[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c.label} scope="col" class={c.num ? 'num' : undefined}>
+            {c.hidden ? <span class="sr-only">{c.label}</span> : c.label}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+/** A labelled form field; `help` is shown under the control, which should point at it with `helpId(id)`. */
+export function Field(props: {
+  id: string;
+  label: string;
+  help?: ComponentChildren;
+  grow?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class={props.grow ? 'field grow' : 'field'}>
+      <label for={props.id}>{props.label}</label>
+      {props.children}
+      {props.help && (
+        <p id={`${props.id}-help`} class="help">
+          {props.help}
+        </p>
+      )}
+    </div>
+  );
+}
+
+type TextProps = { id: string; value: string; onValue: (value: string) => void; help?: boolean };
+type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value'>;
+type TextareaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'value'>;
+
+/** An input (or, with `rows`, a textarea) bound to a string, described by its field's help when `help` is set. */
+export function TextInput(props: TextProps & (InputProps | (TextareaProps & { rows: number }))) {
+  const { id, value, onValue, help, ...rest } = props;
+  const common = { id, value, 'aria-describedby': help ? `${id}-help` : undefined };
+  if ('rows' in rest) return <textarea {...rest} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
+  return <input {...(rest as InputProps)} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
+}
+
+/** The submit button of a form, disabled while its action runs. */
+export function SubmitRow({ pending, children }: { pending?: boolean; children: ComponentChildren }) {
+  return (
+    <div class="actions">
+      <button type="submit" disabled={pending}>
+        {children}
+      </button>
+    </div>
+  );
+}

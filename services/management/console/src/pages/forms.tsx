@@ -1,6 +1,6 @@
 import { api } from '../api';
 import type { Form, ListOf, Usage } from '../types';
-import { ErrorBox, Link, Loading, StatusBadge, TableWrap, useAction, useResource } from '../components/ui';
+import { ErrorBox, Link, Loading, StatusBadge, TableHead, TableWrap, useAction, useResource } from '../components/ui';
 import { Snippets } from '../components/snippets';
 
 export function FormsPage() {
@@ -40,17 +40,15 @@ export function FormsPage() {
       {forms.data && forms.data.length > 0 && (
         <TableWrap label="Forms">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">
-                  This month
-                </th>
-                <th scope="col">Ingest URL</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
+            <TableHead
+              columns={[
+                { label: 'Name' },
+                { label: 'Status' },
+                { label: 'This month', num: true },
+                { label: 'Ingest URL' },
+                { label: 'Actions' },
+              ]}
+            />
             <tbody>
               {forms.data.map((f) => (
                 <tr key={f.id}>

@@ -1,6 +1,6 @@
 import { api } from '../api';
 import type { Usage } from '../types';
-import { ErrorBox, Loading, TableWrap, formatBytes, useResource } from '../components/ui';
+import { ErrorBox, Loading, TableHead, TableWrap, formatBytes, useResource } from '../components/ui';
 
 export function UsagePage() {
   const usage = useResource(() => api<Usage>('GET', '/v1/usage'), []);
@@ -75,20 +75,14 @@ export function UsagePage() {
         ) : (
           <TableWrap label="Usage per form">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Form</th>
-                  <th scope="col" class="num">
-                    Received
-                  </th>
-                  <th scope="col" class="num">
-                    Spam
-                  </th>
-                  <th scope="col" class="num">
-                    Files
-                  </th>
-                </tr>
-              </thead>
+              <TableHead
+                columns={[
+                  { label: 'Form' },
+                  { label: 'Received', num: true },
+                  { label: 'Spam', num: true },
+                  { label: 'Files', num: true },
+                ]}
+              />
               <tbody>
                 {u.forms.map((f) => (
                   <tr key={f.form_id}>
@@ -152,17 +146,7 @@ function DayChart({ days }: { days: Usage['days'] }) {
         <summary>Per-day figures</summary>
         <TableWrap label="Submissions per day">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Day</th>
-                <th scope="col" class="num">
-                  Received
-                </th>
-                <th scope="col" class="num">
-                  Spam
-                </th>
-              </tr>
-            </thead>
+            <TableHead columns={[{ label: 'Day' }, { label: 'Received', num: true }, { label: 'Spam', num: true }]} />
             <tbody>
               {days.map((d) => (
                 <tr key={d.date}>

@@ -1,7 +1,19 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Form, ListOf, Webhook } from '../types';
-import { Confirm, CopyButton, ErrorBox, Link, Loading, ShownOnce, useAction, useResource } from '../components/ui';
+import {
+  Confirm,
+  CopyButton,
+  ErrorBox,
+  Field,
+  Link,
+  Loading,
+  ShownOnce,
+  SubmitRow,
+  TextInput,
+  useAction,
+  useResource,
+} from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 
 interface TestResult {
@@ -40,22 +52,17 @@ function Webhooks({ form }: { form: Form }) {
         </ShownOnce>
       )}
       <form class="inline-form" onSubmit={submit}>
-        <div class="field grow">
-          <label for="w-url">Webhook URL</label>
-          <input
+        <Field id="w-url" label="Webhook URL" grow>
+          <TextInput
             id="w-url"
             type="url"
             required
             placeholder="https://example.com/hooks/intake"
             value={url}
-            onInput={(e) => setUrl(e.currentTarget.value)}
+            onValue={setUrl}
           />
-        </div>
-        <div class="actions">
-          <button type="submit" disabled={add.pending}>
-            Add webhook
-          </button>
-        </div>
+        </Field>
+        <SubmitRow pending={add.pending}>Add webhook</SubmitRow>
       </form>
       <ErrorBox error={add.error ?? hooks.error} />
       {hooks.loading && !hooks.data && <Loading what="webhooks" />}
