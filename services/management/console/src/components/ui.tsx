@@ -177,8 +177,22 @@ export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status}`}>{status}</span>;
 }
 
+/** A scrollable table with a header row (see `TableHead`); the children are its body rows. */
+export function Table(props: { label: string; class?: string; columns: Column[]; children: ComponentChildren }) {
+  return (
+    <TableWrap label={props.label}>
+      <table class={props.class}>
+        <TableHead columns={props.columns} />
+        <tbody>{props.children}</tbody>
+      </table>
+    </TableWrap>
+  );
+}
+
+type Column = { label: string; num?: boolean; hidden?: boolean };
+
 /** A table's header row; `num` columns are right-aligned, `hidden` labels are for screen readers only. */
-export function TableHead({ columns }: { columns: { label: string; num?: boolean; hidden?: boolean }[] }) {
+export function TableHead({ columns }: { columns: Column[] }) {
   return (
     <thead>
       <tr>

@@ -8,8 +8,7 @@ import {
   Loading,
   ShownOnce,
   SubmitRow,
-  TableHead,
-  TableWrap,
+  Table,
   TextInput,
   formatTime,
   useAction,
@@ -62,45 +61,41 @@ export function ApiKeysPage() {
       <ErrorBox error={action.error ?? keys.error} />
       {keys.loading && !keys.data && <Loading what="keys" />}
       {keys.data && (
-        <TableWrap label="API keys">
-          <table>
-            <TableHead
-              columns={[
-                { label: 'Type' },
-                { label: 'Name' },
-                { label: 'Prefix' },
-                { label: 'Created' },
-                { label: 'Last used' },
-                { label: 'Revoked' },
-                { label: 'Actions', hidden: true },
-              ]}
-            />
-            <tbody>
-              {keys.data.data.map((k) => (
-                <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
-                  <td>{k.type}</td>
-                  <td>
-                    {k.name ?? '—'}
-                    {k.id === session.value?.key_id && <span class="muted small"> (this session)</span>}
-                  </td>
-                  <td>
-                    <code>{k.prefix}…</code>
-                  </td>
-                  <td class="nowrap">{formatTime(k.created_at)}</td>
-                  <td class="nowrap">{formatTime(k.last_used_at)}</td>
-                  <td class="nowrap">{formatTime(k.revoked_at)}</td>
-                  <td>
-                    {!k.revoked_at && (
-                      <button type="button" class="link danger-text" onClick={() => setRevoking(k)}>
-                        Revoke <span class="sr-only">{k.name ?? k.prefix}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <Table
+          label="API keys"
+          columns={[
+            { label: 'Type' },
+            { label: 'Name' },
+            { label: 'Prefix' },
+            { label: 'Created' },
+            { label: 'Last used' },
+            { label: 'Revoked' },
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {keys.data.data.map((k) => (
+            <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
+              <td>{k.type}</td>
+              <td>
+                {k.name ?? '—'}
+                {k.id === session.value?.key_id && <span class="muted small"> (this session)</span>}
+              </td>
+              <td>
+                <code>{k.prefix}…</code>
+              </td>
+              <td class="nowrap">{formatTime(k.created_at)}</td>
+              <td class="nowrap">{formatTime(k.last_used_at)}</td>
+              <td class="nowrap">{formatTime(k.revoked_at)}</td>
+              <td>
+                {!k.revoked_at && (
+                  <button type="button" class="link danger-text" onClick={() => setRevoking(k)}>
+                    Revoke <span class="sr-only">{k.name ?? k.prefix}</span>
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <Confirm
         open={revoking !== null}
