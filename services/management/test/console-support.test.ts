@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { newId } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import { api, failingReceiver, newOwner, startManagementWithWorkers } from './helpers';
+import { api, newOwner, ownerWithFailingHook, startManagementWithWorkers } from './helpers';
 import { submit, verifyWithOctokit } from '../../delivery/test/helpers';
 
 /** The API the console needs beyond the basic resources, over management and the delivery workers. */
@@ -11,10 +11,8 @@ describe('console support routes', () => {
 
   describe('what works', () => {
     it('filters the log by status, lists a submission’s deliveries, and replays every failed one', async () => {
-      const target = await failingReceiver();
+      const { target, hook, accountId, formId, call } = await ownerWithFailingHook(ctx);
       try {
-        const { accountId, formId, call } = await owner();
-        const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
         const first = await submit(ctx.platform, { accountId, formId });
         const second = await submit(ctx.platform, { accountId, formId });
         const failed = await eventually(async () => {

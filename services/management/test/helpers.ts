@@ -70,6 +70,14 @@ export async function failingReceiver() {
   return { ...target, heal: () => void (healthy = true) };
 }
 
+/** A new owner whose form has a webhook to a new `failingReceiver` (the test closes `target`). */
+export async function ownerWithFailingHook(ctx: { platform: TestPlatform; url: string }) {
+  const target = await failingReceiver();
+  const owner = await newOwner(ctx);
+  const { body: hook } = await owner.call('POST', `/v1/forms/${owner.formId}/webhooks`, { url: target.url });
+  return { ...owner, target, hook };
+}
+
 /**
  * Calls the API with an optional key. Every response is checked against the served OpenAPI
  * document (status documented, content type listed, JSON body fits the schema): pass

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { newId } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import { api, failingReceiver, newOwner, startManagement, startManagementWithWorkers } from './helpers';
+import { api, newOwner, ownerWithFailingHook, startManagement, startManagementWithWorkers } from './helpers';
 import { receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers';
 
 describe('webhook routes', () => {
@@ -132,10 +132,8 @@ describe('webhook routes', () => {
     });
 
     it('the log shows every attempt, newest delivery first; a replay sends a failed delivery again at once', async () => {
-      const target = await failingReceiver();
+      const { target, hook, accountId, formId, call } = await ownerWithFailingHook(ctx);
       try {
-        const { accountId, formId, call } = await owner();
-        const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
         const first = await submit(ctx.platform, { accountId, formId });
         const failed = await eventually(
           async () =>
