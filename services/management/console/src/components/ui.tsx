@@ -206,7 +206,7 @@ export function TableHead({ columns }: { columns: Column[] }) {
   );
 }
 
-/** A labelled form field; `help` is shown under the control, which should point at it with `helpId(id)`. */
+/** A labelled form field; `help` is shown under the control, whose `aria-describedby` should be `${id}-help`. */
 export function Field(props: {
   id: string;
   label: string;
@@ -227,16 +227,29 @@ export function Field(props: {
   );
 }
 
-type TextProps = { id: string; value: string; onValue: (value: string) => void; help?: boolean };
+type TextProps = { id: string; value: string; onValue: (value: string) => void };
 type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value'>;
 type TextareaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'value'>;
+type TextControl = InputProps | (TextareaProps & { rows: number });
 
 /** An input (or, with `rows`, a textarea) bound to a string, described by its field's help when `help` is set. */
-export function TextInput(props: TextProps & (InputProps | (TextareaProps & { rows: number }))) {
+function TextInput(props: TextProps & TextControl & { help: boolean }) {
   const { id, value, onValue, help, ...rest } = props;
   const common = { id, value, 'aria-describedby': help ? `${id}-help` : undefined };
   if ('rows' in rest) return <textarea {...rest} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
   return <input {...(rest as InputProps)} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
+}
+
+/** A `Field` around a text input: one id for both, and the input is described by the field's help. */
+export function TextField(
+  props: TextProps & TextControl & { label: string; help?: ComponentChildren; grow?: boolean },
+) {
+  const { label, help, grow, ...input } = props;
+  return (
+    <Field id={input.id} label={label} help={help} grow={grow}>
+      <TextInput {...(input as TextProps & TextControl)} help={help !== undefined} />
+    </Field>
+  );
 }
 
 /** The submit button of a form, disabled while its action runs. */

@@ -9,7 +9,7 @@ import {
   ShownOnce,
   SubmitRow,
   Table,
-  TextInput,
+  TextField,
   formatTime,
   useAction,
   useResource,
@@ -53,9 +53,7 @@ export function ApiKeysPage() {
             <option value="management">management</option>
           </select>
         </Field>
-        <Field id="k-name" label="Name" grow>
-          <TextInput id="k-name" maxLength={200} value={name} onValue={setName} />
-        </Field>
+        <TextField id="k-name" label="Name" grow maxLength={200} value={name} onValue={setName} />
         <SubmitRow pending={action.pending}>Create key</SubmitRow>
       </form>
       <ErrorBox error={action.error ?? keys.error} />

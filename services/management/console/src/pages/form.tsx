@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { navigate } from '../router';
 import type { Form } from '../types';
-import { Confirm, ErrorBox, Field, Link, SubmitRow, TextInput, useAction } from '../components/ui';
+import { Confirm, ErrorBox, Field, Link, SubmitRow, TextField, useAction } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 
@@ -81,23 +81,16 @@ function FormEditor({ form }: { form?: Form }) {
 
   return (
     <form class="stack" onSubmit={submit}>
-      <Field id="f-name" label="Name">
-        <TextInput id="f-name" required maxLength={200} value={name} onValue={setName} />
-      </Field>
-      <Field
+      <TextField id="f-name" label="Name" required maxLength={200} value={name} onValue={setName} />
+      <TextField
         id="f-slug"
         label="Slug"
         help="Lower-case letters, digits and hyphens; made from the name when empty. It is part of the ingest URL."
-      >
-        <TextInput
-          id="f-slug"
-          help
-          maxLength={64}
-          pattern="[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
-          value={slug}
-          onValue={setSlug}
-        />
-      </Field>
+        maxLength={64}
+        pattern="[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+        value={slug}
+        onValue={setSlug}
+      />
       <Field id="f-status" label="Status">
         <select id="f-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Form['status'])}>
           <option value="live">live — accepts posts</option>
@@ -105,13 +98,15 @@ function FormEditor({ form }: { form?: Form }) {
           <option value="draft">draft</option>
         </select>
       </Field>
-      <Field
+      <TextField
         id="f-honeypot"
         label="Honeypot field"
         help="A hidden field people never fill; posts that fill it are kept as spam."
-      >
-        <TextInput id="f-honeypot" help required maxLength={100} value={honeypot} onValue={setHoneypot} />
-      </Field>
+        required
+        maxLength={100}
+        value={honeypot}
+        onValue={setHoneypot}
+      />
       <fieldset>
         <legend>Bot challenge</legend>
         <Field id="f-provider" label="Provider">
@@ -123,7 +118,7 @@ function FormEditor({ form }: { form?: Form }) {
           </select>
         </Field>
         {provider && (
-          <Field
+          <TextField
             id="f-secret"
             label="Provider secret key"
             help={
@@ -132,42 +127,39 @@ function FormEditor({ form }: { form?: Form }) {
                 {form?.bot_challenge ? 'Leave empty to keep the current one.' : ''}
               </>
             }
-          >
-            <TextInput id="f-secret" help type="password" autocomplete="off" value={secret} onValue={setSecret} />
-          </Field>
+            type="password"
+            autocomplete="off"
+            value={secret}
+            onValue={setSecret}
+          />
         )}
       </fieldset>
-      <Field id="f-emails" label="Notify e-mails" help="One address per line; each gets an e-mail per submission.">
-        <TextInput id="f-emails" help rows={2} value={emails} onValue={setEmails} />
-      </Field>
-      <Field
+      <TextField
+        id="f-emails"
+        label="Notify e-mails"
+        help="One address per line; each gets an e-mail per submission."
+        rows={2}
+        value={emails}
+        onValue={setEmails}
+      />
+      <TextField
         id="f-redirect"
         label="Redirect URL"
         help="Where a browser goes after posting the HTML form; empty shows a thank-you page."
-      >
-        <TextInput
-          id="f-redirect"
-          help
-          type="url"
-          placeholder="https://example.com/thanks"
-          value={redirect}
-          onValue={setRedirect}
-        />
-      </Field>
-      <Field
+        type="url"
+        placeholder="https://example.com/thanks"
+        value={redirect}
+        onValue={setRedirect}
+      />
+      <TextField
         id="f-origins"
         label="Allowed origins"
         help="One origin per line; browser posts from other websites are refused. Empty: any website."
-      >
-        <TextInput
-          id="f-origins"
-          help
-          rows={2}
-          placeholder="https://example.com"
-          value={origins}
-          onValue={setOrigins}
-        />
-      </Field>
+        rows={2}
+        placeholder="https://example.com"
+        value={origins}
+        onValue={setOrigins}
+      />
       <ErrorBox error={error} />
       {saved && (
         <p class="ok" role="status">

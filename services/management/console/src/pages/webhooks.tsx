@@ -10,7 +10,7 @@ import {
   Loading,
   ShownOnce,
   SubmitRow,
-  TextInput,
+  TextField,
   useAction,
   useResource,
 } from '../components/ui';
@@ -52,16 +52,16 @@ function Webhooks({ form }: { form: Form }) {
         </ShownOnce>
       )}
       <form class="inline-form" onSubmit={submit}>
-        <Field id="w-url" label="Webhook URL" grow>
-          <TextInput
-            id="w-url"
-            type="url"
-            required
-            placeholder="https://example.com/hooks/intake"
-            value={url}
-            onValue={setUrl}
-          />
-        </Field>
+        <TextField
+          id="w-url"
+          label="Webhook URL"
+          grow
+          type="url"
+          required
+          placeholder="https://example.com/hooks/intake"
+          value={url}
+          onValue={setUrl}
+        />
         <SubmitRow pending={add.pending}>Add webhook</SubmitRow>
       </form>
       <ErrorBox error={add.error ?? hooks.error} />
