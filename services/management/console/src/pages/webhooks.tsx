@@ -5,7 +5,6 @@ import {
   Confirm,
   CopyButton,
   ErrorBox,
-  Field,
   Link,
   Loading,
   ShownOnce,
