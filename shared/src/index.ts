@@ -27,6 +27,7 @@ export * from './metrics';
 /** The router type of the @koa/router version the services use (tests inspect routers with it). */
 export type { Router as KoaRouter } from '@koa/router';
 export * from './retention';
+export type * from './usage-report';
 export * from './http/html';
 export * from './forms';
 export * from './accounts';

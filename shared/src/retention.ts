@@ -39,23 +39,23 @@ export async function sweepRetention(props: {
   };
 }
 
-/** Runs `sweepRetention` every `intervalMs` (several replicas may run it: deletes are idempotent). */
-export function startRetentionSweeper(props: {
-  db: Db;
+/**
+ * Runs `task` every `intervalMs` without overlapping runs (a tick while one runs is skipped); a failure is logged as
+ * `failure` and retried at the next tick. `stop()` ends the timer and waits for a run in progress.
+ */
+export function startPeriodic(props: {
+  intervalMs: number;
   logger: Logger;
-  clock: { now(): Date };
-  intervalMs?: number;
+  failure: string;
+  task: () => Promise<unknown>;
 }): Worker {
-  const intervalMs = props.intervalMs ?? 10 * 60 * 1000;
   let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    running ??= sweepRetention({ db: props.db, now: props.clock.now() })
-      .then((n) => {
-        if (n.idempotencyKeys + n.processedEvents > 0) props.logger.info(n, 'retention sweep');
-      })
-      .catch((err) => props.logger.warn({ err }, 'retention sweep failed; will retry'))
+    running ??= props
+      .task()
+      .catch((err) => props.logger.warn({ err }, props.failure))
       .finally(() => (running = undefined));
-  }, intervalMs);
+  }, props.intervalMs);
   timer.unref();
   return {
     async stop() {
@@ -63,4 +63,22 @@ export function startRetentionSweeper(props: {
       await running;
     },
   };
+}
+
+/** Runs `sweepRetention` every `intervalMs` (several replicas may run it: deletes are idempotent). */
+export function startRetentionSweeper(props: {
+  db: Db;
+  logger: Logger;
+  clock: { now(): Date };
+  intervalMs?: number;
+}): Worker {
+  return startPeriodic({
+    intervalMs: props.intervalMs ?? 10 * 60 * 1000,
+    logger: props.logger,
+    failure: 'retention sweep failed; will retry',
+    task: async () => {
+      const n = await sweepRetention({ db: props.db, now: props.clock.now() });
+      if (n.idempotencyKeys + n.processedEvents > 0) props.logger.info(n, 'retention sweep');
+    },
+  });
 }

@@ -2,8 +2,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { buildServiceApp, startOutboxRelay, type ServiceModule, type Worker } from '@intake/shared';
-import { createTestPlatform, type TestPlatform } from '@intake/shared/testing';
+import { buildServiceApp, type ServiceModule, type Worker } from '@intake/shared';
+import { createTestPlatform, startTestRelay, type TestPlatform } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { managementService } from '@intake/management';
 import { deliveryService } from '@intake/delivery';
@@ -39,15 +39,7 @@ export async function startStack(): Promise<{ url: string; platform: TestPlatfor
   ) as unknown as Record<ServiceModule['name'], http.RequestListener>;
   const workers: Worker[] = [];
   for (const m of Object.values(modules)) workers.push(...(await m.startWorkers(platform)));
-  workers.push(
-    startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 100,
-    }),
-  );
+  workers.push(startTestRelay(platform, 100));
   handler = (req, res) => {
     const p = req.url ?? '/';
     const name = p.startsWith('/v1/f/') ? 'ingest' : /^\/v1\/usage(?:[/?]|$)/.test(p) ? 'usage' : 'management';

@@ -1,59 +1,20 @@
 import { Webhook } from 'standardwebhooks';
-import { buildServiceApp, newId, startOutboxRelay, type Worker } from '@intake/shared';
-import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
-import { deliveryService } from '@intake/delivery';
-import { managementService } from '../src';
-import { api } from './helpers';
-import { receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers';
+import { newId } from '@intake/shared';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { api, newOwner, ownerWithFailingHook, startManagementWithWorkers } from './helpers';
+import { submit, verifyWithOctokit } from '../../delivery/test/helpers';
 
 /** The API the console needs beyond the basic resources, over management and the delivery workers. */
 describe('console support routes', () => {
-  let platform: TestPlatform;
-  let url: string;
-  let close: () => Promise<void>;
-  beforeAll(async () => {
-    platform = await createTestPlatform({
-      WEBHOOK_RETRY_SCHEDULE: '100ms,100ms,100ms,100ms',
-      WEBHOOK_TIMEOUT_MS: 2000,
-    });
-    const server = await listen(buildServiceApp(managementService, platform).callback());
-    url = server.url;
-    const workers: Worker[] = [
-      ...(await deliveryService.startWorkers(platform)),
-      startOutboxRelay({
-        db: platform.db,
-        databaseUrl: platform.config.DATABASE_URL,
-        nats: platform.nats,
-        logger: platform.logger,
-        pollMs: 100,
-      }),
-    ];
-    close = async () => {
-      await server.close();
-      await Promise.allSettled(workers.map((w) => w.stop()));
-      await platform.close();
-    };
-  });
-  afterAll(() => close());
-
-  async function owner() {
-    const account = await factories.account(platform.db);
-    const form = await factories.form(platform.db, account.id);
-    return { accountId: account.id, formId: form.id, call: api(url, account.managementKey) };
-  }
+  const ctx = useStarted(() => startManagementWithWorkers({ retryMs: 100, pollMs: 100 }));
+  const owner = () => newOwner(ctx);
 
   describe('what works', () => {
     it('filters the log by status, lists a submission’s deliveries, and replays every failed one', async () => {
-      let healthy = false;
-      const target = await receiver((_req, _n, res) => {
-        res.statusCode = healthy ? 200 : 500;
-        res.end(healthy ? 'ok' : 'boom');
-      });
+      const { target, hook, accountId, formId, call } = await ownerWithFailingHook(ctx);
       try {
-        const { accountId, formId, call } = await owner();
-        const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
-        const first = await submit(platform, { accountId, formId });
-        const second = await submit(platform, { accountId, formId });
+        const first = await submit(ctx.platform, { accountId, formId });
+        const second = await submit(ctx.platform, { accountId, formId });
         const failed = await eventually(async () => {
           const list = (await call('GET', `/v1/webhooks/${hook.id}/deliveries?status=failed`)).body.data;
           return list.length === 2 && list;
@@ -67,7 +28,7 @@ describe('console support routes', () => {
         expect(ofFirst.body.data[0]).toMatchObject({ submission_id: first.submission_id, webhook_id: hook.id });
         expect(ofFirst.body.data[0].attempts).toHaveLength(5);
 
-        healthy = true;
+        target.heal();
         const replay = await call('POST', `/v1/webhooks/${hook.id}/replay-failed`);
         expect(replay.status).toBe(202);
         expect([...replay.body.replayed].sort()).toEqual(failed.map((d: { id: string }) => d.id).sort());
@@ -97,7 +58,7 @@ describe('console support routes', () => {
     it('bulk: marks several spam and back, then deletes them, reporting unknown ids', async () => {
       const { accountId, formId, call } = await owner();
       const ids = [];
-      for (let i = 0; i < 3; i++) ids.push((await factories.submission(platform, { accountId, formId })).id);
+      for (let i = 0; i < 3; i++) ids.push((await factories.submission(ctx.platform, { accountId, formId })).id);
       const spam = await call('POST', '/v1/submissions/bulk', { action: 'spam', ids: [...ids, 'sub_nope'] });
       expect(spam.body).toEqual({ done: ids, not_found: ['sub_nope'] });
       const listed = await call('GET', `/v1/forms/${formId}/submissions?status=spam`);
@@ -127,14 +88,16 @@ describe('console support routes', () => {
       const a = await owner();
       const b = await owner();
       const { body: hook } = await b.call('POST', `/v1/forms/${b.formId}/webhooks`, { url: 'https://example.com/h' });
-      const sub = await factories.submission(platform, { accountId: b.accountId, formId: b.formId });
+      const sub = await factories.submission(ctx.platform, { accountId: b.accountId, formId: b.formId });
       expect((await a.call('GET', `/v1/webhooks/${hook.id}/sample`)).status).toBe(404);
       expect((await a.call('POST', `/v1/webhooks/${hook.id}/replay-failed`)).status).toBe(404);
       expect((await a.call('GET', `/v1/submissions/${sub.id}/deliveries`)).status).toBe(404);
       const bulk = await a.call('POST', '/v1/submissions/bulk', { action: 'delete', ids: [sub.id] });
       expect(bulk.body).toEqual({ done: [], not_found: [sub.id] });
       expect((await b.call('GET', `/v1/submissions/${sub.id}`)).status).toBe(200);
-      expect((await api(url)('POST', '/v1/submissions/bulk', { action: 'delete', ids: [sub.id] })).status).toBe(401);
+      expect((await api(ctx.url)('POST', '/v1/submissions/bulk', { action: 'delete', ids: [sub.id] })).status).toBe(
+        401,
+      );
     });
   });
 });

@@ -1,13 +1,16 @@
-import { buildServiceApp } from '@intake/shared';
+import { buildServiceApp, type Worker } from '@intake/shared';
 import {
   createTestPlatform,
   expectMatchesOpenApi,
   factories,
   listen,
+  startTestRelay,
   type ConfigOverrides,
   type TestPlatform,
 } from '@intake/shared/testing';
+import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
+import { receiver } from '../../delivery/test/helpers';
 
 /** The management app over real HTTP on a real platform. */
 export async function startManagement(
@@ -23,6 +26,56 @@ export async function startManagement(
       await platform.close();
     },
   };
+}
+
+/**
+ * Management and the delivery workers on one platform (webhook retries every `retryMs`, the outbox relay polling
+ * every `pollMs`); private networks are allowed in tests, so local receivers work.
+ */
+export async function startManagementWithWorkers(options: { retryMs: number; pollMs: number }) {
+  const platform: TestPlatform = await createTestPlatform({
+    WEBHOOK_RETRY_SCHEDULE: Array(4).fill(`${options.retryMs}ms`).join(','),
+    WEBHOOK_TIMEOUT_MS: 2000,
+  });
+  const server = await listen(buildServiceApp(managementService, platform).callback());
+  const workers: Worker[] = [
+    ...(await deliveryService.startWorkers(platform)),
+    startTestRelay(platform, options.pollMs),
+  ];
+  return {
+    platform,
+    url: server.url,
+    async close() {
+      await server.close();
+      await Promise.allSettled(workers.map((w) => w.stop()));
+      await platform.close();
+    },
+  };
+}
+
+/** A new account with one form, and an API caller with the account's management key. */
+export async function newOwner(ctx: { platform: TestPlatform; url: string }) {
+  const account = await factories.account(ctx.platform.db);
+  const form = await factories.form(ctx.platform.db, account.id);
+  return { accountId: account.id, formId: form.id, call: api(ctx.url, account.managementKey) };
+}
+
+/** A webhook receiver that answers 500 `boom` until `heal()`, then 200 `ok`. */
+export async function failingReceiver() {
+  let healthy = false;
+  const target = await receiver((_req, _n, res) => {
+    res.statusCode = healthy ? 200 : 500;
+    res.end(healthy ? 'ok' : 'boom');
+  });
+  return { ...target, heal: () => void (healthy = true) };
+}
+
+/** A new owner whose form has a webhook to a new `failingReceiver` (the test closes `target`). */
+export async function ownerWithFailingHook(ctx: { platform: TestPlatform; url: string }) {
+  const target = await failingReceiver();
+  const owner = await newOwner(ctx);
+  const { body: hook } = await owner.call('POST', `/v1/forms/${owner.formId}/webhooks`, { url: target.url });
+  return { ...owner, target, hook };
 }
 
 /**

@@ -1,46 +1,12 @@
 import { Webhook } from 'standardwebhooks';
-import { buildServiceApp, newId, type Worker } from '@intake/shared';
-import {
-  createTestPlatform,
-  eventually,
-  factories,
-  listen,
-  type TestPlatform,
-  startTestRelay,
-  useStarted,
-} from '@intake/shared/testing';
-import { deliveryService } from '@intake/delivery';
-import { managementService } from '../src';
-import { api, startManagement } from './helpers';
+import { newId } from '@intake/shared';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { api, newOwner, ownerWithFailingHook, startManagement, startManagementWithWorkers } from './helpers';
 import { receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers';
 
-/** Management and the delivery workers on one platform, private networks allowed so local receivers work. */
-async function startWithWorkers() {
-  const platform: TestPlatform = await createTestPlatform({
-    WEBHOOK_RETRY_SCHEDULE: '300ms,300ms,300ms,300ms',
-    WEBHOOK_TIMEOUT_MS: 2000,
-  });
-  const server = await listen(buildServiceApp(managementService, platform).callback());
-  const workers: Worker[] = [...(await deliveryService.startWorkers(platform)), startTestRelay(platform, 200)];
-  return {
-    platform,
-    url: server.url,
-    async close() {
-      await server.close();
-      await Promise.allSettled(workers.map((w) => w.stop()));
-      await platform.close();
-    },
-  };
-}
-
 describe('webhook routes', () => {
-  const ctx = useStarted(() => startWithWorkers());
-
-  async function owner() {
-    const account = await factories.account(ctx.platform.db);
-    const form = await factories.form(ctx.platform.db, account.id);
-    return { accountId: account.id, formId: form.id, call: api(ctx.url, account.managementKey) };
-  }
+  const ctx = useStarted(() => startManagementWithWorkers({ retryMs: 300, pollMs: 200 }));
+  const owner = () => newOwner(ctx);
 
   describe('what works', () => {
     it('creates (secret once, sealed at rest), lists without secrets, updates, rotates and deletes', async () => {
@@ -166,14 +132,8 @@ describe('webhook routes', () => {
     });
 
     it('the log shows every attempt, newest delivery first; a replay sends a failed delivery again at once', async () => {
-      let healthy = false;
-      const target = await receiver((_req, _n, res) => {
-        res.statusCode = healthy ? 200 : 500;
-        res.end(healthy ? 'ok' : 'boom');
-      });
+      const { target, hook, accountId, formId, call } = await ownerWithFailingHook(ctx);
       try {
-        const { accountId, formId, call } = await owner();
-        const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
         const first = await submit(ctx.platform, { accountId, formId });
         const failed = await eventually(
           async () =>
@@ -196,7 +156,7 @@ describe('webhook routes', () => {
           ]),
         ).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'schedule', 'boom']));
 
-        healthy = true;
+        target.heal();
         const second = await submit(ctx.platform, { accountId, formId });
         await eventually(() => target.requests.some((r) => r.body.includes(second.submission_id)));
         const replay = await call('POST', `/v1/deliveries/${failed.id}/replay`);

@@ -45,6 +45,16 @@ async function start(handler: http.RequestListener) {
   };
 }
 
+/** Runs `test` against a server with `handler` on a free port, and closes it afterwards whatever happens. */
+async function withServer(handler: http.RequestListener, test: (port: number) => Promise<void>) {
+  const srv = await start(handler);
+  try {
+    await test(srv.port);
+  } finally {
+    await srv.close();
+  }
+}
+
 /** A raw connection: write what you like, read everything until the server closes (or `untilMs`). */
 function raw(port: number) {
   const socket = net.connect(port, '127.0.0.1');
@@ -77,9 +87,8 @@ async function trickle(c: ReturnType<typeof raw>, text: string, everyMs: number,
 
 describe('the HTTP server of every service', () => {
   it('answers 408 problem+json to a client sending its headers a byte at a time, within the headers timeout', async () => {
-    const srv = await start(reader());
-    try {
-      const c = raw(srv.port);
+    await withServer(reader(), async (port) => {
+      const c = raw(port);
       const started = Date.now();
       void trickle(c, 'GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ' + 'a'.repeat(200), 100, () => c.received() !== '');
       const res = parse(await c.closed);
@@ -87,30 +96,24 @@ describe('the HTTP server of every service', () => {
       expect(res.headers).toContain('content-type: application/problem+json');
       expect(JSON.parse(res.body)).toMatchObject({ type: `${PROBLEMS_URL}/request-timeout`, status: 408 });
       expect(Date.now() - started).toBeLessThan(3_000);
-    } finally {
-      await srv.close();
-    }
+    });
   });
 
   it('answers 408 to a request whose body never comes, after one window, not minutes', async () => {
-    const srv = await start(reader());
-    try {
-      const c = raw(srv.port);
+    await withServer(reader(), async (port) => {
+      const c = raw(port);
       const started = Date.now();
       await c.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\nab');
       const res = parse(await c.closed);
       expect(res.status).toBe(408);
       expect(JSON.parse(res.body)).toMatchObject({ type: `${PROBLEMS_URL}/request-timeout` });
       expect(Date.now() - started).toBeLessThan(3_000);
-    } finally {
-      await srv.close();
-    }
+    });
   });
 
   it('lets a slow upload above the minimum rate finish, however long it takes in total', async () => {
-    const srv = await start(reader());
-    try {
-      const c = raw(srv.port);
+    await withServer(reader(), async (port) => {
+      const c = raw(port);
       const total = 6_000; // 1.5 s at 4,000 B/s: several windows, each above the 2,000 B/s minimum
       await c.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${total}\r\nConnection: close\r\n\r\n`);
       for (let sent = 0; sent < total; sent += 200) {
@@ -120,50 +123,39 @@ describe('the HTTP server of every service', () => {
       const res = parse(await c.closed);
       expect(res.status).toBe(200);
       expect(JSON.parse(res.body)).toEqual({ size: total });
-    } finally {
-      await srv.close();
-    }
+    });
   });
 
   it('does not blame the client while the application is not reading', async () => {
-    const srv = await start(reader(1_200));
-    try {
+    await withServer(reader(1_200), async (port) => {
       const body = Buffer.alloc(512 * 1024, 'y');
-      const res = await fetch(`http://127.0.0.1:${srv.port}/`, { method: 'POST', body });
+      const res = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ size: body.length });
-    } finally {
-      await srv.close();
-    }
+    });
   });
 
   it('answers a client that half-closes after sending its whole request', async () => {
-    const srv = await start(reader(100));
-    try {
-      const c = raw(srv.port);
+    await withServer(reader(100), async (port) => {
+      const c = raw(port);
       await c.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello');
       c.socket.end();
       const res = parse(await c.closed);
       expect(res.status).toBe(200);
       expect(JSON.parse(res.body)).toEqual({ size: 5 });
-    } finally {
-      await srv.close();
-    }
+    });
   });
 
   it('answers 400 bad-body to a body shorter than its Content-Length', async () => {
-    const srv = await start(reader());
-    try {
-      const c = raw(srv.port);
+    await withServer(reader(), async (port) => {
+      const c = raw(port);
       await c.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\nshort');
       c.socket.end();
       const res = parse(await c.closed);
       expect(res.status).toBe(400);
       expect(res.headers).toContain('content-type: application/problem+json');
       expect(JSON.parse(res.body)).toMatchObject({ type: `${PROBLEMS_URL}/bad-body` });
-    } finally {
-      await srv.close();
-    }
+    });
   });
 
   it.each([
@@ -177,17 +169,14 @@ describe('the HTTP server of every service', () => {
       'headers-too-large',
     ],
   ])('answers %s with a problem document', async (_name, request, status, slug) => {
-    const srv = await start(reader());
-    try {
-      const c = raw(srv.port);
+    await withServer(reader(), async (port) => {
+      const c = raw(port);
       await c.write(request);
       const res = parse(await c.closed);
       expect(res.status).toBe(status);
       expect(res.headers).toContain('content-type: application/problem+json');
       expect(JSON.parse(res.body)).toMatchObject({ type: `${PROBLEMS_URL}/${slug}`, status });
-    } finally {
-      await srv.close();
-    }
+    });
   });
 
   it('answers a method no route implements (TRACE) with 405 problem+json and Allow', async () => {
@@ -201,22 +190,19 @@ describe('the HTTP server of every service', () => {
     });
     app.use(router.routes());
     app.use(router.allowedMethods());
-    const srv = await start(app.callback());
-    try {
-      const c = raw(srv.port);
+    await withServer(app.callback(), async (port) => {
+      const c = raw(port);
       await c.write('TRACE /thing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       const res = parse(await c.closed);
       expect(res.status).toBe(405);
       expect(res.headers).toContain('content-type: application/problem+json');
       expect(res.headers).toMatch(/allow: head, get/);
       expect(JSON.parse(res.body)).toMatchObject({ type: `${PROBLEMS_URL}/method-not-allowed` });
-      const other = raw(srv.port);
+      const other = raw(port);
       await other.write('TRACE /nothing HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       const missing = parse(await other.closed);
       expect(missing.status).toBe(404);
       expect(missing.headers).toContain('content-type: application/problem+json');
-    } finally {
-      await srv.close();
-    }
+    });
   });
 });

@@ -77,25 +77,8 @@ export interface ApiKey {
   key?: string;
 }
 
-export interface Breakdown {
-  received: number;
-  spam: number;
-  file_bytes: number;
-}
-
-export interface Usage {
-  account_id: string;
-  plan: { id: string; name: string };
-  period: { month: string; start: string; end: string };
-  limit: number;
-  used: number;
-  remaining: number;
-  spam: number;
-  file_bytes: number;
-  stored_file_bytes: number;
-  forms: (Breakdown & { form_id: string; name: string | null; slug: string | null })[];
-  days: (Breakdown & { date: string })[];
-}
+/** The usage service's report, shared with it (a type-only import: nothing of it reaches the bundle). */
+export type { UsageReport as Usage } from '../../../../shared/src/usage-report';
 
 export interface ListOf<T> {
   data: T[];

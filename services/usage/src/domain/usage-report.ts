@@ -1,26 +1,13 @@
-import { monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
+import { monthOf, periodKey, problem, toTimestamp, type Db, type UsageReport } from '@intake/shared';
 import {
   findAccountQuota,
   findCounters,
   findUsageByDay,
   findUsageByForm,
   sumStoredFileBytes,
-  type BreakdownRow,
 } from '../repositories/usage.repository';
 
-export interface UsageReport {
-  account_id: string;
-  plan: { id: string; name: string };
-  period: { month: string; start: string; end: string };
-  limit: number;
-  used: number;
-  remaining: number;
-  spam: number;
-  file_bytes: number;
-  stored_file_bytes: number;
-  forms: (BreakdownRow & { form_id: string; name: string | null; slug: string | null })[];
-  days: (BreakdownRow & { date: string })[];
-}
+export type { UsageReport };
 
 /** `YYYY-MM` -> the first instant of that UTC month. */
 export function parseMonth(month: string): Date {

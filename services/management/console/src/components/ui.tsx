@@ -176,3 +176,89 @@ export function formatBytes(n: number): string {
 export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status}`}>{status}</span>;
 }
+
+/** A scrollable table with a header row (see `TableHead`); the children are its body rows. */
+export function Table(props: { label: string; class?: string; columns: Column[]; children: ComponentChildren }) {
+  return (
+    <TableWrap label={props.label}>
+      <table class={props.class}>
+        <TableHead columns={props.columns} />
+        <tbody>{props.children}</tbody>
+      </table>
+    </TableWrap>
+  );
+}
+
+type Column = { label: string; num?: boolean; hidden?: boolean };
+
+/** A table's header row; `num` columns are right-aligned, `hidden` labels are for screen readers only. */
+export function TableHead({ columns }: { columns: Column[] }) {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => (
+          <th key={c.label} scope="col" class={c.num ? 'num' : undefined}>
+            {c.hidden ? <span class="sr-only">{c.label}</span> : c.label}
+          </th>
+        ))}
+      </tr>
+    </thead>
+  );
+}
+
+/** A labelled form field; `help` is shown under the control, whose `aria-describedby` should be `${id}-help`. */
+export function Field(props: {
+  id: string;
+  label: string;
+  help?: ComponentChildren;
+  grow?: boolean;
+  children: ComponentChildren;
+}) {
+  return (
+    <div class={props.grow ? 'field grow' : 'field'}>
+      <label for={props.id}>{props.label}</label>
+      {props.children}
+      {props.help && (
+        <p id={`${props.id}-help`} class="help">
+          {props.help}
+        </p>
+      )}
+    </div>
+  );
+}
+
+type TextProps = { id: string; value: string; onValue: (value: string) => void };
+type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value'>;
+type TextareaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'value'>;
+type TextControl = InputProps | (TextareaProps & { rows: number });
+
+/** An input (or, with `rows`, a textarea) bound to a string, described by its field's help when `help` is set. */
+function TextInput(props: TextProps & TextControl & { help: boolean }) {
+  const { id, value, onValue, help, ...rest } = props;
+  const common = { id, value, 'aria-describedby': help ? `${id}-help` : undefined };
+  if ('rows' in rest) return <textarea {...rest} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
+  return <input {...(rest as InputProps)} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
+}
+
+/** A `Field` around a text input: one id for both, and the input is described by the field's help. */
+export function TextField(
+  props: TextProps & TextControl & { label: string; help?: ComponentChildren; grow?: boolean },
+) {
+  const { label, help, grow, ...input } = props;
+  return (
+    <Field id={input.id} label={label} help={help} grow={grow}>
+      <TextInput {...(input as TextProps & TextControl)} help={help !== undefined} />
+    </Field>
+  );
+}
+
+/** The submit button of a form, disabled while its action runs. */
+export function SubmitRow({ pending, children }: { pending?: boolean; children: ComponentChildren }) {
+  return (
+    <div class="actions">
+      <button type="submit" disabled={pending}>
+        {children}
+      </button>
+    </div>
+  );
+}

@@ -1,7 +1,19 @@
 import { useState } from 'preact/hooks';
 import { api, session } from '../api';
 import type { ApiKey, ListOf } from '../types';
-import { Confirm, ErrorBox, Loading, ShownOnce, TableWrap, formatTime, useAction, useResource } from '../components/ui';
+import {
+  Confirm,
+  ErrorBox,
+  Field,
+  Loading,
+  ShownOnce,
+  SubmitRow,
+  Table,
+  TextField,
+  formatTime,
+  useAction,
+  useResource,
+} from '../components/ui';
 
 export function ApiKeysPage() {
   const keys = useResource(() => api<ListOf<ApiKey>>('GET', '/v1/api-keys'), []);
@@ -35,67 +47,53 @@ export function ApiKeysPage() {
         <ShownOnce label={`New ${minted.type} key${minted.name ? ` “${minted.name}”` : ''}`} value={minted.key} />
       )}
       <form class="inline-form" onSubmit={create}>
-        <div class="field">
-          <label for="k-type">Type</label>
+        <Field id="k-type" label="Type">
           <select id="k-type" value={type} onChange={(e) => setType(e.currentTarget.value as ApiKey['type'])}>
             <option value="submission">submission</option>
             <option value="management">management</option>
           </select>
-        </div>
-        <div class="field grow">
-          <label for="k-name">Name</label>
-          <input id="k-name" maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-        </div>
-        <div class="actions">
-          <button type="submit" disabled={action.pending}>
-            Create key
-          </button>
-        </div>
+        </Field>
+        <TextField id="k-name" label="Name" grow maxLength={200} value={name} onValue={setName} />
+        <SubmitRow pending={action.pending}>Create key</SubmitRow>
       </form>
       <ErrorBox error={action.error ?? keys.error} />
       {keys.loading && !keys.data && <Loading what="keys" />}
       {keys.data && (
-        <TableWrap label="API keys">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Type</th>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                <th scope="col">Revoked</th>
-                <th scope="col">
-                  <span class="sr-only">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.data.map((k) => (
-                <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
-                  <td>{k.type}</td>
-                  <td>
-                    {k.name ?? '—'}
-                    {k.id === session.value?.key_id && <span class="muted small"> (this session)</span>}
-                  </td>
-                  <td>
-                    <code>{k.prefix}…</code>
-                  </td>
-                  <td class="nowrap">{formatTime(k.created_at)}</td>
-                  <td class="nowrap">{formatTime(k.last_used_at)}</td>
-                  <td class="nowrap">{formatTime(k.revoked_at)}</td>
-                  <td>
-                    {!k.revoked_at && (
-                      <button type="button" class="link danger-text" onClick={() => setRevoking(k)}>
-                        Revoke <span class="sr-only">{k.name ?? k.prefix}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <Table
+          label="API keys"
+          columns={[
+            { label: 'Type' },
+            { label: 'Name' },
+            { label: 'Prefix' },
+            { label: 'Created' },
+            { label: 'Last used' },
+            { label: 'Revoked' },
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {keys.data.data.map((k) => (
+            <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
+              <td>{k.type}</td>
+              <td>
+                {k.name ?? '—'}
+                {k.id === session.value?.key_id && <span class="muted small"> (this session)</span>}
+              </td>
+              <td>
+                <code>{k.prefix}…</code>
+              </td>
+              <td class="nowrap">{formatTime(k.created_at)}</td>
+              <td class="nowrap">{formatTime(k.last_used_at)}</td>
+              <td class="nowrap">{formatTime(k.revoked_at)}</td>
+              <td>
+                {!k.revoked_at && (
+                  <button type="button" class="link danger-text" onClick={() => setRevoking(k)}>
+                    Revoke <span class="sr-only">{k.name ?? k.prefix}</span>
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
       <Confirm
         open={revoking !== null}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api';
 import { navigate } from '../router';
 import type { Form } from '../types';
-import { Confirm, ErrorBox, Link, useAction } from '../components/ui';
+import { Confirm, ErrorBox, Field, Link, SubmitRow, TextField, useAction } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 
@@ -81,127 +81,92 @@ function FormEditor({ form }: { form?: Form }) {
 
   return (
     <form class="stack" onSubmit={submit}>
-      <div class="field">
-        <label for="f-name">Name</label>
-        <input id="f-name" required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
-      </div>
-      <div class="field">
-        <label for="f-slug">Slug</label>
-        <input
-          id="f-slug"
-          maxLength={64}
-          pattern="[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
-          aria-describedby="f-slug-help"
-          value={slug}
-          onInput={(e) => setSlug(e.currentTarget.value)}
-        />
-        <p id="f-slug-help" class="help">
-          Lower-case letters, digits and hyphens; made from the name when empty. It is part of the ingest URL.
-        </p>
-      </div>
-      <div class="field">
-        <label for="f-status">Status</label>
+      <TextField id="f-name" label="Name" required maxLength={200} value={name} onValue={setName} />
+      <TextField
+        id="f-slug"
+        label="Slug"
+        help="Lower-case letters, digits and hyphens; made from the name when empty. It is part of the ingest URL."
+        maxLength={64}
+        pattern="[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+        value={slug}
+        onValue={setSlug}
+      />
+      <Field id="f-status" label="Status">
         <select id="f-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Form['status'])}>
           <option value="live">live — accepts posts</option>
           <option value="paused">paused</option>
           <option value="draft">draft</option>
         </select>
-      </div>
-      <div class="field">
-        <label for="f-honeypot">Honeypot field</label>
-        <input
-          id="f-honeypot"
-          required
-          maxLength={100}
-          aria-describedby="f-honeypot-help"
-          value={honeypot}
-          onInput={(e) => setHoneypot(e.currentTarget.value)}
-        />
-        <p id="f-honeypot-help" class="help">
-          A hidden field people never fill; posts that fill it are kept as spam.
-        </p>
-      </div>
+      </Field>
+      <TextField
+        id="f-honeypot"
+        label="Honeypot field"
+        help="A hidden field people never fill; posts that fill it are kept as spam."
+        required
+        maxLength={100}
+        value={honeypot}
+        onValue={setHoneypot}
+      />
       <fieldset>
         <legend>Bot challenge</legend>
-        <div class="field">
-          <label for="f-provider">Provider</label>
+        <Field id="f-provider" label="Provider">
           <select id="f-provider" value={provider} onChange={(e) => setProvider(e.currentTarget.value)}>
             <option value="">none</option>
             <option value="turnstile">Cloudflare Turnstile</option>
             <option value="hcaptcha">hCaptcha</option>
             <option value="recaptcha">reCAPTCHA</option>
           </select>
-        </div>
+        </Field>
         {provider && (
-          <div class="field">
-            <label for="f-secret">Provider secret key</label>
-            <input
-              id="f-secret"
-              type="password"
-              autocomplete="off"
-              aria-describedby="f-secret-help"
-              value={secret}
-              onInput={(e) => setSecret(e.currentTarget.value)}
-            />
-            <p id="f-secret-help" class="help">
-              Stored encrypted and never shown again.{' '}
-              {form?.bot_challenge ? 'Leave empty to keep the current one.' : ''}
-            </p>
-          </div>
+          <TextField
+            id="f-secret"
+            label="Provider secret key"
+            help={
+              <>
+                Stored encrypted and never shown again.{' '}
+                {form?.bot_challenge ? 'Leave empty to keep the current one.' : ''}
+              </>
+            }
+            type="password"
+            autocomplete="off"
+            value={secret}
+            onValue={setSecret}
+          />
         )}
       </fieldset>
-      <div class="field">
-        <label for="f-emails">Notify e-mails</label>
-        <textarea
-          id="f-emails"
-          rows={2}
-          aria-describedby="f-emails-help"
-          value={emails}
-          onInput={(e) => setEmails(e.currentTarget.value)}
-        />
-        <p id="f-emails-help" class="help">
-          One address per line; each gets an e-mail per submission.
-        </p>
-      </div>
-      <div class="field">
-        <label for="f-redirect">Redirect URL</label>
-        <input
-          id="f-redirect"
-          type="url"
-          placeholder="https://example.com/thanks"
-          aria-describedby="f-redirect-help"
-          value={redirect}
-          onInput={(e) => setRedirect(e.currentTarget.value)}
-        />
-        <p id="f-redirect-help" class="help">
-          Where a browser goes after posting the HTML form; empty shows a thank-you page.
-        </p>
-      </div>
-      <div class="field">
-        <label for="f-origins">Allowed origins</label>
-        <textarea
-          id="f-origins"
-          rows={2}
-          placeholder="https://example.com"
-          aria-describedby="f-origins-help"
-          value={origins}
-          onInput={(e) => setOrigins(e.currentTarget.value)}
-        />
-        <p id="f-origins-help" class="help">
-          One origin per line; browser posts from other websites are refused. Empty: any website.
-        </p>
-      </div>
+      <TextField
+        id="f-emails"
+        label="Notify e-mails"
+        help="One address per line; each gets an e-mail per submission."
+        rows={2}
+        value={emails}
+        onValue={setEmails}
+      />
+      <TextField
+        id="f-redirect"
+        label="Redirect URL"
+        help="Where a browser goes after posting the HTML form; empty shows a thank-you page."
+        type="url"
+        placeholder="https://example.com/thanks"
+        value={redirect}
+        onValue={setRedirect}
+      />
+      <TextField
+        id="f-origins"
+        label="Allowed origins"
+        help="One origin per line; browser posts from other websites are refused. Empty: any website."
+        rows={2}
+        placeholder="https://example.com"
+        value={origins}
+        onValue={setOrigins}
+      />
       <ErrorBox error={error} />
       {saved && (
         <p class="ok" role="status">
           Saved.
         </p>
       )}
-      <div class="actions">
-        <button type="submit" disabled={pending}>
-          {form ? 'Save changes' : 'Create form'}
-        </button>
-      </div>
+      <SubmitRow pending={pending}>{form ? 'Save changes' : 'Create form'}</SubmitRow>
     </form>
   );
 }

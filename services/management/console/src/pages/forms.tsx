@@ -1,6 +1,6 @@
 import { api } from '../api';
 import type { Form, ListOf, Usage } from '../types';
-import { ErrorBox, Link, Loading, StatusBadge, TableWrap, useAction, useResource } from '../components/ui';
+import { ErrorBox, Link, Loading, StatusBadge, Table, useAction, useResource } from '../components/ui';
 import { Snippets } from '../components/snippets';
 
 export function FormsPage() {
@@ -38,55 +38,44 @@ export function FormsPage() {
         </div>
       )}
       {forms.data && forms.data.length > 0 && (
-        <TableWrap label="Forms">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Status</th>
-                <th scope="col" class="num">
-                  This month
-                </th>
-                <th scope="col">Ingest URL</th>
-                <th scope="col">Actions</th>
-              </tr>
-            </thead>
-            <tbody>
-              {forms.data.map((f) => (
-                <tr key={f.id}>
-                  <th scope="row">
-                    <Link href={`/console/forms/${f.id}/submissions`}>{f.name}</Link>
-                  </th>
-                  <td>
-                    <StatusBadge status={f.status} />
-                  </td>
-                  <td class="num">{f.month}</td>
-                  <td>
-                    <code class="wrap">{f.ingest_url}</code>
-                  </td>
-                  <td class="row-actions">
-                    <Link href={`/console/forms/${f.id}/webhooks`}>Webhooks</Link>
-                    <Link href={`/console/forms/${f.id}`}>Settings</Link>
-                    {f.status === 'live' ? (
-                      <button
-                        type="button"
-                        class="link"
-                        disabled={toggle.pending}
-                        onClick={() => setStatus(f, 'paused')}
-                      >
-                        Pause <span class="sr-only">{f.name}</span>
-                      </button>
-                    ) : (
-                      <button type="button" class="link" disabled={toggle.pending} onClick={() => setStatus(f, 'live')}>
-                        Resume <span class="sr-only">{f.name}</span>
-                      </button>
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <Table
+          label="Forms"
+          columns={[
+            { label: 'Name' },
+            { label: 'Status' },
+            { label: 'This month', num: true },
+            { label: 'Ingest URL' },
+            { label: 'Actions' },
+          ]}
+        >
+          {forms.data.map((f) => (
+            <tr key={f.id}>
+              <th scope="row">
+                <Link href={`/console/forms/${f.id}/submissions`}>{f.name}</Link>
+              </th>
+              <td>
+                <StatusBadge status={f.status} />
+              </td>
+              <td class="num">{f.month}</td>
+              <td>
+                <code class="wrap">{f.ingest_url}</code>
+              </td>
+              <td class="row-actions">
+                <Link href={`/console/forms/${f.id}/webhooks`}>Webhooks</Link>
+                <Link href={`/console/forms/${f.id}`}>Settings</Link>
+                {f.status === 'live' ? (
+                  <button type="button" class="link" disabled={toggle.pending} onClick={() => setStatus(f, 'paused')}>
+                    Pause <span class="sr-only">{f.name}</span>
+                  </button>
+                ) : (
+                  <button type="button" class="link" disabled={toggle.pending} onClick={() => setStatus(f, 'live')}>
+                    Resume <span class="sr-only">{f.name}</span>
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
       )}
     </>
   );

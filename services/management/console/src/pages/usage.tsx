@@ -1,6 +1,6 @@
 import { api } from '../api';
 import type { Usage } from '../types';
-import { ErrorBox, Loading, TableWrap, formatBytes, useResource } from '../components/ui';
+import { ErrorBox, Loading, Table, formatBytes, useResource } from '../components/ui';
 
 export function UsagePage() {
   const usage = useResource(() => api<Usage>('GET', '/v1/usage'), []);
@@ -73,34 +73,24 @@ export function UsagePage() {
         {u.forms.length === 0 ? (
           <p class="muted">No submissions this month yet.</p>
         ) : (
-          <TableWrap label="Usage per form">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Form</th>
-                  <th scope="col" class="num">
-                    Received
-                  </th>
-                  <th scope="col" class="num">
-                    Spam
-                  </th>
-                  <th scope="col" class="num">
-                    Files
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {u.forms.map((f) => (
-                  <tr key={f.form_id}>
-                    <th scope="row">{f.name ?? `(deleted form ${f.form_id})`}</th>
-                    <td class="num">{f.received}</td>
-                    <td class="num">{f.spam}</td>
-                    <td class="num">{formatBytes(f.file_bytes)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </TableWrap>
+          <Table
+            label="Usage per form"
+            columns={[
+              { label: 'Form' },
+              { label: 'Received', num: true },
+              { label: 'Spam', num: true },
+              { label: 'Files', num: true },
+            ]}
+          >
+            {u.forms.map((f) => (
+              <tr key={f.form_id}>
+                <th scope="row">{f.name ?? `(deleted form ${f.form_id})`}</th>
+                <td class="num">{f.received}</td>
+                <td class="num">{f.spam}</td>
+                <td class="num">{formatBytes(f.file_bytes)}</td>
+              </tr>
+            ))}
+          </Table>
         )}
       </section>
     </>
@@ -150,30 +140,18 @@ function DayChart({ days }: { days: Usage['days'] }) {
       </figure>
       <details>
         <summary>Per-day figures</summary>
-        <TableWrap label="Submissions per day">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Day</th>
-                <th scope="col" class="num">
-                  Received
-                </th>
-                <th scope="col" class="num">
-                  Spam
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {days.map((d) => (
-                <tr key={d.date}>
-                  <th scope="row">{d.date}</th>
-                  <td class="num">{d.received}</td>
-                  <td class="num">{d.spam}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </TableWrap>
+        <Table
+          label="Submissions per day"
+          columns={[{ label: 'Day' }, { label: 'Received', num: true }, { label: 'Spam', num: true }]}
+        >
+          {days.map((d) => (
+            <tr key={d.date}>
+              <th scope="row">{d.date}</th>
+              <td class="num">{d.received}</td>
+              <td class="num">{d.spam}</td>
+            </tr>
+          ))}
+        </Table>
       </details>
     </section>
   );

@@ -1,7 +1,18 @@
 import { useState } from 'preact/hooks';
 import { api } from '../api';
 import type { Form, ListOf, Webhook } from '../types';
-import { Confirm, CopyButton, ErrorBox, Link, Loading, ShownOnce, useAction, useResource } from '../components/ui';
+import {
+  Confirm,
+  CopyButton,
+  ErrorBox,
+  Link,
+  Loading,
+  ShownOnce,
+  SubmitRow,
+  TextField,
+  useAction,
+  useResource,
+} from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 
 interface TestResult {
@@ -40,22 +51,17 @@ function Webhooks({ form }: { form: Form }) {
         </ShownOnce>
       )}
       <form class="inline-form" onSubmit={submit}>
-        <div class="field grow">
-          <label for="w-url">Webhook URL</label>
-          <input
-            id="w-url"
-            type="url"
-            required
-            placeholder="https://example.com/hooks/intake"
-            value={url}
-            onInput={(e) => setUrl(e.currentTarget.value)}
-          />
-        </div>
-        <div class="actions">
-          <button type="submit" disabled={add.pending}>
-            Add webhook
-          </button>
-        </div>
+        <TextField
+          id="w-url"
+          label="Webhook URL"
+          grow
+          type="url"
+          required
+          placeholder="https://example.com/hooks/intake"
+          value={url}
+          onValue={setUrl}
+        />
+        <SubmitRow pending={add.pending}>Add webhook</SubmitRow>
       </form>
       <ErrorBox error={add.error ?? hooks.error} />
       {hooks.loading && !hooks.data && <Loading what="webhooks" />}
