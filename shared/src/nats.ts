@@ -193,7 +193,8 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
   const decoder = new TextDecoder();
 
   const settle = async (msg: JsMsg, outcome: Outcome): Promise<void> => {
-    if ('ack' in outcome) await msg.ackAck().catch(() => msg.ack());
+    // A plain ack (no round trip): one lost with a connection is a redelivery, which every handler tolerates.
+    if ('ack' in outcome) msg.ack();
     else if ('retryInMs' in outcome) msg.nak(outcome.retryInMs);
     else {
       logger.error({ subject: msg.subject, durable, reason: outcome.drop }, 'dropping a message');
