@@ -5,6 +5,7 @@ import * as jsonFieldOrder from './090-json-field-order';
 import * as ingestStoreProcedure from './100-ingest-store-procedure';
 import * as submissionWritePath from './120-submission-write-path';
 import * as ingestBatchStore from './130-ingest-batch-store';
+import * as consumerLeases from './140-consumer-leases';
 
 export interface Migration {
   name: string;
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   { name: '100-ingest-store-procedure', ...ingestStoreProcedure },
   { name: '120-submission-write-path', ...submissionWritePath },
   { name: '130-ingest-batch-store', ...ingestBatchStore },
+  { name: '140-consumer-leases', ...consumerLeases },
 ];

@@ -1,4 +1,4 @@
-import { AckPolicy, nanos, type JsMsg } from 'nats';
+import { AckPolicy, nanos } from 'nats';
 import { Value } from '@sinclair/typebox/value';
 import {
   ACK,
@@ -13,7 +13,7 @@ import {
   type Worker,
 } from '@intake/shared';
 import { createWebhookAgent } from '../domain/sender';
-import { processDeliveryRequest } from '../domain/deliver';
+import { attemptLeaseMs, processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission } from '../domain/fan-out';
 import { notifySubmission } from '../domain/notify';
 
@@ -25,17 +25,7 @@ export const SEND_CONCURRENCY = 64;
 
 /** The send consumer's ack deadline: comfortably above WEBHOOK_TIMEOUT_MS (a crashed attempt comes back after it). */
 export function sendAckWaitMs(timeoutMs: number): number {
-  return Math.max(2 * timeoutMs, 2000);
-}
-
-/** Calls msg.working() while `work` runs so a long attempt never reaches the ack deadline. */
-async function withHeartbeat<T>(msg: JsMsg, everyMs: number, work: () => Promise<T>): Promise<T> {
-  const timer = setInterval(() => msg.working(), everyMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
+  return attemptLeaseMs(timeoutMs);
 }
 
 /** Provisions the three durable consumers and starts pulling. */
@@ -90,9 +80,9 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       durable: CONSUMERS.send,
       logger,
       concurrency: SEND_CONCURRENCY,
-      async handle(msg, data) {
+      async handle(_msg, data) {
         if (!Value.Check(DeliveryRequested, data)) return { drop: 'not a DeliveryRequested' };
-        return withHeartbeat(msg, Math.max(500, ackWait / 3), () => processDeliveryRequest(deliverDeps, data));
+        return processDeliveryRequest(deliverDeps, data);
       },
     }),
     runConsumer({
@@ -101,13 +91,11 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       durable: CONSUMERS.notify,
       logger,
       concurrency: 8,
-      async handle(msg, data) {
+      async handle(_msg, data) {
         const checked = checkSubmissionEvent(data);
         if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-        return withHeartbeat(msg, 10_000, async () => {
-          const event = await eventWithPayload(db, checked.event);
-          return event ? notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() }) : ACK;
-        });
+        const event = await eventWithPayload(db, checked.event);
+        return event ? notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() }) : ACK;
       },
     }),
   ];

@@ -16,6 +16,7 @@ import {
   type SecretBox,
 } from '@intake/shared';
 import { deliveryRepository, type DeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
+import { leaseDelivery } from '../repositories/lease.repository';
 import { sendWebhook, type AttemptResult } from './sender';
 
 /** The spec's maximum: the first attempt and four retries. */
@@ -57,6 +58,29 @@ export async function requestDelivery(
       span.end();
     }
   });
+}
+
+/**
+ * How long one attempt holds its delivery (see leaseDelivery): the attempt's timeout plus as much
+ * again to record it; the same as the send consumer's ack deadline, so a copy redelivered after
+ * a crash finds the lease expired.
+ */
+export function attemptLeaseMs(timeoutMs: number): number {
+  return Math.max(2 * timeoutMs, 2000);
+}
+
+/**
+ * Takes the delivery's lease for the attempt about to be made. A copy of the message handled
+ * while another process makes the attempt (or after it recorded one) is not sent: it comes back
+ * when that lease ends, and the state recorded then decides.
+ */
+async function leaseOrWait(deps: DeliverDeps, target: DeliveryTarget): Promise<Outcome | undefined> {
+  const lease = await leaseDelivery(deps.db, {
+    id: target.id,
+    attemptCount: target.attempt_count,
+    leaseMs: attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS),
+  });
+  return lease.taken ? undefined : { retryInMs: Math.max(lease.remainingMs, 50) };
 }
 
 export interface DeliverDeps {
@@ -110,6 +134,8 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   }
   if (request.trigger === 'replay') {
     const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
+    const busy = await leaseOrWait(deps, target);
+    if (busy) return busy;
     const result = await attempt(deps, target, number);
     const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
     await deliveryRepository.recordAttempt(db, {
@@ -134,6 +160,8 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   }
   const early = target.next_attempt_at ? target.next_attempt_at.getTime() - deps.now().getTime() : 0;
   if (early > 20) return { retryInMs: early }; // redelivered before its step (e.g. after a crash): wait for it
+  const busy = await leaseOrWait(deps, target);
+  if (busy) return busy;
   const result = await attempt(deps, target, number);
   const now = deps.now();
   if (result.ok || number >= MAX_ATTEMPTS) {

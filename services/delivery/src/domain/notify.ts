@@ -10,11 +10,15 @@ import {
   type SecretBox,
   type SubmissionEvent,
 } from '@intake/shared';
+import { leaseNotification } from '../repositories/lease.repository';
 import { retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
 
 /** Attempts at sending one notification e-mail before it is left `failed`. */
 export const MAX_MAIL_ATTEMPTS = 5;
+
+/** How long one send holds its notification (SMTP answers within seconds; a copy handled meanwhile waits). */
+export const MAIL_LEASE_MS = 120_000;
 
 /**
  * E-mails a received submission to the form's notification addresses, once per submission
@@ -52,13 +56,22 @@ export async function notifySubmission(props: {
     .where({ dedup_key: dedupKey })
     .first('id', 'status', 'attempt_count');
   if (row.status === 'sent' || row.status === 'failed') return ACK;
+  // One send at a time: a copy of this message handled while another process sends waits for its outcome.
+  const lease = await leaseNotification(db, { id: row.id, attemptCount: row.attempt_count, leaseMs: MAIL_LEASE_MS });
+  if (!lease.taken) return { retryInMs: Math.max(lease.remainingMs, 50) };
   try {
     await props.mailer.send(
       submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }),
     );
     await db('notifications')
       .where({ id: row.id })
-      .update({ status: 'sent', sent_at: new Date(), attempt_count: row.attempt_count + 1, last_error: null });
+      .update({
+        status: 'sent',
+        sent_at: new Date(),
+        attempt_count: row.attempt_count + 1,
+        last_error: null,
+        lease_until: null,
+      });
     recordNotification({ outcome: 'sent' });
     return ACK;
   } catch (err) {
@@ -68,7 +81,12 @@ export async function notifySubmission(props: {
     const message = String((err as Error).message ?? err).slice(0, 500);
     await db('notifications')
       .where({ id: row.id })
-      .update({ status: final ? 'failed' : 'retrying', attempt_count: attempts, last_error: message });
+      .update({
+        status: final ? 'failed' : 'retrying',
+        attempt_count: attempts,
+        last_error: message,
+        lease_until: null,
+      });
     props.logger.warn(
       { err, submission_id: event.submission_id, attempt: attempts },
       final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry',

@@ -87,7 +87,7 @@ export const deliveryRepository = {
       );
   },
 
-  /** Records one attempt and the delivery's new state in one transaction. */
+  /** Records one attempt and the delivery's new state in one transaction, and ends the attempt's lease. */
   async recordAttempt(
     db: Knex,
     props: {
@@ -120,6 +120,7 @@ export const deliveryRepository = {
           last_error: result.error,
           last_status_code: result.statusCode,
           next_attempt_at: props.nextAttemptAt,
+          lease_until: null,
           updated_at: props.now,
         });
     });
