@@ -151,7 +151,8 @@ export interface ConsumerOptions {
   /**
    * Optional: handles the messages that arrived together in one call (one transaction), returning
    * one outcome per message in order. When it throws, each message is handled alone by `handle`,
-   * so one bad message cannot hold back the others.
+   * so one bad message cannot hold back the others. Used only while tracing is off: with tracing
+   * on, each message is handled alone in its own span, continuing its own trace.
    */
   handleBatch?(batch: Delivered[]): Promise<Outcome[]>;
   /** The most messages in one `handleBatch` call (default: all that arrived together). */
@@ -321,7 +322,8 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
           };
           for await (const msg of iter) {
             held.set(msg, Date.now());
-            if (!options.handleBatch) track([msg], single(msg));
+            // With tracing on, each message keeps its own span and trace (no batches).
+            if (!options.handleBatch || traced) track([msg], single(msg));
             else {
               // Messages that arrive in the same read are handled together.
               gathered.push(msg);

@@ -9,16 +9,23 @@ import {
   eventWithPayload,
   runConsumer,
   SUBJECTS,
+  type Outcome,
   type Platform,
+  type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
 import { createWebhookAgent } from '../domain/sender';
 import { attemptLeaseMs, processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission } from '../domain/fan-out';
+import { fanOutSubmissions } from '../domain/fan-out-batch';
+import { findNotifyEmailsOfForms } from '../repositories/fan-out-batch.repository';
 import { notifySubmission } from '../domain/notify';
 
 /** Durable consumer names (other services must not reuse them). */
 export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', notify: 'delivery-notify' } as const;
+
+/** How many notification e-mails are sent at once per process. */
+const MAIL_CONCURRENCY = 8;
 
 /** How many webhook attempts run at once per process: a slow receiver holds one slot, never the others. */
 export const SEND_CONCURRENCY = 64;
@@ -65,13 +72,29 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       stream: eventsStream,
       durable: CONSUMERS.fanOut,
       logger,
-      concurrency: 16,
+      concurrency: 64,
+      // The events that arrive together: one query for their forms' webhooks, one insert for their deliveries.
+      async handleBatch(batch) {
+        const outcomes: Outcome[] = [];
+        const events: SubmissionEvent[] = [];
+        for (const { data } of batch) {
+          const checked = checkSubmissionEvent(data);
+          if (!checked.ok) outcomes.push({ drop: `not a submission event: ${checked.error}` });
+          else {
+            outcomes.push(ACK);
+            const event = await eventWithPayload(db, checked.event);
+            if (event) events.push(event);
+          }
+        }
+        await fanOutSubmissions({ db, nats, config, secrets, events, now: clock.now() });
+        return outcomes;
+      },
       async handle(_msg, data) {
         const checked = checkSubmissionEvent(data);
         if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
         const event = await eventWithPayload(db, checked.event);
         if (event) await fanOutSubmission({ db, nats, config, secrets, event, now: clock.now() });
-        return { ack: true };
+        return ACK;
       },
     }),
     runConsumer({
@@ -90,7 +113,34 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       stream: eventsStream,
       durable: CONSUMERS.notify,
       logger,
-      concurrency: 8,
+      concurrency: 64,
+      // Most forms notify nobody: one query settles the batch's events of those forms; the others mail one by one.
+      async handleBatch(batch) {
+        const events = batch.map(({ data }) => checkSubmissionEvent(data));
+        const withAddresses = await findNotifyEmailsOfForms(db, [
+          ...new Set(events.flatMap((c) => (c.ok && c.event.status === 'received' ? [c.event.form_id] : []))),
+        ]);
+        const outcomes: Outcome[] = events.map((checked) =>
+          checked.ok ? ACK : { drop: `not a submission event: ${checked.error}` },
+        );
+        const mails = events.flatMap((checked, i) =>
+          checked.ok && checked.event.status === 'received' && withAddresses.has(checked.event.form_id)
+            ? [{ i, event: checked.event }]
+            : [],
+        );
+        // At most MAIL_CONCURRENCY SMTP sends at once.
+        await Promise.all(
+          Array.from({ length: Math.min(MAIL_CONCURRENCY, mails.length) }, async () => {
+            for (let next = mails.shift(); next; next = mails.shift()) {
+              const event = await eventWithPayload(db, next.event);
+              outcomes[next.i] = event
+                ? await notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() })
+                : ACK;
+            }
+          }),
+        );
+        return outcomes;
+      },
       async handle(_msg, data) {
         const checked = checkSubmissionEvent(data);
         if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
