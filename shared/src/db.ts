@@ -4,6 +4,9 @@ import { migrations } from './migrations';
 
 export type Db = Knex;
 
+/** What repository functions run on: the pool, or a transaction they take part in. */
+export type Queryable = Knex | Knex.Transaction;
+
 // Return bigint columns (file sizes, byte counters) as numbers: they stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 

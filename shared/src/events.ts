@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Db } from './db';
+import { toTimestamp } from './time';
 
 /**
  * Events on JetStream. Subjects are relative to NATS_PREFIX; every event carries `event_id`
@@ -24,12 +25,16 @@ export const StoredFile = Type.Object({
 });
 export type StoredFile = Static<typeof StoredFile>;
 
+/** A stored submission is `received` (genuine) or `spam` (caught by the spam layer, or moved there by its owner). */
+export const SubmissionStatus = Type.Union([Type.Literal('received'), Type.Literal('spam')]);
+export type SubmissionStatus = Static<typeof SubmissionStatus>;
+
 export const SubmissionEvent = Type.Object({
   event_id: Type.String(),
   submission_id: Type.String(),
   form_id: Type.String(),
   account_id: Type.String(),
-  status: Type.Union([Type.Literal('received'), Type.Literal('spam')]),
+  status: SubmissionStatus,
   received_at: Type.String({ description: 'ISO timestamp of the submission' }),
   /** Stored field values: always strings (see the README for JSON values and repeated fields). Empty when `payload_omitted`. */
   payload: Type.Record(Type.String(), Type.String()),
@@ -41,6 +46,54 @@ export const SubmissionEvent = Type.Object({
   form_name: Type.String(),
 });
 export type SubmissionEvent = Static<typeof SubmissionEvent>;
+
+/** What every stored submission row has (services add the columns they read). */
+export interface StoredSubmission {
+  id: string;
+  account_id: string;
+  form_id: string;
+  status: SubmissionStatus;
+  /** Field values as stored (see `SubmissionEvent.payload`). */
+  payload: Record<string, string>;
+  spam_reason: string | null;
+  received_at: Date;
+}
+
+/**
+ * The ONE builder of a submission's event, as ingest stores it and as management enqueues it when
+ * the owner marks a spam submission as received: `submission.created` for a received submission,
+ * `submission.spam` for spam. `omitPayload` sends it without the fields (`payload_omitted`).
+ */
+export function buildSubmissionCreatedEvent(props: {
+  submission: StoredSubmission;
+  /** In the order they were uploaded; `size` may come as a string (a bigint column). */
+  files: readonly (Omit<StoredFile, 'size'> & { size: number | string })[];
+  formName: string;
+  omitPayload?: boolean;
+}): { subject: string; payload: Omit<SubmissionEvent, 'event_id'> } {
+  const { submission: s, files } = props;
+  const stored = files.map(({ id, field, filename, content_type, size }) => ({
+    id,
+    field,
+    filename,
+    content_type,
+    size: Number(size),
+  }));
+  return {
+    subject: s.status === 'spam' ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated,
+    payload: {
+      submission_id: s.id,
+      form_id: s.form_id,
+      account_id: s.account_id,
+      status: s.status,
+      received_at: toTimestamp(s.received_at),
+      ...(props.omitPayload ? { payload: {}, payload_omitted: true as const } : { payload: s.payload }),
+      files: stored,
+      file_bytes: stored.reduce((n, f) => n + f.size, 0),
+      form_name: props.formName,
+    },
+  };
+}
 
 export const DeliveryRequested = Type.Object({
   event_id: Type.String(),

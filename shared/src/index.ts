@@ -27,3 +27,5 @@ export * from './metrics';
 export type { Router as KoaRouter } from '@koa/router';
 export * from './retention';
 export * from './http/html';
+export * from './forms';
+export * from './submissions/store';

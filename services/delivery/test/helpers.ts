@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
 import type http from 'node:http';
 import {
-  enqueueEvent,
   newId,
-  SUBJECTS,
   startOutboxRelay,
   type Platform,
   type StoredFile,
   type SubmissionEvent,
+  type SubmissionStatus,
   type Worker,
 } from '@intake/shared';
 import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
@@ -91,9 +90,9 @@ export async function accountWithForm(platform: Platform, notifyEmails: string[]
 }
 
 /**
- * Stores a submission and enqueues its event as ingest does; `subject` and `rowStatus` let tests
- * publish inconsistent events; `omitPayload` sends the event without the fields, as ingest does
- * for a post too large for a message.
+ * A submission stored as ingest stores it (`factories.submission`), and its event; `subject` and
+ * `rowStatus` let tests publish inconsistent events; `omitPayload` sends the event without the
+ * fields, as ingest does for a post too large for a message.
  */
 export async function submit(
   platform: Platform,
@@ -102,45 +101,22 @@ export async function submit(
     formId: string;
     payload?: Record<string, string>;
     files?: StoredFile[];
-    status?: 'received' | 'spam';
+    status?: SubmissionStatus;
     subject?: string;
-    rowStatus?: 'received' | 'spam';
+    rowStatus?: SubmissionStatus;
     omitPayload?: boolean;
   },
 ): Promise<SubmissionEvent> {
-  const submissionId = newId('submission');
-  const payload = props.payload ?? { name: 'Ada', message: 'Hello' };
-  const status = props.status ?? 'received';
-  const receivedAt = new Date();
-  let event!: SubmissionEvent;
-  await platform.db.transaction(async (trx) => {
-    await trx('submissions').insert({
-      id: submissionId,
-      account_id: props.accountId,
-      form_id: props.formId,
-      status: props.rowStatus ?? status,
-      payload: JSON.stringify(payload),
-      file_count: props.files?.length ?? 0,
-      received_at: receivedAt,
-    });
-    const body = {
-      submission_id: submissionId,
-      form_id: props.formId,
-      account_id: props.accountId,
-      status,
-      received_at: receivedAt.toISOString(),
-      ...(props.omitPayload ? { payload: {}, payload_omitted: true as const } : { payload }),
-      files: props.files ?? [],
-      file_bytes: 0,
-      form_name: 'Test form',
-    };
-    const eventId = await enqueueEvent(trx, {
-      subject: props.subject ?? (status === 'spam' ? SUBJECTS.submissionSpam : SUBJECTS.submissionCreated),
-      payload: body,
-    });
-    event = { event_id: eventId, ...body };
+  const { subject, rowStatus, files, ...rest } = props;
+  const stored = await factories.submission(platform, {
+    ...rest,
+    files: files?.map(({ content_type, ...f }) => ({ ...f, contentType: content_type })),
+    rewrite(item) {
+      if (subject) item.event.subject = subject;
+      if (rowStatus) item.row.status = rowStatus;
+    },
   });
-  return event;
+  return stored.event;
 }
 
 /** Verifies `x-service-signature` with @octokit/webhooks-methods (ESM only, so in a child Node process). */

@@ -1,24 +1,46 @@
-import type { ServiceModule } from '@intake/shared';
+import type { Platform, ServiceModule } from '@intake/shared';
+import { composeIngest, type IngestDeps } from './compose';
 import { ingestRoutes } from './routes/ingest.routes';
 import { submissionMetrics } from './routes/submission-metrics';
-import { unsettledFilesOf } from './domain/unsettled-files';
 
-/** The ingest service: `POST /v1/f/:slug`. */
-export const ingestService: ServiceModule = {
-  name: 'ingest',
-  needs: ['postgres', 'nats', 'redis'],
-  publishesEvents: true,
-  cors: true,
-  routes: ingestRoutes,
-  // On shutdown: one last try at the files of posts of unknown outcome (those not settled stay in storage).
-  startWorkers: async (platform) => [
-    {
-      async stop() {
-        await unsettledFilesOf(platform).settle(0);
-        unsettledFilesOf(platform).stop();
-      },
+export { composeIngest, type IngestDeps } from './compose';
+
+/**
+ * The ingest service (`POST /v1/f/:slug`) of one process. Its per-process state (`IngestDeps`:
+ * form cache, group writer, unsettled files) is composed once, when its routes are built on a
+ * platform, and handed to the routes and to the shutdown worker; built on another platform (tests,
+ * one after another), it composes afresh. A test that needs the state calls `deps(platform)`
+ * (the state of the app last built on that platform).
+ */
+export function createIngestService(): ServiceModule & { deps(platform: Platform): IngestDeps } {
+  let composed: IngestDeps | undefined;
+  const depsOf = (platform: Platform): IngestDeps =>
+    composed?.platform === platform ? composed : (composed = composeIngest(platform));
+  return {
+    name: 'ingest',
+    needs: ['postgres', 'nats', 'redis'],
+    publishesEvents: true,
+    cors: true,
+    deps(platform) {
+      if (composed?.platform !== platform) throw new Error('no ingest app was built on this platform');
+      return composed;
     },
-  ],
-  // Before the router, inside the problem middleware: submissions by outcome and ingest latency.
-  extend: (app) => void app.use(submissionMetrics),
-};
+    routes: (platform) => ingestRoutes(depsOf(platform)),
+    // On shutdown: one last try at the files of posts of unknown outcome (those not settled stay in storage).
+    startWorkers: async (platform) => {
+      const { unsettled } = depsOf(platform);
+      return [
+        {
+          async stop() {
+            await unsettled.settle(0);
+            unsettled.stop();
+          },
+        },
+      ];
+    },
+    // Before the router, inside the problem middleware: submissions by outcome and ingest latency.
+    extend: (app) => void app.use(submissionMetrics),
+  };
+}
+
+export const ingestService = createIngestService();

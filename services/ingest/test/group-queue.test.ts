@@ -1,4 +1,4 @@
-import { GroupQueue } from '../src/domain/group-queue';
+import { GroupQueue } from '../src/storing/group-queue';
 
 /** A write whose groups are recorded and finished by the test. */
 function recordingWrite() {

@@ -9,10 +9,12 @@ import {
   type ConfigOverrides,
   type TestPlatform,
 } from '@intake/shared/testing';
-import { ingestService } from '../src';
+import { createIngestService, type IngestDeps } from '../src';
 
 export interface IngestHarness {
   platform: TestPlatform;
+  /** The app's per-process state (form cache, group writer, unsettled files). */
+  deps: IngestDeps;
   url: string;
   close(): Promise<void>;
 }
@@ -23,7 +25,8 @@ export async function startIngest(
   options: { relay?: boolean; relayPollMs?: number } = {},
 ): Promise<IngestHarness> {
   const platform = await createTestPlatform(overrides);
-  const server = await listen(buildServiceApp(ingestService, platform).callback());
+  const service = createIngestService();
+  const server = await listen(buildServiceApp(service, platform).callback());
   const relay = options.relay
     ? startOutboxRelay({
         db: platform.db,
@@ -35,6 +38,7 @@ export async function startIngest(
     : undefined;
   return {
     platform,
+    deps: service.deps(platform),
     url: server.url,
     async close() {
       await relay?.stop();

@@ -21,8 +21,7 @@ import {
   testDatabaseUrl,
   type OwnServer,
 } from '@intake/shared/testing';
-import { ingestService } from '../src';
-import { unsettledFilesOf } from '../src/domain/unsettled-files';
+import { createIngestService } from '../src';
 import { poster, publishedEvents, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
 import { localKeys } from './files';
 
@@ -72,6 +71,7 @@ describe('POST /v1/f/:slug — NATS down', () => {
 describe('POST /v1/f/:slug — Postgres down', () => {
   let pg: OwnServer;
   let platform: Platform;
+  const ingest = createIngestService();
   let server: Awaited<ReturnType<typeof listen>>;
   let filesDir: string;
   beforeAll(async () => {
@@ -84,7 +84,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
       logger: createLogger({ level: 'silent', service: 'test' }),
     });
     await migrate(platform.db);
-    server = await listen(buildServiceApp(ingestService, platform).callback());
+    server = await listen(buildServiceApp(ingest, platform).callback());
   }, 60_000);
   afterAll(async () => {
     await server.close();
@@ -135,7 +135,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
 
     // Refused before its statement reached Postgres, the file is gone now; cut while its statement
     // may have been under way, it waits for Postgres to say whether the submission was stored.
-    const unsettled = unsettledFilesOf(platform);
+    const unsettled = ingest.deps(platform).unsettled;
     if (unsettled.size > 0) {
       expect(localKeys(filesDir, account.id)).toHaveLength(1);
       await unsettled.settle(0); // Postgres is still down: nothing can be decided
@@ -214,8 +214,8 @@ describe('POST /v1/f/:slug — connection lost while storing', () => {
     expect(files).toHaveLength(1);
     expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
     // Once Postgres can tell, the files of a stored submission stay.
-    await unsettledFilesOf(h.platform).settle(0);
-    expect(unsettledFilesOf(h.platform).size).toBe(0);
+    await h.deps.unsettled.settle(0);
+    expect(h.deps.unsettled.size).toBe(0);
     expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
   });
 
@@ -231,7 +231,7 @@ describe('POST /v1/f/:slug — connection lost while storing', () => {
       proxy.cutAfter('ingest_store_submissions');
       const res = await poster(h.url, form.slug)(body);
       expect([res.status, slugOf(res)]).toEqual([503, 'service-unavailable']);
-      const unsettled = unsettledFilesOf(h.platform);
+      const unsettled = h.deps.unsettled;
       expect(unsettled.size).toBe(1);
       // Its server process is still waiting for the lock: nothing can be decided, the file stays.
       await unsettled.settle(0);

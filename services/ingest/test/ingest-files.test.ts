@@ -169,6 +169,19 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     expect(await keys(`${account.id}/`)).toEqual([]);
   });
 
+  it('decides spam once: a repeated honeypot whose first value is blank is spam, with no file kept', async () => {
+    const { account, form, post } = await accountWithForm(h);
+    const body = new FormData();
+    body.append('_gotcha', ' ');
+    body.append('_gotcha', 'filled');
+    body.append('cv', new Blob([randomBytes(2_000)]), 'cv.bin');
+    const res = await post(body);
+    expect(res.body).toEqual({ ok: true, status: 'accepted' });
+    const [row] = await submissionsOf(h, form.id);
+    expect(row).toMatchObject({ status: 'spam', spam_reason: 'honeypot', file_count: 0 });
+    expect(await keys(`${account.id}/`)).toEqual([]);
+  });
+
   it('leaves no object behind when the client aborts mid-upload', async () => {
     const { account, form } = await accountWithForm(h);
     const req = http.request(`${h.url}/v1/f/${form.slug}`, {

@@ -1,7 +1,6 @@
-import { newId, periodKey } from '@intake/shared';
+import { newId, periodKey, type StoredUpload } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
-import { storeSubmission, type Accepted } from '../src/domain/store';
-import { findFormBySlug, type IngestForm } from '../src/repositories/ingest.repository';
+import { findFormBySlug, type IngestForm } from '../src/repositories/form.repository';
 import {
   accountWithForm,
   publishedEvent,
@@ -101,29 +100,37 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     return (
       props: {
         id?: string;
-        files?: Accepted['files'];
+        files?: StoredUpload[];
         idempotencyKey?: string;
         spam?: string;
         payload?: Record<string, string>;
       } = {},
     ) =>
-      storeSubmission({
-        platform: h.platform,
-        accepted: {
-          form: ingestForm,
-          period,
-          now,
-          submissionId: props.id ?? newId('submission'),
-          spam: props.spam,
-          payload: props.payload ?? { n: '1' },
-          files: props.files ?? [],
-          idempotencyKey: props.idempotencyKey,
-          ip: '127.0.0.1',
-          userAgent: undefined,
-          referrer: undefined,
-        },
+      h.deps.writer.store({
+        form: ingestForm,
+        receivedAt: now,
+        submissionId: props.id ?? newId('submission'),
+        spam: props.spam,
+        payload: props.payload ?? { n: '1' },
+        files: props.files ?? [],
+        idempotency:
+          props.idempotencyKey === undefined
+            ? undefined
+            : { key: props.idempotencyKey, expiresAt: new Date(now.getTime() + 86_400_000) },
+        ip: '127.0.0.1',
+        userAgent: undefined,
+        referrer: undefined,
       });
   };
+  /** A file whose name Postgres refuses (a NUL cannot become text): its post fails with 22P05. */
+  const nulNamedFile = (): StoredUpload => ({
+    id: newId('file'),
+    field: 'f',
+    filename: 'a\u0000b',
+    content_type: 'text/plain',
+    size: 1,
+    storage_key: 'k',
+  });
   /** The transactions the form's submissions were written in (rows written by one transaction share its xmin). */
   const transactionsOf = async (formId: string) =>
     new Set(
@@ -155,15 +162,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     await expect(store({ id })).rejects.toMatchObject({ code: '23505' });
     expect(await usedOf(account.id)).toBe(1);
     // A NUL in a file's name cannot become text in Postgres: refused, nothing counted.
-    const file = {
-      id: newId('file'),
-      field: 'f',
-      filename: 'a\u0000b',
-      content_type: 'text/plain',
-      size: 1,
-      storage_key: 'k',
-    };
-    await expect(store({ files: [file] })).rejects.toMatchObject({ code: '22P05' });
+    await expect(store({ files: [nulNamedFile()] })).rejects.toMatchObject({ code: '22P05' });
     expect(await usedOf(account.id)).toBe(1);
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
   });
@@ -247,14 +246,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
   it('stores a group Postgres refuses as a whole post by post: the bad post fails alone', async () => {
     const { account, form } = await accountWithForm(h, { quota: 100 });
     const store = await storer(form);
-    const bad = {
-      id: newId('file'),
-      field: 'f',
-      filename: 'a\u0000b',
-      content_type: 'text/plain',
-      size: 1,
-      storage_key: 'k',
-    };
+    const bad = nulNamedFile();
     const answers = await asOneGroup(() =>
       settled(Array.from({ length: 5 }, (_, i) => store({ files: i === 2 ? [bad] : [] }))),
     );

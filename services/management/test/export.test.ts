@@ -1,5 +1,6 @@
+import { factories } from '@intake/shared/testing';
 import { ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
-import { parseCsv, seedSubmission } from './seed';
+import { parseCsv } from './seed';
 
 describe('export', () => {
   let ctx: Awaited<ReturnType<typeof startManagement>>;
@@ -13,13 +14,13 @@ describe('export', () => {
   describe('what works', () => {
     it('CSV: RFC 4180 quoting and CRLF, one column per field seen, newest first, as an attachment', async () => {
       const { account, form, call } = await ownerWithForm();
-      const older = await seedSubmission(ctx.platform, {
+      const older = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         payload: { name: 'Ada, Countess', message: 'She said "hi"\nthen left' },
         receivedAt: new Date('2026-05-01T00:00:00.000Z'),
       });
-      const newer = await seedSubmission(ctx.platform, {
+      const newer = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         status: 'spam',
@@ -54,7 +55,7 @@ describe('export', () => {
         e: 'plain = text',
         f: 'a@b.example',
       };
-      await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload });
+      await factories.submission(ctx.platform, { accountId: account.id, formId: form.id, payload });
       const [, row] = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
       expect(row?.slice(4)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
       const line = JSON.parse((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text);
@@ -63,13 +64,13 @@ describe('export', () => {
 
     it('NDJSON: one JSON object per line with the filters of the list', async () => {
       const { account, form, call } = await ownerWithForm();
-      const a = await seedSubmission(ctx.platform, {
+      const a = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         payload: { q: 'needle here' },
         receivedAt: new Date('2026-05-01T00:00:00.000Z'),
       });
-      await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, payload: { q: 'hay' } });
+      await factories.submission(ctx.platform, { accountId: account.id, formId: form.id, payload: { q: 'hay' } });
       const res = await call('GET', `/v1/forms/${form.id}/export.ndjson?q=NEEDLE`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);

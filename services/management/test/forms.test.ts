@@ -102,27 +102,13 @@ describe('forms', () => {
     it('deletes a form with its submissions and their stored files', async () => {
       const { account, call } = await owner();
       const form = (await call('POST', '/v1/forms', { name: 'Doomed' })).body;
-      const { Readable } = await import('node:stream');
-      const key = `${account.id}/${form.id}/file-1`;
-      await ctx.platform.blobs.put(key, Readable.from([Buffer.from('hello')]), 'text/plain');
-      await ctx.platform.db('submissions').insert({
-        id: 'sub_01hzzzzzzzzzzzzzzzzzzzzzz1',
-        account_id: account.id,
-        form_id: form.id,
-        status: 'received',
+      const stored = await factories.submission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
         payload: { a: '1' },
-        file_count: 1,
+        files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'hello' }],
       });
-      await ctx.platform.db('submission_files').insert({
-        id: 'fil_01hzzzzzzzzzzzzzzzzzzzzzz1',
-        submission_id: 'sub_01hzzzzzzzzzzzzzzzzzzzzzz1',
-        account_id: account.id,
-        field: 'f',
-        filename: 'a.txt',
-        content_type: 'text/plain',
-        size: 5,
-        storage_key: key,
-      });
+      const key = stored.files[0]?.storage_key as string;
       expect((await call('DELETE', `/v1/forms/${form.id}`)).status).toBe(204);
       expect((await call('GET', `/v1/forms/${form.id}`)).status).toBe(404);
       expect(await ctx.platform.db('submissions').where({ form_id: form.id }).first()).toBeUndefined();

@@ -2,7 +2,6 @@ import { Value } from '@sinclair/typebox/value';
 import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
 import { factories } from '@intake/shared/testing';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
-import { seedSubmission } from './seed';
 
 describe('submissions', () => {
   let ctx: Awaited<ReturnType<typeof startManagement>>;
@@ -21,7 +20,7 @@ describe('submissions', () => {
       for (let i = 0; i < 7; i++)
         ids.push(
           (
-            await seedSubmission(ctx.platform, {
+            await factories.submission(ctx.platform, {
               accountId: account.id,
               formId: form.id,
               payload: { n: String(i) },
@@ -59,7 +58,13 @@ describe('submissions', () => {
     it('filters by status, time range and a search over payload values', async () => {
       const { account, form, call } = await ownerWithForm();
       const seed = (status: 'received' | 'spam', when: string, payload: Record<string, string>) =>
-        seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status, payload, receivedAt: at(when) });
+        factories.submission(ctx.platform, {
+          accountId: account.id,
+          formId: form.id,
+          status,
+          payload,
+          receivedAt: at(when),
+        });
       const a = await seed('received', '2026-01-10T00:00:00.000Z', { email: 'Ada@Example.com', msg: 'hello' });
       const b = await seed('spam', '2026-01-20T00:00:00.000Z', { email: 'bot@spam.test', msg: '100% free_money' });
       const c = await seed('received', '2026-02-01T00:00:00.000Z', { email: 'grace@example.com', msg: 'hi' });
@@ -78,7 +83,7 @@ describe('submissions', () => {
 
     it('gets one with its files and signed links that download without a key', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, {
+      const s = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         payload: { name: 'Ada' },
@@ -91,7 +96,7 @@ describe('submissions', () => {
       expect(res.body).toMatchObject({ id: s.id, payload: { name: 'Ada' }, files: 1 });
       const [file] = res.body.attachments;
       expect(file).toMatchObject({
-        id: s.fileIds[0],
+        id: s.files[0]?.id,
         field: 'cv',
         filename: 'lebenslauf für ada.pdf',
         content_type: 'application/pdf',
@@ -108,25 +113,25 @@ describe('submissions', () => {
 
     it('deletes one with its stored files', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, {
+      const s = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }],
       });
       expect((await call('DELETE', `/v1/submissions/${s.id}`)).status).toBe(204);
       expect((await call('GET', `/v1/submissions/${s.id}`)).status).toBe(404);
-      await expect(ctx.platform.blobs.get(s.keys[0] as string)).rejects.toThrow();
+      await expect(ctx.platform.blobs.get(s.files[0]?.storage_key as string)).rejects.toThrow();
       expect(await ctx.platform.db('submission_files').where({ submission_id: s.id }).first()).toBeUndefined();
     });
 
     it('deleting one also removes its webhook deliveries and its idempotency key (no copy of its data stays)', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, {
+      const s = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         payload: { email: 'gone@person.test' },
       });
-      const other = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id });
+      const other = await factories.submission(ctx.platform, { accountId: account.id, formId: form.id });
       const webhookId = newId('webhook');
       await ctx.platform.db('webhooks').insert({
         id: webhookId,
@@ -159,7 +164,7 @@ describe('submissions', () => {
     it('marking spam as received counts it in its month and enqueues submission.created in the same transaction', async () => {
       const { account, form, call } = await ownerWithForm();
       const receivedAt = at('2026-04-15T12:00:00.000Z');
-      const s = await seedSubmission(ctx.platform, {
+      const s = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         status: 'spam',
@@ -176,9 +181,11 @@ describe('submissions', () => {
           u.used,
         ]),
       ).toEqual([['2026-04-01', 1]]);
+      // Stored as ingest stores it, the spam post has its submission.spam event; marking it received adds submission.created.
       const events = await ctx.platform
         .db('outbox')
         .whereRaw("payload->>'submission_id' = ?", [s.id])
+        .andWhere({ subject: 'submission.created' })
         .select('subject', 'payload');
       expect(events).toHaveLength(1);
       expect(events[0].subject).toBe('submission.created');
@@ -196,13 +203,28 @@ describe('submissions', () => {
       // idempotent: asking again changes nothing
       await call('PATCH', `/v1/submissions/${s.id}`, { status: 'received' });
       expect(
-        await ctx.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [s.id]).count('* as n').first(),
+        await ctx.platform
+          .db('outbox')
+          .whereRaw("payload->>'submission_id' = ?", [s.id])
+          .andWhere({ subject: 'submission.created' })
+          .count('* as n')
+          .first(),
       ).toEqual({ n: 1 });
     });
 
     it('marking a received submission as spam relabels it; moving it back neither counts nor fires again', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id, status: 'received' });
+      const s = await factories.submission(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        status: 'received',
+      });
+      // Stored as ingest stores it: counted once, its submission.created event enqueued once.
+      const countedAndFired = async () => [
+        (await ctx.platform.db('usage_counters').where({ account_id: account.id }).first())?.used,
+        await ctx.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [s.id]).pluck('subject'),
+      ];
+      expect(await countedAndFired()).toEqual([1, ['submission.created']]);
       const spam = await call('PATCH', `/v1/submissions/${s.id}`, { status: 'spam' });
       expect(spam.body).toMatchObject({ status: 'spam', spam_reason: 'marked-by-owner' });
       expect(
@@ -210,8 +232,7 @@ describe('submissions', () => {
       ).toEqual([s.id]);
       const back = await call('PATCH', `/v1/submissions/${s.id}`, { status: 'received' });
       expect(back.body.status).toBe('received');
-      expect(await ctx.platform.db('usage_counters').where({ account_id: account.id }).first()).toBeUndefined();
-      expect(await ctx.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [s.id]).first()).toBeUndefined();
+      expect(await countedAndFired()).toEqual([1, ['submission.created']]);
     });
   });
 
@@ -240,12 +261,12 @@ describe('submissions', () => {
       expect((await call('GET', '/v1/forms/frm_nope/submissions')).status).toBe(404);
       for (const method of ['GET', 'DELETE']) expect((await call(method, '/v1/submissions/sub_nope')).status).toBe(404);
       expect((await call('PATCH', '/v1/submissions/sub_nope', { status: 'spam' })).status).toBe(404);
-      const s = await seedSubmission(ctx.platform, {
+      const s = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }],
       });
-      const fileId = s.fileIds[0] as string;
+      const fileId = s.files[0]?.id as string;
       const files = api(ctx.url);
       const expired = fileDownloadUrl({
         config: { PUBLIC_BASE_URL: '' },
@@ -275,7 +296,7 @@ describe('submissions', () => {
   describe('what must be refused', () => {
     it('401 / 403 for missing, revoked and submission keys on every submission route', async () => {
       const { account, form } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, { accountId: account.id, formId: form.id });
+      const s = await factories.submission(ctx.platform, { accountId: account.id, formId: form.id });
       const revoked = await factories.apiKey(ctx.platform.db, account.id, 'management', { revoked: true });
       const sub = await factories.apiKey(ctx.platform.db, account.id, 'submission');
       const routes: [string, string, unknown?][] = [
@@ -306,7 +327,7 @@ describe('submissions', () => {
 
     it('404 when another account lists, exports, reads, relabels or deletes, and nothing changes', async () => {
       const { account, form, call } = await ownerWithForm();
-      const s = await seedSubmission(ctx.platform, {
+      const s = await factories.submission(ctx.platform, {
         accountId: account.id,
         formId: form.id,
         status: 'spam',
@@ -329,7 +350,13 @@ describe('submissions', () => {
         status: 'spam',
         payload: { secret: 'owner-only' },
       });
-      expect(await ctx.platform.db('outbox').whereRaw("payload->>'submission_id' = ?", [s.id]).first()).toBeUndefined();
+      expect(
+        await ctx.platform
+          .db('outbox')
+          .whereRaw("payload->>'submission_id' = ?", [s.id])
+          .andWhere({ subject: 'submission.created' })
+          .first(),
+      ).toBeUndefined();
     });
   });
 });

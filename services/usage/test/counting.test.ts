@@ -1,7 +1,7 @@
 import { periodKey } from '@intake/shared';
 import { eventually, factories } from '@intake/shared/testing';
 import { USAGE_DURABLE, ensureUsageConsumer, recordSubmissionEvent } from '../src';
-import { processedCount, startUsage, submit, type UsageHarness } from './helpers';
+import { processedCount, startUsage, type UsageHarness } from './helpers';
 
 async function monthTotals(h: UsageHarness, accountId: string, period: string) {
   const daily = await h.platform
@@ -37,16 +37,20 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     // The burst: 40 received (some with files) and 15 spam, committed concurrently across two forms.
     const received = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        submit(h.platform, {
+        factories.submission(h.platform, {
           accountId: account.id,
           formId: i % 2 ? formA.id : formB.id,
-          fileBytes: i % 4 === 0 ? 1000 : 0,
+          files: i % 4 === 0 ? [{ size: 1000 }] : [],
         }),
       ),
     );
     const spam = await Promise.all(
       Array.from({ length: 15 }, (_, i) =>
-        submit(h.platform, { accountId: account.id, formId: i % 2 ? formA.id : formB.id, status: 'spam' }),
+        factories.submission(h.platform, {
+          accountId: account.id,
+          formId: i % 2 ? formA.id : formB.id,
+          status: 'spam',
+        }),
       ),
     );
     const all = [...received, ...spam].map((s) => s.eventId);
@@ -104,15 +108,15 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     const { db } = h.platform;
     const account = await factories.account(db);
     const form = await factories.form(db, account.id);
-    const late = await submit(h.platform, {
+    const late = await factories.submission(h.platform, {
       accountId: account.id,
       formId: form.id,
-      at: new Date('2031-01-31T23:59:59.999Z'),
+      receivedAt: new Date('2031-01-31T23:59:59.999Z'),
     });
-    const early = await submit(h.platform, {
+    const early = await factories.submission(h.platform, {
       accountId: account.id,
       formId: form.id,
-      at: new Date('2031-02-01T00:00:00.000Z'),
+      receivedAt: new Date('2031-02-01T00:00:00.000Z'),
       status: 'spam',
     });
     await eventually(() => processedCount(h.platform, [late.eventId, early.eventId]).then((c) => c === 2));
@@ -153,7 +157,7 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
       form_name: 'x',
     };
     await nats.js.publish(nats.names.subject('submission.created'), JSON.stringify(ghost));
-    const good = await submit(h.platform, { accountId: account.id, formId: form.id });
+    const good = await factories.submission(h.platform, { accountId: account.id, formId: form.id });
     await eventually(() => processedCount(h.platform, [good.eventId]).then((c) => c === 1));
     await eventually(
       async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE)).num_ack_pending === 0,

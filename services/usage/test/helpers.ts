@@ -1,13 +1,4 @@
-import {
-  buildServiceApp,
-  enqueueEvent,
-  newId,
-  periodKey,
-  SUBJECTS,
-  startOutboxRelay,
-  type Clock,
-  type Worker,
-} from '@intake/shared';
+import { buildServiceApp, startOutboxRelay, type Clock, type Worker } from '@intake/shared';
 import { createTestPlatform, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
 import { startUsageWorkers, usageService, type UsageWorkerOptions } from '../src';
 
@@ -56,55 +47,6 @@ export async function startUsage(
   };
   if (options.workers !== false) await harness.startWorkers(options.workers || {});
   return harness;
-}
-
-/**
- * Creates a submission the way ingest does: one transaction inserting the row, adding 1 to
- * usage_counters.used for a received one (period = the submission's UTC month), and writing its
- * event to the outbox. Returns the ids and the event as published (the relay removes the outbox row).
- */
-export async function submit(
-  platform: TestPlatform,
-  props: { accountId: string; formId: string; status?: 'received' | 'spam'; at?: Date; fileBytes?: number },
-): Promise<{ submissionId: string; eventId: string; event: Record<string, unknown> }> {
-  const status = props.status ?? 'received';
-  const at = props.at ?? platform.clock.now();
-  const fileBytes = status === 'spam' ? 0 : (props.fileBytes ?? 0);
-  const submissionId = newId('submission', at.getTime());
-  const payload = {
-    submission_id: submissionId,
-    form_id: props.formId,
-    account_id: props.accountId,
-    status,
-    received_at: at.toISOString(),
-    payload: { name: 'Ada' },
-    files: [],
-    file_bytes: fileBytes,
-    form_name: 'Test form',
-  };
-  const eventId = await platform.db.transaction(async (trx) => {
-    await trx('submissions').insert({
-      id: submissionId,
-      account_id: props.accountId,
-      form_id: props.formId,
-      status,
-      payload: { name: 'Ada' },
-      file_count: fileBytes ? 1 : 0,
-      file_bytes: fileBytes,
-      received_at: at,
-    });
-    if (status === 'received') {
-      await trx('usage_counters')
-        .insert({ account_id: props.accountId, period: periodKey(at), used: 1 })
-        .onConflict(['account_id', 'period'])
-        .merge({ used: trx.raw('usage_counters.used + 1') });
-    }
-    return enqueueEvent(trx, {
-      subject: status === 'received' ? SUBJECTS.submissionCreated : SUBJECTS.submissionSpam,
-      payload,
-    });
-  });
-  return { submissionId, eventId, event: { event_id: eventId, ...payload } };
 }
 
 /** Number of events of this run's consumer recorded in processed_events among `eventIds`. */

@@ -3,7 +3,7 @@ import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
 import { eventually, factories } from '@intake/shared/testing';
 import { reachedThresholds } from '../src';
-import { manualClock, processedCount, startUsage, submit, type UsageHarness } from './helpers';
+import { manualClock, processedCount, startUsage, type UsageHarness } from './helpers';
 
 interface Received {
   to: string[];
@@ -88,7 +88,9 @@ describe('quota warnings', () => {
     async function post(acc: { id: string; formId: string }, count: number, at?: Date) {
       const events: Record<string, unknown>[] = [];
       for (let i = 0; i < count; i++)
-        events.push((await submit(h.platform, { accountId: acc.id, formId: acc.formId, at })).event);
+        events.push(
+          (await factories.submission(h.platform, { accountId: acc.id, formId: acc.formId, receivedAt: at })).event,
+        );
       const ids = events.map((e) => String(e.event_id));
       await eventually(() => processedCount(h.platform, ids).then((c) => c === ids.length), {
         message: 'events counted',

@@ -3,10 +3,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { buildOpenApi, newId } from '@intake/shared';
+import { buildOpenApi } from '@intake/shared';
 import { eventually, factories } from '@intake/shared/testing';
 import { usageService } from '../src';
-import { api, manualClock, processedCount, startUsage, submit, type UsageHarness } from './helpers';
+import { api, manualClock, processedCount, startUsage, type UsageHarness } from './helpers';
 
 /** @apidevtools/swagger-parser is ESM-only, which Jest's CommonJS runtime cannot load: it judges the document in a child node. */
 async function validateOpenApi(doc: unknown): Promise<void> {
@@ -38,32 +38,30 @@ describe('GET /v1/usage', () => {
       const other = await factories.form(db, account.id);
       clock.set('2030-01-31T23:00:00.000Z');
       const events = [
-        await submit(h.platform, {
+        await factories.submission(h.platform, {
           accountId: account.id,
           formId: form.id,
-          at: new Date('2030-01-02T10:00:00.000Z'),
-          fileBytes: 2048,
+          receivedAt: new Date('2030-01-02T10:00:00.000Z'),
+          files: [{ field: 'cv', filename: 'cv.pdf', contentType: 'application/pdf', size: 2048 }],
         }),
-        await submit(h.platform, { accountId: account.id, formId: form.id, at: new Date('2030-01-31T23:59:59.999Z') }),
-        await submit(h.platform, {
+        await factories.submission(h.platform, {
+          accountId: account.id,
+          formId: form.id,
+          receivedAt: new Date('2030-01-31T23:59:59.999Z'),
+        }),
+        await factories.submission(h.platform, {
           accountId: account.id,
           formId: other.id,
-          at: new Date('2030-01-31T12:00:00.000Z'),
+          receivedAt: new Date('2030-01-31T12:00:00.000Z'),
           status: 'spam',
         }),
         // One millisecond later it is February (UTC): counted there, not in January.
-        await submit(h.platform, { accountId: account.id, formId: form.id, at: new Date('2030-02-01T00:00:00.000Z') }),
+        await factories.submission(h.platform, {
+          accountId: account.id,
+          formId: form.id,
+          receivedAt: new Date('2030-02-01T00:00:00.000Z'),
+        }),
       ];
-      await db('submission_files').insert({
-        id: newId('file'),
-        submission_id: events[0]!.submissionId,
-        account_id: account.id,
-        field: 'cv',
-        filename: 'cv.pdf',
-        content_type: 'application/pdf',
-        size: 2048,
-        storage_key: 'k',
-      });
       await settled(events.map((e) => e.eventId));
 
       const call = api(h.url, account.managementKey);
@@ -235,7 +233,7 @@ describe('GET /v1/usage', () => {
       const mine = await factories.account(db);
       const theirs = await factories.account(db);
       const theirForm = await factories.form(db, theirs.id);
-      const e = await submit(h.platform, { accountId: theirs.id, formId: theirForm.id });
+      const e = await factories.submission(h.platform, { accountId: theirs.id, formId: theirForm.id });
       await settled([e.eventId]);
       const res = await api(h.url, mine.managementKey)('/v1/usage?account_id=' + theirs.id);
       expect(res.body).toMatchObject({ account_id: mine.id, used: 0, forms: [] });

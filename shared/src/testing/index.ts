@@ -9,8 +9,10 @@ import { createDb, ensureDatabase, migrate, type Db } from '../db';
 import { createLogger } from '../logger';
 import { createPlatform, closePlatform, type Platform } from '../platform';
 import type { Clock } from '../time';
+import type { ChallengeProvider, FormStatus } from '../forms';
 import { generateKey, type KeyType } from '../api-keys';
 import { newId } from '../ids';
+import { storeTestSubmission } from './submissions';
 
 /**
  * One database per Jest worker (and per checkout, so two working copies never share one),
@@ -168,11 +170,11 @@ export const factories = {
     accountId: string,
     props: Partial<{
       slug: string;
-      status: 'live' | 'paused' | 'draft';
+      status: FormStatus;
       honeypot_field: string;
       notify_emails: string[];
       redirect_url: string | null;
-      bot_challenge_provider: string | null;
+      bot_challenge_provider: ChallengeProvider | null;
       bot_challenge_secret: string | null;
     }> = {},
   ): Promise<{ id: string; slug: string }> {
@@ -192,5 +194,9 @@ export const factories = {
     });
     return { id, slug };
   },
+
+  /** A submission stored as ingest stores it (`storeTestSubmission`). */
+  submission: storeTestSubmission,
 };
 export * from './processes';
+export * from './submissions';

@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { problem, route, type Platform, type RouteDef } from '@intake/shared';
-import { ingestSubmission, type BodyKind } from '../domain/ingest';
-import { requestOrigin } from '../domain/gate';
-import { createRateLimiter } from '../domain/rate-limit';
-import { present } from './present';
+import { problem, route, type RouteDef } from '@intake/shared';
+import type { IngestDeps } from '../compose';
+import { ingestSubmission } from '../ingest';
+import { Created, present, Replay, Spam } from '../request/answer';
+import type { BodyKind } from '../request/body';
+import { requestOrigin } from '../request/origin';
 import { noteSubmissionOutcome } from './submission-metrics';
 
 const Fields = Type.Record(Type.String(), Type.String(), {
@@ -20,21 +21,7 @@ const Multipart = Type.Object(
   },
 );
 
-const Created = Type.Object({
-  id: Type.String({ description: '`sub_...`' }),
-  received_at: Type.String({ format: 'date-time' }),
-  status: Type.Literal('received'),
-  files: Type.Integer({ minimum: 0 }),
-});
-const Spam = Type.Object({ ok: Type.Literal(true), status: Type.Literal('accepted') });
-const Replay = Type.Object({
-  id: Type.String(),
-  status: Type.Literal('received'),
-  idempotent_replay: Type.Literal(true),
-});
-
-export function ingestRoutes(platform: Platform): RouteDef[] {
-  const limiter = createRateLimiter(platform);
+export function ingestRoutes(deps: IngestDeps): RouteDef[] {
   return [
     route({
       method: 'POST',
@@ -93,21 +80,17 @@ export function ingestRoutes(platform: Platform): RouteDef[] {
           throw problem('unsupported-media-type', 'Send the body in UTF-8');
         const length = ctx.get('content-length');
         try {
-          const outcome = await ingestSubmission({
-            platform,
-            limiter,
-            request: {
-              slug: params.slug,
-              ip: ctx.ip,
-              authorization: ctx.get('authorization') || undefined,
-              origin: requestOrigin(ctx.get('origin') || undefined, ctx.get('referer') || undefined),
-              idempotencyKey: ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('idempotency-key'),
-              req: ctx.req,
-              kind,
-              contentLength: length ? Number(length) : undefined,
-              userAgent: ctx.get('user-agent') || undefined,
-              referrer: ctx.get('referer') || undefined,
-            },
+          const outcome = await ingestSubmission(deps, {
+            slug: params.slug,
+            ip: ctx.ip,
+            authorization: ctx.get('authorization') || undefined,
+            origin: requestOrigin(ctx.get('origin') || undefined, ctx.get('referer') || undefined),
+            idempotencyKey: ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('idempotency-key'),
+            req: ctx.req,
+            kind,
+            contentLength: length ? Number(length) : undefined,
+            userAgent: ctx.get('user-agent') || undefined,
+            referrer: ctx.get('referer') || undefined,
           });
           noteSubmissionOutcome(ctx, outcome);
           present(ctx, outcome);

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { recordSubmission, toProblem, type SubmissionOutcome } from '@intake/shared';
-import type { IngestOutcome } from '../domain/ingest';
+import type { IngestOutcome } from '../ingest';
 
 /** Where the submit handler leaves how the post ended, for the metrics middleware. */
 const OUTCOME = 'submissionOutcome';

@@ -1,11 +1,10 @@
 import {
+  buildSubmissionCreatedEvent,
   enqueueEvent,
   periodKey,
   problem,
-  SUBJECTS,
   toTimestamp,
   type Platform,
-  type SubmissionEvent,
 } from '@intake/shared';
 import {
   submissionRepository,
@@ -96,24 +95,7 @@ export async function setSubmissionStatus(
     await submissionRepository.countUsage(trx, accountId, periodKey(row.received_at));
     const form = await trx('forms').where({ account_id: accountId, id: row.form_id }).first('name');
     const files = await submissionRepository.files(trx, accountId, id);
-    const event: Omit<SubmissionEvent, 'event_id'> = {
-      submission_id: row.id,
-      form_id: row.form_id,
-      account_id: accountId,
-      status: 'received',
-      received_at: toTimestamp(row.received_at),
-      payload: row.payload,
-      files: files.map((f) => ({
-        id: f.id,
-        field: f.field,
-        filename: f.filename,
-        content_type: f.content_type,
-        size: Number(f.size),
-      })),
-      file_bytes: Number(row.file_bytes),
-      form_name: form?.name ?? '',
-    };
-    await enqueueEvent(trx, { subject: SUBJECTS.submissionCreated, payload: event });
+    await enqueueEvent(trx, buildSubmissionCreatedEvent({ submission: updated, files, formName: form?.name ?? '' }));
     return updated;
   });
 }

@@ -1,17 +1,11 @@
 import type { Knex } from 'knex';
+import type { StoredSubmission, SubmissionStatus } from '@intake/shared';
 
-export type SubmissionStatus = 'received' | 'spam';
+export type { SubmissionStatus };
 
-export interface SubmissionRow {
-  id: string;
-  account_id: string;
-  form_id: string;
-  status: SubmissionStatus;
-  payload: Record<string, string>;
+export interface SubmissionRow extends StoredSubmission {
   file_count: number;
   file_bytes: string | number;
-  spam_reason: string | null;
-  received_at: Date;
 }
 
 export interface FileRow {

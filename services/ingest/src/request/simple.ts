@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { problem } from '@intake/shared';
-import { LIMITS, RESERVED_NAMES } from './limits';
-import { strictUtf8, type Fields } from './payload';
+import { LIMITS, RESERVED_NAMES } from '../rules/limits';
+import { strictUtf8, type Fields } from './fields';
 
 /** Reads at most LIMITS.bodyBytes (413 body-too-large beyond, before reading when Content-Length says so). */
 export async function readBounded(req: IncomingMessage, declaredLength: number | undefined): Promise<Buffer> {

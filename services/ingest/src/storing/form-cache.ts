@@ -1,5 +1,5 @@
-import type { Db, Platform } from '@intake/shared';
-import { findFormBySlug, type IngestForm } from '../repositories/ingest.repository';
+import type { Db } from '@intake/shared';
+import { findFormBySlug, type IngestForm } from '../repositories/form.repository';
 
 export interface FormCache {
   /** The form with its plan limits and the month's usage, at most `ttlMs` old. */
@@ -15,7 +15,7 @@ interface Entry {
 }
 
 /**
- * Per process, per slug, for `ttlMs` (FORM_CACHE_MS): saves the form + plan + usage query on
+ * Per process (made by `composeIngest`), per slug, for `ttlMs` (FORM_CACHE_MS): saves the form + plan + usage query on
  * almost every post. So a change to a form (paused, new plan, new challenge secret) reaches ingest
  * within that time. Unknown slugs are not cached (a new form works at once). The cached `used`
  * only serves the early quota check; the exact check is the conditional upsert when storing.
@@ -48,13 +48,4 @@ export function createFormCache(props: { db: Db; ttlMs: number; maxEntries?: num
       }
     },
   };
-}
-
-const caches = new WeakMap<Platform, FormCache>();
-
-/** The form cache of this platform (one per process in production, one per test platform in tests). */
-export function formCacheOf(platform: Platform, ttlMs: number): FormCache {
-  let cache = caches.get(platform);
-  if (!cache) caches.set(platform, (cache = createFormCache({ db: platform.db, ttlMs })));
-  return cache;
 }

@@ -1,6 +1,7 @@
 import { authenticateKey, bearerToken, keyTypeOf, periodKey, problem, type Platform } from '@intake/shared';
-import { findReplay, type IngestForm, type Replay } from '../repositories/ingest.repository';
-import { formCacheOf } from './form-cache';
+import type { IngestForm } from '../repositories/form.repository';
+import { findReplay, type Replay } from '../repositories/submission.repository';
+import type { FormCache } from '../storing/form-cache';
 import type { IngestRateLimiter } from './rate-limit';
 import { LIMITS } from './limits';
 
@@ -24,13 +25,14 @@ export type GateResult = { form: IngestForm; period: string; now: Date; replay?:
 export async function passGate(props: {
   platform: Platform;
   limiter: IngestRateLimiter;
+  formCache: FormCache;
   request: GateRequest;
 }): Promise<GateResult> {
   const { platform, limiter, request } = props;
   const now = platform.clock.now();
   const period = periodKey(now);
   if (request.slug.length > 200) throw problem('form-not-found', 'No form has this slug');
-  const form = await formCacheOf(platform, platform.config.FORM_CACHE_MS).get(request.slug, period);
+  const form = await props.formCache.get(request.slug, period);
   if (!form) throw problem('form-not-found', `No form has the slug "${request.slug}"`);
   if (form.status !== 'live')
     throw problem('form-not-live', `The form is ${form.status} and does not accept submissions`);
@@ -39,7 +41,7 @@ export async function passGate(props: {
   await limiter.consume(form.id, request.ip);
   if (request.idempotencyKey !== undefined) {
     checkIdempotencyKey(request.idempotencyKey);
-    const replay = await findReplay(platform.db, form.id, request.idempotencyKey, now);
+    const replay = await findReplay(platform.db, { formId: form.id, key: request.idempotencyKey, now });
     if (replay) return { form, period, now, replay };
   }
   if (form.used >= form.monthly_quota) throw quotaExceeded(form.monthly_quota);
@@ -83,17 +85,6 @@ function normalizeOrigin(origin: string): string {
     return new URL(origin).origin;
   } catch {
     return origin;
-  }
-}
-
-/** The origin a browser posted from: the Origin header, else the Referer's origin ("null" counts as an origin). */
-export function requestOrigin(origin: string | undefined, referer: string | undefined): string | undefined {
-  if (origin) return origin;
-  if (!referer) return undefined;
-  try {
-    return new URL(referer).origin;
-  } catch {
-    return 'null';
   }
 }
 

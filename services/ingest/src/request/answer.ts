@@ -1,6 +1,21 @@
+import { Type, type Static } from '@sinclair/typebox';
 import { escapeHtml } from '@intake/shared';
 import type { Context } from 'koa';
-import type { IngestOutcome } from '../domain/ingest';
+import type { IngestOutcome } from '../ingest';
+
+/** The answers of `POST /v1/f/:slug` (documented in the OpenAPI by the route). */
+export const Created = Type.Object({
+  id: Type.String({ description: '`sub_...`' }),
+  received_at: Type.String({ format: 'date-time' }),
+  status: Type.Literal('received'),
+  files: Type.Integer({ minimum: 0 }),
+});
+export const Spam = Type.Object({ ok: Type.Literal(true), status: Type.Literal('accepted') });
+export const Replay = Type.Object({
+  id: Type.String(),
+  status: Type.Literal('received'),
+  idempotent_replay: Type.Literal(true),
+});
 
 /** A plain HTML form post from a browser (it asks for HTML and sends a form content type), as opposed to an API client. */
 export function wantsHtml(ctx: Context): boolean {
@@ -9,7 +24,7 @@ export function wantsHtml(ctx: Context): boolean {
 
 /** The spec's JSON answers; for a browser's form post, 303 to the form's redirect_url or a small thank-you page. */
 export function present(ctx: Context, outcome: IngestOutcome): void {
-  const json =
+  const json: { status: 200 | 201; body: Static<typeof Created> | Static<typeof Spam> | Static<typeof Replay> } =
     outcome.kind === 'created'
       ? {
           status: 201,

@@ -1,89 +1,101 @@
-import type { Knex } from 'knex';
-import { runPrepared, type Db, type OutboxRow, type StoredFile } from '@intake/shared';
+import { runPrepared, type Db } from '../db';
+import {
+  buildSubmissionCreatedEvent,
+  EVENT_PAYLOAD_MAX_BYTES,
+  type StoredFile,
+  type StoredSubmission,
+} from '../events';
+import { outboxRow, type OutboxRow } from '../outbox';
+import { periodKey } from '../time';
 
-/** The form as ingest sees it, with what the checks before the body need: plan limits and this month's usage. */
-export interface IngestForm {
-  id: string;
-  account_id: string;
-  name: string;
-  status: 'live' | 'paused' | 'draft';
-  honeypot_field: string;
-  bot_challenge_provider: 'turnstile' | 'hcaptcha' | 'recaptcha' | null;
-  bot_challenge_secret: string | null;
-  redirect_url: string | null;
-  /** Bare origins allowed to post from a browser; empty = any. */
-  allowed_origins: string[];
-  monthly_quota: number;
-  max_file_bytes: number;
-  used: number;
+/** A file of a post, as stored: its metadata and where its bytes are (`<account>/<form>/<submission>/<file>`). */
+export interface StoredUpload extends StoredFile {
+  storage_key: string;
 }
 
-/** One query for everything the checks before the body need. `period` is the `YYYY-MM-01` of the current UTC month. */
-export async function findFormBySlug(db: Db, slug: string, period: string): Promise<IngestForm | undefined> {
-  const row = await db('forms as f')
-    .join('accounts as a', 'a.id', 'f.account_id')
-    .join('plans as p', 'p.id', 'a.plan_id')
-    .leftJoin('usage_counters as u', (j) =>
-      j.on('u.account_id', 'f.account_id').andOn('u.period', db.raw('?::date', [period])),
-    )
-    .where('f.slug', slug)
-    .first(
-      'f.id',
-      'f.account_id',
-      'f.name',
-      'f.status',
-      'f.honeypot_field',
-      'f.bot_challenge_provider',
-      'f.bot_challenge_secret',
-      'f.redirect_url',
-      'f.allowed_origins',
-      db.raw('coalesce(a.quota_override, p.monthly_quota)::int as monthly_quota'),
-      'p.max_file_bytes',
-      db.raw('coalesce(u.used, 0)::int as used'),
-    );
-  return row as IngestForm | undefined;
-}
-
-export interface Replay {
-  submission_id: string;
-  status: 'received' | 'spam';
-}
-
-/** The submission an unexpired idempotency key points to. */
-export async function findReplay(
-  db: Db | Knex.Transaction,
-  formId: string,
-  key: string,
-  now: Date,
-): Promise<Replay | undefined> {
-  return db('idempotency_keys as k')
-    .join('submissions as s', 's.id', 'k.submission_id')
-    .where({ 'k.form_id': formId, 'k.key': key })
-    .andWhere('k.expires_at', '>', now)
-    .first('k.submission_id', 's.status');
-}
-
-export interface SubmissionRow {
-  id: string;
-  account_id: string;
-  form_id: string;
-  status: 'received' | 'spam';
+/** An accepted post, everything its stored submission, files, event, claim and quota unit are made of. */
+export interface PostToStore {
+  submissionId: string;
+  form: { id: string; account_id: string; name: string; monthly_quota: number };
+  receivedAt: Date;
+  /** Why it is spam, or undefined for a received post. */
+  spam: string | undefined;
   payload: Record<string, string>;
-  files: (StoredFile & { storage_key: string })[];
+  files: StoredUpload[];
+  idempotency?: { key: string; expiresAt: Date };
+  ip: string;
+  userAgent: string | undefined;
+  referrer: string | undefined;
+}
+
+/** A submission as ingest stores it, with its files. */
+export interface SubmissionToStore extends StoredSubmission {
+  files: StoredUpload[];
   ip: string;
   user_agent: string | null;
   referrer: string | null;
-  spam_reason: string | null;
-  received_at: Date;
 }
 
 export interface StoreItem {
-  row: SubmissionRow;
+  row: SubmissionToStore;
   event: OutboxRow;
   /** The `YYYY-MM-01` of the UTC month the submission counts in. */
   period: string;
   quota: number;
   idempotency?: { key: string; expiresAt: Date };
+}
+
+/** A post ready for `storeSubmissions`: its item, serialised once (as the store function reads it), and that JSON's UTF-8 size. */
+export interface PreparedPost {
+  item: StoreItem;
+  json: string;
+  bytes: number;
+}
+
+/**
+ * The post as `intake_store_submissions` stores it; its event goes without the fields when the
+ * post is too large for a message (`EVENT_PAYLOAD_MAX_BYTES`: consumers read them from the submission),
+ * or when `omitPayload` says so (tests of that path with small posts).
+ */
+export function preparePost(post: PostToStore, options: { omitPayload?: boolean } = {}): PreparedPost {
+  if (options.omitPayload) return serialized(storeItem(post, true));
+  const whole = serialized(storeItem(post, false));
+  return whole.bytes <= EVENT_PAYLOAD_MAX_BYTES ? whole : serialized(storeItem(post, true));
+}
+
+function serialized(item: StoreItem): PreparedPost {
+  const json = serializeStoreItem(item);
+  return { item, json, bytes: Buffer.byteLength(json) };
+}
+
+function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
+  const row: SubmissionToStore = {
+    id: post.submissionId,
+    account_id: post.form.account_id,
+    form_id: post.form.id,
+    status: post.spam ? 'spam' : 'received',
+    payload: post.payload,
+    files: post.files,
+    ip: post.ip,
+    user_agent: post.userAgent?.slice(0, 512) ?? null,
+    referrer: post.referrer?.slice(0, 2048) ?? null,
+    spam_reason: post.spam ?? null,
+    received_at: post.receivedAt,
+  };
+  const event = buildSubmissionCreatedEvent({
+    submission: row,
+    files: post.files,
+    formName: post.form.name,
+    omitPayload,
+  });
+  return {
+    row,
+    // No NOTIFY (it would serialise commits on the fsync): the caller wakes this process's relay after commit.
+    event: outboxRow(event),
+    period: periodKey(post.receivedAt),
+    quota: post.form.monthly_quota,
+    idempotency: post.idempotency,
+  };
 }
 
 /** SQLSTATE raised by `intake_store_submissions` when an account's quota cannot take the group's posts: nothing of the group was stored. */
@@ -138,10 +150,11 @@ export interface GroupResult {
  * the received ones, in one transaction: one call of `intake_store_submissions` (migration 130
  * explains it). Without `admit` it raises `QUOTA_EXCEEDED_SQLSTATE` when a quota cannot take all
  * of the group, having stored nothing; with `admit` it stores the posts the quota still takes.
+ * The caller wakes the outbox relays (`wakeOutboxRelays`) after it returns.
  */
-export async function storeSubmissionRows(
+export async function storeSubmissions(
   db: Db,
-  group: readonly { item: StoreItem; json: string }[],
+  group: readonly Pick<PreparedPost, 'item' | 'json'>[],
   admit: boolean,
 ): Promise<GroupResult> {
   const claims = group.flatMap(({ item: { row, idempotency } }, n) =>

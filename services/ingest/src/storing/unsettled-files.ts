@@ -1,4 +1,5 @@
 import type { Platform } from '@intake/shared';
+import { findRunningBackendPids, findStoredSubmissionIds } from '../repositories/submission.repository';
 
 interface Unsettled {
   storageKeys: string[];
@@ -15,7 +16,8 @@ interface Unsettled {
  * process whose client is gone ends after its statement), and at least `graceMs` after the
  * failure (for a pooler in between, whose process ids are not the server's). Then the files of
  * submissions that do not exist are deleted; the others were stored and keep theirs. Tried again
- * every `retryMs` until then, also while Postgres is unreachable. In memory, per process: a process
+ * every `retryMs` until then, also while Postgres is unreachable. In memory, per process (made by
+ * `composeIngest`): a process
  * that stops first leaves those files orphaned (never a submission without its files).
  */
 export class UnsettledFiles {
@@ -54,19 +56,12 @@ export class UnsettledFiles {
     if (old.length === 0) return;
     try {
       const pids = old.flatMap(([, u]) => (u.backendPid === undefined ? [] : [u.backendPid]));
-      const running = new Set<number>(
-        pids.length ? await this.platform.db('pg_stat_activity').whereIn('pid', pids).pluck('pid') : [],
-      );
+      const running = await findRunningBackendPids(this.platform.db, pids);
       const due = old.filter(([, u]) => u.backendPid === undefined || !running.has(u.backendPid));
       if (due.length === 0) return;
-      const stored = new Set<string>(
-        await this.platform
-          .db('submissions')
-          .whereIn(
-            'id',
-            due.map(([id]) => id),
-          )
-          .pluck('id'),
+      const stored = await findStoredSubmissionIds(
+        this.platform.db,
+        due.map(([id]) => id),
       );
       for (const [id, u] of due) {
         if (!stored.has(id)) await this.platform.blobs.delete(u.storageKeys);
@@ -97,13 +92,4 @@ export class UnsettledFiles {
     }, this.options.retryMs);
     this.timer.unref();
   }
-}
-
-const registry = new WeakMap<Platform, UnsettledFiles>();
-
-/** The unsettled files of this platform (one per process in production, one per test platform in tests). */
-export function unsettledFilesOf(platform: Platform): UnsettledFiles {
-  let unsettled = registry.get(platform);
-  if (!unsettled) registry.set(platform, (unsettled = new UnsettledFiles(platform)));
-  return unsettled;
 }

@@ -1,5 +1,5 @@
 import { problem } from '@intake/shared';
-import { CHALLENGE_FIELD, LIMITS, RESERVED_NAMES } from './limits';
+import { CHALLENGE_FIELD, LIMITS, RESERVED_NAMES } from '../rules/limits';
 
 /** Fields as parsed from the body, in order: form bodies may repeat a name; JSON values are already strings. */
 export type Fields = [name: string, value: string][];
@@ -39,20 +39,18 @@ export function checkName(name: string): void {
 export function buildPayload(
   fields: Fields,
   honeypotField: string,
-): { payload: Record<string, string>; honeypot: string | undefined; challengeToken: string | undefined } {
+): { payload: Record<string, string>; challengeToken: string | undefined } {
   const grouped = new Map<string, string[]>();
   for (const [name, value] of fields) {
     const values = grouped.get(name);
     if (values) values.push(value);
     else grouped.set(name, [value]);
   }
-  const take = (name: string): string | undefined => {
-    const values = grouped.get(name);
-    grouped.delete(name);
-    return values?.find((v) => v !== '') ?? values?.[0];
-  };
-  const honeypot = take(honeypotField);
-  const challengeToken = take(CHALLENGE_FIELD);
+  // Control fields: the honeypot is judged on the fields (`honeypotFilled`), the token is the first non-empty one.
+  grouped.delete(honeypotField);
+  const tokens = grouped.get(CHALLENGE_FIELD);
+  grouped.delete(CHALLENGE_FIELD);
+  const challengeToken = tokens?.find((v) => v !== '') ?? tokens?.[0];
   const payload: Record<string, string> = {};
   for (const [name, values] of grouped) {
     Object.defineProperty(payload, name, {
@@ -62,10 +60,5 @@ export function buildPayload(
       configurable: true,
     });
   }
-  return { payload, honeypot, challengeToken };
-}
-
-/** Why a submission is spam, or undefined: a filled honeypot (the one rule today). */
-export function spamReason(honeypot: string | undefined): string | undefined {
-  return honeypot !== undefined && honeypot.trim() !== '' ? 'honeypot' : undefined;
+  return { payload, challengeToken };
 }

@@ -1,0 +1,115 @@
+import type { IncomingMessage } from 'node:http';
+import { mayHaveCommitted, newId, Problem, problem, toTimestamp, type StoredUpload } from '@intake/shared';
+import type { IngestDeps } from './compose';
+import { findReplay } from './repositories/submission.repository';
+import { readBody, type BodyKind } from './request/body';
+import { buildPayload, checkFieldNames } from './request/fields';
+import { passGate, type GateRequest } from './rules/gate';
+import { LIMITS } from './rules/limits';
+import { spamVerdict } from './rules/spam';
+
+export interface IngestRequest extends GateRequest {
+  req: IncomingMessage;
+  kind: BodyKind | undefined;
+  contentLength: number | undefined;
+  userAgent: string | undefined;
+  referrer: string | undefined;
+}
+
+export type IngestOutcome = { redirectUrl: string | null } & (
+  | { kind: 'created'; id: string; receivedAt: string; files: number }
+  | { kind: 'spam' }
+  | { kind: 'replay'; id: string; spam: boolean }
+);
+
+/**
+ * Accepts one post: the checks before the body (`passGate`), the body (files streamed to
+ * storage), the spam verdict (honeypot, then bot challenge), then one transaction (`GroupWriter`).
+ */
+export async function ingestSubmission(deps: IngestDeps, request: IngestRequest): Promise<IngestOutcome> {
+  const { platform } = deps;
+  const gate = await passGate({ ...deps, request });
+  const { form, now } = gate;
+  const redirectUrl = form.redirect_url;
+  if (gate.replay)
+    return { kind: 'replay', id: gate.replay.submission_id, spam: gate.replay.status === 'spam', redirectUrl };
+
+  const submissionId = newId('submission', now.getTime());
+  const { fields, files } = await readBody({
+    ...request,
+    blobs: platform.blobs,
+    maxFileBytes: form.max_file_bytes,
+    keyPrefix: `${form.account_id}/${form.id}/${submissionId}`,
+    honeypotField: form.honeypot_field,
+  });
+  let keepFiles = false;
+  try {
+    checkFieldNames(fields);
+    const { payload, challengeToken } = buildPayload(fields, form.honeypot_field);
+    const spam = await spamVerdict({
+      fields,
+      honeypotField: form.honeypot_field,
+      challenge:
+        form.bot_challenge_provider && form.bot_challenge_secret
+          ? {
+              provider: form.bot_challenge_provider,
+              secret: platform.secrets.open(form.bot_challenge_secret),
+              token: challengeToken,
+              remoteIp: request.ip,
+              verifyUrl: platform.config.BOT_CHALLENGE_VERIFY_URL,
+            }
+          : undefined,
+    });
+    // Spam stores no files.
+    const stored = spam ? [] : files;
+    if (spam && files.length) await platform.blobs.delete(files.map((f) => f.storage_key));
+
+    const outcome = await deps.writer
+      .store({
+        submissionId,
+        form,
+        receivedAt: now,
+        spam,
+        payload,
+        files: stored,
+        idempotency:
+          request.idempotencyKey === undefined
+            ? undefined
+            : { key: request.idempotencyKey, expiresAt: new Date(now.getTime() + LIMITS.idempotencyMs) },
+        ip: request.ip,
+        userAgent: request.userAgent,
+        referrer: request.referrer,
+      })
+      .catch((err: unknown) => {
+        // The submission may have been stored (the connection broke after the commit): a stored
+        // submission must never point at deleted files, so they stay until Postgres can tell.
+        if (!(err instanceof Problem) && mayHaveCommitted(err) && stored.length) {
+          keepFiles = true;
+          deps.unsettled.add(
+            submissionId,
+            stored.map((f) => f.storage_key),
+            (err as { backendPid?: number }).backendPid,
+          );
+        }
+        throw err;
+      });
+    if (outcome === 'lost-idempotency-race') {
+      await discard(deps, files);
+      const replay = await findReplay(platform.db, { formId: form.id, key: request.idempotencyKey as string, now });
+      if (!replay) throw problem('conflict', 'Another request with this Idempotency-Key is being processed; retry it');
+      return { kind: 'replay', id: replay.submission_id, spam: replay.status === 'spam', redirectUrl };
+    }
+    if (spam) return { kind: 'spam', redirectUrl };
+    return { kind: 'created', id: submissionId, receivedAt: toTimestamp(now), files: stored.length, redirectUrl };
+  } catch (err) {
+    if (!keepFiles) await discard(deps, files);
+    throw err;
+  }
+}
+
+async function discard({ platform }: IngestDeps, files: StoredUpload[]): Promise<void> {
+  if (files.length)
+    await platform.blobs
+      .delete(files.map((f) => f.storage_key))
+      .catch((err) => platform.logger.warn({ err }, 'could not delete the files of a refused submission'));
+}

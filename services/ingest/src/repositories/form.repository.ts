@@ -1,0 +1,44 @@
+import { type ChallengeProvider, type FormStatus, type Queryable } from '@intake/shared';
+
+/** The form as ingest sees it, with what the checks before the body need: plan limits and this month's usage. */
+export interface IngestForm {
+  id: string;
+  account_id: string;
+  name: string;
+  status: FormStatus;
+  honeypot_field: string;
+  bot_challenge_provider: ChallengeProvider | null;
+  bot_challenge_secret: string | null;
+  redirect_url: string | null;
+  /** Bare origins allowed to post from a browser; empty = any. */
+  allowed_origins: string[];
+  monthly_quota: number;
+  max_file_bytes: number;
+  used: number;
+}
+
+/** One query for everything the checks before the body need. `period` is the `YYYY-MM-01` of the current UTC month. */
+export async function findFormBySlug(db: Queryable, slug: string, period: string): Promise<IngestForm | undefined> {
+  const row = await db('forms as f')
+    .join('accounts as a', 'a.id', 'f.account_id')
+    .join('plans as p', 'p.id', 'a.plan_id')
+    .leftJoin('usage_counters as u', (j) =>
+      j.on('u.account_id', 'f.account_id').andOn('u.period', db.raw('?::date', [period])),
+    )
+    .where('f.slug', slug)
+    .first(
+      'f.id',
+      'f.account_id',
+      'f.name',
+      'f.status',
+      'f.honeypot_field',
+      'f.bot_challenge_provider',
+      'f.bot_challenge_secret',
+      'f.redirect_url',
+      'f.allowed_origins',
+      db.raw('coalesce(a.quota_override, p.monthly_quota)::int as monthly_quota'),
+      'p.max_file_bytes',
+      db.raw('coalesce(u.used, 0)::int as used'),
+    );
+  return row as IngestForm | undefined;
+}
