@@ -18,6 +18,29 @@ export default tseslint.config(
       ],
     },
   },
+  // Services depend only on @intake/shared: no service's source imports another service (by package
+  // name or by path). The OpenAPI aggregator is the one exception: it reads the others' route definitions.
+  ...['ingest', 'management', 'delivery', 'usage'].map((service) => ({
+    files: [`services/${service}/src/**/*.ts`],
+    ignores: ['services/management/src/openapi.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: `^@intake/(?!shared(?:/|$)|${service}$)`,
+              message: 'A service depends only on @intake/shared (webhooks, events, db helpers live there).',
+            },
+            {
+              regex: '(?:^|/)services/|^(?:\\.\\./){2,}',
+              message: 'A service imports only its own files and @intake/shared.',
+            },
+          ],
+        },
+      ],
+    },
+  })),
   {
     files: ['**/*.js'],
     languageOptions: {

@@ -12,7 +12,7 @@ describe('all-in-one process', () => {
   let url = '';
 
   beforeAll(async () => {
-    child = spawn(process.execPath, [path.resolve(__dirname, '../services/management/dist/all-in-one.js')], {
+    child = spawn(process.execPath, [path.resolve(__dirname, '../dist/all-in-one.js')], {
       env: {
         ...process.env,
         PORT: '0',

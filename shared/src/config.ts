@@ -117,9 +117,6 @@ export function loadConfig(
       'SECRETS_KEY must be set in production (it encrypts webhook and bot-challenge secrets at rest)',
     );
   }
-  if (env2.S3_BUCKET && !env2.S3_ENDPOINT && !env2.S3_REGION) {
-    throw new ConfigError('S3_BUCKET needs S3_REGION or S3_ENDPOINT');
-  }
   const config: Config = {
     ...env2,
     PUBLIC_BASE_URL: env2.PUBLIC_BASE_URL.replace(/\/+$/, ''),

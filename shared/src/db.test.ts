@@ -1,12 +1,8 @@
-import { createTestPlatform, eventually, type TestPlatform } from './testing';
+import { eventually, useTestPlatform } from './testing';
 import { createDb, mayHaveCommitted, runPrepared } from './db';
 
 describe('runPrepared', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   it('runs a named statement on a pooled connection, and again on a connection that has it prepared', async () => {
     for (let i = 0; i < 3; i++) {
@@ -30,11 +26,7 @@ describe('runPrepared', () => {
 });
 
 describe('mayHaveCommitted', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   const failure = (promise: Promise<unknown>) =>
     promise.then(

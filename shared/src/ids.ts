@@ -35,10 +35,3 @@ const nextUlid = monotonicFactory(randomUnit);
 export function newId(kind: IdKind, now: number = Date.now()): string {
   return `${ID_PREFIXES[kind]}_${nextUlid(now).toLowerCase()}`;
 }
-
-const ID_PATTERN = /^[a-z]{2,3}_[0-9a-hjkmnp-tv-z]{26}$/;
-
-/** True when `value` is an id of that kind (used to answer 404 early for garbage ids). */
-export function isId(kind: IdKind, value: string): boolean {
-  return ID_PATTERN.test(value) && value.startsWith(`${ID_PREFIXES[kind]}_`);
-}

@@ -29,3 +29,5 @@ export * from './retention';
 export * from './http/html';
 export * from './forms';
 export * from './submissions/store';
+export * from './webhooks';
+export * from './batcher';

@@ -230,7 +230,6 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
     if (!db) return;
     try {
       const row = (await db('outbox')
-        .whereNull('published_at')
         .select(
           db.raw('count(*)::int AS pending'),
           db.raw('coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS lag'),

@@ -1,13 +1,9 @@
 import { AckPolicy, DeliverPolicy } from 'nats';
-import { createTestPlatform, eventually, type TestPlatform } from './testing';
-import { enqueueEvent, startOutboxRelay } from './outbox';
+import { eventually, startTestRelay, useTestPlatform } from './testing';
+import { enqueueEvent } from './outbox';
 
 describe('outbox relay', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   async function published(): Promise<{ id: string; body: Record<string, unknown> }[]> {
     const durable = `probe_${Date.now()}`;
@@ -40,13 +36,7 @@ describe('outbox relay', () => {
       })
       .catch(() => undefined);
     expect(rolledBack).toMatch(/^evt_/);
-    const relay = startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 50,
-    });
+    const relay = startTestRelay(platform);
     try {
       // published, then removed in the same transaction
       await eventually(async () => (await platform.db('outbox').where({ event_id: committed }).first()) === undefined);
@@ -78,13 +68,7 @@ describe('outbox relay', () => {
         payload: { submission_id: 'sub_small', payload: { name: 'Ada' } },
       }),
     ]);
-    const relay = startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 50,
-    });
+    const relay = startTestRelay(platform);
     try {
       await eventually(
         async () => (await platform.db('outbox').whereIn('event_id', [large, hopeless, small])).length === 0,

@@ -78,7 +78,13 @@ export interface OutboxRelayOptions {
  * may run (one per replica): rows are claimed with FOR UPDATE SKIP LOCKED. Woken by LISTEN/NOTIFY
  * and `wakeOutboxRelays()`, and by a poll timer because notifications are lost while disconnected.
  */
-export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise<void>; drain(): Promise<number> } {
+export interface OutboxRelay {
+  stop(): Promise<void>;
+  /** Publishes what is waiting now; resolves with the number of events published. */
+  drain(): Promise<number>;
+}
+
+export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { db, nats, logger } = options;
   const batchSize = options.batchSize ?? 200;
   const pollMs = options.pollMs ?? 1000;
@@ -96,15 +102,14 @@ export function startOutboxRelay(options: OutboxRelayOptions): { stop(): Promise
   const publishBatch = async (): Promise<number> => {
     return db.transaction(async (trx) => {
       // Claimed and removed in one statement: one write per event. The payload comes back as the
-      // JSON text that was written (json keeps it as is) and is published as it is. Rows that the
-      // relay of an earlier release marked published (it kept them) are left to the retention sweep.
+      // JSON text that was written (json keeps it as is) and is published as it is.
       const {
         rows,
       }: {
         rows: { seq: number; event_id: string; subject: string; payload: string; headers: Record<string, string> }[];
       } = await trx.raw(
         `DELETE FROM outbox
-         WHERE seq IN (SELECT seq FROM outbox WHERE published_at IS NULL ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
+         WHERE seq IN (SELECT seq FROM outbox ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
          RETURNING seq, event_id, subject, payload::text AS payload, headers`,
         [batchSize],
       );

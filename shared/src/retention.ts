@@ -4,21 +4,16 @@ import type { Worker } from './platform';
 
 /** How long bookkeeping rows are kept once they can no longer matter. */
 export const RETENTION = {
-  /**
-   * Rows marked published (relays of earlier releases kept them; today's delete what they publish, but
-   * the column stays for a rolling upgrade) hold a copy of the submission: deleted an hour later.
-   */
-  publishedOutboxMs: 60 * 60 * 1000,
   /** Consumers deduplicate on these; JetStream keeps events 7 days, so a redelivery is never older. */
   processedEventsMs: 8 * 24 * 60 * 60 * 1000,
 } as const;
 
-/** Deletes published outbox rows, expired idempotency keys and old processed-event marks, in batches. Returns rows deleted. */
+/** Deletes expired idempotency keys and old processed-event marks, in batches (the outbox relay deletes what it publishes). Returns rows deleted. */
 export async function sweepRetention(props: {
   db: Db;
   now: Date;
   batch?: number;
-}): Promise<{ outbox: number; idempotencyKeys: number; processedEvents: number }> {
+}): Promise<{ idempotencyKeys: number; processedEvents: number }> {
   const { db, now } = props;
   const batch = props.batch ?? 5000;
   const sweep = async (table: string, where: (q: ReturnType<Db>) => void): Promise<number> => {
@@ -34,11 +29,6 @@ export async function sweepRetention(props: {
     }
   };
   return {
-    outbox: await sweep('outbox', (q) =>
-      q
-        .whereNotNull('published_at')
-        .andWhere('published_at', '<', new Date(now.getTime() - RETENTION.publishedOutboxMs)),
-    ),
     idempotencyKeys: await sweep('idempotency_keys', (q) => q.where('expires_at', '<=', now)),
     processedEvents: await sweep('processed_events', (q) =>
       q.where('processed_at', '<', new Date(now.getTime() - RETENTION.processedEventsMs)),
@@ -58,7 +48,7 @@ export function startRetentionSweeper(props: {
   const timer = setInterval(() => {
     running ??= sweepRetention({ db: props.db, now: props.clock.now() })
       .then((n) => {
-        if (n.outbox + n.idempotencyKeys + n.processedEvents > 0) props.logger.info(n, 'retention sweep');
+        if (n.idempotencyKeys + n.processedEvents > 0) props.logger.info(n, 'retention sweep');
       })
       .catch((err) => props.logger.warn({ err }, 'retention sweep failed; will retry'))
       .finally(() => (running = undefined));

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import Router from '@koa/router';
 import { loadConfig, usesDevelopmentSecretsKey } from './config';
 import { createPlatform, serve, type Platform, type Worker } from './platform';
-import { startOutboxRelay } from './outbox';
+import { startOutboxRelay, type OutboxRelay } from './outbox';
 import { mountProbes, type Dependency } from './health';
 import { baseApp } from './http/app';
 import { mountRoutes, type RouteDef } from './http/route';
@@ -46,6 +46,17 @@ export function buildServiceApp(
   return app;
 }
 
+/** The outbox relay of a process that publishes events, over the platform's database and NATS. */
+export function startPlatformRelay(platform: Platform, options: { pollMs?: number } = {}): OutboxRelay {
+  return startOutboxRelay({
+    db: platform.db,
+    databaseUrl: platform.config.DATABASE_URL,
+    nats: platform.nats,
+    logger: platform.logger,
+    pollMs: options.pollMs,
+  });
+}
+
 /** `node dist/main.js` of one service, as the chart runs it. */
 export async function runStandalone(module: ServiceModule): Promise<void> {
   const config = loadConfig(process.env);
@@ -55,15 +66,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   const state: ServiceState = { draining: false };
   const app = buildServiceApp(module, platform, state);
   const workers = await module.startWorkers(platform);
-  if (module.publishesEvents)
-    workers.push(
-      startOutboxRelay({
-        db: platform.db,
-        databaseUrl: config.DATABASE_URL,
-        nats: platform.nats,
-        logger: platform.logger,
-      }),
-    );
+  if (module.publishesEvents) workers.push(startPlatformRelay(platform));
   workers.push(
     telemetryWorker(platform, { serviceName: `intake-${module.name}`, publishesEvents: module.publishesEvents }),
   );

@@ -43,14 +43,13 @@ export function telemetryConfigured(env: Record<string, string | undefined>): bo
   );
 }
 
-/** `intake-<service>` from the entry script's path (`services/<name>/dist/main.js`); `intake` for the all-in-one process. */
+/** `intake-<service>` from the entry script's path (`services/<name>/dist/main.js`); `intake` for the all-in-one process (`dist/all-in-one.js`). */
 export function serviceNameFromEntry(entry: string | undefined): string {
   const match =
-    /services[\\/](ingest|management|delivery|usage)[\\/](?:dist|src)[\\/](main|all-in-one|cli[\\/][\w-]+)\.[jt]s$/.exec(
+    /services[\\/](ingest|management|delivery|usage)[\\/](?:dist|src)[\\/](main|cli[\\/][\w-]+)\.[jt]s$/.exec(
       entry ?? '',
     );
   if (!match) return 'intake';
-  if (match[2] === 'all-in-one') return 'intake';
   if (match[2]?.startsWith('cli')) return `intake-${match[2].replace(/^cli[\\/]/, '')}`;
   return `intake-${match[1]}`;
 }
@@ -92,11 +91,6 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     shutdown: () => (stopping ??= sdk.shutdown().catch(() => undefined)),
   };
   return current;
-}
-
-/** The process's telemetry handle, or a disabled one when nothing started it. */
-export function currentTelemetry(): Telemetry {
-  return current ?? { enabled: false, serviceName: 'intake', shutdown: async () => undefined };
 }
 
 /** Tests only: forget the started SDK after shutting it down, so another test file can start its own. */

@@ -4,7 +4,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import fc from 'fast-check';
 import { parse } from 'yaml';
 import { METRICS, prometheusName } from '@intake/shared';
-import { routeFor } from '../../services/management/src/all-in-one';
+import { routeFor } from '../../src/all-in-one';
 
 const root = path.resolve(__dirname, '../..');
 const read = (p: string) => readFileSync(path.join(root, p), 'utf8');

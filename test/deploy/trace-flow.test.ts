@@ -9,10 +9,9 @@ import {
   recordSubmission,
   resetTelemetryForTests,
   runConsumer,
-  startOutboxRelay,
   startTelemetry,
 } from '@intake/shared';
-import { createTestPlatform, eventually, type TestPlatform } from '@intake/shared/testing';
+import { createTestPlatform, eventually, type TestPlatform, startTestRelay } from '@intake/shared/testing';
 
 /**
  * One trace from a request's span through enqueueEvent -> the outbox row -> the relay's PRODUCER
@@ -39,13 +38,7 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
     });
     expect(telemetry.enabled).toBe(true);
     platform = await createTestPlatform();
-    const relay = startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 50,
-    });
+    const relay = startTestRelay(platform);
     stops.push(() => relay.stop());
     const durable = 'trace_probe';
     await ensureConsumer(platform.nats, platform.nats.names.eventsStream, {

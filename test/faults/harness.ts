@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { newId, type Config, type Platform } from '@intake/shared';
+import type { Config, Platform } from '@intake/shared';
 import { createTestPlatform, eventually, factories, freePort, listen, type TestPlatform } from '@intake/shared/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -125,14 +125,7 @@ export async function formWithWebhook(
   const account = await factories.account(platform.db, { plan: 'team', quota: 100_000_000 });
   const form = await factories.form(platform.db, account.id);
   if (url) {
-    await platform.db('webhooks').insert({
-      id: newId('webhook'),
-      account_id: account.id,
-      form_id: form.id,
-      url,
-      enabled: true,
-      secret: platform.secrets.seal(`whsec_${Buffer.from(newId('webhook')).toString('base64')}`),
-    });
+    await factories.webhook(platform, { accountId: account.id, formId: form.id, url });
   }
   return { accountId: account.id, formId: form.id, slug: form.slug };
 }

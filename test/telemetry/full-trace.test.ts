@@ -8,15 +8,20 @@ import {
   buildServiceApp,
   createLogger,
   instrumentations,
-  newId,
   resetTelemetryForTests,
-  startOutboxRelay,
   startTelemetry,
   type Worker,
 } from '@intake/shared';
-import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  eventually,
+  factories,
+  listen,
+  type TestPlatform,
+  startTestRelay,
+} from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
-import { deliveryService, generateWebhookSecret } from '@intake/delivery';
+import { deliveryService } from '@intake/delivery';
 
 type Span = tracing.ReadableSpan;
 
@@ -77,15 +82,7 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     receiverUrl = receiver.url;
     closers.push(receiver.close);
     workers.push(...(await deliveryService.startWorkers(platform)));
-    workers.push(
-      startOutboxRelay({
-        db: platform.db,
-        databaseUrl: platform.config.DATABASE_URL,
-        nats: platform.nats,
-        logger: platform.logger,
-        pollMs: 50,
-      }),
-    );
+    workers.push(startTestRelay(platform));
     const ingest = await listen(buildServiceApp(ingestService, platform).callback());
     ingestUrl = ingest.url;
     closers.push(ingest.close);
@@ -101,16 +98,8 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
   async function formWithWebhook(path: string, notifyEmails: string[] = []) {
     const account = await factories.account(platform.db);
     const form = await factories.form(platform.db, account.id, { notify_emails: notifyEmails });
-    const webhookId = newId('webhook');
     const url = `${receiverUrl}${path}?token=s3cret&v=2`;
-    await platform.db('webhooks').insert({
-      id: webhookId,
-      account_id: account.id,
-      form_id: form.id,
-      url,
-      enabled: true,
-      secret: platform.secrets.seal(generateWebhookSecret()),
-    });
+    const { id: webhookId } = await factories.webhook(platform, { accountId: account.id, formId: form.id, url });
     return { slug: form.slug, webhookId };
   }
 

@@ -12,21 +12,7 @@ export const deliveryService: ServiceModule = {
 };
 
 export { CONSUMERS, SEND_CONCURRENCY, sendAckWaitMs } from './consumers/consumers';
-export {
-  createWebhookAgent,
-  sendWebhook,
-  signedRequest,
-  USER_AGENT,
-  RESPONSE_BODY_LIMIT,
-  type AttemptResult,
-  type Envelope,
-  type EventType,
-} from './domain/sender';
-export { generateWebhookSecret, serviceSignature, standardSignature } from './domain/signing';
-export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup } from './domain/network-guard';
-export { requestDelivery, processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
+export { processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
 export { fanOutSubmission, submissionData } from './domain/fan-out';
-export type { DeliveryRow, DeliveryStatus } from './repositories/delivery.repository';
-export { sendTestPing } from './domain/test-ping';
 export { notifySubmission, MAX_MAIL_ATTEMPTS } from './domain/notify';
 export { submissionMail, replyToOf } from './domain/notification-mail';

@@ -1,15 +1,11 @@
-import { newId } from '@intake/shared';
-import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { createWebhookAgent, processDeliveryRequest } from '../src';
-import { receiver, webhook } from './helpers';
+import { createWebhookAgent, newId } from '@intake/shared';
+import { factories, useTestPlatform } from '@intake/shared/testing';
+import { processDeliveryRequest } from '../src';
+import { receiver } from './helpers';
 
 /** The worker itself never calls a disabled webhook, whatever was queued before it was disabled. */
 describe('a disabled webhook', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   it('drops a queued replay and fails a waiting scheduled delivery, sending nothing', async () => {
     const target = await receiver();
@@ -17,20 +13,23 @@ describe('a disabled webhook', () => {
     try {
       const account = await factories.account(platform.db);
       const form = await factories.form(platform.db, account.id);
-      const hook = await webhook(platform, { accountId: account.id, formId: form.id, url: target.url, enabled: false });
-      const delivery = (status: string) => ({
-        id: newId('delivery'),
-        account_id: account.id,
-        webhook_id: hook.id,
-        form_id: form.id,
-        submission_id: newId('submission'),
-        event_type: 'submission.created',
-        data: JSON.stringify({ submission_id: 'x', form_id: form.id, payload: {} }),
-        status,
-        attempt_count: status === 'failed' ? 5 : 1,
+      const hook = await factories.webhook(platform, {
+        accountId: account.id,
+        formId: form.id,
+        url: target.url,
+        enabled: false,
       });
-      const [failed, waiting] = [delivery('failed'), delivery('retrying')];
-      await platform.db('deliveries').insert([failed, waiting]);
+      const delivery = (status: 'failed' | 'retrying') =>
+        factories.delivery(platform.db, {
+          accountId: account.id,
+          webhookId: hook.id,
+          formId: form.id,
+          submissionId: newId('submission'),
+          data: { submission_id: 'x', form_id: form.id, payload: {} },
+          status,
+          attemptCount: status === 'failed' ? 5 : 1,
+        });
+      const [failed, waiting] = [await delivery('failed'), await delivery('retrying')];
       const deps = {
         db: platform.db,
         secrets: platform.secrets,

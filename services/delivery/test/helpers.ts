@@ -1,16 +1,21 @@
 import { execFile } from 'node:child_process';
 import type http from 'node:http';
 import {
-  newId,
-  startOutboxRelay,
   type Platform,
   type StoredFile,
   type SubmissionEvent,
   type SubmissionStatus,
   type Worker,
 } from '@intake/shared';
-import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
-import { deliveryService, generateWebhookSecret } from '../src';
+import {
+  createTestPlatform,
+  factories,
+  listen,
+  type ConfigOverrides,
+  type TestPlatform,
+  startTestRelay,
+} from '@intake/shared/testing';
+import { deliveryService } from '../src';
 
 /** A real platform with the delivery workers and an outbox relay running. */
 export async function startDelivery(
@@ -18,15 +23,7 @@ export async function startDelivery(
 ): Promise<{ platform: TestPlatform; close(): Promise<void> }> {
   const platform = await createTestPlatform(overrides);
   const workers: Worker[] = await deliveryService.startWorkers(platform);
-  workers.push(
-    startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 200,
-    }),
-  );
+  workers.push(startTestRelay(platform, 200));
   return {
     platform,
     async close() {
@@ -63,23 +60,6 @@ export async function receiver(
     });
   });
   return { ...server, requests };
-}
-
-export async function webhook(
-  platform: Platform,
-  props: { accountId: string; formId: string; url: string; enabled?: boolean },
-): Promise<{ id: string; secret: string }> {
-  const id = newId('webhook');
-  const secret = generateWebhookSecret();
-  await platform.db('webhooks').insert({
-    id,
-    account_id: props.accountId,
-    form_id: props.formId,
-    url: props.url,
-    enabled: props.enabled ?? true,
-    secret: platform.secrets.seal(secret),
-  });
-  return { id, secret };
 }
 
 /** An account with one form (and its notification addresses). */

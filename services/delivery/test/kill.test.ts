@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { createTestPlatform, eventually, type TestPlatform } from '@intake/shared/testing';
+import { createTestPlatform, eventually, type TestPlatform, factories } from '@intake/shared/testing';
 import { startOutboxRelay, type Worker } from '@intake/shared';
-import { accountWithForm, receiver, submit, webhook } from './helpers';
+import { accountWithForm, receiver, submit } from './helpers';
 
 const MAIN = path.resolve(__dirname, '../dist/main.js');
 
@@ -57,7 +57,7 @@ describe('a delivery process killed mid-attempt', () => {
     });
     try {
       const { accountId, formId } = await accountWithForm(platform);
-      await webhook(platform, { accountId, formId, url: target.url });
+      await factories.webhook(platform, { accountId, formId, url: target.url });
       const first = startProcess(platform);
       children.push(first);
       const event = await submit(platform, { accountId, formId });

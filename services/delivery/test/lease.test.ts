@@ -1,34 +1,26 @@
-import { newId } from '@intake/shared';
-import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { createWebhookAgent, processDeliveryRequest } from '../src';
-import { receiver, webhook } from './helpers';
+import { createWebhookAgent, newId } from '@intake/shared';
+import { factories, useTestPlatform } from '@intake/shared/testing';
+import { processDeliveryRequest } from '../src';
+import { receiver } from './helpers';
 
 /**
  * Issue 15: a copy of a delivery request handled while another process makes the attempt (a
  * redelivery, another replica) sends nothing; it comes back when the attempt's lease ends.
  */
 describe('the attempt lease on a delivery', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   async function setUp(delayMs: number) {
     const target = await receiver((_r, _n, res) => setTimeout(() => res.end('ok'), delayMs));
     const agent = createWebhookAgent({ allowPrivateNetworks: true, timeoutMs: 2000 });
     const account = await factories.account(platform.db);
     const form = await factories.form(platform.db, account.id);
-    const hook = await webhook(platform, { accountId: account.id, formId: form.id, url: target.url });
-    const id = newId('delivery');
-    await platform.db('deliveries').insert({
-      id,
-      account_id: account.id,
-      webhook_id: hook.id,
-      form_id: form.id,
-      submission_id: newId('submission'),
-      event_type: 'submission.created',
-      data: JSON.stringify({ submission_id: 'x', form_id: form.id, payload: {} }),
+    const hook = await factories.webhook(platform, { accountId: account.id, formId: form.id, url: target.url });
+    const { id } = await factories.delivery(platform.db, {
+      accountId: account.id,
+      webhookId: hook.id,
+      formId: form.id,
+      submissionId: newId('submission'),
     });
     const deps = {
       db: platform.db,

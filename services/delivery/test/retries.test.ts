@@ -1,5 +1,5 @@
-import { eventually } from '@intake/shared/testing';
-import { accountWithForm, receiver, startDelivery, submit, webhook } from './helpers';
+import { eventually, factories } from '@intake/shared/testing';
+import { accountWithForm, receiver, startDelivery, submit } from './helpers';
 
 const LADDER = [200, 400, 600, 800];
 
@@ -20,7 +20,7 @@ describe('the retry ladder', () => {
     });
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
-      await webhook(ctx.platform, { accountId, formId, url: target.url });
+      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
       await submit(ctx.platform, { accountId, formId });
       await eventually(() => target.requests.length === 5, { timeoutMs: 15_000 });
       const envelopes = target.requests.map((r) => JSON.parse(r.body));
@@ -64,7 +64,7 @@ describe('the retry ladder', () => {
     });
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
-      await webhook(ctx.platform, { accountId, formId, url: target.url });
+      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
       const event = await submit(ctx.platform, { accountId, formId });
       const delivery = await eventually(
         () => ctx.platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(),
@@ -86,10 +86,10 @@ describe('the retry ladder', () => {
     });
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
-      await webhook(ctx.platform, { accountId, formId, url: target.url });
+      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
       const closed = await receiver();
       await closed.close();
-      await webhook(ctx.platform, { accountId, formId, url: closed.url });
+      await factories.webhook(ctx.platform, { accountId, formId, url: closed.url });
       const event = await submit(ctx.platform, { accountId, formId });
       const rows = await eventually(async () => {
         const r = await ctx.platform

@@ -1,5 +1,5 @@
-import { eventually } from '@intake/shared/testing';
-import { accountWithForm, receiver, startDelivery, submit, webhook } from './helpers';
+import { eventually, factories } from '@intake/shared/testing';
+import { accountWithForm, receiver, startDelivery, submit } from './helpers';
 
 describe('a receiver that hangs', () => {
   let ctx: Awaited<ReturnType<typeof startDelivery>>;
@@ -13,9 +13,9 @@ describe('a receiver that hangs', () => {
     const fast = await receiver();
     try {
       const slowOwner = await accountWithForm(ctx.platform);
-      await webhook(ctx.platform, { ...slowOwner, url: hanging.url });
+      await factories.webhook(ctx.platform, { ...slowOwner, url: hanging.url });
       const fastOwner = await accountWithForm(ctx.platform);
-      await webhook(ctx.platform, { ...fastOwner, url: fast.url });
+      await factories.webhook(ctx.platform, { ...fastOwner, url: fast.url });
       // Several hanging deliveries first, then the fast receiver's.
       const stuck = await Promise.all([1, 2, 3].map(() => submit(ctx.platform, slowOwner)));
       await eventually(() => hanging.requests.length === 3);
@@ -36,9 +36,12 @@ describe('a receiver that hangs', () => {
       ).map((r) => r.id);
       expect(await ctx.platform.db('delivery_attempts').whereIn('delivery_id', stuckIds)).toEqual([]);
       expect(waited).toBeLessThan(1500);
-      expect(await ctx.platform.db('deliveries').where({ submission_id: quick.submission_id }).first()).toMatchObject({
-        status: 'succeeded',
+      // Recorded once its answer is read, a moment after the receiver saw the request.
+      const served = await eventually(async () => {
+        const row = await ctx.platform.db('deliveries').where({ submission_id: quick.submission_id }).first();
+        return row?.status === 'succeeded' && row;
       });
+      expect(served).toMatchObject({ status: 'succeeded' });
 
       const timedOut = await eventually(async () => {
         const rows = await ctx.platform

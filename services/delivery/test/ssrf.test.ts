@@ -1,5 +1,12 @@
 import { request } from 'undici';
-import { createWebhookAgent, guardedLookup, isBlockedAddress, sendWebhook, urlRefusal, checkWebhookUrl } from '../src';
+import {
+  checkWebhookUrl,
+  createWebhookAgent,
+  guardedLookup,
+  isBlockedAddress,
+  sendWebhook,
+  urlRefusal,
+} from '@intake/shared';
 import { receiver } from './helpers';
 
 const PRIVATE = [

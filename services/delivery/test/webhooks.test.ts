@@ -1,8 +1,8 @@
 import { Webhook } from 'standardwebhooks';
-import { eventually } from '@intake/shared/testing';
+import { eventually, factories } from '@intake/shared/testing';
 import { SUBJECTS } from '@intake/shared';
 import { CONSUMERS } from '../src';
-import { accountWithForm, receiver, startDelivery, submit, verifyWithOctokit, webhook } from './helpers';
+import { accountWithForm, receiver, startDelivery, submit, verifyWithOctokit } from './helpers';
 
 describe('webhook delivery of submission.created', () => {
   let ctx: Awaited<ReturnType<typeof startDelivery>>;
@@ -15,7 +15,7 @@ describe('webhook delivery of submission.created', () => {
     const target = await receiver();
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
-      const hook = await webhook(ctx.platform, { accountId, formId, url: `${target.url}/hooks?x=1` });
+      const hook = await factories.webhook(ctx.platform, { accountId, formId, url: `${target.url}/hooks?x=1` });
       const event = await submit(ctx.platform, {
         accountId,
         formId,
@@ -89,7 +89,7 @@ describe('webhook delivery of submission.created', () => {
     const target = await receiver();
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
-      await webhook(ctx.platform, { accountId, formId, url: `${target.url}/hook` });
+      await factories.webhook(ctx.platform, { accountId, formId, url: `${target.url}/hook` });
       const event = await submit(ctx.platform, {
         accountId,
         formId,
@@ -115,9 +115,9 @@ describe('webhook delivery of submission.created', () => {
     const off = await receiver();
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
-      const hookA = await webhook(ctx.platform, { accountId, formId, url: a.url });
-      const hookB = await webhook(ctx.platform, { accountId, formId, url: b.url });
-      await webhook(ctx.platform, { accountId, formId, url: off.url, enabled: false });
+      const hookA = await factories.webhook(ctx.platform, { accountId, formId, url: a.url });
+      const hookB = await factories.webhook(ctx.platform, { accountId, formId, url: b.url });
+      await factories.webhook(ctx.platform, { accountId, formId, url: off.url, enabled: false });
       const event = await submit(ctx.platform, { accountId, formId });
       await eventually(() => a.requests.length === 1 && b.requests.length === 1);
       // The same event again, past JetStream's dedup window (a fresh msgID): Postgres must still refuse a second delivery.
@@ -148,7 +148,7 @@ describe('webhook delivery of submission.created', () => {
     const target = await receiver();
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
-      await webhook(ctx.platform, { accountId, formId, url: target.url });
+      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
       const spam = await submit(ctx.platform, { accountId, formId, status: 'spam' });
       // A spam event on the created subject, and a created event for a row that is spam by now (relabelled or deleted first).
       const mislabelled = await submit(ctx.platform, {

@@ -4,11 +4,14 @@ import { buildServiceApp, startOutboxRelay } from '@intake/shared';
 import {
   createTestPlatform,
   eventually,
+  expectMatchesOpenApi,
   factories,
   listen,
+  registerOpenApi,
   type ConfigOverrides,
   type TestPlatform,
 } from '@intake/shared/testing';
+import { openApi } from '@intake/management';
 import { createIngestService, type IngestDeps } from '../src';
 
 export interface IngestHarness {
@@ -27,6 +30,7 @@ export async function startIngest(
   const platform = await createTestPlatform(overrides);
   const service = createIngestService();
   const server = await listen(buildServiceApp(service, platform).callback());
+  registerOpenApi(server.url, openApi(platform));
   const relay = options.relay
     ? startOutboxRelay({
         db: platform.db,
@@ -127,6 +131,15 @@ export function poster(url: string, slug: string) {
     } catch {
       parsed = {};
     }
+    const contentType = res.headers.get('content-type');
+    // Every answer is checked against the OpenAPI document (see startIngest).
+    await expectMatchesOpenApi(url, {
+      method: 'POST',
+      path: `/v1/f/${encodeURIComponent(slug)}`,
+      status: res.status,
+      contentType,
+      body: /json/.test(contentType ?? '') ? parsed : text || undefined,
+    });
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
 }

@@ -20,7 +20,9 @@ import {
   testConfig,
   testDatabaseUrl,
   type OwnServer,
+  registerOpenApi,
 } from '@intake/shared/testing';
+import { openApi } from '@intake/management';
 import { createIngestService } from '../src';
 import { poster, publishedEvents, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
 import { localKeys } from './files';
@@ -85,6 +87,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
     });
     await migrate(platform.db);
     server = await listen(buildServiceApp(ingest, platform).callback());
+    registerOpenApi(server.url, openApi(platform));
   }, 60_000);
   afterAll(async () => {
     await server.close();

@@ -7,6 +7,7 @@ import { submissionRoutes } from './routes/submissions.routes';
 import { fileRoutes } from './routes/files.routes';
 import { webhookRoutes } from './routes/webhooks.routes';
 import { deliveryRoutes } from './routes/deliveries.routes';
+import { openApiDocument } from './openapi';
 
 function managementRoutes(platform: Platform): RouteDef[] {
   return [
@@ -30,6 +31,11 @@ export const managementService: ServiceModule = {
   // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/retention.ts).
   startWorkers: async (platform) => [startRetentionSweeper(platform)],
 };
+
+/** The one OpenAPI document of the four services (what `GET /openapi` serves). */
+export function openApi(platform: Platform): Record<string, unknown> {
+  return openApiDocument(platform, managementRoutes(platform));
+}
 
 export { createAccount } from './domain/accounts';
 export { runAdmin } from './cli/admin';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createTestPlatform, factories, testDatabaseUrl, type TestPlatform } from '@intake/shared/testing';
+import { factories, testDatabaseUrl, useTestPlatform } from '@intake/shared/testing';
 import { runAdmin } from '../src/cli/admin';
 
 const run = promisify(execFile);
@@ -9,11 +9,7 @@ const repo = path.resolve(__dirname, '../../..');
 const env = { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' };
 
 describe('operator CLI: accounts update --email (the address that receives quota warnings)', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   it('sets the contact address and prints exactly one JSON object', async () => {
     const account = await factories.account(platform.db, { plan: 'team' });

@@ -1,7 +1,13 @@
 import { buildServiceApp } from '@intake/shared';
-import { createTestPlatform, factories, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  expectMatchesOpenApi,
+  factories,
+  listen,
+  type ConfigOverrides,
+  type TestPlatform,
+} from '@intake/shared/testing';
 import { managementService } from '../src';
-import { expectMatchesOpenApi } from './openapi-contract';
 
 /** The management app over real HTTP on a real platform. */
 export async function startManagement(

@@ -2,14 +2,13 @@ import { execFile } from 'node:child_process';
 import type Koa from 'koa';
 import type { KoaRouter as Router } from '@intake/shared';
 import { buildServiceApp, PROBLEM_SLUGS, type ServiceModule } from '@intake/shared';
-import { listen } from '@intake/shared/testing';
+import { contractViolations, listen, type OpenApiDoc } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
 import { managementService } from '../src';
-import { routeFor } from '../src/all-in-one';
+import { routeFor } from '../../../src/all-in-one';
 import { api, startManagement } from './helpers';
-import { contractViolations, type OpenApiDoc } from './openapi-contract';
 
 /** Probes for orchestrators, not part of the public API. */
 const INFRASTRUCTURE = new Set(['GET /livez', 'GET /readyz', 'HEAD /livez', 'HEAD /readyz']);

@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
+import { fileDownloadUrl, periodKey, SubmissionEvent } from '@intake/shared';
 import { factories } from '@intake/shared/testing';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
@@ -132,24 +132,15 @@ describe('submissions', () => {
         payload: { email: 'gone@person.test' },
       });
       const other = await factories.submission(ctx.platform, { accountId: account.id, formId: form.id });
-      const webhookId = newId('webhook');
-      await ctx.platform.db('webhooks').insert({
-        id: webhookId,
-        account_id: account.id,
-        form_id: form.id,
-        url: 'https://hooks.example.com/x',
-        secret: 'sealed',
-      });
-      const delivery = (submissionId: string) => ({
-        id: newId('delivery'),
-        account_id: account.id,
-        webhook_id: webhookId,
-        form_id: form.id,
-        submission_id: submissionId,
-        event_type: 'submission.created',
-        data: JSON.stringify({ payload: { email: 'gone@person.test' } }),
-      });
-      await ctx.platform.db('deliveries').insert([delivery(s.id), delivery(other.id)]);
+      const { id: webhookId } = await factories.webhook(ctx.platform, { accountId: account.id, formId: form.id });
+      for (const submissionId of [s.id, other.id])
+        await factories.delivery(ctx.platform.db, {
+          accountId: account.id,
+          webhookId,
+          formId: form.id,
+          submissionId,
+          data: { payload: { email: 'gone@person.test' } },
+        });
       await ctx.platform.db('idempotency_keys').insert([
         { form_id: form.id, key: 'k-deleted', submission_id: s.id, expires_at: new Date(Date.now() + 60_000) },
         { form_id: form.id, key: 'k-kept', submission_id: other.id, expires_at: new Date(Date.now() + 60_000) },

@@ -1,6 +1,13 @@
 import { Webhook } from 'standardwebhooks';
-import { buildServiceApp, newId, startOutboxRelay, type Worker } from '@intake/shared';
-import { createTestPlatform, eventually, factories, listen, type TestPlatform } from '@intake/shared/testing';
+import { buildServiceApp, type Worker } from '@intake/shared';
+import {
+  createTestPlatform,
+  eventually,
+  factories,
+  listen,
+  type TestPlatform,
+  startTestRelay,
+} from '@intake/shared/testing';
 import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
 import { api, startManagement } from './helpers';
@@ -13,16 +20,7 @@ async function startWithWorkers() {
     WEBHOOK_TIMEOUT_MS: 2000,
   });
   const server = await listen(buildServiceApp(managementService, platform).callback());
-  const workers: Worker[] = [
-    ...(await deliveryService.startWorkers(platform)),
-    startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 200,
-    }),
-  ];
+  const workers: Worker[] = [...(await deliveryService.startWorkers(platform)), startTestRelay(platform, 200)];
   return {
     platform,
     url: server.url,
@@ -235,17 +233,17 @@ describe('webhook routes', () => {
     it('returns at most the last 50 deliveries', async () => {
       const { accountId, formId, call } = await owner();
       const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: 'https://hooks.example.com/' });
-      const rows = Array.from({ length: 55 }, (_, i) => ({
-        id: newId('delivery'),
-        account_id: accountId,
-        webhook_id: hook.id,
-        form_id: formId,
-        event_type: 'webhook.test',
-        data: '{}',
-        status: 'succeeded',
-        created_at: new Date(Date.now() - (55 - i) * 1000),
-      }));
-      await ctx.platform.db('deliveries').insert(rows);
+      const rows = [];
+      for (let i = 0; i < 55; i++)
+        rows.push(
+          await factories.delivery(ctx.platform.db, {
+            accountId,
+            webhookId: hook.id,
+            formId,
+            status: 'succeeded',
+            createdAt: new Date(Date.now() - (55 - i) * 1000),
+          }),
+        );
       const log = (await call('GET', `/v1/webhooks/${hook.id}/deliveries`)).body.data;
       expect(log).toHaveLength(50);
       expect(log[0].id).toBe(rows[54]!.id);
@@ -298,18 +296,12 @@ describe('webhook routes', () => {
       const { body: hook } = await mine.call('POST', `/v1/forms/${mine.formId}/webhooks`, {
         url: 'https://hooks.example.com/',
       });
-      const [delivery] = await ctx.platform
-        .db('deliveries')
-        .insert({
-          id: newId('delivery'),
-          account_id: mine.accountId,
-          webhook_id: hook.id,
-          form_id: mine.formId,
-          event_type: 'webhook.test',
-          data: '{}',
-          status: 'failed',
-        })
-        .returning('id');
+      const delivery = await factories.delivery(ctx.platform.db, {
+        accountId: mine.accountId,
+        webhookId: hook.id,
+        formId: mine.formId,
+        status: 'failed',
+      });
       expect(
         (await theirs.call('POST', `/v1/forms/${mine.formId}/webhooks`, { url: 'https://evil.example.com/' })).status,
       ).toBe(404);

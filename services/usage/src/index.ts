@@ -6,7 +6,7 @@ import { usageRoutes } from './routes/usage.routes';
 export { recordSubmissionEvent, USAGE_CONSUMER } from './domain/record-event';
 export { reachedThresholds, quotaWarningKey, sendQuotaWarnings, QUOTA_THRESHOLDS } from './domain/quota-warnings';
 export { usageReport } from './domain/usage-report';
-export { USAGE_DURABLE, ensureUsageConsumer } from './consumers/submission-events.consumer';
+export { ensureUsageConsumer } from './consumers/submission-events.consumer';
 
 export interface UsageWorkerOptions extends UsageConsumerOptions {
   /** How often quota warnings that could not be sent are retried. */

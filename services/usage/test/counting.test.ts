@@ -1,6 +1,6 @@
 import { periodKey } from '@intake/shared';
 import { eventually, factories } from '@intake/shared/testing';
-import { USAGE_DURABLE, ensureUsageConsumer, recordSubmissionEvent } from '../src';
+import { USAGE_CONSUMER, ensureUsageConsumer, recordSubmissionEvent } from '../src';
 import { processedCount, startUsage, type UsageHarness } from './helpers';
 
 async function monthTotals(h: UsageHarness, accountId: string, period: string) {
@@ -59,7 +59,7 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     });
 
     // A replica took 10 messages and died before acking them; it had counted 5 of them already.
-    const consumer = await nats.js.consumers.get(nats.names.eventsStream, USAGE_DURABLE);
+    const consumer = await nats.js.consumers.get(nats.names.eventsStream, USAGE_CONSUMER);
     const taken = await consumer.fetch({ max_messages: 10, expires: 2000 });
     let n = 0;
     for await (const msg of taken) {
@@ -81,10 +81,10 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
       message: 'every event processed',
     });
     await eventually(
-      async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE)).num_ack_pending === 0,
+      async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_CONSUMER)).num_ack_pending === 0,
       { message: 'every message acked' },
     );
-    const info = await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE);
+    const info = await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_CONSUMER);
     // Every delivery bumps the consumer sequence: the 10 abandoned messages were delivered a second time.
     expect(info.delivered.consumer_seq - info.delivered.stream_seq).toBeGreaterThanOrEqual(10);
 
@@ -160,7 +160,7 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     const good = await factories.submission(h.platform, { accountId: account.id, formId: form.id });
     await eventually(() => processedCount(h.platform, [good.eventId]).then((c) => c === 1));
     await eventually(
-      async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_DURABLE)).num_ack_pending === 0,
+      async () => (await nats.jsm.consumers.info(nats.names.eventsStream, USAGE_CONSUMER)).num_ack_pending === 0,
       { message: 'poison messages terminated, not parked' },
     );
     expect(await db('processed_events').where({ event_id: 'evt_ghost' }).first()).toBeUndefined();

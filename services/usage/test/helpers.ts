@@ -1,5 +1,14 @@
-import { buildServiceApp, startOutboxRelay, type Clock, type Worker } from '@intake/shared';
-import { createTestPlatform, listen, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
+import { buildServiceApp, type Clock, type Worker } from '@intake/shared';
+import {
+  createTestPlatform,
+  expectMatchesOpenApi,
+  listen,
+  registerOpenApi,
+  type ConfigOverrides,
+  type TestPlatform,
+  startTestRelay,
+} from '@intake/shared/testing';
+import { openApi } from '@intake/management';
 import { startUsageWorkers, usageService, type UsageWorkerOptions } from '../src';
 
 /** A clock the test moves by hand, to cross month boundaries. */
@@ -23,13 +32,8 @@ export async function startUsage(
 ): Promise<UsageHarness> {
   const platform = await createTestPlatform(options.overrides, { clock: options.clock });
   const server = await listen(buildServiceApp(usageService, platform).callback());
-  const relay = startOutboxRelay({
-    db: platform.db,
-    databaseUrl: platform.config.DATABASE_URL,
-    nats: platform.nats,
-    logger: platform.logger,
-    pollMs: 50,
-  });
+  registerOpenApi(server.url, openApi(platform));
+  const relay = startTestRelay(platform);
   const workers: Worker[] = [];
   const harness: UsageHarness = {
     platform,
@@ -60,10 +64,14 @@ export async function processedCount(platform: TestPlatform, eventIds: string[])
   return Number(row?.count ?? 0);
 }
 
+/** GETs a usage path; every answer is checked against the OpenAPI document (see startUsage). */
 export function api(url: string, key?: string) {
   return async (path: string) => {
     const res = await fetch(`${url}${path}`, { headers: key ? { authorization: `Bearer ${key}` } : {} });
     const text = await res.text();
-    return { status: res.status, type: res.headers.get('content-type'), body: text ? JSON.parse(text) : undefined };
+    const type = res.headers.get('content-type');
+    const body = text ? JSON.parse(text) : undefined;
+    await expectMatchesOpenApi(url, { method: 'GET', path, status: res.status, contentType: type, body });
+    return { status: res.status, type, body };
   };
 }

@@ -72,7 +72,16 @@ export function buildOpenApi(options: {
               ),
             }
           : {}),
-        ...(res.schema ? { content: { [res.contentType ?? 'application/json']: { schema: strip(res.schema) } } } : {}),
+        ...(res.schema || res.alternatives
+          ? {
+              content: {
+                ...(res.schema ? { [res.contentType ?? 'application/json']: { schema: strip(res.schema) } } : {}),
+                ...Object.fromEntries(
+                  Object.entries(res.alternatives ?? {}).map(([type, schema]) => [type, { schema: strip(schema) }]),
+                ),
+              },
+            }
+          : {}),
       };
     }
     const problemSlugs = new Set<ProblemSlug>(def.problems ?? []);

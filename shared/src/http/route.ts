@@ -14,6 +14,8 @@ export interface ResponseDef {
   schema?: TSchema;
   /** Defaults to application/json when a schema is given. */
   contentType?: string;
+  /** Other content types the answer may come in (e.g. an HTML page for a browser), each with its schema. */
+  alternatives?: Record<string, TSchema>;
   headers?: Record<string, { description: string; schema: TSchema }>;
 }
 
@@ -147,7 +149,6 @@ export function mountRoutes(router: Router, routes: RouteDef[], deps: { db: Db }
       const params = checkParams({ ...ctx.params });
       const query = checkQuery({ ...ctx.query });
       const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
-      ctx.state['principal'] = principal;
       await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>);
     });
     router.register(def.path, [def.method], middleware);

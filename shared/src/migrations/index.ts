@@ -1,11 +1,7 @@
 import type { Knex } from 'knex';
-import * as initial from './001-initial';
-import * as usageIndexes from './040-usage-indexes';
-import * as jsonFieldOrder from './090-json-field-order';
-import * as ingestStoreProcedure from './100-ingest-store-procedure';
-import * as submissionWritePath from './120-submission-write-path';
-import * as ingestBatchStore from './130-ingest-batch-store';
-import * as consumerLeases from './140-consumer-leases';
+import * as schema from './001-schema';
+import * as storeSubmissions from './002-store-submissions';
+import * as consumerLeases from './003-consumer-leases';
 
 export interface Migration {
   name: string;
@@ -15,11 +11,21 @@ export interface Migration {
 
 /** Every migration, in order. Add new ones at the end with the next number. */
 export const migrations: Migration[] = [
-  { name: '001-initial', ...initial },
-  { name: '040-usage-indexes', ...usageIndexes },
-  { name: '090-json-field-order', ...jsonFieldOrder },
-  { name: '100-ingest-store-procedure', ...ingestStoreProcedure },
-  { name: '120-submission-write-path', ...submissionWritePath },
-  { name: '130-ingest-batch-store', ...ingestBatchStore },
-  { name: '140-consumer-leases', ...consumerLeases },
+  { name: '001-schema', ...schema },
+  { name: '002-store-submissions', ...storeSubmissions },
+  { name: '003-consumer-leases', ...consumerLeases },
 ];
+
+/**
+ * The migrations of the development history, folded into the two above before the first release.
+ * A database migrated by all of them has the same schema plus the compatibility shims the fold
+ * dropped (see adoptPreReleaseSchema in db.ts).
+ */
+export const PRE_RELEASE_MIGRATIONS = [
+  '001-initial',
+  '040-usage-indexes',
+  '090-json-field-order',
+  '100-ingest-store-procedure',
+  '120-submission-write-path',
+  '130-ingest-batch-store',
+] as const;

@@ -5,7 +5,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadConfig, type Config } from '../config';
-import { createDb, ensureDatabase, migrate, type Db } from '../db';
+import pg from 'pg';
+import { createDb, ensureDatabase, migrate, UnknownMigrationsError, type Db } from '../db';
 import { createLogger } from '../logger';
 import { createPlatform, closePlatform, type Platform } from '../platform';
 import type { Clock } from '../time';
@@ -13,6 +14,7 @@ import type { ChallengeProvider, FormStatus } from '../forms';
 import { generateKey, type KeyType } from '../api-keys';
 import { newId } from '../ids';
 import { storeTestSubmission } from './submissions';
+import { webhookFactories } from './webhooks';
 
 /**
  * One database per Jest worker (and per checkout, so two working copies never share one),
@@ -31,11 +33,32 @@ export async function migratedTestDatabase(url = testDatabaseUrl()): Promise<voi
     const db = createDb(url, { poolMax: 1 });
     try {
       await migrate(db);
-    } finally {
+    } catch (err) {
+      // A test database left by a checkout with other migrations: start it afresh.
+      if (!(err instanceof UnknownMigrationsError)) throw err;
       await db.destroy();
+      await recreateDatabase(url);
+      const fresh = createDb(url, { poolMax: 1 });
+      await migrate(fresh).finally(() => fresh.destroy());
+      return;
     }
+    await db.destroy();
   })();
   return migrated;
+}
+
+async function recreateDatabase(url: string): Promise<void> {
+  const admin = new URL(url);
+  const name = admin.pathname.slice(1);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+  await ensureDatabase(url);
 }
 
 /** A unique NATS prefix, so streams and subjects of one test never meet another's. */
@@ -197,6 +220,9 @@ export const factories = {
 
   /** A submission stored as ingest stores it (`storeTestSubmission`). */
   submission: storeTestSubmission,
+  ...webhookFactories,
 };
 export * from './processes';
 export * from './submissions';
+export * from './openapi-contract';
+export * from './setup';

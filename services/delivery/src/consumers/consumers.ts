@@ -4,6 +4,7 @@ import {
   ACK,
   checkSubmissionEvent,
   createMailer,
+  createWebhookAgent,
   DeliveryRequested,
   ensureConsumer,
   eventWithPayload,
@@ -14,8 +15,7 @@ import {
   type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
-import { createWebhookAgent } from '../domain/sender';
-import { attemptLeaseMs, processDeliveryRequest } from '../domain/deliver';
+import { attemptLeaseMs, batchedDeliveryStore, processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission } from '../domain/fan-out';
 import { fanOutSubmissions } from '../domain/fan-out-batch';
 import { findNotifyEmailsOfForms } from '../repositories/fan-out-batch.repository';
@@ -64,7 +64,7 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   });
   const mailer = createMailer(config, logger);
-  const deliverDeps = { db, secrets, agent, config, now: () => clock.now() };
+  const deliverDeps = { db, secrets, agent, config, now: () => clock.now(), store: batchedDeliveryStore(db) };
 
   const workers: Worker[] = [
     runConsumer({

@@ -1,23 +1,27 @@
 import type { Agent } from 'undici';
-import { SpanKind, trace } from '@opentelemetry/api';
 import {
   ACK,
-  newId,
-  toNatsHeaders,
-  currentTraceHeaders,
   recordAttempt,
   recordDelivery,
-  SUBJECTS,
+  recordDeliveryAttempt,
+  sendWebhook,
+  type AttemptResult,
   type Config,
   type Db,
   type DeliveryRequested,
-  type Nats,
+  type DeliveryStatus,
   type Outcome,
   type SecretBox,
+  tickBatcher,
 } from '@intake/shared';
-import { deliveryRepository, type DeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
-import { leaseDelivery } from '../repositories/lease.repository';
-import { sendWebhook, type AttemptResult } from './sender';
+import { findDeliveryTarget, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
+import { leaseDelivery, type Lease } from '../repositories/lease.repository';
+import {
+  findDeliveryTargets,
+  leaseDeliveries,
+  recordDeliveryAttempts,
+  type AttemptRecord,
+} from '../repositories/send-batch.repository';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -25,39 +29,6 @@ export const MAX_ATTEMPTS = 5;
 /** The wait after failed attempt `n` (1-based); a schedule shorter than the ladder repeats its last step. */
 export function retryDelayMs(schedule: readonly number[], attempt: number): number {
   return schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
-}
-
-const tracer = trace.getTracer('intake-delivery');
-
-/**
- * Publishes one `delivery.requested` inside a PRODUCER span whose context rides in the NATS
- * headers, so the send consumer continues the trace. The msgID deduplicates a republished
- * initial request; a replay gets a fresh one.
- */
-export async function requestDelivery(
-  nats: Nats,
-  props: { deliveryId: string; trigger: DeliveryRequested['trigger'] },
-): Promise<void> {
-  const eventId = props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event');
-  const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
-  const subject = nats.names.subject(SUBJECTS.deliveryRequested);
-  const attributes = {
-    'messaging.system': 'nats',
-    'messaging.destination.name': subject,
-    'messaging.message.id': eventId,
-    'intake.webhook.delivery_id': props.deliveryId,
-  };
-  await tracer.startActiveSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
-    try {
-      await nats.js.publish(subject, JSON.stringify(message), {
-        msgID: eventId,
-        headers: toNatsHeaders(currentTraceHeaders()),
-        timeout: 5000,
-      });
-    } finally {
-      span.end();
-    }
-  });
 }
 
 /**
@@ -75,7 +46,7 @@ export function attemptLeaseMs(timeoutMs: number): number {
  * when that lease ends, and the state recorded then decides.
  */
 async function leaseOrWait(deps: DeliverDeps, target: DeliveryTarget): Promise<Outcome | undefined> {
-  const lease = await leaseDelivery(deps.db, {
+  const lease = await storeOf(deps).lease({
     id: target.id,
     attemptCount: target.attempt_count,
     leaseMs: attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS),
@@ -83,7 +54,55 @@ async function leaseOrWait(deps: DeliverDeps, target: DeliveryTarget): Promise<O
   return lease.taken ? undefined : { retryInMs: Math.max(lease.remainingMs, 50) };
 }
 
+/** The send path's three queries: the target, the lease, the attempt record. */
+export interface DeliveryStore {
+  findTarget(id: string): Promise<DeliveryTarget | undefined>;
+  lease(props: { id: string; attemptCount: number; leaseMs: number }): Promise<Lease>;
+  record(props: AttemptRecord): Promise<void>;
+}
+
+/** One query per call. */
+export function directDeliveryStore(db: Db): DeliveryStore {
+  return {
+    findTarget: (id) => findDeliveryTarget(db, id),
+    lease: (props) => leaseDelivery(db, props),
+    record: (props) => recordDeliveryAttempt(db, props),
+  };
+}
+
+/**
+ * The calls of the messages handled in the same turn of the event loop share one query each
+ * (the send consumer holds up to 64 at once); a batch of records that fails is retried one by
+ * one, so an attempt is never left unrecorded because of another.
+ */
+export function batchedDeliveryStore(db: Db): DeliveryStore {
+  const direct = directDeliveryStore(db);
+  const find = tickBatcher<string, DeliveryTarget | undefined>({
+    run: async (ids) => {
+      const found = await findDeliveryTargets(db, ids);
+      return ids.map((id) => found.get(id));
+    },
+  });
+  return {
+    findTarget: find,
+    lease: tickBatcher({ run: (asks) => leaseDeliveries(db, asks) }),
+    record: tickBatcher({
+      run: async (records: AttemptRecord[]) => {
+        await recordDeliveryAttempts(db, records);
+        return records.map(() => undefined);
+      },
+      single: (record) => direct.record(record),
+    }),
+  };
+}
+
+function storeOf(deps: DeliverDeps): DeliveryStore {
+  return deps.store ?? directDeliveryStore(deps.db);
+}
+
 export interface DeliverDeps {
+  /** Default: one query per call (directDeliveryStore). */
+  store?: DeliveryStore;
   db: Db;
   secrets: SecretBox;
   agent: Agent;
@@ -116,19 +135,19 @@ function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: numbe
  */
 export async function processDeliveryRequest(deps: DeliverDeps, request: DeliveryRequested): Promise<Outcome> {
   const { db } = deps;
-  const target = await deliveryRepository.target(db, request.delivery_id);
+  const store = storeOf(deps);
+  const target = await store.findTarget(request.delivery_id);
   if (!target) return ACK; // the webhook (and its deliveries) was deleted
   // A disabled webhook is never called: a replay queued before it was disabled is dropped, a
   // scheduled delivery still waiting ends `failed`.
   if (!target.enabled) {
     if (request.trigger === 'replay' || target.status === 'succeeded' || target.status === 'failed') return ACK;
-    await deliveryRepository.setStatus(
-      db,
-      target.id,
-      'failed',
-      'the webhook was disabled before this delivery completed',
-      deps.now(),
-    );
+    await updateDeliveryStatus(db, {
+      deliveryId: target.id,
+      status: 'failed',
+      lastError: 'the webhook was disabled before this delivery completed',
+      now: deps.now(),
+    });
     recordDelivery({ outcome: 'failed' });
     return ACK;
   }
@@ -138,7 +157,7 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     if (busy) return busy;
     const result = await attempt(deps, target, number);
     const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
-    await deliveryRepository.recordAttempt(db, {
+    await store.record({
       deliveryId: target.id,
       attempt: number,
       trigger: 'replay',
@@ -154,7 +173,12 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   if (target.status === 'succeeded' || target.status === 'failed') return ACK;
   const number = target.scheduled_attempts + 1;
   if (number > MAX_ATTEMPTS) {
-    await deliveryRepository.setStatus(db, target.id, 'failed', target.last_error, deps.now());
+    await updateDeliveryStatus(db, {
+      deliveryId: target.id,
+      status: 'failed',
+      lastError: target.last_error,
+      now: deps.now(),
+    });
     recordDelivery({ outcome: 'failed' });
     return ACK;
   }
@@ -165,7 +189,7 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   const result = await attempt(deps, target, number);
   const now = deps.now();
   if (result.ok || number >= MAX_ATTEMPTS) {
-    await deliveryRepository.recordAttempt(db, {
+    await store.record({
       deliveryId: target.id,
       attempt: number,
       trigger: 'schedule',
@@ -179,7 +203,7 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     return ACK;
   }
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
-  await deliveryRepository.recordAttempt(db, {
+  await store.record({
     deliveryId: target.id,
     attempt: number,
     trigger: 'schedule',

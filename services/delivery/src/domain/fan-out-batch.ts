@@ -1,6 +1,13 @@
-import { newId, type Config, type Db, type Nats, type SecretBox, type SubmissionEvent } from '@intake/shared';
-import { findEnabledWebhooksOfForms, insertSubmissionDeliveries } from '../repositories/fan-out-batch.repository';
-import { requestDelivery } from './deliver';
+import {
+  newId,
+  requestDelivery,
+  type Config,
+  type Db,
+  type Nats,
+  type SecretBox,
+  type SubmissionEvent,
+} from '@intake/shared';
+import { findEnabledWebhooksOfForms, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { submissionData } from './fan-out';
 
 /**
@@ -40,7 +47,7 @@ export async function fanOutSubmissions(props: {
       data,
     }));
   });
-  const pending = await insertSubmissionDeliveries(db, rows);
+  const pending = await insertDeliveriesOfSubmissions(db, rows);
   await Promise.all(pending.map((d) => requestDelivery(props.nats, { deliveryId: d.id, trigger: 'schedule' })));
   return pending.length;
 }

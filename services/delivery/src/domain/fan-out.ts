@@ -1,14 +1,14 @@
 import {
   fileDownloadUrl,
   newId,
+  requestDelivery,
   type Config,
   type Db,
   type Nats,
   type SecretBox,
   type SubmissionEvent,
 } from '@intake/shared';
-import { deliveryRepository } from '../repositories/delivery.repository';
-import { requestDelivery } from './deliver';
+import { findEnabledWebhooksOfForm, insertSubmissionDeliveries } from '../repositories/delivery.repository';
 
 /** The envelope `data` of a submission.created delivery: the spec's fields plus the files with signed download links. */
 export function submissionData(props: {
@@ -48,10 +48,10 @@ export async function fanOutSubmission(props: {
 }): Promise<number> {
   const { db, event } = props;
   if (event.status !== 'received') return 0;
-  const webhooks = await deliveryRepository.enabledWebhooksOfForm(db, event.account_id, event.form_id);
+  const webhooks = await findEnabledWebhooksOfForm(db, event.account_id, event.form_id);
   if (webhooks.length === 0) return 0;
   const data = submissionData(props);
-  const pending = await deliveryRepository.createForSubmission(
+  const pending = await insertSubmissionDeliveries(
     db,
     webhooks.map((w) => ({
       id: newId('delivery', props.now.getTime()),
@@ -59,7 +59,6 @@ export async function fanOutSubmission(props: {
       webhook_id: w.id,
       form_id: event.form_id,
       submission_id: event.submission_id,
-      event_type: 'submission.created' as const,
       data,
     })),
   );

@@ -1,6 +1,5 @@
 import {
   ACK,
-  newId,
   recordNotification,
   type Config,
   type Db,
@@ -10,6 +9,11 @@ import {
   type SecretBox,
   type SubmissionEvent,
 } from '@intake/shared';
+import {
+  ensureSubmissionNotification,
+  findNotifyEmails,
+  updateNotification,
+} from '../repositories/notification.repository';
 import { leaseNotification } from '../repositories/lease.repository';
 import { retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
@@ -35,26 +39,16 @@ export async function notifySubmission(props: {
 }): Promise<Outcome> {
   const { db, event } = props;
   if (event.status !== 'received') return ACK;
-  const form: { notify_emails: string[] } | undefined = await db('forms')
-    .where({ id: event.form_id, account_id: event.account_id })
-    .first('notify_emails');
-  const to = (form?.notify_emails ?? []).filter((a) => typeof a === 'string' && a.includes('@'));
+  const to = (await findNotifyEmails(db, event.account_id, event.form_id)).filter(
+    (a) => typeof a === 'string' && a.includes('@'),
+  );
   if (to.length === 0) return ACK;
-  const dedupKey = `submission:${event.submission_id}`;
-  await db('notifications')
-    .insert({
-      id: newId('notification', props.now.getTime()),
-      account_id: event.account_id,
-      kind: 'submission',
-      dedup_key: dedupKey,
-      recipients: JSON.stringify(to),
-      status: 'pending',
-    })
-    .onConflict('dedup_key')
-    .ignore();
-  const row: { id: string; status: string; attempt_count: number } = await db('notifications')
-    .where({ dedup_key: dedupKey })
-    .first('id', 'status', 'attempt_count');
+  const row = await ensureSubmissionNotification(db, {
+    accountId: event.account_id,
+    submissionId: event.submission_id,
+    recipients: to,
+    now: props.now,
+  });
   if (row.status === 'sent' || row.status === 'failed') return ACK;
   // One send at a time: a copy of this message handled while another process sends waits for its outcome.
   const lease = await leaseNotification(db, { id: row.id, attemptCount: row.attempt_count, leaseMs: MAIL_LEASE_MS });
@@ -63,15 +57,12 @@ export async function notifySubmission(props: {
     await props.mailer.send(
       submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }),
     );
-    await db('notifications')
-      .where({ id: row.id })
-      .update({
-        status: 'sent',
-        sent_at: new Date(),
-        attempt_count: row.attempt_count + 1,
-        last_error: null,
-        lease_until: null,
-      });
+    await updateNotification(db, row.id, {
+      status: 'sent',
+      sentAt: new Date(),
+      attemptCount: row.attempt_count + 1,
+      lastError: null,
+    });
     recordNotification({ outcome: 'sent' });
     return ACK;
   } catch (err) {
@@ -79,14 +70,11 @@ export async function notifySubmission(props: {
     const attempts = row.attempt_count + 1;
     const final = attempts >= MAX_MAIL_ATTEMPTS;
     const message = String((err as Error).message ?? err).slice(0, 500);
-    await db('notifications')
-      .where({ id: row.id })
-      .update({
-        status: final ? 'failed' : 'retrying',
-        attempt_count: attempts,
-        last_error: message,
-        lease_until: null,
-      });
+    await updateNotification(db, row.id, {
+      status: final ? 'failed' : 'retrying',
+      attemptCount: attempts,
+      lastError: message,
+    });
     props.logger.warn(
       { err, submission_id: event.submission_id, attempt: attempts },
       final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry',

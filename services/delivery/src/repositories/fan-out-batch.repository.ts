@@ -31,7 +31,7 @@ export async function findNotifyEmailsOfForms(db: Knex, formIds: string[]): Prom
  * none. Returns every delivery of these (webhook, submission) pairs still waiting for its first
  * attempt, new or not.
  */
-export async function insertSubmissionDeliveries(
+export async function insertDeliveriesOfSubmissions(
   db: Knex,
   rows: {
     id: string;

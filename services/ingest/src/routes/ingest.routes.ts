@@ -43,7 +43,11 @@ export function ingestRoutes(deps: IngestDeps): RouteDef[] {
         },
       },
       responses: {
-        201: { description: 'Created', schema: Created },
+        201: {
+          description: 'Created (a browser’s plain form post without a redirect_url gets a thank-you page)',
+          schema: Created,
+          alternatives: { 'text/html': Type.String() },
+        },
         200: {
           description:
             'Caught as spam (`{ ok, status: "accepted" }`), or a replayed Idempotency-Key (`idempotent_replay: true`)',
@@ -52,6 +56,7 @@ export function ingestRoutes(deps: IngestDeps): RouteDef[] {
         303: {
           description: 'A browser form post, sent on to the form’s redirect_url',
           headers: { Location: { description: 'the redirect_url', schema: Type.String() } },
+          alternatives: { 'text/html': Type.String() },
         },
       },
       problems: [

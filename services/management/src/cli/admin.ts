@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createDb, ensureDatabase, loadConfig, migrate, isProblem } from '@intake/shared';
+import { createDb, ensureDatabase, loadConfig, migrate, isProblem, type Db } from '@intake/shared';
 import { createAccount, setAccountContactEmail, type PlanId } from '../domain/accounts';
 
 const USAGE = `Usage: npm run --silent admin -- accounts create --plan free|pro|team [--name NAME] [--quota N] [--email ADDRESS]
@@ -38,25 +38,16 @@ export async function runAdmin(
   if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email))
     return { code: 2, stderr: '--email must be an e-mail address' };
 
-  const config = loadConfig(env);
-  await ensureDatabase(config.DATABASE_URL);
-  const db = createDb(config.DATABASE_URL, { poolMax: 2, applicationName: 'intake-admin' });
-  try {
-    await migrate(db);
-    const account = await createAccount({
+  return withDatabase(env, (db) =>
+    createAccount({
       db,
       plan: values.plan as PlanId,
       name: values.name,
       quota: values.quota === undefined ? undefined : Number(values.quota),
       contactEmail: values.email,
       now: new Date(),
-    });
-    return { code: 0, stdout: account };
-  } catch (err) {
-    return { code: 1, stderr: isProblem(err) ? err.detail : String((err as Error).message) };
-  } finally {
-    await db.destroy();
-  }
+    }),
+  );
 }
 
 /** `accounts update ACCOUNT_ID --email ADDRESS`: the contact address for quota warnings. */
@@ -75,19 +66,22 @@ async function updateAccount(
   if (values.email === undefined) return { code: 2, stderr: `accounts update needs --email ADDRESS\n\n${USAGE}` };
   if (values.email !== '' && !/^[^\s@]+@[^\s@]+$/.test(values.email))
     return { code: 2, stderr: '--email must be an e-mail address' };
+  return withDatabase(env, (db) =>
+    setAccountContactEmail({ db, accountId: positionals[0] as string, contactEmail: values.email || null }),
+  );
+}
+
+/** Runs `action` on the migrated database (created when missing); its result is the JSON printed, a failure the message. */
+async function withDatabase(
+  env: NodeJS.ProcessEnv,
+  action: (db: Db) => Promise<unknown>,
+): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
   const config = loadConfig(env);
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolMax: 2, applicationName: 'intake-admin' });
   try {
     await migrate(db);
-    return {
-      code: 0,
-      stdout: await setAccountContactEmail({
-        db,
-        accountId: positionals[0] as string,
-        contactEmail: values.email || null,
-      }),
-    };
+    return { code: 0, stdout: await action(db) };
   } catch (err) {
     return { code: 1, stderr: isProblem(err) ? err.detail : String((err as Error).message) };
   } finally {

@@ -1,4 +1,11 @@
 import { generateKey, newId, problem, type Db } from '@intake/shared';
+import {
+  findAccountSummary,
+  findPlan,
+  insertAccount,
+  updateAccountContactEmail,
+} from '../repositories/account.repository';
+import { insertApiKey } from '../repositories/api-key.repository';
 
 export type PlanId = 'free' | 'pro' | 'team';
 
@@ -20,11 +27,11 @@ export async function createAccount(props: {
 }> {
   const { db, now } = props;
   return db.transaction(async (trx) => {
-    const plan = await trx('plans').where({ id: props.plan }).first('id', 'monthly_quota');
+    const plan = await findPlan(trx, props.plan);
     if (!plan) throw problem('validation-failed', `Unknown plan "${props.plan}"`);
     const accountId = newId('account', now.getTime());
     const name = props.name ?? 'Unnamed account';
-    await trx('accounts').insert({
+    await insertAccount(trx, {
       id: accountId,
       name,
       plan_id: props.plan,
@@ -33,7 +40,7 @@ export async function createAccount(props: {
       created_at: now,
     });
     const { key, prefix, hash } = generateKey('management');
-    await trx('api_keys').insert({
+    await insertApiKey(trx, {
       id: newId('apiKey', now.getTime()),
       account_id: accountId,
       type: 'management',
@@ -60,20 +67,9 @@ export async function setAccountContactEmail(props: {
   contactEmail: string | null;
 }): Promise<{ account_id: string; name: string; plan: string; quota: number; contact_email: string | null }> {
   const { db } = props;
-  const updated = await db('accounts')
-    .where({ id: props.accountId })
-    .update({ contact_email: props.contactEmail })
-    .returning('id');
-  if (updated.length === 0) throw problem('not-found', `No account ${props.accountId}`);
-  const row = await db('accounts')
-    .join('plans', 'plans.id', 'accounts.plan_id')
-    .where('accounts.id', props.accountId)
-    .first(
-      'accounts.id',
-      'accounts.name',
-      'accounts.plan_id',
-      'accounts.contact_email',
-      db.raw('coalesce(accounts.quota_override, plans.monthly_quota)::int as quota'),
-    );
+  if (!(await updateAccountContactEmail(db, props.accountId, props.contactEmail)))
+    throw problem('not-found', `No account ${props.accountId}`);
+  const row = await findAccountSummary(db, props.accountId);
+  if (!row) throw problem('not-found', `No account ${props.accountId}`);
   return { account_id: row.id, name: row.name, plan: row.plan_id, quota: row.quota, contact_email: row.contact_email };
 }

@@ -1,5 +1,13 @@
 import { generateKey, newId, problem, type Db, type KeyType } from '@intake/shared';
-import { apiKeyRepository, type ApiKeyRow } from '../repositories/api-key.repository';
+import {
+  countActiveApiKeys,
+  findApiKey,
+  findKeyMintTimesSince,
+  insertApiKey,
+  lockAccount,
+  markApiKeyRevoked,
+  type ApiKeyRow,
+} from '../repositories/api-key.repository';
 
 export interface MintLimit {
   limit: number;
@@ -20,12 +28,8 @@ export async function mintApiKey(props: {
 }): Promise<ApiKeyRow & { key: string }> {
   const { db, accountId, type, now, cap } = props;
   return db.transaction(async (trx) => {
-    await apiKeyRepository.lockAccount(trx, accountId);
-    const minted = await apiKeyRepository.mintedSince(
-      trx,
-      accountId,
-      new Date(now.getTime() - cap.windowSeconds * 1000),
-    );
+    await lockAccount(trx, accountId);
+    const minted = await findKeyMintTimesSince(trx, accountId, new Date(now.getTime() - cap.windowSeconds * 1000));
     if (minted.length >= cap.limit) {
       const oldest = minted[minted.length - cap.limit] as Date;
       const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + cap.windowSeconds * 1000 - now.getTime()) / 1000));
@@ -37,7 +41,7 @@ export async function mintApiKey(props: {
       );
     }
     const { key, prefix, hash } = generateKey(type);
-    const row = await apiKeyRepository.insert(trx, {
+    const row = await insertApiKey(trx, {
       id: newId('apiKey', now.getTime()),
       account_id: accountId,
       type,
@@ -57,16 +61,16 @@ export async function mintApiKey(props: {
 export async function revokeApiKey(props: { db: Db; accountId: string; id: string; now: Date }): Promise<void> {
   const { db, accountId, id, now } = props;
   await db.transaction(async (trx) => {
-    await apiKeyRepository.lockAccount(trx, accountId);
-    const key = await apiKeyRepository.findForAccount(trx, accountId, id);
+    await lockAccount(trx, accountId);
+    const key = await findApiKey(trx, accountId, id);
     if (!key) throw problem('not-found', `No API key ${id}`);
     if (key.revoked_at) return;
-    if (key.type === 'management' && (await apiKeyRepository.countActive(trx, accountId, 'management')) <= 1) {
+    if (key.type === 'management' && (await countActiveApiKeys(trx, accountId, 'management')) <= 1) {
       throw problem(
         'conflict',
         'This is the account’s last active management key; create another one before revoking it',
       );
     }
-    await apiKeyRepository.revoke(trx, accountId, id, now);
+    await markApiKeyRevoked(trx, accountId, id, now);
   });
 }

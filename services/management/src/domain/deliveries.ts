@@ -1,7 +1,13 @@
-import { requestDelivery } from '@intake/delivery';
-import { problem, type Db, type Nats } from '@intake/shared';
-import { deliveryLogRepository, type AttemptRow, type DeliveryLogRow } from '../repositories/delivery-log.repository';
-import { webhookRepository } from '../repositories/webhook.repository';
+import { problem, requestDelivery, type Db, type Nats } from '@intake/shared';
+import {
+  findAttemptsOfDeliveries,
+  findDelivery,
+  findLatestDeliveries,
+  isWebhookEnabled,
+  type AttemptRow,
+  type DeliveryLogRow,
+} from '../repositories/delivery-log.repository';
+import { findWebhook } from '../repositories/webhook.repository';
 
 /** The spec's log size. */
 export const DELIVERY_LOG_LIMIT = 50;
@@ -13,9 +19,9 @@ export async function deliveryLog(props: {
   webhookId: string;
 }): Promise<(DeliveryLogRow & { attempts: AttemptRow[] })[]> {
   const { db, accountId, webhookId } = props;
-  if (!(await webhookRepository.find(db, accountId, webhookId))) throw problem('not-found', `No webhook ${webhookId}`);
-  const deliveries = await deliveryLogRepository.latestForWebhook(db, accountId, webhookId, DELIVERY_LOG_LIMIT);
-  const attempts = await deliveryLogRepository.attemptsOf(
+  if (!(await findWebhook(db, accountId, webhookId))) throw problem('not-found', `No webhook ${webhookId}`);
+  const deliveries = await findLatestDeliveries(db, accountId, webhookId, DELIVERY_LOG_LIMIT);
+  const attempts = await findAttemptsOfDeliveries(
     db,
     deliveries.map((d) => d.id),
   );
@@ -29,9 +35,9 @@ export async function replayDelivery(props: {
   accountId: string;
   id: string;
 }): Promise<{ id: string; status: string; webhook_id: string }> {
-  const delivery = await deliveryLogRepository.find(props.db, props.accountId, props.id);
+  const delivery = await findDelivery(props.db, props.accountId, props.id);
   if (!delivery) throw problem('not-found', `No delivery ${props.id}`);
-  if (!(await deliveryLogRepository.webhookEnabled(props.db, props.accountId, delivery.webhook_id))) {
+  if (!(await isWebhookEnabled(props.db, props.accountId, delivery.webhook_id))) {
     throw problem('conflict', 'The webhook of this delivery is disabled; enable it before replaying');
   }
   try {

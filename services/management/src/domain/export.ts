@@ -1,7 +1,12 @@
 import { PassThrough, Readable, pipeline } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import { toTimestamp, type Platform } from '@intake/shared';
-import { submissionRepository, type SubmissionFilter, type SubmissionRow } from '../repositories/submission.repository';
+import {
+  findPayloadFieldNames,
+  listSubmissionsPage,
+  type SubmissionFilter,
+  type SubmissionRow,
+} from '../repositories/submission.repository';
 import { getForm } from './forms';
 
 export type ExportFormat = 'csv' | 'ndjson';
@@ -19,7 +24,7 @@ async function* submissionsOf(
   const { db, batchSize, ...filter } = props;
   let after: { receivedAt: Date; id: string } | undefined;
   for (;;) {
-    const rows = await submissionRepository.page(db, { ...filter, after, limit: batchSize });
+    const rows = await listSubmissionsPage(db, { ...filter, after, limit: batchSize });
     yield* rows;
     const last = rows[rows.length - 1];
     if (!last || rows.length < batchSize) return;
@@ -73,7 +78,7 @@ export async function exportSubmissions(
       stream: pipeline(lines, new PassThrough(), onError),
     };
   }
-  const fields = await submissionRepository.fieldNames(db, filter);
+  const fields = await findPayloadFieldNames(db, filter);
   const records = Readable.from(
     (async function* () {
       yield [...FIXED_COLUMNS, ...fields];

@@ -1,7 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { isUniqueViolation, newId, problem, type Platform } from '@intake/shared';
 import {
-  formRepository,
+  deleteFormRow,
+  findFileKeysOfForm,
+  lockForm,
+  findForm,
+  insertForm,
+  updateFormRow,
   type ChallengeProvider,
   type FormRow,
   type FormStatus,
@@ -60,7 +65,7 @@ export async function createForm(
   for (let attempt = 0; ; attempt++) {
     const slug = input.slug ?? generateSlug(input.name);
     try {
-      return await formRepository.insert(db, {
+      return await insertForm(db, {
         ...toColumns(input, secrets),
         id: newId('form', now.getTime()),
         account_id: accountId,
@@ -77,7 +82,7 @@ export async function createForm(
 }
 
 export async function getForm(props: Pick<Deps, 'db'> & { accountId: string; id: string }): Promise<FormRow> {
-  const form = await formRepository.findForAccount(props.db, props.accountId, props.id);
+  const form = await findForm(props.db, props.accountId, props.id);
   if (!form) throw problem('not-found', `No form ${props.id}`);
   return form;
 }
@@ -87,7 +92,7 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
   const { db, secrets, clock, accountId, id, input } = props;
   if (Object.keys(input).length === 0) return getForm(props);
   try {
-    const row = await formRepository.update(db, accountId, id, {
+    const row = await updateFormRow(db, accountId, id, {
       ...toColumns(input, secrets),
       updated_at: clock.now(),
     });
@@ -103,10 +108,9 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
 export async function deleteForm(props: Deps & { accountId: string; id: string }): Promise<void> {
   const { db, blobs, logger, accountId, id } = props;
   const keys = await db.transaction(async (trx) => {
-    const form = await trx('forms').where({ account_id: accountId, id }).forUpdate().first('id');
-    if (!form) throw problem('not-found', `No form ${id}`);
-    const fileKeys = await formRepository.fileKeysOfForm(trx, accountId, id);
-    await formRepository.delete(trx, accountId, id);
+    if (!(await lockForm(trx, accountId, id))) throw problem('not-found', `No form ${id}`);
+    const fileKeys = await findFileKeysOfForm(trx, accountId, id);
+    await deleteFormRow(trx, accountId, id);
     return fileKeys;
   });
   await removeBlobs({ blobs, logger, keys });

@@ -7,13 +7,19 @@ import {
   type Platform,
 } from '@intake/shared';
 import {
-  submissionRepository,
+  countUsageUnit,
+  deleteSubmissionRow,
+  findSubmission,
+  findSubmissionFiles,
+  listSubmissionsPage,
+  updateSubmissionStatus,
   type FileRow,
   type Position,
   type SubmissionFilter,
   type SubmissionRow,
   type SubmissionStatus,
 } from '../repositories/submission.repository';
+import { findForm } from '../repositories/form.repository';
 import { getForm, removeBlobs } from './forms';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
@@ -47,7 +53,7 @@ export async function listSubmissions(
   const { db, limit, cursor, ...filter } = props;
   const after = cursor ? decodeCursor(cursor) : undefined;
   await getForm({ db, accountId: filter.accountId, id: filter.formId });
-  const rows = await submissionRepository.page(db, { ...filter, after, limit: limit + 1 });
+  const rows = await listSubmissionsPage(db, { ...filter, after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return { rows: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
@@ -56,19 +62,19 @@ export async function listSubmissions(
 export async function getSubmission(
   props: Pick<Deps, 'db'> & { accountId: string; id: string },
 ): Promise<{ submission: SubmissionRow; files: FileRow[] }> {
-  const submission = await submissionRepository.findForAccount(props.db, props.accountId, props.id);
+  const submission = await findSubmission(props.db, props.accountId, props.id);
   if (!submission) throw problem('not-found', `No submission ${props.id}`);
-  return { submission, files: await submissionRepository.files(props.db, props.accountId, props.id) };
+  return { submission, files: await findSubmissionFiles(props.db, props.accountId, props.id) };
 }
 
 /** Deletes a submission and then its stored files. */
 export async function deleteSubmission(props: Deps & { accountId: string; id: string }): Promise<void> {
   const { db, accountId, id } = props;
   const keys = await db.transaction(async (trx) => {
-    const row = await submissionRepository.findForAccount(trx, accountId, id, { forUpdate: true });
+    const row = await findSubmission(trx, accountId, id, { forUpdate: true });
     if (!row) throw problem('not-found', `No submission ${id}`);
-    const files = await submissionRepository.files(trx, accountId, id);
-    await submissionRepository.delete(trx, accountId, id);
+    const files = await findSubmissionFiles(trx, accountId, id);
+    await deleteSubmissionRow(trx, accountId, id);
     return files.map((f) => f.storage_key);
   });
   await removeBlobs({ ...props, keys });
@@ -86,15 +92,15 @@ export async function setSubmissionStatus(
 ): Promise<SubmissionRow> {
   const { db, accountId, id, status } = props;
   return db.transaction(async (trx) => {
-    const row = await submissionRepository.findForAccount(trx, accountId, id, { forUpdate: true });
+    const row = await findSubmission(trx, accountId, id, { forUpdate: true });
     if (!row) throw problem('not-found', `No submission ${id}`);
     if (row.status === status) return row;
-    if (status === 'spam') return submissionRepository.setStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
-    const updated = await submissionRepository.setStatus(trx, accountId, id, 'received', null);
+    if (status === 'spam') return updateSubmissionStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
+    const updated = await updateSubmissionStatus(trx, accountId, id, 'received', null);
     if (row.spam_reason === MARKED_BY_OWNER) return updated;
-    await submissionRepository.countUsage(trx, accountId, periodKey(row.received_at));
-    const form = await trx('forms').where({ account_id: accountId, id: row.form_id }).first('name');
-    const files = await submissionRepository.files(trx, accountId, id);
+    await countUsageUnit(trx, accountId, periodKey(row.received_at));
+    const form = await findForm(trx, accountId, row.form_id);
+    const files = await findSubmissionFiles(trx, accountId, id);
     await enqueueEvent(trx, buildSubmissionCreatedEvent({ submission: updated, files, formName: form?.name ?? '' }));
     return updated;
   });

@@ -2,11 +2,23 @@ import {
   checkWebhookUrl,
   createWebhookAgent,
   generateWebhookSecret,
+  newId,
+  problem,
   sendTestPing,
   type AttemptResult,
-} from '@intake/delivery';
-import { newId, problem, type Config, type Db, type SecretBox } from '@intake/shared';
-import { webhookRepository, type WebhookRow } from '../repositories/webhook.repository';
+  type Config,
+  type Db,
+  type SecretBox,
+} from '@intake/shared';
+import {
+  deleteWebhookRow,
+  findWebhook,
+  formExists,
+  insertWebhook,
+  listWebhooksOfForm,
+  updateWebhookRow,
+  type WebhookRow,
+} from '../repositories/webhook.repository';
 
 interface Deps {
   db: Db;
@@ -23,7 +35,7 @@ async function assertAllowedUrl(url: string, config: Deps['config']): Promise<vo
 }
 
 async function findOr404(db: Db, accountId: string, id: string): Promise<WebhookRow> {
-  const row = await webhookRepository.find(db, accountId, id);
+  const row = await findWebhook(db, accountId, id);
   if (!row) throw problem('not-found', `No webhook ${id}`);
   return row;
 }
@@ -33,10 +45,10 @@ export async function createWebhook(
   props: Deps & { accountId: string; formId: string; url: string },
 ): Promise<WebhookRow & { plainSecret: string }> {
   const { db, accountId, formId, now } = props;
-  if (!(await webhookRepository.formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
+  if (!(await formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
   await assertAllowedUrl(props.url, props.config);
   const plainSecret = generateWebhookSecret();
-  const row = await webhookRepository.insert(db, {
+  const row = await insertWebhook(db, {
     id: newId('webhook', now.getTime()),
     account_id: accountId,
     form_id: formId,
@@ -49,9 +61,9 @@ export async function createWebhook(
 }
 
 export async function listWebhooks(props: { db: Db; accountId: string; formId: string }): Promise<WebhookRow[]> {
-  if (!(await webhookRepository.formExists(props.db, props.accountId, props.formId)))
+  if (!(await formExists(props.db, props.accountId, props.formId)))
     throw problem('not-found', `No form ${props.formId}`);
-  return webhookRepository.listForForm(props.db, props.accountId, props.formId);
+  return listWebhooksOfForm(props.db, props.accountId, props.formId);
 }
 
 /** Changes url and/or enabled; `rotate_secret: true` replaces the secret and returns the new one this once. */
@@ -66,7 +78,7 @@ export async function updateWebhook(
   await findOr404(db, accountId, id);
   if (changes.url !== undefined) await assertAllowedUrl(changes.url, props.config);
   const plainSecret = changes.rotate_secret ? generateWebhookSecret() : undefined;
-  const row = await webhookRepository.update(db, accountId, id, {
+  const row = await updateWebhookRow(db, accountId, id, {
     ...(changes.url !== undefined ? { url: changes.url } : {}),
     ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
     ...(plainSecret ? { secret: props.secrets.seal(plainSecret) } : {}),
@@ -77,11 +89,11 @@ export async function updateWebhook(
 }
 
 export async function deleteWebhook(props: { db: Db; accountId: string; id: string }): Promise<void> {
-  if (!(await webhookRepository.remove(props.db, props.accountId, props.id)))
+  if (!(await deleteWebhookRow(props.db, props.accountId, props.id)))
     throw problem('not-found', `No webhook ${props.id}`);
 }
 
-/** The synchronous test ping, through the delivery service's own sender. */
+/** The synchronous test ping, through the same sender as the delivery worker's. */
 export async function testWebhook(props: Deps & { accountId: string; id: string }): Promise<AttemptResult> {
   const webhook = await findOr404(props.db, props.accountId, props.id);
   const agent = createWebhookAgent({

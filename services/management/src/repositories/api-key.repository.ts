@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { KeyType } from '@intake/shared';
+import type { KeyType, Queryable } from '@intake/shared';
 
 export interface ApiKeyRow {
   id: string;
@@ -14,62 +14,60 @@ export interface ApiKeyRow {
 
 const COLUMNS = ['id', 'account_id', 'type', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at'];
 
-export const apiKeyRepository = {
-  async insert(
-    db: Knex,
-    row: {
-      id: string;
-      account_id: string;
-      type: KeyType;
-      name: string | null;
-      prefix: string;
-      key_hash: string;
-      created_at: Date;
-    },
-  ): Promise<ApiKeyRow> {
-    const [created] = await db('api_keys').insert(row).returning(COLUMNS);
-    return created as ApiKeyRow;
+export async function insertApiKey(
+  db: Queryable,
+  row: {
+    id: string;
+    account_id: string;
+    type: KeyType;
+    name: string | null;
+    prefix: string;
+    key_hash: string;
+    created_at: Date;
   },
+): Promise<ApiKeyRow> {
+  const [created] = await db('api_keys').insert(row).returning(COLUMNS);
+  return created as ApiKeyRow;
+}
 
-  async listForAccount(db: Knex, accountId: string): Promise<ApiKeyRow[]> {
-    return db('api_keys')
-      .where({ account_id: accountId })
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .select(COLUMNS);
-  },
+export async function listApiKeys(db: Queryable, accountId: string): Promise<ApiKeyRow[]> {
+  return db('api_keys')
+    .where({ account_id: accountId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .select(COLUMNS);
+}
 
-  async findForAccount(db: Knex, accountId: string, id: string): Promise<ApiKeyRow | undefined> {
-    return db('api_keys').where({ account_id: accountId, id }).first(COLUMNS);
-  },
+export async function findApiKey(db: Queryable, accountId: string, id: string): Promise<ApiKeyRow | undefined> {
+  return db('api_keys').where({ account_id: accountId, id }).first(COLUMNS);
+}
 
-  async revoke(db: Knex, accountId: string, id: string, at: Date): Promise<void> {
-    await db('api_keys').where({ account_id: accountId, id }).whereNull('revoked_at').update({ revoked_at: at });
-  },
+export async function markApiKeyRevoked(db: Queryable, accountId: string, id: string, at: Date): Promise<void> {
+  await db('api_keys').where({ account_id: accountId, id }).whereNull('revoked_at').update({ revoked_at: at });
+}
 
-  async countActive(db: Knex, accountId: string, type: KeyType): Promise<number> {
-    const row = await db('api_keys')
-      .where({ account_id: accountId, type })
-      .whereNull('revoked_at')
-      .count<{ count: string }[]>('id as count')
-      .first();
-    return Number(row?.count ?? 0);
-  },
+export async function countActiveApiKeys(db: Queryable, accountId: string, type: KeyType): Promise<number> {
+  const row = await db('api_keys')
+    .where({ account_id: accountId, type })
+    .whereNull('revoked_at')
+    .count<{ count: string }[]>('id as count')
+    .first();
+  return Number(row?.count ?? 0);
+}
 
-  /** Creation times of the keys minted since `since`, oldest first (for the minting cap). */
-  async mintedSince(db: Knex, accountId: string, since: Date): Promise<Date[]> {
-    const rows = await db('api_keys')
-      .where({ account_id: accountId })
-      .where('created_at', '>=', since)
-      .orderBy('created_at')
-      .select('created_at');
-    return rows.map((r: { created_at: Date }) => r.created_at);
-  },
+/** Creation times of the keys minted since `since`, oldest first (for the minting cap). */
+export async function findKeyMintTimesSince(db: Queryable, accountId: string, since: Date): Promise<Date[]> {
+  const rows = await db('api_keys')
+    .where({ account_id: accountId })
+    .where('created_at', '>=', since)
+    .orderBy('created_at')
+    .select('created_at');
+  return rows.map((r: { created_at: Date }) => r.created_at);
+}
 
-  /** Serialises minting per account so the cap holds under concurrent requests. */
-  async lockAccount(trx: Knex.Transaction, accountId: string): Promise<void> {
-    await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`api-keys:${accountId}`]);
-  },
-};
+/** Serialises minting per account so the cap holds under concurrent requests. */
+export async function lockAccount(trx: Knex.Transaction, accountId: string): Promise<void> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`api-keys:${accountId}`]);
+}

@@ -1,5 +1,4 @@
-import type { Knex } from 'knex';
-import type { DeliveryRow } from '@intake/delivery';
+import type { DeliveryRow, Queryable } from '@intake/shared';
 
 /** A delivery as the log shows it (its envelope data stays out of the log). */
 export type DeliveryLogRow = Omit<DeliveryRow, 'account_id' | 'form_id' | 'data'>;
@@ -15,61 +14,56 @@ export interface AttemptRow {
   response_body: string | null;
 }
 
-/** The delivery log, always scoped by account. */
-export const deliveryLogRepository = {
-  async latestForWebhook(db: Knex, accountId: string, webhookId: string, limit: number): Promise<DeliveryLogRow[]> {
-    return db('deliveries')
-      .where({ account_id: accountId, webhook_id: webhookId })
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .limit(limit)
-      .select(
-        'id',
-        'webhook_id',
-        'submission_id',
-        'event_type',
-        'status',
-        'attempt_count',
-        'last_error',
-        'last_status_code',
-        'next_attempt_at',
-        'created_at',
-        'updated_at',
-      );
-  },
+// The delivery log, always scoped by account.
 
-  async attemptsOf(db: Knex, deliveryIds: string[]): Promise<AttemptRow[]> {
-    if (deliveryIds.length === 0) return [];
-    return db('delivery_attempts')
-      .whereIn('delivery_id', deliveryIds)
-      .orderBy([
-        { column: 'started_at', order: 'asc' },
-        { column: 'id', order: 'asc' },
-      ])
-      .select(
-        'delivery_id',
-        'attempt',
-        'trigger',
-        'started_at',
-        'duration_ms',
-        'status_code',
-        'error',
-        'response_body',
-      );
-  },
+export async function findLatestDeliveries(
+  db: Queryable,
+  accountId: string,
+  webhookId: string,
+  limit: number,
+): Promise<DeliveryLogRow[]> {
+  return db('deliveries')
+    .where({ account_id: accountId, webhook_id: webhookId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(limit)
+    .select(
+      'id',
+      'webhook_id',
+      'submission_id',
+      'event_type',
+      'status',
+      'attempt_count',
+      'last_error',
+      'last_status_code',
+      'next_attempt_at',
+      'created_at',
+      'updated_at',
+    );
+}
 
-  async find(
-    db: Knex,
-    accountId: string,
-    id: string,
-  ): Promise<{ id: string; status: string; webhook_id: string } | undefined> {
-    return db('deliveries').where({ account_id: accountId, id }).first('id', 'status', 'webhook_id');
-  },
+export async function findAttemptsOfDeliveries(db: Queryable, deliveryIds: string[]): Promise<AttemptRow[]> {
+  if (deliveryIds.length === 0) return [];
+  return db('delivery_attempts')
+    .whereIn('delivery_id', deliveryIds)
+    .orderBy([
+      { column: 'started_at', order: 'asc' },
+      { column: 'id', order: 'asc' },
+    ])
+    .select('delivery_id', 'attempt', 'trigger', 'started_at', 'duration_ms', 'status_code', 'error', 'response_body');
+}
 
-  async webhookEnabled(db: Knex, accountId: string, webhookId: string): Promise<boolean> {
-    const row = await db('webhooks').where({ account_id: accountId, id: webhookId }).first('enabled');
-    return row?.enabled === true;
-  },
-};
+export async function findDelivery(
+  db: Queryable,
+  accountId: string,
+  id: string,
+): Promise<{ id: string; status: string; webhook_id: string } | undefined> {
+  return db('deliveries').where({ account_id: accountId, id }).first('id', 'status', 'webhook_id');
+}
+
+export async function isWebhookEnabled(db: Queryable, accountId: string, webhookId: string): Promise<boolean> {
+  const row = await db('webhooks').where({ account_id: accountId, id: webhookId }).first('enabled');
+  return row?.enabled === true;
+}

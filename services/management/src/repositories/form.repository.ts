@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Queryable } from '@intake/shared';
 
 export type FormStatus = 'live' | 'paused' | 'draft';
 export type ChallengeProvider = 'turnstile' | 'hcaptcha' | 'recaptcha';
@@ -29,44 +30,52 @@ function toDb(values: FormWrite): Record<string, unknown> {
   return out;
 }
 
-export const formRepository = {
-  async insert(
-    db: Knex,
-    row: FormWrite & { id: string; account_id: string; name: string; slug: string; created_at: Date },
-  ): Promise<FormRow> {
-    const [created] = await db('forms').insert(toDb(row)).returning('*');
-    return created as FormRow;
-  },
+export async function insertForm(
+  db: Queryable,
+  row: FormWrite & { id: string; account_id: string; name: string; slug: string; created_at: Date },
+): Promise<FormRow> {
+  const [created] = await db('forms').insert(toDb(row)).returning('*');
+  return created as FormRow;
+}
 
-  async listForAccount(db: Knex, accountId: string): Promise<FormRow[]> {
-    return db('forms')
-      .where({ account_id: accountId })
-      .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ]);
-  },
+export async function listForms(db: Queryable, accountId: string): Promise<FormRow[]> {
+  return db('forms')
+    .where({ account_id: accountId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ]);
+}
 
-  async findForAccount(db: Knex, accountId: string, id: string): Promise<FormRow | undefined> {
-    return db('forms').where({ account_id: accountId, id }).first();
-  },
+export async function findForm(db: Queryable, accountId: string, id: string): Promise<FormRow | undefined> {
+  return db('forms').where({ account_id: accountId, id }).first();
+}
 
-  async update(db: Knex, accountId: string, id: string, values: FormWrite): Promise<FormRow | undefined> {
-    const [row] = await db('forms').where({ account_id: accountId, id }).update(toDb(values)).returning('*');
-    return row as FormRow | undefined;
-  },
+export async function updateFormRow(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  values: FormWrite,
+): Promise<FormRow | undefined> {
+  const [row] = await db('forms').where({ account_id: accountId, id }).update(toDb(values)).returning('*');
+  return row as FormRow | undefined;
+}
 
-  /** Storage keys of every file of the form's submissions (collected before the rows go). */
-  async fileKeysOfForm(db: Knex, accountId: string, formId: string): Promise<string[]> {
-    const rows: { storage_key: string }[] = await db('submission_files as f')
-      .join('submissions as s', 's.id', 'f.submission_id')
-      .where({ 's.account_id': accountId, 's.form_id': formId })
-      .select('f.storage_key');
-    return rows.map((r) => r.storage_key);
-  },
+/** Locks the form's row until the transaction ends; false when the account has no such form. */
+export async function lockForm(trx: Knex.Transaction, accountId: string, id: string): Promise<boolean> {
+  return Boolean(await trx('forms').where({ account_id: accountId, id }).forUpdate().first('id'));
+}
 
-  /** Deletes the form; submissions, their file rows, webhooks and deliveries go with it (ON DELETE CASCADE). */
-  async delete(db: Knex, accountId: string, id: string): Promise<boolean> {
-    return (await db('forms').where({ account_id: accountId, id }).delete()) > 0;
-  },
-};
+/** Storage keys of every file of the form's submissions (collected before the rows go). */
+export async function findFileKeysOfForm(db: Queryable, accountId: string, formId: string): Promise<string[]> {
+  const rows: { storage_key: string }[] = await db('submission_files as f')
+    .join('submissions as s', 's.id', 'f.submission_id')
+    .where({ 's.account_id': accountId, 's.form_id': formId })
+    .select('f.storage_key');
+  return rows.map((r) => r.storage_key);
+}
+
+/** Deletes the form; submissions, their file rows, webhooks and deliveries go with it (ON DELETE CASCADE). */
+export async function deleteFormRow(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  return (await db('forms').where({ account_id: accountId, id }).delete()) > 0;
+}

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { StoredSubmission, SubmissionStatus } from '@intake/shared';
+import type { Queryable, StoredSubmission, SubmissionStatus } from '@intake/shared';
 
 export type { SubmissionStatus };
 
@@ -51,7 +51,7 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function filtered(db: Knex, f: SubmissionFilter): Knex.QueryBuilder {
+function filtered(db: Queryable, f: SubmissionFilter): Knex.QueryBuilder {
   const query = db('submissions').where({ account_id: f.accountId, form_id: f.formId });
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
@@ -63,79 +63,80 @@ function filtered(db: Knex, f: SubmissionFilter): Knex.QueryBuilder {
   return query;
 }
 
-export const submissionRepository = {
-  /** One page, newest first, after `after` when given. */
-  async page(db: Knex, f: SubmissionFilter & { after?: Position; limit: number }): Promise<SubmissionRow[]> {
-    const query = filtered(db, f);
-    if (f.after) query.whereRaw('(received_at, id) < (?, ?)', [f.after.receivedAt, f.after.id]);
-    return query
-      .orderBy([
-        { column: 'received_at', order: 'desc' },
-        { column: 'id', order: 'desc' },
-      ])
-      .limit(f.limit)
-      .select(COLUMNS);
-  },
+/** One page, newest first, after `after` when given. */
+export async function listSubmissionsPage(
+  db: Queryable,
+  f: SubmissionFilter & { after?: Position; limit: number },
+): Promise<SubmissionRow[]> {
+  const query = filtered(db, f);
+  if (f.after) query.whereRaw('(received_at, id) < (?, ?)', [f.after.receivedAt, f.after.id]);
+  return query
+    .orderBy([
+      { column: 'received_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(f.limit)
+    .select(COLUMNS);
+}
 
-  /** Every payload field name in the filtered submissions, in order of first appearance (then posted order). Computed in Postgres. */
-  async fieldNames(db: Knex, f: SubmissionFilter): Promise<string[]> {
-    const rows: { key: string }[] = await filtered(db, f)
-      .crossJoin(db.raw('json_object_keys(submissions.payload) WITH ORDINALITY AS k(key, ord)'))
-      .groupBy('k.key')
-      .orderByRaw('min(submissions.received_at), min(k.ord), k.key')
-      .select('k.key');
-    return rows.map((r) => r.key);
-  },
+/** Every payload field name in the filtered submissions, in order of first appearance (then posted order). Computed in Postgres. */
+export async function findPayloadFieldNames(db: Queryable, f: SubmissionFilter): Promise<string[]> {
+  const rows: { key: string }[] = await filtered(db, f)
+    .crossJoin(db.raw('json_object_keys(submissions.payload) WITH ORDINALITY AS k(key, ord)'))
+    .groupBy('k.key')
+    .orderByRaw('min(submissions.received_at), min(k.ord), k.key')
+    .select('k.key');
+  return rows.map((r) => r.key);
+}
 
-  async findForAccount(
-    db: Knex,
-    accountId: string,
-    id: string,
-    options: { forUpdate?: boolean } = {},
-  ): Promise<SubmissionRow | undefined> {
-    const query = db('submissions').where({ account_id: accountId, id });
-    if (options.forUpdate) query.forUpdate();
-    return query.first(COLUMNS);
-  },
+export async function findSubmission(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<SubmissionRow | undefined> {
+  const query = db('submissions').where({ account_id: accountId, id });
+  if (options.forUpdate) query.forUpdate();
+  return query.first(COLUMNS);
+}
 
-  async files(db: Knex, accountId: string, submissionId: string): Promise<FileRow[]> {
-    return db('submission_files').where({ account_id: accountId, submission_id: submissionId }).orderBy('id');
-  },
+export async function findSubmissionFiles(db: Queryable, accountId: string, submissionId: string): Promise<FileRow[]> {
+  return db('submission_files').where({ account_id: accountId, submission_id: submissionId }).orderBy('id');
+}
 
-  async setStatus(
-    db: Knex,
-    accountId: string,
-    id: string,
-    status: SubmissionStatus,
-    spamReason: string | null,
-  ): Promise<SubmissionRow> {
-    const [row] = await db('submissions')
-      .where({ account_id: accountId, id })
-      .update({ status, spam_reason: spamReason })
-      .returning(COLUMNS);
-    return row as SubmissionRow;
-  },
+export async function updateSubmissionStatus(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  status: SubmissionStatus,
+  spamReason: string | null,
+): Promise<SubmissionRow> {
+  const [row] = await db('submissions')
+    .where({ account_id: accountId, id })
+    .update({ status, spam_reason: spamReason })
+    .returning(COLUMNS);
+  return row as SubmissionRow;
+}
 
-  /** Deletes the submission and every copy of its data: files (rows), webhook deliveries and their log, its idempotency key. */
-  async delete(db: Knex, accountId: string, id: string): Promise<void> {
-    await db('deliveries').where({ account_id: accountId, submission_id: id }).delete();
-    await db('idempotency_keys')
-      .whereIn('form_id', db('submissions').where({ account_id: accountId, id }).select('form_id'))
-      .andWhere({ submission_id: id })
-      .delete();
-    await db('submissions').where({ account_id: accountId, id }).delete();
-  },
+/** Deletes the submission and every copy of its data: files (rows), webhook deliveries and their log, its idempotency key. */
+export async function deleteSubmissionRow(db: Queryable, accountId: string, id: string): Promise<void> {
+  await db('deliveries').where({ account_id: accountId, submission_id: id }).delete();
+  await db('idempotency_keys')
+    .whereIn('form_id', db('submissions').where({ account_id: accountId, id }).select('form_id'))
+    .andWhere({ submission_id: id })
+    .delete();
+  await db('submissions').where({ account_id: accountId, id }).delete();
+}
 
-  /** A stored file by id alone: the signed link is its authorisation. */
-  async fileById(db: Knex, id: string): Promise<FileRow | undefined> {
-    return db('submission_files').where({ id }).first();
-  },
+/** A stored file by id alone: the signed link is its authorisation. */
+export async function findFileById(db: Queryable, id: string): Promise<FileRow | undefined> {
+  return db('submission_files').where({ id }).first();
+}
 
-  /** Counts a received submission toward the account's monthly quota. */
-  async countUsage(db: Knex, accountId: string, period: string): Promise<void> {
-    await db.raw(
-      'INSERT INTO usage_counters (account_id, period, used) VALUES (?, ?, 1) ON CONFLICT (account_id, period) DO UPDATE SET used = usage_counters.used + 1',
-      [accountId, period],
-    );
-  },
-};
+/** Counts a received submission toward the account's monthly quota. */
+export async function countUsageUnit(db: Queryable, accountId: string, period: string): Promise<void> {
+  await db.raw(
+    'INSERT INTO usage_counters (account_id, period, used) VALUES (?, ?, 1) ON CONFLICT (account_id, period) DO UPDATE SET used = usage_counters.used + 1',
+    [accountId, period],
+  );
+}

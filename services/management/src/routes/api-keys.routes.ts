@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
 import { mintApiKey, revokeApiKey } from '../domain/api-keys';
-import { apiKeyRepository, type ApiKeyRow } from '../repositories/api-key.repository';
+import { listApiKeys, type ApiKeyRow } from '../repositories/api-key.repository';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
 
 const ApiKey = Type.Object(
@@ -74,7 +74,7 @@ export function apiKeyRoutes(platform: Platform): RouteDef[] {
       auth: 'management',
       responses: { 200: { description: 'The keys, never the full key', schema: List(ApiKey) } },
       async handler(ctx, { principal }) {
-        ctx.body = { data: (await apiKeyRepository.listForAccount(db, principal.accountId)).map(present) };
+        ctx.body = { data: (await listApiKeys(db, principal.accountId)).map(present) };
       },
     }),
     route({

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { checkFileLink, problem, route, type Platform, type RouteDef } from '@intake/shared';
-import { submissionRepository } from '../repositories/submission.repository';
+import { findFileById } from '../repositories/submission.repository';
 
 /** RFC 6266 / 5987 Content-Disposition that survives any file name. */
 function attachmentHeader(filename: string): string {
@@ -44,7 +44,7 @@ export function fileRoutes(platform: Platform): RouteDef[] {
         if (verdict === 'invalid') throw problem('not-found', 'This download link is not valid');
         if (verdict === 'expired')
           throw problem('link-expired', 'This download link has expired; fetch the submission again for a fresh one');
-        const file = await submissionRepository.fileById(db, params.id);
+        const file = await findFileById(db, params.id);
         if (!file) throw problem('not-found', 'The file no longer exists');
         const body = await blobs.get(file.storage_key).catch((err: { code?: string; name?: string }) => {
           if (err?.code === 'ENOENT' || err?.name === 'NoSuchKey' || err?.name === 'NotFound')

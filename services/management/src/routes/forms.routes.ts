@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
 import { createForm, deleteForm, getForm, updateForm } from '../domain/forms';
-import { formRepository, type FormRow } from '../repositories/form.repository';
+import { listForms, type FormRow } from '../repositories/form.repository';
 import { IdParams, List, Nullable, Timestamp } from './schemas';
 
 const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], {
@@ -131,7 +131,7 @@ export function formRoutes(platform: Platform): RouteDef[] {
       auth: 'management',
       responses: { 200: { description: 'The forms', schema: List(Form) } },
       async handler(ctx, { principal }) {
-        ctx.body = { data: (await formRepository.listForAccount(db, principal.accountId)).map(present) };
+        ctx.body = { data: (await listForms(db, principal.accountId)).map(present) };
       },
     }),
     route({

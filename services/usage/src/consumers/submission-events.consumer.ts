@@ -11,11 +11,9 @@ import {
   type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
-import { recordSubmissionEvent } from '../domain/record-event';
+import { recordSubmissionEvent, USAGE_CONSUMER } from '../domain/record-event';
 import { recordSubmissionEvents } from '../domain/record-events';
 import { sendQuotaWarnings } from '../domain/quota-warnings';
-
-export const USAGE_DURABLE = 'usage';
 
 export interface UsageConsumerOptions {
   /** How long a delivered message may stay unacknowledged before JetStream redelivers it. */
@@ -40,7 +38,7 @@ function check(data: unknown): SubmissionEvent | { drop: string } {
 export async function ensureUsageConsumer(platform: Platform, options: UsageConsumerOptions = {}): Promise<void> {
   const { nats } = platform;
   await ensureConsumer(nats, nats.names.eventsStream, {
-    durable_name: USAGE_DURABLE,
+    durable_name: USAGE_CONSUMER,
     filter_subject: nats.names.subject('submission.>'),
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
@@ -77,7 +75,7 @@ export async function startUsageConsumer(
   return runConsumer({
     nats,
     stream: nats.names.eventsStream,
-    durable: USAGE_DURABLE,
+    durable: USAGE_CONSUMER,
     logger,
     concurrency: options.concurrency ?? 256,
     maxBatch: MAX_BATCH,

@@ -1,7 +1,13 @@
 import type { Knex } from 'knex';
 import { monthOf, recordNotification, type Db, type Logger, type Mailer } from '@intake/shared';
-import { usageRepository } from '../repositories/usage.repository';
-import { notificationRepository, type QuotaNotificationRow } from '../repositories/notification.repository';
+import { findAccountQuota, findCounters } from '../repositories/usage.repository';
+import {
+  insertNotificationOnce,
+  lockPendingNotifications,
+  markNotificationFailed,
+  markNotificationSent,
+  type QuotaNotificationRow,
+} from '../repositories/notification.repository';
 
 /** Percentages of the monthly quota at which the account's contact address is warned, once each per month. */
 export const QUOTA_THRESHOLDS = [80, 100] as const;
@@ -37,14 +43,14 @@ export async function queueQuotaWarnings(props: {
   now: Date;
 }): Promise<string[]> {
   const { trx, accountId, period, now } = props;
-  const account = await usageRepository.accountQuota(trx, accountId);
+  const account = await findAccountQuota(trx, accountId);
   if (!account?.contact_email) return [];
-  const { used } = await usageRepository.counters(trx, accountId, period);
+  const { used } = await findCounters(trx, accountId, period);
   const ids: string[] = [];
   // Highest first: when one submission crosses both thresholds (a tiny quota), only the 100% mail goes out.
   for (const threshold of reachedThresholds(used, account.limit).reverse()) {
     const status = ids.length ? 'skipped' : 'pending';
-    const id = await notificationRepository.insertOnce(trx, {
+    const id = await insertNotificationOnce(trx, {
       accountId,
       kind: `quota-${threshold}`,
       dedupKey: quotaWarningKey(threshold, accountId, period),
@@ -72,8 +78,8 @@ async function composeWarning(
   publicBaseUrl: string,
 ): Promise<{ subject: string; text: string }> {
   const { threshold, accountId, period } = parseQuotaWarningKey(row.dedup_key);
-  const account = await usageRepository.accountQuota(db, accountId);
-  const { used } = await usageRepository.counters(db, accountId, period);
+  const account = await findAccountQuota(db, accountId);
+  const { used } = await findCounters(db, accountId, period);
   const limit = account?.limit ?? 0;
   const month = monthName(period);
   const resets = monthOf(new Date(`${period}T00:00:00.000Z`))
@@ -112,13 +118,13 @@ export async function sendQuotaWarnings(props: {
   const { db, mailer, logger } = props;
   if (props.ids && props.ids.length === 0) return 0;
   return db.transaction(async (trx) => {
-    const rows = await notificationRepository.lockPending(trx, { ids: props.ids, limit: props.limit ?? 20 });
+    const rows = await lockPendingNotifications(trx, { ids: props.ids, limit: props.limit ?? 20 });
     let sent = 0;
     for (const row of rows) {
       try {
         const mail = await composeWarning(trx, row, props.publicBaseUrl);
         await mailer.send({ to: row.recipients, ...mail });
-        await notificationRepository.markSent(trx, row.id, props.now());
+        await markNotificationSent(trx, row.id, props.now());
         recordNotification({ outcome: 'sent' });
         sent++;
       } catch (err) {
@@ -128,7 +134,7 @@ export async function sendQuotaWarnings(props: {
           { err, notification: row.id, attempt: row.attempt_count + 1, giveUp },
           'quota warning could not be sent',
         );
-        await notificationRepository.markFailed(trx, row.id, String((err as Error).message ?? err), giveUp);
+        await markNotificationFailed(trx, row.id, String((err as Error).message ?? err), giveUp);
       }
     }
     return sent;

@@ -1,8 +1,8 @@
 import { periodKey, type Db, type SubmissionEvent } from '@intake/shared';
-import { usageRepository } from '../repositories/usage.repository';
+import { addUsage, claimEvent } from '../repositories/usage.repository';
 import { queueQuotaWarnings } from './quota-warnings';
 
-/** The name under which this consumer's processed events are recorded (processed_events.consumer). */
+/** The usage service's durable JetStream consumer, and the name its processed events are recorded under (processed_events.consumer). */
 export const USAGE_CONSUMER = 'usage';
 
 export interface RecordOutcome {
@@ -27,12 +27,12 @@ export async function recordSubmissionEvent(props: {
 }): Promise<RecordOutcome> {
   const { db, event, now } = props;
   return db.transaction(async (trx) => {
-    if (!(await usageRepository.claimEvent(trx, props.consumer ?? USAGE_CONSUMER, event.event_id)))
+    if (!(await claimEvent(trx, props.consumer ?? USAGE_CONSUMER, event.event_id)))
       return { duplicate: true, warningIds: [] };
     const at = new Date(event.received_at);
     const period = periodKey(at);
     const spam = event.status === 'spam';
-    await usageRepository.addUsage(trx, {
+    await addUsage(trx, {
       accountId: event.account_id,
       formId: event.form_id,
       day: at.toISOString().slice(0, 10),

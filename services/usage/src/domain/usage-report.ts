@@ -1,5 +1,12 @@
 import { monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
-import { usageRepository, type BreakdownRow } from '../repositories/usage.repository';
+import {
+  findAccountQuota,
+  findCounters,
+  findUsageByDay,
+  findUsageByForm,
+  sumStoredFileBytes,
+  type BreakdownRow,
+} from '../repositories/usage.repository';
 
 export interface UsageReport {
   account_id: string;
@@ -28,16 +35,16 @@ export function parseMonth(month: string): Date {
  */
 export async function usageReport(props: { db: Db; accountId: string; at: Date }): Promise<UsageReport> {
   const { db, accountId, at } = props;
-  const account = await usageRepository.accountQuota(db, accountId);
+  const account = await findAccountQuota(db, accountId);
   if (!account) throw problem('not-found', 'The account no longer exists');
   const { start, end } = monthOf(at);
   const from = periodKey(start);
   const to = end.toISOString().slice(0, 10);
   const [counters, forms, byDay, stored] = await Promise.all([
-    usageRepository.counters(db, accountId, from),
-    usageRepository.byForm(db, accountId, from, to),
-    usageRepository.byDay(db, accountId, from, to),
-    usageRepository.storedFileBytes(db, accountId),
+    findCounters(db, accountId, from),
+    findUsageByForm(db, accountId, from, to),
+    findUsageByDay(db, accountId, from, to),
+    sumStoredFileBytes(db, accountId),
   ]);
   const days: UsageReport['days'] = [];
   for (let d = new Date(start); d < end; d = new Date(d.getTime() + 86_400_000)) {

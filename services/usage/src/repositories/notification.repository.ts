@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { newId } from '@intake/shared';
+import { newId, type Queryable } from '@intake/shared';
 
 export const QUOTA_KINDS = ['quota-80', 'quota-100'] as const;
 
@@ -12,66 +12,65 @@ export interface QuotaNotificationRow {
   attempt_count: number;
 }
 
-/** The quota-warning rows of the notifications table (other kinds belong to other services). */
-export const notificationRepository = {
-  /** Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns the new id or undefined. */
-  async insertOnce(
-    trx: Knex.Transaction,
-    row: {
-      accountId: string;
-      kind: QuotaNotificationRow['kind'];
-      dedupKey: string;
-      recipients: string[];
-      status: 'pending' | 'skipped';
-      now: Date;
-    },
-  ): Promise<string | undefined> {
-    const inserted = await trx('notifications')
-      .insert({
-        id: newId('notification', row.now.getTime()),
-        account_id: row.accountId,
-        kind: row.kind,
-        dedup_key: row.dedupKey,
-        recipients: JSON.stringify(row.recipients),
-        status: row.status,
-        created_at: row.now,
-      })
-      .onConflict('dedup_key')
-      .ignore()
-      .returning('id');
-    return inserted[0]?.id;
-  },
+// The quota-warning rows of the notifications table (other kinds belong to other services).
 
-  /** Locks pending quota warnings (all, or only `ids`) so that one sender handles each. */
-  async lockPending(
-    trx: Knex.Transaction,
-    options: { ids?: string[]; limit: number },
-  ): Promise<QuotaNotificationRow[]> {
-    const q = trx('notifications')
-      .whereIn('kind', QUOTA_KINDS as unknown as string[])
-      .andWhere('status', 'pending');
-    if (options.ids) q.whereIn('id', options.ids);
-    return q
-      .orderBy('created_at')
-      .limit(options.limit)
-      .forUpdate()
-      .skipLocked()
-      .select('id', 'account_id', 'kind', 'dedup_key', 'recipients', 'attempt_count');
+/** Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns the new id or undefined. */
+export async function insertNotificationOnce(
+  db: Queryable,
+  row: {
+    accountId: string;
+    kind: QuotaNotificationRow['kind'];
+    dedupKey: string;
+    recipients: string[];
+    status: 'pending' | 'skipped';
+    now: Date;
   },
+): Promise<string | undefined> {
+  const inserted = await db('notifications')
+    .insert({
+      id: newId('notification', row.now.getTime()),
+      account_id: row.accountId,
+      kind: row.kind,
+      dedup_key: row.dedupKey,
+      recipients: JSON.stringify(row.recipients),
+      status: row.status,
+      created_at: row.now,
+    })
+    .onConflict('dedup_key')
+    .ignore()
+    .returning('id');
+  return inserted[0]?.id;
+}
 
-  async markSent(trx: Knex.Transaction, id: string, now: Date): Promise<void> {
-    await trx('notifications')
-      .where({ id })
-      .update({ status: 'sent', sent_at: now, attempt_count: trx.raw('attempt_count + 1'), last_error: null });
-  },
+/** Locks pending quota warnings (all, or only `ids`) so that one sender handles each. */
+export async function lockPendingNotifications(
+  trx: Knex.Transaction,
+  options: { ids?: string[]; limit: number },
+): Promise<QuotaNotificationRow[]> {
+  const q = trx('notifications')
+    .whereIn('kind', QUOTA_KINDS as unknown as string[])
+    .andWhere('status', 'pending');
+  if (options.ids) q.whereIn('id', options.ids);
+  return q
+    .orderBy('created_at')
+    .limit(options.limit)
+    .forUpdate()
+    .skipLocked()
+    .select('id', 'account_id', 'kind', 'dedup_key', 'recipients', 'attempt_count');
+}
 
-  async markFailed(trx: Knex.Transaction, id: string, error: string, giveUp: boolean): Promise<void> {
-    await trx('notifications')
-      .where({ id })
-      .update({
-        status: giveUp ? 'failed' : 'pending',
-        attempt_count: trx.raw('attempt_count + 1'),
-        last_error: error.slice(0, 1000),
-      });
-  },
-};
+export async function markNotificationSent(db: Queryable, id: string, now: Date): Promise<void> {
+  await db('notifications')
+    .where({ id })
+    .update({ status: 'sent', sent_at: now, attempt_count: db.raw('attempt_count + 1'), last_error: null });
+}
+
+export async function markNotificationFailed(db: Queryable, id: string, error: string, giveUp: boolean): Promise<void> {
+  await db('notifications')
+    .where({ id })
+    .update({
+      status: giveUp ? 'failed' : 'pending',
+      attempt_count: db.raw('attempt_count + 1'),
+      last_error: error.slice(0, 1000),
+    });
+}

@@ -1,6 +1,13 @@
 import type { Knex } from 'knex';
 
-/** The whole data model. Ids are prefixed ULIDs (text); timestamps are timestamptz with millisecond precision. */
+/**
+ * The whole data model. Ids are prefixed ULIDs (text); timestamps are timestamptz with millisecond precision.
+ * Submitted fields keep the order they were posted in: the payload columns that reach owners (the stored
+ * submission, the event that carries it, the webhook envelope data) are json, which keeps the text as
+ * written (jsonb would sort the keys). A submission's account_id has no foreign key and no index of its own:
+ * it repeats its form's (deleting an account deletes its forms, whose submissions go with them), and no query
+ * reads submissions by account and time.
+ */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('plans', (t) => {
     t.text('id').primary();
@@ -63,10 +70,10 @@ export async function up(knex: Knex): Promise<void> {
 
   await knex.schema.createTable('submissions', (t) => {
     t.text('id').primary();
-    t.text('account_id').notNullable().references('accounts.id').onDelete('CASCADE');
+    t.text('account_id').notNullable();
     t.text('form_id').notNullable().references('forms.id').onDelete('CASCADE');
     t.text('status').notNullable();
-    t.jsonb('payload').notNullable();
+    t.json('payload').notNullable();
     t.integer('file_count').notNullable().defaultTo(0);
     t.bigInteger('file_bytes').notNullable().defaultTo(0);
     t.text('ip').nullable();
@@ -75,7 +82,6 @@ export async function up(knex: Knex): Promise<void> {
     t.text('spam_reason').nullable();
     t.timestamp('received_at', { precision: 3 }).notNullable().defaultTo(knex.fn.now());
     t.index(['form_id', 'received_at', 'id']);
-    t.index(['account_id', 'received_at']);
   });
   await knex.raw(
     `ALTER TABLE submissions ADD CONSTRAINT submissions_status_check CHECK (status IN ('received', 'spam'))`,
@@ -93,6 +99,8 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { precision: 3 }).notNullable().defaultTo(knex.fn.now());
     t.index(['submission_id']);
   });
+  // GET /v1/usage sums the account's stored file bytes.
+  await knex.raw('CREATE INDEX submission_files_account_idx ON submission_files (account_id)');
 
   await knex.schema.createTable('idempotency_keys', (t) => {
     t.text('form_id').notNullable().references('forms.id').onDelete('CASCADE');
@@ -108,12 +116,10 @@ export async function up(knex: Knex): Promise<void> {
     t.bigIncrements('seq').primary();
     t.text('event_id').notNullable().unique();
     t.text('subject').notNullable().comment('subject without the NATS prefix, e.g. submission.created');
-    t.jsonb('payload').notNullable();
+    t.json('payload').notNullable();
     t.jsonb('headers').notNullable().defaultTo('{}').comment('trace context and other NATS headers');
     t.timestamp('created_at', { precision: 3 }).notNullable().defaultTo(knex.fn.now());
-    t.timestamp('published_at', { precision: 3 }).nullable();
   });
-  await knex.raw('CREATE INDEX outbox_unpublished_idx ON outbox (seq) WHERE published_at IS NULL');
 
   await knex.schema.createTable('webhooks', (t) => {
     t.text('id').primary();
@@ -134,7 +140,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('form_id').notNullable();
     t.text('submission_id').nullable();
     t.text('event_type').notNullable();
-    t.jsonb('data').notNullable().comment('the envelope data, fixed at creation');
+    t.json('data').notNullable().comment('the envelope data, fixed at creation');
     t.text('status').notNullable().defaultTo('pending');
     t.integer('attempt_count').notNullable().defaultTo(0);
     t.text('last_error').nullable();
@@ -173,6 +179,8 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { precision: 3 }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('sent_at', { precision: 3 }).nullable();
   });
+  // The quota-warning sender looks for pending rows.
+  await knex.raw(`CREATE INDEX notifications_pending_idx ON notifications (created_at) WHERE status = 'pending'`);
 
   await knex.schema.createTable('usage_counters', (t) => {
     t.text('account_id').notNullable().references('accounts.id').onDelete('CASCADE');

@@ -1,6 +1,10 @@
 import type { Agent } from 'undici';
-import { newId, recordAttempt, type Config, type Db, type SecretBox } from '@intake/shared';
-import { deliveryRepository } from '../repositories/delivery.repository';
+import type { Config } from '../config';
+import type { Queryable } from '../db';
+import { newId } from '../ids';
+import { recordAttempt } from '../metrics';
+import type { SecretBox } from '../secrets';
+import { insertDelivery, recordDeliveryAttempt } from './deliveries.repository';
 import { sendWebhook, type AttemptResult } from './sender';
 
 /**
@@ -10,7 +14,7 @@ import { sendWebhook, type AttemptResult } from './sender';
  * attempt (trigger `test`).
  */
 export async function sendTestPing(props: {
-  db: Db;
+  db: Queryable;
   secrets: SecretBox;
   agent: Agent;
   config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>;
@@ -20,17 +24,15 @@ export async function sendTestPing(props: {
   const { db, webhook, now } = props;
   const deliveryId = newId('delivery', now.getTime());
   const data = { form_id: webhook.form_id, sample: true };
-  await db('deliveries').insert({
+  await insertDelivery(db, {
     id: deliveryId,
     account_id: webhook.account_id,
     webhook_id: webhook.id,
     form_id: webhook.form_id,
     submission_id: null,
     event_type: 'webhook.test',
-    data: JSON.stringify(data),
-    status: 'pending',
-    created_at: now,
-    updated_at: now,
+    data,
+    now,
   });
   const result = await sendWebhook({
     agent: props.agent,
@@ -45,7 +47,7 @@ export async function sendTestPing(props: {
     secret: props.secrets.open(webhook.secret),
     now,
   });
-  await deliveryRepository.recordAttempt(db, {
+  await recordDeliveryAttempt(db, {
     deliveryId,
     attempt: 1,
     trigger: 'test',

@@ -1,5 +1,6 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
-import { inActiveSpan, type AttemptOutcome } from '@intake/shared';
+import type { AttemptOutcome } from '../metrics';
+import { inActiveSpan } from '../spans';
 
 /**
  * Telemetry of one outgoing webhook request. undici is not auto-instrumented, so the sender opens

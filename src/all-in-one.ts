@@ -5,7 +5,7 @@ import {
   createPlatform,
   loadConfig,
   serve,
-  startOutboxRelay,
+  startPlatformRelay,
   telemetryWorker,
   usesDevelopmentSecretsKey,
   type ServiceModule,
@@ -15,7 +15,7 @@ import {
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
-import { managementService } from './index';
+import { managementService } from '@intake/management';
 
 /** Which service answers a path: exactly the cluster ingress's rules (`/v1/f/*` ingest, `/v1/usage` usage, the rest management). */
 export function routeFor(path: string): ServiceModule['name'] {
@@ -44,14 +44,7 @@ export async function startAllInOne(
   ) as unknown as Record<ServiceModule['name'], http.RequestListener>;
   const workers: Worker[] = [];
   for (const m of Object.values(modules)) workers.push(...(await m.startWorkers(platform)));
-  workers.push(
-    startOutboxRelay({
-      db: platform.db,
-      databaseUrl: config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-    }),
-  );
+  workers.push(startPlatformRelay(platform));
   workers.push(telemetryWorker(platform, { serviceName: 'intake', publishesEvents: true }));
   const handler: http.RequestListener = (req, res) => handlers[routeFor(req.url ?? '/')](req, res);
   const { url, shutdown } = await serve({ platform, handler, workers, port: config.PORT, state, name: 'all-in-one' });

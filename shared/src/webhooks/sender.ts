@@ -1,8 +1,9 @@
 import { Agent, request } from 'undici';
-import { toTimestamp, type AttemptOutcome } from '@intake/shared';
-import { guardedLookup, urlRefusal } from './network-guard';
+import type { AttemptOutcome } from '../metrics';
+import { toTimestamp } from '../time';
+import { guardedLookup, urlRefusal } from './url-guard';
 import { serviceSignature, standardSignature } from './signing';
-import { withWebhookSpan } from './webhook-span';
+import { withWebhookSpan } from './span';
 
 export const USER_AGENT = 'Service-Webhooks/1';
 /** How much of a receiver's answer is kept in the delivery log. */
@@ -95,7 +96,7 @@ export interface SendProps {
  * Makes one webhook attempt and reports what happened; never throws. Any 2xx is success;
  * another status, a network error, a refused target or no answer within `timeoutMs` is a failure.
  * Redirects are not followed (a 3xx is a failure). The attempt is a CLIENT span, and carries
- * its `traceparent` to the receiver (see webhook-span.ts).
+ * its `traceparent` to the receiver (see span.ts).
  */
 export function sendWebhook(props: SendProps): Promise<AttemptResult> {
   return withWebhookSpan(props, (traceHeaders) => attemptOnce(props, traceHeaders));

@@ -5,7 +5,8 @@ import type { ValidateFunction } from 'ajv';
  * Checks responses seen in route tests against the served OpenAPI document: the status must be
  * documented for the operation (or fall under `default`), the content type must be one it lists,
  * and a JSON body must validate (ajv, JSON Schema 2020-12) against the documented schema.
- * `api()` in helpers.ts runs it on every response, so every route test is also a contract test.
+ * The management tests' `api()`, the usage tests' `api()` and the ingest tests' `poster()` run it on
+ * every response, so every route test is also a contract test.
  */
 export type OpenApiDoc = {
   paths: Record<
@@ -18,7 +19,16 @@ export type OpenApiDoc = {
 const documents = new Map<string, Promise<OpenApiDoc>>();
 const validators = new WeakMap<OpenApiDoc, Map<string, ValidateFunction>>();
 
-/** The document served at `${baseUrl}/openapi`, fetched once per server. */
+/**
+ * The document of the server at `baseUrl`: the one registered for it (a service that does not
+ * serve `/openapi` itself, e.g. ingest or usage, is checked against the one document that the
+ * management service serves for all four), else the one it serves at `${baseUrl}/openapi`, fetched
+ * once per server.
+ */
+export function registerOpenApi(baseUrl: string, document: Record<string, unknown>): void {
+  documents.set(baseUrl, Promise.resolve(document as OpenApiDoc));
+}
+
 export function servedOpenApi(baseUrl: string): Promise<OpenApiDoc> {
   let doc = documents.get(baseUrl);
   if (!doc) {

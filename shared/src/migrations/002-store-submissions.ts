@@ -27,9 +27,6 @@ import type { Knex } from 'knex';
  * raises 55P03. Any error rolls the whole group back; ingest then stores its posts one at a time
  * (so one bad post fails alone), except after a lock time-out or a connection or server error,
  * which answer the whole group 503.
- *
- * `intake_store_submission` (migration 100) stays for the previous release's ingest while a
- * rolling upgrade replaces it; a later release drops it.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`

@@ -1,0 +1,21 @@
+export {
+  createWebhookAgent,
+  sendWebhook,
+  signedRequest,
+  USER_AGENT,
+  RESPONSE_BODY_LIMIT,
+  type AttemptResult,
+  type Envelope,
+  type EventType,
+} from './sender';
+export { generateWebhookSecret, serviceSignature, standardSignature } from './signing';
+export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup, BlockedTargetError } from './url-guard';
+export { requestDelivery } from './delivery-request';
+export { sendTestPing } from './test-ping';
+export {
+  insertDelivery,
+  recordDeliveryAttempt,
+  type DeliveryRow,
+  type DeliveryStatus,
+  type DeliveryTrigger,
+} from './deliveries.repository';
