@@ -7,6 +7,8 @@ export function tickBatcher<T, R>(options: {
   run(items: T[]): Promise<R[]>;
   single?(item: T): Promise<R>;
   max?: number;
+  /** Wait this long for more calls after the first (default 0: the same turn of the event loop only). */
+  waitMs?: number;
 }): (item: T) => Promise<R> {
   const max = options.max ?? 100;
   let queue: { item: T; resolve(r: R): void; reject(err: unknown): void }[] = [];
@@ -30,7 +32,8 @@ export function tickBatcher<T, R>(options: {
   const schedule = (): void => {
     if (scheduled) return;
     scheduled = true;
-    setImmediate(flush);
+    if (options.waitMs) setTimeout(flush, options.waitMs);
+    else setImmediate(flush);
   };
   return (item) =>
     new Promise<R>((resolve, reject) => {

@@ -157,6 +157,12 @@ export interface ConsumerOptions {
   handleBatch?(batch: Delivered[]): Promise<Outcome[]>;
   /** The most messages in one `handleBatch` call (default: all that arrived together). */
   maxBatch?: number;
+  /**
+   * How long a batch waits for more messages after its first (default 0: only those that arrived
+   * in the same read). At a steady trickle a few milliseconds turn one statement per message
+   * into one per batch; the messages stay kept alive meanwhile.
+   */
+  gatherMs?: number;
 }
 
 /** How long one pull request waits for messages before the loop asks again. */
@@ -314,9 +320,10 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
           pull = iter;
           if (stopped) iter.stop();
           let gathered: JsMsg[] = [];
-          let flushing = false;
+          let flushing: NodeJS.Timeout | NodeJS.Immediate | undefined;
           const flush = () => {
-            flushing = false;
+            if (flushing) clearTimeout(flushing as NodeJS.Timeout);
+            flushing = undefined;
             while (gathered.length) {
               const group = gathered.splice(0, options.maxBatch ?? gathered.length);
               track(group, batch(group));
@@ -327,12 +334,11 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
             // With tracing on, each message keeps its own span and trace (no batches).
             if (!options.handleBatch || traced) track([msg], single(msg));
             else {
-              // Messages that arrive in the same read are handled together.
+              // Messages that arrive in the same read (or within gatherMs) are handled together.
               gathered.push(msg);
-              if (!flushing) {
-                flushing = true;
-                setImmediate(flush);
-              }
+              if (gathered.length >= (options.maxBatch ?? Infinity)) flush();
+              else if (!flushing)
+                flushing = options.gatherMs ? setTimeout(flush, options.gatherMs) : setImmediate(flush);
             }
           }
           if (gathered.length) flush();

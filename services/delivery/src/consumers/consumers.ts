@@ -73,6 +73,7 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       durable: CONSUMERS.fanOut,
       logger,
       concurrency: 64,
+      gatherMs: 5,
       // The events that arrive together: one query for their forms' webhooks, one insert for their deliveries.
       async handleBatch(batch) {
         const outcomes: Outcome[] = [];
@@ -114,6 +115,7 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       durable: CONSUMERS.notify,
       logger,
       concurrency: 64,
+      gatherMs: 5,
       // Most forms notify nobody: one query settles the batch's events of those forms; the others mail one by one.
       async handleBatch(batch) {
         const events = batch.map(({ data }) => checkSubmissionEvent(data));

@@ -78,6 +78,7 @@ export function directDeliveryStore(db: Db): DeliveryStore {
 export function batchedDeliveryStore(db: Db): DeliveryStore {
   const direct = directDeliveryStore(db);
   const find = tickBatcher<string, DeliveryTarget | undefined>({
+    waitMs: 1,
     run: async (ids) => {
       const found = await findDeliveryTargets(db, ids);
       return ids.map((id) => found.get(id));
@@ -85,8 +86,9 @@ export function batchedDeliveryStore(db: Db): DeliveryStore {
   });
   return {
     findTarget: find,
-    lease: tickBatcher({ run: (asks) => leaseDeliveries(db, asks) }),
+    lease: tickBatcher({ waitMs: 1, run: (asks) => leaseDeliveries(db, asks) }),
     record: tickBatcher({
+      waitMs: 1,
       run: async (records: AttemptRecord[]) => {
         await recordDeliveryAttempts(db, records);
         return records.map(() => undefined);
