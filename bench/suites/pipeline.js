@@ -323,7 +323,8 @@ exports.run = async function run({ duration, log }) {
       [`npm start: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(a.webhookP50)} / ${round(a.webhookP99)} ms (target p99 ≤ 100 ms)`,
       'npm start: duplicate webhook requests': a.duplicates,
       'npm start: CPU µs per submission': JSON.stringify(a.cpu),
-      'separate: ingest / floor, no webhook': `${(s.ingestRps / results.floor).toFixed(2)} (${s.ingestRps} req/s, p99 ${s.ingestP99} ms; target ≥ 0.6)`,
+      // The ≥ 0.6 target is for the ingest process alone (`--only ingest`); here delivery and usage share the box.
+      'separate: ingest / floor, no webhook': `${(s.ingestRps / results.floor).toFixed(2)} (${s.ingestRps} req/s, p99 ${s.ingestP99} ms)`,
       'separate: end to end': `${Math.round(s.e2eRate)} submissions/s (target ≥ 1,500), drain ${s.drain.toFixed(1)} s`,
       [`separate: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(s.webhookP50)} / ${round(s.webhookP99)} ms`,
       'separate: duplicate webhook requests': s.duplicates,
