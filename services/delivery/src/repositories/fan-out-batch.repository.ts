@@ -1,8 +1,8 @@
-import type { Knex } from 'knex';
+import type { Queryable } from '@intake/shared';
 
 /** The enabled webhooks of these forms (each form with its account), in id order. */
 export async function findEnabledWebhooksOfForms(
-  db: Knex,
+  db: Queryable,
   forms: { accountId: string; formId: string }[],
 ): Promise<{ id: string; account_id: string; form_id: string }[]> {
   if (forms.length === 0) return [];
@@ -16,7 +16,7 @@ export async function findEnabledWebhooksOfForms(
 }
 
 /** The notification addresses of these forms, by form id (forms without any are left out). */
-export async function findNotifyEmailsOfForms(db: Knex, formIds: string[]): Promise<Map<string, string[]>> {
+export async function findNotifyEmailsOfForms(db: Queryable, formIds: string[]): Promise<Map<string, string[]>> {
   if (formIds.length === 0) return new Map();
   const { rows } = await db.raw<{ rows: { id: string; notify_emails: string[] }[] }>(
     `SELECT id, notify_emails FROM forms WHERE id = ANY (?::text[]) AND jsonb_array_length(notify_emails) > 0`,
@@ -32,7 +32,7 @@ export async function findNotifyEmailsOfForms(db: Knex, formIds: string[]): Prom
  * attempt, new or not.
  */
 export async function insertDeliveriesOfSubmissions(
-  db: Knex,
+  db: Queryable,
   rows: {
     id: string;
     account_id: string;

@@ -1,10 +1,10 @@
-import type { Knex } from 'knex';
+import type { Queryable } from '@intake/shared';
 
 /** Whether this process now holds the row's lease; when not, how long the holder's lease still runs. */
 export type Lease = { taken: true } | { taken: false; remainingMs: number };
 
 async function lease(
-  db: Knex,
+  db: Queryable,
   table: 'deliveries' | 'notifications',
   props: { id: string; attemptCount: number; leaseMs: number },
 ): Promise<Lease> {
@@ -26,13 +26,16 @@ async function lease(
  * Takes the lease on a delivery for one attempt. Not taken when another process holds it (its
  * attempt is in flight) or when an attempt was recorded since `attemptCount` was read.
  */
-export function leaseDelivery(db: Knex, props: { id: string; attemptCount: number; leaseMs: number }): Promise<Lease> {
+export function leaseDelivery(
+  db: Queryable,
+  props: { id: string; attemptCount: number; leaseMs: number },
+): Promise<Lease> {
   return lease(db, 'deliveries', props);
 }
 
 /** The same for a notification e-mail. */
 export function leaseNotification(
-  db: Knex,
+  db: Queryable,
   props: { id: string; attemptCount: number; leaseMs: number },
 ): Promise<Lease> {
   return lease(db, 'notifications', props);
