@@ -51,7 +51,8 @@ function cpuSeconds(pid) {
 /** The Postgres backends of the bench database, by application name (`intake-<service>`). */
 async function backends(db) {
   const { rows } = await db.raw(
-    `SELECT pid, application_name FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'intake-%' AND application_name <> 'intake-bench'`,
+    `SELECT pid, application_name FROM pg_stat_activity
+     WHERE datname = current_database() AND application_name LIKE 'intake-%' AND application_name <> 'intake-bench'`,
   );
   return rows;
 }
@@ -210,7 +211,9 @@ async function measureLayout({ name, platform, target, start, duration, log }) {
       rps: round(out.e2eRate),
       p50: e2e.p50,
       p99: e2e.p99,
-      note: `ingest ${e2e.rps} req/s, ${accepted} accepted, all counted and received ${round(seconds, 1)} s after the start (backlog drained ${round(out.drain, 1)} s after the load); CPU µs/submission ${JSON.stringify(out.cpu)}`,
+      note:
+        `ingest ${e2e.rps} req/s, ${accepted} accepted, all counted and received ${round(seconds, 1)} s after the start ` +
+        `(backlog drained ${round(out.drain, 1)} s after the load); CPU µs/submission ${JSON.stringify(out.cpu)}`,
     });
 
     // 3. Webhook latency at a fixed offered rate.
@@ -226,7 +229,9 @@ async function measureLayout({ name, platform, target, start, duration, log }) {
       rps: round(fixed.answered.size / fixed.took),
       p50: round(out.webhookP50),
       p99: round(out.webhookP99),
-      note: `answers ${JSON.stringify(fixed.statuses)}; ingest answer p50 ${round(percentile(fixed.latencies, 50))} ms, p99 ${round(percentile(fixed.latencies, 99))} ms`,
+      note:
+        `answers ${JSON.stringify(fixed.statuses)}; ` +
+        `ingest answer p50 ${round(percentile(fixed.latencies, 50))} ms, p99 ${round(percentile(fixed.latencies, 99))} ms`,
     });
     // Late copies would arrive after the last first copy: wait until the delivery log is complete, then count.
     const all = Number((await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n);
@@ -318,7 +323,8 @@ exports.run = async function run({ duration, log }) {
     const s = results.separate;
     const figures = {
       'floor (bare Koa + 1 durable insert)': `${results.floor} req/s`,
-      'npm start: ingest / floor, no webhook': `${(a.ingestRps / results.floor).toFixed(2)} (${a.ingestRps} req/s, p99 ${a.ingestP99} ms; target ≥ 0.4)`,
+      'npm start: ingest / floor, no webhook':
+        `${(a.ingestRps / results.floor).toFixed(2)} ` + `(${a.ingestRps} req/s, p99 ${a.ingestP99} ms; target ≥ 0.4)`,
       'npm start: end to end': `${Math.round(a.e2eRate)} submissions/s (target ≥ 1,000), drain ${a.drain.toFixed(1)} s`,
       [`npm start: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(a.webhookP50)} / ${round(a.webhookP99)} ms (target p99 ≤ 100 ms)`,
       'npm start: duplicate webhook requests': a.duplicates,

@@ -5,7 +5,7 @@ import { newId, SUBJECTS } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
 import { formWithWebhook, pool, post, processEnv, receiver, startService, tally, faultSuite } from './harness';
 
-/** Webhook deliveries in the backlog: at 64 attempts at once per process and RECEIVER_DELAY_MS each, draining takes several ack deadlines. */
+/** Deliveries in the backlog: at 64 attempts at once per process, RECEIVER_DELAY_MS each, several ack deadlines long. */
 const DELIVERIES = 1600;
 /** Posts to a form that notifies its owner by e-mail (no webhook). */
 const MAILS = 300;

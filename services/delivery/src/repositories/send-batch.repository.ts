@@ -37,7 +37,8 @@ export async function leaseDeliveries(
        FROM ask WHERE d.id = ask.id AND d.attempt_count = ask.attempt_count AND (d.lease_until IS NULL OR d.lease_until <= now())
        RETURNING d.id)
      SELECT ask.id, EXISTS (SELECT 1 FROM taken t WHERE t.id = ask.id) AS taken,
-       (SELECT ceil(greatest(0, extract(epoch FROM d.lease_until - now()) * 1000))::int FROM deliveries d WHERE d.id = ask.id) AS remaining_ms
+       (SELECT ceil(greatest(0, extract(epoch FROM d.lease_until - now()) * 1000))::int
+        FROM deliveries d WHERE d.id = ask.id) AS remaining_ms
      FROM ask`,
     [unique.map((a) => a.id), unique.map((a) => a.attemptCount), unique.map((a) => a.leaseMs)],
   );
@@ -79,7 +80,8 @@ export async function recordDeliveryAttempts(db: Queryable, records: AttemptReco
   await db.raw(
     `WITH v AS MATERIALIZED (
        SELECT * FROM json_to_recordset(?::json) AS v(delivery_id text, attempt int, trigger text, started_at timestamptz,
-         duration_ms int, status_code int, error text, response_body text, status text, next_attempt_at timestamptz, updated_at timestamptz)),
+         duration_ms int, status_code int, error text, response_body text, status text,
+         next_attempt_at timestamptz, updated_at timestamptz)),
      attempts AS (
        INSERT INTO delivery_attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body)
        SELECT delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body FROM v)
