@@ -55,7 +55,8 @@ async function main() {
     console.log(`written ${path.relative(process.cwd(), file)}`);
   }
   console.log(
-    `\n== all suites (scale ${options.scale}, ${options.duration} s per measurement, ${Math.round((Date.now() - started) / 1000)} s in all) ==`,
+    `\n== all suites (scale ${options.scale}, ${options.duration} s per measurement, ` +
+      `${Math.round((Date.now() - started) / 1000)} s in all) ==`,
   );
   console.table(
     all.flatMap((r) =>

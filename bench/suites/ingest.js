@@ -53,7 +53,9 @@ function upload(url, bytes) {
     const chunk = randomBytes(64 * 1024);
     let sent = 0;
     req.write(
-      '--benchboundary\r\ncontent-disposition: form-data; name="name"\r\n\r\nbench\r\n--benchboundary\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\ncontent-type: application/octet-stream\r\n\r\n',
+      '--benchboundary\r\ncontent-disposition: form-data; name="name"\r\n\r\nbench\r\n' +
+        '--benchboundary\r\ncontent-disposition: form-data; name="file"; filename="big.bin"\r\n' +
+        'content-type: application/octet-stream\r\n\r\n',
     );
     const pump = () => {
       while (sent < bytes) {
@@ -120,7 +122,8 @@ exports.run = async function run({ duration, log }) {
       count: 3,
     });
     const multipart =
-      '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nAda\r\n--b\r\ncontent-disposition: form-data; name="file"; filename="note.txt"\r\ncontent-type: text/plain\r\n\r\n' +
+      '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nAda\r\n' +
+      '--b\r\ncontent-disposition: form-data; name="file"; filename="note.txt"\r\ncontent-type: text/plain\r\n\r\n' +
       'x'.repeat(1024) +
       '\r\n--b--\r\n';
     const rows = [];

@@ -75,41 +75,26 @@ exports.run = async function run({ scale, log }) {
     const batchMs = performance.now() - t;
     publisher.close();
 
+    const row = (name, messages, ms) => ({
+      name,
+      messages,
+      ms: round(ms),
+      perSecond: round((messages / ms) * 1000),
+      usPerMessage: round((ms * 1000) / messages),
+    });
     const rows = [
-      {
-        name: 'outbox relay drain (Postgres claim + delete, batch publish)',
-        messages: count,
-        ms: round(drainMs),
-        perSecond: round((count / drainMs) * 1000),
-        usPerMessage: round((drainMs * 1000) / count),
-      },
-      {
-        name: 'JetStream publish, one at a time',
-        messages: serial,
-        ms: round(serialMs),
-        perSecond: round((serial / serialMs) * 1000),
-        usPerMessage: round((serialMs * 1000) / serial),
-      },
-      {
-        name: 'JetStream publish, 200 in flight',
-        messages: count,
-        ms: round(parallelMs),
-        perSecond: round((count / parallelMs) * 1000),
-        usPerMessage: round((parallelMs * 1000) / count),
-      },
-      {
-        name: 'StreamPublisher, batches of 200',
-        messages: count,
-        ms: round(batchMs),
-        perSecond: round((count / batchMs) * 1000),
-        usPerMessage: round((batchMs * 1000) / count),
-      },
+      row('outbox relay drain (Postgres claim + delete, batch publish)', count, drainMs),
+      row('JetStream publish, one at a time', serial, serialMs),
+      row('JetStream publish, 200 in flight', count, parallelMs),
+      row('StreamPublisher, batches of 200', count, batchMs),
     ];
     return {
       rows,
       figures: {
         'relay cost per submission (µs)': rows[0].usPerMessage,
-        'publish alone, serial / 200 in flight / batches of 200 (µs)': `${rows[1].usPerMessage} / ${rows[2].usPerMessage} / ${rows[3].usPerMessage}`,
+        'publish alone, serial / 200 in flight / batches of 200 (µs)': [rows[1], rows[2], rows[3]]
+          .map((r) => r.usPerMessage)
+          .join(' / '),
       },
     };
   } finally {

@@ -26,6 +26,8 @@ export interface Principal {
   accountId: string;
   keyId: string;
   type: KeyType;
+  /** Set when the request was authenticated by a console session cookie instead of a key. */
+  session?: import('./sessions').SessionInfo;
 }
 
 /** Reads `Authorization: Bearer <key>`; undefined when the header is absent. A malformed header is an invalid key. */

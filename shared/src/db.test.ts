@@ -60,7 +60,8 @@ describe('mayHaveCommitted', () => {
       async () =>
         (
           await platform.db.raw(
-            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep(5)%' AND pid <> pg_backend_pid()",
+            `SELECT pid FROM pg_stat_activity
+             WHERE datname = current_database() AND query LIKE 'SELECT pg_sleep(5)%' AND pid <> pg_backend_pid()`,
           )
         ).rows[0]?.pid,
     );

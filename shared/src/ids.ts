@@ -35,3 +35,18 @@ const nextUlid = monotonicFactory(randomUnit);
 export function newId(kind: IdKind, now: number = Date.now()): string {
   return `${ID_PREFIXES[kind]}_${nextUlid(now).toLowerCase()}`;
 }
+
+const ID_PATTERN = /^[a-z]{2,3}_[0-9a-hjkmnp-tv-z]{26}$/;
+
+/** The JSON-schema pattern of an id of that kind (a path parameter that does not match it is a 404 without a query). */
+export function idPattern(kind: IdKind): string {
+  return `^${ID_PREFIXES[kind]}_[0-9a-hjkmnp-tv-z]{26}$`;
+}
+
+/** True when `value` is an id of that kind (used to answer 404 early for garbage ids). */
+export function isId(kind: IdKind, value: string): boolean {
+  return ID_PATTERN.test(value) && value.startsWith(`${ID_PREFIXES[kind]}_`);
+}
+
+/** What a form slug looks like: lower-case letters, digits and inner hyphens (a post to anything else is a 404 without a query). */
+export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$';

@@ -68,7 +68,8 @@ export const METRICS = {
     kind: 'counter',
     unit: '{event}',
     description:
-      'Outbox events too large for a NATS message, by outcome: slimmed (published without the submission fields) or dropped (could not be published; alert on any)',
+      'Outbox events too large for a NATS message, by outcome: slimmed (published without the ' +
+      'submission fields) or dropped (could not be published; alert on any)',
     attributes: ['outcome'],
   },
   deliveries: {
@@ -122,7 +123,10 @@ export const METRICS = {
   },
 } as const satisfies Record<string, InstrumentSpec>;
 
-/** The Prometheus series name the OpenTelemetry collector's prometheus exporter gives an instrument (histograms add _bucket/_sum/_count). */
+/**
+ * The Prometheus series name the OpenTelemetry collector's prometheus exporter gives an instrument (histograms add
+ * _bucket/_sum/_count).
+ */
 export function prometheusName(spec: InstrumentSpec): string {
   let name = spec.name.replace(/\./g, '_');
   if (spec.unit === 's') name += '_seconds';

@@ -59,22 +59,19 @@ export async function connectNats(url: string, prefix: string, name: string): Pr
 /** Creates (or updates) the streams. Safe to call from every service at every start. */
 export async function ensureStreams(nats: Nats): Promise<void> {
   const { names } = nats;
+  // Both streams keep messages on disk for a week and drop a message id seen again within 10 minutes.
+  const kept = {
+    storage: StorageType.File,
+    max_age: nanos(7 * 24 * 3600 * 1000),
+    duplicate_window: nanos(10 * 60 * 1000),
+  };
   const streams: Partial<StreamConfig>[] = [
+    { ...kept, name: names.eventsStream, subjects: [names.subject('submission.>')], retention: RetentionPolicy.Limits },
     {
-      name: names.eventsStream,
-      subjects: [names.subject('submission.>')],
-      retention: RetentionPolicy.Limits,
-      storage: StorageType.File,
-      max_age: nanos(7 * 24 * 3600 * 1000),
-      duplicate_window: nanos(10 * 60 * 1000),
-    },
-    {
+      ...kept,
       name: names.deliveriesStream,
       subjects: [names.subject('delivery.>')],
       retention: RetentionPolicy.Workqueue,
-      storage: StorageType.File,
-      max_age: nanos(7 * 24 * 3600 * 1000),
-      duplicate_window: nanos(10 * 60 * 1000),
     },
   ];
   for (const config of streams) {

@@ -55,7 +55,7 @@ describe('outbox relay', () => {
     }
   });
 
-  it('publishes an event too large for a NATS message without its fields, drops one it cannot shrink, and goes on with the rest', async () => {
+  it('publishes an event too large for NATS without its fields, drops one it cannot shrink, and goes on with the rest', async () => {
     const big = 'x'.repeat(1100 * 1024); // over the server's max_payload (1 MiB by default)
     const [large, hopeless, small] = await platform.db.transaction(async (trx) => [
       await enqueueEvent(trx, {

@@ -38,7 +38,10 @@ export interface OutboxRow {
   headers: Record<string, string>;
 }
 
-/** The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then call `wakeOutboxRelays()` after commit). */
+/**
+ * The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then call
+ * `wakeOutboxRelays()` after commit).
+ */
 export function outboxRow(event: { subject: string; payload: Record<string, unknown>; eventId?: string }): OutboxRow {
   const eventId = event.eventId ?? newId('event');
   return {

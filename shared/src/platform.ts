@@ -8,6 +8,7 @@ import { connectNats, ensureStreams, type Nats } from './nats';
 import { SecretBox } from './secrets';
 import { systemClock, type Clock } from './time';
 import { createBlobStore, type BlobStore } from './blob-store';
+import { createHttpServer } from './http/server';
 
 /** Everything a service needs from the outside world, passed to buildApp(deps) and the workers as one object. */
 export interface Platform {
@@ -79,8 +80,7 @@ export async function serve(options: {
   name: string;
 }): Promise<{ server: http.Server; url: string; shutdown(): Promise<void> }> {
   const { platform, workers, state } = options;
-  const server = http.createServer(options.handler);
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(options.handler, { problemsUrl: platform.config.PROBLEMS_URL });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, resolve);

@@ -17,17 +17,21 @@ export const PROBLEMS = {
   'uploads-not-allowed': { status: 413, title: 'The plan does not include file uploads' },
   'rate-limited': { status: 429, title: 'Too many requests' },
   // Ours.
+  'bad-request': { status: 400, title: 'The request is not valid HTTP' },
   unauthorized: { status: 401, title: 'An API key is required' },
   'insufficient-scope': { status: 403, title: 'This key type cannot be used here' },
+  'csrf-failed': { status: 403, title: 'The console session request lacks its CSRF token' },
   'origin-not-allowed': { status: 403, title: 'The form does not accept posts from this website' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },
   'not-acceptable': { status: 406, title: 'Not acceptable' },
+  'request-timeout': { status: 408, title: 'The request did not arrive in time' },
   conflict: { status: 409, title: 'Conflict' },
   'link-expired': { status: 410, title: 'The link has expired' },
   'body-too-large': { status: 413, title: 'The request body is too large' },
   'unsupported-media-type': { status: 415, title: 'Unsupported content type' },
   'validation-failed': { status: 422, title: 'The request does not fit the schema' },
+  'headers-too-large': { status: 431, title: 'The request head is too large' },
   'internal-error': { status: 500, title: 'Internal server error' },
   'bad-gateway': { status: 502, title: 'The upstream service failed' },
   'service-unavailable': { status: 503, title: 'Service temporarily unavailable' },
@@ -137,7 +141,10 @@ const UNAVAILABLE_CODES = new Set([
   '55P03',
 ]);
 
-/** True for errors that mean a dependency (Postgres, Redis, NATS, storage) is down or stuck (55P03: a lock not granted within lock_timeout) rather than a bug. */
+/**
+ * True for errors that mean a dependency (Postgres, Redis, NATS, storage) is down or stuck (55P03: a lock not granted
+ * within lock_timeout) rather than a bug.
+ */
 export function isUnavailable(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
   const e = err as { code?: unknown; name?: unknown; message?: unknown };
@@ -164,6 +171,15 @@ export function problemMiddleware(problemsUrl: string, logger: Logger) {
       if (ctx.status === 404 && ctx.body === undefined)
         throw problem('not-found', `Nothing is served at ${ctx.method} ${ctx.path}`);
       if (ctx.status === 405 && (ctx.body === undefined || typeof ctx.body === 'string')) {
+        throw problem('method-not-allowed', `${ctx.method} is not allowed on ${ctx.path}`);
+      }
+      // The router's 501 for a method it implements nowhere (TRACE, ...): 405 with Allow where the path exists.
+      if (ctx.status === 501 && (ctx.body === undefined || typeof ctx.body === 'string')) {
+        const allow = ctx.response.get('Allow');
+        if (!allow) {
+          ctx.remove('Allow');
+          throw problem('not-found', `Nothing is served at ${ctx.method} ${ctx.path}`);
+        }
         throw problem('method-not-allowed', `${ctx.method} is not allowed on ${ctx.path}`);
       }
     } catch (err) {

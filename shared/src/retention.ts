@@ -8,7 +8,10 @@ export const RETENTION = {
   processedEventsMs: 8 * 24 * 60 * 60 * 1000,
 } as const;
 
-/** Deletes expired idempotency keys and old processed-event marks, in batches (the outbox relay deletes what it publishes). Returns rows deleted. */
+/**
+ * Deletes expired idempotency keys and old processed-event marks, in batches (the outbox relay deletes what it
+ * publishes). Returns rows deleted.
+ */
 export async function sweepRetention(props: {
   db: Db;
   now: Date;

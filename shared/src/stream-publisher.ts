@@ -32,7 +32,10 @@ export class StreamPublisher {
 
   constructor(private readonly nc: NatsConnection) {}
 
-  /** Resolves when the stream has acknowledged every message (a duplicate counts as stored); rejects on the first error or after `timeoutMs`. */
+  /**
+   * Resolves when the stream has acknowledged every message (a duplicate counts as stored); rejects on the first
+   * error or after `timeoutMs`.
+   */
   async publishAll(messages: StreamMessage[], timeoutMs: number): Promise<void> {
     if (messages.length === 0) return;
     this.subscription ??= this.listen();

@@ -43,7 +43,10 @@ export function telemetryConfigured(env: Record<string, string | undefined>): bo
   );
 }
 
-/** `intake-<service>` from the entry script's path (`services/<name>/dist/main.js`); `intake` for the all-in-one process (`dist/all-in-one.js`). */
+/**
+ * `intake-<service>` from the entry script's path (`services/<name>/dist/main.js`); `intake` for the all-in-one
+ * process (`dist/all-in-one.js`).
+ */
 export function serviceNameFromEntry(entry: string | undefined): string {
   const match =
     /services[\\/](ingest|management|delivery|usage)[\\/](?:dist|src)[\\/](main|cli[\\/][\w-]+)\.[jt]s$/.exec(

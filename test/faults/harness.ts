@@ -3,7 +3,16 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Config, Platform } from '@intake/shared';
-import { createTestPlatform, eventually, factories, freePort, listen, type TestPlatform } from '@intake/shared/testing';
+import {
+  createTestPlatform,
+  eventually,
+  factories,
+  freePort,
+  listen,
+  type ConfigOverrides,
+  type OwnServer,
+  type TestPlatform,
+} from '@intake/shared/testing';
 
 const ROOT = path.resolve(__dirname, '../..');
 
@@ -92,6 +101,46 @@ export function faultSuite(): { platform: TestPlatform; processes: ServiceProces
   return suite;
 }
 
+/**
+ * faultSuite around a server of our own (`start`) that the platform is configured to use (`use`): the test stops and
+ * starts it through `server`; at the end it is started again if it was left stopped, the platform closed, and it is
+ * destroyed.
+ */
+export function faultSuiteWithServer(
+  start: () => Promise<OwnServer>,
+  use: (url: string) => ConfigOverrides,
+): { platform: TestPlatform; processes: ServiceProcess[]; server: OwnServer } {
+  const suite = {
+    platform: undefined as unknown as TestPlatform,
+    processes: [] as ServiceProcess[],
+    server: undefined as unknown as OwnServer,
+  };
+  let own: OwnServer;
+  let down = false;
+  beforeAll(async () => {
+    own = await start();
+    suite.server = {
+      ...own,
+      async stop() {
+        await own.stop();
+        down = true;
+      },
+      async start() {
+        await own.start();
+        down = false;
+      },
+    };
+    suite.platform = await createTestPlatform(use(own.url));
+  });
+  afterAll(async () => {
+    await stopAll(suite.processes);
+    if (down) await own.start();
+    await suite.platform.close();
+    await own.destroy();
+  });
+  return suite;
+}
+
 export interface Envelope {
   id: string;
   type: string;
@@ -118,6 +167,23 @@ export async function receiver(options: { delayMs?: number } = {}) {
     distinctIds: () => new Set(envelopes.map((e) => e.id)),
     submissionIds: () => new Set(envelopes.map((e) => e.data.submission_id)),
   };
+}
+
+/** A webhook receiver (see `receiver`), a form with a webhook to it, and the environment for service processes. */
+export async function formWithReceiver(platform: TestPlatform, options: { delayMs?: number } = {}) {
+  const target = await receiver(options);
+  try {
+    return { target, ...(await formWithWebhook(platform, target.url)), env: processEnv(platform.config) };
+  } catch (err) {
+    await target.close();
+    throw err;
+  }
+}
+
+/** How many deliveries of the form are recorded as succeeded. */
+export async function succeededDeliveries(platform: Pick<Platform, 'db'>, formId: string): Promise<number> {
+  const row = await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).count({ n: '*' }).first();
+  return Number(row?.n ?? 0);
 }
 
 /** An account with one live form and one enabled webhook to `url`. */

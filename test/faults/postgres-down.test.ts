@@ -4,7 +4,9 @@ import { eventually, factories, startPostgres, testConfig, type OwnServer } from
 import { filesUnder, pool, post, processEnv, startService, stopAll, tally, type ServiceProcess } from './harness';
 
 const MULTIPART = (n: number) =>
-  `--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nfile ${n}\r\n--b\r\ncontent-disposition: form-data; name="doc"; filename="doc-${n}.txt"\r\ncontent-type: text/plain\r\n\r\n${'x'.repeat(4096)}\r\n--b--\r\n`;
+  `--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nfile ${n}\r\n` +
+  `--b\r\ncontent-disposition: form-data; name="doc"; filename="doc-${n}.txt"\r\ncontent-type: text/plain\r\n\r\n` +
+  `${'x'.repeat(4096)}\r\n--b--\r\n`;
 
 /** Our own Postgres is stopped under an ingest process: 503 problems, nothing half stored, and it recovers by itself. */
 describe('fault: Postgres unreachable', () => {
@@ -90,7 +92,11 @@ describe('fault: Postgres unreachable', () => {
       { timeoutMs: 20_000, message: 'every event published' },
     );
     console.log(
-      `postgres-down: before ${JSON.stringify(tally(before.map((a) => a.status)))}, while down ${JSON.stringify(tally(down.map((a) => a.status)))} (readyz ${readyWhileDown}), back in ${recoveryMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; stored ${submissions.length} submissions, ${events?.n} events, ${fileRows?.n} file rows, ${files.length} files on disk`,
+      `postgres-down: before ${JSON.stringify(tally(before.map((a) => a.status)))}, while down ` +
+        `${JSON.stringify(tally(down.map((a) => a.status)))} (readyz ${readyWhileDown}), back in ` +
+        `${recoveryMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; stored ` +
+        `${submissions.length} submissions, ${events?.n} events, ${fileRows?.n} file rows, ` +
+        `${files.length} files on disk`,
     );
 
     expect(tally(down.map((a) => a.status))).toEqual({ 503: 60 });

@@ -1,33 +1,15 @@
-import {
-  createTestPlatform,
-  eventually,
-  factories,
-  startRedisServer,
-  type OwnServer,
-  type TestPlatform,
-} from '@intake/shared/testing';
-import { pool, post, processEnv, startService, stopAll, tally, type ServiceProcess } from './harness';
+import { eventually, factories, startRedisServer } from '@intake/shared/testing';
+import { faultSuiteWithServer, pool, post, processEnv, startService, tally } from './harness';
 
 const POINTS = 30;
 
 /** Our own Redis is stopped under an ingest process: posts keep being accepted (and limited, in process) and Redis takes over again. */
 describe('fault: Redis down', () => {
-  let redis: OwnServer;
-  let platform: TestPlatform;
-  const processes: ServiceProcess[] = [];
-  let down = false;
-  beforeAll(async () => {
-    redis = await startRedisServer();
-    platform = await createTestPlatform({ REDIS_URL: redis.url });
-  });
-  afterAll(async () => {
-    await stopAll(processes);
-    if (down) await redis.start();
-    await platform.close();
-    await redis.destroy();
-  });
+  const suite = faultSuiteWithServer(startRedisServer, (url) => ({ REDIS_URL: url }));
+  const { processes } = suite;
 
   it('keeps accepting posts with the in-process rate limiter, and counts in Redis again once it is back', async () => {
+    const { platform } = suite;
     const account = await factories.account(platform.db, { plan: 'team', quota: 100_000 });
     const form = await factories.form(platform.db, account.id);
     const ingest = await startService(
@@ -43,14 +25,12 @@ describe('fault: Redis down', () => {
     expect(tally(up.map((a) => a.status))).toEqual({ 201: 10 });
     expect(await keys()).toHaveLength(1);
 
-    await redis.stop();
-    down = true;
+    await suite.server.stop();
     const started = Date.now();
     const whileDown = await pool(POINTS + 5, 1, from('203.0.113.2'));
     const downMs = Date.now() - started;
 
-    await redis.start();
-    down = false;
+    await suite.server.start();
     let probes = 0;
     await eventually(
       async () =>
@@ -62,7 +42,10 @@ describe('fault: Redis down', () => {
     const after = await pool(10, 2, from('203.0.113.4'));
     const stored = await platform.db('submissions').where({ form_id: form.id }).count({ n: '*' }).first();
     console.log(
-      `redis-down: up ${JSON.stringify(tally(up.map((a) => a.status)))}, while down ${JSON.stringify(tally(whileDown.map((a) => a.status)))} in ${downMs} ms, after ${JSON.stringify(tally(after.map((a) => a.status)))}; ${stored?.n} submissions stored, ${(await keys()).length} limiter keys in Redis, ${probes} posts until Redis counted again`,
+      `redis-down: up ${JSON.stringify(tally(up.map((a) => a.status)))}, while down ` +
+        `${JSON.stringify(tally(whileDown.map((a) => a.status)))} in ${downMs} ms, after ` +
+        `${JSON.stringify(tally(after.map((a) => a.status)))}; ${stored?.n} submissions stored, ` +
+        `${(await keys()).length} limiter keys in Redis, ${probes} posts until Redis counted again`,
     );
 
     // While Redis is down the in-process limiter takes over with the same budget: accepted up to it, then 429.

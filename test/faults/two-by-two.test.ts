@@ -1,5 +1,5 @@
 import { eventually } from '@intake/shared/testing';
-import { formWithWebhook, pool, post, processEnv, receiver, startService, tally, faultSuite } from './harness';
+import { faultSuite, formWithReceiver, pool, post, startService, succeededDeliveries, tally } from './harness';
 
 const POSTS = 300;
 
@@ -10,10 +10,8 @@ describe('fault: two ingest and two delivery processes under load', () => {
 
   it('stores each accepted post once and delivers each once', async () => {
     const { platform } = suite;
-    const target = await receiver({ delayMs: 5 });
+    const { target, slug, formId, env } = await formWithReceiver(platform, { delayMs: 5 });
     try {
-      const { slug, formId } = await formWithWebhook(platform, target.url);
-      const env = processEnv(platform.config);
       const started = await Promise.all([
         startService('ingest', env),
         startService('ingest', env),
@@ -29,12 +27,10 @@ describe('fault: two ingest and two delivery processes under load', () => {
         timeoutMs: 30_000,
         message: `webhooks for ${accepted.size} posts (have ${target.submissionIds().size})`,
       });
-      await eventually(
-        async () =>
-          (await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).count({ n: '*' }).first())
-            ?.n == POSTS,
-        { timeoutMs: 10_000, message: 'every delivery recorded' },
-      );
+      await eventually(async () => (await succeededDeliveries(platform, formId)) === POSTS, {
+        timeoutMs: 10_000,
+        message: 'every delivery recorded',
+      });
 
       const submissions = await platform.db('submissions').where({ form_id: formId }).select('id', 'payload');
       const deliveries = await platform
@@ -43,7 +39,10 @@ describe('fault: two ingest and two delivery processes under load', () => {
         .select('id', 'submission_id', 'attempt_count');
       const ns = new Set(submissions.map((s) => (typeof s.payload === 'string' ? JSON.parse(s.payload) : s.payload).n));
       console.log(
-        `two-by-two: ${POSTS} posts ${JSON.stringify(tally(answers.map((a) => a.status)))} over 2 ingest processes; ${submissions.length} submissions (${ns.size} distinct posts), ${deliveries.length} deliveries, ${target.envelopes.length} webhooks received, ${target.distinctIds().size} distinct, ${target.submissionIds().size} distinct submissions`,
+        `two-by-two: ${POSTS} posts ${JSON.stringify(tally(answers.map((a) => a.status)))} over 2 ` +
+          `ingest processes; ${submissions.length} submissions (${ns.size} distinct posts), ` +
+          `${deliveries.length} deliveries, ${target.envelopes.length} webhooks received, ` +
+          `${target.distinctIds().size} distinct, ${target.submissionIds().size} distinct submissions`,
       );
 
       expect(tally(answers.map((a) => a.status))).toEqual({ 201: POSTS });

@@ -144,23 +144,19 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
       },
       { message: 'the five ancestors of the attempt span' },
     )) as [Span, Span, Span, Span, Span];
-    expect(send).toMatchObject({
+    const consumedBy = (group: string) => ({
       kind: SpanKind.CONSUMER,
-      attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-send' }),
+      attributes: expect.objectContaining({ 'messaging.consumer.group.name': group }),
     });
-    expect(requested).toMatchObject({
+    const publishing = (subject: string) => ({
       kind: SpanKind.PRODUCER,
-      name: `${platform.nats.names.subject('delivery.requested')} publish`,
+      name: `${platform.nats.names.subject(subject)} publish`,
     });
+    expect(send).toMatchObject(consumedBy('delivery-send'));
+    expect(requested).toMatchObject(publishing('delivery.requested'));
     expect(requested.attributes['intake.webhook.delivery_id']).toBe(delivery.id);
-    expect(fanOut).toMatchObject({
-      kind: SpanKind.CONSUMER,
-      attributes: expect.objectContaining({ 'messaging.consumer.group.name': 'delivery-fanout' }),
-    });
-    expect(relay).toMatchObject({
-      kind: SpanKind.PRODUCER,
-      name: `${platform.nats.names.subject('submission.created')} publish`,
-    });
+    expect(fanOut).toMatchObject(consumedBy('delivery-fanout'));
+    expect(relay).toMatchObject(publishing('submission.created'));
     expect(server.kind).toBe(SpanKind.SERVER);
     expect(
       server.attributes['http.route'] ?? server.attributes['url.path'] ?? server.attributes['http.target'],

@@ -15,4 +15,4 @@ export { CONSUMERS, SEND_CONCURRENCY, sendAckWaitMs } from './consumers/consumer
 export { processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
 export { fanOutSubmission, submissionData } from './domain/fan-out';
 export { notifySubmission, MAX_MAIL_ATTEMPTS } from './domain/notify';
-export { submissionMail, replyToOf } from './domain/notification-mail';
+export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';

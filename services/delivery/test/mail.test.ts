@@ -1,8 +1,9 @@
 import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
-import { newId } from '@intake/shared';
+import { createMailer, newId, type SubmissionEvent } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
+import { notifySubmission } from '../src';
 import { accountWithForm, startDelivery, submit } from './helpers';
 
 interface Mail {
@@ -55,7 +56,7 @@ describe('notification e-mail', () => {
 
   it('mails the form’s addresses with the fields, file links and the submitter as Reply-To; a refused send is retried once', async () => {
     const { accountId, formId } = await accountWithForm(ctx.platform, ['owner@example.com', 'team@example.com']);
-    // A fresh file id: the checkout's test database keeps the rows of earlier runs.
+    // A fresh id: the file row is stored, and the test database outlives a run.
     const fileId = newId('file');
     const event = await submit(ctx.platform, {
       accountId,
@@ -83,7 +84,8 @@ describe('notification e-mail', () => {
     expect(parsed.text).toContain('Second line.');
     expect(parsed.text).toMatch(
       new RegExp(
-        `bug\\.png \\(attachment, 1234 bytes\\): ${ctx.platform.config.PUBLIC_BASE_URL}/v1/files/${fileId}\\?expires=\\d+&signature=`,
+        `bug\\.png \\(attachment, 1234 bytes\\): ` +
+          `${ctx.platform.config.PUBLIC_BASE_URL}/v1/files/${fileId}\\?expires=\\d+&signature=`,
       ),
     );
     const row = await eventually(() =>
@@ -97,6 +99,44 @@ describe('notification e-mail', () => {
       attempt_count: 2,
       recipients: ['owner@example.com', 'team@example.com'],
     });
+  });
+
+  it('records a refused send as `pending` (the one vocabulary) and a sent one at the injected clock’s time', async () => {
+    const refusing = await smtpServer(1);
+    try {
+      const { platform } = ctx;
+      const { accountId, formId } = await accountWithForm(platform, ['clock@example.com']);
+      const event: SubmissionEvent = {
+        event_id: newId('event'),
+        submission_id: newId('submission'),
+        form_id: formId,
+        account_id: accountId,
+        status: 'received',
+        received_at: '2031-02-03T04:05:06.789Z',
+        payload: { name: 'Ada' },
+        files: [],
+        file_bytes: 0,
+        form_name: 'Test form',
+      };
+      const mailer = createMailer(
+        { SMTP_URL: `smtp://127.0.0.1:${refusing.port}`, MAIL_FROM: 'Intake <no-reply@intake.test>' },
+        platform.logger,
+      );
+      const notify = (now: Date) => notifySubmission({ ...platform, mailer, event, now });
+      const row = () =>
+        platform
+          .db('notifications')
+          .where({ dedup_key: `submission:${event.submission_id}` })
+          .first();
+      expect(await notify(new Date('2031-02-03T04:05:07.000Z'))).toEqual({ retryInMs: expect.any(Number) });
+      expect(await row()).toMatchObject({ status: 'pending', attempt_count: 1, sent_at: null });
+      await notify(new Date('2031-02-03T04:05:09.000Z'));
+      expect(await row()).toMatchObject({ status: 'sent', attempt_count: 2 });
+      expect((await row()).sent_at.toISOString()).toBe('2031-02-03T04:05:09.000Z');
+      expect(refusing.mails).toHaveLength(1);
+    } finally {
+      await refusing.close();
+    }
   });
 
   it('mails the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {

@@ -1,17 +1,15 @@
-import { eventually, factories } from '@intake/shared/testing';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { accountWithForm, receiver, startDelivery, submit } from './helpers';
 
 const LADDER = [200, 400, 600, 800];
 
 describe('the retry ladder', () => {
-  let ctx: Awaited<ReturnType<typeof startDelivery>>;
-  beforeAll(async () => {
-    ctx = await startDelivery({
+  const ctx = useStarted(() =>
+    startDelivery({
       WEBHOOK_RETRY_SCHEDULE: LADDER.map((ms) => `${ms}ms`).join(','),
       WEBHOOK_TIMEOUT_MS: 2000,
-    });
-  });
-  afterAll(() => ctx.close());
+    }),
+  );
 
   it('makes 5 attempts spaced by the schedule, keeps the id, refreshes created_at, then marks the delivery failed', async () => {
     const target = await receiver((_req, _n, res) => {

@@ -1,12 +1,8 @@
-import { eventually, factories } from '@intake/shared/testing';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { accountWithForm, receiver, startDelivery, submit } from './helpers';
 
 describe('a receiver that hangs', () => {
-  let ctx: Awaited<ReturnType<typeof startDelivery>>;
-  beforeAll(async () => {
-    ctx = await startDelivery({ WEBHOOK_TIMEOUT_MS: 1500, WEBHOOK_RETRY_SCHEDULE: '10s' });
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startDelivery({ WEBHOOK_TIMEOUT_MS: 1500, WEBHOOK_RETRY_SCHEDULE: '10s' }));
 
   it('times out after WEBHOOK_TIMEOUT_MS and never delays another receiver’s deliveries', async () => {
     const hanging = await receiver(() => undefined); // never answers

@@ -1,15 +1,11 @@
 import { Webhook } from 'standardwebhooks';
-import { eventually, factories } from '@intake/shared/testing';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { SUBJECTS } from '@intake/shared';
 import { CONSUMERS } from '../src';
 import { accountWithForm, receiver, startDelivery, submit, verifyWithOctokit } from './helpers';
 
 describe('webhook delivery of submission.created', () => {
-  let ctx: Awaited<ReturnType<typeof startDelivery>>;
-  beforeAll(async () => {
-    ctx = await startDelivery();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startDelivery());
 
   it('POSTs the signed envelope with exactly the documented headers, verified by libraries we did not write', async () => {
     const target = await receiver();

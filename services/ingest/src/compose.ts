@@ -1,4 +1,4 @@
-import type { Platform } from '@intake/shared';
+import { subscribeFormChanges, type Platform } from '@intake/shared';
 import { createRateLimiter, type IngestRateLimiter } from './rules/rate-limit';
 import { createFormCache, type FormCache } from './storing/form-cache';
 import { createGroupWriter, type GroupWriter } from './storing/group-writer';
@@ -11,6 +11,8 @@ export interface IngestDeps {
   formCache: FormCache;
   writer: GroupWriter;
   unsettled: UnsettledFiles;
+  /** The subscription to management's form-change notices that keeps `formCache` current. */
+  formChanges: { stop(): void };
 }
 
 export function composeIngest(platform: Platform): IngestDeps {
@@ -21,5 +23,27 @@ export function composeIngest(platform: Platform): IngestDeps {
     formCache,
     writer: createGroupWriter({ db: platform.db, formCache }),
     unsettled: new UnsettledFiles(platform),
+    formChanges: followFormChanges(platform, formCache),
+  };
+}
+
+/**
+ * Drops a form's cached copy as soon as management announces a change to it; after a NATS
+ * reconnection (notices sent meanwhile are lost) drops every copy.
+ */
+function followFormChanges(platform: Platform, formCache: FormCache): { stop(): void } {
+  const subscription = subscribeFormChanges(platform.nats, (change) => formCache.forget(change));
+  let stopped = false;
+  void (async () => {
+    for await (const status of platform.nats.nc.status()) {
+      if (stopped) break;
+      if (status.type === 'reconnect') formCache.clear();
+    }
+  })().catch(() => undefined);
+  return {
+    stop() {
+      stopped = true;
+      subscription.stop();
+    },
   };
 }

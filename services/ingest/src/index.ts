@@ -28,10 +28,11 @@ export function createIngestService(): ServiceModule & { deps(platform: Platform
     routes: (platform) => ingestRoutes(depsOf(platform)),
     // On shutdown: one last try at the files of posts of unknown outcome (those not settled stay in storage).
     startWorkers: async (platform) => {
-      const { unsettled } = depsOf(platform);
+      const { unsettled, formChanges } = depsOf(platform);
       return [
         {
           async stop() {
+            formChanges.stop();
             await unsettled.settle(0);
             unsettled.stop();
           },

@@ -6,7 +6,7 @@ import { readBody, type BodyKind } from './request/body';
 import { buildPayload, checkFieldNames } from './request/fields';
 import { passGate, type GateRequest } from './rules/gate';
 import { LIMITS } from './rules/limits';
-import { spamVerdict } from './rules/spam';
+import { CHALLENGE_UNAVAILABLE, honeypotFilled, spamVerdict } from './rules/spam';
 
 export interface IngestRequest extends GateRequest {
   req: IncomingMessage;
@@ -46,6 +46,12 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
   try {
     checkFieldNames(fields);
     const { payload, challengeToken } = buildPayload(fields, form.honeypot_field);
+    // An empty post (no value once the control fields are out, no file) is refused, unless it is
+    // spam by its honeypot (answered as spam is); see README, "Ingest".
+    if (isEmpty(payload, files) && !honeypotFilled(fields, form.honeypot_field))
+      throw problem('validation-failed', 'The submission is empty: no field has a value and no file was sent', {
+        errors: [{ field: 'body', message: 'has no field with a value (control fields aside) and no file' }],
+      });
     const spam = await spamVerdict({
       fields,
       honeypotField: form.honeypot_field,
@@ -60,9 +66,10 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
             }
           : undefined,
     });
-    // Spam stores no files.
-    const stored = spam ? [] : files;
-    if (spam && files.length) await platform.blobs.delete(files.map((f) => f.storage_key));
+    // Spam stores no files, except a post kept because the bot-challenge provider could not answer:
+    // its owner may rescue it, and must then get all of it (see README, "Ingest").
+    const stored = spam && spam !== CHALLENGE_UNAVAILABLE ? [] : files;
+    if (stored !== files && files.length) await platform.blobs.delete(files.map((f) => f.storage_key));
 
     const outcome = await deps.writer
       .store({
@@ -112,4 +119,9 @@ async function discard({ platform }: IngestDeps, files: StoredUpload[]): Promise
     await platform.blobs
       .delete(files.map((f) => f.storage_key))
       .catch((err) => platform.logger.warn({ err }, 'could not delete the files of a refused submission'));
+}
+
+/** No field with a non-blank value (the control fields are already out of `payload`) and no file. */
+function isEmpty(payload: Record<string, string>, files: readonly StoredUpload[]): boolean {
+  return files.length === 0 && Object.values(payload).every((value) => value.trim() === '');
 }

@@ -1,11 +1,8 @@
-import { accountWithForm, startIngest, submissionsOf, type IngestHarness } from './helpers';
+import { useStarted } from '@intake/shared/testing';
+import { accountWithForm, startIngest, submissionsOf } from './helpers';
 
 describe('posted field order', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest();
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest());
 
   it.each([
     [

@@ -1,12 +1,9 @@
-import { accountWithForm, startIngest, submissionsOf, type IngestHarness } from './helpers';
+import { useStarted } from '@intake/shared/testing';
+import { accountWithForm, startIngest, submissionsOf } from './helpers';
 import { localKeys } from './files';
 
 describe('POST /v1/f/:slug — quota and idempotency under concurrency', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest();
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest());
 
   it('with a quota of 5, twenty simultaneous posts (with files) create exactly 5 submissions and keep exactly their files', async () => {
     const { account, form, post } = await accountWithForm(h, { quota: 5 });

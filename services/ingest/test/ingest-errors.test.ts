@@ -1,13 +1,9 @@
 import http from 'node:http';
-import { factories, listen } from '@intake/shared/testing';
+import { factories, listen, useStarted } from '@intake/shared/testing';
 import { accountWithForm, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
 
 describe('POST /v1/f/:slug — what errors', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest({ RATE_LIMIT_POINTS: 3, RATE_LIMIT_WINDOW_SECONDS: 60 });
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest({ RATE_LIMIT_POINTS: 3, RATE_LIMIT_WINDOW_SECONDS: 60 }));
 
   it('404 form-not-found for an unknown slug, as a problem document', async () => {
     const res = await fetch(`${h.url}/v1/f/nope-${Date.now()}`, {
@@ -205,6 +201,44 @@ describe('POST /v1/f/:slug — what must be refused', () => {
     });
   });
 
+  describe('an empty submission', () => {
+    it('is refused with 422 when nothing is left once the control fields are out, and stores or counts nothing', async () => {
+      const { account, form, post } = await accountWithForm(h, {
+        form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('s') },
+      });
+      const empties: Parameters<typeof post>[0][] = [
+        {},
+        new URLSearchParams(),
+        new URLSearchParams({ name: '', message: '  ', _gotcha: '' }),
+        { 'bot-challenge-response': 'good-token' },
+      ];
+      for (const body of empties) {
+        const res = await post(body);
+        expect([res.status, slugOf(res), res.body.errors]).toEqual([
+          422,
+          'validation-failed',
+          [{ field: 'body', message: expect.stringContaining('no field with a value') }],
+        ]);
+      }
+      expect(seen).toHaveLength(0);
+      expect(await submissionsOf(h, form.id)).toHaveLength(0);
+      expect(await h.platform.db('usage_counters').where({ account_id: account.id })).toEqual([]);
+      expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toEqual([]);
+    });
+
+    it('is still answered as spam when its honeypot is filled, and a post with only a file is not empty', async () => {
+      const { form, post } = await accountWithForm(h);
+      expect((await post({ _gotcha: 'http://spam.example' })).status).toBe(200);
+      const onlyFile = new FormData();
+      onlyFile.append('cv', new Blob(['x']), 'cv.txt');
+      expect((await post(onlyFile)).status).toBe(201);
+      expect((await submissionsOf(h, form.id)).map((s: { status: string }) => s.status).sort()).toEqual([
+        'received',
+        'spam',
+      ]);
+    });
+  });
+
   describe('bot challenge', () => {
     async function challengedForm() {
       return accountWithForm(h, {
@@ -241,6 +275,24 @@ describe('POST /v1/f/:slug — what must be refused', () => {
       expect(res.body).toEqual({ ok: true, status: 'accepted' });
       const [row] = await submissionsOf(h, form.id);
       expect(row).toMatchObject({ status: 'spam', spam_reason: 'challenge-unavailable', payload: { name: 'Ada' } });
+    });
+
+    it('keeps the files of a post held because the provider cannot answer, so its owner can rescue all of it', async () => {
+      const { form, post } = await challengedForm();
+      providerStatus = 503;
+      const body = new FormData();
+      body.append('name', 'Ada');
+      body.append('bot-challenge-response', 'good-token');
+      body.append('cv', new Blob(['my cv']), 'cv.txt');
+      const res = await post(body);
+      expect([res.status, res.body]).toEqual([200, { ok: true, status: 'accepted' }]);
+      const [row] = await submissionsOf(h, form.id);
+      expect(row).toMatchObject({ status: 'spam', spam_reason: 'challenge-unavailable', file_count: 1 });
+      const [file] = await h.platform.db('submission_files').where({ submission_id: row.id });
+      expect({ ...file, size: Number(file.size) }).toMatchObject({ field: 'cv', filename: 'cv.txt', size: 5 });
+      const chunks: Buffer[] = [];
+      for await (const c of await h.platform.blobs.get(file.storage_key)) chunks.push(c as Buffer);
+      expect(Buffer.concat(chunks).toString()).toBe('my cv');
     });
 
     it('does not ask the provider about a post caught by the honeypot', async () => {

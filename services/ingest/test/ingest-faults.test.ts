@@ -98,7 +98,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
     await pg.destroy();
   });
 
-  it('answers 503 as a problem document; a request cut by the outage leaves no file behind once Postgres can tell it was not stored', async () => {
+  it('answers 503 as a problem; a request cut by the outage leaves no file once Postgres can tell it was not stored', async () => {
     const account = await factories.account(platform.db);
     const form = await factories.form(platform.db, account.id);
     expect((await poster(server.url, form.slug)({ a: '1' })).status).toBe(201);
@@ -222,7 +222,7 @@ describe('POST /v1/f/:slug — connection lost while storing', () => {
     expect(localKeys(h.platform.config.FILES_DIR, account.id)).toEqual([files[0].storage_key]);
   });
 
-  it('deletes the files of a post whose store call lost its connection and then failed, once the server process that ran it is gone', async () => {
+  it('deletes the files of a post whose store call lost its connection and failed, once the process that ran it is gone', async () => {
     const account = await factories.account(h.platform.db, { plan: 'pro' });
     const form = await factories.form(h.platform.db, account.id);
     const body = new FormData();

@@ -103,7 +103,8 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
   it('stores parts whose name is empty under the empty field name (found by the fuzz test: it was a 500)', async () => {
     const { form, post } = await accountWithForm(h);
     const body =
-      '--b\r\ncontent-disposition: form-data; name=""\r\n\r\nvalue\r\n--b\r\ncontent-disposition: form-data; name=""; filename="f.txt"\r\n\r\nhello\r\n--b--\r\n';
+      '--b\r\ncontent-disposition: form-data; name=""\r\n\r\nvalue\r\n' +
+      '--b\r\ncontent-disposition: form-data; name=""; filename="f.txt"\r\n\r\nhello\r\n--b--\r\n';
     const res = await post(body, { 'content-type': 'multipart/form-data; boundary=b' });
     expect([res.status, res.body.files]).toEqual([201, 1]);
     const [row] = await submissionsOf(h, form.id);
@@ -112,10 +113,11 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     expect([file.field, file.filename, (await read(file.storage_key)).toString()]).toEqual(['', 'f.txt', 'hello']);
   });
 
-  it('stores a filename with control characters (NUL included) without them, counting the post once (found in review: it was a 500 that gave back an uncounted unit)', async () => {
+  it('stores a filename with control characters (NUL included) without them, counting the post once (was a 500)', async () => {
     const { account, form, post } = await accountWithForm(h, { quota: 3 });
     const body =
-      '--b\r\ncontent-disposition: form-data; name="doc"; filename*=utf-8\'\'a%00b%07.txt\r\ncontent-type: text/plain\r\n\r\nhello\r\n--b--\r\n';
+      '--b\r\ncontent-disposition: form-data; name="doc"; filename*=utf-8\'\'a%00b%07.txt\r\n' +
+      'content-type: text/plain\r\n\r\nhello\r\n--b--\r\n';
     for (let i = 0; i < 3; i++)
       expect((await post(body, { 'content-type': 'multipart/form-data; boundary=b' })).status).toBe(201);
     expect((await post(body, { 'content-type': 'multipart/form-data; boundary=b' })).status).toBe(402);

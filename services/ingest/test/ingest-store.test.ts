@@ -1,24 +1,15 @@
 import { newId, periodKey, type StoredUpload } from '@intake/shared';
-import { eventually } from '@intake/shared/testing';
+import { eventually, useStarted } from '@intake/shared/testing';
 import { findFormBySlug, type IngestForm } from '../src/repositories/form.repository';
-import {
-  accountWithForm,
-  publishedEvent,
-  publishedEvents,
-  slugOf,
-  startIngest,
-  submissionsOf,
-  type IngestHarness,
-} from './helpers';
+import { accountWithForm, publishedEvent, publishedEvents, slugOf, startIngest, submissionsOf } from './helpers';
 
-/** How a post is stored: in one transaction with its quota unit (grouped with the posts that arrive meanwhile), the form cache, the relay's wake-up. */
+/**
+ * How a post is stored: in one transaction with its quota unit (grouped with the posts that arrive meanwhile), the
+ * form cache, the relay's wake-up.
+ */
 describe('POST /v1/f/:slug — storing', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    // A relay that would poll only once a minute: anything published sooner was woken by ingest itself.
-    h = await startIngest({}, { relay: true, relayPollMs: 60_000 });
-  });
-  afterAll(() => h.close());
+  // A relay that would poll only once a minute: anything published sooner was woken by ingest itself.
+  const h = useStarted(() => startIngest({}, { relay: true, relayPollMs: 60_000 }));
 
   // The relay deletes an event's outbox row in the transaction that publishes it.
   const unpublished = async (formId: string) => h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [formId]);
@@ -50,13 +41,9 @@ describe('POST /v1/f/:slug — storing', () => {
 });
 
 describe('POST /v1/f/:slug — storing a large post', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest({}, { relay: true });
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest({}, { relay: true }));
 
-  it('sends the event of a post too large for a NATS message without its fields (the submission keeps them), and the relay goes on', async () => {
+  it('sends the event of a post too large for NATS without its fields (the submission keeps them); the relay goes on', async () => {
     const { form, post } = await accountWithForm(h);
     const essay = 'ä'.repeat(200 * 1024); // 400 KiB of UTF-8: more than an event carries (256 KiB)
     const large = await post({ name: 'Ada', essay });
@@ -73,11 +60,7 @@ describe('POST /v1/f/:slug — storing a large post', () => {
 
 /** The same, with forms cached for a minute: these paths only run while ingest still uses the form it read. */
 describe('POST /v1/f/:slug — storing with a cached form', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest({ FORM_CACHE_MS: 60_000 });
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest({ FORM_CACHE_MS: 60_000 }));
 
   const usedOf = async (accountId: string) =>
     (await h.platform.db('usage_counters').where({ account_id: accountId }).first())?.used;
@@ -192,7 +175,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect(await usedOf(gone.account.id)).toBeUndefined();
   });
 
-  it('stops exactly at the quota inside a group: the posts it can take are stored in order, the rest get 402, spam is not counted', async () => {
+  it('stops exactly at the quota in a group: the posts it can take are stored in order, the rest get 402, spam uncounted', async () => {
     const { account, form } = await accountWithForm(h, { quota: 4 });
     const store = await storer(form);
     const answers = await asOneGroup(() =>
@@ -222,7 +205,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect(await transactionsOf(form.id)).toBe(1);
   });
 
-  it('leaves no Idempotency-Key claimed for a post the quota refused in a group: a retry with it is stored once units are back', async () => {
+  it('leaves no Idempotency-Key claimed for a post the quota refused in a group: a retry is stored once units are back', async () => {
     const { account, form } = await accountWithForm(h, { quota: 1 });
     const store = await storer(form);
     const answers = await asOneGroup(() => settled([store({ idempotencyKey: 'k0' }), store({ idempotencyKey: 'k1' })]));
@@ -267,7 +250,7 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect(await transactionsOf(form.id)).toBe(2);
   });
 
-  it('answers 503 when a row its group needs stays locked for 5 s (a form being deleted), and the posts after it are not held up', async () => {
+  it('answers 503 when a row its group needs stays locked for 5 s (a form being deleted); the posts after it go on', async () => {
     const locked = await accountWithForm(h, { quota: 100 });
     const other = await accountWithForm(h, { quota: 100 });
     // Both forms read and cached before the lock is taken.

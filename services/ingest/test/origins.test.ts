@@ -1,11 +1,8 @@
-import { accountWithForm, startIngest, submissionsOf, type IngestHarness } from './helpers';
+import { useStarted } from '@intake/shared/testing';
+import { accountWithForm, startIngest, submissionsOf } from './helpers';
 
 describe('allowed_origins', () => {
-  let h: IngestHarness;
-  beforeAll(async () => {
-    h = await startIngest();
-  });
-  afterAll(() => h.close());
+  const h = useStarted(() => startIngest());
 
   async function restrictedForm() {
     const made = await accountWithForm(h);

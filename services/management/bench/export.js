@@ -28,7 +28,8 @@ async function main() {
   await platform.db.raw(
     `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
      SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received',
-            jsonb_build_object('name', 'Person ' || i, 'email', 'p' || i || '@example.com', 'message', repeat('lorem ipsum, "dolor" ', 8), 'field_' || (i % 20), 'v' || i),
+            jsonb_build_object('name', 'Person ' || i, 'email', 'p' || i || '@example.com',
+                               'message', repeat('lorem ipsum, "dolor" ', 8), 'field_' || (i % 20), 'v' || i),
             now() - (i || ' seconds')::interval
      FROM generate_series(1, ?) AS i`,
     [`sub_${formId.slice(-16)}`, accountId, formId, rows],
@@ -59,7 +60,9 @@ async function main() {
       const ms = performance.now() - started;
       const mb = (n) => `${(n / 1048576).toFixed(1)} MB`;
       console.log(
-        `${format}: ${rows} rows, ${mb(bytes)} in ${(ms / 1000).toFixed(2)} s (${Math.round(rows / (ms / 1000))} rows/s), ${lines} newlines; heap ${mb(before.heapUsed)} -> peak ${mb(peakHeap)}, rss ${mb(before.rss)} -> peak ${mb(peakRss)}`,
+        `${format}: ${rows} rows, ${mb(bytes)} in ${(ms / 1000).toFixed(2)} s ` +
+          `(${Math.round(rows / (ms / 1000))} rows/s), ${lines} newlines; heap ${mb(before.heapUsed)} ` +
+          `-> peak ${mb(peakHeap)}, rss ${mb(before.rss)} -> peak ${mb(peakRss)}`,
       );
     }
   } finally {

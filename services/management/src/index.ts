@@ -8,6 +8,10 @@ import { fileRoutes } from './routes/files.routes';
 import { webhookRoutes } from './routes/webhooks.routes';
 import { deliveryRoutes } from './routes/deliveries.routes';
 import { openApiDocument } from './openapi';
+import { sessionRoutes } from './routes/sessions.routes';
+import { consoleSupportRoutes } from './routes/console-support.routes';
+import { mountConsole } from './routes/console-page';
+import { startSessionSweeper } from './domain/session-sweeper';
 
 function managementRoutes(platform: Platform): RouteDef[] {
   return [
@@ -18,6 +22,8 @@ function managementRoutes(platform: Platform): RouteDef[] {
     ...fileRoutes(platform),
     ...webhookRoutes(platform),
     ...deliveryRoutes(platform),
+    ...sessionRoutes(platform),
+    ...consoleSupportRoutes(platform),
     ...docsRoutes(platform, () => managementRoutes(platform)),
   ];
 }
@@ -29,7 +35,9 @@ export const managementService: ServiceModule = {
   publishesEvents: true,
   routes: managementRoutes,
   // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/retention.ts).
-  startWorkers: async (platform) => [startRetentionSweeper(platform)],
+  startWorkers: async (platform) => [startRetentionSweeper(platform), startSessionSweeper(platform)],
+  // The web console at /console (built into dist/console by `npm run build`); / redirects there.
+  extend: mountConsole,
 };
 
 /** The one OpenAPI document of the four services (what `GET /openapi` serves). */

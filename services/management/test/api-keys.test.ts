@@ -1,12 +1,8 @@
-import { factories } from '@intake/shared/testing';
+import { factories, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
 describe('API keys', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement({ KEY_MINT_LIMIT: 5, KEY_MINT_WINDOW_SECONDS: 3600 });
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement({ KEY_MINT_LIMIT: 5, KEY_MINT_WINDOW_SECONDS: 3600 }));
 
   describe('what works', () => {
     it('mints a key of each type, shows it once, lists without it, and revokes', async () => {

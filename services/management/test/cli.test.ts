@@ -9,7 +9,7 @@ import {
   testDatabaseUrl,
   type TestPlatform,
 } from '@intake/shared/testing';
-import { managementService } from '../src';
+import { managementService, runAdmin } from '../src';
 import { api } from './helpers';
 
 const run = promisify(execFile);
@@ -85,4 +85,16 @@ describe('operator CLI', () => {
     },
     60_000,
   );
+
+  it('takes any quota a Postgres integer holds, and names the limit when refusing one', async () => {
+    const env = { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' };
+    const created = await runAdmin(['accounts', 'create', '--plan', 'pro', '--quota', '2147483647'], env);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatchObject({ quota: 2147483647 });
+    for (const quota of ['2147483648', '9999999999', '12345678901', '1.5', '1e3']) {
+      const refused = await runAdmin(['accounts', 'create', '--plan', 'pro', '--quota', quota], env);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('from 0 to 2147483647');
+    }
+  });
 });

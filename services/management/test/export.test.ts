@@ -1,28 +1,20 @@
-import { factories } from '@intake/shared/testing';
+import { useStarted } from '@intake/shared/testing';
 import { ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 import { parseCsv } from './seed';
 
 describe('export', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement());
 
   const ownerWithForm = () => ownerWithFormOf(ctx);
 
   describe('what works', () => {
     it('CSV: RFC 4180 quoting and CRLF, one column per field seen, newest first, as an attachment', async () => {
-      const { account, form, call } = await ownerWithForm();
-      const older = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const { form, call, submit } = await ownerWithForm();
+      const older = await submit({
         payload: { name: 'Ada, Countess', message: 'She said "hi"\nthen left' },
         receivedAt: new Date('2026-05-01T00:00:00.000Z'),
       });
-      const newer = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const newer = await submit({
         status: 'spam',
         payload: { name: 'Bot', phone: '+1 555' },
         receivedAt: new Date('2026-05-02T00:00:00.000Z'),
@@ -46,7 +38,7 @@ describe('export', () => {
     });
 
     it('CSV: cells that a spreadsheet would run as a formula are neutralised; NDJSON keeps them as sent', async () => {
-      const { account, form, call } = await ownerWithForm();
+      const { form, call, submit } = await ownerWithForm();
       const payload = {
         a: '=HYPERLINK("https://evil.example","click")',
         b: '@SUM(1)',
@@ -55,7 +47,7 @@ describe('export', () => {
         e: 'plain = text',
         f: 'a@b.example',
       };
-      await factories.submission(ctx.platform, { accountId: account.id, formId: form.id, payload });
+      await submit({ payload });
       const [, row] = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
       expect(row?.slice(4)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
       const line = JSON.parse((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text);
@@ -63,14 +55,12 @@ describe('export', () => {
     });
 
     it('NDJSON: one JSON object per line with the filters of the list', async () => {
-      const { account, form, call } = await ownerWithForm();
-      const a = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const { form, call, submit } = await ownerWithForm();
+      const a = await submit({
         payload: { q: 'needle here' },
         receivedAt: new Date('2026-05-01T00:00:00.000Z'),
       });
-      await factories.submission(ctx.platform, { accountId: account.id, formId: form.id, payload: { q: 'hay' } });
+      await submit({ payload: { q: 'hay' } });
       const res = await call('GET', `/v1/forms/${form.id}/export.ndjson?q=NEEDLE`);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
@@ -95,7 +85,9 @@ describe('export', () => {
       const n = 2500;
       await ctx.platform.db.raw(
         `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
-         SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received', json_build_object('i', i::text, CASE WHEN i % 1000 = 0 THEN 'rare_' || i ELSE 'common' END, 'x'), timestamptz '2026-06-01' + (i || ' seconds')::interval
+         SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received',
+                json_build_object('i', i::text, CASE WHEN i % 1000 = 0 THEN 'rare_' || i ELSE 'common' END, 'x'),
+                timestamptz '2026-06-01' + (i || ' seconds')::interval
          FROM generate_series(1, ?) AS i`,
         [`sub_${account.id.slice(-16)}`, account.id, form.id, n],
       );

@@ -1,12 +1,9 @@
-import { factories } from '@intake/shared/testing';
+import { subscribeFormChanges, type FormChange } from '@intake/shared';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
 describe('forms', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement());
 
   const owner = async () => {
     const account = await factories.account(ctx.platform.db);
@@ -68,6 +65,63 @@ describe('forms', () => {
       const list = await call('GET', '/v1/forms');
       expect(list.status).toBe(200);
       expect(list.body.data.map((f: { id: string }) => f.id)).toEqual([b.id, a.id]);
+    });
+
+    it('pages the list with a cursor, like submissions, and refuses a cursor it did not issue', async () => {
+      const { call } = await owner();
+      const made: string[] = [];
+      for (const name of ['P1', 'P2', 'P3', 'P4', 'P5'])
+        made.unshift((await call('POST', '/v1/forms', { name })).body.id);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      let pages = 0;
+      do {
+        const page = await call('GET', `/v1/forms?limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(page.status).toBe(200);
+        expect(page.body.data.length).toBeLessThanOrEqual(2);
+        seen.push(...page.body.data.map((f: { id: string }) => f.id));
+        cursor = page.body.next_cursor;
+        pages++;
+      } while (cursor);
+      expect(seen).toEqual(made);
+      expect(pages).toBe(3);
+      expect((await call('GET', '/v1/forms')).body).toMatchObject({ next_cursor: null });
+      for (const bad of [
+        'garbage',
+        Buffer.from('["2026-01-01T00:00:00.000Z","sub_01hzzzzzzzzzzzzzzzzzzzzzzz"]').toString('base64url'),
+      ]) {
+        const res = await call('GET', `/v1/forms?cursor=${bad}`);
+        expect(res.status).toBe(422);
+        expect(res.body.errors).toEqual([{ field: 'query/cursor', message: 'is not a valid cursor' }]);
+      }
+      expect((await call('GET', '/v1/forms?limit=101')).status).toBe(422);
+    });
+
+    it('announces every change and deletion of a form to ingest processes, after it is stored', async () => {
+      const { call } = await owner();
+      const notices: FormChange[] = [];
+      const subscription = subscribeFormChanges(ctx.platform.nats, (c) => notices.push(c));
+      try {
+        await ctx.platform.nats.nc.flush();
+        const form = (await call('POST', '/v1/forms', { name: 'Announced' })).body;
+        const slug = `announced-${Date.now()}`;
+        for (const change of [
+          { status: 'paused' },
+          { honeypot_field: 'website' },
+          { allowed_origins: ['https://example.com'] },
+          { bot_challenge: { provider: 'turnstile', secret: 's' } },
+          { slug },
+        ])
+          expect((await call('PATCH', `/v1/forms/${form.id}`, change)).status).toBe(200);
+        expect((await call('PATCH', `/v1/forms/${form.id}`, { status: 'gone' })).status).toBe(422);
+        expect((await call('DELETE', `/v1/forms/${form.id}`)).status).toBe(204);
+        await eventually(() => notices.filter((n) => n.form_id === form.id).length === 6, { message: 'six notices' });
+        const mine = notices.filter((n) => n.form_id === form.id);
+        expect(mine.slice(0, 4)).toEqual(Array(4).fill({ form_id: form.id, slug: form.slug }));
+        expect(mine.slice(4)).toEqual([{ form_id: form.id, slug }, { form_id: form.id }]);
+      } finally {
+        subscription.stop();
+      }
     });
 
     it('moves status in every direction, changes fields, and turns the bot challenge off with null', async () => {

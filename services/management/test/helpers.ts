@@ -53,9 +53,13 @@ export function api(url: string, key?: string, options: { contract?: boolean } =
   };
 }
 
-/** A fresh account with one form, and a caller holding its management key. */
+type SubmissionProps = Omit<Parameters<typeof factories.submission>[1], 'accountId' | 'formId'>;
+
+/** A fresh account with one form, a caller holding its management key, and `submit` storing a post to the form. */
 export async function ownerWithForm(ctx: { platform: TestPlatform; url: string }) {
   const account = await factories.account(ctx.platform.db);
   const form = await factories.form(ctx.platform.db, account.id);
-  return { account, form, call: api(ctx.url, account.managementKey) };
+  const submit = (props: SubmissionProps = {}) =>
+    factories.submission(ctx.platform, { accountId: account.id, formId: form.id, ...props });
+  return { account, form, call: api(ctx.url, account.managementKey), submit };
 }

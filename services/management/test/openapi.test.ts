@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import type Koa from 'koa';
 import type { KoaRouter as Router } from '@intake/shared';
 import { buildServiceApp, PROBLEM_SLUGS, type ServiceModule } from '@intake/shared';
-import { contractViolations, listen, type OpenApiDoc } from '@intake/shared/testing';
+import { contractViolations, listen, type OpenApiDoc, useStarted } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
@@ -35,7 +35,9 @@ describe('OpenAPI document', () => {
   it('is OpenAPI 3.1 that a standard validator accepts', async () => {
     expect(doc.openapi).toBe('3.1.0');
     // swagger-parser's dependencies are ES modules Jest cannot load: run it in plain Node.
-    const script = `require('@apidevtools/swagger-parser').validate(JSON.parse(require('fs').readFileSync(0, 'utf8'))).then(() => console.log('valid'), (e) => { console.log('invalid: ' + e.message); process.exitCode = 1; })`;
+    const script = `require('@apidevtools/swagger-parser')
+      .validate(JSON.parse(require('fs').readFileSync(0, 'utf8')))
+      .then(() => console.log('valid'), (e) => { console.log('invalid: ' + e.message); process.exitCode = 1; })`;
     const verdict = await new Promise<string>((resolve) => {
       const child = execFile(process.execPath, ['-e', script], { cwd: __dirname }, (_err, stdout, stderr) =>
         resolve(`${stdout}${stderr}`.trim()),
@@ -154,11 +156,7 @@ describe('OpenAPI document', () => {
 });
 
 describe('docs and problem types', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement());
 
   it('serves a self-contained docs page at /docs (no CDN)', async () => {
     const res = await api(ctx.url)('GET', '/docs');

@@ -1,28 +1,31 @@
 import { Value } from '@sinclair/typebox/value';
-import { fileDownloadUrl, periodKey, SubmissionEvent } from '@intake/shared';
-import { factories } from '@intake/shared/testing';
+import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
+import { factories, useStarted } from '@intake/shared/testing';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
 describe('submissions', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement());
 
   const ownerWithForm = () => ownerWithFormOf(ctx);
+  /** Each submission route as [method, path, body] for a form and one of its submissions (PATCH sets `status`). */
+  const everySubmissionRoute = (formId: string, id: string, status: string): [string, string, unknown?][] => [
+    ['GET', `/v1/forms/${formId}/submissions`],
+    ['GET', `/v1/forms/${formId}/export.csv`],
+    ['GET', `/v1/forms/${formId}/export.ndjson`],
+    ['GET', `/v1/submissions/${id}`],
+    ['PATCH', `/v1/submissions/${id}`, { status }],
+    ['DELETE', `/v1/submissions/${id}`],
+  ];
   const at = (iso: string) => new Date(iso);
 
   describe('what works', () => {
     it('lists newest first with cursor pages that cover every row once', async () => {
-      const { account, form, call } = await ownerWithForm();
+      const { form, call, submit } = await ownerWithForm();
       const ids: string[] = [];
       for (let i = 0; i < 7; i++)
         ids.push(
           (
-            await factories.submission(ctx.platform, {
-              accountId: account.id,
-              formId: form.id,
+            await submit({
               payload: { n: String(i) },
               receivedAt: at(`2026-03-0${1 + Math.floor(i / 2)}T10:00:00.000Z`),
             })
@@ -56,11 +59,9 @@ describe('submissions', () => {
     });
 
     it('filters by status, time range and a search over payload values', async () => {
-      const { account, form, call } = await ownerWithForm();
+      const { form, call, submit } = await ownerWithForm();
       const seed = (status: 'received' | 'spam', when: string, payload: Record<string, string>) =>
-        factories.submission(ctx.platform, {
-          accountId: account.id,
-          formId: form.id,
+        submit({
           status,
           payload,
           receivedAt: at(when),
@@ -82,10 +83,8 @@ describe('submissions', () => {
     });
 
     it('gets one with its files and signed links that download without a key', async () => {
-      const { account, form, call } = await ownerWithForm();
-      const s = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const { call, submit } = await ownerWithForm();
+      const s = await submit({
         payload: { name: 'Ada' },
         files: [
           { field: 'cv', filename: 'lebenslauf für ada.pdf', contentType: 'application/pdf', content: '%PDF-1.4 tiny' },
@@ -112,10 +111,8 @@ describe('submissions', () => {
     });
 
     it('deletes one with its stored files', async () => {
-      const { account, form, call } = await ownerWithForm();
-      const s = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const { call, submit } = await ownerWithForm();
+      const s = await submit({
         files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }],
       });
       expect((await call('DELETE', `/v1/submissions/${s.id}`)).status).toBe(204);
@@ -125,13 +122,11 @@ describe('submissions', () => {
     });
 
     it('deleting one also removes its webhook deliveries and its idempotency key (no copy of its data stays)', async () => {
-      const { account, form, call } = await ownerWithForm();
-      const s = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const { account, form, call, submit } = await ownerWithForm();
+      const s = await submit({
         payload: { email: 'gone@person.test' },
       });
-      const other = await factories.submission(ctx.platform, { accountId: account.id, formId: form.id });
+      const other = await submit();
       const { id: webhookId } = await factories.webhook(ctx.platform, { accountId: account.id, formId: form.id });
       for (const submissionId of [s.id, other.id])
         await factories.delivery(ctx.platform.db, {
@@ -153,11 +148,9 @@ describe('submissions', () => {
     });
 
     it('marking spam as received counts it in its month and enqueues submission.created in the same transaction', async () => {
-      const { account, form, call } = await ownerWithForm();
+      const { account, form, call, submit } = await ownerWithForm();
       const receivedAt = at('2026-04-15T12:00:00.000Z');
-      const s = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const s = await submit({
         status: 'spam',
         payload: { email: 'real@person.test' },
         receivedAt,
@@ -204,10 +197,8 @@ describe('submissions', () => {
     });
 
     it('marking a received submission as spam relabels it; moving it back neither counts nor fires again', async () => {
-      const { account, form, call } = await ownerWithForm();
-      const s = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const { account, form, call, submit } = await ownerWithForm();
+      const s = await submit({
         status: 'received',
       });
       // Stored as ingest stores it: counted once, its submission.created event enqueued once.
@@ -242,19 +233,17 @@ describe('submissions', () => {
         expect(bad.status).toBe(422);
         expect(bad.body.errors).toEqual([{ field: 'query/cursor', message: 'is not a valid cursor' }]);
       }
-      const patch = await call('PATCH', '/v1/submissions/sub_x', { status: 'deleted' });
+      const patch = await call('PATCH', `/v1/submissions/${newId('submission')}`, { status: 'deleted' });
       expect(patch.status).toBe(422);
       expect(new Set(patch.body.errors.map((e: { field: string }) => e.field))).toEqual(new Set(['body/status']));
     });
 
     it('404 for unknown forms and submissions; an expired link answers 410 and a forged one 404', async () => {
-      const { account, form, call } = await ownerWithForm();
+      const { call, submit } = await ownerWithForm();
       expect((await call('GET', '/v1/forms/frm_nope/submissions')).status).toBe(404);
       for (const method of ['GET', 'DELETE']) expect((await call(method, '/v1/submissions/sub_nope')).status).toBe(404);
       expect((await call('PATCH', '/v1/submissions/sub_nope', { status: 'spam' })).status).toBe(404);
-      const s = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const s = await submit({
         files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }],
       });
       const fileId = s.files[0]?.id as string;
@@ -286,19 +275,11 @@ describe('submissions', () => {
 
   describe('what must be refused', () => {
     it('401 / 403 for missing, revoked and submission keys on every submission route', async () => {
-      const { account, form } = await ownerWithForm();
-      const s = await factories.submission(ctx.platform, { accountId: account.id, formId: form.id });
+      const { account, form, submit } = await ownerWithForm();
+      const s = await submit();
       const revoked = await factories.apiKey(ctx.platform.db, account.id, 'management', { revoked: true });
       const sub = await factories.apiKey(ctx.platform.db, account.id, 'submission');
-      const routes: [string, string, unknown?][] = [
-        ['GET', `/v1/forms/${form.id}/submissions`],
-        ['GET', `/v1/forms/${form.id}/export.csv`],
-        ['GET', `/v1/forms/${form.id}/export.ndjson`],
-        ['GET', `/v1/submissions/${s.id}`],
-        ['PATCH', `/v1/submissions/${s.id}`, { status: 'spam' }],
-        ['DELETE', `/v1/submissions/${s.id}`],
-      ];
-      for (const [method, path, body] of routes) {
+      for (const [method, path, body] of everySubmissionRoute(form.id, s.id, 'spam')) {
         expect([method, path, (await api(ctx.url)(method, path, body)).status]).toEqual([method, path, 401]);
         expect([method, path, (await api(ctx.url, revoked)(method, path, body)).body.type.split('/').pop()]).toEqual([
           method,
@@ -317,22 +298,13 @@ describe('submissions', () => {
     });
 
     it('404 when another account lists, exports, reads, relabels or deletes, and nothing changes', async () => {
-      const { account, form, call } = await ownerWithForm();
-      const s = await factories.submission(ctx.platform, {
-        accountId: account.id,
-        formId: form.id,
+      const { form, call, submit } = await ownerWithForm();
+      const s = await submit({
         status: 'spam',
         payload: { secret: 'owner-only' },
       });
       const intruder = api(ctx.url, (await factories.account(ctx.platform.db)).managementKey);
-      for (const [method, path, body] of [
-        ['GET', `/v1/forms/${form.id}/submissions`],
-        ['GET', `/v1/forms/${form.id}/export.csv`],
-        ['GET', `/v1/forms/${form.id}/export.ndjson`],
-        ['GET', `/v1/submissions/${s.id}`],
-        ['PATCH', `/v1/submissions/${s.id}`, { status: 'received' }],
-        ['DELETE', `/v1/submissions/${s.id}`],
-      ] as [string, string, unknown?][]) {
+      for (const [method, path, body] of everySubmissionRoute(form.id, s.id, 'received')) {
         const res = await intruder(method, path, body);
         expect([method, path, res.status]).toEqual([method, path, 404]);
         expect(res.text).not.toContain('owner-only');

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { buildServiceApp, type Worker } from '@intake/shared';
+import { buildServiceApp, newId, type Worker } from '@intake/shared';
 import {
   createTestPlatform,
   eventually,
@@ -7,6 +7,7 @@ import {
   listen,
   type TestPlatform,
   startTestRelay,
+  useStarted,
 } from '@intake/shared/testing';
 import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
@@ -33,11 +34,7 @@ async function startWithWorkers() {
 }
 
 describe('webhook routes', () => {
-  let ctx: Awaited<ReturnType<typeof startWithWorkers>>;
-  beforeAll(async () => {
-    ctx = await startWithWorkers();
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startWithWorkers());
 
   async function owner() {
     const account = await factories.account(ctx.platform.db);
@@ -259,7 +256,7 @@ describe('webhook routes', () => {
       expect(bad.body.errors.map((e: { field: string }) => e.field)).toEqual(
         expect.arrayContaining(['body/url', 'body/extra']),
       );
-      expect((await call('PATCH', '/v1/webhooks/wh_nope', { enabled: 'yes' })).status).toBe(422);
+      expect((await call('PATCH', `/v1/webhooks/${newId('webhook')}`, { enabled: 'yes' })).status).toBe(422);
       for (const [method, path] of [
         ['POST', '/v1/forms/frm_nope/webhooks'],
         ['GET', '/v1/forms/frm_nope/webhooks'],
@@ -322,11 +319,7 @@ describe('webhook routes', () => {
 });
 
 describe('webhook URLs with private networks disallowed', () => {
-  let ctx: Awaited<ReturnType<typeof startManagement>>;
-  beforeAll(async () => {
-    ctx = await startManagement({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: false });
-  });
-  afterAll(() => ctx.close());
+  const ctx = useStarted(() => startManagement({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: false }));
 
   it('refuses http and targets inside our network with 422, on create and on update', async () => {
     const account = await factories.account(ctx.platform.db);

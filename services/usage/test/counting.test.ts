@@ -120,19 +120,17 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
       status: 'spam',
     });
     await eventually(() => processedCount(h.platform, [late.eventId, early.eventId]).then((c) => c === 2));
-    const days = await db('usage_daily')
-      .where({ account_id: account.id })
-      .orderBy('day')
-      .select(db.raw(`to_char(day, 'YYYY-MM-DD') as day`), 'received', 'spam');
-    expect(days).toEqual([
+    /** The account's rows of `table` by `date` (as YYYY-MM-DD), with the `counts` columns. */
+    const rowsBy = (table: string, date: string, ...counts: string[]) =>
+      db(table)
+        .where({ account_id: account.id })
+        .orderBy(date)
+        .select(db.raw(`to_char(??, 'YYYY-MM-DD') as ??`, [date, date]), ...counts);
+    expect(await rowsBy('usage_daily', 'day', 'received', 'spam')).toEqual([
       { day: '2031-01-31', received: 1, spam: 0 },
       { day: '2031-02-01', received: 0, spam: 1 },
     ]);
-    const counters = await db('usage_counters')
-      .where({ account_id: account.id })
-      .orderBy('period')
-      .select(db.raw(`to_char(period, 'YYYY-MM-DD') as period`), 'used', 'spam');
-    expect(counters).toEqual([
+    expect(await rowsBy('usage_counters', 'period', 'used', 'spam')).toEqual([
       { period: '2031-01-01', used: 1, spam: 0 },
       { period: '2031-02-01', used: 0, spam: 1 },
     ]);

@@ -2,7 +2,8 @@ import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
 import { eventually, factories } from '@intake/shared/testing';
-import { reachedThresholds } from '../src';
+import { createMailer, NOTIFICATION_STATUSES } from '@intake/shared';
+import { reachedThresholds, sendQuotaWarnings } from '../src';
 import { manualClock, processedCount, startUsage, type UsageHarness } from './helpers';
 
 interface Received {
@@ -187,9 +188,14 @@ describe('quota warnings', () => {
       const acc = await account({ quota: 5 });
       smtp.state.refuse = true;
       await post(acc, 4);
-      await eventually(async () => (await notifications(acc.id))[0]?.attempt_count >= 1, {
-        message: 'a refused attempt',
-      });
+      // The attempt is counted when claimed (`sending`); the refusal puts it back to `pending`.
+      await eventually(
+        async () => {
+          const [n] = await notifications(acc.id);
+          return n?.attempt_count >= 1 && n?.status === 'pending';
+        },
+        { message: 'a refused attempt' },
+      );
       const [failed] = await notifications(acc.id);
       expect(failed).toMatchObject({ kind: 'quota-80', status: 'pending' });
       expect(
@@ -202,6 +208,67 @@ describe('quota warnings', () => {
         message: 'sent by the retry timer',
       });
       expect(mailsTo(acc.email)).toHaveLength(1);
+    });
+
+    it('sends a warning only after the claim has committed: a commit that fails sends nothing, and it is sent once later', async () => {
+      clock.set('2030-05-10T12:00:00.000Z');
+      const acc = await account({
+        quota: 5,
+        email: `commit-fails-${Math.random().toString(36).slice(2)}@example.test`,
+      });
+      const { db } = h.platform;
+      // A deferred constraint trigger: every update of this account's warnings fails at COMMIT.
+      await db.raw(`CREATE OR REPLACE FUNCTION test_refuse_commit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.recipients::text LIKE '%commit-fails-%' THEN RAISE EXCEPTION 'commit refused (test)'; END IF; RETURN NEW; END $$`);
+      await db.raw(`CREATE CONSTRAINT TRIGGER test_refuse_commit AFTER UPDATE ON notifications
+        DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_refuse_commit()`);
+      const mailer = createMailer(h.platform.config, h.platform.logger);
+      try {
+        await post(acc, 4);
+        await eventually(async () => (await notifications(acc.id)).length === 1, { message: 'the 80% warning queued' });
+        const send = () =>
+          sendQuotaWarnings({
+            db,
+            mailer,
+            logger: h.platform.logger,
+            publicBaseUrl: 'https://intake.test',
+            now: () => clock.now(),
+          });
+        // The running workers try too (SKIP LOCKED may hand this caller nothing): three refused commits here.
+        let refused = 0;
+        await eventually(
+          async () => {
+            await send().catch((err: Error) => {
+              if (/commit refused/.test(err.message)) refused++;
+            });
+            return refused >= 3;
+          },
+          { message: 'three refused commits' },
+        );
+        expect(await notifications(acc.id)).toEqual([expect.objectContaining({ status: 'pending', attempt_count: 0 })]);
+        expect(mailsTo(acc.email)).toHaveLength(0);
+      } finally {
+        mailer.close();
+        await db.raw('DROP TRIGGER IF EXISTS test_refuse_commit ON notifications');
+      }
+      await eventually(async () => (await notifications(acc.id))[0]?.status === 'sent', { message: 'sent later' });
+      expect(mailsTo(acc.email)).toHaveLength(1);
+    });
+
+    it('holds notifications.status to one vocabulary', async () => {
+      const acc = await account({ quota: 5 });
+      const row = (status: string) => ({
+        id: `ntf_${status}_${Math.random().toString(36).slice(2)}`,
+        account_id: acc.id,
+        kind: 'submission',
+        dedup_key: `test:${Math.random()}`,
+        recipients: '[]',
+        status,
+      });
+      await expect(h.platform.db('notifications').insert(row('retrying'))).rejects.toThrow(
+        /notifications_status_check/,
+      );
+      for (const status of NOTIFICATION_STATUSES) await h.platform.db('notifications').insert(row(status));
     });
   });
 });

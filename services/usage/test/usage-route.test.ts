@@ -31,7 +31,7 @@ describe('GET /v1/usage', () => {
   }
 
   describe('what works', () => {
-    it('reports plan, period, limit, used, remaining, spam, bytes and the per-form and per-day breakdown; a new month starts from zero', async () => {
+    it('reports plan, period, limit, used, remaining, spam, bytes, per-form and per-day counts; a new month starts at zero', async () => {
       const { db } = h.platform;
       const account = await factories.account(db, { plan: 'pro', quota: 50 });
       const form = await factories.form(db, account.id, { slug: `contact-${Date.now()}` });
@@ -161,7 +161,7 @@ describe('GET /v1/usage', () => {
         >
       )['/v1/usage']!['get']!;
       expect(op.operationId).toBe('getUsage');
-      expect(op.security).toEqual([{ managementKey: [] }]);
+      expect(op.security).toEqual([{ managementKey: [] }, { consoleSession: [] }]);
       expect(op.parameters.map((p) => p.name)).toEqual(['month']);
       expect(Object.keys(op.responses['200']!.content!['application/json']!.schema.properties)).toEqual(
         expect.arrayContaining([

@@ -86,7 +86,9 @@ export function buildOpenApi(options: {
     }
     const problemSlugs = new Set<ProblemSlug>(def.problems ?? []);
     if (def.auth === 'management')
-      ['unauthorized', 'invalid-key', 'insufficient-scope'].forEach((s) => problemSlugs.add(s as ProblemSlug));
+      ['unauthorized', 'invalid-key', 'insufficient-scope', 'csrf-failed'].forEach((s) =>
+        problemSlugs.add(s as ProblemSlug),
+      );
     if (def.body || def.params || def.query) problemSlugs.add('validation-failed');
     if (def.body) problemSlugs.add('bad-body');
     const byStatus = new Map<number, ProblemSlug[]>();
@@ -120,7 +122,7 @@ export function buildOpenApi(options: {
       summary: def.summary,
       ...(def.description ? { description: def.description } : {}),
       tags: def.tags,
-      ...(def.auth === 'management' ? { security: [{ managementKey: [] }] } : { security: [] }),
+      ...(def.auth === 'management' ? { security: [{ managementKey: [] }, { consoleSession: [] }] } : { security: [] }),
       ...(def.params || def.query ? { parameters: parametersOf(def) } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses,
@@ -134,6 +136,13 @@ export function buildOpenApi(options: {
     components: {
       securitySchemes: {
         managementKey: { type: 'http', scheme: 'bearer', description: 'A management key, `svc_mgmt_...`' },
+        consoleSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'intake_session',
+          description:
+            'The web console’s session (`POST /v1/sessions`); state-changing requests must also send its `csrf_token` as `x-csrf-token`',
+        },
         submissionKey: {
           type: 'http',
           scheme: 'bearer',

@@ -6,6 +6,8 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Db } from '../db';
 import { authenticateKey, bearerToken, type Principal } from '../api-keys';
 import { problem, type FieldError, type ProblemSlug } from '../problems';
+import { unstorableFields } from '../text';
+import { requireSession, SESSION_COOKIE } from '../sessions';
 
 export type Auth = 'management' | 'none';
 
@@ -47,6 +49,11 @@ export interface RouteDef<P extends TObject = TObject, Q extends TObject = TObje
   problems?: ProblemSlug[];
   /** Hidden routes (internal helpers) are served but left out of the OpenAPI document. */
   hidden?: boolean;
+  /**
+   * The problem a path parameter that cannot name anything answers with (wrong id prefix or shape,
+   * NUL, ...): a 404 before any query. Defaults to `not-found`.
+   */
+  notFound?: ProblemSlug;
   handler(ctx: Context, input: RouteInput<Static<P>, Static<Q>, Static<B>>): Promise<void> | void;
 }
 
@@ -91,21 +98,31 @@ export function fieldErrors(location: string, errors: ErrorObject[] | null | und
   });
 }
 
+/**
+ * The one boundary every client string passes before a query sees it: text Postgres cannot store
+ * or that is not Unicode (NUL, unpaired surrogates; see text.ts), then the schema. Query and body
+ * refusals are 422 validation-failed naming each field; see `mountRoutes` for path parameters.
+ */
 function validator(ajv: Ajv, schema: TSchema | undefined, location: string): (value: unknown) => unknown {
-  if (!schema) return (value) => value;
-  const validate: ValidateFunction = ajv.compile(schema);
+  const validate: ValidateFunction | undefined = schema ? ajv.compile(schema) : undefined;
   return (value) => {
-    if (!validate(value)) {
-      const errors = fieldErrors(location, validate.errors);
+    const unstorable = unstorableFields(value, location);
+    const errors =
+      unstorable.length > 0 ? unstorable : validate && !validate(value) ? fieldErrors(location, validate.errors) : [];
+    if (errors.length > 0)
       throw problem('validation-failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
-    }
     return value;
   };
 }
 
-/** Authenticates `Authorization: Bearer svc_mgmt_...`: 401 without a key, 403 invalid-key when unknown or revoked, 403 insufficient-scope for a submission key. */
+/**
+ * Authenticates `Authorization: Bearer svc_mgmt_...` (or a console session cookie, see sessions.ts): 401 without a key,
+ * 403 invalid-key when unknown or revoked, 403 insufficient-scope for a submission key.
+ */
 export async function requireManagementKey(db: Db, ctx: Context): Promise<Principal> {
   const token = bearerToken(ctx.get('authorization'));
+  const session = token ? undefined : ctx.cookies.get(SESSION_COOKIE);
+  if (session) return requireSession(db, ctx, session);
   if (!token) {
     ctx.set('WWW-Authenticate', 'Bearer');
     throw problem('unauthorized', 'Send a management key as "Authorization: Bearer svc_mgmt_..."');
@@ -130,6 +147,15 @@ const jsonBody = koaBody({
 export function mountRoutes(router: Router, routes: RouteDef[], deps: { db: Db }): void {
   for (const def of routes) {
     const checkParams = validator(queryAjv, def.params, 'params');
+    // A path parameter that does not fit its schema (an id of another prefix or shape, a NUL) names
+    // nothing that can exist: 404, and no query is made.
+    const checkPathParams = (value: unknown) => {
+      try {
+        return checkParams(value);
+      } catch {
+        throw problem(def.notFound ?? 'not-found', 'No such resource: the path names nothing that can exist');
+      }
+    };
     const checkQuery = validator(queryAjv, def.query, 'query');
     const checkBody = validator(bodyAjv, def.body, 'body');
     const middleware: Middleware[] = [];
@@ -146,7 +172,7 @@ export function mountRoutes(router: Router, routes: RouteDef[], deps: { db: Db }
     middleware.push(async (ctx) => {
       const principal =
         def.auth === 'management' ? await requireManagementKey(deps.db, ctx) : (undefined as unknown as Principal);
-      const params = checkParams({ ...ctx.params });
+      const params = checkPathParams({ ...ctx.params });
       const query = checkQuery({ ...ctx.query });
       const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
       await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>);

@@ -151,7 +151,8 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['webhook_id', 'created_at']);
   });
   await knex.raw(
-    `CREATE UNIQUE INDEX deliveries_submission_webhook_uniq ON deliveries (webhook_id, submission_id) WHERE event_type = 'submission.created'`,
+    `CREATE UNIQUE INDEX deliveries_submission_webhook_uniq ON deliveries (webhook_id, submission_id)
+     WHERE event_type = 'submission.created'`,
   );
 
   await knex.schema.createTable('delivery_attempts', (t) => {

@@ -30,7 +30,9 @@ import type { Knex } from 'knex';
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.raw(`
-    CREATE FUNCTION intake_store_submissions(p_items json, p_claims json, p_admit boolean, OUT lost int[], OUT refused int[], OUT gone int[])
+    CREATE FUNCTION intake_store_submissions(
+      p_items json, p_claims json, p_admit boolean, OUT lost int[], OUT refused int[], OUT gone int[]
+    )
     LANGUAGE plpgsql AS $$
     DECLARE
       c record;
@@ -43,7 +45,8 @@ export async function up(knex: Knex): Promise<void> {
       lost := '{}';
       refused := '{}';
       IF p_claims IS NOT NULL THEN
-        FOR c IN SELECT * FROM json_to_recordset(p_claims) AS k(n int, form_id text, key text, submission_id text, created_at timestamptz, expires_at timestamptz)
+        FOR c IN SELECT * FROM json_to_recordset(p_claims)
+                   AS k(n int, form_id text, key text, submission_id text, created_at timestamptz, expires_at timestamptz)
                  WHERE EXISTS (SELECT 1 FROM forms f WHERE f.id = k.form_id) ORDER BY k.form_id, k.key, k.n LOOP
           INSERT INTO idempotency_keys AS k (form_id, key, submission_id, created_at, expires_at)
             VALUES (c.form_id, c.key, c.submission_id, c.created_at, c.expires_at)
@@ -63,7 +66,8 @@ export async function up(knex: Knex): Promise<void> {
                  FROM json_to_recordset(p_items) AS i(n int, account_id text, form_id text, status text, period date, quota int)
                  WHERE i.status = 'received' AND NOT i.n = ANY (lost) AND EXISTS (SELECT 1 FROM forms f WHERE f.id = i.form_id)
                  GROUP BY i.account_id, i.period ORDER BY i.account_id, i.period LOOP
-          INSERT INTO usage_counters (account_id, period, used) VALUES (c.account_id, c.period, 0) ON CONFLICT (account_id, period) DO NOTHING;
+          INSERT INTO usage_counters (account_id, period, used) VALUES (c.account_id, c.period, 0)
+            ON CONFLICT (account_id, period) DO NOTHING;
           SELECT u.used INTO used_now FROM usage_counters u WHERE u.account_id = c.account_id AND u.period = c.period FOR UPDATE;
           granted := greatest(0, least(cardinality(c.posts), coalesce(c.quota, 0) - used_now));
           IF granted > 0 THEN
@@ -88,20 +92,26 @@ export async function up(knex: Knex): Promise<void> {
       ),
       kept AS MATERIALIZED (SELECT * FROM items WHERE live),
       stored AS (
-        INSERT INTO submissions (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at)
-          SELECT id, account_id, form_id, status, coalesce(payload, event -> 'payload'), coalesce(json_array_length(files), 0), (event ->> 'file_bytes')::bigint, ip, user_agent, referrer, spam_reason, received_at FROM kept ORDER BY n
+        INSERT INTO submissions
+            (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at)
+          SELECT id, account_id, form_id, status, coalesce(payload, event -> 'payload'), coalesce(json_array_length(files), 0),
+                 (event ->> 'file_bytes')::bigint, ip, user_agent, referrer, spam_reason, received_at
+          FROM kept ORDER BY n
       ),
       filed AS (
         INSERT INTO submission_files (id, submission_id, account_id, field, filename, content_type, size, storage_key, created_at)
           SELECT f.id, kept.id, kept.account_id, f.field, f.filename, f.content_type, f.size, f.storage_key, kept.received_at
-          FROM kept CROSS JOIN LATERAL json_to_recordset(kept.files) AS f(id text, field text, filename text, content_type text, size bigint, storage_key text)
+          FROM kept CROSS JOIN LATERAL json_to_recordset(kept.files)
+               AS f(id text, field text, filename text, content_type text, size bigint, storage_key text)
           WHERE kept.files IS NOT NULL
       ),
       published AS (
         INSERT INTO outbox (event_id, subject, payload, headers) SELECT event_id, subject, event, headers FROM kept ORDER BY n
       )
       SELECT (SELECT coalesce(array_agg(n ORDER BY n), '{}') FROM items WHERE NOT live),
-             (SELECT json_agg(t ORDER BY t.account_id, t.period) FROM (SELECT account_id, period, count(*)::int AS used, min(quota) AS quota FROM kept WHERE status = 'received' GROUP BY account_id, period) t)
+             (SELECT json_agg(t ORDER BY t.account_id, t.period)
+              FROM (SELECT account_id, period, count(*)::int AS used, min(quota) AS quota
+                    FROM kept WHERE status = 'received' GROUP BY account_id, period) t)
         INTO gone, counts;
 
       IF NOT p_admit THEN

@@ -1,7 +1,9 @@
 import type { Knex } from 'knex';
 import * as schema from './001-schema';
 import * as storeSubmissions from './002-store-submissions';
-import * as consumerLeases from './003-consumer-leases';
+import * as notificationStatus from './003-notification-status';
+import * as consoleSessions from './004-console-sessions';
+import * as consumerLeases from './005-consumer-leases';
 
 export interface Migration {
   name: string;
@@ -13,11 +15,16 @@ export interface Migration {
 export const migrations: Migration[] = [
   { name: '001-schema', ...schema },
   { name: '002-store-submissions', ...storeSubmissions },
-  { name: '003-consumer-leases', ...consumerLeases },
+  { name: '003-notification-status', ...notificationStatus },
+  { name: '004-console-sessions', ...consoleSessions },
+  { name: '005-consumer-leases', ...consumerLeases },
 ];
 
+/** The two migrations the development history was folded into (a pre-release database has their schema, not later ones'). */
+export const FOLDED_MIGRATIONS = ['001-schema', '002-store-submissions'] as const;
+
 /**
- * The migrations of the development history, folded into the two above before the first release.
+ * The migrations of the development history, folded into 001 and 002 (FOLDED_MIGRATIONS) before the first release.
  * A database migrated by all of them has the same schema plus the compatibility shims the fold
  * dropped (see adoptPreReleaseSchema in db.ts).
  */

@@ -82,34 +82,36 @@ function ownProcess(props: {
   };
 }
 
-/** nats-server with JetStream on a free port, with its own store directory. */
-export async function startNatsServer(): Promise<OwnServer> {
+type ProcessSpec = Omit<Parameters<typeof ownProcess>[0], 'port' | 'dir'>;
+
+/** Starts the process `spec` describes on a free port with a fresh directory `intake-<name>-…` of its own. */
+async function startOwnServer(
+  name: string,
+  spec: (port: number, dir: string) => ProcessSpec | Promise<ProcessSpec>,
+): Promise<OwnServer> {
   const port = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), 'intake-nats-'));
-  const server = ownProcess({
-    port,
-    url: `nats://127.0.0.1:${port}`,
-    dir,
-    command: 'nats-server',
-    args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
-  });
+  const dir = mkdtempSync(path.join(tmpdir(), `intake-${name}-`));
+  const server = ownProcess({ port, dir, ...(await spec(port, dir)) });
   await server.start();
   return server;
 }
 
+/** nats-server with JetStream on a free port, with its own store directory. */
+export async function startNatsServer(): Promise<OwnServer> {
+  return startOwnServer('nats', (port, dir) => ({
+    url: `nats://127.0.0.1:${port}`,
+    command: 'nats-server',
+    args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
+  }));
+}
+
 /** redis-server on a free port, keeping nothing on disk. */
 export async function startRedisServer(): Promise<OwnServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), 'intake-redis-'));
-  const server = ownProcess({
-    port,
+  return startOwnServer('redis', (port, dir) => ({
     url: `redis://127.0.0.1:${port}`,
-    dir,
     command: 'redis-server',
     args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-  });
-  await server.start();
-  return server;
+  }));
 }
 
 function postgresBin(name: string): string {
@@ -120,38 +122,34 @@ function postgresBin(name: string): string {
 
 /** A Postgres cluster of our own (initdb + postgres) on a free port, trust auth, database `intake`. */
 export async function startPostgres(): Promise<OwnServer> {
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), 'intake-pg-'));
-  const data = path.join(dir, 'data');
-  // Postgres refuses to run as root: run it as the postgres user when we are root.
-  const user =
-    process.getuid?.() === 0
-      ? {
-          uid: Number((await run('id', ['-u', 'postgres'])).stdout),
-          gid: Number((await run('id', ['-g', 'postgres'])).stdout),
-        }
-      : {};
-  if (user.uid !== undefined) await run('chown', ['-R', `${user.uid}:${user.gid}`, dir]);
-  await new Promise<void>((resolve, reject) => {
-    const init = spawn(
-      postgresBin('initdb'),
-      ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
-      { stdio: 'ignore', ...user },
-    );
-    init.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb exited ${code}`))));
+  return startOwnServer('pg', async (port, dir) => {
+    const data = path.join(dir, 'data');
+    // Postgres refuses to run as root: run it as the postgres user when we are root.
+    const user =
+      process.getuid?.() === 0
+        ? {
+            uid: Number((await run('id', ['-u', 'postgres'])).stdout),
+            gid: Number((await run('id', ['-g', 'postgres'])).stdout),
+          }
+        : {};
+    if (user.uid !== undefined) await run('chown', ['-R', `${user.uid}:${user.gid}`, dir]);
+    await new Promise<void>((resolve, reject) => {
+      const init = spawn(
+        postgresBin('initdb'),
+        ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'],
+        { stdio: 'ignore', ...user },
+      );
+      init.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`initdb exited ${code}`))));
+    });
+    return {
+      url: `postgres://postgres@127.0.0.1:${port}/intake`,
+      command: postgresBin('postgres'),
+      args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'],
+      ...user,
+      stopSignal: 'SIGINT' as const,
+      ready: () => acceptsQueries(port),
+    };
   });
-  const server = ownProcess({
-    port,
-    url: `postgres://postgres@127.0.0.1:${port}/intake`,
-    dir,
-    command: postgresBin('postgres'),
-    args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'],
-    ...user,
-    stopSignal: 'SIGINT',
-    ready: () => acceptsQueries(port),
-  });
-  await server.start();
-  return server;
 }
 
 async function acceptsQueries(port: number): Promise<boolean> {

@@ -16,14 +16,23 @@ const hooks = globalThis as unknown as {
  * members inside tests and hooks only.
  */
 export function useTestPlatform(overrides: ConfigOverrides = {}, options: { clock?: Clock } = {}): TestPlatform {
-  const platform = {} as TestPlatform;
+  return useStarted(() => createTestPlatform(overrides, options));
+}
+
+/**
+ * What `start` starts (a service over HTTP on a test platform, say) for the tests of one file
+ * (or `describe` block): started before them, closed after them. Like `useTestPlatform`, the
+ * returned object is filled in by the `beforeAll` hook: read its members inside tests and hooks only.
+ */
+export function useStarted<T extends { close(): Promise<unknown> }>(start: () => Promise<T>): T {
+  const started = {} as T;
   hooks.beforeAll(async () => {
-    Object.assign(platform, await createTestPlatform(overrides, options));
+    Object.assign(started, await start());
   });
   hooks.afterAll(async () => {
-    await platform.close?.();
+    await started.close?.();
   });
-  return platform;
+  return started;
 }
 
 /** The outbox relay as the services run it, polling every `pollMs` (tests poll fast). */

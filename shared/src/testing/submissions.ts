@@ -36,7 +36,8 @@ export interface StoredTestSubmission {
  * Stores a submission exactly as ingest does, through the same function (`preparePost` +
  * `storeSubmissions`, i.e. `intake_store_submissions`): the row, its files, its outbox event, its
  * idempotency claim and, when received, its quota unit, in one transaction; then wakes this
- * process's outbox relays. Received at the platform clock's now unless `receivedAt` says. Unlike ingest it never refuses for the quota (unless `quota` is given).
+ * process's outbox relays. Received at the platform clock's now unless `receivedAt` says. Unlike ingest it never
+ * refuses for the quota (unless `quota` is given).
  * `rewrite` alters the item before it is stored, for tests of inconsistent rows and events.
  */
 export async function storeTestSubmission(

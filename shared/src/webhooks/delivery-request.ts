@@ -2,6 +2,7 @@ import { SpanKind, trace } from '@opentelemetry/api';
 import { SUBJECTS, type DeliveryRequested } from '../events';
 import { newId } from '../ids';
 import { currentTraceHeaders, toNatsHeaders, type Nats } from '../nats';
+import { inActiveSpan } from '../spans';
 
 const tracer = trace.getTracer('intake-delivery');
 
@@ -23,15 +24,12 @@ export async function requestDelivery(
     'messaging.message.id': eventId,
     'intake.webhook.delivery_id': props.deliveryId,
   };
-  await tracer.startActiveSpan(`${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async (span) => {
-    try {
-      await nats.js.publish(subject, JSON.stringify(message), {
-        msgID: eventId,
-        headers: toNatsHeaders(currentTraceHeaders()),
-        timeout: 5000,
-      });
-    } finally {
-      span.end();
-    }
+  // A failed publish marks the PRODUCER span failed (with the exception) before going on up.
+  await inActiveSpan(tracer, `${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async () => {
+    await nats.js.publish(subject, JSON.stringify(message), {
+      msgID: eventId,
+      headers: toNatsHeaders(currentTraceHeaders()),
+      timeout: 5000,
+    });
   });
 }

@@ -31,7 +31,10 @@ export interface AttemptResult {
   responseBody: string | null;
 }
 
-/** The HTTP client for webhooks: bounded timeouts, no redirects, and (unless private networks are allowed) a lookup that refuses private addresses. */
+/**
+ * The HTTP client for webhooks: bounded timeouts, no redirects, and (unless private networks are allowed) a lookup
+ * that refuses private addresses.
+ */
 export function createWebhookAgent(props: { allowPrivateNetworks: boolean; timeoutMs: number }): Agent {
   return new Agent({
     // The attempt's own deadline (lagTolerantTimeout) decides; these only bound a stuck socket.

@@ -130,7 +130,10 @@ export function urlRefusal(url: string, allowPrivate: boolean): string | undefin
   return undefined;
 }
 
-/** Save-time check: urlRefusal plus a DNS lookup of the name (a name resolving to a private address is refused; one that does not resolve yet is accepted and checked again at send time). */
+/**
+ * Save-time check: urlRefusal plus a DNS lookup of the name (a name resolving to a private address is refused; one
+ * that does not resolve yet is accepted and checked again at send time).
+ */
 export async function checkWebhookUrl(
   url: string,
   allowPrivate: boolean,

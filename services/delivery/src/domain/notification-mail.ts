@@ -1,13 +1,28 @@
 import { fileDownloadUrl, type Config, type Mail, type SecretBox, type SubmissionEvent } from '@intake/shared';
 
-const EMAIL_FIELD = /^(_?reply_?to|e-?mail|email_?address|e-?mail_?address|your_?email)$/i;
+/** Field names (compared ignoring case) whose value becomes the notification's Reply-To; the README lists the same. */
+export const REPLY_TO_FIELDS = [
+  'email',
+  'e-mail',
+  'email_address',
+  'emailaddress',
+  'e-mail_address',
+  'e-mailaddress',
+  'reply_to',
+  'replyto',
+  '_reply_to',
+  '_replyto',
+  'your_email',
+  'youremail',
+] as const;
+const EMAIL_FIELD = new Set<string>(REPLY_TO_FIELDS);
 const EMAIL_VALUE = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
 
 /** The submitter's address for Reply-To: the first field named like an e-mail field whose value looks like one address. */
 export function replyToOf(payload: Record<string, string>): string | undefined {
   for (const [name, value] of Object.entries(payload)) {
     const candidate = value.trim();
-    if (EMAIL_FIELD.test(name) && EMAIL_VALUE.test(candidate)) return candidate;
+    if (EMAIL_FIELD.has(name.toLowerCase()) && EMAIL_VALUE.test(candidate)) return candidate;
   }
   return undefined;
 }
@@ -26,7 +41,8 @@ export function submissionMail(props: {
   );
   const files = event.files.map(
     (f) =>
-      `- ${f.filename} (${f.field}, ${f.size} bytes): ${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now })}`,
+      `- ${f.filename} (${f.field}, ${f.size} bytes): ` +
+      `${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now })}`,
   );
   const text = [
     `New submission to "${event.form_name}"`,

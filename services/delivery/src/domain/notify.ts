@@ -59,7 +59,7 @@ export async function notifySubmission(props: {
     );
     await updateNotification(db, row.id, {
       status: 'sent',
-      sentAt: new Date(),
+      sentAt: props.now,
       attemptCount: row.attempt_count + 1,
       lastError: null,
     });
@@ -71,7 +71,7 @@ export async function notifySubmission(props: {
     const final = attempts >= MAX_MAIL_ATTEMPTS;
     const message = String((err as Error).message ?? err).slice(0, 500);
     await updateNotification(db, row.id, {
-      status: final ? 'failed' : 'retrying',
+      status: final ? 'failed' : 'pending',
       attemptCount: attempts,
       lastError: message,
     });

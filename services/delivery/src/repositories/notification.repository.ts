@@ -1,8 +1,8 @@
-import { newId, type Queryable } from '@intake/shared';
+import { newId, type NotificationStatus, type Queryable } from '@intake/shared';
 
 export interface SubmissionNotificationRow {
   id: string;
-  status: 'pending' | 'retrying' | 'sent' | 'failed';
+  status: NotificationStatus;
   attempt_count: number;
 }
 

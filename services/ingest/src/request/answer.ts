@@ -44,7 +44,9 @@ export function present(ctx: Context, outcome: IngestOutcome): void {
     ctx.status = 303;
     ctx.set('Location', outcome.redirectUrl);
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = `<!doctype html><meta charset="utf-8"><title>Thank you</title><p>Thank you. <a href="${escapeHtml(outcome.redirectUrl)}">Continue</a></p>\n`;
+    ctx.body =
+      '<!doctype html><meta charset="utf-8"><title>Thank you</title>' +
+      `<p>Thank you. <a href="${escapeHtml(outcome.redirectUrl)}">Continue</a></p>\n`;
     return;
   }
   ctx.status = json.status;

@@ -32,7 +32,8 @@ export async function readBody(props: {
       if (length !== undefined && length > LIMITS.files * maxFileBytes + LIMITS.bodyBytes)
         throw problem(
           'file-too-large',
-          `Each file may be at most ${maxFileBytes} bytes on this plan (and at most ${LIMITS.files} files); this body is larger than that allows`,
+          `Each file may be at most ${maxFileBytes} bytes on this plan (and at most ${LIMITS.files} ` +
+            `files); this body is larger than that allows`,
         );
       return parseMultipart({
         req,

@@ -1,4 +1,4 @@
-import { problem } from '@intake/shared';
+import { problem, safeName, unstorableText, type FieldError } from '@intake/shared';
 import { CHALLENGE_FIELD, LIMITS, RESERVED_NAMES } from '../rules/limits';
 
 /** Fields as parsed from the body, in order: form bodies may repeat a name; JSON values are already strings. */
@@ -7,20 +7,32 @@ export type Fields = [name: string, value: string][];
 /** Strict UTF-8: invalid bytes throw instead of becoming U+FFFD (the caller answers 400 bad-body). */
 export const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
-/** Refuses reserved and overlong names and too many fields with 422 validation-failed. */
+/**
+ * Refuses too many fields, reserved and overlong names, and names or values that are not storable
+ * text (NUL, unpaired surrogates: `unstorableText`) with 422 validation-failed naming the field.
+ * Bytes that are not UTF-8 never get here: the parsers refuse them with 400 bad-body.
+ */
 export function checkFieldNames(fields: Fields): void {
   if (fields.length > LIMITS.fields)
     throw problem('validation-failed', `A submission may have at most ${LIMITS.fields} fields`, {
       errors: [{ field: 'body', message: `has more than ${LIMITS.fields} fields` }],
     });
-  for (const [name] of fields) checkName(name);
+  for (const [name, value] of fields) {
+    checkName(name);
+    const why = unstorableText(value);
+    if (why) refuseUnstorable([{ field: `body/${name}`, message: why }]);
+  }
+}
+
+/** 422 validation-failed listing the fields whose text cannot be stored (see `unstorableText`). */
+export function refuseUnstorable(errors: FieldError[]): void {
+  if (errors.length === 0) return;
+  throw problem('validation-failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
 }
 
 export function checkName(name: string): void {
-  if (name.includes('\u0000'))
-    throw problem('validation-failed', 'Field names may not contain NUL characters', {
-      errors: [{ field: 'body', message: 'a field name contains NUL' }],
-    });
+  const why = unstorableText(name);
+  if (why) refuseUnstorable([{ field: `body/${safeName(name)}`, message: `has a name that ${why}` }]);
   if (RESERVED_NAMES.has(name))
     throw problem('validation-failed', `The field name "${name}" is reserved`, {
       errors: [{ field: `body/${name}`, message: 'is a reserved name' }],

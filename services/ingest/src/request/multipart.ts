@@ -88,6 +88,7 @@ export function parseMultipart(props: {
       if (fieldBytes > LIMITS.bodyBytes)
         return fail(problem('body-too-large', `Field values may be at most ${LIMITS.bodyBytes} bytes together`));
       try {
+        checkHeaderText(name, 'name');
         checkName(name);
         fields.push([name, strictUtf8.decode(Buffer.from(value, 'latin1'))]);
       } catch (err) {
@@ -108,6 +109,8 @@ export function parseMultipart(props: {
         return fail(problem('uploads-not-allowed', 'The plan of this form’s account does not include file uploads'));
       }
       try {
+        checkHeaderText(name, 'name');
+        checkHeaderText(info.filename, 'filename');
         checkName(name);
       } catch (err) {
         stream.resume();
@@ -171,6 +174,15 @@ export function parseMultipart(props: {
     req.on('error', () => fail(problem('bad-body', 'The request failed before its body was complete')));
     req.pipe(bb);
   });
+}
+
+/**
+ * A part's name and filename are header parameters that busboy decodes as UTF-8 (RFC 7578 and
+ * RFC 5987 `filename*=UTF-8''...`), turning bytes that are not UTF-8 into U+FFFD. Such a name is
+ * not the one the client meant: 400 bad-body, like undecodable bytes anywhere else in a post.
+ */
+function checkHeaderText(value: string, what: 'name' | 'filename'): void {
+  if (value.includes('\uFFFD')) throw problem('bad-body', `A part's ${what} is not valid UTF-8`);
 }
 
 /** A part's filename or type as stored and shown: control characters (NUL included, which Postgres text cannot hold) removed. */

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { problem } from '@intake/shared';
+import { problem, unstorableFields } from '@intake/shared';
 import { LIMITS, RESERVED_NAMES } from '../rules/limits';
-import { strictUtf8, type Fields } from './fields';
+import { refuseUnstorable, strictUtf8, type Fields } from './fields';
 
 /** Reads at most LIMITS.bodyBytes (413 body-too-large beyond, before reading when Content-Length says so). */
 export async function readBounded(req: IncomingMessage, declaredLength: number | undefined): Promise<Buffer> {
@@ -87,6 +87,9 @@ export function parseJson(raw: Buffer): Fields {
     });
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw problem('bad-body', 'A JSON body must be an object of fields');
+  // Every string in it, nested ones and names included, before non-strings are stringified (which
+  // would escape a NUL or a lone surrogate into text that still carries it to every reader).
+  refuseUnstorable(unstorableFields(value, 'body'));
   return Object.entries(value as Record<string, unknown>).map(([name, v]) => [
     name,
     typeof v === 'string' ? v : JSON.stringify(v),

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { problem, route, type RouteDef } from '@intake/shared';
+import { problem, route, SLUG_PATTERN, type RouteDef } from '@intake/shared';
 import type { IngestDeps } from '../compose';
 import { ingestSubmission } from '../ingest';
 import { Created, present, Replay, Spam } from '../request/answer';
@@ -29,11 +29,15 @@ export function ingestRoutes(deps: IngestDeps): RouteDef[] {
       operationId: 'submitForm',
       summary: 'Post a submission to a form',
       description:
-        'Public and cross-origin. Optional `Authorization: Bearer svc_sub_...` (must be of the form’s account) and `Idempotency-Key` (remembered 24 hours per form). ' +
+        'Public and cross-origin. Optional `Authorization: Bearer svc_sub_...` (must be of the ' +
+        'form’s account) and `Idempotency-Key` (remembered 24 hours per form). ' +
         'A browser’s plain form post (Accept prefers text/html) is answered with 303 to the form’s redirect_url, or a thank-you page.',
       tags: ['Ingest'],
       auth: 'none',
-      params: Type.Object({ slug: Type.String({ minLength: 1, description: 'the form’s slug' }) }),
+      params: Type.Object({
+        slug: Type.String({ minLength: 1, maxLength: 64, pattern: SLUG_PATTERN, description: 'the form’s slug' }),
+      }),
+      notFound: 'form-not-found',
       requestBody: {
         required: false,
         content: {

@@ -1,6 +1,9 @@
 import { problem, type ChallengeProvider } from '@intake/shared';
 import type { Fields } from '../request/fields';
 
+/** The spam reason of a post kept because the bot-challenge provider could not answer (its files are kept). */
+export const CHALLENGE_UNAVAILABLE = 'challenge-unavailable';
+
 /**
  * The ONE honeypot rule, for the multipart parser (which stops storing files once it holds) and
  * for the verdict: the post is spam when ANY value of the honeypot field is not blank.
@@ -26,10 +29,13 @@ export async function spamVerdict(props: {
   const verdict = await verifyChallenge(props.challenge);
   if (verdict === 'failed')
     throw problem('challenge-failed', 'The bot challenge token is missing or was not accepted by the provider');
-  return verdict === 'unavailable' ? 'challenge-unavailable' : undefined;
+  return verdict === 'unavailable' ? CHALLENGE_UNAVAILABLE : undefined;
 }
 
-/** Turnstile, hCaptcha and reCAPTCHA share one siteverify protocol: a form-encoded POST of secret, response, remoteip answered with `{ success }`. */
+/**
+ * Turnstile, hCaptcha and reCAPTCHA share one siteverify protocol: a form-encoded POST of secret, response, remoteip
+ * answered with `{ success }`.
+ */
 export const SITEVERIFY_URLS: Record<ChallengeProvider, string> = {
   turnstile: 'https://challenges.cloudflare.com/turnstile/v0/siteverify',
   hcaptcha: 'https://api.hcaptcha.com/siteverify',

@@ -1,4 +1,4 @@
-import type { Db } from '@intake/shared';
+import type { Db, FormChange } from '@intake/shared';
 import { findFormBySlug, type IngestForm } from '../repositories/form.repository';
 
 export interface FormCache {
@@ -6,6 +6,10 @@ export interface FormCache {
   get(slug: string, period: string): Promise<IngestForm | undefined>;
   /** Records that the account's quota for `period` is used up, so its forms are refused before their bodies are read. */
   usedUp(accountId: string, period: string): void;
+  /** Drops the copies of a changed or deleted form (by id, so an old slug goes too, and by its slug). */
+  forget(change: FormChange): void;
+  /** Drops every copy (after a NATS reconnection, when notices may have been missed). */
+  clear(): void;
 }
 
 interface Entry {
@@ -16,8 +20,11 @@ interface Entry {
 
 /**
  * Per process (made by `composeIngest`), per slug, for `ttlMs` (FORM_CACHE_MS): saves the form + plan + usage query on
- * almost every post. So a change to a form (paused, new plan, new challenge secret) reaches ingest
- * within that time. Unknown slugs are not cached (a new form works at once). The cached `used`
+ * almost every post. Management announces every change to a form (`forms.changed`), and every
+ * process drops its copy at once (`forget`, subscribed in `composeIngest`); `ttlMs` stays as the
+ * safety net for a lost notice (a plan change is not announced and still takes up to that long).
+ * A read that was under way when a notice came is not cached (the generation moved on), so a copy
+ * read before the change cannot outlive the notice. Unknown slugs are not cached (a new form works at once). The cached `used`
  * only serves the early quota check; the exact check is the conditional upsert when storing.
  * Wall-clock time, not `platform.clock`: a test's fixed clock must not make entries immortal.
  */
@@ -25,21 +32,32 @@ export function createFormCache(props: { db: Db; ttlMs: number; maxEntries?: num
   const { db, ttlMs } = props;
   const maxEntries = props.maxEntries ?? 10_000;
   const entries = new Map<string, Entry>();
+  let generation = 0;
   return {
     async get(slug, period) {
       const now = Date.now();
       const hit = entries.get(slug);
       if (hit && hit.period === period && now - hit.at < ttlMs) return hit.form;
+      const readAt = generation;
       const form = await findFormBySlug(db, slug, period);
       if (!form) {
         entries.delete(slug);
         return undefined;
       }
-      if (ttlMs > 0) {
+      if (ttlMs > 0 && readAt === generation) {
         if (entries.size >= maxEntries) entries.clear();
         entries.set(slug, { form, period, at: now });
       }
       return form;
+    },
+    forget(change) {
+      generation++;
+      if (change.slug !== undefined) entries.delete(change.slug);
+      for (const [slug, entry] of entries) if (entry.form.id === change.form_id) entries.delete(slug);
+    },
+    clear() {
+      generation++;
+      entries.clear();
     },
     usedUp(accountId, period) {
       for (const entry of entries.values()) {

@@ -50,7 +50,10 @@ export class UnsettledFiles {
     return this.pending.size;
   }
 
-  /** Settles what can be settled now (`graceMs`: the configured grace unless given); resolves when done, or when Postgres could not answer. */
+  /**
+   * Settles what can be settled now (`graceMs`: the configured grace unless given); resolves when done, or when
+   * Postgres could not answer.
+   */
   async settle(graceMs = this.options.graceMs): Promise<void> {
     const old = [...this.pending].filter(([, u]) => performance.now() - u.at >= graceMs);
     if (old.length === 0) return;

@@ -2,6 +2,9 @@ import { parseArgs } from 'node:util';
 import { createDb, ensureDatabase, loadConfig, migrate, isProblem, type Db } from '@intake/shared';
 import { createAccount, setAccountContactEmail, type PlanId } from '../domain/accounts';
 
+/** The largest quota the accounts.quota_override column (a Postgres integer) holds. */
+export const MAX_QUOTA = 2_147_483_647;
+
 const USAGE = `Usage: npm run --silent admin -- accounts create --plan free|pro|team [--name NAME] [--quota N] [--email ADDRESS]
        npm run --silent admin -- accounts update ACCOUNT_ID --email ADDRESS
 
@@ -33,8 +36,11 @@ export async function runAdmin(
   }
   if (!values.plan || !['free', 'pro', 'team'].includes(values.plan))
     return { code: 2, stderr: `--plan must be free, pro or team\n\n${USAGE}` };
-  if (values.quota !== undefined && !/^\d{1,9}$/.test(values.quota))
-    return { code: 2, stderr: '--quota must be a whole number of submissions per month' };
+  if (values.quota !== undefined && !(/^\d{1,10}$/.test(values.quota) && Number(values.quota) <= MAX_QUOTA))
+    return {
+      code: 2,
+      stderr: `--quota must be a whole number of submissions per month from 0 to ${MAX_QUOTA} (got ${JSON.stringify(values.quota)})`,
+    };
   if (values.email !== undefined && !/^[^\s@]+@[^\s@]+$/.test(values.email))
     return { code: 2, stderr: '--email must be an e-mail address' };
 

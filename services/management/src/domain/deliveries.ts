@@ -1,7 +1,9 @@
 import { problem, requestDelivery, type Db, type Nats } from '@intake/shared';
 import {
   findAttemptsOfDeliveries,
+  findDeliveriesOfSubmission,
   findDelivery,
+  findFailedDeliveryIds,
   findLatestDeliveries,
   isWebhookEnabled,
   type AttemptRow,
@@ -12,20 +14,64 @@ import { findWebhook } from '../repositories/webhook.repository';
 /** The spec's log size. */
 export const DELIVERY_LOG_LIMIT = 50;
 
-/** The webhook's last 50 deliveries, newest first, each with every attempt. */
-export async function deliveryLog(props: {
-  db: Db;
-  accountId: string;
-  webhookId: string;
-}): Promise<(DeliveryLogRow & { attempts: AttemptRow[] })[]> {
-  const { db, accountId, webhookId } = props;
-  if (!(await findWebhook(db, accountId, webhookId))) throw problem('not-found', `No webhook ${webhookId}`);
-  const deliveries = await findLatestDeliveries(db, accountId, webhookId, DELIVERY_LOG_LIMIT);
+export type DeliveryWithAttempts = DeliveryLogRow & { attempts: AttemptRow[] };
+export type DeliveryFilter = 'all' | 'failed' | 'pending' | 'succeeded';
+const FILTER_STATUSES: Record<Exclude<DeliveryFilter, 'all'>, string[]> = {
+  failed: ['failed'],
+  pending: ['pending', 'retrying'],
+  succeeded: ['succeeded'],
+};
+
+async function withAttempts(db: Db, deliveries: DeliveryLogRow[]): Promise<DeliveryWithAttempts[]> {
   const attempts = await findAttemptsOfDeliveries(
     db,
     deliveries.map((d) => d.id),
   );
   return deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.delivery_id === d.id) }));
+}
+
+/** The webhook's last 50 deliveries (in the given states, `pending` covering `retrying`), newest first, each with every attempt. */
+export async function deliveryLog(props: {
+  db: Db;
+  accountId: string;
+  webhookId: string;
+  status?: DeliveryFilter;
+}): Promise<DeliveryWithAttempts[]> {
+  const { db, accountId, webhookId } = props;
+  if (!(await findWebhook(db, accountId, webhookId))) throw problem('not-found', `No webhook ${webhookId}`);
+  const statuses = props.status && props.status !== 'all' ? FILTER_STATUSES[props.status] : undefined;
+  return withAttempts(db, await findLatestDeliveries(db, accountId, webhookId, DELIVERY_LOG_LIMIT, statuses));
+}
+
+/** The deliveries of one submission, one per webhook it went to, each with every attempt. */
+export async function submissionDeliveries(props: {
+  db: Db;
+  accountId: string;
+  submissionId: string;
+}): Promise<DeliveryWithAttempts[]> {
+  const { db, accountId, submissionId } = props;
+  const exists = await db('submissions').where({ account_id: accountId, id: submissionId }).first('id');
+  if (!exists) throw problem('not-found', `No submission ${submissionId}`);
+  return withAttempts(db, await findDeliveriesOfSubmission(db, accountId, submissionId));
+}
+
+/** Most failed deliveries replayed by one request. */
+export const REPLAY_FAILED_LIMIT = 500;
+
+/** Queues a replay of every failed delivery of a webhook (oldest first, at most REPLAY_FAILED_LIMIT). */
+export async function replayFailedDeliveries(props: {
+  db: Db;
+  nats: Nats;
+  accountId: string;
+  webhookId: string;
+}): Promise<string[]> {
+  const { db, nats, accountId, webhookId } = props;
+  const webhook = await findWebhook(db, accountId, webhookId);
+  if (!webhook) throw problem('not-found', `No webhook ${webhookId}`);
+  if (!webhook.enabled) throw problem('conflict', 'The webhook is disabled; enable it before replaying');
+  const ids = await findFailedDeliveryIds(db, accountId, webhookId, REPLAY_FAILED_LIMIT);
+  for (const id of ids) await replayDelivery({ db, nats, accountId, id });
+  return ids;
 }
 
 /** Queues an immediate extra attempt of one delivery (a new message with a fresh msgID; the worker checks Postgres). */

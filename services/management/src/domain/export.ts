@@ -68,7 +68,15 @@ export async function exportSubmissions(
     const lines = Readable.from(
       (async function* () {
         for await (const row of rows) {
-          yield `${JSON.stringify({ id: row.id, form_id: row.form_id, received_at: toTimestamp(row.received_at), status: row.status, files: row.file_count, payload: row.payload })}\n`;
+          const line = {
+            id: row.id,
+            form_id: row.form_id,
+            received_at: toTimestamp(row.received_at),
+            status: row.status,
+            files: row.file_count,
+            payload: row.payload,
+          };
+          yield `${JSON.stringify(line)}\n`;
         }
       })(),
     );

@@ -1,17 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { isUniqueViolation, newId, problem, type Platform } from '@intake/shared';
+import { announceFormChange, isUniqueViolation, newId, problem, type Db, type Platform } from '@intake/shared';
 import {
   deleteFormRow,
   findFileKeysOfForm,
   lockForm,
   findForm,
   insertForm,
+  pageOfForms,
   updateFormRow,
   type ChallengeProvider,
   type FormRow,
   type FormStatus,
   type FormWrite,
 } from '../repositories/form.repository';
+import { decodeCursor, encodeCursor } from './cursor';
 
 export interface FormInput {
   name?: string;
@@ -24,7 +26,7 @@ export interface FormInput {
   allowed_origins?: string[];
 }
 
-type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger'>;
+type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;
 
 /** A URL-safe slug from a name: lower-case ASCII letters, digits and single hyphens, plus a random suffix. */
 export function generateSlug(name: string): string {
@@ -97,6 +99,8 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
       updated_at: clock.now(),
     });
     if (!row) throw problem('not-found', `No form ${id}`);
+    // After the commit: every ingest process drops its cached copy (old slug included) now.
+    announceFormChange({ nats: props.nats, logger: props.logger, change: { form_id: row.id, slug: row.slug } });
     return row;
   } catch (err) {
     if (isUniqueViolation(err) && input.slug) throw slugTaken(input.slug);
@@ -113,6 +117,7 @@ export async function deleteForm(props: Deps & { accountId: string; id: string }
     await deleteFormRow(trx, accountId, id);
     return fileKeys;
   });
+  announceFormChange({ nats: props.nats, logger, change: { form_id: id } });
   await removeBlobs({ blobs, logger, keys });
 }
 
@@ -124,4 +129,18 @@ export async function removeBlobs(props: Pick<Deps, 'blobs' | 'logger'> & { keys
   } catch (err) {
     props.logger.warn({ err, count: props.keys.length }, 'could not delete stored files; they are orphaned');
   }
+}
+
+/** One page of the account's forms, newest first; `next_cursor` continues after the last one. */
+export async function listForms(props: {
+  db: Db;
+  accountId: string;
+  limit: number;
+  cursor?: string;
+}): Promise<{ rows: FormRow[]; nextCursor: string | null }> {
+  const after = props.cursor ? decodeCursor(props.cursor, 'form') : undefined;
+  const rows = await pageOfForms(props.db, props.accountId, { after, limit: props.limit + 1 });
+  const page = rows.slice(0, props.limit);
+  const last = page[page.length - 1];
+  return { rows: page, nextCursor: rows.length > props.limit && last ? encodeCursor(last.created_at, last.id) : null };
 }

@@ -1,11 +1,4 @@
-import {
-  buildSubmissionCreatedEvent,
-  enqueueEvent,
-  periodKey,
-  problem,
-  toTimestamp,
-  type Platform,
-} from '@intake/shared';
+import { buildSubmissionCreatedEvent, enqueueEvent, periodKey, problem, type Platform } from '@intake/shared';
 import {
   countUsageUnit,
   deleteSubmissionRow,
@@ -21,6 +14,7 @@ import {
 } from '../repositories/submission.repository';
 import { findForm } from '../repositories/form.repository';
 import { getForm, removeBlobs } from './forms';
+import { decodeCursor as decodeAt, encodeCursor as encodeAt } from './cursor';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
 
@@ -29,21 +23,12 @@ export const MARKED_BY_OWNER = 'marked-by-owner';
 
 /** Cursors are opaque to clients: base64url of the last row's position. */
 export function encodeCursor(row: { received_at: Date; id: string }): string {
-  return Buffer.from(JSON.stringify([toTimestamp(row.received_at), row.id])).toString('base64url');
+  return encodeAt(row.received_at, row.id);
 }
 
 export function decodeCursor(cursor: string): Position {
-  try {
-    const [at, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown[];
-    const receivedAt = new Date(String(at));
-    if (typeof at === 'string' && typeof id === 'string' && !Number.isNaN(receivedAt.getTime()))
-      return { receivedAt, id };
-  } catch {
-    // falls through to the problem below
-  }
-  throw problem('validation-failed', 'The cursor is not one this API returned', {
-    errors: [{ field: 'query/cursor', message: 'is not a valid cursor' }],
-  });
+  const { at, id } = decodeAt(cursor, 'submission');
+  return { receivedAt: at, id };
 }
 
 /** One page of a form's submissions, newest first. */

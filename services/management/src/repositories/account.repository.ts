@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import { ACCOUNT_QUOTA_SQL, accountWithPlan, type Queryable } from '@intake/shared';
 
 export interface PlanRow {
   id: string;
@@ -43,14 +43,11 @@ export async function updateAccountContactEmail(
 }
 
 export async function findAccountSummary(db: Queryable, accountId: string): Promise<AccountSummary | undefined> {
-  return db('accounts')
-    .join('plans', 'plans.id', 'accounts.plan_id')
-    .where('accounts.id', accountId)
-    .first(
-      'accounts.id',
-      'accounts.name',
-      'accounts.plan_id',
-      'accounts.contact_email',
-      db.raw('coalesce(accounts.quota_override, plans.monthly_quota)::int as quota'),
-    );
+  return accountWithPlan(db, accountId).first(
+    'accounts.id',
+    'accounts.name',
+    'accounts.plan_id',
+    'accounts.contact_email',
+    db.raw(`${ACCOUNT_QUOTA_SQL} as quota`),
+  );
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { KeyType, Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type KeyType, type Queryable } from '@intake/shared';
 
 export interface ApiKeyRow {
   id: string;
@@ -31,13 +31,7 @@ export async function insertApiKey(
 }
 
 export async function listApiKeys(db: Queryable, accountId: string): Promise<ApiKeyRow[]> {
-  return db('api_keys')
-    .where({ account_id: accountId })
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .select(COLUMNS);
+  return db('api_keys').where({ account_id: accountId }).orderBy(NEWEST_FIRST).select(COLUMNS);
 }
 
 export async function findApiKey(db: Queryable, accountId: string, id: string): Promise<ApiKeyRow | undefined> {

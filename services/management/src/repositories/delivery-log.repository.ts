@@ -1,4 +1,4 @@
-import type { DeliveryRow, Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type DeliveryRow, type Queryable } from '@intake/shared';
 
 /** A delivery as the log shows it (its envelope data stays out of the log). */
 export type DeliveryLogRow = Omit<DeliveryRow, 'account_id' | 'form_id' | 'data'>;
@@ -16,32 +16,64 @@ export interface AttemptRow {
 
 // The delivery log, always scoped by account.
 
+const LOG_COLUMNS = [
+  'id',
+  'webhook_id',
+  'submission_id',
+  'event_type',
+  'status',
+  'attempt_count',
+  'last_error',
+  'last_status_code',
+  'next_attempt_at',
+  'created_at',
+  'updated_at',
+];
+
+/** The webhook's latest deliveries, newest first; only those in `statuses` when given. */
 export async function findLatestDeliveries(
   db: Queryable,
   accountId: string,
   webhookId: string,
   limit: number,
+  statuses?: string[],
 ): Promise<DeliveryLogRow[]> {
   return db('deliveries')
     .where({ account_id: accountId, webhook_id: webhookId })
+    .modify((q) => (statuses ? q.whereIn('status', statuses) : q))
+    .orderBy(NEWEST_FIRST)
+    .limit(limit)
+    .select(LOG_COLUMNS);
+}
+
+/** Every delivery of one submission (one per webhook), newest first. */
+export async function findDeliveriesOfSubmission(
+  db: Queryable,
+  accountId: string,
+  submissionId: string,
+): Promise<DeliveryLogRow[]> {
+  return db('deliveries')
+    .where({ account_id: accountId, submission_id: submissionId })
+    .orderBy(NEWEST_FIRST)
+    .select(LOG_COLUMNS);
+}
+
+/** Ids of the webhook's failed deliveries, oldest first. */
+export async function findFailedDeliveryIds(
+  db: Queryable,
+  accountId: string,
+  webhookId: string,
+  limit: number,
+): Promise<string[]> {
+  const rows = await db('deliveries')
+    .where({ account_id: accountId, webhook_id: webhookId, status: 'failed' })
     .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
+      { column: 'created_at', order: 'asc' },
+      { column: 'id', order: 'asc' },
     ])
     .limit(limit)
-    .select(
-      'id',
-      'webhook_id',
-      'submission_id',
-      'event_type',
-      'status',
-      'attempt_count',
-      'last_error',
-      'last_status_code',
-      'next_attempt_at',
-      'created_at',
-      'updated_at',
-    );
+    .select('id');
+  return rows.map((r: { id: string }) => r.id);
 }
 
 export async function findAttemptsOfDeliveries(db: Queryable, deliveryIds: string[]): Promise<AttemptRow[]> {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type Queryable } from '@intake/shared';
 
 export type FormStatus = 'live' | 'paused' | 'draft';
 export type ChallengeProvider = 'turnstile' | 'hcaptcha' | 'recaptcha';
@@ -38,13 +38,15 @@ export async function insertForm(
   return created as FormRow;
 }
 
-export async function listForms(db: Queryable, accountId: string): Promise<FormRow[]> {
-  return db('forms')
-    .where({ account_id: accountId })
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ]);
+/** One page of the account's forms, newest first, after `after` (the last row of the previous page). */
+export async function pageOfForms(
+  db: Queryable,
+  accountId: string,
+  options: { after?: { at: Date; id: string }; limit: number },
+): Promise<FormRow[]> {
+  const query = db('forms').where({ account_id: accountId });
+  if (options.after) query.whereRaw('(created_at, id) < (?, ?)', [options.after.at, options.after.id]);
+  return query.orderBy(NEWEST_FIRST).limit(options.limit);
 }
 
 export async function findForm(db: Queryable, accountId: string, id: string): Promise<FormRow | undefined> {

@@ -84,7 +84,7 @@ export function apiKeyRoutes(platform: Platform): RouteDef[] {
       summary: 'Revoke an API key (takes effect at once)',
       tags: ['API keys'],
       auth: 'management',
-      params: IdParams('API key id'),
+      params: IdParams('apiKey', 'API key id'),
       responses: { 204: { description: 'Revoked' } },
       problems: ['not-found', 'conflict'],
       async handler(ctx, { params, principal }) {

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
-import { deliveryLog, replayDelivery } from '../domain/deliveries';
+import { deliveryLog, replayDelivery, type DeliveryWithAttempts } from '../domain/deliveries';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
 
 const Attempt = Type.Object({
@@ -12,7 +12,7 @@ const Attempt = Type.Object({
   error: Nullable(Type.String()),
   response_body: Nullable(Type.String({ description: 'the first 1 KiB of the answer' })),
 });
-const Delivery = Type.Object(
+export const Delivery = Type.Object(
   {
     id: Type.String({ description: '`whd_...`, the envelope id' }),
     webhook_id: Type.String(),
@@ -36,6 +36,32 @@ const Delivery = Type.Object(
   { $id: 'Delivery' },
 );
 
+export function presentDelivery(d: DeliveryWithAttempts) {
+  return {
+    id: d.id,
+    webhook_id: d.webhook_id,
+    type: d.event_type,
+    submission_id: d.submission_id,
+    status: d.status,
+    attempt_count: d.attempt_count,
+    last_status_code: d.last_status_code,
+    last_error: d.last_error,
+    errors: d.attempts.flatMap((a) => (a.error ? [a.error] : [])),
+    next_attempt_at: d.next_attempt_at ? toTimestamp(d.next_attempt_at) : null,
+    created_at: toTimestamp(d.created_at),
+    updated_at: toTimestamp(d.updated_at),
+    attempts: d.attempts.map((a) => ({
+      attempt: a.attempt,
+      trigger: a.trigger,
+      started_at: toTimestamp(a.started_at),
+      duration_ms: a.duration_ms,
+      status_code: a.status_code,
+      error: a.error,
+      response_body: a.response_body,
+    })),
+  };
+}
+
 export function deliveryRoutes(platform: Platform): RouteDef[] {
   const { db, nats } = platform;
   return [
@@ -46,35 +72,26 @@ export function deliveryRoutes(platform: Platform): RouteDef[] {
       summary: 'The webhook’s last 50 deliveries, newest first, with every attempt',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('webhook id'),
+      params: IdParams('webhook', 'webhook id'),
+      query: Type.Object({
+        status: Type.Optional(
+          Type.Union(
+            [Type.Literal('all'), Type.Literal('failed'), Type.Literal('pending'), Type.Literal('succeeded')],
+            { description: 'only deliveries in this state (`pending` includes `retrying`); default `all`' },
+          ),
+        ),
+      }),
       responses: { 200: { description: 'The delivery log', schema: List(Delivery) } },
       problems: ['not-found'],
-      async handler(ctx, { params, principal }) {
-        const log = await deliveryLog({ db, accountId: principal.accountId, webhookId: params.id });
+      async handler(ctx, { params, query, principal }) {
+        const log = await deliveryLog({
+          db,
+          accountId: principal.accountId,
+          webhookId: params.id,
+          status: query.status,
+        });
         ctx.body = {
-          data: log.map((d) => ({
-            id: d.id,
-            webhook_id: d.webhook_id,
-            type: d.event_type,
-            submission_id: d.submission_id,
-            status: d.status,
-            attempt_count: d.attempt_count,
-            last_status_code: d.last_status_code,
-            last_error: d.last_error,
-            errors: d.attempts.flatMap((a) => (a.error ? [a.error] : [])),
-            next_attempt_at: d.next_attempt_at ? toTimestamp(d.next_attempt_at) : null,
-            created_at: toTimestamp(d.created_at),
-            updated_at: toTimestamp(d.updated_at),
-            attempts: d.attempts.map((a) => ({
-              attempt: a.attempt,
-              trigger: a.trigger,
-              started_at: toTimestamp(a.started_at),
-              duration_ms: a.duration_ms,
-              status_code: a.status_code,
-              error: a.error,
-              response_body: a.response_body,
-            })),
-          })),
+          data: log.map(presentDelivery),
         };
       },
     }),
@@ -84,10 +101,11 @@ export function deliveryRoutes(platform: Platform): RouteDef[] {
       operationId: 'replayDelivery',
       summary: 'Send one delivery again now, whatever its schedule or state',
       description:
-        'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
+        'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the ' +
+        'README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('delivery id'),
+      params: IdParams('delivery', 'delivery id'),
       responses: {
         202: {
           description: 'Queued',

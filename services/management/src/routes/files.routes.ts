@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { checkFileLink, problem, route, type Platform, type RouteDef } from '@intake/shared';
+import { checkFileLink, idPattern, problem, route, type Platform, type RouteDef } from '@intake/shared';
 import { findFileById } from '../repositories/submission.repository';
 
 /** RFC 6266 / 5987 Content-Disposition that survives any file name. */
@@ -17,10 +17,11 @@ export function fileRoutes(platform: Platform): RouteDef[] {
       operationId: 'downloadFile',
       summary: 'Download a stored file through a signed link (from `GET /v1/submissions/:id`)',
       description:
-        'The link is the authorisation: no key is needed until it expires. An altered or foreign link answers 404; an expired one 410 `link-expired`.',
+        'The link is the authorisation: no key is needed until it expires. An altered or foreign ' +
+        'link answers 404; an expired one 410 `link-expired`.',
       tags: ['Submissions'],
       auth: 'none',
-      params: Type.Object({ id: Type.String({ maxLength: 64, description: 'file id, `fil_...`' }) }),
+      params: Type.Object({ id: Type.String({ pattern: idPattern('file'), description: 'file id, `fil_...`' }) }),
       query: Type.Object({
         expires: Type.Optional(Type.String({ maxLength: 20 })),
         signature: Type.Optional(Type.String({ maxLength: 200 })),

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
-import { createForm, deleteForm, getForm, updateForm } from '../domain/forms';
-import { listForms, type FormRow } from '../repositories/form.repository';
-import { IdParams, List, Nullable, Timestamp } from './schemas';
+import { route, SLUG_PATTERN, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import { createForm, deleteForm, getForm, listForms, updateForm } from '../domain/forms';
+import type { FormRow } from '../repositories/form.repository';
+import { IdParams, Nullable, Page, Timestamp } from './schemas';
 
 const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], {
   description: 'only `live` forms accept posts; any transition is allowed',
@@ -33,7 +33,7 @@ const fields = {
   slug: Type.String({
     minLength: 1,
     maxLength: 64,
-    pattern: '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$',
+    pattern: SLUG_PATTERN,
     description: 'URL-safe: lower-case letters, digits and inner hyphens; generated from the name when absent',
   }),
   status: Status,
@@ -126,12 +126,22 @@ export function formRoutes(platform: Platform): RouteDef[] {
       method: 'GET',
       path: '/v1/forms',
       operationId: 'listForms',
-      summary: 'List the account’s forms, newest first',
+      summary: 'List the account’s forms, newest first, a page at a time',
       tags,
       auth: 'management',
-      responses: { 200: { description: 'The forms', schema: List(Form) } },
-      async handler(ctx, { principal }) {
-        ctx.body = { data: (await listForms(db, principal.accountId)).map(present) };
+      query: Type.Object({
+        limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+        cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
+      }),
+      responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Form) } },
+      async handler(ctx, { query, principal }) {
+        const { rows, nextCursor } = await listForms({
+          db,
+          accountId: principal.accountId,
+          limit: query.limit,
+          cursor: query.cursor,
+        });
+        ctx.body = { data: rows.map(present), next_cursor: nextCursor };
       },
     }),
     route({
@@ -141,7 +151,7 @@ export function formRoutes(platform: Platform): RouteDef[] {
       summary: 'Get a form',
       tags,
       auth: 'management',
-      params: IdParams('form id, `frm_...`'),
+      params: IdParams('form', 'form id'),
       responses: { 200: { description: 'The form', schema: Form } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
@@ -155,7 +165,7 @@ export function formRoutes(platform: Platform): RouteDef[] {
       summary: 'Change a form: any of the creation fields (`bot_challenge: null` turns the check off)',
       tags,
       auth: 'management',
-      params: IdParams('form id, `frm_...`'),
+      params: IdParams('form', 'form id'),
       body: UpdateForm,
       responses: { 200: { description: 'The updated form', schema: Form } },
       problems: ['not-found', 'conflict'],
@@ -172,7 +182,7 @@ export function formRoutes(platform: Platform): RouteDef[] {
       summary: 'Delete a form with its submissions, their stored files, and its webhooks',
       tags,
       auth: 'management',
-      params: IdParams('form id, `frm_...`'),
+      params: IdParams('form', 'form id'),
       responses: { 204: { description: 'Deleted' } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {

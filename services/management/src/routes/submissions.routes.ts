@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import {
   fileDownloadUrl,
   FILE_LINK_TTL_SECONDS,
+  problem,
   route,
   toTimestamp,
   type Platform,
@@ -68,7 +69,20 @@ export function presentSubmission(row: SubmissionRow) {
   };
 }
 
-const when = (value: string | undefined) => (value === undefined ? undefined : new Date(value));
+/**
+ * A `since`/`until` the schema accepted as date-time but that is no instant (a leap second, `23:59:60`)
+ * or is outside what Postgres stores: 422 rather than a query that fails.
+ */
+const when = (value: string | undefined, name: string) => {
+  if (value === undefined) return undefined;
+  const at = new Date(value);
+  const year = at.getUTCFullYear();
+  if (Number.isNaN(at.getTime()) || year < 1 || year > 9999)
+    throw problem('validation-failed', `query/${name} is not a time that can be searched`, {
+      errors: [{ field: `query/${name}`, message: 'must be a real instant between years 1 and 9999' }],
+    });
+  return at;
+};
 
 export function submissionRoutes(platform: Platform): RouteDef[] {
   const { db, config, secrets, clock } = platform;
@@ -93,7 +107,7 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
       summary: 'List a form’s submissions, newest first, a page at a time',
       tags,
       auth: 'management',
-      params: IdParams('form id, `frm_...`'),
+      params: IdParams('form', 'form id'),
       query: Type.Object({
         limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
         cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
@@ -109,8 +123,8 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
           limit: query.limit,
           cursor: query.cursor,
           status: query.status,
-          since: when(query.since),
-          until: when(query.until),
+          since: when(query.since, 'since'),
+          until: when(query.until, 'until'),
           q: query.q,
         });
         ctx.body = { data: rows.map(presentSubmission), next_cursor: nextCursor };
@@ -124,7 +138,7 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
       summary: 'Get a submission with its files and their download links',
       tags,
       auth: 'management',
-      params: IdParams('submission id, `sub_...`'),
+      params: IdParams('submission', 'submission id'),
       responses: { 200: { description: 'The submission', schema: SubmissionDetail } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
@@ -138,10 +152,12 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
       operationId: 'updateSubmission',
       summary: 'Move a submission between `spam` and `received`',
       description:
-        'Marking a caught spam submission as `received` counts it toward the month’s usage and fires `submission.created` (webhooks, e-mail) then. Marking a received one as `spam` only relabels it: it stays counted, and moving it back fires nothing again.',
+        'Marking a caught spam submission as `received` counts it toward the month’s usage and fires ' +
+        '`submission.created` (webhooks, e-mail) then. Marking a received one as `spam` only ' +
+        'relabels it: it stays counted, and moving it back fires nothing again.',
       tags,
       auth: 'management',
-      params: IdParams('submission id, `sub_...`'),
+      params: IdParams('submission', 'submission id'),
       body: Type.Object({ status: Status }, { additionalProperties: false }),
       responses: { 200: { description: 'The submission', schema: Submission } },
       problems: ['not-found'],
@@ -158,7 +174,7 @@ export function submissionRoutes(platform: Platform): RouteDef[] {
       summary: 'Delete a submission and its stored files',
       tags,
       auth: 'management',
-      params: IdParams('submission id, `sub_...`'),
+      params: IdParams('submission', 'submission id'),
       responses: { 204: { description: 'Deleted' } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
@@ -183,11 +199,12 @@ function exportRoute(platform: Platform, format: 'csv' | 'ndjson'): RouteDef {
         : 'Export a form’s submissions as NDJSON (one JSON object per line), streamed',
     description:
       format === 'csv'
-        ? 'Same filters as the list, newest first. Columns: `id`, `received_at`, `status`, `files`, then each payload field in order of first appearance; CRLF line ends.'
+        ? 'Same filters as the list, newest first. Columns: `id`, `received_at`, `status`, `files`, ' +
+          'then each payload field in order of first appearance; CRLF line ends.'
         : 'Same filters as the list, newest first. Each line: `{ id, form_id, received_at, status, files, payload }`.',
     tags: ['Submissions'],
     auth: 'management',
-    params: IdParams('form id, `frm_...`'),
+    params: IdParams('form', 'form id'),
     query: Type.Object(Filters),
     responses: {
       200: {
@@ -210,8 +227,8 @@ function exportRoute(platform: Platform, format: 'csv' | 'ndjson'): RouteDef {
         formId: params.id,
         format,
         status: query.status,
-        since: when(query.since),
-        until: when(query.until),
+        since: when(query.since, 'since'),
+        until: when(query.until, 'until'),
         q: query.q,
       });
       ctx.set('Content-Disposition', `attachment; filename="${out.filename}"`);

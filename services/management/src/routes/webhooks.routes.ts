@@ -57,7 +57,7 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       summary: 'Add a webhook to a form (the signing secret is returned this once)',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('form id'),
+      params: IdParams('form', 'form id'),
       body: Type.Object({ url: Url }, { additionalProperties: false }),
       responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
       problems: ['not-found', 'validation-failed'],
@@ -80,7 +80,7 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       summary: 'List a form’s webhooks (never their secrets)',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('form id'),
+      params: IdParams('form', 'form id'),
       responses: { 200: { description: 'The webhooks, oldest first', schema: List(Webhook) } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
@@ -96,7 +96,7 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       summary: 'Change a webhook’s url or enabled flag; `rotate_secret: true` returns a new secret this once',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('webhook id'),
+      params: IdParams('webhook', 'webhook id'),
       body: Type.Object(
         {
           url: Type.Optional(Url),
@@ -126,7 +126,7 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
       summary: 'Remove a webhook (its pending deliveries are dropped with it)',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('webhook id'),
+      params: IdParams('webhook', 'webhook id'),
       responses: { 204: { description: 'Removed' } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {
@@ -143,7 +143,7 @@ export function webhookRoutes(platform: Platform): RouteDef[] {
         'Synchronous; creates no submission. The ping appears in the delivery log as a `webhook.test` delivery with one attempt.',
       tags: ['Webhooks'],
       auth: 'management',
-      params: IdParams('webhook id'),
+      params: IdParams('webhook', 'webhook id'),
       responses: { 200: { description: 'What the endpoint answered', schema: TestResult } },
       problems: ['not-found'],
       async handler(ctx, { params, principal }) {

@@ -3,7 +3,7 @@ import { monthOf, recordNotification, type Db, type Logger, type Mailer } from '
 import { findAccountQuota, findCounters } from '../repositories/usage.repository';
 import {
   insertNotificationOnce,
-  lockPendingNotifications,
+  claimNotifications,
   markNotificationFailed,
   markNotificationSent,
   type QuotaNotificationRow,
@@ -73,7 +73,7 @@ function monthName(period: string): string {
 }
 
 async function composeWarning(
-  db: Knex.Transaction,
+  db: Knex,
   row: QuotaNotificationRow,
   publicBaseUrl: string,
 ): Promise<{ subject: string; text: string }> {
@@ -90,7 +90,8 @@ async function composeWarning(
       ? `Intake: monthly submission quota reached (${month})`
       : `Intake: ${threshold}% of your monthly submission quota used (${month})`;
   const text = [
-    `Your Intake account${account ? ` (${account.plan_name} plan)` : ''} has received ${used} of its ${limit} submissions for ${month} (UTC).`,
+    `Your Intake account${account ? ` (${account.plan_name} plan)` : ''} has received ${used} of its ` +
+      `${limit} submissions for ${month} (UTC).`,
     threshold >= 100
       ? `New submissions are refused with 402 quota-exceeded until the quota resets on ${resets} 00:00 UTC.`
       : `When all ${limit} are used, new submissions are refused with 402 quota-exceeded until the quota resets on ${resets} 00:00 UTC.`,
@@ -101,10 +102,17 @@ async function composeWarning(
   return { subject, text };
 }
 
+/** A warning claimed longer ago than this by a sender that never recorded the outcome (it stopped) is claimed again. */
+export const SENDING_LEASE_MS = 10 * 60_000;
+
 /**
- * Sends pending quota warnings (all of them, or only `ids`), each at most once: rows are locked
- * while sending so that several replicas never send the same one. A refused send stays pending
- * (retried by the next run) until MAX_WARNING_ATTEMPTS. Returns how many were sent.
+ * Sends pending quota warnings (all of them, or only `ids`). A short transaction claims them
+ * (`sending`, the attempt counted, rows locked SKIP LOCKED so several replicas never claim the same
+ * one) and composes each mail; only after it has committed are the mails sent, each outcome then
+ * recorded on its own (`sent`, or back to `pending` for the next run until MAX_WARNING_ATTEMPTS,
+ * then `failed`). A claim that fails to commit sends nothing; a sender that stops between sending
+ * and recording leaves the row `sending`, claimed again after SENDING_LEASE_MS (at least once,
+ * never in a loop). Returns how many were sent.
  */
 export async function sendQuotaWarnings(props: {
   db: Db;
@@ -117,26 +125,33 @@ export async function sendQuotaWarnings(props: {
 }): Promise<number> {
   const { db, mailer, logger } = props;
   if (props.ids && props.ids.length === 0) return 0;
-  return db.transaction(async (trx) => {
-    const rows = await lockPendingNotifications(trx, { ids: props.ids, limit: props.limit ?? 20 });
-    let sent = 0;
-    for (const row of rows) {
-      try {
-        const mail = await composeWarning(trx, row, props.publicBaseUrl);
-        await mailer.send({ to: row.recipients, ...mail });
-        await markNotificationSent(trx, row.id, props.now());
-        recordNotification({ outcome: 'sent' });
-        sent++;
-      } catch (err) {
-        recordNotification({ outcome: 'failed' });
-        const giveUp = row.attempt_count + 1 >= MAX_WARNING_ATTEMPTS;
-        logger.warn(
-          { err, notification: row.id, attempt: row.attempt_count + 1, giveUp },
-          'quota warning could not be sent',
-        );
-        await markNotificationFailed(trx, row.id, String((err as Error).message ?? err), giveUp);
-      }
-    }
-    return sent;
+  const now = props.now();
+  const claimed = await db.transaction(async (trx) => {
+    const rows = await claimNotifications(trx, {
+      ids: props.ids,
+      limit: props.limit ?? 20,
+      now,
+      staleBefore: new Date(now.getTime() - SENDING_LEASE_MS),
+    });
+    const out: { row: QuotaNotificationRow; mail: { subject: string; text: string } }[] = [];
+    for (const row of rows) out.push({ row, mail: await composeWarning(trx, row, props.publicBaseUrl) });
+    return out;
   });
+  let sent = 0;
+  for (const { row, mail } of claimed) {
+    const attempt = row.attempt_count + 1;
+    try {
+      await mailer.send({ to: row.recipients, ...mail });
+      recordNotification({ outcome: 'sent' });
+      sent++;
+    } catch (err) {
+      recordNotification({ outcome: 'failed' });
+      const giveUp = attempt >= MAX_WARNING_ATTEMPTS;
+      logger.warn({ err, notification: row.id, attempt, giveUp }, 'quota warning could not be sent');
+      await markNotificationFailed(db, row.id, String((err as Error).message ?? err), giveUp);
+      continue;
+    }
+    await markNotificationSent(db, row.id, props.now());
+  }
+  return sent;
 }

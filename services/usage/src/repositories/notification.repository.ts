@@ -14,7 +14,10 @@ export interface QuotaNotificationRow {
 
 // The quota-warning rows of the notifications table (other kinds belong to other services).
 
-/** Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns the new id or undefined. */
+/**
+ * Inserts a warning (`skipped` when a higher one supersedes it) unless one with the same dedup key exists; returns
+ * the new id or undefined.
+ */
 export async function insertNotificationOnce(
   db: Queryable,
   row: {
@@ -42,35 +45,47 @@ export async function insertNotificationOnce(
   return inserted[0]?.id;
 }
 
-/** Locks pending quota warnings (all, or only `ids`) so that one sender handles each. */
-export async function lockPendingNotifications(
+/**
+ * Claims quota warnings to send (all, or only `ids`): pending ones, and ones left `sending` by a
+ * sender that stopped before recording the outcome (claimed before `staleBefore`). Marks them
+ * `sending` and counts the attempt; SKIP LOCKED so that one sender claims each.
+ */
+export async function claimNotifications(
   trx: Knex.Transaction,
-  options: { ids?: string[]; limit: number },
+  options: { ids?: string[]; limit: number; now: Date; staleBefore: Date },
 ): Promise<QuotaNotificationRow[]> {
   const q = trx('notifications')
     .whereIn('kind', QUOTA_KINDS as unknown as string[])
-    .andWhere('status', 'pending');
+    .andWhere((w) =>
+      w
+        .where('status', 'pending')
+        .orWhere((s) => s.where('status', 'sending').andWhere('claimed_at', '<', options.staleBefore)),
+    );
   if (options.ids) q.whereIn('id', options.ids);
-  return q
+  const rows: QuotaNotificationRow[] = await q
     .orderBy('created_at')
     .limit(options.limit)
     .forUpdate()
     .skipLocked()
     .select('id', 'account_id', 'kind', 'dedup_key', 'recipients', 'attempt_count');
+  if (rows.length > 0)
+    await trx('notifications')
+      .whereIn(
+        'id',
+        rows.map((r) => r.id),
+      )
+      .update({ status: 'sending', claimed_at: options.now, attempt_count: trx.raw('attempt_count + 1') });
+  return rows;
 }
 
+/** Records a claimed warning as sent (only while it is still this sender's claim). */
 export async function markNotificationSent(db: Queryable, id: string, now: Date): Promise<void> {
-  await db('notifications')
-    .where({ id })
-    .update({ status: 'sent', sent_at: now, attempt_count: db.raw('attempt_count + 1'), last_error: null });
+  await db('notifications').where({ id, status: 'sending' }).update({ status: 'sent', sent_at: now, last_error: null });
 }
 
+/** Records a refused send: back to `pending` for the next run, or `failed` after the last attempt. */
 export async function markNotificationFailed(db: Queryable, id: string, error: string, giveUp: boolean): Promise<void> {
   await db('notifications')
-    .where({ id })
-    .update({
-      status: giveUp ? 'failed' : 'pending',
-      attempt_count: db.raw('attempt_count + 1'),
-      last_error: error.slice(0, 1000),
-    });
+    .where({ id, status: 'sending' })
+    .update({ status: giveUp ? 'failed' : 'pending', last_error: error.slice(0, 1000) });
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Queryable } from '@intake/shared';
+import { ACCOUNT_QUOTA_SQL, accountWithPlan, type Queryable } from '@intake/shared';
 
 export interface UsageDelta {
   accountId: string;
@@ -72,16 +72,13 @@ export async function addUsage(trx: Knex.Transaction, d: UsageDelta): Promise<vo
 }
 
 export async function findAccountQuota(db: Queryable, accountId: string): Promise<AccountQuota | undefined> {
-  return db('accounts')
-    .join('plans', 'plans.id', 'accounts.plan_id')
-    .where('accounts.id', accountId)
-    .first(
-      'accounts.id as account_id',
-      'plans.id as plan_id',
-      'plans.name as plan_name',
-      db.raw('coalesce(accounts.quota_override, plans.monthly_quota)::int as "limit"'),
-      'accounts.contact_email',
-    );
+  return accountWithPlan(db, accountId).first(
+    'accounts.id as account_id',
+    'plans.id as plan_id',
+    'plans.name as plan_name',
+    db.raw(`${ACCOUNT_QUOTA_SQL} as "limit"`),
+    'accounts.contact_email',
+  );
 }
 
 export async function findCounters(db: Queryable, accountId: string, period: string): Promise<CounterRow> {

@@ -60,7 +60,9 @@ export function usageRoutes(platform: Platform): RouteDef[] {
       operationId: 'getUsage',
       summary: 'Usage of the account for the current (or a given) UTC month',
       description:
-        '`used` is counted when a submission is accepted, the same number ingest enforces the quota on. Spam, bytes and the per-form and per-day breakdown are counted from the submission events, a moment later.',
+        '`used` is counted when a submission is accepted, the same number ingest enforces the quota ' +
+        'on. Spam, bytes and the per-form and per-day breakdown are counted from the submission ' +
+        'events, a moment later.',
       tags: ['Usage'],
       auth: 'management',
       query: Type.Object({

@@ -1,0 +1,9 @@
+import { render } from 'preact';
+import './styles.css';
+import { App } from './app';
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(<App />, root);
+}

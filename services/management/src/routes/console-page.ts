@@ -1,0 +1,91 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type Koa from 'koa';
+import type { KoaRouter, Platform } from '@intake/shared';
+
+/** Where `npm run build` writes the console (services/management/dist/console), from src/routes or dist/routes. */
+export const CONSOLE_DIR = path.resolve(__dirname, '../../dist/console');
+
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.map': 'application/json',
+};
+
+/** The console's Content-Security-Policy: nothing inline, nothing from elsewhere, never framed. */
+export function consoleCsp(publicBaseUrl: string): string {
+  const files = new URL(publicBaseUrl).origin;
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' ${files}`,
+    "connect-src 'self'",
+    "font-src 'self'",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+function safetyHeaders(ctx: Koa.Context, csp: string): void {
+  ctx.set('Content-Security-Policy', csp);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('Cross-Origin-Opener-Policy', 'same-origin');
+  ctx.set('Cross-Origin-Resource-Policy', 'same-origin');
+  ctx.set('Permissions-Policy', 'camera=(), microphone=(), geolocation=()');
+}
+
+/**
+ * `/console` (and every path under it: the console routes in the browser) serves the built page
+ * with `no-cache`; `/console/assets/<name>-<hash>.<ext>` serves hashed files cached for a year;
+ * `/` redirects to `/console`. A middleware, not API routes: these are pages, outside the OpenAPI.
+ */
+export function mountConsole(app: Koa, _router: KoaRouter, platform: Platform, dir: string = CONSOLE_DIR): void {
+  const csp = consoleCsp(platform.config.PUBLIC_BASE_URL);
+  let page: string | undefined;
+  const indexHtml = () => {
+    if (page === undefined && existsSync(path.join(dir, 'index.html')))
+      page = readFileSync(path.join(dir, 'index.html'), 'utf8');
+    return page;
+  };
+  const serveAsset = async (ctx: Koa.Context, name: string) => {
+    const type = TYPES[path.extname(name)];
+    if (!/^[A-Za-z0-9._-]+$/.test(name) || name.startsWith('.') || !type) return false;
+    const body = await readFile(path.join(dir, 'assets', name)).catch(() => undefined);
+    if (!body) return false;
+    safetyHeaders(ctx, csp);
+    ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
+    ctx.type = type;
+    ctx.body = body;
+    return true;
+  };
+  const servePage = (ctx: Koa.Context) => {
+    const html = indexHtml();
+    safetyHeaders(ctx, csp);
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.type = 'text/html; charset=utf-8';
+    if (html === undefined) {
+      ctx.status = 503;
+      ctx.body =
+        '<!doctype html><title>Intake console</title><p>The console is not built: run <code>npm run build</code>.</p>';
+      return;
+    }
+    ctx.body = html;
+  };
+  app.use(async (ctx, next) => {
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    if (ctx.path === '/') return ctx.redirect('/console');
+    if (ctx.path.startsWith('/console/assets/')) {
+      if (!(await serveAsset(ctx, ctx.path.slice('/console/assets/'.length)))) return next();
+      return;
+    }
+    if (ctx.path === '/console' || ctx.path.startsWith('/console/')) return servePage(ctx);
+    return next();
+  });
+}

@@ -1,0 +1,89 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import Koa from 'koa';
+import { listen } from '@intake/shared/testing';
+import type { KoaRouter, Platform } from '@intake/shared';
+import { mountConsole } from '../src/routes/console-page';
+
+/** The console's static serving, over a directory laid out as `npm run build` lays it out. */
+describe('console page serving', () => {
+  const platform = { config: { PUBLIC_BASE_URL: 'https://intake.example.com' } } as unknown as Platform;
+  let dir: string;
+  let server: Awaited<ReturnType<typeof listen>>;
+  let missing: Awaited<ReturnType<typeof listen>>;
+
+  function serve(from: string) {
+    const app = new Koa();
+    mountConsole(app, undefined as unknown as KoaRouter, platform, from); // it mounts a middleware, no routes
+    app.use((ctx) => {
+      ctx.status = 404;
+      ctx.body = 'fell through';
+    });
+    return listen(app.callback());
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'intake-console-'));
+    mkdirSync(path.join(dir, 'assets'));
+    writeFileSync(
+      path.join(dir, 'index.html'),
+      '<!doctype html><script type="module" src="/console/assets/main-AB.js">',
+    );
+    writeFileSync(path.join(dir, 'assets', 'main-AB.js'), 'export {};');
+    writeFileSync(path.join(dir, 'secret.txt'), 'not an asset');
+    server = await serve(dir);
+    missing = await serve(path.join(dir, 'nowhere'));
+  });
+  afterAll(async () => {
+    await server.close();
+    await missing.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves the page at /console and every path under it, uncached, with the safety headers', async () => {
+    for (const p of ['/console', '/console/forms', '/console/forms/frm_1/submissions?status=spam']) {
+      const res = await fetch(`${server.url}${p}`);
+      expect([p, res.status, res.headers.get('cache-control')]).toEqual([p, 200, 'no-cache']);
+      expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      const csp = res.headers.get('content-security-policy');
+      expect(csp).toContain("default-src 'self'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).toContain("img-src 'self' https://intake.example.com");
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+      expect(res.headers.get('x-frame-options')).toBe('DENY');
+      expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    }
+  });
+
+  it('serves hashed assets cached for a year; / redirects to /console', async () => {
+    const js = await fetch(`${server.url}/console/assets/main-AB.js`);
+    expect([js.status, js.headers.get('cache-control')]).toEqual([200, 'public, max-age=31536000, immutable']);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    const root = await fetch(`${server.url}/`, { redirect: 'manual' });
+    expect([root.status, root.headers.get('location')]).toEqual([302, '/console']);
+  });
+
+  it('never serves anything outside assets/, unknown types, or other methods', async () => {
+    for (const p of [
+      '/console/assets/..%2fsecret.txt',
+      '/console/assets/../secret.txt',
+      '/console/assets/%2e%2e%2fsecret.txt',
+      '/console/assets/missing-XY.js',
+      '/console/assets/.hidden.js',
+      '/console/assets/secret.txt',
+    ]) {
+      const res = await fetch(`${server.url}${p}`);
+      const body = await res.text();
+      expect({ p, body: body.includes('not an asset') }).toEqual({ p, body: false });
+    }
+    const post = await fetch(`${server.url}/console`, { method: 'POST' });
+    expect(post.status).toBe(404);
+  });
+
+  it('answers 503 with a hint when the console is not built', async () => {
+    const res = await fetch(`${missing.url}/console`);
+    expect(res.status).toBe(503);
+    expect(await res.text()).toContain('npm run build');
+  });
+});

@@ -1,0 +1,452 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import fc from 'fast-check';
+import {
+  buildServiceApp,
+  createDb,
+  createHttpServer,
+  ID_PREFIXES,
+  type Db,
+  type IdKind,
+  type ServiceModule,
+} from '@intake/shared';
+import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
+import { ingestService } from '@intake/ingest';
+import { managementService } from '@intake/management';
+import { deliveryService } from '@intake/delivery';
+import { usageService } from '@intake/usage';
+import { routeFor } from '../../src/all-in-one';
+import { hostileNumber, hostileString, pct, show, wrongType } from './hostile';
+
+/**
+ * The property test over every management and usage route, generated from the served OpenAPI
+ * document: a route added tomorrow is covered without anyone remembering to. For each operation,
+ * fast-check sends requests whose path parameters, query parameters, Authorization and
+ * Content-Type headers and JSON body fields are hostile (see hostile.ts), and checks:
+ * - never a 5xx;
+ * - every 4xx is application/problem+json with a `type` and the same `status`;
+ * - a refused request changed nothing in the database (a digest of every table);
+ * - a path id that cannot be one of ours (wrong prefix or shape) is a 404 answered without any
+ *   query beyond the key lookup.
+ * Bounded: FUZZ_RUNS runs per operation (default 25); it prints what it tried.
+ */
+const RUNS = Number(process.env['FUZZ_RUNS'] ?? 25);
+/** Ingest's public post has its own property test over its three body types. */
+const SKIP = new Set(['post /v1/f/{slug}']);
+
+interface Schema {
+  type?: string;
+  anyOf?: Schema[];
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, Schema>;
+  items?: Schema;
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+}
+interface Operation {
+  parameters?: { name: string; in: 'path' | 'query' | 'header'; schema: Schema }[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+}
+interface Ids {
+  own: Partial<Record<IdKind, string>>;
+  other: Partial<Record<IdKind, string>>;
+}
+
+const KIND_OF_PREFIX = Object.fromEntries(Object.entries(ID_PREFIXES).map(([k, p]) => [p, k])) as Record<
+  string,
+  IdKind
+>;
+
+function kindOf(schema: Schema): IdKind | undefined {
+  const match = /^\^([a-z]+)_/.exec(schema.pattern ?? '');
+  return match ? KIND_OF_PREFIX[match[1] as string] : undefined;
+}
+
+/** Values that fit a schema often enough to reach the handler. */
+function plausible(schema: Schema, receiverUrl: string): fc.Arbitrary<unknown> {
+  if (schema.const !== undefined) return fc.constant(schema.const);
+  if (schema.enum) return fc.constantFrom(...schema.enum);
+  if (schema.anyOf) return fc.oneof(...schema.anyOf.map((s) => plausible(s, receiverUrl)));
+  switch (schema.type) {
+    case 'string':
+      if (schema.format === 'email') return fc.constantFrom('a@example.com', 'ü@example.com');
+      if (schema.format === 'date-time')
+        return fc.constantFrom(
+          '2026-01-01T00:00:00.000Z',
+          '2016-12-31T23:59:60Z',
+          '0000-01-01T00:00:00Z',
+          '9999-12-31T23:59:59.999+23:59',
+        );
+      if (schema.format === 'uri' || (schema.pattern ?? '').includes('https?'))
+        return fc.constantFrom(receiverUrl, 'https://example.com', 'http://localhost:3000');
+      if (schema.pattern && !schema.pattern.includes('(?'))
+        return fc.stringMatching(new RegExp(schema.pattern), { size: 'xsmall' });
+      // Storable but hostile text (controls, bidi overrides, astral characters) is accepted as sent.
+      return fc.oneof(fc.string({ maxLength: 20 }), fc.constantFrom('Ada', '\u202eevil', 'é😀', '\u0007\u001b[31m'));
+    case 'integer':
+    case 'number':
+      return fc.integer({ min: schema.minimum ?? -5, max: Math.min(schema.maximum ?? 1000, 1000) });
+    case 'boolean':
+      return fc.boolean();
+    case 'array':
+      return fc.array(schema.items ? valueFor(schema.items, receiverUrl) : wrongType, { maxLength: 3 });
+    case 'object':
+      return objectOf(schema, receiverUrl);
+    default:
+      return wrongType;
+  }
+}
+
+function valueFor(schema: Schema, receiverUrl: string): fc.Arbitrary<unknown> {
+  return fc.oneof(
+    { weight: 4, arbitrary: plausible(schema, receiverUrl) },
+    { weight: 3, arbitrary: hostileString },
+    { weight: 1, arbitrary: hostileNumber },
+    { weight: 1, arbitrary: wrongType },
+  );
+}
+
+function objectOf(schema: Schema, receiverUrl: string): fc.Arbitrary<Record<string, unknown>> {
+  const entries = Object.entries(schema.properties ?? {});
+  const hostile = Object.fromEntries(entries.map(([name, s]) => [name, valueFor(s, receiverUrl)]));
+  // Half the time every field is plausible, so that requests also get past the schema and are stored.
+  const fitting = Object.fromEntries(entries.map(([name, s]) => [name, plausible(s, receiverUrl)]));
+  return fc
+    .tuple(
+      fc.oneof(fc.record(hostile, { requiredKeys: [] }), fc.record(fitting, { requiredKeys: [] })),
+      fc.option(fc.tuple(hostileString, hostileString), { freq: 5 }),
+    )
+    .map(([record, extra]) => (extra ? { ...record, [extra[0]]: extra[1] } : record));
+}
+
+interface Attempt {
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body?: string;
+  malformedId: boolean;
+  tried: Record<string, unknown>;
+}
+
+function requestsFor(
+  method: string,
+  template: string,
+  op: Operation,
+  ids: Ids,
+  keys: { own: string; submission: string; revoked: string },
+  receiverUrl: string,
+): fc.Arbitrary<Attempt> {
+  const params = op.parameters ?? [];
+  const pathParams = params.filter((p) => p.in === 'path');
+  const queryParams = params.filter((p) => p.in === 'query');
+  const idValue = (schema: Schema): fc.Arbitrary<{ value: string; malformed: boolean }> => {
+    const kind = kindOf(schema);
+    const choices: fc.Arbitrary<{ value: string; malformed: boolean }>[] = [
+      // An empty segment is another URL (`/v1/forms/` is the list), not a parameter.
+      hostileString
+        .filter((v) => v !== '')
+        .map((value) => ({ value, malformed: !new RegExp(schema.pattern ?? '.*').test(value) })),
+    ];
+    if (kind) {
+      // Never the caller's own ids on DELETE: the fixtures must outlive the run.
+      if (method !== 'delete' && ids.own[kind]) choices.push(fc.constant({ value: ids.own[kind], malformed: false }));
+      if (ids.other[kind]) choices.push(fc.constant({ value: ids.other[kind], malformed: false }));
+      const otherKinds = Object.values(ids.own).filter((id) => !id.startsWith(`${ID_PREFIXES[kind]}_`));
+      choices.push(fc.constantFrom(...otherKinds).map((value) => ({ value, malformed: true })));
+      choices.push(
+        fc.constant({ value: `${ID_PREFIXES[kind]}_${'0'.repeat(25)}`, malformed: true }),
+        fc.constant({ value: `${ID_PREFIXES[kind]}_${'0'.repeat(26)}\u0000`, malformed: true }),
+      );
+    } else choices.push(plausible(schema, receiverUrl).map((v) => ({ value: String(v), malformed: false })));
+    return fc.oneof(...choices);
+  };
+  const jsonSchema = op.requestBody?.content['application/json']?.schema;
+  const body: fc.Arbitrary<{ text?: string; contentType?: string; value?: unknown }> = jsonSchema
+    ? fc.oneof(
+        {
+          weight: 6,
+          arbitrary: fc
+            .tuple(
+              objectOf(jsonSchema, receiverUrl),
+              fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8'),
+            )
+            .map(([value, contentType]) => ({ value, text: JSON.stringify(value), contentType })),
+        },
+        { weight: 1, arbitrary: wrongType.map((value) => ({ value, text: JSON.stringify(value) ?? 'null' })) },
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom('{', '{"a":', '\u0000', '{"name":"\\ud800"}', '{"name":"\\u0000"}', '[]', 'x'.repeat(2_000))
+            .map((text) => ({ text })),
+        },
+        {
+          weight: 1,
+          arbitrary: fc
+            .constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16le')
+            .map((contentType) => ({ text: '{"name":"x"}', contentType })),
+        },
+      )
+    : fc.constant({});
+  const auth = fc.oneof(
+    { weight: 8, arbitrary: fc.constant(`Bearer ${keys.own}`) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '',
+        'Bearer',
+        `Bearer ${keys.submission}`,
+        `Bearer ${keys.revoked}`,
+        `Bearer svc_mgmt_${'A'.repeat(300)}`,
+        'Bearer svc_mgmt_ÿÿ\u0080',
+        `Basic ${keys.own}`,
+        `Bearer ${keys.own} extra`,
+      ),
+    },
+  );
+  return fc
+    .tuple(
+      fc.tuple(...pathParams.map((p) => idValue(p.schema))),
+      fc.tuple(...queryParams.map((p) => fc.option(valueFor(p.schema, receiverUrl), { freq: 2 }))),
+      body,
+      auth,
+      // Accept is read where HTML is served (docs, problem pages): usually absent, sometimes odd.
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constant(null) },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom('text/html', '*/*', 'text/html;q=0', 'ÿ/ÿ', ',,;q=x', 'a'.repeat(2_000)),
+        },
+      ),
+    )
+    .map(([pathValues, queryValues, b, authorization, accept]) => {
+      let path = template;
+      const tried: Record<string, unknown> = {};
+      pathParams.forEach((p, i) => {
+        const v = pathValues[i] as { value: string };
+        path = path.replace(`{${p.name}}`, pct(v.value));
+        tried[`params.${p.name}`] = v.value;
+      });
+      const query = queryParams
+        .flatMap((p, i) => {
+          const v = queryValues[i];
+          if (v === null || v === undefined) return [];
+          tried[`query.${p.name}`] = v;
+          return [`${pct(p.name)}=${pct(typeof v === 'string' ? v : JSON.stringify(v))}`];
+        })
+        .join('&');
+      const headers: Record<string, string> = {};
+      if (authorization) headers['authorization'] = authorization;
+      if (accept !== null) tried['accept'] = headers['accept'] = accept;
+      if (b.text !== undefined) {
+        headers['content-type'] = b.contentType ?? 'application/json';
+        tried['body'] = b.value ?? b.text;
+      }
+      if (authorization !== `Bearer ${keys.own}`) tried['authorization'] = authorization;
+      return {
+        path,
+        query,
+        headers,
+        body: b.text,
+        malformedId: pathValues.some((v) => (v as { malformed: boolean }).malformed),
+        tried,
+      };
+    });
+}
+
+async function send(url: string, method: string, attempt: Attempt) {
+  const res = await fetch(`${url}${attempt.path}${attempt.query ? `?${attempt.query}` : ''}`, {
+    method: method.toUpperCase(),
+    headers: attempt.headers,
+    body: attempt.body,
+    redirect: 'manual',
+  });
+  return { status: res.status, contentType: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+/**
+ * A digest of every row a request could write for the two accounts (every write is scoped to an
+ * account; scoping keeps it fast however many rows other test files left), plus the number of
+ * accounts and outbox rows; api_keys without their last-used time.
+ */
+async function digest(db: Db, accounts: string[]): Promise<string> {
+  const mine = `(${accounts.map((a) => `'${a}'`).join(', ')})`;
+  const forms = `(select id from forms where account_id in ${mine})`;
+  const webhooks = `(select id from webhooks where form_id in ${forms})`;
+  const deliveries = `(select id from deliveries where webhook_id in ${webhooks})`;
+  const rows = (table: string, where: string, order = 't.id') =>
+    `(select string_agg(t::text, ',' order by ${order}) from ${table} t where ${where})`;
+  const { rows: result } = await db.raw(
+    `select md5(concat_ws('|', ${[
+      rows('accounts', `id in ${mine}`),
+      rows('forms', `account_id in ${mine}`),
+      rows('webhooks', `form_id in ${forms}`),
+      rows('submissions', `account_id in ${mine}`),
+      rows('submission_files', `account_id in ${mine}`),
+      rows('deliveries', `webhook_id in ${webhooks}`),
+      rows('usage_counters', `account_id in ${mine}`, 't::text'),
+      rows('notifications', `account_id in ${mine}`),
+      rows('idempotency_keys', `form_id in ${forms}`, 't::text'),
+      `(select count(*)::text from delivery_attempts where delivery_id in ${deliveries})`,
+      `(select string_agg((id, revoked_at, name)::text, ',' order by id) from api_keys where account_id in ${mine})`,
+      `(select count(*)::text from accounts)`,
+      `(select count(*)::text from outbox)`,
+    ].join(', ')})) as h`,
+  );
+  return (result as { h: string }[])[0]?.h ?? '';
+}
+
+describe('every management and usage route, under hostile input (generated from /openapi)', () => {
+  let platform: TestPlatform;
+  let server: http.Server;
+  let receiver: http.Server;
+  let url: string;
+  let probe: Db;
+  let ids: Ids;
+  let accounts: string[];
+  let keys: { own: string; submission: string; revoked: string };
+  let receiverUrl: string;
+  let doc: { paths: Record<string, Record<string, Operation>> };
+  const queries: string[] = [];
+  const summary: string[] = [];
+
+  beforeAll(async () => {
+    platform = await createTestPlatform();
+    const modules: ServiceModule[] = [ingestService, managementService, deliveryService, usageService];
+    const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()])) as Record<
+      string,
+      http.RequestListener
+    >;
+    server = createHttpServer((req, res) => (apps[routeFor(req.url ?? '/')] as http.RequestListener)(req, res), {
+      problemsUrl: platform.config.PROBLEMS_URL,
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    receiver = http.createServer((_req, res) => res.writeHead(204).end());
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    probe = createDb(platform.config.DATABASE_URL, { poolMax: 1 });
+
+    const fixtures = async () => {
+      const account = await factories.account(platform.db);
+      const form = await factories.form(platform.db, account.id);
+      const submission = await factories.submission(platform, {
+        accountId: account.id,
+        formId: form.id,
+        payload: { name: 'Ada' },
+        files: [{ field: 'cv', filename: 'cv.txt', contentType: 'text/plain', content: 'hello' }],
+      });
+      const call = (method: string, path: string, body?: unknown) =>
+        fetch(`${url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${account.managementKey}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        }).then((r) => r.json() as Promise<Record<string, string>>);
+      const webhook = await call('POST', `/v1/forms/${form.id}/webhooks`, { url: receiverUrl });
+      await call('POST', `/v1/webhooks/${webhook['id']}/test`);
+      const delivery = await platform.db('deliveries').where({ webhook_id: webhook['id'] }).first('id');
+      const key = await platform.db('api_keys').where({ account_id: account.id }).first('id');
+      return {
+        account,
+        ids: {
+          account: account.id,
+          form: form.id,
+          submission: submission.id,
+          file: submission.files[0]?.id,
+          webhook: webhook['id'],
+          delivery: delivery.id,
+          apiKey: key.id,
+        } as Partial<Record<IdKind, string>>,
+      };
+    };
+    const mine = await fixtures();
+    const theirs = await fixtures();
+    ids = { own: mine.ids, other: theirs.ids };
+    accounts = [mine.account.id, theirs.account.id];
+    keys = {
+      own: mine.account.managementKey,
+      submission: await factories.apiKey(platform.db, mine.account.id, 'submission'),
+      revoked: await factories.apiKey(platform.db, mine.account.id, 'management', { revoked: true }),
+    };
+    doc = (await (await fetch(`${url}/openapi`)).json()) as typeof doc;
+    platform.db.on('query', (q: { sql: string }) => queries.push(q.sql));
+  });
+
+  afterAll(async () => {
+    console.log(`What the route property test tried (${RUNS} runs per operation):\n${summary.join('\n')}`);
+    await new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+    receiver.closeAllConnections();
+    receiver.close();
+    await probe.destroy();
+    await platform.close();
+  });
+
+  it('covers every documented operation but ingest’s post', () => {
+    const ops = Object.entries(doc.paths).flatMap(([p, o]) => Object.keys(o).map((m) => `${m} ${p}`));
+    expect(ops.length).toBeGreaterThan(20);
+    expect(ops).toEqual(expect.arrayContaining(['get /v1/forms', 'get /v1/usage', 'patch /v1/webhooks/{id}']));
+  });
+
+  it(
+    'never answers 5xx, answers every 4xx with a problem document, and stores nothing it refuses',
+    async () => {
+      for (const [template, ops] of Object.entries(doc.paths)) {
+        for (const [method, op] of Object.entries(ops)) {
+          const name = `${method} ${template}`;
+          if (SKIP.has(name)) continue;
+          const statuses = new Map<number, number>();
+          const samples: string[] = [];
+          await fc.assert(
+            fc.asyncProperty(requestsFor(method, template, op, ids, keys, receiverUrl), async (attempt) => {
+              const before = await digest(probe, accounts);
+              queries.length = 0;
+              const res = await send(url, method, attempt);
+              statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+              if (samples.length < 2 && res.status >= 400) samples.push(`${res.status} ← ${show(attempt.tried)}`);
+              const context = `${name} ${show(attempt.tried)} → ${res.status} ${res.text.slice(0, 300)}`;
+              if (res.status >= 500) throw new Error(`5xx: ${context}`);
+              if (res.status >= 400) {
+                if (!res.contentType.startsWith('application/problem+json'))
+                  throw new Error(`not a problem: ${context}`);
+                const problem = JSON.parse(res.text) as { type?: string; status?: number };
+                if (typeof problem.type !== 'string' || problem.status !== res.status)
+                  throw new Error(`malformed problem: ${context}`);
+                if ((await digest(probe, accounts)) !== before)
+                  throw new Error(`a refused request changed the database: ${context}`);
+              }
+              // A body refused before the route (unparsable, too large, wrong media type) may answer first.
+              const refusedEarlier = [400, 413, 415, 431].includes(res.status);
+              if (attempt.malformedId && !refusedEarlier) {
+                const authorised = attempt.headers['authorization'] === `Bearer ${keys.own}`;
+                if (authorised ? res.status !== 404 : res.status < 400)
+                  throw new Error(`a malformed id was not a 404: ${context}`);
+                const beyondKeys = queries.filter((q) => !q.includes('"api_keys"'));
+                if (beyondKeys.length > 0)
+                  throw new Error(`a malformed id reached a query (${beyondKeys.join('; ')}): ${context}`);
+              }
+            }),
+            { numRuns: RUNS, endOnFailure: true },
+          );
+          summary.push(
+            `  ${name}: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}` +
+              (samples.length ? `\n    e.g. ${samples.join('\n    e.g. ')}` : ''),
+          );
+        }
+      }
+      // The other account's resources were only ever addressed, never changed.
+      for (const [kind, id] of Object.entries(ids.other)) {
+        const table = { form: 'forms', submission: 'submissions', webhook: 'webhooks', delivery: 'deliveries' }[
+          kind as string
+        ];
+        if (table) expect(await platform.db(table).where({ id }).first('id')).toEqual({ id });
+      }
+    },
+    60_000 + RUNS * 2_000,
+  );
+});
