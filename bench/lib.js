@@ -12,9 +12,10 @@ async function freePort() {
   return port;
 }
 
-/** Starts `node <script>` with `env` and waits until `url` answers. */
+/** Starts `node <script>` with `env` and waits until `url` answers. BENCH_NODE_ARGS (e.g. `--cpu-prof`) go to node. */
 async function startProcess(script, env, readyUrl) {
-  const child = spawn(process.execPath, [script], {
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -102,6 +102,11 @@ async function receiver() {
     url: `http://127.0.0.1:${server.address().port}/hook`,
     arrivals,
     requests: () => requests,
+    /** Forgets every arrival and request (between layouts). */
+    reset: () => {
+      arrivals.clear();
+      requests = 0;
+    },
     close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(resolve))),
   };
 }

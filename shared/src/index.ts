@@ -33,6 +33,7 @@ export * from './forms';
 export * from './accounts';
 export * from './submissions/store';
 export * from './webhooks';
+export * from './batcher';
 export * from './text';
 export * from './http/server';
 export * from './notifications';

@@ -128,31 +128,112 @@ export function contextFromHeaders(h: MsgHdrs | undefined): OtelContext {
 export type Outcome = { ack: true } | { retryInMs: number } | { drop: string };
 export const ACK: Outcome = { ack: true };
 
+/** One message of a batch with its parsed body. */
+export interface Delivered {
+  msg: JsMsg;
+  data: unknown;
+}
+
 export interface ConsumerOptions {
   nats: Nats;
   stream: string;
   durable: string;
   logger: Logger;
-  /** At most this many messages are handled at once. */
+  /**
+   * The most messages this process holds at once (handled, or waiting in a batch). It pulls only
+   * that many, so nothing waits in a buffer towards its ack deadline.
+   */
   concurrency: number;
   handle(msg: JsMsg, data: unknown): Promise<Outcome>;
+  /**
+   * Optional: handles the messages that arrived together in one call (one transaction), returning
+   * one outcome per message in order. When it throws, each message is handled alone by `handle`,
+   * so one bad message cannot hold back the others. Used only while tracing is off: with tracing
+   * on, each message is handled alone in its own span, continuing its own trace.
+   */
+  handleBatch?(batch: Delivered[]): Promise<Outcome[]>;
+  /** The most messages in one `handleBatch` call (default: all that arrived together). */
+  maxBatch?: number;
+  /**
+   * How long a batch waits for more messages after its first (default 0: only those that arrived
+   * in the same read). At a steady trickle a few milliseconds turn one statement per message
+   * into one per batch; the messages stay kept alive meanwhile.
+   */
+  gatherMs?: number;
+}
+
+/** How long one pull request waits for messages before the loop asks again. */
+const PULL_EXPIRES_MS = 5000;
+
+const tracer = trace.getTracer('intake-nats');
+
+/**
+ * Whether spans are recorded at all (an SDK is registered): without one, no per-message span work
+ * is done. The probe span is never ended, so it is never exported.
+ */
+function tracingOn(): boolean {
+  return tracer.startSpan('intake-nats probe').isRecording();
 }
 
 /**
- * Pulls from a durable consumer and handles messages with bounded concurrency, each inside a
- * CONSUMER span that continues the publisher's trace. Poison messages (bad JSON) are terminated;
- * a handler error naks with a short delay so the message comes back.
+ * Pulls from a durable consumer and handles messages with bounded concurrency. It never holds
+ * more than `concurrency` messages: each pull asks for the free slots only, and every message
+ * held is kept alive (`working()`) until it is acknowledged, so none reaches its ack deadline
+ * while this process still has it, however slow the handlers or the event loop. When tracing
+ * is on, each message is handled inside a CONSUMER span that continues the publisher's trace.
+ * Poison messages (bad JSON) are terminated; a handler error naks with a short delay so the
+ * message comes back.
  */
 export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> } {
   const { nats, stream, durable, logger, concurrency } = options;
-  const tracer = trace.getTracer('intake-nats');
+  /** Messages this process holds, with when it last told the server it is working on each. */
+  const held = new Map<JsMsg, number>();
   const inFlight = new Set<Promise<void>>();
   let stopped = false;
-  let messages: { stop(): void } | undefined;
+  let pull: { stop(): void } | undefined;
+  let ackWaitMs = 30_000;
+  let keepAlive: NodeJS.Timeout | undefined;
+  let traced = tracingOn();
+  const decoder = new TextDecoder();
 
-  const handleOne = async (msg: JsMsg): Promise<void> => {
-    const parent = contextFromHeaders(msg.headers);
-    await tracer.startActiveSpan(
+  const settle = async (msg: JsMsg, outcome: Outcome): Promise<void> => {
+    // A plain ack (no round trip): one lost with a connection is a redelivery, which every handler tolerates.
+    if ('ack' in outcome) msg.ack();
+    else if ('retryInMs' in outcome) msg.nak(outcome.retryInMs);
+    else {
+      logger.error({ subject: msg.subject, durable, reason: outcome.drop }, 'dropping a message');
+      msg.term();
+    }
+  };
+
+  const parse = (msg: JsMsg): { ok: true; data: unknown } | { ok: false } => {
+    try {
+      return { ok: true, data: JSON.parse(decoder.decode(msg.data)) };
+    } catch {
+      logger.error({ subject: msg.subject, durable }, 'dropping a message that is not JSON');
+      msg.term();
+      return { ok: false };
+    }
+  };
+
+  const failed = (msg: JsMsg, err: unknown): void => {
+    if (!isProblem(err))
+      logger.warn({ err, subject: msg.subject, durable }, 'message handling failed; it will be redelivered');
+    msg.nak(1000);
+  };
+
+  const handleOne = async (msg: JsMsg, data: unknown): Promise<void> => {
+    try {
+      await settle(msg, await options.handle(msg, data));
+    } catch (err) {
+      failed(msg, err);
+      throw err;
+    }
+  };
+
+  const inSpan = (msg: JsMsg, work: () => Promise<void>): Promise<void> => {
+    if (!traced) return work().catch(() => undefined);
+    return tracer.startActiveSpan(
       `${msg.subject} process`,
       {
         kind: SpanKind.CONSUMER,
@@ -162,29 +243,12 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
           'messaging.consumer.group.name': durable,
         },
       },
-      parent,
+      contextFromHeaders(msg.headers),
       async (span) => {
         try {
-          let data: unknown;
-          try {
-            data = JSON.parse(new TextDecoder().decode(msg.data));
-          } catch {
-            logger.error({ subject: msg.subject, durable }, 'dropping a message that is not JSON');
-            msg.term();
-            return;
-          }
-          const outcome = await options.handle(msg, data);
-          if ('ack' in outcome) await msg.ackAck().catch(() => msg.ack());
-          else if ('retryInMs' in outcome) msg.nak(outcome.retryInMs);
-          else {
-            logger.error({ subject: msg.subject, durable, reason: outcome.drop }, 'dropping a message');
-            msg.term();
-          }
+          await work();
         } catch (err) {
           failSpan(span, err);
-          if (!isProblem(err))
-            logger.warn({ err, subject: msg.subject, durable }, 'message handling failed; it will be redelivered');
-          msg.nak(1000);
         } finally {
           span.end();
         }
@@ -192,18 +256,91 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
     );
   };
 
+  const single = (msg: JsMsg): Promise<void> =>
+    inSpan(msg, async () => {
+      const parsed = parse(msg);
+      if (parsed.ok) await handleOne(msg, parsed.data);
+    });
+
+  const batch = async (msgs: JsMsg[]): Promise<void> => {
+    const items: Delivered[] = [];
+    for (const msg of msgs) {
+      const parsed = parse(msg);
+      if (parsed.ok) items.push({ msg, data: parsed.data });
+    }
+    if (items.length === 0) return;
+    let outcomes: Outcome[] | undefined;
+    try {
+      outcomes = await options.handleBatch!(items);
+    } catch (err) {
+      if (!isProblem(err))
+        logger.warn({ err, durable, size: items.length }, 'batch failed; handling its messages one by one');
+    }
+    if (outcomes)
+      await Promise.all(items.map((item, i) => inSpan(item.msg, () => settle(item.msg, outcomes[i] ?? ACK))));
+    else await Promise.all(items.map((item) => inSpan(item.msg, () => handleOne(item.msg, item.data))));
+  };
+
+  const track = (msgs: JsMsg[], work: Promise<void>): void => {
+    const p = work.finally(() => {
+      inFlight.delete(p);
+      for (const m of msgs) held.delete(m);
+    });
+    inFlight.add(p);
+  };
+
   const loop = async (): Promise<void> => {
     while (!stopped) {
       try {
         const consumer = await nats.js.consumers.get(stream, durable);
-        const iter = await consumer.consume({ max_messages: concurrency });
-        messages = iter;
-        if (stopped) iter.stop();
-        for await (const msg of iter) {
-          const p = handleOne(msg).finally(() => inFlight.delete(p));
-          inFlight.add(p);
-          if (inFlight.size >= concurrency) await Promise.race(inFlight);
-          if (stopped) break;
+        traced = tracingOn();
+        ackWaitMs = Math.max(1000, Number((await consumer.info(true)).config.ack_wait ?? 0) / 1e6 || 30_000);
+        clearInterval(keepAlive);
+        // Every message held is touched well before its deadline (a third of it), from receipt to acknowledgement.
+        keepAlive = setInterval(
+          () => {
+            const now = Date.now();
+            for (const [msg, touched] of held)
+              if (now - touched >= ackWaitMs / 3) {
+                msg.working();
+                held.set(msg, now);
+              }
+          },
+          Math.min(1000, ackWaitMs / 6),
+        );
+        keepAlive.unref();
+        while (!stopped) {
+          while (held.size >= concurrency) await Promise.race(inFlight);
+          // Busy: let a few more slots free up (2 ms) rather than pull one message per request.
+          if (held.size > 0 && concurrency - held.size < concurrency / 4) await new Promise((r) => setTimeout(r, 2));
+          const iter = await consumer.fetch({ max_messages: concurrency - held.size, expires: PULL_EXPIRES_MS });
+          pull = iter;
+          if (stopped) iter.stop();
+          let gathered: JsMsg[] = [];
+          let flushing: NodeJS.Timeout | NodeJS.Immediate | undefined;
+          const flush = () => {
+            if (flushing) clearTimeout(flushing as NodeJS.Timeout);
+            flushing = undefined;
+            while (gathered.length) {
+              const group = gathered.splice(0, options.maxBatch ?? gathered.length);
+              track(group, batch(group));
+            }
+          };
+          for await (const msg of iter) {
+            held.set(msg, Date.now());
+            // With tracing on, each message keeps its own span and trace (no batches).
+            if (!options.handleBatch || traced) track([msg], single(msg));
+            else {
+              // Messages that arrive in the same read (or within gatherMs) are handled together.
+              gathered.push(msg);
+              if (gathered.length >= (options.maxBatch ?? Infinity)) flush();
+              else if (!flushing)
+                flushing = options.gatherMs ? setTimeout(flush, options.gatherMs) : setImmediate(flush);
+            }
+          }
+          if (gathered.length) flush();
+          gathered = [];
+          pull = undefined;
         }
       } catch (err) {
         if (stopped) break;
@@ -217,8 +354,9 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
   return {
     async stop() {
       stopped = true;
-      messages?.stop();
+      pull?.stop();
       await Promise.allSettled([...inFlight]);
+      clearInterval(keepAlive);
       await Promise.race([done, new Promise((r) => setTimeout(r, 2000).unref())]);
     },
   };

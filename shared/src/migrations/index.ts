@@ -3,6 +3,7 @@ import * as schema from './001-schema';
 import * as storeSubmissions from './002-store-submissions';
 import * as notificationStatus from './003-notification-status';
 import * as consoleSessions from './004-console-sessions';
+import * as consumerLeases from './005-consumer-leases';
 
 export interface Migration {
   name: string;
@@ -16,6 +17,7 @@ export const migrations: Migration[] = [
   { name: '002-store-submissions', ...storeSubmissions },
   { name: '003-notification-status', ...notificationStatus },
   { name: '004-console-sessions', ...consoleSessions },
+  { name: '005-consumer-leases', ...consumerLeases },
 ];
 
 /** The two migrations the development history was folded into (a pre-release database has their schema, not later ones'). */

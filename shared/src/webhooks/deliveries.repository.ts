@@ -39,7 +39,10 @@ export async function insertDelivery(
   });
 }
 
-/** Records one attempt and the delivery's new state in one transaction. */
+/**
+ * Records one attempt and the delivery's new state in one statement (atomic on its own, one round
+ * trip), and ends the attempt's lease (`lease_until`, see the delivery worker).
+ */
 export async function recordDeliveryAttempt(
   db: Queryable,
   props: {
@@ -53,26 +56,28 @@ export async function recordDeliveryAttempt(
   },
 ): Promise<void> {
   const { result } = props;
-  await db.transaction(async (trx) => {
-    await trx('delivery_attempts').insert({
-      delivery_id: props.deliveryId,
-      attempt: props.attempt,
-      trigger: props.trigger,
-      started_at: result.startedAt,
-      duration_ms: result.durationMs,
-      status_code: result.statusCode,
-      error: result.error,
-      response_body: result.responseBody,
-    });
-    await trx('deliveries')
-      .where({ id: props.deliveryId })
-      .update({
-        status: props.status,
-        attempt_count: trx.raw('attempt_count + 1'),
-        last_error: result.error,
-        last_status_code: result.statusCode,
-        next_attempt_at: props.nextAttemptAt,
-        updated_at: props.now,
-      });
-  });
+  await db.raw(
+    `WITH attempt AS (
+       INSERT INTO delivery_attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?))
+     UPDATE deliveries SET status = ?, attempt_count = attempt_count + 1, last_error = ?, last_status_code = ?,
+       next_attempt_at = ?, lease_until = NULL, updated_at = ?
+     WHERE id = ?`,
+    [
+      props.deliveryId,
+      props.attempt,
+      props.trigger,
+      result.startedAt,
+      result.durationMs,
+      result.statusCode,
+      result.error,
+      result.responseBody,
+      props.status,
+      result.error,
+      result.statusCode,
+      props.nextAttemptAt,
+      props.now,
+      props.deliveryId,
+    ],
+  );
 }

@@ -37,8 +37,9 @@ export interface AttemptResult {
  */
 export function createWebhookAgent(props: { allowPrivateNetworks: boolean; timeoutMs: number }): Agent {
   return new Agent({
-    headersTimeout: props.timeoutMs,
-    bodyTimeout: props.timeoutMs,
+    // The attempt's own deadline (lagTolerantTimeout) decides; these only bound a stuck socket.
+    headersTimeout: props.timeoutMs + 1000,
+    bodyTimeout: props.timeoutMs + 1000,
     connectTimeout: props.timeoutMs,
     keepAliveTimeout: 4000,
     connect: props.allowPrivateNetworks
@@ -123,13 +124,14 @@ async function attemptOnce(props: SendProps, traceHeaders: Record<string, string
       responseBody: null,
     });
   const { body, headers } = signedRequest(props);
+  const deadline = lagTolerantTimeout(props.timeoutMs);
   try {
     const res = await request(props.url, {
       method: 'POST',
       headers: { ...traceHeaders, ...headers },
       body,
       dispatcher: props.agent,
-      signal: AbortSignal.timeout(props.timeoutMs),
+      signal: deadline.signal,
     });
     const responseBody = await readLimited(res.body, RESPONSE_BODY_LIMIT);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
@@ -142,7 +144,45 @@ async function attemptOnce(props: SendProps, traceHeaders: Record<string, string
     });
   } catch (err) {
     return done({ ok: false, statusCode: null, ...describeError(err, props.timeoutMs), responseBody: null });
+  } finally {
+    deadline.clear();
   }
+}
+
+/**
+ * An abort signal for the attempt's timeout that does not count the time this process could not
+ * run. A process starved of CPU runs its timers late (and may even write the request late); a
+ * plain timeout would then fail an attempt the receiver answered in time, and its retry would be
+ * a duplicate with no crash. When the timer fires late, the deadline moves by that lateness (at
+ * most half the timeout in all, so an attempt stays within its lease of twice the timeout), and
+ * the abort itself waits for the I/O already received (the poll phase runs before setImmediate).
+ */
+function lagTolerantTimeout(ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const maxExtra = ms / 2;
+  let extra = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let immediate: NodeJS.Immediate | undefined;
+  const arm = (delay: number): void => {
+    const due = Date.now() + delay;
+    timer = setTimeout(() => {
+      const late = Date.now() - due;
+      if (late > 10 && extra < maxExtra) {
+        const more = Math.min(late, maxExtra - extra);
+        extra += more;
+        return arm(more);
+      }
+      immediate = setImmediate(() => controller.abort(new DOMException(`no answer within ${ms} ms`, 'TimeoutError')));
+    }, delay);
+  };
+  arm(ms);
+  return {
+    signal: controller.signal,
+    clear() {
+      clearTimeout(timer);
+      if (immediate) clearImmediate(immediate);
+    },
+  };
 }
 
 async function readLimited(body: AsyncIterable<Buffer> & { destroy(): void }, limit: number): Promise<string> {

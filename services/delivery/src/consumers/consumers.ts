@@ -1,4 +1,4 @@
-import { AckPolicy, nanos, type JsMsg } from 'nats';
+import { AckPolicy, nanos } from 'nats';
 import { Value } from '@sinclair/typebox/value';
 import {
   ACK,
@@ -15,38 +15,24 @@ import {
   type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
-import { processDeliveryRequest } from '../domain/deliver';
+import { attemptLeaseMs, batchedDeliveryStore, processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission } from '../domain/fan-out';
+import { fanOutSubmissions } from '../domain/fan-out-batch';
+import { findNotifyEmailsOfForms } from '../repositories/fan-out-batch.repository';
 import { notifySubmission } from '../domain/notify';
 
 /** Durable consumer names (other services must not reuse them). */
 export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', notify: 'delivery-notify' } as const;
+
+/** How many notification e-mails are sent at once per process. */
+const MAIL_CONCURRENCY = 8;
 
 /** How many webhook attempts run at once per process: a slow receiver holds one slot, never the others. */
 export const SEND_CONCURRENCY = 64;
 
 /** The send consumer's ack deadline: comfortably above WEBHOOK_TIMEOUT_MS (a crashed attempt comes back after it). */
 export function sendAckWaitMs(timeoutMs: number): number {
-  return Math.max(2 * timeoutMs, 2000);
-}
-
-/** A handler for the events stream: drops a message that is not a submission event, hands on the checked event. */
-function onSubmissionEvent(handle: (msg: JsMsg, event: SubmissionEvent) => Promise<Outcome>) {
-  return async (msg: JsMsg, data: unknown): Promise<Outcome> => {
-    const checked = checkSubmissionEvent(data);
-    if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-    return handle(msg, checked.event);
-  };
-}
-
-/** Calls msg.working() while `work` runs so a long attempt never reaches the ack deadline. */
-async function withHeartbeat<T>(msg: JsMsg, everyMs: number, work: () => Promise<T>): Promise<T> {
-  const timer = setInterval(() => msg.working(), everyMs);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
+  return attemptLeaseMs(timeoutMs);
 }
 
 /** Provisions the three durable consumers and starts pulling. */
@@ -78,7 +64,7 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   });
   const mailer = createMailer(config, logger);
-  const deliverDeps = { db, secrets, agent, config, now: () => clock.now() };
+  const deliverDeps = { db, secrets, agent, config, now: () => clock.now(), store: batchedDeliveryStore(db) };
 
   const workers: Worker[] = [
     runConsumer({
@@ -86,12 +72,31 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       stream: eventsStream,
       durable: CONSUMERS.fanOut,
       logger,
-      concurrency: 16,
-      handle: onSubmissionEvent(async (_msg, checked) => {
-        const event = await eventWithPayload(db, checked);
+      concurrency: 64,
+      gatherMs: 5,
+      // The events that arrive together: one query for their forms' webhooks, one insert for their deliveries.
+      async handleBatch(batch) {
+        const outcomes: Outcome[] = [];
+        const events: SubmissionEvent[] = [];
+        for (const { data } of batch) {
+          const checked = checkSubmissionEvent(data);
+          if (!checked.ok) outcomes.push({ drop: `not a submission event: ${checked.error}` });
+          else {
+            outcomes.push(ACK);
+            const event = await eventWithPayload(db, checked.event);
+            if (event) events.push(event);
+          }
+        }
+        await fanOutSubmissions({ db, nats, config, secrets, events, now: clock.now() });
+        return outcomes;
+      },
+      async handle(_msg, data) {
+        const checked = checkSubmissionEvent(data);
+        if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
+        const event = await eventWithPayload(db, checked.event);
         if (event) await fanOutSubmission({ db, nats, config, secrets, event, now: clock.now() });
-        return { ack: true };
-      }),
+        return ACK;
+      },
     }),
     runConsumer({
       nats,
@@ -99,9 +104,9 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       durable: CONSUMERS.send,
       logger,
       concurrency: SEND_CONCURRENCY,
-      async handle(msg, data) {
+      async handle(_msg, data) {
         if (!Value.Check(DeliveryRequested, data)) return { drop: 'not a DeliveryRequested' };
-        return withHeartbeat(msg, Math.max(500, ackWait / 3), () => processDeliveryRequest(deliverDeps, data));
+        return processDeliveryRequest(deliverDeps, data);
       },
     }),
     runConsumer({
@@ -109,13 +114,41 @@ export async function startDeliveryWorkers(platform: Platform): Promise<Worker[]
       stream: eventsStream,
       durable: CONSUMERS.notify,
       logger,
-      concurrency: 8,
-      handle: onSubmissionEvent((msg, checked) =>
-        withHeartbeat(msg, 10_000, async () => {
-          const event = await eventWithPayload(db, checked);
-          return event ? notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() }) : ACK;
-        }),
-      ),
+      concurrency: 64,
+      gatherMs: 5,
+      // Most forms notify nobody: one query settles the batch's events of those forms; the others mail one by one.
+      async handleBatch(batch) {
+        const events = batch.map(({ data }) => checkSubmissionEvent(data));
+        const withAddresses = await findNotifyEmailsOfForms(db, [
+          ...new Set(events.flatMap((c) => (c.ok && c.event.status === 'received' ? [c.event.form_id] : []))),
+        ]);
+        const outcomes: Outcome[] = events.map((checked) =>
+          checked.ok ? ACK : { drop: `not a submission event: ${checked.error}` },
+        );
+        const mails = events.flatMap((checked, i) =>
+          checked.ok && checked.event.status === 'received' && withAddresses.has(checked.event.form_id)
+            ? [{ i, event: checked.event }]
+            : [],
+        );
+        // At most MAIL_CONCURRENCY SMTP sends at once.
+        await Promise.all(
+          Array.from({ length: Math.min(MAIL_CONCURRENCY, mails.length) }, async () => {
+            for (let next = mails.shift(); next; next = mails.shift()) {
+              const event = await eventWithPayload(db, next.event);
+              outcomes[next.i] = event
+                ? await notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() })
+                : ACK;
+            }
+          }),
+        );
+        return outcomes;
+      },
+      async handle(_msg, data) {
+        const checked = checkSubmissionEvent(data);
+        if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
+        const event = await eventWithPayload(db, checked.event);
+        return event ? notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() }) : ACK;
+      },
     }),
   ];
   return [

@@ -12,8 +12,16 @@ import {
   type DeliveryStatus,
   type Outcome,
   type SecretBox,
+  tickBatcher,
 } from '@intake/shared';
 import { findDeliveryTarget, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
+import { leaseDelivery, type Lease } from '../repositories/lease.repository';
+import {
+  findDeliveryTargets,
+  leaseDeliveries,
+  recordDeliveryAttempts,
+  type AttemptRecord,
+} from '../repositories/send-batch.repository';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -23,7 +31,80 @@ export function retryDelayMs(schedule: readonly number[], attempt: number): numb
   return schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
 }
 
+/**
+ * How long one attempt holds its delivery (see leaseDelivery): the attempt's timeout plus as much
+ * again to record it; the same as the send consumer's ack deadline, so a copy redelivered after
+ * a crash finds the lease expired.
+ */
+export function attemptLeaseMs(timeoutMs: number): number {
+  return Math.max(2 * timeoutMs, 2000);
+}
+
+/**
+ * Takes the delivery's lease for the attempt about to be made. A copy of the message handled
+ * while another process makes the attempt (or after it recorded one) is not sent: it comes back
+ * when that lease ends, and the state recorded then decides.
+ */
+async function leaseOrWait(deps: DeliverDeps, target: DeliveryTarget): Promise<Outcome | undefined> {
+  const lease = await storeOf(deps).lease({
+    id: target.id,
+    attemptCount: target.attempt_count,
+    leaseMs: attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS),
+  });
+  return lease.taken ? undefined : { retryInMs: Math.max(lease.remainingMs, 50) };
+}
+
+/** The send path's three queries: the target, the lease, the attempt record. */
+export interface DeliveryStore {
+  findTarget(id: string): Promise<DeliveryTarget | undefined>;
+  lease(props: { id: string; attemptCount: number; leaseMs: number }): Promise<Lease>;
+  record(props: AttemptRecord): Promise<void>;
+}
+
+/** One query per call. */
+export function directDeliveryStore(db: Db): DeliveryStore {
+  return {
+    findTarget: (id) => findDeliveryTarget(db, id),
+    lease: (props) => leaseDelivery(db, props),
+    record: (props) => recordDeliveryAttempt(db, props),
+  };
+}
+
+/**
+ * The calls of the messages handled in the same turn of the event loop share one query each
+ * (the send consumer holds up to 64 at once); a batch of records that fails is retried one by
+ * one, so an attempt is never left unrecorded because of another.
+ */
+export function batchedDeliveryStore(db: Db): DeliveryStore {
+  const direct = directDeliveryStore(db);
+  const find = tickBatcher<string, DeliveryTarget | undefined>({
+    waitMs: 1,
+    run: async (ids) => {
+      const found = await findDeliveryTargets(db, ids);
+      return ids.map((id) => found.get(id));
+    },
+  });
+  return {
+    findTarget: find,
+    lease: tickBatcher({ waitMs: 1, run: (asks) => leaseDeliveries(db, asks) }),
+    record: tickBatcher({
+      waitMs: 1,
+      run: async (records: AttemptRecord[]) => {
+        await recordDeliveryAttempts(db, records);
+        return records.map(() => undefined);
+      },
+      single: (record) => direct.record(record),
+    }),
+  };
+}
+
+function storeOf(deps: DeliverDeps): DeliveryStore {
+  return deps.store ?? directDeliveryStore(deps.db);
+}
+
 export interface DeliverDeps {
+  /** Default: one query per call (directDeliveryStore). */
+  store?: DeliveryStore;
   db: Db;
   secrets: SecretBox;
   agent: Agent;
@@ -56,7 +137,8 @@ function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: numbe
  */
 export async function processDeliveryRequest(deps: DeliverDeps, request: DeliveryRequested): Promise<Outcome> {
   const { db } = deps;
-  const target = await findDeliveryTarget(db, request.delivery_id);
+  const store = storeOf(deps);
+  const target = await store.findTarget(request.delivery_id);
   if (!target) return ACK; // the webhook (and its deliveries) was deleted
   // A disabled webhook is never called: a replay queued before it was disabled is dropped, a
   // scheduled delivery still waiting ends `failed`.
@@ -73,9 +155,11 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   }
   if (request.trigger === 'replay') {
     const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
+    const busy = await leaseOrWait(deps, target);
+    if (busy) return busy;
     const result = await attempt(deps, target, number);
     const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
-    await recordDeliveryAttempt(db, {
+    await store.record({
       deliveryId: target.id,
       attempt: number,
       trigger: 'replay',
@@ -102,10 +186,12 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   }
   const early = target.next_attempt_at ? target.next_attempt_at.getTime() - deps.now().getTime() : 0;
   if (early > 20) return { retryInMs: early }; // redelivered before its step (e.g. after a crash): wait for it
+  const busy = await leaseOrWait(deps, target);
+  if (busy) return busy;
   const result = await attempt(deps, target, number);
   const now = deps.now();
   if (result.ok || number >= MAX_ATTEMPTS) {
-    await recordDeliveryAttempt(db, {
+    await store.record({
       deliveryId: target.id,
       attempt: number,
       trigger: 'schedule',
@@ -119,7 +205,7 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     return ACK;
   }
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
-  await recordDeliveryAttempt(db, {
+  await store.record({
     deliveryId: target.id,
     attempt: number,
     trigger: 'schedule',

@@ -14,11 +14,15 @@ import {
   findNotifyEmails,
   updateNotification,
 } from '../repositories/notification.repository';
+import { leaseNotification } from '../repositories/lease.repository';
 import { retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
 
 /** Attempts at sending one notification e-mail before it is left `failed`. */
 export const MAX_MAIL_ATTEMPTS = 5;
+
+/** How long one send holds its notification (SMTP answers within seconds; a copy handled meanwhile waits). */
+export const MAIL_LEASE_MS = 120_000;
 
 /**
  * E-mails a received submission to the form's notification addresses, once per submission
@@ -46,6 +50,9 @@ export async function notifySubmission(props: {
     now: props.now,
   });
   if (row.status === 'sent' || row.status === 'failed') return ACK;
+  // One send at a time: a copy of this message handled while another process sends waits for its outcome.
+  const lease = await leaseNotification(db, { id: row.id, attemptCount: row.attempt_count, leaseMs: MAIL_LEASE_MS });
+  if (!lease.taken) return { retryInMs: Math.max(lease.remainingMs, 50) };
   try {
     await props.mailer.send(
       submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }),

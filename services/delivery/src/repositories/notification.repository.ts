@@ -50,6 +50,7 @@ export async function updateNotification(
       status: changes.status,
       attempt_count: changes.attemptCount,
       last_error: changes.lastError,
+      lease_until: null, // the send is over: its lease ends
       ...(changes.sentAt ? { sent_at: changes.sentAt } : {}),
     });
 }

@@ -1,0 +1,344 @@
+/**
+ * The whole pipeline (issue 15): what users run, `npm start` (one process) and the services as
+ * separate processes (ingest, delivery, usage: one each), against the floor (a bare Koa server
+ * doing one durable insert per request) in the same run. For each layout:
+ *
+ * - ingest with no webhook: autocannon, 32 connections, urlencoded; req/s and p99; then the time
+ *   until usage has counted them all;
+ * - end to end: the same load on a form with one webhook to a local receiver; every accepted post
+ *   must be stored, counted in usage (`usage_daily`, what `/v1/usage` reads) and received by the
+ *   webhook receiver. Completion rate = accepted / (last completion − load start); drain = last
+ *   completion − load end. CPU per submission (utime + stime from /proc) of each process and of
+ *   the Postgres backends each one uses (by application_name), over the same interval;
+ * - webhook latency at a fixed offered rate (300 posts/s, open loop): receiver has the webhook −
+ *   client has the 201;
+ * - duplicate webhook requests (requests − distinct deliveries) over the whole layout, with
+ *   WEBHOOK_TIMEOUT_MS=2000 as in the issue's report.
+ */
+const fs = require('node:fs');
+const path = require('node:path');
+const { execFileSync } = require('node:child_process');
+const { benchPlatform, formWithWebhook, receiver, service, percentile, until, round } = require('../stack');
+const { freePort, startProcess, load, settle } = require('../lib');
+
+const ROOT = path.join(__dirname, '..', '..');
+const FIXED_RATE = 300;
+/** As in issue 15's report: a short webhook timeout (ack deadline 4 s) is where buffered messages were sent twice. */
+const WEBHOOK_TIMEOUT_MS = '2000';
+const BODY = 'name=Ada+Lovelace&email=ada%40example.com&message=Hello+from+the+benchmark&topic=a&topic=b';
+const TYPE = 'application/x-www-form-urlencoded';
+const TICK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** The all-in-one entry point, read from the root package's `start` script (`node <file>`). */
+function allInOneScript() {
+  const start = require(path.join(ROOT, 'package.json')).scripts.start;
+  const file = /node\s+(\S+)/.exec(start)?.[1];
+  if (!file || !fs.existsSync(path.join(ROOT, file))) throw new Error(`cannot find the all-in-one in "${start}"`);
+  return path.join(ROOT, file);
+}
+
+/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
+function cpuSeconds(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / TICK;
+  } catch {
+    return 0;
+  }
+}
+
+/** The Postgres backends of the bench database, by application name (`intake-<service>`). */
+async function backends(db) {
+  const { rows } = await db.raw(
+    `SELECT pid, application_name FROM pg_stat_activity
+     WHERE datname = current_database() AND application_name LIKE 'intake-%' AND application_name <> 'intake-bench'`,
+  );
+  return rows;
+}
+
+/** A CPU meter over the given processes and their Postgres backends: start(), then stop() → seconds per name. */
+function cpuMeter(db, processes) {
+  let before;
+  const sample = async () => {
+    const out = new Map();
+    for (const [name, pid] of Object.entries(processes)) out.set(`node ${name}`, new Map([[pid, cpuSeconds(pid)]]));
+    for (const b of await backends(db)) {
+      const key = `postgres ${b.application_name.replace(/^intake-/, '')}`;
+      if (!out.has(key)) out.set(key, new Map());
+      out.get(key).set(b.pid, cpuSeconds(b.pid));
+    }
+    return out;
+  };
+  return {
+    async start() {
+      before = await sample();
+    },
+    async stop() {
+      const after = await sample();
+      const seconds = {};
+      for (const [key, pids] of after) {
+        let sum = 0;
+        // A backend opened during the interval counts from zero; one closed during it is lost (pools keep theirs).
+        for (const [pid, s] of pids) sum += s - (before.get(key)?.get(pid) ?? 0);
+        seconds[key] = sum;
+      }
+      return seconds;
+    },
+  };
+}
+
+/** Posts at `rate` per second for `seconds` (open loop); returns { answered: Map(id → time of the 201), statuses, latencies }. */
+async function openLoop(url, rate, seconds) {
+  const answered = new Map();
+  const statuses = {};
+  const latencies = [];
+  const postOne = async (n) => {
+    const sent = performance.now();
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': TYPE, accept: 'application/json' },
+        body: `${BODY}&n=${n}`,
+      });
+      const body = await res.json();
+      const at = performance.now();
+      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      latencies.push(at - sent);
+      if (res.status === 201) answered.set(body.id, at);
+    } catch {
+      statuses.error = (statuses.error ?? 0) + 1;
+    }
+  };
+  const total = Math.round(seconds * rate);
+  const start = performance.now();
+  const inflight = [];
+  let sent = 0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+    while (sent < due) inflight.push(postOne(sent++));
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await Promise.all(inflight);
+  return { answered, statuses, latencies: latencies.sort((a, b) => a - b), took: (performance.now() - start) / 1000 };
+}
+
+async function counted(db, formId) {
+  const row = await db('usage_daily').where({ form_id: formId }).sum({ n: 'received' }).first();
+  return Number(row?.n ?? 0);
+}
+
+/** Runs the phases against one layout; `start()` starts its processes and returns { url, pids, stop() }. */
+async function measureLayout({ name, platform, target, start, duration, log }) {
+  const { db } = platform;
+  const quiet = await formWithWebhook(platform);
+  const hooked = await formWithWebhook(platform, target.url);
+  const stack = await start();
+  const rows = [];
+  const out = { layout: name };
+  try {
+    // Warm-up: a few hundred posts through the whole pipeline.
+    await load({ url: `${stack.url}/v1/f/${hooked.slug}`, duration: 1, headers: { 'content-type': TYPE }, body: BODY });
+    const warmed = await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first();
+    await until(
+      async () => target.arrivals.size >= Number(warmed.n) && (await counted(db, hooked.formId)) >= Number(warmed.n),
+      120_000,
+      `${name}: warm-up`,
+    );
+
+    // 1. Ingest with no webhook.
+    await settle(db);
+    log(`${name}: ingest, no webhook, 32 connections for ${duration} s`);
+    const noHook = await load({
+      url: `${stack.url}/v1/f/${quiet.slug}`,
+      duration,
+      headers: { 'content-type': TYPE },
+      body: BODY,
+    });
+    const noHookEnd = performance.now();
+    const quietStored = Number((await db('submissions').where({ form_id: quiet.formId }).count({ n: '*' }).first()).n);
+    await until(async () => (await counted(db, quiet.formId)) >= quietStored, 300_000, `${name}: usage counts`);
+    out.ingestRps = noHook.rps;
+    out.ingestP99 = noHook.p99;
+    rows.push({
+      name: `${name}: ingest, no webhook (32 conns)`,
+      rps: noHook.rps,
+      p50: noHook.p50,
+      p99: noHook.p99,
+      note: `usage counted ${quietStored} ${round((performance.now() - noHookEnd) / 1000, 1)} s after the load`,
+    });
+
+    // 2. End to end with a webhook.
+    await settle(db);
+    log(`${name}: end to end with a webhook, 32 connections for ${duration} s`);
+    const storedBefore = Number(
+      (await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n,
+    );
+    const meter = cpuMeter(db, stack.pids);
+    await meter.start();
+    const t0 = performance.now();
+    const e2e = await load({
+      url: `${stack.url}/v1/f/${hooked.slug}`,
+      duration,
+      headers: { 'content-type': TYPE },
+      body: BODY,
+    });
+    const t1 = performance.now();
+    const stored = Number((await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n);
+    const accepted = stored - storedBefore;
+    let lastCounted = t1;
+    await until(
+      async () => {
+        const now = performance.now();
+        if (target.arrivals.size < stored || (await counted(db, hooked.formId)) < stored) return false;
+        lastCounted = now;
+        return true;
+      },
+      600_000,
+      `${name}: every accepted post counted and received`,
+    );
+    const cpu = await meter.stop();
+    let lastReceived = t1;
+    for (const at of target.arrivals.values()) if (at > lastReceived) lastReceived = at;
+    // Usage is polled every few ms: its completion time is the poll that saw it (a few ms late at most).
+    const done = Math.max(lastCounted, lastReceived);
+    const seconds = (done - t0) / 1000;
+    out.e2eRate = accepted / seconds;
+    out.drain = (done - t1) / 1000;
+    out.cpu = Object.fromEntries(Object.entries(cpu).map(([k, s]) => [k, Math.round((s * 1e6) / accepted)]));
+    rows.push({
+      name: `${name}: end to end with a webhook (32 conns)`,
+      rps: round(out.e2eRate),
+      p50: e2e.p50,
+      p99: e2e.p99,
+      note:
+        `ingest ${e2e.rps} req/s, ${accepted} accepted, all counted and received ${round(seconds, 1)} s after the start ` +
+        `(backlog drained ${round(out.drain, 1)} s after the load); CPU µs/submission ${JSON.stringify(out.cpu)}`,
+    });
+
+    // 3. Webhook latency at a fixed offered rate.
+    await settle(db);
+    log(`${name}: ${FIXED_RATE} posts/s offered for ${duration} s`);
+    const fixed = await openLoop(`${stack.url}/v1/f/${hooked.slug}`, FIXED_RATE, duration);
+    await until(() => [...fixed.answered.keys()].every((id) => target.arrivals.has(id)), 300_000, `${name}: webhooks`);
+    const latencies = [...fixed.answered].map(([id, at]) => target.arrivals.get(id) - at).sort((a, b) => a - b);
+    out.webhookP50 = percentile(latencies, 50);
+    out.webhookP99 = percentile(latencies, 99);
+    rows.push({
+      name: `${name}: webhook latency, ${FIXED_RATE}/s offered (201 → receiver)`,
+      rps: round(fixed.answered.size / fixed.took),
+      p50: round(out.webhookP50),
+      p99: round(out.webhookP99),
+      note:
+        `answers ${JSON.stringify(fixed.statuses)}; ` +
+        `ingest answer p50 ${round(percentile(fixed.latencies, 50))} ms, p99 ${round(percentile(fixed.latencies, 99))} ms`,
+    });
+    // Late copies would arrive after the last first copy: wait until the delivery log is complete, then count.
+    const all = Number((await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n);
+    await until(
+      async () =>
+        Number(
+          (await db('deliveries').where({ form_id: hooked.formId, status: 'succeeded' }).count({ n: '*' }).first()).n,
+        ) >= all,
+      60_000,
+      `${name}: delivery log`,
+    );
+    out.duplicates = target.requests() - target.arrivals.size;
+    rows.push({ name: `${name}: duplicate webhook requests`, rps: '', p50: '', p99: '', note: `${out.duplicates}` });
+  } finally {
+    await stack.stop();
+  }
+  return { rows, out };
+}
+
+exports.run = async function run({ duration, log }) {
+  const { platform, env: benchEnv, close } = await benchPlatform();
+  const env = { ...benchEnv, WEBHOOK_TIMEOUT_MS };
+  const target = await receiver();
+  const rows = [];
+  const results = {};
+  try {
+    // The floor, in the same run.
+    const barePort = await freePort();
+    const bare = await startProcess(
+      path.join(__dirname, '..', 'bare-server.js'),
+      { DATABASE_URL: env.DATABASE_URL, PORT: String(barePort) },
+      `http://127.0.0.1:${barePort}/`,
+    );
+    try {
+      await load({ url: `http://127.0.0.1:${barePort}/`, duration: 1, headers: { 'content-type': TYPE }, body: BODY });
+      await settle(platform.db);
+      log(`floor: bare Koa + 1 durable insert, 32 connections for ${duration} s`);
+      const floor = await load({
+        url: `http://127.0.0.1:${barePort}/`,
+        duration,
+        headers: { 'content-type': TYPE },
+        body: BODY,
+      });
+      results.floor = floor.rps;
+      rows.push({
+        name: 'floor: bare Koa + 1 durable insert',
+        rps: floor.rps,
+        p50: floor.p50,
+        p99: floor.p99,
+        note: '',
+      });
+    } finally {
+      await bare.stop();
+    }
+
+    const layouts = [
+      {
+        name: 'npm start',
+        async start() {
+          const port = await freePort();
+          const p = await startProcess(
+            allInOneScript(),
+            { ...env, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` },
+            `http://127.0.0.1:${port}/readyz`,
+          );
+          return { url: `http://127.0.0.1:${port}`, pids: { 'all-in-one': p.pid }, stop: p.stop };
+        },
+      },
+      {
+        name: 'separate',
+        async start() {
+          const started = [];
+          for (const s of ['ingest', 'delivery', 'usage']) started.push(await service(s, env));
+          return {
+            url: started[0].url,
+            pids: { ingest: started[0].pid, delivery: started[1].pid, usage: started[2].pid },
+            stop: () => Promise.all(started.map((p) => p.stop())),
+          };
+        },
+      },
+    ];
+    for (const layout of layouts) {
+      const { rows: r, out } = await measureLayout({ ...layout, platform, target, duration, log });
+      rows.push(...r);
+      results[layout.name] = out;
+      target.reset();
+    }
+    const a = results['npm start'];
+    const s = results.separate;
+    const figures = {
+      'floor (bare Koa + 1 durable insert)': `${results.floor} req/s`,
+      'npm start: ingest / floor, no webhook':
+        `${(a.ingestRps / results.floor).toFixed(2)} ` + `(${a.ingestRps} req/s, p99 ${a.ingestP99} ms; target ≥ 0.4)`,
+      'npm start: end to end': `${Math.round(a.e2eRate)} submissions/s (target ≥ 1,000), drain ${a.drain.toFixed(1)} s`,
+      [`npm start: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(a.webhookP50)} / ${round(a.webhookP99)} ms (target p99 ≤ 100 ms)`,
+      'npm start: duplicate webhook requests': a.duplicates,
+      'npm start: CPU µs per submission': JSON.stringify(a.cpu),
+      // The ≥ 0.6 target is for the ingest process alone (`--only ingest`); here delivery and usage share the box.
+      'separate: ingest / floor, no webhook': `${(s.ingestRps / results.floor).toFixed(2)} (${s.ingestRps} req/s, p99 ${s.ingestP99} ms)`,
+      'separate: end to end': `${Math.round(s.e2eRate)} submissions/s (target ≥ 1,500), drain ${s.drain.toFixed(1)} s`,
+      [`separate: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(s.webhookP50)} / ${round(s.webhookP99)} ms`,
+      'separate: duplicate webhook requests': s.duplicates,
+      'separate: CPU µs per submission': JSON.stringify(s.cpu),
+    };
+    return { rows, figures, results };
+  } finally {
+    await target.close();
+    await close();
+  }
+};

@@ -1,0 +1,87 @@
+import { createWebhookAgent, newId } from '@intake/shared';
+import { factories, useTestPlatform } from '@intake/shared/testing';
+import { processDeliveryRequest } from '../src';
+import { receiver } from './helpers';
+
+/**
+ * Issue 15: a copy of a delivery request handled while another process makes the attempt (a
+ * redelivery, another replica) sends nothing; it comes back when the attempt's lease ends.
+ */
+describe('the attempt lease on a delivery', () => {
+  const platform = useTestPlatform();
+
+  async function setUp(delayMs: number) {
+    const target = await receiver((_r, _n, res) => setTimeout(() => res.end('ok'), delayMs));
+    const agent = createWebhookAgent({ allowPrivateNetworks: true, timeoutMs: 2000 });
+    const account = await factories.account(platform.db);
+    const form = await factories.form(platform.db, account.id);
+    const hook = await factories.webhook(platform, { accountId: account.id, formId: form.id, url: target.url });
+    const { id } = await factories.delivery(platform.db, {
+      accountId: account.id,
+      webhookId: hook.id,
+      formId: form.id,
+      submissionId: newId('submission'),
+    });
+    const deps = {
+      db: platform.db,
+      secrets: platform.secrets,
+      agent,
+      config: { ...platform.config, WEBHOOK_TIMEOUT_MS: 2000 },
+      now: () => new Date(),
+    };
+    const request = { event_id: `${id}.initial`, delivery_id: id, trigger: 'schedule' as const };
+    return {
+      target,
+      id,
+      handle: () => processDeliveryRequest(deps, request),
+      close: async () => {
+        await agent.close();
+        await target.close();
+      },
+    };
+  }
+
+  it('sends two copies handled at once only once; the second waits, then finds the delivery done', async () => {
+    const t = await setUp(300);
+    try {
+      const outcomes = await Promise.all([t.handle(), t.handle()]);
+      expect(t.target.requests).toHaveLength(1);
+      expect(outcomes).toContainEqual({ ack: true });
+      const waiting = outcomes.find((o) => 'retryInMs' in o) as { retryInMs: number } | undefined;
+      expect(waiting?.retryInMs).toBeGreaterThanOrEqual(50);
+      expect(waiting?.retryInMs).toBeLessThanOrEqual(4000);
+      // The copy comes back: the delivery has succeeded, nothing is sent.
+      expect(await t.handle()).toEqual({ ack: true });
+      expect(t.target.requests).toHaveLength(1);
+      expect(
+        await platform.db('deliveries').where({ id: t.id }).first('status', 'attempt_count', 'lease_until'),
+      ).toEqual({ status: 'succeeded', attempt_count: 1, lease_until: null });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('waits out the lease of a process that died mid-attempt, then makes the attempt', async () => {
+    const t = await setUp(0);
+    try {
+      await platform
+        .db('deliveries')
+        .where({ id: t.id })
+        .update({ lease_until: platform.db.raw("now() + interval '800 milliseconds'") });
+      const first = await t.handle();
+      expect(first).toEqual({ retryInMs: expect.any(Number) });
+      expect((first as { retryInMs: number }).retryInMs).toBeGreaterThan(50);
+      expect(t.target.requests).toHaveLength(0);
+      const deadline = Date.now() + 10_000;
+      let outcome = first;
+      while ('retryInMs' in outcome && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, (outcome as { retryInMs: number }).retryInMs));
+        outcome = await t.handle();
+      }
+      expect(outcome).toEqual({ ack: true });
+      expect(t.target.requests).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
+});
