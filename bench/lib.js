@@ -88,4 +88,47 @@ async function settle(db) {
   await db.raw('CHECKPOINT');
 }
 
-module.exports = { freePort, startProcess, rssOf, peakGrowth, load, settle };
+/** Calls `postOne(n)` at `rate` per second for `seconds` (open loop, not waiting for answers); resolves with the seconds taken. */
+async function offerAtRate(seconds, rate, postOne) {
+  const total = Math.round(seconds * rate);
+  const start = performance.now();
+  const inflight = [];
+  let sent = 0;
+  while (sent < total) {
+    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
+    while (sent < due) inflight.push(postOne(sent++));
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  await Promise.all(inflight);
+  return (performance.now() - start) / 1000;
+}
+
+/**
+ * A poster of urlencoded forms for open-loop load: `postOne(n)` posts `${body}&n=${n}` and records the status, the
+ * latency and, for a 201, when the submission was answered (`answered`: id → time).
+ */
+function formPoster(url, body) {
+  const answered = new Map();
+  const statuses = {};
+  const latencies = [];
+  const postOne = async (n) => {
+    const sent = performance.now();
+    try {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: `${body}&n=${n}`,
+      });
+      const answer = await res.json();
+      const at = performance.now();
+      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      latencies.push(at - sent);
+      if (res.status === 201) answered.set(answer.id, at);
+    } catch {
+      statuses.error = (statuses.error ?? 0) + 1;
+    }
+  };
+  return { postOne, answered, statuses, latencies };
+}
+
+module.exports = { freePort, startProcess, rssOf, peakGrowth, load, settle, offerAtRate, formPoster };

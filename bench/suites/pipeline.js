@@ -19,7 +19,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { benchPlatform, formWithWebhook, receiver, service, percentile, until, round } = require('../stack');
-const { freePort, startProcess, load, settle } = require('../lib');
+const { freePort, startProcess, load, settle, offerAtRate, formPoster } = require('../lib');
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXED_RATE = 300;
@@ -90,37 +90,9 @@ function cpuMeter(db, processes) {
 
 /** Posts at `rate` per second for `seconds` (open loop); returns { answered: Map(id → time of the 201), statuses, latencies }. */
 async function openLoop(url, rate, seconds) {
-  const answered = new Map();
-  const statuses = {};
-  const latencies = [];
-  const postOne = async (n) => {
-    const sent = performance.now();
-    try {
-      const res = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': TYPE, accept: 'application/json' },
-        body: `${BODY}&n=${n}`,
-      });
-      const body = await res.json();
-      const at = performance.now();
-      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-      latencies.push(at - sent);
-      if (res.status === 201) answered.set(body.id, at);
-    } catch {
-      statuses.error = (statuses.error ?? 0) + 1;
-    }
-  };
-  const total = Math.round(seconds * rate);
-  const start = performance.now();
-  const inflight = [];
-  let sent = 0;
-  while (sent < total) {
-    const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
-    while (sent < due) inflight.push(postOne(sent++));
-    await new Promise((r) => setTimeout(r, 2));
-  }
-  await Promise.all(inflight);
-  return { answered, statuses, latencies: latencies.sort((a, b) => a - b), took: (performance.now() - start) / 1000 };
+  const { postOne, answered, statuses, latencies } = formPoster(url, BODY);
+  const took = await offerAtRate(seconds, rate, postOne);
+  return { answered, statuses, latencies: latencies.sort((a, b) => a - b), took };
 }
 
 async function counted(db, formId) {
@@ -149,12 +121,9 @@ async function measureLayout({ name, platform, target, start, duration, log }) {
     // 1. Ingest with no webhook.
     await settle(db);
     log(`${name}: ingest, no webhook, 32 connections for ${duration} s`);
-    const noHook = await load({
-      url: `${stack.url}/v1/f/${quiet.slug}`,
-      duration,
-      headers: { 'content-type': TYPE },
-      body: BODY,
-    });
+    const postForm = (slug) =>
+      load({ url: `${stack.url}/v1/f/${slug}`, duration, headers: { 'content-type': TYPE }, body: BODY });
+    const noHook = await postForm(quiet.slug);
     const noHookEnd = performance.now();
     const quietStored = Number((await db('submissions').where({ form_id: quiet.formId }).count({ n: '*' }).first()).n);
     await until(async () => (await counted(db, quiet.formId)) >= quietStored, 300_000, `${name}: usage counts`);
@@ -177,12 +146,7 @@ async function measureLayout({ name, platform, target, start, duration, log }) {
     const meter = cpuMeter(db, stack.pids);
     await meter.start();
     const t0 = performance.now();
-    const e2e = await load({
-      url: `${stack.url}/v1/f/${hooked.slug}`,
-      duration,
-      headers: { 'content-type': TYPE },
-      body: BODY,
-    });
+    const e2e = await postForm(hooked.slug);
     const t1 = performance.now();
     const stored = Number((await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n);
     const accepted = stored - storedBefore;

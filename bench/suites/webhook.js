@@ -4,6 +4,7 @@
  * moment the webhook for that submission reaches the receiver (outbox relay + JetStream + fan-out + send).
  */
 const { benchPlatform, formWithWebhook, receiver, service, percentile, until, round } = require('../stack');
+const { offerAtRate, formPoster } = require('../lib');
 
 const RATE = 500;
 /** A second, lower rate: what the latency is when the machine is not saturated. */
@@ -15,40 +16,10 @@ exports.run = async function run({ duration, log }) {
   const { slug } = await formWithWebhook(platform, target.url);
   const ingest = await service('ingest', env);
   const delivery = await service('delivery', env);
-  const answered = new Map();
-  const statuses = {};
-  const ingestLatencies = [];
+  const poster = formPoster(`${ingest.url}/v1/f/${slug}`, 'name=Ada&email=ada%40example.com');
+  const { postOne, answered, statuses, latencies: ingestLatencies } = poster;
   try {
-    const postOne = async (n) => {
-      const sent = performance.now();
-      try {
-        const res = await fetch(`${ingest.url}/v1/f/${slug}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-          body: `name=Ada&email=ada%40example.com&n=${n}`,
-        });
-        const body = await res.json();
-        const at = performance.now();
-        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-        ingestLatencies.push(at - sent);
-        if (res.status === 201) answered.set(body.id, at);
-      } catch {
-        statuses.error = (statuses.error ?? 0) + 1;
-      }
-    };
-    const send = async (seconds, rate) => {
-      const total = Math.round(seconds * rate);
-      const start = performance.now();
-      const inflight = [];
-      let sent = 0;
-      while (sent < total) {
-        const due = Math.min(total, Math.floor(((performance.now() - start) / 1000) * rate) + 1);
-        while (sent < due) inflight.push(postOne(sent++));
-        await new Promise((r) => setTimeout(r, 2));
-      }
-      await Promise.all(inflight);
-      return (performance.now() - start) / 1000;
-    };
+    const send = (seconds, rate) => offerAtRate(seconds, rate, postOne);
     log('warming up (1 s at 100/s)');
     await send(1, 100);
     await until(

@@ -39,22 +39,22 @@ export async function insertDelivery(
   });
 }
 
+/** One attempt of a delivery and the delivery's state after it. */
+export interface AttemptRecord {
+  deliveryId: string;
+  attempt: number;
+  trigger: DeliveryTrigger;
+  result: AttemptResult;
+  status: DeliveryStatus;
+  nextAttemptAt: Date | null;
+  now: Date;
+}
+
 /**
  * Records one attempt and the delivery's new state in one statement (atomic on its own, one round
  * trip), and ends the attempt's lease (`lease_until`, see the delivery worker).
  */
-export async function recordDeliveryAttempt(
-  db: Queryable,
-  props: {
-    deliveryId: string;
-    attempt: number;
-    trigger: DeliveryTrigger;
-    result: AttemptResult;
-    status: DeliveryStatus;
-    nextAttemptAt: Date | null;
-    now: Date;
-  },
-): Promise<void> {
+export async function recordDeliveryAttempt(db: Queryable, props: AttemptRecord): Promise<void> {
   const { result } = props;
   await db.raw(
     `WITH attempt AS (

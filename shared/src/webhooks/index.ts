@@ -15,6 +15,7 @@ export { sendTestPing } from './test-ping';
 export {
   insertDelivery,
   recordDeliveryAttempt,
+  type AttemptRecord,
   type DeliveryRow,
   type DeliveryStatus,
   type DeliveryTrigger,

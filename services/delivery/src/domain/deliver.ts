@@ -13,15 +13,11 @@ import {
   type Outcome,
   type SecretBox,
   tickBatcher,
+  type AttemptRecord,
 } from '@intake/shared';
 import { findDeliveryTarget, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
 import { leaseDelivery, type Lease } from '../repositories/lease.repository';
-import {
-  findDeliveryTargets,
-  leaseDeliveries,
-  recordDeliveryAttempts,
-  type AttemptRecord,
-} from '../repositories/send-batch.repository';
+import { findDeliveryTargets, leaseDeliveries, recordDeliveryAttempts } from '../repositories/send-batch.repository';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;

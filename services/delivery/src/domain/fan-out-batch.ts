@@ -1,14 +1,6 @@
-import {
-  newId,
-  requestDelivery,
-  type Config,
-  type Db,
-  type Nats,
-  type SecretBox,
-  type SubmissionEvent,
-} from '@intake/shared';
+import { newId, requestDelivery, type SubmissionEvent } from '@intake/shared';
 import { findEnabledWebhooksOfForms, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
-import { submissionData } from './fan-out';
+import { submissionData, type FanOutDeps } from './fan-out';
 
 /**
  * `fanOutSubmission` for the events that arrived together: one query for the webhooks of their
@@ -16,14 +8,7 @@ import { submissionData } from './fan-out';
  * still waiting for its first attempt (a redelivered event finds its deliveries there and only
  * republishes, which the stream deduplicates). Returns how many requests were published.
  */
-export async function fanOutSubmissions(props: {
-  db: Db;
-  nats: Nats;
-  config: Pick<Config, 'PUBLIC_BASE_URL'>;
-  secrets: SecretBox;
-  events: SubmissionEvent[];
-  now: Date;
-}): Promise<number> {
+export async function fanOutSubmissions(props: FanOutDeps & { events: SubmissionEvent[]; now: Date }): Promise<number> {
   const { db, now } = props;
   const events = props.events.filter((e) => e.status === 'received');
   const forms = new Map(

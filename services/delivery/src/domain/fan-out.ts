@@ -10,6 +10,14 @@ import {
 } from '@intake/shared';
 import { findEnabledWebhooksOfForm, insertSubmissionDeliveries } from '../repositories/delivery.repository';
 
+/** What fanning out needs of the platform. */
+export interface FanOutDeps {
+  db: Db;
+  nats: Nats;
+  config: Pick<Config, 'PUBLIC_BASE_URL'>;
+  secrets: SecretBox;
+}
+
 /** The envelope `data` of a submission.created delivery: the spec's fields plus the files with signed download links. */
 export function submissionData(props: {
   event: SubmissionEvent;
@@ -38,14 +46,7 @@ export function submissionData(props: {
  * waiting for its first attempt. A redelivered event finds its deliveries already there (unique
  * per webhook and submission) and only republishes, which the stream deduplicates.
  */
-export async function fanOutSubmission(props: {
-  db: Db;
-  nats: Nats;
-  config: Pick<Config, 'PUBLIC_BASE_URL'>;
-  secrets: SecretBox;
-  event: SubmissionEvent;
-  now: Date;
-}): Promise<number> {
+export async function fanOutSubmission(props: FanOutDeps & { event: SubmissionEvent; now: Date }): Promise<number> {
   const { db, event } = props;
   if (event.status !== 'received') return 0;
   const webhooks = await findEnabledWebhooksOfForm(db, event.account_id, event.form_id);

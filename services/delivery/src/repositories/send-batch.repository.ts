@@ -1,4 +1,4 @@
-import type { AttemptResult, DeliveryStatus, DeliveryTrigger, Queryable } from '@intake/shared';
+import type { AttemptRecord, Queryable } from '@intake/shared';
 import type { DeliveryTarget } from './delivery.repository';
 import type { Lease } from './lease.repository';
 
@@ -48,16 +48,6 @@ export async function leaseDeliveries(
     if (first.get(a.id) !== i) return { taken: false, remainingMs: a.leaseMs };
     return row?.taken ? { taken: true } : { taken: false, remainingMs: row?.remaining_ms ?? 0 };
   });
-}
-
-export interface AttemptRecord {
-  deliveryId: string;
-  attempt: number;
-  trigger: DeliveryTrigger;
-  result: AttemptResult;
-  status: DeliveryStatus;
-  nextAttemptAt: Date | null;
-  now: Date;
 }
 
 /** Records several attempts (of different deliveries) and their deliveries' new states in one statement; each ends its lease. */
