@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, qs } from '../api';
 import { location, navigate } from '../router';
 import type { Form, PageOf, Submission } from '../types';
@@ -69,7 +69,14 @@ function Inbox({ form }: { form: Form }) {
   const [done, setDone] = useState('');
   // The filter controls edit a draft; Apply puts it in the URL, which is what the list shows.
   const [draft, setDraft] = useState(filters);
-  useEffect(() => setDraft(filtersFromUrl(location.value.query)), [key]);
+  // When the URL's filters change (Apply, back, a link), the controls follow them; not on the first render, whose
+  // draft is already the URL's (an effect run then would undo a choice made before it ran).
+  const shownKey = useRef(key);
+  useEffect(() => {
+    if (shownKey.current === key) return;
+    shownKey.current = key;
+    setDraft(filtersFromUrl(location.value.query));
+  }, [key]);
   const edit = (name: keyof Filters) => (e: Event) =>
     setDraft({ ...draft, [name]: (e.currentTarget as HTMLInputElement | HTMLSelectElement).value });
   const base = `/console/forms/${form.id}/submissions`;
