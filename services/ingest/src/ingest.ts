@@ -3,7 +3,7 @@ import { mayHaveCommitted, newId, Problem, problem, toTimestamp, type StoredUplo
 import type { IngestDeps } from './compose';
 import { findReplay } from './repositories/submission.repository';
 import { readBody, type BodyKind } from './request/body';
-import { buildPayload, checkFieldNames } from './request/fields';
+import { buildPayload, checkFields } from './request/fields';
 import { passGate, type GateRequest } from './rules/gate';
 import { LIMITS } from './rules/limits';
 import { CHALLENGE_UNAVAILABLE, honeypotFilled, spamVerdict } from './rules/spam';
@@ -44,7 +44,7 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
   });
   let keepFiles = false;
   try {
-    checkFieldNames(fields);
+    checkFields(fields);
     const { payload, challengeToken } = buildPayload(fields, form.honeypot_field);
     // An empty post (no value once the control fields are out, no file) is refused, unless it is
     // spam by its honeypot (answered as spam is); see README, "Ingest".

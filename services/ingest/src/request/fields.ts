@@ -12,7 +12,7 @@ export const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
  * text (NUL, unpaired surrogates: `unstorableText`) with 422 validation-failed naming the field.
  * Bytes that are not UTF-8 never get here: the parsers refuse them with 400 bad-body.
  */
-export function checkFieldNames(fields: Fields): void {
+export function checkFields(fields: Fields): void {
   if (fields.length > LIMITS.fields)
     throw problem('validation-failed', `A submission may have at most ${LIMITS.fields} fields`, {
       errors: [{ field: 'body', message: `has more than ${LIMITS.fields} fields` }],

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { problem, unstorableFields } from '@intake/shared';
 import { LIMITS, RESERVED_NAMES } from '../rules/limits';
-import { refuseUnstorable, strictUtf8, type Fields } from './fields';
+import { checkName, refuseUnstorable, strictUtf8, type Fields } from './fields';
 
 /** Reads at most LIMITS.bodyBytes (413 body-too-large beyond, before reading when Content-Length says so). */
 export async function readBounded(req: IncomingMessage, declaredLength: number | undefined): Promise<Buffer> {
@@ -81,10 +81,7 @@ export function parseJson(raw: Buffer): Fields {
   } catch {
     throw problem('bad-body', 'The body is not valid JSON');
   }
-  if (reserved)
-    throw problem('validation-failed', `The field name "${reserved}" is reserved`, {
-      errors: [{ field: `body/${reserved}`, message: 'is a reserved name' }],
-    });
+  if (reserved) checkName(reserved); // a reserved name nested anywhere is refused as a field's would be
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw problem('bad-body', 'A JSON body must be an object of fields');
   // Every string in it, nested ones and names included, before non-strings are stringified (which
