@@ -1,11 +1,12 @@
 import '@intake/shared/register';
 import type http from 'node:http';
+import path from 'node:path';
 import {
   buildServiceApp,
   createPlatform,
   loadConfig,
   serve,
-  startPlatformRelay,
+  startBackgroundThread,
   telemetryWorker,
   usesDevelopmentSecretsKey,
   type ServiceModule,
@@ -42,9 +43,16 @@ export async function startAllInOne(
   const handlers = Object.fromEntries(
     Object.entries(modules).map(([name, m]) => [name, buildServiceApp(m, platform, state).callback()]),
   ) as unknown as Record<ServiceModule['name'], http.RequestListener>;
-  const workers: Worker[] = [];
-  for (const m of Object.values(modules)) workers.push(...(await m.startWorkers(platform)));
-  workers.push(startPlatformRelay(platform));
+  // Ingest's workers (its per-process state) stay here; the relay and the other services' consumers and
+  // sweepers run on a background thread, on the second core (README, "Threads").
+  const workers: Worker[] = [...(await ingestService.startWorkers(platform))];
+  workers.push(
+    await startBackgroundThread({
+      entry: path.join(__dirname, 'all-in-one-background.js'),
+      service: 'all-in-one-background',
+      logger: platform.logger,
+    }),
+  );
   workers.push(telemetryWorker(platform, { serviceName: 'intake', publishesEvents: true }));
   const handler: http.RequestListener = (req, res) => handlers[routeFor(req.url ?? '/')](req, res);
   const { url, shutdown } = await serve({ platform, handler, workers, port: config.PORT, state, name: 'all-in-one' });

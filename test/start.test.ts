@@ -1,10 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
-import { eventually } from '@intake/shared/testing';
+import { eventually, listen } from '@intake/shared/testing';
 
-/** `npm start`'s process: one port, routed like the ingress, creates its database, drains on SIGTERM. */
+/**
+ * `npm start`'s process: one port, routed like the ingress, creates its database, answers HTTP on its
+ * main thread while the relay and the consumers run on a background thread, drains on SIGTERM.
+ */
 describe('all-in-one process', () => {
   const database = `intake_start_${randomBytes(4).toString('hex')}`;
   let child: ChildProcess;
@@ -19,6 +22,7 @@ describe('all-in-one process', () => {
         DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}`,
         NATS_PREFIX: `t${randomBytes(4).toString('hex')}`,
         LOG_LEVEL: 'info',
+        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -65,6 +69,69 @@ describe('all-in-one process', () => {
       body: '{}',
     });
     expect(ingest.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('takes a post all the way: stored, counted by the usage consumer, sent to the webhook', async () => {
+    const received: { id: string; body: { type: string; data: { submission_id: string } } }[] = [];
+    const receiver = await listen((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', () => {
+        received.push({ id: String(req.headers['webhook-id']), body: JSON.parse(body) });
+        res.end();
+      });
+    });
+    try {
+      const admin = spawnSync(
+        process.execPath,
+        [path.resolve(__dirname, '../services/management/dist/cli/admin.js'), 'accounts', 'create', '--plan', 'team'],
+        { env: { ...process.env, DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}` }, encoding: 'utf8' },
+      );
+      const { management_key: key } = JSON.parse(admin.stdout) as { management_key: string };
+      const api = async (method: string, path: string, body?: unknown) => {
+        const res = await fetch(`${url}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const form = await api('POST', '/v1/forms', { name: 'Contact' });
+      expect(form.status).toBe(201);
+      expect((await api('POST', `/v1/forms/${form.body.id}/webhooks`, { url: `${receiver.url}/hook` })).status).toBe(
+        201,
+      );
+
+      const post = await fetch(`${url}/v1/f/${form.body.slug}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+        body: 'name=Ada&message=Hello',
+      });
+      expect(post.status).toBe(201);
+      const { id } = (await post.json()) as { id: string };
+
+      await eventually(() => received.length > 0, { message: 'the webhook' });
+      expect(received.map((r) => [r.body.type, r.body.data.submission_id])).toEqual([['submission.created', id]]);
+      const usage = await eventually(
+        async () => {
+          const report = (await api('GET', '/v1/usage')).body as { forms: { form_id: string; received: number }[] };
+          return report.forms.find((f) => f.form_id === form.body.id && f.received === 1);
+        },
+        { message: 'the post counted by the usage consumer' },
+      );
+      expect(usage).toMatchObject({ received: 1 });
+      // The consumers ran on the background thread, which has a pool of its own.
+      const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:5432/${database}` });
+      await client.connect();
+      const { rows } = await client.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name = $2`,
+        [database, 'intake-all-in-one-background'],
+      );
+      await client.end();
+      expect(rows[0]?.n).toBeGreaterThan(0);
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('drains and exits 0 on SIGTERM', async () => {

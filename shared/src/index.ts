@@ -38,3 +38,4 @@ export * from './text';
 export * from './http/server';
 export * from './notifications';
 export * from './form-changes';
+export * from './background-thread';

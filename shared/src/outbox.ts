@@ -52,12 +52,18 @@ export function outboxRow(event: { subject: string; payload: Record<string, unkn
   };
 }
 
-/** The relays running in this process, woken directly by `wakeOutboxRelays()`. */
+/** The relays of this thread, and the background threads of this process that run one, woken by `wakeOutboxRelays()`. */
 const localRelays = new Set<() => void>();
 
 /** Wakes the outbox relays of this process (after committing rows written with `outboxRow` outside `enqueueEvent`). */
 export function wakeOutboxRelays(): void {
   for (const wake of localRelays) wake();
+}
+
+/** Calls `wake` on every `wakeOutboxRelays()` of this thread until the returned function is called. */
+export function onOutboxWake(wake: () => void): () => void {
+  localRelays.add(wake);
+  return () => localRelays.delete(wake);
 }
 
 export interface OutboxRelayOptions {
@@ -218,7 +224,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   };
 
-  localRelays.add(wake);
+  const forget = onOutboxWake(wake);
   void listen();
   const tick = (): void => {
     timer = setTimeout(() => {
@@ -233,7 +239,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     drain,
     async stop() {
       stopped = true;
-      localRelays.delete(wake);
+      forget();
       if (timer) clearTimeout(timer);
       if (gathering) clearTimeout(gathering);
       await running;

@@ -1,0 +1,117 @@
+import { isMainThread, parentPort, Worker as Thread, workerData } from 'node:worker_threads';
+import { loadConfig } from './config';
+import type { Logger } from './logger';
+import { onOutboxWake, wakeOutboxRelays } from './outbox';
+import { closePlatform, createPlatform, type Platform, type Worker } from './platform';
+import { serviceNameFromEntry } from './telemetry';
+
+/** What the main thread tells its background thread. */
+type ToThread = 'wake' | 'stop';
+interface ThreadData {
+  service: string;
+}
+
+/** How long a stopping thread may take to finish what it holds before it is terminated. */
+const STOP_TIMEOUT_MS = 30_000;
+
+/**
+ * Runs the background work of a process (its outbox relay; in the all-in-one, every consumer and
+ * sweeper too) on a thread of its own, so that it uses the second core while the main thread
+ * answers HTTP. `entry` is a compiled module that calls `runBackgroundThread`; the thread builds
+ * its own platform (database pool, NATS and Redis connections) from the same environment, with
+ * `application_name` `intake-<service>`.
+ *
+ * - `wakeOutboxRelays()` on the main thread wakes the thread's relay (once per event-loop turn).
+ * - Resolves once the thread's workers have started; a thread that cannot start rejects.
+ * - `stop()` lets the thread finish what its workers hold and close its platform.
+ * - A thread that dies takes the process with it (exit 1), as a crash of the process would: JetStream
+ *   redelivers what it held, Postgres leases expire, and the orchestrator restarts the process.
+ */
+export async function startBackgroundThread(options: {
+  entry: string;
+  service: string;
+  logger: Logger;
+}): Promise<Worker> {
+  const { logger } = options;
+  const thread = new Thread(options.entry, {
+    workerData: { service: options.service } satisfies ThreadData,
+    env: threadEnv(process.env),
+  });
+  await new Promise<void>((resolve, reject) => {
+    thread.once('message', () => resolve());
+    thread.once('error', reject);
+    thread.once('exit', (code) => reject(new Error(`the background thread exited with ${code} before it started`)));
+  });
+  thread.removeAllListeners();
+  let stopping = false;
+  thread.on('error', (err) => {
+    logger.fatal({ err }, 'the background thread failed: exiting');
+    process.exit(1);
+  });
+  thread.on('exit', (code) => {
+    if (stopping) return;
+    logger.fatal({ code }, 'the background thread stopped: exiting');
+    process.exit(1);
+  });
+  let waking = false;
+  const forget = onOutboxWake(() => {
+    if (waking) return;
+    waking = true;
+    setImmediate(() => {
+      waking = false;
+      thread.postMessage('wake' satisfies ToThread);
+    });
+  });
+  return {
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      forget();
+      const exited = new Promise((resolve) => thread.once('exit', resolve));
+      thread.postMessage('stop' satisfies ToThread);
+      const timer = setTimeout(() => void thread.terminate(), STOP_TIMEOUT_MS);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The thread's telemetry has the process's service name and one resource attribute more, to tell the two apart. */
+function threadEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    OTEL_SERVICE_NAME: env['OTEL_SERVICE_NAME'] ?? serviceNameFromEntry(process.argv[1]),
+    OTEL_RESOURCE_ATTRIBUTES: [env['OTEL_RESOURCE_ATTRIBUTES'], 'intake.thread=background'].filter(Boolean).join(','),
+  };
+}
+
+/**
+ * The body of a background thread's entry module: builds the thread's platform, starts `start`'s
+ * workers, then follows the main thread's wake-ups and its stop (see `startBackgroundThread`).
+ * An error while starting ends the thread, and the main thread's start with it.
+ */
+export function runBackgroundThread(start: (platform: Platform) => Promise<Worker[]>): void {
+  const port = parentPort;
+  if (isMainThread || !port) throw new Error('runBackgroundThread runs in a thread of startBackgroundThread');
+  const { service } = workerData as ThreadData;
+  void (async () => {
+    // A thread's entry, like main.ts, reads the environment (the main thread's, passed on).
+    const platform = await createPlatform(loadConfig(process.env), { service });
+    const workers = await start(platform);
+    let stopping: Promise<void> | undefined;
+    port.on('message', (message: ToThread) => {
+      if (message === 'wake') return wakeOutboxRelays();
+      stopping ??= (async () => {
+        await Promise.allSettled(workers.map((w) => w.stop()));
+        await closePlatform(platform);
+        port.close();
+      })();
+    });
+    port.postMessage('ready');
+  })().catch((err: unknown) => {
+    // Rethrown outside the promise: an uncaught error ends the thread with an 'error' for the main thread.
+    setImmediate(() => {
+      throw err;
+    });
+  });
+}
