@@ -76,7 +76,6 @@ export default tseslint.config(
       '**/all-in-one.ts',
       '**/all-in-one-background.ts',
       'shared/src/background-thread.ts',
-      'shared/src/relay-thread.ts',
       '**/cli/**',
       '**/config.ts',
       '**/service.ts',

@@ -15,11 +15,12 @@ interface ThreadData {
 const STOP_TIMEOUT_MS = 30_000;
 
 /**
- * Runs the background work of a process (its outbox relay; in the all-in-one, every consumer and
- * sweeper too) on a thread of its own, so that it uses the second core while the main thread
- * answers HTTP. `entry` is a compiled module that calls `runBackgroundThread`; the thread builds
- * its own platform (database pool, NATS and Redis connections) from the same environment, with
- * `application_name` `intake-<service>`.
+ * Runs the background work of the all-in-one process (the outbox relay, every consumer and sweeper)
+ * on a thread of its own, so that it uses a second core while the main thread answers HTTP. `entry`
+ * is a compiled module that calls `runBackgroundThread`; the thread builds its own platform
+ * (database pool, NATS and Redis connections) from the same environment, with `application_name`
+ * `intake-<service>`. (A service run alone keeps its relay on its main thread: measured, a relay
+ * thread made the ingest process slower; see docs/performance.md.)
  *
  * - `wakeOutboxRelays()` on the main thread wakes the thread's relay (once per event-loop turn).
  * - Resolves once the thread's workers have started; a thread that cannot start rejects.

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type Koa from 'koa';
 import Router from '@koa/router';
 import { loadConfig, usesDevelopmentSecretsKey } from './config';
@@ -9,7 +8,6 @@ import { baseApp } from './http/app';
 import { mountRoutes, type RouteDef } from './http/route';
 import { startTelemetry } from './telemetry';
 import { observeBacklogs } from './metrics';
-import { startBackgroundThread } from './background-thread';
 
 /** What each of the four services exports: its routes, its app and its background workers. */
 export interface ServiceModule {
@@ -59,15 +57,6 @@ export function startPlatformRelay(platform: Platform, options: { pollMs?: numbe
   });
 }
 
-/** The outbox relay of a service process on its own thread (`relay-thread.ts`), its pool named `intake-<service>-relay`. */
-export function startRelayThread(platform: Platform, service: string): Promise<Worker> {
-  return startBackgroundThread({
-    entry: path.join(__dirname, 'relay-thread.js'),
-    service: `${service}-relay`,
-    logger: platform.logger,
-  });
-}
-
 /** `node dist/main.js` of one service, as the chart runs it. */
 export async function runStandalone(module: ServiceModule): Promise<void> {
   const config = loadConfig(process.env);
@@ -77,8 +66,7 @@ export async function runStandalone(module: ServiceModule): Promise<void> {
   const state: ServiceState = { draining: false };
   const app = buildServiceApp(module, platform, state);
   const workers = await module.startWorkers(platform);
-  // The relay runs on a second thread: it publishes while the main thread answers (README, "Threads").
-  if (module.publishesEvents) workers.push(await startRelayThread(platform, module.name));
+  if (module.publishesEvents) workers.push(startPlatformRelay(platform));
   workers.push(
     telemetryWorker(platform, { serviceName: `intake-${module.name}`, publishesEvents: module.publishesEvents }),
   );
