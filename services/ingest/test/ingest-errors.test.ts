@@ -62,6 +62,21 @@ describe('POST /v1/f/:slug — what errors', () => {
     expect((await other.post({ i: '1' })).status).toBe(201);
   });
 
+  it('posts sent at once share the budget as if sent one by one: exactly RATE_LIMIT_POINTS get through per form', async () => {
+    const one = await accountWithForm(h);
+    const two = await accountWithForm(h);
+    // Posts arriving in the same turn of the event loop take their points together (one Redis call per IP and form).
+    const answers = await Promise.all([
+      ...Array.from({ length: 5 }, (_, i) => one.post({ i: String(i) })),
+      ...Array.from({ length: 4 }, (_, i) => two.post({ i: String(i) })),
+    ]);
+    const statuses = answers.map((res) => res.status);
+    expect(statuses.slice(0, 5).sort()).toEqual([201, 201, 201, 429, 429]);
+    expect(statuses.slice(5).sort()).toEqual([201, 201, 201, 429]);
+    expect(await submissionsOf(h, one.form.id)).toHaveLength(3);
+    expect(await submissionsOf(h, two.form.id)).toHaveLength(3);
+  });
+
   describe('bodies', () => {
     it.each([
       ['malformed JSON', '{"a": ', 'application/json'],

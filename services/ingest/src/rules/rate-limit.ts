@@ -1,5 +1,5 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { problem, type Platform } from '@intake/shared';
+import { problem, tickBatcher, type Platform } from '@intake/shared';
 
 export interface IngestRateLimiter {
   /** Takes one point for this IP on this form; 429 rate-limited with Retry-After when none is left. */
@@ -9,7 +9,8 @@ export interface IngestRateLimiter {
 /**
  * Per IP per form, RATE_LIMIT_POINTS per RATE_LIMIT_WINDOW_SECONDS, counted in Redis so every
  * replica shares the count. When Redis is down an in-process limiter with the same budget takes
- * over, so posts keep being accepted (and still limited, per process).
+ * over, so posts keep being accepted (and still limited, per process). Posts of one IP and form that
+ * arrive together are counted in one call (`takeTogether`).
  */
 export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>): IngestRateLimiter {
   const { config } = platform;
@@ -21,22 +22,51 @@ export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>):
     rejectIfRedisNotReady: true,
     insuranceLimiter: new RateLimiterMemory({ ...options, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` }),
   });
+  // The posts of one key in the same turn of the event loop take their points in one call.
+  const take = tickBatcher<string, number | undefined>({ run: (keys) => takeTogether(limiter, keys) });
   return {
     async consume(formId, ip) {
-      try {
-        await limiter.consume(`${formId}:${ip}`);
-      } catch (err) {
-        if (err instanceof RateLimiterRes) {
-          const seconds = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-          throw problem(
-            'rate-limited',
-            `Too many posts to this form from your address; try again in ${seconds} s`,
-            {},
-            { 'Retry-After': String(seconds) },
-          );
-        }
-        throw err;
-      }
+      const msBeforeNext = await take(`${formId}:${ip}`);
+      if (msBeforeNext === undefined) return;
+      const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+      throw problem(
+        'rate-limited',
+        `Too many posts to this form from your address; try again in ${seconds} s`,
+        {},
+        { 'Retry-After': String(seconds) },
+      );
     },
   };
+}
+
+/**
+ * One `consume(key, n)` per distinct key for its n posts, then each post learns its place: the
+ * i-th (from 0) of n is refused when the count after the call, less the n - i - 1 posts after it,
+ * exceeds the budget. That is what n calls one after another would have answered (a refused
+ * post's point is counted too), in one round trip: under a flood from one address, which is what
+ * the limit is for, Redis gets one call per turn instead of one per post. Returns, per key given,
+ * undefined (allowed) or the milliseconds until the window resets (refused).
+ */
+async function takeTogether(limiter: RateLimiterRedis, keys: string[]): Promise<(number | undefined)[]> {
+  const counts = new Map<string, number>();
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  const after = new Map<string, RateLimiterRes>();
+  await Promise.all(
+    [...counts].map(async ([key, n]) => {
+      try {
+        after.set(key, await limiter.consume(key, n));
+      } catch (err) {
+        if (!(err instanceof RateLimiterRes)) throw err;
+        after.set(key, err);
+      }
+    }),
+  );
+  const seen = new Map<string, number>();
+  return keys.map((key) => {
+    const res = after.get(key)!;
+    const place = seen.get(key) ?? 0;
+    seen.set(key, place + 1);
+    const count = res.consumedPoints - counts.get(key)! + place + 1;
+    return count > limiter.points ? res.msBeforeNext : undefined;
+  });
 }
