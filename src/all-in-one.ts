@@ -51,6 +51,7 @@ export async function startAllInOne(
       entry: path.join(__dirname, 'all-in-one-background.js'),
       service: 'all-in-one-background',
       logger: platform.logger,
+      env,
     }),
   );
   workers.push(telemetryWorker(platform, { serviceName: 'intake', publishesEvents: true }));

@@ -51,6 +51,17 @@ describe('background thread', () => {
     expect(await p.exited).toBe(0);
   });
 
+  it('still ends its drain normally when the thread breaks while stopping (logged, not fatal)', async () => {
+    const p = start({ THREAD_FAIL_STOP: '1' });
+    await eventually(() => p.output().includes('started'), { message: 'the thread to start', timeoutMs: 20_000 });
+    p.send('stop');
+    await eventually(() => p.output().includes('stopped\n'), { message: 'the stop' });
+    p.child.stdin?.end();
+    expect(await p.exited).toBe(0);
+    expect(p.output()).toMatch(/"level":"error".*the background thread failed while stopping/);
+    expect(p.output()).not.toMatch(/"level":"fatal"/);
+  });
+
   it('takes the process down (exit 1, a fatal log line) when the thread dies', async () => {
     const p = start({ THREAD_CRASH: '1' });
     expect(await p.exited).toBe(1);

@@ -1,9 +1,10 @@
+import { hostname } from 'node:os';
 import { isMainThread, parentPort, Worker as Thread, workerData } from 'node:worker_threads';
 import { loadConfig } from './config';
 import type { Logger } from './logger';
 import { onOutboxWake, wakeOutboxRelays } from './outbox';
 import { closePlatform, createPlatform, type Platform, type Worker } from './platform';
-import { serviceNameFromEntry } from './telemetry';
+import { serviceNameFromEntry, startTelemetry } from './telemetry';
 
 /** What the main thread tells its background thread. */
 type ToThread = 'wake' | 'stop';
@@ -15,9 +16,9 @@ interface ThreadData {
 const STOP_TIMEOUT_MS = 30_000;
 
 /**
- * Runs the background work of the all-in-one process (the outbox relay, every consumer and sweeper)
- * on a thread of its own, so that it uses a second core while the main thread answers HTTP. `entry`
- * is a compiled module that calls `runBackgroundThread`; the thread builds its own platform
+ * Runs the background work of the all-in-one process (the outbox relay; the consumers and
+ * sweepers of management, delivery and usage) on a thread of its own, so that it uses a second
+ * core while the main thread answers HTTP. `entry` is a compiled module that calls `runBackgroundThread`; the thread builds its own platform
  * (database pool, NATS and Redis connections) from the same environment, with `application_name`
  * `intake-<service>`. (A service run alone keeps its relay on its main thread: measured, a relay
  * thread made the ingest process slower; see docs/performance.md.)
@@ -32,11 +33,13 @@ export async function startBackgroundThread(options: {
   entry: string;
   service: string;
   logger: Logger;
+  /** The thread's environment (default: this process's), from which it builds its platform. */
+  env?: NodeJS.ProcessEnv;
 }): Promise<Worker> {
   const { logger } = options;
   const thread = new Thread(options.entry, {
     workerData: { service: options.service } satisfies ThreadData,
-    env: threadEnv(process.env),
+    env: threadEnv(options.env ?? process.env),
   });
   await new Promise<void>((resolve, reject) => {
     thread.once('message', () => resolve());
@@ -46,6 +49,8 @@ export async function startBackgroundThread(options: {
   thread.removeAllListeners();
   let stopping = false;
   thread.on('error', (err) => {
+    // While stopping, the thread's error (closing a connection, say) does not end the main thread's drain.
+    if (stopping) return void logger.error({ err }, 'the background thread failed while stopping');
     logger.fatal({ err }, 'the background thread failed: exiting');
     process.exit(1);
   });
@@ -77,12 +82,26 @@ export async function startBackgroundThread(options: {
   };
 }
 
-/** The thread's telemetry has the process's service name and one resource attribute more, to tell the two apart. */
+/**
+ * The thread's telemetry has the process's service name and an instance of its own
+ * (`service.instance.id`: the process's, else `<host>-<pid>`, plus `-background`; and
+ * `intake.thread=background`), so that its metrics never add to the same series as the main thread's.
+ */
 function threadEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const attributes = (env['OTEL_RESOURCE_ATTRIBUTES'] ?? '').split(',').filter((a) => a.includes('='));
+  const instance = attributes
+    .find((a) => a.trim().startsWith('service.instance.id='))
+    ?.split('=')[1]
+    ?.trim();
+  const kept = attributes.filter((a) => !a.trim().startsWith('service.instance.id='));
   return {
     ...env,
     OTEL_SERVICE_NAME: env['OTEL_SERVICE_NAME'] ?? serviceNameFromEntry(process.argv[1]),
-    OTEL_RESOURCE_ATTRIBUTES: [env['OTEL_RESOURCE_ATTRIBUTES'], 'intake.thread=background'].filter(Boolean).join(','),
+    OTEL_RESOURCE_ATTRIBUTES: [
+      ...kept,
+      `service.instance.id=${instance || `${hostname()}-${process.pid}`}-background`,
+      'intake.thread=background',
+    ].join(','),
   };
 }
 
@@ -104,9 +123,13 @@ export function runBackgroundThread(start: (platform: Platform) => Promise<Worke
       if (message === 'wake') return wakeOutboxRelays();
       stopping ??= (async () => {
         await Promise.allSettled(workers.map((w) => w.stop()));
-        await closePlatform(platform);
-        port.close();
-      })();
+        await closePlatform(platform).catch((err) => platform.logger.warn({ err }, 'closing the thread’s platform'));
+        // The SDK `register` started in this thread: flush its spans and metrics.
+        await startTelemetry({ serviceName: service, env: process.env }).shutdown();
+      })().finally(() => {
+        // Ends this thread only (not the process), whatever handle is still open.
+        process.exit(0);
+      });
     });
     port.postMessage('ready');
   })().catch((err: unknown) => {

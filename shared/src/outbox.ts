@@ -215,6 +215,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         if (!stopped) setTimeout(() => void listen(), pollMs);
       });
       await client.connect();
+      // Stopped while connecting: this client is not the relay's to keep.
+      if (stopped) return void (await client.end().catch(() => undefined));
       client.on('notification', wake);
       await client.query(`LISTEN ${CHANNEL}`);
       listener = client;

@@ -70,7 +70,7 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-/** Listens, and on SIGTERM/SIGINT drains: stop accepting, finish in-flight requests and messages, close NATS and the pool. */
+/** Listens, and on SIGTERM/SIGINT drains: stop accepting, finish in-flight requests, then messages, close NATS and the pool. */
 export async function serve(options: {
   platform: Platform;
   handler: http.RequestListener;
@@ -94,9 +94,11 @@ export async function serve(options: {
       platform.logger.info('draining: no new connections, finishing in-flight work');
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      await Promise.allSettled(workers.map((w) => w.stop()));
+      // Requests first (at most 10 s), then the workers: the relay still publishes the events of
+      // the last posts, and consumers finish what they hold.
       await Promise.race([closed, new Promise((r) => setTimeout(r, 10_000).unref())]);
       server.closeAllConnections();
+      await Promise.allSettled(workers.map((w) => w.stop()));
       await closePlatform(platform);
       platform.logger.info('stopped');
     })();

@@ -23,12 +23,13 @@ export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>):
     insuranceLimiter: new RateLimiterMemory({ ...options, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` }),
   });
   // The posts of one key in the same turn of the event loop take their points in one call.
-  const take = tickBatcher<string, number | undefined>({ run: (keys) => takeTogether(limiter, keys) });
+  const take = tickBatcher<string, Taken>({ run: (keys) => takeTogether(limiter, keys) });
   return {
     async consume(formId, ip) {
-      const msBeforeNext = await take(`${formId}:${ip}`);
-      if (msBeforeNext === undefined) return;
-      const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+      const taken = await take(`${formId}:${ip}`);
+      if (taken === undefined) return;
+      if (typeof taken === 'object') throw taken.failed;
+      const seconds = Math.max(1, Math.ceil(taken / 1000));
       throw problem(
         'rate-limited',
         `Too many posts to this form from your address; try again in ${seconds} s`,
@@ -39,31 +40,38 @@ export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>):
   };
 }
 
+/** A post's answer: allowed (undefined), refused (the milliseconds until the window resets), or the limiter's failure. */
+export type Taken = number | undefined | { failed: unknown };
+
 /**
  * One `consume(key, n)` per distinct key for its n posts, then each post learns its place: the
  * i-th (from 0) of n is refused when the count after the call, less the n - i - 1 posts after it,
  * exceeds the budget. That is what n calls one after another would have answered (a refused
  * post's point is counted too), in one round trip: under a flood from one address, which is what
- * the limit is for, Redis gets one call per turn instead of one per post. Returns, per key given,
- * undefined (allowed) or the milliseconds until the window resets (refused).
+ * the limit is for, Redis gets one call per turn instead of one per post. A key whose call fails
+ * fails only its own posts. (Refusals come from the count, not from a block: the limiters run
+ * without `inMemoryBlockOnConsumed`, whose refusals carry no count.)
  */
-async function takeTogether(limiter: RateLimiterRedis, keys: string[]): Promise<(number | undefined)[]> {
+export async function takeTogether(
+  limiter: Pick<RateLimiterRedis, 'consume' | 'points'>,
+  keys: string[],
+): Promise<Taken[]> {
   const counts = new Map<string, number>();
   for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
-  const after = new Map<string, RateLimiterRes>();
+  const after = new Map<string, RateLimiterRes | { failed: unknown }>();
   await Promise.all(
     [...counts].map(async ([key, n]) => {
       try {
         after.set(key, await limiter.consume(key, n));
       } catch (err) {
-        if (!(err instanceof RateLimiterRes)) throw err;
-        after.set(key, err);
+        after.set(key, err instanceof RateLimiterRes ? err : { failed: err });
       }
     }),
   );
   const seen = new Map<string, number>();
   return keys.map((key) => {
     const res = after.get(key)!;
+    if (!(res instanceof RateLimiterRes)) return res;
     const place = seen.get(key) ?? 0;
     seen.set(key, place + 1);
     const count = res.consumedPoints - counts.get(key)! + place + 1;
