@@ -2,7 +2,8 @@
  * Ingest: accepted posts per second and p50/p99 at 32 connections for urlencoded, JSON and
  * multipart bodies, against a bare Koa server doing one durable Postgres insert per request
  * (same run, same database server); then the ingest process's peak memory growth while a 50 MB
- * file is uploaded. Targets: ≥ 50 % of the bare server's throughput, p99 < 50 ms, growth < 64 MB.
+ * file is uploaded. Targets: ≥ 60 % of the bare server's throughput (issue 15; 50 % before it),
+ * p99 < 50 ms, growth < 64 MB.
  */
 const http = require('node:http');
 const path = require('node:path');
@@ -145,7 +146,7 @@ exports.run = async function run({ duration, log }) {
     const bareRps = rows[0].rps;
     const ingestRps = rows[1].rps;
     const figures = {
-      'ingest urlencoded / bare throughput': `${(ingestRps / bareRps).toFixed(2)} (target ≥ 0.50)`,
+      'ingest urlencoded / bare throughput': `${(ingestRps / bareRps).toFixed(2)} (target ≥ 0.60)`,
       'ingest urlencoded p99': `${rows[1].p99} ms (target < 50 ms)`,
       '50 MB upload: ingest RSS before': `${(mem.before / 1048576).toFixed(1)} MiB`,
       '50 MB upload: ingest peak RSS growth': `${(mem.growth / 1048576).toFixed(1)} MiB (target < 64 MB)`,
