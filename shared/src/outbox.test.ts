@@ -91,4 +91,31 @@ describe('outbox relay', () => {
       await relay.stop();
     }
   });
+  it('deletes what it published in a transaction that does not wait for the WAL flush', async () => {
+    // A delete lost in a Postgres crash only publishes its events again, which JetStream drops by
+    // their Nats-Msg-Id (the first test): so the relay's commits need not share ingest's flushes.
+    const queries: { sql: string; tx: string | undefined }[] = [];
+    const note = (q: { sql: string; __knexTxId?: string }) => queries.push({ sql: q.sql, tx: q.__knexTxId });
+    platform.db.on('query', note);
+    const event = await platform.db.transaction((trx) =>
+      enqueueEvent(trx, { subject: 'submission.created', payload: { n: 3 } }),
+    );
+    const relay = startTestRelay(platform);
+    try {
+      await eventually(async () => (await platform.db('outbox').where({ event_id: event }).first()) === undefined);
+    } finally {
+      await relay.stop();
+      platform.db.off('query', note);
+    }
+    const deletes = queries.filter((q) => q.sql.includes('DELETE FROM outbox'));
+    expect(deletes.length).toBeGreaterThan(0);
+    for (const { tx } of deletes) {
+      expect(tx).toBeDefined();
+      const inTx = queries.filter((q) => q.tx === tx).map((q) => q.sql.trim());
+      expect(inTx.indexOf('SET LOCAL synchronous_commit = off')).toBeGreaterThanOrEqual(0);
+      expect(inTx.indexOf('SET LOCAL synchronous_commit = off')).toBeLessThan(
+        inTx.findIndex((sql) => sql.includes('DELETE FROM outbox')),
+      );
+    }
+  });
 });

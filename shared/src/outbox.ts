@@ -83,7 +83,10 @@ export interface OutboxRelayOptions {
 /**
  * Publishes outbox rows in order, and deletes them in the same transaction, which commits only
  * after every PubAck (a failed publish rolls the delete back; a crash after publishing and before
- * the commit publishes again, and JetStream drops the duplicate by its Nats-Msg-Id). Several relays
+ * the commit publishes again, and JetStream drops the duplicate by its Nats-Msg-Id). The commit does not
+ * wait for the WAL flush (`synchronous_commit = off`): a delete lost in a Postgres crash only publishes
+ * its events again, which the same Nats-Msg-Id drops, and the group writes of ingest, which must be
+ * durable, stop sharing their flushes with the relay. Several relays
  * may run (one per replica): rows are claimed with FOR UPDATE SKIP LOCKED. Woken by LISTEN/NOTIFY
  * and `wakeOutboxRelays()`, and by a poll timer because notifications are lost while disconnected.
  */
@@ -110,6 +113,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   const publishBatch = async (): Promise<number> => {
     return db.transaction(async (trx) => {
+      await trx.raw('SET LOCAL synchronous_commit = off');
       // Claimed and removed in one statement: one write per event. The payload comes back as the
       // JSON text that was written (json keeps it as is) and is published as it is.
       const {
