@@ -196,10 +196,26 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
   let traced = tracingOn();
   const decoder = new TextDecoder();
 
+  // Acks of one turn of the event loop go to the server together, in one write: the client writes
+  // at the end of each microtask run, and handlers finish in separate I/O callbacks.
+  let acks: JsMsg[] = [];
+  const sendAcks = (): void => {
+    const batch = acks;
+    acks = [];
+    for (const msg of batch) {
+      try {
+        msg.ack();
+      } catch {
+        // The connection is closed: the server redelivers the message, which every handler tolerates.
+      }
+    }
+  };
+
   const settle = async (msg: JsMsg, outcome: Outcome): Promise<void> => {
     // A plain ack (no round trip): one lost with a connection is a redelivery, which every handler tolerates.
-    if ('ack' in outcome) msg.ack();
-    else if ('retryInMs' in outcome) msg.nak(outcome.retryInMs);
+    if ('ack' in outcome) {
+      if (acks.push(msg) === 1) setImmediate(sendAcks);
+    } else if ('retryInMs' in outcome) msg.nak(outcome.retryInMs);
     else {
       logger.error({ subject: msg.subject, durable, reason: outcome.drop }, 'dropping a message');
       msg.term();
@@ -356,6 +372,7 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
       stopped = true;
       pull?.stop();
       await Promise.allSettled([...inFlight]);
+      sendAcks();
       clearInterval(keepAlive);
       await Promise.race([done, new Promise((r) => setTimeout(r, 2000).unref())]);
     },

@@ -1,0 +1,66 @@
+import { AckPolicy } from 'nats';
+import { ACK, runConsumer } from './nats';
+import { createTestPlatform, eventually, type TestPlatform } from './testing';
+
+describe('runConsumer', () => {
+  let platform: TestPlatform;
+  beforeAll(async () => {
+    platform = await createTestPlatform();
+  });
+  afterAll(async () => {
+    await platform.close();
+  });
+
+  /** Counts the acks in what the client writes to the server, and the writes that carry them. */
+  function watchAcks(): { writes: number; acks: number; stop(): void } {
+    // nats.js writes through its transport's `send`, one call per flush of its outbound buffer.
+    const transport = (platform.nats.nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } })
+      .protocol.transport;
+    const send = transport.send.bind(transport);
+    const seen = { writes: 0, acks: 0, stop: () => void (transport.send = send) };
+    transport.send = (frame) => {
+      const acks = Buffer.from(frame).toString('latin1').split('+ACK').length - 1;
+      if (acks > 0) {
+        seen.writes++;
+        seen.acks += acks;
+      }
+      send(frame);
+    };
+    return seen;
+  }
+
+  it('sends the acks of handlers that finish in the same turn of the event loop in one write', async () => {
+    const stream = `${platform.nats.names.prefix.toUpperCase()}_ACKTEST`;
+    const subject = platform.nats.names.subject('acktest');
+    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
+    await platform.nats.jsm.consumers.add(stream, { durable_name: 'acktest', ack_policy: AckPolicy.Explicit });
+    // Published before the consumer starts, so they arrive together.
+    for (let n = 0; n < 40; n++) await platform.nats.js.publish(subject, JSON.stringify({ n }));
+    const watched = watchAcks();
+    const consumer = runConsumer({
+      nats: platform.nats,
+      stream,
+      durable: 'acktest',
+      logger: platform.logger,
+      concurrency: 64,
+      // Each handler finishes in a callback of its own, as webhook sends finish on their own sockets.
+      handle: () => new Promise((resolve) => setImmediate(() => resolve(ACK))),
+    });
+    try {
+      await eventually(
+        async () => {
+          const info = await platform.nats.jsm.consumers.info(stream, 'acktest');
+          return info.delivered.stream_seq === 40 && info.num_ack_pending === 0 && info.num_pending === 0;
+        },
+        { message: 'all 40 messages acknowledged' },
+      );
+      expect(watched.acks).toBe(40);
+      // One write per ack before; now one per turn in which handlers finished (the 40 arrive in a few reads).
+      expect(watched.writes).toBeLessThanOrEqual(10);
+    } finally {
+      watched.stop();
+      await consumer.stop();
+      await platform.nats.jsm.streams.delete(stream);
+    }
+  });
+});
