@@ -33,20 +33,22 @@ describe('runConsumer', () => {
     const stream = `${platform.nats.names.prefix.toUpperCase()}_ACKTEST`;
     const subject = platform.nats.names.subject('acktest');
     await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
-    await platform.nats.jsm.consumers.add(stream, { durable_name: 'acktest', ack_policy: AckPolicy.Explicit });
-    // Published before the consumer starts, so they arrive together.
-    for (let n = 0; n < 40; n++) await platform.nats.js.publish(subject, JSON.stringify({ n }));
-    const watched = watchAcks();
-    const consumer = runConsumer({
-      nats: platform.nats,
-      stream,
-      durable: 'acktest',
-      logger: platform.logger,
-      concurrency: 64,
-      // Each handler finishes in a callback of its own, as webhook sends finish on their own sockets.
-      handle: () => new Promise((resolve) => setImmediate(() => resolve(ACK))),
-    });
+    let watched: ReturnType<typeof watchAcks> | undefined;
+    let consumer: { stop(): Promise<void> } | undefined;
     try {
+      await platform.nats.jsm.consumers.add(stream, { durable_name: 'acktest', ack_policy: AckPolicy.Explicit });
+      // Published before the consumer starts, so they arrive together.
+      for (let n = 0; n < 40; n++) await platform.nats.js.publish(subject, JSON.stringify({ n }));
+      watched = watchAcks();
+      consumer = runConsumer({
+        nats: platform.nats,
+        stream,
+        durable: 'acktest',
+        logger: platform.logger,
+        concurrency: 64,
+        // Each handler finishes in a callback of its own, as webhook sends finish on their own sockets.
+        handle: () => new Promise((resolve) => setImmediate(() => resolve(ACK))),
+      });
       await eventually(
         async () => {
           const info = await platform.nats.jsm.consumers.info(stream, 'acktest');
@@ -58,8 +60,8 @@ describe('runConsumer', () => {
       // One write per ack before; now one per turn in which handlers finished (the 40 arrive in a few reads).
       expect(watched.writes).toBeLessThanOrEqual(10);
     } finally {
-      watched.stop();
-      await consumer.stop();
+      watched?.stop();
+      await consumer?.stop();
       await platform.nats.jsm.streams.delete(stream);
     }
   });

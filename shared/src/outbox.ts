@@ -113,7 +113,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
 
   const publishBatch = async (): Promise<number> => {
     return db.transaction(async (trx) => {
-      await trx.raw('SET LOCAL synchronous_commit = off');
       // Claimed and removed in one statement: one write per event. The payload comes back as the
       // JSON text that was written (json keeps it as is) and is published as it is.
       const {
@@ -127,6 +126,8 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         [batchSize],
       );
       if (rows.length === 0) return 0;
+      // Read at commit: set only when there is something to commit (an empty poll makes no extra round trip).
+      await trx.raw('SET LOCAL synchronous_commit = off');
       rows.sort((a, b) => a.seq - b.seq);
       const maxBytes = (nats.nc.info?.max_payload ?? 1024 * 1024) - MESSAGE_HEADROOM_BYTES;
       // One PRODUCER span per event, continuing the trace of the request that wrote it; the
