@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { trace, SpanKind, context } from '@opentelemetry/api';
-import type { Db } from './db';
+import { discardConnection, withPooledConnection, type Db } from './db';
 import { newId } from './ids';
 import type { Logger } from './logger';
 import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
@@ -111,60 +111,66 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   let lastDrained = 0;
   const publisher = new StreamPublisher(nats.nc);
 
-  const publishBatch = async (): Promise<number> => {
-    return db.transaction(async (trx) => {
-      // Claimed and removed in one statement: one write per event. The payload comes back as the
-      // JSON text that was written (json keeps it as is) and is published as it is.
-      const {
-        rows,
-      }: {
-        rows: { seq: number; event_id: string; subject: string; payload: string; headers: Record<string, string> }[];
-      } = await trx.raw(
-        `DELETE FROM outbox
-         WHERE seq IN (SELECT seq FROM outbox ORDER BY seq LIMIT ? FOR UPDATE SKIP LOCKED)
-         RETURNING seq, event_id, subject, payload::text AS payload, headers`,
-        [batchSize],
-      );
-      if (rows.length === 0) return 0;
-      // Read at commit: set only when there is something to commit (an empty poll makes no extra round trip).
-      await trx.raw('SET LOCAL synchronous_commit = off');
-      rows.sort((a, b) => a.seq - b.seq);
-      const maxBytes = (nats.nc.info?.max_payload ?? 1024 * 1024) - MESSAGE_HEADROOM_BYTES;
-      // One PRODUCER span per event, continuing the trace of the request that wrote it; the
-      // message carries the span's own context so consumers continue from it.
-      const spans = rows.flatMap((row) => {
-        const data = fitted(row, maxBytes, logger);
-        if (data === undefined) return [];
-        const parent = contextFromParent(row.headers);
-        const subject = nats.names.subject(row.subject);
-        const span = tracer.startSpan(
-          `${subject} publish`,
-          {
-            kind: SpanKind.PRODUCER,
-            attributes: {
-              'messaging.system': 'nats',
-              'messaging.destination.name': subject,
-              'messaging.message.id': row.event_id,
-            },
-          },
-          parent,
-        );
-        const headers = context.with(trace.setSpan(parent, span), () => toNatsHeaders(currentTraceHeaders()));
-        return [{ span, message: { subject, data, msgId: row.event_id, headers } }];
-      });
+  // Claimed and removed in one statement, in a transaction that stays open until every PubAck is
+  // in: one write per event. The payload comes back as the JSON text that was written (json keeps
+  // it as is) and is published as it is. One round trip opens the transaction, makes its commit
+  // not wait for the flush (read at commit) and claims; a second commits (or rolls back).
+  const claim =
+    'BEGIN; SET LOCAL synchronous_commit = off; ' +
+    `DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox ORDER BY seq LIMIT ${Math.trunc(batchSize)} ` +
+    'FOR UPDATE SKIP LOCKED) RETURNING seq, event_id, subject, payload::text AS payload, headers';
+
+  const publishBatch = (): Promise<number> =>
+    withPooledConnection(db, async (connection) => {
       try {
-        await publisher.publishAll(
-          spans.map((s) => s.message),
-          5000,
-        );
+        const results = (await connection.query(claim)) as unknown as pg.QueryResult<OutboxClaim>[];
+        const rows = results[results.length - 1]?.rows ?? [];
+        if (rows.length > 0) await publishRows(rows);
+        await connection.query('COMMIT');
+        return rows.length;
       } catch (err) {
-        for (const { span } of spans) failSpan(span, err);
+        // Rolled back, the rows stay for the next drain; a connection that cannot roll back is closed.
+        await connection.query('ROLLBACK').catch((rollbackErr: unknown) => discardConnection(connection, rollbackErr));
         throw err;
-      } finally {
-        for (const { span } of spans) span.end();
       }
-      return rows.length;
     });
+
+  const publishRows = async (rows: OutboxClaim[]): Promise<void> => {
+    rows.sort((a, b) => a.seq - b.seq);
+    const maxBytes = (nats.nc.info?.max_payload ?? 1024 * 1024) - MESSAGE_HEADROOM_BYTES;
+    // One PRODUCER span per event, continuing the trace of the request that wrote it; the
+    // message carries the span's own context so consumers continue from it.
+    const spans = rows.flatMap((row) => {
+      const data = fitted(row, maxBytes, logger);
+      if (data === undefined) return [];
+      const parent = contextFromParent(row.headers);
+      const subject = nats.names.subject(row.subject);
+      const span = tracer.startSpan(
+        `${subject} publish`,
+        {
+          kind: SpanKind.PRODUCER,
+          attributes: {
+            'messaging.system': 'nats',
+            'messaging.destination.name': subject,
+            'messaging.message.id': row.event_id,
+          },
+        },
+        parent,
+      );
+      const headers = context.with(trace.setSpan(parent, span), () => toNatsHeaders(currentTraceHeaders()));
+      return [{ span, message: { subject, data, msgId: row.event_id, headers } }];
+    });
+    try {
+      await publisher.publishAll(
+        spans.map((s) => s.message),
+        5000,
+      );
+    } catch (err) {
+      for (const { span } of spans) failSpan(span, err);
+      throw err;
+    } finally {
+      for (const { span } of spans) span.end();
+    }
   };
 
   const drain = async (): Promise<number> => {
@@ -254,6 +260,15 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       publisher.close();
     },
   };
+}
+
+/** An outbox row as the relay claims it. */
+interface OutboxClaim {
+  seq: number;
+  event_id: string;
+  subject: string;
+  payload: string;
+  headers: Record<string, string>;
 }
 
 /** Room left in a message for its headers (trace context, Nats-Msg-Id). */
