@@ -30,4 +30,22 @@ describe('time', () => {
     expect(end.toISOString()).toBe('2027-01-01T00:00:00.000Z');
     expect(periodKey(new Date('2027-01-01T00:00:00.000Z'))).toBe('2027-01-01');
   });
+
+  it('formats every date as toISOString does, out-of-range years and invalid dates included', () => {
+    const edges = [0, -1, Date.UTC(9999, 11, 31, 23, 59, 59, 999), Date.UTC(10000, 0, 1), Date.UTC(0, 0, 1)];
+    const yearZero = new Date(0);
+    yearZero.setUTCFullYear(0);
+    const negative = new Date(0);
+    negative.setUTCFullYear(-1);
+    const spread = Array.from({ length: 2000 }, (_, i) => Date.UTC(1900, 0, 1) + i * 77_777_777_777);
+    for (const at of [...edges, ...spread].map((ms) => new Date(ms)).concat(yearZero, negative)) {
+      expect(toTimestamp(at)).toBe(at.toISOString());
+      expect(toTimestamp(at.getTime())).toBe(at.toISOString());
+      const year = at.getUTCFullYear();
+      if (year >= 0 && year <= 9999) expect(periodKey(at)).toBe(`${at.toISOString().slice(0, 7)}-01`);
+    }
+    expect(toTimestamp('2026-11-22T10:00:00+01:00')).toBe('2026-11-22T09:00:00.000Z');
+    expect(() => toTimestamp('not a date')).toThrow(RangeError);
+    expect(() => periodKey(new Date(NaN))).toThrow(RangeError);
+  });
 });

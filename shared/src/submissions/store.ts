@@ -6,7 +6,7 @@ import {
   type StoredSubmission,
 } from '../events';
 import { outboxRow, type OutboxRow } from '../outbox';
-import { periodKey } from '../time';
+import { periodKey, toTimestamp } from '../time';
 
 /** A file of a post, as stored: its metadata and where its bytes are (`<account>/<form>/<submission>/<file>`). */
 export interface StoredUpload extends StoredFile {
@@ -112,7 +112,7 @@ export function serializeStoreItem({ row, event, period, quota }: StoreItem): st
     user_agent: row.user_agent,
     referrer: row.referrer,
     spam_reason: row.spam_reason,
-    received_at: row.received_at,
+    received_at: toTimestamp(row.received_at),
     files: row.files.length
       ? row.files.map(({ id, field, filename, content_type, size, storage_key }) => ({
           id,

@@ -6,6 +6,13 @@ import { checkName, refuseUnstorable, strictUtf8, type Fields } from './fields';
 /** Reads at most LIMITS.bodyBytes (413 body-too-large beyond, before reading when Content-Length says so). */
 export async function readBounded(req: IncomingMessage, declaredLength: number | undefined): Promise<Buffer> {
   if (declaredLength !== undefined && declaredLength > LIMITS.bodyBytes) throw tooLarge();
+  // A small post has usually arrived whole by now (often in the packet of its headers): Node has
+  // put all of it in the request's buffer, which one read takes at once.
+  if (req.complete && req.readableFlowing !== true) {
+    const whole = (req.read() as Buffer | null) ?? Buffer.alloc(0);
+    if (whole.length > LIMITS.bodyBytes) throw tooLarge();
+    return whole;
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   try {
@@ -35,8 +42,7 @@ function decodeUtf8(bytes: Uint8Array): string {
 
 /** application/x-www-form-urlencoded, decoded as UTF-8 strictly (percent-escapes included). */
 export function parseUrlencoded(raw: Buffer): Fields {
-  decodeUtf8(raw);
-  const text = raw.toString('latin1');
+  const text = decodeUtf8(raw);
   const fields: Fields = [];
   if (text === '') return fields;
   for (const pair of text.split('&')) {
@@ -44,20 +50,25 @@ export function parseUrlencoded(raw: Buffer): Fields {
     const eq = pair.indexOf('=');
     const name = eq === -1 ? pair : pair.slice(0, eq);
     const value = eq === -1 ? '' : pair.slice(eq + 1);
-    fields.push([percentDecode(name), percentDecode(value)]);
+    fields.push([formDecode(name), formDecode(value)]);
     if (fields.length > LIMITS.fields) break;
   }
   return fields;
 }
 
-function percentDecode(text: string): string {
-  const plus = text.replace(/\+/g, ' ');
-  if (!plus.includes('%')) return decodeUtf8(Buffer.from(plus, 'latin1'));
-  const bytes = Buffer.from(
-    plus.replace(/%([0-9a-fA-F]{2})/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))),
-    'latin1',
-  );
-  return decodeUtf8(bytes);
+/**
+ * One name or value of a form body (already valid UTF-8): `+` is a space, `%XX` a byte of UTF-8,
+ * strictly (escapes that do not make UTF-8 are 400 bad-body), and a `%` not followed by two hex
+ * digits stays a `%`, as browsers keep it.
+ */
+function formDecode(part: string): string {
+  const spaced = part.includes('+') ? part.replace(/\+/g, ' ') : part;
+  if (!spaced.includes('%')) return spaced;
+  try {
+    return decodeURIComponent(spaced.replace(/%(?![0-9a-fA-F]{2})/g, '%25'));
+  } catch {
+    throw problem('bad-body', 'The body is not valid UTF-8');
+  }
 }
 
 /** application/json: one object; its values stored as strings (non-strings JSON-stringified). */
