@@ -1,8 +1,8 @@
 /**
  * Ingest: accepted posts per second and p50/p99 at 32 connections for urlencoded, JSON and
  * multipart bodies, against a bare Koa server doing one durable Postgres insert per request
- * (same run, same database server); then the ingest process's peak memory growth while a 50 MB
- * file is uploaded. Targets: ≥ 60 % of the bare server's throughput (issue 15; 50 % before it),
+ * (same run, same database server; urlencoded and the floor measured in turns, three rounds);
+ * then the ingest process's peak memory growth while a 50 MB file is uploaded. Targets: ≥ 60 % of the bare server's throughput (issue 15; 50 % before it),
  * p99 < 50 ms, growth < 64 MB.
  */
 const http = require('node:http');
@@ -15,6 +15,9 @@ const { freePort, startProcess, peakGrowth, load, settle } = require('../lib');
 
 const ROOT = path.join(__dirname, '..', '..');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench';
+const URLENCODED = 'application/x-www-form-urlencoded';
+/** Turns of floor and ingest (see the ratio below). */
+const ROUNDS = 3;
 
 /** Removes the JetStream streams the ingest process created for this run's prefix. */
 async function deleteStreams(prefix) {
@@ -133,25 +136,31 @@ exports.run = async function run({ duration, log }) {
       log(`measuring ${name} for ${duration} s`);
       rows.push({ name, ...(await load({ url: target, duration, headers: { 'content-type': type }, body })) });
     };
-    await measure(
-      'bare koa + 1 insert (urlencoded)',
-      `http://127.0.0.1:${barePort}/`,
-      'application/x-www-form-urlencoded',
-      urlencoded,
-    );
-    await measure('ingest urlencoded', url, 'application/x-www-form-urlencoded', urlencoded);
+    // The floor and ingest's urlencoded posts in turns, ROUNDS times: the box's speed drifts by more
+    // than the effects measured here within a minute, and turns let both see the same drift. The
+    // ratio is of the summed rates; each round's own ratio shows the spread.
+    const bareUrl = `http://127.0.0.1:${barePort}/`;
+    const rounds = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const start = rows.length;
+      await measure(`bare koa + 1 insert (urlencoded), round ${round}`, bareUrl, URLENCODED, urlencoded);
+      await measure(`ingest urlencoded, round ${round}`, url, URLENCODED, urlencoded);
+      rounds.push({ bare: rows[start], ingest: rows[start + 1] });
+    }
     await measure('ingest json', url, 'application/json', json);
     await measure('ingest multipart (1 KiB file)', url, 'multipart/form-data; boundary=b', multipart);
 
-    const bareRps = rows[0].rps;
-    const ingestRps = rows[1].rps;
+    const total = (side) => rounds.reduce((sum, r) => sum + r[side].rps, 0);
+    const ratio = total('ingest') / total('bare');
+    const perRound = rounds.map((r) => (r.ingest.rps / r.bare.rps).toFixed(2)).join(', ');
+    const p99s = rounds.map((r) => r.ingest.p99);
     const figures = {
-      'ingest urlencoded / bare throughput': `${(ingestRps / bareRps).toFixed(2)} (target ≥ 0.60)`,
-      'ingest urlencoded p99': `${rows[1].p99} ms (target < 50 ms)`,
+      'ingest urlencoded / bare throughput': `${ratio.toFixed(2)} (rounds ${perRound}; target ≥ 0.60)`,
+      'ingest urlencoded p99': `${Math.max(...p99s)} ms, worst of ${ROUNDS} rounds (target < 50 ms)`,
       '50 MB upload: ingest RSS before': `${(mem.before / 1048576).toFixed(1)} MiB`,
       '50 MB upload: ingest peak RSS growth': `${(mem.growth / 1048576).toFixed(1)} MiB (target < 64 MB)`,
     };
-    return { rows, figures, ratio: ingestRps / bareRps, memoryGrowthBytes: mem.growth };
+    return { rows, figures, ratio, memoryGrowthBytes: mem.growth };
   } finally {
     await ingest.stop();
     await bare.stop();
