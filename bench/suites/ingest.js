@@ -12,6 +12,7 @@ const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { ensureDatabase, createDb, migrate, newId, connectNats } = require('../../shared/dist');
 const { freePort, startProcess, peakGrowth, load, settle } = require('../lib');
+const { until } = require('../stack');
 
 const ROOT = path.join(__dirname, '..', '..');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench';
@@ -132,6 +133,8 @@ exports.run = async function run({ duration, log }) {
       '\r\n--b--\r\n';
     const rows = [];
     const measure = async (name, target, type, body) => {
+      // What the last measurement left to the relay is published first: it would compete with this one.
+      await until(async () => Number((await db('outbox').count({ n: '*' }).first()).n) === 0, 60_000, 'outbox drained');
       await settle(db);
       log(`measuring ${name} for ${duration} s`);
       rows.push({ name, ...(await load({ url: target, duration, headers: { 'content-type': type }, body })) });
@@ -142,10 +145,18 @@ exports.run = async function run({ duration, log }) {
     const bareUrl = `http://127.0.0.1:${barePort}/`;
     const rounds = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      const start = rows.length;
-      await measure(`bare koa + 1 insert (urlencoded), round ${round}`, bareUrl, URLENCODED, urlencoded);
-      await measure(`ingest urlencoded, round ${round}`, url, URLENCODED, urlencoded);
-      rounds.push({ bare: rows[start], ingest: rows[start + 1] });
+      // Alternate rounds swap the order, so a drift within a round favours neither side.
+      const sides = [
+        ['bare', `bare koa + 1 insert (urlencoded), round ${round}`, bareUrl],
+        ['ingest', `ingest urlencoded, round ${round}`, url],
+      ];
+      if (round % 2 === 0) sides.reverse();
+      const measured = {};
+      for (const [side, name, target] of sides) {
+        await measure(name, target, URLENCODED, urlencoded);
+        measured[side] = rows[rows.length - 1];
+      }
+      rounds.push(measured);
     }
     await measure('ingest json', url, 'application/json', json);
     await measure('ingest multipart (1 KiB file)', url, 'multipart/form-data; boundary=b', multipart);

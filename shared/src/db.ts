@@ -33,8 +33,8 @@ export function createDb(databaseUrl: string, options: { poolMax?: number; appli
  * Runs `work` on a connection of the pool, past knex's builder, runner and transaction machinery
  * (hot paths only: a knex transaction of four statements costs about 380 µs of CPU here, against
  * about 75 µs for one round trip of plain `pg`). Same pool, same errors, same OpenTelemetry pg
- * spans. An error that leaves the connection's state unknown (a failed ROLLBACK, say) is the
- * caller's to report with `discardConnection`: the pool then closes it instead of handing it out.
+ * spans. A connection left in an unknown state (a ROLLBACK that failed) is reported with
+ * `discardConnection`.
  */
 export async function withPooledConnection<T>(db: Db, work: (connection: pg.ClientBase) => Promise<T>): Promise<T> {
   // A transaction's client would hand out the transaction's own connection, where a procedure's COMMIT fails.
@@ -47,17 +47,17 @@ export async function withPooledConnection<T>(db: Db, work: (connection: pg.Clie
   const connection = await client.acquireConnection();
   try {
     return await work(connection);
-  } catch (err) {
-    // Which server process ran it: after a broken connection, the statement is over once that process is gone.
-    if (err && typeof err === 'object')
-      Object.assign(err, { backendPid: (connection as { processID?: number }).processID });
-    throw err;
   } finally {
     await client.releaseConnection(connection);
   }
 }
 
-/** Marks a pooled connection for closing when it is released (knex's pool checks this mark, as its own runner sets it). */
+/**
+ * Marks a pooled connection as unusable, as knex's own runner does after a failed query: the
+ * pool checks the mark before it hands a connection out again, and closes it instead. (A ROLLBACK
+ * fails when the connection is broken, which `pg` has then closed already; a live one that failed
+ * it would keep its transaction until then.)
+ */
 export function discardConnection(connection: pg.ClientBase, why: unknown): void {
   (connection as { __knex__disposed?: unknown }).__knex__disposed = why;
 }
@@ -65,12 +65,22 @@ export function discardConnection(connection: pg.ClientBase, why: unknown): void
 /**
  * Runs one named (prepared once per connection) statement straight on a pooled pg connection:
  * about 25 µs less CPU per call than through knex, for the hottest statement (ingest's store).
+ * Its errors carry `backendPid`, the server process that ran it: after a broken connection, the
+ * statement is over once that process is gone.
  */
 export async function runPrepared<Row>(
   db: Db,
   query: { name: string; text: string; values: unknown[] },
 ): Promise<Row[]> {
-  return withPooledConnection(db, async (connection) => (await connection.query(query)).rows as Row[]);
+  return withPooledConnection(db, async (connection) => {
+    try {
+      return (await connection.query(query)).rows as Row[];
+    } catch (err) {
+      if (err && typeof err === 'object')
+        Object.assign(err, { backendPid: (connection as { processID?: number }).processID });
+      throw err;
+    }
+  });
 }
 
 /** The migrations compiled into the package (no file-system loading, so it works from src in Jest and from dist in production). */

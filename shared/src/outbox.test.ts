@@ -114,6 +114,41 @@ describe('outbox relay', () => {
     }
   });
 
+  it('keeps a batch whose connection broke before its commit, and publishes it once with the next', async () => {
+    const event = await platform.db.transaction((trx) =>
+      enqueueEvent(trx, { subject: 'submission.created', payload: { n: 4 } }),
+    );
+    // The first claim's server process is killed once its rows are claimed: its COMMIT and ROLLBACK both fail.
+    let killed = false;
+    const query = jest.spyOn(pg.Client.prototype, 'query').mockImplementation(async function (
+      this: pg.Client & { processID?: number },
+      ...args: unknown[]
+    ) {
+      const result = await (realQuery.apply(this, args as never) as unknown as Promise<unknown>);
+      if (!killed && typeof args[0] === 'string' && args[0].includes('DELETE FROM outbox')) {
+        killed = true;
+        await platform.db.raw('SELECT pg_terminate_backend(?)', [this.processID]);
+      }
+      return result as never;
+    });
+    const relay = startTestRelay(platform, 60_000);
+    try {
+      await eventually(() => killed, { message: 'a claim was made' });
+      query.mockRestore();
+      await eventually(
+        async () => {
+          await relay.drain();
+          return (await platform.db('outbox').where({ event_id: event }).first()) === undefined;
+        },
+        { message: 'published by a later batch' },
+      );
+      expect((await publishedIds()).filter((id) => id === event)).toHaveLength(1);
+    } finally {
+      query.mockRestore();
+      await relay.stop();
+    }
+  });
+
   it('deletes what it published in a transaction that does not wait for the WAL flush', async () => {
     // A delete lost in a Postgres crash only publishes its events again, which JetStream drops by
     // their Nats-Msg-Id (the first test): so the relay's commits need not share ingest's flushes.

@@ -124,7 +124,10 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     withPooledConnection(db, async (connection) => {
       try {
         const results = (await connection.query(claim)) as unknown as pg.QueryResult<OutboxClaim>[];
-        const rows = results[results.length - 1]?.rows ?? [];
+        // Three results, the claim's last: anything else must roll back, never commit a delete unpublished.
+        const claimed = Array.isArray(results) && results.length === 3 ? results[2] : undefined;
+        if (claimed?.command !== 'DELETE') throw new Error('the outbox claim did not answer as three statements');
+        const { rows } = claimed;
         if (rows.length > 0) await publishRows(rows);
         await connection.query('COMMIT');
         return rows.length;

@@ -32,17 +32,23 @@ function tooLarge() {
   return problem('body-too-large', `A form or JSON body may be at most ${LIMITS.bodyBytes} bytes`);
 }
 
-function decodeUtf8(bytes: Uint8Array): string {
+function decodeUtf8(bytes: Uint8Array, decoder = strictUtf8): string {
   try {
-    return strictUtf8.decode(bytes);
+    return decoder.decode(bytes);
   } catch {
     throw problem('bad-body', 'The body is not valid UTF-8');
   }
 }
 
-/** application/x-www-form-urlencoded, decoded as UTF-8 strictly (percent-escapes included). */
+/** Strict UTF-8 that keeps a byte-order mark as text, as the WHATWG form parser does. */
+const strictUtf8KeepingBom = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * application/x-www-form-urlencoded as the WHATWG parser reads it, but decoded as UTF-8 strictly
+ * (percent-escapes included): bytes that are not UTF-8 are refused, not replaced.
+ */
 export function parseUrlencoded(raw: Buffer): Fields {
-  const text = decodeUtf8(raw);
+  const text = decodeUtf8(raw, strictUtf8KeepingBom);
   const fields: Fields = [];
   if (text === '') return fields;
   for (const pair of text.split('&')) {
