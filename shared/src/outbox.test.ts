@@ -127,7 +127,7 @@ describe('outbox relay', () => {
       const result = await (realQuery.apply(this, args as never) as unknown as Promise<unknown>);
       if (!killed && typeof args[0] === 'string' && args[0].includes('DELETE FROM outbox')) {
         killed = true;
-        await platform.db.raw('SELECT pg_terminate_backend(?)', [this.processID]);
+        await platform.db.raw('SELECT pg_terminate_backend(?)', [Number(this.processID)]);
       }
       return result as never;
     });
