@@ -37,7 +37,8 @@ export async function leaseDeliveries(
        FROM ask WHERE d.id = ask.id AND d.attempt_count = ask.attempt_count AND (d.lease_until IS NULL OR d.lease_until <= now())
        RETURNING d.id)
      SELECT ask.id, EXISTS (SELECT 1 FROM taken t WHERE t.id = ask.id) AS taken,
-       (SELECT ceil(greatest(0, extract(epoch FROM d.lease_until - now()) * 1000))::int
+       -- Capped at one whole lease: the holder's may have started a moment after this transaction did.
+       (SELECT least(ceil(ask.lease_ms), ceil(greatest(0, extract(epoch FROM d.lease_until - now()) * 1000)))::int
         FROM deliveries d WHERE d.id = ask.id) AS remaining_ms
      FROM ask`,
     [unique.map((a) => a.id), unique.map((a) => a.attemptCount), unique.map((a) => a.leaseMs)],
