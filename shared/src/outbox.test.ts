@@ -5,6 +5,22 @@ import { enqueueEvent } from './outbox';
 
 const realQuery = pg.Client.prototype.query;
 
+type Connection = pg.Client & { processID?: number };
+
+/** Records every statement sent on a pg connection (the relay talks to Postgres through pg directly) until `restore()`. */
+function recordQueries(): { sent: { connection: Connection; text: string }[]; restore(): void } {
+  const sent: { connection: Connection; text: string }[] = [];
+  const spy = jest.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
+    this: Connection,
+    ...args: unknown[]
+  ) {
+    const first = args[0] as string | { text?: string };
+    sent.push({ connection: this, text: typeof first === 'string' ? first : (first.text ?? '') });
+    return realQuery.apply(this, args as never) as never;
+  });
+  return { sent, restore: () => spy.mockRestore() };
+}
+
 describe('outbox relay', () => {
   const platform = useTestPlatform();
 
@@ -97,21 +113,16 @@ describe('outbox relay', () => {
   it('keeps what it could not publish, rolls its claim back and leaves the connection usable', async () => {
     // No stream takes this subject: JetStream refuses the publish, as it would while the stream is missing.
     const stuck = await platform.db.transaction((trx) => enqueueEvent(trx, { subject: 'nowhere.test', payload: {} }));
-    // The server processes that ran the relay's claims (other suites share the database).
-    const claimers = new Set<number>();
-    const query = jest.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
-      this: pg.Client & { processID?: number },
-      ...args: unknown[]
-    ) {
-      if (typeof args[0] === 'string' && args[0].includes('DELETE FROM outbox')) claimers.add(Number(this.processID));
-      return realQuery.apply(this, args as never) as never;
-    });
+    const queries = recordQueries();
     const relay = startTestRelay(platform, 60_000);
     try {
       expect(await relay.drain()).toBe(0);
       expect(await relay.drain()).toBe(0);
       expect(await platform.db('outbox').where({ event_id: stuck }).first()).toBeDefined();
-      // No transaction was left open on the connections the relay used.
+      // No transaction was left open on the connections the relay used (other suites share the database).
+      const claimers = new Set(
+        queries.sent.filter((q) => q.text.includes('DELETE FROM outbox')).map((q) => Number(q.connection.processID)),
+      );
       expect(claimers.size).toBeGreaterThan(0);
       const open = await platform
         .db('pg_stat_activity')
@@ -120,7 +131,7 @@ describe('outbox relay', () => {
         .select('pid', 'state');
       expect(open).toEqual([]);
     } finally {
-      query.mockRestore();
+      queries.restore();
       await relay.stop();
       await platform.db('outbox').where({ event_id: stuck }).delete();
     }
@@ -133,7 +144,7 @@ describe('outbox relay', () => {
     // The first claim's server process is killed once its rows are claimed: its COMMIT and ROLLBACK both fail.
     let killed = false;
     const query = jest.spyOn(pg.Client.prototype, 'query').mockImplementation(async function (
-      this: pg.Client & { processID?: number },
+      this: Connection,
       ...args: unknown[]
     ) {
       const result = await (realQuery.apply(this, args as never) as unknown as Promise<unknown>);
@@ -164,16 +175,7 @@ describe('outbox relay', () => {
   it('deletes what it published in a transaction that does not wait for the WAL flush', async () => {
     // A delete lost in a Postgres crash only publishes its events again, which JetStream drops by
     // their Nats-Msg-Id (the first test): so the relay's commits need not share ingest's flushes.
-    // The relay talks to Postgres through pg directly: what it sends, per connection, is observed there.
-    const sent: { connection: pg.Client; text: string }[] = [];
-    const query = jest.spyOn(pg.Client.prototype, 'query').mockImplementation(function (
-      this: pg.Client,
-      ...args: unknown[]
-    ) {
-      const first = args[0] as string | { text?: string };
-      sent.push({ connection: this, text: typeof first === 'string' ? first : (first.text ?? '') });
-      return realQuery.apply(this, args as never) as never;
-    });
+    const { sent, restore } = recordQueries();
     const event = await platform.db.transaction((trx) =>
       enqueueEvent(trx, { subject: 'submission.created', payload: { n: 3 } }),
     );
@@ -182,7 +184,7 @@ describe('outbox relay', () => {
       await eventually(async () => (await platform.db('outbox').where({ event_id: event }).first()) === undefined);
     } finally {
       await relay.stop();
-      query.mockRestore();
+      restore();
     }
     const claims = sent.filter((q) => q.text.includes('DELETE FROM outbox'));
     expect(claims.length).toBeGreaterThan(0);
