@@ -29,7 +29,7 @@ export async function findNotifyEmailsOfForms(db: Queryable, formIds: string[]):
  * Creates the deliveries of several submissions in one statement; one that exists (a redelivered
  * event) is left alone, and a submission no longer `received` (deleted, relabelled spam) gets
  * none. Returns every delivery of these (webhook, submission) pairs still waiting for its first
- * attempt, new or not.
+ * attempt, new or not. Its cost grows with the batch, not with the deliveries stored.
  */
 export async function insertDeliveriesOfSubmissions(
   db: Queryable,
@@ -56,8 +56,13 @@ export async function insertDeliveriesOfSubmissions(
        RETURNING id)
      SELECT id FROM inserted
      UNION
-     SELECT d.id FROM deliveries d JOIN r ON d.webhook_id = r.webhook_id AND d.submission_id = r.submission_id
-     WHERE d.event_type = 'submission.created' AND d.status = 'pending' AND d.attempt_count = 0`,
+     -- One index probe per pair (LIMIT keeps the subquery from being flattened into a join, which
+     -- the planner may answer with a scan of every delivery: a cost that grows with the table).
+     SELECT d.id FROM r CROSS JOIN LATERAL (
+       SELECT d.id, d.status, d.attempt_count FROM deliveries d
+       WHERE d.webhook_id = r.webhook_id AND d.submission_id = r.submission_id AND d.event_type = 'submission.created'
+       LIMIT 1) d
+     WHERE d.status = 'pending' AND d.attempt_count = 0`,
     [JSON.stringify(rows)],
   );
   return pending;
