@@ -1,4 +1,4 @@
-import type { AttemptRecord, Queryable } from '@intake/shared';
+import { runPrepared, type AttemptRecord, type Db } from '@intake/shared';
 import type { DeliveryTarget } from './delivery.repository';
 import type { Lease } from './lease.repository';
 
@@ -8,13 +8,14 @@ import type { Lease } from './lease.repository';
  * attempts recorded in one statement.
  */
 
-export async function findDeliveryTargets(db: Queryable, ids: string[]): Promise<Map<string, DeliveryTarget>> {
-  const { rows } = await db.raw<{ rows: DeliveryTarget[] }>(
-    `SELECT d.*, w.url, w.enabled, w.secret AS sealed_secret,
+export async function findDeliveryTargets(db: Db, ids: string[]): Promise<Map<string, DeliveryTarget>> {
+  const rows = await runPrepared<DeliveryTarget>(db, {
+    name: 'delivery_find_targets',
+    text: `SELECT d.*, w.url, w.enabled, w.secret AS sealed_secret,
        (SELECT count(*)::int FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.trigger = 'schedule') AS scheduled_attempts
-     FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY (?::text[])`,
-    [[...new Set(ids)]],
-  );
+     FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY ($1::text[])`,
+    values: [[...new Set(ids)]],
+  });
   return new Map(rows.map((r) => [r.id, r]));
 }
 
@@ -24,14 +25,15 @@ export async function findDeliveryTargets(db: Queryable, ids: string[]): Promise
  * refused as if another process held it.
  */
 export async function leaseDeliveries(
-  db: Queryable,
+  db: Db,
   asks: { id: string; attemptCount: number; leaseMs: number }[],
 ): Promise<Lease[]> {
   const first = new Map<string, number>();
   asks.forEach((a, i) => first.has(a.id) || first.set(a.id, i));
   const unique = [...first.values()].map((i) => asks[i]!);
-  const { rows } = await db.raw<{ rows: { id: string; taken: boolean; remaining_ms: number | null }[] }>(
-    `WITH ask AS (SELECT * FROM unnest(?::text[], ?::int[], ?::float8[]) AS a(id, attempt_count, lease_ms)),
+  const rows = await runPrepared<{ id: string; taken: boolean; remaining_ms: number | null }>(db, {
+    name: 'delivery_lease',
+    text: `WITH ask AS (SELECT * FROM unnest($1::text[], $2::int[], $3::float8[]) AS a(id, attempt_count, lease_ms)),
      taken AS (
        UPDATE deliveries d SET lease_until = now() + make_interval(secs => ask.lease_ms / 1000)
        FROM ask WHERE d.id = ask.id AND d.attempt_count = ask.attempt_count AND (d.lease_until IS NULL OR d.lease_until <= now())
@@ -41,8 +43,8 @@ export async function leaseDeliveries(
        (SELECT least(ceil(ask.lease_ms), ceil(greatest(0, extract(epoch FROM d.lease_until - now()) * 1000)))::int
         FROM deliveries d WHERE d.id = ask.id) AS remaining_ms
      FROM ask`,
-    [unique.map((a) => a.id), unique.map((a) => a.attemptCount), unique.map((a) => a.leaseMs)],
-  );
+    values: [unique.map((a) => a.id), unique.map((a) => a.attemptCount), unique.map((a) => a.leaseMs)],
+  });
   const byId = new Map(rows.map((r) => [r.id, r]));
   return asks.map((a, i) => {
     const row = byId.get(a.id);
@@ -52,7 +54,7 @@ export async function leaseDeliveries(
 }
 
 /** Records several attempts (of different deliveries) and their deliveries' new states in one statement; each ends its lease. */
-export async function recordDeliveryAttempts(db: Queryable, records: AttemptRecord[]): Promise<void> {
+export async function recordDeliveryAttempts(db: Db, records: AttemptRecord[]): Promise<void> {
   if (new Set(records.map((r) => r.deliveryId)).size !== records.length)
     throw new Error('one delivery twice in a batch of attempt records');
   const rows = records.map((r) => ({
@@ -68,9 +70,10 @@ export async function recordDeliveryAttempts(db: Queryable, records: AttemptReco
     next_attempt_at: r.nextAttemptAt,
     updated_at: r.now,
   }));
-  await db.raw(
-    `WITH v AS MATERIALIZED (
-       SELECT * FROM json_to_recordset(?::json) AS v(delivery_id text, attempt int, trigger text, started_at timestamptz,
+  await runPrepared(db, {
+    name: 'delivery_record_attempts',
+    text: `WITH v AS MATERIALIZED (
+       SELECT * FROM json_to_recordset($1::json) AS v(delivery_id text, attempt int, trigger text, started_at timestamptz,
          duration_ms int, status_code int, error text, response_body text, status text,
          next_attempt_at timestamptz, updated_at timestamptz)),
      attempts AS (
@@ -79,6 +82,6 @@ export async function recordDeliveryAttempts(db: Queryable, records: AttemptReco
      UPDATE deliveries d SET status = v.status, attempt_count = d.attempt_count + 1, last_error = v.error,
        last_status_code = v.status_code, next_attempt_at = v.next_attempt_at, lease_until = NULL, updated_at = v.updated_at
      FROM v WHERE d.id = v.delivery_id`,
-    [JSON.stringify(rows)],
-  );
+    values: [JSON.stringify(rows)],
+  });
 }
