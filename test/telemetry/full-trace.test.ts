@@ -99,12 +99,34 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     await resetTelemetryForTests();
   });
 
+  /** The webhooks this file made (its deliveries are the ones its metrics count). */
+  const webhookIds: string[] = [];
+
   async function formWithWebhook(path: string, notifyEmails: string[] = []) {
     const account = await factories.account(platform.db);
     const form = await factories.form(platform.db, account.id, { notify_emails: notifyEmails });
     const url = `${receiverUrl}${path}?token=s3cret&v=2`;
     const { id: webhookId } = await factories.webhook(platform, { accountId: account.id, formId: form.id, url });
+    webhookIds.push(webhookId);
     return { slug: form.slug, webhookId };
+  }
+
+  /**
+   * Waits until every delivery of this file has finished and been counted (the count follows the
+   * commit of its last attempt): an earlier test's delivery must not be counted during a later one.
+   */
+  async function deliveriesSettled(): Promise<void> {
+    await eventually(
+      async () => {
+        const rows = await platform.db('deliveries').whereIn('webhook_id', webhookIds).select('status');
+        const finished = rows.filter((r) => r.status === 'succeeded' || r.status === 'failed').length;
+        const s = await snapshot();
+        const counted =
+          (s.get('intake.deliveries{outcome=succeeded}') ?? 0) + (s.get('intake.deliveries{outcome=failed}') ?? 0);
+        return finished === rows.length && counted === finished;
+      },
+      { message: "every delivery of this file's earlier tests finished and counted" },
+    );
   }
 
   const post = (slug: string, body: string) =>
@@ -213,6 +235,7 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
   });
 
   it('records the catalog metrics where things happen, with their outcome attributes', async () => {
+    await deliveriesSettled();
     const before = await snapshot();
     const ok = await formWithWebhook('/hook', ['ops@example.com']);
     const flaky = await formWithWebhook('/flaky');
