@@ -3,6 +3,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const autocannon = require('autocannon');
+const { request } = require('undici');
 
 async function freePort() {
   const server = net.createServer();
@@ -105,7 +106,9 @@ async function offerAtRate(seconds, rate, postOne) {
 
 /**
  * A poster of urlencoded forms for open-loop load: `postOne(n)` posts `${body}&n=${n}` and records the status, the
- * latency and, for a 201, when the submission was answered (`answered`: id → time).
+ * latency and, for a 201, when the submission was answered (`answered`: id → time). It uses undici's `request`:
+ * `fetch` cost the box about 1.3 ms of CPU per post here (its WHATWG streams), twice as much, and the load
+ * generator shares the cores with what it measures.
  */
 function formPoster(url, body) {
   const answered = new Map();
@@ -114,16 +117,16 @@ function formPoster(url, body) {
   const postOne = async (n) => {
     const sent = performance.now();
     try {
-      const res = await fetch(url, {
+      const res = await request(url, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: `${body}&n=${n}`,
       });
-      const answer = await res.json();
+      const answer = await res.body.json();
       const at = performance.now();
-      statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+      statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
       latencies.push(at - sent);
-      if (res.status === 201) answered.set(answer.id, at);
+      if (res.statusCode === 201) answered.set(answer.id, at);
     } catch {
       statuses.error = (statuses.error ?? 0) + 1;
     }
