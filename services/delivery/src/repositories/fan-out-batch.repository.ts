@@ -27,30 +27,26 @@ export async function findNotifyEmailsOfForms(db: Db, formIds: string[]): Promis
 }
 
 /**
- * The statement of `insertDeliveriesOfSubmissions` (its tests measure what it reads). Its cost
- * grows with the batch, not with the deliveries stored: one index probe per (webhook, submission)
- * pair looks for an existing delivery (the LIMIT keeps the subquery from being flattened into a
- * join, which the planner may answer with a scan of every delivery stored).
+ * The statement of `insertDeliveriesOfSubmissions` (its tests measure what it touches). An existing
+ * delivery is found by the insert's own conflict check on the unique index, never by a query the
+ * planner could answer with a scan of every delivery stored (a join it once answered so, and a
+ * per-pair look-up it answered with a scan per pair when its statistics were off): the no-op
+ * update returns the ones still waiting for their first attempt. A pair twice in one batch (an
+ * event next to its redelivered copy) is kept once, as the update may touch a row only once.
  */
 export const INSERT_DELIVERIES = {
   name: 'fanout_insert_deliveries',
   text: `WITH r AS MATERIALIZED (
-       SELECT * FROM json_to_recordset($1::json)
-         AS r(id text, account_id text, webhook_id text, form_id text, submission_id text, data jsonb)),
-     inserted AS (
-       INSERT INTO deliveries (id, account_id, webhook_id, form_id, submission_id, event_type, data)
-       SELECT r.id, r.account_id, r.webhook_id, r.form_id, r.submission_id, 'submission.created', r.data
-       FROM r JOIN submissions s ON s.id = r.submission_id AND s.status = 'received'
-       ORDER BY r.webhook_id, r.submission_id
-       ON CONFLICT (webhook_id, submission_id) WHERE event_type = 'submission.created' DO NOTHING
-       RETURNING id)
-     SELECT id FROM inserted
-     UNION
-     SELECT d.id FROM r CROSS JOIN LATERAL (
-       SELECT d.id, d.status, d.attempt_count FROM deliveries d
-       WHERE d.webhook_id = r.webhook_id AND d.submission_id = r.submission_id AND d.event_type = 'submission.created'
-       LIMIT 1) d
-     WHERE d.status = 'pending' AND d.attempt_count = 0`,
+       SELECT DISTINCT ON (webhook_id, submission_id) * FROM json_to_recordset($1::json)
+         AS r(id text, account_id text, webhook_id text, form_id text, submission_id text, data jsonb)
+       ORDER BY webhook_id, submission_id)
+     INSERT INTO deliveries AS d (id, account_id, webhook_id, form_id, submission_id, event_type, data)
+     SELECT r.id, r.account_id, r.webhook_id, r.form_id, r.submission_id, 'submission.created', r.data
+     FROM r JOIN submissions s ON s.id = r.submission_id AND s.status = 'received'
+     ORDER BY r.webhook_id, r.submission_id
+     ON CONFLICT (webhook_id, submission_id) WHERE event_type = 'submission.created'
+       DO UPDATE SET status = d.status WHERE d.status = 'pending' AND d.attempt_count = 0
+     RETURNING d.id`,
 };
 
 /**

@@ -11,7 +11,11 @@ import type { Lease } from './lease.repository';
 export async function findDeliveryTargets(db: Db, ids: string[]): Promise<Map<string, DeliveryTarget>> {
   const rows = await runPrepared<DeliveryTarget>(db, {
     name: 'delivery_find_targets',
-    text: `SELECT d.*, w.url, w.enabled, w.secret AS sealed_secret,
+    // The columns are named: a prepared statement's result may not change shape when a migration
+    // adds a column (Postgres would fail every call on the connections that prepared it).
+    text: `SELECT d.id, d.account_id, d.webhook_id, d.form_id, d.submission_id, d.event_type, d.data, d.status,
+       d.attempt_count, d.last_error, d.last_status_code, d.next_attempt_at, d.created_at, d.updated_at,
+       w.url, w.enabled, w.secret AS sealed_secret,
        (SELECT count(*)::int FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.trigger = 'schedule') AS scheduled_attempts
      FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.id = ANY ($1::text[])`,
     values: [[...new Set(ids)]],

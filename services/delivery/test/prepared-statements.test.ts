@@ -1,0 +1,38 @@
+import { createDb, newId } from '@intake/shared';
+import { factories, useTestPlatform } from '@intake/shared/testing';
+import { findDeliveryTargets } from '../src/repositories/send-batch.repository';
+
+/**
+ * The send path's statements are prepared once per connection and kept: a migration that adds a
+ * column while the delivery service runs (the chart's migrations Job runs beside the old pods)
+ * must not break them on the connections that prepared them before.
+ */
+describe('the prepared statements of the send path', () => {
+  const platform = useTestPlatform();
+
+  it('still find their deliveries after a migration adds a column to deliveries', async () => {
+    const account = await factories.account(platform.db);
+    const form = await factories.form(platform.db, account.id);
+    const webhook = await factories.webhook(platform, { accountId: account.id, formId: form.id });
+    const { id } = await factories.delivery(platform.db, {
+      accountId: account.id,
+      webhookId: webhook.id,
+      formId: form.id,
+      submissionId: newId('submission'),
+    });
+    // One connection: the statement prepared by the first call is the one the second call runs.
+    const service = createDb(platform.config.DATABASE_URL, { poolMax: 1 });
+    try {
+      expect((await findDeliveryTargets(service, [id])).get(id)?.url).toBe(webhook.url);
+      await platform.db.raw('ALTER TABLE deliveries ADD COLUMN migration_probe integer');
+      try {
+        const found = (await findDeliveryTargets(service, [id])).get(id);
+        expect(found).toMatchObject({ id, url: webhook.url, status: 'pending', scheduled_attempts: 0 });
+      } finally {
+        await platform.db.raw('ALTER TABLE deliveries DROP COLUMN migration_probe');
+      }
+    } finally {
+      await service.destroy();
+    }
+  });
+});
