@@ -13,6 +13,7 @@ export const deliveryService: ServiceModule = {
 
 export { CONSUMERS, SEND_CONCURRENCY, sendAckWaitMs } from './consumers/consumers';
 export { processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
-export { fanOutSubmission, submissionData } from './domain/fan-out';
+export { submissionData } from './domain/fan-out';
+export { fanOutSubmission } from './domain/fan-out-batch';
 export { notifySubmission, MAX_MAIL_ATTEMPTS } from './domain/notify';
 export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';

@@ -16,8 +16,7 @@ import {
   type Worker,
 } from '@intake/shared';
 import { attemptLeaseMs, batchedDeliveryStore, processDeliveryRequest } from '../domain/deliver';
-import { fanOutSubmission } from '../domain/fan-out';
-import { fanOutSubmissions } from '../domain/fan-out-batch';
+import { fanOutSubmission, fanOutSubmissions } from '../domain/fan-out-batch';
 import { findNotifyEmailsOfForms } from '../repositories/fan-out-batch.repository';
 import { notifySubmission } from '../domain/notify';
 

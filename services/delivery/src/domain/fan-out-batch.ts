@@ -3,10 +3,11 @@ import { findEnabledWebhooksOfForms, insertDeliveriesOfSubmissions } from '../re
 import { submissionData, type FanOutDeps } from './fan-out';
 
 /**
- * `fanOutSubmission` for the events that arrived together: one query for the webhooks of their
- * forms, one statement for all their deliveries, then one `delivery.requested` per delivery
- * still waiting for its first attempt (a redelivered event finds its deliveries there and only
- * republishes, which the stream deduplicates). Returns how many requests were published.
+ * Fans out the events that arrived together: one query for the webhooks of their forms (spam has
+ * none), one statement for all their deliveries (one per enabled webhook of each form), then one
+ * `delivery.requested` per delivery still waiting for its first attempt (a redelivered event
+ * finds its deliveries there and only republishes, which the stream deduplicates). Returns how
+ * many requests were published.
  */
 export async function fanOutSubmissions(props: FanOutDeps & { events: SubmissionEvent[]; now: Date }): Promise<number> {
   const { db, now } = props;
@@ -35,4 +36,10 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: Submission
   const pending = await insertDeliveriesOfSubmissions(db, rows);
   await Promise.all(pending.map((d) => requestDelivery(props.nats, { deliveryId: d.id, trigger: 'schedule' })));
   return pending.length;
+}
+
+/** `fanOutSubmissions` for one event (a consumer handling its messages one by one). */
+export function fanOutSubmission(props: FanOutDeps & { event: SubmissionEvent; now: Date }): Promise<number> {
+  const { event, ...deps } = props;
+  return fanOutSubmissions({ ...deps, events: [event] });
 }
