@@ -62,13 +62,19 @@ async function benchPlatform() {
   };
 }
 
-/** An account (quota out of the way) with one form and, when `webhookUrl` is given, one webhook. */
-async function formWithWebhook(platform, webhookUrl) {
+/** An account (quota out of the way) with one form and, when `webhookUrl` is given, one webhook; `notifyEmails` for mail. */
+async function formWithWebhook(platform, webhookUrl, notifyEmails = []) {
   const accountId = newId('account');
   await platform.db('accounts').insert({ id: accountId, name: 'bench', plan_id: 'team', quota_override: 100_000_000 });
   const formId = newId('form');
   const slug = `bench-${randomBytes(4).toString('hex')}`;
-  await platform.db('forms').insert({ id: formId, account_id: accountId, name: 'Bench form', slug });
+  await platform.db('forms').insert({
+    id: formId,
+    account_id: accountId,
+    name: 'Bench form',
+    slug,
+    notify_emails: JSON.stringify(notifyEmails),
+  });
   if (webhookUrl)
     await platform.db('webhooks').insert({
       id: newId('webhook'),
@@ -111,6 +117,30 @@ async function receiver() {
   };
 }
 
+/** A local SMTP server that accepts every mail and counts them (`mails()`). */
+async function mailSink() {
+  const { SMTPServer } = require('smtp-server');
+  let mails = 0;
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, _session, callback) {
+      stream.on('data', () => undefined);
+      stream.on('end', () => {
+        mails++;
+        callback();
+      });
+    },
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `smtp://127.0.0.1:${server.server.address().port}`,
+    mails: () => mails,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
 /** Starts `services/<name>/dist/main.js` on a free port with the bench env. */
 async function service(name, env) {
   const port = await freePort();
@@ -137,4 +167,4 @@ async function until(probe, timeoutMs, message) {
 
 const round = (n, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-module.exports = { benchPlatform, formWithWebhook, receiver, service, percentile, until, round };
+module.exports = { benchPlatform, formWithWebhook, receiver, mailSink, service, percentile, until, round };

@@ -16,9 +16,10 @@
  *   WEBHOOK_TIMEOUT_MS=2000 as in the issue's report.
  */
 const fs = require('node:fs');
+const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
-const { benchPlatform, formWithWebhook, receiver, service, percentile, until, round } = require('../stack');
+const { benchPlatform, formWithWebhook, receiver, mailSink, service, percentile, until, round } = require('../stack');
 const { freePort, startProcess, load, settle, offerAtRate, formPoster } = require('../lib');
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -37,10 +38,10 @@ function allInOneScript() {
   return path.join(ROOT, file);
 }
 
-/** CPU seconds (user + system) a process has used so far; 0 once it is gone. */
-function cpuSeconds(pid) {
+/** CPU seconds (user + system) a process (or one of its threads, by `tid`) has used so far; 0 once it is gone. */
+function cpuSeconds(pid, tid) {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = fs.readFileSync(tid ? `/proc/${pid}/task/${tid}/stat` : `/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / TICK;
   } catch {
@@ -57,12 +58,17 @@ async function backends(db) {
   return rows;
 }
 
-/** A CPU meter over the given processes and their Postgres backends: start(), then stop() → seconds per name. */
-function cpuMeter(db, processes) {
+/**
+ * A CPU meter over the given processes (and threads: name → { pid, tid }) and their Postgres
+ * backends: start(), then stop() → seconds per name.
+ */
+function cpuMeter(db, processes, threads = {}) {
   let before;
   const sample = async () => {
     const out = new Map();
     for (const [name, pid] of Object.entries(processes)) out.set(`node ${name}`, new Map([[pid, cpuSeconds(pid)]]));
+    for (const [name, { pid, tid }] of Object.entries(threads))
+      out.set(`thread ${name}`, new Map([[`${pid}/${tid}`, cpuSeconds(pid, tid)]]));
     for (const b of await backends(db)) {
       const key = `postgres ${b.application_name.replace(/^intake-/, '')}`;
       if (!out.has(key)) out.set(key, new Map());
@@ -100,31 +106,44 @@ async function counted(db, formId) {
   return Number(row?.n ?? 0);
 }
 
-/** Runs the phases against one layout; `start()` starts its processes and returns { url, pids, stop() }. */
-async function measureLayout({ name, platform, target, start, duration, log, measureFloor }) {
+/**
+ * Runs the phases against one layout; `start()` starts its processes and returns { url, pids,
+ * threads?, stop() }. With `mail` (a mail sink), the form also notifies an address and a post is
+ * complete once its mail has arrived too. `stagesOnly`: the end-to-end phase alone (CPU per stage).
+ */
+async function measureLayout({ name, platform, target, mail, stagesOnly, start, duration, log, measureFloor }) {
   const { db } = platform;
   const quiet = await formWithWebhook(platform);
-  const hooked = await formWithWebhook(platform, target.url);
+  const hooked = await formWithWebhook(platform, target.url, mail ? ['owner@example.com'] : undefined);
   const stack = await start();
   const rows = [];
   const out = { layout: name };
+  const mailed = () => (mail ? mail.mails() : Infinity);
+  const postForm = (slug) =>
+    load({ url: `${stack.url}/v1/f/${slug}`, duration, headers: { 'content-type': TYPE }, body: BODY });
   try {
     // Warm-up: a few hundred posts through the whole pipeline.
     await load({ url: `${stack.url}/v1/f/${hooked.slug}`, duration: 1, headers: { 'content-type': TYPE }, body: BODY });
-    const warmed = await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first();
+    const warmed = Number((await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n);
     await until(
-      async () => target.arrivals.size >= Number(warmed.n) && (await counted(db, hooked.formId)) >= Number(warmed.n),
+      async () => target.arrivals.size >= warmed && mailed() >= warmed && (await counted(db, hooked.formId)) >= warmed,
       120_000,
       `${name}: warm-up`,
     );
+    if (!stagesOnly) await ingestAlone();
+    await endToEnd();
+    if (!stagesOnly) await fixedRate();
+  } finally {
+    await stack.stop();
+  }
+  return { rows, out };
 
+  async function ingestAlone() {
     // 1. Ingest with no webhook, between two measurements of the floor (the box's speed drifts
     //    within minutes: the ratio is against the floor of the same minute).
     const floorBefore = await measureFloor();
     await settle(db);
     log(`${name}: ingest, no webhook, 32 connections for ${duration} s`);
-    const postForm = (slug) =>
-      load({ url: `${stack.url}/v1/f/${slug}`, duration, headers: { 'content-type': TYPE }, body: BODY });
     const noHook = await postForm(quiet.slug);
     const noHookEnd = performance.now();
     const quietStored = Number((await db('submissions').where({ form_id: quiet.formId }).count({ n: '*' }).first()).n);
@@ -142,14 +161,16 @@ async function measureLayout({ name, platform, target, start, duration, log, mea
         `usage counted ${quietStored} ${round((performance.now() - noHookEnd) / 1000, 1)} s after the load; ` +
         `floor ${floorBefore} req/s before, ${floorAfter} after`,
     });
+  }
 
+  async function endToEnd() {
     // 2. End to end with a webhook.
     await settle(db);
     log(`${name}: end to end with a webhook, 32 connections for ${duration} s`);
     const storedBefore = Number(
       (await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n,
     );
-    const meter = cpuMeter(db, stack.pids);
+    const meter = cpuMeter(db, stack.pids, stack.threads?.());
     await meter.start();
     const t0 = performance.now();
     const e2e = await postForm(hooked.slug);
@@ -160,7 +181,8 @@ async function measureLayout({ name, platform, target, start, duration, log, mea
     await until(
       async () => {
         const now = performance.now();
-        if (target.arrivals.size < stored || (await counted(db, hooked.formId)) < stored) return false;
+        if (target.arrivals.size < stored || mailed() < stored || (await counted(db, hooked.formId)) < stored)
+          return false;
         lastCounted = now;
         return true;
       },
@@ -185,7 +207,9 @@ async function measureLayout({ name, platform, target, start, duration, log, mea
         `ingest ${e2e.rps} req/s, ${accepted} accepted, all counted and received ${round(seconds, 1)} s after the start ` +
         `(backlog drained ${round(out.drain, 1)} s after the load); CPU µs/submission ${JSON.stringify(out.cpu)}`,
     });
+  }
 
+  async function fixedRate() {
     // 3. Webhook latency at a fixed offered rate.
     await settle(db);
     log(`${name}: ${FIXED_RATE} posts/s offered for ${duration} s`);
@@ -215,16 +239,29 @@ async function measureLayout({ name, platform, target, start, duration, log, mea
     );
     out.duplicates = target.requests() - target.arrivals.size;
     rows.push({ name: `${name}: duplicate webhook requests`, rps: '', p50: '', p99: '', note: `${out.duplicates}` });
-  } finally {
-    await stack.stop();
   }
-  return { rows, out };
+}
+
+/** The stages layout's CPU per submission: each stage's thread and Postgres backends, and the threads no stage owns. */
+function stageTable(cpu) {
+  const stages = Object.keys(cpu)
+    .filter((k) => k.startsWith('thread '))
+    .map((k) => k.slice('thread '.length));
+  const parts = stages.map((stage) => {
+    const node = cpu[`thread ${stage}`];
+    const pg = cpu[`postgres stage-${stage}`] ?? 0;
+    return `${stage} ${node + pg} (${node} + ${pg})`;
+  });
+  const threads = stages.reduce((sum, stage) => sum + cpu[`thread ${stage}`], 0);
+  parts.push(`other threads (GC, libuv) ${cpu['node stages'] - threads}`);
+  return parts.join(', ');
 }
 
 exports.run = async function run({ duration, log }) {
   const { platform, env: benchEnv, close } = await benchPlatform();
   const env = { ...benchEnv, WEBHOOK_TIMEOUT_MS };
   const target = await receiver();
+  const sink = await mailSink();
   const rows = [];
   const results = {};
   let stopBare = async () => undefined;
@@ -278,8 +315,41 @@ exports.run = async function run({ duration, log }) {
           };
         },
       },
+      {
+        // Every stage on a thread of its own (bench/stages.js), the form notifying an address through a
+        // local SMTP server: CPU per submission of each stage, end to end only.
+        name: 'stages',
+        stagesOnly: true,
+        async start() {
+          const port = await freePort();
+          const tids = fs.mkdtempSync(path.join(os.tmpdir(), 'intake-stages-'));
+          const p = await startProcess(
+            path.join(__dirname, '..', 'stages.js'),
+            { ...env, PORT: String(port), SMTP_URL: sink.url, BENCH_STAGE_TIDS: tids },
+            `http://127.0.0.1:${port}/readyz`,
+          );
+          const threads = () => ({
+            ingest: { pid: p.pid, tid: p.pid },
+            ...Object.fromEntries(
+              fs
+                .readdirSync(tids)
+                .map((stage) => [stage, { pid: p.pid, tid: fs.readFileSync(path.join(tids, stage), 'utf8') }]),
+            ),
+          });
+          return {
+            url: `http://127.0.0.1:${port}`,
+            pids: { stages: p.pid },
+            threads,
+            stop: async () => {
+              await p.stop();
+              fs.rmSync(tids, { recursive: true, force: true });
+            },
+          };
+        },
+      },
     ];
     for (const layout of layouts) {
+      if (layout.name === 'stages') layout.mail = sink;
       const { rows: r, out } = await measureLayout({ ...layout, platform, target, duration, log, measureFloor });
       rows.push(...r);
       results[layout.name] = out;
@@ -287,6 +357,7 @@ exports.run = async function run({ duration, log }) {
     }
     const a = results['npm start'];
     const s = results.separate;
+    const st = results.stages;
     const figures = {
       'floor (bare Koa + 1 durable insert)': `${a.floor} req/s around npm start, ${s.floor} around separate`,
       'npm start: ingest / floor, no webhook':
@@ -301,11 +372,14 @@ exports.run = async function run({ duration, log }) {
       [`separate: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(s.webhookP50)} / ${round(s.webhookP99)} ms`,
       'separate: duplicate webhook requests': s.duplicates,
       'separate: CPU µs per submission': JSON.stringify(s.cpu),
+      'stages: end to end (every stage on its own thread, with mail)': `${Math.round(st.e2eRate)} submissions/s`,
+      'stages: CPU µs per submission (thread + its Postgres backends)': stageTable(st.cpu),
     };
     return { rows, figures, results };
   } finally {
     await stopBare();
     await target.close();
+    await sink.close();
     await close();
   }
 };

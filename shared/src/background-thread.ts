@@ -35,6 +35,8 @@ export async function startBackgroundThread(options: {
   logger: Logger;
   /** The thread's environment (default: this process's), from which it builds its platform. */
   env?: NodeJS.ProcessEnv;
+  /** False when the thread runs no outbox relay: `wakeOutboxRelays()` then leaves it alone (default true). */
+  runsRelay?: boolean;
 }): Promise<Worker> {
   const { logger } = options;
   const thread = new Thread(options.entry, {
@@ -60,14 +62,15 @@ export async function startBackgroundThread(options: {
     process.exit(1);
   });
   let waking = false;
-  const forget = onOutboxWake(() => {
+  const wake = (): void => {
     if (waking) return;
     waking = true;
     setImmediate(() => {
       waking = false;
       thread.postMessage('wake' satisfies ToThread);
     });
-  });
+  };
+  const forget = options.runsRelay === false ? () => undefined : onOutboxWake(wake);
   return {
     async stop() {
       if (stopping) return;

@@ -8,10 +8,10 @@ export const deliveryService: ServiceModule = {
   publishesEvents: false,
   cors: false,
   routes: () => [],
-  startWorkers: startDeliveryWorkers,
+  startWorkers: (platform) => startDeliveryWorkers(platform),
 };
 
-export { CONSUMERS, SEND_CONCURRENCY, sendAckWaitMs } from './consumers/consumers';
+export { CONSUMERS, SEND_CONCURRENCY, sendAckWaitMs, startDeliveryWorkers, type DeliveryConsumer } from './consumers/consumers';
 export { processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
 export { submissionData } from './domain/fan-out';
 export { fanOutSubmission } from './domain/fan-out-batch';
