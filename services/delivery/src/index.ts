@@ -11,9 +11,15 @@ export const deliveryService: ServiceModule = {
   startWorkers: (platform) => startDeliveryWorkers(platform),
 };
 
-export { CONSUMERS, SEND_CONCURRENCY, sendAckWaitMs, startDeliveryWorkers, type DeliveryConsumer } from './consumers/consumers';
+export {
+  CONSUMERS,
+  SEND_CONCURRENCY,
+  sendAckWaitMs,
+  startDeliveryWorkers,
+  type DeliveryConsumer,
+} from './consumers/consumers';
 export { processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
 export { submissionData } from './domain/fan-out';
 export { fanOutSubmission } from './domain/fan-out-batch';
-export { notifySubmission, MAX_MAIL_ATTEMPTS } from './domain/notify';
+export { notifySubmission, notifySubmissions, MAX_MAIL_ATTEMPTS, MAIL_LEASE_MS } from './domain/notify';
 export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';

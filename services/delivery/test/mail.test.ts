@@ -3,7 +3,7 @@ import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
 import { createMailer, newId, type SubmissionEvent } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
-import { notifySubmission } from '../src';
+import { MAIL_LEASE_MS, notifySubmission, notifySubmissions } from '../src';
 import { accountWithForm, startDelivery, submit } from './helpers';
 
 interface Mail {
@@ -15,10 +15,15 @@ interface Mail {
 async function smtpServer(refuseFirst = 0) {
   const mails: Mail[] = [];
   let refused = 0;
+  let connections = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
     logger: false,
+    onConnect(_session, callback) {
+      connections += 1;
+      callback();
+    },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -35,7 +40,12 @@ async function smtpServer(refuseFirst = 0) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.server.address() as AddressInfo;
-  return { port, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return {
+    port,
+    mails,
+    connections: () => connections,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
 }
 
 describe('notification e-mail', () => {
@@ -101,6 +111,93 @@ describe('notification e-mail', () => {
     });
   });
 
+  /** A received submission's event for a form of `accountWithForm` (nothing stored: the payload travels in it). */
+  const eventOf = (form: { accountId: string; formId: string }): SubmissionEvent => ({
+    event_id: newId('event'),
+    submission_id: newId('submission'),
+    form_id: form.formId,
+    account_id: form.accountId,
+    status: 'received',
+    received_at: '2031-02-03T04:05:06.789Z',
+    payload: { name: 'Ada' },
+    files: [],
+    file_bytes: 0,
+    form_name: 'Test form',
+  });
+
+  it('sends a submission’s mail once when two copies arrive together, and a copy of one being sent elsewhere waits for it', async () => {
+    const sink = await smtpServer();
+    const mailer = createMailer(
+      { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, MAIL_FROM: 'i@intake.test' },
+      ctx.platform.logger,
+    );
+    try {
+      const form = await accountWithForm(ctx.platform, ['twice@example.com']);
+      const event = eventOf(form);
+      const to = ['twice@example.com'];
+      const notify = (events: SubmissionEvent[]) =>
+        notifySubmissions({ ...ctx.platform, mailer, now: new Date(), items: events.map((e) => ({ event: e, to })) });
+      // The second copy finds the first one's claim: it waits a whole lease, then finds the mail sent.
+      expect(await notify([event, event])).toEqual([{ ack: true }, { retryInMs: MAIL_LEASE_MS }]);
+      expect(await notify([event])).toEqual([{ ack: true }]);
+      expect(sink.mails).toHaveLength(1);
+
+      // Another process holds this one's send for 60 s more: nothing is sent, the copy waits about that long.
+      const held = eventOf(form);
+      await ctx.platform.db('notifications').insert({
+        id: newId('notification'),
+        account_id: form.accountId,
+        kind: 'submission',
+        dedup_key: `submission:${held.submission_id}`,
+        recipients: JSON.stringify(to),
+        status: 'pending',
+        lease_until: ctx.platform.db.raw(`now() + interval '60 seconds'`),
+      });
+      const [waiting] = await notify([held]);
+      expect(waiting).toEqual({ retryInMs: expect.any(Number) });
+      expect((waiting as { retryInMs: number }).retryInMs).toBeGreaterThan(55_000);
+      expect((waiting as { retryInMs: number }).retryInMs).toBeLessThanOrEqual(60_000);
+      expect(sink.mails).toHaveLength(1);
+    } finally {
+      mailer.close();
+      await sink.close();
+    }
+  });
+
+  it('sends the mails of many submissions over a few reused SMTP connections, each recorded `sent`', async () => {
+    const sink = await smtpServer();
+    const mailer = createMailer(
+      { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, MAIL_FROM: 'i@intake.test' },
+      ctx.platform.logger,
+    );
+    try {
+      const form = await accountWithForm(ctx.platform, ['many@example.com']);
+      const events = Array.from({ length: 40 }, () => eventOf(form));
+      const outcomes = await notifySubmissions({
+        ...ctx.platform,
+        mailer,
+        now: new Date(),
+        items: events.map((event) => ({ event, to: ['many@example.com'] })),
+      });
+      expect(outcomes).toEqual(events.map(() => ({ ack: true })));
+      expect(sink.mails).toHaveLength(40);
+      // nodemailer's pool: at most 5 connections (one per mail without it).
+      expect(sink.connections()).toBeLessThanOrEqual(5);
+      const rows = await ctx.platform
+        .db('notifications')
+        .whereIn(
+          'dedup_key',
+          events.map((e) => `submission:${e.submission_id}`),
+        )
+        .select('status', 'attempt_count', 'lease_until');
+      expect(rows).toHaveLength(40);
+      expect(rows.every((r) => r.status === 'sent' && r.attempt_count === 1 && r.lease_until === null)).toBe(true);
+    } finally {
+      mailer.close();
+      await sink.close();
+    }
+  });
+
   it('records a refused send as `pending` (the one vocabulary) and a sent one at the injected clock’s time', async () => {
     const refusing = await smtpServer(1);
     try {
@@ -134,6 +231,7 @@ describe('notification e-mail', () => {
       expect(await row()).toMatchObject({ status: 'sent', attempt_count: 2 });
       expect((await row()).sent_at.toISOString()).toBe('2031-02-03T04:05:09.000Z');
       expect(refusing.mails).toHaveLength(1);
+      mailer.close();
     } finally {
       await refusing.close();
     }

@@ -18,13 +18,10 @@ import {
 import { attemptLeaseMs, batchedDeliveryStore, processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission, fanOutSubmissions } from '../domain/fan-out-batch';
 import { findNotifyEmailsOfForms } from '../repositories/fan-out-batch.repository';
-import { notifySubmission } from '../domain/notify';
+import { batchedNotificationRecorder, notifySubmission, notifySubmissions } from '../domain/notify';
 
 /** Durable consumer names (other services must not reuse them). */
 export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', notify: 'delivery-notify' } as const;
-
-/** How many notification e-mails are sent at once per process. */
-const MAIL_CONCURRENCY = 8;
 
 /** How many webhook attempts run at once per process: a slow receiver holds one slot, never the others. */
 export const SEND_CONCURRENCY = 64;
@@ -76,6 +73,7 @@ export async function startDeliveryWorkers(
   });
   const mailer = createMailer(config, logger);
   const deliverDeps = { db, secrets, agent, config, now: () => clock.now(), store: batchedDeliveryStore(db) };
+  const notifyDeps = { db, mailer, logger, config, secrets, record: batchedNotificationRecorder(db) };
 
   const workers: Record<DeliveryConsumer, () => Worker> = {
     fanOut: () =>
@@ -130,38 +128,28 @@ export async function startDeliveryWorkers(
         logger,
         concurrency: 64,
         gatherMs: 5,
-        // Most forms notify nobody: one query settles the batch's events of those forms; the others mail one by one.
+        // Most forms notify nobody: one query finds the addresses of the batch's forms, and the mails of the
+        // others are claimed together, sent MAIL_CONCURRENCY at a time and recorded a turn's worth at a time.
         async handleBatch(batch) {
           const events = batch.map(({ data }) => checkSubmissionEvent(data));
           const withAddresses = await findNotifyEmailsOfForms(db, [
             ...new Set(events.flatMap((c) => (c.ok && c.event.status === 'received' ? [c.event.form_id] : []))),
           ]);
+          const items = events.flatMap((checked, i) => {
+            const to = checked.ok ? withAddresses.get(checked.event.form_id) : undefined;
+            return checked.ok && to ? [{ i, event: checked.event, to }] : [];
+          });
+          const mailed = await notifySubmissions({ ...notifyDeps, items, now: clock.now() });
           const outcomes: Outcome[] = events.map((checked) =>
             checked.ok ? ACK : { drop: `not a submission event: ${checked.error}` },
           );
-          const mails = events.flatMap((checked, i) =>
-            checked.ok && checked.event.status === 'received' && withAddresses.has(checked.event.form_id)
-              ? [{ i, event: checked.event }]
-              : [],
-          );
-          // At most MAIL_CONCURRENCY SMTP sends at once.
-          await Promise.all(
-            Array.from({ length: Math.min(MAIL_CONCURRENCY, mails.length) }, async () => {
-              for (let next = mails.shift(); next; next = mails.shift()) {
-                const event = await eventWithPayload(db, next.event);
-                outcomes[next.i] = event
-                  ? await notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() })
-                  : ACK;
-              }
-            }),
-          );
+          items.forEach(({ i }, k) => (outcomes[i] = mailed[k]!));
           return outcomes;
         },
         async handle(_msg, data) {
           const checked = checkSubmissionEvent(data);
           if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-          const event = await eventWithPayload(db, checked.event);
-          return event ? notifySubmission({ db, mailer, logger, config, secrets, event, now: clock.now() }) : ACK;
+          return notifySubmission({ ...notifyDeps, event: checked.event, now: clock.now() });
         },
       }),
   };

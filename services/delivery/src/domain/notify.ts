@@ -1,5 +1,6 @@
 import {
   ACK,
+  eventWithPayload,
   recordNotification,
   type Config,
   type Db,
@@ -8,13 +9,14 @@ import {
   type Outcome,
   type SecretBox,
   type SubmissionEvent,
+  tickBatcher,
 } from '@intake/shared';
 import {
-  ensureSubmissionNotification,
+  claimSubmissionNotifications,
   findNotifyEmails,
-  updateNotification,
+  recordNotificationOutcomes,
+  type NotificationOutcome,
 } from '../repositories/notification.repository';
-import { leaseNotification } from '../repositories/lease.repository';
 import { retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
 
@@ -24,61 +26,115 @@ export const MAX_MAIL_ATTEMPTS = 5;
 /** How long one send holds its notification (SMTP answers within seconds; a copy handled meanwhile waits). */
 export const MAIL_LEASE_MS = 120_000;
 
-/**
- * E-mails a received submission to the form's notification addresses, once per submission
- * (notifications.dedup_key). A refused send is recorded and retried after the ladder's steps.
- */
-export async function notifySubmission(props: {
+/** How many notification e-mails one call sends at once. */
+export const MAIL_CONCURRENCY = 8;
+
+export interface NotifyDeps {
   db: Db;
   mailer: Mailer;
   logger: Logger;
   config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_SCHEDULE'>;
   secrets: SecretBox;
-  event: SubmissionEvent;
   now: Date;
-}): Promise<Outcome> {
-  const { db, event } = props;
-  if (event.status !== 'received') return ACK;
-  const to = (await findNotifyEmails(db, event.account_id, event.form_id)).filter(
-    (a) => typeof a === 'string' && a.includes('@'),
+  /** Records a send's outcome and ends its lease (default: one statement per call; the consumer shares one per turn). */
+  record?(outcome: NotificationOutcome): Promise<void>;
+}
+
+/**
+ * E-mails received submissions to their forms' notification addresses (`to`, as the form has
+ * them), once per submission (notifications.dedup_key): one statement claims the sends of all of
+ * them, at most MAIL_CONCURRENCY are sent at once, and a refused send is recorded and retried after
+ * the ladder's steps. A copy of a message whose mail another process is sending waits for that
+ * send's outcome. Answers one outcome per item, in order.
+ */
+export async function notifySubmissions(
+  props: NotifyDeps & { items: { event: SubmissionEvent; to: unknown[] }[] },
+): Promise<Outcome[]> {
+  const { db, now } = props;
+  const record = props.record ?? ((outcome) => recordNotificationOutcomes(db, [outcome]));
+  const outcomes: Outcome[] = props.items.map(() => ACK);
+  const wanted: { i: number; event: SubmissionEvent; recipients: string[] }[] = [];
+  for (const [i, item] of props.items.entries()) {
+    const recipients = item.to.filter((a): a is string => typeof a === 'string' && a.includes('@'));
+    if (item.event.status !== 'received' || recipients.length === 0) continue;
+    // A payload too large for the message is read from the submission; one deleted meanwhile is not mailed.
+    const event = await eventWithPayload(db, item.event);
+    if (event) wanted.push({ i, event, recipients });
+  }
+  const claims = await claimSubmissionNotifications(
+    db,
+    wanted.map(({ event, recipients }) => ({
+      accountId: event.account_id,
+      submissionId: event.submission_id,
+      recipients,
+    })),
+    { leaseMs: MAIL_LEASE_MS, now },
   );
-  if (to.length === 0) return ACK;
-  const row = await ensureSubmissionNotification(db, {
-    accountId: event.account_id,
-    submissionId: event.submission_id,
-    recipients: to,
-    now: props.now,
+  const sends = wanted.flatMap((w, k) => {
+    const claim = claims[k]!;
+    if (claim.taken) return [{ ...w, claim }];
+    if (!claim.done) outcomes[w.i] = { retryInMs: Math.max(claim.remainingMs, 50) };
+    return [];
   });
-  if (row.status === 'sent' || row.status === 'failed') return ACK;
-  // One send at a time: a copy of this message handled while another process sends waits for its outcome.
-  const lease = await leaseNotification(db, { id: row.id, attemptCount: row.attempt_count, leaseMs: MAIL_LEASE_MS });
-  if (!lease.taken) return { retryInMs: Math.max(lease.remainingMs, 50) };
+  await Promise.all(
+    Array.from({ length: Math.min(MAIL_CONCURRENCY, sends.length) }, async () => {
+      for (let next = sends.shift(); next; next = sends.shift()) {
+        const { i, event, recipients, claim } = next;
+        outcomes[i] = await sendOne(
+          { ...props, record },
+          { event, to: recipients, id: claim.id, attemptCount: claim.attemptCount },
+        );
+      }
+    }),
+  );
+  return outcomes;
+}
+
+/**
+ * The outcomes of sends finished in the same turn of the event loop, recorded in one statement; a
+ * batch that fails is recorded one by one, so a send is never left unrecorded because of another.
+ */
+export function batchedNotificationRecorder(db: Db): (outcome: NotificationOutcome) => Promise<void> {
+  return tickBatcher({
+    run: async (outcomes: NotificationOutcome[]) => {
+      await recordNotificationOutcomes(db, outcomes);
+      return outcomes.map(() => undefined);
+    },
+    single: (outcome) => recordNotificationOutcomes(db, [outcome]),
+  });
+}
+
+/** `notifySubmissions` for one event, its form's addresses looked up (a consumer handling its messages one by one). */
+export async function notifySubmission(props: NotifyDeps & { event: SubmissionEvent }): Promise<Outcome> {
+  const { event, ...deps } = props;
+  if (event.status !== 'received') return ACK;
+  const to = await findNotifyEmails(props.db, event.account_id, event.form_id);
+  const [outcome] = await notifySubmissions({ ...deps, items: [{ event, to }] });
+  return outcome ?? ACK;
+}
+
+async function sendOne(
+  props: NotifyDeps & { record(outcome: NotificationOutcome): Promise<void> },
+  mail: { event: SubmissionEvent; to: string[]; id: string; attemptCount: number },
+): Promise<Outcome> {
+  const { event, to, id } = mail;
+  const attempts = mail.attemptCount + 1;
   try {
     await props.mailer.send(
       submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }),
     );
-    await updateNotification(db, row.id, {
-      status: 'sent',
-      sentAt: props.now,
-      attemptCount: row.attempt_count + 1,
-      lastError: null,
-    });
-    recordNotification({ outcome: 'sent' });
-    return ACK;
   } catch (err) {
     recordNotification({ outcome: 'failed' });
-    const attempts = row.attempt_count + 1;
     const final = attempts >= MAX_MAIL_ATTEMPTS;
     const message = String((err as Error).message ?? err).slice(0, 500);
-    await updateNotification(db, row.id, {
-      status: final ? 'failed' : 'pending',
-      attemptCount: attempts,
-      lastError: message,
-    });
+    await props.record({ id, status: final ? 'failed' : 'pending', attemptCount: attempts, lastError: message });
     props.logger.warn(
       { err, submission_id: event.submission_id, attempt: attempts },
       final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry',
     );
     return final ? ACK : { retryInMs: retryDelayMs(props.config.WEBHOOK_RETRY_SCHEDULE, attempts) };
   }
+  await props.record({ id, status: 'sent', sentAt: props.now, attemptCount: attempts, lastError: null });
+  recordNotification({ outcome: 'sent' });
+  return ACK;
 }
