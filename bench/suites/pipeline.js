@@ -24,6 +24,12 @@ const { freePort, startProcess, load, settle, offerAtRate, formPoster } = requir
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXED_RATE = 300;
+/**
+ * Issue 15 set its absolute targets (end to end ≥ 1,000/s for `npm start`, ≥ 1,500/s for the
+ * separate processes) on a box whose floor measured 7,646 req/s; as shares of the floor measured in
+ * the same run they are 0.131 and 0.196, which a slower or faster box can be held to as well.
+ */
+const ISSUE_FLOOR = 7646;
 /** As in issue 15's report: a short webhook timeout (ack deadline 4 s) is where buffered messages were sent twice. */
 const WEBHOOK_TIMEOUT_MS = '2000';
 const BODY = 'name=Ada+Lovelace&email=ada%40example.com&message=Hello+from+the+benchmark&topic=a&topic=b';
@@ -363,12 +369,14 @@ exports.run = async function run({ duration, log }) {
       'npm start: ingest / floor, no webhook':
         `${(a.ingestRps / a.floor).toFixed(2)} ` + `(${a.ingestRps} req/s, p99 ${a.ingestP99} ms; target ≥ 0.4)`,
       'npm start: end to end': `${Math.round(a.e2eRate)} submissions/s (target ≥ 1,000), drain ${a.drain.toFixed(1)} s`,
+      'npm start: end to end / floor': `${(a.e2eRate / a.floor).toFixed(3)} (1,000/s on the issue's box: ${(1000 / ISSUE_FLOOR).toFixed(3)})`,
       [`npm start: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(a.webhookP50)} / ${round(a.webhookP99)} ms (target p99 ≤ 100 ms)`,
       'npm start: duplicate webhook requests': a.duplicates,
       'npm start: CPU µs per submission': JSON.stringify(a.cpu),
       // The ≥ 0.6 target is for the ingest process alone (`--only ingest`); here delivery and usage share the box.
       'separate: ingest / floor, no webhook': `${(s.ingestRps / s.floor).toFixed(2)} (${s.ingestRps} req/s, p99 ${s.ingestP99} ms)`,
       'separate: end to end': `${Math.round(s.e2eRate)} submissions/s (target ≥ 1,500), drain ${s.drain.toFixed(1)} s`,
+      'separate: end to end / floor': `${(s.e2eRate / s.floor).toFixed(3)} (1,500/s on the issue's box: ${(1500 / ISSUE_FLOOR).toFixed(3)})`,
       [`separate: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(s.webhookP50)} / ${round(s.webhookP99)} ms`,
       'separate: duplicate webhook requests': s.duplicates,
       'separate: CPU µs per submission': JSON.stringify(s.cpu),
