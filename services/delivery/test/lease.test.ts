@@ -1,6 +1,7 @@
 import { createWebhookAgent, newId } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { processDeliveryRequest } from '../src';
+import { MAX_ATTEMPTS, processDeliveryRequest } from '../src';
+import { claimDeliveries } from '../src/repositories/send-batch.repository';
 import { receiver } from './helpers';
 
 /**
@@ -80,6 +81,47 @@ describe('the attempt lease on a delivery', () => {
       }
       expect(outcome).toEqual({ ack: true });
       expect(t.target.requests).toHaveLength(1);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('leases a delivery asked for twice in one claim once, and never one that is done, disabled or early', async () => {
+    const t = await setUp(0);
+    try {
+      const ask = { id: t.id, trigger: 'schedule' as const, leaseMs: 4000 };
+      const [first, second] = await claimDeliveries(platform.db, [ask, ask], MAX_ATTEMPTS);
+      expect(first?.lease).toEqual({ taken: true });
+      expect(second?.lease).toEqual({ taken: false, remainingMs: 4000 });
+      const leaseOf = async () =>
+        (await platform.db('deliveries').where({ id: t.id }).first('lease_until')).lease_until;
+      await platform.db('deliveries').where({ id: t.id }).update({ lease_until: null });
+
+      // Done: read, not leased.
+      await platform.db('deliveries').where({ id: t.id }).update({ status: 'succeeded' });
+      const [done] = await claimDeliveries(platform.db, [ask], MAX_ATTEMPTS);
+      expect(done?.target?.status).toBe('succeeded');
+      expect(done?.lease.taken).toBe(false);
+      expect(await leaseOf()).toBeNull();
+
+      // Disabled webhook: not leased, even for a replay.
+      await platform.db('deliveries').where({ id: t.id }).update({ status: 'pending' });
+      await platform.db('webhooks').where({ id: first!.target!.webhook_id }).update({ enabled: false });
+      const [disabled] = await claimDeliveries(platform.db, [{ ...ask, trigger: 'replay' }], MAX_ATTEMPTS);
+      expect(disabled?.lease.taken).toBe(false);
+      expect(await leaseOf()).toBeNull();
+      await platform.db('webhooks').where({ id: first!.target!.webhook_id }).update({ enabled: true });
+
+      // Redelivered before its retry is due: the copy waits for the step and gives back the lease it took.
+      await platform
+        .db('deliveries')
+        .where({ id: t.id })
+        .update({ status: 'retrying', next_attempt_at: platform.db.raw("now() + interval '30 seconds'") });
+      const early = await t.handle();
+      expect(early).toEqual({ retryInMs: expect.any(Number) });
+      expect((early as { retryInMs: number }).retryInMs).toBeGreaterThan(20_000);
+      expect(await leaseOf()).toBeNull();
+      expect(t.target.requests).toHaveLength(0);
     } finally {
       await t.close();
     }

@@ -1,6 +1,6 @@
 import { createDb, newId } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { findDeliveryTargets } from '../src/repositories/send-batch.repository';
+import { claimDeliveries } from '../src/repositories/send-batch.repository';
 
 /**
  * The send path's statements are prepared once per connection and kept: a migration that adds a
@@ -23,11 +23,15 @@ describe('the prepared statements of the send path', () => {
     // One connection: the statement prepared by the first call is the one the second call runs.
     const service = createDb(platform.config.DATABASE_URL, { poolMax: 1 });
     try {
-      expect((await findDeliveryTargets(service, [id])).get(id)?.url).toBe(webhook.url);
+      // The claim leases the delivery: the lease is given back before the second claim.
+      const claim = () => claimDeliveries(service, [{ id, trigger: 'schedule', leaseMs: 1000 }], 5);
+      expect((await claim())[0]?.target?.url).toBe(webhook.url);
+      await service('deliveries').where({ id }).update({ lease_until: null });
       await platform.db.raw('ALTER TABLE deliveries ADD COLUMN migration_probe integer');
       try {
-        const found = (await findDeliveryTargets(service, [id])).get(id);
-        expect(found).toMatchObject({ id, url: webhook.url, status: 'pending', scheduled_attempts: 0 });
+        const [found] = await claim();
+        expect(found?.target).toMatchObject({ id, url: webhook.url, status: 'pending', scheduled_attempts: 0 });
+        expect(found?.lease).toEqual({ taken: true });
       } finally {
         await platform.db.raw('ALTER TABLE deliveries DROP COLUMN migration_probe');
       }

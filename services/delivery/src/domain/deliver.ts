@@ -15,9 +15,14 @@ import {
   tickBatcher,
   type AttemptRecord,
 } from '@intake/shared';
-import { findDeliveryTarget, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
-import { leaseDelivery, type Lease } from '../repositories/lease.repository';
-import { findDeliveryTargets, leaseDeliveries, recordDeliveryAttempts } from '../repositories/send-batch.repository';
+import { updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
+import {
+  claimDeliveries,
+  recordDeliveryAttempts,
+  releaseDeliveryLease,
+  type ClaimAsk,
+  type DeliveryClaim,
+} from '../repositories/send-batch.repository';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -36,53 +41,37 @@ export function attemptLeaseMs(timeoutMs: number): number {
   return Math.max(2 * timeoutMs, 2000);
 }
 
-/**
- * Takes the delivery's lease for the attempt about to be made. A copy of the message handled
- * while another process makes the attempt (or after it recorded one) is not sent: it comes back
- * when that lease ends, and the state recorded then decides.
- */
-async function leaseOrWait(deps: DeliverDeps, target: DeliveryTarget): Promise<Outcome | undefined> {
-  const lease = await storeOf(deps).lease({
-    id: target.id,
-    attemptCount: target.attempt_count,
-    leaseMs: attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS),
-  });
-  return lease.taken ? undefined : { retryInMs: Math.max(lease.remainingMs, 50) };
+/** A copy of the message handled while another process makes the attempt comes back when that lease ends. */
+function waitFor(lease: { remainingMs: number }): Outcome {
+  return { retryInMs: Math.max(lease.remainingMs, 50) };
 }
 
-/** The send path's three queries: the target, the lease, the attempt record. */
+/** The send path's statements: the delivery read and its lease taken, a lease given back, the attempt recorded. */
 export interface DeliveryStore {
-  findTarget(id: string): Promise<DeliveryTarget | undefined>;
-  lease(props: { id: string; attemptCount: number; leaseMs: number }): Promise<Lease>;
+  claim(ask: ClaimAsk): Promise<DeliveryClaim>;
+  release(id: string): Promise<void>;
   record(props: AttemptRecord): Promise<void>;
 }
 
-/** One query per call. */
+/** One statement per call. */
 export function directDeliveryStore(db: Db): DeliveryStore {
   return {
-    findTarget: (id) => findDeliveryTarget(db, id),
-    lease: (props) => leaseDelivery(db, props),
+    claim: async (ask) => (await claimDeliveries(db, [ask], MAX_ATTEMPTS))[0]!,
+    release: (id) => releaseDeliveryLease(db, id),
     record: (props) => recordDeliveryAttempt(db, props),
   };
 }
 
 /**
- * The calls of the messages handled in the same turn of the event loop share one query each
- * (the send consumer holds up to 64 at once); a batch of records that fails is retried one by
- * one, so an attempt is never left unrecorded because of another.
+ * The calls of the messages handled within a millisecond share one statement each (the send
+ * consumer holds up to 64 at once); a batch of records that fails is retried one by one, so an
+ * attempt is never left unrecorded because of another.
  */
 export function batchedDeliveryStore(db: Db): DeliveryStore {
   const direct = directDeliveryStore(db);
-  const find = tickBatcher<string, DeliveryTarget | undefined>({
-    waitMs: 1,
-    run: async (ids) => {
-      const found = await findDeliveryTargets(db, ids);
-      return ids.map((id) => found.get(id));
-    },
-  });
   return {
-    findTarget: find,
-    lease: tickBatcher({ waitMs: 1, run: (asks) => leaseDeliveries(db, asks) }),
+    claim: tickBatcher({ waitMs: 1, run: (asks: ClaimAsk[]) => claimDeliveries(db, asks, MAX_ATTEMPTS) }),
+    release: direct.release,
     record: tickBatcher({
       waitMs: 1,
       run: async (records: AttemptRecord[]) => {
@@ -134,7 +123,12 @@ function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: numbe
 export async function processDeliveryRequest(deps: DeliverDeps, request: DeliveryRequested): Promise<Outcome> {
   const { db } = deps;
   const store = storeOf(deps);
-  const target = await store.findTarget(request.delivery_id);
+  // The delivery is read and, when an attempt may be made, leased in the same statement.
+  const { target, lease } = await store.claim({
+    id: request.delivery_id,
+    trigger: request.trigger,
+    leaseMs: attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS),
+  });
   if (!target) return ACK; // the webhook (and its deliveries) was deleted
   // A disabled webhook is never called: a replay queued before it was disabled is dropped, a
   // scheduled delivery still waiting ends `failed`.
@@ -151,8 +145,7 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
   }
   if (request.trigger === 'replay') {
     const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
-    const busy = await leaseOrWait(deps, target);
-    if (busy) return busy;
+    if (!lease.taken) return waitFor(lease);
     const result = await attempt(deps, target, number);
     const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
     await store.record({
@@ -181,9 +174,12 @@ export async function processDeliveryRequest(deps: DeliverDeps, request: Deliver
     return ACK;
   }
   const early = target.next_attempt_at ? target.next_attempt_at.getTime() - deps.now().getTime() : 0;
-  if (early > 20) return { retryInMs: early }; // redelivered before its step (e.g. after a crash): wait for it
-  const busy = await leaseOrWait(deps, target);
-  if (busy) return busy;
+  if (early > 20) {
+    // Redelivered before its step (e.g. after a crash): wait for it, leaving the delivery to whoever comes then.
+    if (lease.taken) await store.release(target.id);
+    return { retryInMs: early };
+  }
+  if (!lease.taken) return waitFor(lease);
   const result = await attempt(deps, target, number);
   const now = deps.now();
   if (result.ok || number >= MAX_ATTEMPTS) {

@@ -11,24 +11,10 @@ export interface DeliveryTarget extends DeliveryRow {
 
 /*
  * Queries of the delivery worker. It runs on behalf of every account, so rows are addressed by
- * their ids (which carry the account). Recording an attempt is shared with the test ping
+ * their ids (which carry the account). The send path's own statements are in
+ * send-batch.repository.ts; recording an attempt is shared with the test ping
  * (recordDeliveryAttempt in @intake/shared).
  */
-
-export async function findDeliveryTarget(db: Queryable, deliveryId: string): Promise<DeliveryTarget | undefined> {
-  return db('deliveries as d')
-    .join('webhooks as w', 'w.id', 'd.webhook_id')
-    .where('d.id', deliveryId)
-    .first(
-      'd.*',
-      'w.url',
-      'w.enabled',
-      'w.secret as sealed_secret',
-      db.raw(
-        `(SELECT count(*)::int FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.trigger = 'schedule') AS scheduled_attempts`,
-      ),
-    );
-}
 
 export async function updateDeliveryStatus(
   db: Queryable,
