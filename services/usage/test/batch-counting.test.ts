@@ -1,6 +1,6 @@
 import { newId, periodKey, type SubmissionEvent } from '@intake/shared';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { recordSubmissionEvents } from '../src/domain/record-events';
+import { recordSubmissionEvents } from '../src/domain/record-event';
 
 function event(props: Partial<SubmissionEvent> & Pick<SubmissionEvent, 'account_id' | 'form_id'>): SubmissionEvent {
   return {
@@ -74,5 +74,40 @@ describe('usage: counting a batch of events in one transaction', () => {
     await expect(recordSubmissionEvents({ db, events: [good, ghost], now: new Date() })).rejects.toThrow();
     expect(await db('processed_events').whereIn('event_id', [good.event_id, ghost.event_id])).toEqual([]);
     expect(await db('usage_daily').where({ account_id: account.id })).toEqual([]);
+  });
+
+  it('counts a batch with one statement between BEGIN and COMMIT; a quota warning due is queued in the same transaction', async () => {
+    const { db } = platform;
+    const now = new Date();
+    const quiet = await factories.account(db);
+    const quietForm = await factories.form(db, quiet.id);
+    const sent: string[] = [];
+    const record = (query: { sql: string }) => sent.push(query.sql);
+    db.on('query', record);
+    try {
+      await recordSubmissionEvents({
+        db,
+        events: Array.from({ length: 5 }, () => event({ account_id: quiet.id, form_id: quietForm.id })),
+        now,
+      });
+    } finally {
+      db.off('query', record);
+    }
+    expect(sent.map((sql) => sql.trim().split(/\s+/)[0]!.toUpperCase())).toEqual(['BEGIN;', 'WITH', 'COMMIT;']);
+
+    // 8 of 10 used (ingest counts `used`): the batch's account gets its 80 % warning, queued once.
+    const warned = await factories.account(db, { quota: 10, contactEmail: 'owner@example.test' });
+    const warnedForm = await factories.form(db, warned.id);
+    await db('usage_counters').insert({ account_id: warned.id, period: periodKey(now), used: 8 });
+    const batch = () =>
+      recordSubmissionEvents({ db, events: [event({ account_id: warned.id, form_id: warnedForm.id })], now });
+    const { warningIds } = await batch();
+    expect(warningIds).toHaveLength(1);
+    expect(await db('notifications').where({ id: warningIds[0] }).first('kind', 'status', 'recipients')).toEqual({
+      kind: 'quota-80',
+      status: 'pending',
+      recipients: ['owner@example.test'],
+    });
+    expect((await batch()).warningIds).toEqual([]);
   });
 });

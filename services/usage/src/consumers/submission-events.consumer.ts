@@ -11,8 +11,7 @@ import {
   type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
-import { recordSubmissionEvent, USAGE_CONSUMER } from '../domain/record-event';
-import { recordSubmissionEvents } from '../domain/record-events';
+import { recordSubmissionEvent, recordSubmissionEvents, USAGE_CONSUMER } from '../domain/record-event';
 import { sendQuotaWarnings } from '../domain/quota-warnings';
 
 export interface UsageConsumerOptions {

@@ -33,28 +33,29 @@ function parseQuotaWarningKey(key: string): { threshold: QuotaThreshold; account
 
 /**
  * Inside the transaction that counted a received submission: queues a warning for each threshold
- * that `used` (written by ingest, so already including this submission) has reached and that was
- * not queued yet this period. Returns the ids of the new warnings, to be sent after commit.
+ * that `used` (written by ingest, so already including this submission; read by the counting
+ * statement) has reached of `limit` and that was not queued yet this period, to `contactEmail`.
+ * Returns the ids of the new warnings, to be sent after commit.
  */
 export async function queueQuotaWarnings(props: {
   trx: Knex.Transaction;
   accountId: string;
   period: string;
   now: Date;
+  contactEmail: string;
+  limit: number;
+  used: number;
 }): Promise<string[]> {
   const { trx, accountId, period, now } = props;
-  const account = await findAccountQuota(trx, accountId);
-  if (!account?.contact_email) return [];
-  const { used } = await findCounters(trx, accountId, period);
   const ids: string[] = [];
   // Highest first: when one submission crosses both thresholds (a tiny quota), only the 100% mail goes out.
-  for (const threshold of reachedThresholds(used, account.limit).reverse()) {
+  for (const threshold of reachedThresholds(props.used, props.limit).reverse()) {
     const status = ids.length ? 'skipped' : 'pending';
     const id = await insertNotificationOnce(trx, {
       accountId,
       kind: `quota-${threshold}`,
       dedupKey: quotaWarningKey(threshold, accountId, period),
-      recipients: [account.contact_email],
+      recipients: [props.contactEmail],
       status,
       now,
     });

@@ -1,5 +1,5 @@
 import { periodKey, type Db, type SubmissionEvent } from '@intake/shared';
-import { addUsage, claimEvent } from '../repositories/usage.repository';
+import { countEvents } from '../repositories/usage-batch.repository';
 import { queueQuotaWarnings } from './quota-warnings';
 
 /** The usage service's durable JetStream consumer, and the name its processed events are recorded under (processed_events.consumer). */
@@ -13,38 +13,55 @@ export interface RecordOutcome {
 }
 
 /**
- * Counts one submission event, exactly once: the processed_events claim and the counters are
- * written in one transaction. The submission's own UTC day and month decide where it counts, so a
- * late event lands in the right month and a new month starts from zero with no job at midnight.
- * `usage_counters.used` is not touched: ingest counts it in the transaction that stores the submission.
- * Quota warnings are only queued for the current month (`now`): a late event of a past month warns no one.
+ * Counts the events that arrived together in ONE transaction, each exactly once: one statement
+ * claims them all in processed_events and adds the new ones per (account, form, day) and per
+ * (account, month) (`countEvents`), and the quota warnings of the accounts with received posts in
+ * the current month are queued in the same transaction. The submission's own UTC day and month
+ * decide where it counts, so a late event lands in the right month and a new month starts from
+ * zero with no job at midnight; a late event of a past month warns no one. Returns the event ids
+ * that had been counted before, and the warnings queued, to be sent after commit. Any error rolls
+ * the whole batch back.
  */
+export async function recordSubmissionEvents(props: {
+  db: Db;
+  events: SubmissionEvent[];
+  now: Date;
+  consumer?: string;
+}): Promise<{ duplicates: Set<string>; warningIds: string[] }> {
+  const { db, events, now } = props;
+  const currentPeriod = periodKey(now);
+  const counts = events.map((event) => {
+    const at = new Date(event.received_at);
+    const spam = event.status === 'spam' ? 1 : 0;
+    return {
+      eventId: event.event_id,
+      accountId: event.account_id,
+      formId: event.form_id,
+      day: at.toISOString().slice(0, 10),
+      period: periodKey(at),
+      received: 1 - spam,
+      spam,
+      fileBytes: spam ? 0 : event.file_bytes,
+    };
+  });
+  return db.transaction(async (trx) => {
+    const { fresh, warnable } = await countEvents(trx, props.consumer ?? USAGE_CONSUMER, counts, currentPeriod);
+    const warningIds: string[] = [];
+    for (const account of warnable)
+      warningIds.push(...(await queueQuotaWarnings({ trx, ...account, period: currentPeriod, now })));
+    const ids = new Set(events.map((e) => e.event_id));
+    return { duplicates: new Set([...ids].filter((id) => !fresh.has(id))), warningIds };
+  });
+}
+
+/** `recordSubmissionEvents` for one event (a consumer handling its messages one by one). */
 export async function recordSubmissionEvent(props: {
   db: Db;
   event: SubmissionEvent;
   now: Date;
   consumer?: string;
 }): Promise<RecordOutcome> {
-  const { db, event, now } = props;
-  return db.transaction(async (trx) => {
-    if (!(await claimEvent(trx, props.consumer ?? USAGE_CONSUMER, event.event_id)))
-      return { duplicate: true, warningIds: [] };
-    const at = new Date(event.received_at);
-    const period = periodKey(at);
-    const spam = event.status === 'spam';
-    await addUsage(trx, {
-      accountId: event.account_id,
-      formId: event.form_id,
-      day: at.toISOString().slice(0, 10),
-      period,
-      received: spam ? 0 : 1,
-      spam: spam ? 1 : 0,
-      fileBytes: spam ? 0 : event.file_bytes,
-    });
-    const warningIds =
-      !spam && period === periodKey(now)
-        ? await queueQuotaWarnings({ trx, accountId: event.account_id, period, now })
-        : [];
-    return { duplicate: false, warningIds };
-  });
+  const { event, ...rest } = props;
+  const { duplicates, warningIds } = await recordSubmissionEvents({ ...rest, events: [event] });
+  return { duplicate: duplicates.has(event.event_id), warningIds };
 }

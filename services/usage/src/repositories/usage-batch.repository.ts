@@ -1,83 +1,95 @@
 import type { Knex } from 'knex';
+import { ACCOUNT_QUOTA_SQL } from '@intake/shared';
 
-/** One (account, form, day) row's increments, or one (account, month) row's. */
-export interface DailyDelta {
+/** One event as counted: its day and month, and what it adds. */
+export interface EventCount {
+  eventId: string;
   accountId: string;
   formId: string;
   /** `YYYY-MM-DD` (UTC). */
   day: string;
+  /** `YYYY-MM-01`. */
+  period: string;
   received: number;
   spam: number;
   fileBytes: number;
 }
 
-export interface MonthlyDelta {
+/** An account with a contact address that received posts counted in the current month: what its warnings need. */
+export interface WarnableAccount {
   accountId: string;
-  /** `YYYY-MM-01`. */
-  period: string;
-  spam: number;
-  fileBytes: number;
-}
-
-/** Claims events for a consumer in one statement; returns the ids not processed before (the others are redeliveries or republishes). */
-export async function claimEvents(trx: Knex.Transaction, consumer: string, eventIds: string[]): Promise<Set<string>> {
-  if (eventIds.length === 0) return new Set();
-  const { rows } = await trx.raw<{ rows: { event_id: string }[] }>(
-    `INSERT INTO processed_events (consumer, event_id) SELECT ?, e FROM unnest(?::text[]) AS e
-     ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id`,
-    [consumer, eventIds],
-  );
-  return new Set(rows.map((r) => r.event_id));
+  contactEmail: string;
+  limit: number;
+  used: number;
 }
 
 /**
- * Adds the increments in two statements (one per table), one row per key, in key order so that
- * concurrent batches lock rows in the same order. Never touches `usage_counters.used` (ingest
- * owns it); a month whose spam and file bytes do not change is not written at all, so counting
- * takes no lock on the row ingest updates for every group of posts.
+ * The statement of `countEvents`. Claims the events in processed_events (the ones counted before
+ * are redeliveries or republishes), adds the new ones per (account, form, day) and per (account,
+ * month), one row per key in key order so that concurrent batches lock rows in the same order, and
+ * never touches `usage_counters.used` (ingest owns it); a month whose spam and file bytes do not
+ * change is not written at all, so counting takes no lock on the row ingest updates for every
+ * group of posts. It also returns, for the accounts with a contact address that received posts
+ * counted in the current month (the third binding), their quota and `used`, for the quota warnings.
  */
-export async function addUsageDeltas(
-  trx: Knex.Transaction,
-  daily: DailyDelta[],
-  monthly: MonthlyDelta[],
-): Promise<void> {
-  const days = [...daily].sort((a, b) =>
-    a.accountId === b.accountId
-      ? a.formId === b.formId
-        ? a.day.localeCompare(b.day)
-        : a.formId.localeCompare(b.formId)
-      : a.accountId.localeCompare(b.accountId),
-  );
-  if (days.length)
-    await trx.raw(
-      `INSERT INTO usage_daily AS u (account_id, form_id, day, received, spam, file_bytes)
-       SELECT * FROM unnest(?::text[], ?::text[], ?::date[], ?::int[], ?::int[], ?::bigint[])
+const COUNT_EVENTS = `WITH ev AS MATERIALIZED (
+       SELECT * FROM json_to_recordset(?::json) AS e(event_id text, account_id text, form_id text, day date,
+         period date, received int, spam int, file_bytes bigint)),
+     claimed AS (
+       INSERT INTO processed_events (consumer, event_id) SELECT DISTINCT ?::text, event_id FROM ev
+       ON CONFLICT (consumer, event_id) DO NOTHING RETURNING event_id),
+     fresh AS MATERIALIZED (
+       SELECT DISTINCT ON (ev.event_id) ev.* FROM ev JOIN claimed USING (event_id) ORDER BY ev.event_id),
+     daily AS (
+       INSERT INTO usage_daily AS u (account_id, form_id, day, received, spam, file_bytes)
+       SELECT account_id, form_id, day, sum(received), sum(spam), sum(file_bytes) FROM fresh
+       GROUP BY account_id, form_id, day ORDER BY account_id, form_id, day
        ON CONFLICT (account_id, form_id, day) DO UPDATE
-         SET received = u.received + excluded.received, spam = u.spam + excluded.spam, file_bytes = u.file_bytes + excluded.file_bytes`,
-      [
-        days.map((d) => d.accountId),
-        days.map((d) => d.formId),
-        days.map((d) => d.day),
-        days.map((d) => d.received),
-        days.map((d) => d.spam),
-        days.map((d) => d.fileBytes),
-      ],
-    );
-  const months = monthly
-    .filter((m) => m.spam !== 0 || m.fileBytes !== 0)
-    .sort((a, b) =>
-      a.accountId === b.accountId ? a.period.localeCompare(b.period) : a.accountId.localeCompare(b.accountId),
-    );
-  if (months.length)
-    await trx.raw(
-      `INSERT INTO usage_counters AS u (account_id, period, used, spam, file_bytes)
-       SELECT a, p, 0, s, b FROM unnest(?::text[], ?::date[], ?::int[], ?::bigint[]) AS t(a, p, s, b)
-       ON CONFLICT (account_id, period) DO UPDATE SET spam = u.spam + excluded.spam, file_bytes = u.file_bytes + excluded.file_bytes`,
-      [
-        months.map((m) => m.accountId),
-        months.map((m) => m.period),
-        months.map((m) => m.spam),
-        months.map((m) => m.fileBytes),
-      ],
-    );
+         SET received = u.received + excluded.received, spam = u.spam + excluded.spam,
+           file_bytes = u.file_bytes + excluded.file_bytes),
+     monthly AS (
+       INSERT INTO usage_counters AS u (account_id, period, used, spam, file_bytes)
+       SELECT account_id, period, 0, sum(spam), sum(file_bytes) FROM fresh
+       GROUP BY account_id, period HAVING sum(spam) <> 0 OR sum(file_bytes) <> 0 ORDER BY account_id, period
+       ON CONFLICT (account_id, period) DO UPDATE
+         SET spam = u.spam + excluded.spam, file_bytes = u.file_bytes + excluded.file_bytes)
+     SELECT event_id AS id, NULL::text AS contact_email, NULL::int AS quota, NULL::int AS used FROM claimed
+     UNION ALL
+     SELECT accounts.id, accounts.contact_email, ${ACCOUNT_QUOTA_SQL}, coalesce(c.used, 0)
+     FROM accounts JOIN plans ON plans.id = accounts.plan_id
+       LEFT JOIN usage_counters c ON c.account_id = accounts.id AND c.period = ?::date
+     WHERE accounts.contact_email IS NOT NULL
+       AND accounts.id IN (SELECT account_id FROM fresh WHERE received > 0 AND period = ?::date)`;
+
+/**
+ * Counts a batch of events in one statement (COUNT_EVENTS), each exactly once: returns the ids
+ * counted now (the others had been before) and the accounts whose quota warnings to check.
+ * Run it in the transaction that also queues the warnings, so that both commit together.
+ */
+export async function countEvents(
+  trx: Knex.Transaction,
+  consumer: string,
+  events: EventCount[],
+  currentPeriod: string,
+): Promise<{ fresh: Set<string>; warnable: WarnableAccount[] }> {
+  const rows = events.map((e) => ({
+    event_id: e.eventId,
+    account_id: e.accountId,
+    form_id: e.formId,
+    day: e.day,
+    period: e.period,
+    received: e.received,
+    spam: e.spam,
+    file_bytes: e.fileBytes,
+  }));
+  const { rows: found } = await trx.raw<{
+    rows: { id: string; contact_email: string | null; quota: number | null; used: number | null }[];
+  }>(COUNT_EVENTS, [JSON.stringify(rows), consumer, currentPeriod, currentPeriod]);
+  const fresh = new Set<string>();
+  const warnable: WarnableAccount[] = [];
+  for (const r of found) {
+    if (r.contact_email === null) fresh.add(r.id);
+    else warnable.push({ accountId: r.id, contactEmail: r.contact_email, limit: r.quota ?? 0, used: r.used ?? 0 });
+  }
+  return { fresh, warnable: warnable.sort((a, b) => a.accountId.localeCompare(b.accountId)) };
 }

@@ -1,17 +1,4 @@
-import type { Knex } from 'knex';
 import { ACCOUNT_QUOTA_SQL, accountWithPlan, type Queryable } from '@intake/shared';
-
-export interface UsageDelta {
-  accountId: string;
-  formId: string;
-  /** `YYYY-MM-DD` (UTC) of the submission. */
-  day: string;
-  /** `YYYY-MM-01`, the period key. */
-  period: string;
-  received: number;
-  spam: number;
-  fileBytes: number;
-}
 
 export interface AccountQuota {
   account_id: string;
@@ -33,43 +20,8 @@ export interface BreakdownRow {
   file_bytes: number;
 }
 
-// Knex queries over usage_counters, usage_daily and processed_events; always scoped by account.
-
-/** Claims an event for a consumer; false when it was already processed (a redelivery or a republish). */
-export async function claimEvent(trx: Knex.Transaction, consumer: string, eventId: string): Promise<boolean> {
-  const rows = await trx('processed_events')
-    .insert({ consumer, event_id: eventId })
-    .onConflict(['consumer', 'event_id'])
-    .ignore()
-    .returning('event_id');
-  return rows.length === 1;
-}
-
-/** Adds to the per-form per-day row and to the month's spam and file bytes. Never touches `used` (ingest owns it). */
-export async function addUsage(trx: Knex.Transaction, d: UsageDelta): Promise<void> {
-  await trx('usage_daily')
-    .insert({
-      account_id: d.accountId,
-      form_id: d.formId,
-      day: d.day,
-      received: d.received,
-      spam: d.spam,
-      file_bytes: d.fileBytes,
-    })
-    .onConflict(['account_id', 'form_id', 'day'])
-    .merge({
-      received: trx.raw('usage_daily.received + ?', [d.received]),
-      spam: trx.raw('usage_daily.spam + ?', [d.spam]),
-      file_bytes: trx.raw('usage_daily.file_bytes + ?', [d.fileBytes]),
-    });
-  await trx('usage_counters')
-    .insert({ account_id: d.accountId, period: d.period, used: 0, spam: d.spam, file_bytes: d.fileBytes })
-    .onConflict(['account_id', 'period'])
-    .merge({
-      spam: trx.raw('usage_counters.spam + ?', [d.spam]),
-      file_bytes: trx.raw('usage_counters.file_bytes + ?', [d.fileBytes]),
-    });
-}
+// Knex queries over accounts, usage_counters and usage_daily; always scoped by account (the consumer's
+// counting statement is in usage-batch.repository.ts).
 
 export async function findAccountQuota(db: Queryable, accountId: string): Promise<AccountQuota | undefined> {
   return accountWithPlan(db, accountId).first(
