@@ -1,7 +1,7 @@
 import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
-import { createMailer, newId, type SubmissionEvent } from '@intake/shared';
+import { createMailer, newId, type Mailer, type SubmissionEvent } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
 import { MAIL_LEASE_MS, notifySubmission, notifySubmissions } from '../src';
 import { accountWithForm, startDelivery, submit } from './helpers';
@@ -111,6 +111,24 @@ describe('notification e-mail', () => {
     });
   });
 
+  /** A mailer to a test SMTP server of its own (`refuseFirst` as smtpServer's); both are closed once `use` is done. */
+  async function withMailer(
+    use: (mailer: Mailer, sink: Awaited<ReturnType<typeof smtpServer>>) => Promise<void>,
+    refuseFirst = 0,
+  ) {
+    const sink = await smtpServer(refuseFirst);
+    const mailer = createMailer(
+      { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, MAIL_FROM: 'i@intake.test' },
+      ctx.platform.logger,
+    );
+    try {
+      await use(mailer, sink);
+    } finally {
+      mailer.close();
+      await sink.close();
+    }
+  }
+
   /** A received submission's event for a form of `accountWithForm` (nothing stored: the payload travels in it). */
   const eventOf = (form: { accountId: string; formId: string }): SubmissionEvent => ({
     event_id: newId('event'),
@@ -126,12 +144,7 @@ describe('notification e-mail', () => {
   });
 
   it('sends a submission’s mail once when two copies arrive together, and a copy of one being sent elsewhere waits for it', async () => {
-    const sink = await smtpServer();
-    const mailer = createMailer(
-      { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, MAIL_FROM: 'i@intake.test' },
-      ctx.platform.logger,
-    );
-    try {
+    await withMailer(async (mailer, sink) => {
       const form = await accountWithForm(ctx.platform, ['twice@example.com']);
       const event = eventOf(form);
       const to = ['twice@example.com'];
@@ -158,19 +171,11 @@ describe('notification e-mail', () => {
       expect((waiting as { retryInMs: number }).retryInMs).toBeGreaterThan(55_000);
       expect((waiting as { retryInMs: number }).retryInMs).toBeLessThanOrEqual(60_000);
       expect(sink.mails).toHaveLength(1);
-    } finally {
-      mailer.close();
-      await sink.close();
-    }
+    });
   });
 
   it('sends the mails of many submissions over a few reused SMTP connections, each recorded `sent`', async () => {
-    const sink = await smtpServer();
-    const mailer = createMailer(
-      { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, MAIL_FROM: 'i@intake.test' },
-      ctx.platform.logger,
-    );
-    try {
+    await withMailer(async (mailer, sink) => {
       const form = await accountWithForm(ctx.platform, ['many@example.com']);
       const events = Array.from({ length: 40 }, () => eventOf(form));
       const outcomes = await notifySubmissions({
@@ -192,33 +197,13 @@ describe('notification e-mail', () => {
         .select('status', 'attempt_count', 'lease_until');
       expect(rows).toHaveLength(40);
       expect(rows.every((r) => r.status === 'sent' && r.attempt_count === 1 && r.lease_until === null)).toBe(true);
-    } finally {
-      mailer.close();
-      await sink.close();
-    }
+    });
   });
 
   it('records a refused send as `pending` (the one vocabulary) and a sent one at the injected clock’s time', async () => {
-    const refusing = await smtpServer(1);
-    try {
+    await withMailer(async (mailer, refusing) => {
       const { platform } = ctx;
-      const { accountId, formId } = await accountWithForm(platform, ['clock@example.com']);
-      const event: SubmissionEvent = {
-        event_id: newId('event'),
-        submission_id: newId('submission'),
-        form_id: formId,
-        account_id: accountId,
-        status: 'received',
-        received_at: '2031-02-03T04:05:06.789Z',
-        payload: { name: 'Ada' },
-        files: [],
-        file_bytes: 0,
-        form_name: 'Test form',
-      };
-      const mailer = createMailer(
-        { SMTP_URL: `smtp://127.0.0.1:${refusing.port}`, MAIL_FROM: 'Intake <no-reply@intake.test>' },
-        platform.logger,
-      );
+      const event = eventOf(await accountWithForm(platform, ['clock@example.com']));
       const notify = (now: Date) => notifySubmission({ ...platform, mailer, event, now });
       const row = () =>
         platform
@@ -231,10 +216,7 @@ describe('notification e-mail', () => {
       expect(await row()).toMatchObject({ status: 'sent', attempt_count: 2 });
       expect((await row()).sent_at.toISOString()).toBe('2031-02-03T04:05:09.000Z');
       expect(refusing.mails).toHaveLength(1);
-      mailer.close();
-    } finally {
-      await refusing.close();
-    }
+    }, 1);
   });
 
   it('mails the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {
