@@ -1,6 +1,6 @@
 /**
  * One stage of the pipeline on a thread of its own (`bench/stages.js`): the outbox relay, one of
- * delivery's consumers (fan-out, send, notify) or usage's. The thread writes its Linux thread id
+ * delivery's consumers (fan-out, send, mail) or usage's. The thread writes its Linux thread id
  * to `$BENCH_STAGE_TIDS/<stage>`, so that the bench reads its CPU time from /proc.
  */
 require('@intake/shared/register');
@@ -16,7 +16,7 @@ const starts = {
   relay: async (platform) => [startPlatformRelay(platform)],
   'fan-out': (platform) => startDeliveryWorkers(platform, ['fanOut']),
   send: (platform) => startDeliveryWorkers(platform, ['send']),
-  mail: (platform) => startDeliveryWorkers(platform, ['notify']),
+  mail: (platform) => startDeliveryWorkers(platform, ['mail']),
   usage: (platform) => usageService.startWorkers(platform),
 };
 if (!starts[stage]) throw new Error(`no stage named ${stage}`);

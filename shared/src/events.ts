@@ -14,6 +14,11 @@ export const SUBJECTS = {
   submissionSpam: 'submission.spam',
   /** One webhook delivery is due (`{ delivery_id }`); published by the delivery fan-out and by replays. */
   deliveryRequested: 'delivery.requested',
+  /**
+   * One submission's notification e-mail is due (`NotificationRequested`); published by the delivery
+   * fan-out for the received submissions of forms with addresses, so the mail consumer sees only those.
+   */
+  notificationRequested: 'delivery.notification',
 } as const;
 
 export const StoredFile = Type.Object({
@@ -101,6 +106,16 @@ export const DeliveryRequested = Type.Object({
   trigger: Type.Union([Type.Literal('schedule'), Type.Literal('replay')]),
 });
 export type DeliveryRequested = Static<typeof DeliveryRequested>;
+
+export const NotificationRequested = Type.Object({
+  /** `<the submission event's id>.mail` (also its Nats-Msg-Id): a fan-out redelivered publishes it again, once. */
+  event_id: Type.String(),
+  /** The submission event as the fan-out received it (its fields, or `payload_omitted`). */
+  event: SubmissionEvent,
+  /** The form's notification addresses when the fan-out read them. */
+  to: Type.Array(Type.String()),
+});
+export type NotificationRequested = Static<typeof NotificationRequested>;
 
 /**
  * A submission event carries the submission's fields while the stored post (as ingest writes it,

@@ -159,10 +159,10 @@ describe('fault: a backlog longer than the ack deadline, no process dying', () =
       });
       await eventually(
         async () => {
-          const info = await nats.jsm.consumers.info(nats.names.eventsStream, 'delivery-notify');
+          const info = await nats.jsm.consumers.info(nats.names.deliveriesStream, 'delivery-mail');
           return info.num_ack_pending === 0 && info.num_pending === 0;
         },
-        { timeoutMs: 40_000, message: 'the notify consumer settled' },
+        { timeoutMs: 40_000, message: 'the mail consumer settled' },
       );
       console.log(
         `backlog: ${smtp.mails.length} mails for ${MAILS} submissions (${smtp.mails.length - new Set(smtp.mails).size} duplicates)`,

@@ -21,5 +21,6 @@ export {
 export { processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
 export { submissionData } from './domain/fan-out';
 export { fanOutSubmission } from './domain/fan-out-batch';
-export { notifySubmission, notifySubmissions, MAX_MAIL_ATTEMPTS, MAIL_LEASE_MS } from './domain/notify';
+export { notifySubmissions, requestNotification, MAX_MAIL_ATTEMPTS, MAIL_LEASE_MS } from './domain/notify';
+export { drainFormerNotifyConsumer, FORMER_NOTIFY_CONSUMER } from './consumers/former-notify';
 export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';

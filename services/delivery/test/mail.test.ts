@@ -1,9 +1,25 @@
 import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
-import { createMailer, newId, type Mailer, type SubmissionEvent } from '@intake/shared';
-import { eventually } from '@intake/shared/testing';
-import { MAIL_LEASE_MS, notifySubmission, notifySubmissions } from '../src';
+import { AckPolicy } from 'nats';
+import {
+  createMailer,
+  ensureConsumer,
+  newId,
+  SUBJECTS,
+  type Mailer,
+  type SubmissionEvent,
+  type Worker,
+} from '@intake/shared';
+import { createTestPlatform, eventually } from '@intake/shared/testing';
+import {
+  CONSUMERS,
+  drainFormerNotifyConsumer,
+  FORMER_NOTIFY_CONSUMER,
+  MAIL_LEASE_MS,
+  notifySubmissions,
+  startDeliveryWorkers,
+} from '../src';
 import { accountWithForm, startDelivery, submit } from './helpers';
 
 interface Mail {
@@ -204,7 +220,8 @@ describe('notification e-mail', () => {
     await withMailer(async (mailer, refusing) => {
       const { platform } = ctx;
       const event = eventOf(await accountWithForm(platform, ['clock@example.com']));
-      const notify = (now: Date) => notifySubmission({ ...platform, mailer, event, now });
+      const notify = async (now: Date) =>
+        (await notifySubmissions({ ...platform, mailer, now, items: [{ event, to: ['clock@example.com'] }] }))[0];
       const row = () =>
         platform
           .db('notifications')
@@ -263,5 +280,58 @@ describe('notification e-mail', () => {
     expect(parsed.text).toContain('name: No address');
     expect(parsed.replyTo).toBeUndefined();
     expect(await ctx.platform.db('notifications').where({ dedup_key: `submission:${spam.submission_id}` })).toEqual([]);
+  });
+
+  it('mails the submissions a former `delivery-notify` consumer (an earlier release) still held, once each, then deletes it', async () => {
+    const sink = await smtpServer();
+    // A deployment upgraded with mail still owed: events wait in the old durable, and no fan-out runs here.
+    const platform = await createTestPlatform({
+      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
+      MAIL_FROM: 'i@intake.test',
+    });
+    const { nats } = platform;
+    const workers: Worker[] = [];
+    try {
+      await ensureConsumer(nats, nats.names.eventsStream, {
+        durable_name: FORMER_NOTIFY_CONSUMER,
+        ack_policy: AckPolicy.Explicit,
+        filter_subject: nats.names.subject(SUBJECTS.submissionCreated),
+      });
+      const form = await accountWithForm(platform, ['owed@example.com']);
+      const events = [eventOf(form), eventOf(form), eventOf(form), eventOf(await accountWithForm(platform))];
+      for (const event of events)
+        await nats.js.publish(nats.names.subject(SUBJECTS.submissionCreated), JSON.stringify(event), {
+          msgID: event.event_id,
+        });
+      // Two replicas of this release: one still within its grace period (it forwards), one past it (it deletes).
+      workers.push(...(await startDeliveryWorkers(platform, ['mail'])));
+      workers.push(drainFormerNotifyConsumer(platform, { graceMs: 0, intervalMs: 100 }));
+
+      await eventually(
+        async () =>
+          (await nats.jsm.consumers.info(nats.names.eventsStream, FORMER_NOTIFY_CONSUMER).catch(() => null)) === null,
+        { timeoutMs: 20_000, message: 'the former consumer deleted' },
+      );
+      await eventually(
+        async () => {
+          const info = await nats.jsm.consumers.info(nats.names.deliveriesStream, CONSUMERS.mail);
+          return sink.mails.length >= 3 && info.num_pending === 0 && info.num_ack_pending === 0;
+        },
+        { timeoutMs: 20_000, message: 'the mail consumer settled' },
+      );
+      expect(sink.mails.map((m) => m.to)).toEqual([['owed@example.com'], ['owed@example.com'], ['owed@example.com']]);
+      const sent = await platform
+        .db('notifications')
+        .whereIn(
+          'dedup_key',
+          events.map((e) => `submission:${e.submission_id}`),
+        )
+        .select('status');
+      expect(sent).toEqual([{ status: 'sent' }, { status: 'sent' }, { status: 'sent' }]);
+    } finally {
+      await Promise.allSettled(workers.map((w) => w.stop()));
+      await platform.close();
+      await sink.close();
+    }
   });
 });

@@ -7,6 +7,7 @@ import {
   createWebhookAgent,
   DeliveryRequested,
   ensureConsumer,
+  NotificationRequested,
   eventWithPayload,
   runConsumer,
   SUBJECTS,
@@ -17,11 +18,11 @@ import {
 } from '@intake/shared';
 import { attemptLeaseMs, batchedDeliveryStore, processDeliveryRequest } from '../domain/deliver';
 import { fanOutSubmission, fanOutSubmissions } from '../domain/fan-out-batch';
-import { findNotifyEmailsOfForms } from '../repositories/fan-out-batch.repository';
-import { batchedNotificationRecorder, notifySubmission, notifySubmissions } from '../domain/notify';
+import { batchedNotificationRecorder, notifySubmissions } from '../domain/notify';
+import { drainFormerNotifyConsumer } from './former-notify';
 
 /** Durable consumer names (other services must not reuse them). */
-export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', notify: 'delivery-notify' } as const;
+export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', mail: 'delivery-mail' } as const;
 
 /** How many webhook attempts run at once per process: a slow receiver holds one slot, never the others. */
 export const SEND_CONCURRENCY = 64;
@@ -36,11 +37,12 @@ export type DeliveryConsumer = keyof typeof CONSUMERS;
 
 /**
  * Provisions the durable consumers and starts pulling: all three by default, or those named (the
- * benchmark runs each on a thread of its own to measure what each stage costs).
+ * benchmark runs each on a thread of its own to measure what each stage costs). With the mail
+ * consumer comes the drain of the events' former `delivery-notify` consumer, where one is left.
  */
 export async function startDeliveryWorkers(
   platform: Platform,
-  consumers: readonly DeliveryConsumer[] = ['fanOut', 'send', 'notify'],
+  consumers: readonly DeliveryConsumer[] = ['fanOut', 'send', 'mail'],
 ): Promise<Worker[]> {
   const { nats, config, logger, db, secrets, clock } = platform;
   const { eventsStream, deliveriesStream } = nats.names;
@@ -55,8 +57,6 @@ export async function startDeliveryWorkers(
   };
   if (consumers.includes('fanOut'))
     await ensureConsumer(nats, eventsStream, { durable_name: CONSUMERS.fanOut, ...eventConsumer });
-  if (consumers.includes('notify'))
-    await ensureConsumer(nats, eventsStream, { durable_name: CONSUMERS.notify, ...eventConsumer });
   if (consumers.includes('send'))
     await ensureConsumer(nats, deliveriesStream, {
       durable_name: CONSUMERS.send,
@@ -65,6 +65,15 @@ export async function startDeliveryWorkers(
       max_deliver: -1, // the attempt count lives in Postgres; naks and crash redeliveries must never exhaust it
       filter_subject: nats.names.subject(SUBJECTS.deliveryRequested),
       max_ack_pending: 50_000, // messages parked by a nak delay count here
+    });
+  if (consumers.includes('mail'))
+    await ensureConsumer(nats, deliveriesStream, {
+      durable_name: CONSUMERS.mail,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(30_000), // kept alive while a send runs
+      max_deliver: -1, // the attempt count lives in Postgres, as for webhooks
+      filter_subject: nats.names.subject(SUBJECTS.notificationRequested),
+      max_ack_pending: 50_000, // mails waiting for their retry count here
     });
 
   const agent = createWebhookAgent({
@@ -120,41 +129,39 @@ export async function startDeliveryWorkers(
           return processDeliveryRequest(deliverDeps, data);
         },
       }),
-    notify: () =>
+    mail: () =>
       runConsumer({
         nats,
-        stream: eventsStream,
-        durable: CONSUMERS.notify,
+        stream: deliveriesStream,
+        durable: CONSUMERS.mail,
         logger,
         concurrency: 64,
         gatherMs: 5,
-        // Most forms notify nobody: one query finds the addresses of the batch's forms, and the mails of the
-        // others are claimed together, sent MAIL_CONCURRENCY at a time and recorded a turn's worth at a time.
+        // The mails that arrive together are claimed in one statement, sent MAIL_CONCURRENCY at a time and
+        // recorded a turn's worth at a time.
         async handleBatch(batch) {
-          const events = batch.map(({ data }) => checkSubmissionEvent(data));
-          const withAddresses = await findNotifyEmailsOfForms(db, [
-            ...new Set(events.flatMap((c) => (c.ok && c.event.status === 'received' ? [c.event.form_id] : []))),
-          ]);
-          const items = events.flatMap((checked, i) => {
-            const to = checked.ok ? withAddresses.get(checked.event.form_id) : undefined;
-            return checked.ok && to ? [{ i, event: checked.event, to }] : [];
-          });
-          const mailed = await notifySubmissions({ ...notifyDeps, items, now: clock.now() });
-          const outcomes: Outcome[] = events.map((checked) =>
-            checked.ok ? ACK : { drop: `not a submission event: ${checked.error}` },
+          const checked = batch.map(({ data }) => Value.Check(NotificationRequested, data));
+          const items = batch.flatMap(({ data }, i) =>
+            checked[i]
+              ? [{ i, event: (data as NotificationRequested).event, to: (data as NotificationRequested).to }]
+              : [],
           );
+          const mailed = await notifySubmissions({ ...notifyDeps, items, now: clock.now() });
+          const outcomes: Outcome[] = checked.map((ok) => (ok ? ACK : { drop: 'not a NotificationRequested' }));
           items.forEach(({ i }, k) => (outcomes[i] = mailed[k]!));
           return outcomes;
         },
         async handle(_msg, data) {
-          const checked = checkSubmissionEvent(data);
-          if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-          return notifySubmission({ ...notifyDeps, event: checked.event, now: clock.now() });
+          if (!Value.Check(NotificationRequested, data)) return { drop: 'not a NotificationRequested' };
+          const [outcome] = await notifySubmissions({ ...notifyDeps, items: [data], now: clock.now() });
+          return outcome ?? ACK;
         },
       }),
   };
+  const started = consumers.map((name) => workers[name]());
+  if (consumers.includes('mail')) started.push(drainFormerNotifyConsumer(platform));
   return [
-    ...consumers.map((name) => workers[name]()),
+    ...started,
     {
       async stop() {
         mailer.close();

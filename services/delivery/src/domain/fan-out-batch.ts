@@ -1,27 +1,26 @@
 import { newId, requestDelivery, type SubmissionEvent } from '@intake/shared';
-import { findEnabledWebhooksOfForms, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
+import { findFanOutTargets, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { submissionData, type FanOutDeps } from './fan-out';
+import { requestNotification } from './notify';
 
 /**
- * Fans out the events that arrived together: one query for the webhooks of their forms (spam has
- * none), one statement for all their deliveries (one per enabled webhook of each form), then one
- * `delivery.requested` per delivery still waiting for its first attempt (a redelivered event
- * finds its deliveries there and only republishes, which the stream deduplicates). Returns how
- * many requests were published.
+ * Fans out the events that arrived together: one query for the webhooks and notification addresses
+ * of their forms (spam has neither), one statement for all their deliveries (one per enabled webhook
+ * of each form), then one `delivery.requested` per delivery still waiting for its first attempt and
+ * one `delivery.notification` per submission of a form with addresses (a redelivered event finds its
+ * deliveries there and only republishes, which the stream deduplicates; the mail, by its
+ * `notifications` row, is sent once). Returns how many delivery requests were published.
  */
 export async function fanOutSubmissions(props: FanOutDeps & { events: SubmissionEvent[]; now: Date }): Promise<number> {
-  const { db, now } = props;
+  const { db, nats, now } = props;
   const events = props.events.filter((e) => e.status === 'received');
   const forms = new Map(
     events.map((e) => [`${e.account_id} ${e.form_id}`, { accountId: e.account_id, formId: e.form_id }]),
   );
-  const webhooks = await findEnabledWebhooksOfForms(db, [...forms.values()]);
-  if (webhooks.length === 0) return 0;
-  const byForm = new Map<string, string[]>();
-  for (const w of webhooks)
-    byForm.set(`${w.account_id} ${w.form_id}`, [...(byForm.get(`${w.account_id} ${w.form_id}`) ?? []), w.id]);
+  const targets = await findFanOutTargets(db, [...forms.values()]);
+  if (targets.size === 0) return 0;
   const rows = events.flatMap((event) => {
-    const hooks = byForm.get(`${event.account_id} ${event.form_id}`) ?? [];
+    const hooks = targets.get(`${event.account_id} ${event.form_id}`)?.webhookIds ?? [];
     if (hooks.length === 0) return [];
     const data = submissionData({ event, config: props.config, secrets: props.secrets, now });
     return hooks.map((webhookId) => ({
@@ -33,8 +32,15 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: Submission
       data,
     }));
   });
+  const mails = events.flatMap((event) => {
+    const to = targets.get(`${event.account_id} ${event.form_id}`)?.notifyEmails ?? [];
+    return to.length > 0 ? [{ event, to }] : [];
+  });
   const pending = await insertDeliveriesOfSubmissions(db, rows);
-  await Promise.all(pending.map((d) => requestDelivery(props.nats, { deliveryId: d.id, trigger: 'schedule' })));
+  await Promise.all([
+    ...pending.map((d) => requestDelivery(nats, { deliveryId: d.id, trigger: 'schedule' })),
+    ...mails.map((mail) => requestNotification(nats, mail)),
+  ]);
   return pending.length;
 }
 

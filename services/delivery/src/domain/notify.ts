@@ -1,11 +1,19 @@
+import { SpanKind, trace } from '@opentelemetry/api';
 import {
   ACK,
+  currentTraceHeaders,
+  EVENT_PAYLOAD_MAX_BYTES,
   eventWithPayload,
+  inActiveSpan,
   recordNotification,
+  SUBJECTS,
+  toNatsHeaders,
   type Config,
   type Db,
   type Logger,
   type Mailer,
+  type Nats,
+  type NotificationRequested,
   type Outcome,
   type SecretBox,
   type SubmissionEvent,
@@ -13,12 +21,44 @@ import {
 } from '@intake/shared';
 import {
   claimSubmissionNotifications,
-  findNotifyEmails,
   recordNotificationOutcomes,
   type NotificationOutcome,
 } from '../repositories/notification.repository';
 import { retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
+
+const tracer = trace.getTracer('intake-delivery');
+
+/**
+ * Publishes one submission's `delivery.notification` (the fan-out, for a form with addresses) inside
+ * a PRODUCER span whose context rides in the NATS headers. Its id is the event's with `.mail`, so a
+ * redelivered event's second publish is dropped by the stream; fields that were read from the
+ * submission because the event went without them go without them again (the message stays small).
+ */
+export async function requestNotification(nats: Nats, mail: { event: SubmissionEvent; to: string[] }): Promise<void> {
+  const { event, to } = mail;
+  const eventId = `${event.event_id}.mail`;
+  const large = Buffer.byteLength(JSON.stringify(event.payload)) > EVENT_PAYLOAD_MAX_BYTES;
+  const message: NotificationRequested = {
+    event_id: eventId,
+    event: large ? { ...event, payload: {}, payload_omitted: true } : event,
+    to,
+  };
+  const subject = nats.names.subject(SUBJECTS.notificationRequested);
+  const attributes = {
+    'messaging.system': 'nats',
+    'messaging.destination.name': subject,
+    'messaging.message.id': eventId,
+    'intake.submission_id': event.submission_id,
+  };
+  await inActiveSpan(tracer, `${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async () => {
+    await nats.js.publish(subject, JSON.stringify(message), {
+      msgID: eventId,
+      headers: toNatsHeaders(currentTraceHeaders()),
+      timeout: 5000,
+    });
+  });
+}
 
 /** Attempts at sending one notification e-mail before it is left `failed`. */
 export const MAX_MAIL_ATTEMPTS = 5;
@@ -105,15 +145,6 @@ export function batchedNotificationRecorder(db: Db): (outcome: NotificationOutco
     },
     single: (outcome) => recordNotificationOutcomes(db, [outcome]),
   });
-}
-
-/** `notifySubmissions` for one event, its form's addresses looked up (a consumer handling its messages one by one). */
-export async function notifySubmission(props: NotifyDeps & { event: SubmissionEvent }): Promise<Outcome> {
-  const { event, ...deps } = props;
-  if (event.status !== 'received') return ACK;
-  const to = await findNotifyEmails(props.db, event.account_id, event.form_id);
-  const [outcome] = await notifySubmissions({ ...deps, items: [{ event, to }] });
-  return outcome ?? ACK;
 }
 
 async function sendOne(

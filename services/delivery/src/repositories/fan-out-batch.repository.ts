@@ -1,18 +1,45 @@
 import { runPrepared, type Db } from '@intake/shared';
 
-/** The enabled webhooks of these forms (each form with its account), in id order. */
-export async function findEnabledWebhooksOfForms(
+/** What a form's received submissions fan out to: its enabled webhooks (in id order) and its notification addresses. */
+export interface FanOutTargets {
+  webhookIds: string[];
+  notifyEmails: string[];
+}
+
+/**
+ * The fan-out targets of these forms (each form with its account), by `<account id> <form id>`, in
+ * one query; a form with neither webhooks nor addresses, or gone, is left out.
+ */
+export async function findFanOutTargets(
   db: Db,
   forms: { accountId: string; formId: string }[],
-): Promise<{ id: string; account_id: string; form_id: string }[]> {
-  if (forms.length === 0) return [];
-  return runPrepared<{ id: string; account_id: string; form_id: string }>(db, {
-    name: 'fanout_webhooks',
-    text: `SELECT w.id, w.account_id, w.form_id FROM webhooks w
-     JOIN unnest($1::text[], $2::text[]) AS f(account_id, form_id) ON f.account_id = w.account_id AND f.form_id = w.form_id
-     WHERE w.enabled ORDER BY w.id`,
+): Promise<Map<string, FanOutTargets>> {
+  if (forms.length === 0) return new Map();
+  const rows = await runPrepared<{
+    account_id: string;
+    form_id: string;
+    webhook_ids: string[];
+    notify_emails: unknown;
+  }>(db, {
+    name: 'fanout_targets',
+    text: `SELECT f.account_id, f.id AS form_id, f.notify_emails,
+         COALESCE(array_agg(w.id ORDER BY w.id) FILTER (WHERE w.id IS NOT NULL), '{}') AS webhook_ids
+       FROM unnest($1::text[], $2::text[]) AS q(account_id, form_id)
+       JOIN forms f ON f.id = q.form_id AND f.account_id = q.account_id
+       LEFT JOIN webhooks w ON w.form_id = f.id AND w.account_id = f.account_id AND w.enabled
+       GROUP BY f.id
+       HAVING count(w.id) > 0 OR jsonb_array_length(f.notify_emails) > 0`,
     values: [forms.map((f) => f.accountId), forms.map((f) => f.formId)],
   });
+  return new Map(
+    rows.map((r) => [
+      `${r.account_id} ${r.form_id}`,
+      {
+        webhookIds: r.webhook_ids,
+        notifyEmails: Array.isArray(r.notify_emails) ? r.notify_emails.filter((a) => typeof a === 'string') : [],
+      },
+    ]),
+  );
 }
 
 /** The notification addresses of these forms, by form id (forms without any are left out). */

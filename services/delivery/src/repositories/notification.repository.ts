@@ -1,12 +1,4 @@
-import { newId, runPrepared, type Db, type NotificationStatus, type Queryable } from '@intake/shared';
-
-/** The form's notification addresses (none when the form is gone). */
-export async function findNotifyEmails(db: Queryable, accountId: string, formId: string): Promise<string[]> {
-  const form: { notify_emails: string[] } | undefined = await db('forms')
-    .where({ id: formId, account_id: accountId })
-    .first('notify_emails');
-  return form?.notify_emails ?? [];
-}
+import { newId, runPrepared, type Db, type NotificationStatus } from '@intake/shared';
 
 /** What claiming a submission's notification found: this process holds its send, or why not. */
 export type NotificationClaim =
