@@ -1,23 +1,24 @@
 import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
-import { AckPolicy } from 'nats';
+import { AckPolicy, DeliverPolicy } from 'nats';
 import {
   createMailer,
   ensureConsumer,
+  EVENT_PAYLOAD_MAX_BYTES,
   newId,
   SUBJECTS,
   type Mailer,
   type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
-import { createTestPlatform, eventually } from '@intake/shared/testing';
+import { createTestPlatform, eventually, factories } from '@intake/shared/testing';
 import {
   CONSUMERS,
-  drainFormerNotifyConsumer,
   FORMER_NOTIFY_CONSUMER,
   MAIL_LEASE_MS,
   notifySubmissions,
+  requestNotification,
   startDeliveryWorkers,
 } from '../src';
 import { accountWithForm, startDelivery, submit } from './helpers';
@@ -282,52 +283,91 @@ describe('notification e-mail', () => {
     expect(await ctx.platform.db('notifications').where({ dedup_key: `submission:${spam.submission_id}` })).toEqual([]);
   });
 
-  it('mails the submissions a former `delivery-notify` consumer (an earlier release) still held, once each, then deletes it', async () => {
+  it('mails a form’s submissions when its only webhook is disabled, and fans none of them out', async () => {
+    const form = await accountWithForm(ctx.platform, ['disabled-hook@example.com']);
+    await factories.webhook(ctx.platform, { ...form, enabled: false });
+    const event = await submit(ctx.platform, { ...form, payload: { name: 'Ada' } });
+    await eventually(() => smtp.mails.find((m) => m.to.includes('disabled-hook@example.com')), { timeoutMs: 10_000 });
+    expect(await ctx.platform.db('deliveries').where({ submission_id: event.submission_id })).toEqual([]);
+  });
+
+  it('asks for a mail with the event’s fields, or without them when they are over the event limit', async () => {
+    // A platform with no consumer: the requests stay in the work queue to be read.
+    const platform = await createTestPlatform();
+    const { nats } = platform;
+    try {
+      const form = await accountWithForm(platform, ['big@example.com']);
+      const small = eventOf(form);
+      const large = { ...eventOf(form), payload: { message: 'x'.repeat(EVENT_PAYLOAD_MAX_BYTES + 1) } };
+      await requestNotification(nats, { event: small, to: ['big@example.com'] });
+      await requestNotification(nats, { event: large, to: ['big@example.com'] });
+      await requestNotification(nats, { event: large, to: ['big@example.com'] });
+      const info = await nats.jsm.streams.info(nats.names.deliveriesStream);
+      expect(info.state.messages).toBe(2); // the second request for one event is a duplicate
+      const read = async (seq: number) =>
+        JSON.parse(
+          new TextDecoder().decode((await nats.jsm.streams.getMessage(nats.names.deliveriesStream, { seq })).data),
+        );
+      const [first, second] = [await read(info.state.first_seq), await read(info.state.first_seq + 1)];
+      expect(first).toEqual({ event_id: `${small.event_id}.mail`, event: small, to: ['big@example.com'] });
+      expect(second).toEqual({
+        event_id: `${large.event_id}.mail`,
+        event: { ...large, payload: {}, payload_omitted: true },
+        to: ['big@example.com'],
+      });
+    } finally {
+      await platform.close();
+    }
+  });
+
+  it('mails, once each, the submissions a former `delivery-notify` consumer (an earlier release) still held, and those both it and the fan-out see', async () => {
     const sink = await smtpServer();
-    // A deployment upgraded with mail still owed: events wait in the old durable, and no fan-out runs here.
     const platform = await createTestPlatform({
       SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
       MAIL_FROM: 'i@intake.test',
     });
     const { nats } = platform;
+    const created = nats.names.subject(SUBJECTS.submissionCreated);
+    const publish = (event: SubmissionEvent) =>
+      nats.js.publish(created, JSON.stringify(event), { msgID: event.event_id });
     const workers: Worker[] = [];
     try {
+      // Upgraded with mail still owed: the earlier release's fan-out had handled these events (this
+      // release's fan-out starts after them), its notify consumer had not.
       await ensureConsumer(nats, nats.names.eventsStream, {
         durable_name: FORMER_NOTIFY_CONSUMER,
         ack_policy: AckPolicy.Explicit,
-        filter_subject: nats.names.subject(SUBJECTS.submissionCreated),
+        filter_subject: created,
+      });
+      await ensureConsumer(nats, nats.names.eventsStream, {
+        durable_name: CONSUMERS.fanOut,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.New,
+        filter_subject: created,
       });
       const form = await accountWithForm(platform, ['owed@example.com']);
-      const events = [eventOf(form), eventOf(form), eventOf(form), eventOf(await accountWithForm(platform))];
-      for (const event of events)
-        await nats.js.publish(nats.names.subject(SUBJECTS.submissionCreated), JSON.stringify(event), {
-          msgID: event.event_id,
-        });
-      // Two replicas of this release: one still within its grace period (it forwards), one past it (it deletes).
-      workers.push(...(await startDeliveryWorkers(platform, ['mail'])));
-      workers.push(drainFormerNotifyConsumer(platform, { graceMs: 0, intervalMs: 100 }));
+      const owed = [eventOf(form), eventOf(form), eventOf(form)];
+      for (const event of [...owed, eventOf(await accountWithForm(platform))]) await publish(event);
 
-      await eventually(
-        async () =>
-          (await nats.jsm.consumers.info(nats.names.eventsStream, FORMER_NOTIFY_CONSUMER).catch(() => null)) === null,
-        { timeoutMs: 20_000, message: 'the former consumer deleted' },
-      );
+      workers.push(...(await startDeliveryWorkers(platform)));
+      // After the upgrade: the former consumer and this release's fan-out both see it.
+      const both = eventOf(form);
+      await publish(both);
+
+      const expected = [...owed, both].map((e) => `submission:${e.submission_id}`);
       await eventually(
         async () => {
-          const info = await nats.jsm.consumers.info(nats.names.deliveriesStream, CONSUMERS.mail);
-          return sink.mails.length >= 3 && info.num_pending === 0 && info.num_ack_pending === 0;
+          const former = await nats.jsm.consumers.info(nats.names.eventsStream, FORMER_NOTIFY_CONSUMER);
+          const mail = await nats.jsm.consumers.info(nats.names.deliveriesStream, CONSUMERS.mail);
+          const sent = await platform.db('notifications').whereIn('dedup_key', expected).where({ status: 'sent' });
+          return (
+            sent.length === expected.length &&
+            [former, mail].every((c) => c.num_pending === 0 && c.num_ack_pending === 0)
+          );
         },
-        { timeoutMs: 20_000, message: 'the mail consumer settled' },
+        { timeoutMs: 20_000, message: 'every owed mail sent and both consumers settled' },
       );
-      expect(sink.mails.map((m) => m.to)).toEqual([['owed@example.com'], ['owed@example.com'], ['owed@example.com']]);
-      const sent = await platform
-        .db('notifications')
-        .whereIn(
-          'dedup_key',
-          events.map((e) => `submission:${e.submission_id}`),
-        )
-        .select('status');
-      expect(sent).toEqual([{ status: 'sent' }, { status: 'sent' }, { status: 'sent' }]);
+      expect(sink.mails.map((m) => m.to)).toEqual(expected.map(() => ['owed@example.com']));
     } finally {
       await Promise.allSettled(workers.map((w) => w.stop()));
       await platform.close();

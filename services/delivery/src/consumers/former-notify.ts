@@ -13,60 +13,24 @@ import { findNotifyEmailsOfForms } from '../repositories/fan-out-batch.repositor
 
 /**
  * The durable that sent notification e-mail before the fan-out requested it (`delivery-notify`, on
- * the events stream). Releases before 0.2 left it there with what it had not yet mailed.
+ * the events stream). An earlier release leaves it there, with what it had not yet mailed.
  */
 export const FORMER_NOTIFY_CONSUMER = 'delivery-notify';
 
 /**
- * Drains a former `delivery-notify` consumer after an upgrade, so no submission it still held goes
- * unmailed: each of its events becomes a `delivery.notification` (the mail consumer sends it once,
- * whoever else requested it), and once it has acknowledged every event up to the stream's last one
- * as of `graceMs` after this process started (by then no replica of the old release still fans out
- * without requesting mail), it is deleted. Where there is none, it does nothing after one look-up.
+ * Keeps a former `delivery-notify` consumer drained after an upgrade, for as long as it exists: each
+ * received submission of a form with addresses it holds becomes a `delivery.notification`, which the
+ * mail consumer sends once whoever else asked (the fan-out of this release asks too; a replica of the
+ * earlier one, still running during a rolling upgrade, does not, and this is what mails its
+ * submissions). It is never deleted here: no replica can tell that none of the earlier release is
+ * left (README, "JetStream consumers", says when to delete it). It is looked for at start and every
+ * `intervalMs`; where there is none (or no stream), nothing runs.
  */
-export function drainFormerNotifyConsumer(
-  platform: Platform,
-  options: { graceMs?: number; intervalMs?: number } = {},
-): Worker {
+export function drainFormerNotifyConsumer(platform: Platform, options: { intervalMs?: number } = {}): Worker {
   const { nats, db, logger } = platform;
   const stream = nats.names.eventsStream;
-  const graceUntil = Date.now() + (options.graceMs ?? 10 * 60_000);
   let consumer: { stop(): Promise<void> } | undefined;
-  let lastSeq: number | undefined;
-  let finished = false;
-
-  const finish = async () => {
-    finished = true;
-    await consumer?.stop();
-    consumer = undefined;
-  };
-
-  const check = async (): Promise<void> => {
-    if (finished) return;
-    const info = await nats.jsm.consumers.info(stream, FORMER_NOTIFY_CONSUMER).catch((err: Error) => {
-      if (/consumer not found/i.test(String(err.message))) return undefined;
-      throw err;
-    });
-    if (!info) return finish();
-    if (lastSeq === undefined && Date.now() >= graceUntil)
-      lastSeq = (await nats.jsm.streams.info(stream)).state.last_seq;
-    if (lastSeq !== undefined && info.ack_floor.stream_seq >= lastSeq && info.num_ack_pending === 0) {
-      await finish();
-      await nats.jsm.consumers.delete(stream, FORMER_NOTIFY_CONSUMER).catch(() => undefined);
-      logger.info({ durable: FORMER_NOTIFY_CONSUMER }, 'the former notification consumer is drained: deleted it');
-      return;
-    }
-    consumer ??= runConsumer({
-      nats,
-      stream,
-      durable: FORMER_NOTIFY_CONSUMER,
-      logger,
-      concurrency: 64,
-      gatherMs: 5,
-      handleBatch: forward,
-      handle: async (msg, data) => (await forward([{ msg, data }]))[0] ?? ACK,
-    });
-  };
+  let stopped = false;
 
   /** Each received submission of a form with addresses becomes a `delivery.notification`. */
   const forward = async (batch: Delivered[]): Promise<Outcome[]> => {
@@ -82,20 +46,52 @@ export function drainFormerNotifyConsumer(
     return events.map((c): Outcome => (c.ok ? ACK : { drop: `not a submission event: ${c.error}` }));
   };
 
+  const check = async (): Promise<void> => {
+    const exists = await nats.jsm.consumers.info(stream, FORMER_NOTIFY_CONSUMER).then(
+      () => true,
+      (err: Error) => {
+        if (/(consumer|stream) not found/i.test(String(err.message))) return false;
+        throw err;
+      },
+    );
+    if (stopped) return;
+    if (!exists) {
+      const running = consumer;
+      consumer = undefined;
+      return running?.stop();
+    }
+    if (consumer) return;
+    logger.warn(
+      { durable: FORMER_NOTIFY_CONSUMER, stream },
+      'an earlier release left its notification consumer: forwarding what it holds as mail requests; delete it once no replica of that release runs',
+    );
+    consumer = runConsumer({
+      nats,
+      stream,
+      durable: FORMER_NOTIFY_CONSUMER,
+      logger,
+      concurrency: 64,
+      gatherMs: 5,
+      handleBatch: forward,
+      handle: async (msg, data) => (await forward([{ msg, data }]))[0] ?? ACK,
+    });
+  };
+
   const periodic = startPeriodic({
-    intervalMs: options.intervalMs ?? 5000,
+    intervalMs: options.intervalMs ?? 60_000,
     logger,
-    failure: 'could not drain the former notification consumer; will retry',
+    failure: 'could not look up the former notification consumer; will retry',
     task: check,
   });
   const first = check().catch((err: unknown) =>
-    logger.warn({ err }, 'could not look up the former notification consumer'),
+    logger.warn({ err }, 'could not look up the former notification consumer; will retry'),
   );
   return {
     async stop() {
+      stopped = true;
       await first;
       await periodic.stop();
-      await finish();
+      await consumer?.stop();
     },
   };
 }

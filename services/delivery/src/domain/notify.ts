@@ -33,7 +33,8 @@ const tracer = trace.getTracer('intake-delivery');
  * Publishes one submission's `delivery.notification` (the fan-out, for a form with addresses) inside
  * a PRODUCER span whose context rides in the NATS headers. Its id is the event's with `.mail`, so a
  * redelivered event's second publish is dropped by the stream; fields that were read from the
- * submission because the event went without them go without them again (the message stays small).
+ * submission because the event went without them (over `EVENT_PAYLOAD_MAX_BYTES`) go without them
+ * again, so the message stays as small as the event was, far below NATS's `max_payload`.
  */
 export async function requestNotification(nats: Nats, mail: { event: SubmissionEvent; to: string[] }): Promise<void> {
   const { event, to } = mail;

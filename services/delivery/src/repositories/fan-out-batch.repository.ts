@@ -28,7 +28,8 @@ export async function findFanOutTargets(
        JOIN forms f ON f.id = q.form_id AND f.account_id = q.account_id
        LEFT JOIN webhooks w ON w.form_id = f.id AND w.account_id = f.account_id AND w.enabled
        GROUP BY f.id
-       HAVING count(w.id) > 0 OR jsonb_array_length(f.notify_emails) > 0`,
+       HAVING count(w.id) > 0
+         OR CASE WHEN jsonb_typeof(f.notify_emails) = 'array' THEN jsonb_array_length(f.notify_emails) > 0 END`,
     values: [forms.map((f) => f.accountId), forms.map((f) => f.formId)],
   });
   return new Map(
@@ -47,7 +48,8 @@ export async function findNotifyEmailsOfForms(db: Db, formIds: string[]): Promis
   if (formIds.length === 0) return new Map();
   const rows = await runPrepared<{ id: string; notify_emails: string[] }>(db, {
     name: 'notify_forms',
-    text: `SELECT id, notify_emails FROM forms WHERE id = ANY ($1::text[]) AND jsonb_array_length(notify_emails) > 0`,
+    text: `SELECT id, notify_emails FROM forms WHERE id = ANY ($1::text[])
+      AND CASE WHEN jsonb_typeof(notify_emails) = 'array' THEN jsonb_array_length(notify_emails) > 0 END`,
     values: [formIds],
   });
   return new Map(rows.map((r) => [r.id, r.notify_emails]));
