@@ -1,7 +1,7 @@
 /**
  * The pipeline with every stage on a thread of its own, for the `pipeline` suite's CPU per stage:
  * ingest's routes and workers on the main thread (as in `npm start`), and one thread each for the
- * outbox relay, delivery's fan-out, send and notify consumers, and usage's consumer
+ * outbox relay, delivery's fan-out, send and mail consumers, and usage's consumer
  * (`bench/stage-thread.js`), each with its own Postgres pool (`application_name`
  * `intake-stage-<stage>`) and NATS connection. A measuring layout, not a way to run Intake: the
  * stages pay for more connections and threads than `npm start` does.
