@@ -1,4 +1,4 @@
-import { SpanKind, trace } from '@opentelemetry/api';
+import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
 import { SUBJECTS, type DeliveryRequested } from '../events';
 import { newId } from '../ids';
 import { currentTraceHeaders, toNatsHeaders, type Nats } from '../nats';
@@ -17,16 +17,33 @@ export async function requestDelivery(
 ): Promise<void> {
   const eventId = props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event');
   const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
-  const subject = nats.names.subject(SUBJECTS.deliveryRequested);
+  await publishTraced(nats, {
+    subject: SUBJECTS.deliveryRequested,
+    message,
+    attributes: { 'intake.webhook.delivery_id': props.deliveryId },
+  });
+}
+
+/**
+ * Publishes one message of the deliveries stream (`subject` relative to NATS_PREFIX) inside a
+ * PRODUCER span whose context rides in the NATS headers, so its consumer continues the trace; its
+ * `event_id` is the Nats-Msg-Id, so a second publish within the stream's window is dropped. A
+ * failed publish marks the span failed (with the exception) before going on up.
+ */
+export async function publishTraced(
+  nats: Nats,
+  props: { subject: string; message: { event_id: string }; attributes: Attributes },
+): Promise<void> {
+  const subject = nats.names.subject(props.subject);
+  const eventId = props.message.event_id;
   const attributes = {
     'messaging.system': 'nats',
     'messaging.destination.name': subject,
     'messaging.message.id': eventId,
-    'intake.webhook.delivery_id': props.deliveryId,
+    ...props.attributes,
   };
-  // A failed publish marks the PRODUCER span failed (with the exception) before going on up.
   await inActiveSpan(tracer, `${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async () => {
-    await nats.js.publish(subject, JSON.stringify(message), {
+    await nats.js.publish(subject, JSON.stringify(props.message), {
       msgID: eventId,
       headers: toNatsHeaders(currentTraceHeaders()),
       timeout: 5000,

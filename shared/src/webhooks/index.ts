@@ -10,7 +10,7 @@ export {
 } from './sender';
 export { generateWebhookSecret, serviceSignature, standardSignature } from './signing';
 export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup, BlockedTargetError } from './url-guard';
-export { requestDelivery } from './delivery-request';
+export { publishTraced, requestDelivery } from './delivery-request';
 export { sendTestPing } from './test-ping';
 export {
   insertDelivery,

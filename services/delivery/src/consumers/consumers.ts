@@ -11,6 +11,7 @@ import {
   eventWithPayload,
   runConsumer,
   SUBJECTS,
+  type Delivered,
   type Outcome,
   type Platform,
   type SubmissionEvent,
@@ -84,6 +85,17 @@ export async function startDeliveryWorkers(
   const deliverDeps = { db, secrets, agent, config, now: () => clock.now(), store: batchedDeliveryStore(db) };
   const notifyDeps = { db, mailer, logger, config, secrets, record: batchedNotificationRecorder(db) };
 
+  // The mails that arrive together are claimed in one statement, sent MAIL_CONCURRENCY at a time and
+  // recorded a turn's worth at a time.
+  const sendMails = async (batch: Delivered[]): Promise<Outcome[]> => {
+    const requests = batch.map(({ data }) => (Value.Check(NotificationRequested, data) ? data : undefined));
+    const items = requests.flatMap((r, i) => (r ? [{ i, event: r.event, to: r.to }] : []));
+    const mailed = await notifySubmissions({ ...notifyDeps, items, now: clock.now() });
+    const outcomes: Outcome[] = requests.map((r) => (r ? ACK : { drop: 'not a NotificationRequested' }));
+    items.forEach(({ i }, k) => (outcomes[i] = mailed[k]!));
+    return outcomes;
+  };
+
   const workers: Record<DeliveryConsumer, () => Worker> = {
     fanOut: () =>
       runConsumer({
@@ -137,25 +149,8 @@ export async function startDeliveryWorkers(
         logger,
         concurrency: 64,
         gatherMs: 5,
-        // The mails that arrive together are claimed in one statement, sent MAIL_CONCURRENCY at a time and
-        // recorded a turn's worth at a time.
-        async handleBatch(batch) {
-          const checked = batch.map(({ data }) => Value.Check(NotificationRequested, data));
-          const items = batch.flatMap(({ data }, i) =>
-            checked[i]
-              ? [{ i, event: (data as NotificationRequested).event, to: (data as NotificationRequested).to }]
-              : [],
-          );
-          const mailed = await notifySubmissions({ ...notifyDeps, items, now: clock.now() });
-          const outcomes: Outcome[] = checked.map((ok) => (ok ? ACK : { drop: 'not a NotificationRequested' }));
-          items.forEach(({ i }, k) => (outcomes[i] = mailed[k]!));
-          return outcomes;
-        },
-        async handle(_msg, data) {
-          if (!Value.Check(NotificationRequested, data)) return { drop: 'not a NotificationRequested' };
-          const [outcome] = await notifySubmissions({ ...notifyDeps, items: [data], now: clock.now() });
-          return outcome ?? ACK;
-        },
+        handleBatch: sendMails,
+        handle: async (msg, data) => (await sendMails([{ msg, data }]))[0] ?? ACK,
       }),
   };
   const started = consumers.map((name) => workers[name]());

@@ -1,13 +1,10 @@
-import { SpanKind, trace } from '@opentelemetry/api';
 import {
   ACK,
-  currentTraceHeaders,
   EVENT_PAYLOAD_MAX_BYTES,
   eventWithPayload,
-  inActiveSpan,
+  publishTraced,
   recordNotification,
   SUBJECTS,
-  toNatsHeaders,
   type Config,
   type Db,
   type Logger,
@@ -27,8 +24,6 @@ import {
 import { retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
 
-const tracer = trace.getTracer('intake-delivery');
-
 /**
  * Publishes one submission's `delivery.notification` (the fan-out, for a form with addresses) inside
  * a PRODUCER span whose context rides in the NATS headers. Its id is the event's with `.mail`, so a
@@ -38,26 +33,16 @@ const tracer = trace.getTracer('intake-delivery');
  */
 export async function requestNotification(nats: Nats, mail: { event: SubmissionEvent; to: string[] }): Promise<void> {
   const { event, to } = mail;
-  const eventId = `${event.event_id}.mail`;
   const large = Buffer.byteLength(JSON.stringify(event.payload)) > EVENT_PAYLOAD_MAX_BYTES;
   const message: NotificationRequested = {
-    event_id: eventId,
+    event_id: `${event.event_id}.mail`,
     event: large ? { ...event, payload: {}, payload_omitted: true } : event,
     to,
   };
-  const subject = nats.names.subject(SUBJECTS.notificationRequested);
-  const attributes = {
-    'messaging.system': 'nats',
-    'messaging.destination.name': subject,
-    'messaging.message.id': eventId,
-    'intake.submission_id': event.submission_id,
-  };
-  await inActiveSpan(tracer, `${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async () => {
-    await nats.js.publish(subject, JSON.stringify(message), {
-      msgID: eventId,
-      headers: toNatsHeaders(currentTraceHeaders()),
-      timeout: 5000,
-    });
+  await publishTraced(nats, {
+    subject: SUBJECTS.notificationRequested,
+    message,
+    attributes: { 'intake.submission_id': event.submission_id },
   });
 }
 
