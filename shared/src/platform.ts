@@ -40,7 +40,10 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
     lazyConnect: false,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
-    enableAutoPipelining: true,
+    // Off: ioredis would hold every command until the next setImmediate, and ingest's rate limit,
+    // which already gathers a turn's posts and sends them from a setImmediate of its own, then
+    // waited one more turn of the event loop per post (see rules/rate-limit.ts in ingest).
+    enableAutoPipelining: false,
     connectTimeout: 2000,
     retryStrategy: (n) => Math.min(n * 200, 2000),
   });

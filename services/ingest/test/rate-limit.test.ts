@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { useTestPlatform } from '@intake/shared/testing';
-import { takeTogether } from '../src/rules/rate-limit';
+import { createRateLimiter, takeTogether } from '../src/rules/rate-limit';
 
 /** The rate limit's shared calls (`takeTogether`) against Redis: one call per key, answers as if sent one by one. */
 describe('takeTogether', () => {
@@ -46,5 +46,26 @@ describe('takeTogether', () => {
     };
     const answers = await takeTogether(flaky, ['good', 'bad', 'good', 'bad']);
     expect(answers).toEqual([undefined, { failed: failure }, undefined, { failed: failure }]);
+  });
+});
+
+/** What one event-loop turn's posts cost the Redis connection. */
+describe('createRateLimiter', () => {
+  const t = useTestPlatform();
+
+  it('sends the posts of one turn to Redis in that turn, in one write', async () => {
+    const limiter = createRateLimiter(t);
+    const form = `form_${randomBytes(4).toString('hex')}`;
+    await limiter.consume(form, '192.0.2.1'); // connected, and Redis has the limiter's script
+    const socket = t.redis.stream;
+    const write = jest.spyOn(socket, 'write');
+    const writev = jest.spyOn(socket, '_writev');
+    const posts = ['192.0.2.1', '192.0.2.2', '192.0.2.3'].map((ip) => limiter.consume(form, ip));
+    // Runs right after the limiter's own setImmediate, in the same turn: its commands must be out by then.
+    const handedOver = await new Promise<number>((resolve) => setImmediate(() => resolve(write.mock.calls.length)));
+    await Promise.all(posts);
+    expect(handedOver).toBe(3);
+    expect(writev).toHaveBeenCalledTimes(1);
+    expect(writev.mock.calls[0]?.[0]).toHaveLength(3);
   });
 });

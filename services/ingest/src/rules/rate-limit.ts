@@ -22,8 +22,11 @@ export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>):
     rejectIfRedisNotReady: true,
     insuranceLimiter: new RateLimiterMemory({ ...options, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` }),
   });
-  // The posts of one key in the same turn of the event loop take their points in one call.
-  const take = tickBatcher<string, Taken>({ run: (keys) => takeTogether(limiter, keys) });
+  // The posts of one key in the same turn of the event loop take their points in one call, and
+  // the turn's calls leave in one write, at once (the client does not pipeline on its own).
+  const take = tickBatcher<string, Taken>({
+    run: (keys) => inOneWrite(platform.redis, () => takeTogether(limiter, keys)),
+  });
   return {
     async consume(formId, ip) {
       const taken = await take(`${formId}:${ip}`);
@@ -77,4 +80,21 @@ export async function takeTogether(
     const count = res.consumedPoints - counts.get(key)! + place + 1;
     return count > limiter.points ? res.msBeforeNext : undefined;
   });
+}
+
+/**
+ * Runs `issue` with the Redis connection's socket corked: the commands it sends before returning
+ * (`takeTogether` calls `consume` for every key before its first await) go out in one write when
+ * it returns, as the client's auto-pipelining would send them, but in this turn of the event loop
+ * instead of the next.
+ */
+export function inOneWrite<T>(redis: Pick<Platform['redis'], 'stream'>, issue: () => T): T {
+  // Undefined before the client first connects.
+  const socket = redis.stream as Platform['redis']['stream'] | undefined;
+  socket?.cork();
+  try {
+    return issue();
+  } finally {
+    socket?.uncork();
+  }
 }
