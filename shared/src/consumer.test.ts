@@ -65,4 +65,42 @@ describe('runConsumer', () => {
       await platform.nats.jsm.streams.delete(stream);
     }
   });
+
+  it('hands a batch-only consumer the messages of a failed batch one at a time, as batches of one', async () => {
+    const stream = `${platform.nats.names.prefix.toUpperCase()}_BATCHONLY`;
+    const subject = platform.nats.names.subject('batchonly');
+    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
+    let consumer: { stop(): Promise<void> } | undefined;
+    try {
+      await platform.nats.jsm.consumers.add(stream, { durable_name: 'batchonly', ack_policy: AckPolicy.Explicit });
+      for (let n = 0; n < 5; n++) await platform.nats.js.publish(subject, JSON.stringify({ n }));
+      const batches: number[][] = [];
+      consumer = runConsumer({
+        nats: platform.nats,
+        stream,
+        durable: 'batchonly',
+        logger: platform.logger,
+        concurrency: 64,
+        gatherMs: 50,
+        // The batch of all five fails (one bad message), so each is handled alone, by this same function.
+        handleBatch: async (batch) => {
+          batches.push(batch.map(({ data }) => (data as { n: number }).n));
+          if (batch.length > 1) throw new Error('one of these cannot be handled together');
+          return batch.map(() => ACK);
+        },
+      });
+      await eventually(
+        async () => {
+          const info = await platform.nats.jsm.consumers.info(stream, 'batchonly');
+          return info.num_ack_pending === 0 && info.num_pending === 0;
+        },
+        { message: 'all 5 messages acknowledged' },
+      );
+      expect(batches[0]).toEqual([0, 1, 2, 3, 4]);
+      expect(batches.slice(1).sort()).toEqual([[0], [1], [2], [3], [4]]);
+    } finally {
+      await consumer?.stop();
+      await platform.nats.jsm.streams.delete(stream);
+    }
+  });
 });

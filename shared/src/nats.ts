@@ -134,7 +134,21 @@ export interface Delivered {
   data: unknown;
 }
 
-export interface ConsumerOptions {
+/**
+ * What `runConsumer` runs. `handle` takes one message; `handleBatch` (optional when `handle` is
+ * given) the messages that arrived together, in one call (one transaction), returning one outcome
+ * per message in order. When a batch throws, each of its messages is handled alone, so one bad
+ * message cannot hold back the others. Batches are made only while tracing is off: with tracing on,
+ * each message is handled alone in its own span, continuing its own trace. Without `handle`, a
+ * message handled alone goes to `handleBatch` as a batch of one.
+ */
+export type ConsumerOptions = ConsumerBase &
+  (
+    | { handle(msg: JsMsg, data: unknown): Promise<Outcome>; handleBatch?(batch: Delivered[]): Promise<Outcome[]> }
+    | { handle?: undefined; handleBatch(batch: Delivered[]): Promise<Outcome[]> }
+  );
+
+interface ConsumerBase {
   nats: Nats;
   stream: string;
   durable: string;
@@ -144,14 +158,6 @@ export interface ConsumerOptions {
    * that many, so nothing waits in a buffer towards its ack deadline.
    */
   concurrency: number;
-  handle(msg: JsMsg, data: unknown): Promise<Outcome>;
-  /**
-   * Optional: handles the messages that arrived together in one call (one transaction), returning
-   * one outcome per message in order. When it throws, each message is handled alone by `handle`,
-   * so one bad message cannot hold back the others. Used only while tracing is off: with tracing
-   * on, each message is handled alone in its own span, continuing its own trace.
-   */
-  handleBatch?(batch: Delivered[]): Promise<Outcome[]>;
   /** The most messages in one `handleBatch` call (default: all that arrived together). */
   maxBatch?: number;
   /**
@@ -186,6 +192,9 @@ function tracingOn(): boolean {
  */
 export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> } {
   const { nats, stream, durable, logger, concurrency } = options;
+  const handle =
+    options.handle ??
+    (async (msg: JsMsg, data: unknown): Promise<Outcome> => (await options.handleBatch([{ msg, data }]))[0] ?? ACK);
   /** Messages this process holds, with when it last told the server it is working on each. */
   const held = new Map<JsMsg, number>();
   const inFlight = new Set<Promise<void>>();
@@ -240,7 +249,7 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
 
   const handleOne = async (msg: JsMsg, data: unknown): Promise<void> => {
     try {
-      await settle(msg, await options.handle(msg, data));
+      await settle(msg, await handle(msg, data));
     } catch (err) {
       failed(msg, err);
       throw err;

@@ -105,7 +105,7 @@ export async function startDeliveryWorkers(
         logger,
         concurrency: 64,
         gatherMs: 5,
-        // The events that arrive together: one query for their forms' webhooks, one insert for their deliveries.
+        // The events that arrive together: one query for their forms' webhooks and addresses, one insert for their deliveries.
         async handleBatch(batch) {
           const outcomes: Outcome[] = [];
           const events: SubmissionEvent[] = [];
@@ -150,7 +150,6 @@ export async function startDeliveryWorkers(
         concurrency: 64,
         gatherMs: 5,
         handleBatch: sendMails,
-        handle: async (msg, data) => (await sendMails([{ msg, data }]))[0] ?? ACK,
       }),
   };
   const started = consumers.map((name) => workers[name]());

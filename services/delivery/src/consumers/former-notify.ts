@@ -9,7 +9,7 @@ import {
   type Worker,
 } from '@intake/shared';
 import { requestNotification } from '../domain/notify';
-import { findNotifyEmailsOfForms } from '../repositories/fan-out-batch.repository';
+import { findFanOutTargets, formKey } from '../repositories/fan-out-batch.repository';
 
 /**
  * The durable that sent notification e-mail before the fan-out requested it (`delivery-notify`, on
@@ -36,11 +36,11 @@ export function drainFormerNotifyConsumer(platform: Platform, options: { interva
   const forward = async (batch: Delivered[]): Promise<Outcome[]> => {
     const events = batch.map(({ data }) => checkSubmissionEvent(data));
     const received = events.flatMap((c) => (c.ok && c.event.status === 'received' ? [c.event] : []));
-    const addresses = await findNotifyEmailsOfForms(db, [...new Set(received.map((e) => e.form_id))]);
+    const targets = await findFanOutTargets(db, received);
     await Promise.all(
       received.flatMap((event) => {
-        const to = addresses.get(event.form_id);
-        return to ? [requestNotification(nats, { event, to })] : [];
+        const to = targets.get(formKey(event))?.notifyEmails ?? [];
+        return to.length > 0 ? [requestNotification(nats, { event, to })] : [];
       }),
     );
     return events.map((c): Outcome => (c.ok ? ACK : { drop: `not a submission event: ${c.error}` }));
@@ -73,7 +73,6 @@ export function drainFormerNotifyConsumer(platform: Platform, options: { interva
       concurrency: 64,
       gatherMs: 5,
       handleBatch: forward,
-      handle: async (msg, data) => (await forward([{ msg, data }]))[0] ?? ACK,
     });
   };
 

@@ -1,5 +1,5 @@
 import { newId, requestDelivery, type SubmissionEvent } from '@intake/shared';
-import { findFanOutTargets, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
+import { findFanOutTargets, formKey, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { submissionData, type FanOutDeps } from './fan-out';
 import { requestNotification } from './notify';
 
@@ -14,13 +14,10 @@ import { requestNotification } from './notify';
 export async function fanOutSubmissions(props: FanOutDeps & { events: SubmissionEvent[]; now: Date }): Promise<number> {
   const { db, nats, now } = props;
   const events = props.events.filter((e) => e.status === 'received');
-  const forms = new Map(
-    events.map((e) => [`${e.account_id} ${e.form_id}`, { accountId: e.account_id, formId: e.form_id }]),
-  );
-  const targets = await findFanOutTargets(db, [...forms.values()]);
+  const targets = await findFanOutTargets(db, events);
   if (targets.size === 0) return 0;
   const rows = events.flatMap((event) => {
-    const hooks = targets.get(`${event.account_id} ${event.form_id}`)?.webhookIds ?? [];
+    const hooks = targets.get(formKey(event))?.webhookIds ?? [];
     if (hooks.length === 0) return [];
     const data = submissionData({ event, config: props.config, secrets: props.secrets, now });
     return hooks.map((webhookId) => ({
@@ -33,7 +30,7 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: Submission
     }));
   });
   const mails = events.flatMap((event) => {
-    const to = targets.get(`${event.account_id} ${event.form_id}`)?.notifyEmails ?? [];
+    const to = targets.get(formKey(event))?.notifyEmails ?? [];
     return to.length > 0 ? [{ event, to }] : [];
   });
   const pending = await insertDeliveriesOfSubmissions(db, rows);

@@ -6,14 +6,20 @@ export interface FanOutTargets {
   notifyEmails: string[];
 }
 
+/** A submission's form (with its account), as `findFanOutTargets` keys it. */
+export function formKey(submission: { account_id: string; form_id: string }): string {
+  return `${submission.account_id} ${submission.form_id}`;
+}
+
 /**
- * The fan-out targets of these forms (each form with its account), by `<account id> <form id>`, in
- * one query; a form with neither webhooks nor addresses, or gone, is left out.
+ * The fan-out targets of these submissions' forms, by `formKey`, in one query; a form with neither
+ * webhooks nor addresses, or gone, is left out.
  */
 export async function findFanOutTargets(
   db: Db,
-  forms: { accountId: string; formId: string }[],
+  submissions: { account_id: string; form_id: string }[],
 ): Promise<Map<string, FanOutTargets>> {
+  const forms = [...new Map(submissions.map((s) => [formKey(s), s])).values()];
   if (forms.length === 0) return new Map();
   const rows = await runPrepared<{
     account_id: string;
@@ -30,29 +36,17 @@ export async function findFanOutTargets(
        GROUP BY f.id
        HAVING count(w.id) > 0
          OR CASE WHEN jsonb_typeof(f.notify_emails) = 'array' THEN jsonb_array_length(f.notify_emails) > 0 END`,
-    values: [forms.map((f) => f.accountId), forms.map((f) => f.formId)],
+    values: [forms.map((f) => f.account_id), forms.map((f) => f.form_id)],
   });
   return new Map(
     rows.map((r) => [
-      `${r.account_id} ${r.form_id}`,
+      formKey(r),
       {
         webhookIds: r.webhook_ids,
         notifyEmails: Array.isArray(r.notify_emails) ? r.notify_emails.filter((a) => typeof a === 'string') : [],
       },
     ]),
   );
-}
-
-/** The notification addresses of these forms, by form id (forms without any are left out). */
-export async function findNotifyEmailsOfForms(db: Db, formIds: string[]): Promise<Map<string, string[]>> {
-  if (formIds.length === 0) return new Map();
-  const rows = await runPrepared<{ id: string; notify_emails: string[] }>(db, {
-    name: 'notify_forms',
-    text: `SELECT id, notify_emails FROM forms WHERE id = ANY ($1::text[])
-      AND CASE WHEN jsonb_typeof(notify_emails) = 'array' THEN jsonb_array_length(notify_emails) > 0 END`,
-    values: [formIds],
-  });
-  return new Map(rows.map((r) => [r.id, r.notify_emails]));
 }
 
 /**
