@@ -5,6 +5,15 @@ const net = require('node:net');
 const autocannon = require('autocannon');
 const { request } = require('undici');
 
+/**
+ * Seconds of load a server gets before it is measured, the floor as much as ours: a server answers
+ * for days, and the first seconds of a process go to the JIT. After the single second of warm-up
+ * the pipeline suite used to give, TurboFan was still optimising 294 functions of the all-in-one
+ * in the 5 s measured next (79 after 12 s of warm-up), and its compiler threads took 8.5 % of the
+ * box (docs/performance.md, "Issue 15, ninth pass").
+ */
+const WARM_UP_S = 8;
+
 async function freePort() {
   const server = net.createServer();
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -134,4 +143,4 @@ function formPoster(url, body) {
   return { postOne, answered, statuses, latencies };
 }
 
-module.exports = { freePort, startProcess, rssOf, peakGrowth, load, settle, offerAtRate, formPoster };
+module.exports = { WARM_UP_S, freePort, startProcess, rssOf, peakGrowth, load, settle, offerAtRate, formPoster };

@@ -11,7 +11,7 @@ const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { ensureDatabase, createDb, migrate, newId, connectNats } = require('../../shared/dist');
-const { freePort, startProcess, peakGrowth, load, settle } = require('../lib');
+const { freePort, startProcess, peakGrowth, load, settle, WARM_UP_S } = require('../lib');
 const { until } = require('../stack');
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -101,16 +101,16 @@ exports.run = async function run({ duration, log }) {
   );
   const url = `http://127.0.0.1:${ingestPort}/v1/f/${slug}`;
   try {
-    log('warming up');
+    log(`warming up (${WARM_UP_S} s each)`);
     await load({
       url,
-      duration: 2,
+      duration: WARM_UP_S,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'name=warm&email=w%40example.com',
     });
     await load({
       url: `http://127.0.0.1:${barePort}/`,
-      duration: 2,
+      duration: WARM_UP_S,
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: 'name=warm',
     });
