@@ -14,13 +14,15 @@ export interface IngestRateLimiter {
  */
 export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>): IngestRateLimiter {
   const { config } = platform;
-  const options = { points: config.RATE_LIMIT_POINTS, duration: config.RATE_LIMIT_WINDOW_SECONDS };
+  const points = config.RATE_LIMIT_POINTS;
+  const duration = config.RATE_LIMIT_WINDOW_SECONDS;
   const limiter = new RateLimiterRedis({
-    ...options,
+    points,
+    duration,
     storeClient: platform.redis,
     keyPrefix: `${config.NATS_PREFIX}:ingest-rl`,
     rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory({ ...options, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` }),
+    insuranceLimiter: new RateLimiterMemory({ points, duration, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` }),
   });
   // The posts of one key in the same turn of the event loop take their points in one call, and
   // the turn's calls leave in one write, at once (the client does not pipeline on its own).

@@ -62,7 +62,7 @@ export function createFormCache(props: { db: Db; ttlMs: number; maxEntries?: num
     usedUp(accountId, period) {
       for (const entry of entries.values()) {
         if (entry.form.account_id === accountId && entry.period === period)
-          entry.form = { ...entry.form, used: entry.form.monthly_quota };
+          entry.form = Object.assign({}, entry.form, { used: entry.form.monthly_quota });
       }
     },
   };
