@@ -143,4 +143,31 @@ function formPoster(url, body) {
   return { postOne, answered, statuses, latencies };
 }
 
-module.exports = { WARM_UP_S, freePort, startProcess, rssOf, peakGrowth, load, settle, offerAtRate, formPoster };
+/**
+ * Measures two sides in `rounds` turns, the order swapped every other turn (a, b, b, a, a, b): the
+ * box's speed drifts by more than the effects measured within a minute, and turns let both sides
+ * see the same drift. `measure(side, round)` is called for 'a' and 'b'; returns [{ a, b }] per turn.
+ */
+async function inTurns(rounds, measure) {
+  const turns = [];
+  for (let round = 1; round <= rounds; round++) {
+    const order = round % 2 === 1 ? ['a', 'b'] : ['b', 'a'];
+    const turn = {};
+    for (const side of order) turn[side] = await measure(side, round);
+    turns.push(turn);
+  }
+  return turns;
+}
+
+module.exports = {
+  WARM_UP_S,
+  inTurns,
+  freePort,
+  startProcess,
+  rssOf,
+  peakGrowth,
+  load,
+  settle,
+  offerAtRate,
+  formPoster,
+};

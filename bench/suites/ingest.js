@@ -11,7 +11,7 @@ const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { ensureDatabase, createDb, migrate, newId, connectNats } = require('../../shared/dist');
-const { freePort, startProcess, peakGrowth, load, settle, WARM_UP_S } = require('../lib');
+const { freePort, startProcess, peakGrowth, load, settle, inTurns, WARM_UP_S } = require('../lib');
 const { until } = require('../stack');
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -139,25 +139,17 @@ exports.run = async function run({ duration, log }) {
       log(`measuring ${name} for ${duration} s`);
       rows.push({ name, ...(await load({ url: target, duration, headers: { 'content-type': type }, body })) });
     };
-    // The floor and ingest's urlencoded posts in turns, ROUNDS times: the box's speed drifts by more
-    // than the effects measured here within a minute, and turns let both see the same drift. The
-    // ratio is of the summed rates; each round's own ratio shows the spread.
+    // The floor and ingest's urlencoded posts in turns, ROUNDS times (`inTurns`). The ratio is of
+    // the summed rates; each round's own ratio shows the spread.
     const bareUrl = `http://127.0.0.1:${barePort}/`;
-    const rounds = [];
-    for (let round = 1; round <= ROUNDS; round++) {
-      // Alternate rounds swap the order, so a drift within a round favours neither side.
-      const sides = [
-        ['bare', `bare koa + 1 insert (urlencoded), round ${round}`, bareUrl],
-        ['ingest', `ingest urlencoded, round ${round}`, url],
-      ];
-      if (round % 2 === 0) sides.reverse();
-      const measured = {};
-      for (const [side, name, target] of sides) {
-        await measure(name, target, URLENCODED, urlencoded);
-        measured[side] = rows[rows.length - 1];
-      }
-      rounds.push(measured);
-    }
+    const rounds = (
+      await inTurns(ROUNDS, async (side, round) => {
+        if (side === 'a')
+          await measure(`bare koa + 1 insert (urlencoded), round ${round}`, bareUrl, URLENCODED, urlencoded);
+        else await measure(`ingest urlencoded, round ${round}`, url, URLENCODED, urlencoded);
+        return rows[rows.length - 1];
+      })
+    ).map(({ a, b }) => ({ bare: a, ingest: b }));
     await measure('ingest json', url, 'application/json', json);
     await measure('ingest multipart (1 KiB file)', url, 'multipart/form-data; boundary=b', multipart);
 

@@ -26,7 +26,7 @@ const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { benchPlatform, formWithWebhook, receiver, mailSink, service, percentile, until, round } = require('../stack');
-const { freePort, startProcess, load, settle, offerAtRate, formPoster, WARM_UP_S } = require('../lib');
+const { freePort, startProcess, load, settle, offerAtRate, formPoster, inTurns, WARM_UP_S } = require('../lib');
 
 const ROOT = path.join(__dirname, '..', '..');
 const FIXED_RATE = 300;
@@ -115,6 +115,10 @@ async function openLoop(url, rate, seconds) {
   return { answered, statuses, latencies: latencies.sort((a, b) => a - b), took };
 }
 
+async function storedCount(db, formId) {
+  return Number((await db('submissions').where({ form_id: formId }).count({ n: '*' }).first()).n);
+}
+
 async function counted(db, formId) {
   const row = await db('usage_daily').where({ form_id: formId }).sum({ n: 'received' }).first();
   return Number(row?.n ?? 0);
@@ -147,10 +151,8 @@ async function measureLayout({ name, platform, target, mail, stagesOnly, start, 
       body: BODY,
     });
     await load({ url: `${stack.url}/v1/f/${hooked.slug}`, duration: 1, headers: { 'content-type': TYPE }, body: BODY });
-    const stored = async (form) =>
-      Number((await db('submissions').where({ form_id: form.formId }).count({ n: '*' }).first()).n);
-    const warmed = await stored(hooked);
-    const warmedQuiet = await stored(quiet);
+    const warmed = await storedCount(db, hooked.formId);
+    const warmedQuiet = await storedCount(db, quiet.formId);
     await until(
       async () =>
         target.arrivals.size >= warmed &&
@@ -169,40 +171,28 @@ async function measureLayout({ name, platform, target, mail, stagesOnly, start, 
   return { rows, out };
 
   async function ingestAlone() {
-    // 1. Ingest with no webhook and the floor in turns, INGEST_ROUNDS times, the order swapped in
-    //    every other round (floor, ingest, ingest, floor, ...): the box's speed drifts by more than
-    //    the effects measured within a minute, and turns let both see the same drift. The ratio is
-    //    of the summed rates; each round's own ratio shows the spread.
-    const floors = [];
-    const ingests = [];
-    const ingestOnce = async () => {
+    // 1. Ingest with no webhook and the floor in turns, INGEST_ROUNDS times (`inTurns`). The ratio
+    //    is of the summed rates; each round's own ratio shows the spread.
+    const ingestOnce = async (turn) => {
       await settle(db);
       log(`${name}: ingest, no webhook, 32 connections for ${duration} s`);
       const noHook = await postForm(quiet.slug);
       const noHookEnd = performance.now();
-      const quietStored = Number(
-        (await db('submissions').where({ form_id: quiet.formId }).count({ n: '*' }).first()).n,
-      );
+      const quietStored = await storedCount(db, quiet.formId);
       // Everything counted before the next measurement: the background work is the layout's, not the next turn's.
       await until(async () => (await counted(db, quiet.formId)) >= quietStored, 300_000, `${name}: usage counts`);
       rows.push({
-        name: `${name}: ingest, no webhook (32 conns), round ${ingests.length + 1}`,
+        name: `${name}: ingest, no webhook (32 conns), round ${turn}`,
         rps: noHook.rps,
         p50: noHook.p50,
         p99: noHook.p99,
         note: `usage counted ${quietStored} ${round((performance.now() - noHookEnd) / 1000, 1)} s after the load`,
       });
-      ingests.push(noHook);
+      return noHook;
     };
-    for (let r = 1; r <= INGEST_ROUNDS; r++) {
-      if (r % 2 === 1) {
-        floors.push(await measureFloor());
-        await ingestOnce();
-      } else {
-        await ingestOnce();
-        floors.push(await measureFloor());
-      }
-    }
+    const turns = await inTurns(INGEST_ROUNDS, (side, r) => (side === 'a' ? measureFloor() : ingestOnce(r)));
+    const floors = turns.map((t) => t.a);
+    const ingests = turns.map((t) => t.b);
     const sum = (xs) => xs.reduce((a, b) => a + b, 0);
     out.floor = Math.round(sum(floors) / floors.length);
     out.ingestRps = Math.round(sum(ingests.map((i) => i.rps)) / ingests.length);
@@ -214,15 +204,13 @@ async function measureLayout({ name, platform, target, mail, stagesOnly, start, 
     // 2. End to end with a webhook.
     await settle(db);
     log(`${name}: end to end with a webhook, 32 connections for ${duration} s`);
-    const storedBefore = Number(
-      (await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n,
-    );
+    const storedBefore = await storedCount(db, hooked.formId);
     const meter = cpuMeter(db, stack.pids, stack.threads?.());
     await meter.start();
     const t0 = performance.now();
     const e2e = await postForm(hooked.slug);
     const t1 = performance.now();
-    const stored = Number((await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n);
+    const stored = await storedCount(db, hooked.formId);
     const accepted = stored - storedBefore;
     let lastCounted = t1;
     await until(
@@ -275,7 +263,7 @@ async function measureLayout({ name, platform, target, mail, stagesOnly, start, 
         `ingest answer p50 ${round(percentile(fixed.latencies, 50))} ms, p99 ${round(percentile(fixed.latencies, 99))} ms`,
     });
     // Late copies would arrive after the last first copy: wait until the delivery log is complete, then count.
-    const all = Number((await db('submissions').where({ form_id: hooked.formId }).count({ n: '*' }).first()).n);
+    const all = await storedCount(db, hooked.formId);
     await until(
       async () =>
         Number(

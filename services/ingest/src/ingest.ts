@@ -28,8 +28,6 @@ export type IngestOutcome = { redirectUrl: string | null } & (
  */
 export async function ingestSubmission(deps: IngestDeps, request: IngestRequest): Promise<IngestOutcome> {
   const { platform } = deps;
-  // The objects handed on are written out, not spread: on Node 20, V8 makes `{ ...a, b }` a fresh
-  // hidden class on every call (docs/performance.md, "Issue 15, ninth pass").
   const gate = await passGate({ platform, limiter: deps.limiter, formCache: deps.formCache, request });
   const { form, now } = gate;
   const redirectUrl = form.redirect_url;

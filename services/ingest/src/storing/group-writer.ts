@@ -56,7 +56,6 @@ export function createGroupWriter(props: { db: Db; formCache: FormCache }): Grou
   });
   return {
     store: (post) => {
-      // Copied field by field: a spread followed by a property is a new hidden class per post on Node 20.
       const { item, json, bytes } = preparePost(post);
       return queue.push({ item, json, bytes, span: trace.getSpanContext(context.active()) });
     },
