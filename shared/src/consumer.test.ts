@@ -103,4 +103,52 @@ describe('runConsumer', () => {
       await platform.nats.jsm.streams.delete(stream);
     }
   });
+  it('with gatherWhileBusy, handles a message at once and those that arrive during its batch together after it', async () => {
+    const stream = `${platform.nats.names.prefix.toUpperCase()}_BUSYGATHER`;
+    const subject = platform.nats.names.subject('busygather');
+    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
+    let consumer: { stop(): Promise<void> } | undefined;
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await platform.nats.jsm.consumers.add(stream, { durable_name: 'busygather', ack_policy: AckPolicy.Explicit });
+      const batches: number[][] = [];
+      consumer = runConsumer({
+        nats: platform.nats,
+        stream,
+        durable: 'busygather',
+        logger: platform.logger,
+        concurrency: 64,
+        gatherWhileBusy: true,
+        handleBatch: async (batch) => {
+          batches.push(batch.map(({ data }) => (data as { n: number }).n));
+          // The first batch runs until the test lets it go.
+          if (batches.length === 1) await held;
+          return batch.map(() => ACK);
+        },
+      });
+      await platform.nats.js.publish(subject, JSON.stringify({ n: 0 }));
+      await eventually(() => batches.length === 1, { message: 'the first message handled on its own' });
+      // Published one by one while the first batch runs: each arrives in a read of its own.
+      for (let n = 1; n <= 5; n++) await platform.nats.js.publish(subject, JSON.stringify({ n }));
+      await eventually(
+        async () => (await platform.nats.jsm.consumers.info(stream, 'busygather')).num_ack_pending === 6,
+        { message: 'all six delivered to the consumer' },
+      );
+      expect(batches).toEqual([[0]]);
+      release();
+      await eventually(
+        async () => {
+          const info = await platform.nats.jsm.consumers.info(stream, 'busygather');
+          return info.num_ack_pending === 0 && info.num_pending === 0;
+        },
+        { message: 'all six acknowledged' },
+      );
+      expect(batches).toEqual([[0], [1, 2, 3, 4, 5]]);
+    } finally {
+      release();
+      await consumer?.stop();
+      await platform.nats.jsm.streams.delete(stream);
+    }
+  });
 });

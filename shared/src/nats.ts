@@ -166,6 +166,13 @@ interface ConsumerBase {
    * into one per batch; the messages stay kept alive meanwhile.
    */
   gatherMs?: number;
+  /**
+   * Instead of `gatherMs`: a message that arrives while none of this consumer's batches is running
+   * is handled at once (with those of the same read), and those that arrive while one runs are
+   * handled together as soon as it ends, as ingest's group writer does. A trickle then waits for
+   * nothing, and a busy consumer still makes one statement of many messages.
+   */
+  gatherWhileBusy?: boolean;
 }
 
 /** How long one pull request waits for messages before the loop asks again. */
@@ -306,6 +313,37 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
     else await Promise.all(items.map((item) => inSpan(item.msg, () => handleOne(item.msg, item.data))));
   };
 
+  // Messages waiting to be handled as one batch (handleBatch, tracing off), and when they will be.
+  const gathered: JsMsg[] = [];
+  let flushing: { timer: NodeJS.Timeout } | { immediate: NodeJS.Immediate } | undefined;
+  let batchesRunning = 0;
+  const flush = (): void => {
+    if (flushing && 'timer' in flushing) clearTimeout(flushing.timer);
+    else if (flushing) clearImmediate(flushing.immediate);
+    flushing = undefined;
+    while (gathered.length) {
+      const group = gathered.splice(0, options.maxBatch ?? gathered.length);
+      batchesRunning++;
+      track(
+        group,
+        batch(group).finally(() => {
+          batchesRunning--;
+          if (options.gatherWhileBusy && batchesRunning === 0 && gathered.length) flush();
+        }),
+      );
+    }
+  };
+  const gather = (msg: JsMsg): void => {
+    gathered.push(msg);
+    if (gathered.length >= (options.maxBatch ?? Infinity)) flush();
+    else if (flushing) return;
+    // While a batch runs, the next one gathers until it ends (see flush).
+    else if (options.gatherWhileBusy) {
+      if (batchesRunning === 0) flushing = { immediate: setImmediate(flush) };
+    } else
+      flushing = options.gatherMs ? { timer: setTimeout(flush, options.gatherMs) } : { immediate: setImmediate(flush) };
+  };
+
   const track = (msgs: JsMsg[], work: Promise<void>): void => {
     const p = work.finally(() => {
       inFlight.delete(p);
@@ -341,30 +379,15 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
           const iter = await consumer.fetch({ max_messages: concurrency - held.size, expires: PULL_EXPIRES_MS });
           pull = iter;
           if (stopped) iter.stop();
-          let gathered: JsMsg[] = [];
-          let flushing: NodeJS.Timeout | NodeJS.Immediate | undefined;
-          const flush = () => {
-            if (flushing) clearTimeout(flushing as NodeJS.Timeout);
-            flushing = undefined;
-            while (gathered.length) {
-              const group = gathered.splice(0, options.maxBatch ?? gathered.length);
-              track(group, batch(group));
-            }
-          };
           for await (const msg of iter) {
             held.set(msg, Date.now());
             // With tracing on, each message keeps its own span and trace (no batches).
             if (!options.handleBatch || traced) track([msg], single(msg));
-            else {
-              // Messages that arrive in the same read (or within gatherMs) are handled together.
-              gathered.push(msg);
-              if (gathered.length >= (options.maxBatch ?? Infinity)) flush();
-              else if (!flushing)
-                flushing = options.gatherMs ? setTimeout(flush, options.gatherMs) : setImmediate(flush);
-            }
+            else gather(msg);
           }
+          // The pull is over: what it gathered is handled now, so that the wait for a free slot
+          // above always has a message in flight to wait for.
           if (gathered.length) flush();
-          gathered = [];
           pull = undefined;
         }
       } catch (err) {

@@ -73,11 +73,6 @@ export interface OutboxRelayOptions {
   logger: Logger;
   batchSize?: number;
   pollMs?: number;
-  /**
-   * While busy (woken during a drain, or within this long after one), a wake-up waits this long for
-   * more commits so they publish as one batch; a wake-up after a quiet moment drains at once (default 5 ms).
-   */
-  gatherMs?: number;
 }
 
 /**
@@ -100,15 +95,12 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { db, nats, logger } = options;
   const batchSize = options.batchSize ?? 200;
   const pollMs = options.pollMs ?? 1000;
-  const gatherMs = options.gatherMs ?? 5;
   const tracer = trace.getTracer('intake-outbox');
   let stopped = false;
   let running: Promise<number> | undefined;
   let again = false;
   let listener: pg.Client | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let gathering: NodeJS.Timeout | undefined;
-  let lastDrained = 0;
   const publisher = new StreamPublisher(nats.nc);
 
   // Claimed and removed in one statement, in a transaction that stays open until every PubAck is
@@ -191,32 +183,25 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
             total += n;
             if (n < batchSize || stopped) break;
           }
-          // Woken while publishing: gather the commits of the next few milliseconds into one batch.
-          if (again && !stopped) await new Promise((resolve) => setTimeout(resolve, gatherMs));
+          // Woken while publishing: the commits made meanwhile go out together, at once.
         } while (again && !stopped);
       } catch (err) {
         logger.warn({ err }, 'outbox relay could not publish; will retry');
       } finally {
         running = undefined;
-        lastDrained = performance.now();
       }
       return total;
     })();
     return running;
   };
 
-  /** A commit happened: drain at once after a quiet moment, else with what the next `gatherMs` commit too. */
+  /**
+   * A commit happened: drain at once, or, during a drain, right after it with every commit made
+   * meanwhile (as ingest's group writer gathers posts): a trickle waits for nothing, and a busy
+   * relay still publishes many events per claim.
+   */
   const wake = (): void => {
-    if (stopped) return;
-    if (running) {
-      again = true;
-      return;
-    }
-    if (!gathering && performance.now() - lastDrained >= gatherMs) return void drain();
-    gathering ??= setTimeout(() => {
-      gathering = undefined;
-      void drain();
-    }, gatherMs);
+    if (!stopped) void drain();
   };
 
   const listen = async (): Promise<void> => {
@@ -257,7 +242,6 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       stopped = true;
       forget();
       if (timer) clearTimeout(timer);
-      if (gathering) clearTimeout(gathering);
       await running;
       await listener?.end().catch(() => undefined);
       publisher.close();
