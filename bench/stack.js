@@ -13,13 +13,13 @@ const {
   closePlatform,
   createLogger,
 } = require('../shared/dist');
-const { freePort, startProcess } = require('./lib');
+const { freePort, startProcess, emptyBenchDatabase } = require('./lib');
 
 const ROOT = path.join(__dirname, '..');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench';
 const SECRETS_KEY = 'bench-secrets-key-0123456789';
 
-/** A platform on the bench database with a fresh NATS prefix (its streams are deleted by close()). */
+/** A platform on the bench database, emptied, with a fresh NATS prefix (its streams are deleted by close()). */
 async function benchPlatform() {
   await ensureDatabase(DATABASE_URL);
   const filesDir = mkdtempSync(path.join(tmpdir(), 'intake-bench-files-'));
@@ -40,6 +40,7 @@ async function benchPlatform() {
     poolMax: 10,
   });
   await migrate(platform.db);
+  await emptyBenchDatabase(platform.db);
   const env = {
     DATABASE_URL,
     NATS_PREFIX: config.NATS_PREFIX,

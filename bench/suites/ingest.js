@@ -11,7 +11,7 @@ const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
 const { ensureDatabase, createDb, migrate, newId, connectNats } = require('../../shared/dist');
-const { freePort, startProcess, peakGrowth, load, settle, inTurns, WARM_UP_S } = require('../lib');
+const { freePort, startProcess, peakGrowth, load, settle, emptyBenchDatabase, inTurns, WARM_UP_S } = require('../lib');
 const { until } = require('../stack');
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -32,7 +32,7 @@ async function setUp() {
   await ensureDatabase(DATABASE_URL);
   const db = createDb(DATABASE_URL, { poolMax: 2 });
   await migrate(db);
-  await db('outbox').delete(); // leftovers of an aborted run (the bench database only): this run's relay would publish them
+  await emptyBenchDatabase(db); // and no leftover of an aborted run's outbox for this run's relay to publish
   const accountId = newId('account');
   await db('accounts').insert({ id: accountId, name: 'bench', plan_id: 'team', quota_override: 100_000_000 });
   const slug = `bench-${randomBytes(4).toString('hex')}`;
