@@ -43,13 +43,22 @@ export async function startAllInOne(
   const handlers = Object.fromEntries(
     Object.entries(modules).map(([name, m]) => [name, buildServiceApp(m, platform, state).callback()]),
   ) as unknown as Record<ServiceModule['name'], http.RequestListener>;
-  // Ingest's workers (its per-process state) stay here; the relay and the other services' consumers and
-  // sweepers run on a background thread, on the second core (README, "Threads").
+  // Ingest's workers (its per-process state) stay here; the relay and delivery's consumers run on a
+  // background thread, on the second core, and usage's consumer and management's sweepers on a
+  // bookkeeping thread, apart from the webhooks' way (README, "Threads").
   const workers: Worker[] = [...(await ingestService.startWorkers(platform))];
   workers.push(
     await startBackgroundThread({
       entry: path.join(__dirname, 'all-in-one-background.js'),
       service: 'all-in-one-background',
+      logger: platform.logger,
+      env,
+    }),
+    await startBackgroundThread({
+      entry: path.join(__dirname, 'all-in-one-bookkeeping.js'),
+      service: 'all-in-one-bookkeeping',
+      thread: 'bookkeeping',
+      runsRelay: false,
       logger: platform.logger,
       env,
     }),

@@ -16,9 +16,9 @@ interface ThreadData {
 const STOP_TIMEOUT_MS = 30_000;
 
 /**
- * Runs the background work of the all-in-one process (the outbox relay; the consumers and
- * sweepers of management, delivery and usage) on a thread of its own, so that it uses a second
- * core while the main thread answers HTTP. `entry` is a compiled module that calls `runBackgroundThread`; the thread builds its own platform
+ * Runs background work of the all-in-one process (the outbox relay; the consumers and sweepers
+ * of management, delivery and usage) on a thread of its own, so that it uses a second core while
+ * the main thread answers HTTP. `entry` is a compiled module that calls `runBackgroundThread`; the thread builds its own platform
  * (database pool, NATS and Redis connections) from the same environment, with `application_name`
  * `intake-<service>`. (A service run alone keeps its relay on its main thread: measured, a relay
  * thread made the ingest process slower; see docs/performance.md.)
@@ -37,11 +37,13 @@ export async function startBackgroundThread(options: {
   env?: NodeJS.ProcessEnv;
   /** False when the thread runs no outbox relay: `wakeOutboxRelays()` then leaves it alone (default true). */
   runsRelay?: boolean;
+  /** The thread's name in its telemetry (`intake.thread`, and the suffix of its instance id; default `background`). */
+  thread?: string;
 }): Promise<Worker> {
   const { logger } = options;
   const thread = new Thread(options.entry, {
     workerData: { service: options.service } satisfies ThreadData,
-    env: threadEnv(options.env ?? process.env),
+    env: threadEnv(options.env ?? process.env, options.thread ?? 'background'),
   });
   await new Promise<void>((resolve, reject) => {
     thread.once('message', () => resolve());
@@ -87,10 +89,10 @@ export async function startBackgroundThread(options: {
 
 /**
  * The thread's telemetry has the process's service name and an instance of its own
- * (`service.instance.id`: the process's, else `<host>-<pid>`, plus `-background`; and
- * `intake.thread=background`), so that its metrics never add to the same series as the main thread's.
+ * (`service.instance.id`: the process's, else `<host>-<pid>`, plus `-<name>`; and
+ * `intake.thread=<name>`), so that its metrics never add to the same series as another thread's.
  */
-function threadEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+function threadEnv(env: NodeJS.ProcessEnv, name: string): NodeJS.ProcessEnv {
   const attributes = (env['OTEL_RESOURCE_ATTRIBUTES'] ?? '').split(',').filter((a) => a.includes('='));
   const instance = attributes
     .find((a) => a.trim().startsWith('service.instance.id='))
@@ -102,8 +104,8 @@ function threadEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     OTEL_SERVICE_NAME: env['OTEL_SERVICE_NAME'] ?? serviceNameFromEntry(process.argv[1]),
     OTEL_RESOURCE_ATTRIBUTES: [
       ...kept,
-      `service.instance.id=${instance || `${hostname()}-${process.pid}`}-background`,
-      'intake.thread=background',
+      `service.instance.id=${instance || `${hostname()}-${process.pid}`}-${name}`,
+      `intake.thread=${name}`,
     ].join(','),
   };
 }
