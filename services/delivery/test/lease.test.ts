@@ -1,7 +1,7 @@
-import { createWebhookAgent, newId } from '@intake/shared';
+import { createWebhookAgent, newId, withPooledConnection } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
 import { MAX_ATTEMPTS, processDeliveryRequest } from '../src';
-import { claimDeliveries } from '../src/repositories/send-batch.repository';
+import { CLAIM_DELIVERIES, claimDeliveries } from '../src/repositories/send-batch.repository';
 import { receiver } from './helpers';
 
 /**
@@ -122,6 +122,31 @@ describe('the attempt lease on a delivery', () => {
       expect((early as { retryInMs: number }).retryInMs).toBeGreaterThan(20_000);
       expect(await leaseOf()).toBeNull();
       expect(t.target.requests).toHaveLength(0);
+    } finally {
+      await t.close();
+    }
+  });
+  it('takes its lease in a commit that does not wait for the WAL flush, visible at once, the connection left as it was', async () => {
+    const t = await setUp(0);
+    try {
+      const values = [[t.id], ['schedule'], [4000], MAX_ATTEMPTS];
+      const modes = await withPooledConnection(platform.db, async (connection) => {
+        const mode = async () =>
+          ((await connection.query('SHOW synchronous_commit')).rows[0] as { synchronous_commit: string })
+            .synchronous_commit;
+        // Inside a transaction block, what the statement set for its transaction shows before the end.
+        await connection.query('BEGIN');
+        await connection.query({ ...CLAIM_DELIVERIES, values });
+        const inside = await mode();
+        await connection.query('ROLLBACK');
+        // As the send path runs it, on its own: its transaction commits, and the connection's own setting is back.
+        const claimed = (await connection.query({ ...CLAIM_DELIVERIES, values })).rows as { taken: boolean }[];
+        return { inside, after: await mode(), taken: claimed.map((r) => r.taken) };
+      });
+      expect(modes).toEqual({ inside: 'off', after: 'on', taken: [true] });
+      // Another session sees the lease at once.
+      const row = await platform.db('deliveries').where({ id: t.id }).first('lease_until');
+      expect(row.lease_until).not.toBeNull();
     } finally {
       await t.close();
     }

@@ -28,12 +28,19 @@ export interface ClaimAsk {
  * and in the same statement takes its lease when an attempt may be made: the webhook is enabled,
  * nobody holds the lease, and (for the schedule) the delivery still waits with attempts left.
  * Otherwise the caller's rules decide without a lease (a delivery done, failed or disabled).
+ *
+ * Its commit does not wait for the WAL flush (`set_config(..., true)`: for this statement's own
+ * transaction; the connection keeps its setting). Every other session sees the lease at once; only
+ * a Postgres crash can lose it, and a crash already makes the attempt in flight again, since its
+ * record fails. The attempt's record, which does wait, flushes the lease with it. So a webhook's
+ * way has one flush less (docs/performance.md, tenth pass).
  */
 export const CLAIM_DELIVERIES = {
   name: 'delivery_claim',
   // The columns are named: a prepared statement's result may not change shape when a migration
   // adds a column (Postgres would fail every call on the connections that prepared it).
-  text: `WITH ask AS (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) AS a(id, trigger, lease_ms)),
+  text: `WITH ask AS (SELECT * FROM unnest($1::text[], $2::text[], $3::float8[]) AS a(id, trigger, lease_ms)
+       WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL),
      cur AS MATERIALIZED (
        SELECT d.id, d.account_id, d.webhook_id, d.form_id, d.submission_id, d.event_type, d.data, d.status,
          d.attempt_count, d.last_error, d.last_status_code, d.next_attempt_at, d.created_at, d.updated_at,
