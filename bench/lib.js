@@ -113,13 +113,14 @@ async function emptyBenchDatabase(db) {
   if (rows.length > 0) await db.raw(`TRUNCATE ${rows.map((r) => `"${r.tablename}"`).join(', ')}`);
 }
 
-/** The share of the box's CPU time (all cores) that was busy between two `cpuTimes()` readings (Linux /proc/stat). */
+/** The box's CPU time so far, all cores, in ticks (Linux /proc/stat): idle (with iowait) and in all. */
 function cpuTimes() {
   const [, ...fields] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/);
   const ticks = fields.map(Number);
-  // idle and iowait
   return { idle: ticks[3] + ticks[4], total: ticks.reduce((a, b) => a + b, 0) };
 }
+
+/** The share of the box's CPU time that was busy between two `cpuTimes()` readings. */
 function busyShare(before, after) {
   return 1 - (after.idle - before.idle) / (after.total - before.total);
 }

@@ -6,11 +6,10 @@
  * thread (`all-in-one-bookkeeping.ts`).
  */
 import '@intake/shared/register';
-import { runBackgroundThread, startPlatformRelay, type Worker } from '@intake/shared';
+import { runBackgroundThread, startPlatformRelay } from '@intake/shared';
 import { deliveryService } from '@intake/delivery';
 
-runBackgroundThread(async (platform) => {
-  const workers: Worker[] = [...(await deliveryService.startWorkers(platform))];
-  workers.push(startPlatformRelay(platform));
-  return workers;
-});
+runBackgroundThread(async (platform) => [
+  ...(await deliveryService.startWorkers(platform)),
+  startPlatformRelay(platform),
+]);

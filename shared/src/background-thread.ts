@@ -18,9 +18,9 @@ const STOP_TIMEOUT_MS = 30_000;
 /**
  * Runs background work of the all-in-one process (the outbox relay; the consumers and sweepers
  * of management, delivery and usage) on a thread of its own, so that it uses a second core while
- * the main thread answers HTTP. `entry` is a compiled module that calls `runBackgroundThread`; the thread builds its own platform
- * (database pool, NATS and Redis connections) from the same environment, with `application_name`
- * `intake-<service>`. (A service run alone keeps its relay on its main thread: measured, a relay
+ * the main thread answers HTTP. `entry` is a compiled module that calls `runBackgroundThread`;
+ * the thread builds its own platform (database pool, NATS and Redis connections) from the same
+ * environment, with `application_name` `intake-<service>`. (A service run alone keeps its relay on its main thread: measured, a relay
  * thread made the ingest process slower; see docs/performance.md.)
  *
  * - `wakeOutboxRelays()` on the main thread wakes the thread's relay (once per event-loop turn).

@@ -1,6 +1,9 @@
-import { AckPolicy } from 'nats';
-import { ACK, runConsumer } from './nats';
+import { AckPolicy, type ConsumerInfo } from 'nats';
+import { ACK, runConsumer, type ConsumerOptions } from './nats';
 import { createTestPlatform, eventually, type TestPlatform } from './testing';
+
+/** What a test consumer is given; the stream, durable, connection and logger are the test stream's. */
+type TestConsumerOptions = Omit<ConsumerOptions, 'nats' | 'stream' | 'durable' | 'logger'>;
 
 describe('runConsumer', () => {
   let platform: TestPlatform;
@@ -10,6 +13,47 @@ describe('runConsumer', () => {
   afterAll(async () => {
     await platform.close();
   });
+
+  /**
+   * Runs `test` against a stream of its own with one durable consumer (`name`): `publish` posts
+   * `{ n }`, `run` starts `runConsumer` on it, `info` reads the durable's state. The consumer is
+   * stopped and the stream deleted afterwards.
+   */
+  async function withStream(
+    name: string,
+    test: (s: {
+      publish(n: number): Promise<unknown>;
+      run(options: TestConsumerOptions): void;
+      info(): Promise<ConsumerInfo>;
+    }) => Promise<void>,
+  ): Promise<void> {
+    const stream = `${platform.nats.names.prefix.toUpperCase()}_${name.toUpperCase()}`;
+    const subject = platform.nats.names.subject(name);
+    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
+    let consumer: { stop(): Promise<void> } | undefined;
+    try {
+      await platform.nats.jsm.consumers.add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit });
+      await test({
+        publish: (n) => platform.nats.js.publish(subject, JSON.stringify({ n })),
+        run: (options) => {
+          consumer = runConsumer({
+            ...options,
+            nats: platform.nats,
+            stream,
+            durable: name,
+            logger: platform.logger,
+          } as ConsumerOptions);
+        },
+        info: () => platform.nats.jsm.consumers.info(stream, name),
+      });
+    } finally {
+      await consumer?.stop();
+      await platform.nats.jsm.streams.delete(stream);
+    }
+  }
+
+  /** Every message published was delivered and acknowledged. */
+  const allAcknowledged = (info: ConsumerInfo): boolean => info.num_ack_pending === 0 && info.num_pending === 0;
 
   /** Counts the acks in what the client writes to the server, and the writes that carry them. */
   function watchAcks(): { writes: number; acks: number; stop(): void } {
@@ -30,56 +74,37 @@ describe('runConsumer', () => {
   }
 
   it('sends the acks of handlers that finish in the same turn of the event loop in one write', async () => {
-    const stream = `${platform.nats.names.prefix.toUpperCase()}_ACKTEST`;
-    const subject = platform.nats.names.subject('acktest');
-    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
-    let watched: ReturnType<typeof watchAcks> | undefined;
-    let consumer: { stop(): Promise<void> } | undefined;
-    try {
-      await platform.nats.jsm.consumers.add(stream, { durable_name: 'acktest', ack_policy: AckPolicy.Explicit });
+    await withStream('acktest', async ({ publish, run, info }) => {
       // Published before the consumer starts, so they arrive together.
-      for (let n = 0; n < 40; n++) await platform.nats.js.publish(subject, JSON.stringify({ n }));
-      watched = watchAcks();
-      consumer = runConsumer({
-        nats: platform.nats,
-        stream,
-        durable: 'acktest',
-        logger: platform.logger,
-        concurrency: 64,
-        // Each handler finishes in a callback of its own, as webhook sends finish on their own sockets.
-        handle: () => new Promise((resolve) => setImmediate(() => resolve(ACK))),
-      });
-      await eventually(
-        async () => {
-          const info = await platform.nats.jsm.consumers.info(stream, 'acktest');
-          return info.delivered.stream_seq === 40 && info.num_ack_pending === 0 && info.num_pending === 0;
-        },
-        { message: 'all 40 messages acknowledged' },
-      );
-      expect(watched.acks).toBe(40);
-      // One write per ack before; now one per turn in which handlers finished (the 40 arrive in a few reads).
-      expect(watched.writes).toBeLessThanOrEqual(10);
-    } finally {
-      watched?.stop();
-      await consumer?.stop();
-      await platform.nats.jsm.streams.delete(stream);
-    }
+      for (let n = 0; n < 40; n++) await publish(n);
+      const watched = watchAcks();
+      try {
+        run({
+          concurrency: 64,
+          // Each handler finishes in a callback of its own, as webhook sends finish on their own sockets.
+          handle: () => new Promise((resolve) => setImmediate(() => resolve(ACK))),
+        });
+        await eventually(
+          async () => {
+            const state = await info();
+            return state.delivered.stream_seq === 40 && allAcknowledged(state);
+          },
+          { message: 'all 40 messages acknowledged' },
+        );
+        expect(watched.acks).toBe(40);
+        // One write per ack before; now one per turn in which handlers finished (the 40 arrive in a few reads).
+        expect(watched.writes).toBeLessThanOrEqual(10);
+      } finally {
+        watched.stop();
+      }
+    });
   });
 
   it('hands a batch-only consumer the messages of a failed batch one at a time, as batches of one', async () => {
-    const stream = `${platform.nats.names.prefix.toUpperCase()}_BATCHONLY`;
-    const subject = platform.nats.names.subject('batchonly');
-    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
-    let consumer: { stop(): Promise<void> } | undefined;
-    try {
-      await platform.nats.jsm.consumers.add(stream, { durable_name: 'batchonly', ack_policy: AckPolicy.Explicit });
-      for (let n = 0; n < 5; n++) await platform.nats.js.publish(subject, JSON.stringify({ n }));
+    await withStream('batchonly', async ({ publish, run, info }) => {
+      for (let n = 0; n < 5; n++) await publish(n);
       const batches: number[][] = [];
-      consumer = runConsumer({
-        nats: platform.nats,
-        stream,
-        durable: 'batchonly',
-        logger: platform.logger,
+      run({
         concurrency: 64,
         gatherMs: 50,
         // The batch of all five fails (one bad message), so each is handled alone, by this same function.
@@ -89,37 +114,20 @@ describe('runConsumer', () => {
           return batch.map(() => ACK);
         },
       });
-      await eventually(
-        async () => {
-          const info = await platform.nats.jsm.consumers.info(stream, 'batchonly');
-          return info.num_ack_pending === 0 && info.num_pending === 0;
-        },
-        { message: 'all 5 messages acknowledged' },
-      );
+      await eventually(async () => allAcknowledged(await info()), { message: 'all 5 messages acknowledged' });
       expect(batches[0]).toEqual([0, 1, 2, 3, 4]);
       expect(batches.slice(1).sort()).toEqual([[0], [1], [2], [3], [4]]);
-    } finally {
-      await consumer?.stop();
-      await platform.nats.jsm.streams.delete(stream);
-    }
+    });
   });
-  it('with gatherWhileBusy, handles a message at once and those that arrive during its batch together after it', async () => {
-    const stream = `${platform.nats.names.prefix.toUpperCase()}_BUSYGATHER`;
-    const subject = platform.nats.names.subject('busygather');
-    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
-    let consumer: { stop(): Promise<void> } | undefined;
-    let release = (): void => undefined;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    try {
-      await platform.nats.jsm.consumers.add(stream, { durable_name: 'busygather', ack_policy: AckPolicy.Explicit });
+
+  it("with gatherMs 'whileBusy', handles a message at once and those that arrive during its batch together after it", async () => {
+    await withStream('busygather', async ({ publish, run, info }) => {
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
       const batches: number[][] = [];
-      consumer = runConsumer({
-        nats: platform.nats,
-        stream,
-        durable: 'busygather',
-        logger: platform.logger,
+      run({
         concurrency: 64,
-        gatherWhileBusy: true,
+        gatherMs: 'whileBusy',
         handleBatch: async (batch) => {
           batches.push(batch.map(({ data }) => (data as { n: number }).n));
           // The first batch runs until the test lets it go.
@@ -127,28 +135,21 @@ describe('runConsumer', () => {
           return batch.map(() => ACK);
         },
       });
-      await platform.nats.js.publish(subject, JSON.stringify({ n: 0 }));
-      await eventually(() => batches.length === 1, { message: 'the first message handled on its own' });
-      // Published one by one while the first batch runs: each arrives in a read of its own.
-      for (let n = 1; n <= 5; n++) await platform.nats.js.publish(subject, JSON.stringify({ n }));
-      await eventually(
-        async () => (await platform.nats.jsm.consumers.info(stream, 'busygather')).num_ack_pending === 6,
-        { message: 'all six delivered to the consumer' },
-      );
-      expect(batches).toEqual([[0]]);
-      release();
-      await eventually(
-        async () => {
-          const info = await platform.nats.jsm.consumers.info(stream, 'busygather');
-          return info.num_ack_pending === 0 && info.num_pending === 0;
-        },
-        { message: 'all six acknowledged' },
-      );
+      try {
+        await publish(0);
+        await eventually(() => batches.length === 1, { message: 'the first message handled on its own' });
+        // Published one by one while the first batch runs: each arrives in a read of its own.
+        for (let n = 1; n <= 5; n++) await publish(n);
+        await eventually(async () => (await info()).num_ack_pending === 6, {
+          message: 'all six delivered to the consumer',
+        });
+        expect(batches).toEqual([[0]]);
+      } finally {
+        // Before the consumer stops (it waits for the batch it holds), even when an expectation failed.
+        release();
+      }
+      await eventually(async () => allAcknowledged(await info()), { message: 'all six acknowledged' });
       expect(batches).toEqual([[0], [1, 2, 3, 4, 5]]);
-    } finally {
-      release();
-      await consumer?.stop();
-      await platform.nats.jsm.streams.delete(stream);
-    }
+    });
   });
 });

@@ -163,16 +163,13 @@ interface ConsumerBase {
   /**
    * How long a batch waits for more messages after its first (default 0: only those that arrived
    * in the same read). At a steady trickle a few milliseconds turn one statement per message
-   * into one per batch; the messages stay kept alive meanwhile.
+   * into one per batch; the messages stay kept alive meanwhile. `'whileBusy'`: a message that
+   * arrives while none of this consumer's batches runs is handled at once (with those of the same
+   * read), and those that arrive while one runs are handled together as soon as it ends, as
+   * ingest's group writer does; a trickle then waits for nothing, and a busy consumer still makes
+   * one statement of many messages.
    */
-  gatherMs?: number;
-  /**
-   * Instead of `gatherMs`: a message that arrives while none of this consumer's batches is running
-   * is handled at once (with those of the same read), and those that arrive while one runs are
-   * handled together as soon as it ends, as ingest's group writer does. A trickle then waits for
-   * nothing, and a busy consumer still makes one statement of many messages.
-   */
-  gatherWhileBusy?: boolean;
+  gatherMs?: number | 'whileBusy';
 }
 
 /** How long one pull request waits for messages before the loop asks again. */
@@ -317,6 +314,7 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
   const gathered: JsMsg[] = [];
   let flushing: { timer: NodeJS.Timeout } | { immediate: NodeJS.Immediate } | undefined;
   let batchesRunning = 0;
+  const whileBusy = options.gatherMs === 'whileBusy';
   const flush = (): void => {
     if (flushing && 'timer' in flushing) clearTimeout(flushing.timer);
     else if (flushing) clearImmediate(flushing.immediate);
@@ -328,20 +326,21 @@ export function runConsumer(options: ConsumerOptions): { stop(): Promise<void> }
         group,
         batch(group).finally(() => {
           batchesRunning--;
-          if (options.gatherWhileBusy && batchesRunning === 0 && gathered.length) flush();
+          if (whileBusy && batchesRunning === 0 && gathered.length) flush();
         }),
       );
     }
   };
   const gather = (msg: JsMsg): void => {
     gathered.push(msg);
-    if (gathered.length >= (options.maxBatch ?? Infinity)) flush();
-    else if (flushing) return;
-    // While a batch runs, the next one gathers until it ends (see flush).
-    else if (options.gatherWhileBusy) {
-      if (batchesRunning === 0) flushing = { immediate: setImmediate(flush) };
-    } else
-      flushing = options.gatherMs ? { timer: setTimeout(flush, options.gatherMs) } : { immediate: setImmediate(flush) };
+    if (gathered.length >= (options.maxBatch ?? Infinity)) return flush();
+    // Already due; or, while a batch runs, due when it ends (see flush).
+    if (flushing || (whileBusy && batchesRunning > 0)) return;
+    const { gatherMs } = options;
+    flushing =
+      typeof gatherMs === 'number' && gatherMs > 0
+        ? { timer: setTimeout(flush, gatherMs) }
+        : { immediate: setImmediate(flush) };
   };
 
   const track = (msgs: JsMsg[], work: Promise<void>): void => {

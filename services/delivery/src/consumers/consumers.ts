@@ -104,7 +104,7 @@ export async function startDeliveryWorkers(
         durable: CONSUMERS.fanOut,
         logger,
         concurrency: 64,
-        gatherWhileBusy: true,
+        gatherMs: 'whileBusy',
         // The events that arrive together: one query for their forms' webhooks and addresses, one insert for their deliveries.
         async handleBatch(batch) {
           const outcomes: Outcome[] = [];
