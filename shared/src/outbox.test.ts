@@ -1,7 +1,7 @@
 import { AckPolicy, DeliverPolicy } from 'nats';
 import pg from 'pg';
 import { eventually, startTestRelay, useTestPlatform } from './testing';
-import { enqueueEvent } from './outbox';
+import { enqueueEvent, outboxRow, startCommittedEvents, startOutboxRelay, type OutboxEvent } from './outbox';
 
 const realQuery = pg.Client.prototype.query;
 
@@ -196,5 +196,84 @@ describe('outbox relay', () => {
       const after = sent.slice(sent.indexOf(claim) + 1).find((q) => q.connection === claim.connection);
       expect(after?.text).toBe('COMMIT');
     }
+  });
+
+  /** An outbox row committed without waking anyone (as ingest writes them), and its event as published. */
+  async function written(subject: string, payload: Record<string, unknown>, agoMs = 0): Promise<OutboxEvent> {
+    const row = outboxRow({ subject, payload });
+    await platform.db('outbox').insert({
+      ...row,
+      payload: JSON.stringify(row.payload),
+      created_at: platform.db.raw(`now() - make_interval(secs => ${agoMs / 1000})`),
+    });
+    return { event_id: row.event_id, subject, payload: JSON.stringify(row.payload), headers: row.headers };
+  }
+  const rowOf = (event: OutboxEvent) => platform.db('outbox').where({ event_id: event.event_id }).first();
+
+  it('leaves young rows to the process that wrote them: its poll takes only rows older than the hold, a wake takes all', async () => {
+    const queries = recordQueries();
+    // Its notifications cannot reach it (LISTEN's connection is refused), as while disconnected: the poll alone takes rows.
+    const relay = startOutboxRelay({
+      db: platform.db,
+      databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere',
+      nats: platform.nats,
+      logger: platform.logger,
+      pollMs: 20,
+      holdMs: 60_000,
+    });
+    try {
+      await relay.drain(); // what earlier tests left
+      const young = await written('submission.created', { n: 'young' });
+      const old = await written('submission.created', { n: 'old' }, 61_000);
+      const polls = () => queries.sent.filter((q) => q.text.includes('WHERE created_at < now()')).length;
+      const pollsBefore = polls();
+      await eventually(async () => (await rowOf(old)) === undefined, { message: 'the poll publishes the old row' });
+      await eventually(async () => polls() >= pollsBefore + 3, { message: 'three more polls' });
+      expect(await rowOf(young)).toBeDefined();
+      expect(await publishedIds()).not.toContain(young.event_id);
+      // A wake (NOTIFY, wakeOutboxRelays) publishes every row, young ones too.
+      await relay.drain();
+      expect(await rowOf(young)).toBeUndefined();
+      expect((await publishedIds()).filter((id) => id === young.event_id || id === old.event_id)).toHaveLength(2);
+    } finally {
+      queries.restore();
+      await relay.stop();
+    }
+  });
+
+  it('publishes committed events from memory and removes their rows; an event it cannot publish keeps its row', async () => {
+    const committed = startCommittedEvents({ db: platform.db, nats: platform.nats, logger: platform.logger });
+    const stuck = await written('nowhere.test', { n: 'stuck' });
+    try {
+      const events = [
+        await written('submission.created', { n: 'one', text: 'ünïcode' }),
+        await written('submission.created', { n: 'two' }),
+      ];
+      committed.publish(events);
+      await eventually(
+        async () =>
+          (
+            await platform.db('outbox').whereIn(
+              'event_id',
+              events.map((e) => e.event_id),
+            )
+          ).length === 0,
+        {
+          message: 'both rows removed',
+        },
+      );
+      const messages = await published();
+      for (const event of events) {
+        const copies = messages.filter((m) => m.id === event.event_id);
+        expect(copies).toHaveLength(1);
+        expect(copies[0]?.body).toEqual(JSON.parse(event.payload));
+      }
+      // No stream takes this subject: JetStream refuses it, as while the stream is missing.
+      committed.publish([stuck]);
+    } finally {
+      await committed.stop(); // waits for the publish in flight
+    }
+    expect(await rowOf(stuck)).toBeDefined();
+    await platform.db('outbox').where({ event_id: stuck.event_id }).delete();
   });
 });

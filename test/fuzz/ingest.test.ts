@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { buildServiceApp, createDb, createHttpServer, type Db } from '@intake/shared';
 import { createTestPlatform, eventually, factories, type TestPlatform } from '@intake/shared/testing';
-import { ingestService } from '@intake/ingest';
+import { createIngestService } from '@intake/ingest';
 import { hostileString, pct, show } from './hostile';
 
 /**
@@ -185,7 +185,9 @@ describe('ingest’s public post under hostile input, over its three body types'
 
   beforeAll(async () => {
     platform = await createTestPlatform({ RATE_LIMIT_POINTS: 100_000 });
-    server = createHttpServer(buildServiceApp(ingestService, platform).callback(), {
+    // Events stay in the outbox (nothing publishes them), so the digest sees what each post wrote.
+    const ingest = createIngestService({ publishAfterCommit: false });
+    server = createHttpServer(buildServiceApp(ingest, platform).callback(), {
       problemsUrl: platform.config.PROBLEMS_URL,
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,4 +1,4 @@
-import { subscribeFormChanges, type Platform } from '@intake/shared';
+import { startCommittedEvents, subscribeFormChanges, type CommittedEvents, type Platform } from '@intake/shared';
 import { createRateLimiter, type IngestRateLimiter } from './rules/rate-limit';
 import { createFormCache, type FormCache } from './storing/form-cache';
 import { createGroupWriter, type GroupWriter } from './storing/group-writer';
@@ -10,18 +10,33 @@ export interface IngestDeps {
   limiter: IngestRateLimiter;
   formCache: FormCache;
   writer: GroupWriter;
+  /** Publishes the events of committed groups at once (absent when the outbox relays alone publish them). */
+  events: CommittedEvents | undefined;
   unsettled: UnsettledFiles;
   /** The subscription to management's form-change notices that keeps `formCache` current. */
   formChanges: { stop(): void };
 }
 
-export function composeIngest(platform: Platform): IngestDeps {
+export interface IngestOptions {
+  /**
+   * Whether ingest publishes the events of the posts it stores itself, right after their commit
+   * (default), or leaves them to the outbox relays (tests that look at the outbox rows).
+   */
+  publishAfterCommit?: boolean;
+}
+
+export function composeIngest(platform: Platform, options: IngestOptions = {}): IngestDeps {
   const formCache = createFormCache({ db: platform.db, ttlMs: platform.config.FORM_CACHE_MS });
+  const events =
+    options.publishAfterCommit === false
+      ? undefined
+      : startCommittedEvents({ db: platform.db, nats: platform.nats, logger: platform.logger });
   return {
     platform,
     limiter: createRateLimiter(platform),
     formCache,
-    writer: createGroupWriter({ db: platform.db, formCache }),
+    writer: createGroupWriter({ db: platform.db, formCache, events }),
+    events,
     unsettled: new UnsettledFiles(platform),
     formChanges: followFormChanges(platform, formCache),
   };

@@ -1,9 +1,9 @@
 import type { Platform, ServiceModule } from '@intake/shared';
-import { composeIngest, type IngestDeps } from './compose';
+import { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 import { ingestRoutes } from './routes/ingest.routes';
 import { submissionMetrics } from './routes/submission-metrics';
 
-export { composeIngest, type IngestDeps } from './compose';
+export { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 
 /**
  * The ingest service (`POST /v1/f/:slug`) of one process. Its per-process state (`IngestDeps`:
@@ -12,10 +12,12 @@ export { composeIngest, type IngestDeps } from './compose';
  * one after another), it composes afresh. A test that needs the state calls `deps(platform)`
  * (the state of the app last built on that platform).
  */
-export function createIngestService(): ServiceModule & { deps(platform: Platform): IngestDeps } {
+export function createIngestService(
+  options: IngestOptions = {},
+): ServiceModule & { deps(platform: Platform): IngestDeps } {
   let composed: IngestDeps | undefined;
   const depsOf = (platform: Platform): IngestDeps =>
-    composed?.platform === platform ? composed : (composed = composeIngest(platform));
+    composed?.platform === platform ? composed : (composed = composeIngest(platform, options));
   return {
     name: 'ingest',
     needs: ['postgres', 'nats', 'redis'],
@@ -26,13 +28,15 @@ export function createIngestService(): ServiceModule & { deps(platform: Platform
       return composed;
     },
     routes: (platform) => ingestRoutes(depsOf(platform)),
-    // On shutdown: one last try at the files of posts of unknown outcome (those not settled stay in storage).
+    // On shutdown: the events in flight published, then one last try at the files of posts of
+    // unknown outcome (those not settled stay in storage).
     startWorkers: async (platform) => {
-      const { unsettled, formChanges } = depsOf(platform);
+      const { unsettled, formChanges, events } = depsOf(platform);
       return [
         {
           async stop() {
             formChanges.stop();
+            await events?.stop();
             await unsettled.settle(0);
             unsettled.stop();
           },

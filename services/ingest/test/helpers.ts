@@ -22,13 +22,18 @@ export interface IngestHarness {
   close(): Promise<void>;
 }
 
-/** The ingest app over real HTTP on a real platform (Postgres, NATS, Redis of this machine). */
+/**
+ * The ingest app over real HTTP on a real platform (Postgres, NATS, Redis of this machine). With
+ * `relay`, events are published as the services publish them: by ingest right after each commit
+ * (`publishAfterCommit`, which defaults to `relay`), and by an outbox relay; with neither, nothing
+ * publishes them and they stay in the outbox.
+ */
 export async function startIngest(
   overrides: ConfigOverrides = {},
-  options: { relay?: boolean; relayPollMs?: number } = {},
+  options: { relay?: boolean; relayPollMs?: number; publishAfterCommit?: boolean } = {},
 ): Promise<IngestHarness> {
   const platform = await createTestPlatform(overrides);
-  const service = createIngestService();
+  const service = createIngestService({ publishAfterCommit: options.publishAfterCommit ?? options.relay ?? false });
   const server = await listen(buildServiceApp(service, platform).callback());
   registerOpenApi(server.url, openApi(platform));
   const relay = options.relay

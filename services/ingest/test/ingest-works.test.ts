@@ -214,3 +214,24 @@ describe('POST /v1/f/:slug — what works', () => {
     });
   });
 });
+
+describe('POST /v1/f/:slug — its events, with no outbox relay running', () => {
+  const h = useStarted(() => startIngest({}, { publishAfterCommit: true }));
+
+  it('publishes the events of the posts it stored right after their commit, and removes their outbox rows', async () => {
+    const { form, post } = await accountWithForm(h);
+    const answers = await Promise.all(['a', 'b', 'c'].map((message) => post({ message })));
+    expect(answers.map((a) => a.status)).toEqual([201, 201, 201]);
+    for (const res of answers) {
+      const seen = await publishedEvent(h, 'submission.created', res.body.id as string);
+      expect(seen.msgId).toBe(seen.event.event_id);
+      expect(validEvent(seen.event)).toBe(true);
+    }
+    await eventually(
+      async () => (await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).length === 0,
+      { message: 'the published rows removed' },
+    );
+    const published = (await publishedEvents(h, 'submission.created')).filter((e) => e.event.form_id === form.id);
+    expect(published).toHaveLength(3);
+  });
+});

@@ -5,7 +5,7 @@ import {
   type StoredFile,
   type StoredSubmission,
 } from '../events';
-import { outboxRow, type OutboxRow } from '../outbox';
+import { outboxRow, type OutboxEvent, type OutboxRow } from '../outbox';
 import { periodKey, toTimestamp } from '../time';
 
 /** A file of a post, as stored: its metadata and where its bytes are (`<account>/<form>/<submission>/<file>`). */
@@ -45,11 +45,16 @@ export interface StoreItem {
   idempotency?: { key: string; expiresAt: Date };
 }
 
-/** A post ready for `storeSubmissions`: its item, serialised once (as the store function reads it), and that JSON's UTF-8 size. */
+/**
+ * A post ready for `storeSubmissions`: its item, serialised once (as the store function reads it),
+ * that JSON's UTF-8 size, and its event as it is published (its payload is the very text the item
+ * carries to the outbox).
+ */
 export interface PreparedPost {
   item: StoreItem;
   json: string;
   bytes: number;
+  event: OutboxEvent;
 }
 
 /**
@@ -64,8 +69,10 @@ export function preparePost(post: PostToStore, options: { omitPayload?: boolean 
 }
 
 function serialized(item: StoreItem): PreparedPost {
-  const json = serializeStoreItem(item);
-  return { item, json, bytes: Buffer.byteLength(json) };
+  const { event_id, subject, headers } = item.event;
+  const payload = JSON.stringify(item.event.payload);
+  const json = serializeStoreItem(item, payload);
+  return { item, json, bytes: Buffer.byteLength(json), event: { event_id, subject, payload, headers } };
 }
 
 function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
@@ -101,9 +108,15 @@ function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
 /** SQLSTATE raised by `intake_store_submissions` when an account's quota cannot take the group's posts: nothing of the group was stored. */
 export const QUOTA_EXCEEDED_SQLSTATE = 'IQ001';
 
-/** A post as `intake_store_submissions` reads it, serialised once when the post is accepted (its ordinal is added per group). */
-export function serializeStoreItem({ row, event, period, quota }: StoreItem): string {
-  return JSON.stringify({
+/**
+ * A post as `intake_store_submissions` reads it, serialised once when the post is accepted (its
+ * ordinal is added per group); `eventJson`, the event's payload as JSON, when the caller has it.
+ */
+export function serializeStoreItem(
+  { row, event, period, quota }: StoreItem,
+  eventJson = JSON.stringify(event.payload),
+): string {
+  const json = JSON.stringify({
     id: row.id,
     account_id: row.account_id,
     form_id: row.form_id,
@@ -128,11 +141,12 @@ export function serializeStoreItem({ row, event, period, quota }: StoreItem): st
     // The submission's fields are stored from the event's copy: they travel once. An event that
     // goes without them (too large for a message) leaves them here.
     payload: event.payload.payload_omitted ? row.payload : undefined,
-    event: event.payload,
     headers: event.headers,
     period,
     quota,
   });
+  // The event goes in as the text that is published: the outbox keeps it as written (json).
+  return `${json.slice(0, -1)},"event":${eventJson}}`;
 }
 
 /** The ordinals (places in the group, from 0) of the posts that were not stored, by reason; every other post was stored. */

@@ -8,6 +8,7 @@ import {
   QUOTA_EXCEEDED_SQLSTATE,
   storeSubmissions,
   wakeOutboxRelays,
+  type CommittedEvents,
   type Db,
   type GroupResult,
   type PostToStore,
@@ -45,9 +46,10 @@ const GROUP = { maxPosts: 64, maxBytes: 4 * 1024 * 1024, maxInFlight: 2 };
  * Posts that arrive while this process's previous stores are in flight are stored together in the
  * next transaction (`GroupQueue`: one round trip and one WAL flush for the group; a quiet service
  * stores each post alone, at once). A post its account's quota cannot take marks that account used
- * up in `formCache`.
+ * up in `formCache`. The events of a committed group are published by `events` when given (from
+ * memory, at once), else by the outbox relays, woken.
  */
-export function createGroupWriter(props: { db: Db; formCache: FormCache }): GroupWriter {
+export function createGroupWriter(props: { db: Db; formCache: FormCache; events?: CommittedEvents }): GroupWriter {
   const queue = new GroupQueue<Pending, StoreOutcome>((group) => writeGroup(props, group), {
     maxGroup: GROUP.maxPosts,
     maxInFlight: GROUP.maxInFlight,
@@ -56,8 +58,8 @@ export function createGroupWriter(props: { db: Db; formCache: FormCache }): Grou
   });
   return {
     store: (post) => {
-      const { item, json, bytes } = preparePost(post);
-      return queue.push({ item, json, bytes, span: trace.getSpanContext(context.active()) });
+      const { item, json, bytes, event } = preparePost(post);
+      return queue.push({ item, json, bytes, event, span: trace.getSpanContext(context.active()) });
     },
   };
 }
@@ -72,7 +74,7 @@ const tracer = trace.getTracer('intake-ingest');
  * fail the whole group (503).
  */
 async function writeGroup(
-  deps: { db: Db; formCache: FormCache },
+  deps: { db: Db; formCache: FormCache; events?: CommittedEvents },
   group: Pending[],
 ): Promise<PromiseSettledResult<StoreOutcome>[]> {
   let result: GroupResult;
@@ -92,7 +94,9 @@ async function writeGroup(
     for (const pending of group) results.push(...(await writeGroup(deps, [pending])));
     return results;
   }
-  wakeOutboxRelays();
+  const unstored = new Set([...result.lost, ...result.gone, ...result.refused]);
+  if (deps.events) deps.events.publish(group.flatMap(({ event }, n) => (unstored.has(n) ? [] : [event])));
+  else wakeOutboxRelays();
   return group.map(({ item }, n): PromiseSettledResult<StoreOutcome> => {
     if (result.lost.includes(n)) return { status: 'fulfilled', value: 'lost-idempotency-race' };
     if (result.gone.includes(n)) return { status: 'rejected', reason: formGone() };
