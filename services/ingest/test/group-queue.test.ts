@@ -1,3 +1,4 @@
+import { eventually } from '@intake/shared/testing';
 import { GroupQueue } from '../src/storing/group-queue';
 
 /** A write whose groups are recorded and finished by the test. */
@@ -30,6 +31,32 @@ describe('GroupQueue', () => {
     groups[0]!.finish();
     groups[2]!.finish();
     expect(await Promise.all(answers)).toEqual(['a!', 'b!', 'c!', 'd!', 'e!']);
+  });
+
+  it('with spareAfterMs, starts a second write only once the first has run that long', async () => {
+    const { groups, write } = recordingWrite();
+    const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 2, spareAfterMs: 30 });
+    const started = performance.now();
+    const answers = ['a', 'b', 'c'].map((item) => queue.push(item));
+    await flush();
+    expect(groups.map((g) => g.items)).toEqual([['a']]);
+    queue.push('d').catch(() => undefined);
+    // The first write is slow: the spare takes everything waiting, no sooner than 30 ms after it started.
+    await eventually(() => groups.length === 2, { message: 'the spare write' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(29);
+    expect(groups[1]!.items).toEqual(['b', 'c', 'd']);
+    groups[0]!.finish();
+    groups[1]!.finish();
+    expect(await Promise.all(answers)).toEqual(['a!', 'b!', 'c!']);
+    // A write that finishes in time hands the next group to the one slot: no spare.
+    const more = ['e', 'f'].map((item) => queue.push(item));
+    await flush();
+    expect(groups.map((g) => g.items).slice(2)).toEqual([['e']]);
+    groups[2]!.finish();
+    await flush();
+    expect(groups.map((g) => g.items).slice(2)).toEqual([['e'], ['f']]);
+    groups[3]!.finish();
+    expect(await Promise.all(more)).toEqual(['e!', 'f!']);
   });
 
   it('sends at most maxGroup items per write', async () => {

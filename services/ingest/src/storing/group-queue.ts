@@ -3,6 +3,11 @@ export interface GroupQueueOptions<T> {
   maxGroup: number;
   /** Writes running at once at most. */
   maxInFlight: number;
+  /**
+   * With it, a write beyond the first starts only once every write in flight has run this long
+   * (a write held by a lock or a slow disk): until then the items wait for the next group.
+   */
+  spareAfterMs?: number;
   /** With `maxWeight`: a group weighs at most `maxWeight` (an item heavier than that goes alone). */
   weigh?: (item: T) => number;
   maxWeight?: number;
@@ -14,11 +19,15 @@ export interface GroupQueueOptions<T> {
  * in order, at most `maxGroup` (and `maxWeight`) at a time, as soon as a write finishes. So a quiet
  * service adds no delay, and a busy one makes fewer, larger writes (group commit). `write` settles
  * every item of its group (one result per item, in order); when it rejects, every item of the group
- * is rejected with its error.
+ * is rejected with its error. With `spareAfterMs`, the writes beyond the first are spares: one
+ * starts only when the ones in flight are slow, so a busy service makes still larger groups.
  */
 export class GroupQueue<T, R> {
   private readonly waiting: { item: T; weight: number; resolve(value: R): void; reject(reason: unknown): void }[] = [];
   private inFlight = 0;
+  /** When the youngest write in flight started (`performance.now()`). */
+  private lastStart = 0;
+  private spareTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly write: (items: T[]) => Promise<PromiseSettledResult<R>[]>,
@@ -34,8 +43,19 @@ export class GroupQueue<T, R> {
 
   private next(): void {
     while (this.inFlight < this.options.maxInFlight && this.waiting.length > 0) {
+      if (this.inFlight > 0 && this.options.spareAfterMs !== undefined) {
+        const wait = this.lastStart + this.options.spareAfterMs - performance.now();
+        if (wait > 0) {
+          this.spareTimer ??= setTimeout(() => {
+            this.spareTimer = undefined;
+            this.next();
+          }, wait);
+          return;
+        }
+      }
       const group = this.waiting.splice(0, this.groupSize());
       this.inFlight++;
+      this.lastStart = performance.now();
       const settle = (results: PromiseSettledResult<R>[]) => {
         group.forEach((entry, i) => {
           const result = results[i];
