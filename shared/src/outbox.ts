@@ -24,8 +24,8 @@ export const OUTBOX_HOLD_MS = 10_000;
  *
  * The transaction also NOTIFYs every relay. A NOTIFY takes a database-wide lock from commit
  * until the commit is flushed, so it serialises notifying commits on the fsync: the ingest hot
- * path therefore writes its row with `outboxRow` in its own statement and calls
- * `wakeOutboxRelays()` after its commit instead (other relays find the row by their poll).
+ * path therefore writes its rows with `outboxRow` in its own statement and publishes them itself
+ * after its commit (`startCommittedEvents`; the relays' poll takes what it could not).
  */
 export async function enqueueEvent(
   trx: Knex.Transaction,
@@ -45,8 +45,8 @@ export interface OutboxRow {
 }
 
 /**
- * The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then call
- * `wakeOutboxRelays()` after commit).
+ * The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then,
+ * after commit, publish it with `startCommittedEvents` or call `wakeOutboxRelays()`).
  */
 export function outboxRow(event: { subject: string; payload: Record<string, unknown>; eventId?: string }): OutboxRow {
   const eventId = event.eventId ?? newId('event');
@@ -310,7 +310,7 @@ const COMMITTED = { maxBatch: 1000, maxWaiting: 20_000, gapMs: 5, removeEveryMs:
  * (`set_config(..., true)`, for this statement's transaction only). A removal lost in a crash
  * only has the relay publish the event again, which JetStream drops by its Nats-Msg-Id.
  */
-export const DELETE_PUBLISHED = {
+const DELETE_PUBLISHED = {
   name: 'outbox_delete_published',
   text: `DELETE FROM outbox WHERE event_id IN (SELECT unnest($1::text[])
        WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL)`,
