@@ -3,7 +3,7 @@
  * consumers and stops; N submission events are published; then the process starts again and fans out and sends
  * them all to a local receiver; throughput = N / (last webhook − process ready).
  */
-const { startOutboxRelay, enqueueEvent, newId, SUBJECTS } = require('../../shared/dist');
+const { startPlatformRelay, enqueueEvent, newId, SUBJECTS } = require('../../shared/dist');
 const { benchPlatform, formWithWebhook, receiver, service, until, round } = require('../stack');
 
 exports.run = async function run({ scale, log }) {
@@ -47,7 +47,7 @@ exports.run = async function run({ scale, log }) {
         }
       });
     }
-    const relay = startOutboxRelay({ db: platform.db, nats: platform.nats, logger: platform.logger, pollMs: 50 });
+    const relay = startPlatformRelay(platform, { pollMs: 50 });
     await until(async () => (await platform.db('outbox').count({ n: '*' }).first()).n == 0, 60_000, 'events published');
     await relay.stop();
 

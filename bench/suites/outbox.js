@@ -6,7 +6,7 @@
  * publisher (StreamPublisher) 200 per batch.
  */
 const { headers } = require('nats');
-const { startOutboxRelay, enqueueEvent, newId, SUBJECTS, StreamPublisher } = require('../../shared/dist');
+const { startPlatformRelay, enqueueEvent, newId, SUBJECTS, StreamPublisher } = require('../../shared/dist');
 const { benchPlatform, until, round } = require('../stack');
 const { settle } = require('../lib');
 
@@ -40,7 +40,7 @@ exports.run = async function run({ scale, log }) {
     await settle(db);
     log('draining them with one relay');
     const start = performance.now();
-    const relay = startOutboxRelay({ db, nats, logger: platform.logger, pollMs: 20 });
+    const relay = startPlatformRelay(platform, { pollMs: 20 });
     await until(async () => (await db('outbox').count({ n: '*' }).first()).n == 0, 120_000, 'outbox drained');
     const drainMs = performance.now() - start;
     await relay.stop();

@@ -241,6 +241,24 @@ describe('outbox relay', () => {
     }
   });
 
+  it('publishes at its start what was written before it, young rows too, though LISTEN is refused', async () => {
+    const before = await written('submission.created', { n: 'before the relay' });
+    const relay = startOutboxRelay({
+      db: platform.db,
+      databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere',
+      nats: platform.nats,
+      logger: platform.logger,
+      pollMs: 20,
+      holdMs: 60_000,
+    });
+    try {
+      await eventually(async () => (await rowOf(before)) === undefined, { message: 'the start publishes the row' });
+      expect((await publishedIds()).filter((id) => id === before.event_id)).toHaveLength(1);
+    } finally {
+      await relay.stop();
+    }
+  });
+
   it('publishes committed events from memory and removes their rows; an event it cannot publish keeps its row', async () => {
     const committed = startCommittedEvents({ db: platform.db, nats: platform.nats, logger: platform.logger });
     const stuck = await written('nowhere.test', { n: 'stuck' });

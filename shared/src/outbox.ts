@@ -210,6 +210,9 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   };
 
   const forget = onOutboxWake(wake);
+  // What was written before this relay started is published now, young rows too, whether or not
+  // LISTEN can be had: without it only the poll runs, which leaves rows for OUTBOX_HOLD_MS.
+  void drain();
   void listen();
   const tick = (): void => {
     timer = setTimeout(() => {
