@@ -209,11 +209,9 @@ describe('outbox relay', () => {
     return { event_id: row.event_id, subject, payload: JSON.stringify(row.payload), headers: row.headers };
   }
   const rowOf = (event: OutboxEvent) => platform.db('outbox').where({ event_id: event.event_id }).first();
-
-  it('leaves young rows to the process that wrote them: its poll takes only rows older than the hold, a wake takes all', async () => {
-    const queries = recordQueries();
-    // Its notifications cannot reach it (LISTEN's connection is refused), as while disconnected: the poll alone takes rows.
-    const relay = startOutboxRelay({
+  /** A relay whose LISTEN connection is refused (as while disconnected), polling every 20 ms with a 60 s hold. */
+  const relayWithoutListen = () =>
+    startOutboxRelay({
       db: platform.db,
       databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere',
       nats: platform.nats,
@@ -221,6 +219,11 @@ describe('outbox relay', () => {
       pollMs: 20,
       holdMs: 60_000,
     });
+
+  it('leaves young rows to the process that wrote them: its poll takes only rows older than the hold, a wake takes all', async () => {
+    const queries = recordQueries();
+    // Its notifications cannot reach it: the poll alone takes rows.
+    const relay = relayWithoutListen();
     try {
       await relay.drain(); // what earlier tests left
       const young = await written('submission.created', { n: 'young' });
@@ -243,14 +246,7 @@ describe('outbox relay', () => {
 
   it('publishes at its start what was written before it, young rows too, though LISTEN is refused', async () => {
     const before = await written('submission.created', { n: 'before the relay' });
-    const relay = startOutboxRelay({
-      db: platform.db,
-      databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere',
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 20,
-      holdMs: 60_000,
-    });
+    const relay = relayWithoutListen();
     try {
       await eventually(async () => (await rowOf(before)) === undefined, { message: 'the start publishes the row' });
       expect((await publishedIds()).filter((id) => id === before.event_id)).toHaveLength(1);
