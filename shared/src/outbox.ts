@@ -203,6 +203,7 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       client.on('notification', wake);
       await client.query(`LISTEN ${CHANNEL}`);
       listener = client;
+      // After a reconnect: what was notified while the connection was down.
       void drain();
     } catch {
       if (!stopped) setTimeout(() => void listen(), pollMs);

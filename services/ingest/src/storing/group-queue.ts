@@ -4,8 +4,9 @@ export interface GroupQueueOptions<T> {
   /** Writes running at once at most. */
   maxInFlight: number;
   /**
-   * With it, a write beyond the first starts only once every write in flight has run this long
-   * (a write held by a lock or a slow disk): until then the items wait for the next group.
+   * With it, a write beyond the first starts only once this long has passed since the last write
+   * started (the one in flight is held by a lock or a slow disk): until then the items wait for
+   * the next group.
    */
   spareAfterMs?: number;
   /** With `maxWeight`: a group weighs at most `maxWeight` (an item heavier than that goes alone). */
@@ -25,7 +26,7 @@ export interface GroupQueueOptions<T> {
 export class GroupQueue<T, R> {
   private readonly waiting: { item: T; weight: number; resolve(value: R): void; reject(reason: unknown): void }[] = [];
   private inFlight = 0;
-  /** When the youngest write in flight started (`performance.now()`). */
+  /** When the last write started (`performance.now()`). */
   private lastStart = 0;
   private spareTimer: NodeJS.Timeout | undefined;
 
