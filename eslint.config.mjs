@@ -13,7 +13,7 @@ export default tseslint.config(
         {
           object: 'process',
           property: 'env',
-          message: 'Read configuration through loadConfig() in shared/src/config.ts.',
+          message: 'Read configuration through loadConfig() in shared/src/base/config.ts.',
         },
       ],
     },
@@ -91,7 +91,7 @@ export default tseslint.config(
       '**/main.ts',
       '**/all-in-one.ts',
       '**/all-in-one-background.ts',
-      'shared/src/background-thread.ts',
+      'shared/src/runtime/background-thread.ts',
       '**/cli/**',
       '**/config.ts',
       '**/service.ts',

@@ -214,7 +214,7 @@ describe('Grafana dashboard (deploy/grafana/intake-dashboard.json)', () => {
   );
   const catalog = Object.values(METRICS).map((m) => prometheusName(m));
 
-  it('queries only metrics of the catalog in shared/src/metrics.ts, under their Prometheus names', () => {
+  it('queries only metrics of the catalog in shared/src/base/metrics.ts, under their Prometheus names', () => {
     const used = new Set(
       exprs.flatMap((e) => [...e.matchAll(/\bintake_[a-z_]+/g)].map((m) => m[0].replace(/_(bucket|sum|count)$/, ''))),
     );

@@ -34,7 +34,7 @@ export const managementService: ServiceModule = {
   needs: ['postgres', 'nats'],
   publishesEvents: true,
   routes: managementRoutes,
-  // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/retention.ts).
+  // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/runtime/retention.ts).
   startWorkers: async (platform) => [startRetentionSweeper(platform), startSessionSweeper(platform)],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there.
   extend: mountConsole,

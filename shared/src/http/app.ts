@@ -1,10 +1,11 @@
 import Koa from 'koa';
 import cors from '@koa/cors';
-import type { Platform } from '../platform';
-import { problemMiddleware } from '../problems';
+import type { Config } from '../base/config';
+import type { Logger } from '../base/logger';
+import { problemMiddleware } from '../contracts/problems';
 
 /** A Koa app with the pieces every service shares: problem rendering, request logging, proxy trust. */
-export function baseApp(platform: Pick<Platform, 'config' | 'logger'>, options: { cors?: boolean } = {}): Koa {
+export function baseApp(platform: { config: Config; logger: Logger }, options: { cors?: boolean } = {}): Koa {
   const app = new Koa({ proxy: platform.config.TRUST_PROXY });
   app.silent = true;
   if (options.cors)

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { PROBLEMS, type ProblemSlug } from '../problems';
+import { PROBLEMS, type ProblemSlug } from '../contracts/problems';
 import type { RouteDef } from './route';
 
 export const ProblemSchema = Type.Object(

@@ -3,11 +3,11 @@ import type Router from '@koa/router';
 import { koaBody } from 'koa-body';
 import { type Static, type TSchema, type TObject } from '@sinclair/typebox';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Db } from '../db';
-import { authenticateKey, bearerToken, type Principal } from '../api-keys';
-import { problem, type FieldError, type ProblemSlug } from '../problems';
-import { unstorableFields } from '../text';
-import { requireSession, SESSION_COOKIE } from '../sessions';
+import type { Db } from '../base/db';
+import { authenticateKey, bearerToken, type Principal } from '../auth/api-keys';
+import { problem, type FieldError, type ProblemSlug } from '../contracts/problems';
+import { unstorableFields } from '../contracts/text';
+import { requireSession, SESSION_COOKIE } from '../auth/sessions';
 
 export type Auth = 'management' | 'none';
 

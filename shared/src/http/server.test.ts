@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import { createHttpServer, type ServerLimits } from './server';
 import { baseApp } from './app';
-import { createLogger } from '../logger';
+import { createLogger } from '../base/logger';
 
 const PROBLEMS_URL = 'https://problems.test';
 

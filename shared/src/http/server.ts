@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
-import { problem, type Problem } from '../problems';
+import { problem, type Problem } from '../contracts/problems';
 
 /**
  * The time limits of a public HTTP endpoint (README "HTTP server limits"):

@@ -1,12 +1,12 @@
-import { runPrepared, type Db } from '../db';
+import { runPrepared, type Db } from '../base/db';
 import {
   buildSubmissionCreatedEvent,
   EVENT_PAYLOAD_MAX_BYTES,
   type StoredFile,
   type StoredSubmission,
-} from '../events';
-import { outboxRow, type OutboxEvent, type OutboxRow } from '../outbox';
-import { periodKey, toTimestamp } from '../time';
+} from '../contracts/events';
+import { outboxRow, type OutboxEvent, type OutboxRow } from '../messaging/outbox';
+import { periodKey, toTimestamp } from '../contracts/time';
 
 /** A file of a post, as stored: its metadata and where its bytes are (`<account>/<form>/<submission>/<file>`). */
 export interface StoredUpload extends StoredFile {

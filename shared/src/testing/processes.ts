@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { eventually } from './index';
+import { eventually } from './support';
 
 const run = promisify(execFile);
 

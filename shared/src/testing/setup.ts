@@ -1,8 +1,8 @@
-import type { OutboxRelay } from '../outbox';
-import type { Platform } from '../platform';
-import { startPlatformRelay } from '../service';
-import type { Clock } from '../time';
-import { createTestPlatform, type ConfigOverrides, type TestPlatform } from './index';
+import type { OutboxRelay } from '../messaging/outbox';
+import type { Platform } from '../runtime/platform';
+import { startPlatformRelay } from '../runtime/service';
+import type { Clock } from '../contracts/time';
+import { createTestPlatform, type ConfigOverrides, type TestPlatform } from './support';
 
 /** Jest's hooks, as globals (the package is compiled without Jest's types). */
 const hooks = globalThis as unknown as {

@@ -1,10 +1,10 @@
 import { Readable } from 'node:stream';
-import type { BlobStore } from '../blob-store';
-import type { Db } from '../db';
-import type { SubmissionEvent, SubmissionStatus } from '../events';
-import { newId } from '../ids';
-import type { Clock } from '../time';
-import { wakeOutboxRelays } from '../outbox';
+import type { BlobStore } from '../base/blob-store';
+import type { Db } from '../base/db';
+import type { SubmissionEvent, SubmissionStatus } from '../contracts/events';
+import { newId } from '../contracts/ids';
+import type { Clock } from '../contracts/time';
+import { wakeOutboxRelays } from '../messaging/outbox';
 import {
   preparePost,
   serializeStoreItem,

@@ -1,6 +1,6 @@
-import type { Queryable } from '../db';
-import { newId } from '../ids';
-import type { SecretBox } from '../secrets';
+import type { Queryable } from '../base/db';
+import { newId } from '../contracts/ids';
+import type { SecretBox } from '../base/secrets';
 import { insertDelivery, type DeliveryRow, type DeliveryStatus } from '../webhooks/deliveries.repository';
 import { generateWebhookSecret } from '../webhooks/signing';
 

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db';
+import type { Queryable } from '../base/db';
 import type { AttemptResult, EventType } from './sender';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';

@@ -1,8 +1,8 @@
 import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
-import { SUBJECTS, type DeliveryRequested } from '../events';
-import { newId } from '../ids';
-import { currentTraceHeaders, toNatsHeaders, type Nats } from '../nats';
-import { inActiveSpan } from '../spans';
+import { SUBJECTS, type DeliveryRequested } from '../contracts/events';
+import { newId } from '../contracts/ids';
+import { currentTraceHeaders, toNatsHeaders, type Nats } from '../messaging/nats';
+import { inActiveSpan } from '../base/spans';
 
 const tracer = trace.getTracer('intake-delivery');
 

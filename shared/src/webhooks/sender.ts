@@ -1,6 +1,6 @@
 import { Agent, request } from 'undici';
-import type { AttemptOutcome } from '../metrics';
-import { toTimestamp } from '../time';
+import type { AttemptOutcome } from '../contracts/metrics';
+import { toTimestamp } from '../contracts/time';
 import { guardedLookup, urlRefusal } from './url-guard';
 import { serviceSignature, standardSignature } from './signing';
 import { withWebhookSpan } from './span';

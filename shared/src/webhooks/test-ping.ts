@@ -1,9 +1,9 @@
 import type { Agent } from 'undici';
-import type { Config } from '../config';
-import type { Queryable } from '../db';
-import { newId } from '../ids';
-import { recordAttempt } from '../metrics';
-import type { SecretBox } from '../secrets';
+import type { Config } from '../base/config';
+import type { Queryable } from '../base/db';
+import { newId } from '../contracts/ids';
+import { recordAttempt } from '../contracts/metrics';
+import type { SecretBox } from '../base/secrets';
 import { insertDelivery, recordDeliveryAttempt } from './deliveries.repository';
 import { sendWebhook, type AttemptResult } from './sender';
 

@@ -78,7 +78,7 @@ export interface ApiKey {
 }
 
 /** The usage service's report, shared with it (a type-only import: nothing of it reaches the bundle). */
-export type { UsageReport as Usage } from '../../../../shared/src/usage-report';
+export type { UsageReport as Usage } from '../../../usage/src/domain/usage-report.types';
 
 export interface ListOf<T> {
   data: T[];

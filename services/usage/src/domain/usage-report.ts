@@ -1,4 +1,5 @@
-import { monthOf, periodKey, problem, toTimestamp, type Db, type UsageReport } from '@intake/shared';
+import { monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
+import type { UsageReport } from './usage-report.types';
 import {
   findAccountQuota,
   findCounters,

@@ -1,14 +1,15 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
-import type { Config } from './config';
-import { createDb, ensureDatabase, migrate, type Db } from './db';
-import { createLogger, type Logger } from './logger';
-import { connectNats, ensureStreams, type Nats } from './nats';
-import { SecretBox } from './secrets';
-import { systemClock, type Clock } from './time';
-import { createBlobStore, type BlobStore } from './blob-store';
-import { createHttpServer } from './http/server';
+import type { Config } from '../base/config';
+import { createDb, ensureDatabase, migrate, type Db } from '../base/db';
+import { createLogger, type Logger } from '../base/logger';
+import { connectNats, ensureStreams, type Nats } from '../messaging/nats';
+import { SecretBox } from '../base/secrets';
+import { systemClock, type Clock } from '../contracts/time';
+import type { BlobStore } from '../base/blob-store';
+import { createBlobStore } from '../base/create-blob-store';
+import { createHttpServer } from '../http/server';
 
 /** Everything a service needs from the outside world, passed to buildApp(deps) and the workers as one object. */
 export interface Platform {

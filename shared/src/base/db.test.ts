@@ -1,4 +1,4 @@
-import { eventually, useTestPlatform } from './testing';
+import { eventually, useTestPlatform } from '../testing';
 import { createDb, mayHaveCommitted, runPrepared } from './db';
 
 describe('runPrepared', () => {

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import type { Db } from './db';
-import { problem } from './problems';
-import { sha256Hex } from './secrets';
+import type { Db } from '../base/db';
+import { problem } from '../contracts/problems';
+import { sha256Hex } from '../base/secrets';
 
 export type KeyType = 'submission' | 'management';
 
@@ -27,7 +27,16 @@ export interface Principal {
   keyId: string;
   type: KeyType;
   /** Set when the request was authenticated by a console session cookie instead of a key. */
-  session?: import('./sessions').SessionInfo;
+  session?: SessionInfo;
+}
+
+/** A console session, as the request that carried its cookie sees it. */
+export interface SessionInfo {
+  tokenHash: string;
+  csrfToken: string;
+  createdAt: Date;
+  expiresAt: Date;
+  idleExpiresAt: Date;
 }
 
 /** Reads `Authorization: Bearer <key>`; undefined when the header is absent. A malformed header is an invalid key. */

@@ -1,5 +1,5 @@
-import { factories, useTestPlatform } from './testing';
-import { newId } from './ids';
+import { factories, useTestPlatform } from '../testing';
+import { newId } from '../contracts/ids';
 import { RETENTION, sweepRetention } from './retention';
 
 describe('retention sweep', () => {

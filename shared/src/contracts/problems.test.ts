@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import { PROBLEMS, problem, problemMiddleware, toProblem } from './problems';
-import { createLogger } from './logger';
-import { listen } from './testing';
+import { createLogger } from '../base/logger';
+import { listen } from '../testing';
 
 describe('problems', () => {
   it('holds every slug of the spec section 7 with its status', () => {

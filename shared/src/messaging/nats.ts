@@ -13,9 +13,9 @@ import {
   type JsMsg,
 } from 'nats';
 import { context, propagation, ROOT_CONTEXT, trace, SpanKind, type Context as OtelContext } from '@opentelemetry/api';
-import type { Logger } from './logger';
-import { isProblem } from './problems';
-import { failSpan } from './spans';
+import type { Logger } from '../base/logger';
+import { isProblem } from '../contracts/problems';
+import { failSpan } from '../base/spans';
 
 export interface Nats {
   nc: NatsConnection;

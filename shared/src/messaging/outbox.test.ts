@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy } from 'nats';
 import pg from 'pg';
-import { eventually, startTestRelay, useTestPlatform } from './testing';
+import { eventually, startTestRelay, useTestPlatform } from '../testing';
 import { enqueueEvent, outboxRow, startCommittedEvents, startOutboxRelay, type OutboxEvent } from './outbox';
 
 const realQuery = pg.Client.prototype.query;

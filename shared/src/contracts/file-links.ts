@@ -1,5 +1,5 @@
-import type { Config } from './config';
-import type { SecretBox } from './secrets';
+import type { Config } from '../base/config';
+import type { SecretBox } from '../base/secrets';
 
 /** How long a file download link works. */
 export const FILE_LINK_TTL_SECONDS = 7 * 24 * 3600;

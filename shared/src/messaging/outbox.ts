@@ -1,13 +1,13 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { trace, SpanKind, context, type Tracer } from '@opentelemetry/api';
-import { discardConnection, runPrepared, withPooledConnection, type Db } from './db';
-import { newId } from './ids';
-import type { Logger } from './logger';
+import { discardConnection, runPrepared, withPooledConnection, type Db } from '../base/db';
+import { newId } from '../contracts/ids';
+import type { Logger } from '../base/logger';
 import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
 import { StreamPublisher } from './stream-publisher';
-import { failSpan } from './spans';
-import { recordOversizedEvent } from './metrics';
+import { failSpan } from '../base/spans';
+import { recordOversizedEvent } from '../contracts/metrics';
 
 const CHANNEL = 'intake_outbox';
 

@@ -1,5 +1,5 @@
 import { AckPolicy, DeliverPolicy, DiscardPolicy, headers } from 'nats';
-import { createTestPlatform, type TestPlatform } from './testing';
+import { createTestPlatform, type TestPlatform } from '../testing';
 import { StreamPublisher, type StreamMessage } from './stream-publisher';
 
 describe('StreamPublisher', () => {

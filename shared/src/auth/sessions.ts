@@ -1,9 +1,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
-import type { Db } from './db';
-import { problem } from './problems';
-import { sha256Hex } from './secrets';
-import type { Principal } from './api-keys';
+import type { Db } from '../base/db';
+import { problem } from '../contracts/problems';
+import { sha256Hex } from '../base/secrets';
+import type { Principal, SessionInfo } from './api-keys';
+
+export type { SessionInfo } from './api-keys';
 
 /**
  * Console sessions: the console exchanges a management key for a session cookie, so the key never
@@ -18,14 +20,6 @@ export const SESSION_IDLE_MS = 30 * 60_000;
 export const SESSION_ABSOLUTE_MS = 12 * 3_600_000;
 /** `last_seen_at` is refreshed at most this often, so a busy console costs no write per request. */
 const TOUCH_RESOLUTION_MS = 60_000;
-
-export interface SessionInfo {
-  tokenHash: string;
-  csrfToken: string;
-  createdAt: Date;
-  expiresAt: Date;
-  idleExpiresAt: Date;
-}
 
 /** Opens a session for an authenticated management key; the token goes in the cookie, its hash in the table. */
 export async function openSession(

@@ -1,13 +1,13 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
-import { loadConfig, usesDevelopmentSecretsKey } from './config';
+import { loadConfig, usesDevelopmentSecretsKey } from '../base/config';
 import { createPlatform, serve, type Platform, type Worker } from './platform';
-import { startOutboxRelay, type OutboxRelay } from './outbox';
+import { startOutboxRelay, type OutboxRelay } from '../messaging/outbox';
 import { mountProbes, type Dependency } from './health';
-import { baseApp } from './http/app';
-import { mountRoutes, type RouteDef } from './http/route';
-import { startTelemetry } from './telemetry';
-import { observeBacklogs } from './metrics';
+import { baseApp } from '../http/app';
+import { mountRoutes, type RouteDef } from '../http/route';
+import { startTelemetry } from '../base/telemetry';
+import { observeBacklogs } from './backlogs';
 
 /** What each of the four services exports: its routes, its app and its background workers. */
 export interface ServiceModule {

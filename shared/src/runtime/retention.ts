@@ -1,5 +1,5 @@
-import type { Db } from './db';
-import type { Logger } from './logger';
+import type { Db } from '../base/db';
+import type { Logger } from '../base/logger';
 import type { Worker } from './platform';
 
 /** How long bookkeeping rows are kept once they can no longer matter. */

@@ -1,6 +1,6 @@
 import { AckPolicy, type ConsumerInfo } from 'nats';
 import { ACK, runConsumer, type ConsumerOptions } from './nats';
-import { createTestPlatform, eventually, type TestPlatform } from './testing';
+import { createTestPlatform, eventually, type TestPlatform } from '../testing';
 
 /** What a test consumer is given; the stream, durable, connection and logger are the test stream's. */
 type TestConsumerOptions = Omit<ConsumerOptions, 'nats' | 'stream' | 'durable' | 'logger'>;

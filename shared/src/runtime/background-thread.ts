@@ -1,10 +1,10 @@
 import { hostname } from 'node:os';
 import { isMainThread, parentPort, Worker as Thread, workerData } from 'node:worker_threads';
-import { loadConfig } from './config';
-import type { Logger } from './logger';
-import { onOutboxWake, wakeOutboxRelays } from './outbox';
+import { loadConfig } from '../base/config';
+import type { Logger } from '../base/logger';
+import { onOutboxWake, wakeOutboxRelays } from '../messaging/outbox';
 import { closePlatform, createPlatform, type Platform, type Worker } from './platform';
-import { serviceNameFromEntry, startTelemetry } from './telemetry';
+import { serviceNameFromEntry, startTelemetry } from '../base/telemetry';
 
 /** What the main thread tells its background thread. */
 type ToThread = 'wake' | 'stop';

@@ -1,5 +1,5 @@
 import type { Context, Next } from 'koa';
-import type { Logger } from './logger';
+import type { Logger } from '../base/logger';
 
 /**
  * The closed list of problem types. Every error any service answers is one of these,

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { Db } from './db';
+import type { Db } from '../base/db';
 import { toTimestamp } from './time';
 
 /**

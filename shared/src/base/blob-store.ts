@@ -3,7 +3,6 @@ import { mkdir, open, rm, rmdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Config } from './config';
 
 /** Where submission files live: S3 (or any S3-compatible store) when configured, a local directory otherwise. */
 export interface BlobStore {
@@ -83,14 +82,4 @@ async function syncDirectory(dir: string): Promise<void> {
   } finally {
     await handle.close();
   }
-}
-
-export function createBlobStore(config: Config): BlobStore {
-  if (config.s3Enabled) {
-    // Loaded lazily so a local set-up never pays for the AWS SDK.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { S3BlobStore } = require('./s3-blob-store') as typeof import('./s3-blob-store');
-    return new S3BlobStore(config);
-  }
-  return new LocalBlobStore(path.resolve(config.FILES_DIR));
 }

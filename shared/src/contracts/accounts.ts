@@ -1,4 +1,4 @@
-import type { Queryable } from './db';
+import type { Queryable } from '../base/db';
 
 /** An account's monthly quota, in SQL over `accounts` joined with `plans`: its override, else its plan's. */
 export const ACCOUNT_QUOTA_SQL = 'coalesce(accounts.quota_override, plans.monthly_quota)::int';

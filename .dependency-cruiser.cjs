@@ -1,0 +1,93 @@
+/**
+ * The shape of the code, checked by `npm test` (dependency-cruiser):
+ * - no circular imports anywhere;
+ * - `shared/src` is in layers, each importing only the layers below it:
+ *     base (config, logger, db, telemetry, blob store, mailer, metrics, migrations)
+ *     < contracts (problems, ids, time, text, events, forms, notifications)
+ *     < auth (API keys, console sessions) and messaging (NATS, consumers, publisher, outbox, form changes)
+ *     < webhooks and submissions (what two services share: signed sends, the write of a submission)
+ *     < http (routes, server, OpenAPI) < runtime (platform, service, threads, health) < testing;
+ *   layers of the same rank do not import each other;
+ * - a service imports only its own files and `@intake/shared` (the OpenAPI aggregator of management
+ *   aside, which reads the other services' route definitions);
+ * - the web console imports nothing from the server.
+ */
+const layers = [
+  ['base'],
+  ['contracts'],
+  ['auth', 'messaging'],
+  ['webhooks', 'submissions'],
+  ['http'],
+  ['runtime'],
+  ['testing'],
+];
+
+const rank = (name) => layers.findIndex((group) => group.includes(name));
+const upward = layers.flatMap((group, i) =>
+  group.map((name) => {
+    const notBelow = layers
+      .slice(i)
+      .flat()
+      .filter((other) => other !== name);
+    return {
+      name: `shared-${name}-imports-below-only`,
+      comment: `shared/src/${name} (rank ${rank(name)}) imports only layers below it`,
+      severity: 'error',
+      from: { path: `^shared/src/${name}/`, pathNot: '\\.test\\.ts$' },
+      to: { path: `^shared/src/(${notBelow.join('|')})/` },
+    };
+  }),
+);
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'No import circles.',
+      from: {},
+      to: { circular: true },
+    },
+    ...upward,
+    {
+      name: 'shared-entry-points-only-at-the-root',
+      comment: 'Every file of shared/src lives in a layer, except the package entry points.',
+      severity: 'error',
+      from: { path: '^shared/src/[^/]+\\.ts$', pathNot: '^shared/src/(index|register)\\.ts$' },
+      to: {},
+    },
+    {
+      name: 'services-import-shared-by-its-entry',
+      comment: 'A service imports @intake/shared (or @intake/shared/testing in tests), never its inner files.',
+      severity: 'error',
+      from: { path: '^services/[^/]+/(src|test)/' },
+      to: {
+        path: '^shared/',
+        pathNot: '^shared/(src|dist)/(index|register|testing/index)\\.(ts|js|d\\.ts)$',
+      },
+    },
+    {
+      name: 'services-import-no-other-service',
+      comment:
+        'A service depends only on @intake/shared; the OpenAPI aggregator alone reads the other services (their route definitions).',
+      severity: 'error',
+      from: { path: '^services/([^/]+)/src/', pathNot: '^services/management/src/openapi\\.ts$' },
+      to: { path: '^services/', pathNot: '^services/$1/' },
+    },
+    {
+      name: 'console-imports-nothing-from-the-server',
+      comment:
+        'The web console is built from its own sources and npm packages; its API types come from the OpenAPI document.',
+      severity: 'error',
+      from: { path: '^services/management/console/' },
+      to: { path: '^(shared|services|src)/', pathNot: '^services/management/console/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)dist/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.tests.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'] },
+  },
+};

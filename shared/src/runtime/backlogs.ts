@@ -1,0 +1,49 @@
+import type { BatchObservableResult } from '@opentelemetry/api';
+import type { Db } from '../base/db';
+import { instruments } from '../contracts/metrics';
+import type { Nats } from '../messaging/nats';
+
+/**
+ * Observes, at each metric collection, the pending counts of every durable consumer on Intake's
+ * streams and (when `db` is given: processes that run an outbox relay) the outbox backlog and
+ * its lag. Reads JetStream consumer info and one Postgres query; errors skip that collection.
+ * Returns a function that stops observing.
+ */
+export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
+  const { nats, db } = props;
+  const i = instruments();
+  const streamGauges = async (result: BatchObservableResult): Promise<void> => {
+    for (const stream of [nats.names.eventsStream, nats.names.deliveriesStream]) {
+      try {
+        for await (const info of nats.jsm.consumers.list(stream)) {
+          const attrs = { stream, consumer: info.name };
+          result.observe(i.consumerPending, info.num_pending, attrs);
+          result.observe(i.consumerAckPending, info.num_ack_pending, attrs);
+        }
+      } catch {
+        // The stream is missing or NATS is down: /readyz reports that; skip this collection.
+      }
+    }
+  };
+  const outboxGauges = async (result: BatchObservableResult): Promise<void> => {
+    if (!db) return;
+    try {
+      const row = (await db('outbox')
+        .select(
+          db.raw('count(*)::int AS pending'),
+          db.raw('coalesce(extract(epoch FROM now() - min(created_at)), 0)::float AS lag'),
+        )
+        .first()) as { pending: number; lag: number } | undefined;
+      result.observe(i.outboxPending, row?.pending ?? 0);
+      result.observe(i.outboxLag, Math.max(0, row?.lag ?? 0));
+    } catch {
+      // Postgres is down: skip this collection.
+    }
+  };
+  const callback = async (result: BatchObservableResult): Promise<void> => {
+    await Promise.all([streamGauges(result), outboxGauges(result)]);
+  };
+  const observed = [i.consumerPending, i.consumerAckPending, ...(db ? [i.outboxPending, i.outboxLag] : [])];
+  i.meter.addBatchObservableCallback(callback, observed);
+  return () => i.meter.removeBatchObservableCallback(callback, observed);
+}

@@ -1,0 +1,224 @@
+import { createHash, randomBytes } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig, type Config } from '../base/config';
+import pg from 'pg';
+import { createDb, ensureDatabase, migrate, UnknownMigrationsError, type Db } from '../base/db';
+import { createLogger } from '../base/logger';
+import { createPlatform, closePlatform, type Platform } from '../runtime/platform';
+import type { Clock } from '../contracts/time';
+import type { ChallengeProvider, FormStatus } from '../contracts/forms';
+import { generateKey, type KeyType } from '../auth/api-keys';
+import { newId } from '../contracts/ids';
+import { storeTestSubmission } from './submissions';
+import { webhookFactories } from './webhooks';
+
+/**
+ * One database per Jest worker (and per checkout, so two working copies never share one),
+ * created and migrated once per worker process.
+ */
+export function testDatabaseUrl(): string {
+  const checkout = createHash('sha256').update(path.resolve(__dirname, '../../..')).digest('hex').slice(0, 8);
+  return `postgres://postgres@127.0.0.1:5432/intake_test_${checkout}_${process.env['JEST_WORKER_ID'] ?? '0'}`;
+}
+
+let migrated: Promise<void> | undefined;
+
+export async function migratedTestDatabase(url = testDatabaseUrl()): Promise<void> {
+  migrated ??= (async () => {
+    await ensureDatabase(url);
+    const db = createDb(url, { poolMax: 1 });
+    try {
+      await migrate(db);
+    } catch (err) {
+      // A test database left by a checkout with other migrations: start it afresh.
+      if (!(err instanceof UnknownMigrationsError)) throw err;
+      await db.destroy();
+      await recreateDatabase(url);
+      const fresh = createDb(url, { poolMax: 1 });
+      await migrate(fresh).finally(() => fresh.destroy());
+      return;
+    }
+    await db.destroy();
+  })();
+  return migrated;
+}
+
+async function recreateDatabase(url: string): Promise<void> {
+  const admin = new URL(url);
+  const name = admin.pathname.slice(1);
+  admin.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: admin.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
+  await ensureDatabase(url);
+}
+
+/** A unique NATS prefix, so streams and subjects of one test never meet another's. */
+export function uniqueNatsPrefix(): string {
+  return `t${randomBytes(5).toString('hex')}`;
+}
+
+export type ConfigOverrides = Parameters<typeof loadConfig>[1];
+
+export function testConfig(overrides: ConfigOverrides = {}): Config {
+  return loadConfig(
+    {},
+    {
+      DATABASE_URL: testDatabaseUrl(),
+      NATS_PREFIX: uniqueNatsPrefix(),
+      LOG_LEVEL: (process.env['TEST_LOG_LEVEL'] as 'silent' | undefined) ?? 'silent',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: true,
+      SECRETS_KEY: 'test-secrets-key-0123456789abcdef',
+      ...overrides,
+      // A directory of its own only when the test did not name one (a test's own is its to remove).
+      FILES_DIR: overrides.FILES_DIR ?? mkdtempSync(path.join(tmpdir(), 'intake-files-')),
+    },
+  );
+}
+
+export interface TestPlatform extends Platform {
+  close(): Promise<void>;
+}
+
+/** A real platform (Postgres, NATS, Redis of this machine) for one test file; close() removes its streams and files. */
+export async function createTestPlatform(
+  overrides: ConfigOverrides = {},
+  options: { clock?: Clock } = {},
+): Promise<TestPlatform> {
+  const config = testConfig(overrides);
+  await migratedTestDatabase(config.DATABASE_URL);
+  const platform = await createPlatform(config, {
+    service: 'test',
+    clock: options.clock,
+    logger: createLogger({ level: config.LOG_LEVEL, service: 'test' }),
+    poolMax: 20,
+  });
+  return {
+    ...platform,
+    async close() {
+      for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream]) {
+        await platform.nats.jsm.streams.delete(stream).catch(() => undefined);
+      }
+      await closePlatform(platform);
+      // Made by testConfig (even when files go to S3), unless the test named its own.
+      if (overrides.FILES_DIR === undefined) rmSync(config.FILES_DIR, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Serves a request handler on a free loopback port. */
+export async function listen(
+  handler: http.RequestListener,
+): Promise<{ url: string; server: http.Server; close(): Promise<void> }> {
+  const server = http.createServer(handler);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** What `eventually` resolves with: the probe's value without its falsy members. */
+export type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
+
+/** Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps in tests). */
+export async function eventually<T>(
+  probe: () => Promise<T> | T,
+  options: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
+): Promise<Truthy<T>> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value) return value as Truthy<T>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline)
+      throw new Error(
+        `${options.message ?? 'condition not met'} within ${options.timeoutMs ?? 10_000} ms${last ? `: ${String(last)}` : ''}`,
+      );
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 25));
+  }
+}
+
+/** Test factories: rows as the product would create them, written directly. */
+export const factories = {
+  async account(
+    db: Db,
+    props: { plan?: 'free' | 'pro' | 'team'; quota?: number; name?: string; contactEmail?: string } = {},
+  ): Promise<{ id: string; managementKey: string }> {
+    const id = newId('account');
+    await db('accounts').insert({
+      id,
+      name: props.name ?? 'Test account',
+      plan_id: props.plan ?? 'pro',
+      quota_override: props.quota ?? null,
+      contact_email: props.contactEmail ?? null,
+    });
+    const managementKey = await factories.apiKey(db, id, 'management');
+    return { id, managementKey };
+  },
+
+  async apiKey(db: Db, accountId: string, type: KeyType, props: { revoked?: boolean } = {}): Promise<string> {
+    const { key, prefix, hash } = generateKey(type);
+    await db('api_keys').insert({
+      id: newId('apiKey'),
+      account_id: accountId,
+      type,
+      prefix,
+      key_hash: hash,
+      revoked_at: props.revoked ? new Date() : null,
+    });
+    return key;
+  },
+
+  async form(
+    db: Db,
+    accountId: string,
+    props: Partial<{
+      slug: string;
+      status: FormStatus;
+      honeypot_field: string;
+      notify_emails: string[];
+      redirect_url: string | null;
+      bot_challenge_provider: ChallengeProvider | null;
+      bot_challenge_secret: string | null;
+    }> = {},
+  ): Promise<{ id: string; slug: string }> {
+    const id = newId('form');
+    const slug = props.slug ?? `form-${randomBytes(6).toString('hex')}`;
+    await db('forms').insert({
+      id,
+      account_id: accountId,
+      name: 'Test form',
+      slug,
+      status: props.status ?? 'live',
+      honeypot_field: props.honeypot_field ?? '_gotcha',
+      notify_emails: JSON.stringify(props.notify_emails ?? []),
+      redirect_url: props.redirect_url ?? null,
+      bot_challenge_provider: props.bot_challenge_provider ?? null,
+      bot_challenge_secret: props.bot_challenge_secret ?? null,
+    });
+    return { id, slug };
+  },
+
+  /** A submission stored as ingest stores it (`storeTestSubmission`). */
+  submission: storeTestSubmission,
+  ...webhookFactories,
+};
