@@ -35,6 +35,7 @@ export * from './contracts/accounts';
 export * from './submissions/store';
 export * from './webhooks';
 export * from './messaging/batcher';
+export * from './base/batch-queue';
 export * from './contracts/text';
 export * from './http/server';
 export * from './contracts/notifications';

@@ -13,10 +13,10 @@ import {
   type GroupResult,
   type PostToStore,
   type PreparedPost,
+  BatchQueue,
 } from '@intake/shared';
 import { quotaExceeded } from '../rules/gate';
 import type { FormCache } from './form-cache';
-import { GroupQueue } from './group-queue';
 
 export type StoreOutcome = 'stored' | 'lost-idempotency-race';
 
@@ -47,13 +47,13 @@ const GROUP = { maxPosts: 64, maxBytes: 4 * 1024 * 1024, maxInFlight: 2, spareAf
 
 /**
  * Posts that arrive while this process's previous stores are in flight are stored together in the
- * next transaction (`GroupQueue`: one round trip and one WAL flush for the group; a quiet service
+ * next transaction (`BatchQueue`: one round trip and one WAL flush for the group; a quiet service
  * stores each post alone, at once). A post its account's quota cannot take marks that account used
  * up in `formCache`. The events of a committed group are published by `events` when given (from
  * memory, at once), else by the outbox relays, woken.
  */
 export function createGroupWriter(props: { db: Db; formCache: FormCache; events?: CommittedEvents }): GroupWriter {
-  const queue = new GroupQueue<Pending, StoreOutcome>((group) => writeGroup(props, group), {
+  const queue = new BatchQueue<Pending, StoreOutcome>((group) => writeGroup(props, group), {
     maxGroup: GROUP.maxPosts,
     maxInFlight: GROUP.maxInFlight,
     spareAfterMs: GROUP.spareAfterMs,

@@ -1,4 +1,4 @@
-export interface GroupQueueOptions<T> {
+export interface BatchQueueOptions<T> {
   /** Items per group at most. */
   maxGroup: number;
   /** Writes running at once at most. */
@@ -15,6 +15,7 @@ export interface GroupQueueOptions<T> {
 }
 
 /**
+ * THE batching primitive: every place that turns many calls into one statement or one publish uses it.
  * Hands items to `write` in groups: an item pushed while fewer than `maxInFlight` writes run goes
  * out at once (alone, when the service is quiet); items pushed meanwhile wait and go out together,
  * in order, at most `maxGroup` (and `maxWeight`) at a time, as soon as a write finishes. So a quiet
@@ -23,7 +24,7 @@ export interface GroupQueueOptions<T> {
  * is rejected with its error. With `spareAfterMs`, the writes beyond the first are spares: one
  * starts only when the ones in flight are slow, so a busy service makes still larger groups.
  */
-export class GroupQueue<T, R> {
+export class BatchQueue<T, R> {
   private readonly waiting: { item: T; weight: number; resolve(value: R): void; reject(reason: unknown): void }[] = [];
   private inFlight = 0;
   /** When the last write started (`performance.now()`). */
@@ -32,7 +33,7 @@ export class GroupQueue<T, R> {
 
   constructor(
     private readonly write: (items: T[]) => Promise<PromiseSettledResult<R>[]>,
-    private readonly options: GroupQueueOptions<T>,
+    private readonly options: BatchQueueOptions<T>,
   ) {}
 
   push(item: T): Promise<R> {

@@ -1,5 +1,5 @@
-import { eventually } from '@intake/shared/testing';
-import { GroupQueue } from '../src/storing/group-queue';
+import { eventually } from '../testing';
+import { BatchQueue } from './batch-queue';
 
 /** A write whose groups are recorded and finished by the test. */
 function recordingWrite() {
@@ -18,10 +18,10 @@ function recordingWrite() {
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('GroupQueue', () => {
+describe('BatchQueue', () => {
   it('writes a push at once while fewer than maxInFlight writes run, and the pushes made meanwhile as one group', async () => {
     const { groups, write } = recordingWrite();
-    const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 2 });
+    const queue = new BatchQueue(write, { maxGroup: 10, maxInFlight: 2 });
     const answers = ['a', 'b', 'c', 'd', 'e'].map((item) => queue.push(item));
     await flush();
     expect(groups.map((g) => g.items)).toEqual([['a'], ['b']]);
@@ -35,7 +35,7 @@ describe('GroupQueue', () => {
 
   it('with spareAfterMs, starts a second write only once the first has run that long', async () => {
     const { groups, write } = recordingWrite();
-    const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 2, spareAfterMs: 30 });
+    const queue = new BatchQueue(write, { maxGroup: 10, maxInFlight: 2, spareAfterMs: 30 });
     const started = performance.now();
     const answers = ['a', 'b', 'c'].map((item) => queue.push(item));
     await flush();
@@ -61,7 +61,7 @@ describe('GroupQueue', () => {
 
   it('sends at most maxGroup items per write', async () => {
     const { groups, write } = recordingWrite();
-    const queue = new GroupQueue(write, { maxGroup: 2, maxInFlight: 1 });
+    const queue = new BatchQueue(write, { maxGroup: 2, maxInFlight: 1 });
     const answers = ['a', 'b', 'c', 'd'].map((item) => queue.push(item));
     await flush();
     groups[0]!.finish();
@@ -75,7 +75,7 @@ describe('GroupQueue', () => {
 
   it('keeps a group within maxWeight, and sends an item heavier than that alone', async () => {
     const { groups, write } = recordingWrite();
-    const queue = new GroupQueue(write, {
+    const queue = new BatchQueue(write, {
       maxGroup: 10,
       maxInFlight: 1,
       weigh: (item: string) => item.length,
@@ -92,7 +92,7 @@ describe('GroupQueue', () => {
 
   it('settles each item by its own result, fails a whole group when its write fails, and goes on with the next group', async () => {
     const { groups, write } = recordingWrite();
-    const queue = new GroupQueue(write, { maxGroup: 10, maxInFlight: 1 });
+    const queue = new BatchQueue(write, { maxGroup: 10, maxInFlight: 1 });
     const first = queue.push('a');
     const rest = ['b', 'c'].map((item) => queue.push(item));
     const last = ['d', 'e'].map((item) => queue.push(item));
@@ -114,7 +114,7 @@ describe('GroupQueue', () => {
   });
 
   it('fails the group of a write that throws instead of returning a promise', async () => {
-    const queue = new GroupQueue<string, string>(
+    const queue = new BatchQueue<string, string>(
       () => {
         throw new Error('synchronous');
       },
