@@ -1,6 +1,6 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
-import { FOLDED_MIGRATIONS, migrations, PRE_RELEASE_MIGRATIONS } from './migrations';
+import { migrations } from './migrations';
 
 export type Db = Knex;
 
@@ -92,51 +92,30 @@ const migrationSource: Knex.MigrationSource<(typeof migrations)[number]> = {
   getMigration: async (m) => m,
 };
 
-/** The database was migrated by migrations this version does not know (and cannot adopt). */
+/** The database was migrated by migrations this version does not know. */
 export class UnknownMigrationsError extends Error {
   override name = 'UnknownMigrationsError';
   constructor(readonly unknown: string[]) {
     super(
       `The database was migrated by migrations this version does not know (${unknown.join(', ')}): ` +
-        'it was made by a development build from before the migrations were folded into one schema, or by a newer ' +
-        'release. Point DATABASE_URL at a new database (or drop this one) and start again.',
+        'it was made by a newer release or by a development build. ' +
+        'Point DATABASE_URL at a new database (or drop this one) and start again.',
     );
   }
 }
 
 export async function migrate(db: Db): Promise<void> {
-  await adoptPreReleaseSchema(db);
+  await refuseUnknownMigrations(db);
   await db.migrate.latest({ migrationSource, tableName: 'knex_migrations' });
 }
 
-/**
- * A development database migrated by every pre-release migration (PRE_RELEASE_MIGRATIONS) holds
- * the folded schema plus two shims: the single-post procedure `intake_store_submission` and
- * `outbox.published_at` (rows an earlier relay marked published are already out). Drops them and
- * records the folded migrations as done, in one transaction. Any other unknown migration history
- * fails with UnknownMigrationsError rather than knex's "migration directory is corrupt".
- */
-async function adoptPreReleaseSchema(db: Db): Promise<void> {
+/** Fails with UnknownMigrationsError, which says what to do, rather than knex's "migration directory is corrupt". */
+async function refuseUnknownMigrations(db: Db): Promise<void> {
   if (!(await db.schema.hasTable('knex_migrations'))) return;
   const done: string[] = await db('knex_migrations').orderBy('id').pluck('name');
   const known = new Set(migrations.map((m) => m.name));
   const unknown = done.filter((name) => !known.has(name));
-  if (unknown.length === 0) return;
-  const preRelease = new Set<string>(PRE_RELEASE_MIGRATIONS);
-  if (done.length !== preRelease.size || !done.every((name) => preRelease.has(name)))
-    throw new UnknownMigrationsError(unknown);
-  await db.transaction(async (trx) => {
-    await trx.raw('LOCK TABLE knex_migrations IN EXCLUSIVE MODE');
-    const again: string[] = await trx('knex_migrations').pluck('name');
-    if (!again.every((name) => preRelease.has(name))) return; // another process adopted it meanwhile
-    await trx.raw('DROP PROCEDURE IF EXISTS intake_store_submission');
-    await trx('outbox').whereNotNull('published_at').delete();
-    await trx.raw('ALTER TABLE outbox DROP COLUMN IF EXISTS published_at'); // its partial index goes with it
-    await trx('knex_migrations').delete();
-    const now = new Date();
-    // Only the folded ones are done: migrations added after the fold still run (migrate.latest below).
-    await trx('knex_migrations').insert(FOLDED_MIGRATIONS.map((name) => ({ name, batch: 1, migration_time: now })));
-  });
+  if (unknown.length > 0) throw new UnknownMigrationsError(unknown);
 }
 
 /** Creates the database named in `databaseUrl` when it does not exist (connecting to the `postgres` database to do so). */
