@@ -8,6 +8,7 @@ export const deliveryService: ServiceModule = {
   publishesEvents: false,
   cors: false,
   routes: () => [],
+  compose: () => undefined,
   startWorkers: (platform) => startDeliveryWorkers(platform),
 };
 

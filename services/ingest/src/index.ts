@@ -6,17 +6,18 @@ import { submissionMetrics } from './routes/submission-metrics';
 export { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 
 /**
- * The ingest service (`POST /v1/f/:slug`) of one process. Its per-process state (`IngestDeps`:
- * form cache, group writer, unsettled files) is composed once, when its routes are built on a
- * platform, and handed to the routes and to the shutdown worker; built on another platform (tests,
- * one after another), it composes afresh. A test that needs the state calls `deps(platform)`
- * (the state of the app last built on that platform).
+ * The ingest service (`POST /v1/f/:slug`) of one process. Its routes are values; its per-process
+ * state (`IngestDeps`: form cache, group writer, rate limiter, committed-events publisher, the
+ * subscription to form changes, unsettled files) is composed once per process, when its app is
+ * built or its workers start there (whichever comes first), and handed to the route handlers and
+ * to the shutdown worker; on another platform (tests, one after another), it composes afresh. A
+ * test that needs the state calls `deps(platform)` (the state last composed on that platform).
  */
 export function createIngestService(
   options: IngestOptions = {},
-): ServiceModule & { deps(platform: Platform): IngestDeps } {
+): ServiceModule<IngestDeps> & { deps(platform: Platform): IngestDeps } {
   let composed: IngestDeps | undefined;
-  const depsOf = (platform: Platform): IngestDeps =>
+  const compose = (platform: Platform): IngestDeps =>
     composed?.platform === platform ? composed : (composed = composeIngest(platform, options));
   return {
     name: 'ingest',
@@ -27,11 +28,12 @@ export function createIngestService(
       if (composed?.platform !== platform) throw new Error('no ingest app was built on this platform');
       return composed;
     },
-    routes: (platform) => ingestRoutes(depsOf(platform)),
+    routes: () => ingestRoutes,
+    compose,
     // On shutdown: the events in flight published, then one last try at the files of posts of
     // unknown outcome (those not settled stay in storage).
     startWorkers: async (platform) => {
-      const { unsettled, formChanges, events } = depsOf(platform);
+      const { unsettled, formChanges, events } = compose(platform);
       return [
         {
           async stop() {

@@ -1,4 +1,4 @@
-import { startRetentionSweeper, type ServiceModule, type Platform, type RouteDef } from '@intake/shared';
+import { startRetentionSweeper, type Config, type Platform, type RouteList, type ServiceModule } from '@intake/shared';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { healthRoutes } from './routes/health.routes';
 import { formRoutes } from './routes/forms.routes';
@@ -13,36 +13,39 @@ import { consoleSupportRoutes } from './routes/console-support.routes';
 import { mountConsole } from './routes/console-page';
 import { startSessionSweeper } from './domain/session-sweeper';
 
-function managementRoutes(platform: Platform): RouteDef[] {
+/** Management's routes, in the order the OpenAPI document lists them; `/openapi` serves the document of all four services. */
+function managementRoutes(settings: { config: Config }): RouteList<Platform> {
   return [
-    ...healthRoutes(platform),
-    ...apiKeyRoutes(platform),
-    ...formRoutes(platform),
-    ...submissionRoutes(platform),
-    ...fileRoutes(platform),
-    ...webhookRoutes(platform),
-    ...deliveryRoutes(platform),
-    ...sessionRoutes(platform),
-    ...consoleSupportRoutes(platform),
-    ...docsRoutes(platform, () => managementRoutes(platform)),
+    ...healthRoutes,
+    ...apiKeyRoutes,
+    ...formRoutes,
+    ...submissionRoutes,
+    ...fileRoutes,
+    ...webhookRoutes,
+    ...deliveryRoutes,
+    ...sessionRoutes,
+    ...consoleSupportRoutes,
+    ...docsRoutes(settings.config, () => openApi(settings)),
   ];
 }
 
 /** The management service: forms, submissions, webhooks, deliveries, API keys, health, OpenAPI, docs, problem types. */
-export const managementService: ServiceModule = {
+export const managementService: ServiceModule<Platform> = {
   name: 'management',
   needs: ['postgres', 'nats'],
   publishesEvents: true,
   routes: managementRoutes,
+  // Management keeps no per-process state of its own: its handlers get the platform.
+  compose: (platform) => platform,
   // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/runtime/retention.ts).
   startWorkers: async (platform) => [startRetentionSweeper(platform), startSessionSweeper(platform)],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there.
   extend: mountConsole,
 };
 
-/** The one OpenAPI document of the four services (what `GET /openapi` serves). */
-export function openApi(platform: Platform): Record<string, unknown> {
-  return openApiDocument(platform, managementRoutes(platform));
+/** The one OpenAPI document of the four services (what `GET /openapi` serves), from the configuration alone. */
+export function openApi(settings: { config: Config }): Record<string, unknown> {
+  return openApiDocument(settings.config, managementRoutes(settings));
 }
 
 export { createAccount } from './domain/accounts';

@@ -28,7 +28,17 @@ export interface RouteInput<P, Q, B> {
   principal: Principal;
 }
 
-export interface RouteDef<P extends TObject = TObject, Q extends TObject = TObject, B extends TSchema = TSchema> {
+/**
+ * One route as a value: what the OpenAPI document reads (method, path, schemas, responses) and the
+ * handler. The handler gets its dependencies at request time (`deps`: what the service composed
+ * for its process, bound when `mountRoutes` mounts it), so listing routes composes nothing.
+ */
+export interface RouteDef<
+  P extends TObject = TObject,
+  Q extends TObject = TObject,
+  B extends TSchema = TSchema,
+  D = unknown,
+> {
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
   /** Koa-style path: `/v1/forms/:id`. */
   path: string;
@@ -54,12 +64,23 @@ export interface RouteDef<P extends TObject = TObject, Q extends TObject = TObje
    * NUL, ...): a 404 before any query. Defaults to `not-found`.
    */
   notFound?: ProblemSlug;
-  handler(ctx: Context, input: RouteInput<Static<P>, Static<Q>, Static<B>>): Promise<void> | void;
+  handler(ctx: Context, input: RouteInput<Static<P>, Static<Q>, Static<B>>, deps: D): Promise<void> | void;
 }
 
-/** Identity function that gives a route definition its types. */
-export function route<P extends TObject, Q extends TObject, B extends TSchema>(def: RouteDef<P, Q, B>): RouteDef {
-  return def as unknown as RouteDef;
+/** A service's routes, whose handlers get `D`. */
+export type RouteList<D = unknown> = readonly RouteDef<TObject, TObject, TSchema, D>[];
+
+/** What the OpenAPI document reads of a route: everything but its handler. */
+export type RouteSpec = Omit<RouteDef, 'handler'>;
+
+/**
+ * Identity function that gives a route definition its types: the schemas type the handler's input,
+ * and the handler's third parameter (`deps: Platform`, say) types what it needs from its service.
+ */
+export function route<P extends TObject, Q extends TObject, B extends TSchema, D = unknown>(
+  def: RouteDef<P, Q, B, D>,
+): RouteDef<TObject, TObject, TSchema, D> {
+  return def as unknown as RouteDef<TObject, TObject, TSchema, D>;
 }
 
 const bodyAjv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: false, strict: false });
@@ -143,40 +164,47 @@ const jsonBody = koaBody({
   parsedMethods: ['POST', 'PUT', 'PATCH', 'DELETE'] as never,
 });
 
-/** Registers routes on a router: auth, then params/query/body validation, then the handler. */
-export function mountRoutes(router: Router, routes: RouteDef[], deps: { db: Db }): void {
-  for (const def of routes) {
-    const checkParams = validator(queryAjv, def.params, 'params');
-    // A path parameter that does not fit its schema (an id of another prefix or shape, a NUL) names
-    // nothing that can exist: 404, and no query is made.
-    const checkPathParams = (value: unknown) => {
-      try {
-        return checkParams(value);
-      } catch {
-        throw problem(def.notFound ?? 'not-found', 'No such resource: the path names nothing that can exist');
-      }
-    };
-    const checkQuery = validator(queryAjv, def.query, 'query');
-    const checkBody = validator(bodyAjv, def.body, 'body');
-    const middleware: Middleware[] = [];
-    if (def.body) {
-      middleware.push(async (ctx, next) => {
-        const length = Number(ctx.get('content-length') || 0);
-        const chunked = Boolean(ctx.get('transfer-encoding'));
-        if ((length > 0 || chunked) && !ctx.is('application/json'))
-          throw problem('unsupported-media-type', 'Send the body as application/json');
-        await next();
-      });
-      middleware.push(jsonBody as unknown as Middleware);
+/**
+ * Registers routes on a router: auth, then params/query/body validation, then the handler, which
+ * gets `deps` (the service's per-process state). `db` authenticates management keys and sessions.
+ */
+export function mountRoutes<D>(router: Router, routes: RouteList<D>, options: { db: Db; deps: D }): void {
+  for (const def of routes) router.register(def.path, [def.method], [...bodyParsing(def), handling(def, options)]);
+}
+
+/** A JSON body's content type check and parser, for a route that takes one. */
+function bodyParsing(def: RouteSpec): Middleware[] {
+  if (!def.body) return [];
+  const contentType: Middleware = async (ctx, next) => {
+    const length = Number(ctx.get('content-length') || 0);
+    const chunked = Boolean(ctx.get('transfer-encoding'));
+    if ((length > 0 || chunked) && !ctx.is('application/json'))
+      throw problem('unsupported-media-type', 'Send the body as application/json');
+    await next();
+  };
+  return [contentType, jsonBody as unknown as Middleware];
+}
+
+/** Authenticates, validates the input against the route's schemas, and runs the handler with `deps`. */
+function handling<D>(def: RouteDef<TObject, TObject, TSchema, D>, options: { db: Db; deps: D }): Middleware {
+  const checkParams = validator(queryAjv, def.params, 'params');
+  // A path parameter that does not fit its schema (an id of another prefix or shape, a NUL) names
+  // nothing that can exist: 404, and no query is made.
+  const checkPathParams = (value: unknown) => {
+    try {
+      return checkParams(value);
+    } catch {
+      throw problem(def.notFound ?? 'not-found', 'No such resource: the path names nothing that can exist');
     }
-    middleware.push(async (ctx) => {
-      const principal =
-        def.auth === 'management' ? await requireManagementKey(deps.db, ctx) : (undefined as unknown as Principal);
-      const params = checkPathParams({ ...ctx.params });
-      const query = checkQuery({ ...ctx.query });
-      const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
-      await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>);
-    });
-    router.register(def.path, [def.method], middleware);
-  }
+  };
+  const checkQuery = validator(queryAjv, def.query, 'query');
+  const checkBody = validator(bodyAjv, def.body, 'body');
+  return async (ctx) => {
+    const principal =
+      def.auth === 'management' ? await requireManagementKey(options.db, ctx) : (undefined as unknown as Principal);
+    const params = checkPathParams({ ...ctx.params });
+    const query = checkQuery({ ...ctx.query });
+    const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
+    await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>, options.deps);
+  };
 }

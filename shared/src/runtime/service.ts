@@ -1,23 +1,35 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
-import { loadConfig, usesDevelopmentSecretsKey } from '../base/config';
+import { loadConfig, usesDevelopmentSecretsKey, type Config } from '../base/config';
 import { createPlatform, serve, type Platform, type Worker } from './platform';
 import { startOutboxRelay, type OutboxRelay } from '../messaging/outbox';
 import { mountProbes, type Dependency } from './health';
 import { baseApp } from '../http/app';
-import { mountRoutes, type RouteDef } from '../http/route';
+import { mountRoutes, type RouteList } from '../http/route';
 import { startTelemetry } from '../base/telemetry';
 import { observeBacklogs } from './backlogs';
 
-/** What each of the four services exports: its routes, its app and its background workers. */
-export interface ServiceModule {
+/**
+ * What each of the four services exports: its routes, its per-process state, its app and its
+ * background workers. `D` is what its route handlers get (`handler(ctx, input, deps)`).
+ */
+export interface ServiceModule<D = unknown> {
   name: 'ingest' | 'management' | 'delivery' | 'usage';
   /** Dependencies the service cannot work without (its readiness probe checks them). */
   needs: Dependency[];
   /** True when the service writes outbox events, so its process runs an outbox relay. */
   publishesEvents: boolean;
-  /** The public routes, with the schemas that validate them and document them in the OpenAPI. */
-  routes(platform: Platform): RouteDef[];
+  /**
+   * The public routes as values, with the schemas that validate them and document them in the
+   * OpenAPI. Listing them composes nothing; they depend on the configuration at most (management's
+   * problem pages live under PROBLEMS_URL's path).
+   */
+  routes(settings: { config: Config }): RouteList<D>;
+  /**
+   * The per-process state its handlers get as `deps` (a cache, a writer, a limiter), composed where
+   * the service's app is built for a process; a service that keeps none hands on the platform.
+   */
+  compose(platform: Platform): D;
   /** Background work: JetStream consumers and timers. */
   startWorkers(platform: Platform): Promise<Worker[]>;
   /** Extra middleware or routes that are not JSON API routes (pages, files, docs). */
@@ -31,15 +43,15 @@ export interface ServiceState {
 }
 
 /** Builds the service's Koa app from its routes: problems, CORS, probes, routes. No listening, no globals. */
-export function buildServiceApp(
-  module: ServiceModule,
+export function buildServiceApp<D>(
+  module: ServiceModule<D>,
   platform: Platform,
   state: ServiceState = { draining: false },
 ): Koa {
   const app = baseApp(platform, { cors: module.cors });
   const router = new Router();
   mountProbes(router, platform, module.needs, state);
-  mountRoutes(router, module.routes(platform), platform);
+  mountRoutes(router, module.routes(platform), { db: platform.db, deps: module.compose(platform) });
   module.extend?.(app, router, platform);
   app.use(router.routes());
   app.use(router.allowedMethods());
@@ -57,16 +69,26 @@ export function startPlatformRelay(platform: Platform, options: { pollMs?: numbe
   });
 }
 
+/** What the process of one service runs: its app, its workers, and the outbox relay when it publishes events. */
+export async function composeStandalone<D>(
+  module: ServiceModule<D>,
+  platform: Platform,
+  state: ServiceState,
+): Promise<{ app: Koa; workers: Worker[] }> {
+  const app = buildServiceApp(module, platform, state);
+  const workers = await module.startWorkers(platform);
+  if (module.publishesEvents) workers.push(startPlatformRelay(platform));
+  return { app, workers };
+}
+
 /** `node dist/main.js` of one service, as the chart runs it. */
-export async function runStandalone(module: ServiceModule): Promise<void> {
+export async function runStandalone<D>(module: ServiceModule<D>): Promise<void> {
   const config = loadConfig(process.env);
   const platform = await createPlatform(config, { service: module.name });
   if (usesDevelopmentSecretsKey(config))
     platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
   const state: ServiceState = { draining: false };
-  const app = buildServiceApp(module, platform, state);
-  const workers = await module.startWorkers(platform);
-  if (module.publishesEvents) workers.push(startPlatformRelay(platform));
+  const { app, workers } = await composeStandalone(module, platform, state);
   workers.push(
     telemetryWorker(platform, { serviceName: `intake-${module.name}`, publishesEvents: module.publishesEvents }),
   );

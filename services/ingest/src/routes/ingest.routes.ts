@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { problem, route, SLUG_PATTERN, type RouteDef } from '@intake/shared';
+import { problem, route, SLUG_PATTERN } from '@intake/shared';
 import type { IngestDeps } from '../compose';
 import { ingestSubmission } from '../ingest';
 import { Created, present, Replay, Spam } from '../request/answer';
@@ -21,93 +21,92 @@ const Multipart = Type.Object(
   },
 );
 
-export function ingestRoutes(deps: IngestDeps): RouteDef[] {
-  return [
-    route({
-      method: 'POST',
-      path: '/v1/f/:slug',
-      operationId: 'submitForm',
-      summary: 'Post a submission to a form',
+/** `POST /v1/f/:slug`: a form's post, in any of the three encodings a site sends. */
+export const submitForm = route({
+  method: 'POST',
+  path: '/v1/f/:slug',
+  operationId: 'submitForm',
+  summary: 'Post a submission to a form',
+  description:
+    'Public and cross-origin. Optional `Authorization: Bearer svc_sub_...` (must be of the ' +
+    'form’s account) and `Idempotency-Key` (remembered 24 hours per form). ' +
+    'A browser’s plain form post (Accept prefers text/html) is answered with 303 to the form’s redirect_url, or a thank-you page.',
+  tags: ['Ingest'],
+  auth: 'none',
+  params: Type.Object({
+    slug: Type.String({ minLength: 1, maxLength: 64, pattern: SLUG_PATTERN, description: 'the form’s slug' }),
+  }),
+  notFound: 'form-not-found',
+  requestBody: {
+    required: false,
+    content: {
+      'application/x-www-form-urlencoded': { schema: Fields },
+      'multipart/form-data': { schema: Multipart },
+      'application/json': { schema: JsonFields },
+    },
+  },
+  responses: {
+    201: {
+      description: 'Created (a browser’s plain form post without a redirect_url gets a thank-you page)',
+      schema: Created,
+      alternatives: { 'text/html': Type.String() },
+    },
+    200: {
       description:
-        'Public and cross-origin. Optional `Authorization: Bearer svc_sub_...` (must be of the ' +
-        'form’s account) and `Idempotency-Key` (remembered 24 hours per form). ' +
-        'A browser’s plain form post (Accept prefers text/html) is answered with 303 to the form’s redirect_url, or a thank-you page.',
-      tags: ['Ingest'],
-      auth: 'none',
-      params: Type.Object({
-        slug: Type.String({ minLength: 1, maxLength: 64, pattern: SLUG_PATTERN, description: 'the form’s slug' }),
-      }),
-      notFound: 'form-not-found',
-      requestBody: {
-        required: false,
-        content: {
-          'application/x-www-form-urlencoded': { schema: Fields },
-          'multipart/form-data': { schema: Multipart },
-          'application/json': { schema: JsonFields },
-        },
-      },
-      responses: {
-        201: {
-          description: 'Created (a browser’s plain form post without a redirect_url gets a thank-you page)',
-          schema: Created,
-          alternatives: { 'text/html': Type.String() },
-        },
-        200: {
-          description:
-            'Caught as spam (`{ ok, status: "accepted" }`), or a replayed Idempotency-Key (`idempotent_replay: true`)',
-          schema: Type.Union([Spam, Replay]),
-        },
-        303: {
-          description: 'A browser form post, sent on to the form’s redirect_url',
-          headers: { Location: { description: 'the redirect_url', schema: Type.String() } },
-          alternatives: { 'text/html': Type.String() },
-        },
-      },
-      problems: [
-        'bad-body',
-        'quota-exceeded',
-        'form-not-live',
-        'origin-not-allowed',
-        'invalid-key',
-        'challenge-failed',
-        'form-not-found',
-        'file-too-large',
-        'uploads-not-allowed',
-        'body-too-large',
-        'unsupported-media-type',
-        'validation-failed',
-        'rate-limited',
-        'service-unavailable',
-      ],
-      async handler(ctx, { params }) {
-        const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
-        if (encoding !== 'identity')
-          throw problem('unsupported-media-type', 'Compressed request bodies are not accepted');
-        const kind = (ctx.request.is('urlencoded', 'multipart', 'json') || undefined) as BodyKind | undefined;
-        const charset = ctx.request.charset;
-        if (kind !== 'multipart' && charset && !/^(utf-?8|us-ascii)$/i.test(charset))
-          throw problem('unsupported-media-type', 'Send the body in UTF-8');
-        const length = ctx.get('content-length');
-        try {
-          const outcome = await ingestSubmission(deps, {
-            slug: params.slug,
-            ip: ctx.ip,
-            authorization: ctx.get('authorization') || undefined,
-            origin: requestOrigin(ctx.get('origin') || undefined, ctx.get('referer') || undefined),
-            idempotencyKey: ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('idempotency-key'),
-            req: ctx.req,
-            kind,
-            contentLength: length ? Number(length) : undefined,
-            userAgent: ctx.get('user-agent') || undefined,
-            referrer: ctx.get('referer') || undefined,
-          });
-          noteSubmissionOutcome(ctx, outcome);
-          present(ctx, outcome);
-        } finally {
-          // Answered before the whole body was read (refused early): close rather than read the rest.
-          if (!ctx.req.complete) ctx.set('Connection', 'close');
-        }
-      },
-    }),
-  ];
-}
+        'Caught as spam (`{ ok, status: "accepted" }`), or a replayed Idempotency-Key (`idempotent_replay: true`)',
+      schema: Type.Union([Spam, Replay]),
+    },
+    303: {
+      description: 'A browser form post, sent on to the form’s redirect_url',
+      headers: { Location: { description: 'the redirect_url', schema: Type.String() } },
+      alternatives: { 'text/html': Type.String() },
+    },
+  },
+  problems: [
+    'bad-body',
+    'quota-exceeded',
+    'form-not-live',
+    'origin-not-allowed',
+    'invalid-key',
+    'challenge-failed',
+    'form-not-found',
+    'file-too-large',
+    'uploads-not-allowed',
+    'body-too-large',
+    'unsupported-media-type',
+    'validation-failed',
+    'rate-limited',
+    'service-unavailable',
+  ],
+  async handler(ctx, { params }, deps: IngestDeps) {
+    const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
+    if (encoding !== 'identity') throw problem('unsupported-media-type', 'Compressed request bodies are not accepted');
+    const kind = (ctx.request.is('urlencoded', 'multipart', 'json') || undefined) as BodyKind | undefined;
+    const charset = ctx.request.charset;
+    if (kind !== 'multipart' && charset && !/^(utf-?8|us-ascii)$/i.test(charset))
+      throw problem('unsupported-media-type', 'Send the body in UTF-8');
+    const length = ctx.get('content-length');
+    try {
+      const outcome = await ingestSubmission(deps, {
+        slug: params.slug,
+        ip: ctx.ip,
+        authorization: ctx.get('authorization') || undefined,
+        origin: requestOrigin(ctx.get('origin') || undefined, ctx.get('referer') || undefined),
+        idempotencyKey: ctx.headers['idempotency-key'] === undefined ? undefined : ctx.get('idempotency-key'),
+        req: ctx.req,
+        kind,
+        contentLength: length ? Number(length) : undefined,
+        userAgent: ctx.get('user-agent') || undefined,
+        referrer: ctx.get('referer') || undefined,
+      });
+      noteSubmissionOutcome(ctx, outcome);
+      present(ctx, outcome);
+    } finally {
+      // Answered before the whole body was read (refused early): close rather than read the rest.
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
+    }
+  },
+});
+
+/** Ingest's public routes. */
+export const ingestRoutes = [submitForm];

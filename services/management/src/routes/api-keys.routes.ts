@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import { route, toTimestamp, type Platform } from '@intake/shared';
 import { mintApiKey, revokeApiKey } from '../domain/api-keys';
 import { listApiKeys, type ApiKeyRow } from '../repositories/api-key.repository';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
@@ -33,64 +33,67 @@ function present(row: ApiKeyRow) {
   };
 }
 
-export function apiKeyRoutes(platform: Platform): RouteDef[] {
-  const { db, clock, config } = platform;
-  return [
-    route({
-      method: 'POST',
-      path: '/v1/api-keys',
-      operationId: 'createApiKey',
-      summary: 'Create an API key (the full key is returned this once)',
-      tags: ['API keys'],
-      auth: 'management',
-      body: Type.Object(
-        {
-          type: Type.Union([Type.Literal('submission'), Type.Literal('management')]),
-          name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
-        },
-        { additionalProperties: false },
-      ),
-      responses: { 201: { description: 'Created', schema: CreatedApiKey } },
-      problems: ['rate-limited'],
-      async handler(ctx, { body, principal }) {
-        const created = await mintApiKey({
-          db,
-          accountId: principal.accountId,
-          type: body.type,
-          name: body.name,
-          now: clock.now(),
-          cap: { limit: config.KEY_MINT_LIMIT, windowSeconds: config.KEY_MINT_WINDOW_SECONDS },
-        });
-        ctx.status = 201;
-        ctx.body = { ...present(created), key: created.key };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/api-keys',
-      operationId: 'listApiKeys',
-      summary: 'List the account’s API keys, newest first (revoked ones included)',
-      tags: ['API keys'],
-      auth: 'management',
-      responses: { 200: { description: 'The keys, never the full key', schema: List(ApiKey) } },
-      async handler(ctx, { principal }) {
-        ctx.body = { data: (await listApiKeys(db, principal.accountId)).map(present) };
-      },
-    }),
-    route({
-      method: 'DELETE',
-      path: '/v1/api-keys/:id',
-      operationId: 'revokeApiKey',
-      summary: 'Revoke an API key (takes effect at once)',
-      tags: ['API keys'],
-      auth: 'management',
-      params: IdParams('apiKey', 'API key id'),
-      responses: { 204: { description: 'Revoked' } },
-      problems: ['not-found', 'conflict'],
-      async handler(ctx, { params, principal }) {
-        await revokeApiKey({ db, accountId: principal.accountId, id: params.id, now: clock.now() });
-        ctx.status = 204;
-      },
-    }),
-  ];
-}
+/** `POST /v1/api-keys`: mints a key, shown this once. */
+export const createApiKeyRoute = route({
+  method: 'POST',
+  path: '/v1/api-keys',
+  operationId: 'createApiKey',
+  summary: 'Create an API key (the full key is returned this once)',
+  tags: ['API keys'],
+  auth: 'management',
+  body: Type.Object(
+    {
+      type: Type.Union([Type.Literal('submission'), Type.Literal('management')]),
+      name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    },
+    { additionalProperties: false },
+  ),
+  responses: { 201: { description: 'Created', schema: CreatedApiKey } },
+  problems: ['rate-limited'],
+  async handler(ctx, { body, principal }, { db, clock, config }: Platform) {
+    const created = await mintApiKey({
+      db,
+      accountId: principal.accountId,
+      type: body.type,
+      name: body.name,
+      now: clock.now(),
+      cap: { limit: config.KEY_MINT_LIMIT, windowSeconds: config.KEY_MINT_WINDOW_SECONDS },
+    });
+    ctx.status = 201;
+    ctx.body = { ...present(created), key: created.key };
+  },
+});
+
+/** `GET /v1/api-keys`: the account's keys, never in full. */
+export const listApiKeysRoute = route({
+  method: 'GET',
+  path: '/v1/api-keys',
+  operationId: 'listApiKeys',
+  summary: 'List the account’s API keys, newest first (revoked ones included)',
+  tags: ['API keys'],
+  auth: 'management',
+  responses: { 200: { description: 'The keys, never the full key', schema: List(ApiKey) } },
+  async handler(ctx, { principal }, { db }: Platform) {
+    ctx.body = { data: (await listApiKeys(db, principal.accountId)).map(present) };
+  },
+});
+
+/** `DELETE /v1/api-keys/:id`: revokes a key at once. */
+export const revokeApiKeyRoute = route({
+  method: 'DELETE',
+  path: '/v1/api-keys/:id',
+  operationId: 'revokeApiKey',
+  summary: 'Revoke an API key (takes effect at once)',
+  tags: ['API keys'],
+  auth: 'management',
+  params: IdParams('apiKey', 'API key id'),
+  responses: { 204: { description: 'Revoked' } },
+  problems: ['not-found', 'conflict'],
+  async handler(ctx, { params, principal }, { db, clock }: Platform) {
+    await revokeApiKey({ db, accountId: principal.accountId, id: params.id, now: clock.now() });
+    ctx.status = 204;
+  },
+});
+
+/** The API key routes, in the order the OpenAPI document lists them. */
+export const apiKeyRoutes = [createApiKeyRoute, listApiKeysRoute, revokeApiKeyRoute];

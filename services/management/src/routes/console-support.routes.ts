@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { newId, problem, Problem, route, signedRequest, type Platform, type RouteDef } from '@intake/shared';
+import { newId, problem, Problem, route, signedRequest, type Platform } from '@intake/shared';
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from '../domain/deliveries';
 import { deleteSubmission, setSubmissionStatus } from '../domain/submissions';
 import { findWebhook } from '../repositories/webhook.repository';
@@ -17,130 +17,139 @@ const SignedSample = Type.Object({
   curl: Type.String({ description: 'a shell command that sends exactly this request' }),
 });
 
+/** `GET /v1/submissions/:id/deliveries`: a submission's deliveries, for the console. */
+export const listSubmissionDeliveriesRoute = route({
+  method: 'GET',
+  path: '/v1/submissions/:id/deliveries',
+  operationId: 'listSubmissionDeliveries',
+  summary: 'The webhook deliveries of one submission (one per webhook), newest first, with every attempt',
+  tags: ['Submissions'],
+  auth: 'management',
+  params: IdParams('submission', 'submission id, `sub_...`'),
+  responses: { 200: { description: 'The deliveries', schema: List(Delivery) } },
+  problems: ['not-found'],
+  async handler(ctx, { params, principal }, { db }: Platform) {
+    const list = await submissionDeliveries({ db, accountId: principal.accountId, submissionId: params.id });
+    ctx.body = { data: list.map(presentDelivery) };
+  },
+});
+
+/** `POST /v1/webhooks/:id/replay-failed`: every failed delivery of a webhook, sent again. */
+export const replayFailedDeliveriesRoute = route({
+  method: 'POST',
+  path: '/v1/webhooks/:id/replay-failed',
+  operationId: 'replayFailedDeliveries',
+  summary: `Send every failed delivery of a webhook again now (at most ${REPLAY_FAILED_LIMIT}, oldest first)`,
+  tags: ['Webhooks'],
+  auth: 'management',
+  params: IdParams('webhook', 'webhook id'),
+  responses: {
+    202: {
+      description: 'Queued',
+      schema: Type.Object({ replayed: Type.Array(Type.String(), { description: 'the delivery ids queued' }) }),
+    },
+  },
+  problems: ['not-found', 'conflict', 'service-unavailable'],
+  async handler(ctx, { params, principal }, { db, nats }: Platform) {
+    const replayed = await replayFailedDeliveries({
+      db,
+      nats,
+      accountId: principal.accountId,
+      webhookId: params.id,
+    });
+    ctx.status = 202;
+    ctx.body = { replayed };
+  },
+});
+
+/** `GET /v1/webhooks/:id/sample`: a signed sample request to copy as curl. */
+export const getWebhookSampleRoute = route({
+  method: 'GET',
+  path: '/v1/webhooks/:id/sample',
+  operationId: 'getWebhookSample',
+  summary: 'A signed sample `webhook.test` request for this webhook, with a curl command that sends it',
+  description:
+    'Signed with the webhook’s secret exactly as a real attempt is (both signatures); the secret itself is not ' +
+    'returned. Nothing is sent or stored.',
+  tags: ['Webhooks'],
+  auth: 'management',
+  params: IdParams('webhook', 'webhook id'),
+  responses: { 200: { description: 'The request', schema: SignedSample } },
+  problems: ['not-found'],
+  async handler(ctx, { params, principal }, { db, secrets, clock }: Platform) {
+    const webhook = await findWebhook(db, principal.accountId, params.id);
+    if (!webhook) throw problem('not-found', `No webhook ${params.id}`);
+    const now = clock.now();
+    const { body, headers } = signedRequest({
+      type: 'webhook.test',
+      deliveryId: newId('delivery', now.getTime()),
+      data: { form_id: webhook.form_id, sample: true },
+      attempt: 1,
+      secret: secrets.open(webhook.secret),
+      now,
+    });
+    const curl = [
+      `curl -X POST ${shellQuote(webhook.url)}`,
+      ...Object.entries(headers).map(([k, v]) => `-H ${shellQuote(`${k}: ${v}`)}`),
+      `--data-raw ${shellQuote(body)}`,
+    ].join(' \\\n  ');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { method: 'POST', url: webhook.url, headers, body, curl };
+  },
+});
+
+/** `POST /v1/submissions/bulk`: delete, or mark spam or received, several submissions. */
+export const bulkSubmissionsRoute = route({
+  method: 'POST',
+  path: '/v1/submissions/bulk',
+  operationId: 'bulkSubmissions',
+  summary: 'Delete several submissions, or mark them spam or received, in one request',
+  description:
+    'Each id is handled as by `DELETE` or `PATCH /v1/submissions/:id`; ids that do not exist (or belong to another ' +
+    'account) are listed in `not_found` and do not stop the others.',
+  tags: ['Submissions'],
+  auth: 'management',
+  body: Type.Object(
+    {
+      action: Type.Union([Type.Literal('delete'), Type.Literal('spam'), Type.Literal('received')]),
+      ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
+        minItems: 1,
+        maxItems: 100,
+        uniqueItems: true,
+      }),
+    },
+    { additionalProperties: false },
+  ),
+  responses: {
+    200: {
+      description: 'What was done',
+      schema: Type.Object({ done: Type.Array(Type.String()), not_found: Type.Array(Type.String()) }),
+    },
+  },
+  async handler(ctx, { body, principal }, platform: Platform) {
+    const done: string[] = [];
+    const notFound: string[] = [];
+    for (const id of body.ids) {
+      try {
+        if (body.action === 'delete') await deleteSubmission({ ...platform, accountId: principal.accountId, id });
+        else await setSubmissionStatus({ db: platform.db, accountId: principal.accountId, id, status: body.action });
+        done.push(id);
+      } catch (err) {
+        if (err instanceof Problem && err.slug === 'not-found') notFound.push(id);
+        else throw err;
+      }
+    }
+    ctx.body = { done, not_found: notFound };
+  },
+});
+
 /**
  * What the web console needs beyond the basic resources: a submission's deliveries, replaying
  * every failed delivery of a webhook, a signed sample request to copy as curl, and bulk actions.
  */
-export function consoleSupportRoutes(platform: Platform): RouteDef[] {
-  const { db, nats, secrets, clock } = platform;
-  return [
-    route({
-      method: 'GET',
-      path: '/v1/submissions/:id/deliveries',
-      operationId: 'listSubmissionDeliveries',
-      summary: 'The webhook deliveries of one submission (one per webhook), newest first, with every attempt',
-      tags: ['Submissions'],
-      auth: 'management',
-      params: IdParams('submission', 'submission id, `sub_...`'),
-      responses: { 200: { description: 'The deliveries', schema: List(Delivery) } },
-      problems: ['not-found'],
-      async handler(ctx, { params, principal }) {
-        const list = await submissionDeliveries({ db, accountId: principal.accountId, submissionId: params.id });
-        ctx.body = { data: list.map(presentDelivery) };
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/v1/webhooks/:id/replay-failed',
-      operationId: 'replayFailedDeliveries',
-      summary: `Send every failed delivery of a webhook again now (at most ${REPLAY_FAILED_LIMIT}, oldest first)`,
-      tags: ['Webhooks'],
-      auth: 'management',
-      params: IdParams('webhook', 'webhook id'),
-      responses: {
-        202: {
-          description: 'Queued',
-          schema: Type.Object({ replayed: Type.Array(Type.String(), { description: 'the delivery ids queued' }) }),
-        },
-      },
-      problems: ['not-found', 'conflict', 'service-unavailable'],
-      async handler(ctx, { params, principal }) {
-        const replayed = await replayFailedDeliveries({
-          db,
-          nats,
-          accountId: principal.accountId,
-          webhookId: params.id,
-        });
-        ctx.status = 202;
-        ctx.body = { replayed };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/webhooks/:id/sample',
-      operationId: 'getWebhookSample',
-      summary: 'A signed sample `webhook.test` request for this webhook, with a curl command that sends it',
-      description:
-        'Signed with the webhook’s secret exactly as a real attempt is (both signatures); the secret itself is not ' +
-        'returned. Nothing is sent or stored.',
-      tags: ['Webhooks'],
-      auth: 'management',
-      params: IdParams('webhook', 'webhook id'),
-      responses: { 200: { description: 'The request', schema: SignedSample } },
-      problems: ['not-found'],
-      async handler(ctx, { params, principal }) {
-        const webhook = await findWebhook(db, principal.accountId, params.id);
-        if (!webhook) throw problem('not-found', `No webhook ${params.id}`);
-        const now = clock.now();
-        const { body, headers } = signedRequest({
-          type: 'webhook.test',
-          deliveryId: newId('delivery', now.getTime()),
-          data: { form_id: webhook.form_id, sample: true },
-          attempt: 1,
-          secret: secrets.open(webhook.secret),
-          now,
-        });
-        const curl = [
-          `curl -X POST ${shellQuote(webhook.url)}`,
-          ...Object.entries(headers).map(([k, v]) => `-H ${shellQuote(`${k}: ${v}`)}`),
-          `--data-raw ${shellQuote(body)}`,
-        ].join(' \\\n  ');
-        ctx.set('Cache-Control', 'no-store');
-        ctx.body = { method: 'POST', url: webhook.url, headers, body, curl };
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/v1/submissions/bulk',
-      operationId: 'bulkSubmissions',
-      summary: 'Delete several submissions, or mark them spam or received, in one request',
-      description:
-        'Each id is handled as by `DELETE` or `PATCH /v1/submissions/:id`; ids that do not exist (or belong to another ' +
-        'account) are listed in `not_found` and do not stop the others.',
-      tags: ['Submissions'],
-      auth: 'management',
-      body: Type.Object(
-        {
-          action: Type.Union([Type.Literal('delete'), Type.Literal('spam'), Type.Literal('received')]),
-          ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
-            minItems: 1,
-            maxItems: 100,
-            uniqueItems: true,
-          }),
-        },
-        { additionalProperties: false },
-      ),
-      responses: {
-        200: {
-          description: 'What was done',
-          schema: Type.Object({ done: Type.Array(Type.String()), not_found: Type.Array(Type.String()) }),
-        },
-      },
-      async handler(ctx, { body, principal }) {
-        const done: string[] = [];
-        const notFound: string[] = [];
-        for (const id of body.ids) {
-          try {
-            if (body.action === 'delete') await deleteSubmission({ ...platform, accountId: principal.accountId, id });
-            else await setSubmissionStatus({ db, accountId: principal.accountId, id, status: body.action });
-            done.push(id);
-          } catch (err) {
-            if (err instanceof Problem && err.slug === 'not-found') notFound.push(id);
-            else throw err;
-          }
-        }
-        ctx.body = { done, not_found: notFound };
-      },
-    }),
-  ];
-}
+export const consoleSupportRoutes = [
+  listSubmissionDeliveriesRoute,
+  replayFailedDeliveriesRoute,
+  getWebhookSampleRoute,
+  bulkSubmissionsRoute,
+];

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { route, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import { route, toTimestamp, type Platform } from '@intake/shared';
 import { deliveryLog, replayDelivery, type DeliveryWithAttempts } from '../domain/deliveries';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
 
@@ -62,66 +62,66 @@ export function presentDelivery(d: DeliveryWithAttempts) {
   };
 }
 
-export function deliveryRoutes(platform: Platform): RouteDef[] {
-  const { db, nats } = platform;
-  return [
-    route({
-      method: 'GET',
-      path: '/v1/webhooks/:id/deliveries',
-      operationId: 'listWebhookDeliveries',
-      summary: 'The webhook’s last 50 deliveries, newest first, with every attempt',
-      tags: ['Webhooks'],
-      auth: 'management',
-      params: IdParams('webhook', 'webhook id'),
-      query: Type.Object({
-        status: Type.Optional(
-          Type.Union(
-            [Type.Literal('all'), Type.Literal('failed'), Type.Literal('pending'), Type.Literal('succeeded')],
-            { description: 'only deliveries in this state (`pending` includes `retrying`); default `all`' },
-          ),
-        ),
+/** `GET /v1/webhooks/:id/deliveries`: a webhook's delivery log. */
+export const listWebhookDeliveriesRoute = route({
+  method: 'GET',
+  path: '/v1/webhooks/:id/deliveries',
+  operationId: 'listWebhookDeliveries',
+  summary: 'The webhook’s last 50 deliveries, newest first, with every attempt',
+  tags: ['Webhooks'],
+  auth: 'management',
+  params: IdParams('webhook', 'webhook id'),
+  query: Type.Object({
+    status: Type.Optional(
+      Type.Union([Type.Literal('all'), Type.Literal('failed'), Type.Literal('pending'), Type.Literal('succeeded')], {
+        description: 'only deliveries in this state (`pending` includes `retrying`); default `all`',
       }),
-      responses: { 200: { description: 'The delivery log', schema: List(Delivery) } },
-      problems: ['not-found'],
-      async handler(ctx, { params, query, principal }) {
-        const log = await deliveryLog({
-          db,
-          accountId: principal.accountId,
-          webhookId: params.id,
-          status: query.status,
-        });
-        ctx.body = {
-          data: log.map(presentDelivery),
-        };
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/v1/deliveries/:id/replay',
-      operationId: 'replayDelivery',
-      summary: 'Send one delivery again now, whatever its schedule or state',
-      description:
-        'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the ' +
-        'README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
-      tags: ['Webhooks'],
-      auth: 'management',
-      params: IdParams('delivery', 'delivery id'),
-      responses: {
-        202: {
-          description: 'Queued',
-          schema: Type.Object({
-            id: Type.String(),
-            status: Type.String({ description: 'the delivery’s status before the replay' }),
-            replay: Type.Literal('queued'),
-          }),
-        },
-      },
-      problems: ['not-found', 'conflict', 'service-unavailable'],
-      async handler(ctx, { params, principal }) {
-        const delivery = await replayDelivery({ db, nats, accountId: principal.accountId, id: params.id });
-        ctx.status = 202;
-        ctx.body = { id: delivery.id, status: delivery.status, replay: 'queued' };
-      },
-    }),
-  ];
-}
+    ),
+  }),
+  responses: { 200: { description: 'The delivery log', schema: List(Delivery) } },
+  problems: ['not-found'],
+  async handler(ctx, { params, query, principal }, { db }: Platform) {
+    const log = await deliveryLog({
+      db,
+      accountId: principal.accountId,
+      webhookId: params.id,
+      status: query.status,
+    });
+    ctx.body = {
+      data: log.map(presentDelivery),
+    };
+  },
+});
+
+/** `POST /v1/deliveries/:id/replay`: one extra attempt of a delivery, now. */
+export const replayDeliveryRoute = route({
+  method: 'POST',
+  path: '/v1/deliveries/:id/replay',
+  operationId: 'replayDelivery',
+  summary: 'Send one delivery again now, whatever its schedule or state',
+  description:
+    'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the ' +
+    'README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
+  tags: ['Webhooks'],
+  auth: 'management',
+  params: IdParams('delivery', 'delivery id'),
+  responses: {
+    202: {
+      description: 'Queued',
+      schema: Type.Object({
+        id: Type.String(),
+        status: Type.String({ description: 'the delivery’s status before the replay' }),
+        replay: Type.Literal('queued'),
+      }),
+    },
+  },
+  problems: ['not-found', 'conflict', 'service-unavailable'],
+  async handler(ctx, { params, principal }, { db, nats }: Platform) {
+    const delivery = await replayDelivery({ db, nats, accountId: principal.accountId, id: params.id });
+    ctx.status = 202;
+    ctx.body = { id: delivery.id, status: delivery.status, replay: 'queued' };
+  },
+});
+
+/** The delivery log routes, in the order the OpenAPI document lists them. */
+export const deliveryRoutes = [listWebhookDeliveriesRoute, replayDeliveryRoute];

@@ -1,7 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { problem, PROBLEM_SLUGS, route, type Platform, type RouteDef } from '@intake/shared';
+import { problem, PROBLEM_SLUGS, route, type Config, type Platform, type RouteList } from '@intake/shared';
 import { describeProblem, isProblemSlug, problemCatalogue } from '../domain/problem-catalogue';
-import { openApiDocument } from '../openapi';
 import { docsPage, problemListPage, problemPage } from './docs-page';
 
 const ProblemType = Type.Object({
@@ -17,82 +16,99 @@ const OpenApi = Type.Object(
   { additionalProperties: true, description: 'this document' },
 );
 
+const TAGS = ['Docs'];
+const wantsHtml = (ctx: { accepts(...types: string[]): string | false }) => ctx.accepts('json', 'html') === 'html';
+
 /** Where problem types are described: the path of PROBLEMS_URL (`/problems` by default). */
 export function problemsPath(problemsUrl: string): string {
   const path = new URL(problemsUrl).pathname.replace(/\/+$/, '');
   return path === '' ? '/problems' : path;
 }
 
-/** `/openapi`, `/docs` and the problem-type pages. `allRoutes` is the management route list (for the document). */
-export function docsRoutes(platform: Platform, managementRoutes: () => RouteDef[]): RouteDef[] {
-  const { config } = platform;
-  const base = problemsPath(config.PROBLEMS_URL);
+/** `GET /openapi`: the document `build` makes, made at the first request and kept. */
+function openApiRoute(build: () => Record<string, unknown>) {
   let document: Record<string, unknown> | undefined;
-  const wantsHtml = (ctx: { accepts(...types: string[]): string | false }) => ctx.accepts('json', 'html') === 'html';
-  return [
-    route({
-      method: 'GET',
-      path: '/openapi',
-      operationId: 'getOpenApi',
-      summary:
-        'This OpenAPI 3.1 document: every public endpoint of ingest, management, webhooks, deliveries, API keys, usage and health',
-      tags: ['Docs'],
-      auth: 'none',
-      responses: { 200: { description: 'The document', schema: OpenApi } },
-      handler(ctx) {
-        document ??= openApiDocument(platform, managementRoutes());
-        ctx.body = document;
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/docs',
-      operationId: 'getDocs',
-      summary: 'Readable API reference rendered from `/openapi` (self-contained HTML)',
-      tags: ['Docs'],
-      auth: 'none',
-      responses: { 200: { description: 'An HTML page', contentType: 'text/html', schema: Type.String() } },
-      handler(ctx) {
+  return route({
+    method: 'GET',
+    path: '/openapi',
+    operationId: 'getOpenApi',
+    summary:
+      'This OpenAPI 3.1 document: every public endpoint of ingest, management, webhooks, deliveries, API keys, usage and health',
+    tags: TAGS,
+    auth: 'none',
+    responses: { 200: { description: 'The document', schema: OpenApi } },
+    handler(ctx) {
+      document ??= build();
+      ctx.body = document;
+    },
+  });
+}
+
+/** `GET /docs`: a readable reference rendered from `/openapi`. */
+export const getDocsRoute = route({
+  method: 'GET',
+  path: '/docs',
+  operationId: 'getDocs',
+  summary: 'Readable API reference rendered from `/openapi` (self-contained HTML)',
+  tags: TAGS,
+  auth: 'none',
+  responses: { 200: { description: 'An HTML page', contentType: 'text/html', schema: Type.String() } },
+  handler(ctx) {
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = docsPage('/openapi');
+  },
+});
+
+/** `GET {problems path}`: every problem type, as JSON or as a page. */
+function listProblemTypesRoute(base: string) {
+  return route({
+    method: 'GET',
+    path: base,
+    operationId: 'listProblemTypes',
+    summary: 'Every problem type (JSON, or HTML when the client prefers `text/html`)',
+    tags: TAGS,
+    auth: 'none',
+    responses: { 200: { description: 'The problem types', schema: Type.Object({ data: Type.Array(ProblemType) }) } },
+    handler(ctx, _input, { config }: Platform) {
+      const list = problemCatalogue(config.PROBLEMS_URL);
+      if (wantsHtml(ctx)) {
         ctx.type = 'text/html; charset=utf-8';
-        ctx.body = docsPage('/openapi');
-      },
+        ctx.body = problemListPage(list);
+      } else ctx.body = { data: list };
+    },
+  });
+}
+
+/** `GET {problems path}/:slug`: what one problem type means, as JSON or as a page. */
+function getProblemTypeRoute(base: string) {
+  return route({
+    method: 'GET',
+    path: `${base}/:slug`,
+    operationId: 'getProblemType',
+    summary: 'What one problem type means (JSON, or HTML when the client prefers `text/html`)',
+    tags: TAGS,
+    auth: 'none',
+    params: Type.Object({
+      slug: Type.String({ maxLength: 64, description: 'the trailing part of a problem `type`' }),
     }),
-    route({
-      method: 'GET',
-      path: base,
-      operationId: 'listProblemTypes',
-      summary: 'Every problem type (JSON, or HTML when the client prefers `text/html`)',
-      tags: ['Docs'],
-      auth: 'none',
-      responses: { 200: { description: 'The problem types', schema: Type.Object({ data: Type.Array(ProblemType) }) } },
-      handler(ctx) {
-        const list = problemCatalogue(config.PROBLEMS_URL);
-        if (wantsHtml(ctx)) {
-          ctx.type = 'text/html; charset=utf-8';
-          ctx.body = problemListPage(list);
-        } else ctx.body = { data: list };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: `${base}/:slug`,
-      operationId: 'getProblemType',
-      summary: 'What one problem type means (JSON, or HTML when the client prefers `text/html`)',
-      tags: ['Docs'],
-      auth: 'none',
-      params: Type.Object({
-        slug: Type.String({ maxLength: 64, description: 'the trailing part of a problem `type`' }),
-      }),
-      responses: { 200: { description: 'The problem type', schema: ProblemType } },
-      problems: ['not-found'],
-      handler(ctx, { params }) {
-        if (!isProblemSlug(params.slug)) throw problem('not-found', `No problem type "${params.slug}"`);
-        const described = describeProblem(params.slug, config.PROBLEMS_URL);
-        if (wantsHtml(ctx)) {
-          ctx.type = 'text/html; charset=utf-8';
-          ctx.body = problemPage(described);
-        } else ctx.body = described;
-      },
-    }),
-  ];
+    responses: { 200: { description: 'The problem type', schema: ProblemType } },
+    problems: ['not-found'],
+    handler(ctx, { params }, { config }: Platform) {
+      if (!isProblemSlug(params.slug)) throw problem('not-found', `No problem type "${params.slug}"`);
+      const described = describeProblem(params.slug, config.PROBLEMS_URL);
+      if (wantsHtml(ctx)) {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = problemPage(described);
+      } else ctx.body = described;
+    },
+  });
+}
+
+/**
+ * `/openapi`, `/docs` and the problem-type pages, which live under PROBLEMS_URL's path. `document`
+ * builds what `/openapi` serves.
+ */
+export function docsRoutes(config: Config, document: () => Record<string, unknown>): RouteList<Platform> {
+  const base = problemsPath(config.PROBLEMS_URL);
+  return [openApiRoute(document), getDocsRoute, listProblemTypesRoute(base), getProblemTypeRoute(base)];
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { route, SLUG_PATTERN, toTimestamp, type Platform, type RouteDef } from '@intake/shared';
+import { route, SLUG_PATTERN, toTimestamp, type Platform } from '@intake/shared';
 import { createForm, deleteForm, getForm, listForms, updateForm } from '../domain/forms';
 import type { FormRow } from '../repositories/form.repository';
 import { IdParams, Nullable, Page, Timestamp } from './schemas';
@@ -100,95 +100,104 @@ export function presentForm(row: FormRow, baseUrl: string) {
   };
 }
 
-export function formRoutes(platform: Platform): RouteDef[] {
-  const { db, config } = platform;
-  const present = (row: FormRow) => presentForm(row, config.PUBLIC_BASE_URL);
-  const tags = ['Forms'];
-  return [
-    route({
-      method: 'POST',
-      path: '/v1/forms',
-      operationId: 'createForm',
-      summary: 'Create a form',
-      tags,
-      auth: 'management',
-      body: CreateForm,
-      responses: { 201: { description: 'Created', schema: Form } },
-      problems: ['conflict'],
-      async handler(ctx, { body, principal }) {
-        const form = await createForm({ ...platform, accountId: principal.accountId, input: body });
-        ctx.status = 201;
-        ctx.set('Location', `/v1/forms/${form.id}`);
-        ctx.body = present(form);
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/forms',
-      operationId: 'listForms',
-      summary: 'List the account’s forms, newest first, a page at a time',
-      tags,
-      auth: 'management',
-      query: Type.Object({
-        limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-        cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
-      }),
-      responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Form) } },
-      async handler(ctx, { query, principal }) {
-        const { rows, nextCursor } = await listForms({
-          db,
-          accountId: principal.accountId,
-          limit: query.limit,
-          cursor: query.cursor,
-        });
-        ctx.body = { data: rows.map(present), next_cursor: nextCursor };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/forms/:id',
-      operationId: 'getForm',
-      summary: 'Get a form',
-      tags,
-      auth: 'management',
-      params: IdParams('form', 'form id'),
-      responses: { 200: { description: 'The form', schema: Form } },
-      problems: ['not-found'],
-      async handler(ctx, { params, principal }) {
-        ctx.body = present(await getForm({ db, accountId: principal.accountId, id: params.id }));
-      },
-    }),
-    route({
-      method: 'PATCH',
-      path: '/v1/forms/:id',
-      operationId: 'updateForm',
-      summary: 'Change a form: any of the creation fields (`bot_challenge: null` turns the check off)',
-      tags,
-      auth: 'management',
-      params: IdParams('form', 'form id'),
-      body: UpdateForm,
-      responses: { 200: { description: 'The updated form', schema: Form } },
-      problems: ['not-found', 'conflict'],
-      async handler(ctx, { params, body, principal }) {
-        ctx.body = present(
-          await updateForm({ ...platform, accountId: principal.accountId, id: params.id, input: body }),
-        );
-      },
-    }),
-    route({
-      method: 'DELETE',
-      path: '/v1/forms/:id',
-      operationId: 'deleteForm',
-      summary: 'Delete a form with its submissions, their stored files, and its webhooks',
-      tags,
-      auth: 'management',
-      params: IdParams('form', 'form id'),
-      responses: { 204: { description: 'Deleted' } },
-      problems: ['not-found'],
-      async handler(ctx, { params, principal }) {
-        await deleteForm({ ...platform, accountId: principal.accountId, id: params.id });
-        ctx.status = 204;
-      },
-    }),
-  ];
-}
+const TAGS = ['Forms'];
+const present = (config: Platform['config'], row: FormRow) => presentForm(row, config.PUBLIC_BASE_URL);
+
+/** `POST /v1/forms`. */
+export const createFormRoute = route({
+  method: 'POST',
+  path: '/v1/forms',
+  operationId: 'createForm',
+  summary: 'Create a form',
+  tags: TAGS,
+  auth: 'management',
+  body: CreateForm,
+  responses: { 201: { description: 'Created', schema: Form } },
+  problems: ['conflict'],
+  async handler(ctx, { body, principal }, platform: Platform) {
+    const form = await createForm({ ...platform, accountId: principal.accountId, input: body });
+    ctx.status = 201;
+    ctx.set('Location', `/v1/forms/${form.id}`);
+    ctx.body = present(platform.config, form);
+  },
+});
+
+/** `GET /v1/forms`: a page of the account's forms. */
+export const listFormsRoute = route({
+  method: 'GET',
+  path: '/v1/forms',
+  operationId: 'listForms',
+  summary: 'List the account’s forms, newest first, a page at a time',
+  tags: TAGS,
+  auth: 'management',
+  query: Type.Object({
+    limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
+    cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
+  }),
+  responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Form) } },
+  async handler(ctx, { query, principal }, { db, config }: Platform) {
+    const { rows, nextCursor } = await listForms({
+      db,
+      accountId: principal.accountId,
+      limit: query.limit,
+      cursor: query.cursor,
+    });
+    ctx.body = { data: rows.map((row) => present(config, row)), next_cursor: nextCursor };
+  },
+});
+
+/** `GET /v1/forms/:id`. */
+export const getFormRoute = route({
+  method: 'GET',
+  path: '/v1/forms/:id',
+  operationId: 'getForm',
+  summary: 'Get a form',
+  tags: TAGS,
+  auth: 'management',
+  params: IdParams('form', 'form id'),
+  responses: { 200: { description: 'The form', schema: Form } },
+  problems: ['not-found'],
+  async handler(ctx, { params, principal }, { db, config }: Platform) {
+    ctx.body = present(config, await getForm({ db, accountId: principal.accountId, id: params.id }));
+  },
+});
+
+/** `PATCH /v1/forms/:id`. */
+export const updateFormRoute = route({
+  method: 'PATCH',
+  path: '/v1/forms/:id',
+  operationId: 'updateForm',
+  summary: 'Change a form: any of the creation fields (`bot_challenge: null` turns the check off)',
+  tags: TAGS,
+  auth: 'management',
+  params: IdParams('form', 'form id'),
+  body: UpdateForm,
+  responses: { 200: { description: 'The updated form', schema: Form } },
+  problems: ['not-found', 'conflict'],
+  async handler(ctx, { params, body, principal }, platform: Platform) {
+    ctx.body = present(
+      platform.config,
+      await updateForm({ ...platform, accountId: principal.accountId, id: params.id, input: body }),
+    );
+  },
+});
+
+/** `DELETE /v1/forms/:id`: the form with its submissions, files and webhooks. */
+export const deleteFormRoute = route({
+  method: 'DELETE',
+  path: '/v1/forms/:id',
+  operationId: 'deleteForm',
+  summary: 'Delete a form with its submissions, their stored files, and its webhooks',
+  tags: TAGS,
+  auth: 'management',
+  params: IdParams('form', 'form id'),
+  responses: { 204: { description: 'Deleted' } },
+  problems: ['not-found'],
+  async handler(ctx, { params, principal }, platform: Platform) {
+    await deleteForm({ ...platform, accountId: principal.accountId, id: params.id });
+    ctx.status = 204;
+  },
+});
+
+/** The form routes, in the order the OpenAPI document lists them. */
+export const formRoutes = [createFormRoute, listFormsRoute, getFormRoute, updateFormRoute, deleteFormRoute];

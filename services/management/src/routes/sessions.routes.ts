@@ -10,7 +10,6 @@ import {
   SESSION_IDLE_MS,
   toTimestamp,
   type Platform,
-  type RouteDef,
   type SessionInfo,
 } from '@intake/shared';
 import { Timestamp } from './schemas';
@@ -46,77 +45,79 @@ function present(principal: { accountId: string; keyId: string }, session: Sessi
 /** Secure cookies when the console is reached over https, directly, through a trusted proxy, or by its public URL. */
 const secure = (ctx: Context, baseUrl: string) => ctx.secure || baseUrl.startsWith('https:');
 
-/** The web console's sign-in: a management key exchanged for a session cookie, and sign-out. */
-export function sessionRoutes(platform: Platform): RouteDef[] {
-  const { db, clock, config } = platform;
-  const tags = ['Console sessions'];
-  const noSession = () =>
-    problem('not-found', 'This request was authenticated with a key, not a console session cookie');
-  return [
-    route({
-      method: 'POST',
-      path: '/v1/sessions',
-      operationId: 'createSession',
-      summary: 'Sign in to the console: exchange a management key for a session cookie',
-      description:
-        'Sets `intake_session` (HttpOnly, SameSite=Strict, Secure over https). The cookie then authenticates every ' +
-        'management route; state-changing requests must also send `x-csrf-token`. The session ends after 30 minutes ' +
-        'idle, 12 hours after sign-in, at sign-out, or when its key is revoked.',
-      tags,
-      auth: 'none',
-      body: Type.Object(
-        { key: Type.String({ minLength: 1, maxLength: 200, description: 'a management key, `svc_mgmt_...`' }) },
-        { additionalProperties: false },
-      ),
-      responses: {
-        201: {
-          description: 'Signed in',
-          schema: Session,
-          headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
-        },
-      },
-      problems: ['invalid-key', 'insufficient-scope'],
-      async handler(ctx, { body }) {
-        const principal = await authenticateKey(db, body.key.trim(), clock.now());
-        if (principal.type !== 'management')
-          throw problem('insufficient-scope', 'This is a submission key; sign in with a management key (svc_mgmt_...)');
-        const { token, session } = await openSession(db, principal, clock.now());
-        ctx.set('Set-Cookie', sessionCookie(token, secure(ctx, config.PUBLIC_BASE_URL)));
-        ctx.set('Cache-Control', 'no-store');
-        ctx.status = 201;
-        ctx.body = present(principal, session);
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/v1/sessions/current',
-      operationId: 'getCurrentSession',
-      summary: 'The console session of this request (with its CSRF token)',
-      tags,
-      auth: 'management',
-      responses: { 200: { description: 'The session', schema: Session } },
-      problems: ['not-found'],
-      async handler(ctx, { principal }) {
-        if (!principal.session) throw noSession();
-        ctx.set('Cache-Control', 'no-store');
-        ctx.body = present(principal, principal.session);
-      },
-    }),
-    route({
-      method: 'DELETE',
-      path: '/v1/sessions/current',
-      operationId: 'deleteCurrentSession',
-      summary: 'Sign out: end the console session on the server and clear its cookie',
-      tags,
-      auth: 'management',
-      responses: { 204: { description: 'Signed out' } },
-      problems: ['not-found'],
-      async handler(ctx, { principal }) {
-        if (!principal.session) throw noSession();
-        await endSession(db, principal.session.tokenHash);
-        ctx.set('Set-Cookie', sessionCookie(undefined, secure(ctx, config.PUBLIC_BASE_URL)));
-        ctx.status = 204;
-      },
-    }),
-  ];
-}
+const TAGS = ['Console sessions'];
+const noSession = () => problem('not-found', 'This request was authenticated with a key, not a console session cookie');
+
+/** `POST /v1/sessions`: the console's sign-in, a management key exchanged for a session cookie. */
+export const createSessionRoute = route({
+  method: 'POST',
+  path: '/v1/sessions',
+  operationId: 'createSession',
+  summary: 'Sign in to the console: exchange a management key for a session cookie',
+  description:
+    'Sets `intake_session` (HttpOnly, SameSite=Strict, Secure over https). The cookie then authenticates every ' +
+    'management route; state-changing requests must also send `x-csrf-token`. The session ends after 30 minutes ' +
+    'idle, 12 hours after sign-in, at sign-out, or when its key is revoked.',
+  tags: TAGS,
+  auth: 'none',
+  body: Type.Object(
+    { key: Type.String({ minLength: 1, maxLength: 200, description: 'a management key, `svc_mgmt_...`' }) },
+    { additionalProperties: false },
+  ),
+  responses: {
+    201: {
+      description: 'Signed in',
+      schema: Session,
+      headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
+    },
+  },
+  problems: ['invalid-key', 'insufficient-scope'],
+  async handler(ctx, { body }, { db, clock, config }: Platform) {
+    const principal = await authenticateKey(db, body.key.trim(), clock.now());
+    if (principal.type !== 'management')
+      throw problem('insufficient-scope', 'This is a submission key; sign in with a management key (svc_mgmt_...)');
+    const { token, session } = await openSession(db, principal, clock.now());
+    ctx.set('Set-Cookie', sessionCookie(token, secure(ctx, config.PUBLIC_BASE_URL)));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 201;
+    ctx.body = present(principal, session);
+  },
+});
+
+/** `GET /v1/sessions/current`. */
+export const getCurrentSessionRoute = route({
+  method: 'GET',
+  path: '/v1/sessions/current',
+  operationId: 'getCurrentSession',
+  summary: 'The console session of this request (with its CSRF token)',
+  tags: TAGS,
+  auth: 'management',
+  responses: { 200: { description: 'The session', schema: Session } },
+  problems: ['not-found'],
+  async handler(ctx, { principal }) {
+    if (!principal.session) throw noSession();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = present(principal, principal.session);
+  },
+});
+
+/** `DELETE /v1/sessions/current`: sign-out. */
+export const deleteCurrentSessionRoute = route({
+  method: 'DELETE',
+  path: '/v1/sessions/current',
+  operationId: 'deleteCurrentSession',
+  summary: 'Sign out: end the console session on the server and clear its cookie',
+  tags: TAGS,
+  auth: 'management',
+  responses: { 204: { description: 'Signed out' } },
+  problems: ['not-found'],
+  async handler(ctx, { principal }, { db, config }: Platform) {
+    if (!principal.session) throw noSession();
+    await endSession(db, principal.session.tokenHash);
+    ctx.set('Set-Cookie', sessionCookie(undefined, secure(ctx, config.PUBLIC_BASE_URL)));
+    ctx.status = 204;
+  },
+});
+
+/** The console's sign-in and sign-out, in the order the OpenAPI document lists them. */
+export const sessionRoutes = [createSessionRoute, getCurrentSessionRoute, deleteCurrentSessionRoute];

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { route, type Platform, type RouteDef } from '@intake/shared';
+import { route, type Platform } from '@intake/shared';
 import { parseMonth, usageReport } from '../domain/usage-report';
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds' });
@@ -51,36 +51,35 @@ export const Usage = Type.Object(
   { $id: 'Usage' },
 );
 
-export function usageRoutes(platform: Platform): RouteDef[] {
-  const { db, clock } = platform;
-  return [
-    route({
-      method: 'GET',
-      path: '/v1/usage',
-      operationId: 'getUsage',
-      summary: 'Usage of the account for the current (or a given) UTC month',
-      description:
-        '`used` is counted when a submission is accepted, the same number ingest enforces the quota ' +
-        'on. Spam, bytes and the per-form and per-day breakdown are counted from the submission ' +
-        'events, a moment later.',
-      tags: ['Usage'],
-      auth: 'management',
-      query: Type.Object({
-        month: Type.Optional(
-          Type.String({
-            pattern: '^(19|20|21)\\d{2}-(0[1-9]|1[0-2])$',
-            description: '`YYYY-MM` (UTC); defaults to the current month',
-          }),
-        ),
+/** `GET /v1/usage`: the account's usage of one month. */
+export const getUsage = route({
+  method: 'GET',
+  path: '/v1/usage',
+  operationId: 'getUsage',
+  summary: 'Usage of the account for the current (or a given) UTC month',
+  description:
+    '`used` is counted when a submission is accepted, the same number ingest enforces the quota ' +
+    'on. Spam, bytes and the per-form and per-day breakdown are counted from the submission ' +
+    'events, a moment later.',
+  tags: ['Usage'],
+  auth: 'management',
+  query: Type.Object({
+    month: Type.Optional(
+      Type.String({
+        pattern: '^(19|20|21)\\d{2}-(0[1-9]|1[0-2])$',
+        description: '`YYYY-MM` (UTC); defaults to the current month',
       }),
-      responses: { 200: { description: 'The usage', schema: Usage } },
-      async handler(ctx, { query, principal }) {
-        ctx.body = await usageReport({
-          db,
-          accountId: principal.accountId,
-          at: query.month ? parseMonth(query.month) : clock.now(),
-        });
-      },
-    }),
-  ];
-}
+    ),
+  }),
+  responses: { 200: { description: 'The usage', schema: Usage } },
+  async handler(ctx, { query, principal }, { db, clock }: Platform) {
+    ctx.body = await usageReport({
+      db,
+      accountId: principal.accountId,
+      at: query.month ? parseMonth(query.month) : clock.now(),
+    });
+  },
+});
+
+/** Usage's public routes. */
+export const usageRoutes = [getUsage];

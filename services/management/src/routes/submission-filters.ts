@@ -1,0 +1,30 @@
+import { Type } from '@sinclair/typebox';
+import { problem } from '@intake/shared';
+
+/** A submission's status, as the API names it. */
+export const Status = Type.Union([Type.Literal('received'), Type.Literal('spam')]);
+
+/** The filters of the submission list and of the exports. */
+export const Filters = {
+  status: Type.Optional(Status),
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'received at or after (inclusive)' })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'received before (exclusive)' })),
+  q: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 200, description: 'case-insensitive text searched in every payload value' }),
+  ),
+};
+
+/**
+ * A `since`/`until` the schema accepted as date-time but that is no instant (a leap second, `23:59:60`)
+ * or is outside what Postgres stores: 422 rather than a query that fails.
+ */
+export const when = (value: string | undefined, name: string) => {
+  if (value === undefined) return undefined;
+  const at = new Date(value);
+  const year = at.getUTCFullYear();
+  if (Number.isNaN(at.getTime()) || year < 1 || year > 9999)
+    throw problem('validation-failed', `query/${name} is not a time that can be searched`, {
+      errors: [{ field: `query/${name}`, message: 'must be a real instant between years 1 and 9999' }],
+    });
+  return at;
+};
