@@ -1,12 +1,17 @@
 import type { IncomingMessage } from 'node:http';
 import { mayHaveCommitted, newId, Problem, problem, toTimestamp, type StoredUpload } from '@intake/shared';
 import type { IngestDeps } from './compose';
+import type { IngestForm } from './repositories/form.repository';
 import { findReplay } from './repositories/submission.repository';
 import { readBody, type BodyKind } from './request/body';
-import { buildPayload, checkFields } from './request/fields';
+import { buildPayload, checkFields, type Fields } from './request/fields';
 import { passGate, type GateRequest } from './rules/gate';
 import { LIMITS } from './rules/limits';
 import { CHALLENGE_UNAVAILABLE, honeypotFilled, spamVerdict } from './rules/spam';
+import type { StoreOutcome } from './storing/group-writer';
+
+/** Why a post is spam (`honeypot`, `challenge-unavailable`), or undefined for a genuine one. */
+type SpamReason = string | undefined;
 
 export interface IngestRequest extends GateRequest {
   req: IncomingMessage;
@@ -44,65 +49,12 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
     keyPrefix: `${form.account_id}/${form.id}/${submissionId}`,
     honeypotField: form.honeypot_field,
   });
-  let keepFiles = false;
+  const unsettled = { files: false };
   try {
-    checkFields(fields);
-    const { payload, challengeToken } = buildPayload(fields, form.honeypot_field);
-    // An empty post (no value once the control fields are out, no file) is refused, unless it is
-    // spam by its honeypot (answered as spam is); see README, "Ingest".
-    if (isEmpty(payload, files) && !honeypotFilled(fields, form.honeypot_field))
-      throw problem('validation-failed', 'The submission is empty: no field has a value and no file was sent', {
-        errors: [{ field: 'body', message: 'has no field with a value (control fields aside) and no file' }],
-      });
-    const spam = await spamVerdict({
-      fields,
-      honeypotField: form.honeypot_field,
-      challenge:
-        form.bot_challenge_provider && form.bot_challenge_secret
-          ? {
-              provider: form.bot_challenge_provider,
-              secret: platform.secrets.open(form.bot_challenge_secret),
-              token: challengeToken,
-              remoteIp: request.ip,
-              verifyUrl: platform.config.BOT_CHALLENGE_VERIFY_URL,
-            }
-          : undefined,
-    });
-    // Spam stores no files, except a post kept because the bot-challenge provider could not answer:
-    // its owner may rescue it, and must then get all of it (see README, "Ingest").
-    const stored = spam && spam !== CHALLENGE_UNAVAILABLE ? [] : files;
-    if (stored !== files && files.length) await platform.blobs.delete(files.map((f) => f.storage_key));
-
-    const outcome = await deps.writer
-      .store({
-        submissionId,
-        form,
-        receivedAt: now,
-        spam,
-        payload,
-        files: stored,
-        idempotency:
-          request.idempotencyKey === undefined
-            ? undefined
-            : { key: request.idempotencyKey, expiresAt: new Date(now.getTime() + LIMITS.idempotencyMs) },
-        ip: request.ip,
-        userAgent: request.userAgent,
-        referrer: request.referrer,
-      })
-      .catch((err: unknown) => {
-        // The submission may have been stored (the connection broke after the commit): a stored
-        // submission must never point at deleted files, so they stay until Postgres can tell.
-        if (!(err instanceof Problem) && mayHaveCommitted(err) && stored.length) {
-          keepFiles = true;
-          deps.unsettled.add(
-            submissionId,
-            stored.map((f) => f.storage_key),
-            (err as { backendPid?: number }).backendPid,
-          );
-        }
-        throw err;
-      });
-    if (outcome === 'lost-idempotency-race') {
+    const { payload, spam } = await judgePost(deps, { form, fields, files, ip: request.ip });
+    const stored = await filesToKeep(deps, spam, files);
+    const post = { submissionId, form, receivedAt: now, spam, payload, files: stored, request };
+    if ((await storePost(deps, post, unsettled)) === 'lost-idempotency-race') {
       await discard(deps, files);
       const replay = await findReplay(platform.db, { formId: form.id, key: request.idempotencyKey as string, now });
       if (!replay) throw problem('conflict', 'Another request with this Idempotency-Key is being processed; retry it');
@@ -111,9 +63,102 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
     if (spam) return { kind: 'spam', redirectUrl };
     return { kind: 'created', id: submissionId, receivedAt: toTimestamp(now), files: stored.length, redirectUrl };
   } catch (err) {
-    if (!keepFiles) await discard(deps, files);
+    if (!unsettled.files) await discard(deps, files);
     throw err;
   }
+}
+
+/**
+ * What the post says and whether it is spam: its fields checked, its payload built (control
+ * fields out), an empty post refused, then the honeypot and the bot challenge.
+ */
+async function judgePost(
+  { platform }: IngestDeps,
+  post: { form: IngestForm; fields: Fields; files: StoredUpload[]; ip: string },
+): Promise<{ payload: Record<string, string>; spam: SpamReason }> {
+  const { form, fields } = post;
+  checkFields(fields);
+  const { payload, challengeToken } = buildPayload(fields, form.honeypot_field);
+  // An empty post (no value once the control fields are out, no file) is refused, unless it is
+  // spam by its honeypot (answered as spam is); see README, "Ingest".
+  if (isEmpty(payload, post.files) && !honeypotFilled(fields, form.honeypot_field))
+    throw problem('validation-failed', 'The submission is empty: no field has a value and no file was sent', {
+      errors: [{ field: 'body', message: 'has no field with a value (control fields aside) and no file' }],
+    });
+  const spam = await spamVerdict({
+    fields,
+    honeypotField: form.honeypot_field,
+    challenge:
+      form.bot_challenge_provider && form.bot_challenge_secret
+        ? {
+            provider: form.bot_challenge_provider,
+            secret: platform.secrets.open(form.bot_challenge_secret),
+            token: challengeToken,
+            remoteIp: post.ip,
+            verifyUrl: platform.config.BOT_CHALLENGE_VERIFY_URL,
+          }
+        : undefined,
+  });
+  return { payload, spam };
+}
+
+/**
+ * Spam stores no files (they are deleted now), except a post kept because the bot-challenge
+ * provider could not answer: its owner may rescue it, and must then get all of it (see README, "Ingest").
+ */
+async function filesToKeep({ platform }: IngestDeps, spam: SpamReason, files: StoredUpload[]): Promise<StoredUpload[]> {
+  const stored = spam && spam !== CHALLENGE_UNAVAILABLE ? [] : files;
+  if (stored !== files && files.length) await platform.blobs.delete(files.map((f) => f.storage_key));
+  return stored;
+}
+
+/**
+ * The post's one transaction, through the group writer. When it fails in a way that may have
+ * committed (the connection broke after the commit), a stored submission must never point at
+ * deleted files: they are left to `unsettled`, which keeps them until Postgres can tell, and
+ * `handedOver.files` says so.
+ */
+function storePost(
+  deps: IngestDeps,
+  post: {
+    submissionId: string;
+    form: IngestForm;
+    receivedAt: Date;
+    spam: SpamReason;
+    payload: Record<string, string>;
+    files: StoredUpload[];
+    request: IngestRequest;
+  },
+  handedOver: { files: boolean },
+): Promise<StoreOutcome> {
+  const { request, receivedAt, files } = post;
+  return deps.writer
+    .store({
+      submissionId: post.submissionId,
+      form: post.form,
+      receivedAt,
+      spam: post.spam,
+      payload: post.payload,
+      files,
+      idempotency:
+        request.idempotencyKey === undefined
+          ? undefined
+          : { key: request.idempotencyKey, expiresAt: new Date(receivedAt.getTime() + LIMITS.idempotencyMs) },
+      ip: request.ip,
+      userAgent: request.userAgent,
+      referrer: request.referrer,
+    })
+    .catch((err: unknown) => {
+      if (!(err instanceof Problem) && mayHaveCommitted(err) && files.length) {
+        handedOver.files = true;
+        deps.unsettled.add(
+          post.submissionId,
+          files.map((f) => f.storage_key),
+          (err as { backendPid?: number }).backendPid,
+        );
+      }
+      throw err;
+    });
 }
 
 async function discard({ platform }: IngestDeps, files: StoredUpload[]): Promise<void> {
