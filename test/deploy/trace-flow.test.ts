@@ -53,13 +53,14 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
       durable,
       logger: platform.logger,
       concurrency: 4,
-      async handle(_msg, data) {
-        handled.push({
-          eventId: (data as { event_id: string }).event_id,
-          traceId: trace.getActiveSpan()?.spanContext().traceId ?? '',
-        });
-        return ACK;
-      },
+      handleBatch: (messages) =>
+        messages.map(({ data, within }) => {
+          handled.push({
+            eventId: (data as { event_id: string }).event_id,
+            traceId: within(() => trace.getActiveSpan()?.spanContext().traceId ?? ''),
+          });
+          return ACK;
+        }),
     });
     stops.push(() => consumer.stop());
   });

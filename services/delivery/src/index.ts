@@ -19,9 +19,7 @@ export {
   startDeliveryWorkers,
   type DeliveryConsumer,
 } from './consumers/consumers';
-export { processDeliveryRequest, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
+export { processDeliveryRequests, deliveryStore, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
 export { submissionData } from './domain/fan-out';
-export { fanOutSubmission } from './domain/fan-out-batch';
 export { notifySubmissions, requestNotification, MAX_MAIL_ATTEMPTS, MAIL_LEASE_MS } from './domain/notify';
-export { FORMER_NOTIFY_CONSUMER } from './consumers/former-notify';
 export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';

@@ -1,6 +1,6 @@
-import { createWebhookAgent, newId } from '@intake/shared';
+import { createWebhookAgent, newId, type DeliveryRequested } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { processDeliveryRequest } from '../src';
+import { deliveryStore, processDeliveryRequests } from '../src';
 import { receiver } from './helpers';
 
 /** The worker itself never calls a disabled webhook, whatever was queued before it was disabled. */
@@ -36,7 +36,10 @@ describe('a disabled webhook', () => {
         agent,
         config: platform.config,
         now: () => new Date(),
+        store: deliveryStore(platform.db),
       };
+      const processDeliveryRequest = async (d: typeof deps, request: DeliveryRequested) =>
+        (await processDeliveryRequests(d, [{ request }]))[0]!;
 
       for (const id of [failed.id, waiting.id]) {
         expect(

@@ -1,6 +1,6 @@
 import { createWebhookAgent, newId, withPooledConnection } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { MAX_ATTEMPTS, processDeliveryRequest } from '../src';
+import { deliveryStore, MAX_ATTEMPTS, processDeliveryRequests } from '../src';
 import { CLAIM_DELIVERIES, claimDeliveries } from '../src/repositories/send-batch.repository';
 import { receiver } from './helpers';
 
@@ -29,12 +29,13 @@ describe('the attempt lease on a delivery', () => {
       agent,
       config: { ...platform.config, WEBHOOK_TIMEOUT_MS: 2000 },
       now: () => new Date(),
+      store: deliveryStore(platform.db),
     };
     const request = { event_id: `${id}.initial`, delivery_id: id, trigger: 'schedule' as const };
     return {
       target,
       id,
-      handle: () => processDeliveryRequest(deps, request),
+      handle: async () => (await processDeliveryRequests(deps, [{ request }]))[0]!,
       close: async () => {
         await agent.close();
         await target.close();

@@ -1,26 +1,9 @@
 import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
 import type { AddressInfo } from 'node:net';
-import { AckPolicy, DeliverPolicy } from 'nats';
-import {
-  createMailer,
-  ensureConsumer,
-  EVENT_PAYLOAD_MAX_BYTES,
-  newId,
-  SUBJECTS,
-  type Mailer,
-  type SubmissionEvent,
-  type Worker,
-} from '@intake/shared';
+import { createMailer, EVENT_PAYLOAD_MAX_BYTES, newId, type Mailer, type SubmissionEvent } from '@intake/shared';
 import { createTestPlatform, eventually, factories } from '@intake/shared/testing';
-import {
-  CONSUMERS,
-  FORMER_NOTIFY_CONSUMER,
-  MAIL_LEASE_MS,
-  notifySubmissions,
-  requestNotification,
-  startDeliveryWorkers,
-} from '../src';
+import { MAIL_LEASE_MS, notifySubmissions, requestNotification } from '../src';
 import { accountWithForm, startDelivery, submit } from './helpers';
 
 interface Mail {
@@ -317,61 +300,6 @@ describe('notification e-mail', () => {
       });
     } finally {
       await platform.close();
-    }
-  });
-
-  it('mails, once each, the submissions a former `delivery-notify` consumer (an earlier release) still held, and those both it and the fan-out see', async () => {
-    const sink = await smtpServer();
-    const platform = await createTestPlatform({
-      SMTP_URL: `smtp://127.0.0.1:${sink.port}`,
-      MAIL_FROM: 'i@intake.test',
-    });
-    const { nats } = platform;
-    const created = nats.names.subject(SUBJECTS.submissionCreated);
-    const publish = (event: SubmissionEvent) =>
-      nats.js.publish(created, JSON.stringify(event), { msgID: event.event_id });
-    const workers: Worker[] = [];
-    try {
-      // Upgraded with mail still owed: the earlier release's fan-out had handled these events (this
-      // release's fan-out starts after them), its notify consumer had not.
-      await ensureConsumer(nats, nats.names.eventsStream, {
-        durable_name: FORMER_NOTIFY_CONSUMER,
-        ack_policy: AckPolicy.Explicit,
-        filter_subject: created,
-      });
-      await ensureConsumer(nats, nats.names.eventsStream, {
-        durable_name: CONSUMERS.fanOut,
-        ack_policy: AckPolicy.Explicit,
-        deliver_policy: DeliverPolicy.New,
-        filter_subject: created,
-      });
-      const form = await accountWithForm(platform, ['owed@example.com']);
-      const owed = [eventOf(form), eventOf(form), eventOf(form)];
-      for (const event of [...owed, eventOf(await accountWithForm(platform))]) await publish(event);
-
-      workers.push(...(await startDeliveryWorkers(platform)));
-      // After the upgrade: the former consumer and this release's fan-out both see it.
-      const both = eventOf(form);
-      await publish(both);
-
-      const expected = [...owed, both].map((e) => `submission:${e.submission_id}`);
-      await eventually(
-        async () => {
-          const former = await nats.jsm.consumers.info(nats.names.eventsStream, FORMER_NOTIFY_CONSUMER);
-          const mail = await nats.jsm.consumers.info(nats.names.deliveriesStream, CONSUMERS.mail);
-          const sent = await platform.db('notifications').whereIn('dedup_key', expected).where({ status: 'sent' });
-          return (
-            sent.length === expected.length &&
-            [former, mail].every((c) => c.num_pending === 0 && c.num_ack_pending === 0)
-          );
-        },
-        { timeoutMs: 20_000, message: 'every owed mail sent and both consumers settled' },
-      );
-      expect(sink.mails.map((m) => m.to)).toEqual(expected.map(() => ['owed@example.com']));
-    } finally {
-      await Promise.allSettled(workers.map((w) => w.stop()));
-      await platform.close();
-      await sink.close();
     }
   });
 });

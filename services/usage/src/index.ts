@@ -3,7 +3,7 @@ import { startUsageConsumer, type UsageConsumerOptions } from './consumers/submi
 import { startQuotaMailRetry } from './consumers/quota-mail.worker';
 import { usageRoutes } from './routes/usage.routes';
 
-export { recordSubmissionEvent, USAGE_CONSUMER } from './domain/record-event';
+export { recordSubmissionEvents, USAGE_CONSUMER } from './domain/record-event';
 export { reachedThresholds, quotaWarningKey, sendQuotaWarnings, QUOTA_THRESHOLDS } from './domain/quota-warnings';
 export { usageReport } from './domain/usage-report';
 export { ensureUsageConsumer } from './consumers/submission-events.consumer';

@@ -1,6 +1,6 @@
 import { periodKey } from '@intake/shared';
 import { eventually, factories } from '@intake/shared/testing';
-import { USAGE_CONSUMER, ensureUsageConsumer, recordSubmissionEvent } from '../src';
+import { USAGE_CONSUMER, ensureUsageConsumer, recordSubmissionEvents } from '../src';
 import { processedCount, startUsage, type UsageHarness } from './helpers';
 
 async function monthTotals(h: UsageHarness, accountId: string, period: string) {
@@ -63,7 +63,7 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
     const taken = await consumer.fetch({ max_messages: 10, expires: 2000 });
     let n = 0;
     for await (const msg of taken) {
-      if (n++ % 2 === 0) await recordSubmissionEvent({ db, event: msg.json(), now: h.platform.clock.now() });
+      if (n++ % 2 === 0) await recordSubmissionEvents({ db, events: [msg.json()], now: h.platform.clock.now() });
       if (n === 10) break;
     }
     expect(n).toBe(10);

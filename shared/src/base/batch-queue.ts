@@ -12,6 +12,11 @@ export interface BatchQueueOptions<T> {
   /** With `maxWeight`: a group weighs at most `maxWeight` (an item heavier than that goes alone). */
   weigh?: (item: T) => number;
   maxWeight?: number;
+  /**
+   * With it, the items pushed in the same turn of the event loop go out together: the first waits
+   * for the end of the turn (`setImmediate`) instead of going out at once alone.
+   */
+  gatherTurn?: boolean;
 }
 
 /**
@@ -30,6 +35,7 @@ export class BatchQueue<T, R> {
   /** When the last write started (`performance.now()`). */
   private lastStart = 0;
   private spareTimer: NodeJS.Timeout | undefined;
+  private turnEnd: NodeJS.Immediate | undefined;
 
   constructor(
     private readonly write: (items: T[]) => Promise<PromiseSettledResult<R>[]>,
@@ -39,7 +45,11 @@ export class BatchQueue<T, R> {
   push(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
       this.waiting.push({ item, weight: this.options.weigh?.(item) ?? 0, resolve, reject });
-      this.next();
+      if (!this.options.gatherTurn) return this.next();
+      this.turnEnd ??= setImmediate(() => {
+        this.turnEnd = undefined;
+        this.next();
+      });
     });
   }
 

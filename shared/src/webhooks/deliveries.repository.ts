@@ -1,4 +1,4 @@
-import type { Queryable } from '../base/db';
+import { runPrepared, type Db, type Queryable } from '../base/db';
 import type { AttemptResult, EventType } from './sender';
 
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
@@ -51,33 +51,43 @@ export interface AttemptRecord {
 }
 
 /**
- * Records one attempt and the delivery's new state in one statement (atomic on its own, one round
- * trip), and ends the attempt's lease (`lease_until`, see the delivery worker).
+ * The statement of `recordDeliveryAttempts`: inserts each attempt and sets its delivery's new state
+ * (status, attempt count, last error and status code, next attempt), ending the attempt's lease
+ * (`lease_until`, see the delivery worker), all in one statement, atomic and one round trip.
  */
-export async function recordDeliveryAttempt(db: Queryable, props: AttemptRecord): Promise<void> {
-  const { result } = props;
-  await db.raw(
-    `WITH attempt AS (
+export const RECORD_DELIVERY_ATTEMPTS = {
+  name: 'delivery_record_attempts',
+  text: `WITH v AS MATERIALIZED (
+       SELECT * FROM json_to_recordset($1::json) AS v(delivery_id text, attempt int, trigger text, started_at timestamptz,
+         duration_ms int, status_code int, error text, response_body text, status text,
+         next_attempt_at timestamptz, updated_at timestamptz)),
+     attempts AS (
        INSERT INTO delivery_attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?))
-     UPDATE deliveries SET status = ?, attempt_count = attempt_count + 1, last_error = ?, last_status_code = ?,
-       next_attempt_at = ?, lease_until = NULL, updated_at = ?
-     WHERE id = ?`,
-    [
-      props.deliveryId,
-      props.attempt,
-      props.trigger,
-      result.startedAt,
-      result.durationMs,
-      result.statusCode,
-      result.error,
-      result.responseBody,
-      props.status,
-      result.error,
-      result.statusCode,
-      props.nextAttemptAt,
-      props.now,
-      props.deliveryId,
-    ],
-  );
+       SELECT delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body FROM v)
+     UPDATE deliveries d SET status = v.status, attempt_count = d.attempt_count + 1, last_error = v.error,
+       last_status_code = v.status_code, next_attempt_at = v.next_attempt_at, lease_until = NULL, updated_at = v.updated_at
+     FROM v WHERE d.id = v.delivery_id`,
+};
+
+/**
+ * Records attempts (each of a different delivery) and their deliveries' new states in one
+ * statement (`RECORD_DELIVERY_ATTEMPTS`): the send path records many at once, the test ping one.
+ */
+export async function recordDeliveryAttempts(db: Db, records: AttemptRecord[]): Promise<void> {
+  if (new Set(records.map((r) => r.deliveryId)).size !== records.length)
+    throw new Error('one delivery twice in a batch of attempt records');
+  const rows = records.map((r) => ({
+    delivery_id: r.deliveryId,
+    attempt: r.attempt,
+    trigger: r.trigger,
+    started_at: r.result.startedAt,
+    duration_ms: r.result.durationMs,
+    status_code: r.result.statusCode,
+    error: r.result.error,
+    response_body: r.result.responseBody,
+    status: r.status,
+    next_attempt_at: r.nextAttemptAt,
+    updated_at: r.now,
+  }));
+  await runPrepared(db, { ...RECORD_DELIVERY_ATTEMPTS, values: [JSON.stringify(rows)] });
 }

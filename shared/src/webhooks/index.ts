@@ -14,7 +14,8 @@ export { publishTraced, requestDelivery } from './delivery-request';
 export { sendTestPing } from './test-ping';
 export {
   insertDelivery,
-  recordDeliveryAttempt,
+  recordDeliveryAttempts,
+  RECORD_DELIVERY_ATTEMPTS,
   type AttemptRecord,
   type DeliveryRow,
   type DeliveryStatus,

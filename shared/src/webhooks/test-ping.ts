@@ -1,10 +1,10 @@
 import type { Agent } from 'undici';
 import type { Config } from '../base/config';
-import type { Queryable } from '../base/db';
+import type { Db } from '../base/db';
 import { newId } from '../contracts/ids';
 import { recordAttempt } from '../contracts/metrics';
 import type { SecretBox } from '../base/secrets';
-import { insertDelivery, recordDeliveryAttempt } from './deliveries.repository';
+import { insertDelivery, recordDeliveryAttempts } from './deliveries.repository';
 import { sendWebhook, type AttemptResult } from './sender';
 
 /**
@@ -14,7 +14,7 @@ import { sendWebhook, type AttemptResult } from './sender';
  * attempt (trigger `test`).
  */
 export async function sendTestPing(props: {
-  db: Queryable;
+  db: Db;
   secrets: SecretBox;
   agent: Agent;
   config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>;
@@ -47,15 +47,17 @@ export async function sendTestPing(props: {
     secret: props.secrets.open(webhook.secret),
     now,
   });
-  await recordDeliveryAttempt(db, {
-    deliveryId,
-    attempt: 1,
-    trigger: 'test',
-    result,
-    status: result.ok ? 'succeeded' : 'failed',
-    nextAttemptAt: null,
-    now: new Date(now.getTime() + result.durationMs),
-  });
+  await recordDeliveryAttempts(db, [
+    {
+      deliveryId,
+      attempt: 1,
+      trigger: 'test',
+      result,
+      status: result.ok ? 'succeeded' : 'failed',
+      nextAttemptAt: null,
+      now: new Date(now.getTime() + result.durationMs),
+    },
+  ]);
   // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries).
   recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
   return { ...result, deliveryId };

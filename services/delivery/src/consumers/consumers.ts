@@ -13,14 +13,13 @@ import {
   SUBJECTS,
   type Delivered,
   type Outcome,
+  type Outcomes,
   type Platform,
-  type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
-import { attemptLeaseMs, batchedDeliveryStore, processDeliveryRequest } from '../domain/deliver';
-import { fanOutSubmission, fanOutSubmissions } from '../domain/fan-out-batch';
-import { batchedNotificationRecorder, notifySubmissions } from '../domain/notify';
-import { drainFormerNotifyConsumer } from './former-notify';
+import { attemptLeaseMs, deliveryStore, processDeliveryRequests, type DeliverDeps } from '../domain/deliver';
+import { fanOutSubmissions, type EventToFanOut } from '../domain/fan-out-batch';
+import { notificationRecorder, notifySubmissions, type NotifyDeps } from '../domain/notify';
 
 /** Durable consumer names (other services must not reuse them). */
 export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', mail: 'delivery-mail' } as const;
@@ -36,33 +35,24 @@ export function sendAckWaitMs(timeoutMs: number): number {
 /** The delivery service's consumers, by the key of their durable name in CONSUMERS. */
 export type DeliveryConsumer = keyof typeof CONSUMERS;
 
-/**
- * Provisions the durable consumers and starts pulling: all three by default, or those named (the
- * benchmark runs each on a thread of its own to measure what each stage costs). With the mail
- * consumer comes the drain of the events' former `delivery-notify` consumer, where one is left.
- */
-export async function startDeliveryWorkers(
-  platform: Platform,
-  consumers: readonly DeliveryConsumer[] = ['fanOut', 'send', 'mail'],
-): Promise<Worker[]> {
-  const { nats, config, logger, db, secrets, clock } = platform;
+/** Provisions the durable consumers named. */
+async function ensureDeliveryConsumers(platform: Platform, consumers: readonly DeliveryConsumer[]): Promise<void> {
+  const { nats, config } = platform;
   const { eventsStream, deliveriesStream } = nats.names;
-  const created = nats.names.subject(SUBJECTS.submissionCreated);
-  const ackWait = sendAckWaitMs(config.WEBHOOK_TIMEOUT_MS);
-  const eventConsumer = {
-    ack_policy: AckPolicy.Explicit,
-    ack_wait: nanos(30_000),
-    max_deliver: -1,
-    filter_subject: created,
-    max_ack_pending: 10_000,
-  };
   if (consumers.includes('fanOut'))
-    await ensureConsumer(nats, eventsStream, { durable_name: CONSUMERS.fanOut, ...eventConsumer });
+    await ensureConsumer(nats, eventsStream, {
+      durable_name: CONSUMERS.fanOut,
+      ack_policy: AckPolicy.Explicit,
+      ack_wait: nanos(30_000),
+      max_deliver: -1,
+      filter_subject: nats.names.subject(SUBJECTS.submissionCreated),
+      max_ack_pending: 10_000,
+    });
   if (consumers.includes('send'))
     await ensureConsumer(nats, deliveriesStream, {
       durable_name: CONSUMERS.send,
       ack_policy: AckPolicy.Explicit,
-      ack_wait: nanos(ackWait),
+      ack_wait: nanos(sendAckWaitMs(config.WEBHOOK_TIMEOUT_MS)),
       max_deliver: -1, // the attempt count lives in Postgres; naks and crash redeliveries must never exhaust it
       filter_subject: nats.names.subject(SUBJECTS.deliveryRequested),
       max_ack_pending: 50_000, // messages parked by a nak delay count here
@@ -76,91 +66,112 @@ export async function startDeliveryWorkers(
       filter_subject: nats.names.subject(SUBJECTS.notificationRequested),
       max_ack_pending: 50_000, // mails waiting for their retry count here
     });
+}
 
+/**
+ * The fan-out of the events that arrive while none is being fanned out: one query for their forms'
+ * webhooks and addresses, one insert for their deliveries (fanOutSubmissions).
+ */
+function fanOutEvents(platform: Platform): (messages: Delivered[]) => Promise<Outcomes> {
+  const { db, nats, config, secrets, clock } = platform;
+  return async (messages) => {
+    const outcomes: Outcome[] = [];
+    const events: EventToFanOut[] = [];
+    for (const { data, within } of messages) {
+      const checked = checkSubmissionEvent(data);
+      if (!checked.ok) outcomes.push({ drop: `not a submission event: ${checked.error}` });
+      else {
+        outcomes.push(ACK);
+        // A payload too large for the message is read from the submission; one deleted meanwhile is not fanned out.
+        const event = await eventWithPayload(db, checked.event);
+        if (event) events.push({ event, within });
+      }
+    }
+    await fanOutSubmissions({ db, nats, config, secrets, events, now: clock.now() });
+    return outcomes;
+  };
+}
+
+/** The webhook attempts of the requests that arrive together: one claim for all, then each settles when its attempt is recorded. */
+function sendRequested(deps: DeliverDeps): (messages: Delivered[]) => Promise<Outcomes> {
+  return async (messages) => {
+    const valid = messages.flatMap(({ data, within }, i) =>
+      Value.Check(DeliveryRequested, data) ? [{ i, request: data, within }] : [],
+    );
+    const sent = await processDeliveryRequests(deps, valid);
+    const outcomes: (Outcome | Promise<Outcome>)[] = messages.map(() => ({ drop: 'not a DeliveryRequested' }));
+    valid.forEach(({ i }, k) => (outcomes[i] = sent[k]!));
+    return outcomes;
+  };
+}
+
+/** The mails that arrive together: claimed in one statement, sent MAIL_CONCURRENCY at a time, recorded through a queue. */
+function sendMails(deps: Omit<NotifyDeps, 'now'>, platform: Platform): (messages: Delivered[]) => Promise<Outcomes> {
+  return async (messages) => {
+    const requests = messages.map(({ data }) => (Value.Check(NotificationRequested, data) ? data : undefined));
+    const items = requests.flatMap((r, i) => (r ? [{ i, event: r.event, to: r.to }] : []));
+    const mailed = await notifySubmissions({ ...deps, items, now: platform.clock.now() });
+    const outcomes: Outcome[] = requests.map((r) => (r ? ACK : { drop: 'not a NotificationRequested' }));
+    items.forEach(({ i }, k) => (outcomes[i] = mailed[k]!));
+    return outcomes;
+  };
+}
+
+/**
+ * Provisions the durable consumers and starts pulling: all three by default, or those named (the
+ * benchmark runs each on a thread of its own to measure what each stage costs).
+ */
+export async function startDeliveryWorkers(
+  platform: Platform,
+  consumers: readonly DeliveryConsumer[] = ['fanOut', 'send', 'mail'],
+): Promise<Worker[]> {
+  const { nats, config, logger, db, secrets, clock } = platform;
+  const { eventsStream, deliveriesStream } = nats.names;
+  await ensureDeliveryConsumers(platform, consumers);
   const agent = createWebhookAgent({
     allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   });
   const mailer = createMailer(config, logger);
-  const deliverDeps = { db, secrets, agent, config, now: () => clock.now(), store: batchedDeliveryStore(db) };
-  const notifyDeps = { db, mailer, logger, config, secrets, record: batchedNotificationRecorder(db) };
-
-  // The mails that arrive together are claimed in one statement, sent MAIL_CONCURRENCY at a time and
-  // recorded a turn's worth at a time.
-  const sendMails = async (batch: Delivered[]): Promise<Outcome[]> => {
-    const requests = batch.map(({ data }) => (Value.Check(NotificationRequested, data) ? data : undefined));
-    const items = requests.flatMap((r, i) => (r ? [{ i, event: r.event, to: r.to }] : []));
-    const mailed = await notifySubmissions({ ...notifyDeps, items, now: clock.now() });
-    const outcomes: Outcome[] = requests.map((r) => (r ? ACK : { drop: 'not a NotificationRequested' }));
-    items.forEach(({ i }, k) => (outcomes[i] = mailed[k]!));
-    return outcomes;
-  };
-
+  const deliverDeps = { db, secrets, agent, config, now: () => clock.now(), store: deliveryStore(db) };
+  const notifyDeps = { db, mailer, logger, config, secrets, record: notificationRecorder(db) };
+  const common = { nats, logger };
   const workers: Record<DeliveryConsumer, () => Worker> = {
     fanOut: () =>
       runConsumer({
-        nats,
+        ...common,
         stream: eventsStream,
         durable: CONSUMERS.fanOut,
-        logger,
         concurrency: 64,
         gatherMs: 'whileBusy',
-        // The events that arrive together: one query for their forms' webhooks and addresses, one insert for their deliveries.
-        async handleBatch(batch) {
-          const outcomes: Outcome[] = [];
-          const events: SubmissionEvent[] = [];
-          for (const { data } of batch) {
-            const checked = checkSubmissionEvent(data);
-            if (!checked.ok) outcomes.push({ drop: `not a submission event: ${checked.error}` });
-            else {
-              outcomes.push(ACK);
-              const event = await eventWithPayload(db, checked.event);
-              if (event) events.push(event);
-            }
-          }
-          await fanOutSubmissions({ db, nats, config, secrets, events, now: clock.now() });
-          return outcomes;
-        },
-        async handle(_msg, data) {
-          const checked = checkSubmissionEvent(data);
-          if (!checked.ok) return { drop: `not a submission event: ${checked.error}` };
-          const event = await eventWithPayload(db, checked.event);
-          if (event) await fanOutSubmission({ db, nats, config, secrets, event, now: clock.now() });
-          return ACK;
-        },
+        handleBatch: fanOutEvents(platform),
       }),
+    // Requests of the same millisecond share their claim; each holds its slot until its attempt is recorded.
     send: () =>
       runConsumer({
-        nats,
+        ...common,
         stream: deliveriesStream,
         durable: CONSUMERS.send,
-        logger,
         concurrency: SEND_CONCURRENCY,
-        async handle(_msg, data) {
-          if (!Value.Check(DeliveryRequested, data)) return { drop: 'not a DeliveryRequested' };
-          return processDeliveryRequest(deliverDeps, data);
-        },
+        gatherMs: 1,
+        handleBatch: sendRequested(deliverDeps),
       }),
     mail: () =>
       runConsumer({
-        nats,
+        ...common,
         stream: deliveriesStream,
         durable: CONSUMERS.mail,
-        logger,
         concurrency: 64,
         gatherMs: 5,
-        handleBatch: sendMails,
+        handleBatch: sendMails(notifyDeps, platform),
       }),
   };
   const started = consumers.map((name) => workers[name]());
-  if (consumers.includes('mail')) started.push(drainFormerNotifyConsumer(platform));
-  return [
-    ...started,
-    {
-      async stop() {
-        mailer.close();
-        await agent.close().catch(() => undefined);
-      },
+  const closeClients: Worker = {
+    async stop() {
+      mailer.close();
+      await agent.close().catch(() => undefined);
     },
-  ];
+  };
+  return [...started, closeClients];
 }

@@ -1,27 +1,27 @@
 import type { Agent } from 'undici';
 import {
   ACK,
+  BatchQueue,
   recordAttempt,
   recordDelivery,
-  recordDeliveryAttempt,
+  recordDeliveryAttempts,
   sendWebhook,
+  type AttemptRecord,
   type AttemptResult,
   type Config,
   type Db,
   type DeliveryRequested,
-  type DeliveryStatus,
   type Outcome,
   type SecretBox,
-  tickBatcher,
-  type AttemptRecord,
+  type Within,
 } from '@intake/shared';
 import { updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
 import {
   claimDeliveries,
-  recordDeliveryAttempts,
   releaseDeliveryLease,
   type ClaimAsk,
   type DeliveryClaim,
+  type Lease,
 } from '../repositories/send-batch.repository';
 
 /** The spec's maximum: the first attempt and four retries. */
@@ -33,7 +33,7 @@ export function retryDelayMs(schedule: readonly number[], attempt: number): numb
 }
 
 /**
- * How long one attempt holds its delivery (see leaseDelivery): the attempt's timeout plus as much
+ * How long one attempt holds its delivery (see claimDeliveries): the attempt's timeout plus as much
  * again to record it; the same as the send consumer's ack deadline, so a copy redelivered after
  * a crash finds the lease expired.
  */
@@ -42,54 +42,47 @@ export function attemptLeaseMs(timeoutMs: number): number {
 }
 
 /** A copy of the message handled while another process makes the attempt comes back when that lease ends. */
-function waitFor(lease: { remainingMs: number }): Outcome {
-  return { retryInMs: Math.max(lease.remainingMs, 50) };
+function waitFor(lease: Lease): Outcome {
+  return { retryInMs: Math.max(lease.taken ? 0 : lease.remainingMs, 50) };
 }
 
-/** The send path's statements: the delivery read and its lease taken, a lease given back, the attempt recorded. */
+/** The send path's statements: the deliveries read and their leases taken, a lease given back, an attempt recorded. */
 export interface DeliveryStore {
-  claim(ask: ClaimAsk): Promise<DeliveryClaim>;
+  claim(asks: ClaimAsk[]): Promise<DeliveryClaim[]>;
   release(id: string): Promise<void>;
-  record(props: AttemptRecord): Promise<void>;
-}
-
-/** One statement per call. */
-export function directDeliveryStore(db: Db): DeliveryStore {
-  return {
-    claim: async (ask) => (await claimDeliveries(db, [ask], MAX_ATTEMPTS))[0]!,
-    release: (id) => releaseDeliveryLease(db, id),
-    record: (props) => recordDeliveryAttempt(db, props),
-  };
+  record(record: AttemptRecord): Promise<void>;
 }
 
 /**
- * The calls of the messages handled within a millisecond share one statement each (the send
- * consumer holds up to 64 at once); a batch of records that fails is retried one by one, so an
- * attempt is never left unrecorded because of another.
+ * The send path's store, one per process: the deliveries of a batch of requests are claimed in one
+ * statement; attempts end one at a time, so their records go through a BatchQueue (those that end
+ * while a record is written share the next statement). A group of records that fails is recorded
+ * one by one, so an attempt is never left unrecorded because of another.
  */
-export function batchedDeliveryStore(db: Db): DeliveryStore {
-  const direct = directDeliveryStore(db);
+export function deliveryStore(db: Db): DeliveryStore {
+  const records = new BatchQueue<AttemptRecord, void>((group) => recordGroup(db, group), {
+    maxGroup: 64,
+    maxInFlight: 4,
+  });
   return {
-    claim: tickBatcher({ waitMs: 1, run: (asks: ClaimAsk[]) => claimDeliveries(db, asks, MAX_ATTEMPTS) }),
-    release: direct.release,
-    record: tickBatcher({
-      waitMs: 1,
-      run: async (records: AttemptRecord[]) => {
-        await recordDeliveryAttempts(db, records);
-        return records.map(() => undefined);
-      },
-      single: (record) => direct.record(record),
-    }),
+    claim: (asks) => claimDeliveries(db, asks, MAX_ATTEMPTS),
+    release: (id) => releaseDeliveryLease(db, id),
+    record: (record) => records.push(record),
   };
 }
 
-function storeOf(deps: DeliverDeps): DeliveryStore {
-  return deps.store ?? directDeliveryStore(deps.db);
+async function recordGroup(db: Db, group: AttemptRecord[]): Promise<PromiseSettledResult<void>[]> {
+  try {
+    await recordDeliveryAttempts(db, group);
+    return group.map(() => ({ status: 'fulfilled', value: undefined }));
+  } catch (err) {
+    if (group.length === 1) return [{ status: 'rejected', reason: err }];
+    return Promise.allSettled(group.map((record) => recordDeliveryAttempts(db, [record])));
+  }
 }
 
 export interface DeliverDeps {
-  /** Default: one query per call (directDeliveryStore). */
-  store?: DeliveryStore;
+  store: DeliveryStore;
   db: Db;
   secrets: SecretBox;
   agent: Agent;
@@ -97,6 +90,116 @@ export interface DeliverDeps {
   now(): Date;
 }
 
+/** A `delivery.requested` to handle, and (from the consumer) the trace its attempt joins. */
+export interface RequestToSend {
+  request: DeliveryRequested;
+  within?: Within;
+}
+
+/**
+ * Handles `delivery.requested` messages: one statement claims all their deliveries (reads each with
+ * its webhook and takes its lease when an attempt may be made), then each goes on alone and answers
+ * its own outcome when done, so a slow receiver holds up only its own message. The state in Postgres
+ * decides, so duplicates and stale messages are harmless. A scheduled attempt is numbered from the
+ * attempts recorded (an attempt cut short by a crash was never recorded, so it is simply made
+ * again); a failure is retried by JetStream redelivery after the ladder's step, the fifth failure
+ * marks the delivery `failed`. A replay is one extra attempt outside the ladder (see the README).
+ */
+export async function processDeliveryRequests(deps: DeliverDeps, items: RequestToSend[]): Promise<Promise<Outcome>[]> {
+  const leaseMs = attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS);
+  const claims = await deps.store.claim(
+    items.map(({ request }) => ({ id: request.delivery_id, trigger: request.trigger, leaseMs })),
+  );
+  return items.map(({ request, within = (work) => work() }, i) =>
+    within(() => deliverClaimed(deps, request, claims[i]!)),
+  );
+}
+
+/** What happens to one claimed delivery: by the state of its webhook, then by what triggered the request. */
+async function deliverClaimed(deps: DeliverDeps, request: DeliveryRequested, claim: DeliveryClaim): Promise<Outcome> {
+  const { target, lease } = claim;
+  if (!target) return ACK; // the webhook (and its deliveries) was deleted
+  if (!target.enabled) return closeDisabled(deps, request, target);
+  if (request.trigger === 'replay') return replay(deps, target, lease);
+  return scheduled(deps, target, lease);
+}
+
+/**
+ * A disabled webhook is never called: a replay queued before it was disabled is dropped, a
+ * scheduled delivery still waiting ends `failed`.
+ */
+async function closeDisabled(deps: DeliverDeps, request: DeliveryRequested, target: DeliveryTarget): Promise<Outcome> {
+  if (request.trigger === 'replay' || target.status === 'succeeded' || target.status === 'failed') return ACK;
+  await endFailed(deps, target, 'the webhook was disabled before this delivery completed');
+  return ACK;
+}
+
+/** Marks a delivery `failed` without an attempt. */
+async function endFailed(deps: DeliverDeps, target: DeliveryTarget, lastError: string | null): Promise<void> {
+  await updateDeliveryStatus(deps.db, { deliveryId: target.id, status: 'failed', lastError, now: deps.now() });
+  recordDelivery({ outcome: 'failed' });
+}
+
+/** A replay: one attempt outside the ladder; its failure leaves the delivery as it was. */
+async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
+  if (!lease.taken) return waitFor(lease);
+  const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
+  const result = await attempt(deps, target, number);
+  await deps.store.record({
+    deliveryId: target.id,
+    attempt: number,
+    trigger: 'replay',
+    result,
+    status: result.ok ? 'succeeded' : target.status,
+    nextAttemptAt: result.ok ? null : target.next_attempt_at,
+    now: deps.now(),
+  });
+  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
+  if (result.ok && target.status !== 'succeeded') recordDelivery({ outcome: 'succeeded' });
+  return ACK;
+}
+
+/** The next attempt of the ladder, when it is due and this process holds the lease. */
+async function scheduled(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
+  if (target.status === 'succeeded' || target.status === 'failed') return ACK;
+  const number = target.scheduled_attempts + 1;
+  if (number > MAX_ATTEMPTS) {
+    await endFailed(deps, target, target.last_error);
+    return ACK;
+  }
+  const early = target.next_attempt_at ? target.next_attempt_at.getTime() - deps.now().getTime() : 0;
+  if (early > 20) {
+    // Redelivered before its step (e.g. after a crash): wait for it, leaving the delivery to whoever comes then.
+    if (lease.taken) await deps.store.release(target.id);
+    return { retryInMs: early };
+  }
+  if (!lease.taken) return waitFor(lease);
+  const result = await attempt(deps, target, number);
+  return recordScheduled(deps, target, number, result);
+}
+
+/** Records a scheduled attempt: the delivery succeeded, failed for good, or waits for the ladder's next step. */
+async function recordScheduled(
+  deps: DeliverDeps,
+  target: DeliveryTarget,
+  number: number,
+  result: AttemptResult,
+): Promise<Outcome> {
+  const now = deps.now();
+  const record = { deliveryId: target.id, attempt: number, trigger: 'schedule' as const, result, now };
+  if (result.ok || number >= MAX_ATTEMPTS) {
+    await deps.store.record({ ...record, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null });
+    recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
+    recordDelivery({ outcome: result.ok ? 'succeeded' : 'failed' });
+    return ACK;
+  }
+  const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
+  await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: new Date(now.getTime() + delay) });
+  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: true });
+  return { retryInMs: delay };
+}
+
+/** One signed POST of the delivery to its webhook. */
 function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: number): Promise<AttemptResult> {
   return sendWebhook({
     agent: deps.agent,
@@ -111,101 +214,4 @@ function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: numbe
     secret: deps.secrets.open(target.sealed_secret),
     now: deps.now(),
   });
-}
-
-/**
- * Handles one `delivery.requested`. The state in Postgres decides, so duplicates and stale
- * messages are harmless. A scheduled attempt is numbered from the attempts recorded (an attempt
- * cut short by a crash was never recorded, so it is simply made again); a failure is retried by
- * JetStream redelivery after the ladder's step, the fifth failure marks the delivery `failed`.
- * A replay is one extra attempt outside the ladder (see the README).
- */
-export async function processDeliveryRequest(deps: DeliverDeps, request: DeliveryRequested): Promise<Outcome> {
-  const { db } = deps;
-  const store = storeOf(deps);
-  // The delivery is read and, when an attempt may be made, leased in the same statement.
-  const { target, lease } = await store.claim({
-    id: request.delivery_id,
-    trigger: request.trigger,
-    leaseMs: attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS),
-  });
-  if (!target) return ACK; // the webhook (and its deliveries) was deleted
-  // A disabled webhook is never called: a replay queued before it was disabled is dropped, a
-  // scheduled delivery still waiting ends `failed`.
-  if (!target.enabled) {
-    if (request.trigger === 'replay' || target.status === 'succeeded' || target.status === 'failed') return ACK;
-    await updateDeliveryStatus(db, {
-      deliveryId: target.id,
-      status: 'failed',
-      lastError: 'the webhook was disabled before this delivery completed',
-      now: deps.now(),
-    });
-    recordDelivery({ outcome: 'failed' });
-    return ACK;
-  }
-  if (request.trigger === 'replay') {
-    const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
-    if (!lease.taken) return waitFor(lease);
-    const result = await attempt(deps, target, number);
-    const status: DeliveryStatus = result.ok ? 'succeeded' : target.status;
-    await store.record({
-      deliveryId: target.id,
-      attempt: number,
-      trigger: 'replay',
-      result,
-      status,
-      nextAttemptAt: result.ok ? null : target.next_attempt_at,
-      now: deps.now(),
-    });
-    recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
-    if (result.ok && target.status !== 'succeeded') recordDelivery({ outcome: 'succeeded' });
-    return ACK;
-  }
-  if (target.status === 'succeeded' || target.status === 'failed') return ACK;
-  const number = target.scheduled_attempts + 1;
-  if (number > MAX_ATTEMPTS) {
-    await updateDeliveryStatus(db, {
-      deliveryId: target.id,
-      status: 'failed',
-      lastError: target.last_error,
-      now: deps.now(),
-    });
-    recordDelivery({ outcome: 'failed' });
-    return ACK;
-  }
-  const early = target.next_attempt_at ? target.next_attempt_at.getTime() - deps.now().getTime() : 0;
-  if (early > 20) {
-    // Redelivered before its step (e.g. after a crash): wait for it, leaving the delivery to whoever comes then.
-    if (lease.taken) await store.release(target.id);
-    return { retryInMs: early };
-  }
-  if (!lease.taken) return waitFor(lease);
-  const result = await attempt(deps, target, number);
-  const now = deps.now();
-  if (result.ok || number >= MAX_ATTEMPTS) {
-    await store.record({
-      deliveryId: target.id,
-      attempt: number,
-      trigger: 'schedule',
-      result,
-      status: result.ok ? 'succeeded' : 'failed',
-      nextAttemptAt: null,
-      now,
-    });
-    recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
-    recordDelivery({ outcome: result.ok ? 'succeeded' : 'failed' });
-    return ACK;
-  }
-  const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
-  await store.record({
-    deliveryId: target.id,
-    attempt: number,
-    trigger: 'schedule',
-    result,
-    status: 'retrying',
-    nextAttemptAt: new Date(now.getTime() + delay),
-    now,
-  });
-  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: true });
-  return { retryInMs: delay };
 }

@@ -1,22 +1,32 @@
-import { newId, requestDelivery, type SubmissionEvent } from '@intake/shared';
+import { newId, requestDelivery, type SubmissionEvent, type Within } from '@intake/shared';
 import { findFanOutTargets, formKey, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { submissionData, type FanOutDeps } from './fan-out';
 import { requestNotification } from './notify';
+
+/** An event to fan out, and (from the consumer) the trace its publishes join. */
+export interface EventToFanOut {
+  event: SubmissionEvent;
+  within?: Within;
+}
 
 /**
  * Fans out the events that arrived together: one query for the webhooks and notification addresses
  * of their forms (spam has neither), one statement for all their deliveries (one per enabled webhook
  * of each form), then one `delivery.requested` per delivery still waiting for its first attempt and
- * one `delivery.notification` per submission of a form with addresses (a redelivered event finds its
- * deliveries there and only republishes, which the stream deduplicates; the mail, by its
- * `notifications` row, is sent once). Returns how many delivery requests were published.
+ * one `delivery.notification` per submission of a form with addresses, each published in its event's
+ * trace (a redelivered event finds its deliveries there and only republishes, which the stream
+ * deduplicates; the mail, by its `notifications` row, is sent once). Returns how many delivery
+ * requests were published.
  */
-export async function fanOutSubmissions(props: FanOutDeps & { events: SubmissionEvent[]; now: Date }): Promise<number> {
+export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFanOut[]; now: Date }): Promise<number> {
   const { db, nats, now } = props;
-  const events = props.events.filter((e) => e.status === 'received');
-  const targets = await findFanOutTargets(db, events);
+  const items = props.events.filter(({ event }) => event.status === 'received');
+  const targets = await findFanOutTargets(
+    db,
+    items.map(({ event }) => event),
+  );
   if (targets.size === 0) return 0;
-  const rows = events.flatMap((event) => {
+  const rows = items.flatMap(({ event }) => {
     const hooks = targets.get(formKey(event))?.webhookIds ?? [];
     if (hooks.length === 0) return [];
     const data = submissionData({ event, config: props.config, secrets: props.secrets, now });
@@ -29,20 +39,17 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: Submission
       data,
     }));
   });
-  const mails = events.flatMap((event) => {
-    const to = targets.get(formKey(event))?.notifyEmails ?? [];
-    return to.length > 0 ? [{ event, to }] : [];
-  });
   const pending = await insertDeliveriesOfSubmissions(db, rows);
+  const bySubmission = new Map(items.map((item) => [item.event.submission_id, item]));
+  const within = (submissionId: string): Within => bySubmission.get(submissionId)?.within ?? ((work) => work());
   await Promise.all([
-    ...pending.map((d) => requestDelivery(nats, { deliveryId: d.id, trigger: 'schedule' })),
-    ...mails.map((mail) => requestNotification(nats, mail)),
+    ...pending.map((d) =>
+      within(d.submission_id)(() => requestDelivery(nats, { deliveryId: d.id, trigger: 'schedule' })),
+    ),
+    ...items.flatMap(({ event }) => {
+      const to = targets.get(formKey(event))?.notifyEmails ?? [];
+      return to.length > 0 ? [within(event.submission_id)(() => requestNotification(nats, { event, to }))] : [];
+    }),
   ]);
   return pending.length;
-}
-
-/** `fanOutSubmissions` for one event (a consumer handling its messages one by one). */
-export function fanOutSubmission(props: FanOutDeps & { event: SubmissionEvent; now: Date }): Promise<number> {
-  const { event, ...deps } = props;
-  return fanOutSubmissions({ ...deps, events: [event] });
 }

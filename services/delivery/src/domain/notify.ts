@@ -1,5 +1,6 @@
 import {
   ACK,
+  BatchQueue,
   EVENT_PAYLOAD_MAX_BYTES,
   eventWithPayload,
   publishTraced,
@@ -14,7 +15,6 @@ import {
   type Outcome,
   type SecretBox,
   type SubmissionEvent,
-  tickBatcher,
 } from '@intake/shared';
 import {
   claimSubmissionNotifications,
@@ -62,7 +62,7 @@ export interface NotifyDeps {
   config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_SCHEDULE'>;
   secrets: SecretBox;
   now: Date;
-  /** Records a send's outcome and ends its lease (default: one statement per call; the consumer shares one per turn). */
+  /** Records a send's outcome and ends its lease (default: a statement of its own; the consumer's notificationRecorder shares them). */
   record?(outcome: NotificationOutcome): Promise<void>;
 }
 
@@ -117,20 +117,25 @@ export async function notifySubmissions(
 }
 
 /**
- * The outcomes of sends finished within 10 ms of each other, recorded in one statement (sends end
- * one at a time, and a statement each was a commit each: 1.4–2.0 ms of Postgres per mail against
- * 0.3 ms); a batch that fails is recorded one by one, so a send is never left unrecorded because
- * of another.
+ * The outcomes of sends recorded through a BatchQueue: a send that ends while a record is written
+ * waits for it and shares the next statement with the others that ended meanwhile (sends end one at
+ * a time, and a statement each was a commit each: 1.4–2.0 ms of Postgres per mail against 0.3 ms).
+ * A group that fails is recorded one by one, so a send is never left unrecorded because of another.
  */
-export function batchedNotificationRecorder(db: Db): (outcome: NotificationOutcome) => Promise<void> {
-  return tickBatcher({
-    waitMs: 10,
-    run: async (outcomes: NotificationOutcome[]) => {
-      await recordNotificationOutcomes(db, outcomes);
-      return outcomes.map(() => undefined);
+export function notificationRecorder(db: Db): (outcome: NotificationOutcome) => Promise<void> {
+  const queue = new BatchQueue<NotificationOutcome, void>(
+    async (group) => {
+      try {
+        await recordNotificationOutcomes(db, group);
+        return group.map(() => ({ status: 'fulfilled', value: undefined }));
+      } catch (err) {
+        if (group.length === 1) return [{ status: 'rejected', reason: err }];
+        return Promise.allSettled(group.map((outcome) => recordNotificationOutcomes(db, [outcome])));
+      }
     },
-    single: (outcome) => recordNotificationOutcomes(db, [outcome]),
-  });
+    { maxGroup: 100, maxInFlight: 1 },
+  );
+  return (outcome) => queue.push(outcome);
 }
 
 async function sendOne(

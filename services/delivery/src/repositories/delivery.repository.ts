@@ -12,8 +12,8 @@ export interface DeliveryTarget extends DeliveryRow {
 /*
  * Queries of the delivery worker. It runs on behalf of every account, so rows are addressed by
  * their ids (which carry the account). The send path's own statements are in
- * send-batch.repository.ts; recording an attempt is shared with the test ping
- * (recordDeliveryAttempt in @intake/shared).
+ * send-batch.repository.ts; recording attempts is shared with the test ping
+ * (recordDeliveryAttempts in @intake/shared).
  */
 
 export async function updateDeliveryStatus(

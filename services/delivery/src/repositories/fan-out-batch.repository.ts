@@ -69,7 +69,7 @@ export const INSERT_DELIVERIES = {
      ORDER BY r.webhook_id, r.submission_id
      ON CONFLICT (webhook_id, submission_id) WHERE event_type = 'submission.created'
        DO UPDATE SET status = d.status WHERE d.status = 'pending' AND d.attempt_count = 0
-     RETURNING d.id`,
+     RETURNING d.id, d.submission_id`,
 };
 
 /**
@@ -88,7 +88,10 @@ export async function insertDeliveriesOfSubmissions(
     submission_id: string;
     data: Record<string, unknown>;
   }[],
-): Promise<{ id: string }[]> {
+): Promise<{ id: string; submission_id: string }[]> {
   if (rows.length === 0) return [];
-  return runPrepared<{ id: string }>(db, { ...INSERT_DELIVERIES, values: [JSON.stringify(rows)] });
+  return runPrepared<{ id: string; submission_id: string }>(db, {
+    ...INSERT_DELIVERIES,
+    values: [JSON.stringify(rows)],
+  });
 }

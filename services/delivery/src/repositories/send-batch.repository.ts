@@ -1,10 +1,10 @@
-import { runPrepared, type AttemptRecord, type Db } from '@intake/shared';
+import { runPrepared, type Db } from '@intake/shared';
 import type { DeliveryTarget } from './delivery.repository';
 
 /*
- * The send consumer's statements, each for many messages at once (see DeliveryStore in
- * domain/deliver.ts): the deliveries read and their leases taken in one statement, the attempts
- * recorded in another.
+ * The send consumer's own statements (see DeliveryStore in domain/deliver.ts): the deliveries of a
+ * batch of requests read and their leases taken in one statement, a lease given back. The attempts
+ * are recorded by the statement the test ping shares (recordDeliveryAttempts in @intake/shared).
  */
 
 /** Whether this process now holds the delivery's lease; when not, how long the holder's lease still runs. */
@@ -33,7 +33,7 @@ export interface ClaimAsk {
  * transaction; the connection keeps its setting). Every other session sees the lease at once; only
  * a Postgres crash can lose it, and a crash already makes the attempt in flight again, since its
  * record fails. The attempt's record, which does wait, flushes the lease with it. So a webhook's
- * way has one flush less (docs/performance.md, tenth pass).
+ * way has one flush less (docs/performance.md).
  */
 export const CLAIM_DELIVERIES = {
   name: 'delivery_claim',
@@ -95,38 +95,5 @@ export async function releaseDeliveryLease(db: Db, id: string): Promise<void> {
     name: 'delivery_release',
     text: 'UPDATE deliveries SET lease_until = NULL WHERE id = $1',
     values: [id],
-  });
-}
-
-/** Records several attempts (of different deliveries) and their deliveries' new states in one statement; each ends its lease. */
-export async function recordDeliveryAttempts(db: Db, records: AttemptRecord[]): Promise<void> {
-  if (new Set(records.map((r) => r.deliveryId)).size !== records.length)
-    throw new Error('one delivery twice in a batch of attempt records');
-  const rows = records.map((r) => ({
-    delivery_id: r.deliveryId,
-    attempt: r.attempt,
-    trigger: r.trigger,
-    started_at: r.result.startedAt,
-    duration_ms: r.result.durationMs,
-    status_code: r.result.statusCode,
-    error: r.result.error,
-    response_body: r.result.responseBody,
-    status: r.status,
-    next_attempt_at: r.nextAttemptAt,
-    updated_at: r.now,
-  }));
-  await runPrepared(db, {
-    name: 'delivery_record_attempts',
-    text: `WITH v AS MATERIALIZED (
-       SELECT * FROM json_to_recordset($1::json) AS v(delivery_id text, attempt int, trigger text, started_at timestamptz,
-         duration_ms int, status_code int, error text, response_body text, status text,
-         next_attempt_at timestamptz, updated_at timestamptz)),
-     attempts AS (
-       INSERT INTO delivery_attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body)
-       SELECT delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body FROM v)
-     UPDATE deliveries d SET status = v.status, attempt_count = d.attempt_count + 1, last_error = v.error,
-       last_status_code = v.status_code, next_attempt_at = v.next_attempt_at, lease_until = NULL, updated_at = v.updated_at
-     FROM v WHERE d.id = v.delivery_id`,
-    values: [JSON.stringify(rows)],
   });
 }

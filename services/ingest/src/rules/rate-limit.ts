@@ -1,5 +1,5 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { problem, tickBatcher, type Platform } from '@intake/shared';
+import { BatchQueue, problem, type Platform } from '@intake/shared';
 
 export interface IngestRateLimiter {
   /** Takes one point for this IP on this form; 429 rate-limited with Retry-After when none is left. */
@@ -26,12 +26,17 @@ export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>):
   });
   // The posts of one key in the same turn of the event loop take their points in one call, and
   // the turn's calls leave in one write, at once (the client does not pipeline on its own).
-  const take = tickBatcher<string, Taken>({
-    run: (keys) => inOneWrite(platform.redis, () => takeTogether(limiter, keys)),
-  });
+  const takes = new BatchQueue<string, Taken>(
+    async (keys) =>
+      (await inOneWrite(platform.redis, () => takeTogether(limiter, keys))).map((value) => ({
+        status: 'fulfilled' as const,
+        value,
+      })),
+    { maxGroup: 100, maxInFlight: Infinity, gatherTurn: true },
+  );
   return {
     async consume(formId, ip) {
-      const taken = await take(`${formId}:${ip}`);
+      const taken = await takes.push(`${formId}:${ip}`);
       if (taken === undefined) return;
       if (typeof taken === 'object') throw taken.failed;
       const seconds = Math.max(1, Math.ceil(taken / 1000));

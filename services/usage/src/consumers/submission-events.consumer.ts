@@ -6,12 +6,13 @@ import {
   ensureConsumer,
   isForeignKeyViolation,
   runConsumer,
+  type Delivered,
   type Outcome,
   type Platform,
   type SubmissionEvent,
   type Worker,
 } from '@intake/shared';
-import { recordSubmissionEvent, recordSubmissionEvents, USAGE_CONSUMER } from '../domain/record-event';
+import { recordSubmissionEvents, USAGE_CONSUMER } from '../domain/record-event';
 import { sendQuotaWarnings } from '../domain/quota-warnings';
 
 export interface UsageConsumerOptions {
@@ -51,26 +52,16 @@ export async function ensureUsageConsumer(platform: Platform, options: UsageCons
 /**
  * Parse -> count (idempotent) -> ack; quota warnings queued by the count are mailed after commit.
  * The events that arrive together are counted in one transaction; when that fails (an account
- * deleted meanwhile, say), each is counted alone, so only the one that cannot be counted is dropped.
+ * deleted meanwhile, say), the consumer hands each over again alone, and an event whose account
+ * (or plan) is gone is dropped: it can never be counted.
  */
 export async function startUsageConsumer(
   platform: Platform,
   mailer: ReturnType<typeof createMailer>,
   options: UsageConsumerOptions = {},
 ): Promise<Worker> {
-  const { db, logger, clock, nats, config } = platform;
+  const { logger, nats } = platform;
   await ensureUsageConsumer(platform, options);
-  const sendWarnings = async (ids: string[]) => {
-    if (ids.length)
-      await sendQuotaWarnings({
-        db,
-        mailer,
-        logger,
-        publicBaseUrl: config.PUBLIC_BASE_URL,
-        now: () => clock.now(),
-        ids,
-      }).catch((err) => logger.warn({ err }, 'quota warnings will be retried'));
-  };
   return runConsumer({
     nats,
     stream: nats.names.eventsStream,
@@ -79,36 +70,39 @@ export async function startUsageConsumer(
     concurrency: options.concurrency ?? 256,
     maxBatch: MAX_BATCH,
     gatherMs: 20, // counting is not waited for: fewer, larger transactions
-    async handleBatch(batch): Promise<Outcome[]> {
-      const outcomes: Outcome[] = [];
-      const events: SubmissionEvent[] = [];
-      for (const { data } of batch) {
-        const checked = check(data);
-        if ('drop' in checked) outcomes.push(checked);
-        else {
-          outcomes.push(ACK);
-          events.push(checked);
-        }
-      }
-      if (events.length) {
-        const { warningIds } = await recordSubmissionEvents({ db, events, now: clock.now() });
-        await sendWarnings(warningIds);
-      }
-      return outcomes;
-    },
-    async handle(_msg, data): Promise<Outcome> {
-      const event = check(data);
-      if ('drop' in event) return event;
-      let warningIds: string[];
-      try {
-        ({ warningIds } = await recordSubmissionEvent({ db, event, now: clock.now() }));
-      } catch (err) {
-        // The account (or the plan) is gone: the event can never be counted.
-        if (isForeignKeyViolation(err)) return { drop: `account ${event.account_id} does not exist` };
-        throw err;
-      }
-      await sendWarnings(warningIds);
-      return ACK;
-    },
+    handleBatch: countEventsOf(platform, mailer),
   });
+}
+
+/** The handler: counts the submission events of a batch in one transaction, then mails the warnings it queued. */
+function countEventsOf(
+  platform: Platform,
+  mailer: ReturnType<typeof createMailer>,
+): (messages: Delivered[]) => Promise<Outcome[]> {
+  const { db, logger, clock, config } = platform;
+  return async (messages) => {
+    const checked = messages.map(({ data }) => check(data));
+    const events = checked.filter((c): c is SubmissionEvent => !('drop' in c));
+    const outcomes = checked.map((c): Outcome => ('drop' in c ? c : ACK));
+    if (events.length === 0) return outcomes;
+    let warningIds: string[];
+    try {
+      ({ warningIds } = await recordSubmissionEvents({ db, events, now: clock.now() }));
+    } catch (err) {
+      // Alone, an event whose account (or plan) is gone can never be counted.
+      if (events.length === 1 && isForeignKeyViolation(err))
+        return checked.map((c): Outcome => ('drop' in c ? c : { drop: `account ${c.account_id} does not exist` }));
+      throw err;
+    }
+    if (warningIds.length)
+      await sendQuotaWarnings({
+        db,
+        mailer,
+        logger,
+        publicBaseUrl: config.PUBLIC_BASE_URL,
+        now: () => clock.now(),
+        ids: warningIds,
+      }).catch((err) => logger.warn({ err }, 'quota warnings will be retried'));
+    return outcomes;
+  };
 }

@@ -5,13 +5,6 @@ import { queueQuotaWarnings } from './quota-warnings';
 /** The usage service's durable JetStream consumer, and the name its processed events are recorded under (processed_events.consumer). */
 export const USAGE_CONSUMER = 'usage';
 
-export interface RecordOutcome {
-  /** True when the event had been counted before (a redelivery or a republished event): nothing changed. */
-  duplicate: boolean;
-  /** Quota warnings queued by this event, to be sent after commit. */
-  warningIds: string[];
-}
-
 /**
  * Counts the events that arrived together in ONE transaction, each exactly once: one statement
  * claims them all in processed_events and adds the new ones per (account, form, day) and per
@@ -52,16 +45,4 @@ export async function recordSubmissionEvents(props: {
     const ids = new Set(events.map((e) => e.event_id));
     return { duplicates: new Set([...ids].filter((id) => !fresh.has(id))), warningIds };
   });
-}
-
-/** `recordSubmissionEvents` for one event (a consumer handling its messages one by one). */
-export async function recordSubmissionEvent(props: {
-  db: Db;
-  event: SubmissionEvent;
-  now: Date;
-  consumer?: string;
-}): Promise<RecordOutcome> {
-  const { event, ...rest } = props;
-  const { duplicates, warningIds } = await recordSubmissionEvents({ ...rest, events: [event] });
-  return { duplicate: duplicates.has(event.event_id), warningIds };
 }
