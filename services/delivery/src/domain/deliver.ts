@@ -106,6 +106,7 @@ export interface RequestToSend {
  * marks the delivery `failed`. A replay is one extra attempt outside the ladder (see the README).
  */
 export async function processDeliveryRequests(deps: DeliverDeps, items: RequestToSend[]): Promise<Promise<Outcome>[]> {
+  if (items.length === 0) return [];
   const leaseMs = attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS);
   const claims = await deps.store.claim(
     items.map(({ request }) => ({ id: request.delivery_id, trigger: request.trigger, leaseMs })),
