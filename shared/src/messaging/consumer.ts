@@ -202,7 +202,8 @@ class Gatherer {
     while (this.gathered.length) {
       const batch = this.gathered.splice(0, this.maxBatch);
       this.running++;
-      void this.run(batch).finally(() => this.ended());
+      const ended = (): void => this.ended();
+      void this.run(batch).then(ended, ended);
     }
   }
 
