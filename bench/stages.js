@@ -25,7 +25,6 @@ async function main() {
         entry: path.join(__dirname, 'stage-thread.js'),
         service: `stage-${stage}`,
         logger: platform.logger,
-        runsRelay: stage === 'relay',
       }),
     );
   await serve({ platform, handler: app.callback(), workers, port: config.PORT, state, name: 'stages' });

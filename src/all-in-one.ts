@@ -58,7 +58,6 @@ export async function startAllInOne(
       entry: path.join(__dirname, 'all-in-one-bookkeeping.js'),
       service: 'all-in-one-bookkeeping',
       thread: 'bookkeeping',
-      runsRelay: false,
       logger: platform.logger,
       env,
     }),

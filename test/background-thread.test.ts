@@ -4,8 +4,8 @@ import { eventually, useTestPlatform } from '@intake/shared/testing';
 
 /**
  * `startBackgroundThread` (the all-in-one's second thread), in a process of its own
- * (`test/fixtures/thread-main.js`): it wakes the thread's relays, stops it cleanly, and exits 1
- * when the thread dies, as a crashed process would.
+ * (`test/fixtures/thread-main.js`): the thread, on a platform of its own, hears the NOTIFY that
+ * wakes its relay, stops cleanly, and exits 1 when the thread dies, as a crashed process would.
  */
 describe('background thread', () => {
   const t = useTestPlatform();

@@ -1,4 +1,4 @@
-import { startCommittedEvents, subscribeFormChanges, type CommittedEvents, type Platform } from '@intake/shared';
+import { startOutbox, subscribeFormChanges, type Outbox, type Platform } from '@intake/shared';
 import { createRateLimiter, type IngestRateLimiter } from './rules/rate-limit';
 import { createFormCache, type FormCache } from './storing/form-cache';
 import { createGroupWriter, type GroupWriter } from './storing/group-writer';
@@ -11,7 +11,7 @@ export interface IngestDeps {
   formCache: FormCache;
   writer: GroupWriter;
   /** Publishes the events of committed groups at once (absent when the outbox relays alone publish them). */
-  events: CommittedEvents | undefined;
+  events: Outbox | undefined;
   unsettled: UnsettledFiles;
   /** The subscription to management's form-change notices that keeps `formCache` current. */
   formChanges: { stop(): void };
@@ -30,7 +30,7 @@ export function composeIngest(platform: Platform, options: IngestOptions = {}): 
   const events =
     options.publishAfterCommit === false
       ? undefined
-      : startCommittedEvents({ db: platform.db, nats: platform.nats, logger: platform.logger });
+      : startOutbox({ db: platform.db, nats: platform.nats, logger: platform.logger });
   return {
     platform,
     limiter: createRateLimiter(platform),

@@ -1,7 +1,7 @@
 import { AckPolicy, DeliverPolicy } from 'nats';
 import pg from 'pg';
 import { eventually, startTestRelay, useTestPlatform } from '../testing';
-import { enqueueEvent, outboxRow, startCommittedEvents, startOutboxRelay, type OutboxEvent } from './outbox';
+import { enqueueEvent, outboxRow, startOutbox, startOutboxRelay, type OutboxEvent } from './outbox';
 
 const realQuery = pg.Client.prototype.query;
 
@@ -234,7 +234,7 @@ describe('outbox relay', () => {
       await eventually(async () => polls() >= pollsBefore + 3, { message: 'three more polls' });
       expect(await rowOf(young)).toBeDefined();
       expect(await publishedIds()).not.toContain(young.event_id);
-      // A wake (NOTIFY, wakeOutboxRelays) publishes every row, young ones too.
+      // A wake (NOTIFY) publishes every row, young ones too.
       await relay.drain();
       expect(await rowOf(young)).toBeUndefined();
       expect((await publishedIds()).filter((id) => id === young.event_id || id === old.event_id)).toHaveLength(2);
@@ -256,7 +256,7 @@ describe('outbox relay', () => {
   });
 
   it('publishes committed events from memory and removes their rows; an event it cannot publish keeps its row', async () => {
-    const committed = startCommittedEvents({ db: platform.db, nats: platform.nats, logger: platform.logger });
+    const committed = startOutbox({ db: platform.db, nats: platform.nats, logger: platform.logger });
     const stuck = await written('nowhere.test', { n: 'stuck' });
     try {
       const events = [

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { trace, SpanKind, context, type Tracer } from '@opentelemetry/api';
-import { discardConnection, runPrepared, withPooledConnection, type Db } from '../base/db';
+import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
 import { newId } from '../contracts/ids';
 import type { Logger } from '../base/logger';
 import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
@@ -9,6 +9,30 @@ import { StreamPublisher } from './stream-publisher';
 import { failSpan } from '../base/spans';
 import { recordOversizedEvent } from '../contracts/metrics';
 
+/**
+ * Committed events: an event exists exactly when its data does, and goes out to JetStream once.
+ *
+ * The contract, for every writer: write the event's outbox row in the transaction that writes its
+ * data; after the commit, publish what the transaction committed; a relay picks up whatever was
+ * not published. Both ways out are one `Outbox` (`startOutbox`, made per process where the service
+ * is composed and passed in) and share its publish:
+ *
+ * - `publish(events)`, right after a commit, from memory: the writer (ingest's group writer) hands
+ *   over the events it just committed; they are published at once and their rows removed
+ *   afterwards. It never fails: an event it cannot publish keeps its row.
+ * - The relay (`relay` options; one or more per deployment, in any process or thread): claims rows
+ *   with FOR UPDATE SKIP LOCKED (several replicas are safe), publishes them, and deletes them in the
+ *   claim's transaction, which commits only after every PubAck.
+ *
+ * The hand-over between the two is one rule, on the row's age: a row younger than `holdMs`
+ * (`OUTBOX_HOLD_MS`) may still be in the hands of the process that committed it, whose publish gives
+ * up after `PUBLISH_TIMEOUT_MS` (shorter); an older row is nobody's but the relay's, whose poll
+ * takes only those. A writer that publishes nothing itself says so with NOTIFY (`enqueueEvent`,
+ * `notifyOutboxRelays`), and a relay that starts knows of no writer: both take every row at once.
+ * Should both publish one event, JetStream drops the second by its `Nats-Msg-Id` (the event id); a
+ * row is removed only after JetStream acknowledged its event. A NOTIFY lost while the relay was
+ * disconnected is covered by the poll.
+ */
 const CHANNEL = 'intake_outbox';
 
 /**
@@ -18,14 +42,11 @@ const CHANNEL = 'intake_outbox';
 export const OUTBOX_HOLD_MS = 10_000;
 
 /**
- * Writes an event in the caller's transaction. It is published to JetStream by the relay
- * after commit, with `event_id` as Nats-Msg-Id, so an event exists exactly when its data does.
- * `subject` is relative to NATS_PREFIX (e.g. `submission.created`).
- *
- * The transaction also NOTIFYs every relay. A NOTIFY takes a database-wide lock from commit
- * until the commit is flushed, so it serialises notifying commits on the fsync: the ingest hot
- * path therefore writes its rows with `outboxRow` in its own statement and publishes them itself
- * after its commit (`startCommittedEvents`; the relays' poll takes what it could not).
+ * Writes an event in the caller's transaction, for the relays: the transaction also NOTIFYs them.
+ * `subject` is relative to NATS_PREFIX (e.g. `submission.created`). A NOTIFY takes a
+ * database-wide lock from commit until the commit is flushed, so it serialises notifying commits
+ * on the fsync: the ingest hot path writes its rows with `outboxRow` in its own statement instead
+ * and publishes them itself after its commit (`Outbox.publish`).
  */
 export async function enqueueEvent(
   trx: Knex.Transaction,
@@ -33,8 +54,13 @@ export async function enqueueEvent(
 ): Promise<string> {
   const row = outboxRow(event);
   await trx('outbox').insert(row);
-  await trx.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
+  await notifyOutboxRelays(trx);
   return row.event_id;
+}
+
+/** Tells the relays that committed rows wait for them (rows written outside `enqueueEvent` that nobody publishes from memory). */
+export async function notifyOutboxRelays(db: Queryable): Promise<void> {
+  await db.raw('SELECT pg_notify(?, ?)', [CHANNEL, '']);
 }
 
 export interface OutboxRow {
@@ -44,10 +70,7 @@ export interface OutboxRow {
   headers: Record<string, string>;
 }
 
-/**
- * The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then,
- * after commit, publish it with `startCommittedEvents` or call `wakeOutboxRelays()`).
- */
+/** The outbox row `enqueueEvent` inserts, for a repository that writes it inside its own statement (then, after commit, `Outbox.publish`). */
 export function outboxRow(event: { subject: string; payload: Record<string, unknown>; eventId?: string }): OutboxRow {
   const eventId = event.eventId ?? newId('event');
   return {
@@ -58,100 +81,135 @@ export function outboxRow(event: { subject: string; payload: Record<string, unkn
   };
 }
 
-/** The relays of this thread, and the background threads of this process that run one, woken by `wakeOutboxRelays()`. */
-const localRelays = new Set<() => void>();
-
-/** Wakes the outbox relays of this process (after committing rows written with `outboxRow` outside `enqueueEvent`). */
-export function wakeOutboxRelays(): void {
-  for (const wake of localRelays) wake();
-}
-
-/** Calls `wake` on every `wakeOutboxRelays()` of this thread until the returned function is called. */
-export function onOutboxWake(wake: () => void): () => void {
-  localRelays.add(wake);
-  return () => localRelays.delete(wake);
-}
-
-export interface OutboxRelayOptions {
-  db: Db;
+/** What a relay needs besides the outbox's own database, NATS and logger. */
+export interface RelayOptions {
+  /** For LISTEN, on a connection of its own. */
   databaseUrl: string;
-  nats: Nats;
-  logger: Logger;
   batchSize?: number;
+  /** How often the relay polls for rows older than `holdMs` (notifications are lost while disconnected). */
   pollMs?: number;
   /** How old a row must be for the poll to take it (default `OUTBOX_HOLD_MS`). */
   holdMs?: number;
 }
 
-/**
- * Publishes outbox rows in order, and deletes them in the same transaction, which commits only
- * after every PubAck (a failed publish rolls the delete back; a crash after publishing and before
- * the commit publishes again, and JetStream drops the duplicate by its Nats-Msg-Id). The commit does not
- * wait for the WAL flush (`synchronous_commit = off`): a delete lost in a Postgres crash only publishes
- * its events again, which the same Nats-Msg-Id drops, and the group writes of ingest, which must be
- * durable, stop sharing their flushes with the relay. Several relays
- * may run (one per replica): rows are claimed with FOR UPDATE SKIP LOCKED. Woken by LISTEN/NOTIFY
- * and `wakeOutboxRelays()`, when it starts, and by a poll timer because notifications are lost
- * while disconnected. The poll takes only rows older than `OUTBOX_HOLD_MS`: younger ones may be
- * in the hands of the process that wrote them (`startCommittedEvents`), and those it cannot
- * publish are this poll's once they are that old.
- */
-export interface OutboxRelay {
-  stop(): Promise<void>;
-  /** Publishes what is waiting now; resolves with the number of events published. */
-  drain(): Promise<number>;
+export interface OutboxOptions {
+  db: Db;
+  nats: Nats;
+  logger: Logger;
+  /** Runs a relay in this outbox; without it the relay runs elsewhere (another thread, process or replica). */
+  relay?: RelayOptions;
 }
 
-export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
-  const { db, nats, logger } = options;
-  const batchSize = options.batchSize ?? 200;
-  const pollMs = options.pollMs ?? 1000;
-  const holdMs = Math.trunc(options.holdMs ?? OUTBOX_HOLD_MS);
-  const tracer = trace.getTracer('intake-outbox');
-  let stopped = false;
-  let running: Promise<number> | undefined;
-  let again = false;
-  let listener: pg.Client | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  const sink: EventSink = { publisher: new StreamPublisher(nats.nc), nats, logger, tracer };
+export interface Outbox {
+  /**
+   * Publishes events whose outbox rows were just committed, then removes those rows. Never fails:
+   * an event it cannot publish (NATS down, a time-out, stopping) keeps its row, which a relay
+   * publishes once it is `OUTBOX_HOLD_MS` old.
+   */
+  publish(events: OutboxEvent[]): void;
+  /** Relays every row waiting now, young ones too; resolves with the number of events published. */
+  drain(): Promise<number>;
+  /** Waits for the publishes and removals in flight and stops the relay; later events are left to the relays. */
+  stop(): Promise<void>;
+}
 
-  // Claimed and removed in one statement, in a transaction that stays open until every PubAck is
-  // in: one write per event. The payload comes back as the JSON text that was written (json keeps
-  // it as is) and is published as it is. One round trip opens the transaction, makes its commit
-  // not wait for the flush (read at commit) and claims; a second commits (or rolls back).
+/** The committed events of one process (see the module's comment): created where the service is composed. */
+export function startOutbox(options: OutboxOptions): Outbox {
+  const { db, nats, logger } = options;
+  const sink: EventSink = {
+    publisher: new StreamPublisher(nats.nc),
+    nats,
+    logger,
+    tracer: trace.getTracer('intake-outbox'),
+  };
+  const committed = publishCommitted(sink, db);
+  const relay = startRelay(sink, db, options.relay);
+  return {
+    publish: committed.publish,
+    drain: relay.drain,
+    async stop() {
+      await Promise.all([committed.stop(), relay.stop()]);
+      sink.publisher.close();
+    },
+  };
+}
+
+export interface OutboxRelayOptions extends RelayOptions {
+  db: Db;
+  nats: Nats;
+  logger: Logger;
+}
+
+/** An outbox that runs a relay, from flat options (`startOutbox` with `relay`). */
+export function startOutboxRelay({ db, nats, logger, ...relay }: OutboxRelayOptions): Outbox {
+  return startOutbox({ db, nats, logger, relay });
+}
+
+/**
+ * The claim: rows taken and removed in one statement, in a transaction that stays open until every
+ * PubAck is in (a failed publish rolls the delete back; a crash after publishing and before the
+ * commit publishes again, which the Nats-Msg-Id drops). One round trip opens the transaction, makes
+ * its commit not wait for the WAL flush (a delete lost in a Postgres crash only publishes its events
+ * again, and ingest's group writes, which must be durable, stop sharing their flushes with the
+ * relay) and claims; a second commits or rolls back. The payload comes back as the JSON text that
+ * was written (json keeps it as is) and is published as it is. `all` takes every row, `old` those
+ * older than the hold.
+ */
+function claimStatements(batchSize: number, holdMs: number): { all: string; old: string } {
   const claimWhere = (where: string) =>
     'BEGIN; SET LOCAL synchronous_commit = off; ' +
     `DELETE FROM outbox WHERE seq IN (SELECT seq FROM outbox ${where}ORDER BY seq LIMIT ${Math.trunc(batchSize)} ` +
     'FOR UPDATE SKIP LOCKED) RETURNING seq, event_id, subject, payload::text AS payload, headers';
-  const claimAll = claimWhere('');
-  const claimHeldBack = claimWhere(`WHERE created_at < now() - interval '${holdMs} milliseconds' `);
+  return {
+    all: claimWhere(''),
+    old: claimWhere(`WHERE created_at < now() - interval '${Math.trunc(holdMs)} milliseconds' `),
+  };
+}
 
-  const publishBatch = (claim: string): Promise<number> =>
-    withPooledConnection(db, async (connection) => {
-      try {
-        const results = (await connection.query(claim)) as unknown as pg.QueryResult<OutboxClaim>[];
-        // Three results, the claim's last: anything else must roll back, never commit a delete unpublished.
-        const claimed = Array.isArray(results) && results.length === 3 ? results[2] : undefined;
-        if (claimed?.command !== 'DELETE') throw new Error('the outbox claim did not answer as three statements');
-        const { rows } = claimed;
-        if (rows.length > 0)
-          await publishEvents(
-            sink,
-            rows.sort((a, b) => a.seq - b.seq),
-          );
-        await connection.query('COMMIT');
-        return rows.length;
-      } catch (err) {
-        // Rolled back, the rows stay for the next drain; a connection that cannot roll back is closed.
-        await connection.query('ROLLBACK').catch((rollbackErr: unknown) => discardConnection(connection, rollbackErr));
-        throw err;
-      }
-    });
+/** Claims one batch with `claim`, publishes it and commits; resolves with the number of events published. */
+function relayBatch(sink: EventSink, db: Db, claim: string): Promise<number> {
+  return withPooledConnection(db, async (connection) => {
+    try {
+      const results = (await connection.query(claim)) as unknown as pg.QueryResult<OutboxClaim>[];
+      // Three results, the claim's last: anything else must roll back, never commit a delete unpublished.
+      const claimed = Array.isArray(results) && results.length === 3 ? results[2] : undefined;
+      if (claimed?.command !== 'DELETE') throw new Error('the outbox claim did not answer as three statements');
+      const { rows } = claimed;
+      if (rows.length > 0)
+        await publishEvents(
+          sink,
+          rows.sort((a, b) => a.seq - b.seq),
+        );
+      await connection.query('COMMIT');
+      return rows.length;
+    } catch (err) {
+      // Rolled back, the rows stay for the next drain; a connection that cannot roll back is closed.
+      await connection.query('ROLLBACK').catch((rollbackErr: unknown) => discardConnection(connection, rollbackErr));
+      throw err;
+    }
+  });
+}
+
+/**
+ * The relay: a drain at its start (every row, whether or not LISTEN can be had: a writer that
+ * stopped left its young rows to it), on every NOTIFY, and, every `pollMs`, a poll for the rows
+ * older than the hold. Without `options` it drains only when asked.
+ */
+function startRelay(
+  sink: EventSink,
+  db: Db,
+  options: RelayOptions | undefined,
+): { drain(): Promise<number>; stop(): Promise<void> } {
+  const batchSize = options?.batchSize ?? 200;
+  const claims = claimStatements(batchSize, options?.holdMs ?? OUTBOX_HOLD_MS);
+  let stopped = false;
+  let running: Promise<number> | undefined;
+  let again = false;
 
   /** Publishes what `claim` takes, batch after batch; a drain asked for meanwhile runs right after (all rows). */
-  const run = async (claim: string): Promise<number> => {
+  const run = (claim: string): Promise<number> => {
     if (running) {
-      if (claim === claimAll) again = true;
+      if (claim === claims.all) again = true;
       return running;
     }
     running = (async () => {
@@ -160,16 +218,16 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       try {
         do {
           again = false;
-          for (;;) {
-            const n = await publishBatch(next);
+          let n: number;
+          do {
+            n = await relayBatch(sink, db, next);
             total += n;
-            if (n < batchSize || stopped) break;
-          }
-          next = claimAll;
+          } while (n === batchSize && !stopped);
+          next = claims.all;
           // Woken while publishing: the commits made meanwhile go out together, at once.
         } while (again && !stopped);
       } catch (err) {
-        logger.warn({ err }, 'outbox relay could not publish; will retry');
+        sink.logger.warn({ err }, 'outbox relay could not publish; will retry');
       } finally {
         running = undefined;
       }
@@ -177,64 +235,70 @@ export function startOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     })();
     return running;
   };
-  const drain = (): Promise<number> => run(claimAll);
+  const drain = (): Promise<number> => run(claims.all);
+  if (!options) return { drain, stop: async () => void (await running) };
 
-  /**
-   * A commit happened: drain at once, or, during a drain, right after it with every commit made
-   * meanwhile (as ingest's group writer gathers posts): a trickle waits for nothing, and a busy
-   * relay still publishes many events per claim.
-   */
   const wake = (): void => {
     if (!stopped) void drain();
   };
+  const listening = listenForCommits(options, sink.logger, wake, () => stopped);
+  void drain();
+  let timer: NodeJS.Timeout | undefined;
+  const tick = (): void => {
+    timer = setTimeout(() => {
+      void run(claims.old).finally(() => {
+        if (!stopped) tick();
+      });
+    }, options.pollMs ?? 1000);
+  };
+  tick();
+  return {
+    drain,
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await running;
+      await listening.stop();
+    },
+  };
+}
 
+/**
+ * LISTENs for the writers' NOTIFY on a connection of its own and calls `wake` on each, and once
+ * LISTEN is had (after a reconnect: what was notified while the connection was down); reconnects
+ * every `pollMs` while it cannot.
+ */
+function listenForCommits(
+  options: RelayOptions,
+  logger: Logger,
+  wake: () => void,
+  stopped: () => boolean,
+): { stop(): Promise<void> } {
+  const pollMs = options.pollMs ?? 1000;
+  let listener: pg.Client | undefined;
   const listen = async (): Promise<void> => {
-    if (stopped) return;
+    if (stopped()) return;
     try {
       const client = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 5000 });
       client.on('error', () => undefined);
       client.on('end', () => {
         listener = undefined;
-        if (!stopped) setTimeout(() => void listen(), pollMs);
+        if (!stopped()) setTimeout(() => void listen(), pollMs);
       });
       await client.connect();
       // Stopped while connecting: this client is not the relay's to keep.
-      if (stopped) return void (await client.end().catch(() => undefined));
+      if (stopped()) return void (await client.end().catch(() => undefined));
       client.on('notification', wake);
       await client.query(`LISTEN ${CHANNEL}`);
       listener = client;
-      // After a reconnect: what was notified while the connection was down.
-      void drain();
-    } catch {
-      if (!stopped) setTimeout(() => void listen(), pollMs);
+      wake();
+    } catch (err) {
+      logger.debug({ err }, 'outbox relay cannot LISTEN; polling meanwhile');
+      if (!stopped()) setTimeout(() => void listen(), pollMs);
     }
   };
-
-  const forget = onOutboxWake(wake);
-  // What was written before this relay started is published now, young rows too, whether or not
-  // LISTEN can be had: without it only the poll runs, which leaves rows for OUTBOX_HOLD_MS.
-  void drain();
   void listen();
-  const tick = (): void => {
-    timer = setTimeout(() => {
-      void run(claimHeldBack).finally(() => {
-        if (!stopped) tick();
-      });
-    }, pollMs);
-  };
-  tick();
-
-  return {
-    drain,
-    async stop() {
-      stopped = true;
-      forget();
-      if (timer) clearTimeout(timer);
-      await running;
-      await listener?.end().catch(() => undefined);
-      sink.publisher.close();
-    },
-  };
+  return { stop: async () => void (await listener?.end().catch(() => undefined)) };
 }
 
 /** An event as it is published: its outbox row, with the payload as the JSON text that was written. */
@@ -250,7 +314,7 @@ interface OutboxClaim extends OutboxEvent {
   seq: number;
 }
 
-/** Where events go: one publisher per relay or committed-events publisher, and what their spans and logs need. */
+/** Where an outbox's events go: its publisher, and what their spans and logs need. */
 interface EventSink {
   publisher: StreamPublisher;
   nats: Nats;
@@ -303,9 +367,9 @@ async function publishEvents({ publisher, nats, logger, tracer }: EventSink, row
 }
 
 /**
- * `startCommittedEvents`: events per batch at most, and waiting at most (the rest is the relays');
- * while busy, the pause between batches (what arrives meanwhile goes together); how long published
- * rows wait to be removed together.
+ * `Outbox.publish`: events per batch at most, and waiting at most (the rest is the relays'); while
+ * busy, the pause between batches (what arrives meanwhile goes together); how long published rows
+ * wait to be removed together.
  */
 const COMMITTED = { maxBatch: 1000, maxWaiting: 20_000, gapMs: 5, removeEveryMs: 50 };
 
@@ -320,35 +384,15 @@ const DELETE_PUBLISHED = {
        WHERE set_config('synchronous_commit', 'off', true) IS NOT NULL)`,
 };
 
-export interface CommittedEvents {
-  /**
-   * Publishes events whose outbox rows were just committed, then removes those rows. Never
-   * fails: an event it cannot publish (NATS down, a time-out, stopping) keeps its row, which the
-   * relays' poll publishes once it is `OUTBOX_HOLD_MS` old.
-   */
-  publish(events: OutboxEvent[]): void;
-  /** Waits for the publish and removal in flight; later events are left to the relays. */
-  stop(): Promise<void>;
-}
-
 /**
- * A writer's own publisher for the events it has just committed (ingest's group writer): the
- * events go out from memory right after the commit, not through the relay's claim, which costs
- * two round trips and reads every payload back (docs/performance.md, eleventh pass). A quiet
- * service publishes each commit's events at once; a busy one, one batch every few milliseconds
- * (`COMMITTED.gapMs`) with whatever arrived meanwhile. Published rows are removed together, one
- * statement every `COMMITTED.removeEveryMs`.
- * Every guarantee of the outbox stays: the row is committed with the data and removed only after
- * JetStream acknowledged its event, and the relays publish whatever is left.
+ * `Outbox.publish`: the events go out from memory right after the commit, not through the relay's
+ * claim, which costs two round trips and reads every payload back. A quiet service publishes each
+ * commit's events at once; a busy one, one batch every few milliseconds (`COMMITTED.gapMs`) with
+ * whatever arrived meanwhile. Published rows are removed together, one statement every
+ * `COMMITTED.removeEveryMs`.
  */
-export function startCommittedEvents(options: { db: Db; nats: Nats; logger: Logger }): CommittedEvents {
-  const { db, logger } = options;
-  const sink: EventSink = {
-    publisher: new StreamPublisher(options.nats.nc),
-    nats: options.nats,
-    logger,
-    tracer: trace.getTracer('intake-outbox'),
-  };
+function publishCommitted(sink: EventSink, db: Db): Pick<Outbox, 'publish' | 'stop'> {
+  const { logger } = sink;
   let stopped = false;
   const waiting: OutboxEvent[] = [];
   let publishing: Promise<void> | undefined;
@@ -397,7 +441,6 @@ export function startCommittedEvents(options: { db: Db; nats: Nats; logger: Logg
       stopped = true;
       waiting.length = 0;
       while (publishing || removing) await Promise.all([publishing, removing]);
-      sink.publisher.close();
     },
   };
 }

@@ -2,12 +2,11 @@ import { hostname } from 'node:os';
 import { isMainThread, parentPort, Worker as Thread, workerData } from 'node:worker_threads';
 import { loadConfig } from '../base/config';
 import type { Logger } from '../base/logger';
-import { onOutboxWake, wakeOutboxRelays } from '../messaging/outbox';
 import { closePlatform, createPlatform, type Platform, type Worker } from './platform';
 import { serviceNameFromEntry, startTelemetry } from '../base/telemetry';
 
 /** What the main thread tells its background thread. */
-type ToThread = 'wake' | 'stop';
+type ToThread = 'stop';
 interface ThreadData {
   service: string;
 }
@@ -23,7 +22,6 @@ const STOP_TIMEOUT_MS = 30_000;
  * environment, with `application_name` `intake-<service>`. (A service run alone keeps its relay on its main thread: measured, a relay
  * thread made the ingest process slower; see docs/performance.md.)
  *
- * - `wakeOutboxRelays()` on the main thread wakes the thread's relay (once per event-loop turn).
  * - Resolves once the thread's workers have started; a thread that cannot start rejects.
  * - `stop()` lets the thread finish what its workers hold and close its platform.
  * - A thread that dies takes the process with it (exit 1), as a crash of the process would: JetStream
@@ -35,8 +33,6 @@ export async function startBackgroundThread(options: {
   logger: Logger;
   /** The thread's environment (default: this process's), from which it builds its platform. */
   env?: NodeJS.ProcessEnv;
-  /** False when the thread runs no outbox relay: `wakeOutboxRelays()` then leaves it alone (default true). */
-  runsRelay?: boolean;
   /** The thread's name in its telemetry (`intake.thread`, and the suffix of its instance id; default `background`). */
   thread?: string;
 }): Promise<Worker> {
@@ -63,21 +59,10 @@ export async function startBackgroundThread(options: {
     logger.fatal({ code }, 'the background thread stopped: exiting');
     process.exit(1);
   });
-  let waking = false;
-  const wake = (): void => {
-    if (waking) return;
-    waking = true;
-    setImmediate(() => {
-      waking = false;
-      thread.postMessage('wake' satisfies ToThread);
-    });
-  };
-  const forget = options.runsRelay === false ? () => undefined : onOutboxWake(wake);
   return {
     async stop() {
       if (stopping) return;
       stopping = true;
-      forget();
       const exited = new Promise((resolve) => thread.once('exit', resolve));
       thread.postMessage('stop' satisfies ToThread);
       const timer = setTimeout(() => void thread.terminate(), STOP_TIMEOUT_MS);
@@ -112,7 +97,7 @@ function threadEnv(env: NodeJS.ProcessEnv, name: string): NodeJS.ProcessEnv {
 
 /**
  * The body of a background thread's entry module: builds the thread's platform, starts `start`'s
- * workers, then follows the main thread's wake-ups and its stop (see `startBackgroundThread`).
+ * workers, then follows the main thread's stop (see `startBackgroundThread`).
  * An error while starting ends the thread, and the main thread's start with it.
  */
 export function runBackgroundThread(start: (platform: Platform) => Promise<Worker[]>): void {
@@ -125,7 +110,7 @@ export function runBackgroundThread(start: (platform: Platform) => Promise<Worke
     const workers = await start(platform);
     let stopping: Promise<void> | undefined;
     port.on('message', (message: ToThread) => {
-      if (message === 'wake') return wakeOutboxRelays();
+      if (message !== 'stop') return;
       stopping ??= (async () => {
         await Promise.allSettled(workers.map((w) => w.stop()));
         await closePlatform(platform).catch((err) => platform.logger.warn({ err }, 'closing the thread’s platform'));

@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import Router from '@koa/router';
 import { loadConfig, usesDevelopmentSecretsKey, type Config } from '../base/config';
 import { createPlatform, serve, type Platform, type Worker } from './platform';
-import { startOutboxRelay, type OutboxRelay } from '../messaging/outbox';
+import { startOutboxRelay, type Outbox } from '../messaging/outbox';
 import { mountProbes, type Dependency } from './health';
 import { baseApp } from '../http/app';
 import { mountRoutes, type RouteList } from '../http/route';
@@ -59,7 +59,7 @@ export function buildServiceApp<D>(
 }
 
 /** The outbox relay of a process that publishes events, over the platform's database and NATS. */
-export function startPlatformRelay(platform: Platform, options: { pollMs?: number } = {}): OutboxRelay {
+export function startPlatformRelay(platform: Platform, options: { pollMs?: number } = {}): Outbox {
   return startOutboxRelay({
     db: platform.db,
     databaseUrl: platform.config.DATABASE_URL,

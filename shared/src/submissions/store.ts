@@ -1,4 +1,4 @@
-import { runPrepared, type Db } from '../base/db';
+import { runPrepared, type Db, type Queryable } from '../base/db';
 import {
   buildSubmissionCreatedEvent,
   EVENT_PAYLOAD_MAX_BYTES,
@@ -46,9 +46,9 @@ export interface StoreItem {
 }
 
 /**
- * A post ready for `storeSubmissions`: its item, serialised once (as the store function reads it),
- * that JSON's UTF-8 size, and its event as it is published (its payload is the very text the item
- * carries to the outbox).
+ * A post ready for `storeSubmissions`: its item, serialised once as the store function reads it
+ * (`json`: its submission and files), its event as it is published (`event.payload`, the very text
+ * the outbox keeps), and the UTF-8 size of both.
  */
 export interface PreparedPost {
   item: StoreItem;
@@ -63,16 +63,22 @@ export interface PreparedPost {
  * or when `omitPayload` says so (tests of that path with small posts).
  */
 export function preparePost(post: PostToStore, options: { omitPayload?: boolean } = {}): PreparedPost {
-  if (options.omitPayload) return serialized(storeItem(post, true));
-  const whole = serialized(storeItem(post, false));
-  return whole.bytes <= EVENT_PAYLOAD_MAX_BYTES ? whole : serialized(storeItem(post, true));
+  if (options.omitPayload) return prepareItem(storeItem(post, true));
+  const whole = prepareItem(storeItem(post, false));
+  return whole.bytes <= EVENT_PAYLOAD_MAX_BYTES ? whole : prepareItem(storeItem(post, true));
 }
 
-function serialized(item: StoreItem): PreparedPost {
+/** An item serialised as `storeSubmissions` sends it (`preparePost` does this; tests that alter an item call it again). */
+export function prepareItem(item: StoreItem): PreparedPost {
   const { event_id, subject, headers } = item.event;
   const payload = JSON.stringify(item.event.payload);
-  const json = serializeStoreItem(item, payload);
-  return { item, json, bytes: Buffer.byteLength(json), event: { event_id, subject, payload, headers } };
+  const json = serializeStoreItem(item);
+  return {
+    item,
+    json,
+    bytes: Buffer.byteLength(json) + Buffer.byteLength(payload),
+    event: { event_id, subject, payload, headers },
+  };
 }
 
 function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
@@ -97,7 +103,7 @@ function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
   });
   return {
     row,
-    // No NOTIFY (it would serialise commits on the fsync): the caller wakes this process's relay after commit.
+    // No NOTIFY (it would serialise commits on the fsync): the caller publishes it after the commit.
     event: outboxRow(event),
     period: periodKey(post.receivedAt),
     quota: post.form.monthly_quota,
@@ -108,15 +114,9 @@ function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
 /** SQLSTATE raised by `intake_store_submissions` when an account's quota cannot take the group's posts: nothing of the group was stored. */
 export const QUOTA_EXCEEDED_SQLSTATE = 'IQ001';
 
-/**
- * A post as `intake_store_submissions` reads it, serialised once when the post is accepted (its
- * ordinal is added per group); `eventJson`, the event's payload as JSON, when the caller has it.
- */
-export function serializeStoreItem(
-  { row, event, period, quota }: StoreItem,
-  eventJson = JSON.stringify(event.payload),
-): string {
-  const json = JSON.stringify({
+/** A post's submission and files as `intake_store_submissions` reads them (its event goes beside it, as published). */
+function serializeStoreItem({ row, event, period, quota }: StoreItem): string {
+  return JSON.stringify({
     id: row.id,
     account_id: row.account_id,
     form_id: row.form_id,
@@ -145,8 +145,6 @@ export function serializeStoreItem(
     period,
     quota,
   });
-  // The event goes in as the text that is published: the outbox keeps it as written (json).
-  return `${json.slice(0, -1)},"event":${eventJson}}`;
 }
 
 /** The ordinals (places in the group, from 0) of the posts that were not stored, by reason; every other post was stored. */
@@ -160,15 +158,27 @@ export interface GroupResult {
 }
 
 /**
- * Stores a group of posts (with their files, outbox events and idempotency claims) and counts
- * the received ones, in one transaction: one call of `intake_store_submissions` (migration 130
- * explains it). Without `admit` it raises `QUOTA_EXCEEDED_SQLSTATE` when a quota cannot take all
- * of the group, having stored nothing; with `admit` it stores the posts the quota still takes.
- * The caller wakes the outbox relays (`wakeOutboxRelays`) after it returns.
+ * Stores a group of posts in one transaction, one round trip: `intake_store_submissions`, whose
+ * parts are named after the rules (migration `006-store-submissions-by-rule`):
+ *
+ * 1. `intake_claim_idempotency_keys`: each post's idempotency claim, in (form, key) order; a post
+ *    whose key another request holds is not stored (`lost`);
+ * 2. with `admit` only, `intake_admit_received`: each account's month admits its received posts in
+ *    order while units remain (`intake_count_received`, partial); the others are `refused` and
+ *    keep no claim;
+ * 3. `intake_insert_posts`: the submission, its files and its outbox event for every other post
+ *    whose form still exists (`gone` otherwise);
+ * 4. without `admit`, `intake_count_group`: the received posts counted (`intake_count_received`,
+ *    all or nothing, as `countReceived` counts an owner's), last, so the counter row stays locked
+ *    only for the commit; a month that cannot take them all raises `QUOTA_EXCEEDED_SQLSTATE`,
+ *    having stored nothing (the caller tries again with `admit`).
+ *
+ * Spam is never counted. After it returns the caller publishes the stored posts' events
+ * (`CommittedEvents.publish`); what it does not publish, the outbox relay does.
  */
 export async function storeSubmissions(
   db: Db,
-  group: readonly Pick<PreparedPost, 'item' | 'json'>[],
+  group: readonly Pick<PreparedPost, 'item' | 'json' | 'event'>[],
   admit: boolean,
 ): Promise<GroupResult> {
   const claims = group.flatMap(({ item: { row, idempotency } }, n) =>
@@ -185,12 +195,31 @@ export async function storeSubmissions(
         ]
       : [],
   );
-  // Each post's JSON is an object; its ordinal goes in front of its first key.
-  const items = `[${group.map(({ json }, n) => `{"n":${n},${json.slice(1)}`).join(',')}]`;
   const [result] = await runPrepared<GroupResult>(db, {
     name: 'ingest_store_submissions',
-    text: 'SELECT lost, refused, gone FROM intake_store_submissions($1, $2, $3)',
-    values: [items, claims.length ? JSON.stringify(claims) : null, admit],
+    text: 'SELECT lost, refused, gone FROM intake_store_submissions($1, $2, $3, $4)',
+    values: [
+      group.map((p) => p.json),
+      group.map((p) => p.event.payload),
+      claims.length ? JSON.stringify(claims) : null,
+      admit,
+    ],
   });
   return result ?? { lost: [], refused: [], gone: [] };
+}
+
+/**
+ * Counts received submissions in an account's month (`usage_counters.used`, the number the
+ * quota is enforced on): the one count, which ingest's store makes for its posts and management
+ * makes when an owner marks a submission received (no quota then: it counts).
+ */
+export async function countReceived(
+  db: Queryable,
+  props: { accountId: string; period: string; count?: number },
+): Promise<void> {
+  await db.raw('SELECT intake_count_received(?::text, ?::date, ?::int, NULL, false)', [
+    props.accountId,
+    props.period,
+    props.count ?? 1,
+  ]);
 }

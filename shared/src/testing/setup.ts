@@ -1,4 +1,4 @@
-import type { OutboxRelay } from '../messaging/outbox';
+import type { Outbox } from '../messaging/outbox';
 import type { Platform } from '../runtime/platform';
 import { startPlatformRelay } from '../runtime/service';
 import type { Clock } from '../contracts/time';
@@ -36,6 +36,6 @@ export function useStarted<T extends { close(): Promise<unknown> }>(start: () =>
 }
 
 /** The outbox relay as the services run it, polling every `pollMs` (tests poll fast). */
-export function startTestRelay(platform: Platform, pollMs = 50): OutboxRelay {
+export function startTestRelay(platform: Platform, pollMs = 50): Outbox {
   return startPlatformRelay(platform, { pollMs });
 }

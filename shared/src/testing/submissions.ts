@@ -4,10 +4,10 @@ import type { Db } from '../base/db';
 import type { SubmissionEvent, SubmissionStatus } from '../contracts/events';
 import { newId } from '../contracts/ids';
 import type { Clock } from '../contracts/time';
-import { wakeOutboxRelays } from '../messaging/outbox';
+import { notifyOutboxRelays } from '../messaging/outbox';
 import {
+  prepareItem,
   preparePost,
-  serializeStoreItem,
   storeSubmissions,
   type StoreItem,
   type StoredUpload,
@@ -35,8 +35,8 @@ export interface StoredTestSubmission {
 /**
  * Stores a submission exactly as ingest does, through the same function (`preparePost` +
  * `storeSubmissions`, i.e. `intake_store_submissions`): the row, its files, its outbox event, its
- * idempotency claim and, when received, its quota unit, in one transaction; then wakes this
- * process's outbox relays. Received at the platform clock's now unless `receivedAt` says. Unlike ingest it never
+ * idempotency claim and, when received, its quota unit, in one transaction; then NOTIFYs the
+ * outbox relays. Received at the platform clock's now unless `receivedAt` says. Unlike ingest it never
  * refuses for the quota (unless `quota` is given).
  * `rewrite` alters the item before it is stored, for tests of inconsistent rows and events.
  */
@@ -100,14 +100,10 @@ export async function storeTestSubmission(
     { omitPayload: props.omitPayload },
   );
   props.rewrite?.(prepared.item);
-  const result = await storeSubmissions(
-    platform.db,
-    [{ item: prepared.item, json: serializeStoreItem(prepared.item) }],
-    true,
-  );
+  const result = await storeSubmissions(platform.db, [prepareItem(prepared.item)], true);
   if (result.lost.length || result.refused.length || result.gone.length)
     throw new Error(`the test submission was not stored: ${JSON.stringify(result)}`);
-  wakeOutboxRelays();
+  await notifyOutboxRelays(platform.db);
   const event = prepared.item.event.payload as SubmissionEvent;
   return { id, eventId: event.event_id, event, files };
 }

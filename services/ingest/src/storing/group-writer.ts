@@ -7,8 +7,7 @@ import {
   problem,
   QUOTA_EXCEEDED_SQLSTATE,
   storeSubmissions,
-  wakeOutboxRelays,
-  type CommittedEvents,
+  type Outbox,
   type Db,
   type GroupResult,
   type PostToStore,
@@ -39,7 +38,7 @@ interface Pending extends PreparedPost {
  * Per process: at most 64 posts and 4 MiB of them per transaction (a larger post goes alone), and
  * one transaction in flight, a second only when the first has run for 20 ms (held by a lock, a
  * slow disk): one at a time made groups twice as large and cost Postgres a quarter less per post
- * (docs/performance.md, eleventh pass). Postgres waits at most 5 s for a lock inside one (the
+ * (docs/performance.md). Postgres waits at most 5 s for a lock inside one (the
  * function sets lock_timeout; then the group is answered 503), so posts never queue long behind
  * a locked row.
  */
@@ -50,9 +49,9 @@ const GROUP = { maxPosts: 64, maxBytes: 4 * 1024 * 1024, maxInFlight: 2, spareAf
  * next transaction (`BatchQueue`: one round trip and one WAL flush for the group; a quiet service
  * stores each post alone, at once). A post its account's quota cannot take marks that account used
  * up in `formCache`. The events of a committed group are published by `events` when given (from
- * memory, at once), else by the outbox relays, woken.
+ * memory, at once), else left to the outbox relays.
  */
-export function createGroupWriter(props: { db: Db; formCache: FormCache; events?: CommittedEvents }): GroupWriter {
+export function createGroupWriter(props: { db: Db; formCache: FormCache; events?: Outbox }): GroupWriter {
   const queue = new BatchQueue<Pending, StoreOutcome>((group) => writeGroup(props, group), {
     maxGroup: GROUP.maxPosts,
     maxInFlight: GROUP.maxInFlight,
@@ -78,7 +77,7 @@ const tracer = trace.getTracer('intake-ingest');
  * fail the whole group (503).
  */
 async function writeGroup(
-  deps: { db: Db; formCache: FormCache; events?: CommittedEvents },
+  deps: { db: Db; formCache: FormCache; events?: Outbox },
   group: Pending[],
 ): Promise<PromiseSettledResult<StoreOutcome>[]> {
   let result: GroupResult;
@@ -99,8 +98,7 @@ async function writeGroup(
     return results;
   }
   const unstored = new Set([...result.lost, ...result.gone, ...result.refused]);
-  if (deps.events) deps.events.publish(group.flatMap(({ event }, n) => (unstored.has(n) ? [] : [event])));
-  else wakeOutboxRelays();
+  deps.events?.publish(group.flatMap(({ event }, n) => (unstored.has(n) ? [] : [event])));
   return group.map(({ item }, n): PromiseSettledResult<StoreOutcome> => {
     if (result.lost.includes(n)) return { status: 'fulfilled', value: 'lost-idempotency-race' };
     if (result.gone.includes(n)) return { status: 'rejected', reason: formGone() };

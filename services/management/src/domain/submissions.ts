@@ -1,6 +1,12 @@
-import { buildSubmissionCreatedEvent, enqueueEvent, periodKey, problem, type Platform } from '@intake/shared';
 import {
-  countUsageUnit,
+  buildSubmissionCreatedEvent,
+  countReceived,
+  enqueueEvent,
+  periodKey,
+  problem,
+  type Platform,
+} from '@intake/shared';
+import {
   deleteSubmissionRow,
   findSubmission,
   findSubmissionFiles,
@@ -67,7 +73,8 @@ export async function deleteSubmission(props: Deps & { accountId: string; id: st
 
 /**
  * Moves a submission between `spam` and `received`.
- * spam → received (caught by the spam layer): counts it in its month's usage and enqueues
+ * spam → received (caught by the spam layer): counts it in its month's usage (`countReceived`, as
+ * ingest's store counts its posts) and enqueues
  * `submission.created` in the same transaction, so webhooks and e-mail fire now.
  * received → spam: a label only (it stays counted; deliveries already made stay made); moving
  * it back restores it without counting or firing a second time.
@@ -83,7 +90,7 @@ export async function setSubmissionStatus(
     if (status === 'spam') return updateSubmissionStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
     const updated = await updateSubmissionStatus(trx, accountId, id, 'received', null);
     if (row.spam_reason === MARKED_BY_OWNER) return updated;
-    await countUsageUnit(trx, accountId, periodKey(row.received_at));
+    await countReceived(trx, { accountId, period: periodKey(row.received_at) });
     const form = await findForm(trx, accountId, row.form_id);
     const files = await findSubmissionFiles(trx, accountId, id);
     await enqueueEvent(trx, buildSubmissionCreatedEvent({ submission: updated, files, formName: form?.name ?? '' }));

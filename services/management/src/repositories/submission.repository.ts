@@ -132,12 +132,3 @@ export async function deleteSubmissionRow(db: Queryable, accountId: string, id: 
 export async function findFileById(db: Queryable, id: string): Promise<FileRow | undefined> {
   return db('submission_files').where({ id }).first();
 }
-
-/** Counts a received submission toward the account's monthly quota. */
-export async function countUsageUnit(db: Queryable, accountId: string, period: string): Promise<void> {
-  await db.raw(
-    `INSERT INTO usage_counters (account_id, period, used) VALUES (?, ?, 1)
-     ON CONFLICT (account_id, period) DO UPDATE SET used = usage_counters.used + 1`,
-    [accountId, period],
-  );
-}

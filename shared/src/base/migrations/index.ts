@@ -4,6 +4,7 @@ import * as storeSubmissions from './002-store-submissions';
 import * as notificationStatus from './003-notification-status';
 import * as consoleSessions from './004-console-sessions';
 import * as consumerLeases from './005-consumer-leases';
+import * as storeSubmissionsByRule from './006-store-submissions-by-rule';
 
 export interface Migration {
   name: string;
@@ -18,4 +19,5 @@ export const migrations: Migration[] = [
   { name: '003-notification-status', ...notificationStatus },
   { name: '004-console-sessions', ...consoleSessions },
   { name: '005-consumer-leases', ...consumerLeases },
+  { name: '006-store-submissions-by-rule', ...storeSubmissionsByRule },
 ];
