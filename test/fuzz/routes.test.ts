@@ -132,66 +132,66 @@ interface Attempt {
   tried: Record<string, unknown>;
 }
 
-function requestsFor(
-  method: string,
-  template: string,
-  op: Operation,
-  ids: Ids,
-  keys: { own: string; submission: string; revoked: string },
-  receiverUrl: string,
-): fc.Arbitrary<Attempt> {
-  const params = op.parameters ?? [];
-  const pathParams = params.filter((p) => p.in === 'path');
-  const queryParams = params.filter((p) => p.in === 'query');
-  const idValue = (schema: Schema): fc.Arbitrary<{ value: string; malformed: boolean }> => {
-    const kind = kindOf(schema);
-    const choices: fc.Arbitrary<{ value: string; malformed: boolean }>[] = [
-      // An empty segment is another URL (`/v1/forms/` is the list), not a parameter.
-      hostileString
-        .filter((v) => v !== '')
-        .map((value) => ({ value, malformed: !new RegExp(schema.pattern ?? '.*').test(value) })),
-    ];
-    if (kind) {
-      // Never the caller's own ids on DELETE: the fixtures must outlive the run.
-      if (method !== 'delete' && ids.own[kind]) choices.push(fc.constant({ value: ids.own[kind], malformed: false }));
-      if (ids.other[kind]) choices.push(fc.constant({ value: ids.other[kind], malformed: false }));
-      const otherKinds = Object.values(ids.own).filter((id) => !id.startsWith(`${ID_PREFIXES[kind]}_`));
-      choices.push(fc.constantFrom(...otherKinds).map((value) => ({ value, malformed: true })));
-      choices.push(
-        fc.constant({ value: `${ID_PREFIXES[kind]}_${'0'.repeat(25)}`, malformed: true }),
-        fc.constant({ value: `${ID_PREFIXES[kind]}_${'0'.repeat(26)}\u0000`, malformed: true }),
-      );
-    } else choices.push(plausible(schema, receiverUrl).map((v) => ({ value: String(v), malformed: false })));
-    return fc.oneof(...choices);
-  };
+type Keys = { own: string; submission: string; revoked: string };
+type IdValue = { value: string; malformed: boolean };
+type BodyValue = { text?: string; contentType?: string; value?: unknown };
+
+/** A path id: hostile text, the caller's own or another account's id, an id of another kind, or a near miss. */
+function idValueFor(schema: Schema, method: string, ids: Ids, receiverUrl: string): fc.Arbitrary<IdValue> {
+  const kind = kindOf(schema);
+  const choices: fc.Arbitrary<IdValue>[] = [
+    // An empty segment is another URL (`/v1/forms/` is the list), not a parameter.
+    hostileString
+      .filter((v) => v !== '')
+      .map((value) => ({ value, malformed: !new RegExp(schema.pattern ?? '.*').test(value) })),
+  ];
+  if (kind) {
+    // Never the caller's own ids on DELETE: the fixtures must outlive the run.
+    if (method !== 'delete' && ids.own[kind]) choices.push(fc.constant({ value: ids.own[kind], malformed: false }));
+    if (ids.other[kind]) choices.push(fc.constant({ value: ids.other[kind], malformed: false }));
+    const otherKinds = Object.values(ids.own).filter((id) => !id.startsWith(`${ID_PREFIXES[kind]}_`));
+    choices.push(fc.constantFrom(...otherKinds).map((value) => ({ value, malformed: true })));
+    choices.push(
+      fc.constant({ value: `${ID_PREFIXES[kind]}_${'0'.repeat(25)}`, malformed: true }),
+      fc.constant({ value: `${ID_PREFIXES[kind]}_${'0'.repeat(26)}\u0000`, malformed: true }),
+    );
+  } else choices.push(plausible(schema, receiverUrl).map((v) => ({ value: String(v), malformed: false })));
+  return fc.oneof(...choices);
+}
+
+/** A JSON body: mostly an object after the schema (hostile or fitting), else the wrong type, broken JSON or another media type. */
+function bodyFor(op: Operation, receiverUrl: string): fc.Arbitrary<BodyValue> {
   const jsonSchema = op.requestBody?.content['application/json']?.schema;
-  const body: fc.Arbitrary<{ text?: string; contentType?: string; value?: unknown }> = jsonSchema
-    ? fc.oneof(
-        {
-          weight: 6,
-          arbitrary: fc
-            .tuple(
-              objectOf(jsonSchema, receiverUrl),
-              fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8'),
-            )
-            .map(([value, contentType]) => ({ value, text: JSON.stringify(value), contentType })),
-        },
-        { weight: 1, arbitrary: wrongType.map((value) => ({ value, text: JSON.stringify(value) ?? 'null' })) },
-        {
-          weight: 1,
-          arbitrary: fc
-            .constantFrom('{', '{"a":', '\u0000', '{"name":"\\ud800"}', '{"name":"\\u0000"}', '[]', 'x'.repeat(2_000))
-            .map((text) => ({ text })),
-        },
-        {
-          weight: 1,
-          arbitrary: fc
-            .constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16le')
-            .map((contentType) => ({ text: '{"name":"x"}', contentType })),
-        },
-      )
-    : fc.constant({});
-  const auth = fc.oneof(
+  if (!jsonSchema) return fc.constant({});
+  return fc.oneof(
+    {
+      weight: 6,
+      arbitrary: fc
+        .tuple(
+          objectOf(jsonSchema, receiverUrl),
+          fc.constantFrom('application/json', 'application/json', 'application/json; charset=utf-8'),
+        )
+        .map(([value, contentType]) => ({ value, text: JSON.stringify(value), contentType })),
+    },
+    { weight: 1, arbitrary: wrongType.map((value) => ({ value, text: JSON.stringify(value) ?? 'null' })) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom('{', '{"a":', '\u0000', '{"name":"\\ud800"}', '{"name":"\\u0000"}', '[]', 'x'.repeat(2_000))
+        .map((text) => ({ text })),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .constantFrom('text/plain', 'application/x-www-form-urlencoded', 'application/json; charset=utf-16le')
+        .map((contentType) => ({ text: '{"name":"x"}', contentType })),
+    },
+  );
+}
+
+/** The Authorization header: mostly the caller's own key, else none, a wrong kind of key, or a malformed one. */
+function authFor(keys: Keys): fc.Arbitrary<string> {
+  return fc.oneof(
     { weight: 8, arbitrary: fc.constant(`Bearer ${keys.own}`) },
     {
       weight: 2,
@@ -207,26 +207,41 @@ function requestsFor(
       ),
     },
   );
+}
+
+// Accept is read where HTML is served (docs, problem pages): usually absent, sometimes odd.
+const accept = fc.oneof(
+  { weight: 3, arbitrary: fc.constant(null) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom('text/html', '*/*', 'text/html;q=0', 'ÿ/ÿ', ',,;q=x', 'a'.repeat(2_000)),
+  },
+);
+
+function requestsFor(
+  method: string,
+  template: string,
+  op: Operation,
+  ids: Ids,
+  keys: Keys,
+  receiverUrl: string,
+): fc.Arbitrary<Attempt> {
+  const params = op.parameters ?? [];
+  const pathParams = params.filter((p) => p.in === 'path');
+  const queryParams = params.filter((p) => p.in === 'query');
   return fc
     .tuple(
-      fc.tuple(...pathParams.map((p) => idValue(p.schema))),
+      fc.tuple(...pathParams.map((p) => idValueFor(p.schema, method, ids, receiverUrl))),
       fc.tuple(...queryParams.map((p) => fc.option(valueFor(p.schema, receiverUrl), { freq: 2 }))),
-      body,
-      auth,
-      // Accept is read where HTML is served (docs, problem pages): usually absent, sometimes odd.
-      fc.oneof(
-        { weight: 3, arbitrary: fc.constant(null) },
-        {
-          weight: 1,
-          arbitrary: fc.constantFrom('text/html', '*/*', 'text/html;q=0', 'ÿ/ÿ', ',,;q=x', 'a'.repeat(2_000)),
-        },
-      ),
+      bodyFor(op, receiverUrl),
+      authFor(keys),
+      accept,
     )
-    .map(([pathValues, queryValues, b, authorization, accept]) => {
+    .map(([pathValues, queryValues, b, authorization, acceptValue]) => {
       let path = template;
       const tried: Record<string, unknown> = {};
       pathParams.forEach((p, i) => {
-        const v = pathValues[i] as { value: string };
+        const v = pathValues[i] as IdValue;
         path = path.replace(`{${p.name}}`, pct(v.value));
         tried[`params.${p.name}`] = v.value;
       });
@@ -240,20 +255,14 @@ function requestsFor(
         .join('&');
       const headers: Record<string, string> = {};
       if (authorization) headers['authorization'] = authorization;
-      if (accept !== null) tried['accept'] = headers['accept'] = accept;
+      if (acceptValue !== null) tried['accept'] = headers['accept'] = acceptValue;
       if (b.text !== undefined) {
         headers['content-type'] = b.contentType ?? 'application/json';
         tried['body'] = b.value ?? b.text;
       }
       if (authorization !== `Bearer ${keys.own}`) tried['authorization'] = authorization;
-      return {
-        path,
-        query,
-        headers,
-        body: b.text,
-        malformedId: pathValues.some((v) => (v as { malformed: boolean }).malformed),
-        tried,
-      };
+      const malformedId = pathValues.some((v) => (v as IdValue).malformed);
+      return { path, query, headers, body: b.text, malformedId, tried };
     });
 }
 
