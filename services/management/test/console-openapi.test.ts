@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { useStarted } from '@intake/shared/testing';
+import { api, startManagement } from './helpers';
+
+/**
+ * The web console is typed by a committed copy of the OpenAPI document (console/openapi.json) and the types
+ * generated from it (console/src/openapi.d.ts): both must be what GET /openapi serves today. With OPENAPI_WRITE=1
+ * (`npm run openapi:write -w services/management`) the test rewrites them instead.
+ */
+const SCRIPT = path.resolve(__dirname, '../console/openapi.mjs');
+
+/** Runs console/openapi.mjs with the served document on stdin; resolves to its exit code and output. */
+function runScript(mode: 'check' | 'write', served: unknown): Promise<{ code: number; output: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [SCRIPT, mode], { cwd: path.dirname(SCRIPT) }, (err, stdout, stderr) =>
+      resolve({ code: err ? Number(err.code ?? 1) : 0, output: `${stdout}${stderr}`.trim() }),
+    );
+    child.stdin?.end(JSON.stringify(served));
+  });
+}
+
+describe("the console's copy of the OpenAPI document", () => {
+  // Configuration defaults (PUBLIC_BASE_URL, PROBLEMS_URL), so the document does not depend on the test's port.
+  const ctx = useStarted(() => startManagement());
+
+  it('is what GET /openapi serves, and the console types generated from it are current', async () => {
+    const served = await api(ctx.url)('GET', '/openapi');
+    expect(served.status).toBe(200);
+    const mode = process.env['OPENAPI_WRITE'] ? 'write' : 'check';
+    const result = await runScript(mode, served.body);
+    if (mode === 'write') console.log(result.output);
+    // On failure the output says where the copy differs and what to run.
+    expect(result).toEqual({ code: 0, output: mode === 'write' ? expect.stringMatching(/^wrote /) : '' });
+  }, 60_000);
+});
