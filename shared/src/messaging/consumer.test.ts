@@ -172,19 +172,23 @@ describe('runConsumer', () => {
           }),
       });
       const acked = async () => (await info()).ack_floor.stream_seq;
-      for (let released = 0; released < 11; released++) {
-        await eventually(() => [...waiting.keys()].some((n) => n !== 0), { message: 'a message to release' });
-        const state = await info();
-        expect(state.num_ack_pending).toBeLessThanOrEqual(3);
-        expect(waiting.size).toBeLessThanOrEqual(3);
-        waiting.get([...waiting.keys()].find((n) => n !== 0)!)!();
+      try {
+        for (let released = 0; released < 11; released++) {
+          await eventually(() => [...waiting.keys()].some((n) => n !== 0), { message: 'a message to release' });
+          const state = await info();
+          expect(state.num_ack_pending).toBeLessThanOrEqual(3);
+          expect(waiting.size).toBeLessThanOrEqual(3);
+          waiting.get([...waiting.keys()].find((n) => n !== 0)!)!();
+        }
+        // Eleven settled while message 0 held its slot all along.
+        await eventually(async () => (await info()).num_pending === 0 && waiting.size === 1, {
+          message: 'all but the slow message settled',
+        });
+        expect(await acked()).toBe(0);
+      } finally {
+        // Before the consumer stops (it waits for the messages it holds), even when an expectation failed.
+        for (const release of waiting.values()) release();
       }
-      // Eleven settled while message 0 held its slot all along.
-      await eventually(async () => (await info()).num_pending === 0 && waiting.size === 1, {
-        message: 'all but the slow message settled',
-      });
-      expect(await acked()).toBe(0);
-      waiting.get(0)!();
       await eventually(async () => allAcknowledged(await info()), { message: 'the slow message acknowledged' });
       expect(most).toBeLessThanOrEqual(3);
     });

@@ -263,6 +263,8 @@ class ConsumerRun {
       // Busy: let a few more slots free up (2 ms) rather than pull one message per request.
       if (this.held.size > 0 && concurrency - this.held.size < concurrency / 4)
         await new Promise((resolve) => setTimeout(resolve, 2));
+      // The acks of the messages that freed these slots reach the server before the pull does.
+      this.acks.flush();
       const pull = await consumer.fetch({ max_messages: concurrency - this.held.size, expires: PULL_EXPIRES_MS });
       this.pull = pull;
       if (this.stopped) pull.stop();
