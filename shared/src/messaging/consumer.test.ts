@@ -11,70 +11,71 @@ type TestConsumerOptions = Omit<ConsumerOptions, 'nats' | 'stream' | 'durable' |
 /** The `n` of a test message. */
 const nOf = (data: unknown): number => (data as { n: number }).n;
 
-describe('runConsumer', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(async () => {
-    await platform.close();
-  });
+/* The test stream's platform, shared by every describe block of this file. */
+let platform: TestPlatform;
+beforeAll(async () => {
+  platform = await createTestPlatform();
+});
+afterAll(async () => {
+  await platform.close();
+});
 
-  /**
-   * Runs `test` against a stream of its own with one durable consumer (`name`): `publish` posts
-   * `{ n }` (or a raw body), `run` starts `runConsumer` on it, `info` reads the durable's state.
-   * The consumer is stopped and the stream deleted afterwards.
-   */
-  async function withStream(
-    name: string,
-    test: (s: {
-      publish(n: number | string): Promise<unknown>;
-      run(options: TestConsumerOptions): { stop(): Promise<void> };
-      info(): Promise<ConsumerInfo>;
-    }) => Promise<void>,
-    config: Partial<ConsumerConfig> = {},
-  ): Promise<void> {
-    const stream = `${platform.nats.names.prefix.toUpperCase()}_${name.toUpperCase()}`;
-    const subject = platform.nats.names.subject(name);
-    await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
-    let consumer: { stop(): Promise<void> } | undefined;
-    try {
-      await platform.nats.jsm.consumers.add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit, ...config });
-      await test({
-        publish: (n) => platform.nats.js.publish(subject, typeof n === 'string' ? n : JSON.stringify({ n })),
-        run: (options) => {
-          consumer = runConsumer({ ...options, nats: platform.nats, stream, durable: name, logger: platform.logger });
-          return consumer;
-        },
-        info: () => platform.nats.jsm.consumers.info(stream, name),
-      });
-    } finally {
-      await consumer?.stop();
-      await platform.nats.jsm.streams.delete(stream);
+/**
+ * Runs `test` against a stream of its own with one durable consumer (`name`): `publish` posts
+ * `{ n }` (or a raw body), `run` starts `runConsumer` on it, `info` reads the durable's state.
+ * The consumer is stopped and the stream deleted afterwards.
+ */
+async function withStream(
+  name: string,
+  test: (s: {
+    publish(n: number | string): Promise<unknown>;
+    run(options: TestConsumerOptions): { stop(): Promise<void> };
+    info(): Promise<ConsumerInfo>;
+  }) => Promise<void>,
+  config: Partial<ConsumerConfig> = {},
+): Promise<void> {
+  const stream = `${platform.nats.names.prefix.toUpperCase()}_${name.toUpperCase()}`;
+  const subject = platform.nats.names.subject(name);
+  await platform.nats.jsm.streams.add({ name: stream, subjects: [subject] });
+  let consumer: { stop(): Promise<void> } | undefined;
+  try {
+    await platform.nats.jsm.consumers.add(stream, { durable_name: name, ack_policy: AckPolicy.Explicit, ...config });
+    await test({
+      publish: (n) => platform.nats.js.publish(subject, typeof n === 'string' ? n : JSON.stringify({ n })),
+      run: (options) => {
+        consumer = runConsumer({ ...options, nats: platform.nats, stream, durable: name, logger: platform.logger });
+        return consumer;
+      },
+      info: () => platform.nats.jsm.consumers.info(stream, name),
+    });
+  } finally {
+    await consumer?.stop();
+    await platform.nats.jsm.streams.delete(stream);
+  }
+}
+
+/** Every message published was delivered and acknowledged. */
+const allAcknowledged = (info: ConsumerInfo): boolean => info.num_ack_pending === 0 && info.num_pending === 0;
+
+/** Counts the acks in what the client writes to the server, and the writes that carry them. */
+function watchAcks(): { writes: number; acks: number; stop(): void } {
+  // nats.js writes through its transport's `send`, one call per flush of its outbound buffer.
+  const transport = (platform.nats.nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } })
+    .protocol.transport;
+  const send = transport.send.bind(transport);
+  const seen = { writes: 0, acks: 0, stop: () => void (transport.send = send) };
+  transport.send = (frame) => {
+    const acks = Buffer.from(frame).toString('latin1').split('+ACK').length - 1;
+    if (acks > 0) {
+      seen.writes++;
+      seen.acks += acks;
     }
-  }
+    send(frame);
+  };
+  return seen;
+}
 
-  /** Every message published was delivered and acknowledged. */
-  const allAcknowledged = (info: ConsumerInfo): boolean => info.num_ack_pending === 0 && info.num_pending === 0;
-
-  /** Counts the acks in what the client writes to the server, and the writes that carry them. */
-  function watchAcks(): { writes: number; acks: number; stop(): void } {
-    // nats.js writes through its transport's `send`, one call per flush of its outbound buffer.
-    const transport = (platform.nats.nc as unknown as { protocol: { transport: { send(frame: Uint8Array): void } } })
-      .protocol.transport;
-    const send = transport.send.bind(transport);
-    const seen = { writes: 0, acks: 0, stop: () => void (transport.send = send) };
-    transport.send = (frame) => {
-      const acks = Buffer.from(frame).toString('latin1').split('+ACK').length - 1;
-      if (acks > 0) {
-        seen.writes++;
-        seen.acks += acks;
-      }
-      send(frame);
-    };
-    return seen;
-  }
-
+describe('runConsumer: batches', () => {
   it('sends the acks of messages that settle in the same turn of the event loop in one write', async () => {
     await withStream('acktest', async ({ publish, run, info }) => {
       // Published before the consumer starts, so they arrive together.
@@ -155,7 +156,9 @@ describe('runConsumer', () => {
       expect(batches).toEqual([[0], [1, 2, 3, 4, 5]]);
     });
   });
+});
 
+describe('runConsumer: the messages it holds', () => {
   it('never holds more than `concurrency` messages, and one slow message holds only its own slot', async () => {
     await withStream('bounded', async ({ publish, run, info }) => {
       for (let n = 0; n < 12; n++) await publish(n);
@@ -221,7 +224,9 @@ describe('runConsumer', () => {
       { ack_wait: nanos(1000) },
     );
   });
+});
 
+describe('runConsumer: failures and stopping', () => {
   it('terminates a message that is not JSON without handing it over', async () => {
     await withStream('poison', async ({ publish, run, info }) => {
       await publish('{not json');
@@ -296,7 +301,9 @@ describe('runConsumer', () => {
       await eventually(async () => allAcknowledged(await info()), { message: 'its ack reached the server' });
     });
   });
+});
 
+describe('runConsumer: tracing', () => {
   it('groups the same messages in the same batches with tracing on and off, and traces each message', async () => {
     const exporter = new tracing.InMemorySpanExporter();
     const sizesOf = async (name: string): Promise<{ sizes: number[]; traceIds: string[] }> => {
