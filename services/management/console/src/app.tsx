@@ -1,7 +1,8 @@
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef } from 'preact/hooks';
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { loadSession, session, signOut } from './api';
-import { location, match, navigate } from './router';
-import { Link, Loading } from './components/ui';
+import { useScrollToTop } from './location';
+import { Loading } from './components/ui';
 import { SignIn } from './pages/sign-in';
 import { FormsPage } from './pages/forms';
 import { FormPage } from './pages/form';
@@ -22,27 +23,63 @@ const NAV = [
 const section = (path: string) =>
   path.startsWith('/console/submissions') ? '/console/forms' : NAV.find((n) => path.startsWith(n.href))?.href;
 
-/** The view for a path. */
-function view(path: string) {
-  let m: Record<string, string> | undefined;
-  if ((m = match('/console/forms/:id/submissions', path))) return <SubmissionsPage formId={m['id'] as string} />;
-  if ((m = match('/console/forms/:id/webhooks/:webhookId', path)))
-    return <DeliveryLogPage formId={m['id'] as string} webhookId={m['webhookId'] as string} />;
-  if ((m = match('/console/forms/:id/webhooks', path))) return <WebhooksPage formId={m['id'] as string} />;
-  if ((m = match('/console/forms/new', path))) return <FormPage />;
-  if ((m = match('/console/forms/:id', path))) return <FormPage formId={m['id'] as string} />;
-  if ((m = match('/console/submissions/:id', path))) return <SubmissionPage id={m['id'] as string} />;
-  if (match('/console/api-keys', path)) return <ApiKeysPage />;
-  if (match('/console/usage', path)) return <UsagePage />;
-  if (match('/console/forms', path)) return <FormsPage />;
-  return undefined;
+/** Any other URL under /console shows the forms (replacing the URL, so back does not return to it). */
+function ToForms() {
+  const { route } = useLocation();
+  useLayoutEffect(() => {
+    route('/console/forms', true);
+  }, []);
+  return null;
 }
 
-export function App() {
+/** The views, by URL; links under /console navigate without reloading (modified clicks open as usual). */
+function Views() {
+  return (
+    <Router>
+      <Route path="/console/forms/:id/submissions" component={SubmissionsPage} />
+      <Route path="/console/forms/:id/webhooks/:webhookId" component={DeliveryLogPage} />
+      <Route path="/console/forms/:id/webhooks" component={WebhooksPage} />
+      <Route path="/console/forms/new" component={FormPage} />
+      <Route path="/console/forms/:id" component={FormPage} />
+      <Route path="/console/submissions/:id" component={SubmissionPage} />
+      <Route path="/console/api-keys" component={ApiKeysPage} />
+      <Route path="/console/usage" component={UsagePage} />
+      <Route path="/console/forms" component={FormsPage} />
+      <Route default component={ToForms} />
+    </Router>
+  );
+}
+
+function TopBar({ path }: { path: string }) {
+  return (
+    <header class="top">
+      <a href="/console/forms" class="brand">
+        Intake
+      </a>
+      <nav aria-label="Main">
+        <ul>
+          {NAV.map((n) => (
+            <li key={n.href}>
+              <a href={n.href} aria-current={section(path) === n.href ? 'page' : undefined}>
+                {n.label}
+              </a>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <button type="button" class="secondary signout" onClick={() => void signOut()}>
+        Sign out
+      </button>
+    </header>
+  );
+}
+
+function Console() {
   useEffect(() => {
     void loadSession();
   }, []);
-  const path = location.value.path;
+  const { path, url } = useLocation();
+  useScrollToTop(url);
   const main = useRef<HTMLElement>(null);
   useEffect(() => {
     // After an in-console navigation, move focus to the new view, as a page load would.
@@ -50,38 +87,23 @@ export function App() {
   }, [path]);
   if (session.value === undefined) return <Loading what="the console" />;
   if (session.value === null) return <SignIn />;
-  const content = view(path);
-  if (!content) {
-    navigate('/console/forms', { replace: true });
-    return null;
-  }
   return (
     <>
       <a class="skip" href="#main">
         Skip to content
       </a>
-      <header class="top">
-        <Link href="/console/forms" class="brand">
-          Intake
-        </Link>
-        <nav aria-label="Main">
-          <ul>
-            {NAV.map((n) => (
-              <li key={n.href}>
-                <Link href={n.href} aria-current={section(path) === n.href ? 'page' : undefined}>
-                  {n.label}
-                </Link>
-              </li>
-            ))}
-          </ul>
-        </nav>
-        <button type="button" class="secondary signout" onClick={() => void signOut()}>
-          Sign out
-        </button>
-      </header>
+      <TopBar path={path} />
       <main id="main" ref={main} tabIndex={-1}>
-        {content}
+        <Views />
       </main>
     </>
+  );
+}
+
+export function App() {
+  return (
+    <LocationProvider scope="/console">
+      <Console />
+    </LocationProvider>
   );
 }

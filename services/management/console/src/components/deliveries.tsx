@@ -1,4 +1,4 @@
-import type { Delivery } from '../types';
+import type { Delivery } from '../api-types';
 import { StatusBadge, Table, formatTime } from './ui';
 
 /** One delivery's attempts, oldest first: time, trigger, status code, duration, error, response body. */

@@ -1,4 +1,4 @@
-import type { Form } from '../types';
+import type { Form } from '../api-types';
 import { CopyButton } from './ui';
 
 /** Ready-to-paste code that posts to a form: an HTML form with the honeypot, fetch with JSON, fetch with a file. */

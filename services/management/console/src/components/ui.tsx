@@ -1,17 +1,6 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api';
-import { navigate } from '../router';
-
-/** An in-console link: plain clicks navigate without reloading; modified clicks open as usual. */
-export function Link(props: JSX.HTMLAttributes<HTMLAnchorElement> & { href: string }) {
-  const onClick = (e: MouseEvent) => {
-    if (e.defaultPrevented || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-    e.preventDefault();
-    navigate(props.href);
-  };
-  return <a {...props} onClick={onClick} />;
-}
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -42,8 +31,11 @@ export function ErrorBox({ error }: { error: unknown }) {
   );
 }
 
+/** What `useResource` gives a view. */
+export type Resource<T> = { data?: T; error?: unknown; loading: boolean; reload(): Promise<void> };
+
 /** Loads data for a view: `{ data, error, loading, reload }`. */
-export function useResource<T>(load: () => Promise<T>, deps: unknown[]) {
+export function useResource<T>(load: () => Promise<T>, deps: unknown[]): Resource<T> {
   const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
   const seq = useRef(0);
   const reload = useCallback(async () => {
@@ -63,6 +55,9 @@ export function useResource<T>(load: () => Promise<T>, deps: unknown[]) {
   }, [reload]);
   return { ...state, reload };
 }
+
+/** What `useAction` gives a view. */
+export type Action = ReturnType<typeof useAction>;
 
 /** Runs an action, exposing its pending state and error. */
 export function useAction() {

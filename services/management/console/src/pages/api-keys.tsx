@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import { api, session } from '../api';
-import type { ApiKey, ListOf } from '../types';
+import { api, ok, session } from '../api';
+import type { ApiKey, NewApiKey } from '../api-types';
 import {
   Confirm,
   ErrorBox,
@@ -13,28 +13,23 @@ import {
   formatTime,
   useAction,
   useResource,
+  type Action,
 } from '../components/ui';
 
 export function ApiKeysPage() {
-  const keys = useResource(() => api<ListOf<ApiKey>>('GET', '/v1/api-keys'), []);
-  const [type, setType] = useState<ApiKey['type']>('submission');
-  const [name, setName] = useState('');
-  const [minted, setMinted] = useState<ApiKey | null>(null);
+  const keys = useResource(() => ok(api.GET('/v1/api-keys')), []);
+  const [minted, setMinted] = useState<NewApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const action = useAction();
-  const create = async (e: Event) => {
-    e.preventDefault();
-    const key = await action.run(() => api<ApiKey>('POST', '/v1/api-keys', { type, name: name.trim() || null }));
-    if (!key) return;
+  const created = async (key: NewApiKey) => {
     setMinted(key);
-    setName('');
     await keys.reload();
   };
   const revoke = async () => {
     const key = revoking;
     setRevoking(null);
     if (!key) return;
-    await action.run(() => api('DELETE', `/v1/api-keys/${key.id}`));
+    await action.run(() => ok(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: key.id } } })));
     await keys.reload();
   };
   return (
@@ -46,67 +41,94 @@ export function ApiKeysPage() {
       {minted?.key && (
         <ShownOnce label={`New ${minted.type} key${minted.name ? ` “${minted.name}”` : ''}`} value={minted.key} />
       )}
-      <form class="inline-form" onSubmit={create}>
-        <Field id="k-type" label="Type">
-          <select id="k-type" value={type} onChange={(e) => setType(e.currentTarget.value as ApiKey['type'])}>
-            <option value="submission">submission</option>
-            <option value="management">management</option>
-          </select>
-        </Field>
-        <TextField id="k-name" label="Name" grow maxLength={200} value={name} onValue={setName} />
-        <SubmitRow pending={action.pending}>Create key</SubmitRow>
-      </form>
+      <CreateKey action={action} onCreated={created} />
       <ErrorBox error={action.error ?? keys.error} />
       {keys.loading && !keys.data && <Loading what="keys" />}
-      {keys.data && (
-        <Table
-          label="API keys"
-          columns={[
-            { label: 'Type' },
-            { label: 'Name' },
-            { label: 'Prefix' },
-            { label: 'Created' },
-            { label: 'Last used' },
-            { label: 'Revoked' },
-            { label: 'Actions', hidden: true },
-          ]}
-        >
-          {keys.data.data.map((k) => (
-            <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
-              <td>{k.type}</td>
-              <td>
-                {k.name ?? '—'}
-                {k.id === session.value?.key_id && <span class="muted small"> (this session)</span>}
-              </td>
-              <td>
-                <code>{k.prefix}…</code>
-              </td>
-              <td class="nowrap">{formatTime(k.created_at)}</td>
-              <td class="nowrap">{formatTime(k.last_used_at)}</td>
-              <td class="nowrap">{formatTime(k.revoked_at)}</td>
-              <td>
-                {!k.revoked_at && (
-                  <button type="button" class="link danger-text" onClick={() => setRevoking(k)}>
-                    Revoke <span class="sr-only">{k.name ?? k.prefix}</span>
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </Table>
-      )}
-      <Confirm
-        open={revoking !== null}
-        title="Revoke this key?"
-        confirmLabel="Revoke key"
-        onConfirm={revoke}
-        onCancel={() => setRevoking(null)}
-      >
-        <p>
-          <code>{revoking?.prefix}…</code> stops working at once
-          {revoking?.id === session.value?.key_id ? ', and this console session ends with it' : ''}.
-        </p>
-      </Confirm>
+      {keys.data && <KeysTable keys={keys.data.data} onRevoke={setRevoking} />}
+      <RevokeConfirm revoking={revoking} onConfirm={revoke} onCancel={() => setRevoking(null)} />
     </>
+  );
+}
+
+/** Creates a key of a type, with an optional name; the new key (shown once) is handed up. */
+function CreateKey({ action, onCreated }: { action: Action; onCreated(key: NewApiKey): Promise<void> }) {
+  const [type, setType] = useState<ApiKey['type']>('submission');
+  const [name, setName] = useState('');
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const key = await action.run(() => ok(api.POST('/v1/api-keys', { body: { type, name: name.trim() || null } })));
+    if (!key) return;
+    void onCreated(key);
+    setName('');
+  };
+  return (
+    <form class="inline-form" onSubmit={submit}>
+      <Field id="k-type" label="Type">
+        <select id="k-type" value={type} onChange={(e) => setType(e.currentTarget.value as ApiKey['type'])}>
+          <option value="submission">submission</option>
+          <option value="management">management</option>
+        </select>
+      </Field>
+      <TextField id="k-name" label="Name" grow maxLength={200} value={name} onValue={setName} />
+      <SubmitRow pending={action.pending}>Create key</SubmitRow>
+    </form>
+  );
+}
+
+function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke(key: ApiKey): void }) {
+  return (
+    <Table
+      label="API keys"
+      columns={[
+        { label: 'Type' },
+        { label: 'Name' },
+        { label: 'Prefix' },
+        { label: 'Created' },
+        { label: 'Last used' },
+        { label: 'Revoked' },
+        { label: 'Actions', hidden: true },
+      ]}
+    >
+      {keys.map((k) => (
+        <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
+          <td>{k.type}</td>
+          <td>
+            {k.name ?? '—'}
+            {k.id === session.value?.key_id && <span class="muted small"> (this session)</span>}
+          </td>
+          <td>
+            <code>{k.prefix}…</code>
+          </td>
+          <td class="nowrap">{formatTime(k.created_at)}</td>
+          <td class="nowrap">{formatTime(k.last_used_at)}</td>
+          <td class="nowrap">{formatTime(k.revoked_at)}</td>
+          <td>
+            {!k.revoked_at && (
+              <button type="button" class="link danger-text" onClick={() => onRevoke(k)}>
+                Revoke <span class="sr-only">{k.name ?? k.prefix}</span>
+              </button>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
+  );
+}
+
+function RevokeConfirm(props: { revoking: ApiKey | null; onConfirm(): void; onCancel(): void }) {
+  const { revoking } = props;
+  return (
+    <Confirm
+      open={revoking !== null}
+      title="Revoke this key?"
+      confirmLabel="Revoke key"
+      onConfirm={props.onConfirm}
+      onCancel={props.onCancel}
+    >
+      <p>
+        <code>{revoking?.prefix}…</code> stops working at once
+        {revoking?.id === session.value?.key_id ? ', and this console session ends with it' : ''}.
+      </p>
+    </Confirm>
   );
 }

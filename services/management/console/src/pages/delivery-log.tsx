@@ -1,49 +1,58 @@
-import { api, qs } from '../api';
-import { location, navigate } from '../router';
-import type { Delivery, ListOf, Webhook } from '../types';
-import { ErrorBox, Link, Loading, useAction, useResource } from '../components/ui';
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, ok } from '../api';
+import type { Delivery } from '../api-types';
+import type { operations } from '../openapi';
+import { qs } from '../location';
+import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
-import { useState } from 'preact/hooks';
 
 const FILTERS = ['all', 'failed', 'pending', 'succeeded'] as const;
+type Status = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>['status'];
 
-export function DeliveryLogPage({ formId, webhookId }: { formId: string; webhookId: string }) {
-  return <FormFrame formId={formId}>{() => <DeliveryLog formId={formId} webhookId={webhookId} />}</FormFrame>;
+export function DeliveryLogPage({ id, webhookId }: { id: string; webhookId: string }) {
+  return <FormFrame formId={id}>{() => <DeliveryLog formId={id} webhookId={webhookId} />}</FormFrame>;
+}
+
+/** The webhook (for its URL) and its deliveries with the status the URL asks for. */
+function useDeliveryLog(formId: string, webhookId: string, status: string) {
+  const hook = useResource(async () => {
+    const hooks = await ok(api.GET('/v1/forms/{id}/webhooks', { params: { path: { id: formId } } }));
+    return hooks.data.find((h) => h.id === webhookId);
+  }, [formId, webhookId]);
+  const log = useResource(() => {
+    // Whatever the URL says goes to the API, which explains a status it does not know.
+    const query = { status: (status === 'all' ? undefined : status) as Status };
+    return ok(api.GET('/v1/webhooks/{id}/deliveries', { params: { path: { id: webhookId }, query } }));
+  }, [webhookId, status]);
+  return { hook, log };
 }
 
 function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string }) {
-  const status = location.value.query.get('status') ?? 'all';
-  const hook = useResource(
-    async () =>
-      (await api<ListOf<Webhook>>('GET', `/v1/forms/${formId}/webhooks`)).data.find((h) => h.id === webhookId),
-    [formId, webhookId],
-  );
-  const log = useResource(
-    () =>
-      api<ListOf<Delivery>>(
-        'GET',
-        `/v1/webhooks/${encodeURIComponent(webhookId)}/deliveries${qs({ status: status === 'all' ? undefined : status })}`,
-      ),
-    [webhookId, status],
-  );
+  const { query, route } = useLocation();
+  const status = query['status'] ?? 'all';
+  const { hook, log } = useDeliveryLog(formId, webhookId, status);
   const action = useAction();
   const [message, setMessage] = useState('');
   const base = `/console/forms/${formId}/webhooks/${webhookId}`;
   const replay = async (id: string) => {
-    const ok = await action.run(() => api('POST', `/v1/deliveries/${id}/replay`));
-    if (ok) setMessage('Replay queued; refresh to see its attempt.');
+    const queued = await action.run(() => ok(api.POST('/v1/deliveries/{id}/replay', { params: { path: { id } } })));
+    if (queued) setMessage('Replay queued; refresh to see its attempt.');
     await log.reload();
   };
   const replayFailed = async () => {
-    const ok = await action.run(() => api<{ replayed: string[] }>('POST', `/v1/webhooks/${webhookId}/replay-failed`));
-    if (ok) setMessage(`Queued ${ok.replayed.length} failed deliver${ok.replayed.length === 1 ? 'y' : 'ies'} again.`);
+    const done = await action.run(() =>
+      ok(api.POST('/v1/webhooks/{id}/replay-failed', { params: { path: { id: webhookId } } })),
+    );
+    if (done)
+      setMessage(`Queued ${done.replayed.length} failed deliver${done.replayed.length === 1 ? 'y' : 'ies'} again.`);
     await log.reload();
   };
   return (
     <>
       <p class="crumbs">
-        <Link href={`/console/forms/${formId}/webhooks`}>Webhooks</Link> /
+        <a href={`/console/forms/${formId}/webhooks`}>Webhooks</a> /
       </p>
       <h2>
         Delivery log{hook.data ? ':' : ''} {hook.data && <span class="wrap">{hook.data.url}</span>}
@@ -54,7 +63,7 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
           id="d-status"
           value={status}
           onChange={(e) =>
-            navigate(`${base}${qs({ status: e.currentTarget.value === 'all' ? '' : e.currentTarget.value })}`)
+            route(`${base}${qs({ status: e.currentTarget.value === 'all' ? '' : e.currentTarget.value })}`)
           }
         >
           {FILTERS.map((f) => (
@@ -83,20 +92,27 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
         </p>
       )}
       {log.data?.data.map((d) => (
-        <details key={d.id} class="delivery">
-          <summary>
-            <DeliverySummary delivery={d} />
-          </summary>
-          <div class="toolbar">
-            {d.submission_id && <Link href={`/console/submissions/${d.submission_id}`}>Open the submission</Link>}
-            <button type="button" class="secondary" disabled={action.pending} onClick={() => replay(d.id)}>
-              Replay
-            </button>
-            {d.last_error && <span class="muted">Last error: {d.last_error}</span>}
-          </div>
-          <AttemptTimeline delivery={d} />
-        </details>
+        <DeliveryEntry key={d.id} delivery={d} pending={action.pending} onReplay={() => replay(d.id)} />
       ))}
     </>
+  );
+}
+
+/** One delivery: its summary, a link to its submission, Replay, and its attempts. */
+function DeliveryEntry({ delivery: d, pending, onReplay }: { delivery: Delivery; pending: boolean; onReplay(): void }) {
+  return (
+    <details class="delivery">
+      <summary>
+        <DeliverySummary delivery={d} />
+      </summary>
+      <div class="toolbar">
+        {d.submission_id && <a href={`/console/submissions/${d.submission_id}`}>Open the submission</a>}
+        <button type="button" class="secondary" disabled={pending} onClick={onReplay}>
+          Replay
+        </button>
+        {d.last_error && <span class="muted">Last error: {d.last_error}</span>}
+      </div>
+      <AttemptTimeline delivery={d} />
+    </details>
   );
 }

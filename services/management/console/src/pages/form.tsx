@@ -1,25 +1,26 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
-import { navigate } from '../router';
-import type { Form } from '../types';
-import { Confirm, ErrorBox, Field, Link, SubmitRow, TextField, useAction } from '../components/ui';
+import { useLocation } from 'preact-iso';
+import { api, ok } from '../api';
+import type { Form } from '../api-types';
+import { Confirm, ErrorBox, useAction } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
+import { FormEditor } from './form/editor';
 
 /** `/console/forms/new` creates; `/console/forms/:id` edits every setting, shows the snippets, deletes. */
-export function FormPage({ formId }: { formId?: string }) {
-  if (!formId)
+export function FormPage({ id }: { id?: string }) {
+  if (!id)
     return (
       <>
         <p class="crumbs">
-          <Link href="/console/forms">Forms</Link> /
+          <a href="/console/forms">Forms</a> /
         </p>
         <h1>New form</h1>
         <FormEditor />
       </>
     );
   return (
-    <FormFrame formId={formId}>
+    <FormFrame formId={id}>
       {(form) => (
         <>
           <Snippets form={form} />
@@ -32,155 +33,17 @@ export function FormPage({ formId }: { formId?: string }) {
   );
 }
 
-const lines = (text: string) =>
-  text
-    .split(/[\n,]+/)
-    .map((s) => s.trim())
-    .filter(Boolean);
-
-function FormEditor({ form }: { form?: Form }) {
-  const [name, setName] = useState(form?.name ?? '');
-  const [slug, setSlug] = useState(form?.slug ?? '');
-  const [status, setStatus] = useState<Form['status']>(form?.status ?? 'live');
-  const [honeypot, setHoneypot] = useState(form?.honeypot_field ?? '_gotcha');
-  const [provider, setProvider] = useState<string>(form?.bot_challenge?.provider ?? '');
-  const [secret, setSecret] = useState('');
-  const [emails, setEmails] = useState((form?.notify_emails ?? []).join('\n'));
-  const [redirect, setRedirect] = useState(form?.redirect_url ?? '');
-  const [origins, setOrigins] = useState((form?.allowed_origins ?? []).join('\n'));
-  const [saved, setSaved] = useState(false);
-  const { pending, error, run, setError } = useAction();
-
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setSaved(false);
-    const body: Record<string, unknown> = {
-      name: name.trim(),
-      status,
-      honeypot_field: honeypot.trim(),
-      notify_emails: lines(emails),
-      redirect_url: redirect.trim() || null,
-      allowed_origins: lines(origins),
-    };
-    if (slug.trim()) body['slug'] = slug.trim();
-    const providerChanged = provider !== (form?.bot_challenge?.provider ?? '');
-    if (!provider) body['bot_challenge'] = null;
-    else if (secret) body['bot_challenge'] = { provider, secret };
-    else if (providerChanged) {
-      setError(new Error('Enter the bot challenge secret for the provider you chose'));
-      return;
-    }
-    const result = await run(() =>
-      form ? api<Form>('PATCH', `/v1/forms/${form.id}`, body) : api<Form>('POST', '/v1/forms', body),
-    );
-    if (!result) return;
-    setSecret('');
-    if (form) setSaved(true);
-    else navigate(`/console/forms/${result.id}`);
-  };
-
-  return (
-    <form class="stack" onSubmit={submit}>
-      <TextField id="f-name" label="Name" required maxLength={200} value={name} onValue={setName} />
-      <TextField
-        id="f-slug"
-        label="Slug"
-        help="Lower-case letters, digits and hyphens; made from the name when empty. It is part of the ingest URL."
-        maxLength={64}
-        pattern="[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
-        value={slug}
-        onValue={setSlug}
-      />
-      <Field id="f-status" label="Status">
-        <select id="f-status" value={status} onChange={(e) => setStatus(e.currentTarget.value as Form['status'])}>
-          <option value="live">live — accepts posts</option>
-          <option value="paused">paused</option>
-          <option value="draft">draft</option>
-        </select>
-      </Field>
-      <TextField
-        id="f-honeypot"
-        label="Honeypot field"
-        help="A hidden field people never fill; posts that fill it are kept as spam."
-        required
-        maxLength={100}
-        value={honeypot}
-        onValue={setHoneypot}
-      />
-      <fieldset>
-        <legend>Bot challenge</legend>
-        <Field id="f-provider" label="Provider">
-          <select id="f-provider" value={provider} onChange={(e) => setProvider(e.currentTarget.value)}>
-            <option value="">none</option>
-            <option value="turnstile">Cloudflare Turnstile</option>
-            <option value="hcaptcha">hCaptcha</option>
-            <option value="recaptcha">reCAPTCHA</option>
-          </select>
-        </Field>
-        {provider && (
-          <TextField
-            id="f-secret"
-            label="Provider secret key"
-            help={
-              <>
-                Stored encrypted and never shown again.{' '}
-                {form?.bot_challenge ? 'Leave empty to keep the current one.' : ''}
-              </>
-            }
-            type="password"
-            autocomplete="off"
-            value={secret}
-            onValue={setSecret}
-          />
-        )}
-      </fieldset>
-      <TextField
-        id="f-emails"
-        label="Notify e-mails"
-        help="One address per line; each gets an e-mail per submission."
-        rows={2}
-        value={emails}
-        onValue={setEmails}
-      />
-      <TextField
-        id="f-redirect"
-        label="Redirect URL"
-        help="Where a browser goes after posting the HTML form; empty shows a thank-you page."
-        type="url"
-        placeholder="https://example.com/thanks"
-        value={redirect}
-        onValue={setRedirect}
-      />
-      <TextField
-        id="f-origins"
-        label="Allowed origins"
-        help="One origin per line; browser posts from other websites are refused. Empty: any website."
-        rows={2}
-        placeholder="https://example.com"
-        value={origins}
-        onValue={setOrigins}
-      />
-      <ErrorBox error={error} />
-      {saved && (
-        <p class="ok" role="status">
-          Saved.
-        </p>
-      )}
-      <SubmitRow pending={pending}>{form ? 'Save changes' : 'Create form'}</SubmitRow>
-    </form>
-  );
-}
-
 function DeleteForm({ form }: { form: Form }) {
+  const { route } = useLocation();
   const [open, setOpen] = useState(false);
   const { error, run } = useAction();
   const remove = async () => {
     setOpen(false);
-    const ok = await run(async () => {
-      await api('DELETE', `/v1/forms/${form.id}`);
+    const deleted = await run(async () => {
+      await ok(api.DELETE('/v1/forms/{id}', { params: { path: { id: form.id } } }));
       return true;
     });
-    if (ok) navigate('/console/forms');
+    if (deleted) route('/console/forms');
   };
   return (
     <section class="danger-zone" aria-labelledby="delete-title">

@@ -1,44 +1,20 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
-import type { Form, ListOf, Webhook } from '../types';
-import {
-  Confirm,
-  CopyButton,
-  ErrorBox,
-  Link,
-  Loading,
-  ShownOnce,
-  SubmitRow,
-  TextField,
-  useAction,
-  useResource,
-} from '../components/ui';
+import { api, ok } from '../api';
+import type { Form } from '../api-types';
+import { ErrorBox, Loading, ShownOnce, SubmitRow, TextField, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
+import { WebhookCard } from './webhooks/card';
 
-interface TestResult {
-  status_code: number;
-  ok: boolean;
-  error?: string;
-  duration_ms: number;
+export function WebhooksPage({ id }: { id: string }) {
+  return <FormFrame formId={id}>{(form) => <Webhooks form={form} />}</FormFrame>;
 }
 
-export function WebhooksPage({ formId }: { formId: string }) {
-  return <FormFrame formId={formId}>{(form) => <Webhooks form={form} />}</FormFrame>;
-}
+type Secret = { label: string; value: string };
 
 function Webhooks({ form }: { form: Form }) {
-  const hooks = useResource(() => api<ListOf<Webhook>>('GET', `/v1/forms/${form.id}/webhooks`), [form.id]);
-  const [url, setUrl] = useState('');
-  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
-  const add = useAction();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const created = await add.run(() => api<Webhook>('POST', `/v1/forms/${form.id}/webhooks`, { url: url.trim() }));
-    if (!created?.secret) return;
-    setUrl('');
-    setSecret({ label: `Signing secret of ${created.url}`, value: created.secret });
-    await hooks.reload();
-  };
+  const path = { params: { path: { id: form.id } } };
+  const hooks = useResource(() => ok(api.GET('/v1/forms/{id}/webhooks', path)), [form.id]);
+  const [secret, setSecret] = useState<Secret | null>(null);
   return (
     <>
       <h2>Webhooks</h2>
@@ -50,20 +26,7 @@ function Webhooks({ form }: { form: Form }) {
           Verify the <code>x-service-signature</code> header with it. It is shown only this once: copy it now.
         </ShownOnce>
       )}
-      <form class="inline-form" onSubmit={submit}>
-        <TextField
-          id="w-url"
-          label="Webhook URL"
-          grow
-          type="url"
-          required
-          placeholder="https://example.com/hooks/intake"
-          value={url}
-          onValue={setUrl}
-        />
-        <SubmitRow pending={add.pending}>Add webhook</SubmitRow>
-      </form>
-      <ErrorBox error={add.error ?? hooks.error} />
+      <AddWebhook formId={form.id} error={hooks.error} onAdded={setSecret} onChange={hooks.reload} />
       {hooks.loading && !hooks.data && <Loading what="webhooks" />}
       {hooks.data && hooks.data.data.length === 0 && <p class="empty">No webhooks yet: add one above.</p>}
       <ul class="cards">
@@ -81,93 +44,41 @@ function Webhooks({ form }: { form: Form }) {
   );
 }
 
-function WebhookCard(props: { hook: Webhook; formId: string; onChange(): void; onSecret(secret: string): void }) {
-  const { hook } = props;
-  const action = useAction();
-  const [test, setTest] = useState<TestResult | null>(null);
-  const [curl, setCurl] = useState<string | null>(null);
-  const [confirm, setConfirm] = useState<'rotate' | 'delete' | null>(null);
-  const ping = async () => {
-    setTest(null);
-    const result = await action.run(() => api<TestResult>('POST', `/v1/webhooks/${hook.id}/test`));
-    if (result) setTest(result);
-  };
-  const sample = async () => {
-    const result = await action.run(() => api<{ curl: string }>('GET', `/v1/webhooks/${hook.id}/sample`));
-    if (result) setCurl(result.curl);
-  };
-  const setEnabled = async (enabled: boolean) => {
-    await action.run(() => api('PATCH', `/v1/webhooks/${hook.id}`, { enabled }));
-    props.onChange();
-  };
-  const confirmed = async () => {
-    const what = confirm;
-    setConfirm(null);
-    if (what === 'rotate') {
-      const updated = await action.run(() => api<Webhook>('PATCH', `/v1/webhooks/${hook.id}`, { rotate_secret: true }));
-      if (updated?.secret) props.onSecret(updated.secret);
-    } else if (what === 'delete') {
-      await action.run(() => api('DELETE', `/v1/webhooks/${hook.id}`));
-      props.onChange();
-    }
+/** Adds a webhook by URL; its signing secret is handed up to be shown once. Shows the list's load error too. */
+function AddWebhook(props: {
+  formId: string;
+  error: unknown;
+  onAdded(secret: Secret): void;
+  onChange(): Promise<void>;
+}) {
+  const [url, setUrl] = useState('');
+  const add = useAction();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const created = await add.run(() =>
+      ok(api.POST('/v1/forms/{id}/webhooks', { params: { path: { id: props.formId } }, body: { url: url.trim() } })),
+    );
+    if (!created?.secret) return;
+    setUrl('');
+    props.onAdded({ label: `Signing secret of ${created.url}`, value: created.secret });
+    await props.onChange();
   };
   return (
-    <li class="card">
-      <div class="card-head">
-        <h3 class="wrap">{hook.url}</h3>
-        <span class={`badge badge-${hook.enabled ? 'live' : 'paused'}`}>{hook.enabled ? 'enabled' : 'disabled'}</span>
-      </div>
-      <div class="toolbar">
-        <button type="button" disabled={action.pending} onClick={ping}>
-          Send test ping
-        </button>
-        <button type="button" class="secondary" disabled={action.pending} onClick={sample}>
-          Copy as curl
-        </button>
-        <Link class="button secondary" href={`/console/forms/${props.formId}/webhooks/${hook.id}`}>
-          Delivery log
-        </Link>
-        <button type="button" class="secondary" disabled={action.pending} onClick={() => setEnabled(!hook.enabled)}>
-          {hook.enabled ? 'Disable' : 'Enable'}
-        </button>
-        <button type="button" class="secondary" disabled={action.pending} onClick={() => setConfirm('rotate')}>
-          Rotate secret
-        </button>
-        <button type="button" class="danger" disabled={action.pending} onClick={() => setConfirm('delete')}>
-          Delete
-        </button>
-      </div>
-      {test && (
-        <p class={test.ok ? 'ok' : 'error'} role="status">
-          Test ping: {test.ok ? 'succeeded' : 'failed'} · status {test.status_code || 'none'} · {test.duration_ms} ms
-          {test.error ? ` · ${test.error}` : ''}
-        </p>
-      )}
-      {curl && (
-        <div class="snippet">
-          <div class="snippet-head">
-            <h4>A signed sample request</h4>
-            <CopyButton text={curl} label="Copy command" />
-          </div>
-          <pre tabIndex={0} aria-label="curl command">
-            <code>{curl}</code>
-          </pre>
-        </div>
-      )}
-      <ErrorBox error={action.error} />
-      <Confirm
-        open={confirm !== null}
-        title={confirm === 'rotate' ? 'Rotate the signing secret?' : 'Delete this webhook?'}
-        confirmLabel={confirm === 'rotate' ? 'Rotate secret' : 'Delete webhook'}
-        onConfirm={confirmed}
-        onCancel={() => setConfirm(null)}
-      >
-        <p>
-          {confirm === 'rotate'
-            ? 'The old secret stops working at once; update your receiver with the new one.'
-            : 'Its pending deliveries are dropped with it.'}
-        </p>
-      </Confirm>
-    </li>
+    <>
+      <form class="inline-form" onSubmit={submit}>
+        <TextField
+          id="w-url"
+          label="Webhook URL"
+          grow
+          type="url"
+          required
+          placeholder="https://example.com/hooks/intake"
+          value={url}
+          onValue={setUrl}
+        />
+        <SubmitRow pending={add.pending}>Add webhook</SubmitRow>
+      </form>
+      <ErrorBox error={add.error ?? props.error} />
+    </>
   );
 }

@@ -1,0 +1,70 @@
+import type { Usage } from '../../api-types';
+import { Table } from '../../components/ui';
+
+type Days = Usage['days'];
+
+/** Received and spam per day of the month, as stacked bars; the same figures are in a table for screen readers. */
+export function DayChart({ days }: { days: Days }) {
+  const max = Math.max(1, ...days.map((d) => d.received + d.spam));
+  const total = days.reduce((n, d) => n + d.received, 0);
+  return (
+    <section aria-labelledby="chart-title">
+      <h2 id="chart-title">Per day</h2>
+      <figure class="chart">
+        <DayBars days={days} max={max} total={total} />
+        <div class="chart-axis" aria-hidden="true" style={{ gridTemplateColumns: `repeat(${days.length}, 1fr)` }}>
+          {[0, 7, 14, 21, 28].map((i) =>
+            days[i] ? (
+              <span key={i} style={{ gridColumn: `${i + 1}`, gridRow: '1' }}>
+                {days[i].date.slice(5)}
+              </span>
+            ) : null,
+          )}
+        </div>
+        <figcaption class="legend">
+          <span class="key received" aria-hidden="true" /> received <span class="key spam" aria-hidden="true" /> spam ·
+          tallest bar {max} a day
+        </figcaption>
+      </figure>
+      <details>
+        <summary>Per-day figures</summary>
+        <Table
+          label="Submissions per day"
+          columns={[{ label: 'Day' }, { label: 'Received', num: true }, { label: 'Spam', num: true }]}
+        >
+          {days.map((d) => (
+            <tr key={d.date}>
+              <th scope="row">{d.date}</th>
+              <td class="num">{d.received}</td>
+              <td class="num">{d.spam}</td>
+            </tr>
+          ))}
+        </Table>
+      </details>
+    </section>
+  );
+}
+
+function DayBars({ days, max, total }: { days: Days; max: number; total: number }) {
+  const width = 100 / Math.max(1, days.length);
+  return (
+    <svg
+      viewBox="0 0 100 40"
+      preserveAspectRatio="none"
+      role="img"
+      aria-label={`Submissions per day this month: ${total} received in total`}
+    >
+      {days.map((d, i) => {
+        const h = (d.received / max) * 38;
+        const hs = (d.spam / max) * 38;
+        return (
+          <g key={d.date}>
+            <title>{`${d.date}: ${d.received} received, ${d.spam} spam`}</title>
+            <rect class="received" x={i * width + width * 0.15} y={40 - h} width={width * 0.7} height={h} />
+            <rect class="spam" x={i * width + width * 0.15} y={40 - h - hs} width={width * 0.7} height={hs} />
+          </g>
+        );
+      })}
+    </svg>
+  );
+}
