@@ -10,7 +10,7 @@ const { request } = require('undici');
  * for days, and the first seconds of a process go to the JIT. After the single second of warm-up
  * the pipeline suite used to give, TurboFan was still optimising 294 functions of the all-in-one
  * in the 5 s measured next (79 after 12 s of warm-up), and its compiler threads took 8.5 % of the
- * box (docs/performance.md, "Issue 15, ninth pass").
+ * box.
  */
 const WARM_UP_S = 8;
 

@@ -2,7 +2,7 @@
  * Ingest: accepted posts per second and p50/p99 at 32 connections for urlencoded, JSON and
  * multipart bodies, against a bare Koa server doing one durable Postgres insert per request
  * (same run, same database server; urlencoded and the floor measured in turns, three rounds);
- * then the ingest process's peak memory growth while a 50 MB file is uploaded. Targets: ≥ 60 % of the bare server's throughput (issue 15; 50 % before it),
+ * then the ingest process's peak memory growth while a 50 MB file is uploaded. Targets: ≥ 60 % of the bare server's throughput,
  * p99 < 50 ms, growth < 64 MB.
  */
 const http = require('node:http');

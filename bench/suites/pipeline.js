@@ -1,5 +1,5 @@
 /**
- * The whole pipeline (issue 15): what users run, `npm start` (one process) and the services as
+ * The whole pipeline: what users run, `npm start` (one process) and the services as
  * separate processes (ingest, delivery, usage: one each), against the floor (a bare Koa server
  * doing one durable insert per request) in the same run. For each layout:
  *
@@ -47,12 +47,12 @@ const FIXED_RATE = 300;
  */
 const LEAD_IN_S = 2;
 /**
- * Issue 15 set its absolute targets (end to end ≥ 1,000/s for `npm start`, ≥ 1,500/s for the
- * separate processes) on a box whose floor measured 7,646 req/s; as shares of the floor measured in
+ * The absolute targets (end to end ≥ 1,000/s for `npm start`, ≥ 1,500/s for the
+ * separate processes) were set on a reference box whose floor measured 7,646 req/s; as shares of the floor measured in
  * the same run they are 0.131 and 0.196, which a slower or faster box can be held to as well.
  */
-const ISSUE_FLOOR = 7646;
-/** As in issue 15's report: a short webhook timeout (ack deadline 4 s) is where buffered messages were sent twice. */
+const REFERENCE_FLOOR = 7646;
+/** A short webhook timeout (ack deadline 4 s): where messages held in a buffer would reach their deadline and be sent twice. */
 const WEBHOOK_TIMEOUT_MS = '2000';
 /** Turns of (floor, ingest with no webhook) per layout: one 4 s window of a noisy box spreads its ratio by ±15 %. */
 const INGEST_ROUNDS = 3;
@@ -434,7 +434,7 @@ exports.run = async function run({ duration, log }) {
           `${(a.ingestRps / a.floor).toFixed(2)} (rounds ${a.ingestRounds.join(', ')}; ` +
           `${a.ingestRps} req/s, p99 ${a.ingestP99} ms, worst round; target ≥ 0.4)`,
         'npm start: end to end': `${Math.round(a.e2eRate)} submissions/s (target ≥ 1,000), drain ${a.drain.toFixed(1)} s`,
-        'npm start: end to end / floor': `${(a.e2eRate / a.floor).toFixed(3)} (1,000/s on the issue's box: ${(1000 / ISSUE_FLOOR).toFixed(3)})`,
+        'npm start: end to end / floor': `${(a.e2eRate / a.floor).toFixed(3)} (1,000/s on the reference box: ${(1000 / REFERENCE_FLOOR).toFixed(3)})`,
         [`npm start: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(a.webhookP50)} / ${round(a.webhookP99)} ms (target p99 ≤ 100 ms; box ${Math.round(a.webhookBusy * 100)} % busy)`,
         'npm start: duplicate webhook requests': a.duplicates,
         'npm start: CPU µs per submission': JSON.stringify(a.cpu),
@@ -445,7 +445,7 @@ exports.run = async function run({ duration, log }) {
           `${(s.ingestRps / s.floor).toFixed(2)} (rounds ${s.ingestRounds.join(', ')}; ` +
           `${s.ingestRps} req/s, p99 ${s.ingestP99} ms, worst round)`,
         'separate: end to end': `${Math.round(s.e2eRate)} submissions/s (target ≥ 1,500), drain ${s.drain.toFixed(1)} s`,
-        'separate: end to end / floor': `${(s.e2eRate / s.floor).toFixed(3)} (1,500/s on the issue's box: ${(1500 / ISSUE_FLOOR).toFixed(3)})`,
+        'separate: end to end / floor': `${(s.e2eRate / s.floor).toFixed(3)} (1,500/s on the reference box: ${(1500 / REFERENCE_FLOOR).toFixed(3)})`,
         [`separate: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(s.webhookP50)} / ${round(s.webhookP99)} ms (box ${Math.round(s.webhookBusy * 100)} % busy)`,
         'separate: duplicate webhook requests': s.duplicates,
         'separate: CPU µs per submission': JSON.stringify(s.cpu),

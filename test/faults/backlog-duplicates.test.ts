@@ -42,7 +42,7 @@ async function smtpServer() {
 }
 
 /**
- * Issue 15, item 1: no duplicate without a crash. A delivery process starts on a backlog of
+ * No duplicate without a crash. A delivery process starts on a backlog of
  * 1,600 `delivery.requested` messages and a second one joins once sending has begun; the backlog
  * takes at least 12.5 s to send (64 attempts at once per process, the receiver answers after 1 s)
  * against an ack deadline of 4 s. The receiver must get exactly

@@ -21,7 +21,7 @@ function blockEventLoop(ms: number): void {
 }
 
 /**
- * Issue 15: an answer that arrived in time is not timed out because this process ran its timers
+ * An answer that arrived in time is not timed out because this process ran its timers
  * late (a timed-out attempt is retried, so that would be a duplicate with no crash).
  */
 describe('webhook sender: the timeout and a late event loop', () => {

@@ -103,7 +103,7 @@ export interface RequestToSend {
  * decides, so duplicates and stale messages are harmless. A scheduled attempt is numbered from the
  * attempts recorded (an attempt cut short by a crash was never recorded, so it is simply made
  * again); a failure is retried by JetStream redelivery after the ladder's step, the fifth failure
- * marks the delivery `failed`. A replay is one extra attempt outside the ladder (see the README).
+ * marks the delivery `failed`. A replay is one extra attempt outside the ladder (see docs/decisions.md, "Webhooks").
  */
 export async function processDeliveryRequests(deps: DeliverDeps, items: RequestToSend[]): Promise<Promise<Outcome>[]> {
   if (items.length === 0) return [];

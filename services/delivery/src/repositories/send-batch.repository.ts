@@ -33,7 +33,7 @@ export interface ClaimAsk {
  * transaction; the connection keeps its setting). Every other session sees the lease at once; only
  * a Postgres crash can lose it, and a crash already makes the attempt in flight again, since its
  * record fails. The attempt's record, which does wait, flushes the lease with it. So a webhook's
- * way has one flush less (docs/performance.md).
+ * way has one flush less.
  */
 export const CLAIM_DELIVERIES = {
   name: 'delivery_claim',

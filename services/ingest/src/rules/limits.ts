@@ -1,4 +1,4 @@
-/** Bounds on what one post may carry (documented in the README, "Ingest"). */
+/** Bounds on what one post may carry (documented in docs/decisions.md, "Ingest"). */
 export const LIMITS = {
   /** Bytes of a urlencoded or JSON body, and of the non-file fields of a multipart body. */
   bodyBytes: 1024 * 1024,
