@@ -1,4 +1,5 @@
-import { runPrepared, type Db, type Queryable } from '../base/db';
+import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
+import { CLAIM_AND_ADMIT, STORE_GROUP, WITHDRAW_CLAIMS } from './store-submissions.sql';
 import {
   buildSubmissionCreatedEvent,
   EVENT_PAYLOAD_MAX_BYTES,
@@ -58,7 +59,7 @@ export interface PreparedPost {
 }
 
 /**
- * The post as `intake_store_submissions` stores it; its event goes without the fields when the
+ * The post as `storeSubmissions` stores it; its event goes without the fields when the
  * post is too large for a message (`EVENT_PAYLOAD_MAX_BYTES`: consumers read them from the submission),
  * or when `omitPayload` says so (tests of that path with small posts).
  */
@@ -111,11 +112,11 @@ function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
   };
 }
 
-/** SQLSTATE raised by `intake_store_submissions` when an account's quota cannot take the group's posts: nothing of the group was stored. */
+/** SQLSTATE raised by `storeSubmissions` (`intake_count_received`) when an account's quota cannot take the group's posts: nothing of the group was stored. */
 export const QUOTA_EXCEEDED_SQLSTATE = 'IQ001';
 
-/** A post's submission and files as `intake_store_submissions` reads them (its event goes beside it, as published). */
-function serializeStoreItem({ row, event, period, quota }: StoreItem): string {
+/** A post's submission, files and idempotency claim as `storeSubmissions` sends them (its event goes beside it, as published). */
+function serializeStoreItem({ row, event, period, quota, idempotency }: StoreItem): string {
   return JSON.stringify({
     id: row.id,
     account_id: row.account_id,
@@ -144,6 +145,8 @@ function serializeStoreItem({ row, event, period, quota }: StoreItem): string {
     headers: event.headers,
     period,
     quota,
+    idempotency_key: idempotency?.key,
+    idempotency_expires_at: idempotency ? toTimestamp(idempotency.expiresAt) : undefined,
   });
 }
 
@@ -158,54 +161,75 @@ export interface GroupResult {
 }
 
 /**
- * Stores a group of posts in one transaction, one round trip: `intake_store_submissions`, whose
- * parts are named after the rules (migration `006-store-submissions-by-rule`):
+ * Stores a group of posts, with their files, outbox events and idempotency claims, and counts the
+ * received ones, in one transaction (`store-submissions.sql.ts` names each rule's part):
  *
- * 1. `intake_claim_idempotency_keys`: each post's idempotency claim, in (form, key) order; a post
- *    whose key another request holds is not stored (`lost`);
- * 2. with `admit` only, `intake_admit_received`: each account's month admits its received posts in
- *    order while units remain (`intake_count_received`, partial); the others are `refused` and
- *    keep no claim;
- * 3. `intake_insert_posts`: the submission, its files and its outbox event for every other post
- *    whose form still exists (`gone` otherwise);
- * 4. without `admit`, `intake_count_group`: the received posts counted (`intake_count_received`,
- *    all or nothing, as `countReceived` counts an owner's), last, so the counter row stays locked
- *    only for the commit; a month that cannot take them all raises `QUOTA_EXCEEDED_SQLSTATE`,
- *    having stored nothing (the caller tries again with `admit`).
+ * - without `admit`, one statement (`STORE_GROUP`): the claims (a post whose key another request
+ *   holds is `lost`), the submissions, files and events (a post whose form is deleted is `gone`),
+ *   and last the count, all or nothing (`countReceived`'s function): when an account's month
+ *   cannot take all of its posts it raises `QUOTA_EXCEEDED_SQLSTATE`, and nothing was stored;
+ * - with `admit` (the caller's second try): the claims and each month admitting its received posts
+ *   in order while units remain, first (`CLAIM_AND_ADMIT`); the others are `refused` and keep no
+ *   claim (`WITHDRAW_CLAIMS`); then the same statement stores the rest, counted already.
  *
  * Spam is never counted. After it returns the caller publishes the stored posts' events
- * (`CommittedEvents.publish`); what it does not publish, the outbox relay does.
+ * (`Outbox.publish`); what it does not publish, the outbox relay does.
  */
 export async function storeSubmissions(
   db: Db,
   group: readonly Pick<PreparedPost, 'item' | 'json' | 'event'>[],
   admit: boolean,
 ): Promise<GroupResult> {
-  const claims = group.flatMap(({ item: { row, idempotency } }, n) =>
-    idempotency
-      ? [
-          {
-            n,
-            form_id: row.form_id,
-            key: idempotency.key,
-            submission_id: row.id,
-            created_at: row.received_at,
-            expires_at: idempotency.expiresAt,
-          },
-        ]
-      : [],
-  );
-  const [result] = await runPrepared<GroupResult>(db, {
+  const posts = group.map((p) => p.json);
+  const events = group.map((p) => p.event.payload);
+  if (admit) return admitAndStore(db, group, [posts, events]);
+  const [stored] = await runPrepared<{ lost: number[]; gone: number[] }>(db, {
     name: 'ingest_store_submissions',
-    text: 'SELECT lost, refused, gone FROM intake_store_submissions($1, $2, $3, $4)',
-    values: [
-      group.map((p) => p.json),
-      group.map((p) => p.event.payload),
-      claims.length ? JSON.stringify(claims) : null,
-      admit,
-    ],
+    text: STORE_GROUP,
+    values: [posts, events, true, [], true],
   });
-  return result ?? { lost: [], refused: [], gone: [] };
+  return { lost: stored?.lost ?? [], refused: [], gone: stored?.gone ?? [] };
+}
+
+/** `storeSubmissions` admitting what the quota still takes: three statements in one transaction. */
+function admitAndStore(
+  db: Db,
+  group: readonly Pick<PreparedPost, 'item'>[],
+  [posts, events]: [string[], string[]],
+): Promise<GroupResult> {
+  return withPooledConnection(db, async (connection) => {
+    try {
+      await connection.query('BEGIN');
+      const { rows } = await connection.query<Admission>(CLAIM_AND_ADMIT, [posts, events, true]);
+      const { lost, months } = rows[0] ?? { lost: [], months: [] };
+      const refused = months.flatMap((month) => month.posts.slice(month.admitted)).sort((a, b) => a - b);
+      const claims = refused.flatMap((n) => {
+        const { row, idempotency } = group[n]!.item;
+        return idempotency ? [{ form_id: row.form_id, key: idempotency.key, submission_id: row.id }] : [];
+      });
+      if (claims.length > 0) await connection.query(WITHDRAW_CLAIMS, [JSON.stringify(claims)]);
+      const stored = await connection.query<{ gone: number[] }>(STORE_GROUP, [
+        posts,
+        events,
+        false,
+        [...lost, ...refused],
+        false,
+      ]);
+      await connection.query('COMMIT');
+      return { lost, refused, gone: stored.rows[0]?.gone ?? [] };
+    } catch (err) {
+      await connection.query('ROLLBACK').catch((rollbackErr: unknown) => discardConnection(connection, rollbackErr));
+      if (err && typeof err === 'object')
+        Object.assign(err, { backendPid: (connection as { processID?: number }).processID });
+      throw err;
+    }
+  });
+}
+
+/** What `CLAIM_AND_ADMIT` answers: the posts that lost their claim, and per month its received posts and how many it admitted. */
+interface Admission {
+  lost: number[];
+  months: { posts: number[]; admitted: number }[];
 }
 
 /**

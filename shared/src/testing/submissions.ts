@@ -5,13 +5,7 @@ import type { SubmissionEvent, SubmissionStatus } from '../contracts/events';
 import { newId } from '../contracts/ids';
 import type { Clock } from '../contracts/time';
 import { notifyOutboxRelays } from '../messaging/outbox';
-import {
-  prepareItem,
-  preparePost,
-  storeSubmissions,
-  type StoreItem,
-  type StoredUpload,
-} from '../submissions/store';
+import { prepareItem, preparePost, storeSubmissions, type StoreItem, type StoredUpload } from '../submissions/store';
 
 /** A file of a test submission: with `content`, its bytes are put in the blob store; else only its row (of `size` bytes). */
 export interface TestFile {
@@ -34,7 +28,7 @@ export interface StoredTestSubmission {
 
 /**
  * Stores a submission exactly as ingest does, through the same function (`preparePost` +
- * `storeSubmissions`, i.e. `intake_store_submissions`): the row, its files, its outbox event, its
+ * `storeSubmissions`): the row, its files, its outbox event, its
  * idempotency claim and, when received, its quota unit, in one transaction; then NOTIFYs the
  * outbox relays. Received at the platform clock's now unless `receivedAt` says. Unlike ingest it never
  * refuses for the quota (unless `quota` is given).
