@@ -1,5 +1,5 @@
 import { monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
-import type { UsageReport } from './usage-report.types';
+import type { UsageReport } from './usage-report.schema';
 import {
   findAccountQuota,
   findCounters,

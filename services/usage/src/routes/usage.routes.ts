@@ -1,55 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import { route, type Platform } from '@intake/shared';
 import { parseMonth, usageReport } from '../domain/usage-report';
+import { Usage } from '../domain/usage-report.schema';
 
-const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds' });
-const Count = (description: string) => Type.Integer({ minimum: 0, description });
-const Breakdown = {
-  received: Count('submissions accepted as genuine (counted toward the quota)'),
-  spam: Count('submissions caught as spam (not counted)'),
-  file_bytes: Count('bytes of files uploaded with the received submissions'),
-};
-
-export const Usage = Type.Object(
-  {
-    account_id: Type.String(),
-    plan: Type.Object({
-      id: Type.String({ description: '`free`, `pro`, `team` or another plan row' }),
-      name: Type.String(),
-    }),
-    period: Type.Object(
-      {
-        month: Type.String({ pattern: '^\\d{4}-\\d{2}$', description: 'the UTC calendar month, `YYYY-MM`' }),
-        start: Timestamp,
-        end: Type.String({
-          format: 'date-time',
-          description: 'exclusive: the first instant of the next month, when the quota resets',
-        }),
-      },
-      { description: 'the UTC calendar month the figures are for' },
-    ),
-    limit: Count('the monthly submission quota: the account’s override, else its plan’s'),
-    used: Count('received submissions this month: the number the quota is enforced on'),
-    remaining: Count('limit - used, never below 0; at 0 ingest answers 402 quota-exceeded'),
-    spam: Count('submissions caught as spam this month (not counted toward the quota)'),
-    file_bytes: Count('bytes of files uploaded this month'),
-    stored_file_bytes: Count('bytes of all files the account stores now, whatever the month'),
-    forms: Type.Array(
-      Type.Object({
-        form_id: Type.String(),
-        name: Type.Union([Type.String(), Type.Null()], { description: 'null once the form is deleted' }),
-        slug: Type.Union([Type.String(), Type.Null()], { description: 'null once the form is deleted' }),
-        ...Breakdown,
-      }),
-      { description: 'forms with any submission this month' },
-    ),
-    days: Type.Array(
-      Type.Object({ date: Type.String({ format: 'date', description: 'UTC day, `YYYY-MM-DD`' }), ...Breakdown }),
-      { description: 'every day of the month, zeros included' },
-    ),
-  },
-  { $id: 'Usage' },
-);
+export { Usage };
 
 /** `GET /v1/usage`: the account's usage of one month. */
 export const getUsage = route({
