@@ -1,14 +1,3 @@
-import type { Knex } from 'knex';
-import pg from 'pg';
-import { trace, SpanKind, context, type Tracer } from '@opentelemetry/api';
-import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
-import { newId } from '../contracts/ids';
-import type { Logger } from '../base/logger';
-import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
-import { StreamPublisher } from './stream-publisher';
-import { failSpan } from '../base/spans';
-import { recordOversizedEvent } from '../contracts/metrics';
-
 /**
  * Committed events: an event exists exactly when its data does, and goes out to JetStream once.
  *
@@ -33,6 +22,17 @@ import { recordOversizedEvent } from '../contracts/metrics';
  * row is removed only after JetStream acknowledged its event. A NOTIFY lost while the relay was
  * disconnected is covered by the poll.
  */
+import type { Knex } from 'knex';
+import pg from 'pg';
+import { trace, SpanKind, context, type Tracer } from '@opentelemetry/api';
+import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
+import { newId } from '../contracts/ids';
+import type { Logger } from '../base/logger';
+import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
+import { StreamPublisher } from './stream-publisher';
+import { failSpan } from '../base/spans';
+import { recordOversizedEvent } from '../contracts/metrics';
+
 const CHANNEL = 'intake_outbox';
 
 /**
