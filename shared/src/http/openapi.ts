@@ -36,7 +36,8 @@ function parametersOf(def: RouteSpec): unknown[] {
       out.push({
         name,
         in: where,
-        required: where === 'path' || required.has(name),
+        // A parameter with a default is filled in by validation: a client may leave it out.
+        required: where === 'path' || (required.has(name) && !('default' in p)),
         ...(description ? { description } : {}),
         schema: rest,
       });

@@ -296,7 +296,7 @@ export interface paths {
     put?: never;
     /**
      * Send one delivery again now, whatever its schedule or state
-     * @description Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the README for how it is numbered. A delivery of a disabled webhook is not replayed (409).
+     * @description Queues one immediate extra attempt (trigger `replay`), outside the retry ladder. Its `x-service-attempt` is the number of attempts made so far + 1, capped at 5. A delivery of a disabled webhook is not replayed (409).
      */
     post: operations['replayDelivery'];
     delete?: never;
@@ -997,8 +997,8 @@ export interface operations {
   };
   listForms: {
     parameters: {
-      query: {
-        limit: number;
+      query?: {
+        limit?: number;
         /** @description `next_cursor` of the previous page */
         cursor?: string;
       };
@@ -1501,8 +1501,8 @@ export interface operations {
   };
   listSubmissions: {
     parameters: {
-      query: {
-        limit: number;
+      query?: {
+        limit?: number;
         /** @description `next_cursor` of the previous page */
         cursor?: string;
         status?: 'received' | 'spam';

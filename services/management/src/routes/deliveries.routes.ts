@@ -100,8 +100,8 @@ export const replayDeliveryRoute = route({
   operationId: 'replayDelivery',
   summary: 'Send one delivery again now, whatever its schedule or state',
   description:
-    'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder; see the ' +
-    'README for how it is numbered. A delivery of a disabled webhook is not replayed (409).',
+    'Queues one immediate extra attempt (trigger `replay`), outside the retry ladder. Its ' +
+    '`x-service-attempt` is the number of attempts made so far + 1, capped at 5. A delivery of a disabled webhook is not replayed (409).',
   tags: ['Webhooks'],
   auth: 'management',
   params: IdParams('delivery', 'delivery id'),

@@ -15,7 +15,7 @@ export type Filters = ReturnType<typeof filtersFromUrl>;
 
 export const isFiltered = (f: Filters) => Boolean(f.status || f.since || f.until || f.q);
 
-type Query = operations['listSubmissions']['parameters']['query'];
+type Query = NonNullable<operations['listSubmissions']['parameters']['query']>;
 
 const dayAfter = (date: string) => new Date(Date.parse(`${date}T00:00:00.000Z`) + 86_400_000).toISOString();
 
