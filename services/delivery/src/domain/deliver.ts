@@ -23,6 +23,7 @@ import {
   type DeliveryClaim,
   type Lease,
 } from '../repositories/send-batch.repository';
+import { recordGroupOrEach } from './record-group';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -60,25 +61,15 @@ export interface DeliveryStore {
  * one by one, so an attempt is never left unrecorded because of another.
  */
 export function deliveryStore(db: Db): DeliveryStore {
-  const records = new BatchQueue<AttemptRecord, void>((group) => recordGroup(db, group), {
-    maxGroup: 64,
-    maxInFlight: 4,
-  });
+  const records = new BatchQueue<AttemptRecord, void>(
+    (group) => recordGroupOrEach(group, (some) => recordDeliveryAttempts(db, some)),
+    { maxGroup: 64, maxInFlight: 4 },
+  );
   return {
     claim: (asks) => claimDeliveries(db, asks, MAX_ATTEMPTS),
     release: (id) => releaseDeliveryLease(db, id),
     record: (record) => records.push(record),
   };
-}
-
-async function recordGroup(db: Db, group: AttemptRecord[]): Promise<PromiseSettledResult<void>[]> {
-  try {
-    await recordDeliveryAttempts(db, group);
-    return group.map(() => ({ status: 'fulfilled', value: undefined }));
-  } catch (err) {
-    if (group.length === 1) return [{ status: 'rejected', reason: err }];
-    return Promise.allSettled(group.map((record) => recordDeliveryAttempts(db, [record])));
-  }
 }
 
 export interface DeliverDeps {

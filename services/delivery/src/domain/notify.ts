@@ -22,6 +22,7 @@ import {
   type NotificationOutcome,
 } from '../repositories/notification.repository';
 import { retryDelayMs } from './deliver';
+import { recordGroupOrEach } from './record-group';
 import { submissionMail } from './notification-mail';
 
 /**
@@ -124,15 +125,7 @@ export async function notifySubmissions(
  */
 export function notificationRecorder(db: Db): (outcome: NotificationOutcome) => Promise<void> {
   const queue = new BatchQueue<NotificationOutcome, void>(
-    async (group) => {
-      try {
-        await recordNotificationOutcomes(db, group);
-        return group.map(() => ({ status: 'fulfilled', value: undefined }));
-      } catch (err) {
-        if (group.length === 1) return [{ status: 'rejected', reason: err }];
-        return Promise.allSettled(group.map((outcome) => recordNotificationOutcomes(db, [outcome])));
-      }
-    },
+    (group) => recordGroupOrEach(group, (some) => recordNotificationOutcomes(db, some)),
     { maxGroup: 100, maxInFlight: 1 },
   );
   return (outcome) => queue.push(outcome);
