@@ -3,8 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { buildOpenApi } from '@intake/shared';
-import { eventually, factories } from '@intake/shared/testing';
+import { eventually, factories, openApiOf } from '@intake/shared/testing';
 import { usageService } from '../src';
 import { api, manualClock, processedCount, startUsage, type UsageHarness } from './helpers';
 
@@ -134,14 +133,7 @@ describe('GET /v1/usage', () => {
     });
 
     it('is described in the OpenAPI document, which a standard validator accepts', async () => {
-      const doc = buildOpenApi({
-        title: 't',
-        version: '1',
-        description: 'd',
-        serverUrl: 'http://localhost',
-        problemsUrl: 'http://localhost/problems',
-        routes: usageService.routes(h.platform),
-      });
+      const doc = openApiOf(usageService.routes(h.platform));
       await validateOpenApi(doc);
       const op = (
         doc.paths as Record<

@@ -5,7 +5,7 @@ import Koa from 'koa';
 import { Type } from '@sinclair/typebox';
 import Ajv from 'ajv';
 import { createDb } from '../base/db';
-import { buildOpenApi } from './openapi';
+import { openApiOf } from '../testing/openapi-contract';
 import { fieldErrors, mountRoutes, route } from './route';
 
 describe('fieldErrors', () => {
@@ -75,14 +75,9 @@ describe('mountRoutes', () => {
   });
 
   it('the OpenAPI document reads the same definition with no deps at all', () => {
-    const doc = buildOpenApi({
-      title: 't',
-      version: '1',
-      description: 'd',
-      serverUrl: 'http://localhost',
-      problemsUrl: 'http://localhost/problems',
-      routes: [greet],
-    }) as { paths: Record<string, Record<string, { operationId: string; parameters: { name: string }[] }>> };
+    const doc = openApiOf([greet]) as {
+      paths: Record<string, Record<string, { operationId: string; parameters: { name: string }[] }>>;
+    };
     expect(doc.paths['/greet/{name}']?.['get']).toMatchObject({
       operationId: 'greet',
       parameters: [{ name: 'name', in: 'path', required: true }],

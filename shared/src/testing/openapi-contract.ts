@@ -1,5 +1,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import type { ValidateFunction } from 'ajv';
+import { buildOpenApi } from '../http/openapi';
+import type { RouteSpec } from '../http/route';
 
 /**
  * Checks responses seen in route tests against the served OpenAPI document: the status must be
@@ -15,6 +17,18 @@ export type OpenApiDoc = {
   >;
   components?: unknown;
 };
+
+/** The OpenAPI document of `routes` alone, with placeholder title, version and URLs (for tests of the generator). */
+export function openApiOf(routes: readonly RouteSpec[]): Record<string, unknown> {
+  return buildOpenApi({
+    title: 't',
+    version: '1',
+    description: 'd',
+    serverUrl: 'http://localhost',
+    problemsUrl: 'http://localhost/problems',
+    routes,
+  });
+}
 
 const documents = new Map<string, Promise<OpenApiDoc>>();
 const validators = new WeakMap<OpenApiDoc, Map<string, ValidateFunction>>();
