@@ -5,7 +5,7 @@ import { CLAIM_DELIVERIES, claimDeliveries } from '../src/repositories/send-batc
 import { receiver } from './helpers';
 
 /**
- * Issue 15: a copy of a delivery request handled while another process makes the attempt (a
+ * A copy of a delivery request handled while another process makes the attempt (a
  * redelivery, another replica) sends nothing; it comes back when the attempt's lease ends.
  */
 describe('the attempt lease on a delivery', () => {
@@ -43,9 +43,18 @@ describe('the attempt lease on a delivery', () => {
     };
   }
 
-  it('sends two copies handled at once only once; the second waits, then finds the delivery done', async () => {
-    const t = await setUp(300);
+  /** Runs `test` on a new delivery to a receiver that answers after `delayMs`, and closes both after. */
+  async function withDelivery(delayMs: number, test: (t: Awaited<ReturnType<typeof setUp>>) => Promise<void>) {
+    const t = await setUp(delayMs);
     try {
+      await test(t);
+    } finally {
+      await t.close();
+    }
+  }
+
+  it('sends two copies handled at once only once; the second waits, then finds the delivery done', async () => {
+    await withDelivery(300, async (t) => {
       const outcomes = await Promise.all([t.handle(), t.handle()]);
       expect(t.target.requests).toHaveLength(1);
       expect(outcomes).toContainEqual({ ack: true });
@@ -58,14 +67,11 @@ describe('the attempt lease on a delivery', () => {
       expect(
         await platform.db('deliveries').where({ id: t.id }).first('status', 'attempt_count', 'lease_until'),
       ).toEqual({ status: 'succeeded', attempt_count: 1, lease_until: null });
-    } finally {
-      await t.close();
-    }
+    });
   });
 
   it('waits out the lease of a process that died mid-attempt, then makes the attempt', async () => {
-    const t = await setUp(0);
-    try {
+    await withDelivery(0, async (t) => {
       await platform
         .db('deliveries')
         .where({ id: t.id })
@@ -82,14 +88,11 @@ describe('the attempt lease on a delivery', () => {
       }
       expect(outcome).toEqual({ ack: true });
       expect(t.target.requests).toHaveLength(1);
-    } finally {
-      await t.close();
-    }
+    });
   });
 
   it('leases a delivery asked for twice in one claim once, and never one that is done, disabled or early', async () => {
-    const t = await setUp(0);
-    try {
+    await withDelivery(0, async (t) => {
       const ask = { id: t.id, trigger: 'schedule' as const, leaseMs: 4000 };
       const [first, second] = await claimDeliveries(platform.db, [ask, ask], MAX_ATTEMPTS);
       expect(first?.lease).toEqual({ taken: true });
@@ -123,13 +126,10 @@ describe('the attempt lease on a delivery', () => {
       expect((early as { retryInMs: number }).retryInMs).toBeGreaterThan(20_000);
       expect(await leaseOf()).toBeNull();
       expect(t.target.requests).toHaveLength(0);
-    } finally {
-      await t.close();
-    }
+    });
   });
   it('takes its lease in a commit that does not wait for the WAL flush, visible at once, the connection left as it was', async () => {
-    const t = await setUp(0);
-    try {
+    await withDelivery(0, async (t) => {
       const values = [[t.id], ['schedule'], [4000], MAX_ATTEMPTS];
       const modes = await withPooledConnection(platform.db, async (connection) => {
         const mode = async () =>
@@ -148,8 +148,6 @@ describe('the attempt lease on a delivery', () => {
       // Another session sees the lease at once.
       const row = await platform.db('deliveries').where({ id: t.id }).first('lease_until');
       expect(row.lease_until).not.toBeNull();
-    } finally {
-      await t.close();
-    }
+    });
   });
 });
