@@ -6,10 +6,9 @@ const BURST = 150;
 /** A delivery process SIGKILLed in the middle of a burst: after a restart every delivery arrives, duplicates share the envelope id. */
 describe('fault: delivery process killed mid-burst', () => {
   const suite = faultSuite();
-  const { processes } = suite;
 
   it('delivers every submission after a restart; duplicates only as at-least-once allows', async () => {
-    const { platform } = suite;
+    const { platform, processes } = suite;
     const { target, slug, formId, env } = await formWithReceiver(platform, { delayMs: 300 });
     try {
       const ingest = await startService('ingest', env);

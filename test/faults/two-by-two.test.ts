@@ -6,10 +6,9 @@ const POSTS = 300;
 /** Two ingest and two delivery processes on one Postgres and one NATS: nothing lost, nothing doubled. */
 describe('fault: two ingest and two delivery processes under load', () => {
   const suite = faultSuite();
-  const { processes } = suite;
 
   it('stores each accepted post once and delivers each once', async () => {
-    const { platform } = suite;
+    const { platform, processes } = suite;
     const { target, slug, formId, env: faultEnv } = await formWithReceiver(platform, { delayMs: 5 });
     // The default time-out: an answer later than the time-out is a failure that is retried by design (the spec), and
     // on a busy 2-core box this test's own receiver can answer later than the harness's 1.5 s. Duplicates under a
