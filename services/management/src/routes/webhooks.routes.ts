@@ -46,8 +46,14 @@ function present(row: WebhookRow) {
   };
 }
 
-/** What the webhook domain functions need of the platform, with the time of the request. */
-const webhookDeps = ({ db, secrets, config, clock }: Platform) => ({ db, secrets, config, now: clock.now() });
+/** What the webhook domain functions need of the platform, with the time of the request and the account. */
+const webhookDeps = ({ db, secrets, config, clock }: Platform, accountId: string) => ({
+  db,
+  secrets,
+  config,
+  now: clock.now(),
+  accountId,
+});
 
 /** `POST /v1/forms/:id/webhooks`: a new webhook, its signing secret shown this once. */
 export const createWebhookRoute = route({
@@ -62,12 +68,8 @@ export const createWebhookRoute = route({
   responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
   problems: ['not-found', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
-    const created = await createWebhook({
-      ...webhookDeps(platform),
-      accountId: principal.accountId,
-      formId: params.id,
-      url: body.url,
-    });
+    const deps = webhookDeps(platform, principal.accountId);
+    const created = await createWebhook({ ...deps, formId: params.id, url: body.url });
     ctx.status = 201;
     ctx.set('Location', `/v1/webhooks/${created.id}`);
     ctx.body = { ...present(created), secret: created.plainSecret };
@@ -115,8 +117,7 @@ export const updateWebhookRoute = route({
   problems: ['not-found', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
     const updated = await updateWebhook({
-      ...webhookDeps(platform),
-      accountId: principal.accountId,
+      ...webhookDeps(platform, principal.accountId),
       id: params.id,
       changes: body,
     });
@@ -155,7 +156,7 @@ export const testWebhookRoute = route({
   responses: { 200: { description: 'What the endpoint answered', schema: TestResult } },
   problems: ['not-found'],
   async handler(ctx, { params, principal }, platform: Platform) {
-    const result = await testWebhook({ ...webhookDeps(platform), accountId: principal.accountId, id: params.id });
+    const result = await testWebhook({ ...webhookDeps(platform, principal.accountId), id: params.id });
     ctx.body = {
       status_code: result.statusCode ?? 0,
       ok: result.ok,
