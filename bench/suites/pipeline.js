@@ -165,148 +165,188 @@ async function measureLayout({ name, platform, target, mail, stagesOnly, start, 
   const quiet = await formWithWebhook(platform);
   const hooked = await formWithWebhook(platform, target.url, mail ? ['owner@example.com'] : undefined);
   const stack = await start();
-  const rows = [];
-  const out = { layout: name };
-  const mailed = () => (mail ? mail.mails() : Infinity);
-  const postForm = (slug) =>
-    load({ url: `${stack.url}/v1/f/${slug}`, duration, headers: { 'content-type': TYPE }, body: BODY });
+  // What every phase reads (the layout, its two forms, its processes) and adds to (`rows`, `out`).
+  const layout = {
+    name,
+    db,
+    target,
+    stack,
+    quiet,
+    hooked,
+    duration,
+    log,
+    measureFloor,
+    rows: [],
+    out: { layout: name },
+    mailed: () => (mail ? mail.mails() : Infinity),
+    postForm: (slug) =>
+      load({ url: `${stack.url}/v1/f/${slug}`, duration, headers: { 'content-type': TYPE }, body: BODY }),
+  };
   try {
-    // Warm-up: the JIT's first (WARM_UP_S of posts with no webhook: ingest, relay, usage, fan-out),
-    // then a second through the whole pipeline, webhook and mail included; all of it counted and
-    // received before anything is measured.
-    log(`${name}: warming up for ${WARM_UP_S + 1} s`);
-    await load({
-      url: `${stack.url}/v1/f/${quiet.slug}`,
-      duration: WARM_UP_S,
-      headers: { 'content-type': TYPE },
-      body: BODY,
-    });
-    await load({ url: `${stack.url}/v1/f/${hooked.slug}`, duration: 1, headers: { 'content-type': TYPE }, body: BODY });
-    const warmed = await storedCount(db, hooked.formId);
-    const warmedQuiet = await storedCount(db, quiet.formId);
-    await until(
-      async () =>
-        target.arrivals.size >= warmed &&
-        mailed() >= warmed &&
-        (await counted(db, hooked.formId)) >= warmed &&
-        (await counted(db, quiet.formId)) >= warmedQuiet,
-      120_000,
-      `${name}: warm-up`,
-    );
-    if (!stagesOnly) await ingestAlone();
-    await endToEnd();
-    if (!stagesOnly) await fixedRate();
+    await warmUp(layout);
+    if (!stagesOnly) await ingestAlone(layout);
+    await endToEnd(layout);
+    if (!stagesOnly) {
+      await webhookLatency(layout);
+      await duplicateRequests(layout);
+    }
   } finally {
     await stack.stop();
   }
-  return { rows, out };
+  return { rows: layout.rows, out: layout.out };
+}
 
-  async function ingestAlone() {
-    // 1. Ingest with no webhook and the floor in turns, INGEST_ROUNDS times (`inTurns`). The ratio
-    //    is of the summed rates; each round's own ratio shows the spread.
-    const ingestOnce = async (turn) => {
-      await settle(db);
-      log(`${name}: ingest, no webhook, 32 connections for ${duration} s`);
-      const noHook = await postForm(quiet.slug);
-      const noHookEnd = performance.now();
-      const quietStored = await storedCount(db, quiet.formId);
-      // Everything counted before the next measurement: the background work is the layout's, not the next turn's.
-      await until(async () => (await counted(db, quiet.formId)) >= quietStored, 300_000, `${name}: usage counts`);
-      rows.push({
-        name: `${name}: ingest, no webhook (32 conns), round ${turn}`,
-        rps: noHook.rps,
-        p50: noHook.p50,
-        p99: noHook.p99,
-        note: `usage counted ${quietStored} ${round((performance.now() - noHookEnd) / 1000, 1)} s after the load`,
-      });
-      return noHook;
-    };
-    const turns = await inTurns(INGEST_ROUNDS, (side, r) => (side === 'a' ? measureFloor() : ingestOnce(r)));
-    const floors = turns.map((t) => t.a);
-    const ingests = turns.map((t) => t.b);
-    const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-    out.floor = Math.round(sum(floors) / floors.length);
-    out.ingestRps = Math.round(sum(ingests.map((i) => i.rps)) / ingests.length);
-    out.ingestP99 = Math.max(...ingests.map((i) => i.p99));
-    out.ingestRounds = ingests.map((i, k) => (i.rps / floors[k]).toFixed(2));
-  }
+/**
+ * Warm-up: the JIT's first (WARM_UP_S of posts with no webhook: ingest, relay, usage, fan-out), then a
+ * second through the whole pipeline, webhook and mail included; all of it counted and received before
+ * anything is measured.
+ */
+async function warmUp({ name, db, target, stack, quiet, hooked, log, mailed }) {
+  log(`${name}: warming up for ${WARM_UP_S + 1} s`);
+  await load({
+    url: `${stack.url}/v1/f/${quiet.slug}`,
+    duration: WARM_UP_S,
+    headers: { 'content-type': TYPE },
+    body: BODY,
+  });
+  await load({ url: `${stack.url}/v1/f/${hooked.slug}`, duration: 1, headers: { 'content-type': TYPE }, body: BODY });
+  const warmed = await storedCount(db, hooked.formId);
+  const warmedQuiet = await storedCount(db, quiet.formId);
+  await until(
+    async () =>
+      target.arrivals.size >= warmed &&
+      mailed() >= warmed &&
+      (await counted(db, hooked.formId)) >= warmed &&
+      (await counted(db, quiet.formId)) >= warmedQuiet,
+    120_000,
+    `${name}: warm-up`,
+  );
+}
 
-  async function endToEnd() {
-    // 2. End to end with a webhook.
-    await settle(db);
-    log(`${name}: end to end with a webhook, 32 connections for ${duration} s`);
-    const storedBefore = await storedCount(db, hooked.formId);
-    const meter = cpuMeter(db, stack.pids, stack.threads?.());
-    await meter.start();
-    const t0 = performance.now();
-    const e2e = await postForm(hooked.slug);
-    const t1 = performance.now();
-    const stored = await storedCount(db, hooked.formId);
-    const accepted = stored - storedBefore;
-    let lastCounted = t1;
-    await until(
-      async () => {
-        const now = performance.now();
-        if (target.arrivals.size < stored || mailed() < stored || (await counted(db, hooked.formId)) < stored)
-          return false;
-        lastCounted = now;
-        return true;
-      },
-      600_000,
-      `${name}: every accepted post counted and received`,
-    );
-    const cpu = await meter.stop();
-    let lastReceived = t1;
-    for (const at of target.arrivals.values()) if (at > lastReceived) lastReceived = at;
-    // Usage is polled every few ms: its completion time is the poll that saw it (a few ms late at most).
-    const done = Math.max(lastCounted, lastReceived);
-    const seconds = (done - t0) / 1000;
-    out.e2eRate = accepted / seconds;
-    out.drain = (done - t1) / 1000;
-    out.cpu = Object.fromEntries(Object.entries(cpu).map(([k, s]) => [k, Math.round((s * 1e6) / accepted)]));
-    rows.push({
-      name: `${name}: end to end with a webhook (32 conns)`,
-      rps: round(out.e2eRate),
-      p50: e2e.p50,
-      p99: e2e.p99,
-      note:
-        `ingest ${e2e.rps} req/s, ${accepted} accepted, all counted and received ${round(seconds, 1)} s after the start ` +
-        `(backlog drained ${round(out.drain, 1)} s after the load); CPU µs/submission ${JSON.stringify(out.cpu)}`,
-    });
-  }
+/**
+ * 1. Ingest with no webhook and the floor in turns, INGEST_ROUNDS times (`inTurns`). The ratio is of
+ *    the summed rates; each round's own ratio shows the spread.
+ */
+async function ingestAlone(layout) {
+  const { out, measureFloor } = layout;
+  const turns = await inTurns(INGEST_ROUNDS, (side, r) => (side === 'a' ? measureFloor() : ingestTurn(layout, r)));
+  const floors = turns.map((t) => t.a);
+  const ingests = turns.map((t) => t.b);
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  out.floor = Math.round(sum(floors) / floors.length);
+  out.ingestRps = Math.round(sum(ingests.map((i) => i.rps)) / ingests.length);
+  out.ingestP99 = Math.max(...ingests.map((i) => i.p99));
+  out.ingestRounds = ingests.map((i, k) => (i.rps / floors[k]).toFixed(2));
+}
 
-  async function fixedRate() {
-    // 3. Webhook latency at a fixed offered rate.
-    await settle(db);
-    log(`${name}: ${FIXED_RATE} posts/s offered for ${LEAD_IN_S} s, then measured for ${duration} s`);
-    const fixed = await openLoop(`${stack.url}/v1/f/${hooked.slug}`, FIXED_RATE, duration);
-    await until(() => [...fixed.answered.keys()].every((id) => target.arrivals.has(id)), 300_000, `${name}: webhooks`);
-    const latencies = [...fixed.answered].map(([id, at]) => target.arrivals.get(id) - at).sort((a, b) => a - b);
-    out.webhookP50 = percentile(latencies, 50);
-    out.webhookP99 = percentile(latencies, 99);
-    out.webhookBusy = fixed.busy;
-    rows.push({
-      name: `${name}: webhook latency, ${FIXED_RATE}/s offered (201 → receiver)`,
-      rps: round(fixed.answered.size / fixed.took),
-      p50: round(out.webhookP50),
-      p99: round(out.webhookP99),
-      note:
-        `answers ${JSON.stringify(fixed.statuses)}; box ${Math.round(fixed.busy * 100)} % busy; ` +
-        `ingest answer p50 ${round(percentile(fixed.latencies, 50))} ms, p99 ${round(percentile(fixed.latencies, 99))} ms`,
-    });
-    // Late copies would arrive after the last first copy: wait until the delivery log is complete, then count.
-    const all = await storedCount(db, hooked.formId);
-    await until(
-      async () =>
-        Number(
-          (await db('deliveries').where({ form_id: hooked.formId, status: 'succeeded' }).count({ n: '*' }).first()).n,
-        ) >= all,
-      60_000,
-      `${name}: delivery log`,
-    );
-    out.duplicates = target.requests() - target.arrivals.size;
-    rows.push({ name: `${name}: duplicate webhook requests`, rps: '', p50: '', p99: '', note: `${out.duplicates}` });
-  }
+/** One turn of ingest with no webhook: the load, then the time until usage has counted it all. */
+async function ingestTurn({ name, db, quiet, duration, log, rows, postForm }, turn) {
+  await settle(db);
+  log(`${name}: ingest, no webhook, 32 connections for ${duration} s`);
+  const noHook = await postForm(quiet.slug);
+  const noHookEnd = performance.now();
+  const quietStored = await storedCount(db, quiet.formId);
+  // Everything counted before the next measurement: the background work is the layout's, not the next turn's.
+  await until(async () => (await counted(db, quiet.formId)) >= quietStored, 300_000, `${name}: usage counts`);
+  rows.push({
+    name: `${name}: ingest, no webhook (32 conns), round ${turn}`,
+    rps: noHook.rps,
+    p50: noHook.p50,
+    p99: noHook.p99,
+    note: `usage counted ${quietStored} ${round((performance.now() - noHookEnd) / 1000, 1)} s after the load`,
+  });
+  return noHook;
+}
+
+/** 2. End to end with a webhook: completion rate, drain, CPU per submission. */
+async function endToEnd(layout) {
+  const { name, db, target, stack, hooked, duration, log, rows, out, postForm } = layout;
+  await settle(db);
+  log(`${name}: end to end with a webhook, 32 connections for ${duration} s`);
+  const storedBefore = await storedCount(db, hooked.formId);
+  const meter = cpuMeter(db, stack.pids, stack.threads?.());
+  await meter.start();
+  const t0 = performance.now();
+  const e2e = await postForm(hooked.slug);
+  const t1 = performance.now();
+  const stored = await storedCount(db, hooked.formId);
+  const accepted = stored - storedBefore;
+  const lastCounted = await untilComplete(layout, stored, t1);
+  const cpu = await meter.stop();
+  let lastReceived = t1;
+  for (const at of target.arrivals.values()) if (at > lastReceived) lastReceived = at;
+  // Usage is polled every few ms: its completion time is the poll that saw it (a few ms late at most).
+  const done = Math.max(lastCounted, lastReceived);
+  const seconds = (done - t0) / 1000;
+  out.e2eRate = accepted / seconds;
+  out.drain = (done - t1) / 1000;
+  out.cpu = Object.fromEntries(Object.entries(cpu).map(([k, s]) => [k, Math.round((s * 1e6) / accepted)]));
+  rows.push({
+    name: `${name}: end to end with a webhook (32 conns)`,
+    rps: round(out.e2eRate),
+    p50: e2e.p50,
+    p99: e2e.p99,
+    note:
+      `ingest ${e2e.rps} req/s, ${accepted} accepted, all counted and received ${round(seconds, 1)} s after the start ` +
+      `(backlog drained ${round(out.drain, 1)} s after the load); CPU µs/submission ${JSON.stringify(out.cpu)}`,
+  });
+}
+
+/**
+ * Waits until all `stored` posts of the hooked form are counted in usage, received by the webhook
+ * receiver and (with a mail sink) mailed; returns the time of the poll that saw it (`since` at the least).
+ */
+async function untilComplete({ name, db, target, hooked, mailed }, stored, since) {
+  let lastCounted = since;
+  await until(
+    async () => {
+      const now = performance.now();
+      if (target.arrivals.size < stored || mailed() < stored || (await counted(db, hooked.formId)) < stored)
+        return false;
+      lastCounted = now;
+      return true;
+    },
+    600_000,
+    `${name}: every accepted post counted and received`,
+  );
+  return lastCounted;
+}
+
+/** 3. Webhook latency at a fixed offered rate: receiver has the webhook − client has the 201. */
+async function webhookLatency({ name, db, target, stack, hooked, duration, log, rows, out }) {
+  await settle(db);
+  log(`${name}: ${FIXED_RATE} posts/s offered for ${LEAD_IN_S} s, then measured for ${duration} s`);
+  const fixed = await openLoop(`${stack.url}/v1/f/${hooked.slug}`, FIXED_RATE, duration);
+  await until(() => [...fixed.answered.keys()].every((id) => target.arrivals.has(id)), 300_000, `${name}: webhooks`);
+  const latencies = [...fixed.answered].map(([id, at]) => target.arrivals.get(id) - at).sort((a, b) => a - b);
+  out.webhookP50 = percentile(latencies, 50);
+  out.webhookP99 = percentile(latencies, 99);
+  out.webhookBusy = fixed.busy;
+  rows.push({
+    name: `${name}: webhook latency, ${FIXED_RATE}/s offered (201 → receiver)`,
+    rps: round(fixed.answered.size / fixed.took),
+    p50: round(out.webhookP50),
+    p99: round(out.webhookP99),
+    note:
+      `answers ${JSON.stringify(fixed.statuses)}; box ${Math.round(fixed.busy * 100)} % busy; ` +
+      `ingest answer p50 ${round(percentile(fixed.latencies, 50))} ms, p99 ${round(percentile(fixed.latencies, 99))} ms`,
+  });
+}
+
+/** Duplicate webhook requests (requests − distinct deliveries) over the whole layout. */
+async function duplicateRequests({ name, db, target, hooked, rows, out }) {
+  // Late copies would arrive after the last first copy: wait until the delivery log is complete, then count.
+  const all = await storedCount(db, hooked.formId);
+  await until(
+    async () =>
+      Number(
+        (await db('deliveries').where({ form_id: hooked.formId, status: 'succeeded' }).count({ n: '*' }).first()).n,
+      ) >= all,
+    60_000,
+    `${name}: delivery log`,
+  );
+  out.duplicates = target.requests() - target.arrivals.size;
+  rows.push({ name: `${name}: duplicate webhook requests`, rps: '', p50: '', p99: '', note: `${out.duplicates}` });
 }
 
 /** The stages layout's CPU per submission: each stage's thread and Postgres backends, and the threads no stage owns. */
@@ -324,6 +364,146 @@ function stageTable(cpu) {
   return parts.join(', ');
 }
 
+/**
+ * The floor, in the same run: a bare Koa server doing one durable insert per request, up for all of it
+ * and warmed up once. `measure()` measures it next to a layout's ingest, adds its row to `rows` and
+ * returns its rate; `stop()` stops it.
+ */
+async function startFloor({ env, platform, duration, log, rows }) {
+  const barePort = await freePort();
+  const bare = await startProcess(
+    path.join(__dirname, '..', 'bare-server.js'),
+    { DATABASE_URL: env.DATABASE_URL, PORT: String(barePort) },
+    `http://127.0.0.1:${barePort}/`,
+  );
+  const floorLoad = { url: `http://127.0.0.1:${barePort}/`, headers: { 'content-type': TYPE }, body: BODY };
+  await load({ ...floorLoad, duration: WARM_UP_S });
+  const measure = async () => {
+    await settle(platform.db);
+    log(`floor: bare Koa + 1 durable insert, 32 connections for ${duration} s`);
+    const floor = await load({ ...floorLoad, duration });
+    rows.push({
+      name: 'floor: bare Koa + 1 durable insert',
+      rps: floor.rps,
+      p50: floor.p50,
+      p99: floor.p99,
+      note: '',
+    });
+    return floor.rps;
+  };
+  return { measure, stop: bare.stop };
+}
+
+/** `npm start`: the all-in-one process. */
+async function startAllInOne(env) {
+  const port = await freePort();
+  const p = await startProcess(
+    allInOneScript(),
+    { ...env, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` },
+    `http://127.0.0.1:${port}/readyz`,
+  );
+  return { url: `http://127.0.0.1:${port}`, pids: { 'all-in-one': p.pid }, stop: p.stop };
+}
+
+/** The services as separate processes: ingest, delivery, usage, one each. */
+async function startSeparate(env) {
+  const started = [];
+  for (const s of ['ingest', 'delivery', 'usage']) started.push(await service(s, env));
+  return {
+    url: started[0].url,
+    pids: { ingest: started[0].pid, delivery: started[1].pid, usage: started[2].pid },
+    stop: () => Promise.all(started.map((p) => p.stop())),
+  };
+}
+
+/**
+ * Every stage on a thread of its own (bench/stages.js), the form notifying an address through the
+ * local SMTP server `sink`; each stage writes its thread id to a file in `BENCH_STAGE_TIDS`.
+ */
+async function startStages(env, sink) {
+  const port = await freePort();
+  const tids = fs.mkdtempSync(path.join(os.tmpdir(), 'intake-stages-'));
+  const p = await startProcess(
+    path.join(__dirname, '..', 'stages.js'),
+    { ...env, PORT: String(port), SMTP_URL: sink.url, BENCH_STAGE_TIDS: tids },
+    `http://127.0.0.1:${port}/readyz`,
+  );
+  const threads = () => ({
+    ingest: { pid: p.pid, tid: p.pid },
+    ...Object.fromEntries(
+      fs
+        .readdirSync(tids)
+        .map((stage) => [stage, { pid: p.pid, tid: fs.readFileSync(path.join(tids, stage), 'utf8') }]),
+    ),
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    pids: { stages: p.pid },
+    threads,
+    stop: async () => {
+      await p.stop();
+      fs.rmSync(tids, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The layouts measured, in order; BENCH_LAYOUTS=stages (say) keeps only the layouts named. */
+function layouts(env, sink) {
+  const all = [
+    { name: 'npm start', start: () => startAllInOne(env) },
+    { name: 'separate', start: () => startSeparate(env) },
+    // CPU per submission of each stage, end to end only.
+    { name: 'stages', stagesOnly: true, mail: sink, start: () => startStages(env, sink) },
+  ];
+  const wanted = process.env.BENCH_LAYOUTS?.split(',');
+  return all.filter((l) => !wanted || wanted.includes(l.name));
+}
+
+/** The figures of the layouts measured (`results`: layout name → its `out`), under their published names. */
+function figures(results) {
+  const a = results['npm start'];
+  const s = results.separate;
+  const st = results.stages;
+  return {
+    'floor (bare Koa + 1 durable insert)': `${a?.floor ?? '-'} req/s around npm start, ${s?.floor ?? '-'} around separate`,
+    ...(a && allInOneFigures(a)),
+    ...(s && separateFigures(s)),
+    ...(st && {
+      'stages: end to end (every stage on its own thread, with mail)': `${Math.round(st.e2eRate)} submissions/s`,
+      'stages: CPU µs per submission (thread + its Postgres backends)': stageTable(st.cpu),
+    }),
+  };
+}
+
+/** The `npm start` layout's figures, against its targets. */
+function allInOneFigures(a) {
+  return {
+    'npm start: ingest / floor, no webhook':
+      `${(a.ingestRps / a.floor).toFixed(2)} (rounds ${a.ingestRounds.join(', ')}; ` +
+      `${a.ingestRps} req/s, p99 ${a.ingestP99} ms, worst round; target ≥ 0.4)`,
+    'npm start: end to end': `${Math.round(a.e2eRate)} submissions/s (target ≥ 1,000), drain ${a.drain.toFixed(1)} s`,
+    'npm start: end to end / floor': `${(a.e2eRate / a.floor).toFixed(3)} (1,000/s on the reference box: ${(1000 / REFERENCE_FLOOR).toFixed(3)})`,
+    [`npm start: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(a.webhookP50)} / ${round(a.webhookP99)} ms (target p99 ≤ 100 ms; box ${Math.round(a.webhookBusy * 100)} % busy)`,
+    'npm start: duplicate webhook requests': a.duplicates,
+    'npm start: CPU µs per submission': JSON.stringify(a.cpu),
+  };
+}
+
+/** The separate processes' figures, against their targets. */
+function separateFigures(s) {
+  return {
+    // The ≥ 0.6 target is for the ingest process alone (`--only ingest`); here delivery and usage share the box.
+    'separate: ingest / floor, no webhook':
+      `${(s.ingestRps / s.floor).toFixed(2)} (rounds ${s.ingestRounds.join(', ')}; ` +
+      `${s.ingestRps} req/s, p99 ${s.ingestP99} ms, worst round)`,
+    'separate: end to end': `${Math.round(s.e2eRate)} submissions/s (target ≥ 1,500), drain ${s.drain.toFixed(1)} s`,
+    'separate: end to end / floor': `${(s.e2eRate / s.floor).toFixed(3)} (1,500/s on the reference box: ${(1500 / REFERENCE_FLOOR).toFixed(3)})`,
+    [`separate: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(s.webhookP50)} / ${round(s.webhookP99)} ms (box ${Math.round(s.webhookBusy * 100)} % busy)`,
+    'separate: duplicate webhook requests': s.duplicates,
+    'separate: CPU µs per submission': JSON.stringify(s.cpu),
+  };
+}
+
 exports.run = async function run({ duration, log }) {
   const { platform, env: benchEnv, close } = await benchPlatform();
   const env = { ...benchEnv, WEBHOOK_TIMEOUT_MS };
@@ -333,129 +513,16 @@ exports.run = async function run({ duration, log }) {
   const results = {};
   let stopBare = async () => undefined;
   try {
-    // The floor, in the same run: up for all of it, measured next to each layout's ingest.
-    const barePort = await freePort();
-    const bare = await startProcess(
-      path.join(__dirname, '..', 'bare-server.js'),
-      { DATABASE_URL: env.DATABASE_URL, PORT: String(barePort) },
-      `http://127.0.0.1:${barePort}/`,
-    );
-    stopBare = bare.stop;
-    const floorLoad = { url: `http://127.0.0.1:${barePort}/`, headers: { 'content-type': TYPE }, body: BODY };
-    await load({ ...floorLoad, duration: WARM_UP_S });
-    const measureFloor = async () => {
-      await settle(platform.db);
-      log(`floor: bare Koa + 1 durable insert, 32 connections for ${duration} s`);
-      const floor = await load({ ...floorLoad, duration });
-      rows.push({
-        name: 'floor: bare Koa + 1 durable insert',
-        rps: floor.rps,
-        p50: floor.p50,
-        p99: floor.p99,
-        note: '',
-      });
-      return floor.rps;
-    };
-
-    const layouts = [
-      {
-        name: 'npm start',
-        async start() {
-          const port = await freePort();
-          const p = await startProcess(
-            allInOneScript(),
-            { ...env, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` },
-            `http://127.0.0.1:${port}/readyz`,
-          );
-          return { url: `http://127.0.0.1:${port}`, pids: { 'all-in-one': p.pid }, stop: p.stop };
-        },
-      },
-      {
-        name: 'separate',
-        async start() {
-          const started = [];
-          for (const s of ['ingest', 'delivery', 'usage']) started.push(await service(s, env));
-          return {
-            url: started[0].url,
-            pids: { ingest: started[0].pid, delivery: started[1].pid, usage: started[2].pid },
-            stop: () => Promise.all(started.map((p) => p.stop())),
-          };
-        },
-      },
-      {
-        // Every stage on a thread of its own (bench/stages.js), the form notifying an address through a
-        // local SMTP server: CPU per submission of each stage, end to end only.
-        name: 'stages',
-        stagesOnly: true,
-        async start() {
-          const port = await freePort();
-          const tids = fs.mkdtempSync(path.join(os.tmpdir(), 'intake-stages-'));
-          const p = await startProcess(
-            path.join(__dirname, '..', 'stages.js'),
-            { ...env, PORT: String(port), SMTP_URL: sink.url, BENCH_STAGE_TIDS: tids },
-            `http://127.0.0.1:${port}/readyz`,
-          );
-          const threads = () => ({
-            ingest: { pid: p.pid, tid: p.pid },
-            ...Object.fromEntries(
-              fs
-                .readdirSync(tids)
-                .map((stage) => [stage, { pid: p.pid, tid: fs.readFileSync(path.join(tids, stage), 'utf8') }]),
-            ),
-          });
-          return {
-            url: `http://127.0.0.1:${port}`,
-            pids: { stages: p.pid },
-            threads,
-            stop: async () => {
-              await p.stop();
-              fs.rmSync(tids, { recursive: true, force: true });
-            },
-          };
-        },
-      },
-    ];
-    // BENCH_LAYOUTS=stages (say) measures only the layouts named.
-    const wanted = process.env.BENCH_LAYOUTS?.split(',');
-    for (const layout of layouts.filter((l) => !wanted || wanted.includes(l.name))) {
-      if (layout.name === 'stages') layout.mail = sink;
-      const { rows: r, out } = await measureLayout({ ...layout, platform, target, duration, log, measureFloor });
+    const floor = await startFloor({ env, platform, duration, log, rows });
+    stopBare = floor.stop;
+    for (const layout of layouts(env, sink)) {
+      const measured = { ...layout, platform, target, duration, log, measureFloor: floor.measure };
+      const { rows: r, out } = await measureLayout(measured);
       rows.push(...r);
       results[layout.name] = out;
       target.reset();
     }
-    const a = results['npm start'];
-    const s = results.separate;
-    const st = results.stages;
-    const figures = {
-      'floor (bare Koa + 1 durable insert)': `${a?.floor ?? '-'} req/s around npm start, ${s?.floor ?? '-'} around separate`,
-      ...(a && {
-        'npm start: ingest / floor, no webhook':
-          `${(a.ingestRps / a.floor).toFixed(2)} (rounds ${a.ingestRounds.join(', ')}; ` +
-          `${a.ingestRps} req/s, p99 ${a.ingestP99} ms, worst round; target ≥ 0.4)`,
-        'npm start: end to end': `${Math.round(a.e2eRate)} submissions/s (target ≥ 1,000), drain ${a.drain.toFixed(1)} s`,
-        'npm start: end to end / floor': `${(a.e2eRate / a.floor).toFixed(3)} (1,000/s on the reference box: ${(1000 / REFERENCE_FLOOR).toFixed(3)})`,
-        [`npm start: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(a.webhookP50)} / ${round(a.webhookP99)} ms (target p99 ≤ 100 ms; box ${Math.round(a.webhookBusy * 100)} % busy)`,
-        'npm start: duplicate webhook requests': a.duplicates,
-        'npm start: CPU µs per submission': JSON.stringify(a.cpu),
-      }),
-      ...(s && {
-        // The ≥ 0.6 target is for the ingest process alone (`--only ingest`); here delivery and usage share the box.
-        'separate: ingest / floor, no webhook':
-          `${(s.ingestRps / s.floor).toFixed(2)} (rounds ${s.ingestRounds.join(', ')}; ` +
-          `${s.ingestRps} req/s, p99 ${s.ingestP99} ms, worst round)`,
-        'separate: end to end': `${Math.round(s.e2eRate)} submissions/s (target ≥ 1,500), drain ${s.drain.toFixed(1)} s`,
-        'separate: end to end / floor': `${(s.e2eRate / s.floor).toFixed(3)} (1,500/s on the reference box: ${(1500 / REFERENCE_FLOOR).toFixed(3)})`,
-        [`separate: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(s.webhookP50)} / ${round(s.webhookP99)} ms (box ${Math.round(s.webhookBusy * 100)} % busy)`,
-        'separate: duplicate webhook requests': s.duplicates,
-        'separate: CPU µs per submission': JSON.stringify(s.cpu),
-      }),
-      ...(st && {
-        'stages: end to end (every stage on its own thread, with mail)': `${Math.round(st.e2eRate)} submissions/s`,
-        'stages: CPU µs per submission (thread + its Postgres backends)': stageTable(st.cpu),
-      }),
-    };
-    return { rows, figures, results };
+    return { rows, figures: figures(results), results };
   } finally {
     await stopBare();
     await target.close();
