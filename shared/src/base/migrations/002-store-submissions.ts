@@ -1,35 +1,10 @@
 import type { Knex } from 'knex';
 
 /**
- * Ingest stores the posts that arrive while its previous writes are in flight as ONE transaction:
- * `intake_store_submissions(items, claims, admit)` (one call, one commit, one WAL flush for the
- * group). `items` is a JSON array (each post with its ordinal `n`, from 0); a post's fields are
- * taken from its event, so they travel once (or from `payload`, when the event goes without
- * them), and so are its file count and bytes (from its `files` and its event). In that transaction:
- *
- * 1. idempotency claims (`claims`), in (form, key) order (then the post's order: of two posts
- *    with one key, the first wins), so two groups never wait on each other in a cycle. A key held
- *    by an unexpired claim, or by another transaction that then commits, is lost: the post is not
- *    stored (`lost`);
- * 2. with `admit` only (ingest's second try when a group ran into its quota): the posts' forms
- *    are key-share locked, then each account's month counted first, under its row lock, and its
- *    received posts admitted in order while units remain; the others are not stored (`refused`)
- *    and their claims are withdrawn;
- * 3. the submission, its files and its outbox event for every other post whose form still
- *    exists; a post whose form was deleted after ingest read it (ingest caches forms briefly) is
- *    not stored (`gone`);
- * 4. without `admit`, last: the received posts counted, one conditional update per (account,
- *    month) in that order, so the counter row stays locked only for the commit. When an
- *    account's quota cannot take all of its posts, SQLSTATE `IQ001` is raised and NOTHING of the
- *    group is stored; ingest calls again with `admit`.
- *
- * Spam is never counted. A lock not granted within 5 s (lock_timeout, set for the transaction)
- * raises 55P03. Any error rolls the whole group back; ingest then stores its posts one at a time
- * (so one bad post fails alone), except after a lock time-out or a connection or server error,
- * which answer the whole group 503.
+ * The group write's first form, a PL/pgSQL function: migration 007 removes it, and the write is now one
+ * statement built in TypeScript (shared/src/submissions/store-submissions.sql.ts). Kept as applied.
  */
-export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
+const STORE_SUBMISSIONS_FUNCTION = `
     CREATE FUNCTION intake_store_submissions(
       p_items json, p_claims json, p_admit boolean, OUT lost int[], OUT refused int[], OUT gone int[]
     )
@@ -128,7 +103,10 @@ export async function up(knex: Knex): Promise<void> {
           END IF;
         END LOOP;
       END IF;
-    END $$`);
+    END $$`;
+
+export async function up(knex: Knex): Promise<void> {
+  await knex.raw(STORE_SUBMISSIONS_FUNCTION);
 }
 
 export async function down(knex: Knex): Promise<void> {
