@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The group write's first form, a PL/pgSQL function: migration 007 removes it, and the write is now one
+ * The group write's first form, a PL/pgSQL function: migration 006 removes it, and the write is now one
  * statement built in TypeScript (shared/src/submissions/store-submissions.sql.ts). Kept as applied.
  */
 const STORE_SUBMISSIONS_FUNCTION = `

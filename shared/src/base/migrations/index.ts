@@ -4,8 +4,7 @@ import * as storeSubmissions from './002-store-submissions';
 import * as notificationStatus from './003-notification-status';
 import * as consoleSessions from './004-console-sessions';
 import * as consumerLeases from './005-consumer-leases';
-import * as storeSubmissionsByRule from './006-store-submissions-by-rule';
-import * as storeSubmissionsStatement from './007-store-submissions-statement';
+import * as storeSubmissionsStatement from './006-store-submissions-statement';
 
 export interface Migration {
   name: string;
@@ -20,6 +19,5 @@ export const migrations: Migration[] = [
   { name: '003-notification-status', ...notificationStatus },
   { name: '004-console-sessions', ...consoleSessions },
   { name: '005-consumer-leases', ...consumerLeases },
-  { name: '006-store-submissions-by-rule', ...storeSubmissionsByRule },
-  { name: '007-store-submissions-statement', ...storeSubmissionsStatement },
+  { name: '006-store-submissions-statement', ...storeSubmissionsStatement },
 ];

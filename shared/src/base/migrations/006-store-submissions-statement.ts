@@ -1,22 +1,17 @@
 import type { Knex } from 'knex';
 import * as storeSubmissions002 from './002-store-submissions';
-import * as storeSubmissionsByRule006 from './006-store-submissions-by-rule';
 
 /**
  * Storing a group of posts becomes one statement that ingest's store sends
  * (`shared/src/submissions/store-submissions.sql.ts`, its parts named after the rules): the
- * functions that held those parts go. What stays in the database is the count of received
+ * PL/pgSQL function that held them (002) goes. What stays in the database is the count of received
  * submissions, the one place `usage_counters.used` is written (ingest's statement and management's
  * mark-as-received both call it): without a quota it counts; with one, all or nothing, raising
  * IQ001 when the month cannot take them all (nothing of the caller's transaction is kept), or
  * (`p_partial`) as many as remain, returning how many it counted.
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw('DROP FUNCTION intake_store_submissions(text[], text[], json, boolean)');
-  await knex.raw('DROP FUNCTION intake_count_group(json)');
-  await knex.raw('DROP FUNCTION intake_insert_posts(text[], text[], int[])');
-  await knex.raw('DROP FUNCTION intake_admit_received(text[], json, int[])');
-  await knex.raw('DROP FUNCTION intake_claim_idempotency_keys(json)');
+  await knex.raw('DROP FUNCTION intake_store_submissions(json, json, boolean)');
   await knex.raw(`
     CREATE OR REPLACE FUNCTION intake_count_received(
       p_account text, p_period date, p_count int, p_quota int, p_partial boolean
@@ -55,5 +50,4 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('DROP FUNCTION intake_count_received(text, date, int, int, boolean)');
   await storeSubmissions002.up(knex);
-  await storeSubmissionsByRule006.up(knex);
 }
