@@ -74,9 +74,8 @@ function upload(url, bytes) {
   });
 }
 
-exports.run = async function run({ duration, log }) {
-  const { db, slug } = await setUp();
-  const filesDir = mkdtempSync(path.join(tmpdir(), 'intake-bench-files-'));
+/** The ingest process and the bare server, each on a free port, and the environment ingest runs with. */
+async function startServers(filesDir) {
   const ingestPort = await freePort();
   const barePort = await freePort();
   const env = {
@@ -99,70 +98,86 @@ exports.run = async function run({ duration, log }) {
     { DATABASE_URL, PORT: String(barePort) },
     `http://127.0.0.1:${barePort}/`,
   );
-  const url = `http://127.0.0.1:${ingestPort}/v1/f/${slug}`;
-  try {
-    log(`warming up (${WARM_UP_S} s each)`);
-    await load({
-      url,
-      duration: WARM_UP_S,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'name=warm&email=w%40example.com',
-    });
-    await load({
-      url: `http://127.0.0.1:${barePort}/`,
-      duration: WARM_UP_S,
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'name=warm',
-    });
+  return { env, ingest, bare, ingestPort, barePort };
+}
 
+/** Both servers warmed for WARM_UP_S each, so what is measured next is not a JIT still compiling. */
+async function warmUp(url, bareUrl, log) {
+  log(`warming up (${WARM_UP_S} s each)`);
+  const headers = { 'content-type': 'application/x-www-form-urlencoded' };
+  await load({ url, duration: WARM_UP_S, headers, body: 'name=warm&email=w%40example.com' });
+  await load({ url: bareUrl, duration: WARM_UP_S, headers, body: 'name=warm' });
+}
+
+const BODIES = {
+  urlencoded: 'name=Ada+Lovelace&email=ada%40example.com&message=Hello+from+the+benchmark&topic=a&topic=b',
+  json: JSON.stringify({
+    name: 'Ada Lovelace',
+    email: 'ada@example.com',
+    message: 'Hello from the benchmark',
+    count: 3,
+  }),
+  multipart:
+    '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nAda\r\n' +
+    '--b\r\ncontent-disposition: form-data; name="file"; filename="note.txt"\r\ncontent-type: text/plain\r\n\r\n' +
+    'x'.repeat(1024) +
+    '\r\n--b--\r\n',
+};
+
+/**
+ * The floor and ingest's urlencoded posts in turns, ROUNDS times (`inTurns`), then JSON and multipart. The ratio is
+ * of the summed rates; each round's own ratio shows the spread.
+ */
+async function measureBodies({ db, url, bareUrl, duration, log }) {
+  const rows = [];
+  const measure = async (name, target, type, body) => {
+    // What the last measurement left to the relay is published first: it would compete with this one.
+    await until(async () => Number((await db('outbox').count({ n: '*' }).first()).n) === 0, 60_000, 'outbox drained');
+    await settle(db);
+    log(`measuring ${name} for ${duration} s`);
+    rows.push({ name, ...(await load({ url: target, duration, headers: { 'content-type': type }, body })) });
+  };
+  const rounds = (
+    await inTurns(ROUNDS, async (side, round) => {
+      if (side === 'a')
+        await measure(`bare koa + 1 insert (urlencoded), round ${round}`, bareUrl, URLENCODED, BODIES.urlencoded);
+      else await measure(`ingest urlencoded, round ${round}`, url, URLENCODED, BODIES.urlencoded);
+      return rows[rows.length - 1];
+    })
+  ).map(({ a, b }) => ({ bare: a, ingest: b }));
+  await measure('ingest json', url, 'application/json', BODIES.json);
+  await measure('ingest multipart (1 KiB file)', url, 'multipart/form-data; boundary=b', BODIES.multipart);
+  return { rows, rounds };
+}
+
+/** The suite's figures: the ratio of the summed rates, the worst p99, the upload's memory growth. */
+function figuresOf(rounds, mem) {
+  const total = (side) => rounds.reduce((sum, r) => sum + r[side].rps, 0);
+  const ratio = total('ingest') / total('bare');
+  const perRound = rounds.map((r) => (r.ingest.rps / r.bare.rps).toFixed(2)).join(', ');
+  const p99s = rounds.map((r) => r.ingest.p99);
+  const figures = {
+    'ingest urlencoded / bare throughput': `${ratio.toFixed(2)} (rounds ${perRound}; target ≥ 0.60)`,
+    'ingest urlencoded p99': `${Math.max(...p99s)} ms, worst of ${ROUNDS} rounds (target < 50 ms)`,
+    '50 MB upload: ingest RSS before': `${(mem.before / 1048576).toFixed(1)} MiB`,
+    '50 MB upload: ingest peak RSS growth': `${(mem.growth / 1048576).toFixed(1)} MiB (target < 64 MB)`,
+  };
+  return { figures, ratio };
+}
+
+exports.run = async function run({ duration, log }) {
+  const { db, slug } = await setUp();
+  const filesDir = mkdtempSync(path.join(tmpdir(), 'intake-bench-files-'));
+  const { env, ingest, bare, ingestPort, barePort } = await startServers(filesDir);
+  const url = `http://127.0.0.1:${ingestPort}/v1/f/${slug}`;
+  const bareUrl = `http://127.0.0.1:${barePort}/`;
+  try {
+    await warmUp(url, bareUrl, log);
     log('uploading a 50 MB file');
     const mem = await peakGrowth(ingest.pid, () => upload(url, 50 * 1000 * 1000));
     if (mem.result.status !== 201) throw new Error(`50 MB upload answered ${mem.result.status}: ${mem.result.body}`);
-
-    const urlencoded = 'name=Ada+Lovelace&email=ada%40example.com&message=Hello+from+the+benchmark&topic=a&topic=b';
-    const json = JSON.stringify({
-      name: 'Ada Lovelace',
-      email: 'ada@example.com',
-      message: 'Hello from the benchmark',
-      count: 3,
-    });
-    const multipart =
-      '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nAda\r\n' +
-      '--b\r\ncontent-disposition: form-data; name="file"; filename="note.txt"\r\ncontent-type: text/plain\r\n\r\n' +
-      'x'.repeat(1024) +
-      '\r\n--b--\r\n';
-    const rows = [];
-    const measure = async (name, target, type, body) => {
-      // What the last measurement left to the relay is published first: it would compete with this one.
-      await until(async () => Number((await db('outbox').count({ n: '*' }).first()).n) === 0, 60_000, 'outbox drained');
-      await settle(db);
-      log(`measuring ${name} for ${duration} s`);
-      rows.push({ name, ...(await load({ url: target, duration, headers: { 'content-type': type }, body })) });
-    };
-    // The floor and ingest's urlencoded posts in turns, ROUNDS times (`inTurns`). The ratio is of
-    // the summed rates; each round's own ratio shows the spread.
-    const bareUrl = `http://127.0.0.1:${barePort}/`;
-    const rounds = (
-      await inTurns(ROUNDS, async (side, round) => {
-        if (side === 'a')
-          await measure(`bare koa + 1 insert (urlencoded), round ${round}`, bareUrl, URLENCODED, urlencoded);
-        else await measure(`ingest urlencoded, round ${round}`, url, URLENCODED, urlencoded);
-        return rows[rows.length - 1];
-      })
-    ).map(({ a, b }) => ({ bare: a, ingest: b }));
-    await measure('ingest json', url, 'application/json', json);
-    await measure('ingest multipart (1 KiB file)', url, 'multipart/form-data; boundary=b', multipart);
-
-    const total = (side) => rounds.reduce((sum, r) => sum + r[side].rps, 0);
-    const ratio = total('ingest') / total('bare');
-    const perRound = rounds.map((r) => (r.ingest.rps / r.bare.rps).toFixed(2)).join(', ');
-    const p99s = rounds.map((r) => r.ingest.p99);
-    const figures = {
-      'ingest urlencoded / bare throughput': `${ratio.toFixed(2)} (rounds ${perRound}; target ≥ 0.60)`,
-      'ingest urlencoded p99': `${Math.max(...p99s)} ms, worst of ${ROUNDS} rounds (target < 50 ms)`,
-      '50 MB upload: ingest RSS before': `${(mem.before / 1048576).toFixed(1)} MiB`,
-      '50 MB upload: ingest peak RSS growth': `${(mem.growth / 1048576).toFixed(1)} MiB (target < 64 MB)`,
-    };
+    const { rows, rounds } = await measureBodies({ db, url, bareUrl, duration, log });
+    const { figures, ratio } = figuresOf(rounds, mem);
     return { rows, figures, ratio, memoryGrowthBytes: mem.growth };
   } finally {
     await ingest.stop();
