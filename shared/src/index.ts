@@ -29,7 +29,6 @@ export * from './base/spans';
 export * from './contracts/metrics';
 /** The router type of the @koa/router version the services use (tests inspect routers with it). */
 export type { Router as KoaRouter } from '@koa/router';
-export * from './runtime/retention';
 export * from './http/html';
 export * from './contracts/forms';
 export * from './contracts/accounts';

@@ -1,4 +1,5 @@
-import { startRetentionSweeper, type Config, type Platform, type RouteList, type ServiceModule } from '@intake/shared';
+import { type Config, type Platform, type RouteList, type ServiceModule } from '@intake/shared';
+import { startRetentionSweeper } from './domain/retention';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { healthRoutes } from './routes/health.routes';
 import { formRoutes } from './routes/forms.routes';
@@ -37,7 +38,7 @@ export const managementService: ServiceModule<Platform> = {
   routes: managementRoutes,
   // Management keeps no per-process state of its own: its handlers get the platform.
   compose: (platform) => platform,
-  // Management always runs, so it keeps the bookkeeping tables from growing (see shared/src/runtime/retention.ts).
+  // Management always runs, so it keeps the bookkeeping tables from growing (see domain/retention.ts).
   startWorkers: async (platform) => [startRetentionSweeper(platform), startSessionSweeper(platform)],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there.
   extend: mountConsole,

@@ -11,7 +11,6 @@ export {
 export { generateWebhookSecret, serviceSignature, standardSignature } from './signing';
 export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup, BlockedTargetError } from './url-guard';
 export { publishTraced, requestDelivery } from './delivery-request';
-export { sendTestPing } from './test-ping';
 export {
   insertDelivery,
   recordDeliveryAttempts,

@@ -1,4 +1,5 @@
-import { startPeriodic, sweepSessions, type Platform, type Worker } from '@intake/shared';
+import { sweepSessions, type Platform, type Worker } from '@intake/shared';
+import { startPeriodic } from './retention';
 
 /** Removes ended console sessions every `intervalMs` (sessions are also refused and removed when next used). */
 export function startSessionSweeper(

@@ -4,12 +4,12 @@ import {
   generateWebhookSecret,
   newId,
   problem,
-  sendTestPing,
   type AttemptResult,
   type Config,
   type Db,
   type SecretBox,
 } from '@intake/shared';
+import { sendTestPing } from './test-ping';
 import {
   deleteWebhookRow,
   findWebhook,

@@ -1,11 +1,15 @@
 import type { Agent } from 'undici';
-import type { Config } from '../base/config';
-import type { Db } from '../base/db';
-import { newId } from '../contracts/ids';
-import { recordAttempt } from '../contracts/metrics';
-import type { SecretBox } from '../base/secrets';
-import { insertDelivery, recordDeliveryAttempts } from './deliveries.repository';
-import { sendWebhook, type AttemptResult } from './sender';
+import {
+  insertDelivery,
+  newId,
+  recordAttempt,
+  recordDeliveryAttempts,
+  sendWebhook,
+  type AttemptResult,
+  type Config,
+  type Db,
+  type SecretBox,
+} from '@intake/shared';
 
 /**
  * The synchronous test ping: a `webhook.test` envelope `{ form_id, sample: true }`, signed and

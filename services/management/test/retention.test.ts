@@ -1,6 +1,6 @@
-import { factories, useTestPlatform } from '../testing';
-import { newId } from '../contracts/ids';
-import { RETENTION, sweepRetention } from './retention';
+import { newId } from '@intake/shared';
+import { factories, useTestPlatform } from '@intake/shared/testing';
+import { RETENTION, sweepRetention } from '../src/domain/retention';
 
 describe('retention sweep', () => {
   const platform = useTestPlatform();

@@ -1,6 +1,4 @@
-import type { Db } from '../base/db';
-import type { Logger } from '../base/logger';
-import type { Worker } from './platform';
+import type { Db, Logger, Worker } from '@intake/shared';
 
 /** How long bookkeeping rows are kept once they can no longer matter. */
 export const RETENTION = {
