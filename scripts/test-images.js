@@ -248,11 +248,10 @@ async function expectStatus(what, res, status) {
   return body;
 }
 
-async function main() {
-  const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()])));
-  const url = (svc, p) => `http://127.0.0.1:${ports[svc]}${p}`;
+/** A webhook receiver on loopback: `received` collects each request's headers and body. */
+async function startReceiver() {
   const received = [];
-  const receiver = http.createServer((req, res) => {
+  const server = http.createServer((req, res) => {
     let body = '';
     req.on('data', (d) => (body += d));
     req.on('end', () => {
@@ -260,12 +259,13 @@ async function main() {
       res.writeHead(204).end();
     });
   });
-  await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const hookUrl = `http://127.0.0.1:${receiver.address().port}/hooks/intake`;
-  const dataDir = path.join(work, 'data');
-  fs.mkdirSync(dataDir);
-  fs.chownSync(dataDir, 1000, 1000);
-  const containerEnv = (svc) => ({
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { received, hookUrl: `http://127.0.0.1:${server.address().port}/hooks/intake`, close: () => server.close() };
+}
+
+/** What a container of `svc` is given: the machine's Postgres, NATS and Redis, and its own port. */
+function containerEnv(svc, { ports, url }) {
+  return {
     NODE_ENV: 'production',
     PORT: String(ports[svc]),
     PUBLIC_BASE_URL: url('management', ''),
@@ -278,224 +278,262 @@ async function main() {
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_RETRY_SCHEDULE: '1s,2s',
     LOG_LEVEL: 'info',
-  });
+  };
+}
+
+/**
+ * What this run shares between its steps: the services' ports and URLs, the `podman run` arguments of
+ * each service, the webhook receiver, and the JetStream streams the migration created (for the clean-up).
+ */
+async function prepareRun() {
+  const ports = Object.fromEntries(await Promise.all(SERVICES.map(async (s) => [s, await freePort()])));
+  const url = (svc, p) => `http://127.0.0.1:${ports[svc]}${p}`;
+  const receiver = await startReceiver();
+  const dataDir = path.join(work, 'data');
+  fs.mkdirSync(dataDir);
+  fs.chownSync(dataDir, 1000, 1000);
   // As in the chart: read-only root filesystem (podman adds a tmpfs /tmp), non-root, /app/.data a volume.
   const runArgs = (svc) => [
     '--network=host',
     '--read-only',
     '-v',
     `${dataDir}:/app/.data`,
-    ...Object.entries(containerEnv(svc)).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+    ...Object.entries(containerEnv(svc, { ports, url })).flatMap(([k, v]) => ['-e', `${k}=${v}`]),
   ];
-  let streams = [];
+  return { ports, url, runArgs, receiver, streams: [] };
+}
 
+/** Builds the image of `svc` from the one Dockerfile; returns its size. */
+async function buildImage(svc) {
+  await podman(
+    [
+      'build',
+      '--pull=never',
+      '--format',
+      'docker',
+      '--network=host',
+      '--build-arg',
+      `SERVICE=${svc}`,
+      '-t',
+      image(svc),
+      '.',
+    ],
+    { log: path.join(work, `build-${svc}.log`) },
+  );
+  return mb(await imageSize(image(svc)));
+}
+
+/** Each image runs as uid 1000, carries no development dependencies and no other service (but management). */
+async function checkImageContents() {
+  for (const svc of SERVICES) {
+    const listing = await podman([
+      'run',
+      '--rm',
+      '--read-only',
+      image(svc),
+      'sh',
+      '-c',
+      'id -u; ls services; ls node_modules/@intake; test ! -e node_modules/typescript && test ! -e node_modules/jest && echo no-dev',
+    ]);
+    const [uid, ...rest] = listing.stdout.trim().split('\n');
+    if (uid !== '1000') throw new StepError(`${svc} runs as uid ${uid}, not 1000`);
+    if (!rest.includes('no-dev')) throw new StepError(`${svc} carries development dependencies`);
+    if (svc !== 'management' && rest.some((l) => SERVICES.includes(l) && l !== svc))
+      throw new StepError(`the ${svc} image carries other services: ${rest.join(' ')}`);
+  }
+  return 'uid 1000, no dev dependencies, one service per image (management also needs the others)';
+}
+
+/** Runs the migrate CLI from the management image; records the streams it created in `run.streams`. */
+async function migrate(run) {
+  const out = await podman([
+    'run',
+    '--rm',
+    ...run.runArgs('management'),
+    image('management'),
+    'node',
+    'services/management/dist/cli/migrate.js',
+  ]);
+  const line = JSON.parse(out.stdout.trim().split('\n').pop());
+  if (line.status !== 'migrated') throw new StepError(`migrate printed ${out.stdout}`);
+  run.streams = line.streams;
+  return `${line.migrations.length} migrations, streams ${line.streams.join(', ')}`;
+}
+
+/** Starts the four containers, waits until each answers /readyz, then runs each image's HEALTHCHECK. */
+async function startContainers(run) {
+  for (const svc of SERVICES)
+    await podman(['run', '-d', '--name', containerName(svc), ...run.runArgs(svc), image(svc)]);
+  for (const svc of SERVICES) await eventually(`${svc} /readyz`, () => isReady(run, svc), 60_000);
+  // The image's HEALTHCHECK (kept by --format docker), run once by hand: podman schedules none without systemd.
+  for (const svc of SERVICES) {
+    const check = await exec('podman', ['healthcheck', 'run', containerName(svc)]);
+    if (check.code !== 0) throw new StepError(`${svc}: the image's HEALTHCHECK failed: ${check.stdout}${check.stderr}`);
+  }
+  return `${SERVICES.map((s) => `${s} :${run.ports[s]}`).join(', ')}; HEALTHCHECK passes in each`;
+}
+
+/** Whether the container of `svc` answers /readyz; fails the step with its logs once it has stopped running. */
+async function isReady(run, svc) {
+  const state = (await podman(['inspect', '--format', '{{.State.Status}}', containerName(svc)])).stdout.trim();
+  if (state !== 'running') {
+    const logs = await exec('podman', ['logs', containerName(svc)]);
+    throw new StepError(`${svc} is ${state}:\n${logs.stdout}${logs.stderr}`);
+  }
+  return (await fetch(run.url(svc, '/readyz'))).status === 200;
+}
+
+/** The operator CLI inside the running management container creates an account; returns its management key. */
+async function createAccount() {
+  const out = await podman([
+    'exec',
+    containerName('management'),
+    'node',
+    'services/management/dist/cli/admin.js',
+    'accounts',
+    'create',
+    '--plan',
+    'pro',
+    '--name',
+    'Image test',
+  ]);
+  const account = JSON.parse(out.stdout);
+  if (!account.management_key) throw new StepError(`admin CLI printed ${out.stdout}`);
+  return account.management_key;
+}
+
+/** Through management: a form with a webhook to the receiver; returns the form and the webhook (its secret). */
+async function createHookedForm(run, auth, slug) {
+  const health = await expectStatus('GET /v1/health', await fetch(run.url('management', '/v1/health')), 200);
+  if (health.status !== 'ok') throw new StepError(`health: ${JSON.stringify(health)}`);
+  const form = await expectStatus(
+    'POST /v1/forms',
+    await fetch(run.url('management', '/v1/forms'), {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'Images', slug }),
+    }),
+    201,
+  );
+  const hook = await expectStatus(
+    'POST /v1/forms/:id/webhooks',
+    await fetch(run.url('management', `/v1/forms/${form.id}/webhooks`), {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: run.receiver.hookUrl }),
+    }),
+    201,
+  );
+  return { form, hook };
+}
+
+/** A form posted through ingest arrives at the receiver as a webhook signed with the webhook's secret. */
+async function deliverSubmission(run, key) {
+  const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const slug = `images-${runId}`;
+  const { hook } = await createHookedForm(run, auth, slug);
+  const submission = await expectStatus(
+    'POST /v1/f/:slug',
+    await fetch(run.url('ingest', `/v1/f/${slug}`), {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'email=ada%40example.com&message=Hello+from+the+ingest+image',
+    }),
+    201,
+  );
+  const delivered = await eventually(
+    'the webhook at the receiver',
+    () => run.receiver.received.find((r) => r.body.includes(submission.id)),
+    60_000,
+  );
+  const envelope = new Webhook(hook.secret).verify(delivered.body, delivered.headers);
+  if (!JSON.stringify(envelope).includes('Hello from the ingest image'))
+    throw new StepError(`envelope: ${delivered.body}`);
+  await expectStatus('GET /v1/usage', await fetch(run.url('usage', '/v1/usage'), { headers: auth }), 200);
+  const consoleRes = await fetch(run.url('management', '/console/'));
+  const page = await consoleRes.text();
+  if (consoleRes.status !== 200 || !/<script[^>]+assets\//.test(page))
+    throw new StepError(`GET /console/ on management: ${consoleRes.status} ${page.slice(0, 200)}`);
+  return `${submission.id} delivered, signature verified; usage answers; management serves the console`;
+}
+
+/** SIGTERM to each container: it drains (its log says so) and exits with code 0; returns each one's time. */
+async function drainOnSigterm() {
+  const results = [];
+  for (const svc of SERVICES) {
+    const t0 = Date.now();
+    await podman(['stop', '--time', '30', containerName(svc)]);
+    const code = (await podman(['inspect', '--format', '{{.State.ExitCode}}', containerName(svc)])).stdout.trim();
+    const logs = await exec('podman', ['logs', containerName(svc)]);
+    if (code !== '0' || !/draining/.test(logs.stdout + logs.stderr))
+      throw new StepError(
+        `${svc} exited ${code} on SIGTERM:\n${(logs.stdout + logs.stderr).split('\n').slice(-20).join('\n')}`,
+      );
+    results.push(`${svc} ${seconds(Date.now() - t0)}`);
+  }
+  return results.join(', ');
+}
+
+async function printImageSizes() {
+  const base = await imageSize(BASE_IMAGE);
+  process.stdout.write(`\nImage sizes (podman image inspect; the base ${BASE_IMAGE} is ${mb(base)} of each):\n`);
+  for (const svc of SERVICES) {
+    const size = await imageSize(image(svc));
+    process.stdout.write(`  ${image(svc).padEnd(34)} ${mb(size).padStart(7)}  (${mb(size - base)} above the base)\n`);
+  }
+}
+
+/** Removes what the run started (containers, the receiver, the database, the streams, the work directory). */
+async function cleanUp(run) {
+  const t0 = Date.now();
+  const cleanup = async (what, fn) => {
+    try {
+      await fn();
+    } catch (err) {
+      process.stderr.write(`clean-up of ${what} failed: ${err.message}\n`);
+    }
+  };
+  await cleanup('containers', () => exec('podman', ['rm', '-f', '--time', '0', ...SERVICES.map(containerName)]));
+  run.receiver.close();
+  await cleanup('the database', async () => {
+    const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+    await client.connect();
+    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await client.end();
+  });
+  await cleanup('the streams', async () => {
+    const nc = await connect({ servers: 'nats://127.0.0.1:4222' });
+    const jsm = await nc.jetstreamManager();
+    const upper = natsPrefix.toUpperCase();
+    for (const stream of run.streams.length ? run.streams : [`${upper}_EVENTS`, `${upper}_DELIVERIES`])
+      await jsm.streams.delete(stream).catch(() => undefined);
+    await nc.close();
+  });
+  fs.rmSync(work, { recursive: true, force: true });
+  timings.push(['clean up (containers, database, streams)', Date.now() - t0]);
+}
+
+async function main() {
+  const run = await prepareRun();
   try {
     await step('base image node:22-bookworm-slim', ensureBaseImage);
-
-    for (const svc of SERVICES)
-      await step(`build ${image(svc)} (Dockerfile, SERVICE=${svc})`, async () => {
-        await podman(
-          [
-            'build',
-            '--pull=never',
-            '--format',
-            'docker',
-            '--network=host',
-            '--build-arg',
-            `SERVICE=${svc}`,
-            '-t',
-            image(svc),
-            '.',
-          ],
-          { log: path.join(work, `build-${svc}.log`) },
-        );
-        return mb(await imageSize(image(svc)));
-      });
-
-    await step('image contents: non-root, only this service (and the workspaces it needs)', async () => {
-      for (const svc of SERVICES) {
-        const listing = await podman([
-          'run',
-          '--rm',
-          '--read-only',
-          image(svc),
-          'sh',
-          '-c',
-          'id -u; ls services; ls node_modules/@intake; test ! -e node_modules/typescript && test ! -e node_modules/jest && echo no-dev',
-        ]);
-        const [uid, ...rest] = listing.stdout.trim().split('\n');
-        if (uid !== '1000') throw new StepError(`${svc} runs as uid ${uid}, not 1000`);
-        if (!rest.includes('no-dev')) throw new StepError(`${svc} carries development dependencies`);
-        if (svc !== 'management' && rest.some((l) => SERVICES.includes(l) && l !== svc))
-          throw new StepError(`the ${svc} image carries other services: ${rest.join(' ')}`);
-      }
-      return 'uid 1000, no dev dependencies, one service per image (management also needs the others)';
-    });
-
-    const migrated = await step('migrate CLI from the management image', async () => {
-      const out = await podman([
-        'run',
-        '--rm',
-        ...runArgs('management'),
-        image('management'),
-        'node',
-        'services/management/dist/cli/migrate.js',
-      ]);
-      const line = JSON.parse(out.stdout.trim().split('\n').pop());
-      if (line.status !== 'migrated') throw new StepError(`migrate printed ${out.stdout}`);
-      streams = line.streams;
-      return `${line.migrations.length} migrations, streams ${line.streams.join(', ')}`;
-    });
-    void migrated;
-
-    await step(
-      'start the four images (--network=host, --read-only), wait for /readyz, run their HEALTHCHECK',
-      async () => {
-        for (const svc of SERVICES)
-          await podman(['run', '-d', '--name', containerName(svc), ...runArgs(svc), image(svc)]);
-        for (const svc of SERVICES)
-          await eventually(
-            `${svc} /readyz`,
-            async () => {
-              const state = (
-                await podman(['inspect', '--format', '{{.State.Status}}', containerName(svc)])
-              ).stdout.trim();
-              if (state !== 'running') {
-                const logs = await exec('podman', ['logs', containerName(svc)]);
-                throw new StepError(`${svc} is ${state}:\n${logs.stdout}${logs.stderr}`);
-              }
-              return (await fetch(url(svc, '/readyz'))).status === 200;
-            },
-            60_000,
-          );
-        // The image's HEALTHCHECK (kept by --format docker), run once by hand: podman schedules none without systemd.
-        for (const svc of SERVICES) {
-          const check = await exec('podman', ['healthcheck', 'run', containerName(svc)]);
-          if (check.code !== 0)
-            throw new StepError(`${svc}: the image's HEALTHCHECK failed: ${check.stdout}${check.stderr}`);
-        }
-        return `${SERVICES.map((s) => `${s} :${ports[s]}`).join(', ')}; HEALTHCHECK passes in each`;
-      },
+    for (const svc of SERVICES) await step(`build ${image(svc)} (Dockerfile, SERVICE=${svc})`, () => buildImage(svc));
+    await step('image contents: non-root, only this service (and the workspaces it needs)', checkImageContents);
+    await step('migrate CLI from the management image', () => migrate(run));
+    await step('start the four images (--network=host, --read-only), wait for /readyz, run their HEALTHCHECK', () =>
+      startContainers(run),
     );
-
     const key = await step(
       'operator CLI inside the running management container (podman exec, as kubectl exec)',
-      async () => {
-        const out = await podman([
-          'exec',
-          containerName('management'),
-          'node',
-          'services/management/dist/cli/admin.js',
-          'accounts',
-          'create',
-          '--plan',
-          'pro',
-          '--name',
-          'Image test',
-        ]);
-        const account = JSON.parse(out.stdout);
-        if (!account.management_key) throw new StepError(`admin CLI printed ${out.stdout}`);
-        return account.management_key;
-      },
+      createAccount,
     );
-    const auth = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-
-    await step('a form posted through ingest is delivered as a signed webhook by the delivery image', async () => {
-      const health = await expectStatus('GET /v1/health', await fetch(url('management', '/v1/health')), 200);
-      if (health.status !== 'ok') throw new StepError(`health: ${JSON.stringify(health)}`);
-      const slug = `images-${runId}`;
-      const form = await expectStatus(
-        'POST /v1/forms',
-        await fetch(url('management', '/v1/forms'), {
-          method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ name: 'Images', slug }),
-        }),
-        201,
-      );
-      const hook = await expectStatus(
-        'POST /v1/forms/:id/webhooks',
-        await fetch(url('management', `/v1/forms/${form.id}/webhooks`), {
-          method: 'POST',
-          headers: auth,
-          body: JSON.stringify({ url: hookUrl }),
-        }),
-        201,
-      );
-      const submission = await expectStatus(
-        'POST /v1/f/:slug',
-        await fetch(url('ingest', `/v1/f/${slug}`), {
-          method: 'POST',
-          headers: { 'content-type': 'application/x-www-form-urlencoded' },
-          body: 'email=ada%40example.com&message=Hello+from+the+ingest+image',
-        }),
-        201,
-      );
-      const delivered = await eventually(
-        'the webhook at the receiver',
-        () => received.find((r) => r.body.includes(submission.id)),
-        60_000,
-      );
-      const envelope = new Webhook(hook.secret).verify(delivered.body, delivered.headers);
-      if (!JSON.stringify(envelope).includes('Hello from the ingest image'))
-        throw new StepError(`envelope: ${delivered.body}`);
-      await expectStatus('GET /v1/usage', await fetch(url('usage', '/v1/usage'), { headers: auth }), 200);
-      const consoleRes = await fetch(url('management', '/console/'));
-      const page = await consoleRes.text();
-      if (consoleRes.status !== 200 || !/<script[^>]+assets\//.test(page))
-        throw new StepError(`GET /console/ on management: ${consoleRes.status} ${page.slice(0, 200)}`);
-      return `${submission.id} delivered, signature verified; usage answers; management serves the console`;
-    });
-
-    await step('SIGTERM drains: each container stops with exit code 0', async () => {
-      const results = [];
-      for (const svc of SERVICES) {
-        const t0 = Date.now();
-        await podman(['stop', '--time', '30', containerName(svc)]);
-        const code = (await podman(['inspect', '--format', '{{.State.ExitCode}}', containerName(svc)])).stdout.trim();
-        const logs = await exec('podman', ['logs', containerName(svc)]);
-        if (code !== '0' || !/draining/.test(logs.stdout + logs.stderr))
-          throw new StepError(
-            `${svc} exited ${code} on SIGTERM:\n${(logs.stdout + logs.stderr).split('\n').slice(-20).join('\n')}`,
-          );
-        results.push(`${svc} ${seconds(Date.now() - t0)}`);
-      }
-      return results.join(', ');
-    });
-
-    const base = await imageSize(BASE_IMAGE);
-    process.stdout.write(`\nImage sizes (podman image inspect; the base ${BASE_IMAGE} is ${mb(base)} of each):\n`);
-    for (const svc of SERVICES) {
-      const size = await imageSize(image(svc));
-      process.stdout.write(`  ${image(svc).padEnd(34)} ${mb(size).padStart(7)}  (${mb(size - base)} above the base)\n`);
-    }
+    await step('a form posted through ingest is delivered as a signed webhook by the delivery image', () =>
+      deliverSubmission(run, key),
+    );
+    await step('SIGTERM drains: each container stops with exit code 0', drainOnSigterm);
+    await printImageSizes();
   } finally {
-    const t0 = Date.now();
-    const cleanup = async (what, fn) => {
-      try {
-        await fn();
-      } catch (err) {
-        process.stderr.write(`clean-up of ${what} failed: ${err.message}\n`);
-      }
-    };
-    await cleanup('containers', () => exec('podman', ['rm', '-f', '--time', '0', ...SERVICES.map(containerName)]));
-    receiver.close();
-    await cleanup('the database', async () => {
-      const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-      await client.connect();
-      await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-      await client.end();
-    });
-    await cleanup('the streams', async () => {
-      const nc = await connect({ servers: 'nats://127.0.0.1:4222' });
-      const jsm = await nc.jetstreamManager();
-      const upper = natsPrefix.toUpperCase();
-      for (const stream of streams.length ? streams : [`${upper}_EVENTS`, `${upper}_DELIVERIES`])
-        await jsm.streams.delete(stream).catch(() => undefined);
-      await nc.close();
-    });
-    fs.rmSync(work, { recursive: true, force: true });
-    timings.push(['clean up (containers, database, streams)', Date.now() - t0]);
+    await cleanUp(run);
   }
 }
 
