@@ -53,13 +53,12 @@ export async function withPooledConnection<T>(db: Db, work: (connection: pg.Clie
 }
 
 /**
- * Marks a pooled connection as unusable, as knex's own runner does after a failed query: the
- * pool checks the mark before it hands a connection out again, and closes it instead. (A ROLLBACK
- * fails when the connection is broken, which `pg` has then closed already; a live one that failed
- * it would keep its transaction until then.)
+ * Ends a pooled connection that could not roll back (a ROLLBACK fails when the connection is broken,
+ * which `pg` has then closed already; a live one that failed it would keep its transaction open):
+ * the pool sees it ended and never hands it out again. `why` is logged by whoever caught it.
  */
-export function discardConnection(connection: pg.ClientBase, why: unknown): void {
-  (connection as { __knex__disposed?: unknown }).__knex__disposed = why;
+export function discardConnection(connection: pg.ClientBase, _why: unknown): Promise<void> {
+  return (connection as pg.Client).end().catch(() => undefined);
 }
 
 /**

@@ -64,9 +64,28 @@ function send(res: http.ServerResponse, p: Problem, problemsUrl: string): void {
   res.end(body);
 }
 
+/** The response each socket is answering now, followed through public events ('request', 'finish'). */
+function responsesBySocket() {
+  const answering = new WeakMap<Socket, http.ServerResponse>();
+  return {
+    get: (socket: Socket) => answering.get(socket),
+    follow(req: http.IncomingMessage, res: http.ServerResponse): void {
+      const socket = req.socket;
+      answering.set(socket, res);
+      res.once('finish', () => {
+        if (answering.get(socket) === res) answering.delete(socket);
+      });
+    },
+  };
+}
+
 /** Answers `p` on a socket Node's parser gave up on (there is no response object yet, or one not begun). */
-function answerOnSocket(socket: Socket, p: Problem, problemsUrl: string): void {
-  const outgoing = (socket as Socket & { _httpMessage?: http.ServerResponse })._httpMessage;
+function answerOnSocket(
+  socket: Socket,
+  outgoing: http.ServerResponse | undefined,
+  p: Problem,
+  problemsUrl: string,
+): void {
   if (outgoing && !outgoing.headersSent && outgoing.writable) {
     send(outgoing, p, problemsUrl);
     return;
@@ -167,13 +186,15 @@ export function createHttpServer(
   );
   // A client that sends its request and then shuts down its writing side (FIN) still gets the answer.
   (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  const responses = responsesBySocket();
+  server.on('request', responses.follow);
   server.on('request', bodyRateWatcher(limits, options.problemsUrl));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     if (err.code === 'ECONNRESET' || err.code === 'EPIPE') {
       socket.destroy();
       return;
     }
-    answerOnSocket(socket, clientErrorProblem(err.code), options.problemsUrl);
+    answerOnSocket(socket, responses.get(socket), clientErrorProblem(err.code), options.problemsUrl);
   });
   return server;
 }
