@@ -8,62 +8,71 @@ import { eventually, listen } from '@intake/shared/testing';
  * `npm start`'s process: one port, routed like the ingress, creates its database, answers HTTP on its
  * main thread while the relay and the consumers run on a background thread, drains on SIGTERM.
  */
-describe('all-in-one process', () => {
-  const database = `intake_start_${randomBytes(4).toString('hex')}`;
-  let child: ChildProcess;
-  let output = '';
-  let url = '';
+/** Starts the built all-in-one process on its own database for the whole file, and drops that database after. */
+function useAllInOneProcess() {
+  const app = {
+    database: `intake_start_${randomBytes(4).toString('hex')}`,
+    child: undefined as unknown as ChildProcess,
+    output: '',
+    url: '',
+  };
 
   beforeAll(async () => {
-    child = spawn(process.execPath, [path.resolve(__dirname, '../dist/all-in-one.js')], {
+    app.child = spawn(process.execPath, [path.resolve(__dirname, '../dist/all-in-one.js')], {
       env: {
         ...process.env,
         PORT: '0',
-        DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}`,
+        DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${app.database}`,
         NATS_PREFIX: `t${randomBytes(4).toString('hex')}`,
         LOG_LEVEL: 'info',
         WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-    child.stdout?.on('data', (d) => (output += d));
-    child.stderr?.on('data', (d) => (output += d));
-    url = await eventually(() => /listening on (http:\/\/localhost:\d+)/.exec(output)?.[1], {
+    app.child.stdout?.on('data', (d) => (app.output += d));
+    app.child.stderr?.on('data', (d) => (app.output += d));
+    app.url = await eventually(() => /listening on (http:\/\/localhost:\d+)/.exec(app.output)?.[1], {
       timeoutMs: 20_000,
       message: 'the ready line',
     });
   }, 30_000);
 
   afterAll(async () => {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (app.child.exitCode === null) app.child.kill('SIGKILL');
     const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
     await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await client.query(`DROP DATABASE IF EXISTS ${app.database} WITH (FORCE)`);
     await client.end();
   });
 
+  return app;
+}
+
+describe('all-in-one process', () => {
+  const app = useAllInOneProcess();
+
   it('logs one ready line with the URL', () => {
-    expect(output.split('\n').filter((l) => l.includes('Intake is ready'))).toHaveLength(1);
+    expect(app.output.split('\n').filter((l) => l.includes('Intake is ready'))).toHaveLength(1);
   });
 
   it('created and migrated its database and answers /v1/health with the state of each dependency', async () => {
-    const res = await fetch(`${url}/v1/health`);
+    const res = await fetch(`${app.url}/v1/health`);
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ status: 'ok', checks: { postgres: 'ok', nats: 'ok', redis: 'ok' } });
   });
 
   it('answers liveness and readiness probes', async () => {
-    expect((await fetch(`${url}/livez`)).status).toBe(200);
-    const ready = await fetch(`${url}/readyz`);
+    expect((await fetch(`${app.url}/livez`)).status).toBe(200);
+    const ready = await fetch(`${app.url}/readyz`);
     expect(ready.status).toBe(200);
   });
 
   it('routes paths as the ingress does', async () => {
-    const mgmt = await fetch(`${url}/v1/api-keys`);
+    const mgmt = await fetch(`${app.url}/v1/api-keys`);
     expect(mgmt.status).toBe(401);
-    const openapi = await fetch(`${url}/openapi`);
+    const openapi = await fetch(`${app.url}/openapi`);
     expect(((await openapi.json()) as { openapi: string }).openapi).toBe('3.1.0');
-    const ingest = await fetch(`${url}/v1/f/no-such-form`, {
+    const ingest = await fetch(`${app.url}/v1/f/no-such-form`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{}',
@@ -72,37 +81,16 @@ describe('all-in-one process', () => {
   });
 
   it('takes a post all the way: stored, counted by the usage consumer, sent to the webhook', async () => {
-    const received: { id: string; body: { type: string; data: { submission_id: string } } }[] = [];
-    const receiver = await listen((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        received.push({ id: String(req.headers['webhook-id']), body: JSON.parse(body) });
-        res.end();
-      });
-    });
+    const receiver = await startWebhookReceiver();
     try {
-      const admin = spawnSync(
-        process.execPath,
-        [path.resolve(__dirname, '../services/management/dist/cli/admin.js'), 'accounts', 'create', '--plan', 'team'],
-        { env: { ...process.env, DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}` }, encoding: 'utf8' },
-      );
-      const { management_key: key } = JSON.parse(admin.stdout) as { management_key: string };
-      const api = async (method: string, path: string, body?: unknown) => {
-        const res = await fetch(`${url}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        });
-        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-      };
+      const api = managementApi(app.url, createAccountKey(app.database));
       const form = await api('POST', '/v1/forms', { name: 'Contact' });
       expect(form.status).toBe(201);
       expect((await api('POST', `/v1/forms/${form.body.id}/webhooks`, { url: `${receiver.url}/hook` })).status).toBe(
         201,
       );
 
-      const post = await fetch(`${url}/v1/f/${form.body.slug}`, {
+      const post = await fetch(`${app.url}/v1/f/${form.body.slug}`, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
         body: 'name=Ada&message=Hello',
@@ -110,8 +98,10 @@ describe('all-in-one process', () => {
       expect(post.status).toBe(201);
       const { id } = (await post.json()) as { id: string };
 
-      await eventually(() => received.length > 0, { message: 'the webhook' });
-      expect(received.map((r) => [r.body.type, r.body.data.submission_id])).toEqual([['submission.created', id]]);
+      await eventually(() => receiver.received.length > 0, { message: 'the webhook' });
+      expect(receiver.received.map((r) => [r.body.type, r.body.data.submission_id])).toEqual([
+        ['submission.created', id],
+      ]);
       const usage = await eventually(
         async () => {
           const report = (await api('GET', '/v1/usage')).body as { forms: { form_id: string; received: number }[] };
@@ -121,14 +111,7 @@ describe('all-in-one process', () => {
       );
       expect(usage).toMatchObject({ received: 1 });
       // Delivery's consumers ran on the background thread and usage's on the bookkeeping thread, each with a pool of its own.
-      const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:5432/${database}` });
-      await client.connect();
-      const { rows } = await client.query<{ application_name: string }>(
-        `SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'intake-%'`,
-        [database],
-      );
-      await client.end();
-      expect(rows.map((r) => r.application_name)).toEqual(
+      expect(await applicationNames(app.database)).toEqual(
         expect.arrayContaining(['intake-all-in-one-background', 'intake-all-in-one-bookkeeping']),
       );
     } finally {
@@ -137,9 +120,59 @@ describe('all-in-one process', () => {
   });
 
   it('drains and exits 0 on SIGTERM', async () => {
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-    child.kill('SIGTERM');
+    const exited = new Promise<number | null>((resolve) => app.child.once('exit', (code) => resolve(code)));
+    app.child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(output).toMatch(/draining/);
+    expect(app.output).toMatch(/draining/);
   });
 });
+
+type Delivery = { id: string; body: { type: string; data: { submission_id: string } } };
+
+/** A local webhook receiver that records each delivery's id and body. */
+async function startWebhookReceiver() {
+  const received: Delivery[] = [];
+  const server = await listen((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ id: String(req.headers['webhook-id']), body: JSON.parse(body) });
+      res.end();
+    });
+  });
+  return { url: server.url, received, close: () => server.close() };
+}
+
+/** Creates an account with the operator CLI and returns its management key. */
+function createAccountKey(database: string): string {
+  const admin = spawnSync(
+    process.execPath,
+    [path.resolve(__dirname, '../services/management/dist/cli/admin.js'), 'accounts', 'create', '--plan', 'team'],
+    { env: { ...process.env, DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}` }, encoding: 'utf8' },
+  );
+  return (JSON.parse(admin.stdout) as { management_key: string }).management_key;
+}
+
+/** Calls the management API with a key and returns the status and JSON body. */
+function managementApi(url: string, key: string) {
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+}
+
+/** The application names of the process's connections to its database, one per pool. */
+async function applicationNames(database: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:5432/${database}` });
+  await client.connect();
+  const { rows } = await client.query<{ application_name: string }>(
+    `SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'intake-%'`,
+    [database],
+  );
+  await client.end();
+  return rows.map((r) => r.application_name);
+}

@@ -2,8 +2,18 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
 import { newId, SUBJECTS } from '@intake/shared';
-import { eventually } from '@intake/shared/testing';
-import { formWithWebhook, pool, post, processEnv, receiver, startService, tally, faultSuite } from './harness';
+import { eventually, type TestPlatform } from '@intake/shared/testing';
+import {
+  formWithWebhook,
+  pool,
+  post,
+  processEnv,
+  receiver,
+  startService,
+  tally,
+  faultSuite,
+  type ServiceProcess,
+} from './harness';
 
 /** Deliveries in the backlog: at 64 attempts at once per process, RECEIVER_DELAY_MS each, several ack deadlines long. */
 const DELIVERIES = 1600;
@@ -41,6 +51,90 @@ async function smtpServer() {
   return { port, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+type Form = { formId: string; slug: string };
+
+/**
+ * The backlog, built while no delivery process runs: every post accepted and its event published;
+ * for the webhook form, the fan-out done here in bulk (the rows and messages the fan-out makes, with
+ * its message ids), so the send consumer meets the whole backlog at once.
+ */
+async function buildBacklog(platform: TestPlatform, ingestUrl: string, hooked: Form, mailed: Form) {
+  const { db, nats } = platform;
+  const answers = await pool(DELIVERIES + MAILS, 16, (i) =>
+    post(ingestUrl, i < DELIVERIES ? hooked.slug : mailed.slug, { name: 'backlog', n: String(i) }),
+  );
+  expect(tally(answers.map((a) => a.status))).toEqual({ 201: DELIVERIES + MAILS });
+  await eventually(
+    async () => (await nats.jsm.streams.info(nats.names.eventsStream)).state.messages >= DELIVERIES + MAILS,
+    { timeoutMs: 30_000, message: 'every event published' },
+  );
+  const webhook: { id: string } = await db('webhooks').where({ form_id: hooked.formId }).first('id');
+  const submissions: { id: string; account_id: string; payload: Record<string, string> }[] = await db('submissions')
+    .where({ form_id: hooked.formId })
+    .select('id', 'account_id', 'payload');
+  const rows = submissions.map((s) => ({
+    id: newId('delivery'),
+    account_id: s.account_id,
+    webhook_id: webhook.id,
+    form_id: hooked.formId,
+    submission_id: s.id,
+    event_type: 'submission.created',
+    data: JSON.stringify({ submission_id: s.id, form_id: hooked.formId, payload: s.payload, files: [] }),
+  }));
+  await db.batchInsert('deliveries', rows, 500);
+  const subject = nats.names.subject(SUBJECTS.deliveryRequested);
+  await pool(rows.length, 100, (i) => {
+    const eventId = `${rows[i]!.id}.initial`;
+    const message = { event_id: eventId, delivery_id: rows[i]!.id, trigger: 'schedule' };
+    return nats.js.publish(subject, JSON.stringify(message), { msgID: eventId });
+  });
+}
+
+/** Waits until a consumer of the deliveries stream has nothing pending and nothing awaiting an ack. */
+function consumerSettled(platform: TestPlatform, consumer: string, timeoutMs: number, message: string) {
+  const { nats } = platform;
+  return eventually(
+    async () => {
+      const info = await nats.jsm.consumers.info(nats.names.deliveriesStream, consumer);
+      return info.num_ack_pending === 0 && info.num_pending === 0;
+    },
+    { timeoutMs, message },
+  );
+}
+
+/** The form's deliveries and the number of attempts recorded for them. */
+async function deliveryRecords(platform: TestPlatform, formId: string) {
+  const { db } = platform;
+  const deliveries = await db('deliveries').where({ form_id: formId }).select('id', 'attempt_count');
+  const attempts = await db('delivery_attempts as a')
+    .join('deliveries as d', 'd.id', 'a.delivery_id')
+    .where('d.form_id', formId)
+    .count({ n: '*' })
+    .first();
+  return { deliveries, attempts };
+}
+
+/**
+ * One delivery process takes the backlog; a second one joins once sending has begun, as a replica
+ * added to drain a backlog would. Answers the seconds until every delivery was received.
+ */
+async function drainWithTwoProcesses(
+  processes: ServiceProcess[],
+  env: Record<string, string>,
+  target: Awaited<ReturnType<typeof receiver>>,
+): Promise<number> {
+  const started = performance.now();
+  processes.push(await startService('delivery', env, { ready: true }));
+  await eventually(() => target.envelopes.length > 0, { timeoutMs: 30_000, message: 'the first webhook' });
+  processes.push(await startService('delivery', env, { ready: true }));
+  await eventually(() => target.distinctIds().size >= DELIVERIES, {
+    timeoutMs: 150_000,
+    intervalMs: 100,
+    message: `webhooks for ${DELIVERIES} deliveries (have ${target.distinctIds().size})`,
+  });
+  return (performance.now() - started) / 1000;
+}
+
 /**
  * No duplicate without a crash. A delivery process starts on a backlog of
  * 1,600 `delivery.requested` messages and a second one joins once sending has begun; the backlog
@@ -56,7 +150,7 @@ describe('fault: a backlog longer than the ack deadline, no process dying', () =
 
   it('sends exactly one webhook per delivery and one mail per submission', async () => {
     const { platform } = suite;
-    const { db, nats } = platform;
+    const { db } = platform;
     const target = await receiver({ delayMs: RECEIVER_DELAY_MS });
     const smtp = await smtpServer();
     try {
@@ -72,50 +166,8 @@ describe('fault: a backlog longer than the ack deadline, no process dying', () =
       const ingest = await startService('ingest', env);
       processes.push(ingest);
 
-      // The backlog, built while no delivery process runs: every post accepted and its event
-      // published; for the webhook form, the fan-out done here in bulk (the rows and messages the
-      // fan-out makes, with its message ids), so the send consumer meets the whole backlog at once.
-      const answers = await pool(DELIVERIES + MAILS, 16, (i) =>
-        post(ingest.url, i < DELIVERIES ? hooked.slug : mailed.slug, { name: 'backlog', n: String(i) }),
-      );
-      expect(tally(answers.map((a) => a.status))).toEqual({ 201: DELIVERIES + MAILS });
-      await eventually(
-        async () => (await nats.jsm.streams.info(nats.names.eventsStream)).state.messages >= DELIVERIES + MAILS,
-        { timeoutMs: 30_000, message: 'every event published' },
-      );
-      const webhook: { id: string } = await db('webhooks').where({ form_id: hooked.formId }).first('id');
-      const submissions: { id: string; account_id: string; payload: Record<string, string> }[] = await db('submissions')
-        .where({ form_id: hooked.formId })
-        .select('id', 'account_id', 'payload');
-      const rows = submissions.map((s) => ({
-        id: newId('delivery'),
-        account_id: s.account_id,
-        webhook_id: webhook.id,
-        form_id: hooked.formId,
-        submission_id: s.id,
-        event_type: 'submission.created',
-        data: JSON.stringify({ submission_id: s.id, form_id: hooked.formId, payload: s.payload, files: [] }),
-      }));
-      await db.batchInsert('deliveries', rows, 500);
-      const subject = nats.names.subject(SUBJECTS.deliveryRequested);
-      await pool(rows.length, 100, (i) => {
-        const eventId = `${rows[i]!.id}.initial`;
-        const message = { event_id: eventId, delivery_id: rows[i]!.id, trigger: 'schedule' };
-        return nats.js.publish(subject, JSON.stringify(message), { msgID: eventId });
-      });
-
-      // One delivery process takes the backlog; a second one joins once sending has begun, as a
-      // replica added to drain a backlog would.
-      const started = performance.now();
-      processes.push(await startService('delivery', env, { ready: true }));
-      await eventually(() => target.envelopes.length > 0, { timeoutMs: 30_000, message: 'the first webhook' });
-      processes.push(await startService('delivery', env, { ready: true }));
-      await eventually(() => target.distinctIds().size >= DELIVERIES, {
-        timeoutMs: 150_000,
-        intervalMs: 100,
-        message: `webhooks for ${DELIVERIES} deliveries (have ${target.distinctIds().size})`,
-      });
-      const drained = (performance.now() - started) / 1000;
+      await buildBacklog(platform, ingest.url, hooked, mailed);
+      const drained = await drainWithTwoProcesses(processes, env, target);
       await eventually(
         async () =>
           (await db('deliveries').where({ form_id: hooked.formId, status: 'succeeded' }).count({ n: '*' }).first())
@@ -123,19 +175,8 @@ describe('fault: a backlog longer than the ack deadline, no process dying', () =
         { timeoutMs: 20_000, message: 'every delivery recorded as succeeded' },
       );
       // Copies redelivered meanwhile have been handled: nothing is left pending.
-      await eventually(
-        async () => {
-          const info = await nats.jsm.consumers.info(nats.names.deliveriesStream, 'delivery-send');
-          return info.num_ack_pending === 0 && info.num_pending === 0;
-        },
-        { timeoutMs: 30_000, message: 'the send consumer settled' },
-      );
-      const deliveries = await db('deliveries').where({ form_id: hooked.formId }).select('id', 'attempt_count');
-      const attempts = await db('delivery_attempts as a')
-        .join('deliveries as d', 'd.id', 'a.delivery_id')
-        .where('d.form_id', hooked.formId)
-        .count({ n: '*' })
-        .first();
+      await consumerSettled(platform, 'delivery-send', 30_000, 'the send consumer settled');
+      const { deliveries, attempts } = await deliveryRecords(platform, hooked.formId);
       console.log(
         `backlog: ${DELIVERIES} deliveries sent by 2 delivery processes in ${drained.toFixed(1)} s (ack deadline ${ACK_DEADLINE_S} s); ` +
           `${target.envelopes.length} webhook requests (${target.envelopes.length - target.distinctIds().size} duplicates), ` +
@@ -157,13 +198,7 @@ describe('fault: a backlog longer than the ack deadline, no process dying', () =
         intervalMs: 100,
         message: `mails for ${MAILS} posts (have ${new Set(smtp.mails).size})`,
       });
-      await eventually(
-        async () => {
-          const info = await nats.jsm.consumers.info(nats.names.deliveriesStream, 'delivery-mail');
-          return info.num_ack_pending === 0 && info.num_pending === 0;
-        },
-        { timeoutMs: 40_000, message: 'the mail consumer settled' },
-      );
+      await consumerSettled(platform, 'delivery-mail', 40_000, 'the mail consumer settled');
       console.log(
         `backlog: ${smtp.mails.length} mails for ${MAILS} submissions (${smtp.mails.length - new Set(smtp.mails).size} duplicates)`,
       );
