@@ -17,7 +17,8 @@ COPY services/management/package.json services/management/tsconfig.json services
 COPY services/delivery/package.json services/delivery/tsconfig.json services/delivery/
 COPY services/usage/package.json services/usage/tsconfig.json services/usage/
 # --ignore-scripts: the root "prepare" script compiles, and the sources are not copied yet. --omit=peer leaves
-# out what only test tools pull in (aws-cdk-lib, the peer of the package that ships helm); nothing compiled needs it.
+# out what only test tools pull in (aws-cdk-lib, the peer of the package that ships helm); what the console's bundle
+# needs of a peer (preact-render-to-string, which preact-iso imports) is a devDependency of management.
 RUN npm ci --ignore-scripts --omit=peer --no-audit --no-fund
 # .dockerignore keeps tests, build output and node_modules out of these.
 COPY shared shared
