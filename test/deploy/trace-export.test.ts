@@ -19,41 +19,53 @@ const KIND = { SERVER: 2, CLIENT: 3, PRODUCER: 4, CONSUMER: 5 };
  * running from the HTTP request (http + koa + pg instrumentations) through the outbox relay's
  * publish to the JetStream consumer; and the catalog's backlog gauges as OTLP metrics.
  */
-describe('telemetry export from a service process (OTLP/HTTP)', () => {
+/** A local OTLP/HTTP (JSON) receiver that keeps the spans, the resources of the traces and the metric names. */
+async function startOtlpReceiver() {
   const spans: OtlpSpan[] = [];
   const metricNames = new Set<string>();
   const resources: Record<string, unknown>[] = [];
+  const server = await listen((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const doc = JSON.parse(body || '{}');
+      if (req.url === '/v1/traces') {
+        for (const rs of doc.resourceSpans ?? []) {
+          resources.push(
+            Object.fromEntries(
+              (rs.resource?.attributes ?? []).map((a: { key: string; value: { stringValue?: string } }) => [
+                a.key,
+                a.value.stringValue,
+              ]),
+            ),
+          );
+          for (const ss of rs.scopeSpans ?? []) spans.push(...ss.spans);
+        }
+      }
+      if (req.url === '/v1/metrics')
+        for (const rm of doc.resourceMetrics ?? [])
+          for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  return { url: server.url, close: () => server.close(), spans, metricNames, resources };
+}
+
+/**
+ * For the whole file: the OTLP receiver and the trace probe process exporting to it, on the migrated
+ * test database and streams of its own (deleted after).
+ */
+function useTraceProbe() {
+  const probe = {
+    receiver: undefined as unknown as Awaited<ReturnType<typeof startOtlpReceiver>>,
+    url: '',
+  };
   const prefix = uniqueNatsPrefix();
-  let receiver: Awaited<ReturnType<typeof listen>>;
   let child: ChildProcess;
-  let url = '';
   let output = '';
 
   beforeAll(async () => {
-    receiver = await listen((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const doc = JSON.parse(body || '{}');
-        if (req.url === '/v1/traces') {
-          for (const rs of doc.resourceSpans ?? []) {
-            resources.push(
-              Object.fromEntries(
-                (rs.resource?.attributes ?? []).map((a: { key: string; value: { stringValue?: string } }) => [
-                  a.key,
-                  a.value.stringValue,
-                ]),
-              ),
-            );
-            for (const ss of rs.scopeSpans ?? []) spans.push(...ss.spans);
-          }
-        }
-        if (req.url === '/v1/metrics')
-          for (const rm of doc.resourceMetrics ?? [])
-            for (const sm of rm.scopeMetrics ?? []) for (const m of sm.metrics ?? []) metricNames.add(m.name);
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      });
-    });
+    probe.receiver = await startOtlpReceiver();
     await migratedTestDatabase();
     child = spawn(process.execPath, [path.join(__dirname, 'fixtures/trace-probe.js')], {
       env: {
@@ -61,7 +73,7 @@ describe('telemetry export from a service process (OTLP/HTTP)', () => {
         DATABASE_URL: testDatabaseUrl(),
         NATS_PREFIX: prefix,
         LOG_LEVEL: 'warn',
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_EXPORTER_OTLP_ENDPOINT: probe.receiver.url,
         OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         OTEL_SERVICE_NAME: 'intake-trace-probe',
         OTEL_BSP_SCHEDULE_DELAY: '50',
@@ -72,7 +84,7 @@ describe('telemetry export from a service process (OTLP/HTTP)', () => {
     });
     child.stdout?.on('data', (d) => (output += d));
     child.stderr?.on('data', (d) => (output += d));
-    url = await eventually(() => /"url":"([^"]+)"/.exec(output)?.[1], {
+    probe.url = await eventually(() => /"url":"([^"]+)"/.exec(output)?.[1], {
       timeoutMs: 20_000,
       message: `the probe to listen (${output})`,
     });
@@ -85,7 +97,7 @@ describe('telemetry export from a service process (OTLP/HTTP)', () => {
       await Promise.race([exited, new Promise((r) => setTimeout(r, 5000).unref())]);
       if (child.exitCode === null) child.kill('SIGKILL');
     }
-    await receiver?.close();
+    await probe.receiver?.close();
     const nc = await connect({ servers: '127.0.0.1:4222' });
     const jsm = await nc.jetstreamManager();
     for (const s of ['EVENTS', 'DELIVERIES'])
@@ -93,8 +105,15 @@ describe('telemetry export from a service process (OTLP/HTTP)', () => {
     await nc.close();
   });
 
+  return probe;
+}
+
+describe('telemetry export from a service process (OTLP/HTTP)', () => {
+  const probe = useTraceProbe();
+
   it('exports one trace from the form post through the outbox relay to the consumer', async () => {
-    const res = await fetch(`${url}/v1/f/contact`, {
+    const { spans, resources } = probe.receiver;
+    const res = await fetch(`${probe.url}/v1/f/contact`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: '{}',
@@ -129,6 +148,7 @@ describe('telemetry export from a service process (OTLP/HTTP)', () => {
   });
 
   it('exports the backlog gauges of the metric catalog', async () => {
+    const { metricNames } = probe.receiver;
     await eventually(() => metricNames.has('intake.consumer.pending') && metricNames.has('intake.outbox.lag'), {
       message: `backlog gauges (got ${[...metricNames].join(', ')})`,
     });

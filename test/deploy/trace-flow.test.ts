@@ -19,16 +19,25 @@ import { createTestPlatform, eventually, type TestPlatform, startTestRelay } fro
  * span -> NATS headers -> a runConsumer CONSUMER span, with the SDK started by telemetry.ts
  * exporting to memory, on the real Postgres and JetStream; and the metric catalog's instruments.
  */
-describe('telemetry: trace context across the outbox and JetStream', () => {
+/**
+ * For the whole file: the SDK exporting spans and metrics to memory, a test platform with its relay,
+ * and a consumer on the events stream that notes each event's id and the trace it ran in.
+ */
+function useTracedConsumer() {
   const exporter = new tracing.InMemorySpanExporter();
   const metricExporter = new sdkMetrics.InMemoryMetricExporter(sdkMetrics.AggregationTemporality.CUMULATIVE);
   const metricReader = new sdkMetrics.PeriodicExportingMetricReader({
     exporter: metricExporter,
     exportIntervalMillis: 3_600_000,
   });
-  let platform: TestPlatform;
-  const stops: (() => Promise<void> | void)[] = [];
-  const handled: { eventId: string; traceId: string }[] = [];
+  const ctx = {
+    exporter,
+    metricExporter,
+    metricReader,
+    platform: undefined as unknown as TestPlatform,
+    stops: [] as (() => Promise<void> | void)[],
+    handled: [] as { eventId: string; traceId: string }[],
+  };
 
   beforeAll(async () => {
     const telemetry = startTelemetry({
@@ -38,9 +47,9 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
       metricReaders: [metricReader],
     });
     expect(telemetry.enabled).toBe(true);
-    platform = await createTestPlatform();
+    const platform = (ctx.platform = await createTestPlatform());
     const relay = startTestRelay(platform);
-    stops.push(() => relay.stop());
+    ctx.stops.push(() => relay.stop());
     const durable = 'trace_probe';
     await ensureConsumer(platform.nats, platform.nats.names.eventsStream, {
       durable_name: durable,
@@ -55,50 +64,61 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
       concurrency: 4,
       handleBatch: (messages) =>
         messages.map(({ data, within }) => {
-          handled.push({
+          ctx.handled.push({
             eventId: (data as { event_id: string }).event_id,
             traceId: within(() => trace.getActiveSpan()?.spanContext().traceId ?? ''),
           });
           return ACK;
         }),
     });
-    stops.push(() => consumer.stop());
+    ctx.stops.push(() => consumer.stop());
   });
 
   afterAll(async () => {
-    for (const stop of stops.reverse()) await stop();
-    await platform?.close();
+    for (const stop of ctx.stops.reverse()) await stop();
+    await ctx.platform?.close();
     await resetTelemetryForTests();
   });
 
+  return ctx;
+}
+
+/**
+ * Enqueues an event inside the SERVER span the http instrumentation opens around a request in a
+ * service (Jest loads http before any SDK can patch it; trace-export.test.ts covers that part in a
+ * real process). Answers the event id, the span's ids and the outbox row's headers.
+ */
+function enqueueInRequestSpan(platform: TestPlatform) {
+  const tracer = trace.getTracer('test');
+  return tracer.startActiveSpan('POST /v1/f/:slug', { kind: SpanKind.SERVER }, async (span) => {
+    try {
+      const [id, headers] = await platform.db.transaction(async (trx) => {
+        const written = await enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'contact' } });
+        // Read in the writing transaction: once published, the relay removes the row.
+        return [
+          written,
+          (await trx('outbox').where({ event_id: written }).first()).headers as Record<string, string>,
+        ] as const;
+      });
+      return {
+        eventId: id,
+        traceId: span.spanContext().traceId,
+        requestSpanId: span.spanContext().spanId,
+        rowHeaders: headers,
+      };
+    } finally {
+      span.end();
+    }
+  });
+}
+
+describe('telemetry: trace context across the outbox and JetStream', () => {
+  const ctx = useTracedConsumer();
+  const { exporter, metricExporter, metricReader, stops, handled } = ctx;
+
   it('runs one trace from the request to the consumer: outbox row, PRODUCER span, NATS headers, CONSUMER span', async () => {
-    // The SERVER span the http instrumentation opens around a request in a service (Jest loads
-    // http before any SDK can patch it; trace-export.test.ts covers that part in a real process).
-    const tracer = trace.getTracer('test');
-    const { eventId, traceId, requestSpanId, rowHeaders } = await tracer.startActiveSpan(
-      'POST /v1/f/:slug',
-      { kind: SpanKind.SERVER },
-      async (span) => {
-        try {
-          const [id, headers] = await platform.db.transaction(async (trx) => {
-            const written = await enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'contact' } });
-            // Read in the writing transaction: once published, the relay removes the row.
-            return [
-              written,
-              (await trx('outbox').where({ event_id: written }).first()).headers as Record<string, string>,
-            ] as const;
-          });
-          return {
-            eventId: id,
-            traceId: span.spanContext().traceId,
-            requestSpanId: span.spanContext().spanId,
-            rowHeaders: headers,
-          };
-        } finally {
-          span.end();
-        }
-      },
-    );
+    const { platform } = ctx;
+    const { eventId, traceId, requestSpanId, rowHeaders } = await enqueueInRequestSpan(platform);
     const seen = await eventually(() => handled.find((h) => h.eventId === eventId), {
       message: 'the consumer to handle the event',
     });
@@ -120,6 +140,7 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
   });
 
   it('marks the delivery PRODUCER span failed, with the exception, when the publish fails', async () => {
+    const { platform } = ctx;
     // A subject no stream captures: JetStream has no responder and the publish throws.
     const nats = { ...platform.nats, names: { ...platform.nats.names, subject: (s: string) => `nostream-${s}` } };
     const deliveryId = `whd_${Date.now()}`;
@@ -132,6 +153,7 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
   });
 
   it('starts a new trace for an event written outside any request', async () => {
+    const { platform } = ctx;
     const eventId = await platform.db.transaction((trx) =>
       enqueueEvent(trx, { subject: 'submission.created', payload: { slug: 'background' } }),
     );
@@ -145,6 +167,7 @@ describe('telemetry: trace context across the outbox and JetStream', () => {
   });
 
   it('exports the catalog metrics: submissions by outcome and the consumer backlog gauges', async () => {
+    const { platform } = ctx;
     recordSubmission({ outcome: 'received', seconds: 0.02 });
     recordSubmission({ outcome: 'rate-limited', seconds: 0.001 });
     const stop = observeBacklogs({ nats: platform.nats, db: platform.db });

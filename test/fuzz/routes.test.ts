@@ -308,98 +308,179 @@ async function digest(db: Db, accounts: string[]): Promise<string> {
   return (result as { h: string }[])[0]?.h ?? '';
 }
 
-describe('every management and usage route, under hostile input (generated from /openapi)', () => {
-  let platform: TestPlatform;
-  let server: http.Server;
-  let receiver: http.Server;
-  let url: string;
-  let probe: Db;
-  let ids: Ids;
-  let accounts: string[];
-  let keys: { own: string; submission: string; revoked: string };
-  let receiverUrl: string;
-  let doc: { paths: Record<string, Record<string, Operation>> };
-  const queries: string[] = [];
-  const summary: string[] = [];
+/** The state the property test runs against: the four apps behind one server, two accounts' resources, their keys. */
+interface FuzzTarget {
+  platform: TestPlatform;
+  url: string;
+  probe: Db;
+  ids: Ids;
+  accounts: string[];
+  keys: Keys;
+  receiverUrl: string;
+  doc: { paths: Record<string, Record<string, Operation>> };
+  queries: string[];
+  summary: string[];
+}
+
+/** One account with a form, a submission with a file, a webhook with a test delivery, and its key's id. */
+async function accountFixtures(platform: TestPlatform, url: string, receiverUrl: string) {
+  const account = await factories.account(platform.db);
+  const form = await factories.form(platform.db, account.id);
+  const submission = await factories.submission(platform, {
+    accountId: account.id,
+    formId: form.id,
+    payload: { name: 'Ada' },
+    files: [{ field: 'cv', filename: 'cv.txt', contentType: 'text/plain', content: 'hello' }],
+  });
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${account.managementKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then((r) => r.json() as Promise<Record<string, string>>);
+  const webhook = await call('POST', `/v1/forms/${form.id}/webhooks`, { url: receiverUrl });
+  await call('POST', `/v1/webhooks/${webhook['id']}/test`);
+  const delivery = await platform.db('deliveries').where({ webhook_id: webhook['id'] }).first('id');
+  const key = await platform.db('api_keys').where({ account_id: account.id }).first('id');
+  return {
+    account,
+    ids: {
+      account: account.id,
+      form: form.id,
+      submission: submission.id,
+      file: submission.files[0]?.id,
+      webhook: webhook['id'],
+      delivery: delivery.id,
+      apiKey: key.id,
+    } as Partial<Record<IdKind, string>>,
+  };
+}
+
+/** Every service's app behind one server routed as the ingress does, and a webhook receiver answering 204. */
+async function startServers(platform: TestPlatform) {
+  // Ingest leaves its events in the outbox (nothing publishes them), so the digest sees what each call wrote.
+  const ingest = createIngestService({ publishAfterCommit: false });
+  const modules: ServiceModule[] = [ingest, managementService, deliveryService, usageService];
+  const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()])) as Record<
+    string,
+    http.RequestListener
+  >;
+  const server = createHttpServer((req, res) => (apps[routeFor(req.url ?? '/')] as http.RequestListener)(req, res), {
+    problemsUrl: platform.config.PROBLEMS_URL,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const receiver = http.createServer((_req, res) => res.writeHead(204).end());
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return {
+    server,
+    receiver,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    receiverUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+  };
+}
+
+/** The fuzz target for the whole describe: set up once before its tests, closed after (printing what was tried). */
+function useFuzzTarget(): FuzzTarget {
+  const target = { queries: [] as string[], summary: [] as string[] } as FuzzTarget;
+  let servers: Awaited<ReturnType<typeof startServers>>;
 
   beforeAll(async () => {
-    platform = await createTestPlatform();
-    // Ingest leaves its events in the outbox (nothing publishes them), so the digest sees what each call wrote.
-    const ingest = createIngestService({ publishAfterCommit: false });
-    const modules: ServiceModule[] = [ingest, managementService, deliveryService, usageService];
-    const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()])) as Record<
-      string,
-      http.RequestListener
-    >;
-    server = createHttpServer((req, res) => (apps[routeFor(req.url ?? '/')] as http.RequestListener)(req, res), {
-      problemsUrl: platform.config.PROBLEMS_URL,
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    receiver = http.createServer((_req, res) => res.writeHead(204).end());
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    probe = createDb(platform.config.DATABASE_URL, { poolMax: 1 });
-
-    const fixtures = async () => {
-      const account = await factories.account(platform.db);
-      const form = await factories.form(platform.db, account.id);
-      const submission = await factories.submission(platform, {
-        accountId: account.id,
-        formId: form.id,
-        payload: { name: 'Ada' },
-        files: [{ field: 'cv', filename: 'cv.txt', contentType: 'text/plain', content: 'hello' }],
-      });
-      const call = (method: string, path: string, body?: unknown) =>
-        fetch(`${url}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${account.managementKey}`, 'content-type': 'application/json' },
-          body: body === undefined ? undefined : JSON.stringify(body),
-        }).then((r) => r.json() as Promise<Record<string, string>>);
-      const webhook = await call('POST', `/v1/forms/${form.id}/webhooks`, { url: receiverUrl });
-      await call('POST', `/v1/webhooks/${webhook['id']}/test`);
-      const delivery = await platform.db('deliveries').where({ webhook_id: webhook['id'] }).first('id');
-      const key = await platform.db('api_keys').where({ account_id: account.id }).first('id');
-      return {
-        account,
-        ids: {
-          account: account.id,
-          form: form.id,
-          submission: submission.id,
-          file: submission.files[0]?.id,
-          webhook: webhook['id'],
-          delivery: delivery.id,
-          apiKey: key.id,
-        } as Partial<Record<IdKind, string>>,
-      };
-    };
-    const mine = await fixtures();
-    const theirs = await fixtures();
-    ids = { own: mine.ids, other: theirs.ids };
-    accounts = [mine.account.id, theirs.account.id];
-    keys = {
+    const platform = (target.platform = await createTestPlatform());
+    servers = await startServers(platform);
+    target.url = servers.url;
+    target.receiverUrl = servers.receiverUrl;
+    target.probe = createDb(platform.config.DATABASE_URL, { poolMax: 1 });
+    const mine = await accountFixtures(platform, target.url, target.receiverUrl);
+    const theirs = await accountFixtures(platform, target.url, target.receiverUrl);
+    target.ids = { own: mine.ids, other: theirs.ids };
+    target.accounts = [mine.account.id, theirs.account.id];
+    target.keys = {
       own: mine.account.managementKey,
       submission: await factories.apiKey(platform.db, mine.account.id, 'submission'),
       revoked: await factories.apiKey(platform.db, mine.account.id, 'management', { revoked: true }),
     };
-    doc = (await (await fetch(`${url}/openapi`)).json()) as typeof doc;
-    platform.db.on('query', (q: { sql: string }) => queries.push(q.sql));
+    target.doc = (await (await fetch(`${target.url}/openapi`)).json()) as FuzzTarget['doc'];
+    platform.db.on('query', (q: { sql: string }) => target.queries.push(q.sql));
   });
 
   afterAll(async () => {
-    console.log(`What the route property test tried (${RUNS} runs per operation):\n${summary.join('\n')}`);
+    console.log(`What the route property test tried (${RUNS} runs per operation):\n${target.summary.join('\n')}`);
+    const { server, receiver } = servers;
     await new Promise<void>((resolve) => {
       server.closeAllConnections();
       server.close(() => resolve());
     });
     receiver.closeAllConnections();
     receiver.close();
-    await probe.destroy();
-    await platform.close();
+    await target.probe.destroy();
+    await target.platform.close();
   });
 
+  return target;
+}
+
+/**
+ * Sends one generated request and throws (failing the property) on a 5xx, a 4xx that is not a
+ * well-formed problem, a refused request that changed the database, or a malformed id that was not a
+ * 404 answered without any query beyond the key lookup. `noteStatus` hears the status before any check.
+ */
+async function checkAttempt(
+  t: FuzzTarget,
+  name: string,
+  method: string,
+  attempt: Attempt,
+  noteStatus: (status: number) => void,
+): Promise<void> {
+  const { probe, accounts, queries, keys } = t;
+  const before = await digest(probe, accounts);
+  queries.length = 0;
+  const res = await send(t.url, method, attempt);
+  noteStatus(res.status);
+  const context = `${name} ${show(attempt.tried)} → ${res.status} ${res.text.slice(0, 300)}`;
+  if (res.status >= 500) throw new Error(`5xx: ${context}`);
+  if (res.status >= 400) {
+    if (!res.contentType.startsWith('application/problem+json')) throw new Error(`not a problem: ${context}`);
+    const problem = JSON.parse(res.text) as { type?: string; status?: number };
+    if (typeof problem.type !== 'string' || problem.status !== res.status)
+      throw new Error(`malformed problem: ${context}`);
+    if ((await digest(probe, accounts)) !== before)
+      throw new Error(`a refused request changed the database: ${context}`);
+  }
+  // A body refused before the route (unparsable, too large, wrong media type) may answer first.
+  const refusedEarlier = [400, 413, 415, 431].includes(res.status);
+  if (attempt.malformedId && !refusedEarlier) {
+    const authorised = attempt.headers['authorization'] === `Bearer ${keys.own}`;
+    if (authorised ? res.status !== 404 : res.status < 400) throw new Error(`a malformed id was not a 404: ${context}`);
+    const beyondKeys = queries.filter((q) => !q.includes('"api_keys"'));
+    if (beyondKeys.length > 0) throw new Error(`a malformed id reached a query (${beyondKeys.join('; ')}): ${context}`);
+  }
+}
+
+/** Runs the property over one operation and adds the statuses it met, with two refused samples, to the summary. */
+async function fuzzOperation(t: FuzzTarget, method: string, template: string, op: Operation) {
+  const name = `${method} ${template}`;
+  const statuses = new Map<number, number>();
+  const samples: string[] = [];
+  await fc.assert(
+    fc.asyncProperty(requestsFor(method, template, op, t.ids, t.keys, t.receiverUrl), async (attempt) => {
+      await checkAttempt(t, name, method, attempt, (status) => {
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (samples.length < 2 && status >= 400) samples.push(`${status} ← ${show(attempt.tried)}`);
+      });
+    }),
+    { numRuns: RUNS, endOnFailure: true },
+  );
+  t.summary.push(
+    `  ${name}: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}` +
+      (samples.length ? `\n    e.g. ${samples.join('\n    e.g. ')}` : ''),
+  );
+}
+
+describe('every management and usage route, under hostile input (generated from /openapi)', () => {
+  const t = useFuzzTarget();
+
   it('covers every documented operation but ingest’s post', () => {
-    const ops = Object.entries(doc.paths).flatMap(([p, o]) => Object.keys(o).map((m) => `${m} ${p}`));
+    const ops = Object.entries(t.doc.paths).flatMap(([p, o]) => Object.keys(o).map((m) => `${m} ${p}`));
     expect(ops.length).toBeGreaterThan(20);
     expect(ops).toEqual(expect.arrayContaining(['get /v1/forms', 'get /v1/usage', 'patch /v1/webhooks/{id}']));
   });
@@ -407,55 +488,18 @@ describe('every management and usage route, under hostile input (generated from 
   it(
     'never answers 5xx, answers every 4xx with a problem document, and stores nothing it refuses',
     async () => {
-      for (const [template, ops] of Object.entries(doc.paths)) {
+      for (const [template, ops] of Object.entries(t.doc.paths)) {
         for (const [method, op] of Object.entries(ops)) {
-          const name = `${method} ${template}`;
-          if (SKIP.has(name)) continue;
-          const statuses = new Map<number, number>();
-          const samples: string[] = [];
-          await fc.assert(
-            fc.asyncProperty(requestsFor(method, template, op, ids, keys, receiverUrl), async (attempt) => {
-              const before = await digest(probe, accounts);
-              queries.length = 0;
-              const res = await send(url, method, attempt);
-              statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-              if (samples.length < 2 && res.status >= 400) samples.push(`${res.status} ← ${show(attempt.tried)}`);
-              const context = `${name} ${show(attempt.tried)} → ${res.status} ${res.text.slice(0, 300)}`;
-              if (res.status >= 500) throw new Error(`5xx: ${context}`);
-              if (res.status >= 400) {
-                if (!res.contentType.startsWith('application/problem+json'))
-                  throw new Error(`not a problem: ${context}`);
-                const problem = JSON.parse(res.text) as { type?: string; status?: number };
-                if (typeof problem.type !== 'string' || problem.status !== res.status)
-                  throw new Error(`malformed problem: ${context}`);
-                if ((await digest(probe, accounts)) !== before)
-                  throw new Error(`a refused request changed the database: ${context}`);
-              }
-              // A body refused before the route (unparsable, too large, wrong media type) may answer first.
-              const refusedEarlier = [400, 413, 415, 431].includes(res.status);
-              if (attempt.malformedId && !refusedEarlier) {
-                const authorised = attempt.headers['authorization'] === `Bearer ${keys.own}`;
-                if (authorised ? res.status !== 404 : res.status < 400)
-                  throw new Error(`a malformed id was not a 404: ${context}`);
-                const beyondKeys = queries.filter((q) => !q.includes('"api_keys"'));
-                if (beyondKeys.length > 0)
-                  throw new Error(`a malformed id reached a query (${beyondKeys.join('; ')}): ${context}`);
-              }
-            }),
-            { numRuns: RUNS, endOnFailure: true },
-          );
-          summary.push(
-            `  ${name}: ${[...statuses].map(([s, n]) => `${s}×${n}`).join(' ')}` +
-              (samples.length ? `\n    e.g. ${samples.join('\n    e.g. ')}` : ''),
-          );
+          if (SKIP.has(`${method} ${template}`)) continue;
+          await fuzzOperation(t, method, template, op);
         }
       }
       // The other account's resources were only ever addressed, never changed.
-      for (const [kind, id] of Object.entries(ids.other)) {
+      for (const [kind, id] of Object.entries(t.ids.other)) {
         const table = { form: 'forms', submission: 'submissions', webhook: 'webhooks', delivery: 'deliveries' }[
           kind as string
         ];
-        if (table) expect(await platform.db(table).where({ id }).first('id')).toEqual({ id });
+        if (table) expect(await t.platform.db(table).where({ id }).first('id')).toEqual({ id });
       }
     },
     60_000 + RUNS * 2_000,
