@@ -41,45 +41,71 @@ function patchHttpServer(): () => Promise<void> {
   return async () => definition.unpatch?.(http);
 }
 
+/** Every data point now, as `name{attr=value,...}` -> value (a histogram's count). */
+async function snapshot(reader: sdkMetrics.MetricReader): Promise<Map<string, number>> {
+  const { resourceMetrics } = await reader.collect();
+  const points = new Map<string, number>();
+  for (const scope of resourceMetrics.scopeMetrics) {
+    for (const metric of scope.metrics) {
+      for (const p of metric.dataPoints as {
+        attributes: Record<string, unknown>;
+        value: number | { count: number };
+      }[]) {
+        const attrs = Object.entries(p.attributes)
+          .map(([k, v]) => `${k}=${String(v)}`)
+          .join(',');
+        points.set(`${metric.descriptor.name}{${attrs}}`, typeof p.value === 'number' ? p.value : p.value.count);
+      }
+    }
+  }
+  return points;
+}
+
+function diff(after: Map<string, number>, before: Map<string, number>, key: string): number {
+  return (after.get(key) ?? 0) - (before.get(key) ?? 0);
+}
+
 /**
- * The real ingest app, outbox relay and delivery workers in this process, with the SDK started
- * by telemetry.ts exporting to memory: one trace from the form post's HTTP SERVER span through
- * the relay's publish, the fan-out consumer, the delivery.requested publish and the send
- * consumer to the CLIENT span of the webhook attempt, whose traceparent the receiver gets.
- * And the metric catalog recorded where things happen, read with an in-memory reader.
+ * For the whole describe: the SDK exporting to memory, the http server patch, a test platform with
+ * the delivery workers and a relay, the ingest app, and a webhook receiver.
  */
-describe('telemetry: one trace from a form post to each webhook attempt', () => {
-  const exporter = new tracing.InMemorySpanExporter();
-  const reader = new sdkMetrics.PeriodicExportingMetricReader({
-    exporter: new sdkMetrics.InMemoryMetricExporter(sdkMetrics.AggregationTemporality.CUMULATIVE),
-    exportIntervalMillis: 3_600_000,
-  });
-  let platform: TestPlatform;
-  let ingestUrl = '';
+function usePipelineWithTelemetry() {
+  const ctx = {
+    exporter: new tracing.InMemorySpanExporter(),
+    reader: new sdkMetrics.PeriodicExportingMetricReader({
+      exporter: new sdkMetrics.InMemoryMetricExporter(sdkMetrics.AggregationTemporality.CUMULATIVE),
+      exportIntervalMillis: 3_600_000,
+    }),
+    platform: undefined as unknown as TestPlatform,
+    ingestUrl: '',
+    /** What the receiver got, by path; `/flaky` answers 500 to the first attempt of every delivery. */
+    received: [] as { path: string; headers: Record<string, string | string[] | undefined> }[],
+    receiverUrl: '',
+  };
   const workers: Worker[] = [];
   const closers: (() => Promise<void>)[] = [];
-  /** What the receiver got, by path; `/flaky` answers 500 to the first attempt of every delivery. */
-  const received: { path: string; headers: Record<string, string | string[] | undefined> }[] = [];
-  let receiverUrl = '';
 
   beforeAll(async () => {
     startTelemetry({
       serviceName: 'intake-test',
       env: {},
-      spanProcessors: [new tracing.SimpleSpanProcessor(exporter)],
-      metricReaders: [reader],
+      spanProcessors: [new tracing.SimpleSpanProcessor(ctx.exporter)],
+      metricReaders: [ctx.reader],
     });
     closers.push(patchHttpServer());
-    platform = await createTestPlatform({ WEBHOOK_RETRY_SCHEDULE: '50ms', WEBHOOK_TIMEOUT_MS: 2000 });
+    const platform = (ctx.platform = await createTestPlatform({
+      WEBHOOK_RETRY_SCHEDULE: '50ms',
+      WEBHOOK_TIMEOUT_MS: 2000,
+    }));
     const receiver = await listen((req, res) => {
       const path = (req.url ?? '/').split('?')[0] ?? '/';
-      received.push({ path, headers: req.headers });
+      ctx.received.push({ path, headers: req.headers });
       req.resume();
       req.on('end', () =>
         res.writeHead(path === '/flaky' && req.headers['x-service-attempt'] === '1' ? 500 : 200).end('ok'),
       );
     });
-    receiverUrl = receiver.url;
+    ctx.receiverUrl = receiver.url;
     closers.push(receiver.close);
     workers.push(...(await deliveryService.startWorkers(platform)));
     // The checkout's test database keeps events other test files stored without a relay (their
@@ -88,64 +114,116 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     await platform.db('outbox').delete();
     workers.push(startTestRelay(platform));
     const ingest = await listen(buildServiceApp(ingestService, platform).callback());
-    ingestUrl = ingest.url;
+    ctx.ingestUrl = ingest.url;
     closers.push(ingest.close);
   });
 
   afterAll(async () => {
     await Promise.allSettled(workers.map((w) => w.stop()));
     for (const close of closers) await close();
-    await platform?.close();
+    await ctx.platform?.close();
     await resetTelemetryForTests();
   });
 
+  return ctx;
+}
+type Pipeline = ReturnType<typeof usePipelineWithTelemetry>;
+
+/** What the tests do and look at: forms with webhooks, posts, the finished spans, the delivery rows. */
+function pipelineSteps(ctx: Pipeline) {
   /** The webhooks this file made (its deliveries are the ones its metrics count). */
   const webhookIds: string[] = [];
+  const spans = () => ctx.exporter.getFinishedSpans();
+  return {
+    spans,
+    snapshot: () => snapshot(ctx.reader),
+    async formWithWebhook(path: string, notifyEmails: string[] = []) {
+      const account = await factories.account(ctx.platform.db);
+      const form = await factories.form(ctx.platform.db, account.id, { notify_emails: notifyEmails });
+      const url = `${ctx.receiverUrl}${path}?token=s3cret&v=2`;
+      const { id: webhookId } = await factories.webhook(ctx.platform, { accountId: account.id, formId: form.id, url });
+      webhookIds.push(webhookId);
+      return { slug: form.slug, webhookId };
+    },
+    /**
+     * Waits until every delivery of this file has finished and been counted (the count follows the
+     * commit of its last attempt): an earlier test's delivery must not be counted during a later one.
+     */
+    async deliveriesSettled(): Promise<void> {
+      await eventually(
+        async () => {
+          const rows = await ctx.platform.db('deliveries').whereIn('webhook_id', webhookIds).select('status');
+          const finished = rows.filter((r) => r.status === 'succeeded' || r.status === 'failed').length;
+          const s = await snapshot(ctx.reader);
+          const counted =
+            (s.get('intake.deliveries{outcome=succeeded}') ?? 0) + (s.get('intake.deliveries{outcome=failed}') ?? 0);
+          return finished === rows.length && counted === finished;
+        },
+        { message: "every delivery of this file's earlier tests finished and counted" },
+      );
+    },
+    post: (slug: string, body: string) =>
+      fetch(`${ctx.ingestUrl}/v1/f/${slug}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body,
+      }),
+    parentOf: (span: Span) => spans().find((s) => s.spanContext().spanId === span.parentSpanContext?.spanId),
+    attemptSpans: (deliveryId: string) =>
+      spans()
+        .filter((s) => s.kind === SpanKind.CLIENT && s.attributes['intake.webhook.delivery_id'] === deliveryId)
+        .sort(
+          (a, b) => Number(a.attributes['intake.webhook.attempt']) - Number(b.attributes['intake.webhook.attempt']),
+        ),
+    deliveryOf: (submissionId: string) =>
+      eventually(() => ctx.platform.db('deliveries').where({ submission_id: submissionId }).first(), {
+        message: 'the delivery row',
+      }),
+  };
+}
+type Steps = ReturnType<typeof pipelineSteps>;
 
-  async function formWithWebhook(path: string, notifyEmails: string[] = []) {
-    const account = await factories.account(platform.db);
-    const form = await factories.form(platform.db, account.id, { notify_emails: notifyEmails });
-    const url = `${receiverUrl}${path}?token=s3cret&v=2`;
-    const { id: webhookId } = await factories.webhook(platform, { accountId: account.id, formId: form.id, url });
-    webhookIds.push(webhookId);
-    return { slug: form.slug, webhookId };
-  }
+/**
+ * Walks up from the webhook attempt to the form post, one direct parent at a time (the consumer
+ * spans end after their ack, a moment after the attempt).
+ */
+async function fiveAncestors(steps: Steps, client: Span) {
+  return (await eventually(
+    () => {
+      const chain: Span[] = [];
+      for (let span = steps.parentOf(client); span; span = steps.parentOf(span)) chain.push(span);
+      return chain.length === 5 && chain;
+    },
+    { message: 'the five ancestors of the attempt span' },
+  )) as [Span, Span, Span, Span, Span];
+}
 
-  /**
-   * Waits until every delivery of this file has finished and been counted (the count follows the
-   * commit of its last attempt): an earlier test's delivery must not be counted during a later one.
-   */
-  async function deliveriesSettled(): Promise<void> {
-    await eventually(
-      async () => {
-        const rows = await platform.db('deliveries').whereIn('webhook_id', webhookIds).select('status');
-        const finished = rows.filter((r) => r.status === 'succeeded' || r.status === 'failed').length;
-        const s = await snapshot();
-        const counted =
-          (s.get('intake.deliveries{outcome=succeeded}') ?? 0) + (s.get('intake.deliveries{outcome=failed}') ?? 0);
-        return finished === rows.length && counted === finished;
-      },
-      { message: "every delivery of this file's earlier tests finished and counted" },
-    );
-  }
+/** The attempt's ancestors are the send consumer, the delivery.requested publish, the fan-out, the relay and the post. */
+function expectPipelineChain(ctx: Pipeline, chain: [Span, Span, Span, Span, Span], deliveryId: string) {
+  const [send, requested, fanOut, relay, server] = chain;
+  const consumedBy = (group: string) => ({
+    kind: SpanKind.CONSUMER,
+    attributes: expect.objectContaining({ 'messaging.consumer.group.name': group }),
+  });
+  const publishing = (subject: string) => ({
+    kind: SpanKind.PRODUCER,
+    name: `${ctx.platform.nats.names.subject(subject)} publish`,
+  });
+  expect(send).toMatchObject(consumedBy('delivery-send'));
+  expect(requested).toMatchObject(publishing('delivery.requested'));
+  expect(requested.attributes['intake.webhook.delivery_id']).toBe(deliveryId);
+  expect(fanOut).toMatchObject(consumedBy('delivery-fanout'));
+  expect(relay).toMatchObject(publishing('submission.created'));
+  expect(server.kind).toBe(SpanKind.SERVER);
+  expect(server.attributes['http.route'] ?? server.attributes['url.path'] ?? server.attributes['http.target']).toMatch(
+    /^\/v1\/f\//,
+  );
+  expect(server.parentSpanContext).toBeUndefined();
+}
 
-  const post = (slug: string, body: string) =>
-    fetch(`${ingestUrl}/v1/f/${slug}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body,
-    });
-  const spans = () => exporter.getFinishedSpans();
-  const parentOf = (span: Span) => spans().find((s) => s.spanContext().spanId === span.parentSpanContext?.spanId);
-  const attemptSpans = (deliveryId: string) =>
-    spans()
-      .filter((s) => s.kind === SpanKind.CLIENT && s.attributes['intake.webhook.delivery_id'] === deliveryId)
-      .sort((a, b) => Number(a.attributes['intake.webhook.attempt']) - Number(b.attributes['intake.webhook.attempt']));
-  const deliveryOf = (submissionId: string) =>
-    eventually(() => platform.db('deliveries').where({ submission_id: submissionId }).first(), {
-      message: 'the delivery row',
-    });
-
+/** The trace from the form post to each webhook attempt, and a failed attempt's span. */
+function traceCases(ctx: Pipeline, steps: Steps) {
+  const { post, spans, attemptSpans, deliveryOf, formWithWebhook } = steps;
   it('runs one trace: HTTP SERVER -> outbox publish -> fan-out -> delivery.requested publish -> send -> webhook CLIENT span', async () => {
     const { slug, webhookId } = await formWithWebhook('/hook');
     const res = await post(slug, JSON.stringify({ name: 'Ada' }));
@@ -156,34 +234,8 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
       message: 'the attempt span',
     });
 
-    // Walk up from the webhook attempt to the form post, one direct parent at a time (the
-    // consumer spans end after their ack, a moment after the attempt).
-    const [send, requested, fanOut, relay, server] = (await eventually(
-      () => {
-        const chain: Span[] = [];
-        for (let span = parentOf(client!); span; span = parentOf(span)) chain.push(span);
-        return chain.length === 5 && chain;
-      },
-      { message: 'the five ancestors of the attempt span' },
-    )) as [Span, Span, Span, Span, Span];
-    const consumedBy = (group: string) => ({
-      kind: SpanKind.CONSUMER,
-      attributes: expect.objectContaining({ 'messaging.consumer.group.name': group }),
-    });
-    const publishing = (subject: string) => ({
-      kind: SpanKind.PRODUCER,
-      name: `${platform.nats.names.subject(subject)} publish`,
-    });
-    expect(send).toMatchObject(consumedBy('delivery-send'));
-    expect(requested).toMatchObject(publishing('delivery.requested'));
-    expect(requested.attributes['intake.webhook.delivery_id']).toBe(delivery.id);
-    expect(fanOut).toMatchObject(consumedBy('delivery-fanout'));
-    expect(relay).toMatchObject(publishing('submission.created'));
-    expect(server.kind).toBe(SpanKind.SERVER);
-    expect(
-      server.attributes['http.route'] ?? server.attributes['url.path'] ?? server.attributes['http.target'],
-    ).toMatch(/^\/v1\/f\//);
-    expect(server.parentSpanContext).toBeUndefined();
+    const [send, requested, fanOut, relay, server] = await fiveAncestors(steps, client!);
+    expectPipelineChain(ctx, [send, requested, fanOut, relay, server], delivery.id);
     const traceId = server.spanContext().traceId;
     expect(new Set([client, send, requested, fanOut, relay].map((s) => s!.spanContext().traceId))).toEqual(
       new Set([traceId]),
@@ -199,7 +251,7 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     expect(client!.status.code).toBe(SpanStatusCode.UNSET);
     expect(client!.attributes).toMatchObject({
       'http.request.method': 'POST',
-      'url.full': `${receiverUrl}/hook?token=REDACTED&v=REDACTED`,
+      'url.full': `${ctx.receiverUrl}/hook?token=REDACTED&v=REDACTED`,
       'http.response.status_code': 200,
       'intake.webhook.id': webhookId,
       'intake.webhook.delivery_id': delivery.id,
@@ -209,7 +261,7 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     const ours = spans().filter((s) => s.kind !== SpanKind.SERVER || s.attributes['url.path'] !== '/hook');
     expect(JSON.stringify(ours.map((s) => s.attributes))).not.toContain('s3cret');
     // The receiver can continue the trace: it got the attempt span's context.
-    const hit = received.find((r) => r.path === '/hook' && r.headers['x-service-delivery'] === delivery.id);
+    const hit = ctx.received.find((r) => r.path === '/hook' && r.headers['x-service-delivery'] === delivery.id);
     expect(hit?.headers['traceparent']).toBe(`00-${traceId}-${client!.spanContext().spanId}-01`);
   });
 
@@ -233,7 +285,11 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
     expect(second!.attributes).toMatchObject({ 'http.response.status_code': 200, 'intake.webhook.attempt': 2 });
     expect(second!.spanContext().traceId).toBe(first!.spanContext().traceId);
   });
+}
 
+/** The metric catalog recorded where things happen, and the trace id on log lines. */
+function metricAndLogCases(steps: Steps) {
+  const { post, snapshot, deliveriesSettled, formWithWebhook } = steps;
   it('records the catalog metrics where things happen, with their outcome attributes', async () => {
     await deliveriesSettled();
     const before = await snapshot();
@@ -298,28 +354,19 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
       ['outside', undefined],
     ]);
   });
+}
 
-  /** Every data point now, as `name{attr=value,...}` -> value (a histogram's count). */
-  async function snapshot(): Promise<Map<string, number>> {
-    const { resourceMetrics } = await reader.collect();
-    const points = new Map<string, number>();
-    for (const scope of resourceMetrics.scopeMetrics) {
-      for (const metric of scope.metrics) {
-        for (const p of metric.dataPoints as {
-          attributes: Record<string, unknown>;
-          value: number | { count: number };
-        }[]) {
-          const attrs = Object.entries(p.attributes)
-            .map(([k, v]) => `${k}=${String(v)}`)
-            .join(',');
-          points.set(`${metric.descriptor.name}{${attrs}}`, typeof p.value === 'number' ? p.value : p.value.count);
-        }
-      }
-    }
-    return points;
-  }
+/**
+ * The real ingest app, outbox relay and delivery workers in this process, with the SDK started
+ * by telemetry.ts exporting to memory: one trace from the form post's HTTP SERVER span through
+ * the relay's publish, the fan-out consumer, the delivery.requested publish and the send
+ * consumer to the CLIENT span of the webhook attempt, whose traceparent the receiver gets.
+ * And the metric catalog recorded where things happen, read with an in-memory reader.
+ */
+describe('telemetry: one trace from a form post to each webhook attempt', () => {
+  const ctx = usePipelineWithTelemetry();
+  const steps = pipelineSteps(ctx);
 
-  function diff(after: Map<string, number>, before: Map<string, number>, key: string): number {
-    return (after.get(key) ?? 0) - (before.get(key) ?? 0);
-  }
+  describe('traces', () => traceCases(ctx, steps));
+  describe('metrics and logs', () => metricAndLogCases(steps));
 });
