@@ -2,118 +2,118 @@ import { useStarted } from '@intake/shared/testing';
 import { ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 import { parseCsv } from './seed';
 
-describe('export', () => {
-  const ctx = useStarted(() => startManagement());
+const ctx = useStarted(() => startManagement());
 
-  const ownerWithForm = () => ownerWithFormOf(ctx);
+const ownerWithForm = () => ownerWithFormOf(ctx);
 
-  describe('what works', () => {
-    it('CSV: RFC 4180 quoting and CRLF, one column per field seen, newest first, as an attachment', async () => {
-      const { form, call, submit } = await ownerWithForm();
-      const older = await submit({
-        payload: { name: 'Ada, Countess', message: 'She said "hi"\nthen left' },
-        receivedAt: new Date('2026-05-01T00:00:00.000Z'),
-      });
-      const newer = await submit({
-        status: 'spam',
-        payload: { name: 'Bot', phone: '+1 555' },
-        receivedAt: new Date('2026-05-02T00:00:00.000Z'),
-      });
-      const res = await call('GET', `/v1/forms/${form.id}/export.csv`);
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
-      expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${form.slug}-submissions.csv"`);
-      expect(res.text).toContain('"Ada, Countess","She said ""hi""\nthen left"');
-      expect(res.text.endsWith('\r\n')).toBe(true);
-      expect(parseCsv(res.text)).toEqual([
-        ['id', 'received_at', 'status', 'files', 'name', 'message', 'phone'],
-        [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', 'Bot', '', "'+1 555"],
-        [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left', ''],
-      ]);
-      const filtered = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv?status=received`)).text);
-      expect(filtered).toEqual([
-        ['id', 'received_at', 'status', 'files', 'name', 'message'],
-        [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left'],
-      ]);
+describe('export, what works: CSV', () => {
+  it('CSV: RFC 4180 quoting and CRLF, one column per field seen, newest first, as an attachment', async () => {
+    const { form, call, submit } = await ownerWithForm();
+    const older = await submit({
+      payload: { name: 'Ada, Countess', message: 'She said "hi"\nthen left' },
+      receivedAt: new Date('2026-05-01T00:00:00.000Z'),
     });
-
-    it('CSV: cells that a spreadsheet would run as a formula are neutralised; NDJSON keeps them as sent', async () => {
-      const { form, call, submit } = await ownerWithForm();
-      const payload = {
-        a: '=HYPERLINK("https://evil.example","click")',
-        b: '@SUM(1)',
-        c: '-2+3',
-        d: '\t=1',
-        e: 'plain = text',
-        f: 'a@b.example',
-      };
-      await submit({ payload });
-      const [, row] = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
-      expect(row?.slice(4)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
-      const line = JSON.parse((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text);
-      expect(line.payload).toEqual(payload);
+    const newer = await submit({
+      status: 'spam',
+      payload: { name: 'Bot', phone: '+1 555' },
+      receivedAt: new Date('2026-05-02T00:00:00.000Z'),
     });
+    const res = await call('GET', `/v1/forms/${form.id}/export.csv`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${form.slug}-submissions.csv"`);
+    expect(res.text).toContain('"Ada, Countess","She said ""hi""\nthen left"');
+    expect(res.text.endsWith('\r\n')).toBe(true);
+    expect(parseCsv(res.text)).toEqual([
+      ['id', 'received_at', 'status', 'files', 'name', 'message', 'phone'],
+      [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', 'Bot', '', "'+1 555"],
+      [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left', ''],
+    ]);
+    const filtered = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv?status=received`)).text);
+    expect(filtered).toEqual([
+      ['id', 'received_at', 'status', 'files', 'name', 'message'],
+      [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left'],
+    ]);
+  });
 
-    it('NDJSON: one JSON object per line with the filters of the list', async () => {
-      const { form, call, submit } = await ownerWithForm();
-      const a = await submit({
+  it('CSV: cells that a spreadsheet would run as a formula are neutralised; NDJSON keeps them as sent', async () => {
+    const { form, call, submit } = await ownerWithForm();
+    const payload = {
+      a: '=HYPERLINK("https://evil.example","click")',
+      b: '@SUM(1)',
+      c: '-2+3',
+      d: '\t=1',
+      e: 'plain = text',
+      f: 'a@b.example',
+    };
+    await submit({ payload });
+    const [, row] = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
+    expect(row?.slice(4)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
+    const line = JSON.parse((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text);
+    expect(line.payload).toEqual(payload);
+  });
+});
+
+describe('export, what works: NDJSON, volume and an empty form', () => {
+  it('NDJSON: one JSON object per line with the filters of the list', async () => {
+    const { form, call, submit } = await ownerWithForm();
+    const a = await submit({
+      payload: { q: 'needle here' },
+      receivedAt: new Date('2026-05-01T00:00:00.000Z'),
+    });
+    await submit({ payload: { q: 'hay' } });
+    const res = await call('GET', `/v1/forms/${form.id}/export.ndjson?q=NEEDLE`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+    const lines = res.text
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual([
+      {
+        id: a.id,
+        form_id: form.id,
+        received_at: '2026-05-01T00:00:00.000Z',
+        status: 'received',
+        files: 0,
         payload: { q: 'needle here' },
-        receivedAt: new Date('2026-05-01T00:00:00.000Z'),
-      });
-      await submit({ payload: { q: 'hay' } });
-      const res = await call('GET', `/v1/forms/${form.id}/export.ndjson?q=NEEDLE`);
-      expect(res.status).toBe(200);
-      expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
-      const lines = res.text
-        .trimEnd()
-        .split('\n')
-        .map((l) => JSON.parse(l));
-      expect(lines).toEqual([
-        {
-          id: a.id,
-          form_id: form.id,
-          received_at: '2026-05-01T00:00:00.000Z',
-          status: 'received',
-          files: 0,
-          payload: { q: 'needle here' },
-        },
-      ]);
-    });
+      },
+    ]);
+  });
 
-    it('streams many rows across batches in order, every row exactly once', async () => {
-      const { account, form, call } = await ownerWithForm();
-      const n = 2500;
-      await ctx.platform.db.raw(
-        `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
+  it('streams many rows across batches in order, every row exactly once', async () => {
+    const { account, form, call } = await ownerWithForm();
+    const n = 2500;
+    await ctx.platform.db.raw(
+      `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
          SELECT ? || lpad(i::text, 10, '0'), ?, ?, 'received',
                 json_build_object('i', i::text, CASE WHEN i % 1000 = 0 THEN 'rare_' || i ELSE 'common' END, 'x'),
                 timestamptz '2026-06-01' + (i || ' seconds')::interval
          FROM generate_series(1, ?) AS i`,
-        [`sub_${account.id.slice(-16)}`, account.id, form.id, n],
-      );
-      const csv = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
-      expect(csv[0]).toEqual(['id', 'received_at', 'status', 'files', 'i', 'common', 'rare_1000', 'rare_2000']);
-      expect(csv).toHaveLength(n + 1);
-      expect(csv.slice(1).map((r) => Number(r[4]))).toEqual(Array.from({ length: n }, (_, k) => n - k));
-      expect(csv.find((r) => r[4] === '2000')?.[7]).toBe('x');
-      const ndjson = (await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text.trimEnd().split('\n');
-      expect(new Set(ndjson.map((l) => JSON.parse(l).id)).size).toBe(n);
-    });
-
-    it('an empty form exports just the header', async () => {
-      const { form, call } = await ownerWithForm();
-      expect((await call('GET', `/v1/forms/${form.id}/export.csv`)).text).toBe('id,received_at,status,files\r\n');
-      expect((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text ?? '').toBe('');
-    });
+      [`sub_${account.id.slice(-16)}`, account.id, form.id, n],
+    );
+    const csv = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
+    expect(csv[0]).toEqual(['id', 'received_at', 'status', 'files', 'i', 'common', 'rare_1000', 'rare_2000']);
+    expect(csv).toHaveLength(n + 1);
+    expect(csv.slice(1).map((r) => Number(r[4]))).toEqual(Array.from({ length: n }, (_, k) => n - k));
+    expect(csv.find((r) => r[4] === '2000')?.[7]).toBe('x');
+    const ndjson = (await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text.trimEnd().split('\n');
+    expect(new Set(ndjson.map((l) => JSON.parse(l).id)).size).toBe(n);
   });
 
-  describe('what errors', () => {
-    it('404 for an unknown form, 422 for a bad filter', async () => {
-      const { form, call } = await ownerWithForm();
-      expect((await call('GET', '/v1/forms/frm_nope/export.csv')).status).toBe(404);
-      const bad = await call('GET', `/v1/forms/${form.id}/export.ndjson?until=soon`);
-      expect(bad.status).toBe(422);
-      expect(bad.body.errors[0].field).toBe('query/until');
-    });
+  it('an empty form exports just the header', async () => {
+    const { form, call } = await ownerWithForm();
+    expect((await call('GET', `/v1/forms/${form.id}/export.csv`)).text).toBe('id,received_at,status,files\r\n');
+    expect((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text ?? '').toBe('');
+  });
+});
+
+describe('export, what errors', () => {
+  it('404 for an unknown form, 422 for a bad filter', async () => {
+    const { form, call } = await ownerWithForm();
+    expect((await call('GET', '/v1/forms/frm_nope/export.csv')).status).toBe(404);
+    const bad = await call('GET', `/v1/forms/${form.id}/export.ndjson?until=soon`);
+    expect(bad.status).toBe(422);
+    expect(bad.body.errors[0].field).toBe('query/until');
   });
 });
