@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import type Koa from 'koa';
 import type { KoaRouter as Router } from '@intake/shared';
-import { buildServiceApp, PROBLEM_SLUGS, type ServiceModule } from '@intake/shared';
+import { buildServiceApp, PROBLEM_SLUGS, type Platform, type ServiceModule } from '@intake/shared';
 import { contractViolations, listen, type OpenApiDoc, useStarted } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
@@ -19,6 +19,85 @@ function routerOf(app: Koa): Router {
   return dispatch.router;
 }
 
+/** The verdict of swagger-parser on `doc`, `valid` or `invalid: <why>`. */
+function validateInPlainNode(doc: OpenApiDoc): Promise<string> {
+  // swagger-parser's dependencies are ES modules Jest cannot load: run it in plain Node.
+  const script = `require('@apidevtools/swagger-parser')
+    .validate(JSON.parse(require('fs').readFileSync(0, 'utf8')))
+    .then(() => console.log('valid'), (e) => { console.log('invalid: ' + e.message); process.exitCode = 1; })`;
+  return new Promise<string>((resolve) => {
+    const child = execFile(process.execPath, ['-e', script], { cwd: __dirname }, (_err, stdout, stderr) =>
+      resolve(`${stdout}${stderr}`.trim()),
+    );
+    child.stdin?.end(JSON.stringify(doc));
+  });
+}
+
+/** `METHOD /path` of every route the modules register, in OpenAPI's `{param}` form, probes and HEAD left out. */
+function registeredRoutes(modules: ServiceModule[], platform: Platform): Set<string> {
+  const registered = new Set<string>();
+  for (const m of modules) {
+    for (const layer of routerOf(buildServiceApp(m, platform)).stack) {
+      for (const method of layer.methods) {
+        const key = `${method} ${String(layer.path).replace(/:([A-Za-z_]+)/g, '{$1}')}`;
+        if (method !== 'HEAD' && !INFRASTRUCTURE.has(key)) registered.add(key);
+      }
+    }
+  }
+  return registered;
+}
+
+/** Each documented operation, called with placeholder ids through the all-in-one routing, is served by some app. */
+async function expectEveryOperationServed(doc: OpenApiDoc, modules: ServiceModule[], platform: Platform) {
+  const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()]));
+  const server = await listen((req, res) =>
+    (apps[routeFor(req.url ?? '/')] as (req: unknown, res: unknown) => void)(req, res),
+  );
+  try {
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      for (const method of Object.keys(ops)) {
+        const concrete = path.replace(/\{[^}]+\}/g, 'x1');
+        const res = await fetch(`${server.url}${concrete}`, {
+          method: method.toUpperCase(),
+          headers: { 'content-type': 'application/json' },
+          body: ['post', 'patch', 'put'].includes(method) ? '{}' : undefined,
+        });
+        const body = await res.text();
+        expect({
+          op: `${method} ${path}`,
+          served: res.status !== 405 && !body.includes('Nothing is served at'),
+        }).toEqual({ op: `${method} ${path}`, served: true });
+      }
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+/** Every operation has a unique id, a summary, a tag, a 2xx response and a default (problem) response. */
+function expectEveryOperationDescribed(doc: OpenApiDoc) {
+  const ids = new Set<string>();
+  for (const [path, ops] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(ops) as [
+      string,
+      { operationId: string; summary: string; tags: string[]; responses: Record<string, unknown> },
+    ][]) {
+      expect({
+        op: `${method} ${path}`,
+        ok: Boolean(
+          op.operationId &&
+          op.summary &&
+          op.tags.length &&
+          Object.keys(op.responses).some((s) => /^2/.test(s)) &&
+          op.responses['default'],
+        ),
+      }).toEqual({ op: `${method} ${path}`, ok: true });
+      expect(ids.has(op.operationId)).toBe(false);
+      ids.add(op.operationId);
+    }
+  }
+}
+
 describe('OpenAPI document', () => {
   let ctx: Awaited<ReturnType<typeof startManagement>>;
   let doc: OpenApiDoc & { openapi: string; info: unknown };
@@ -34,29 +113,12 @@ describe('OpenAPI document', () => {
 
   it('is OpenAPI 3.1 that a standard validator accepts', async () => {
     expect(doc.openapi).toBe('3.1.0');
-    // swagger-parser's dependencies are ES modules Jest cannot load: run it in plain Node.
-    const script = `require('@apidevtools/swagger-parser')
-      .validate(JSON.parse(require('fs').readFileSync(0, 'utf8')))
-      .then(() => console.log('valid'), (e) => { console.log('invalid: ' + e.message); process.exitCode = 1; })`;
-    const verdict = await new Promise<string>((resolve) => {
-      const child = execFile(process.execPath, ['-e', script], { cwd: __dirname }, (_err, stdout, stderr) =>
-        resolve(`${stdout}${stderr}`.trim()),
-      );
-      child.stdin?.end(JSON.stringify(doc));
-    });
+    const verdict = await validateInPlainNode(doc);
     expect(verdict).toBe('valid');
   });
 
   it('documents every route the four services register, and nothing they do not', () => {
-    const registered = new Set<string>();
-    for (const m of modules) {
-      for (const layer of routerOf(buildServiceApp(m, ctx.platform)).stack) {
-        for (const method of layer.methods) {
-          const key = `${method} ${String(layer.path).replace(/:([A-Za-z_]+)/g, '{$1}')}`;
-          if (method !== 'HEAD' && !INFRASTRUCTURE.has(key)) registered.add(key);
-        }
-      }
-    }
+    const registered = registeredRoutes(modules, ctx.platform);
     expect([...registered].sort()).toEqual(documented().sort());
     for (const key of [
       'POST /v1/forms',
@@ -73,52 +135,11 @@ describe('OpenAPI document', () => {
   });
 
   it('serves every documented operation through the all-in-one routing', async () => {
-    const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, ctx.platform).callback()]));
-    const server = await listen((req, res) =>
-      (apps[routeFor(req.url ?? '/')] as (req: unknown, res: unknown) => void)(req, res),
-    );
-    try {
-      for (const [path, ops] of Object.entries(doc.paths)) {
-        for (const method of Object.keys(ops)) {
-          const concrete = path.replace(/\{[^}]+\}/g, 'x1');
-          const res = await fetch(`${server.url}${concrete}`, {
-            method: method.toUpperCase(),
-            headers: { 'content-type': 'application/json' },
-            body: ['post', 'patch', 'put'].includes(method) ? '{}' : undefined,
-          });
-          const body = await res.text();
-          expect({
-            op: `${method} ${path}`,
-            served: res.status !== 405 && !body.includes('Nothing is served at'),
-          }).toEqual({ op: `${method} ${path}`, served: true });
-        }
-      }
-    } finally {
-      await server.close();
-    }
+    await expectEveryOperationServed(doc, modules, ctx.platform);
   });
 
   it('every operation has an id, a summary, a tag, a success response and problem responses', () => {
-    const ids = new Set<string>();
-    for (const [path, ops] of Object.entries(doc.paths)) {
-      for (const [method, op] of Object.entries(ops) as [
-        string,
-        { operationId: string; summary: string; tags: string[]; responses: Record<string, unknown> },
-      ][]) {
-        expect({
-          op: `${method} ${path}`,
-          ok: Boolean(
-            op.operationId &&
-            op.summary &&
-            op.tags.length &&
-            Object.keys(op.responses).some((s) => /^2/.test(s)) &&
-            op.responses['default'],
-          ),
-        }).toEqual({ op: `${method} ${path}`, ok: true });
-        expect(ids.has(op.operationId)).toBe(false);
-        ids.add(op.operationId);
-      }
-    }
+    expectEveryOperationDescribed(doc);
   });
 
   it('the contract check catches responses that drift from the document', () => {
