@@ -26,44 +26,30 @@ interface Received {
   body: string;
 }
 
-describe('web console', () => {
-  let stack: Awaited<ReturnType<typeof startStack>>;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-  let account: { id: string; managementKey: string };
-  let site: Awaited<ReturnType<typeof listen>>;
-  let receiver: Awaited<ReturnType<typeof listen>>;
-  const received: Received[] = [];
-  const dialogs: string[] = [];
-  const consoleErrors: string[] = [];
-  const shots = screenshotDir();
-  let formId = '';
-  let ingestUrl = '';
-  let ingestTarget = '';
+interface ConsoleContext {
+  stack: Awaited<ReturnType<typeof startStack>>;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  account: { id: string; managementKey: string };
+  site: Awaited<ReturnType<typeof listen>>;
+  receiver: Awaited<ReturnType<typeof listen>>;
+  received: Received[];
+  dialogs: string[];
+  consoleErrors: string[];
+  /** Set by the test that creates the form; the later ones use it. */
+  formId: string;
+  ingestUrl: string;
+  /** Where the owner's page posts its form. */
+  ingestTarget: string;
+}
 
-  async function expectAccessible(what: string) {
-    expect({ what, violations: await seriousViolations(page) }).toEqual({ what, violations: [] });
-  }
-  async function shot(name: string, options: { width?: number; dark?: boolean } = {}) {
-    if (!shots) return;
-    await page.setViewportSize({ width: options.width ?? 1280, height: 900 });
-    await page.emulateMedia({ colorScheme: options.dark ? 'dark' : 'light' });
-    await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 900 });
-    await page.emulateMedia({ colorScheme: 'light' });
-  }
-  const pwned = () => page.evaluate(() => (globalThis as { __pwned?: number }).__pwned ?? null);
-  const nav = (name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true });
-
-  beforeAll(async () => {
-    [stack, browser] = await Promise.all([startStack(), launchChromium()]);
-    account = await factories.account(stack.platform.db, { plan: 'pro', name: 'Acme' });
-    // The owner's website: another origin on loopback, with the form posting to Intake.
-    site = await listen((_req, res) => {
-      res.setHeader('content-type', 'text/html; charset=utf-8');
-      res.end(`<!doctype html><html lang="en"><title>Acme contact</title>
-<form action="${ingestTarget}" method="POST" enctype="multipart/form-data">
+/** The owner's website: another origin on loopback, with the form posting to Intake. */
+function startOwnerSite(c: ConsoleContext) {
+  return listen((_req, res) => {
+    res.setHeader('content-type', 'text/html; charset=utf-8');
+    res.end(`<!doctype html><html lang="en"><title>Acme contact</title>
+<form action="${c.ingestTarget}" method="POST" enctype="multipart/form-data">
   <label>Email <input name="email" value="ada@example.com"></label>
   <label>Message <textarea name="message"></textarea></label>
   <label>Who <input name='${HOSTILE_FIELD.replace(/'/g, '&#39;')}' value="someone"></label>
@@ -73,35 +59,84 @@ describe('web console', () => {
   <input type="text" name="_gotcha" tabindex="-1" autocomplete="off" style="display:none">
   <button type="submit">Send</button>
 </form></html>`);
+  });
+}
+
+/** A webhook receiver that records each request and answers "thanks". */
+function startReceiver(received: Received[]) {
+  return listen((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.end('thanks');
     });
-    receiver = await listen((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body });
-        res.end('thanks');
-      });
+  });
+}
+
+/** For the whole file: the stack, Chromium with one page, the owner's account, site and webhook receiver. */
+function useConsole(): ConsoleContext {
+  const c = {
+    received: [],
+    dialogs: [],
+    consoleErrors: [],
+    formId: '',
+    ingestUrl: '',
+    ingestTarget: '',
+  } as unknown as ConsoleContext;
+
+  beforeAll(async () => {
+    [c.stack, c.browser] = await Promise.all([startStack(), launchChromium()]);
+    c.account = await factories.account(c.stack.platform.db, { plan: 'pro', name: 'Acme' });
+    c.site = await startOwnerSite(c);
+    c.receiver = await startReceiver(c.received);
+    c.context = await c.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    await c.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: c.stack.url });
+    c.page = await c.context.newPage();
+    c.page.on('console', (m) => {
+      if (m.type() === 'error') c.consoleErrors.push(m.text());
     });
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.url });
-    page = await context.newPage();
-    page.on('console', (m) => {
-      if (m.type() === 'error') consoleErrors.push(m.text());
-    });
-    page.on('dialog', (d) => {
-      dialogs.push(d.message());
+    c.page.on('dialog', (d) => {
+      c.dialogs.push(d.message());
       void d.dismiss();
     });
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await site?.close();
-    await receiver?.close();
-    await stack?.close();
+    await c.browser?.close();
+    await c.site?.close();
+    await c.receiver?.close();
+    await c.stack?.close();
   });
 
+  return c;
+}
+
+/** What the tests check on any page: accessibility, screenshots, injected script, and the main navigation. */
+function pageChecks(c: ConsoleContext) {
+  const shots = screenshotDir();
+  return {
+    async expectAccessible(what: string) {
+      expect({ what, violations: await seriousViolations(c.page) }).toEqual({ what, violations: [] });
+    },
+    async shot(name: string, options: { width?: number; dark?: boolean } = {}) {
+      if (!shots) return;
+      await c.page.setViewportSize({ width: options.width ?? 1280, height: 900 });
+      await c.page.emulateMedia({ colorScheme: options.dark ? 'dark' : 'light' });
+      await c.page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: true });
+      await c.page.setViewportSize({ width: 1280, height: 900 });
+      await c.page.emulateMedia({ colorScheme: 'light' });
+    },
+    pwned: () => c.page.evaluate(() => (globalThis as { __pwned?: number }).__pwned ?? null),
+    nav: (name: string) => c.page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name, exact: true }),
+  };
+}
+type PageChecks = ReturnType<typeof pageChecks>;
+
+/** /console's headers, and signing in with a key. */
+function servingAndSignInCases(c: ConsoleContext, { expectAccessible, shot, nav }: PageChecks) {
   it('serves /console with a strict CSP and safety headers; / redirects there; hashed assets are cached long', async () => {
+    const { stack } = c;
     const res = await fetch(`${stack.url}/`, { redirect: 'manual' });
     expect([res.status, res.headers.get('location')]).toEqual([302, '/console']);
     const page_ = await fetch(`${stack.url}/console`);
@@ -124,6 +159,7 @@ describe('web console', () => {
   });
 
   it('signs in with a management key (a wrong one gets a readable message); the key is never kept in the page', async () => {
+    const { stack, context, page, account } = c;
     await page.goto(`${stack.url}/`);
     await page.getByLabel('Management key', { exact: true }).fill('svc_mgmt_wrong');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -156,20 +192,40 @@ describe('web console', () => {
     await page.getByText('No forms yet').waitFor(); // the empty state, with a snippet to start
     await expectAccessible('forms, empty');
   });
+}
 
+/** A visitor fills the owner's page (a hostile message and three files) and sends it; the redirect lands on /thanks. */
+async function postFromTheOwnersPage(context: BrowserContext, siteUrl: string) {
+  const visitor = await context.newPage();
+  await visitor.goto(siteUrl);
+  await visitor.getByLabel('Message').fill(`${HOSTILE_VALUE} and ${HOSTILE_SCRIPT}`);
+  await visitor.getByLabel('Photo').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: PNG });
+  await visitor
+    .getByLabel('Page')
+    .setInputFiles({ name: 'evil.html', mimeType: 'text/html', buffer: Buffer.from(EVIL_HTML) });
+  await visitor
+    .getByLabel('Drawing')
+    .setInputFiles({ name: 'evil.svg', mimeType: 'image/svg+xml', buffer: Buffer.from(EVIL_SVG) });
+  await Promise.all([visitor.waitForURL(`${siteUrl}/thanks`), visitor.getByRole('button', { name: 'Send' }).click()]);
+  await visitor.close();
+}
+
+/** Creating a form, and a post from the owner's own page showing in its inbox. */
+function formCases(c: ConsoleContext, { expectAccessible, shot, pwned, nav }: PageChecks) {
   it('creates a form; its page shows the ingest URL and ready-to-paste snippets', async () => {
+    const { stack, page, account } = c;
     await page.getByRole('link', { name: 'New form' }).click();
     await page.getByLabel('Name').fill('Contact');
     await page.getByLabel('Slug').fill(`contact-${Date.now().toString(36)}`);
     await page.getByLabel('Notify e-mails').fill('owner@example.com');
     await page.getByRole('button', { name: 'Create form' }).click();
     await page.getByRole('heading', { name: 'Snippets' }).waitFor();
-    formId = /\/console\/forms\/(frm_[^/]+)$/.exec(page.url())?.[1] ?? '';
-    expect(formId).toMatch(/^frm_/);
-    const form = await stack.platform.db('forms').where({ id: formId }).first();
+    c.formId = /\/console\/forms\/(frm_[^/]+)$/.exec(page.url())?.[1] ?? '';
+    expect(c.formId).toMatch(/^frm_/);
+    const form = await stack.platform.db('forms').where({ id: c.formId }).first();
     expect(form).toMatchObject({ account_id: account.id, name: 'Contact', notify_emails: ['owner@example.com'] });
-    ingestUrl = `${stack.url}/v1/f/${form.slug}`;
-    await page.getByText(ingestUrl, { exact: true }).first().waitFor();
+    c.ingestUrl = `${stack.url}/v1/f/${form.slug}`;
+    await page.getByText(c.ingestUrl, { exact: true }).first().waitFor();
     for (const title of ['HTML form', 'fetch with JSON', 'fetch with a file'])
       await page.getByRole('heading', { name: title }).waitFor();
     expect(await page.getByLabel('HTML form').textContent()).toContain('name="_gotcha"');
@@ -179,40 +235,27 @@ describe('web console', () => {
     await page.getByLabel('Redirect URL').fill('https://example.com/thanks');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
-    const saved = await stack.platform.db('forms').where({ id: formId }).first();
+    const saved = await stack.platform.db('forms').where({ id: c.formId }).first();
     expect(saved).toMatchObject({ redirect_url: 'https://example.com/thanks', bot_challenge_provider: 'turnstile' });
     expect(saved.bot_challenge_secret).not.toContain('turnstile-secret-123');
     // Turned off again, so the page below can post without a challenge.
     await page.getByLabel('Provider', { exact: true }).selectOption('');
     await page.getByRole('button', { name: 'Save changes' }).click();
     await eventually(
-      async () => (await stack.platform.db('forms').where({ id: formId }).first()).bot_challenge_provider === null,
+      async () => (await stack.platform.db('forms').where({ id: c.formId }).first()).bot_challenge_provider === null,
     );
     await expectAccessible('form settings');
     await shot('form-settings');
   });
 
   it('shows a post from a real page on another origin, with files, in the inbox; hostile values stay text', async () => {
-    ingestTarget = ingestUrl;
+    const { stack, context, page, site, formId } = c;
+    c.ingestTarget = c.ingestUrl;
     await stack.platform
       .db('forms')
       .where({ id: formId })
       .update({ redirect_url: `${site.url}/thanks` });
-    const visitor = await context.newPage();
-    await visitor.goto(site.url);
-    await visitor.getByLabel('Message').fill(`${HOSTILE_VALUE} and ${HOSTILE_SCRIPT}`);
-    await visitor.getByLabel('Photo').setInputFiles({ name: 'photo.png', mimeType: 'image/png', buffer: PNG });
-    await visitor
-      .getByLabel('Page')
-      .setInputFiles({ name: 'evil.html', mimeType: 'text/html', buffer: Buffer.from(EVIL_HTML) });
-    await visitor
-      .getByLabel('Drawing')
-      .setInputFiles({ name: 'evil.svg', mimeType: 'image/svg+xml', buffer: Buffer.from(EVIL_SVG) });
-    await Promise.all([
-      visitor.waitForURL(`${site.url}/thanks`),
-      visitor.getByRole('button', { name: 'Send' }).click(),
-    ]);
-    await visitor.close();
+    await postFromTheOwnersPage(context, site.url);
 
     await nav('Forms').click();
     await page.getByRole('link', { name: 'Contact' }).click();
@@ -241,8 +284,12 @@ describe('web console', () => {
     await page.getByRole('link', { name: 'Clear' }).click();
     await row.waitFor();
   });
+}
 
+/** One submission: its page, its files, spam and back, the CSV export. */
+function submissionCases(c: ConsoleContext, { expectAccessible, shot, pwned }: PageChecks) {
   it('opens the submission: fields as text in posted order, image preview, files downloaded as attachments', async () => {
+    const { page, dialogs } = c;
     await page.getByRole('row').filter({ hasText: 'ada@example.com' }).getByRole('link').click();
     await page.getByRole('heading', { name: /Submission/ }).waitFor();
     const terms = await page.locator('dl.fields dt').allTextContents();
@@ -279,6 +326,7 @@ describe('web console', () => {
   });
 
   it('marks the submission spam and back, and exports what the filters show', async () => {
+    const { stack, page, formId } = c;
     await page.getByRole('button', { name: 'Mark as spam' }).click();
     await page.getByRole('button', { name: 'Mark as not spam' }).waitFor();
     await page
@@ -313,8 +361,12 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Mark selected as not spam' }).click();
     await page.getByRole('status').filter({ hasText: 'Marked as not spam: 1 submission.' }).waitFor();
   });
+}
 
+/** A webhook to a local receiver: ping, signed curl, rotation, a delivery and its replay. */
+function webhookCases(c: ConsoleContext, { expectAccessible, shot }: PageChecks) {
   it('adds a webhook to a local receiver, pings it, copies a signed curl, sees a delivery and replays it', async () => {
+    const { stack, page, receiver, received, formId, ingestUrl } = c;
     await page.getByRole('link', { name: 'Webhooks' }).first().click();
     await page.getByLabel('Webhook URL').fill(`${receiver.url}/hook`);
     await page.getByRole('button', { name: 'Add webhook' }).click();
@@ -379,8 +431,12 @@ describe('web console', () => {
     await expectAccessible('delivery log');
     await shot('delivery-log');
   });
+}
 
+/** Submission and management keys: shown once, revoked after confirming. */
+function keyCases(c: ConsoleContext, { expectAccessible, shot, nav }: PageChecks) {
   it('mints a key (shown once) and revokes it after confirming', async () => {
+    const { page, ingestUrl } = c;
     await nav('API keys').click();
     await page.getByLabel('Name').fill('website');
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -401,6 +457,7 @@ describe('web console', () => {
   });
 
   it('revoking the key of the console’s own session ends it: the console asks to sign in again', async () => {
+    const { page, account } = c;
     await page.getByLabel('Type').selectOption('management');
     await page.getByLabel('Name').fill('laptop');
     await page.getByRole('button', { name: 'Create key' }).click();
@@ -425,8 +482,12 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await nav('Usage').waitFor();
   });
+}
 
+/** The usage page and its warnings. */
+function usageCases(c: ConsoleContext, { expectAccessible, shot, nav }: PageChecks) {
   it('shows usage: figures, the per-day chart, the per-form table, and the warning at the limit', async () => {
+    const { stack, page, account, formId, ingestUrl } = c;
     for (const email of ['a@example.com', 'b@example.com']) {
       const res = await fetch(ingestUrl, {
         method: 'POST',
@@ -469,8 +530,12 @@ describe('web console', () => {
     await shot('usage-dark', { dark: true });
     await shot('usage-mobile', { width: 375 });
   });
+}
 
+/** The forms list, a large inbox, deleting a form, and signing out. */
+function formListCases(c: ConsoleContext, { expectAccessible, shot, pwned, nav }: PageChecks) {
   it('pauses and resumes a form from the list; shows a problem’s title and detail for a missing form', async () => {
+    const { stack, page, formId } = c;
     await nav('Forms').click();
     await page.getByRole('button', { name: 'Pause Contact' }).click();
     await page.getByRole('button', { name: 'Resume Contact' }).waitFor();
@@ -485,6 +550,7 @@ describe('web console', () => {
   });
 
   it('opens the inbox of a form with 10,000 submissions (time printed), then deletes that form after confirming', async () => {
+    const { stack, page, account } = c;
     const big = await factories.form(stack.platform.db, account.id, { slug: `big-${Date.now().toString(36)}` });
     await stack.platform.db.raw(
       `INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
@@ -512,6 +578,7 @@ describe('web console', () => {
   });
 
   it('signs out: the session ends on the server', async () => {
+    const { stack, context, page, dialogs, consoleErrors } = c;
     const cookie = (await context.cookies()).find((c) => c.name === 'intake_session')?.value;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Management key', { exact: true }).waitFor();
@@ -523,4 +590,17 @@ describe('web console', () => {
     // Nothing the console itself does is refused by its own CSP (a hostile value would show here too).
     expect(consoleErrors.filter((e) => /Content Security Policy/i.test(e))).toEqual([]);
   });
+}
+
+describe('web console', () => {
+  const c = useConsole();
+  const checks = pageChecks(c);
+
+  describe('serving and signing in', () => servingAndSignInCases(c, checks));
+  describe('a form and its inbox', () => formCases(c, checks));
+  describe('a submission', () => submissionCases(c, checks));
+  describe('webhooks', () => webhookCases(c, checks));
+  describe('API keys', () => keyCases(c, checks));
+  describe('usage', () => usageCases(c, checks));
+  describe('forms list and signing out', () => formListCases(c, checks));
 });
