@@ -2,34 +2,34 @@ import { newId, withPooledConnection } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
 import { INSERT_DELIVERIES, insertDeliveriesOfSubmissions } from '../src/repositories/fan-out-batch.repository';
 
+const platform = useTestPlatform();
+const BATCH = 20;
+
+async function webhookOfNewForm() {
+  const account = await factories.account(platform.db);
+  const form = await factories.form(platform.db, account.id);
+  const webhook = await factories.webhook(platform, { accountId: account.id, formId: form.id });
+  return { accountId: account.id, formId: form.id, webhookId: webhook.id };
+}
+
+/** The delivery rows of `submissionIds` for the webhook, as the fan-out builds them. */
+function deliveriesOf(hook: Awaited<ReturnType<typeof webhookOfNewForm>>, submissionIds: string[]) {
+  return submissionIds.map((submissionId) => ({
+    id: newId('delivery'),
+    account_id: hook.accountId,
+    webhook_id: hook.webhookId,
+    form_id: hook.formId,
+    submission_id: submissionId,
+    data: { submission_id: submissionId },
+  }));
+}
+
 /**
- * Issue 15: the fan-out's statement did its work per batch by reading every delivery stored (the
- * planner answered its look-up of existing deliveries with a scan of the whole unique index), so
- * each batch grew slower as the delivery log grew. Its cost must be the batch's, not the table's.
+ * The fan-out's statement must cost what its batch costs, not what the delivery log holds: a
+ * planner answering its look-up of existing deliveries with a scan of the whole unique index would
+ * make each batch slower as the log grows.
  */
 describe('creating the deliveries of a batch of submissions', () => {
-  const platform = useTestPlatform();
-  const BATCH = 20;
-
-  async function webhookOfNewForm() {
-    const account = await factories.account(platform.db);
-    const form = await factories.form(platform.db, account.id);
-    const webhook = await factories.webhook(platform, { accountId: account.id, formId: form.id });
-    return { accountId: account.id, formId: form.id, webhookId: webhook.id };
-  }
-
-  /** The delivery rows of `submissionIds` for the webhook, as the fan-out builds them. */
-  function deliveriesOf(hook: Awaited<ReturnType<typeof webhookOfNewForm>>, submissionIds: string[]) {
-    return submissionIds.map((submissionId) => ({
-      id: newId('delivery'),
-      account_id: hook.accountId,
-      webhook_id: hook.webhookId,
-      form_id: hook.formId,
-      submission_id: submissionId,
-      data: { submission_id: submissionId },
-    }));
-  }
-
   it('touches a few pages of deliveries per delivery however many are stored, whichever join the planner picks', async () => {
     const hook = await webhookOfNewForm();
     // One connection, one transaction, rolled back: the bulk rows never reach the other tests.

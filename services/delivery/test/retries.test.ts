@@ -3,14 +3,14 @@ import { accountWithForm, receiver, startDelivery, submit } from './helpers';
 
 const LADDER = [200, 400, 600, 800];
 
-describe('the retry ladder', () => {
-  const ctx = useStarted(() =>
-    startDelivery({
-      WEBHOOK_RETRY_SCHEDULE: LADDER.map((ms) => `${ms}ms`).join(','),
-      WEBHOOK_TIMEOUT_MS: 2000,
-    }),
-  );
+const ctx = useStarted(() =>
+  startDelivery({
+    WEBHOOK_RETRY_SCHEDULE: LADDER.map((ms) => `${ms}ms`).join(','),
+    WEBHOOK_TIMEOUT_MS: 2000,
+  }),
+);
 
+describe('the retry ladder: every attempt failing', () => {
   it('makes 5 attempts spaced by the schedule, keeps the id, refreshes created_at, then marks the delivery failed', async () => {
     const target = await receiver((_req, _n, res) => {
       res.statusCode = 503;
@@ -54,7 +54,9 @@ describe('the retry ladder', () => {
       await target.close();
     }
   });
+});
 
+describe('the retry ladder: a later success, and what counts as a failure', () => {
   it('succeeds on a later attempt: a retry after two failures is acknowledged', async () => {
     const target = await receiver((_req, n, res) => {
       res.statusCode = n <= 2 ? 500 : 204;

@@ -2,44 +2,44 @@ import { AckPolicy, DeliverPolicy, DiscardPolicy, headers } from 'nats';
 import { createTestPlatform, type TestPlatform } from '../testing';
 import { StreamPublisher, type StreamMessage } from './stream-publisher';
 
-describe('StreamPublisher', () => {
-  let platform: TestPlatform;
-  let publisher: StreamPublisher;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-    publisher = new StreamPublisher(platform.nats.nc);
-  });
-  afterAll(async () => {
-    publisher.close();
-    await platform.close();
-  });
+let platform: TestPlatform;
+let publisher: StreamPublisher;
+beforeAll(async () => {
+  platform = await createTestPlatform();
+  publisher = new StreamPublisher(platform.nats.nc);
+});
+afterAll(async () => {
+  publisher.close();
+  await platform.close();
+});
 
-  const streamName = (tag: string) => `${platform.nats.names.prefix.toUpperCase()}_PUBTEST_${tag}`;
-  const subject = (tag: string) => platform.nats.names.subject(`pubtest.${tag}`);
-  const message = (tag: string, n: number): StreamMessage => ({
-    subject: subject(tag),
-    data: JSON.stringify({ n }),
-    msgId: `${tag}-${n}`,
-    headers: headers(),
-  });
+const streamName = (tag: string) => `${platform.nats.names.prefix.toUpperCase()}_PUBTEST_${tag}`;
+const subject = (tag: string) => platform.nats.names.subject(`pubtest.${tag}`);
+const message = (tag: string, n: number): StreamMessage => ({
+  subject: subject(tag),
+  data: JSON.stringify({ n }),
+  msgId: `${tag}-${n}`,
+  headers: headers(),
+});
 
-  async function stored(stream: string): Promise<{ n: number; msgId: string | undefined }[]> {
-    const durable = `probe_${Date.now()}`;
-    await platform.nats.jsm.consumers.add(stream, {
-      durable_name: durable,
-      ack_policy: AckPolicy.None,
-      deliver_policy: DeliverPolicy.All,
-    });
-    const consumer = await platform.nats.js.consumers.get(stream, durable);
-    const out: { n: number; msgId: string | undefined }[] = [];
-    const { state } = await platform.nats.jsm.streams.info(stream);
-    for (let i = 0; i < state.messages; i++) {
-      const msg = await consumer.next({ expires: 1000 });
-      if (msg) out.push({ n: msg.json<{ n: number }>().n, msgId: msg.headers?.get('Nats-Msg-Id') });
-    }
-    return out;
+async function stored(stream: string): Promise<{ n: number; msgId: string | undefined }[]> {
+  const durable = `probe_${Date.now()}`;
+  await platform.nats.jsm.consumers.add(stream, {
+    durable_name: durable,
+    ack_policy: AckPolicy.None,
+    deliver_policy: DeliverPolicy.All,
+  });
+  const consumer = await platform.nats.js.consumers.get(stream, durable);
+  const out: { n: number; msgId: string | undefined }[] = [];
+  const { state } = await platform.nats.jsm.streams.info(stream);
+  for (let i = 0; i < state.messages; i++) {
+    const msg = await consumer.next({ expires: 1000 });
+    if (msg) out.push({ n: msg.json<{ n: number }>().n, msgId: msg.headers?.get('Nats-Msg-Id') });
   }
+  return out;
+}
 
+describe('StreamPublisher', () => {
   it('stores a batch in order with each Nats-Msg-Id, and a batch sent again is acknowledged without storing duplicates', async () => {
     const stream = streamName('ORDER');
     await platform.nats.jsm.streams.add({ name: stream, subjects: [subject('order')] });
