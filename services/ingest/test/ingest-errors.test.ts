@@ -2,9 +2,8 @@ import http from 'node:http';
 import { factories, listen, useStarted } from '@intake/shared/testing';
 import { accountWithForm, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
 
-describe('POST /v1/f/:slug — what errors', () => {
-  const h = useStarted(() => startIngest({ RATE_LIMIT_POINTS: 3, RATE_LIMIT_WINDOW_SECONDS: 60 }));
-
+/** Unknown, paused and draft forms, the monthly quota and the per-IP rate limit (RATE_LIMIT_POINTS of 3). */
+function formQuotaAndRateCases(h: IngestHarness) {
   it('404 form-not-found for an unknown slug, as a problem document', async () => {
     const res = await fetch(`${h.url}/v1/f/nope-${Date.now()}`, {
       method: 'POST',
@@ -76,106 +75,119 @@ describe('POST /v1/f/:slug — what errors', () => {
     expect(await submissionsOf(h, one.form.id)).toHaveLength(3);
     expect(await submissionsOf(h, two.form.id)).toHaveLength(3);
   });
+}
 
-  describe('bodies', () => {
-    it.each([
-      ['malformed JSON', '{"a": ', 'application/json'],
-      ['a JSON array', '["a"]', 'application/json'],
-      [
-        'JSON that is not UTF-8',
-        Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
-        'application/json',
-      ],
-      ['a urlencoded body that is not UTF-8', 'name=%C3%28', 'application/x-www-form-urlencoded'],
-      ['a multipart body without its boundary', '--x\r\n', 'multipart/form-data'],
-      [
-        'a truncated multipart body',
-        '--b\r\ncontent-disposition: form-data; name="a"\r\n\r\nvalue',
-        'multipart/form-data; boundary=b',
-      ],
-    ])('400 bad-body for %s', async (_name, body, type) => {
-      const { form, post } = await accountWithForm(h);
-      const res = await post(body as string, { 'content-type': type });
-      expect([res.status, slugOf(res)]).toEqual([400, 'bad-body']);
-      expect(await submissionsOf(h, form.id)).toHaveLength(0);
-    });
-
-    it.each([
-      ['__proto__ in JSON', '{"__proto__": {"polluted": "yes"}}', 'application/json'],
-      ['constructor deep in JSON', '{"a": {"b": {"constructor": {"prototype": 1}}}}', 'application/json'],
-      ['__proto__ in a form body', '__proto__%5Bpolluted%5D=1&__proto__=x', 'application/x-www-form-urlencoded'],
-      [
-        'prototype in multipart',
-        '--b\r\ncontent-disposition: form-data; name="prototype"\r\n\r\nx\r\n--b--\r\n',
-        'multipart/form-data; boundary=b',
-      ],
-      ['JSON nested 40 levels', `{"a":${'['.repeat(40)}${']'.repeat(40)}}`, 'application/json'],
-      ['a field name of 300 characters', `${'n'.repeat(300)}=1`, 'application/x-www-form-urlencoded'],
-    ])('422 validation-failed for %s, polluting nothing', async (_name, body, type) => {
-      const { form, post } = await accountWithForm(h);
-      const res = await post(body, { 'content-type': type });
-      expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
-      expect(res.body.errors?.length).toBeGreaterThan(0);
-      expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
-      expect(await submissionsOf(h, form.id)).toHaveLength(0);
-    });
-
-    it('stores "__proto__" only as a plain key of a nested JSON string value', async () => {
-      const { form, post } = await accountWithForm(h);
-      const res = await post('{"note": "__proto__ is fine as a value"}', { 'content-type': 'application/json' });
-      expect(res.status).toBe(201);
-      expect((await submissionsOf(h, form.id))[0].payload).toEqual({ note: '__proto__ is fine as a value' });
-    });
-
-    it('413 body-too-large for a JSON or form body over 1 MiB', async () => {
-      const { post } = await accountWithForm(h);
-      const res = await post(JSON.stringify({ a: 'x'.repeat(1024 * 1024 + 10) }), {
-        'content-type': 'application/json',
-      });
-      expect([res.status, slugOf(res)]).toEqual([413, 'body-too-large']);
-    });
-
-    it('415 unsupported-media-type for other content types, charsets and compressed bodies', async () => {
-      const { post } = await accountWithForm(h);
-      expect(slugOf(await post('hello', { 'content-type': 'text/plain' }))).toBe('unsupported-media-type');
-      expect(
-        slugOf(await post('a=1', { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' })),
-      ).toBe('unsupported-media-type');
-      expect(
-        (await post('a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' })).status,
-      ).toBe(415);
-    });
-
-    it('400 bad-body for a post with no body and no content type, storing and counting nothing', async () => {
-      const { account, form, post } = await accountWithForm(h);
-      const res = await post();
-      expect([res.status, slugOf(res)]).toEqual([400, 'bad-body']);
-      expect(await submissionsOf(h, form.id)).toHaveLength(0);
-      expect(await h.platform.db('usage_counters').where({ account_id: account.id }).first()).toBeUndefined();
-    });
-
-    it('422 for an Idempotency-Key that is too long', async () => {
-      const { post } = await accountWithForm(h);
-      const res = await post({ a: '1' }, { 'idempotency-key': 'k'.repeat(300) });
-      expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
-    });
+/** Bodies that do not parse, would pollute prototypes, are too large or of another type. */
+function bodyCases(h: IngestHarness) {
+  it.each([
+    ['malformed JSON', '{"a": ', 'application/json'],
+    ['a JSON array', '["a"]', 'application/json'],
+    [
+      'JSON that is not UTF-8',
+      Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+      'application/json',
+    ],
+    ['a urlencoded body that is not UTF-8', 'name=%C3%28', 'application/x-www-form-urlencoded'],
+    ['a multipart body without its boundary', '--x\r\n', 'multipart/form-data'],
+    [
+      'a truncated multipart body',
+      '--b\r\ncontent-disposition: form-data; name="a"\r\n\r\nvalue',
+      'multipart/form-data; boundary=b',
+    ],
+  ])('400 bad-body for %s', async (_name, body, type) => {
+    const { form, post } = await accountWithForm(h);
+    const res = await post(body as string, { 'content-type': type });
+    expect([res.status, slugOf(res)]).toEqual([400, 'bad-body']);
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
   });
+
+  it.each([
+    ['__proto__ in JSON', '{"__proto__": {"polluted": "yes"}}', 'application/json'],
+    ['constructor deep in JSON', '{"a": {"b": {"constructor": {"prototype": 1}}}}', 'application/json'],
+    ['__proto__ in a form body', '__proto__%5Bpolluted%5D=1&__proto__=x', 'application/x-www-form-urlencoded'],
+    [
+      'prototype in multipart',
+      '--b\r\ncontent-disposition: form-data; name="prototype"\r\n\r\nx\r\n--b--\r\n',
+      'multipart/form-data; boundary=b',
+    ],
+    ['JSON nested 40 levels', `{"a":${'['.repeat(40)}${']'.repeat(40)}}`, 'application/json'],
+    ['a field name of 300 characters', `${'n'.repeat(300)}=1`, 'application/x-www-form-urlencoded'],
+  ])('422 validation-failed for %s, polluting nothing', async (_name, body, type) => {
+    const { form, post } = await accountWithForm(h);
+    const res = await post(body, { 'content-type': type });
+    expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
+    expect(res.body.errors?.length).toBeGreaterThan(0);
+    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
+  });
+
+  it('stores "__proto__" only as a plain key of a nested JSON string value', async () => {
+    const { form, post } = await accountWithForm(h);
+    const res = await post('{"note": "__proto__ is fine as a value"}', { 'content-type': 'application/json' });
+    expect(res.status).toBe(201);
+    expect((await submissionsOf(h, form.id))[0].payload).toEqual({ note: '__proto__ is fine as a value' });
+  });
+
+  it('413 body-too-large for a JSON or form body over 1 MiB', async () => {
+    const { post } = await accountWithForm(h);
+    const res = await post(JSON.stringify({ a: 'x'.repeat(1024 * 1024 + 10) }), {
+      'content-type': 'application/json',
+    });
+    expect([res.status, slugOf(res)]).toEqual([413, 'body-too-large']);
+  });
+
+  it('415 unsupported-media-type for other content types, charsets and compressed bodies', async () => {
+    const { post } = await accountWithForm(h);
+    expect(slugOf(await post('hello', { 'content-type': 'text/plain' }))).toBe('unsupported-media-type');
+    expect(slugOf(await post('a=1', { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }))).toBe(
+      'unsupported-media-type',
+    );
+    expect(
+      (await post('a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' })).status,
+    ).toBe(415);
+  });
+
+  it('400 bad-body for a post with no body and no content type, storing and counting nothing', async () => {
+    const { account, form, post } = await accountWithForm(h);
+    const res = await post();
+    expect([res.status, slugOf(res)]).toEqual([400, 'bad-body']);
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    expect(await h.platform.db('usage_counters').where({ account_id: account.id }).first()).toBeUndefined();
+  });
+
+  it('422 for an Idempotency-Key that is too long', async () => {
+    const { post } = await accountWithForm(h);
+    const res = await post({ a: '1' }, { 'idempotency-key': 'k'.repeat(300) });
+    expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
+  });
+}
+
+describe('POST /v1/f/:slug — what errors', () => {
+  const h = useStarted(() => startIngest({ RATE_LIMIT_POINTS: 3, RATE_LIMIT_WINDOW_SECONDS: 60 }));
+
+  formQuotaAndRateCases(h);
+
+  describe('bodies', () => bodyCases(h));
 });
 
-describe('POST /v1/f/:slug — what must be refused', () => {
-  let h: IngestHarness;
-  let provider: Awaited<ReturnType<typeof listen>>;
-  let seen: URLSearchParams[] = [];
-  let providerStatus = 200;
+/**
+ * Ingest checking bot challenges against a real siteverify endpoint on loopback speaking the
+ * Turnstile/hCaptcha/reCAPTCHA protocol: `seen` holds the forms the endpoint was sent and `provider.status`
+ * the HTTP status it answers with, both reset before each test.
+ */
+function useSiteverify() {
+  const h = {} as IngestHarness;
+  const seen: URLSearchParams[] = [];
+  const provider = { status: 200 };
+  let endpoint: Awaited<ReturnType<typeof listen>>;
   beforeAll(async () => {
-    // A real siteverify endpoint on loopback speaking the Turnstile/hCaptcha/reCAPTCHA protocol.
-    provider = await listen((req: http.IncomingMessage, res: http.ServerResponse) => {
+    endpoint = await listen((req: http.IncomingMessage, res: http.ServerResponse) => {
       let raw = '';
       req.on('data', (c) => (raw += c));
       req.on('end', () => {
         const form = new URLSearchParams(raw);
         seen.push(form);
-        res.writeHead(providerStatus, { 'content-type': 'application/json' });
+        res.writeHead(provider.status, { 'content-type': 'application/json' });
         res.end(
           JSON.stringify({
             success: form.get('secret') === 'site-secret' && form.get('response') === 'good-token',
@@ -184,137 +196,148 @@ describe('POST /v1/f/:slug — what must be refused', () => {
         );
       });
     });
-    h = await startIngest({ BOT_CHALLENGE_VERIFY_URL: `${provider.url}/siteverify` });
+    Object.assign(h, await startIngest({ BOT_CHALLENGE_VERIFY_URL: `${endpoint.url}/siteverify` }));
   });
   afterAll(async () => {
     await h.close();
-    await provider.close();
+    await endpoint.close();
   });
   beforeEach(() => {
-    seen = [];
-    providerStatus = 200;
+    seen.length = 0;
+    provider.status = 200;
   });
+  return { h, seen, provider };
+}
 
-  describe('submission keys', () => {
-    it('403 invalid-key for an unknown, malformed or revoked key, another account’s key, or a management key', async () => {
-      const { account, form, post } = await accountWithForm(h);
-      const other = await factories.account(h.platform.db);
-      const keys = [
-        'svc_sub_unknownunknownunknown',
-        'not-a-key',
-        await factories.apiKey(h.platform.db, account.id, 'submission', { revoked: true }),
-        await factories.apiKey(h.platform.db, other.id, 'submission'),
-        account.managementKey,
-      ];
-      for (const key of keys) {
-        const res = await post({ a: '1' }, { authorization: `Bearer ${key}` });
-        expect([key, res.status, slugOf(res)]).toEqual([key, 403, 'invalid-key']);
-      }
-      const basic = await post({ a: '1' }, { authorization: 'Basic dXNlcjpwYXNz' });
-      expect(slugOf(basic)).toBe('invalid-key');
-      expect(await submissionsOf(h, form.id)).toHaveLength(0);
-    });
-  });
+type Siteverify = ReturnType<typeof useSiteverify>;
 
-  describe('an empty submission', () => {
-    it('is refused with 422 when nothing is left once the control fields are out, and stores or counts nothing', async () => {
-      const { account, form, post } = await accountWithForm(h, {
-        form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('s') },
-      });
-      const empties: Parameters<typeof post>[0][] = [
-        {},
-        new URLSearchParams(),
-        new URLSearchParams({ name: '', message: '  ', _gotcha: '' }),
-        { 'bot-challenge-response': 'good-token' },
-      ];
-      for (const body of empties) {
-        const res = await post(body);
-        expect([res.status, slugOf(res), res.body.errors]).toEqual([
-          422,
-          'validation-failed',
-          [{ field: 'body', message: expect.stringContaining('no field with a value') }],
-        ]);
-      }
-      expect(seen).toHaveLength(0);
-      expect(await submissionsOf(h, form.id)).toHaveLength(0);
-      expect(await h.platform.db('usage_counters').where({ account_id: account.id })).toEqual([]);
-      expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toEqual([]);
-    });
-
-    it('is still answered as spam when its honeypot is filled, and a post with only a file is not empty', async () => {
-      const { form, post } = await accountWithForm(h);
-      expect((await post({ _gotcha: 'http://spam.example' })).status).toBe(200);
-      const onlyFile = new FormData();
-      onlyFile.append('cv', new Blob(['x']), 'cv.txt');
-      expect((await post(onlyFile)).status).toBe(201);
-      expect((await submissionsOf(h, form.id)).map((s: { status: string }) => s.status).sort()).toEqual([
-        'received',
-        'spam',
-      ]);
-    });
-  });
-
-  describe('bot challenge', () => {
-    async function challengedForm() {
-      return accountWithForm(h, {
-        form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('site-secret') },
-      });
+function submissionKeyCases(h: IngestHarness) {
+  it('403 invalid-key for an unknown, malformed or revoked key, another account’s key, or a management key', async () => {
+    const { account, form, post } = await accountWithForm(h);
+    const other = await factories.account(h.platform.db);
+    const keys = [
+      'svc_sub_unknownunknownunknown',
+      'not-a-key',
+      await factories.apiKey(h.platform.db, account.id, 'submission', { revoked: true }),
+      await factories.apiKey(h.platform.db, other.id, 'submission'),
+      account.managementKey,
+    ];
+    for (const key of keys) {
+      const res = await post({ a: '1' }, { authorization: `Bearer ${key}` });
+      expect([key, res.status, slugOf(res)]).toEqual([key, 403, 'invalid-key']);
     }
-
-    it('accepts a token the provider verifies, sending secret, response and remoteip form-encoded', async () => {
-      const { form, post } = await challengedForm();
-      const res = await post(new URLSearchParams({ name: 'Ada', 'bot-challenge-response': 'good-token' }));
-      expect(res.status).toBe(201);
-      expect(seen).toHaveLength(1);
-      expect(seen[0]?.get('secret')).toBe('site-secret');
-      expect(seen[0]?.get('response')).toBe('good-token');
-      expect(seen[0]?.get('remoteip')).toMatch(/127\.0\.0\.1|::1/);
-      expect((await submissionsOf(h, form.id))[0].payload).toEqual({ name: 'Ada' });
-    });
-
-    it('403 challenge-failed for a missing token (without asking the provider) or a rejected one', async () => {
-      const { form, post } = await challengedForm();
-      const missing = await post({ name: 'Ada' });
-      const wrong = await post({ name: 'Ada', 'bot-challenge-response': 'bad-token' });
-      expect([missing.status, slugOf(missing)]).toEqual([403, 'challenge-failed']);
-      expect([wrong.status, slugOf(wrong)]).toEqual([403, 'challenge-failed']);
-      expect(seen).toHaveLength(1);
-      expect(await submissionsOf(h, form.id)).toHaveLength(0);
-    });
-
-    it('keeps the submission as spam (reason challenge-unavailable) when the provider cannot answer', async () => {
-      const { form, post } = await challengedForm();
-      providerStatus = 503;
-      const res = await post({ name: 'Ada', 'bot-challenge-response': 'good-token' });
-      expect(res.status).toBe(200);
-      expect(res.body).toEqual({ ok: true, status: 'accepted' });
-      const [row] = await submissionsOf(h, form.id);
-      expect(row).toMatchObject({ status: 'spam', spam_reason: 'challenge-unavailable', payload: { name: 'Ada' } });
-    });
-
-    it('keeps the files of a post held because the provider cannot answer, so its owner can rescue all of it', async () => {
-      const { form, post } = await challengedForm();
-      providerStatus = 503;
-      const body = new FormData();
-      body.append('name', 'Ada');
-      body.append('bot-challenge-response', 'good-token');
-      body.append('cv', new Blob(['my cv']), 'cv.txt');
-      const res = await post(body);
-      expect([res.status, res.body]).toEqual([200, { ok: true, status: 'accepted' }]);
-      const [row] = await submissionsOf(h, form.id);
-      expect(row).toMatchObject({ status: 'spam', spam_reason: 'challenge-unavailable', file_count: 1 });
-      const [file] = await h.platform.db('submission_files').where({ submission_id: row.id });
-      expect({ ...file, size: Number(file.size) }).toMatchObject({ field: 'cv', filename: 'cv.txt', size: 5 });
-      const chunks: Buffer[] = [];
-      for await (const c of await h.platform.blobs.get(file.storage_key)) chunks.push(c as Buffer);
-      expect(Buffer.concat(chunks).toString()).toBe('my cv');
-    });
-
-    it('does not ask the provider about a post caught by the honeypot', async () => {
-      const { post } = await challengedForm();
-      const res = await post({ name: 'bot', _gotcha: 'x' });
-      expect(res.status).toBe(200);
-      expect(seen).toHaveLength(0);
-    });
+    const basic = await post({ a: '1' }, { authorization: 'Basic dXNlcjpwYXNz' });
+    expect(slugOf(basic)).toBe('invalid-key');
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
   });
+}
+
+function emptySubmissionCases({ h, seen }: Siteverify) {
+  it('is refused with 422 when nothing is left once the control fields are out, and stores or counts nothing', async () => {
+    const { account, form, post } = await accountWithForm(h, {
+      form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('s') },
+    });
+    const empties: Parameters<typeof post>[0][] = [
+      {},
+      new URLSearchParams(),
+      new URLSearchParams({ name: '', message: '  ', _gotcha: '' }),
+      { 'bot-challenge-response': 'good-token' },
+    ];
+    for (const body of empties) {
+      const res = await post(body);
+      expect([res.status, slugOf(res), res.body.errors]).toEqual([
+        422,
+        'validation-failed',
+        [{ field: 'body', message: expect.stringContaining('no field with a value') }],
+      ]);
+    }
+    expect(seen).toHaveLength(0);
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    expect(await h.platform.db('usage_counters').where({ account_id: account.id })).toEqual([]);
+    expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toEqual([]);
+  });
+
+  it('is still answered as spam when its honeypot is filled, and a post with only a file is not empty', async () => {
+    const { form, post } = await accountWithForm(h);
+    expect((await post({ _gotcha: 'http://spam.example' })).status).toBe(200);
+    const onlyFile = new FormData();
+    onlyFile.append('cv', new Blob(['x']), 'cv.txt');
+    expect((await post(onlyFile)).status).toBe(201);
+    expect((await submissionsOf(h, form.id)).map((s: { status: string }) => s.status).sort()).toEqual([
+      'received',
+      'spam',
+    ]);
+  });
+}
+
+function botChallengeCases({ h, seen, provider }: Siteverify) {
+  async function challengedForm() {
+    return accountWithForm(h, {
+      form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('site-secret') },
+    });
+  }
+
+  it('accepts a token the provider verifies, sending secret, response and remoteip form-encoded', async () => {
+    const { form, post } = await challengedForm();
+    const res = await post(new URLSearchParams({ name: 'Ada', 'bot-challenge-response': 'good-token' }));
+    expect(res.status).toBe(201);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]?.get('secret')).toBe('site-secret');
+    expect(seen[0]?.get('response')).toBe('good-token');
+    expect(seen[0]?.get('remoteip')).toMatch(/127\.0\.0\.1|::1/);
+    expect((await submissionsOf(h, form.id))[0].payload).toEqual({ name: 'Ada' });
+  });
+
+  it('403 challenge-failed for a missing token (without asking the provider) or a rejected one', async () => {
+    const { form, post } = await challengedForm();
+    const missing = await post({ name: 'Ada' });
+    const wrong = await post({ name: 'Ada', 'bot-challenge-response': 'bad-token' });
+    expect([missing.status, slugOf(missing)]).toEqual([403, 'challenge-failed']);
+    expect([wrong.status, slugOf(wrong)]).toEqual([403, 'challenge-failed']);
+    expect(seen).toHaveLength(1);
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
+  });
+
+  it('keeps the submission as spam (reason challenge-unavailable) when the provider cannot answer', async () => {
+    const { form, post } = await challengedForm();
+    provider.status = 503;
+    const res = await post({ name: 'Ada', 'bot-challenge-response': 'good-token' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ok: true, status: 'accepted' });
+    const [row] = await submissionsOf(h, form.id);
+    expect(row).toMatchObject({ status: 'spam', spam_reason: 'challenge-unavailable', payload: { name: 'Ada' } });
+  });
+
+  it('keeps the files of a post held because the provider cannot answer, so its owner can rescue all of it', async () => {
+    const { form, post } = await challengedForm();
+    provider.status = 503;
+    const body = new FormData();
+    body.append('name', 'Ada');
+    body.append('bot-challenge-response', 'good-token');
+    body.append('cv', new Blob(['my cv']), 'cv.txt');
+    const res = await post(body);
+    expect([res.status, res.body]).toEqual([200, { ok: true, status: 'accepted' }]);
+    const [row] = await submissionsOf(h, form.id);
+    expect(row).toMatchObject({ status: 'spam', spam_reason: 'challenge-unavailable', file_count: 1 });
+    const [file] = await h.platform.db('submission_files').where({ submission_id: row.id });
+    expect({ ...file, size: Number(file.size) }).toMatchObject({ field: 'cv', filename: 'cv.txt', size: 5 });
+    const chunks: Buffer[] = [];
+    for await (const c of await h.platform.blobs.get(file.storage_key)) chunks.push(c as Buffer);
+    expect(Buffer.concat(chunks).toString()).toBe('my cv');
+  });
+
+  it('does not ask the provider about a post caught by the honeypot', async () => {
+    const { post } = await challengedForm();
+    const res = await post({ name: 'bot', _gotcha: 'x' });
+    expect(res.status).toBe(200);
+    expect(seen).toHaveLength(0);
+  });
+}
+
+describe('POST /v1/f/:slug — what must be refused', () => {
+  const siteverify = useSiteverify();
+
+  describe('submission keys', () => submissionKeyCases(siteverify.h));
+  describe('an empty submission', () => emptySubmissionCases(siteverify));
+  describe('bot challenge', () => botChallengeCases(siteverify));
 });
