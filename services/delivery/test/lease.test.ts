@@ -4,55 +4,55 @@ import { deliveryStore, MAX_ATTEMPTS, processDeliveryRequests } from '../src';
 import { CLAIM_DELIVERIES, claimDeliveries } from '../src/repositories/send-batch.repository';
 import { receiver } from './helpers';
 
+const platform = useTestPlatform();
+
+async function setUp(delayMs: number) {
+  const target = await receiver((_r, _n, res) => setTimeout(() => res.end('ok'), delayMs));
+  const agent = createWebhookAgent({ allowPrivateNetworks: true, timeoutMs: 2000 });
+  const account = await factories.account(platform.db);
+  const form = await factories.form(platform.db, account.id);
+  const hook = await factories.webhook(platform, { accountId: account.id, formId: form.id, url: target.url });
+  const { id } = await factories.delivery(platform.db, {
+    accountId: account.id,
+    webhookId: hook.id,
+    formId: form.id,
+    submissionId: newId('submission'),
+  });
+  const deps = {
+    db: platform.db,
+    secrets: platform.secrets,
+    agent,
+    config: { ...platform.config, WEBHOOK_TIMEOUT_MS: 2000 },
+    now: () => new Date(),
+    store: deliveryStore(platform.db),
+  };
+  const request = { event_id: `${id}.initial`, delivery_id: id, trigger: 'schedule' as const };
+  return {
+    target,
+    id,
+    handle: async () => (await processDeliveryRequests(deps, [{ request }]))[0]!,
+    close: async () => {
+      await agent.close();
+      await target.close();
+    },
+  };
+}
+
+/** Runs `test` on a new delivery to a receiver that answers after `delayMs`, and closes both after. */
+async function withDelivery(delayMs: number, test: (t: Awaited<ReturnType<typeof setUp>>) => Promise<void>) {
+  const t = await setUp(delayMs);
+  try {
+    await test(t);
+  } finally {
+    await t.close();
+  }
+}
+
 /**
  * A copy of a delivery request handled while another process makes the attempt (a
  * redelivery, another replica) sends nothing; it comes back when the attempt's lease ends.
  */
-describe('the attempt lease on a delivery', () => {
-  const platform = useTestPlatform();
-
-  async function setUp(delayMs: number) {
-    const target = await receiver((_r, _n, res) => setTimeout(() => res.end('ok'), delayMs));
-    const agent = createWebhookAgent({ allowPrivateNetworks: true, timeoutMs: 2000 });
-    const account = await factories.account(platform.db);
-    const form = await factories.form(platform.db, account.id);
-    const hook = await factories.webhook(platform, { accountId: account.id, formId: form.id, url: target.url });
-    const { id } = await factories.delivery(platform.db, {
-      accountId: account.id,
-      webhookId: hook.id,
-      formId: form.id,
-      submissionId: newId('submission'),
-    });
-    const deps = {
-      db: platform.db,
-      secrets: platform.secrets,
-      agent,
-      config: { ...platform.config, WEBHOOK_TIMEOUT_MS: 2000 },
-      now: () => new Date(),
-      store: deliveryStore(platform.db),
-    };
-    const request = { event_id: `${id}.initial`, delivery_id: id, trigger: 'schedule' as const };
-    return {
-      target,
-      id,
-      handle: async () => (await processDeliveryRequests(deps, [{ request }]))[0]!,
-      close: async () => {
-        await agent.close();
-        await target.close();
-      },
-    };
-  }
-
-  /** Runs `test` on a new delivery to a receiver that answers after `delayMs`, and closes both after. */
-  async function withDelivery(delayMs: number, test: (t: Awaited<ReturnType<typeof setUp>>) => Promise<void>) {
-    const t = await setUp(delayMs);
-    try {
-      await test(t);
-    } finally {
-      await t.close();
-    }
-  }
-
+describe('the attempt lease on a delivery: copies handled while an attempt runs', () => {
   it('sends two copies handled at once only once; the second waits, then finds the delivery done', async () => {
     await withDelivery(300, async (t) => {
       const outcomes = await Promise.all([t.handle(), t.handle()]);
@@ -90,7 +90,9 @@ describe('the attempt lease on a delivery', () => {
       expect(t.target.requests).toHaveLength(1);
     });
   });
+});
 
+describe('the attempt lease on a delivery: claiming and committing a lease', () => {
   it('leases a delivery asked for twice in one claim once, and never one that is done, disabled or early', async () => {
     await withDelivery(0, async (t) => {
       const ask = { id: t.id, trigger: 'schedule' as const, leaseMs: 4000 };

@@ -16,14 +16,14 @@ function event(props: Partial<SubmissionEvent> & Pick<SubmissionEvent, 'account_
   };
 }
 
-/** Issue 15: the usage consumer counts the events that arrive together in one transaction, each exactly once. */
-describe('usage: counting a batch of events in one transaction', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+let platform: TestPlatform;
+beforeAll(async () => {
+  platform = await createTestPlatform();
+});
+afterAll(() => platform.close());
 
+/** The usage consumer counts the events that arrive together in one transaction, each exactly once. */
+describe('usage: counting a batch of events in one transaction', () => {
   it('counts received, spam and file bytes per form and day once each, whatever repeats in or across batches', async () => {
     const { db } = platform;
     const account = await factories.account(db, { plan: 'pro' });
@@ -75,7 +75,9 @@ describe('usage: counting a batch of events in one transaction', () => {
     expect(await db('processed_events').whereIn('event_id', [good.event_id, ghost.event_id])).toEqual([]);
     expect(await db('usage_daily').where({ account_id: account.id })).toEqual([]);
   });
+});
 
+describe('usage: counting a batch of events in one transaction, statements and warnings', () => {
   it('counts a batch with one statement between BEGIN and COMMIT; a quota warning due is queued in the same transaction', async () => {
     const { db } = platform;
     const now = new Date();

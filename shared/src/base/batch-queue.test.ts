@@ -18,7 +18,7 @@ function recordingWrite() {
 
 const flush = () => new Promise((resolve) => setImmediate(resolve));
 
-describe('BatchQueue', () => {
+describe('BatchQueue: grouping pushes into writes', () => {
   it('writes a push at once while fewer than maxInFlight writes run, and the pushes made meanwhile as one group', async () => {
     const { groups, write } = recordingWrite();
     const queue = new BatchQueue(write, { maxGroup: 10, maxInFlight: 2 });
@@ -89,7 +89,9 @@ describe('BatchQueue', () => {
     expect(await Promise.all(answers)).toHaveLength(6);
     expect(groups.map((g) => g.items)).toEqual([['a'], ['bb', 'cc'], ['d'], ['eeeeee'], ['f']]);
   });
+});
 
+describe('BatchQueue: results and failures', () => {
   it('settles each item by its own result, fails a whole group when its write fails, and goes on with the next group', async () => {
     const { groups, write } = recordingWrite();
     const queue = new BatchQueue(write, { maxGroup: 10, maxInFlight: 1 });
