@@ -6,8 +6,14 @@ import { localKeys, startS3 } from './files';
 
 const SMALL_LIMIT = 64 * 1024;
 
-describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%s)', (store) => {
-  let h: IngestHarness;
+type Store = 'local directory' | 'S3';
+
+/**
+ * Ingest over the given file store, with a plan whose files may be at most SMALL_LIMIT bytes (`smallForm`);
+ * `keys` lists the stored objects under a prefix and `read` reads one back.
+ */
+function useFileStore(store: Store) {
+  const h = {} as IngestHarness;
   let s3: Awaited<ReturnType<typeof startS3>> | undefined;
   let smallPlan: string;
   const keys = async (prefix: string): Promise<string[]> =>
@@ -15,7 +21,7 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
 
   beforeAll(async () => {
     if (store === 'S3') s3 = await startS3();
-    h = await startIngest({ ...(s3?.config ?? {}) });
+    Object.assign(h, await startIngest({ ...(s3?.config ?? {}) }));
     expect(h.platform.blobs.kind).toBe(store === 'S3' ? 's3' : 'local');
     smallPlan = `small_${randomBytes(4).toString('hex')}`;
     await h.platform
@@ -39,6 +45,13 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     return Buffer.concat(chunks);
   }
 
+  return { h, store, keys, smallForm, read };
+}
+
+type FileStore = ReturnType<typeof useFileStore>;
+
+/** Files stored, listed on the submission and in its event, whatever their part names and filenames. */
+function storageCases({ h, keys, read }: FileStore) {
   it('streams each file part to storage, lists it on the submission and in the event', async () => {
     const { account, form, post } = await accountWithForm(h);
     const big = randomBytes(300 * 1024);
@@ -74,32 +87,6 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     expect(event.payload.file_bytes).toBe(big.length + 6);
   });
 
-  it('413 uploads-not-allowed on a plan without uploads, storing nothing; an empty file input is fine', async () => {
-    const { account, form, post } = await accountWithForm(h, { plan: 'free' });
-    const withFile = new FormData();
-    withFile.append('name', 'Ada');
-    withFile.append('cv', new Blob(['x']), 'cv.txt');
-    const res = await post(withFile);
-    expect([res.status, slugOf(res)]).toEqual([413, 'uploads-not-allowed']);
-    expect(await submissionsOf(h, form.id)).toHaveLength(0);
-    const emptyInput = new FormData();
-    emptyInput.append('name', 'Ada');
-    emptyInput.append('cv', new Blob([]), '');
-    expect((await post(emptyInput)).status).toBe(201);
-    expect(await keys(`${account.id}/`)).toEqual([]);
-  });
-
-  it('413 file-too-large for a file over the plan’s limit, leaving no object behind (even after an accepted first file)', async () => {
-    const { account, form, post } = await smallForm();
-    const body = new FormData();
-    body.append('ok', new Blob([randomBytes(1000)]), 'ok.bin');
-    body.append('big', new Blob([randomBytes(SMALL_LIMIT + 1)]), 'big.bin');
-    const res = await post(body);
-    expect([res.status, slugOf(res)]).toEqual([413, 'file-too-large']);
-    expect(await submissionsOf(h, form.id)).toHaveLength(0);
-    await eventually(async () => (await keys(`${account.id}/`)).length === 0, { message: 'objects removed' });
-  });
-
   it('stores parts whose name is empty under the empty field name (found by the fuzz test: it was a 500)', async () => {
     const { form, post } = await accountWithForm(h);
     const body =
@@ -125,6 +112,35 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     const file = await h.platform.db('submission_files').where({ submission_id: row.id }).first();
     expect([file.filename, file.content_type]).toEqual(['ab.txt', 'text/plain']);
     expect((await h.platform.db('usage_counters').where({ account_id: account.id }).first()).used).toBe(3);
+  });
+}
+
+/** Plans without uploads and the per-file size limit. */
+function limitCases({ h, keys, smallForm }: FileStore) {
+  it('413 uploads-not-allowed on a plan without uploads, storing nothing; an empty file input is fine', async () => {
+    const { account, form, post } = await accountWithForm(h, { plan: 'free' });
+    const withFile = new FormData();
+    withFile.append('name', 'Ada');
+    withFile.append('cv', new Blob(['x']), 'cv.txt');
+    const res = await post(withFile);
+    expect([res.status, slugOf(res)]).toEqual([413, 'uploads-not-allowed']);
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    const emptyInput = new FormData();
+    emptyInput.append('name', 'Ada');
+    emptyInput.append('cv', new Blob([]), '');
+    expect((await post(emptyInput)).status).toBe(201);
+    expect(await keys(`${account.id}/`)).toEqual([]);
+  });
+
+  it('413 file-too-large for a file over the plan’s limit, leaving no object behind (even after an accepted first file)', async () => {
+    const { account, form, post } = await smallForm();
+    const body = new FormData();
+    body.append('ok', new Blob([randomBytes(1000)]), 'ok.bin');
+    body.append('big', new Blob([randomBytes(SMALL_LIMIT + 1)]), 'big.bin');
+    const res = await post(body);
+    expect([res.status, slugOf(res)]).toEqual([413, 'file-too-large']);
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    await eventually(async () => (await keys(`${account.id}/`)).length === 0, { message: 'objects removed' });
   });
 
   it('accepts a file of exactly the limit', async () => {
@@ -157,7 +173,10 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
     expect(JSON.parse(answer.body).type).toMatch(/\/file-too-large$/);
     expect(await keys(`${account.id}/`)).toEqual([]);
   });
+}
 
+/** Spam keeps no file, and an aborted upload leaves nothing behind. */
+function spamAndAbortCases({ h, store, keys }: FileStore) {
   it.each(['before', 'after'] as const)('stores no file for spam (honeypot %s the file)', async (where) => {
     const { account, form, post } = await accountWithForm(h);
     const body = new FormData();
@@ -208,4 +227,12 @@ describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%
       (await fetch(`${h.url}/v1/f/${form.slug}`, { method: 'POST', body: new URLSearchParams({ a: '1' }) })).status,
     ).toBe(201);
   });
+}
+
+describe.each(['local directory', 'S3'] as const)('POST /v1/f/:slug — files (%s)', (store) => {
+  const files = useFileStore(store);
+
+  storageCases(files);
+  limitCases(files);
+  spamAndAbortCases(files);
 });
