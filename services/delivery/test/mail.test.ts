@@ -48,22 +48,54 @@ async function smtpServer(refuseFirst = 0) {
   };
 }
 
-describe('notification e-mail', () => {
-  let smtp: Awaited<ReturnType<typeof smtpServer>>;
-  let ctx: Awaited<ReturnType<typeof startDelivery>>;
-  beforeAll(async () => {
-    smtp = await smtpServer(1);
-    ctx = await startDelivery({
-      SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
-      MAIL_FROM: 'Intake <no-reply@intake.test>',
-      WEBHOOK_RETRY_SCHEDULE: '200ms',
-    });
+let smtp: Awaited<ReturnType<typeof smtpServer>>;
+let ctx: Awaited<ReturnType<typeof startDelivery>>;
+beforeAll(async () => {
+  smtp = await smtpServer(1);
+  ctx = await startDelivery({
+    SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+    MAIL_FROM: 'Intake <no-reply@intake.test>',
+    WEBHOOK_RETRY_SCHEDULE: '200ms',
   });
-  afterAll(async () => {
-    await ctx.close();
-    await smtp.close();
-  });
+});
+afterAll(async () => {
+  await ctx.close();
+  await smtp.close();
+});
 
+/** A mailer to a test SMTP server of its own (`refuseFirst` as smtpServer's); both are closed once `use` is done. */
+async function withMailer(
+  use: (mailer: Mailer, sink: Awaited<ReturnType<typeof smtpServer>>) => Promise<void>,
+  refuseFirst = 0,
+) {
+  const sink = await smtpServer(refuseFirst);
+  const mailer = createMailer(
+    { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, MAIL_FROM: 'i@intake.test' },
+    ctx.platform.logger,
+  );
+  try {
+    await use(mailer, sink);
+  } finally {
+    mailer.close();
+    await sink.close();
+  }
+}
+
+/** A received submission's event for a form of `accountWithForm` (nothing stored: the payload travels in it). */
+const eventOf = (form: { accountId: string; formId: string }): SubmissionEvent => ({
+  event_id: newId('event'),
+  submission_id: newId('submission'),
+  form_id: form.formId,
+  account_id: form.accountId,
+  status: 'received',
+  received_at: '2031-02-03T04:05:06.789Z',
+  payload: { name: 'Ada' },
+  files: [],
+  file_bytes: 0,
+  form_name: 'Test form',
+});
+
+describe('notification e-mail: through the running service', () => {
   it('mails the form’s addresses with the fields, file links and the submitter as Reply-To; a refused send is retried once', async () => {
     const { accountId, formId } = await accountWithForm(ctx.platform, ['owner@example.com', 'team@example.com']);
     // A fresh id: the file row is stored, and the test database outlives a run.
@@ -110,39 +142,9 @@ describe('notification e-mail', () => {
       recipients: ['owner@example.com', 'team@example.com'],
     });
   });
+});
 
-  /** A mailer to a test SMTP server of its own (`refuseFirst` as smtpServer's); both are closed once `use` is done. */
-  async function withMailer(
-    use: (mailer: Mailer, sink: Awaited<ReturnType<typeof smtpServer>>) => Promise<void>,
-    refuseFirst = 0,
-  ) {
-    const sink = await smtpServer(refuseFirst);
-    const mailer = createMailer(
-      { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, MAIL_FROM: 'i@intake.test' },
-      ctx.platform.logger,
-    );
-    try {
-      await use(mailer, sink);
-    } finally {
-      mailer.close();
-      await sink.close();
-    }
-  }
-
-  /** A received submission's event for a form of `accountWithForm` (nothing stored: the payload travels in it). */
-  const eventOf = (form: { accountId: string; formId: string }): SubmissionEvent => ({
-    event_id: newId('event'),
-    submission_id: newId('submission'),
-    form_id: form.formId,
-    account_id: form.accountId,
-    status: 'received',
-    received_at: '2031-02-03T04:05:06.789Z',
-    payload: { name: 'Ada' },
-    files: [],
-    file_bytes: 0,
-    form_name: 'Test form',
-  });
-
+describe('notification e-mail: sending with a mailer of its own', () => {
   it('sends a submission’s mail once when two copies arrive together, and a copy of one being sent elsewhere waits for it', async () => {
     await withMailer(async (mailer, sink) => {
       const form = await accountWithForm(ctx.platform, ['twice@example.com']);
@@ -219,7 +221,9 @@ describe('notification e-mail', () => {
       expect(refusing.mails).toHaveLength(1);
     }, 1);
   });
+});
 
+describe('notification e-mail: what is mailed and what is not', () => {
   it('mails the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {
     const { accountId, formId } = await accountWithForm(ctx.platform, ['large@example.com']);
     const event = await submit(ctx.platform, {
@@ -273,7 +277,9 @@ describe('notification e-mail', () => {
     await eventually(() => smtp.mails.find((m) => m.to.includes('disabled-hook@example.com')), { timeoutMs: 10_000 });
     expect(await ctx.platform.db('deliveries').where({ submission_id: event.submission_id })).toEqual([]);
   });
+});
 
+describe('notification e-mail: asking for a mail', () => {
   it('asks for a mail with the event’s fields, or without them when they are over the event limit', async () => {
     // A platform with no consumer: the requests stay in the work queue to be read.
     const platform = await createTestPlatform();

@@ -4,9 +4,9 @@ import { SUBJECTS } from '@intake/shared';
 import { CONSUMERS } from '../src';
 import { accountWithForm, receiver, startDelivery, submit, verifyWithOctokit } from './helpers';
 
-describe('webhook delivery of submission.created', () => {
-  const ctx = useStarted(() => startDelivery());
+const ctx = useStarted(() => startDelivery());
 
+describe('webhook delivery of submission.created: the signed request', () => {
   it('POSTs the signed envelope with exactly the documented headers, verified by libraries we did not write', async () => {
     const target = await receiver();
     try {
@@ -80,7 +80,9 @@ describe('webhook delivery of submission.created', () => {
       await target.close();
     }
   });
+});
 
+describe('webhook delivery of submission.created: which webhooks and fields are sent', () => {
   it('sends the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {
     const target = await receiver();
     try {
@@ -139,7 +141,9 @@ describe('webhook delivery of submission.created', () => {
       await Promise.all([a.close(), b.close(), off.close()]);
     }
   });
+});
 
+describe('webhook delivery of submission.created: spam', () => {
   it('sends nothing for spam', async () => {
     const target = await receiver();
     try {
