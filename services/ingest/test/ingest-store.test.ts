@@ -1,7 +1,15 @@
 import { newId, periodKey, type StoredUpload } from '@intake/shared';
 import { eventually, useStarted } from '@intake/shared/testing';
 import { findFormBySlug, type IngestForm } from '../src/repositories/form.repository';
-import { accountWithForm, publishedEvent, publishedEvents, slugOf, startIngest, submissionsOf } from './helpers';
+import {
+  accountWithForm,
+  publishedEvent,
+  publishedEvents,
+  slugOf,
+  startIngest,
+  submissionsOf,
+  type IngestHarness,
+} from './helpers';
 
 /**
  * How a post is stored: in one transaction with its quota unit (grouped with the posts that arrive meanwhile), the
@@ -58,62 +66,59 @@ describe('POST /v1/f/:slug — storing a large post', () => {
   });
 });
 
-/** The same, with forms cached for a minute: these paths only run while ingest still uses the form it read. */
-describe('POST /v1/f/:slug — storing with a cached form', () => {
+/** Calls the store directly, as ingest does once a post passed every check. */
+async function storerOf(h: IngestHarness, form: { slug: string }) {
+  const now = h.platform.clock.now();
+  const period = periodKey(now);
+  const ingestForm = (await findFormBySlug(h.platform.db, form.slug, period)) as IngestForm;
+  return (
+    props: {
+      id?: string;
+      files?: StoredUpload[];
+      idempotencyKey?: string;
+      spam?: string;
+      payload?: Record<string, string>;
+    } = {},
+  ) =>
+    h.deps.writer.store({
+      form: ingestForm,
+      receivedAt: now,
+      submissionId: props.id ?? newId('submission'),
+      spam: props.spam,
+      payload: props.payload ?? { n: '1' },
+      files: props.files ?? [],
+      idempotency:
+        props.idempotencyKey === undefined
+          ? undefined
+          : { key: props.idempotencyKey, expiresAt: new Date(now.getTime() + 86_400_000) },
+      ip: '127.0.0.1',
+      userAgent: undefined,
+      referrer: undefined,
+    });
+}
+
+/** A file whose name Postgres refuses (a NUL cannot become text): its post fails with 22P05. */
+const nulNamedFile = (): StoredUpload => ({
+  id: newId('file'),
+  field: 'f',
+  filename: 'a\u0000b',
+  content_type: 'text/plain',
+  size: 1,
+  storage_key: 'k',
+});
+
+/** Each promise's value, or the slug or code it failed with. */
+const settled = (promises: Promise<unknown>[]) =>
+  promises.map((p) => p.catch((err: { slug?: string; code?: string }) => err.slug ?? err.code));
+
+/** Ingest with forms cached for a minute, and the ways its tests call and inspect the store. */
+function useCachedFormIngest() {
   const h = useStarted(() => startIngest({ FORM_CACHE_MS: 60_000 }));
 
   const usedOf = async (accountId: string) =>
     (await h.platform.db('usage_counters').where({ account_id: accountId }).first())?.used;
 
-  it('counts nothing for a post whose form was deleted after ingest read it: 404, the earlier post counted once', async () => {
-    const { account, form, post } = await accountWithForm(h, { quota: 10 });
-    expect((await post({ n: '1' })).status).toBe(201);
-    await h.platform.db('forms').where({ id: form.id }).delete();
-    const res = await post({ n: '2' });
-    expect([res.status, res.body.type?.split('/').pop()]).toEqual([404, 'form-not-found']);
-    expect(await usedOf(account.id)).toBe(1);
-    expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(1);
-  });
-
-  /** Calls the store directly, as ingest does once a post passed every check. */
-  const storer = async (form: { slug: string }) => {
-    const now = h.platform.clock.now();
-    const period = periodKey(now);
-    const ingestForm = (await findFormBySlug(h.platform.db, form.slug, period)) as IngestForm;
-    return (
-      props: {
-        id?: string;
-        files?: StoredUpload[];
-        idempotencyKey?: string;
-        spam?: string;
-        payload?: Record<string, string>;
-      } = {},
-    ) =>
-      h.deps.writer.store({
-        form: ingestForm,
-        receivedAt: now,
-        submissionId: props.id ?? newId('submission'),
-        spam: props.spam,
-        payload: props.payload ?? { n: '1' },
-        files: props.files ?? [],
-        idempotency:
-          props.idempotencyKey === undefined
-            ? undefined
-            : { key: props.idempotencyKey, expiresAt: new Date(now.getTime() + 86_400_000) },
-        ip: '127.0.0.1',
-        userAgent: undefined,
-        referrer: undefined,
-      });
-  };
-  /** A file whose name Postgres refuses (a NUL cannot become text): its post fails with 22P05. */
-  const nulNamedFile = (): StoredUpload => ({
-    id: newId('file'),
-    field: 'f',
-    filename: 'a\u0000b',
-    content_type: 'text/plain',
-    size: 1,
-    storage_key: 'k',
-  });
+  const storer = (form: { slug: string }) => storerOf(h, form);
   /** The transactions the form's submissions were written in (rows written by one transaction share its xmin). */
   const transactionsOf = async (formId: string) =>
     new Set(
@@ -133,8 +138,22 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     await Promise.all(busy);
     return Promise.all(answers);
   };
-  const settled = (promises: Promise<unknown>[]) =>
-    promises.map((p) => p.catch((err: { slug?: string; code?: string }) => err.slug ?? err.code));
+  return { h, usedOf, storer, transactionsOf, asOneGroup };
+}
+
+type CachedFormIngest = ReturnType<typeof useCachedFormIngest>;
+
+/** A post refused after ingest read its form, or by Postgres, counts nothing. */
+function countingCases({ h, usedOf, storer }: CachedFormIngest) {
+  it('counts nothing for a post whose form was deleted after ingest read it: 404, the earlier post counted once', async () => {
+    const { account, form, post } = await accountWithForm(h, { quota: 10 });
+    expect((await post({ n: '1' })).status).toBe(201);
+    await h.platform.db('forms').where({ id: form.id }).delete();
+    const res = await post({ n: '2' });
+    expect([res.status, res.body.type?.split('/').pop()]).toEqual([404, 'form-not-found']);
+    expect(await usedOf(account.id)).toBe(1);
+    expect(await h.platform.db('outbox').whereRaw("payload->>'form_id' = ?", [form.id])).toHaveLength(1);
+  });
 
   it('counts exactly when a write fails: the count is in the write’s transaction, so a refused write counted nothing', async () => {
     const { account, form } = await accountWithForm(h, { quota: 10 });
@@ -149,7 +168,10 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect(await usedOf(account.id)).toBe(1);
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
   });
+}
 
+/** Posts that arrive while others are written go out together, one transaction for the group. */
+function groupingCases({ h, usedOf, storer, transactionsOf, asOneGroup }: CachedFormIngest) {
   it('stores the posts that arrive while earlier ones are being written together, in one transaction, each with its event', async () => {
     const { account, form } = await accountWithForm(h, { quota: 100 });
     const store = await storer(form);
@@ -204,7 +226,10 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     ]);
     expect(await transactionsOf(form.id)).toBe(1);
   });
+}
 
+/** Idempotency keys, a post Postgres refuses and the size limit of a group. */
+function groupEdgeCases({ h, usedOf, storer, transactionsOf, asOneGroup }: CachedFormIngest) {
   it('leaves no Idempotency-Key claimed for a post the quota refused in a group: a retry is stored once units are back', async () => {
     const { account, form } = await accountWithForm(h, { quota: 1 });
     const store = await storer(form);
@@ -249,7 +274,10 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     ]);
     expect(await transactionsOf(form.id)).toBe(2);
   });
+}
 
+/** A form row locked too long, and the early quota check once the exact one found the quota used up. */
+function lockAndEarlyRefusalCases({ h, usedOf }: CachedFormIngest) {
   it('answers 503 when a row its group needs stays locked for 5 s (a form being deleted); the posts after it go on', async () => {
     const locked = await accountWithForm(h, { quota: 100 });
     const other = await accountWithForm(h, { quota: 100 });
@@ -290,4 +318,14 @@ describe('POST /v1/f/:slug — storing with a cached form', () => {
     expect(await submissionsOf(h, form.id)).toHaveLength(1);
     expect(await usedOf(account.id)).toBe(1);
   });
+}
+
+/** The same, with forms cached for a minute: these paths only run while ingest still uses the form it read. */
+describe('POST /v1/f/:slug — storing with a cached form', () => {
+  const ingest = useCachedFormIngest();
+
+  countingCases(ingest);
+  groupingCases(ingest);
+  groupEdgeCases(ingest);
+  lockAndEarlyRefusalCases(ingest);
 });
