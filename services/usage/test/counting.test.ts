@@ -20,14 +20,14 @@ async function monthTotals(h: UsageHarness, accountId: string, period: string) {
   return { daily, counters };
 }
 
-describe('usage consumer: counting over real JetStream and Postgres', () => {
-  let h: UsageHarness;
-  beforeAll(async () => {
-    // Workers start inside the tests, once some messages have been taken by a "crashed" replica.
-    h = await startUsage({ workers: false });
-  });
-  afterAll(() => h.close());
+let h: UsageHarness;
+beforeAll(async () => {
+  // Workers start inside the tests, once some messages have been taken by a "crashed" replica.
+  h = await startUsage({ workers: false });
+});
+afterAll(() => h.close());
 
+describe('usage consumer: counting over real JetStream and Postgres: a burst, crashes and duplicates', () => {
   it('counts a burst with redeliveries, republished duplicates and spam exactly once, agreeing with ingest’s used', async () => {
     const { db, nats } = h.platform;
     const account = await factories.account(db, { plan: 'pro' });
@@ -103,7 +103,9 @@ describe('usage consumer: counting over real JetStream and Postgres', () => {
       ].sort((a, b) => a.form_id.localeCompare(b.form_id)),
     );
   }, 30_000);
+});
 
+describe('usage consumer: counting over real JetStream and Postgres: days, months and poison messages', () => {
   it('counts each submission in its own UTC day and month, even when the event arrives later', async () => {
     const { db } = h.platform;
     const account = await factories.account(db);
