@@ -1,13 +1,19 @@
 import Ajv from 'ajv';
 import { SubmissionEvent } from '@intake/shared';
 import { eventually, useStarted } from '@intake/shared/testing';
-import { accountWithForm, publishedEvent, publishedEvents, startIngest, submissionsOf } from './helpers';
+import {
+  accountWithForm,
+  publishedEvent,
+  publishedEvents,
+  startIngest,
+  submissionsOf,
+  type IngestHarness,
+} from './helpers';
 
 const validEvent = new Ajv({ strict: false }).compile(SubmissionEvent);
 
-describe('POST /v1/f/:slug — what works', () => {
-  const h = useStarted(() => startIngest({}, { relay: true }));
-
+/** What is stored of a post: its fields as strings, without the honeypot and bot-challenge fields. */
+function storedPayloadCases(h: IngestHarness) {
   it('stores a urlencoded post and answers 201 with id, received_at, status and files', async () => {
     const { form, post } = await accountWithForm(h);
     const res = await post(
@@ -74,7 +80,10 @@ describe('POST /v1/f/:slug — what works', () => {
     expect(res.status).toBe(201);
     expect((await submissionsOf(h, form.id))[0].payload).toEqual({ name: 'Ada' });
   });
+}
 
+/** The events a post writes and publishes, and what it counts. */
+function eventAndCountCases(h: IngestHarness) {
   it('writes a submission.created event, published to JetStream with its id as Nats-Msg-Id, then removed from the outbox', async () => {
     const { account, form, post } = await accountWithForm(h);
     const res = await post({ message: 'hello' });
@@ -124,7 +133,10 @@ describe('POST /v1/f/:slug — what works', () => {
     const created = await publishedEvents(h, 'submission.created');
     expect(created.some((e) => e.event.submission_id === row.id)).toBe(false);
   });
+}
 
+/** Idempotency keys and submission keys. */
+function keyCases(h: IngestHarness) {
   it('replays a known Idempotency-Key: 200 with the original id and idempotent_replay, no new submission', async () => {
     const { form, post } = await accountWithForm(h);
     const first = await post({ a: '1' }, { 'idempotency-key': 'order-42' });
@@ -158,61 +170,72 @@ describe('POST /v1/f/:slug — what works', () => {
     const key = await factories.apiKey(h.platform.db, account.id, 'submission');
     expect((await post({ a: '1' }, { authorization: `Bearer ${key}` })).status).toBe(201);
   });
+}
 
-  describe('browsers', () => {
-    const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+/** Answers for browsers: redirects, a thank-you page, CORS. */
+function browserCases(h: IngestHarness) {
+  const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
-    it('sends a plain HTML form post on with 303 to the form’s redirect_url', async () => {
-      const { post } = await accountWithForm(h, { form: { redirect_url: 'https://example.com/thanks' } });
-      const res = await post(new URLSearchParams({ name: 'Ada' }), { accept: browserAccept });
-      expect(res.status).toBe(303);
-      expect(res.headers.get('location')).toBe('https://example.com/thanks');
-    });
-
-    it('shows a small thank-you page when the form has no redirect_url', async () => {
-      const { post } = await accountWithForm(h);
-      const res = await post(new URLSearchParams({ name: 'Ada' }), { accept: browserAccept });
-      expect(res.status).toBe(201);
-      expect(res.headers.get('content-type')).toMatch(/^text\/html/);
-      expect(res.text).toContain('Thank you');
-    });
-
-    it('gives a JSON post from a browser the spec’s JSON', async () => {
-      const { post } = await accountWithForm(h, { form: { redirect_url: 'https://example.com/thanks' } });
-      const res = await post({ name: 'Ada' }, { accept: '*/*' });
-      expect(res.status).toBe(201);
-      expect(res.body.status).toBe('received');
-    });
-
-    it('answers every request, errors included, with Access-Control-Allow-Origin: *', async () => {
-      const { post } = await accountWithForm(h);
-      const ok = await post({ a: '1' }, { origin: 'https://site.example' });
-      const missing = await fetch(`${h.url}/v1/f/no-such-form`, {
-        method: 'POST',
-        headers: { origin: 'https://site.example' },
-      });
-      expect(ok.headers.get('access-control-allow-origin')).toBe('*');
-      expect(missing.status).toBe(404);
-      expect(missing.headers.get('access-control-allow-origin')).toBe('*');
-    });
-
-    it('answers the preflight of a JSON post with Authorization and Idempotency-Key', async () => {
-      const { form } = await accountWithForm(h);
-      const res = await fetch(`${h.url}/v1/f/${form.slug}`, {
-        method: 'OPTIONS',
-        headers: {
-          origin: 'https://site.example',
-          'access-control-request-method': 'POST',
-          'access-control-request-headers': 'authorization,content-type,idempotency-key',
-        },
-      });
-      expect(res.status).toBe(204);
-      expect(res.headers.get('access-control-allow-origin')).toBe('*');
-      expect(res.headers.get('access-control-allow-methods')).toMatch(/POST/);
-      const allowed = (res.headers.get('access-control-allow-headers') ?? '').toLowerCase();
-      for (const header of ['authorization', 'content-type', 'idempotency-key']) expect(allowed).toContain(header);
-    });
+  it('sends a plain HTML form post on with 303 to the form’s redirect_url', async () => {
+    const { post } = await accountWithForm(h, { form: { redirect_url: 'https://example.com/thanks' } });
+    const res = await post(new URLSearchParams({ name: 'Ada' }), { accept: browserAccept });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toBe('https://example.com/thanks');
   });
+
+  it('shows a small thank-you page when the form has no redirect_url', async () => {
+    const { post } = await accountWithForm(h);
+    const res = await post(new URLSearchParams({ name: 'Ada' }), { accept: browserAccept });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(res.text).toContain('Thank you');
+  });
+
+  it('gives a JSON post from a browser the spec’s JSON', async () => {
+    const { post } = await accountWithForm(h, { form: { redirect_url: 'https://example.com/thanks' } });
+    const res = await post({ name: 'Ada' }, { accept: '*/*' });
+    expect(res.status).toBe(201);
+    expect(res.body.status).toBe('received');
+  });
+
+  it('answers every request, errors included, with Access-Control-Allow-Origin: *', async () => {
+    const { post } = await accountWithForm(h);
+    const ok = await post({ a: '1' }, { origin: 'https://site.example' });
+    const missing = await fetch(`${h.url}/v1/f/no-such-form`, {
+      method: 'POST',
+      headers: { origin: 'https://site.example' },
+    });
+    expect(ok.headers.get('access-control-allow-origin')).toBe('*');
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get('access-control-allow-origin')).toBe('*');
+  });
+
+  it('answers the preflight of a JSON post with Authorization and Idempotency-Key', async () => {
+    const { form } = await accountWithForm(h);
+    const res = await fetch(`${h.url}/v1/f/${form.slug}`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://site.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization,content-type,idempotency-key',
+      },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('access-control-allow-methods')).toMatch(/POST/);
+    const allowed = (res.headers.get('access-control-allow-headers') ?? '').toLowerCase();
+    for (const header of ['authorization', 'content-type', 'idempotency-key']) expect(allowed).toContain(header);
+  });
+}
+
+describe('POST /v1/f/:slug — what works', () => {
+  const h = useStarted(() => startIngest({}, { relay: true }));
+
+  storedPayloadCases(h);
+  eventAndCountCases(h);
+  keyCases(h);
+
+  describe('browsers', () => browserCases(h));
 });
 
 describe('POST /v1/f/:slug — its events, with no outbox relay running', () => {
