@@ -85,7 +85,7 @@ async function trickle(c: ReturnType<typeof raw>, text: string, everyMs: number,
   }
 }
 
-describe('the HTTP server of every service', () => {
+describe('the HTTP server of every service: slow and half-closing clients', () => {
   it('answers 408 problem+json to a client sending its headers a byte at a time, within the headers timeout', async () => {
     await withServer(reader(), async (port) => {
       const c = raw(port);
@@ -145,7 +145,9 @@ describe('the HTTP server of every service', () => {
       expect(JSON.parse(res.body)).toEqual({ size: 5 });
     });
   });
+});
 
+describe('the HTTP server of every service: malformed requests and methods', () => {
   it('answers 400 bad-body to a body shorter than its Content-Length', async () => {
     await withServer(reader(), async (port) => {
       const c = raw(port);
