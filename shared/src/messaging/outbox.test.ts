@@ -21,28 +21,50 @@ function recordQueries(): { sent: { connection: Connection; text: string }[]; re
   return { sent, restore: () => spy.mockRestore() };
 }
 
-describe('outbox relay', () => {
-  const platform = useTestPlatform();
+const platform = useTestPlatform();
 
-  async function published(): Promise<{ id: string; body: Record<string, unknown> }[]> {
-    const durable = `probe_${Date.now()}`;
-    await platform.nats.jsm.consumers.add(platform.nats.names.eventsStream, {
-      durable_name: durable,
-      ack_policy: AckPolicy.None,
-      deliver_policy: DeliverPolicy.All,
-    });
-    const consumer = await platform.nats.js.consumers.get(platform.nats.names.eventsStream, durable);
-    const messages: { id: string; body: Record<string, unknown> }[] = [];
-    const info = await platform.nats.jsm.streams.info(platform.nats.names.eventsStream);
-    for (let i = 0; i < info.state.messages; i++) {
-      const msg = await consumer.next({ expires: 1000 });
-      if (msg) messages.push({ id: msg.headers?.get('Nats-Msg-Id') ?? '', body: msg.json() });
-    }
-    await platform.nats.jsm.consumers.delete(platform.nats.names.eventsStream, durable);
-    return messages;
+async function published(): Promise<{ id: string; body: Record<string, unknown> }[]> {
+  const durable = `probe_${Date.now()}`;
+  await platform.nats.jsm.consumers.add(platform.nats.names.eventsStream, {
+    durable_name: durable,
+    ack_policy: AckPolicy.None,
+    deliver_policy: DeliverPolicy.All,
+  });
+  const consumer = await platform.nats.js.consumers.get(platform.nats.names.eventsStream, durable);
+  const messages: { id: string; body: Record<string, unknown> }[] = [];
+  const info = await platform.nats.jsm.streams.info(platform.nats.names.eventsStream);
+  for (let i = 0; i < info.state.messages; i++) {
+    const msg = await consumer.next({ expires: 1000 });
+    if (msg) messages.push({ id: msg.headers?.get('Nats-Msg-Id') ?? '', body: msg.json() });
   }
-  const publishedIds = async () => (await published()).map((m) => m.id);
+  await platform.nats.jsm.consumers.delete(platform.nats.names.eventsStream, durable);
+  return messages;
+}
+const publishedIds = async () => (await published()).map((m) => m.id);
 
+/** An outbox row committed without waking anyone (as ingest writes them), and its event as published. */
+async function written(subject: string, payload: Record<string, unknown>, agoMs = 0): Promise<OutboxEvent> {
+  const row = outboxRow({ subject, payload });
+  await platform.db('outbox').insert({
+    ...row,
+    payload: JSON.stringify(row.payload),
+    created_at: platform.db.raw(`now() - make_interval(secs => ${agoMs / 1000})`),
+  });
+  return { event_id: row.event_id, subject, payload: JSON.stringify(row.payload), headers: row.headers };
+}
+const rowOf = (event: OutboxEvent) => platform.db('outbox').where({ event_id: event.event_id }).first();
+/** A relay whose LISTEN connection is refused (as while disconnected), polling every 20 ms with a 60 s hold. */
+const relayWithoutListen = () =>
+  startOutboxRelay({
+    db: platform.db,
+    databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere',
+    nats: platform.nats,
+    logger: platform.logger,
+    pollMs: 20,
+    holdMs: 60_000,
+  });
+
+describe('outbox relay: publishing', () => {
   it('publishes committed events once, with the event id as Nats-Msg-Id, and nothing from rolled-back transactions', async () => {
     const committed = await platform.db.transaction((trx) =>
       enqueueEvent(trx, { subject: 'submission.created', payload: { n: 1 } }),
@@ -110,6 +132,9 @@ describe('outbox relay', () => {
       await relay.stop();
     }
   });
+});
+
+describe('outbox relay: what it could not publish or commit', () => {
   it('keeps what it could not publish, rolls its claim back and leaves the connection usable', async () => {
     // No stream takes this subject: JetStream refuses the publish, as it would while the stream is missing.
     const stuck = await platform.db.transaction((trx) => enqueueEvent(trx, { subject: 'nowhere.test', payload: {} }));
@@ -171,7 +196,9 @@ describe('outbox relay', () => {
       await relay.stop();
     }
   });
+});
 
+describe('outbox relay: its commits and polls', () => {
   it('deletes what it published in a transaction that does not wait for the WAL flush', async () => {
     // A delete lost in a Postgres crash only publishes its events again, which JetStream drops by
     // their Nats-Msg-Id (the first test): so the relay's commits need not share ingest's flushes.
@@ -198,28 +225,6 @@ describe('outbox relay', () => {
     }
   });
 
-  /** An outbox row committed without waking anyone (as ingest writes them), and its event as published. */
-  async function written(subject: string, payload: Record<string, unknown>, agoMs = 0): Promise<OutboxEvent> {
-    const row = outboxRow({ subject, payload });
-    await platform.db('outbox').insert({
-      ...row,
-      payload: JSON.stringify(row.payload),
-      created_at: platform.db.raw(`now() - make_interval(secs => ${agoMs / 1000})`),
-    });
-    return { event_id: row.event_id, subject, payload: JSON.stringify(row.payload), headers: row.headers };
-  }
-  const rowOf = (event: OutboxEvent) => platform.db('outbox').where({ event_id: event.event_id }).first();
-  /** A relay whose LISTEN connection is refused (as while disconnected), polling every 20 ms with a 60 s hold. */
-  const relayWithoutListen = () =>
-    startOutboxRelay({
-      db: platform.db,
-      databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere',
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 20,
-      holdMs: 60_000,
-    });
-
   it('leaves young rows to the process that wrote them: its poll takes only rows older than the hold, a wake takes all', async () => {
     const queries = recordQueries();
     // Its notifications cannot reach it: the poll alone takes rows.
@@ -243,7 +248,9 @@ describe('outbox relay', () => {
       await relay.stop();
     }
   });
+});
 
+describe('outbox relay: at its start, and from memory', () => {
   it('publishes at its start what was written before it, young rows too, though LISTEN is refused', async () => {
     const before = await written('submission.created', { n: 'before the relay' });
     const relay = relayWithoutListen();
