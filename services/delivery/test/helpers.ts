@@ -62,6 +62,14 @@ export async function receiver(
   return { ...server, requests };
 }
 
+/** A `receiver` answer: every request gets `status` and `body`. */
+export function answering(status: number, body = ''): (req: Received, n: number, res: http.ServerResponse) => void {
+  return (_req, _n, res) => {
+    res.statusCode = status;
+    res.end(body);
+  };
+}
+
 /** An account with one form (and its notification addresses). */
 export async function accountWithForm(platform: Platform, notifyEmails: string[] = []) {
   const account = await factories.account(platform.db);

@@ -1,5 +1,5 @@
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import { accountWithForm, receiver, startDelivery, submit } from './helpers';
+import { accountWithForm, answering, receiver, startDelivery, submit } from './helpers';
 
 const LADDER = [200, 400, 600, 800];
 
@@ -12,10 +12,7 @@ const ctx = useStarted(() =>
 
 describe('the retry ladder: every attempt failing', () => {
   it('makes 5 attempts spaced by the schedule, keeps the id, refreshes created_at, then marks the delivery failed', async () => {
-    const target = await receiver((_req, _n, res) => {
-      res.statusCode = 503;
-      res.end('down for maintenance');
-    });
+    const target = await receiver(answering(503, 'down for maintenance'));
     try {
       const { accountId, formId } = await accountWithForm(ctx.platform);
       await factories.webhook(ctx.platform, { accountId, formId, url: target.url });

@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { newId } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { api, newOwner, ownerWithFailingHook, startManagement, startManagementWithWorkers } from './helpers';
-import { receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers';
+import { answering, receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers';
 
 const ctx = useStarted(() => startManagementWithWorkers({ retryMs: 300, pollMs: 200 }));
 const owner = () => newOwner(ctx);
@@ -61,10 +61,7 @@ describe('webhook routes, what works: managing', () => {
 
 describe('webhook routes, what works: test pings', () => {
   it('test ping: a signed webhook.test envelope, { status_code, ok }, no submission, and it shows in the log', async () => {
-    const target = await receiver((_req, _n, res) => {
-      res.statusCode = 202;
-      res.end('thanks');
-    });
+    const target = await receiver(answering(202, 'thanks'));
     try {
       const { formId, call } = await owner();
       const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
@@ -115,10 +112,7 @@ describe('webhook routes, what works: test pings', () => {
   });
 
   it('test ping reports a failing endpoint: its status, or 0 when it does not answer', async () => {
-    const target = await receiver((_req, _n, res) => {
-      res.statusCode = 410;
-      res.end();
-    });
+    const target = await receiver(answering(410));
     const { formId, call } = await owner();
     const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
     expect((await call('POST', `/v1/webhooks/${hook.id}/test`)).body).toMatchObject({ status_code: 410, ok: false });
