@@ -126,3 +126,20 @@ describe('BatchQueue: results and failures', () => {
     await expect(queue.push('b')).rejects.toThrow('synchronous');
   });
 });
+
+describe('BatchQueue: gathering before a write', () => {
+  it('with gatherMs, holds the first push that long for others, then writes them as one group', async () => {
+    const { groups, write } = recordingWrite();
+    const queue = new BatchQueue(write, { maxGroup: 10, maxInFlight: 1, gatherMs: 30 });
+    const started = performance.now();
+    const answers = [queue.push('a')];
+    await flush();
+    expect(groups).toEqual([]);
+    answers.push(queue.push('b'), queue.push('c'));
+    await eventually(() => groups.length === 1, { message: 'the gathered write' });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(29);
+    expect(groups[0]!.items).toEqual(['a', 'b', 'c']);
+    groups[0]!.finish();
+    expect(await Promise.all(answers)).toEqual(['a!', 'b!', 'c!']);
+  });
+});
