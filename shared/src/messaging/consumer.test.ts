@@ -165,12 +165,15 @@ describe('runConsumer: the messages it holds', () => {
       // Message 0 settles only when the test lets it; every other one when the test releases it.
       const waiting = new Map<number, () => void>();
       let most = 0;
+      let releaseAll = false;
       run({
         concurrency: 3,
         handleBatch: (messages) =>
           messages.map(({ data }) => {
             const settled = new Promise<Outcome>((resolve) => waiting.set(nOf(data), () => resolve(ACK)));
             most = Math.max(most, waiting.size);
+            // Once the test is over (passed or not), what still arrives settles at once, so the consumer can stop.
+            if (releaseAll) waiting.get(nOf(data))!();
             return settled.finally(() => waiting.delete(nOf(data)));
           }),
       });
@@ -178,9 +181,10 @@ describe('runConsumer: the messages it holds', () => {
       try {
         for (let released = 0; released < 11; released++) {
           await eventually(() => [...waiting.keys()].some((n) => n !== 0), { message: 'a message to release' });
-          const state = await info();
-          expect(state.num_ack_pending).toBeLessThanOrEqual(3);
+          // What this process holds never exceeds the bound; the server's count follows it (an ack and the next
+          // pull reach the consumer by separate routes inside the server, so it may briefly count one more).
           expect(waiting.size).toBeLessThanOrEqual(3);
+          await eventually(async () => (await info()).num_ack_pending <= 3, { message: 'the server counts 3 at most' });
           waiting.get([...waiting.keys()].find((n) => n !== 0)!)!();
         }
         // Eleven settled while message 0 held its slot all along.
@@ -190,6 +194,7 @@ describe('runConsumer: the messages it holds', () => {
         expect(await acked()).toBe(0);
       } finally {
         // Before the consumer stops (it waits for the messages it holds), even when an expectation failed.
+        releaseAll = true;
         for (const release of waiting.values()) release();
       }
       await eventually(async () => allAcknowledged(await info()), { message: 'the slow message acknowledged' });
