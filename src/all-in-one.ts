@@ -45,7 +45,7 @@ export async function startAllInOne(
   ) as unknown as Record<ServiceModule['name'], http.RequestListener>;
   // Ingest's workers (its per-process state) stay here; the relay and delivery's consumers run on a
   // background thread, on the second core, and usage's consumer and management's sweepers on a
-  // bookkeeping thread, apart from the webhooks' way (README, "Threads").
+  // bookkeeping thread, apart from the webhooks' way (docs/decisions.md, "Processes and threads").
   const workers: Worker[] = [...(await ingestService.startWorkers(platform))];
   workers.push(
     await startBackgroundThread({
