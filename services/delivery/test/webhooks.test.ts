@@ -189,3 +189,19 @@ describe('webhook delivery of submission.created: spam', () => {
     }
   });
 });
+
+describe('webhook delivery of submission.created: the fields as posted', () => {
+  it('carries the payload in the order the form posted its fields, not sorted', async () => {
+    const target = await receiver();
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+      // jsonb would reorder these (shortest first, then bytewise): a, i, name, zeta.
+      await submit(ctx.platform, { accountId, formId, payload: { zeta: '1', a: '2', name: 'Ada', i: '0' } });
+      const [request] = await eventually(() => target.requests.length === 1 && target.requests);
+      expect(Object.keys(JSON.parse(request!.body).data.payload)).toEqual(['zeta', 'a', 'name', 'i']);
+    } finally {
+      await target.close();
+    }
+  });
+});

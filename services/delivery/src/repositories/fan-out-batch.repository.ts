@@ -61,7 +61,7 @@ export const INSERT_DELIVERIES = {
   name: 'fanout_insert_deliveries',
   text: `WITH r AS MATERIALIZED (
        SELECT DISTINCT ON (webhook_id, submission_id) * FROM json_to_recordset($1::json)
-         AS r(id text, account_id text, webhook_id text, form_id text, submission_id text, data jsonb)
+         AS r(id text, account_id text, webhook_id text, form_id text, submission_id text, data json)
        ORDER BY webhook_id, submission_id)
      INSERT INTO deliveries AS d (id, account_id, webhook_id, form_id, submission_id, event_type, data)
      SELECT r.id, r.account_id, r.webhook_id, r.form_id, r.submission_id, 'submission.created', r.data
