@@ -64,17 +64,20 @@ function send(res: http.ServerResponse, p: Problem, problemsUrl: string): void {
   res.end(body);
 }
 
-/** The response each socket is answering now, followed through public events ('request', 'finish'). */
+/**
+ * The response each socket is answering now, followed through the public 'request' event: one map
+ * write per request, nothing else on the request's way. A response that has finished is no longer
+ * the socket's (Node detaches it then), so it counts as none.
+ */
 function responsesBySocket() {
   const answering = new WeakMap<Socket, http.ServerResponse>();
   return {
-    get: (socket: Socket) => answering.get(socket),
+    get(socket: Socket): http.ServerResponse | undefined {
+      const res = answering.get(socket);
+      return res && !res.writableFinished ? res : undefined;
+    },
     follow(req: http.IncomingMessage, res: http.ServerResponse): void {
-      const socket = req.socket;
-      answering.set(socket, res);
-      res.once('finish', () => {
-        if (answering.get(socket) === res) answering.delete(socket);
-      });
+      answering.set(req.socket, res);
     },
   };
 }
