@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { createTestPlatform, eventually, type TestPlatform, factories } from '@intake/shared/testing';
-import { startOutboxRelay, type Worker } from '@intake/shared';
+import { startPlatformRelay, type Worker } from '@intake/shared';
 import { accountWithForm, receiver, submit } from './helpers';
 
 const MAIN = path.resolve(__dirname, '../dist/main.js');
@@ -35,13 +35,7 @@ describe('a delivery process killed mid-attempt', () => {
   beforeAll(async () => {
     if (!existsSync(MAIN)) throw new Error(`${MAIN} is missing: run npx tsc -b first`);
     platform = await createTestPlatform();
-    relay = startOutboxRelay({
-      db: platform.db,
-      databaseUrl: platform.config.DATABASE_URL,
-      nats: platform.nats,
-      logger: platform.logger,
-      pollMs: 200,
-    });
+    relay = startPlatformRelay(platform, { pollMs: 200 });
   });
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AckPolicy, DeliverPolicy } from 'nats';
-import { buildServiceApp, startOutboxRelay } from '@intake/shared';
+import { buildServiceApp, startPlatformRelay } from '@intake/shared';
 import {
   createTestPlatform,
   eventually,
@@ -36,15 +36,7 @@ export async function startIngest(
   const service = createIngestService({ publishAfterCommit: options.publishAfterCommit ?? options.relay ?? false });
   const server = await listen(buildServiceApp(service, platform).callback());
   registerOpenApi(server.url, openApi(platform));
-  const relay = options.relay
-    ? startOutboxRelay({
-        db: platform.db,
-        databaseUrl: platform.config.DATABASE_URL,
-        nats: platform.nats,
-        logger: platform.logger,
-        pollMs: options.relayPollMs ?? 100,
-      })
-    : undefined;
+  const relay = options.relay ? startPlatformRelay(platform, { pollMs: options.relayPollMs ?? 100 }) : undefined;
   return {
     platform,
     deps: service.deps(platform),

@@ -1,7 +1,7 @@
 import { AckPolicy, DeliverPolicy } from 'nats';
 import pg from 'pg';
 import { eventually, startTestRelay, useTestPlatform } from '../testing';
-import { enqueueEvent, outboxRow, startOutbox, startOutboxRelay, type OutboxEvent } from './outbox';
+import { enqueueEvent, outboxRow, startOutbox, type OutboxEvent } from './outbox';
 
 const realQuery = pg.Client.prototype.query;
 
@@ -55,13 +55,11 @@ async function written(subject: string, payload: Record<string, unknown>, agoMs 
 const rowOf = (event: OutboxEvent) => platform.db('outbox').where({ event_id: event.event_id }).first();
 /** A relay whose LISTEN connection is refused (as while disconnected), polling every 20 ms with a 60 s hold. */
 const relayWithoutListen = () =>
-  startOutboxRelay({
+  startOutbox({
     db: platform.db,
-    databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere',
     nats: platform.nats,
     logger: platform.logger,
-    pollMs: 20,
-    holdMs: 60_000,
+    relay: { databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere', pollMs: 20, holdMs: 60_000 },
   });
 
 describe('outbox relay: publishing', () => {

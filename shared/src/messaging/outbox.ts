@@ -134,17 +134,6 @@ export function startOutbox(options: OutboxOptions): Outbox {
   };
 }
 
-export interface OutboxRelayOptions extends RelayOptions {
-  db: Db;
-  nats: Nats;
-  logger: Logger;
-}
-
-/** An outbox that runs a relay, from flat options (`startOutbox` with `relay`). */
-export function startOutboxRelay({ db, nats, logger, ...relay }: OutboxRelayOptions): Outbox {
-  return startOutbox({ db, nats, logger, relay });
-}
-
 /**
  * The claim: rows taken and removed in one statement, in a transaction that stays open until every
  * PubAck is in (a failed publish rolls the delete back; a crash after publishing and before the

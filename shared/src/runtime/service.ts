@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import Router from '@koa/router';
 import { loadConfig, usesDevelopmentSecretsKey, type Config } from '../base/config';
 import { createPlatform, serve, type Platform, type Worker } from './platform';
-import { startOutboxRelay, type Outbox } from '../messaging/outbox';
+import { startOutbox, type Outbox } from '../messaging/outbox';
 import { mountProbes, type Dependency } from './health';
 import { baseApp } from '../http/app';
 import { mountRoutes, type RouteList } from '../http/route';
@@ -60,13 +60,8 @@ export function buildServiceApp<D>(
 
 /** The outbox relay of a process that publishes events, over the platform's database and NATS. */
 export function startPlatformRelay(platform: Platform, options: { pollMs?: number } = {}): Outbox {
-  return startOutboxRelay({
-    db: platform.db,
-    databaseUrl: platform.config.DATABASE_URL,
-    nats: platform.nats,
-    logger: platform.logger,
-    pollMs: options.pollMs,
-  });
+  const { db, nats, logger, config } = platform;
+  return startOutbox({ db, nats, logger, relay: { databaseUrl: config.DATABASE_URL, pollMs: options.pollMs } });
 }
 
 /** What the process of one service runs: its app, its workers, and the outbox relay when it publishes events. */
