@@ -17,12 +17,17 @@ import { storeTestSubmission } from './submissions';
 import { webhookFactories } from './webhooks';
 
 /**
- * One database per Jest worker (and per checkout, so two working copies never share one),
- * created and migrated once per worker process.
+ * One database per Jest worker (and per checkout, so two working copies never share one; and per
+ * `INTAKE_TEST_DB_TAG`, so two Jest runs at once in one checkout do not either), created and
+ * migrated once per worker process.
  */
 export function testDatabaseUrl(): string {
   const checkout = createHash('sha256').update(path.resolve(__dirname, '../../..')).digest('hex').slice(0, 8);
-  return `postgres://postgres@127.0.0.1:5432/intake_test_${checkout}_${process.env['JEST_WORKER_ID'] ?? '0'}`;
+  const tag = (process.env['INTAKE_TEST_DB_TAG'] ?? '')
+    .replace(/[^a-z0-9]/gi, '')
+    .slice(0, 16)
+    .toLowerCase();
+  return `postgres://postgres@127.0.0.1:5432/intake_test_${checkout}${tag ? `_${tag}` : ''}_${process.env['JEST_WORKER_ID'] ?? '0'}`;
 }
 
 let migrated: Promise<void> | undefined;
