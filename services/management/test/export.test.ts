@@ -1,4 +1,5 @@
-import { useStarted } from '@intake/shared/testing';
+import fc from 'fast-check';
+import { factories, useStarted } from '@intake/shared/testing';
 import { ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 import { parseCsv } from './seed';
 
@@ -115,5 +116,45 @@ describe('export, what errors', () => {
     const bad = await call('GET', `/v1/forms/${form.id}/export.ndjson?until=soon`);
     expect(bad.status).toBe(422);
     expect(bad.body.errors[0].field).toBe('query/until');
+  });
+});
+
+/** What a spreadsheet runs as a formula: a cell that starts with = + - @, a tab or a CR (OWASP's list). */
+const FORMULA_LEAD = /^[=+\-@\t\r]/;
+
+const PIECES = ['=', '+', '-', '@', '\t', '\r', '\n', '\r\n', ',', '"', "'", ' ', 'a', '1', '=1+1', '=HYPERLINK("x")'];
+const hostileText = fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 6 }).map((a) => a.join(''));
+
+describe('export, what must be refused: rows and formulas from visitors’ names and values', () => {
+  it('every cell of a generated hostile export reads back whole, in its own row, and none starts a formula', async () => {
+    const { account, call } = await ownerWithForm();
+    await fc.assert(
+      fc.asyncProperty(
+        fc.uniqueArray(hostileText, { minLength: 1, maxLength: 4 }),
+        fc.array(hostileText, { minLength: 4, maxLength: 4 }),
+        async (names, values) => {
+          const form = await factories.form(ctx.platform.db, account.id);
+          const payload = Object.fromEntries(names.map((name, i) => [name, values[i] ?? '']));
+          const sub = await factories.submission(ctx.platform, { accountId: account.id, formId: form.id, payload });
+          const rows = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
+          const guarded = (text: string) => (FORMULA_LEAD.test(text) ? `'${text}` : text);
+          expect(rows).toEqual([
+            ['id', 'received_at', 'status', 'files', ...Object.keys(payload).map(guarded)],
+            [sub.id, expect.any(String), 'received', '0', ...Object.values(payload).map(guarded)],
+          ]);
+          for (const cell of rows.flat()) expect(cell).not.toMatch(FORMULA_LEAD);
+        },
+      ),
+      { numRuns: Number(process.env.FUZZ_RUNS ?? 40) },
+    );
+  });
+
+  it('a value with a bare LF is quoted, so the line after it cannot begin a row with =1+1', async () => {
+    const { form, call, submit } = await ownerWithForm();
+    await submit({ payload: { '=HYPERLINK("http://evil.example/","x")': 'hi\n=1+1', '@who': 'x\r-2' } });
+    const { text } = await call('GET', `/v1/forms/${form.id}/export.csv`);
+    expect(text).toContain(`"'=HYPERLINK(""http://evil.example/"",""x"")",'@who\r\n`);
+    expect(text).toContain('"hi\n=1+1","x\r-2"');
+    expect(parseCsv(text)).toHaveLength(2);
   });
 });

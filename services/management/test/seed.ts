@@ -1,29 +1,9 @@
-/** A small RFC 4180 reader for checking exports: quoted fields, doubled quotes, CRLF records. */
+import { parse } from 'csv-parse/sync';
+/**
+ * Reads an export as spreadsheets and Python's `csv` read it (csv-parse): quoted fields and doubled quotes, and a bare
+ * CR or LF outside quotes ends a record as CRLF does, so a cell written unquoted with one in it splits its row (and the
+ * column count no longer matching throws).
+ */
 export function parseCsv(text: string): string[][] {
-  const records: string[][] = [];
-  let record: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      record.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      record.push(field);
-      records.push(record);
-      record = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  if (field !== '' || record.length) records.push([...record, field]);
-  return records;
+  return parse(text, { record_delimiter: ['\r\n', '\n', '\r'], relax_column_count: false });
 }

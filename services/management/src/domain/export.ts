@@ -33,9 +33,9 @@ async function* submissionsOf(
 }
 
 /**
- * A payload value as a CSV cell. Submissions come from anyone on the internet, and spreadsheet
+ * A payload value or field name as a CSV cell. Both come from anyone on the internet, and spreadsheet
  * programs run a cell that starts with = + - @ (or a tab/CR before them) as a formula: such cells
- * get a leading apostrophe (OWASP's CSV-injection advice). NDJSON exports values untouched.
+ * get a leading apostrophe (OWASP's CSV-injection advice). NDJSON exports names and values untouched.
  */
 export function csvCell(value: unknown): string {
   if (value === undefined || value === null) return '';
@@ -89,7 +89,7 @@ export async function exportSubmissions(
   const fields = await findPayloadFieldNames(db, filter);
   const records = Readable.from(
     (async function* () {
-      yield [...FIXED_COLUMNS, ...fields];
+      yield [...FIXED_COLUMNS, ...fields.map(csvCell)];
       for await (const row of rows)
         yield [
           row.id,
@@ -100,7 +100,8 @@ export async function exportSubmissions(
         ];
     })(),
   );
-  const csv = stringify({ record_delimiter: 'windows' });
+  // A cell holding a bare CR or LF is quoted too (RFC 4180): spreadsheets and Python's csv end a row at either.
+  const csv = stringify({ record_delimiter: 'windows', quoted_match: /[\r\n]/ });
   return {
     filename: `${form.slug}-submissions.csv`,
     contentType: 'text/csv; charset=utf-8; header=present',
