@@ -13,6 +13,8 @@ import { sessionRoutes } from './routes/sessions.routes';
 import { consoleSupportRoutes } from './routes/console-support.routes';
 import { mountConsole } from './routes/console-page';
 import { startSessionSweeper } from './domain/session-sweeper';
+import { startPurger } from './domain/purge';
+import { dataSubjectRoutes } from './routes/data-subjects.routes';
 
 /** Management's routes, in the order the OpenAPI document lists them; `/openapi` serves the document of all four services. */
 function managementRoutes(settings: { config: Config }): RouteList<Platform> {
@@ -24,6 +26,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...fileRoutes,
     ...webhookRoutes,
     ...deliveryRoutes,
+    ...dataSubjectRoutes,
     ...sessionRoutes,
     ...consoleSupportRoutes,
     ...docsRoutes(settings.config, () => openApi(settings)),
@@ -39,7 +42,12 @@ export const managementService: ServiceModule<Platform> = {
   // Management keeps no per-process state of its own: its handlers get the platform.
   compose: (platform) => platform,
   // Management always runs, so it keeps the bookkeeping tables from growing (see domain/retention.ts).
-  startWorkers: async (platform) => [startRetentionSweeper(platform), startSessionSweeper(platform)],
+  startWorkers: async (platform) => [
+    startRetentionSweeper(platform),
+    startSessionSweeper(platform),
+    // Removes what forms' retention settings make due (domain/purge.ts).
+    startPurger({ ...platform, intervalMs: platform.config.PURGE_INTERVAL_SECONDS * 1000 }),
+  ],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there.
   extend: mountConsole,
 };

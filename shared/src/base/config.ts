@@ -41,6 +41,12 @@ const Env = Type.Object({
   KEY_MINT_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
   KEY_MINT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 3600 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  PURGE_INTERVAL_SECONDS: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 300,
+    description: 'how often the purge removes what retention and delete-after-delivery say is due',
+  }),
   LOG_LEVEL: Type.Union(
     [
       Type.Literal('fatal'),

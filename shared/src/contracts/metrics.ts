@@ -118,6 +118,22 @@ export const METRICS = {
     description: 'Messages delivered to a JetStream consumer and not yet acknowledged (includes parked retries)',
     attributes: ['stream', 'consumer'],
   },
+  purged: {
+    name: 'intake.purge.submissions',
+    kind: 'counter',
+    unit: '{submission}',
+    description:
+      'Submissions the purge removed, by reason: retention, spam (spam retention), delivered (tombstoned after ' +
+      'delivery) or request (a data-subject erasure)',
+    attributes: ['reason'],
+  },
+  purgeFailures: {
+    name: 'intake.purge.failures',
+    kind: 'counter',
+    unit: '{batch}',
+    description: 'Purge batches left for the next run, by stage: files (object storage refused) or rows',
+    attributes: ['stage'],
+  },
 } as const satisfies Record<string, InstrumentSpec>;
 
 /**
@@ -156,6 +172,8 @@ function createInstruments(meter: Meter) {
     outboxOversized: counter(METRICS.outboxOversized),
     consumerPending: gauge(METRICS.consumerPending),
     consumerAckPending: gauge(METRICS.consumerAckPending),
+    purged: counter(METRICS.purged),
+    purgeFailures: counter(METRICS.purgeFailures),
   };
 }
 
@@ -203,4 +221,15 @@ export function recordOversizedEvent(props: { outcome: 'slimmed' | 'dropped' }):
 
 export function recordNotification(props: { outcome: 'sent' | 'failed' }): void {
   instruments().notifications.add(1, { outcome: props.outcome });
+}
+export type PurgeReason = 'retention' | 'spam' | 'delivered' | 'request';
+
+/** Management's purge: `count` submissions removed (or tombstoned) for `reason`. */
+export function recordPurged(props: { reason: PurgeReason; count: number }): void {
+  if (props.count > 0) instruments().purged.add(props.count, { reason: props.reason });
+}
+
+/** Management's purge: a batch left for the next run because its files or its rows could not be removed. */
+export function recordPurgeFailure(props: { stage: 'files' | 'rows' }): void {
+  instruments().purgeFailures.add(1, { stage: props.stage });
 }

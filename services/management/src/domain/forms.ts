@@ -24,6 +24,9 @@ export interface FormInput {
   notify_emails?: string[];
   redirect_url?: string | null;
   allowed_origins?: string[];
+  retention_days?: number | null;
+  spam_retention_days?: number | null;
+  delete_after_delivery?: boolean;
 }
 
 type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;

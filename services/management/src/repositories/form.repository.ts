@@ -16,6 +16,12 @@ export interface FormRow {
   notify_emails: string[];
   redirect_url: string | null;
   allowed_origins: string[];
+  /** Days a submission is kept; null: until deleted. */
+  retention_days: number | null;
+  /** Days spam is kept; null: until deleted. */
+  spam_retention_days: number | null;
+  /** Payload and files go once every delivery succeeded and the e-mail is sent. */
+  delete_after_delivery: boolean;
   created_at: Date;
   updated_at: Date;
 }

@@ -56,10 +56,13 @@ function filtered(db: Queryable, f: SubmissionFilter): Knex.QueryBuilder {
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
   if (f.until) query.where('received_at', '<', f.until);
-  if (f.q)
-    query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [
-      `%${escapeLike(f.q)}%`,
-    ]);
+  if (f.q) {
+    // The search document's trigram index (migration 012) finds the candidates; the per-value test keeps the meaning
+    // exact (the document joins the values, which a query with a line break could otherwise match across).
+    const pattern = `%${escapeLike(f.q)}%`;
+    query.whereRaw('intake_search_document(submissions.payload) ILIKE ?', [pattern]);
+    query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [pattern]);
+  }
   return query;
 }
 

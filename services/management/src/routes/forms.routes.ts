@@ -21,6 +21,11 @@ const Form = Type.Object(
     notify_emails: Type.Array(Type.String()),
     redirect_url: Nullable(Type.String()),
     allowed_origins: Type.Array(Type.String()),
+    retention_days: Nullable(Type.Integer({ description: 'submissions older than this many days are deleted' })),
+    spam_retention_days: Nullable(Type.Integer({ description: 'spam older than this many days is deleted' })),
+    delete_after_delivery: Type.Boolean({
+      description: 'payload and files deleted once every webhook delivery succeeded and the e-mail is sent',
+    }),
     ingest_url: Type.String({ description: '`{PUBLIC_BASE_URL}/v1/f/<slug>`: where the site posts' }),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -66,6 +71,35 @@ const fields = {
     }),
     { maxItems: 50, uniqueItems: true, description: 'empty: any origin' },
   ),
+  retention_days: Nullable(
+    Type.Integer({
+      minimum: 1,
+      maximum: 3650,
+      description:
+        'delete submissions (with their files, deliveries and e-mail records) this many days after they ' +
+        'arrive; null (the default) keeps them until deleted',
+    }),
+  ),
+  spam_retention_days: Nullable(
+    Type.Integer({
+      minimum: 1,
+      maximum: 3650,
+      description: 'delete spam this many days after it arrives (30 by default); null keeps it',
+    }),
+  ),
+  delete_after_delivery: Type.Boolean({
+    description:
+      'once every webhook delivery of a received submission has succeeded and its e-mail is sent, delete its ' +
+      'payload and files, keeping a tombstone (id, form, received_at, status, purged_at); false by default',
+  }),
+  autoresponse: Nullable(
+    Type.Composite([AutoresponseSettings], {
+      additionalProperties: false,
+      description:
+        'a confirmation mailed to whoever filled the form in (received submissions only, at most one per address ' +
+        'and form in 10 minutes); null turns it off',
+    }),
+  ),
 };
 
 const CreateForm = Type.Object(
@@ -78,6 +112,9 @@ const CreateForm = Type.Object(
     notify_emails: Type.Optional(fields.notify_emails),
     redirect_url: Type.Optional(fields.redirect_url),
     allowed_origins: Type.Optional(fields.allowed_origins),
+    retention_days: Type.Optional(fields.retention_days),
+    spam_retention_days: Type.Optional(fields.spam_retention_days),
+    delete_after_delivery: Type.Optional(fields.delete_after_delivery),
   },
   { additionalProperties: false },
 );
@@ -94,6 +131,9 @@ export function presentForm(row: FormRow, baseUrl: string) {
     notify_emails: row.notify_emails,
     redirect_url: row.redirect_url,
     allowed_origins: row.allowed_origins,
+    retention_days: row.retention_days,
+    spam_retention_days: row.spam_retention_days,
+    delete_after_delivery: row.delete_after_delivery,
     ingest_url: `${baseUrl}/v1/f/${row.slug}`,
     created_at: toTimestamp(row.created_at),
     updated_at: toTimestamp(row.updated_at),

@@ -5,6 +5,7 @@ import * as notificationStatus from './003-notification-status';
 import * as consoleSessions from './004-console-sessions';
 import * as consumerLeases from './005-consumer-leases';
 import * as storeSubmissionsStatement from './006-store-submissions-statement';
+import * as dataLifecycle from './012-data-lifecycle';
 
 export interface Migration {
   name: string;
@@ -20,4 +21,5 @@ export const migrations: Migration[] = [
   { name: '004-console-sessions', ...consoleSessions },
   { name: '005-consumer-leases', ...consumerLeases },
   { name: '006-store-submissions-statement', ...storeSubmissionsStatement },
+  { name: '012-data-lifecycle', ...dataLifecycle },
 ];

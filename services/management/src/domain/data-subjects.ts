@@ -1,0 +1,90 @@
+import { Readable } from 'node:stream';
+import { fileDownloadUrl, toTimestamp, type Platform } from '@intake/shared';
+import {
+  findFilesOf,
+  findSubjectSubmissions,
+  pageOfSubjectSubmissions,
+  type SubjectSubmission,
+} from '../repositories/data-subject.repository';
+import type { FileRow } from '../repositories/submission.repository';
+import { purgeSubmissions } from './purge';
+
+/** A field value counts as the person's address when it equals theirs trimmed and ignoring case. */
+export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+
+/** Every submission of the account with a field whose value is `email`. */
+export async function findDataSubject(
+  props: Pick<Platform, 'db'> & { accountId: string; email: string },
+): Promise<SubjectSubmission[]> {
+  return findSubjectSubmissions(props.db, { accountId: props.accountId, email: normaliseEmail(props.email) });
+}
+
+/** What the person asked for, one JSON line per submission; the payload is spliced in as stored (posted order). */
+function exportLine(
+  row: { id: string; form_id: string; received_at: Date; status: string; payload_text: string },
+  files: FileRow[],
+  platform: Pick<Platform, 'config' | 'secrets' | 'clock'>,
+): string {
+  const now = platform.clock.now();
+  const head = JSON.stringify({
+    id: row.id,
+    form_id: row.form_id,
+    received_at: toTimestamp(row.received_at),
+    status: row.status,
+    files: files.map((f) => ({
+      id: f.id,
+      field: f.field,
+      filename: f.filename,
+      content_type: f.content_type,
+      size: Number(f.size),
+      url: fileDownloadUrl({ config: platform.config, secrets: platform.secrets, fileId: f.id, now }),
+    })),
+  });
+  return `${head.slice(0, -1)},"payload":${row.payload_text}}\n`;
+}
+
+/**
+ * The person's submissions as NDJSON, streamed in keyset batches of `batchSize` (memory stays flat however many
+ * there are): `{ id, form_id, received_at, status, files: [{ ..., url }], payload }` per line, file links signed for
+ * the usual seven days.
+ */
+export function exportDataSubject(
+  props: Pick<Platform, 'db' | 'config' | 'secrets' | 'clock'> & {
+    accountId: string;
+    email: string;
+    batchSize?: number;
+  },
+): Readable {
+  const { db, accountId } = props;
+  const email = normaliseEmail(props.email);
+  const limit = props.batchSize ?? 500;
+  return Readable.from(
+    (async function* () {
+      let after: { receivedAt: Date; id: string } | undefined;
+      for (;;) {
+        const rows = await pageOfSubjectSubmissions(db, { accountId, email, limit, after });
+        const files = await findFilesOf(
+          db,
+          rows.map((r) => r.id),
+        );
+        for (const row of rows)
+          yield exportLine(
+            row,
+            files.filter((f) => f.submission_id === row.id),
+            props,
+          );
+        const last = rows[rows.length - 1];
+        if (!last || rows.length < limit) return;
+        after = { receivedAt: last.received_at, id: last.id };
+      }
+    })(),
+  );
+}
+
+/** Erases the person's submissions as retention does (files first, then every row that holds their data). */
+export async function eraseDataSubject(
+  props: Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'> & { accountId: string; email: string },
+): Promise<number> {
+  const rows = await findDataSubject(props);
+  return purgeSubmissions({ ...props, rows });
+}

@@ -1,0 +1,165 @@
+import {
+  problem,
+  recordPurged,
+  recordPurgeFailure,
+  type Platform,
+  type PurgeReason,
+  type Queryable,
+  type Worker,
+} from '@intake/shared';
+import {
+  deleteSubmissionsOfForm,
+  findDelivered,
+  findExpired,
+  findFileKeys,
+  findPurgeForms,
+  tombstoneSubmissions,
+  type PurgeForm,
+} from '../repositories/purge.repository';
+
+type Deps = Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'>;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Submissions removed per transaction: each batch holds its rows for milliseconds, never a lock ingest waits on. */
+export const PURGE_BATCH = 500;
+
+/** What one run removed, by reason; `left` counts batches left for the next run (storage or database refused). */
+export type PurgeCounts = Record<Exclude<PurgeReason, 'request'>, number> & { left: number };
+
+/**
+ * Removes one batch of one form: the files first, then (only if storage took them) the rows in one short transaction.
+ * A storage failure leaves the rows for the next run rather than orphaning a file; a crash after the files went
+ * leaves rows whose files are gone, which the next run selects again and finishes (deleting a missing file is no
+ * error in either store). Returns how many submissions went, or undefined when the batch was left.
+ */
+export async function purgeBatch(
+  props: Deps & { formId: string; ids: string[]; mode: 'delete' | 'tombstone' },
+): Promise<number | undefined> {
+  const { db, blobs, logger, formId, ids, mode } = props;
+  const keys = await findFileKeys(db, ids);
+  try {
+    if (keys.length > 0) await blobs.delete(keys);
+  } catch (err) {
+    recordPurgeFailure({ stage: 'files' });
+    logger.warn({ err, formId, files: keys.length }, 'purge: object storage refused; the rows stay for the next run');
+    return undefined;
+  }
+  try {
+    return await db.transaction(async (trx) => {
+      await trx.raw(`SET LOCAL lock_timeout = '5s'`);
+      if (mode === 'delete') return deleteSubmissionsOfForm(trx, formId, ids);
+      return tombstoneSubmissions(trx, { formId, ids, now: props.clock.now() });
+    });
+  } catch (err) {
+    recordPurgeFailure({ stage: 'rows' });
+    logger.warn({ err, formId }, 'purge: could not remove a batch; it stays for the next run');
+    return undefined;
+  }
+}
+
+/** What the purge does to one form, each a selection of batches and what is done to them. */
+function tasksOf(form: PurgeForm, now: Date) {
+  const ago = (days: number) => new Date(now.getTime() - days * DAY_MS);
+  const tasks: { reason: Exclude<PurgeReason, 'request'>; mode: 'delete' | 'tombstone'; next: NextBatch }[] = [];
+  if (form.retention_days !== null) {
+    const before = ago(form.retention_days);
+    tasks.push({
+      reason: 'retention',
+      mode: 'delete',
+      next: (db, limit) => findExpired(db, { formId: form.id, before, limit, spamOnly: false }),
+    });
+  }
+  if (form.spam_retention_days !== null) {
+    const before = ago(form.spam_retention_days);
+    tasks.push({
+      reason: 'spam',
+      mode: 'delete',
+      next: (db, limit) => findExpired(db, { formId: form.id, before, limit, spamOnly: true }),
+    });
+  }
+  if (form.delete_after_delivery)
+    tasks.push({
+      reason: 'delivered',
+      mode: 'tombstone',
+      next: (db, limit) => findDelivered(db, { formId: form.id, limit }),
+    });
+  return tasks;
+}
+type NextBatch = (db: Queryable, limit: number) => Promise<string[]>;
+
+/**
+ * One purge run: for every form, what its retention, spam retention and delete-after-delivery make due, in batches
+ * of `batchSize` until none is left, a batch is left for the next run, or `signal` aborts (a stopping process ends
+ * its run between batches). Nothing is remembered between runs: what is due is found again, so a run that dies
+ * halfway is resumed by the next one, on this replica or another (two replicas purging at once delete the same
+ * rows twice, which is harmless).
+ */
+export async function purgeDue(props: Deps & { batchSize?: number; signal?: AbortSignal }): Promise<PurgeCounts> {
+  const { db, signal } = props;
+  const batchSize = props.batchSize ?? PURGE_BATCH;
+  const counts: PurgeCounts = { retention: 0, spam: 0, delivered: 0, left: 0 };
+  const now = props.clock.now();
+  for (const form of await findPurgeForms(db)) {
+    for (const task of tasksOf(form, now)) {
+      for (;;) {
+        if (signal?.aborted) return counts;
+        const ids = await task.next(db, batchSize);
+        if (ids.length === 0) break;
+        const removed = await purgeBatch({ ...props, formId: form.id, ids, mode: task.mode });
+        if (removed === undefined) {
+          counts.left++;
+          break;
+        }
+        counts[task.reason] += removed;
+        recordPurged({ reason: task.reason, count: removed });
+        if (ids.length < batchSize) break;
+      }
+    }
+  }
+  return counts;
+}
+
+/**
+ * Runs `purgeDue` at start and every `intervalMs` (PURGE_INTERVAL_SECONDS), never two runs at once; one log line per
+ * run that removed anything (what and how many). `stop()` aborts a run between batches and waits for it.
+ */
+export function startPurger(props: Deps & { intervalMs: number; batchSize?: number }): Worker {
+  const controller = new AbortController();
+  let running: Promise<unknown> | undefined;
+  const run = () => {
+    running ??= purgeDue({ ...props, signal: controller.signal })
+      .then((n) => {
+        if (n.retention + n.spam + n.delivered + n.left > 0) props.logger.info({ purged: n }, 'purge run');
+      })
+      .catch((err) => props.logger.warn({ err }, 'purge run failed; will retry'))
+      .finally(() => (running = undefined));
+  };
+  const first = setImmediate(run);
+  const timer = setInterval(run, props.intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearImmediate(first);
+      clearInterval(timer);
+      controller.abort();
+      await running;
+    },
+  };
+}
+
+/** Removes the given submissions of the account now, form by form, as retention does; throws 503 if storage refuses. */
+export async function purgeSubmissions(props: Deps & { rows: { id: string; form_id: string }[] }): Promise<number> {
+  const byForm = new Map<string, string[]>();
+  for (const r of props.rows) byForm.set(r.form_id, [...(byForm.get(r.form_id) ?? []), r.id]);
+  let deleted = 0;
+  for (const [formId, all] of byForm) {
+    for (let i = 0; i < all.length; i += PURGE_BATCH) {
+      const removed = await purgeBatch({ ...props, formId, ids: all.slice(i, i + PURGE_BATCH), mode: 'delete' });
+      if (removed === undefined)
+        throw problem('service-unavailable', `Removed ${deleted}; the rest could not be removed now: try again`);
+      deleted += removed;
+    }
+  }
+  recordPurged({ reason: 'request', count: deleted });
+  return deleted;
+}

@@ -1,0 +1,60 @@
+import type { Knex } from 'knex';
+import type { Queryable, SubmissionStatus } from '@intake/shared';
+import type { FileRow } from './submission.repository';
+
+export interface SubjectSubmission {
+  id: string;
+  form_id: string;
+  received_at: Date;
+  status: SubmissionStatus;
+}
+
+/**
+ * The account's submissions with a field whose value is `email` (already trimmed and lower-cased), newest first, up
+ * to `limit`, strictly after `after` when given. Found through the e-mail index (`intake_payload_emails`, migration
+ * 012), which is why the expression must be written exactly as the index's.
+ */
+function byEmail(db: Queryable, props: { accountId: string; email: string }): Knex.QueryBuilder {
+  return db('submissions')
+    .whereRaw('intake_payload_emails(payload) @> ARRAY[?]::text[]', [props.email])
+    .andWhere('account_id', props.accountId);
+}
+
+export async function findSubjectSubmissions(
+  db: Queryable,
+  props: { accountId: string; email: string },
+): Promise<SubjectSubmission[]> {
+  return byEmail(db, props)
+    .orderBy([
+      { column: 'received_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .select('id', 'form_id', 'received_at', 'status');
+}
+
+/** A submission as the export writes it: the payload as stored text (posted order kept, never re-parsed). */
+export interface SubjectSubmissionText extends SubjectSubmission {
+  payload_text: string;
+}
+
+/** One batch of the export, newest first, after `after`. */
+export async function pageOfSubjectSubmissions(
+  db: Queryable,
+  props: { accountId: string; email: string; limit: number; after?: { receivedAt: Date; id: string } },
+): Promise<SubjectSubmissionText[]> {
+  const query = byEmail(db, props);
+  if (props.after) query.whereRaw('(received_at, id) < (?, ?)', [props.after.receivedAt, props.after.id]);
+  return query
+    .orderBy([
+      { column: 'received_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(props.limit)
+    .select('id', 'form_id', 'received_at', 'status', db.raw('payload::text AS payload_text'));
+}
+
+/** The files of the given submissions. */
+export async function findFilesOf(db: Queryable, submissionIds: string[]): Promise<FileRow[]> {
+  if (submissionIds.length === 0) return [];
+  return db('submission_files').whereIn('submission_id', submissionIds).orderBy('id');
+}

@@ -1,0 +1,117 @@
+import type { Knex } from 'knex';
+import type { Queryable } from '@intake/shared';
+
+/** A form's lifecycle settings, as the purge reads them. */
+export interface PurgeForm {
+  id: string;
+  account_id: string;
+  retention_days: number | null;
+  spam_retention_days: number | null;
+  delete_after_delivery: boolean;
+}
+
+/** Every form with something the purge may have to do (spam retention is on by default: most forms). */
+export async function findPurgeForms(db: Queryable): Promise<PurgeForm[]> {
+  return db('forms')
+    .whereNotNull('retention_days')
+    .orWhereNotNull('spam_retention_days')
+    .orWhere('delete_after_delivery', true)
+    .orderBy('id')
+    .select('id', 'account_id', 'retention_days', 'spam_retention_days', 'delete_after_delivery');
+}
+
+/** Up to `limit` submissions of the form received before `before`, oldest first (the form's time index). */
+export async function findExpired(
+  db: Queryable,
+  props: { formId: string; before: Date; limit: number; spamOnly: boolean },
+): Promise<string[]> {
+  const query = db('submissions').where('form_id', props.formId).andWhere('received_at', '<', props.before);
+  if (props.spamOnly) query.andWhere('status', 'spam');
+  return query.orderBy('received_at').limit(props.limit).pluck('id');
+}
+
+/**
+ * Up to `limit` received submissions of the form, not yet tombstoned, whose every webhook delivery has succeeded
+ * (each webhook enabled when it arrived has one, and none of its deliveries is anything but succeeded) and whose
+ * notification mail is sent (or was skipped), when the form has addresses. A delivery that failed keeps its
+ * submission whole until a replay succeeds or retention removes it.
+ */
+export async function findDelivered(db: Queryable, props: { formId: string; limit: number }): Promise<string[]> {
+  const { rows } = await (db as Knex).raw<{ rows: { id: string }[] }>(
+    `SELECT s.id FROM submissions s JOIN forms f ON f.id = s.form_id
+     WHERE s.form_id = ? AND s.status = 'received' AND s.purged_at IS NULL
+       AND NOT EXISTS (
+         SELECT 1 FROM webhooks w WHERE w.form_id = s.form_id AND w.enabled AND w.created_at <= s.received_at
+           AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.webhook_id = w.id AND d.submission_id = s.id
+                             AND d.event_type = 'submission.created' AND d.status = 'succeeded'))
+       AND NOT EXISTS (
+         SELECT 1 FROM webhooks w JOIN deliveries d ON d.webhook_id = w.id AND d.submission_id = s.id
+                                  AND d.event_type = 'submission.created'
+         WHERE w.form_id = s.form_id AND d.status <> 'succeeded')
+       AND (jsonb_array_length(f.notify_emails) = 0 OR EXISTS (
+         SELECT 1 FROM notifications n WHERE n.dedup_key = 'submission:' || s.id AND n.status IN ('sent', 'skipped')))
+     ORDER BY s.received_at LIMIT ?`,
+    [props.formId, props.limit],
+  );
+  return rows.map((r) => r.id);
+}
+
+/** The storage keys of the submissions' files. */
+export async function findFileKeys(db: Queryable, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  return db('submission_files').whereIn('submission_id', ids).orderBy('id').pluck('storage_key');
+}
+
+/**
+ * Deletes the submissions of one form and everything that belongs to them: their deliveries and attempts (with the
+ * receivers' answers), their notification rows, their idempotency keys and file rows. Quota and usage figures stay.
+ * Deliveries are found through the form's webhooks (their unique index), not by a scan of every delivery.
+ */
+export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  await db('deliveries')
+    .whereIn('webhook_id', db('webhooks').where('form_id', formId).select('id'))
+    .where('event_type', 'submission.created')
+    .whereIn('submission_id', ids)
+    .delete();
+  await db('notifications')
+    .whereIn(
+      'dedup_key',
+      ids.map((id) => `submission:${id}`),
+    )
+    .delete();
+  await db('idempotency_keys').where('form_id', formId).whereIn('submission_id', ids).delete();
+  return db('submissions').where('form_id', formId).whereIn('id', ids).delete();
+}
+
+/**
+ * Turns delivered submissions into tombstones: payload emptied, request metadata and file rows gone, `purged_at`
+ * set; their deliveries keep their status but not the data they carried, their attempts not the receivers' answers.
+ * The rows stay so that a redelivered event finds them and sends nothing again.
+ */
+export async function tombstoneSubmissions(
+  db: Queryable,
+  props: { formId: string; ids: string[]; now: Date },
+): Promise<number> {
+  const { formId, ids, now } = props;
+  if (ids.length === 0) return 0;
+  const deliveries = db('deliveries')
+    .whereIn('webhook_id', db('webhooks').where('form_id', formId).select('id'))
+    .where('event_type', 'submission.created')
+    .whereIn('submission_id', ids);
+  await db('delivery_attempts')
+    .whereIn('delivery_id', deliveries.clone().select('id'))
+    .whereNotNull('response_body')
+    .update({ response_body: null });
+  await deliveries.clone().update({ data: '{}' });
+  await db('submission_files').whereIn('submission_id', ids).delete();
+  return db('submissions').where('form_id', formId).whereIn('id', ids).whereNull('purged_at').update({
+    payload: '{}',
+    ip: null,
+    user_agent: null,
+    referrer: null,
+    file_count: 0,
+    file_bytes: 0,
+    purged_at: now,
+  });
+}

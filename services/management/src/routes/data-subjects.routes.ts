@@ -1,0 +1,109 @@
+import { Type } from '@sinclair/typebox';
+import { route, toTimestamp, type Platform } from '@intake/shared';
+import { eraseDataSubject, exportDataSubject, findDataSubject } from '../domain/data-subjects';
+import { Timestamp } from './schemas';
+import { Status } from './submission-filters';
+
+const TAGS = ['Data subjects'];
+
+/** The person's address: one e-mail address (a field value matches it trimmed and ignoring case). */
+const EmailQuery = Type.Object({
+  email: Type.String({
+    format: 'email',
+    minLength: 3,
+    maxLength: 320,
+    description: 'the person’s e-mail address; a submission matches when any field value equals it (trimmed, any case)',
+  }),
+});
+
+const SubjectSubmission = Type.Object(
+  { id: Type.String({ description: '`sub_...`' }), form_id: Type.String(), received_at: Timestamp, status: Status },
+  { additionalProperties: false },
+);
+
+/** `GET /v1/data-subjects/submissions?email=`: where a person's address appears, across the account's forms. */
+export const findDataSubjectRoute = route({
+  method: 'GET',
+  path: '/v1/data-subjects/submissions',
+  operationId: 'findDataSubjectSubmissions',
+  summary: 'List every submission of the account in which a field value is this e-mail address',
+  description: 'Across all of the account’s forms, newest first; for answering a person’s access or erasure request.',
+  tags: TAGS,
+  auth: 'management',
+  query: EmailQuery,
+  responses: {
+    200: {
+      description: 'The submissions',
+      schema: Type.Object({ data: Type.Array(SubjectSubmission) }, { additionalProperties: false }),
+    },
+  },
+  async handler(ctx, { query, principal }, { db }: Platform) {
+    const rows = await findDataSubject({ db, accountId: principal.accountId, email: query.email });
+    ctx.body = {
+      data: rows.map((r) => ({
+        id: r.id,
+        form_id: r.form_id,
+        received_at: toTimestamp(r.received_at),
+        status: r.status,
+      })),
+    };
+  },
+});
+
+/** `GET /v1/data-subjects/export?email=`: what an owner sends the person who asked. */
+export const exportDataSubjectRoute = route({
+  method: 'GET',
+  path: '/v1/data-subjects/export',
+  operationId: 'exportDataSubject',
+  summary: 'Export a person’s submissions as NDJSON, with their full payloads and file links',
+  description:
+    'One line per submission, newest first: `{ id, form_id, received_at, status, files, payload }`; `files` carry ' +
+    'signed download links valid for seven days, `payload` keeps the fields in the order they were posted.',
+  tags: TAGS,
+  auth: 'management',
+  query: EmailQuery,
+  responses: {
+    200: {
+      description: 'The file, as an attachment',
+      contentType: 'application/x-ndjson',
+      schema: Type.String(),
+      headers: {
+        'Content-Disposition': { description: '`attachment; filename="data-subject.ndjson"`', schema: Type.String() },
+      },
+    },
+  },
+  async handler(ctx, { query, principal }, platform: Platform) {
+    ctx.set('Content-Disposition', 'attachment; filename="data-subject.ndjson"');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = 'application/x-ndjson; charset=utf-8';
+    ctx.body = exportDataSubject({ ...platform, accountId: principal.accountId, email: query.email });
+  },
+});
+
+/** `DELETE /v1/data-subjects?email=`: erases them as retention does. */
+export const eraseDataSubjectRoute = route({
+  method: 'DELETE',
+  path: '/v1/data-subjects',
+  operationId: 'eraseDataSubject',
+  summary: 'Delete every submission of the account in which a field value is this e-mail address',
+  description:
+    'Each goes as retention removes one: its files from storage first, then its deliveries and attempts, its ' +
+    'notification and idempotency rows and the submission itself. Usage already counted stays. If storage refuses, ' +
+    'what was not removed stays and the answer is 503: ask again.',
+  tags: TAGS,
+  auth: 'management',
+  query: EmailQuery,
+  responses: {
+    200: {
+      description: 'How many submissions were deleted',
+      schema: Type.Object({ deleted: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+    },
+  },
+  problems: ['service-unavailable'],
+  async handler(ctx, { query, principal }, platform: Platform) {
+    ctx.body = { deleted: await eraseDataSubject({ ...platform, accountId: principal.accountId, email: query.email }) };
+  },
+});
+
+/** The data-subject routes, in the order the OpenAPI document lists them. */
+export const dataSubjectRoutes = [findDataSubjectRoute, exportDataSubjectRoute, eraseDataSubjectRoute];
