@@ -1,0 +1,108 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { factories, useStarted } from '@intake/shared/testing';
+import { api, ownerWithForm, startManagement } from './helpers';
+
+const ADA = 'ada@example.test';
+
+/** An owner with two forms: Ada posted to both (her address in different fields and cases), Bob to one. */
+async function adaAndBob(ctx: Parameters<typeof ownerWithForm>[0]) {
+  const owner = await ownerWithForm(ctx);
+  const second = await factories.form(ctx.platform.db, owner.account.id);
+  const first = await owner.submit({
+    payload: { message: 'Hi', name: 'Ada', email: ` Ada@Example.TEST `, z: 'last' },
+    files: [{ content: 'her cv', filename: 'cv.pdf', field: 'cv' }],
+    receivedAt: new Date(Date.now() - 60_000),
+  });
+  const other = await factories.submission(ctx.platform, {
+    accountId: owner.account.id,
+    formId: second.id,
+    payload: { contact: ADA },
+  });
+  const bob = await owner.submit({ payload: { email: 'bob@example.test', note: `not ${ADA} herself` } });
+  return { ...owner, first, other, bob };
+}
+
+describe('data-subject requests', () => {
+  const ctx = useStarted(() => startManagement());
+
+  it('finds every submission of the account in which a field value is the address, trimmed and in any case', async () => {
+    const { call, first, other } = await adaAndBob(ctx);
+    // Another account's submission with her address is not this owner's.
+    const stranger = await ownerWithForm(ctx);
+    await stranger.submit({ payload: { email: ADA } });
+
+    const { status, body } = await call(
+      'GET',
+      `/v1/data-subjects/submissions?email=${encodeURIComponent('ADA@example.test')}`,
+    );
+    expect(status).toBe(200);
+    expect(body.data.map((s: { id: string }) => s.id)).toEqual([other.id, first.id]);
+    expect(body.data[0]).toEqual({
+      id: other.id,
+      form_id: expect.stringMatching(/^frm_/),
+      received_at: expect.any(String),
+      status: 'received',
+    });
+  });
+
+  it('exports them as NDJSON with the payload in posted order and file links that download', async () => {
+    const { call, first } = await adaAndBob(ctx);
+    const res = await call('GET', `/v1/data-subjects/export?email=${ADA}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
+    const lines = res.text.trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    const line = lines[1] as string;
+    // Posted order kept (jsonb would sort the keys shortest first).
+    expect(line).toContain(`"payload":{"message":"Hi","name":"Ada","email":" Ada@Example.TEST ","z":"last"}`);
+    const parsed = JSON.parse(line);
+    expect(parsed).toMatchObject({ id: first.id, status: 'received', files: [{ field: 'cv', filename: 'cv.pdf' }] });
+    const download = await fetch(parsed.files[0].url.replace(ctx.platform.config.PUBLIC_BASE_URL, ctx.url));
+    expect(await download.text()).toBe('her cv');
+  });
+
+  it('erases them as retention does (files first) and answers how many; the others stay', async () => {
+    const { call, first, other, bob } = await adaAndBob(ctx);
+    const file = path.join(ctx.platform.config.FILES_DIR, first.files[0]!.storage_key);
+    expect(existsSync(file)).toBe(true);
+
+    const { status, body } = await call('DELETE', `/v1/data-subjects?email=${ADA}`);
+    expect({ status, body }).toEqual({ status: 200, body: { deleted: 2 } });
+    expect(existsSync(file)).toBe(false);
+    expect(await ctx.platform.db('submissions').whereIn('id', [first.id, other.id, bob.id]).pluck('id')).toEqual([
+      bob.id,
+    ]);
+    expect(await ctx.platform.db('submission_files').where({ submission_id: first.id })).toEqual([]);
+    expect((await call('DELETE', `/v1/data-subjects?email=${ADA}`)).body).toEqual({ deleted: 0 });
+  });
+
+  it.each([
+    ['not an e-mail address', 'ada'],
+    ['a NUL', 'ada\u0000@example.test'],
+    ['10 KB', `${'a'.repeat(10_000)}@example.test`],
+    ['nothing', ''],
+  ])('refuses %s with 422 and removes nothing', async (_what, email) => {
+    const { call, first } = await adaAndBob(ctx);
+    for (const [method, route] of [
+      ['GET', '/v1/data-subjects/submissions'],
+      ['GET', '/v1/data-subjects/export'],
+      ['DELETE', '/v1/data-subjects'],
+    ] as const) {
+      const { status, body } = await call(method, `${route}?email=${encodeURIComponent(email)}`);
+      expect({ route, status, type: body.type }).toEqual({
+        route,
+        status: 422,
+        type: expect.stringMatching(/validation-failed$/),
+      });
+    }
+    expect(await ctx.platform.db('submissions').where({ id: first.id }).pluck('id')).toEqual([first.id]);
+  });
+
+  it('needs a management key', async () => {
+    const { account } = await ownerWithForm(ctx);
+    const submissionKey = await factories.apiKey(ctx.platform.db, account.id, 'submission');
+    expect((await api(ctx.url)('GET', `/v1/data-subjects/submissions?email=${ADA}`)).status).toBe(401);
+    expect((await api(ctx.url, submissionKey)('DELETE', `/v1/data-subjects?email=${ADA}`)).status).toBe(403);
+  });
+});
