@@ -7,6 +7,8 @@ export * from './base/db';
 export * from './base/secrets';
 export * from './auth/api-keys';
 export * from './auth/sessions';
+export * from './auth/roles';
+export * from './auth/audit';
 export * from './messaging/nats';
 export * from './messaging/consumer';
 export * from './messaging/outbox';

@@ -15,10 +15,14 @@ import { mountConsole } from './routes/console-page';
 import { startSessionSweeper } from './domain/session-sweeper';
 import { startPurger } from './domain/purge';
 import { dataSubjectRoutes } from './routes/data-subjects.routes';
+import { memberRoutes } from './routes/members.routes';
+import { auditLogRoutes } from './routes/audit-log.routes';
+import { withAuditTrail } from './domain/audit-trail';
+import { startAuditRetention } from './domain/audit-retention';
 
 /** Management's routes, in the order the OpenAPI document lists them; `/openapi` serves the document of all four services. */
 function managementRoutes(settings: { config: Config }): RouteList<Platform> {
-  return [
+  return withAuditTrail([
     ...healthRoutes,
     ...apiKeyRoutes,
     ...formRoutes,
@@ -29,8 +33,10 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...dataSubjectRoutes,
     ...sessionRoutes,
     ...consoleSupportRoutes,
+    ...memberRoutes,
+    ...auditLogRoutes,
     ...docsRoutes(settings.config, () => openApi(settings)),
-  ];
+  ]);
 }
 
 /** The management service: forms, submissions, webhooks, deliveries, API keys, health, OpenAPI, docs, problem types. */
@@ -47,6 +53,7 @@ export const managementService: ServiceModule<Platform> = {
     startSessionSweeper(platform),
     // Removes what forms' retention settings make due (domain/purge.ts).
     startPurger({ ...platform, intervalMs: platform.config.PURGE_INTERVAL_SECONDS * 1000 }),
+    startAuditRetention(platform),
   ],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there.
   extend: mountConsole,

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Db } from '../base/db';
 import { problem } from '../contracts/problems';
 import { sha256Hex } from '../base/secrets';
+import type { Role } from './roles';
 
 export type KeyType = 'submission' | 'management';
 
@@ -22,10 +23,23 @@ export function keyTypeOf(token: string): KeyType | undefined {
   return undefined;
 }
 
+/** Who made a request, as the audit log names them. */
+export interface Actor {
+  type: 'member' | 'api_key' | 'operator' | 'system';
+  id: string | null;
+  label: string | null;
+}
+
 export interface Principal {
   accountId: string;
-  keyId: string;
+  /** The key of the request, or the key a console session was opened with; null for a member's session. */
+  keyId: string | null;
   type: KeyType;
+  /** What the request may do (see roles.ts): the key's role, or the member's as it is now. */
+  role: Role;
+  /** Set when the request came from a member's console session. */
+  memberId?: string;
+  actor: Actor;
   /** Set when the request was authenticated by a console session cookie instead of a key. */
   session?: SessionInfo;
 }
@@ -56,11 +70,18 @@ export async function authenticateKey(db: Db, token: string, now: Date = new Dat
   if (!type || token.length > 200) throw problem('invalid-key', 'The API key is not valid');
   const row = await db('api_keys')
     .where({ key_hash: sha256Hex(token) })
-    .first('id', 'account_id', 'type', 'revoked_at', 'last_used_at');
+    .first('id', 'account_id', 'type', 'revoked_at', 'last_used_at', 'role', 'name', 'prefix');
   if (!row || row.revoked_at !== null || row.type !== type)
     throw problem('invalid-key', 'The API key is not valid or has been revoked');
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() >= LAST_USED_RESOLUTION_MS) {
     await db('api_keys').where({ id: row.id }).update({ last_used_at: now });
   }
-  return { accountId: row.account_id, keyId: row.id, type: row.type };
+  return {
+    accountId: row.account_id,
+    keyId: row.id,
+    type: row.type,
+    // A management key made without a role (before roles existed, or by a caller naming none) is an admin key.
+    role: row.type === 'management' ? (row.role ?? 'admin') : 'viewer',
+    actor: { type: 'api_key', id: row.id, label: row.name ?? row.prefix },
+  };
 }

@@ -4,6 +4,7 @@ import type { Db } from '../base/db';
 import { problem } from '../contracts/problems';
 import { sha256Hex } from '../base/secrets';
 import type { Principal, SessionInfo } from './api-keys';
+import type { Role } from './roles';
 
 export type { SessionInfo } from './api-keys';
 
@@ -21,20 +22,32 @@ export const SESSION_ABSOLUTE_MS = 12 * 3_600_000;
 /** `last_seen_at` is refreshed at most this often, so a busy console costs no write per request. */
 const TOUCH_RESOLUTION_MS = 60_000;
 
-/** Opens a session for an authenticated management key; the token goes in the cookie, its hash in the table. */
+/** Who a session is for: a management key's principal, or a member (with the request's address and agent). */
+export type SessionOwner =
+  | { kind: 'key'; principal: Principal }
+  | { kind: 'member'; accountId: string; memberId: string; twoFactorPending?: boolean };
+
+/** Opens a session; the token goes in the cookie, its hash in the table. */
 export async function openSession(
   db: Db,
-  principal: Principal,
+  owner: Principal | SessionOwner,
   now: Date,
+  client: { ip?: string; userAgent?: string } = {},
 ): Promise<{ token: string; session: SessionInfo }> {
+  const who: SessionOwner = 'kind' in owner ? owner : { kind: 'key', principal: owner };
+  const accountId = who.kind === 'key' ? who.principal.accountId : who.accountId;
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
-  await db('console_sessions').where('account_id', principal.accountId).andWhere('expires_at', '<=', now).delete();
+  await db('console_sessions').where('account_id', accountId).andWhere('expires_at', '<=', now).delete();
   await db('console_sessions').insert({
     token_hash: sha256Hex(token),
-    account_id: principal.accountId,
-    key_id: principal.keyId,
+    account_id: accountId,
+    key_id: who.kind === 'key' ? who.principal.keyId : null,
+    member_id: who.kind === 'member' ? who.memberId : null,
+    two_factor_pending: who.kind === 'member' && who.twoFactorPending === true,
+    ip: client.ip?.slice(0, 100) ?? null,
+    user_agent: client.userAgent?.slice(0, 300) ?? null,
     csrf_token: csrfToken,
     created_at: now,
     last_seen_at: now,
@@ -54,7 +67,78 @@ export async function openSession(
 
 const ended = () => problem('unauthorized', 'The console session has expired or was ended; sign in again');
 
-/** The principal of a live session: unknown, expired (idle or absolute) or revoked-key sessions are 401. */
+interface SessionRow {
+  account_id: string;
+  key_id: string | null;
+  member_id: string | null;
+  csrf_token: string;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+  two_factor_pending: boolean;
+  revoked_at: Date | null;
+  type: string | null;
+  key_role: string | null;
+  key_label: string | null;
+  member_role: string | null;
+  member_email: string | null;
+}
+
+/** The session row with what it stands for now: its key (revoked?, role) or its member (role, e-mail). */
+function findSessionRow(db: Db, tokenHash: string): Promise<SessionRow | undefined> {
+  return db('console_sessions as s')
+    .leftJoin('api_keys as k', 'k.id', 's.key_id')
+    .leftJoin('members as m', 'm.id', 's.member_id')
+    .where('s.token_hash', tokenHash)
+    .first(
+      's.account_id',
+      's.key_id',
+      's.member_id',
+      's.csrf_token',
+      's.created_at',
+      's.last_seen_at',
+      's.expires_at',
+      's.two_factor_pending',
+      'k.revoked_at',
+      'k.type',
+      db.raw(`coalesce(k.role, 'admin') as key_role`),
+      db.raw('coalesce(k.name, k.prefix) as key_label'),
+      'm.role as member_role',
+      'm.email as member_email',
+    );
+}
+
+/** A key session whose key is gone, revoked or not a management key, or a member session whose member is gone, is over. */
+function sessionOwnerGone(row: SessionRow): boolean {
+  if (row.member_id !== null) return row.member_role === null;
+  return row.type !== 'management' || row.revoked_at !== null;
+}
+
+/** The principal a live session row stands for: the member's role as it is now, or the key's. */
+function principalOf(row: SessionRow): Principal {
+  if (row.member_id !== null)
+    return {
+      accountId: row.account_id,
+      keyId: null,
+      type: 'management',
+      role: row.member_role as Role,
+      memberId: row.member_id,
+      actor: { type: 'member', id: row.member_id, label: row.member_email },
+    };
+  return {
+    accountId: row.account_id,
+    keyId: row.key_id,
+    type: 'management',
+    role: row.key_role as Role,
+    actor: { type: 'api_key', id: row.key_id, label: row.key_label },
+  };
+}
+
+/**
+ * The principal of a live session: unknown, expired (idle or absolute), revoked-key, removed-member and
+ * half-open (second factor still due) sessions are 401. The member's role is read on every request, so a
+ * role change takes effect at once.
+ */
 export async function authenticateSession(
   db: Db,
   token: string,
@@ -62,28 +146,11 @@ export async function authenticateSession(
 ): Promise<Principal & { session: SessionInfo }> {
   if (token.length > 100) throw ended();
   const tokenHash = sha256Hex(token);
-  const row = await db('console_sessions as s')
-    .join('api_keys as k', 'k.id', 's.key_id')
-    .where('s.token_hash', tokenHash)
-    .first(
-      's.account_id',
-      's.key_id',
-      's.csrf_token',
-      's.created_at',
-      's.last_seen_at',
-      's.expires_at',
-      'k.revoked_at',
-      'k.type',
-    );
-  if (!row) throw ended();
+  const row = await findSessionRow(db, tokenHash);
+  if (!row || row.two_factor_pending) throw ended();
   const lastSeen = new Date(row.last_seen_at).getTime();
   const expiresAt = new Date(row.expires_at);
-  if (
-    row.revoked_at !== null ||
-    row.type !== 'management' ||
-    expiresAt.getTime() <= now.getTime() ||
-    lastSeen + SESSION_IDLE_MS <= now.getTime()
-  ) {
+  if (sessionOwnerGone(row) || expiresAt.getTime() <= now.getTime() || lastSeen + SESSION_IDLE_MS <= now.getTime()) {
     await db('console_sessions').where('token_hash', tokenHash).delete();
     throw ended();
   }
@@ -91,9 +158,7 @@ export async function authenticateSession(
   if (touch) await db('console_sessions').where('token_hash', tokenHash).update({ last_seen_at: now });
   const seen = touch ? now.getTime() : lastSeen;
   return {
-    accountId: row.account_id,
-    keyId: row.key_id,
-    type: 'management',
+    ...principalOf(row),
     session: {
       tokenHash,
       csrfToken: row.csrf_token,

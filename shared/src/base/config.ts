@@ -41,6 +41,14 @@ const Env = Type.Object({
   KEY_MINT_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
   KEY_MINT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 3600 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 365 }),
+  OIDC_ISSUER: Type.Optional(Type.String({ format: 'uri' })),
+  OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
+  OIDC_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
+  OIDC_ALLOWED_DOMAINS: Type.Optional(Type.String()),
+  OIDC_AUTO_JOIN_ACCOUNT: Type.Optional(Type.String({ pattern: '^acc_[0-9a-hjkmnp-tv-z]{26}$' })),
+  OIDC_AUTO_JOIN_ROLE: Type.Optional(Type.String({ pattern: '^(viewer|editor|admin|owner)$' })),
+  OIDC_ONLY: Type.Boolean({ default: false }),
   PURGE_INTERVAL_SECONDS: Type.Integer({
     minimum: 1,
     maximum: 86_400,
@@ -103,7 +111,7 @@ export function loadConfig(
     const value = key in overrides ? overrides[key as keyof Env] : env[key];
     if (value !== undefined && value !== '') raw[key] = value;
   }
-  for (const key of ['S3_FORCE_PATH_STYLE', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'TRUST_PROXY']) {
+  for (const key of ['S3_FORCE_PATH_STYLE', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS', 'TRUST_PROXY', 'OIDC_ONLY']) {
     if (typeof raw[key] === 'string' && !/^(true|false|1|0)$/.test(raw[key] as string)) {
       throw new ConfigError(`${key} must be true or false, got "${String(raw[key])}"`);
     }

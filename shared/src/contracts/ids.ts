@@ -12,6 +12,9 @@ export const ID_PREFIXES = {
   delivery: 'whd',
   event: 'evt',
   notification: 'ntf',
+  member: 'mem',
+  user: 'usr',
+  auditEntry: 'aud',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -21,6 +21,7 @@ export const PROBLEMS = {
   unauthorized: { status: 401, title: 'An API key is required' },
   'insufficient-scope': { status: 403, title: 'This key type cannot be used here' },
   'csrf-failed': { status: 403, title: 'The console session request lacks its CSRF token' },
+  forbidden: { status: 403, title: 'The role of this key or member does not allow this' },
   'origin-not-allowed': { status: 403, title: 'The form does not accept posts from this website' },
   'not-found': { status: 404, title: 'Not found' },
   'method-not-allowed': { status: 405, title: 'Method not allowed' },

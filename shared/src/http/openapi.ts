@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 import { PROBLEMS, type ProblemSlug } from '../contracts/problems';
 import type { ResponseDef, RouteSpec } from './route';
+import { requiredRole } from '../auth/roles';
 
 export const ProblemSchema = Type.Object(
   {
@@ -77,7 +78,7 @@ function responseOf(res: ResponseDef): unknown {
 function problemResponses(def: RouteSpec, responses: Record<string, unknown>): void {
   const problemSlugs = new Set<ProblemSlug>(def.problems ?? []);
   if (def.auth === 'management')
-    ['unauthorized', 'invalid-key', 'insufficient-scope', 'csrf-failed'].forEach((s) =>
+    ['unauthorized', 'invalid-key', 'insufficient-scope', 'csrf-failed', 'forbidden'].forEach((s) =>
       problemSlugs.add(s as ProblemSlug),
     );
   if (def.body || def.params || def.query) problemSlugs.add('validation-failed');
@@ -122,7 +123,9 @@ function operationOf(def: RouteSpec): unknown {
     summary: def.summary,
     ...(def.description ? { description: def.description } : {}),
     tags: def.tags,
-    ...(def.auth === 'management' ? { security: [{ managementKey: [] }, { consoleSession: [] }] } : { security: [] }),
+    ...(def.auth === 'management'
+      ? { security: [{ managementKey: [] }, { consoleSession: [] }], 'x-required-role': requiredRole(def) }
+      : { security: [] }),
     ...(def.params || def.query ? { parameters: parametersOf(def) } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,

@@ -8,6 +8,7 @@ import { authenticateKey, bearerToken, type Principal } from '../auth/api-keys';
 import { problem, type FieldError, type ProblemSlug } from '../contracts/problems';
 import { unstorableFields } from '../contracts/text';
 import { requireSession, SESSION_COOKIE } from '../auth/sessions';
+import { requiredRole, requireRole, type Role } from '../auth/roles';
 
 export type Auth = 'management' | 'none';
 
@@ -47,6 +48,11 @@ export interface RouteDef<
   description?: string;
   tags: string[];
   auth: Auth;
+  /**
+   * The least role a management route needs (see roles.ts). Unset: GET needs `viewer`, every other
+   * method `editor`; routes about keys, members and the audit log set `admin`.
+   */
+  role?: Role;
   params?: P;
   query?: Q;
   /** A JSON body, parsed and validated before the handler runs. */
@@ -199,9 +205,12 @@ function handling<D>(def: RouteDef<TObject, TObject, TSchema, D>, options: { db:
   };
   const checkQuery = validator(queryAjv, def.query, 'query');
   const checkBody = validator(bodyAjv, def.body, 'body');
+  const needed = requiredRole(def);
   return async (ctx) => {
     const principal =
       def.auth === 'management' ? await requireManagementKey(options.db, ctx) : (undefined as unknown as Principal);
+    // Before any input is read: a request beyond its role learns nothing and changes nothing.
+    if (def.auth === 'management') requireRole(principal.role, needed);
     const params = checkPathParams({ ...ctx.params });
     const query = checkQuery({ ...ctx.query });
     const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;

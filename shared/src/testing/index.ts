@@ -4,3 +4,4 @@ export * from './processes';
 export * from './submissions';
 export * from './openapi-contract';
 export * from './setup';
+export * from './people';

@@ -1,12 +1,14 @@
 import { parseArgs } from 'node:util';
 import { createDb, ensureDatabase, loadConfig, migrate, isProblem, type Db } from '@intake/shared';
 import { createAccount, setAccountContactEmail, type PlanId } from '../domain/accounts';
+import { addMember, MEMBERS_USAGE } from './members';
 
 /** The largest quota the accounts.quota_override column (a Postgres integer) holds. */
 export const MAX_QUOTA = 2_147_483_647;
 
 const USAGE = `Usage: npm run --silent admin -- accounts create --plan free|pro|team [--name NAME] [--quota N] [--email ADDRESS]
        npm run --silent admin -- accounts update ACCOUNT_ID --email ADDRESS
+${MEMBERS_USAGE}
 
 create prints one JSON object on stdout with account_id and management_key (shown this once).
 update sets the contact address that receives quota warnings (--email '' clears it) and prints the account.`;
@@ -18,6 +20,7 @@ export async function runAdmin(
 ): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
   const [noun, verb, ...rest] = argv;
   if (noun === 'accounts' && verb === 'update') return updateAccount(rest, env);
+  if (noun === 'members' && verb === 'add') return addMember(rest, env, withDatabase);
   if (noun !== 'accounts' || verb !== 'create') return { code: 2, stderr: USAGE };
   let values: { plan?: string; name?: string; quota?: string; email?: string };
   try {

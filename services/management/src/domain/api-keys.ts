@@ -1,4 +1,4 @@
-import { generateKey, newId, problem, type Db, type KeyType } from '@intake/shared';
+import { generateKey, newId, problem, type Db, type KeyRole, type KeyType } from '@intake/shared';
 import {
   countActiveApiKeys,
   findApiKey,
@@ -22,6 +22,8 @@ export async function mintApiKey(props: {
   db: Db;
   accountId: string;
   type: KeyType;
+  /** A management key's role (admin when unset); null for a submission key. */
+  role?: KeyRole | null;
   name?: string | null;
   now: Date;
   cap: MintLimit;
@@ -45,6 +47,7 @@ export async function mintApiKey(props: {
       id: newId('apiKey', now.getTime()),
       account_id: accountId,
       type,
+      role: type === 'management' ? (props.role ?? 'admin') : null,
       name: props.name ?? null,
       prefix,
       key_hash: hash,

@@ -31,6 +31,11 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
   'csrf-failed':
     'The request was authenticated by the console’s session cookie and changes something, but did not send the ' +
     'session’s `csrf_token` (from `POST /v1/sessions` or `GET /v1/sessions/current`) in the `x-csrf-token` header.',
+  forbidden:
+    'The key or console member is valid, but its role does not allow this request (`required_role` in the problem ' +
+    'names the least role that does). Roles: viewer reads and exports; editor also changes forms, submissions and ' +
+    'webhooks; admin also manages API keys, members below owner and reads the audit log; owner also manages ' +
+    'owners. Nothing was changed.',
   'origin-not-allowed':
     'The form lists the websites (`allowed_origins`) that may post to it from a browser, and the ' +
     'request came from another one (its `Origin`, or the origin of its `Referer`). Posts without ' +

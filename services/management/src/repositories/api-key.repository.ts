@@ -1,10 +1,11 @@
 import type { Knex } from 'knex';
-import { NEWEST_FIRST, type KeyType, type Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type KeyRole, type KeyType, type Queryable } from '@intake/shared';
 
 export interface ApiKeyRow {
   id: string;
   account_id: string;
   type: KeyType;
+  role: KeyRole | null;
   name: string | null;
   prefix: string;
   created_at: Date;
@@ -12,7 +13,7 @@ export interface ApiKeyRow {
   revoked_at: Date | null;
 }
 
-const COLUMNS = ['id', 'account_id', 'type', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at'];
+const COLUMNS = ['id', 'account_id', 'type', 'role', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at'];
 
 export async function insertApiKey(
   db: Queryable,
@@ -20,6 +21,7 @@ export async function insertApiKey(
     id: string;
     account_id: string;
     type: KeyType;
+    role?: KeyRole | null;
     name: string | null;
     prefix: string;
     key_hash: string;

@@ -1,13 +1,18 @@
 import { Type } from '@sinclair/typebox';
-import { route, toTimestamp, type Platform } from '@intake/shared';
+import { problem, route, toTimestamp, type Platform } from '@intake/shared';
 import { mintApiKey, revokeApiKey } from '../domain/api-keys';
 import { listApiKeys, type ApiKeyRow } from '../repositories/api-key.repository';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
+
+const KeyRole = Type.Union([Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin')]);
 
 const ApiKey = Type.Object(
   {
     id: Type.String({ description: '`key_...`' }),
     type: Type.Union([Type.Literal('submission'), Type.Literal('management')]),
+    role: Type.Union([KeyRole, Type.Null()], {
+      description: 'a management key’s role (`admin` for keys made before roles); null for a submission key',
+    }),
     name: Nullable(Type.String()),
     prefix: Type.String({ description: 'the first characters of the key, to recognise it' }),
     created_at: Timestamp,
@@ -25,6 +30,7 @@ function present(row: ApiKeyRow) {
   return {
     id: row.id,
     type: row.type,
+    role: row.type === 'management' ? (row.role ?? 'admin') : null,
     name: row.name,
     prefix: row.prefix,
     created_at: toTimestamp(row.created_at),
@@ -45,13 +51,25 @@ export const createApiKeyRoute = route({
     {
       type: Type.Union([Type.Literal('submission'), Type.Literal('management')]),
       name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+      role: Type.Optional(
+        Type.Union([Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin')], {
+          description:
+            'a management key’s role: `admin` (the default), `editor`, or `viewer` (read-only: dashboards and exports)',
+        }),
+      ),
     },
     { additionalProperties: false },
   ),
+  role: 'admin',
   responses: { 201: { description: 'Created', schema: CreatedApiKey } },
   problems: ['rate-limited'],
   async handler(ctx, { body, principal }, { db, clock, config }: Platform) {
+    if (body.type === 'submission' && body.role !== undefined)
+      throw problem('validation-failed', 'body/role is only for management keys', {
+        errors: [{ field: 'body/role', message: 'is only for management keys' }],
+      });
     const created = await mintApiKey({
+      role: body.type === 'management' ? (body.role ?? 'admin') : null,
       db,
       accountId: principal.accountId,
       type: body.type,
@@ -72,6 +90,7 @@ export const listApiKeysRoute = route({
   summary: 'List the account’s API keys, newest first (revoked ones included)',
   tags: ['API keys'],
   auth: 'management',
+  role: 'admin',
   responses: { 200: { description: 'The keys, never the full key', schema: List(ApiKey) } },
   async handler(ctx, { principal }, { db }: Platform) {
     ctx.body = { data: (await listApiKeys(db, principal.accountId)).map(present) };
@@ -86,6 +105,7 @@ export const revokeApiKeyRoute = route({
   summary: 'Revoke an API key (takes effect at once)',
   tags: ['API keys'],
   auth: 'management',
+  role: 'admin',
   params: IdParams('apiKey', 'API key id'),
   responses: { 204: { description: 'Revoked' } },
   problems: ['not-found', 'conflict'],

@@ -10,6 +10,7 @@ import {
   SESSION_IDLE_MS,
   toTimestamp,
   type Platform,
+  type Principal,
   type SessionInfo,
 } from '@intake/shared';
 import { Timestamp } from './schemas';
@@ -17,8 +18,15 @@ import { Timestamp } from './schemas';
 const Session = Type.Object(
   {
     account_id: Type.String(),
-    key_id: Type.String({
-      description: 'the management key the session was opened with; revoking it ends the session',
+    key_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'the management key the session was opened with (revoking it ends the session); null for a member',
+    }),
+    member_id: Type.Union([Type.String(), Type.Null()], {
+      description: 'the member signed in (removing them ends the session); null for a key session',
+    }),
+    email: Type.Union([Type.String(), Type.Null()], { description: 'the signed-in member’s e-mail' }),
+    role: Type.Union([Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin'), Type.Literal('owner')], {
+      description: 'what this session may do, as it is now',
     }),
     csrf_token: Type.String({ description: 'send as `x-csrf-token` with every state-changing request' }),
     created_at: Timestamp,
@@ -31,10 +39,13 @@ const Session = Type.Object(
   { additionalProperties: false },
 );
 
-function present(principal: { accountId: string; keyId: string }, session: SessionInfo) {
+export function presentSession(principal: Principal, session: SessionInfo) {
   return {
     account_id: principal.accountId,
     key_id: principal.keyId,
+    member_id: principal.memberId ?? null,
+    email: principal.memberId ? principal.actor.label : null,
+    role: principal.role,
     csrf_token: session.csrfToken,
     created_at: toTimestamp(session.createdAt),
     expires_at: toTimestamp(session.expiresAt),
@@ -43,9 +54,9 @@ function present(principal: { accountId: string; keyId: string }, session: Sessi
 }
 
 /** Secure cookies when the console is reached over https, directly, through a trusted proxy, or by its public URL. */
-const secure = (ctx: Context, baseUrl: string) => ctx.secure || baseUrl.startsWith('https:');
+export const secure = (ctx: Context, baseUrl: string) => ctx.secure || baseUrl.startsWith('https:');
 
-const TAGS = ['Console sessions'];
+export const TAGS = ['Console sessions'];
 const noSession = () => problem('not-found', 'This request was authenticated with a key, not a console session cookie');
 
 /** `POST /v1/sessions`: the console's sign-in, a management key exchanged for a session cookie. */
@@ -80,7 +91,7 @@ export const createSessionRoute = route({
     ctx.set('Set-Cookie', sessionCookie(token, secure(ctx, config.PUBLIC_BASE_URL)));
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;
-    ctx.body = present(principal, session);
+    ctx.body = presentSession(principal, session);
   },
 });
 
@@ -92,12 +103,13 @@ export const getCurrentSessionRoute = route({
   summary: 'The console session of this request (with its CSRF token)',
   tags: TAGS,
   auth: 'management',
+  role: 'viewer',
   responses: { 200: { description: 'The session', schema: Session } },
   problems: ['not-found'],
   async handler(ctx, { principal }) {
     if (!principal.session) throw noSession();
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = present(principal, principal.session);
+    ctx.body = presentSession(principal, principal.session);
   },
 });
 
@@ -109,6 +121,7 @@ export const deleteCurrentSessionRoute = route({
   summary: 'Sign out: end the console session on the server and clear its cookie',
   tags: TAGS,
   auth: 'management',
+  role: 'viewer',
   responses: { 204: { description: 'Signed out' } },
   problems: ['not-found'],
   async handler(ctx, { principal }, { db, config }: Platform) {

@@ -6,6 +6,7 @@ import * as consoleSessions from './004-console-sessions';
 import * as consumerLeases from './005-consumer-leases';
 import * as storeSubmissionsStatement from './006-store-submissions-statement';
 import * as dataLifecycle from './012-data-lifecycle';
+import * as people from './013-people';
 
 export interface Migration {
   name: string;
@@ -22,4 +23,5 @@ export const migrations: Migration[] = [
   { name: '005-consumer-leases', ...consumerLeases },
   { name: '006-store-submissions-statement', ...storeSubmissionsStatement },
   { name: '012-data-lifecycle', ...dataLifecycle },
+  { name: '013-people', ...people },
 ];

@@ -1,0 +1,236 @@
+import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import {
+  createMailer,
+  newId,
+  problem,
+  recordAudit,
+  roleAtLeast,
+  sha256Hex,
+  type AuditEntry,
+  type Db,
+  type Platform,
+  type Principal,
+  type Queryable,
+  type Role,
+} from '@intake/shared';
+
+/** An invitation link is valid this long, and once. */
+export const INVITATION_TTL_MS = 7 * 86_400_000;
+
+export interface MemberRow {
+  id: string;
+  account_id: string;
+  email: string;
+  user_id: string | null;
+  role: Role;
+  status: 'invited' | 'active';
+  created_at: Date;
+  last_sign_in_at: Date | null;
+  name: string | null;
+}
+
+const COLUMNS = [
+  'm.id',
+  'm.account_id',
+  'm.email',
+  'm.user_id',
+  'm.role',
+  'm.status',
+  'm.created_at',
+  'm.last_sign_in_at',
+  'u.name',
+];
+
+export const normaliseEmail = (email: string) => email.trim().toLowerCase();
+
+export function listMembers(db: Queryable, accountId: string): Promise<MemberRow[]> {
+  return db('members as m')
+    .leftJoin('users as u', 'u.id', 'm.user_id')
+    .where('m.account_id', accountId)
+    .orderBy([{ column: 'm.created_at' }, { column: 'm.id' }])
+    .select(COLUMNS);
+}
+
+export function findMember(db: Queryable, accountId: string, id: string): Promise<MemberRow | undefined> {
+  return db('members as m')
+    .leftJoin('users as u', 'u.id', 'm.user_id')
+    .where({ 'm.account_id': accountId, 'm.id': id })
+    .first(COLUMNS);
+}
+
+/** Serialises member changes per account, so "one owner is always left" holds under concurrent requests. */
+async function lockMembers(trx: Knex.Transaction, accountId: string): Promise<void> {
+  await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`members:${accountId}`]);
+}
+
+async function countOwners(trx: Knex.Transaction, accountId: string): Promise<number> {
+  const row = await trx('members').where({ account_id: accountId, role: 'owner' }).count<{ n: string }[]>('id as n');
+  return Number(row[0]?.n ?? 0);
+}
+
+/** Only an owner may grant, change or take away the owner role. */
+function checkOwnerRule(actor: Role, ...roles: Role[]): void {
+  if (roles.includes('owner') && !roleAtLeast(actor, 'owner'))
+    throw problem('forbidden', 'Only an owner can add, change or remove an owner', { required_role: 'owner' });
+}
+
+export interface Invitation {
+  member: MemberRow;
+  invitationUrl: string;
+}
+
+/** A fresh single-use invitation token for a member (only its sha256 is kept) and the console link carrying it. */
+async function issueInvitation(trx: Queryable, baseUrl: string, memberId: string, now: Date): Promise<string> {
+  const token = randomBytes(32).toString('base64url');
+  await trx('member_invitations').insert({
+    token_hash: sha256Hex(token),
+    member_id: memberId,
+    expires_at: new Date(now.getTime() + INVITATION_TTL_MS),
+  });
+  // In the fragment: it never reaches a server log or a Referer.
+  return `${baseUrl}/console/join#${token}`;
+}
+
+/**
+ * Invites `email` with `role` into the account: a member in status `invited` and a link valid 7 days, once.
+ * An e-mail already a member is a 409. `actor` is who invites (the audit log's actor).
+ */
+export async function inviteMember(props: {
+  platform: Pick<Platform, 'db' | 'config' | 'logger'>;
+  accountId: string;
+  email: string;
+  role: Role;
+  actorRole: Role;
+  audit: Omit<AuditEntry, 'accountId' | 'action'>;
+  now: Date;
+}): Promise<Invitation> {
+  const { platform, accountId, role, now } = props;
+  checkOwnerRule(props.actorRole, role);
+  const email = normaliseEmail(props.email);
+  const invitation = await platform.db.transaction(async (trx) => {
+    await lockMembers(trx, accountId);
+    if (await trx('members').where({ account_id: accountId, email }).first('id'))
+      throw problem('conflict', `${email} is already a member of this account (or invited)`);
+    const id = newId('member', now.getTime());
+    const user = await trx('users').where({ email }).first('id');
+    await trx('members').insert({
+      id,
+      account_id: accountId,
+      email,
+      role,
+      status: 'invited',
+      created_at: now,
+      user_id: user?.id ?? null,
+    });
+    const invitationUrl = await issueInvitation(trx, platform.config.PUBLIC_BASE_URL, id, now);
+    await recordAudit(
+      trx,
+      { ...props.audit, accountId, action: 'member.invited', target: { type: 'member', id }, details: { email, role } },
+      now,
+    );
+    return { member: (await findMember(trx, accountId, id)) as MemberRow, invitationUrl };
+  });
+  await mailInvitation(platform, email, invitation.invitationUrl);
+  return invitation;
+}
+
+/** Sends the invitation when SMTP is configured; without it the link is only in the answer (it is not logged). */
+async function mailInvitation(
+  platform: Pick<Platform, 'config' | 'logger'>,
+  email: string,
+  url: string,
+): Promise<void> {
+  if (!platform.config.SMTP_URL) return;
+  const mailer = createMailer(
+    { SMTP_URL: platform.config.SMTP_URL, MAIL_FROM: platform.config.MAIL_FROM },
+    platform.logger,
+  );
+  try {
+    await mailer.send({
+      to: [email],
+      subject: 'You are invited to Intake',
+      text: `You have been invited to an Intake account. Open this link within 7 days to join:\n\n${url}\n`,
+    });
+  } catch (err) {
+    platform.logger.warn({ err }, 'the invitation e-mail could not be sent; the link was returned to the inviter');
+  } finally {
+    mailer.close();
+  }
+}
+
+/** Changes a member's role; takes effect on their open sessions at once (sessions read the role per request). */
+export async function changeMemberRole(props: {
+  db: Db;
+  principal: Principal;
+  id: string;
+  role: Role;
+  audit: Omit<AuditEntry, 'accountId' | 'action'>;
+  now: Date;
+}): Promise<MemberRow> {
+  const { db, principal, id, role, now } = props;
+  return db.transaction(async (trx) => {
+    await lockMembers(trx, principal.accountId);
+    const member = await findMember(trx, principal.accountId, id);
+    if (!member) throw problem('not-found', `No member ${id}`);
+    checkOwnerRule(principal.role, member.role, role);
+    if (member.role === 'owner' && role !== 'owner' && (await countOwners(trx, principal.accountId)) <= 1)
+      throw problem('conflict', 'An account always keeps one owner: make someone else owner first');
+    await trx('members').where({ id }).update({ role });
+    if (member.role !== role)
+      await recordAudit(
+        trx,
+        {
+          ...props.audit,
+          accountId: principal.accountId,
+          action: 'member.role_changed',
+          target: { type: 'member', id },
+          details: { from: member.role, to: role },
+        },
+        now,
+      );
+    return { ...member, role };
+  });
+}
+
+/** Removes a member; their sessions end with the row (the foreign key cascades). */
+export async function removeMember(props: {
+  db: Db;
+  principal: Principal;
+  id: string;
+  audit: Omit<AuditEntry, 'accountId' | 'action'>;
+  now: Date;
+}): Promise<void> {
+  const { db, principal, id, now } = props;
+  await db.transaction(async (trx) => {
+    await lockMembers(trx, principal.accountId);
+    const member = await findMember(trx, principal.accountId, id);
+    if (!member) throw problem('not-found', `No member ${id}`);
+    checkOwnerRule(principal.role, member.role);
+    if (member.role === 'owner' && (await countOwners(trx, principal.accountId)) <= 1)
+      throw problem('conflict', 'An account always keeps one owner: make someone else owner first');
+    await trx('members').where({ id }).delete();
+    await recordAudit(
+      trx,
+      {
+        ...props.audit,
+        accountId: principal.accountId,
+        action: 'member.removed',
+        target: { type: 'member', id },
+        details: { email: member.email, role: member.role },
+      },
+      now,
+    );
+  });
+}
+
+/** The member an unused, unexpired invitation token names (with its account), or undefined. */
+export async function findInvitation(db: Queryable, token: string, now: Date) {
+  if (token.length > 100) return undefined;
+  return db('member_invitations as i')
+    .join('members as m', 'm.id', 'i.member_id')
+    .where('i.token_hash', sha256Hex(token))
+    .whereNull('i.used_at')
+    .where('i.expires_at', '>', now)
+    .first('i.token_hash', 'm.id', 'm.account_id', 'm.email', 'm.role', 'm.status');
+}

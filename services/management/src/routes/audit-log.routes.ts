@@ -1,0 +1,182 @@
+import { Readable } from 'node:stream';
+import { Type, type Static } from '@sinclair/typebox';
+import { isId, problem, route, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import { Page, Timestamp } from './schemas';
+
+const Entry = Type.Object(
+  {
+    id: Type.String({ description: '`aud_...`' }),
+    at: Timestamp,
+    actor: Type.Object({
+      type: Type.Union([
+        Type.Literal('member'),
+        Type.Literal('api_key'),
+        Type.Literal('operator'),
+        Type.Literal('system'),
+      ]),
+      id: Type.Union([Type.String(), Type.Null()]),
+      label: Type.Union([Type.String(), Type.Null()], { description: 'a member’s e-mail, a key’s name or prefix' }),
+    }),
+    action: Type.String({ description: 'e.g. `member.invited`, `form.updated`, `submissions.exported`' }),
+    target: Type.Union([
+      Type.Object({ type: Type.String(), id: Type.Union([Type.String(), Type.Null()]) }),
+      Type.Null(),
+    ]),
+    ip: Type.Union([Type.String(), Type.Null()]),
+    user_agent: Type.Union([Type.String(), Type.Null()]),
+    details: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'what changed: names and roles, never secret values',
+    }),
+  },
+  { additionalProperties: false },
+);
+
+const Filters = {
+  action: Type.Optional(Type.String({ maxLength: 100, description: 'only this action' })),
+  actor: Type.Optional(Type.String({ maxLength: 320, description: 'only this actor: its id, or a member’s e-mail' })),
+  since: Type.Optional(Type.String({ format: 'date-time', description: 'entries at or after this time' })),
+  until: Type.Optional(Type.String({ format: 'date-time', description: 'entries before this time' })),
+};
+const FilterQuery = Type.Object(Filters);
+type FilterValues = Static<typeof FilterQuery>;
+
+interface AuditRow {
+  id: string;
+  at: Date;
+  actor_type: string;
+  actor_id: string | null;
+  actor_label: string | null;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  details: Record<string, unknown>;
+}
+
+function present(row: AuditRow) {
+  return {
+    id: row.id,
+    at: toTimestamp(row.at),
+    actor: { type: row.actor_type, id: row.actor_id, label: row.actor_label },
+    action: row.action,
+    target: row.target_type ? { type: row.target_type, id: row.target_id } : null,
+    ip: row.ip,
+    user_agent: row.user_agent,
+    details: row.details,
+  };
+}
+
+const instant = (value: string, field: string) => {
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime()))
+    throw problem('validation-failed', `query/${field} is not a time`, {
+      errors: [{ field: `query/${field}`, message: 'is not a time' }],
+    });
+  return date;
+};
+
+/** Newest first, from the entry before `beforeId` when given, with the filters. */
+function page(
+  db: Queryable,
+  accountId: string,
+  f: FilterValues,
+  limit: number,
+  beforeId?: string,
+): Promise<AuditRow[]> {
+  const q = db('audit_log').where('account_id', accountId);
+  if (f.action) q.where('action', f.action);
+  const actor = f.actor;
+  if (actor) q.where((w) => w.where('actor_id', actor).orWhereRaw('lower(actor_label) = ?', [actor.toLowerCase()]));
+  if (f.since) q.where('at', '>=', instant(f.since, 'since'));
+  if (f.until) q.where('at', '<', instant(f.until, 'until'));
+  if (beforeId) q.where('id', '<', beforeId);
+  return q.orderBy('id', 'desc').limit(limit).select('*');
+}
+
+const decodeCursor = (cursor: string) => {
+  const id = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!isId('auditEntry', id))
+    throw problem('validation-failed', 'The cursor is not one this API returned', {
+      errors: [{ field: 'query/cursor', message: 'is not a valid cursor' }],
+    });
+  return id;
+};
+
+const TAGS = ['Audit log'];
+
+/** `GET /v1/audit-log`. */
+export const listAuditLogRoute = route({
+  method: 'GET',
+  path: '/v1/audit-log',
+  operationId: 'listAuditLog',
+  summary: 'The account’s audit log, newest first, a page at a time',
+  description: `Every change and sensitive read (exports), append-only. Kept AUDIT_RETENTION_DAYS (365 by default).`,
+  tags: TAGS,
+  auth: 'management',
+  role: 'admin',
+  query: Type.Object({
+    limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
+    cursor: Type.Optional(Type.String({ maxLength: 200, description: '`next_cursor` of the previous page' })),
+    ...Filters,
+  }),
+  responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Entry) } },
+  async handler(ctx, { query, principal }, { db }: Platform) {
+    const rows = await page(
+      db,
+      principal.accountId,
+      query,
+      query.limit + 1,
+      query.cursor ? decodeCursor(query.cursor) : undefined,
+    );
+    const more = rows.length > query.limit;
+    const shown = rows.slice(0, query.limit);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = {
+      data: shown.map(present),
+      next_cursor: more ? Buffer.from((shown[shown.length - 1] as AuditRow).id).toString('base64url') : null,
+    };
+  },
+});
+
+/** `GET /v1/audit-log/export.ndjson`. */
+export const exportAuditLogRoute = route({
+  method: 'GET',
+  path: '/v1/audit-log/export.ndjson',
+  operationId: 'exportAuditLog',
+  summary: 'Export the audit log as NDJSON (one entry per line, newest first), streamed',
+  tags: TAGS,
+  auth: 'management',
+  role: 'admin',
+  query: FilterQuery,
+  responses: {
+    200: {
+      description: 'The entries, as an attachment',
+      contentType: 'application/x-ndjson',
+      schema: Type.String(),
+      headers: {
+        'Content-Disposition': { description: '`attachment; filename="audit-log.ndjson"`', schema: Type.String() },
+      },
+    },
+  },
+  async handler(ctx, { query, principal }, { db }: Platform) {
+    // Checked before the answer starts, so a bad filter is a problem, not a broken stream.
+    if (query.since) instant(query.since, 'since');
+    if (query.until) instant(query.until, 'until');
+    async function* lines() {
+      let before: string | undefined;
+      for (;;) {
+        const rows = await page(db, principal.accountId, query, 500, before);
+        for (const row of rows) yield `${JSON.stringify(present(row))}\n`;
+        if (rows.length < 500) return;
+        before = (rows[rows.length - 1] as AuditRow).id;
+      }
+    }
+    ctx.set('Content-Disposition', 'attachment; filename="audit-log.ndjson"');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = 'application/x-ndjson';
+    ctx.body = Readable.from(lines());
+  },
+});
+
+export const auditLogRoutes = [listAuditLogRoute, exportAuditLogRoute];

@@ -1,0 +1,145 @@
+import { Type } from '@sinclair/typebox';
+import { auditContext, route, toTimestamp, type Platform } from '@intake/shared';
+import { changeMemberRole, inviteMember, listMembers, removeMember, type MemberRow } from '../domain/members';
+import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
+
+const RoleSchema = Type.Union(
+  [Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin'), Type.Literal('owner')],
+  {
+    description:
+      '`viewer` reads and exports; `editor` also changes forms, submissions and webhooks; `admin` also manages ' +
+      'API keys, members below owner and reads the audit log; `owner` also manages owners',
+  },
+);
+
+const Member = Type.Object(
+  {
+    id: Type.String({ description: '`mem_...`' }),
+    email: Type.String(),
+    name: Nullable(Type.String()),
+    role: RoleSchema,
+    status: Type.Union([Type.Literal('active'), Type.Literal('invited')]),
+    created_at: Timestamp,
+    last_sign_in_at: NullableTimestamp,
+  },
+  { additionalProperties: false },
+);
+
+export function presentMember(row: MemberRow) {
+  return {
+    id: row.id,
+    email: row.email,
+    name: row.name,
+    role: row.role,
+    status: row.status,
+    created_at: toTimestamp(row.created_at),
+    last_sign_in_at: row.last_sign_in_at ? toTimestamp(row.last_sign_in_at) : null,
+  };
+}
+
+const TAGS = ['Members'];
+
+/** `GET /v1/members`. */
+export const listMembersRoute = route({
+  method: 'GET',
+  path: '/v1/members',
+  operationId: 'listMembers',
+  summary: 'List the account’s members and open invitations',
+  tags: TAGS,
+  auth: 'management',
+  responses: { 200: { description: 'The members, oldest first', schema: List(Member) } },
+  async handler(ctx, { principal }, { db }: Platform) {
+    ctx.body = { data: (await listMembers(db, principal.accountId)).map(presentMember) };
+  },
+});
+
+/** `POST /v1/members`: invites a person. */
+export const inviteMemberRoute = route({
+  method: 'POST',
+  path: '/v1/members',
+  operationId: 'inviteMember',
+  summary: 'Invite a person: a member in status `invited` and a single-use invitation link (shown once, valid 7 days)',
+  description:
+    'The link is also e-mailed when SMTP is configured. Only an owner can invite an owner. The person opens ' +
+    'the link in the console and sets a password, or signs in with SSO as that e-mail.',
+  tags: TAGS,
+  auth: 'management',
+  role: 'admin',
+  body: Type.Object(
+    { email: Type.String({ format: 'email', maxLength: 320 }), role: RoleSchema },
+    { additionalProperties: false },
+  ),
+  responses: {
+    201: {
+      description: 'Invited',
+      schema: Type.Composite([
+        Member,
+        Type.Object({ invitation_url: Type.String({ description: 'single use, valid 7 days, shown this once' }) }),
+      ]),
+    },
+  },
+  problems: ['conflict', 'forbidden'],
+  async handler(ctx, { body, principal }, platform: Platform) {
+    const { member, invitationUrl } = await inviteMember({
+      platform,
+      accountId: principal.accountId,
+      email: body.email,
+      role: body.role,
+      actorRole: principal.role,
+      audit: auditContext(ctx, principal),
+      now: platform.clock.now(),
+    });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 201;
+    ctx.body = { ...presentMember(member), invitation_url: invitationUrl };
+  },
+});
+
+/** `PATCH /v1/members/:id`. */
+export const updateMemberRoute = route({
+  method: 'PATCH',
+  path: '/v1/members/:id',
+  operationId: 'updateMember',
+  summary: 'Change a member’s role (at once, on their open sessions too)',
+  description: 'Only an owner can make or unmake an owner; the account’s last owner stays one (409).',
+  tags: TAGS,
+  auth: 'management',
+  role: 'admin',
+  params: IdParams('member', 'member id'),
+  body: Type.Object({ role: RoleSchema }, { additionalProperties: false }),
+  responses: { 200: { description: 'The member', schema: Member } },
+  problems: ['not-found', 'conflict', 'forbidden'],
+  async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
+    const member = await changeMemberRole({
+      db,
+      principal,
+      id: params.id,
+      role: body.role,
+      audit: auditContext(ctx, principal),
+      now: clock.now(),
+    });
+    ctx.body = presentMember(member);
+  },
+});
+
+/** `DELETE /v1/members/:id`. */
+export const removeMemberRoute = route({
+  method: 'DELETE',
+  path: '/v1/members/:id',
+  operationId: 'removeMember',
+  summary: 'Remove a member (their console sessions end at once)',
+  description: 'Only an owner can remove an owner; the account’s last owner cannot be removed (409).',
+  tags: TAGS,
+  auth: 'management',
+  role: 'admin',
+  params: IdParams('member', 'member id'),
+  responses: { 204: { description: 'Removed' } },
+  problems: ['not-found', 'conflict', 'forbidden'],
+  async handler(ctx, { params, principal }, { db, clock }: Platform) {
+    await removeMember({ db, principal, id: params.id, audit: auditContext(ctx, principal), now: clock.now() });
+    ctx.status = 204;
+  },
+});
+
+/** The member routes, in the order the OpenAPI document lists them. */
+export const memberRoutes = [listMembersRoute, inviteMemberRoute, updateMemberRoute, removeMemberRoute];

@@ -1,0 +1,92 @@
+import type { Context } from 'koa';
+import type { Db, Queryable } from '../base/db';
+import { newId } from '../contracts/ids';
+import type { Actor, Principal } from './api-keys';
+
+/** The actions the audit log records (what `GET /v1/audit-log?action=` filters on). */
+export const AUDIT_ACTIONS = [
+  'member.invited',
+  'member.joined',
+  'member.role_changed',
+  'member.removed',
+  'session.signed_in',
+  'session.sign_in_failed',
+  'session.signed_out',
+  'session.ended',
+  'password.reset_requested',
+  'password.changed',
+  'two_factor.enabled',
+  'two_factor.disabled',
+  'account.two_factor_required',
+  'api_key.created',
+  'api_key.revoked',
+  'form.created',
+  'form.updated',
+  'form.deleted',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.secret_rotated',
+  'webhook.deleted',
+  'webhook.tested',
+  'submission.deleted',
+  'submission.status_changed',
+  'submissions.bulk_changed',
+  'submissions.exported',
+  'deliveries.replayed',
+] as const;
+/** A listed action, or `operation.<operationId>` for a change made through a route with no action of its own. */
+export type AuditAction = (typeof AUDIT_ACTIONS)[number] | `operation.${string}`;
+
+export interface AuditEntry {
+  accountId: string;
+  actor: Actor;
+  action: AuditAction;
+  target?: { type: string; id: string | null } | undefined;
+  /** What changed, never a secret value (names of settings, roles, counts). */
+  details?: Record<string, unknown>;
+  ip?: string | null;
+  userAgent?: string | null;
+}
+
+/** Appends one entry (the table refuses updates and deletes, see migration 013). */
+export async function recordAudit(db: Queryable, entry: AuditEntry, at: Date = new Date()): Promise<void> {
+  await db('audit_log').insert({
+    id: newId('auditEntry', at.getTime()),
+    account_id: entry.accountId,
+    at,
+    actor_type: entry.actor.type,
+    actor_id: entry.actor.id,
+    actor_label: entry.actor.label?.slice(0, 300) ?? null,
+    action: entry.action,
+    target_type: entry.target?.type ?? null,
+    target_id: entry.target?.id ?? null,
+    ip: entry.ip?.slice(0, 100) ?? null,
+    user_agent: entry.userAgent?.slice(0, 300) ?? null,
+    details: JSON.stringify(entry.details ?? {}),
+  });
+}
+
+/** The request's side of an entry: who (the principal's actor), from where. */
+export function auditContext(
+  ctx: Context,
+  principal: Principal,
+): Pick<AuditEntry, 'accountId' | 'actor' | 'ip' | 'userAgent'> {
+  return { accountId: principal.accountId, actor: principal.actor, ...clientOf(ctx) };
+}
+
+/** The client's address (as TRUST_PROXY allows Koa to read it) and user agent. */
+export function clientOf(ctx: Context): { ip: string | null; userAgent: string | null } {
+  return { ip: ctx.ip || null, userAgent: ctx.get('user-agent') || null };
+}
+
+/**
+ * Deletes the entries older than `retentionDays`: the only delete the table's trigger lets through, as it
+ * sets `intake.audit_purge` for its own transaction only.
+ */
+export async function purgeAuditLog(db: Db, retentionDays: number, now: Date): Promise<number> {
+  const cutoff = new Date(now.getTime() - retentionDays * 86_400_000);
+  return db.transaction(async (trx) => {
+    await trx.raw(`SELECT set_config('intake.audit_purge', 'on', true)`);
+    return Number(await trx('audit_log').where('at', '<', cutoff).delete());
+  });
+}

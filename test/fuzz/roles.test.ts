@@ -1,0 +1,339 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  buildServiceApp,
+  createHttpServer,
+  ID_PREFIXES,
+  roleAtLeast,
+  ROLES,
+  type IdKind,
+  type Role,
+  type ServiceModule,
+} from '@intake/shared';
+import {
+  addTestMember,
+  createTestPlatform,
+  factories,
+  managementKeyWithRole,
+  memberSessionHeaders,
+  uniqueEmail,
+  type TestPlatform,
+} from '@intake/shared/testing';
+import { managementService } from '@intake/management';
+import { usageService } from '@intake/usage';
+import { routeFor } from '../../src/all-in-one';
+
+/**
+ * Every management and usage route, for every role, generated from the served OpenAPI document (its
+ * `x-required-role` on each operation): a route added tomorrow is covered without anyone listing it.
+ * Each role calls each operation as a member's console session and, for the roles a key can have, as a
+ * management key: roles below the route's get 403 `forbidden` and the database does not change (not even
+ * the audit log); the others get past the role check, and almost always a 2xx.
+ */
+interface Schema {
+  type?: string;
+  anyOf?: Schema[];
+  const?: unknown;
+  enum?: unknown[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  minLength?: number;
+  minItems?: number;
+  minProperties?: number;
+  default?: unknown;
+}
+interface Operation {
+  'x-required-role'?: Role;
+  parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
+  requestBody?: { content: Record<string, { schema: Schema }> };
+}
+type Ids = Partial<Record<IdKind, string>>;
+interface Caller {
+  role: Role;
+  via: 'key' | 'session';
+  headers: Record<string, string>;
+}
+
+const KIND_OF_PREFIX = Object.fromEntries(Object.entries(ID_PREFIXES).map(([k, p]) => [p, k])) as Record<
+  string,
+  IdKind
+>;
+const kindOf = (schema: Schema) => {
+  const match = /^\^([a-z]+)_/.exec(schema.pattern ?? '');
+  return match ? KIND_OF_PREFIX[match[1] as string] : undefined;
+};
+
+let serial = 0;
+/** The least value that fits a schema: required fields only, ids of the caller's own resources, unique names. */
+function fitting(schema: Schema, ids: Ids, receiverUrl: string, name = ''): unknown {
+  if (schema.const !== undefined) return schema.const;
+  if (schema.enum) return schema.enum[0];
+  if (schema.default !== undefined) return schema.default;
+  if (schema.anyOf)
+    return fitting(schema.anyOf.find((s) => s.type !== 'null') ?? (schema.anyOf[0] as Schema), ids, receiverUrl);
+  switch (schema.type) {
+    case 'string': {
+      const kind = kindOf(schema);
+      if (kind) return ids[kind];
+      if (schema.format === 'email') return uniqueEmail('invitee');
+      if (schema.format === 'date-time') return new Date().toISOString();
+      if (schema.format === 'uri' || (schema.pattern ?? '').includes('https?') || /(^|_)url$/.test(name))
+        return receiverUrl;
+      return `r${Date.now().toString(36)}${++serial}`.padEnd(schema.minLength ?? 1, 'x');
+    }
+    case 'integer':
+    case 'number':
+      return schema.minimum ?? 1;
+    case 'boolean':
+      return false;
+    case 'array':
+      return Array.from({ length: schema.minItems ?? 0 }, () =>
+        fitting(schema.items ?? { type: 'string' }, ids, receiverUrl),
+      );
+    case 'object': {
+      const names = [...(schema.required ?? [])];
+      // At least `minProperties`: the first optional ones in the order the schema lists them.
+      for (const other of Object.keys(schema.properties ?? {}))
+        if (names.length < (schema.minProperties ?? 0) && !names.includes(other)) names.push(other);
+      return Object.fromEntries(
+        names.map((field) => [field, fitting(schema.properties?.[field] ?? {}, ids, receiverUrl, field)]),
+      );
+    }
+    default:
+      return null;
+  }
+}
+
+async function startServers(platform: TestPlatform) {
+  const modules: ServiceModule[] = [managementService, usageService];
+  const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()])) as Record<
+    string,
+    http.RequestListener
+  >;
+  const server = createHttpServer((req, res) => (apps[routeFor(req.url ?? '/')] as http.RequestListener)(req, res), {
+    problemsUrl: platform.config.PROBLEMS_URL,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const receiver = http.createServer((_req, res) => res.writeHead(204).end());
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return {
+    server,
+    receiver,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    receiverUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+  };
+}
+
+interface Target {
+  platform: TestPlatform;
+  url: string;
+  receiverUrl: string;
+  accountId: string;
+  adminKey: string;
+  doc: { paths: Record<string, Record<string, Operation>> };
+  summary: string[];
+}
+
+/** A fresh set of the account's resources (deleting one in a call leaves the others' fixtures alone). */
+async function freshIds(t: Target): Promise<Ids> {
+  const { platform, accountId } = t;
+  const form = await factories.form(platform.db, accountId);
+  const submission = await factories.submission(platform, {
+    accountId,
+    formId: form.id,
+    payload: { name: 'Ada' },
+    files: [{ field: 'cv', filename: 'cv.txt', contentType: 'text/plain', content: 'hello' }],
+  });
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${t.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then((r) => r.json() as Promise<Record<string, string>>);
+  const webhook = await call('POST', `/v1/forms/${form.id}/webhooks`, { url: t.receiverUrl });
+  await call('POST', `/v1/webhooks/${webhook['id']}/test`);
+  const delivery = await platform.db('deliveries').where({ webhook_id: webhook['id'] }).first('id');
+  const invitee = await addTestMember(platform.db, accountId, 'viewer', { status: 'invited' });
+  await managementKeyWithRole(platform.db, accountId, 'viewer');
+  const key = await platform.db('api_keys').where({ account_id: accountId }).orderBy('id', 'desc').first('id');
+  return {
+    account: accountId,
+    form: form.id,
+    submission: submission.id,
+    file: submission.files[0]?.id,
+    webhook: webhook['id'],
+    delivery: delivery.id,
+    apiKey: key.id,
+    member: invitee.memberId,
+  };
+}
+
+/** A caller of `role`: a member's session, or a management key (roles a key can have). */
+async function callerOf(t: Target, role: Role, via: 'key' | 'session'): Promise<Caller> {
+  if (via === 'key' && role !== 'owner')
+    return {
+      role,
+      via,
+      headers: { authorization: `Bearer ${await managementKeyWithRole(t.platform.db, t.accountId, role)}` },
+    };
+  const { memberId } = await addTestMember(t.platform.db, t.accountId, role);
+  return { role, via, headers: { ...(await memberSessionHeaders(t.platform.db, t.accountId, memberId)) } };
+}
+
+/** A digest of what any call could change for the account, the audit log and sessions included. */
+async function digest(t: Target): Promise<string> {
+  const { rows } = await t.platform.db.raw(
+    `select md5(concat_ws('|',
+      (select string_agg(f::text, ',' order by id) from forms f where account_id = :a),
+      (select string_agg(w::text, ',' order by id) from webhooks w where form_id in (select id from forms where account_id = :a)),
+      (select string_agg((s.id, s.status)::text, ',' order by id) from submissions s where account_id = :a),
+      (select count(*)::text from deliveries where webhook_id in (select id from webhooks where form_id in (select id from forms where account_id = :a))),
+      (select count(*)::text from delivery_attempts),
+      (select string_agg((id, revoked_at, name, role)::text, ',' order by id) from api_keys where account_id = :a),
+      (select string_agg((id, role, status)::text, ',' order by id) from members where account_id = :a),
+      (select count(*)::text from member_invitations),
+      (select count(*)::text from audit_log where account_id = :a),
+      (select count(*)::text from console_sessions where account_id = :a),
+      (select count(*)::text from outbox)
+    )) as h`,
+    { a: t.accountId },
+  );
+  return (rows as { h: string }[])[0]?.h ?? '';
+}
+
+async function send(t: Target, method: string, template: string, op: Operation, caller: Caller, ids: Ids) {
+  const params = op.parameters ?? [];
+  let path = template;
+  for (const p of params.filter((x) => x.in === 'path'))
+    path = path.replace(`{${p.name}}`, encodeURIComponent(String(fitting(p.schema, ids, t.receiverUrl))));
+  const query = new URLSearchParams();
+  for (const p of params.filter((x) => x.in === 'query' && x.required && x.schema.default === undefined))
+    query.set(p.name, String(fitting(p.schema, ids, t.receiverUrl)));
+  const bodySchema = op.requestBody?.content['application/json']?.schema;
+  const res = await fetch(`${t.url}${path}${query.size ? `?${query}` : ''}`, {
+    method: method.toUpperCase(),
+    headers: { ...caller.headers, ...(bodySchema ? { 'content-type': 'application/json' } : {}) },
+    body: bodySchema ? JSON.stringify(fitting(bodySchema, ids, t.receiverUrl)) : undefined,
+    redirect: 'manual',
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    text,
+    type: res.status >= 400 ? (JSON.parse(text) as { type?: string }).type : undefined,
+  };
+}
+
+function useTarget(): Target {
+  const t = { summary: [] as string[] } as Target;
+  let servers: Awaited<ReturnType<typeof startServers>>;
+  beforeAll(async () => {
+    t.platform = await createTestPlatform({ KEY_MINT_LIMIT: 10_000, WEBHOOK_ALLOW_PRIVATE_NETWORKS: true });
+    servers = await startServers(t.platform);
+    t.url = servers.url;
+    t.receiverUrl = servers.receiverUrl;
+    const account = await factories.account(t.platform.db);
+    t.accountId = account.id;
+    t.adminKey = account.managementKey;
+    await addTestMember(t.platform.db, account.id, 'owner');
+    t.doc = (await (await fetch(`${t.url}/openapi`)).json()) as Target['doc'];
+  });
+  afterAll(async () => {
+    console.log(
+      `What the role test did (allowed callers' statuses, denied callers' forbidden):\n${t.summary.join('\n')}`,
+    );
+    servers.server.closeAllConnections();
+    await new Promise<void>((resolve) => servers.server.close(() => resolve()));
+    servers.receiver.closeAllConnections();
+    servers.receiver.close();
+    await t.platform.close();
+  });
+  return t;
+}
+
+const CALLERS: [Role, 'key' | 'session'][] = ROLES.flatMap((role) =>
+  role === 'owner'
+    ? [[role, 'session'] as const]
+    : ([
+        [role, 'key'],
+        [role, 'session'],
+      ] as const),
+) as [Role, 'key' | 'session'][];
+
+/** Calls one operation as every role: the denied first (nothing may change), then the allowed, each on fresh resources. */
+async function checkOperation(
+  t: Target,
+  method: string,
+  template: string,
+  op: Operation,
+  counts: { ok: number; other: string[] },
+) {
+  const needed = op['x-required-role'] as Role;
+  const forbidden = `${t.platform.config.PROBLEMS_URL}/forbidden`;
+  for (const [role, via] of CALLERS) {
+    // The console's own session routes answer a key with 404: there is no session to show or end.
+    if (via === 'key' && template.startsWith('/v1/sessions/')) continue;
+    const caller = await callerOf(t, role, via);
+    const ids = await freshIds(t);
+    const before = await digest(t);
+    const res = await send(t, method, template, op, caller, ids);
+    const name = `${method.toUpperCase()} ${template} as ${role} ${via} → ${res.status} ${res.text.slice(0, 200)}`;
+    if (!roleAtLeast(role, needed)) {
+      expect({ name, status: res.status, type: res.type }).toEqual({ name, status: 403, type: forbidden });
+      expect({ name, digest: await digest(t) }).toEqual({ name, digest: before });
+    } else {
+      expect({ name, refused: [401, 403].includes(res.status) }).toEqual({ name, refused: false });
+      if (res.status < 400) counts.ok += 1;
+      else counts.other.push(name);
+    }
+  }
+}
+
+describe('every management and usage route, for every role (generated from /openapi)', () => {
+  const t = useTarget();
+
+  it('documents a required role on every authenticated operation, by the rule: reads viewer, changes editor, unless the route says', () => {
+    const roles = Object.entries(t.doc.paths).flatMap(([p, ops]) =>
+      Object.entries(ops)
+        .filter(([, op]) => op['x-required-role'])
+        .map(([m, op]) => [`${m} ${p}`, op['x-required-role']] as const),
+    );
+    expect(roles.length).toBeGreaterThan(30);
+    const of = Object.fromEntries(roles);
+    expect(of).toMatchObject({
+      'get /v1/forms': 'viewer',
+      'get /v1/members': 'viewer',
+      'get /v1/usage': 'viewer',
+      'get /v1/forms/{id}/export.csv': 'viewer',
+      'post /v1/forms': 'editor',
+      'patch /v1/webhooks/{id}': 'editor',
+      'post /v1/deliveries/{id}/replay': 'editor',
+      'post /v1/api-keys': 'admin',
+      'get /v1/api-keys': 'admin',
+      'post /v1/members': 'admin',
+      'get /v1/audit-log': 'admin',
+      'delete /v1/sessions/current': 'viewer',
+    });
+    // No change is open to a viewer, whoever adds it, except ending one's own session.
+    for (const [op, role] of roles)
+      if (!op.startsWith('get ') && op !== 'delete /v1/sessions/current')
+        expect([op, role]).not.toEqual([op, 'viewer']);
+  });
+
+  it('refuses every role below the route’s with 403 forbidden, changing nothing, and lets the others through', async () => {
+    const counts = { ok: 0, other: [] as string[] };
+    for (const [template, ops] of Object.entries(t.doc.paths))
+      for (const [method, op] of Object.entries(ops))
+        if (op['x-required-role']) await checkOperation(t, method, template, op, counts);
+    t.summary.push(
+      `  allowed calls answered 2xx/3xx: ${counts.ok}`,
+      ...counts.other.map((o) => `  allowed but refused by input: ${o}`),
+    );
+    // The generated requests fit their schemas: nearly every allowed call succeeds.
+    expect(counts.other.length).toBeLessThanOrEqual(Math.ceil(counts.ok / 20));
+  }, 300_000);
+});
