@@ -1,6 +1,9 @@
 import { Type, type Static } from '@sinclair/typebox';
 import Ajv from 'ajv';
 
+/** A duration in whole units up to days (`30m`, `1h`, `5d`), or `0`. */
+const LONG_DURATION = '^\\s*(0|\\d+(ms|s|m|h|d))\\s*$';
+
 /**
  * Every setting Intake reads from the environment, with the defaults pinned in DESIGN.md.
  * Parsed and validated once at start-up; the result is frozen and passed in as `deps.config`.
@@ -12,6 +15,12 @@ const Env = Type.Object({
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/intake' }),
   NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
   NATS_PREFIX: Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', default: 'intake' }),
+  NATS_STREAM_REPLICAS: Type.Integer({
+    minimum: 1,
+    maximum: 5,
+    default: 1,
+    description: 'replicas of every JetStream stream and durable consumer (3 on a 3-node cluster; at most the nodes)',
+  }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
   S3_ENDPOINT: Type.Optional(Type.String({ format: 'uri' })),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3 })),
@@ -35,6 +44,8 @@ const Env = Type.Object({
     default: '1s,10s,1m,10m,1h',
   }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
+  WEBHOOK_FAILURE_ALERT_AFTER: Type.String({ pattern: LONG_DURATION, default: '1h' }),
+  WEBHOOK_DISABLE_AFTER: Type.String({ pattern: LONG_DURATION, default: '5d' }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
   BOT_CHALLENGE_VERIFY_URL: Type.Optional(Type.String({ format: 'uri' })),
   SECRETS_KEY: Type.Optional(Type.String({ minLength: 16 })),
@@ -71,11 +82,18 @@ const Env = Type.Object({
 });
 type Env = Static<typeof Env>;
 
-export interface Config extends Omit<Env, 'PROBLEMS_URL' | 'SECRETS_KEY' | 'WEBHOOK_RETRY_SCHEDULE'> {
+export interface Config extends Omit<
+  Env,
+  'PROBLEMS_URL' | 'SECRETS_KEY' | 'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_FAILURE_ALERT_AFTER' | 'WEBHOOK_DISABLE_AFTER'
+> {
   PROBLEMS_URL: string;
   SECRETS_KEY: string;
   /** WEBHOOK_RETRY_SCHEDULE in milliseconds, one entry per retry. */
   WEBHOOK_RETRY_SCHEDULE: readonly number[];
+  /** Milliseconds a webhook fails without a success before its form's addresses are alerted. */
+  WEBHOOK_FAILURE_ALERT_AFTER: number;
+  /** Milliseconds a webhook fails without a success before it is disabled; 0 never. */
+  WEBHOOK_DISABLE_AFTER: number;
   /** True when S3_BUCKET is set: files go to object storage instead of FILES_DIR. */
   s3Enabled: boolean;
 }
@@ -93,10 +111,11 @@ const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, rem
 require('ajv-formats')(ajv, ['uri']);
 const validateEnv = ajv.compile<Env>(Env);
 
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
-  const match = /^(\d+)(ms|s|m|h)$/.exec(text.trim());
+  if (text.trim() === '0') return 0;
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
   if (!match) throw new ConfigError(`"${text}" is not a duration like 500ms, 10s, 1m or 1h`);
   return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
 }
@@ -137,6 +156,8 @@ export function loadConfig(
     PROBLEMS_URL: (env2.PROBLEMS_URL ?? `${env2.PUBLIC_BASE_URL.replace(/\/+$/, '')}/problems`).replace(/\/+$/, ''),
     SECRETS_KEY: env2.SECRETS_KEY ?? DEVELOPMENT_SECRETS_KEY,
     WEBHOOK_RETRY_SCHEDULE: Object.freeze(env2.WEBHOOK_RETRY_SCHEDULE.split(',').map(parseDuration)),
+    WEBHOOK_FAILURE_ALERT_AFTER: parseDuration(env2.WEBHOOK_FAILURE_ALERT_AFTER),
+    WEBHOOK_DISABLE_AFTER: parseDuration(env2.WEBHOOK_DISABLE_AFTER),
     s3Enabled: Boolean(env2.S3_BUCKET),
   };
   return Object.freeze(config);

@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { Db } from '../base/db';
 import { toTimestamp } from './time';
+import { AutoresponseSettings } from './forms';
 
 /**
  * Events on JetStream. Subjects are relative to NATS_PREFIX; every event carries `event_id`
@@ -112,8 +113,13 @@ export const NotificationRequested = Type.Object({
   event_id: Type.String(),
   /** The submission event as the fan-out received it (its fields, or `payload_omitted`). */
   event: SubmissionEvent,
-  /** The form's notification addresses when the fan-out read them. */
+  /** The form's notification addresses when the fan-out read them (empty for an autoresponse). */
   to: Type.Array(Type.String()),
+  /**
+   * Present when this is the submitter's autoresponse (id `<event id>.autoresponse`): the form's
+   * settings when the fan-out read them.
+   */
+  autoresponse: Type.Optional(AutoresponseSettings),
 });
 export type NotificationRequested = Static<typeof NotificationRequested>;
 

@@ -11,3 +11,22 @@ export const ChallengeProvider = Type.Union([
   Type.Literal('recaptcha'),
 ]);
 export type ChallengeProvider = Static<typeof ChallengeProvider>;
+
+/**
+ * A form's autoresponse: the confirmation mailed to whoever filled the form in. `subject` and
+ * `text` may name fields as `{{field name}}` (filled as plain text); the recipient is the value of
+ * `email_field`, or of the first field named `email`, `e-mail`, `email_address` or `_replyto`.
+ */
+export const AutoresponseSettings = Type.Object(
+  {
+    enabled: Type.Boolean(),
+    subject: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\r\\n]*$', description: 'one line' }),
+    text: Type.String({ minLength: 1, maxLength: 10_000, description: 'plain text; `{{field name}}` placeholders' }),
+    reply_to: Type.Optional(Type.String({ format: 'email', maxLength: 320, description: 'Reply-To of the mail' })),
+    email_field: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'the field holding the recipient’s address' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AutoresponseSettings = Static<typeof AutoresponseSettings>;

@@ -3,6 +3,7 @@ import { newId } from '../contracts/ids';
 import type { SecretBox } from '../base/secrets';
 import { insertDelivery, type DeliveryRow, type DeliveryStatus } from '../webhooks/deliveries.repository';
 import { generateWebhookSecret } from '../webhooks/signing';
+import type { WebhookFormat } from '../webhooks/chat';
 
 /**
  * Factories for webhooks and deliveries, built as the product builds them: a webhook's secret is
@@ -14,7 +15,7 @@ export const webhookFactories = {
   /** A webhook on the form; returns its id and its plain secret (what the owner was shown once). */
   async webhook(
     platform: { db: Queryable; secrets: SecretBox },
-    props: { accountId: string; formId: string; url?: string; enabled?: boolean },
+    props: { accountId: string; formId: string; url?: string; enabled?: boolean; format?: WebhookFormat },
   ): Promise<{ id: string; secret: string; url: string }> {
     const id = newId('webhook');
     const secret = generateWebhookSecret();
@@ -25,6 +26,7 @@ export const webhookFactories = {
       form_id: props.formId,
       url,
       enabled: props.enabled ?? true,
+      format: props.format ?? 'standard',
       secret: platform.secrets.seal(secret),
     });
     return { id, secret, url };

@@ -5,9 +5,11 @@ export {
   USER_AGENT,
   RESPONSE_BODY_LIMIT,
   type AttemptResult,
+  type ChatTarget,
   type Envelope,
   type EventType,
 } from './sender';
+export { chatBody, WEBHOOK_FORMATS, type WebhookFormat } from './chat';
 export { generateWebhookSecret, serviceSignature, standardSignature } from './signing';
 export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup, BlockedTargetError } from './url-guard';
 export { publishTraced, requestDelivery } from './delivery-request';

@@ -4,6 +4,7 @@ import { toTimestamp } from '../contracts/time';
 import { guardedLookup, urlRefusal } from './url-guard';
 import { serviceSignature, standardSignature } from './signing';
 import { withWebhookSpan } from './span';
+import { chatBody, type WebhookFormat } from './chat';
 
 export const USER_AGENT = 'Service-Webhooks/1';
 /** How much of a receiver's answer is kept in the delivery log. */
@@ -48,7 +49,21 @@ export function createWebhookAgent(props: { allowPrivateNetworks: boolean; timeo
   });
 }
 
-/** The exact bytes and headers of one attempt: the envelope gets a fresh `created_at`, both signatures cover the raw body. */
+/**
+ * How a chat-format webhook words its message: the form's name and where the console is. A webhook
+ * without it (or of format `standard`) posts the signed envelope.
+ */
+export interface ChatTarget {
+  format: WebhookFormat;
+  formName: string;
+  baseUrl: string;
+}
+
+/**
+ * The exact bytes and headers of one attempt: the envelope gets a fresh `created_at`, both signatures
+ * cover the raw body. A chat format posts its service's message instead of the envelope, with the
+ * same headers (its signatures cover that message), so every format shares the log, retries and replay.
+ */
 export function signedRequest(props: {
   type: EventType;
   deliveryId: string;
@@ -56,6 +71,7 @@ export function signedRequest(props: {
   attempt: number;
   secret: string;
   now: Date;
+  chat?: ChatTarget;
 }): { body: string; headers: Record<string, string> } {
   const envelope: Envelope = {
     type: props.type,
@@ -63,7 +79,12 @@ export function signedRequest(props: {
     created_at: toTimestamp(props.now),
     data: props.data,
   };
-  const body = JSON.stringify(envelope);
+  const chat = props.chat;
+  const body = JSON.stringify(
+    chat && chat.format !== 'standard'
+      ? chatBody(chat.format, { type: props.type, data: props.data, formName: chat.formName, baseUrl: chat.baseUrl })
+      : envelope,
+  );
   const timestamp = Math.floor(props.now.getTime() / 1000);
   return {
     body,
@@ -94,6 +115,7 @@ export interface SendProps {
   attempt: number;
   secret: string;
   now: Date;
+  chat?: ChatTarget;
 }
 
 /**

@@ -19,7 +19,16 @@ import {
 } from '@intake/shared';
 import { attemptLeaseMs, deliveryStore, processDeliveryRequests, type DeliverDeps } from '../domain/deliver';
 import { fanOutSubmissions, type EventToFanOut } from '../domain/fan-out-batch';
-import { notificationRecorder, notifySubmissions, type NotifyDeps } from '../domain/notify';
+import {
+  MAIL_LEASE_MS,
+  MAX_MAIL_ATTEMPTS,
+  notificationRecorder,
+  notifySubmissions,
+  type NotifyDeps,
+} from '../domain/notify';
+import { autorespond } from '../domain/autoresponse';
+import { recordNotificationOutcomes } from '../repositories/notification.repository';
+import { startWebhookUpkeep } from '../domain/webhook-health';
 
 /** Durable consumer names (other services must not reuse them). */
 export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', mail: 'delivery-mail' } as const;
@@ -105,14 +114,27 @@ function sendRequested(deps: DeliverDeps): (messages: Delivered[]) => Promise<Ou
   };
 }
 
-/** The mails that arrive together: claimed in one statement, sent MAIL_CONCURRENCY at a time, recorded through a queue. */
+/**
+ * The mails that arrive together: the owners' claimed in one statement, sent MAIL_CONCURRENCY at a
+ * time, recorded through a queue; the submitters' autoresponses each claimed and sent on its own.
+ */
 function sendMails(deps: Omit<NotifyDeps, 'now'>, platform: Platform): (messages: Delivered[]) => Promise<Outcomes> {
   return async (messages) => {
+    const now = platform.clock.now();
     const requests = messages.map(({ data }) => (Value.Check(NotificationRequested, data) ? data : undefined));
-    const items = requests.flatMap((r, i) => (r ? [{ i, event: r.event, to: r.to }] : []));
-    const mailed = await notifySubmissions({ ...deps, items, now: platform.clock.now() });
+    const items = requests.flatMap((r, i) => (r && !r.autoresponse ? [{ i, event: r.event, to: r.to }] : []));
+    const responses = requests.flatMap((r, i) =>
+      r?.autoresponse ? [{ i, event: r.event, settings: r.autoresponse }] : [],
+    );
+    const record = deps.record ?? ((outcome) => recordNotificationOutcomes(deps.db, [outcome]));
+    const autoDeps = { ...deps, record, now, leaseMs: MAIL_LEASE_MS, maxAttempts: MAX_MAIL_ATTEMPTS };
+    const [mailed, responded] = await Promise.all([
+      notifySubmissions({ ...deps, items, now }),
+      Promise.all(responses.map((item) => autorespond(autoDeps, item))),
+    ]);
     const outcomes: Outcome[] = requests.map((r) => (r ? ACK : { drop: 'not a NotificationRequested' }));
     items.forEach(({ i }, k) => (outcomes[i] = mailed[k]!));
+    responses.forEach(({ i }, k) => (outcomes[i] = responded[k]!));
     return outcomes;
   };
 }
@@ -167,6 +189,8 @@ export async function startDeliveryWorkers(
       }),
   };
   const started = consumers.map((name) => workers[name]());
+  // The webhooks' health sweep and replay pump go with the sending.
+  if (consumers.includes('send')) started.push(...startWebhookUpkeep({ db, nats, mailer, logger, config, clock }));
   const closeClients: Worker = {
     async stop() {
       mailer.close();

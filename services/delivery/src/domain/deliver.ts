@@ -80,7 +80,10 @@ export interface DeliverDeps {
   db: Db;
   secrets: SecretBox;
   agent: Agent;
-  config: Pick<Config, 'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>;
+  config: Pick<
+    Config,
+    'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS' | 'PUBLIC_BASE_URL'
+  >;
   now(): Date;
 }
 
@@ -194,7 +197,7 @@ async function recordScheduled(
   return { retryInMs: delay };
 }
 
-/** One signed POST of the delivery to its webhook. */
+/** One signed POST of the delivery to its webhook, as the envelope or its chat message. */
 function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: number): Promise<AttemptResult> {
   return sendWebhook({
     agent: deps.agent,
@@ -208,5 +211,6 @@ function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: numbe
     attempt: attemptNumber,
     secret: deps.secrets.open(target.sealed_secret),
     now: deps.now(),
+    chat: { format: target.format, formName: target.form_name, baseUrl: deps.config.PUBLIC_BASE_URL },
   });
 }

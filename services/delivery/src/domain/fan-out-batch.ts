@@ -1,7 +1,7 @@
 import { newId, requestDelivery, type SubmissionEvent, type Within } from '@intake/shared';
 import { findFanOutTargets, formKey, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { submissionData, type FanOutDeps } from './fan-out';
-import { requestNotification } from './notify';
+import { requestAutoresponse, requestNotification } from './notify';
 
 /** An event to fan out, and (from the consumer) the trace its publishes join. */
 export interface EventToFanOut {
@@ -13,7 +13,8 @@ export interface EventToFanOut {
  * Fans out the events that arrived together: one query for the webhooks and notification addresses
  * of their forms (spam has neither), one statement for all their deliveries (one per enabled webhook
  * of each form), then one `delivery.requested` per delivery still waiting for its first attempt and
- * one `delivery.notification` per submission of a form with addresses, each published in its event's
+ * one `delivery.notification` per submission of a form with addresses (and one more for its
+ * autoresponse when the form has one enabled), each published in its event's
  * trace (a redelivered event finds its deliveries there and only republishes, which the stream
  * deduplicates; the mail, by its `notifications` row, is sent once). Returns how many delivery
  * requests were published.
@@ -49,6 +50,10 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFan
     ...items.flatMap(({ event }) => {
       const to = targets.get(formKey(event))?.notifyEmails ?? [];
       return to.length > 0 ? [within(event.submission_id)(() => requestNotification(nats, { event, to }))] : [];
+    }),
+    ...items.flatMap(({ event }) => {
+      const settings = targets.get(formKey(event))?.autoresponse;
+      return settings ? [within(event.submission_id)(() => requestAutoresponse(nats, { event, settings }))] : [];
     }),
   ]);
   return pending.length;

@@ -11,6 +11,7 @@ import {
   type Logger,
   type Mailer,
   type Nats,
+  type AutoresponseSettings,
   type NotificationRequested,
   type Outcome,
   type SecretBox,
@@ -32,19 +33,31 @@ import { submissionMail } from './notification-mail';
  * submission because the event went without them (over `EVENT_PAYLOAD_MAX_BYTES`) go without them
  * again, so the message stays as small as the event was, far below NATS's `max_payload`.
  */
-export async function requestNotification(nats: Nats, mail: { event: SubmissionEvent; to: string[] }): Promise<void> {
+export async function requestNotification(
+  nats: Nats,
+  mail: { event: SubmissionEvent; to: string[]; autoresponse?: AutoresponseSettings },
+): Promise<void> {
   const { event, to } = mail;
   const large = Buffer.byteLength(JSON.stringify(event.payload)) > EVENT_PAYLOAD_MAX_BYTES;
   const message: NotificationRequested = {
-    event_id: `${event.event_id}.mail`,
+    event_id: `${event.event_id}.${mail.autoresponse ? 'autoresponse' : 'mail'}`,
     event: large ? { ...event, payload: {}, payload_omitted: true } : event,
     to,
+    ...(mail.autoresponse ? { autoresponse: mail.autoresponse } : {}),
   };
   await publishTraced(nats, {
     subject: SUBJECTS.notificationRequested,
     message,
     attributes: { 'intake.submission_id': event.submission_id },
   });
+}
+
+/** Publishes the submitter's autoresponse of one submission, as `requestNotification` its owner's mail. */
+export function requestAutoresponse(
+  nats: Nats,
+  props: { event: SubmissionEvent; settings: AutoresponseSettings },
+): Promise<void> {
+  return requestNotification(nats, { event: props.event, to: [], autoresponse: props.settings });
 }
 
 /** Attempts at sending one notification e-mail before it is left `failed`. */

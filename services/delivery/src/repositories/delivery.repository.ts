@@ -1,10 +1,14 @@
-import type { DeliveryRow, Queryable } from '@intake/shared';
+import type { DeliveryRow, Queryable, WebhookFormat } from '@intake/shared';
 
 /** A delivery with what sending needs from its webhook. */
 export interface DeliveryTarget extends DeliveryRow {
   url: string;
   enabled: boolean;
   sealed_secret: string;
+  /** What the webhook posts: the signed envelope or a chat message. */
+  format: WebhookFormat;
+  /** For a chat message's title. */
+  form_name: string;
   /** Attempts made by the schedule (replays and tests not counted): the next scheduled attempt is this + 1. */
   scheduled_attempts: number;
 }

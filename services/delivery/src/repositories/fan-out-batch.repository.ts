@@ -1,9 +1,19 @@
-import { runPrepared, type Db } from '@intake/shared';
+import { Value } from '@sinclair/typebox/value';
+import { AutoresponseSettings, runPrepared, type Db } from '@intake/shared';
 
-/** What a form's received submissions fan out to: its enabled webhooks (in id order) and its notification addresses. */
+/**
+ * What a form's received submissions fan out to: its enabled webhooks (in id order), its
+ * notification addresses and its autoresponse (when enabled).
+ */
 export interface FanOutTargets {
   webhookIds: string[];
   notifyEmails: string[];
+  autoresponse: AutoresponseSettings | undefined;
+}
+
+/** The form's autoresponse when it is enabled and well-formed (the column is written only through its schema). */
+function enabledAutoresponse(value: unknown): AutoresponseSettings | undefined {
+  return Value.Check(AutoresponseSettings, value) && value.enabled ? value : undefined;
 }
 
 /** A submission's form (with its account), as `findFanOutTargets` keys it. */
@@ -12,8 +22,8 @@ export function formKey(submission: { account_id: string; form_id: string }): st
 }
 
 /**
- * The fan-out targets of these submissions' forms, by `formKey`, in one query; a form with neither
- * webhooks nor addresses, or gone, is left out.
+ * The fan-out targets of these submissions' forms, by `formKey`, in one query; a form with no
+ * webhook, address or enabled autoresponse, or gone, is left out.
  */
 export async function findFanOutTargets(
   db: Db,
@@ -26,16 +36,18 @@ export async function findFanOutTargets(
     form_id: string;
     webhook_ids: string[];
     notify_emails: unknown;
+    autoresponse: unknown;
   }>(db, {
     name: 'fanout_targets',
-    text: `SELECT f.account_id, f.id AS form_id, f.notify_emails,
+    text: `SELECT f.account_id, f.id AS form_id, f.notify_emails, f.autoresponse,
          COALESCE(array_agg(w.id ORDER BY w.id) FILTER (WHERE w.id IS NOT NULL), '{}') AS webhook_ids
        FROM unnest($1::text[], $2::text[]) AS q(account_id, form_id)
        JOIN forms f ON f.id = q.form_id AND f.account_id = q.account_id
        LEFT JOIN webhooks w ON w.form_id = f.id AND w.account_id = f.account_id AND w.enabled
        GROUP BY f.id
        HAVING count(w.id) > 0
-         OR CASE WHEN jsonb_typeof(f.notify_emails) = 'array' THEN jsonb_array_length(f.notify_emails) > 0 END`,
+         OR CASE WHEN jsonb_typeof(f.notify_emails) = 'array' THEN jsonb_array_length(f.notify_emails) > 0 END
+         OR (f.autoresponse->>'enabled') = 'true'`,
     values: [forms.map((f) => f.account_id), forms.map((f) => f.form_id)],
   });
   return new Map(
@@ -44,6 +56,7 @@ export async function findFanOutTargets(
       {
         webhookIds: r.webhook_ids,
         notifyEmails: Array.isArray(r.notify_emails) ? r.notify_emails.filter((a) => typeof a === 'string') : [],
+        autoresponse: enabledAutoresponse(r.autoresponse),
       },
     ]),
   );

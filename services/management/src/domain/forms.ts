@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { announceFormChange, isUniqueViolation, newId, problem, type Db, type Platform } from '@intake/shared';
+import {
+  announceFormChange,
+  isUniqueViolation,
+  newId,
+  problem,
+  type Db,
+  type Platform,
+  type SpamFilter,
+  type SpamRules,
+} from '@intake/shared';
 import {
   deleteFormRow,
   findFileKeysOfForm,
@@ -14,6 +23,7 @@ import {
   type FormWrite,
 } from '../repositories/form.repository';
 import { decodeCursor, encodeCursor } from './cursor';
+import type { AutoresponseSettings } from '../repositories/autoresponse.repository';
 
 export interface FormInput {
   name?: string;
@@ -24,6 +34,9 @@ export interface FormInput {
   notify_emails?: string[];
   redirect_url?: string | null;
   allowed_origins?: string[];
+  spam_filter?: SpamFilter;
+  spam_rules?: SpamRules;
+  autoresponse?: AutoresponseSettings | null;
   retention_days?: number | null;
   spam_retention_days?: number | null;
   delete_after_delivery?: boolean;

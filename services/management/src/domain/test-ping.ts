@@ -6,6 +6,7 @@ import {
   recordDeliveryAttempts,
   sendWebhook,
   type AttemptResult,
+  type ChatTarget,
   type Config,
   type Db,
   type SecretBox,
@@ -23,6 +24,8 @@ export async function sendTestPing(props: {
   agent: Agent;
   config: Pick<Config, 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS'>;
   webhook: { id: string; account_id: string; form_id: string; url: string; secret: string };
+  /** How a chat-format webhook words the ping. */
+  chat?: ChatTarget;
   now: Date;
 }): Promise<AttemptResult & { deliveryId: string }> {
   const { db, webhook, now } = props;
@@ -50,6 +53,7 @@ export async function sendTestPing(props: {
     attempt: 1,
     secret: props.secrets.open(webhook.secret),
     now,
+    chat: props.chat,
   });
   await recordDeliveryAttempts(db, [
     {

@@ -8,23 +8,44 @@ import {
   type Config,
   type Db,
   type SecretBox,
+  type WebhookFormat,
 } from '@intake/shared';
 import { sendTestPing } from './test-ping';
 import {
   deleteWebhookRow,
+  findFormName,
   findWebhook,
   formExists,
   insertWebhook,
   listWebhooksOfForm,
+  queueReplays,
+  recentDeliveries,
   updateWebhookRow,
+  type RecentDeliveries,
+  type ReplayFilter,
   type WebhookRow,
 } from '../repositories/webhook.repository';
 
 interface Deps {
   db: Db;
   secrets: SecretBox;
-  config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS' | 'WEBHOOK_TIMEOUT_MS'>;
+  config: Pick<Config, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS' | 'WEBHOOK_TIMEOUT_MS' | 'PUBLIC_BASE_URL'>;
   now: Date;
+}
+
+/** A webhook with its deliveries of the last 24 hours. */
+export type WebhookWithHealth = WebhookRow & { recent: RecentDeliveries };
+
+const DAY_MS = 86_400_000;
+
+async function withHealth(db: Db, accountId: string, rows: WebhookRow[], now: Date): Promise<WebhookWithHealth[]> {
+  const recent = await recentDeliveries(
+    db,
+    accountId,
+    rows.map((r) => r.id),
+    new Date(now.getTime() - DAY_MS),
+  );
+  return rows.map((r) => ({ ...r, recent: recent.get(r.id) ?? { succeeded: 0, failed: 0, pending: 0 } }));
 }
 
 /** 422 unless the URL is an allowed webhook target (https, not inside our network). */
@@ -42,8 +63,8 @@ async function findOr404(db: Db, accountId: string, id: string): Promise<Webhook
 
 /** Creates a webhook on one of the account's forms; the new secret is returned this once and stored sealed. */
 export async function createWebhook(
-  props: Deps & { accountId: string; formId: string; url: string },
-): Promise<WebhookRow & { plainSecret: string }> {
+  props: Deps & { accountId: string; formId: string; url: string; format?: WebhookFormat },
+): Promise<WebhookWithHealth & { plainSecret: string }> {
   const { db, accountId, formId, now } = props;
   if (!(await formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
   await assertAllowedUrl(props.url, props.config);
@@ -53,17 +74,60 @@ export async function createWebhook(
     account_id: accountId,
     form_id: formId,
     url: props.url,
+    format: props.format ?? 'standard',
     secret: props.secrets.seal(plainSecret),
     created_at: now,
     updated_at: now,
   });
-  return { ...row, plainSecret };
+  return { ...row, recent: { succeeded: 0, failed: 0, pending: 0 }, plainSecret };
 }
 
-export async function listWebhooks(props: { db: Db; accountId: string; formId: string }): Promise<WebhookRow[]> {
+export async function listWebhooks(props: {
+  db: Db;
+  accountId: string;
+  formId: string;
+  now: Date;
+}): Promise<WebhookWithHealth[]> {
   if (!(await formExists(props.db, props.accountId, props.formId)))
     throw problem('not-found', `No form ${props.formId}`);
-  return listWebhooksOfForm(props.db, props.accountId, props.formId);
+  const rows = await listWebhooksOfForm(props.db, props.accountId, props.formId);
+  return withHealth(props.db, props.accountId, rows, props.now);
+}
+
+/** One webhook with its health. */
+export async function getWebhook(props: {
+  db: Db;
+  accountId: string;
+  id: string;
+  now: Date;
+}): Promise<WebhookWithHealth> {
+  const row = await findOr404(props.db, props.accountId, props.id);
+  const [withRecent] = await withHealth(props.db, props.accountId, [row], props.now);
+  return withRecent!;
+}
+
+/**
+ * Queues a replay of every matching delivery of a webhook (each once: one already waiting for its
+ * replay is not counted again); the delivery service sends them at a bounded rate. `dryRun` counts.
+ */
+export async function replayWebhook(props: {
+  db: Db;
+  accountId: string;
+  id: string;
+  filter: ReplayFilter;
+  dryRun: boolean;
+  now: Date;
+}): Promise<number> {
+  const webhook = await findOr404(props.db, props.accountId, props.id);
+  if (!webhook.enabled && !props.dryRun)
+    throw problem('conflict', 'The webhook is disabled; enable it before replaying');
+  return queueReplays(props.db, {
+    accountId: props.accountId,
+    webhookId: props.id,
+    filter: props.filter,
+    now: props.now,
+    dryRun: props.dryRun,
+  });
 }
 
 /** Changes url and/or enabled; `rotate_secret: true` replaces the secret and returns the new one this once. */
@@ -71,9 +135,9 @@ export async function updateWebhook(
   props: Deps & {
     accountId: string;
     id: string;
-    changes: { url?: string; enabled?: boolean; rotate_secret?: boolean };
+    changes: { url?: string; enabled?: boolean; rotate_secret?: boolean; format?: WebhookFormat };
   },
-): Promise<WebhookRow & { plainSecret?: string }> {
+): Promise<WebhookWithHealth & { plainSecret?: string }> {
   const { db, accountId, id, changes } = props;
   await findOr404(db, accountId, id);
   if (changes.url !== undefined) await assertAllowedUrl(changes.url, props.config);
@@ -81,11 +145,13 @@ export async function updateWebhook(
   const row = await updateWebhookRow(db, accountId, id, {
     ...(changes.url !== undefined ? { url: changes.url } : {}),
     ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+    ...(changes.format !== undefined ? { format: changes.format } : {}),
     ...(plainSecret ? { secret: props.secrets.seal(plainSecret) } : {}),
     updated_at: props.now,
   });
   if (!row) throw problem('not-found', `No webhook ${id}`);
-  return { ...row, plainSecret };
+  const [withRecent] = await withHealth(db, accountId, [row], props.now);
+  return { ...withRecent!, plainSecret };
 }
 
 export async function deleteWebhook(props: { db: Db; accountId: string; id: string }): Promise<void> {
@@ -96,6 +162,7 @@ export async function deleteWebhook(props: { db: Db; accountId: string; id: stri
 /** The synchronous test ping, through the same sender as the delivery worker's. */
 export async function testWebhook(props: Deps & { accountId: string; id: string }): Promise<AttemptResult> {
   const webhook = await findOr404(props.db, props.accountId, props.id);
+  const formName = await findFormName(props.db, props.accountId, webhook.form_id);
   const agent = createWebhookAgent({
     allowPrivateNetworks: props.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     timeoutMs: props.config.WEBHOOK_TIMEOUT_MS,
@@ -107,6 +174,7 @@ export async function testWebhook(props: Deps & { accountId: string; id: string 
       agent,
       config: props.config,
       webhook,
+      chat: { format: webhook.format, formName: formName ?? '', baseUrl: props.config.PUBLIC_BASE_URL },
       now: props.now,
     });
   } finally {

@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import type { Queryable, WebhookFormat } from '@intake/shared';
 
 export interface WebhookRow {
   id: string;
@@ -6,10 +6,24 @@ export interface WebhookRow {
   form_id: string;
   url: string;
   enabled: boolean;
+  format: WebhookFormat;
+  /** Why it was disabled by Intake (`failing`); null when enabled or disabled by its owner. */
+  disabled_reason: 'failing' | null;
   /** Sealed with SECRETS_KEY (platform.secrets); never presented. */
   secret: string;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+  failing_since: Date | null;
+  consecutive_failures: number;
   created_at: Date;
   updated_at: Date;
+}
+
+/** A webhook's deliveries of the last 24 hours, by how they stand. */
+export interface RecentDeliveries {
+  succeeded: number;
+  failed: number;
+  pending: number;
 }
 
 // Webhook rows, always scoped by account.
@@ -18,7 +32,14 @@ export async function formExists(db: Queryable, accountId: string, formId: strin
   return Boolean(await db('forms').where({ account_id: accountId, id: formId }).first('id'));
 }
 
-export async function insertWebhook(db: Queryable, row: Omit<WebhookRow, 'enabled'>): Promise<WebhookRow> {
+type HealthColumns =
+  'enabled' | 'disabled_reason' | 'last_success_at' | 'last_failure_at' | 'failing_since' | 'consecutive_failures';
+
+export async function findFormName(db: Queryable, accountId: string, formId: string): Promise<string | undefined> {
+  return (await db('forms').where({ account_id: accountId, id: formId }).first('name'))?.name;
+}
+
+export async function insertWebhook(db: Queryable, row: Omit<WebhookRow, HealthColumns>): Promise<WebhookRow> {
   const [created] = await db('webhooks').insert(row).returning('*');
   return created as WebhookRow;
 }
@@ -41,10 +62,74 @@ export async function updateWebhookRow(
   db: Queryable,
   accountId: string,
   id: string,
-  changes: Partial<Pick<WebhookRow, 'url' | 'enabled' | 'secret' | 'updated_at'>>,
+  changes: Partial<Pick<WebhookRow, 'url' | 'enabled' | 'secret' | 'format' | 'updated_at'>>,
 ): Promise<WebhookRow | undefined> {
-  const [row] = await db('webhooks').where({ account_id: accountId, id }).update(changes).returning('*');
+  // Enabled again by its owner: the failing streak and the reason it was disabled are forgotten.
+  const reenable =
+    changes.enabled === true
+      ? { disabled_reason: null, failing_since: null, consecutive_failures: 0, alerted_at: null }
+      : {};
+  const [row] = await db('webhooks')
+    .where({ account_id: accountId, id })
+    .update({ ...changes, ...reenable })
+    .returning('*');
   return row as WebhookRow | undefined;
+}
+
+/** The deliveries made since `since` of these webhooks, by state (pending covering retrying), by webhook id. */
+export async function recentDeliveries(
+  db: Queryable,
+  accountId: string,
+  webhookIds: string[],
+  since: Date,
+): Promise<Map<string, RecentDeliveries>> {
+  if (webhookIds.length === 0) return new Map();
+  const rows: { webhook_id: string; succeeded: number; failed: number; pending: number }[] = await db('deliveries')
+    .where({ account_id: accountId })
+    .whereIn('webhook_id', webhookIds)
+    .where('created_at', '>=', since)
+    .groupBy('webhook_id')
+    .select(
+      'webhook_id',
+      db.raw(`count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded`),
+      db.raw(`count(*) FILTER (WHERE status = 'failed')::int AS failed`),
+      db.raw(`count(*) FILTER (WHERE status IN ('pending', 'retrying'))::int AS pending`),
+    );
+  return new Map(rows.map(({ webhook_id, ...counts }) => [webhook_id, counts]));
+}
+
+/** Which of a webhook's deliveries a bulk replay takes. */
+export interface ReplayFilter {
+  status?: 'failed';
+  since?: Date;
+  until?: Date;
+}
+
+function replayable(db: Queryable, accountId: string, webhookId: string, filter: ReplayFilter) {
+  return db('deliveries')
+    .where({ account_id: accountId, webhook_id: webhookId, event_type: 'submission.created' })
+    .whereNull('replay_queued_at')
+    .modify((q) => {
+      if (filter.status) q.where({ status: filter.status });
+      if (filter.since) q.where('created_at', '>=', filter.since);
+      if (filter.until) q.where('created_at', '<', filter.until);
+    });
+}
+
+/**
+ * Marks the matching deliveries (not already waiting for a replay) for one; the delivery service's
+ * pump sends them. Answers how many were marked; `dryRun` only counts them.
+ */
+export async function queueReplays(
+  db: Queryable,
+  props: { accountId: string; webhookId: string; filter: ReplayFilter; now: Date; dryRun: boolean },
+): Promise<number> {
+  const query = replayable(db, props.accountId, props.webhookId, props.filter);
+  if (props.dryRun) {
+    const [row] = await query.count<{ count: string }[]>('* as count');
+    return Number(row?.count ?? 0);
+  }
+  return query.update({ replay_queued_at: props.now });
 }
 
 export async function deleteWebhookRow(db: Queryable, accountId: string, id: string): Promise<boolean> {

@@ -1,15 +1,46 @@
 import { Type } from '@sinclair/typebox';
-import { route, toTimestamp, type Platform } from '@intake/shared';
-import { createWebhook, deleteWebhook, listWebhooks, testWebhook, updateWebhook } from '../domain/webhooks';
-import type { WebhookRow } from '../repositories/webhook.repository';
-import { IdParams, List, Timestamp } from './schemas';
+import { problem, route, toTimestamp, type Platform } from '@intake/shared';
+import {
+  createWebhook,
+  deleteWebhook,
+  getWebhook,
+  listWebhooks,
+  replayWebhook,
+  testWebhook,
+  updateWebhook,
+  type WebhookWithHealth,
+} from '../domain/webhooks';
+import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
 
+const Format = Type.Union(
+  [Type.Literal('standard'), Type.Literal('slack'), Type.Literal('discord'), Type.Literal('teams')],
+  {
+    description:
+      '`standard`: the signed JSON envelope; `slack`, `discord`, `teams`: a readable message in that service’s ' +
+      'incoming-webhook shape (form name, fields, a link to the submission in the console)',
+  },
+);
+const Health = Type.Object({
+  last_24h: Type.Object(
+    { succeeded: Type.Integer(), failed: Type.Integer(), pending: Type.Integer({ description: 'retrying included' }) },
+    { description: 'deliveries created in the last 24 hours, by how they stand now' },
+  ),
+  last_success_at: NullableTimestamp,
+  last_failure_at: NullableTimestamp,
+  failing_since: Nullable(Timestamp),
+  consecutive_failures: Type.Integer({ description: 'failed attempts in a row since the last success' }),
+});
 const Webhook = Type.Object(
   {
     id: Type.String({ description: '`wh_...`' }),
     form_id: Type.String({ description: '`frm_...`' }),
     url: Type.String({ description: 'delivery target (https)' }),
     enabled: Type.Boolean(),
+    format: Format,
+    disabled_reason: Nullable(
+      Type.Literal('failing', { description: 'disabled by Intake after failing for WEBHOOK_DISABLE_AFTER' }),
+    ),
+    health: Health,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -35,12 +66,23 @@ const TestResult = Type.Object({
   duration_ms: Type.Integer(),
 });
 
-function present(row: WebhookRow) {
+const maybeTime = (at: Date | null) => (at ? toTimestamp(at) : null);
+
+function present(row: WebhookWithHealth) {
   return {
     id: row.id,
     form_id: row.form_id,
     url: row.url,
     enabled: row.enabled,
+    format: row.format,
+    disabled_reason: row.disabled_reason,
+    health: {
+      last_24h: row.recent,
+      last_success_at: maybeTime(row.last_success_at),
+      last_failure_at: maybeTime(row.last_failure_at),
+      failing_since: maybeTime(row.failing_since),
+      consecutive_failures: row.consecutive_failures,
+    },
     created_at: toTimestamp(row.created_at),
     updated_at: toTimestamp(row.updated_at),
   };
@@ -64,12 +106,12 @@ export const createWebhookRoute = route({
   tags: ['Webhooks'],
   auth: 'management',
   params: IdParams('form', 'form id'),
-  body: Type.Object({ url: Url }, { additionalProperties: false }),
+  body: Type.Object({ url: Url, format: Type.Optional(Format) }, { additionalProperties: false }),
   responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
   problems: ['not-found', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
     const deps = webhookDeps(platform, principal.accountId);
-    const created = await createWebhook({ ...deps, formId: params.id, url: body.url });
+    const created = await createWebhook({ ...deps, formId: params.id, url: body.url, format: body.format });
     ctx.status = 201;
     ctx.set('Location', `/v1/webhooks/${created.id}`);
     ctx.body = { ...present(created), secret: created.plainSecret };
@@ -87,10 +129,28 @@ export const listWebhooksRoute = route({
   params: IdParams('form', 'form id'),
   responses: { 200: { description: 'The webhooks, oldest first', schema: List(Webhook) } },
   problems: ['not-found'],
-  async handler(ctx, { params, principal }, { db }: Platform) {
+  async handler(ctx, { params, principal }, { db, clock }: Platform) {
     ctx.body = {
-      data: (await listWebhooks({ db, accountId: principal.accountId, formId: params.id })).map(present),
+      data: (await listWebhooks({ db, accountId: principal.accountId, formId: params.id, now: clock.now() })).map(
+        present,
+      ),
     };
+  },
+});
+
+/** `GET /v1/webhooks/:id`: one webhook with its health. */
+export const getWebhookRoute = route({
+  method: 'GET',
+  path: '/v1/webhooks/:id',
+  operationId: 'getWebhook',
+  summary: 'Get a webhook with its health (never its secret)',
+  tags: ['Webhooks'],
+  auth: 'management',
+  params: IdParams('webhook', 'webhook id'),
+  responses: { 200: { description: 'The webhook', schema: Webhook } },
+  problems: ['not-found'],
+  async handler(ctx, { params, principal }, { db, clock }: Platform) {
+    ctx.body = present(await getWebhook({ db, accountId: principal.accountId, id: params.id, now: clock.now() }));
   },
 });
 
@@ -106,7 +166,10 @@ export const updateWebhookRoute = route({
   body: Type.Object(
     {
       url: Type.Optional(Url),
-      enabled: Type.Optional(Type.Boolean()),
+      enabled: Type.Optional(
+        Type.Boolean({ description: '`true` also clears `disabled_reason` and the failing streak' }),
+      ),
+      format: Type.Optional(Format),
       rotate_secret: Type.Optional(Type.Boolean()),
     },
     { additionalProperties: false },
@@ -166,11 +229,68 @@ export const testWebhookRoute = route({
   },
 });
 
+/** A `since`/`until` the schema accepted as date-time that is no instant Postgres stores: 422 naming it. */
+function instant(value: string | undefined, name: string): Date | undefined {
+  if (value === undefined) return undefined;
+  const at = new Date(value);
+  const year = at.getUTCFullYear();
+  if (Number.isNaN(at.getTime()) || year < 1 || year > 9999)
+    throw problem('validation-failed', `body/${name} is not a time that can be searched`, {
+      errors: [{ field: `body/${name}`, message: 'must be a real instant between years 1 and 9999' }],
+    });
+  return at;
+}
+
+const Replayed = Type.Object({ replayed: Type.Integer({ minimum: 0 }) });
+
+/** `POST /v1/webhooks/:id/replay`: the matching deliveries sent again, each once, at a bounded rate. */
+export const replayWebhookRoute = route({
+  method: 'POST',
+  path: '/v1/webhooks/:id/replay',
+  operationId: 'replayWebhook',
+  summary: 'Send a webhook’s matching deliveries again (e.g. every failed one since an outage began)',
+  description:
+    'Each matching delivery is queued once (one already waiting for its replay is not counted again) and sent as ' +
+    'a replay at a bounded rate, beside new deliveries. `dry_run: true` only counts. Test pings are not replayed.',
+  tags: ['Webhooks'],
+  auth: 'management',
+  params: IdParams('webhook', 'webhook id'),
+  body: Type.Object(
+    {
+      status: Type.Optional(Type.Literal('failed', { description: 'only failed deliveries; absent: every state' })),
+      since: Type.Optional(Type.String({ format: 'date-time', description: 'created at or after (inclusive)' })),
+      until: Type.Optional(Type.String({ format: 'date-time', description: 'created before (exclusive)' })),
+      dry_run: Type.Optional(Type.Boolean({ description: 'count, queue nothing' })),
+    },
+    { additionalProperties: false },
+  ),
+  responses: {
+    200: { description: 'With `dry_run`: how many deliveries would be queued', schema: Replayed },
+    202: { description: 'How many deliveries were queued', schema: Replayed },
+  },
+  problems: ['not-found', 'conflict', 'validation-failed'],
+  async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
+    const filter = { status: body.status, since: instant(body.since, 'since'), until: instant(body.until, 'until') };
+    const replayed = await replayWebhook({
+      db,
+      accountId: principal.accountId,
+      id: params.id,
+      filter,
+      dryRun: body.dry_run === true,
+      now: clock.now(),
+    });
+    ctx.status = body.dry_run === true ? 200 : 202;
+    ctx.body = { replayed };
+  },
+});
+
 /** The webhook routes, in the order the OpenAPI document lists them. */
 export const webhookRoutes = [
   createWebhookRoute,
   listWebhooksRoute,
+  getWebhookRoute,
   updateWebhookRoute,
   deleteWebhookRoute,
   testWebhookRoute,
+  replayWebhookRoute,
 ];

@@ -1,0 +1,125 @@
+import {
+  ACK,
+  eventWithPayload,
+  recordNotification,
+  type AutoresponseSettings,
+  type Config,
+  type Db,
+  type Logger,
+  type Mail,
+  type Mailer,
+  type Outcome,
+  type SubmissionEvent,
+} from '@intake/shared';
+import { claimAutoresponse } from '../repositories/autoresponse.repository';
+import type { NotificationOutcome } from '../repositories/notification.repository';
+import { retryDelayMs } from './deliver';
+
+/** At most one autoresponse per form and recipient within this window. */
+export const AUTORESPONSE_WINDOW_MS = 10 * 60_000;
+
+/** Field names (compared ignoring case) whose value is the recipient when the form names no `email_field`. */
+export const AUTORESPONSE_FIELDS = ['email', 'e-mail', 'email_address', '_replyto'] as const;
+const DEFAULT_FIELDS = new Set<string>(AUTORESPONSE_FIELDS);
+
+/** One e-mail address and nothing else (the WHATWG form address, ASCII): no list, no display name, no comment. */
+const ONE_ADDRESS =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+/**
+ * The recipient: the value of `emailField`, or of the first field named like an e-mail field, when
+ * that value is exactly one address; otherwise none (a value that is not one address is never
+ * mailed, and other fields are not searched for one).
+ */
+export function autoresponseRecipient(payload: Record<string, string>, emailField?: string): string | undefined {
+  const value =
+    emailField !== undefined
+      ? payload[emailField]
+      : Object.entries(payload).find(([name]) => DEFAULT_FIELDS.has(name.toLowerCase()))?.[1];
+  if (typeof value !== 'string') return undefined;
+  const candidate = value.trim();
+  return candidate.length <= 254 && ONE_ADDRESS.test(candidate) ? candidate : undefined;
+}
+
+// Control characters except tab and newline (kept in the text), and every line break for one-line values.
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;
+// eslint-disable-next-line no-control-regex
+const LINE_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+
+/**
+ * `{{field name}}` replaced by the field's value (empty when the submission has no such field), as
+ * plain text: the mail has no HTML part, and in the subject every line break or control character
+ * becomes a space, so a value can add no header. Placeholders inside values are not expanded.
+ */
+export function fillPlaceholders(template: string, payload: Record<string, string>, oneLine: boolean): string {
+  const filled = template.replace(/\{\{\s*([^{}]+?)\s*\}\}/g, (_m, name: string) => {
+    const value = Object.hasOwn(payload, name) ? (payload[name] ?? '') : '';
+    return oneLine ? value.replace(LINE_BREAKS, ' ') : value.replace(CONTROLS, '');
+  });
+  return oneLine ? filled.replace(LINE_BREAKS, ' ').trim() : filled;
+}
+
+/** The autoresponse mail of one submission to `to`. */
+export function autoresponseMail(settings: AutoresponseSettings, event: SubmissionEvent, to: string): Mail {
+  const subject = fillPlaceholders(settings.subject, event.payload, true).slice(0, 250);
+  return {
+    to: [to],
+    subject: subject || event.form_name.replace(LINE_BREAKS, ' '),
+    text: fillPlaceholders(settings.text, event.payload, false),
+    ...(settings.reply_to ? { replyTo: settings.reply_to } : {}),
+  };
+}
+
+export interface AutorespondDeps {
+  db: Db;
+  mailer: Mailer;
+  logger: Logger;
+  config: Pick<Config, 'WEBHOOK_RETRY_SCHEDULE'>;
+  now: Date;
+  leaseMs: number;
+  maxAttempts: number;
+  record(outcome: NotificationOutcome): Promise<void>;
+}
+
+/**
+ * Sends one submission's autoresponse through the notification pipeline: claimed once per
+ * submission (a redelivered or rescued-again submission finds its row), only for a `received`
+ * submission still stored, skipped without an address or within the recipient's window, and a
+ * refused send retried on the webhook ladder like the owner's mail.
+ */
+export async function autorespond(
+  deps: AutorespondDeps,
+  item: { event: SubmissionEvent; settings: AutoresponseSettings },
+): Promise<Outcome> {
+  if (item.event.status !== 'received' || !item.settings.enabled) return ACK;
+  const event = await eventWithPayload(deps.db, item.event);
+  if (!event) return ACK;
+  const to = autoresponseRecipient(event.payload, item.settings.email_field);
+  const claim = await claimAutoresponse(
+    deps.db,
+    { accountId: event.account_id, formId: event.form_id, submissionId: event.submission_id, to },
+    { leaseMs: deps.leaseMs, windowMs: AUTORESPONSE_WINDOW_MS, now: deps.now },
+  );
+  if (!claim.taken) return claim.done ? ACK : { retryInMs: Math.max(claim.remainingMs, 50) };
+  if (!to) return ACK; // a claim is never taken without an address: the row was skipped
+  const attempts = claim.attemptCount + 1;
+  try {
+    await deps.mailer.send(autoresponseMail(item.settings, event, to));
+  } catch (err) {
+    recordNotification({ outcome: 'failed' });
+    const final = attempts >= deps.maxAttempts;
+    const message = String((err as Error).message ?? err).slice(0, 500);
+    await deps.record({
+      id: claim.id,
+      status: final ? 'failed' : 'pending',
+      attemptCount: attempts,
+      lastError: message,
+    });
+    deps.logger.warn({ err, submission_id: event.submission_id, attempt: attempts }, 'autoresponse failed');
+    return final ? ACK : { retryInMs: retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, attempts) };
+  }
+  await deps.record({ id: claim.id, status: 'sent', sentAt: deps.now, attemptCount: attempts, lastError: null });
+  recordNotification({ outcome: 'sent' });
+  return ACK;
+}

@@ -1,0 +1,172 @@
+import {
+  requestDelivery,
+  toTimestamp,
+  type Config,
+  type Db,
+  type Logger,
+  type Mail,
+  type Mailer,
+  type Nats,
+  type Worker,
+} from '@intake/shared';
+import {
+  disableFailingWebhooks,
+  forgetAlert,
+  takeQueuedReplays,
+  takeWebhooksToAlert,
+  type FailingWebhook,
+} from '../repositories/webhook-health.repository';
+
+/** How often the health sweep runs. */
+export const HEALTH_SWEEP_MS = 60_000;
+
+/** How often the replay pump runs, and how many replays it sends each time (per process). */
+export const REPLAY_PUMP_MS = 1000;
+export const REPLAYS_PER_PUMP = 20;
+
+/**
+ * Runs `task` every `intervalMs` without overlapping runs (a tick while one runs is skipped); a
+ * failure is logged and the next tick tries again. `stop()` waits for a run in progress.
+ */
+export function startPeriodic(props: {
+  intervalMs: number;
+  logger: Logger;
+  failure: string;
+  task: () => Promise<unknown>;
+}): Worker {
+  let running: Promise<unknown> | undefined;
+  const timer = setInterval(() => {
+    running ??= props
+      .task()
+      .catch((err) => props.logger.warn({ err }, props.failure))
+      .finally(() => (running = undefined));
+  }, props.intervalMs);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+/**
+ * The URL as an e-mail may show it: scheme and host only. A chat service's webhook URL is itself
+ * the credential (Slack's, Discord's), and a mailbox is no place for it.
+ */
+export function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}/…`;
+  } catch {
+    return '(an unreadable URL)';
+  }
+}
+
+function healthMail(
+  webhook: FailingWebhook,
+  props: { disabled: boolean; config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_DISABLE_AFTER'> },
+): Mail | undefined {
+  const to = Array.isArray(webhook.notify_emails)
+    ? webhook.notify_emails.filter((a): a is string => typeof a === 'string')
+    : [];
+  if (to.length === 0) return undefined;
+  const hours = (props.config.WEBHOOK_DISABLE_AFTER / 3_600_000).toFixed(0);
+  const what = props.disabled
+    ? 'It has been disabled: new submissions are not sent to it. Fix the endpoint, enable the webhook again, ' +
+      'then replay what failed meanwhile.'
+    : props.config.WEBHOOK_DISABLE_AFTER > 0
+      ? `Deliveries are still retried. If it keeps failing for ${hours} hours in all, it will be disabled.`
+      : 'Deliveries are still retried.';
+  const text = [
+    `The webhook ${webhook.id} of the form "${webhook.form_name}" (${displayUrl(webhook.url)}) has failed`,
+    `without a success since ${toTimestamp(webhook.failing_since)} (${webhook.consecutive_failures} failed attempts in a row).`,
+    '',
+    `Last error: ${webhook.last_error ?? '(none recorded)'}`,
+    '',
+    what,
+    '',
+    `${props.config.PUBLIC_BASE_URL}/console/forms/${webhook.form_id}/webhooks/${webhook.id}`,
+    '',
+  ].join('\n');
+  const subject = `${props.disabled ? 'Webhook disabled' : 'Webhook failing'}: ${webhook.form_name}`;
+  return { to, subject: subject.replace(/[\r\n]+/g, ' ').slice(0, 200), text };
+}
+
+/**
+ * One health sweep: webhooks failing without a success for WEBHOOK_DISABLE_AFTER are disabled
+ * (`disabled_reason: failing`) and their forms' addresses told; those failing for
+ * WEBHOOK_FAILURE_ALERT_AFTER are alerted once per streak (a success ends the streak; an alert
+ * whose mail could not be sent is taken again at the next sweep). `0` turns either off.
+ */
+export async function sweepWebhookHealth(props: {
+  db: Db;
+  mailer: Mailer;
+  logger: Logger;
+  config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_FAILURE_ALERT_AFTER' | 'WEBHOOK_DISABLE_AFTER'>;
+  now: Date;
+}): Promise<{ alerted: number; disabled: number }> {
+  const { db, config, now } = props;
+  const at = (ms: number) => new Date(now.getTime() - ms);
+  const disabled =
+    config.WEBHOOK_DISABLE_AFTER > 0
+      ? await disableFailingWebhooks(db, { cutoff: at(config.WEBHOOK_DISABLE_AFTER), now })
+      : [];
+  for (const webhook of disabled) {
+    props.logger.warn({ webhook_id: webhook.id }, 'webhook disabled after failing');
+    const mail = healthMail(webhook, { disabled: true, config });
+    if (mail) await props.mailer.send(mail).catch((err) => props.logger.warn({ err }, 'webhook disabled mail failed'));
+  }
+  const alerted =
+    config.WEBHOOK_FAILURE_ALERT_AFTER > 0
+      ? await takeWebhooksToAlert(db, { cutoff: at(config.WEBHOOK_FAILURE_ALERT_AFTER), now })
+      : [];
+  for (const webhook of alerted) {
+    const mail = healthMail(webhook, { disabled: false, config });
+    if (!mail) continue;
+    try {
+      await props.mailer.send(mail);
+    } catch (err) {
+      props.logger.warn({ err, webhook_id: webhook.id }, 'webhook alert mail failed; will retry');
+      await forgetAlert(db, webhook.id);
+    }
+  }
+  return { alerted: alerted.length, disabled: disabled.length };
+}
+
+/**
+ * Sends queued replays (POST /v1/webhooks/:id/replay) at a bounded rate: at most REPLAYS_PER_PUMP
+ * `delivery.requested` messages per REPLAY_PUMP_MS and process, so a replay of thousands of
+ * deliveries after an outage enters the send queue a little at a time and new deliveries keep
+ * their place between them.
+ */
+export function pumpReplays(props: { db: Db; nats: Nats; limit?: number }): Promise<number> {
+  return takeQueuedReplays(props.db, props.limit ?? REPLAYS_PER_PUMP, async (ids) => {
+    for (const id of ids) await requestDelivery(props.nats, { deliveryId: id, trigger: 'replay' });
+  });
+}
+
+/** The health sweep and the replay pump of one delivery process. */
+export function startWebhookUpkeep(props: {
+  db: Db;
+  nats: Nats;
+  mailer: Mailer;
+  logger: Logger;
+  config: Config;
+  clock: { now(): Date };
+}): Worker[] {
+  return [
+    startPeriodic({
+      intervalMs: HEALTH_SWEEP_MS,
+      logger: props.logger,
+      failure: 'webhook health sweep failed; will retry',
+      task: () => sweepWebhookHealth({ ...props, now: props.clock.now() }),
+    }),
+    startPeriodic({
+      intervalMs: REPLAY_PUMP_MS,
+      logger: props.logger,
+      failure: 'replay pump failed; will retry',
+      task: () => pumpReplays(props),
+    }),
+  ];
+}

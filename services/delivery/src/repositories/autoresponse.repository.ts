@@ -1,0 +1,89 @@
+import { newId, type Db, type Queryable } from '@intake/shared';
+
+/** What claiming a submission's autoresponse found. */
+export type AutoresponseClaim =
+  /** This process sends it now. */
+  | { taken: true; id: string; attemptCount: number }
+  /** Sent, failed for good, or skipped (no address, or one mailed to that address within the window). */
+  | { taken: false; done: true }
+  /** Another process is sending it: its lease still runs this long. */
+  | { taken: false; done: false; remainingMs: number };
+
+/** Why an autoresponse was not sent, as its notification row records it. */
+export const SKIPPED = {
+  noAddress: 'no field of the submission holds one e-mail address',
+  throttled: 'an autoresponse of this form went to this address less than 10 minutes ago',
+} as const;
+
+/**
+ * Claims the autoresponse of one submission, in one transaction: its `notifications` row (kind
+ * `autoresponse`, once per submission) is created already leased to this process, or an existing
+ * pending one nobody holds is leased. When the row is new, the rules decide before anything is
+ * sent: no address → `skipped`; an autoresponse of the same form to the same address within
+ * `windowMs` → `skipped` (the `autoresponse_sends` row is taken by an upsert that only moves
+ * forward once the window has passed, so of a flood of posts naming one address exactly one wins).
+ */
+export async function claimAutoresponse(
+  db: Db,
+  ask: { accountId: string; formId: string; submissionId: string; to: string | undefined },
+  props: { leaseMs: number; windowMs: number; now: Date },
+): Promise<AutoresponseClaim> {
+  return db.transaction(async (trx) => {
+    const inserted = await trx.raw(
+      `INSERT INTO notifications AS t (id, account_id, kind, dedup_key, recipients, status, lease_until, created_at)
+       VALUES (?, ?, 'autoresponse', ?, ?::jsonb, 'pending', now() + make_interval(secs => ?::float8 / 1000), ?)
+       ON CONFLICT (dedup_key) DO UPDATE SET lease_until = EXCLUDED.lease_until
+         WHERE t.status = 'pending' AND (t.lease_until IS NULL OR t.lease_until <= now())
+       RETURNING t.id, t.attempt_count, (xmax = 0) AS fresh`,
+      [
+        newId('notification', props.now.getTime()),
+        ask.accountId,
+        `autoresponse:${ask.submissionId}`,
+        JSON.stringify(ask.to ? [ask.to] : []),
+        props.leaseMs,
+        props.now,
+      ],
+    );
+    const row = inserted.rows[0] as { id: string; attempt_count: number; fresh: boolean } | undefined;
+    if (!row) return unclaimed(trx, ask.submissionId, props.leaseMs);
+    if (row.fresh) {
+      const skip = ask.to ? await throttled(trx, ask.formId, ask.to, props) : SKIPPED.noAddress;
+      if (skip) {
+        await trx('notifications')
+          .where({ id: row.id })
+          .update({ status: 'skipped', last_error: skip, lease_until: null });
+        return { taken: false, done: true };
+      }
+    }
+    return { taken: true, id: row.id, attemptCount: row.attempt_count };
+  });
+}
+
+/** Why not to send to `to` now (another autoresponse of the form went there within the window), or nothing. */
+async function throttled(
+  trx: Queryable,
+  formId: string,
+  to: string,
+  props: { windowMs: number; now: Date },
+): Promise<string | undefined> {
+  const taken = await trx.raw(
+    `INSERT INTO autoresponse_sends AS s (form_id, recipient, sent_at) VALUES (?, ?, ?)
+     ON CONFLICT (form_id, recipient) DO UPDATE SET sent_at = EXCLUDED.sent_at
+       WHERE s.sent_at <= EXCLUDED.sent_at - make_interval(secs => ?::float8 / 1000)
+     RETURNING 1`,
+    [formId, to.toLowerCase(), props.now, props.windowMs],
+  );
+  return taken.rows.length > 0 ? undefined : SKIPPED.throttled;
+}
+
+async function unclaimed(trx: Queryable, submissionId: string, leaseMs: number): Promise<AutoresponseClaim> {
+  const other = await trx.raw(
+    `SELECT status <> 'pending' AS done,
+       least(ceil(?::float8), ceil(greatest(0, extract(epoch FROM lease_until - now()) * 1000)))::int AS remaining_ms
+     FROM notifications WHERE dedup_key = ?`,
+    [leaseMs, `autoresponse:${submissionId}`],
+  );
+  const row = other.rows[0] as { done: boolean; remaining_ms: number | null } | undefined;
+  if (!row || row.done) return { taken: false, done: true };
+  return { taken: false, done: false, remainingMs: row.remaining_ms ?? 0 };
+}

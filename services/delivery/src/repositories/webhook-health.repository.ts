@@ -1,0 +1,76 @@
+import type { Db } from '@intake/shared';
+
+/** A failing webhook as its alert e-mail describes it. */
+export interface FailingWebhook {
+  id: string;
+  form_id: string;
+  form_name: string;
+  url: string;
+  notify_emails: unknown;
+  failing_since: Date;
+  consecutive_failures: number;
+  last_error: string | null;
+}
+
+/*
+ * The health sweep's statements. Each marks the webhooks it returns in the same statement (alerted,
+ * or disabled), so replicas sweeping at once never take the same webhook twice.
+ */
+
+const RETURNING = `RETURNING w.id, w.form_id, f.name AS form_name, w.url, f.notify_emails, w.failing_since,
+  w.consecutive_failures,
+  (SELECT d.last_error FROM deliveries d WHERE d.webhook_id = w.id AND d.last_error IS NOT NULL
+   ORDER BY d.updated_at DESC LIMIT 1) AS last_error`;
+
+/** Enabled webhooks failing since `cutoff` or earlier and not yet alerted for this streak, marked alerted. */
+export async function takeWebhooksToAlert(db: Db, props: { cutoff: Date; now: Date }): Promise<FailingWebhook[]> {
+  const result = await db.raw(
+    `UPDATE webhooks w SET alerted_at = ? FROM forms f
+     WHERE f.id = w.form_id AND w.enabled AND w.alerted_at IS NULL AND w.failing_since <= ?
+     ${RETURNING}`,
+    [props.now, props.cutoff],
+  );
+  return result.rows as FailingWebhook[];
+}
+
+/** Enabled webhooks failing since `cutoff` or earlier, disabled with `disabled_reason = 'failing'`. */
+export async function disableFailingWebhooks(db: Db, props: { cutoff: Date; now: Date }): Promise<FailingWebhook[]> {
+  const result = await db.raw(
+    `UPDATE webhooks w SET enabled = false, disabled_reason = 'failing', updated_at = ? FROM forms f
+     WHERE f.id = w.form_id AND w.enabled AND w.failing_since <= ?
+     ${RETURNING}`,
+    [props.now, props.cutoff],
+  );
+  return result.rows as FailingWebhook[];
+}
+
+/** An alert whose e-mail could not be sent is taken again at the next sweep. */
+export async function forgetAlert(db: Db, webhookId: string): Promise<void> {
+  await db('webhooks').where({ id: webhookId }).update({ alerted_at: null });
+}
+
+/**
+ * Deliveries waiting for a replay, oldest request first, at most `limit`: `send` publishes their
+ * requests while their rows are locked (another replica's pump skips them), then their marks are
+ * cleared in the same transaction, so each is sent once, or again after a failed publish.
+ */
+export async function takeQueuedReplays(
+  db: Db,
+  limit: number,
+  send: (ids: string[]) => Promise<void>,
+): Promise<number> {
+  return db.transaction(async (trx) => {
+    const rows: { id: string }[] = (
+      await trx.raw(
+        `SELECT id FROM deliveries WHERE replay_queued_at IS NOT NULL
+         ORDER BY replay_queued_at, id LIMIT ? FOR UPDATE SKIP LOCKED`,
+        [limit],
+      )
+    ).rows;
+    if (rows.length === 0) return 0;
+    const ids = rows.map((r) => r.id);
+    await send(ids);
+    await trx('deliveries').whereIn('id', ids).update({ replay_queued_at: null });
+    return ids.length;
+  });
+}

@@ -1,0 +1,130 @@
+import type { EventType } from './sender';
+
+/** What a webhook posts: Intake's signed envelope, or a message in a chat service's incoming-webhook shape. */
+export type WebhookFormat = 'standard' | 'slack' | 'discord' | 'teams';
+export const WEBHOOK_FORMATS: readonly WebhookFormat[] = ['standard', 'slack', 'discord', 'teams'];
+
+/** What a chat message tells: the form, the fields in their posted order, the files, a link to the console. */
+export interface ChatContext {
+  type: EventType;
+  data: Record<string, unknown>;
+  formName: string;
+  /** `PUBLIC_BASE_URL`, for the console link. */
+  baseUrl: string;
+}
+
+interface Message {
+  title: string;
+  fields: [string, string][];
+  link: string | undefined;
+}
+
+/** Longest field value a message carries (each service has its own, lower limits below). */
+const VALUE_MAX = 1000;
+/** Most fields a message lists; the rest are counted. */
+const FIELDS_MAX = 20;
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** The readable content of a delivery, whatever the service. */
+function messageOf(ctx: ChatContext): Message {
+  const { data } = ctx;
+  if (ctx.type === 'webhook.test')
+    return { title: `Test message from Intake for "${ctx.formName}"`, fields: [], link: undefined };
+  const payload = (data['payload'] ?? {}) as Record<string, unknown>;
+  const entries = Object.entries(payload).map(([k, v]): [string, string] => [
+    cut(k, 200),
+    cut(typeof v === 'string' ? v : JSON.stringify(v), VALUE_MAX),
+  ]);
+  const fields = entries.slice(0, FIELDS_MAX);
+  if (entries.length > FIELDS_MAX) fields.push(['…', `${entries.length - FIELDS_MAX} more fields`]);
+  const files = Array.isArray(data['files']) ? (data['files'] as { filename?: unknown }[]) : [];
+  if (files.length > 0) fields.push(['Files', cut(files.map((f) => String(f.filename)).join(', '), VALUE_MAX)]);
+  const id = typeof data['submission_id'] === 'string' ? data['submission_id'] : undefined;
+  return {
+    title: `New submission to "${ctx.formName}"`,
+    fields,
+    link: id ? `${ctx.baseUrl}/console/submissions/${encodeURIComponent(id)}` : undefined,
+  };
+}
+
+/** Slack's mrkdwn: `&`, `<` and `>` are escaped, so no value can mention a channel or forge a link. */
+const slackEscape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** Slack incoming webhooks: `text` (the notification's fallback) and Block Kit `blocks`. */
+function slack(m: Message): Record<string, unknown> {
+  const lines = m.fields.map(([k, v]) => `*${slackEscape(k)}*\n${slackEscape(v)}`);
+  const blocks: Record<string, unknown>[] = [
+    { type: 'header', text: { type: 'plain_text', text: cut(m.title, 150), emoji: false } },
+  ];
+  // A section's text holds at most 3,000 characters: fields are grouped into as few sections as fit.
+  let section = '';
+  for (const line of lines) {
+    if (section && section.length + line.length + 2 > 2900) {
+      blocks.push({ type: 'section', text: { type: 'mrkdwn', text: section } });
+      section = '';
+    }
+    section = section ? `${section}\n\n${cut(line, 2900)}` : cut(line, 2900);
+  }
+  if (section) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: section } });
+  if (m.link) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `<${m.link}|View in the console>` } });
+  return { text: slackEscape(m.title), blocks: blocks.slice(0, 50) };
+}
+
+/**
+ * Discord webhooks: one embed (fields ≤ 25, names ≤ 256, values ≤ 1,024, all its text ≤ 6,000), and
+ * no mention in a value ever pings anyone.
+ */
+function discord(m: Message): Record<string, unknown> {
+  const title = cut(m.title, 256);
+  let budget = 5900 - title.length;
+  const fields: { name: string; value: string }[] = [];
+  for (const [k, v] of m.fields.slice(0, 24)) {
+    const name = cut(k, 256);
+    const room = Math.min(1024, budget - name.length);
+    if (room < 2) break;
+    const value = cut(v || '-', room);
+    budget -= name.length + value.length;
+    fields.push({ name, value });
+  }
+  if (fields.length < m.fields.length) fields.push({ name: '…', value: 'more in the console' });
+  return {
+    content: cut(m.title, 2000),
+    embeds: [{ title, ...(m.link ? { url: m.link } : {}), fields }],
+    allowed_mentions: { parse: [] },
+  };
+}
+
+/** Microsoft Teams incoming webhooks (and Workflows): a message with one Adaptive Card. */
+function teams(m: Message): Record<string, unknown> {
+  const body: Record<string, unknown>[] = [
+    { type: 'TextBlock', text: m.title, weight: 'Bolder', size: 'Medium', wrap: true },
+  ];
+  if (m.fields.length > 0) body.push({ type: 'FactSet', facts: m.fields.map(([k, v]) => ({ title: k, value: v })) });
+  return {
+    type: 'message',
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        contentUrl: null,
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body,
+          ...(m.link ? { actions: [{ type: 'Action.OpenUrl', title: 'View in the console', url: m.link }] } : {}),
+        },
+      },
+    ],
+  };
+}
+
+/** The body a chat-format webhook posts for a delivery. */
+export function chatBody(format: Exclude<WebhookFormat, 'standard'>, ctx: ChatContext): Record<string, unknown> {
+  const message = messageOf(ctx);
+  if (format === 'slack') return slack(message);
+  if (format === 'discord') return discord(message);
+  return teams(message);
+}
