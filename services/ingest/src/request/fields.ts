@@ -1,5 +1,5 @@
 import { problem, safeName, unstorableText, type FieldError } from '@intake/shared';
-import { CHALLENGE_FIELD, LIMITS, RESERVED_NAMES } from '../rules/limits';
+import { CHALLENGE_FIELD, LIMITS } from '../rules/limits';
 
 /** Fields as parsed from the body, in order: form bodies may repeat a name; JSON values are already strings. */
 export type Fields = [name: string, value: string][];
@@ -8,7 +8,7 @@ export type Fields = [name: string, value: string][];
 export const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Refuses too many fields, reserved and overlong names, and names or values that are not storable
+ * Refuses too many fields, overlong names, and names or values that are not storable
  * text (NUL, unpaired surrogates: `unstorableText`) with 422 validation-failed naming the field.
  * Bytes that are not UTF-8 never get here: the parsers refuse them with 400 bad-body.
  */
@@ -33,10 +33,6 @@ export function refuseUnstorable(errors: FieldError[]): void {
 export function checkName(name: string): void {
   const why = unstorableText(name);
   if (why) refuseUnstorable([{ field: `body/${safeName(name)}`, message: `has a name that ${why}` }]);
-  if (RESERVED_NAMES.has(name))
-    throw problem('validation-failed', `The field name "${name}" is reserved`, {
-      errors: [{ field: `body/${name}`, message: 'is a reserved name' }],
-    });
   if (name.length > LIMITS.fieldNameChars)
     throw problem('validation-failed', `Field names may have at most ${LIMITS.fieldNameChars} characters`, {
       errors: [{ field: `body/${name.slice(0, 40)}…`, message: 'is too long' }],

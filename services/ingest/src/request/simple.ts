@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { problem, unstorableFields } from '@intake/shared';
-import { LIMITS, RESERVED_NAMES } from '../rules/limits';
-import { checkName, refuseUnstorable, strictUtf8, type Fields } from './fields';
+import { LIMITS } from '../rules/limits';
+import { refuseUnstorable, strictUtf8, type Fields } from './fields';
 
 /** Reads at most LIMITS.bodyBytes (413 body-too-large beyond, before reading when Content-Length says so). */
 export async function readBounded(req: IncomingMessage, declaredLength: number | undefined): Promise<Buffer> {
@@ -86,19 +86,12 @@ export function parseJson(raw: Buffer): Fields {
     });
   }
   let value: unknown;
-  let reserved: string | undefined;
-  const reviver = /__proto__|constructor|prototype/.test(text)
-    ? (key: string, v: unknown) => {
-        if (RESERVED_NAMES.has(key)) reserved ??= key;
-        return v;
-      }
-    : undefined;
   try {
-    value = JSON.parse(text, reviver);
+    // JSON.parse makes every name an own data property, `__proto__` included: names are data, never prototypes.
+    value = JSON.parse(text);
   } catch {
     throw problem('bad-body', 'The body is not valid JSON');
   }
-  if (reserved) checkName(reserved); // a reserved name nested anywhere is refused as a field's would be
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw problem('bad-body', 'A JSON body must be an object of fields');
   // Every string in it, nested ones and names included, before non-strings are stringified (which

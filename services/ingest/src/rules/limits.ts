@@ -16,8 +16,5 @@ export const LIMITS = {
   idempotencyMs: 24 * 3600 * 1000,
 } as const;
 
-/** Names that could pollute prototypes in a consumer that merges payloads into objects: always refused. */
-export const RESERVED_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
-
 /** The field carrying the bot-challenge token (stripped from the stored payload). */
 export const CHALLENGE_FIELD = 'bot-challenge-response';
