@@ -96,7 +96,7 @@ export async function exportSubmissions(
           toTimestamp(row.received_at),
           row.status,
           String(row.file_count),
-          ...fields.map((f) => csvCell(row.payload[f])),
+          ...fields.map((f) => csvCell(Object.hasOwn(row.payload, f) ? row.payload[f] : undefined)),
         ];
     })(),
   );
