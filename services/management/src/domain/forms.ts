@@ -1,14 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import {
-  announceFormChange,
-  isUniqueViolation,
-  newId,
-  problem,
-  type Db,
-  type Platform,
-  type SpamFilter,
-  type SpamRules,
-} from '@intake/shared';
+import { announceFormChange, isUniqueViolation, newId, problem, type Db, type Platform } from '@intake/shared';
 import {
   deleteFormRow,
   findFileKeysOfForm,
@@ -34,8 +25,6 @@ export interface FormInput {
   notify_emails?: string[];
   redirect_url?: string | null;
   allowed_origins?: string[];
-  spam_filter?: SpamFilter;
-  spam_rules?: SpamRules;
   autoresponse?: AutoresponseSettings | null;
   retention_days?: number | null;
   spam_retention_days?: number | null;

@@ -1,18 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import { fileDownloadUrl, FILE_LINK_TTL_SECONDS, route, toTimestamp, type Platform } from '@intake/shared';
-import {
-  deleteSubmission,
-  getSubmission,
-  listSubmissions,
-  setSubmissionRead,
-  setSubmissionStatus,
-} from '../domain/submissions';
-import { spamReasonsOf, spamScoreOf } from '../domain/spam-marks';
+import { deleteSubmission, getSubmission, listSubmissions, setSubmissionStatus } from '../domain/submissions';
 import type { FileRow, SubmissionRow } from '../repositories/submission.repository';
 import { IdParams, Nullable, Page, Timestamp } from './schemas';
 import { AutoresponseStatus, autoresponseOf } from './autoresponse-status';
 import { exportCsvRoute, exportNdjsonRoute } from './submission-export.routes';
-import { Filters, Order, Status, when } from './submission-filters';
+import { Filters, Status, when } from './submission-filters';
 
 const Submission = Type.Object(
   {
@@ -25,19 +18,6 @@ const Submission = Type.Object(
     }),
     files: Type.Integer({ description: 'number of stored files' }),
     spam_reason: Nullable(Type.String({ description: 'why it is spam (`honeypot`, `marked-by-owner`, ...)' })),
-    spam_score: Nullable(
-      Type.Number({
-        minimum: 0,
-        maximum: 1,
-        description: 'the spam classifier’s probability that it is spam; null when the classifier did not score it',
-      }),
-    ),
-    spam_reasons: Type.Array(Type.String(), {
-      description:
-        'every reason the spam layers found, in shadow mode too (`honeypot`, `blocked-domain:mailinator.com`, ' +
-        '`duplicate`, `classifier:0.97`, ...); empty: none',
-    }),
-    read: Type.Boolean({ description: 'whether the owner has opened it or marked it read' }),
   },
   { additionalProperties: false },
 );
@@ -61,17 +41,6 @@ const SubmissionDetail = Type.Object(
   { additionalProperties: false },
 );
 
-const SubmissionPage = Type.Object({
-  ...Page(Submission).properties,
-  prev_cursor: Nullable(
-    Type.String({
-      description:
-        'pass as `cursor` for the previous page; null on the first page, empty when the previous page is the first',
-    }),
-  ),
-  total: Type.Optional(Type.Integer({ minimum: 0, description: 'how many match the filters (with `total=true`)' })),
-});
-
 export function presentSubmission(row: SubmissionRow) {
   return {
     id: row.id,
@@ -81,9 +50,6 @@ export function presentSubmission(row: SubmissionRow) {
     payload: row.payload,
     files: row.file_count,
     spam_reason: row.spam_reason,
-    spam_score: spamScoreOf(row),
-    spam_reasons: spamReasonsOf(row),
-    read: row.read_at !== null,
   };
 }
 
@@ -108,25 +74,19 @@ export const listSubmissionsRoute = route({
   method: 'GET',
   path: '/v1/forms/:id/submissions',
   operationId: 'listSubmissions',
-  summary: 'List a form’s submissions, newest first (or oldest first), a page at a time',
+  summary: 'List a form’s submissions, newest first, a page at a time',
   tags: TAGS,
   auth: 'management',
   params: IdParams('form', 'form id'),
   query: Type.Object({
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-    cursor: Type.Optional(
-      Type.String({ maxLength: 500, description: '`next_cursor` or `prev_cursor` of another page of this list' }),
-    ),
-    order: Type.Optional(Order),
-    total: Type.Optional(
-      Type.Boolean({ description: '`true` also counts every submission the filters match (`total`)' }),
-    ),
+    cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
     ...Filters,
   }),
-  responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: SubmissionPage } },
+  responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Submission) } },
   problems: ['not-found'],
   async handler(ctx, { params, query, principal }, { db }: Platform) {
-    const { rows, nextCursor, prevCursor, total } = await listSubmissions({
+    const { rows, nextCursor } = await listSubmissions({
       db,
       accountId: principal.accountId,
       formId: params.id,
@@ -136,15 +96,8 @@ export const listSubmissionsRoute = route({
       since: when(query.since, 'since'),
       until: when(query.until, 'until'),
       q: query.q,
-      order: query.order,
-      withTotal: query.total,
     });
-    ctx.body = {
-      data: rows.map(presentSubmission),
-      next_cursor: nextCursor,
-      prev_cursor: prevCursor,
-      ...(total === undefined ? {} : { total }),
-    };
+    ctx.body = { data: rows.map(presentSubmission), next_cursor: nextCursor };
   },
 });
 
@@ -178,25 +131,21 @@ export const updateSubmissionRoute = route({
   method: 'PATCH',
   path: '/v1/submissions/:id',
   operationId: 'updateSubmission',
-  summary: 'Move a submission between `spam` and `received`, or mark it read or unread',
+  summary: 'Move a submission between `spam` and `received`',
   description:
     'Marking a caught spam submission as `received` counts it toward the month’s usage and fires ' +
     '`submission.created` (webhooks, e-mail) then. Marking a received one as `spam` only ' +
-    'relabels it: it stays counted, and moving it back fires nothing again. `read` is the owner’s own mark.',
+    'relabels it: it stays counted, and moving it back fires nothing again.',
   tags: TAGS,
   auth: 'management',
   params: IdParams('submission', 'submission id'),
-  body: Type.Object(
-    { status: Type.Optional(Status), read: Type.Optional(Type.Boolean()) },
-    { additionalProperties: false, minProperties: 1 },
-  ),
+  body: Type.Object({ status: Status }, { additionalProperties: false }),
   responses: { 200: { description: 'The submission', schema: Submission } },
   problems: ['not-found'],
-  async handler(ctx, { params, body, principal }, { db, clock, nats, logger }: Platform) {
-    const target = { db, accountId: principal.accountId, id: params.id };
-    let row = body.status ? await setSubmissionStatus({ ...target, nats, logger, status: body.status }) : undefined;
-    if (body.read !== undefined) row = await setSubmissionRead({ ...target, clock, read: body.read });
-    ctx.body = presentSubmission(row as NonNullable<typeof row>);
+  async handler(ctx, { params, body, principal }, { db }: Platform) {
+    ctx.body = presentSubmission(
+      await setSubmissionStatus({ db, accountId: principal.accountId, id: params.id, status: body.status }),
+    );
   },
 });
 

@@ -5,11 +5,9 @@ import * as notificationStatus from './003-notification-status';
 import * as consoleSessions from './004-console-sessions';
 import * as consumerLeases from './005-consumer-leases';
 import * as storeSubmissionsStatement from './006-store-submissions-statement';
-import * as dataLifecycle from './012-data-lifecycle';
 import * as ownerAlerts from './008-owner-alerts';
-import * as submissionRead from './011-submission-read';
+import * as dataLifecycle from './012-data-lifecycle';
 import * as people from './013-people';
-import * as spamFilter from './009-spam-filter';
 
 export interface Migration {
   name: string;
@@ -26,8 +24,6 @@ export const migrations: Migration[] = [
   { name: '005-consumer-leases', ...consumerLeases },
   { name: '006-store-submissions-statement', ...storeSubmissionsStatement },
   { name: '012-data-lifecycle', ...dataLifecycle },
-  { name: '011-submission-read', ...submissionRead },
   { name: '013-people', ...people },
   { name: '008-owner-alerts', ...ownerAlerts },
-  { name: '009-spam-filter', ...spamFilter },
 ];
