@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { useTestPlatform } from '@intake/shared/testing';
-import { createRateLimiter, takeTogether } from '../src/rules/rate-limit';
+import { clientKey, createRateLimiter, takeTogether } from '../src/rules/rate-limit';
 
 /** The rate limit's shared calls (`takeTogether`) against Redis: one call per key, answers as if sent one by one. */
 describe('takeTogether', () => {
@@ -67,5 +67,34 @@ describe('createRateLimiter', () => {
     expect(handedOver).toBe(3);
     expect(writev).toHaveBeenCalledTimes(1);
     expect(writev.mock.calls[0]?.[0]).toHaveLength(3);
+  });
+});
+
+/** Who a post is counted against. */
+describe('clientKey', () => {
+  it.each([
+    ['192.0.2.1', '192.0.2.1'],
+    ['::ffff:192.0.2.1', '192.0.2.1'],
+    ['2001:db8:1:2:aaaa:bbbb:cccc:dddd', '2001:db8:1:2::/64'],
+    ['2001:0db8:0001:0002::1', '2001:db8:1:2::/64'],
+    ['2001:db8::1', '2001:db8:0:0::/64'],
+    ['2001:db8:1:2::ffff:1.2.3.4', '2001:db8:1:2::/64'],
+    ['fe80::1%eth0', 'fe80:0:0:0::/64'],
+    ['::1', '0:0:0:0::/64'],
+  ])('%s is counted as %s', (ip, key) => {
+    expect(clientKey(ip)).toBe(key);
+  });
+});
+
+/** The limit over IPv6: the addresses of one /64 share one budget, another /64 has its own. */
+describe('createRateLimiter over IPv6', () => {
+  const t = useTestPlatform();
+
+  it('refuses a client rotating addresses inside its /64 once the /64’s budget is spent', async () => {
+    const limiter = createRateLimiter({ redis: t.redis, config: { ...t.config, RATE_LIMIT_POINTS: 3 } });
+    const form = `form_${randomBytes(4).toString('hex')}`;
+    for (const host of ['1', '2', 'a:b:c']) await limiter.consume(form, `2001:db8:5:6::${host}`);
+    await expect(limiter.consume(form, '2001:db8:5:6:ffff::9')).rejects.toMatchObject({ slug: 'rate-limited' });
+    await expect(limiter.consume(form, '2001:db8:5:7::1')).resolves.toBeUndefined();
   });
 });
