@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import type Koa from 'koa';
 import type { KoaRouter as Router } from '@intake/shared';
@@ -209,6 +210,34 @@ describe('docs and problem types', () => {
     expect(
       (await api(ctx.url, undefined, { contract: false })('GET', '/problems', undefined, { accept: 'text/html' })).text,
     ).toContain('<table>');
+  });
+
+  it.each([
+    ['/docs', 'text/html'],
+    ['/problems', 'text/html'],
+    ['/problems/quota-exceeded', 'text/html'],
+  ])('%s carries the console’s CSP and safety headers, allowing only its own inline script and style', async (path) => {
+    const res = await fetch(`${ctx.url}${path}`, { headers: { accept: 'text/html' } });
+    const html = await res.text();
+    const csp = res.headers.get('content-security-policy') ?? '';
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    // What a browser checks: each inline block's SHA-256 is listed under its directive.
+    for (const [tag, directive] of [
+      ['script', 'script-src'],
+      ['style', 'style-src'],
+    ] as const) {
+      const allowed = csp.split('; ').find((d) => d.startsWith(`${directive} `)) ?? '';
+      for (const [, text] of html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g')))
+        expect(allowed).toContain(
+          `'sha256-${createHash('sha256')
+            .update(text as string)
+            .digest('base64')}'`,
+        );
+    }
   });
 
   it('the type of a real problem response resolves; an unknown slug is 404', async () => {

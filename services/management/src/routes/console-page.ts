@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -14,13 +15,19 @@ const TYPES: Record<string, string> = {
   '.map': 'application/json',
 };
 
-/** The console's Content-Security-Policy: nothing inline, nothing from elsewhere, never framed. */
-export function consoleCsp(publicBaseUrl: string): string {
+/**
+ * The console's Content-Security-Policy: nothing inline, nothing from elsewhere, never framed. A page of our own
+ * that carries its script or style inline (`/docs`, the problem pages) names exactly those by their SHA-256, so
+ * nothing else inline runs.
+ */
+export function consoleCsp(publicBaseUrl: string, inline: { scripts?: string[]; styles?: string[] } = {}): string {
   const files = new URL(publicBaseUrl).origin;
+  const hashes = (texts: string[] = []) =>
+    texts.map((text) => ` 'sha256-${createHash('sha256').update(text).digest('base64')}'`).join('');
   return [
     "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
+    `script-src 'self'${hashes(inline.scripts)}`,
+    `style-src 'self'${hashes(inline.styles)}`,
     `img-src 'self' ${files}`,
     "connect-src 'self'",
     "font-src 'self'",
@@ -31,7 +38,8 @@ export function consoleCsp(publicBaseUrl: string): string {
   ].join('; ');
 }
 
-function safetyHeaders(ctx: Koa.Context, csp: string): void {
+/** The console's safety headers on any page or asset: its CSP, no framing, no sniffing, no referrer. */
+export function safetyHeaders(ctx: Koa.Context, csp: string): void {
   ctx.set('Content-Security-Policy', csp);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('X-Frame-Options', 'DENY');

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { problem, PROBLEM_SLUGS, route, type Config, type Platform, type RouteList } from '@intake/shared';
 import { describeProblem, isProblemSlug, problemCatalogue } from '../domain/problem-catalogue';
+import { consoleCsp, safetyHeaders } from './console-page';
 import { docsPage, problemListPage, problemPage } from './docs-page';
 
 const ProblemType = Type.Object({
@@ -18,6 +19,15 @@ const OpenApi = Type.Object(
 
 const TAGS = ['Docs'];
 const wantsHtml = (ctx: { accepts(...types: string[]): string | false }) => ctx.accepts('json', 'html') === 'html';
+
+/** An HTML page of ours with the console's safety headers; its own inline script and style are allowed by hash. */
+function sendPage(ctx: Parameters<typeof safetyHeaders>[0], html: string, config: Config): void {
+  const inline = (tag: string) =>
+    [...html.matchAll(new RegExp(`<${tag}>([\\s\\S]*?)</${tag}>`, 'g'))].map((m) => m[1] as string);
+  safetyHeaders(ctx, consoleCsp(config.PUBLIC_BASE_URL, { scripts: inline('script'), styles: inline('style') }));
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = html;
+}
 
 /** Where problem types are described: the path of PROBLEMS_URL (`/problems` by default). */
 export function problemsPath(problemsUrl: string): string {
@@ -53,9 +63,8 @@ export const getDocsRoute = route({
   tags: TAGS,
   auth: 'none',
   responses: { 200: { description: 'An HTML page', contentType: 'text/html', schema: Type.String() } },
-  handler(ctx) {
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = docsPage('/openapi');
+  handler(ctx, _input, { config }: Platform) {
+    sendPage(ctx, docsPage('/openapi'), config);
   },
 });
 
@@ -71,10 +80,8 @@ function listProblemTypesRoute(base: string) {
     responses: { 200: { description: 'The problem types', schema: Type.Object({ data: Type.Array(ProblemType) }) } },
     handler(ctx, _input, { config }: Platform) {
       const list = problemCatalogue(config.PROBLEMS_URL);
-      if (wantsHtml(ctx)) {
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.body = problemListPage(list);
-      } else ctx.body = { data: list };
+      if (wantsHtml(ctx)) sendPage(ctx, problemListPage(list), config);
+      else ctx.body = { data: list };
     },
   });
 }
@@ -96,10 +103,8 @@ function getProblemTypeRoute(base: string) {
     handler(ctx, { params }, { config }: Platform) {
       if (!isProblemSlug(params.slug)) throw problem('not-found', `No problem type "${params.slug}"`);
       const described = describeProblem(params.slug, config.PROBLEMS_URL);
-      if (wantsHtml(ctx)) {
-        ctx.type = 'text/html; charset=utf-8';
-        ctx.body = problemPage(described);
-      } else ctx.body = described;
+      if (wantsHtml(ctx)) sendPage(ctx, problemPage(described), config);
+      else ctx.body = described;
     },
   });
 }
