@@ -1,27 +1,47 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import Koa from 'koa';
 import { listen } from '@intake/shared/testing';
 import type { KoaRouter, Platform } from '@intake/shared';
 import { mountConsole } from '../src/routes/console-page';
 
+/** About 60 KB of script, as the console's bundle is. */
+const BIG_JS = Array.from({ length: 1500 }, (_, i) => `export const value${i} = 'item ${i}';\n`).join('');
+
+/** A GET over plain node:http (fetch would decode the body itself): the status, headers and raw bytes. */
+function rawGet(url: string, headers: Record<string, string>) {
+  return new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+    http
+      .get(url, { headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      })
+      .on('error', reject);
+  });
+}
+
+const platform = { config: { PUBLIC_BASE_URL: 'https://intake.example.com' } } as unknown as Platform;
+
+/** Serves the console from `from` as the management app mounts it, with a fallback that answers 404. */
+function serve(from: string) {
+  const app = new Koa();
+  mountConsole(app, undefined as unknown as KoaRouter, platform, from); // it mounts a middleware, no routes
+  app.use((ctx) => {
+    ctx.status = 404;
+    ctx.body = 'fell through';
+  });
+  return listen(app.callback());
+}
+
 /** The console's static serving, over a directory laid out as `npm run build` lays it out. */
 describe('console page serving', () => {
-  const platform = { config: { PUBLIC_BASE_URL: 'https://intake.example.com' } } as unknown as Platform;
   let dir: string;
   let server: Awaited<ReturnType<typeof listen>>;
   let missing: Awaited<ReturnType<typeof listen>>;
-
-  function serve(from: string) {
-    const app = new Koa();
-    mountConsole(app, undefined as unknown as KoaRouter, platform, from); // it mounts a middleware, no routes
-    app.use((ctx) => {
-      ctx.status = 404;
-      ctx.body = 'fell through';
-    });
-    return listen(app.callback());
-  }
 
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), 'intake-console-'));
@@ -85,5 +105,48 @@ describe('console page serving', () => {
     const res = await fetch(`${missing.url}/console`);
     expect(res.status).toBe(503);
     expect(await res.text()).toContain('npm run build');
+  });
+});
+
+/** Compression of the console's files, by what the client accepts. */
+describe('console page compression', () => {
+  let dir: string;
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'intake-console-'));
+    mkdirSync(path.join(dir, 'assets'));
+    writeFileSync(path.join(dir, 'index.html'), '<!doctype html>');
+    writeFileSync(path.join(dir, 'assets', 'main-AB.js'), 'export {};');
+    writeFileSync(path.join(dir, 'assets', 'app-CD.js'), BIG_JS);
+    server = await serve(dir);
+  });
+  afterAll(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it.each([
+    ['br, gzip, deflate', 'br', zlib.brotliDecompressSync],
+    ['gzip', 'gzip', zlib.gunzipSync],
+    ['gzip;q=1, br;q=0.5', 'gzip', zlib.gunzipSync],
+  ])('serves assets compressed when the client accepts it (Accept-Encoding: %s)', async (accepts, encoding, decode) => {
+    for (let i = 0; i < 2; i++) {
+      const res = await rawGet(`${server.url}/console/assets/app-CD.js`, { 'accept-encoding': accepts });
+      expect(res.headers['content-encoding']).toBe(encoding);
+      expect(res.headers['vary']).toMatch(/accept-encoding/i);
+      expect(res.headers['content-type']).toBe('text/javascript; charset=utf-8');
+      expect(res.body.length).toBeLessThan(BIG_JS.length / 3);
+      expect(decode(res.body).toString()).toBe(BIG_JS);
+    }
+  });
+
+  it('serves assets as they are to a client that accepts no compression, and small ones always', async () => {
+    const plain = await rawGet(`${server.url}/console/assets/app-CD.js`, { 'accept-encoding': 'identity' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers['vary']).toMatch(/accept-encoding/i);
+    expect(plain.body.toString()).toBe(BIG_JS);
+    const small = await rawGet(`${server.url}/console/assets/main-AB.js`, { 'accept-encoding': 'br' });
+    expect([small.headers['content-encoding'], small.body.toString()]).toEqual([undefined, 'export {};']);
   });
 });

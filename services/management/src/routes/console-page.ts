@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync, existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import zlib from 'node:zlib';
 import type Koa from 'koa';
 import type { KoaRouter, Platform } from '@intake/shared';
 
@@ -38,6 +40,35 @@ export function consoleCsp(publicBaseUrl: string, inline: { scripts?: string[]; 
   ].join('; ');
 }
 
+const brotli = promisify(zlib.brotliCompress);
+const gzip = promisify(zlib.gzip);
+
+/**
+ * Sends `body` compressed with the best encoding the client accepts (br, then gzip), compressing each file once per
+ * encoding and keeping the result (the console's files are few, and a hashed asset never changes). Small bodies go
+ * as they are. `Vary: Accept-Encoding` either way, so a cache never hands one client's encoding to another.
+ */
+function compressed(cache: Map<string, Promise<Buffer>>) {
+  return async (ctx: Koa.Context, key: string, body: Buffer): Promise<Buffer> => {
+    ctx.vary('Accept-Encoding');
+    const encoding = body.length < 1024 ? undefined : ctx.acceptsEncodings('br', 'gzip', 'identity');
+    if (encoding !== 'br' && encoding !== 'gzip') return body;
+    const cacheKey = `${encoding}:${key}`;
+    let done = cache.get(cacheKey);
+    if (!done) {
+      done =
+        encoding === 'br'
+          ? brotli(body, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 11 } })
+          : gzip(body, { level: 9 });
+      cache.set(cacheKey, done);
+      done.catch(() => cache.delete(cacheKey));
+    }
+    const out = await done;
+    ctx.set('Content-Encoding', encoding);
+    return out;
+  };
+}
+
 /** The console's safety headers on any page or asset: its CSP, no framing, no sniffing, no referrer. */
 export function safetyHeaders(ctx: Koa.Context, csp: string): void {
   ctx.set('Content-Security-Policy', csp);
@@ -56,10 +87,11 @@ export function safetyHeaders(ctx: Koa.Context, csp: string): void {
  */
 export function mountConsole(app: Koa, _router: KoaRouter, platform: Platform, dir: string = CONSOLE_DIR): void {
   const csp = consoleCsp(platform.config.PUBLIC_BASE_URL);
-  let page: string | undefined;
+  const encode = compressed(new Map());
+  let page: Buffer | undefined;
   const indexHtml = () => {
     if (page === undefined && existsSync(path.join(dir, 'index.html')))
-      page = readFileSync(path.join(dir, 'index.html'), 'utf8');
+      page = readFileSync(path.join(dir, 'index.html'));
     return page;
   };
   const serveAsset = async (ctx: Koa.Context, name: string) => {
@@ -70,10 +102,10 @@ export function mountConsole(app: Koa, _router: KoaRouter, platform: Platform, d
     safetyHeaders(ctx, csp);
     ctx.set('Cache-Control', 'public, max-age=31536000, immutable');
     ctx.type = type;
-    ctx.body = body;
+    ctx.body = await encode(ctx, name, body);
     return true;
   };
-  const servePage = (ctx: Koa.Context) => {
+  const servePage = async (ctx: Koa.Context) => {
     const html = indexHtml();
     safetyHeaders(ctx, csp);
     ctx.set('Cache-Control', 'no-cache');
@@ -84,7 +116,7 @@ export function mountConsole(app: Koa, _router: KoaRouter, platform: Platform, d
         '<!doctype html><title>Intake console</title><p>The console is not built: run <code>npm run build</code>.</p>';
       return;
     }
-    ctx.body = html;
+    ctx.body = await encode(ctx, 'index.html', html);
   };
   app.use(async (ctx, next) => {
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
