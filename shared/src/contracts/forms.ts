@@ -22,7 +22,14 @@ export const AutoresponseSettings = Type.Object(
     enabled: Type.Boolean(),
     subject: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\r\\n]*$', description: 'one line' }),
     text: Type.String({ minLength: 1, maxLength: 10_000, description: 'plain text; `{{field name}}` placeholders' }),
-    reply_to: Type.Optional(Type.String({ format: 'email', maxLength: 320, description: 'Reply-To of the mail' })),
+    // A pattern, not `format: email`: the delivery service checks messages with TypeBox, which knows no formats.
+    reply_to: Type.Optional(
+      Type.String({
+        pattern: '^[^\\s@<>,;"()]+@[^\\s@<>,;"()]+\\.[^\\s@<>,;"()]+$',
+        maxLength: 320,
+        description: 'Reply-To of the mail',
+      }),
+    ),
     email_field: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, description: 'the field holding the recipient’s address' }),
     ),

@@ -1,0 +1,208 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer } from 'smtp-server';
+import PostalMime from 'postal-mime';
+import { buildServiceApp, type Worker } from '@intake/shared';
+import {
+  createTestPlatform,
+  eventually,
+  factories,
+  listen,
+  startTestRelay,
+  useStarted,
+  type TestPlatform,
+} from '@intake/shared/testing';
+import { deliveryService } from '@intake/delivery';
+import { managementService } from '../src';
+import { api } from './helpers';
+
+interface Mail {
+  from: string;
+  to: string[];
+  raw: string;
+}
+
+/** A real SMTP server on loopback that keeps every mail with its envelope. */
+async function smtpSink() {
+  const mails: Mail[] = [];
+  const server = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS', 'AUTH'],
+    logger: false,
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        const from = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+        mails.push({ from, to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString() });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.server.address() as AddressInfo;
+  return { port, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** Moves the platform's clock (the window between two autoresponses to one address is measured on it). */
+let offsetMs = 0;
+const clock = { now: () => new Date(Date.now() + offsetMs) };
+
+const ctx = useStarted(async () => {
+  const smtp = await smtpSink();
+  const platform: TestPlatform = await createTestPlatform(
+    { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Intake <no-reply@intake.test>' },
+    { clock },
+  );
+  const server = await listen(buildServiceApp(managementService, platform).callback());
+  const workers: Worker[] = [...(await deliveryService.startWorkers(platform)), startTestRelay(platform, 100)];
+  return {
+    platform,
+    url: server.url,
+    smtp,
+    async close() {
+      await server.close();
+      await Promise.allSettled(workers.map((w) => w.stop()));
+      await platform.close();
+      await smtp.close();
+    },
+  };
+});
+
+const SETTINGS = {
+  enabled: true,
+  subject: 'Thanks, {{name}}: {{ message }}',
+  text: 'Hello {{name}},\nwe got: <b>{{message}}</b>\n{{missing}}-',
+  reply_to: 'help@shop.example',
+};
+
+/** An account whose form has an autoresponse set through the API. */
+async function formWithAutoresponse(settings: Record<string, unknown> = SETTINGS) {
+  const account = await factories.account(ctx.platform.db);
+  const form = await factories.form(ctx.platform.db, account.id);
+  const call = api(ctx.url, account.managementKey);
+  const patched = await call('PATCH', `/v1/forms/${form.id}`, { autoresponse: settings });
+  expect(patched.status).toBe(200);
+  const submit = (payload: Record<string, string>, status: 'received' | 'spam' = 'received') =>
+    factories.submission(ctx.platform, { accountId: account.id, formId: form.id, payload, status });
+  return { account, form, call, submit };
+}
+
+const mailsTo = (address: string) =>
+  ctx.smtp.mails.filter((m) => m.to.some((to) => to.toLowerCase() === address.toLowerCase()));
+const autoresponses = (submissionIds: string[]) =>
+  ctx.platform
+    .db('notifications')
+    .whereIn(
+      'dedup_key',
+      submissionIds.map((id) => `autoresponse:${id}`),
+    )
+    .select('status', 'last_error', 'recipients');
+
+describe('autoresponse: the setting', () => {
+  it('is stored and shown as written; a subject of two lines, a bad reply_to or an unknown key is 422', async () => {
+    const { form, call } = await formWithAutoresponse();
+    expect((await call('GET', `/v1/forms/${form.id}`)).body.autoresponse).toEqual(SETTINGS);
+    for (const bad of [
+      { ...SETTINGS, subject: 'Hi\r\nBcc: victim@example.com' },
+      { ...SETTINGS, reply_to: 'not an address' },
+      { ...SETTINGS, html: '<b>hi</b>' },
+      { enabled: true, text: 'no subject' },
+    ]) {
+      const refused = await call('PATCH', `/v1/forms/${form.id}`, { autoresponse: bad });
+      expect(refused.status).toBe(422);
+    }
+    expect((await call('PATCH', `/v1/forms/${form.id}`, { autoresponse: null })).body.autoresponse).toBeNull();
+  });
+});
+
+describe('autoresponse: through SMTP', () => {
+  it('mails the submitter once with the placeholders filled as plain text, and the submission shows it sent', async () => {
+    const { call, submit } = await formWithAutoresponse();
+    const stored = await submit({
+      name: 'Ada',
+      email: ' ada@example.com ',
+      message: 'Hi\r\nBcc: victim@example.com',
+    });
+    const [mail] = await eventually(() => mailsTo('ada@example.com').length === 1 && mailsTo('ada@example.com'));
+    expect(mail!.to).toEqual(['ada@example.com']);
+    const parsed = await PostalMime.parse(mail!.raw);
+    expect(parsed.subject).toBe('Thanks, Ada: Hi Bcc: victim@example.com');
+    expect(parsed.headers.filter((h) => h.key === 'bcc')).toEqual([]);
+    expect(parsed.html).toBeUndefined();
+    expect(parsed.text?.trimEnd()).toBe(
+      'Hello Ada,\nwe got: <b>Hi\r\nBcc: victim@example.com</b>\n-'.replace(/\r/g, ''),
+    );
+    expect(parsed.replyTo?.[0]?.address).toBe('help@shop.example');
+    expect(parsed.from?.address).toBe('no-reply@intake.test');
+    const shown = await eventually(async () => {
+      const got = await call('GET', `/v1/submissions/${stored.id}`);
+      return got.body.autoresponse?.status === 'sent' && got.body.autoresponse;
+    });
+    expect(shown).toEqual({
+      status: 'sent',
+      to: 'ada@example.com',
+      attempt_count: 1,
+      last_error: null,
+      sent_at: expect.any(String),
+    });
+  });
+
+  it('sends nothing for spam, and once for a spam submission its owner rescues', async () => {
+    const { call, submit } = await formWithAutoresponse();
+    const spam = await submit({ name: 'S', email: 'rescued@example.com', message: 'x' }, 'spam');
+    await submit({ name: 'R', email: 'after-spam@example.com', message: 'x' });
+    await eventually(() => mailsTo('after-spam@example.com').length === 1);
+    expect(mailsTo('rescued@example.com')).toEqual([]);
+    expect((await call('GET', `/v1/submissions/${spam.id}`)).body.autoresponse).toBeNull();
+
+    expect((await call('PATCH', `/v1/submissions/${spam.id}`, { status: 'received' })).status).toBe(200);
+    await eventually(() => mailsTo('rescued@example.com').length === 1);
+    await call('PATCH', `/v1/submissions/${spam.id}`, { status: 'spam' });
+    await call('PATCH', `/v1/submissions/${spam.id}`, { status: 'received' });
+    await submit({ name: 'R', email: 'after-rescue@example.com', message: 'x' });
+    await eventually(() => mailsTo('after-rescue@example.com').length === 1);
+    expect(mailsTo('rescued@example.com')).toHaveLength(1);
+  });
+
+  it('mails a flood of 50 posts naming one address once, records the rest skipped, and again after 10 minutes', async () => {
+    const { submit } = await formWithAutoresponse();
+    const ids: string[] = [];
+    for (let i = 0; i < 50; i++)
+      ids.push((await submit({ name: `Bot ${i}`, email: 'Victim@Example.com', message: 'x' })).id);
+    const rows = await eventually(async () => {
+      const found = await autoresponses(ids);
+      return found.length === 50 && found.every((r) => r.status !== 'pending') && found;
+    });
+    expect(rows.filter((r) => r.status === 'sent')).toHaveLength(1);
+    expect(rows.filter((r) => r.status === 'skipped').map((r) => r.last_error)).toEqual(
+      Array(49).fill('an autoresponse of this form went to this address less than 10 minutes ago'),
+    );
+    expect(mailsTo('Victim@Example.com')).toHaveLength(1);
+
+    offsetMs += 10 * 60_000 + 1000;
+    await submit({ name: 'Later', email: 'victim@example.com', message: 'x' });
+    await eventually(() => mailsTo('victim@example.com').length === 2);
+  });
+
+  it('never mails a value that is not one address, and reads the address from email_field when set', async () => {
+    const { submit } = await formWithAutoresponse({ ...SETTINGS, email_field: 'Your address' });
+    const bad = [
+      await submit({ name: 'A', 'Your address': 'a@example.com, b@example.com', email: 'fallback@example.com' }),
+      await submit({ name: 'B', 'Your address': 'Eve <eve@example.com>' }),
+      await submit({ name: 'C', 'Your address': 'c@example.com\r\nBcc: d@example.com' }),
+      await submit({ name: 'D', email: 'only-default@example.com' }),
+    ];
+    const good = await submit({ name: 'E', 'Your address': 'field@example.com' });
+    await eventually(() => mailsTo('field@example.com').length === 1);
+    const rows = await eventually(async () => {
+      const found = await autoresponses(bad.map((s) => s.id));
+      return found.length === 4 && found;
+    });
+    expect(rows.map((r) => [r.status, r.last_error, r.recipients])).toEqual(
+      Array(4).fill(['skipped', 'no field of the submission holds one e-mail address', []]),
+    );
+    for (const address of ['a@', 'b@', 'eve@', 'c@', 'd@', 'fallback@', 'only-default@'])
+      expect(ctx.smtp.mails.filter((m) => m.to.some((to) => to.startsWith(address)))).toEqual([]);
+    expect(good.id).toMatch(/^sub_/);
+  });
+});
