@@ -17,7 +17,8 @@ const { freePort, startProcess, emptyBenchDatabase } = require('./lib');
 
 const ROOT = path.join(__dirname, '..');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench';
-const SECRETS_KEY = 'bench-secrets-key-0123456789';
+// Production refuses any key written in the repository: each run makes its own.
+const SECRETS_KEY = randomBytes(32).toString('base64');
 
 /** A platform on the bench database, emptied, with a fresh NATS prefix (its streams are deleted by close()). */
 async function benchPlatform() {

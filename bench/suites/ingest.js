@@ -86,7 +86,7 @@ async function startServers(filesDir) {
     FILES_DIR: filesDir,
     LOG_LEVEL: 'warn',
     NODE_ENV: 'production',
-    SECRETS_KEY: 'bench-secrets-key-0123456789',
+    SECRETS_KEY: randomBytes(32).toString('base64'), // production refuses a key written in the repository
   };
   const ingest = await startProcess(
     path.join(ROOT, 'services/ingest/dist/main.js'),

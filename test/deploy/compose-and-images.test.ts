@@ -85,6 +85,9 @@ describe('docker-compose.yml', () => {
         }),
       );
     }
+    // Production services with no key of the repository's: compose stops with a message until one is set.
+    for (const svc of ['migrate', ...SERVICES])
+      expect(compose.services[svc].environment.SECRETS_KEY).toMatch(/^\$\{SECRETS_KEY:\?[^}]*docs\/deploy\.md\}$/);
     expect(compose.services['minio-bucket'].command.join(' ')).toContain('mb --ignore-existing local/intake-files');
     expect(compose.services.gateway.ports).toEqual(['8080:8080']);
     for (const volume of Object.values(compose.services).flatMap((s) => (s as { volumes?: string[] }).volumes ?? [])) {

@@ -62,4 +62,18 @@ describe('loadConfig', () => {
       'a-long-enough-secret-key',
     );
   });
+
+  it('refuses in production every SECRETS_KEY written in the repository, saying how to make one', () => {
+    const published = [
+      loadConfig({}).SECRETS_KEY, // the built-in development key
+      'compose-development-secrets-key-change-me',
+      'test-secrets-key-0123456789abcdef',
+      'bench-secrets-key-0123456789',
+    ];
+    for (const key of published) {
+      expect(() => loadConfig({ NODE_ENV: 'production', SECRETS_KEY: key })).toThrow(/published.*openssl rand/);
+      expect(loadConfig({ NODE_ENV: 'development', SECRETS_KEY: key }).SECRETS_KEY).toBe(key);
+    }
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/openssl rand -base64 32/);
+  });
 });

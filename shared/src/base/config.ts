@@ -99,6 +99,28 @@ export class ConfigError extends Error {
 /** Used only outside production when SECRETS_KEY is unset, so `npm start` works with no setup. */
 const DEVELOPMENT_SECRETS_KEY = 'intake-development-secrets-key-do-not-use-in-production';
 
+/**
+ * Keys written in this repository (the built-in development key, docker-compose.yml's former default, the tests' and
+ * the benchmarks'). Anyone can read them, and with one anyone can forge file links and open stored secrets.
+ */
+const PUBLISHED_SECRETS_KEYS: ReadonlySet<string> = new Set([
+  DEVELOPMENT_SECRETS_KEY,
+  'compose-development-secrets-key-change-me',
+  'test-secrets-key-0123456789abcdef',
+  'bench-secrets-key-0123456789',
+]);
+
+/** In production a SECRETS_KEY of the operator's own is required: none, or one of the published keys, stops the start. */
+function refusePublishedSecretsKey(key: string | undefined): void {
+  const how = 'generate one with `openssl rand -base64 32` and keep it (changing it makes stored secrets unreadable)';
+  if (!key)
+    throw new ConfigError(
+      `SECRETS_KEY must be set in production (it encrypts webhook and bot-challenge secrets at rest): ${how}`,
+    );
+  if (PUBLISHED_SECRETS_KEYS.has(key))
+    throw new ConfigError(`SECRETS_KEY is a key published in Intake's repository, not a secret: ${how}`);
+}
+
 const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, removeAdditional: true });
 // ajv-formats ships CommonJS with a default export
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -139,11 +161,7 @@ export function loadConfig(
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
   const env2 = raw as Env;
-  if (!env2.SECRETS_KEY && env2.NODE_ENV === 'production') {
-    throw new ConfigError(
-      'SECRETS_KEY must be set in production (it encrypts webhook and bot-challenge secrets at rest)',
-    );
-  }
+  if (env2.NODE_ENV === 'production') refusePublishedSecretsKey(env2.SECRETS_KEY);
   const config: Config = {
     ...env2,
     PUBLIC_BASE_URL: env2.PUBLIC_BASE_URL.replace(/\/+$/, ''),
