@@ -45,11 +45,11 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
   };
 }
 
-/** Starts one service process on a free port and waits until `/livez` answers (pass `ready: true` for `/readyz`). */
+/** Starts one service process on a free port and waits (20 s unless `timeoutMs`) until `/livez` answers (pass `ready: true` for `/readyz`). */
 export async function startService(
   name: ServiceName,
   env: Record<string, string>,
-  options: { ready?: boolean } = {},
+  options: { ready?: boolean; timeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
   const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run npx tsc -b first`);
@@ -66,7 +66,7 @@ export async function startService(
       if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
       return (await fetch(`${url}${probe}`)).status === 200;
     },
-    { timeoutMs: 20_000, intervalMs: 50, message: `${name} process to answer ${probe}` },
+    { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 50, message: `${name} process to answer ${probe}` },
   );
   return {
     name,

@@ -15,6 +15,12 @@ const Env = Type.Object({
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/intake' }),
   NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
   NATS_PREFIX: Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', default: 'intake' }),
+  NATS_STREAM_REPLICAS: Type.Integer({
+    minimum: 1,
+    maximum: 5,
+    default: 1,
+    description: 'replicas of every JetStream stream and durable consumer (3 on a 3-node cluster; at most the nodes)',
+  }),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
   S3_ENDPOINT: Type.Optional(Type.String({ format: 'uri' })),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3 })),

@@ -19,6 +19,8 @@ export interface Nats {
   jsm: JetStreamManager;
   /** Subject and stream names, all derived from NATS_PREFIX so test runs never share them. */
   names: NatsNames;
+  /** Replicas of the streams and durable consumers this process provisions (NATS_STREAM_REPLICAS). */
+  replicas: number;
 }
 
 export interface NatsNames {
@@ -38,10 +40,18 @@ export function natsNames(prefix: string): NatsNames {
   };
 }
 
-/** Connects and keeps reconnecting forever; starts even while NATS is down (waitOnFirstConnect). */
-export async function connectNats(url: string, prefix: string, name: string): Promise<Nats> {
+/**
+ * Connects and keeps reconnecting forever, to any server of `url` (comma-separated; the servers a
+ * cluster announces are added); starts even while NATS is down (waitOnFirstConnect).
+ */
+export async function connectNats(
+  url: string,
+  prefix: string,
+  name: string,
+  options: { replicas?: number } = {},
+): Promise<Nats> {
   const nc = await connect({
-    servers: url.split(','),
+    servers: url.split(',').map((s) => s.trim()),
     name,
     maxReconnectAttempts: -1,
     reconnectTimeWait: 500,
@@ -49,14 +59,25 @@ export async function connectNats(url: string, prefix: string, name: string): Pr
     timeout: 5000,
     noAsyncTraces: true,
   });
-  return { nc, js: nc.jetstream(), jsm: await nc.jetstreamManager({ timeout: 5000 }), names: natsNames(prefix) };
+  return {
+    nc,
+    js: nc.jetstream(),
+    jsm: await nc.jetstreamManager({ timeout: 5000 }),
+    names: natsNames(prefix),
+    replicas: options.replicas ?? 1,
+  };
 }
 
-/** Creates (or updates) the streams. Safe to call from every service at every start. */
+/**
+ * Creates (or updates) the streams. Safe to call from every service at every start. An existing
+ * stream is updated to the settings here, its replicas too: JetStream copies its messages to the
+ * new replicas (or drops the extra ones) while it keeps serving.
+ */
 export async function ensureStreams(nats: Nats): Promise<void> {
   const { names } = nats;
   // Both streams keep messages on disk for a week and drop a message id seen again within 10 minutes.
   const kept = {
+    num_replicas: nats.replicas,
     storage: StorageType.File,
     max_age: nanos(7 * 24 * 3600 * 1000),
     duplicate_window: nanos(10 * 60 * 1000),
@@ -85,12 +106,16 @@ export async function ensureStreams(nats: Nats): Promise<void> {
   }
 }
 
-/** Creates the durable consumer, or updates it to `config` when it exists. */
+/**
+ * Creates the durable consumer, or updates it to `config` when it exists, with the replicas of the
+ * streams (its acknowledgements survive losing a node as the messages do).
+ */
 export async function ensureConsumer(
   nats: Nats,
   stream: string,
-  config: Partial<ConsumerConfig> & { durable_name: string },
+  settings: Partial<ConsumerConfig> & { durable_name: string },
 ): Promise<void> {
+  const config = { num_replicas: nats.replicas, ...settings };
   try {
     await nats.jsm.consumers.info(stream, config.durable_name);
     await nats.jsm.consumers.update(stream, config.durable_name, config);

@@ -49,7 +49,9 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
     retryStrategy: (n) => Math.min(n * 200, 2000),
   });
   redis.on('error', (err) => logger.debug({ err }, 'redis connection error'));
-  const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`);
+  const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {
+    replicas: config.NATS_STREAM_REPLICAS,
+  });
   await ensureStreams(nats).catch((err) => logger.warn({ err }, 'could not provision JetStream streams yet'));
   return {
     config,

@@ -5,3 +5,4 @@ export * from './submissions';
 export * from './openapi-contract';
 export * from './setup';
 export * from './people';
+export * from './nats-cluster';

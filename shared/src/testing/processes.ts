@@ -21,7 +21,8 @@ export async function freePort(): Promise<number> {
   });
 }
 
-async function portOpen(port: number): Promise<boolean> {
+/** True when something accepts TCP connections on the loopback port. */
+export async function portOpen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.once('connect', () => {
@@ -37,12 +38,14 @@ export interface OwnServer {
   port: number;
   url: string;
   start(): Promise<void>;
-  stop(): Promise<void>;
+  /** Stops it with `signal` (its own stop signal by default: SIGKILL unless it names another) and waits until its port closes. */
+  stop(signal?: NodeJS.Signals): Promise<void>;
   /** Stops it and removes its data. */
   destroy(): Promise<void>;
 }
 
-function ownProcess(props: {
+/** A process of our own on `port` with its data under `dir`, started by `start()` (see OwnServer). */
+export function ownProcess(props: {
   port: number;
   url: string;
   dir: string;
@@ -54,10 +57,10 @@ function ownProcess(props: {
   ready?: () => Promise<boolean>;
 }): OwnServer {
   let child: ChildProcess | undefined;
-  const stop = async (): Promise<void> => {
-    if (!child || child.exitCode !== null) return;
+  const stop = async (signal?: NodeJS.Signals): Promise<void> => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child?.once('exit', r));
-    child.kill(props.stopSignal ?? 'SIGKILL');
+    child.kill(signal ?? props.stopSignal ?? 'SIGKILL');
     await exited;
     await eventually(async () => !(await portOpen(props.port)), {
       timeoutMs: 10_000,
@@ -74,7 +77,7 @@ function ownProcess(props: {
         message: `${props.command} on port ${props.port}`,
       });
     },
-    stop,
+    stop: (signal) => stop(signal),
     async destroy() {
       await stop();
       rmSync(props.dir, { recursive: true, force: true });

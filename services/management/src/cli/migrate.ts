@@ -16,7 +16,9 @@ export async function runMigrations(
   try {
     await migrate(db);
     const done: { name: string }[] = await db('knex_migrations').select('name').orderBy('id');
-    const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate');
+    const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate', {
+      replicas: config.NATS_STREAM_REPLICAS,
+    });
     try {
       await ensureStreams(nats);
       return { migrations: done.map((m) => m.name), streams: [nats.names.eventsStream, nats.names.deliveriesStream] };
