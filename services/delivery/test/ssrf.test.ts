@@ -141,3 +141,31 @@ describe('SSRF guard', () => {
     }
   });
 });
+
+/** A refusal tells that the target is not allowed, never what a name resolved to or whether it exists. */
+describe('SSRF guard: what a refusal tells', () => {
+  it('the connect-time lookup fails a private name and a missing one alike, never naming an address', async () => {
+    const lookup = (host: string) =>
+      new Promise<Error | null>((resolve) => guardedLookup(host, { all: false }, (err) => resolve(err)));
+    const [internal, missing] = [await lookup('localhost'), await lookup('no-such-host.invalid')];
+    expect(internal?.message).toBe('localhost has no public address');
+    expect(missing?.message).toBe('no-such-host.invalid has no public address');
+    expect([internal?.name, missing?.name]).toEqual(['BlockedTargetError', 'BlockedTargetError']);
+  });
+
+  it('gives at save time one answer for a name resolving inside our network, a missing name and any refused URL', async () => {
+    const resolvingTo = (address: string) => async () => [{ address, family: 4 }];
+    const answers = [
+      await checkWebhookUrl('https://intranet.corp.example/hook', false, { lookup: resolvingTo('10.0.0.5') }),
+      await checkWebhookUrl('https://meta.corp.example/hook', false, { lookup: resolvingTo('169.254.169.254') }),
+      await checkWebhookUrl('https://no-such-host.invalid/hook', false),
+      await checkWebhookUrl('https://10.0.0.5/hook', false),
+      await checkWebhookUrl('http://example.com/hook', false),
+      await checkWebhookUrl('https://intranet/hook', false),
+    ];
+    expect(new Set(answers)).toEqual(new Set(['must be an https URL of a host with a public address']));
+    expect(
+      await checkWebhookUrl('https://hooks.corp.example/x', false, { lookup: resolvingTo('93.184.216.34') }),
+    ).toBeUndefined();
+  });
+});

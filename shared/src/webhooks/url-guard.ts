@@ -88,20 +88,22 @@ type LookupCallback = (
 ) => void;
 
 /**
- * A `lookup` for net/tls connect (undici's `connect.lookup`): resolves like dns.lookup, drops
- * addresses inside our network, and fails when none is left. Honours `options.all`.
+ * What a refused target is told, whatever the reason: an owner learns that the target is not allowed, never what a
+ * name resolved to, nor whether a name that is not public exists inside our network.
+ */
+export const TARGET_REFUSAL = 'must be an https URL of a host with a public address';
+
+/**
+ * A `lookup` for net/tls connect (undici's `connect.lookup`): resolves like dns.lookup, drops addresses inside our
+ * network, and fails when none is left. A name with no address at all fails the same way (`BlockedTargetError`, the
+ * same message, no address in it), so a failed attempt or test ping never tells a name that resolves inside our
+ * network from one that does not exist. Honours `options.all`.
  */
 export function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, []);
-    const allowed = addresses.filter((a) => !isBlockedAddress(a.address));
-    if (allowed.length === 0)
-      return callback(
-        new BlockedTargetError(
-          `${hostname} resolves to an address inside a private network (${addresses.map((a) => a.address).join(', ')})`,
-        ),
-        [],
-      );
+    if (err && err.code !== 'ENOTFOUND' && err.code !== 'ENODATA') return callback(err, []);
+    const allowed = (addresses ?? []).filter((a) => !isBlockedAddress(a.address));
+    if (allowed.length === 0) return callback(new BlockedTargetError(`${hostname} has no public address`), []);
     if (options.all) return callback(null, allowed);
     const first = allowed[0] as dns.LookupAddress;
     callback(null, first.address, first.family);
@@ -119,35 +121,35 @@ export function urlRefusal(url: string, allowPrivate: boolean): string | undefin
   } catch {
     return 'is not a valid URL';
   }
-  if (parsed.protocol !== 'https:' && !(allowPrivate && parsed.protocol === 'http:'))
-    return allowPrivate ? 'must be an http or https URL' : 'must be an https URL';
+  if (allowPrivate && parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    return 'must be an http or https URL';
+  if (!allowPrivate && parsed.protocol !== 'https:') return TARGET_REFUSAL;
   if (parsed.username || parsed.password) return 'must not contain credentials';
   if (allowPrivate) return undefined;
   const host = parsed.hostname.replace(/^\[|\]$/g, '');
-  if (isIP(host)) return isBlockedAddress(host) ? 'points to an address inside a private network' : undefined;
-  if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.'))
-    return 'points to a host inside a private network';
+  if (isIP(host)) return isBlockedAddress(host) ? TARGET_REFUSAL : undefined;
+  if (host === 'localhost' || host.endsWith('.localhost') || !host.includes('.')) return TARGET_REFUSAL;
   return undefined;
 }
 
 /**
- * Save-time check: urlRefusal plus a DNS lookup of the name (a name resolving to a private address is refused; one
- * that does not resolve yet is accepted and checked again at send time).
+ * Save-time check: urlRefusal plus a DNS lookup of the name. A name that resolves to a private address, or to none
+ * (unknown, or no answer within `lookupTimeoutMs`), gets the same `TARGET_REFUSAL` as any refused URL, so the answer
+ * never tells an internal name from a missing one. `lookup` is the system resolver (tests give one of their own).
  */
 export async function checkWebhookUrl(
   url: string,
   allowPrivate: boolean,
-  lookupTimeoutMs = 2000,
+  options: { lookupTimeoutMs?: number; lookup?: (host: string) => Promise<dns.LookupAddress[]> } = {},
 ): Promise<string | undefined> {
+  const { lookupTimeoutMs = 2000, lookup = (host: string) => dns.promises.lookup(host, { all: true }) } = options;
   const refusal = urlRefusal(url, allowPrivate);
   if (refusal || allowPrivate) return refusal;
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
   if (isIP(host)) return undefined;
   const addresses = await Promise.race([
-    dns.promises.lookup(host, { all: true }).catch(() => []),
+    lookup(host).catch(() => []),
     new Promise<dns.LookupAddress[]>((resolve) => setTimeout(() => resolve([]), lookupTimeoutMs).unref()),
   ]);
-  return addresses.some((a) => isBlockedAddress(a.address))
-    ? 'resolves to an address inside a private network'
-    : undefined;
+  return addresses.length > 0 && !addresses.some((a) => isBlockedAddress(a.address)) ? undefined : TARGET_REFUSAL;
 }
