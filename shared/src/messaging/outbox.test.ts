@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { AckPolicy, DeliverPolicy } from 'nats';
 import pg from 'pg';
 import { eventually, startTestRelay, useTestPlatform } from '../testing';
@@ -294,5 +295,56 @@ describe('outbox relay: at its start, and from memory', () => {
     }
     expect(await rowOf(stuck)).toBeDefined();
     await platform.db('outbox').where({ event_id: stuck.event_id }).delete();
+  });
+});
+
+describe('outbox: stopping', () => {
+  it('stops while a batch waits for its turn behind one that could not be published', async () => {
+    // Each round: a batch JetStream refuses (no stream takes its subject), a second waiting behind
+    // it, and stop() asked for at a different moment, the pause between the two batches included.
+    for (let round = 0; round < 16; round++) {
+      const committed = startOutbox({ db: platform.db, nats: platform.nats, logger: platform.logger });
+      const refused = await written('nowhere.test', { n: `refused ${round}` });
+      const next = await written('submission.created', { n: `next ${round}` });
+      committed.publish([refused]);
+      committed.publish([next]);
+      await new Promise((resolve) => setTimeout(resolve, round % 8));
+      const stopped = await Promise.race([
+        committed.stop().then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 5000).unref()),
+      ]);
+      expect({ round, stopped }).toEqual({ round, stopped: true });
+    }
+    await platform.db('outbox').where({ subject: 'nowhere.test' }).delete();
+  });
+});
+
+describe('outbox relay: while Postgres refuses its LISTEN connection', () => {
+  it('tries again once per poll, not once more for every refusal', async () => {
+    // A server that takes each connection and closes it at once, as Postgres does with
+    // "too many clients": the client's connect fails and the client ends, both at once.
+    let connections = 0;
+    const server = net.createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const pollMs = 20;
+    const started = Date.now();
+    const relay = startOutbox({
+      db: platform.db,
+      nats: platform.nats,
+      logger: platform.logger,
+      relay: { databaseUrl: `postgres://postgres@127.0.0.1:${port}/refused`, pollMs, holdMs: 60_000 },
+    });
+    try {
+      await eventually(() => connections >= 10, { message: 'ten tries' });
+      const polls = (Date.now() - started) / pollMs;
+      expect(connections).toBeLessThanOrEqual(polls + 2);
+    } finally {
+      await relay.stop();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });

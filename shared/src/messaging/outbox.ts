@@ -265,15 +265,25 @@ function listenForCommits(
 ): { stop(): Promise<void> } {
   const pollMs = options.pollMs ?? 1000;
   let listener: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  // One retry at a time: a refused connect both rejects and ends its client, and two retries per
+  // failure would double the connections tried on every round while Postgres refuses them.
+  const listenLater = (): void => {
+    if (stopped() || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void listen();
+    }, pollMs);
+  };
   const listen = async (): Promise<void> => {
     if (stopped()) return;
+    const client = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 5000 });
+    client.on('error', () => undefined);
+    client.on('end', () => {
+      if (listener === client) listener = undefined;
+      listenLater();
+    });
     try {
-      const client = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 5000 });
-      client.on('error', () => undefined);
-      client.on('end', () => {
-        listener = undefined;
-        if (!stopped()) setTimeout(() => void listen(), pollMs);
-      });
       await client.connect();
       // Stopped while connecting: this client is not the relay's to keep.
       if (stopped()) return void (await client.end().catch(() => undefined));
@@ -283,11 +293,17 @@ function listenForCommits(
       wake();
     } catch (err) {
       logger.debug({ err }, 'outbox relay cannot LISTEN; polling meanwhile');
-      if (!stopped()) setTimeout(() => void listen(), pollMs);
+      await client.end().catch(() => undefined);
+      listenLater();
     }
   };
   void listen();
-  return { stop: async () => void (await listener?.end().catch(() => undefined)) };
+  return {
+    stop: async () => {
+      clearTimeout(retry);
+      await listener?.end().catch(() => undefined);
+    },
+  };
 }
 
 /** An event as it is published: its outbox row, with the payload as the JSON text that was written. */
@@ -384,38 +400,46 @@ function publishCommitted(sink: EventSink, db: Db): Pick<Outbox, 'publish' | 'st
   const { logger } = sink;
   let stopped = false;
   const waiting: OutboxEvent[] = [];
-  let publishing: Promise<void> | undefined;
   let published: string[] = [];
+  // Each of the two loops is a promise while it runs and undefined once it has nothing left: stop()
+  // waits on the loops themselves, never on a batch that has settled while its loop goes on.
+  let publishing: Promise<void> | undefined;
   let removing: Promise<void> | undefined;
 
-  const publishWaiting = (): void => {
-    const batch = waiting.splice(0, COMMITTED.maxBatch);
-    publishing = publishEvents(sink, batch).then(
-      () => remove(batch.map((e) => e.event_id)),
-      (err: unknown) => logger.warn({ err, events: batch.length }, 'events left to the outbox relay'),
-    );
-    void publishing.finally(async () => {
+  const publishLoop = async (): Promise<void> => {
+    while (waiting.length > 0 && !stopped) {
+      const batch = waiting.splice(0, COMMITTED.maxBatch);
+      try {
+        await publishEvents(sink, batch);
+        remove(batch.map((e) => e.event_id));
+      } catch (err) {
+        logger.warn({ err, events: batch.length }, 'events left to the outbox relay');
+      }
       if (waiting.length > 0 && !stopped) await new Promise((resolve) => setTimeout(resolve, COMMITTED.gapMs));
+    }
+  };
+  const startPublishing = (): void => {
+    publishing = publishLoop().finally(() => {
       publishing = undefined;
-      if (waiting.length > 0 && !stopped) publishWaiting();
+      if (waiting.length > 0 && !stopped) startPublishing();
     });
   };
 
   // Nothing but the relays' hold waits for a removal: the rows published meanwhile go in one statement.
-  const remove = (ids: string[]): void => {
-    published.push(...ids);
-    if (removing) return;
-    removing = new Promise<void>((resolve) => setTimeout(resolve, stopped ? 0 : COMMITTED.removeEveryMs)).then(() => {
+  const removeLoop = async (): Promise<void> => {
+    while (published.length > 0) {
+      await new Promise((resolve) => setTimeout(resolve, stopped ? 0 : COMMITTED.removeEveryMs));
       const batch = published;
       published = [];
-      return runPrepared(db, { ...DELETE_PUBLISHED, values: [batch] }).then(
-        () => undefined,
-        (err: unknown) => logger.warn({ err, events: batch.length }, 'published events stay in the outbox'),
+      await runPrepared(db, { ...DELETE_PUBLISHED, values: [batch] }).catch((err: unknown) =>
+        logger.warn({ err, events: batch.length }, 'published events stay in the outbox'),
       );
-    });
-    void removing.finally(() => {
+    }
+  };
+  const remove = (ids: string[]): void => {
+    published.push(...ids);
+    removing ??= removeLoop().finally(() => {
       removing = undefined;
-      if (published.length > 0) remove([]);
     });
   };
 
@@ -424,12 +448,13 @@ function publishCommitted(sink: EventSink, db: Db): Pick<Outbox, 'publish' | 'st
       if (stopped || events.length === 0) return;
       const room = COMMITTED.maxWaiting - waiting.length;
       waiting.push(...(room < events.length ? events.slice(0, Math.max(0, room)) : events));
-      if (!publishing) publishWaiting();
+      if (!publishing) startPublishing();
     },
     async stop() {
       stopped = true;
       waiting.length = 0;
-      while (publishing || removing) await Promise.all([publishing, removing]);
+      await publishing;
+      await removing;
     },
   };
 }
