@@ -86,17 +86,17 @@ function problemResponses(def: RouteSpec, responses: Record<string, unknown>): v
   const byStatus = new Map<number, ProblemSlug[]>();
   for (const slug of problemSlugs)
     byStatus.set(PROBLEMS[slug].status, [...(byStatus.get(PROBLEMS[slug].status) ?? []), slug]);
+  const content = {
+    'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } },
+    ...Object.fromEntries(
+      Object.entries(def.problemAlternatives ?? {}).map(([type, schema]) => [type, { schema: strip(schema) }]),
+    ),
+  };
   for (const [status, slugs] of byStatus) {
     if (responses[status]) continue;
-    responses[status] = {
-      description: `Problem: ${slugs.map((s) => `\`${s}\``).join(', ')}`,
-      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-    };
+    responses[status] = { description: `Problem: ${slugs.map((s) => `\`${s}\``).join(', ')}`, content };
   }
-  responses['default'] = {
-    description: 'Any other problem',
-    content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
-  };
+  responses['default'] = { description: 'Any other problem', content };
 }
 
 /** The request body: a JSON body the route validates, or one its handler parses itself. */

@@ -63,6 +63,8 @@ export interface RouteDef<
   responses: Record<number, ResponseDef>;
   /** Problem types this route can answer with, documented in the OpenAPI. */
   problems?: ProblemSlug[];
+  /** Other media types a problem may be answered in (ingest's HTML page for a browser's refused form post). */
+  problemAlternatives?: Record<string, TSchema>;
   /** Hidden routes (internal helpers) are served but left out of the OpenAPI document. */
   hidden?: boolean;
   /**

@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { escapeHtml } from '@intake/shared';
+import { escapeHtml, type Problem } from '@intake/shared';
 import type { Context } from 'koa';
 import type { IngestOutcome } from '../ingest';
 
@@ -20,6 +20,43 @@ export const Replay = Type.Object({
 /** A plain HTML form post from a browser (it asks for HTML and sends a form content type), as opposed to an API client. */
 export function wantsHtml(ctx: Context): boolean {
   return Boolean(ctx.request.is('urlencoded', 'multipart')) && ctx.accepts('json', 'html') === 'html';
+}
+
+/**
+ * A post that a browser navigates with from an HTML form: a form body, Accept preferring HTML, and no fetch or XHR
+ * (`Sec-Fetch-Mode: navigate`, or no such header from a browser too old to send it). A script's fetch() gets the
+ * problem document whatever it accepts.
+ */
+export function isFormNavigation(ctx: Context): boolean {
+  const mode = ctx.get('sec-fetch-mode');
+  return wantsHtml(ctx) && (mode === '' || mode === 'navigate');
+}
+
+/**
+ * A refused form post from a browser, so the visitor never reads raw JSON: when the owner set a `redirect_url`, 303
+ * to it with `error=<problem slug>` (their page says what it wants); otherwise a small page in the problem's own status
+ * (and headers, e.g. Retry-After) with the reason and a link back to the page the form was on.
+ */
+export function presentRefusal(ctx: Context, refused: Problem, redirectUrl: string | null | undefined): void {
+  ctx.set('Cache-Control', 'no-store');
+  for (const [name, value] of Object.entries(refused.headers)) ctx.set(name, value);
+  ctx.type = 'text/html; charset=utf-8';
+  if (redirectUrl && /^https?:\/\//i.test(redirectUrl)) {
+    const to = new URL(redirectUrl);
+    to.searchParams.set('error', refused.slug);
+    ctx.status = 303;
+    ctx.set('Location', to.href);
+    ctx.body = `<!doctype html><meta charset="utf-8"><title>Not sent</title><p><a href="${escapeHtml(to.href)}">Continue</a></p>\n`;
+    return;
+  }
+  const referer = ctx.get('referer');
+  const back = /^https?:\/\//i.test(referer) ? escapeHtml(referer) : 'javascript:history.back()';
+  ctx.status = refused.status;
+  ctx.body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Not sent: ${escapeHtml(refused.title)}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}</style></head>
+<body><h1>Your submission was not sent</h1><p>${escapeHtml(refused.title)}. ${escapeHtml(refused.detail)}</p><p><a href="${back}">Go back</a></p></body></html>
+`;
 }
 
 /** The spec's JSON answers; for a browser's form post, 303 to the form's redirect_url or a small thank-you page. */

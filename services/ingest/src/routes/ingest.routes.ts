@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { problem, route, SLUG_PATTERN } from '@intake/shared';
+import { periodKey, problem, route, SLUG_PATTERN, toProblem } from '@intake/shared';
 import type { IngestDeps } from '../compose';
 import { ingestSubmission } from '../ingest';
-import { Created, present, Replay, Spam } from '../request/answer';
+import { Created, isFormNavigation, present, presentRefusal, Replay, Spam } from '../request/answer';
 import type { BodyKind } from '../request/body';
 import { requestOrigin } from '../request/origin';
 import { noteSubmissionOutcome } from './submission-metrics';
@@ -30,7 +30,9 @@ export const submitForm = route({
   description:
     'Public and cross-origin. Optional `Authorization: Bearer svc_sub_...` (must be of the ' +
     'form’s account) and `Idempotency-Key` (remembered 24 hours per form). ' +
-    'A browser’s plain form post (Accept prefers text/html) is answered with 303 to the form’s redirect_url, or a thank-you page.',
+    'A browser’s plain form post (Accept prefers text/html, not fetch: `Sec-Fetch-Mode` navigate or absent) is ' +
+    'answered with 303 to the form’s redirect_url, or a thank-you page; refused, with 303 to the redirect_url with ' +
+    '`error=<problem slug>`, or a small HTML page in the problem’s status. API clients get the documents below.',
   tags: ['Ingest'],
   auth: 'none',
   params: Type.Object({
@@ -78,6 +80,7 @@ export const submitForm = route({
     'rate-limited',
     'service-unavailable',
   ],
+  problemAlternatives: { 'text/html': Type.String({ description: 'a browser’s refused form post: the reason' }) },
   async handler(ctx, { params }, deps: IngestDeps) {
     const encoding = (ctx.get('content-encoding') || 'identity').toLowerCase();
     if (encoding !== 'identity') throw problem('unsupported-media-type', 'Compressed request bodies are not accepted');
@@ -101,6 +104,14 @@ export const submitForm = route({
       });
       noteSubmissionOutcome(ctx, outcome);
       present(ctx, outcome);
+    } catch (err) {
+      const refused = toProblem(err);
+      if (!refused || !isFormNavigation(ctx)) throw err;
+      const form =
+        refused.slug === 'form-not-found'
+          ? undefined
+          : await deps.formCache.get(params.slug, periodKey(deps.platform.clock.now())).catch(() => undefined);
+      presentRefusal(ctx, refused, form?.redirect_url);
     } finally {
       // Answered before the whole body was read (refused early): close rather than read the rest.
       if (!ctx.req.complete) ctx.set('Connection', 'close');
