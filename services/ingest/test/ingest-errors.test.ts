@@ -325,10 +325,31 @@ function botChallengeCases({ h, seen, provider }: Siteverify) {
   });
 }
 
+function providerFieldCases({ h, seen }: Siteverify) {
+  it.each(['cf-turnstile-response', 'h-captcha-response', 'g-recaptcha-response'])(
+    'reads the token from the provider widget’s own field %s, and strips it from the payload',
+    async (field) => {
+      const { form, post } = await accountWithForm(h, {
+        form: { bot_challenge_provider: 'turnstile', bot_challenge_secret: h.platform.secrets.seal('site-secret') },
+      });
+      const res = await post(
+        new URLSearchParams([
+          ['name', 'Ada'],
+          [field, 'good-token'],
+        ]),
+      );
+      expect(res.status).toBe(201);
+      expect(seen.map((s) => s.get('response'))).toEqual(['good-token']);
+      expect((await submissionsOf(h, form.id))[0].payload).toEqual({ name: 'Ada' });
+    },
+  );
+}
+
 describe('POST /v1/f/:slug — what must be refused', () => {
   const siteverify = useSiteverify();
 
   describe('submission keys', () => submissionKeyCases(siteverify.h));
   describe('an empty submission', () => emptySubmissionCases(siteverify));
   describe('bot challenge', () => botChallengeCases(siteverify));
+  describe('bot challenge, from a provider’s widget', () => providerFieldCases(siteverify));
 });

@@ -1,5 +1,5 @@
 import { problem, safeName, unstorableText, type FieldError } from '@intake/shared';
-import { CHALLENGE_FIELD, LIMITS } from '../rules/limits';
+import { CHALLENGE_FIELD, LIMITS, PROVIDER_CHALLENGE_FIELDS } from '../rules/limits';
 
 /** Fields as parsed from the body, in order: form bodies may repeat a name; JSON values are already strings. */
 export type Fields = [name: string, value: string][];
@@ -54,11 +54,15 @@ export function buildPayload(
     if (values) values.push(value);
     else grouped.set(name, [value]);
   }
-  // Control fields: the honeypot is judged on the fields (`honeypotFilled`), the token is the first non-empty one.
+  // Control fields: the honeypot is judged on the fields (`honeypotFilled`); the token is the first non-empty value
+  // of `bot-challenge-response`, else of a provider widget's own field.
   grouped.delete(honeypotField);
-  const tokens = grouped.get(CHALLENGE_FIELD);
-  grouped.delete(CHALLENGE_FIELD);
-  const challengeToken = tokens?.find((v) => v !== '') ?? tokens?.[0];
+  const tokens: string[] = [];
+  for (const name of [CHALLENGE_FIELD, ...PROVIDER_CHALLENGE_FIELDS]) {
+    tokens.push(...(grouped.get(name) ?? []));
+    grouped.delete(name);
+  }
+  const challengeToken = tokens.find((v) => v !== '') ?? tokens[0];
   const payload: Record<string, string> = {};
   for (const [name, values] of grouped) {
     Object.defineProperty(payload, name, {

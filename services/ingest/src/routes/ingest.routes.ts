@@ -8,7 +8,10 @@ import { requestOrigin } from '../request/origin';
 import { noteSubmissionOutcome } from './submission-metrics';
 
 const Fields = Type.Record(Type.String(), Type.String(), {
-  description: 'Field names as sent. `bot-challenge-response` and the honeypot field are control fields, never stored.',
+  description:
+    'Field names as sent. The honeypot field and the bot-challenge token are control fields, never stored: the ' +
+    'token is read from `bot-challenge-response`, else from the provider widget’s own `cf-turnstile-response`, ' +
+    '`h-captcha-response` or `g-recaptcha-response` (all four are stripped).',
 });
 const JsonFields = Type.Record(Type.String(), Type.Unknown(), {
   description: 'One object; non-string values are stored JSON-stringified. At most 32 levels deep, 1 MiB.',

@@ -18,3 +18,9 @@ export const LIMITS = {
 
 /** The field carrying the bot-challenge token (stripped from the stored payload). */
 export const CHALLENGE_FIELD = 'bot-challenge-response';
+
+/**
+ * The fields the providers' own widgets add to a form (Turnstile, hCaptcha, reCAPTCHA): read as the token when
+ * `bot-challenge-response` is absent, and stripped from the payload like it, so a form with the widget just works.
+ */
+export const PROVIDER_CHALLENGE_FIELDS = ['cf-turnstile-response', 'h-captcha-response', 'g-recaptcha-response'];

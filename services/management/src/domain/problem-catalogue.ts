@@ -13,7 +13,8 @@ const DESCRIPTIONS: Record<ProblemSlug, string> = {
     'The API key sent is unknown, malformed, revoked, or (on ingest) belongs to another account. Use ' +
     'a valid key; the Authorization header must be `Bearer <key>`.',
   'challenge-failed':
-    'The form requires a bot-challenge token in the `bot-challenge-response` field and it was ' +
+    'The form requires a bot-challenge token in the `bot-challenge-response` field (or the widget’s own ' +
+    '`cf-turnstile-response`, `h-captcha-response` or `g-recaptcha-response`) and it was ' +
     'missing or the provider rejected it. Complete the challenge and post again.',
   'form-not-found': 'No form has this slug. Check the form’s ingest URL.',
   'file-too-large': 'A file is larger than the plan’s per-file limit. It was rejected before anything was stored.',
