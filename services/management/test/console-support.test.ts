@@ -24,7 +24,11 @@ describe('console support routes, what works', () => {
       const ofFirst = await call('GET', `/v1/submissions/${first.submission_id}/deliveries`);
       expect(ofFirst.status).toBe(200);
       expect(ofFirst.body.data).toHaveLength(1);
-      expect(ofFirst.body.data[0]).toMatchObject({ submission_id: first.submission_id, webhook_id: hook.id });
+      expect(ofFirst.body.data[0]).toMatchObject({
+        submission_id: first.submission_id,
+        webhook_id: hook.id,
+        webhook_url: target.url,
+      });
       expect(ofFirst.body.data[0].attempts).toHaveLength(5);
 
       target.heal();

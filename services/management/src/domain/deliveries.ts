@@ -5,6 +5,7 @@ import {
   findDelivery,
   findFailedDeliveryIds,
   findLatestDeliveries,
+  findWebhookUrls,
   isWebhookEnabled,
   type AttemptRow,
   type DeliveryLogRow,
@@ -14,7 +15,8 @@ import { findWebhook } from '../repositories/webhook.repository';
 /** The spec's log size. */
 export const DELIVERY_LOG_LIMIT = 50;
 
-export type DeliveryWithAttempts = DeliveryLogRow & { attempts: AttemptRow[] };
+/** A delivery with every attempt and its webhook's current URL (a delivery's webhook is never gone: they go together). */
+export type DeliveryWithAttempts = DeliveryLogRow & { webhook_url: string; attempts: AttemptRow[] };
 export type DeliveryFilter = 'all' | 'failed' | 'pending' | 'succeeded';
 const FILTER_STATUSES: Record<Exclude<DeliveryFilter, 'all'>, string[]> = {
   failed: ['failed'],
@@ -22,12 +24,23 @@ const FILTER_STATUSES: Record<Exclude<DeliveryFilter, 'all'>, string[]> = {
   succeeded: ['succeeded'],
 };
 
-async function withAttempts(db: Db, deliveries: DeliveryLogRow[]): Promise<DeliveryWithAttempts[]> {
-  const attempts = await findAttemptsOfDeliveries(
-    db,
-    deliveries.map((d) => d.id),
-  );
-  return deliveries.map((d) => ({ ...d, attempts: attempts.filter((a) => a.delivery_id === d.id) }));
+async function withAttempts(db: Db, accountId: string, deliveries: DeliveryLogRow[]): Promise<DeliveryWithAttempts[]> {
+  const [attempts, urls] = await Promise.all([
+    findAttemptsOfDeliveries(
+      db,
+      deliveries.map((d) => d.id),
+    ),
+    findWebhookUrls(
+      db,
+      accountId,
+      deliveries.map((d) => d.webhook_id),
+    ),
+  ]);
+  return deliveries.map((d) => ({
+    ...d,
+    webhook_url: urls.get(d.webhook_id) ?? '',
+    attempts: attempts.filter((a) => a.delivery_id === d.id),
+  }));
 }
 
 /** The webhook's last 50 deliveries (in the given states, `pending` covering `retrying`), newest first, each with every attempt. */
@@ -40,7 +53,11 @@ export async function deliveryLog(props: {
   const { db, accountId, webhookId } = props;
   if (!(await findWebhook(db, accountId, webhookId))) throw problem('not-found', `No webhook ${webhookId}`);
   const statuses = props.status && props.status !== 'all' ? FILTER_STATUSES[props.status] : undefined;
-  return withAttempts(db, await findLatestDeliveries(db, accountId, webhookId, DELIVERY_LOG_LIMIT, statuses));
+  return withAttempts(
+    db,
+    accountId,
+    await findLatestDeliveries(db, accountId, webhookId, DELIVERY_LOG_LIMIT, statuses),
+  );
 }
 
 /** The deliveries of one submission, one per webhook it went to, each with every attempt. */
@@ -52,7 +69,7 @@ export async function submissionDeliveries(props: {
   const { db, accountId, submissionId } = props;
   const exists = await db('submissions').where({ account_id: accountId, id: submissionId }).first('id');
   if (!exists) throw problem('not-found', `No submission ${submissionId}`);
-  return withAttempts(db, await findDeliveriesOfSubmission(db, accountId, submissionId));
+  return withAttempts(db, accountId, await findDeliveriesOfSubmission(db, accountId, submissionId));
 }
 
 /** Most failed deliveries replayed by one request. */

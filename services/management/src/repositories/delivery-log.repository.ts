@@ -95,6 +95,16 @@ export async function findDelivery(
   return db('deliveries').where({ account_id: accountId, id }).first('id', 'status', 'webhook_id');
 }
 
+/** The current URL of each of the account's webhooks in `ids`, by id. */
+export async function findWebhookUrls(db: Queryable, accountId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows: { id: string; url: string }[] = await db('webhooks')
+    .where({ account_id: accountId })
+    .whereIn('id', [...new Set(ids)])
+    .select('id', 'url');
+  return new Map(rows.map((r) => [r.id, r.url]));
+}
+
 export async function isWebhookEnabled(db: Queryable, accountId: string, webhookId: string): Promise<boolean> {
   const row = await db('webhooks').where({ account_id: accountId, id: webhookId }).first('enabled');
   return row?.enabled === true;

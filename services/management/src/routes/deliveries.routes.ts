@@ -15,7 +15,8 @@ const Attempt = Type.Object({
 export const Delivery = Type.Object(
   {
     id: Type.String({ description: '`whd_...`, the envelope id' }),
-    webhook_id: Type.String(),
+    webhook_id: Type.String({ description: '`wh_...`, the webhook it goes to' }),
+    webhook_url: Type.String({ description: 'that webhook’s URL as it is now' }),
     type: Type.String({ description: 'envelope type: `submission.created` or `webhook.test`' }),
     submission_id: Nullable(Type.String()),
     status: Type.Union([
@@ -40,6 +41,7 @@ export function presentDelivery(d: DeliveryWithAttempts) {
   return {
     id: d.id,
     webhook_id: d.webhook_id,
+    webhook_url: d.webhook_url,
     type: d.event_type,
     submission_id: d.submission_id,
     status: d.status,
