@@ -259,6 +259,33 @@ describe('webhook routes, what errors', () => {
   });
 });
 
+describe('webhook routes, what errors: one target per form', () => {
+  it('409 conflict for a second webhook to a URL the form already sends to, however spelt; other forms may', async () => {
+    const { accountId, formId, call } = await owner();
+    const first = await call('POST', `/v1/forms/${formId}/webhooks`, { url: 'https://hooks.example.com/intake' });
+    expect(first.status).toBe(201);
+    for (const url of ['https://hooks.example.com/intake', 'https://HOOKS.example.com:443/intake']) {
+      const again = await call('POST', `/v1/forms/${formId}/webhooks`, { url });
+      expect([url, again.status, again.body.type]).toEqual([url, 409, expect.stringMatching(/\/conflict$/)]);
+    }
+    const other = await call('POST', `/v1/forms/${formId}/webhooks`, { url: 'https://hooks.example.com/other' });
+    expect(other.status).toBe(201);
+    // Moving the second onto the first's URL is refused too; moving a webhook onto its own URL is no change.
+    const moved = await call('PATCH', `/v1/webhooks/${other.body.id}`, { url: 'https://hooks.example.com/intake' });
+    expect(moved.status).toBe(409);
+    const edited = await call('PATCH', `/v1/webhooks/${first.body.id}`, { url: 'https://hooks.example.com/intake' });
+    expect([edited.status, edited.body.url]).toEqual([200, 'https://hooks.example.com/intake']);
+    const renamed = await call('PATCH', `/v1/webhooks/${other.body.id}`, { url: 'https://hooks.example.com/new' });
+    expect([renamed.status, renamed.body.url]).toEqual([200, 'https://hooks.example.com/new']);
+    const secondForm = await factories.form(ctx.platform.db, accountId);
+    const elsewhere = await call('POST', `/v1/forms/${secondForm.id}/webhooks`, {
+      url: 'https://hooks.example.com/intake',
+    });
+    expect(elsewhere.status).toBe(201);
+    expect(await ctx.platform.db('webhooks').where({ form_id: formId })).toHaveLength(2);
+  });
+});
+
 describe('webhook routes, what must be refused', () => {
   it('another account’s form, webhook and delivery are 404', async () => {
     const mine = await owner();

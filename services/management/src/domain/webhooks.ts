@@ -55,6 +55,21 @@ async function assertAllowedUrl(url: string, config: Deps['config']): Promise<vo
     throw problem('validation-failed', `body/url ${refusal}`, { errors: [{ field: 'body/url', message: refusal }] });
 }
 
+/** One target however it is spelt: `new URL` lower-cases the host and drops a default port. */
+function sameTarget(a: string, b: string): boolean {
+  try {
+    return new URL(a).href === new URL(b).href;
+  } catch {
+    return a === b;
+  }
+}
+
+/** 409 conflict when another webhook of the form already sends to this URL (each would get every submission twice). */
+async function assertNewTarget(db: Db, accountId: string, formId: string, url: string, self?: string): Promise<void> {
+  const same = (await listWebhooksOfForm(db, accountId, formId)).find((w) => w.id !== self && sameTarget(w.url, url));
+  if (same) throw problem('conflict', `This form already has a webhook to this URL (${same.id})`);
+}
+
 async function findOr404(db: Db, accountId: string, id: string): Promise<WebhookRow> {
   const row = await findWebhook(db, accountId, id);
   if (!row) throw problem('not-found', `No webhook ${id}`);
@@ -68,6 +83,7 @@ export async function createWebhook(
   const { db, accountId, formId, now } = props;
   if (!(await formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
   await assertAllowedUrl(props.url, props.config);
+  await assertNewTarget(db, accountId, formId, props.url);
   const plainSecret = generateWebhookSecret();
   const row = await insertWebhook(db, {
     id: newId('webhook', now.getTime()),
@@ -139,8 +155,11 @@ export async function updateWebhook(
   },
 ): Promise<WebhookWithHealth & { plainSecret?: string }> {
   const { db, accountId, id, changes } = props;
-  await findOr404(db, accountId, id);
-  if (changes.url !== undefined) await assertAllowedUrl(changes.url, props.config);
+  const current = await findOr404(db, accountId, id);
+  if (changes.url !== undefined) {
+    await assertAllowedUrl(changes.url, props.config);
+    await assertNewTarget(db, accountId, current.form_id, changes.url, id);
+  }
   const plainSecret = changes.rotate_secret ? generateWebhookSecret() : undefined;
   const row = await updateWebhookRow(db, accountId, id, {
     ...(changes.url !== undefined ? { url: changes.url } : {}),

@@ -108,7 +108,7 @@ export const createWebhookRoute = route({
   params: IdParams('form', 'form id'),
   body: Type.Object({ url: Url, format: Type.Optional(Format) }, { additionalProperties: false }),
   responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
-  problems: ['not-found', 'validation-failed'],
+  problems: ['not-found', 'conflict', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
     const deps = webhookDeps(platform, principal.accountId);
     const created = await createWebhook({ ...deps, formId: params.id, url: body.url, format: body.format });
@@ -177,7 +177,7 @@ export const updateWebhookRoute = route({
   responses: {
     200: { description: 'The updated webhook, with `secret` only when rotated', schema: WebhookMaybeSecret },
   },
-  problems: ['not-found', 'validation-failed'],
+  problems: ['not-found', 'conflict', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
     const updated = await updateWebhook({
       ...webhookDeps(platform, principal.accountId),
