@@ -33,8 +33,11 @@ export interface FormInput {
 
 type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;
 
-/** A URL-safe slug from a name: lower-case ASCII letters, digits and single hyphens, plus a random suffix. */
-export function generateSlug(name: string): string {
+/**
+ * A URL-safe slug from a name: lower-case ASCII letters, digits and single hyphens. The first try is the name's slug
+ * alone; only when that is taken (`attempt` 1 on) does it get a random suffix.
+ */
+export function generateSlug(name: string, attempt = 0): string {
   const base = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')
@@ -43,6 +46,7 @@ export function generateSlug(name: string): string {
     .replace(/^-+|-+$/g, '')
     .slice(0, 40)
     .replace(/-+$/, '');
+  if (attempt === 0) return base || 'form';
   const suffix = randomBytes(5).toString('hex').slice(0, 6);
   return `${base || 'form'}-${suffix}`;
 }
@@ -70,7 +74,7 @@ export async function createForm(
   const { db, secrets, clock, accountId, input } = props;
   const now = clock.now();
   for (let attempt = 0; ; attempt++) {
-    const slug = input.slug ?? generateSlug(input.name);
+    const slug = input.slug ?? generateSlug(input.name, attempt);
     try {
       return await insertForm(db, {
         ...toColumns(input, secrets),

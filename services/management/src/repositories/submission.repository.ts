@@ -135,3 +135,36 @@ export async function deleteSubmissionRow(db: Queryable, accountId: string, id: 
 export async function findFileById(db: Queryable, id: string): Promise<FileRow | undefined> {
   return db('submission_files').where({ id }).first();
 }
+
+/** How many submissions a count reads before it settles for the planner's estimate. */
+export const EXACT_COUNT_UP_TO = 10_000;
+
+/**
+ * How many submissions the filter matches: exact up to `exactUpTo` (the count reads at most that many rows plus
+ * one), beyond it Postgres's planner estimate, marked `exact: false` and shown as "about N": an exact count of a
+ * million-row form reads a million rows, however it is indexed.
+ */
+export async function countOrEstimate(
+  db: Queryable,
+  f: SubmissionFilter,
+  exactUpTo = EXACT_COUNT_UP_TO,
+): Promise<{ count: number; exact: boolean }> {
+  const capped = await db
+    .from(
+      filtered(db, f)
+        .select(db.raw('1'))
+        .limit(exactUpTo + 1)
+        .as('capped'),
+    )
+    .count<{ n: string }[]>('* as n')
+    .first();
+  const count = Number(capped?.n ?? 0);
+  if (count <= exactUpTo) return { count, exact: true };
+  const { sql, bindings } = filtered(db, f).select('id').toSQL();
+  const { rows } = await (db as Knex).raw<{ rows: { 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[] }>(
+    `EXPLAIN (FORMAT JSON) ${sql}`,
+    bindings as Knex.RawBinding[],
+  );
+  const estimate = Math.round(rows[0]?.['QUERY PLAN'][0]?.Plan['Plan Rows'] ?? 0);
+  return { count: Math.max(estimate, exactUpTo + 1), exact: false };
+}

@@ -1,0 +1,122 @@
+/** The `data` suite's export and purge measurements, and its report (bench/suites/data.js). */
+const path = require('node:path');
+const { request } = require('undici');
+const { createLogger, LocalBlobStore } = require('../shared/dist');
+const { peakGrowth, load, inTurns } = require('./lib');
+const { round } = require('./stack');
+const { accountWithForm, seedForm, LARGE, SMALL } = require('./data-seed');
+
+const ROOT = path.join(__dirname, '..');
+/** Rows of the purge form, seeded again for each turn (more than a turn purges). */
+const PURGE_ROWS = 60_000;
+const TURNS = 3;
+const MiB = 1024 * 1024;
+
+/** Streams an export to nowhere, counting its lines. */
+async function drain(url, key) {
+  const started = performance.now();
+  const res = await request(url, { headers: { authorization: `Bearer ${key}` } });
+  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}`);
+  let lines = 0;
+  for await (const chunk of res.body) for (const byte of chunk) if (byte === 10) lines++;
+  return { lines, seconds: (performance.now() - started) / 1000 };
+}
+
+/** Each format at each size: rows per second and the management process's peak RSS growth while it streams. */
+async function measureExports({ management, forms, log }) {
+  const out = [];
+  for (const side of ['small', 'large'])
+    for (const format of ['ndjson', 'csv']) {
+      log(`exporting the ${side} form as ${format}`);
+      const url = `${management.url}/v1/forms/${forms[side].formId}/export.${format}`;
+      const mem = await peakGrowth(management.pid, () => drain(url, forms[side].key));
+      const rows = mem.result.lines - (format === 'csv' ? 1 : 0);
+      out.push({
+        name: `${format} export, ${rows.toLocaleString()} rows`,
+        rate: Math.round(rows / mem.result.seconds),
+        seconds: round(mem.result.seconds),
+        rssGrowthMiB: round(mem.growth / MiB),
+        side,
+        format,
+      });
+    }
+  return out;
+}
+
+/** One purge turn: a form of PURGE_ROWS due rows purged while ingest is loaded for `duration`; purged rows per second. */
+async function purgeTurn({ db, deps, url, duration }) {
+  const { purgeDue } = require(path.join(ROOT, 'services/management/dist/domain/purge'));
+  const form = await accountWithForm(db, 'data-purge');
+  await seedForm(db, { ...form, rows: PURGE_ROWS, log: () => undefined });
+  await db('forms').where({ id: form.formId }).update({ retention_days: 1 });
+  const controller = new AbortController();
+  const started = performance.now();
+  let ended;
+  const purging = purgeDue({ ...deps, signal: controller.signal }).finally(() => (ended = performance.now()));
+  const loaded = await load({ url, connections: 8, duration, headers: deps.form, body: deps.body });
+  const loadEnded = performance.now();
+  controller.abort();
+  const counts = await purging;
+  await db('submissions').where({ form_id: form.formId }).delete();
+  const seconds = (Math.min(ended, loadEnded) - started) / 1000;
+  return { ...loaded, purged: counts.retention, purgeRate: Math.round(counts.retention / seconds) };
+}
+
+/** Ingest's p99 at 8 connections without a purge and while one runs, in TURNS turns; the purge's rate. */
+async function measurePurge({ db, ingest, duration, log, filesDir }) {
+  const target = await accountWithForm(db, 'data-ingest');
+  const url = `${ingest.url}/v1/f/${target.slug}`;
+  const deps = {
+    db,
+    blobs: new LocalBlobStore(filesDir),
+    logger: createLogger({ level: 'silent', service: 'bench' }),
+    clock: { now: () => new Date() },
+    form: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'name=Ada&email=ada%40example.com&message=Hello+from+the+benchmark',
+  };
+  log('warming ingest up');
+  await load({ url, connections: 8, duration: 3, headers: deps.form, body: deps.body });
+  return inTurns(TURNS, async (side, n) => {
+    log(`turn ${n}: ingest ${side === 'a' ? 'alone' : 'while the purge runs'} for ${duration} s`);
+    if (side === 'a') return load({ url, connections: 8, duration, headers: deps.form, body: deps.body });
+    return purgeTurn({ db, deps, url, duration });
+  });
+}
+
+const label = (n) => (n >= 1_000_000 ? `${n / 1_000_000}M` : `${n / 1000}k`);
+const countText = (c) =>
+  `${c.result.exact ? c.result.count.toLocaleString() : `about ${c.result.count.toLocaleString()} (planner)`} in ${round(c.ms, 1)} ms`;
+
+/** The rows and figures of the suite. */
+function report({ queries, counts, exported, purge }) {
+  const scale = `${label(LARGE)} / ${label(SMALL)}`;
+  const figures = {};
+  for (const q of queries)
+    figures[`${q.name}: ${scale}`] =
+      `${q.ratio.toFixed(2)} (rounds ${q.rounds.join(', ')}; ms small ${q.smallMs.join('/')}, large ${q.largeMs.join('/')}; target ≤ 2)`;
+  for (const side of ['small', 'large']) {
+    const c = counts[side];
+    figures[`count, ${side} (received)`] = countText(c.count);
+    figures[`count, ${side} (search)`] = countText(c.rare);
+    figures[`per-day usage for a month, ${side}`] = `${round(c.usageMs, 2)} ms`;
+  }
+  for (const e of exported)
+    figures[`${e.name}`] = `${e.rate.toLocaleString()} rows/s, RSS growth ${e.rssGrowthMiB} MiB (target < 64 MB)`;
+  const alone = purge.map((t) => t.a.p99);
+  const during = purge.map((t) => t.b.p99);
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  figures['purge rate'] = `${purge.map((t) => t.b.purgeRate.toLocaleString()).join(', ')} rows/s (${TURNS} turns)`;
+  figures['ingest p99 during a purge / without'] =
+    `${(sum(during) / sum(alone)).toFixed(2)} (p99 ms without ${alone.join('/')}, during ${during.join('/')}; target ≤ 1.5)`;
+  const rows = [
+    ...queries.map((q) => ({ name: q.name, 'ratio large/small': round(q.ratio, 2), rounds: q.rounds.join(', ') })),
+    ...exported.map((e) => ({ name: e.name, rate: e.rate, seconds: e.seconds, 'RSS growth MiB': e.rssGrowthMiB })),
+    ...purge.flatMap((t, i) => [
+      { name: `ingest alone, turn ${i + 1}`, rps: t.a.rps, p50: t.a.p50, p99: t.a.p99 },
+      { name: `ingest during purge, turn ${i + 1}`, rps: t.b.rps, p50: t.b.p50, p99: t.b.p99, rate: t.b.purgeRate },
+    ]),
+  ];
+  return { rows, figures };
+}
+
+module.exports = { measureExports, measurePurge, report, PURGE_ROWS };

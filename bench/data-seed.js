@@ -1,0 +1,91 @@
+/**
+ * The `data` suite's seed (bench/suites/data.js): one form of 10,000 submissions and one of 1,000,000
+ * (BENCH_DATA_ROWS), written in bulk with SQL (not through HTTP) into a database of the suite's own
+ * (BENCH_DATA_DATABASE_URL, default intake_bench_data) and kept between runs, so that only the first run pays for it.
+ */
+const { randomBytes } = require('node:crypto');
+const { newId, generateKey } = require('../shared/dist');
+const { round } = require('./stack');
+
+const DATABASE_URL = process.env.BENCH_DATA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench_data';
+const LARGE = Number(process.env.BENCH_DATA_ROWS ?? 1_000_000);
+const SMALL = 10_000;
+const RARE_WORD = 'zephyrine';
+
+/** SQL that writes `rows` submissions of one form: 5 % spam, received over the last 400 days, one rare word per 1,000. */
+const SEED_SQL = `
+  INSERT INTO submissions (id, account_id, form_id, status, payload, received_at)
+  SELECT 'sub_' || substr(md5(:form || g), 1, 26), :account, :form,
+         CASE WHEN g % 20 = 0 THEN 'spam' ELSE 'received' END,
+         json_build_object('name', 'Person ' || g, 'email', 'person' || g || '@example.test',
+           'message', CASE WHEN g % 1000 = 7 THEN 'About the ${RARE_WORD} order ' || g
+                           ELSE 'Hello, a question about order ' || g || ' and delivery' END,
+           'topic', (ARRAY['sales', 'support', 'billing'])[1 + g % 3]),
+         now() - (g::float8 / :rows) * interval '400 days' - interval '1 hour'
+  FROM generate_series(:from::int, :to::int) g`;
+
+async function seedForm(db, { accountId, formId, rows, log }) {
+  for (let from = 1; from <= rows; from += 100_000) {
+    const to = Math.min(rows, from + 99_999);
+    await db.raw(SEED_SQL, { form: formId, account: accountId, rows, from, to });
+    if (rows > 100_000) log(`  seeded ${to.toLocaleString()} of ${rows.toLocaleString()}`);
+  }
+}
+
+/** A new account (quota out of the way) with one form (no retention: the management process's own purge leaves it). */
+async function accountWithForm(db, name) {
+  const accountId = newId('account');
+  await db('accounts').insert({ id: accountId, name, plan_id: 'team', quota_override: 1_000_000_000 });
+  const formId = newId('form');
+  const slug = `${name}-${randomBytes(4).toString('hex')}`;
+  await db('forms').insert({ id: formId, account_id: accountId, name, slug, spam_retention_days: null });
+  const { key, prefix, hash } = generateKey('management');
+  await db('api_keys').insert({
+    id: newId('apiKey'),
+    account_id: accountId,
+    type: 'management',
+    prefix,
+    key_hash: hash,
+  });
+  return { accountId, formId, slug, key };
+}
+
+/**
+ * The small and the large form, seeded once (a table `bench_data_seed` remembers them and their keys): the
+ * submissions table's indexes are dropped while the rows go in and built again after (far faster than keeping them).
+ */
+async function seeded(db, log) {
+  await db.raw('CREATE TABLE IF NOT EXISTS bench_data_seed (name text PRIMARY KEY, rows int, v json)');
+  const have = await db('bench_data_seed').select();
+  const small = have.find((r) => r.name === 'small' && r.rows === SMALL);
+  const large = have.find((r) => r.name === 'large' && r.rows === LARGE);
+  if (small && large) return { small: small.v, large: large.v };
+  log(`seeding ${SMALL.toLocaleString()} + ${LARGE.toLocaleString()} submissions (kept for later runs)`);
+  await db.raw('TRUNCATE submissions, submission_files, usage_daily, bench_data_seed CASCADE');
+  const { rows: indexes } = await db.raw(
+    `SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'submissions' AND indexname <> 'submissions_pkey'`,
+  );
+  for (const i of indexes) await db.raw(`DROP INDEX ${i.indexname}`);
+  const out = {};
+  for (const [name, rows] of [
+    ['small', SMALL],
+    ['large', LARGE],
+  ]) {
+    out[name] = await accountWithForm(db, `data-${name}`);
+    const started = Date.now();
+    await seedForm(db, { ...out[name], rows, log });
+    log(`  ${name}: ${rows.toLocaleString()} rows in ${round((Date.now() - started) / 1000)} s`);
+  }
+  const started = Date.now();
+  for (const i of indexes) await db.raw(i.indexdef);
+  log(`  indexes built in ${round((Date.now() - started) / 1000)} s`);
+  await db.raw(`INSERT INTO usage_daily (account_id, form_id, day, received, spam)
+    SELECT account_id, form_id, received_at::date, count(*) FILTER (WHERE status = 'received'),
+           count(*) FILTER (WHERE status = 'spam') FROM submissions GROUP BY 1, 2, 3`);
+  await db.raw('VACUUM ANALYZE submissions, usage_daily');
+  for (const [name, v] of Object.entries(out))
+    await db('bench_data_seed').insert({ name, rows: name === 'small' ? SMALL : LARGE, v: JSON.stringify(v) });
+  return out;
+}
+
+module.exports = { seeded, seedForm, accountWithForm, DATABASE_URL, LARGE, SMALL, RARE_WORD };

@@ -1,0 +1,164 @@
+/**
+ * Data at scale: a form of 10,000 submissions against one of 1,000,000 (BENCH_DATA_ROWS), seeded in bulk with SQL and
+ * kept between runs (bench/data-seed.js), measured through a real management process: the inbox's first page, a page
+ * deep in a cursor, a status + date-range filter, a text search for a word in 0.1 % of the rows and the data-subject
+ * lookup (each the median of 9 requests, in three rounds with small and large in turns; the figure is the ratio of the
+ * summed medians, each round's ratio shows the spread); the count of a filter (exact up to 10,000, else the planner's
+ * "about N"); a month's per-day usage; the CSV and NDJSON exports (rows per second and the management process's peak
+ * RSS growth); and the retention purge's rate, with ingest's p99 while it runs against its p99 without it (three turns).
+ * Targets: large within 2× of small for page, deep page, filter, search and lookup; export RSS growth < 64 MB; ingest
+ * p99 during a purge within 1.5× of without.
+ */
+const os = require('node:os');
+const path = require('node:path');
+const { randomBytes } = require('node:crypto');
+const { request } = require('undici');
+const { ensureDatabase, createDb, migrate } = require('../../shared/dist');
+const { freePort, startProcess, inTurns } = require('../lib');
+const { percentile, round } = require('../stack');
+const { seeded, DATABASE_URL, RARE_WORD } = require('../data-seed');
+const { measureExports, measurePurge, report } = require('../data-measure');
+
+const ROOT = path.join(__dirname, '..', '..');
+const DAY_MS = 86_400_000;
+const REPEATS = 9;
+const ROUNDS = 3;
+
+async function timed(fn) {
+  const started = performance.now();
+  const result = await fn();
+  return { ms: performance.now() - started, result };
+}
+
+/** GETs `url` with the key and reads the whole body; throws unless 200. */
+async function get(url, key) {
+  const res = await request(url, { headers: { authorization: `Bearer ${key}` } });
+  const body = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${body.slice(0, 300)}`);
+  return body;
+}
+
+/** The median of REPEATS timings of `fn`, in ms. */
+async function median(fn) {
+  const times = [];
+  for (let i = 0; i < REPEATS; i++) times.push((await timed(fn)).ms);
+  return percentile(
+    times.sort((a, b) => a - b),
+    50,
+  );
+}
+
+/** The five inbox and lookup requests of a form: a page, a deep page, a filter, a search, a data-subject lookup. */
+async function requestsOf(db, management, form) {
+  const rows = Number((await db('submissions').where({ form_id: form.formId }).count({ n: '*' }).first()).n);
+  const deep = await db('submissions')
+    .where({ form_id: form.formId })
+    .orderBy([
+      { column: 'received_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .offset(Math.floor(rows / 2))
+    .first('received_at', 'id');
+  const cursor = Buffer.from(JSON.stringify([deep.received_at.toISOString(), deep.id])).toString('base64url');
+  const now = Date.now();
+  const since = new Date(now - 100 * DAY_MS).toISOString();
+  const until = new Date(now - 70 * DAY_MS).toISOString();
+  const list = `${management.url}/v1/forms/${form.formId}/submissions?limit=25`;
+  const person = `person${Math.floor(rows / 2) + 3}@example.test`;
+  return {
+    'first page': `${list}`,
+    'deep page (cursor at the middle)': `${list}&cursor=${cursor}`,
+    'status + 30-day range': `${list}&status=received&since=${since}&until=${until}`,
+    [`search (a word in 0.1 %)`]: `${list}&q=${RARE_WORD}`,
+    'data-subject lookup': `${management.url}/v1/data-subjects/submissions?email=${person}`,
+  };
+}
+
+/** Each request's median at small and at large, in ROUNDS turns; per request the ratio and its spread. */
+async function measureQueries({ db, management, forms, log }) {
+  const urls = {
+    small: await requestsOf(db, management, forms.small),
+    large: await requestsOf(db, management, forms.large),
+  };
+  const names = Object.keys(urls.small);
+  for (const side of ['small', 'large']) for (const name of names) await get(urls[side][name], forms[side].key); // warm
+  const turns = await inTurns(ROUNDS, async (side, n) => {
+    log(`round ${n}: ${side === 'a' ? 'small' : 'large'} form`);
+    const form = side === 'a' ? 'small' : 'large';
+    const out = {};
+    for (const name of names) out[name] = await median(() => get(urls[form][name], forms[form].key));
+    return out;
+  });
+  return names.map((name) => {
+    const small = turns.map((t) => t.a[name]);
+    const large = turns.map((t) => t.b[name]);
+    const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+    return {
+      name,
+      smallMs: small.map((x) => round(x, 2)),
+      largeMs: large.map((x) => round(x, 2)),
+      ratio: sum(large) / sum(small),
+      rounds: large.map((l, i) => round(l / small[i], 2)),
+    };
+  });
+}
+
+/** Count (exact, or the planner's estimate beyond 10,000) and a month's per-day usage, at small and at large. */
+async function measureCountAndUsage({ db, forms }) {
+  const { countOrEstimate } = require(path.join(ROOT, 'services/management/dist/repositories/submission.repository'));
+  const { findUsageByDay } = require(path.join(ROOT, 'services/usage/dist/repositories/usage.repository'));
+  const month = new Date(Date.now() - 40 * DAY_MS);
+  const from = `${month.toISOString().slice(0, 7)}-01`;
+  const next = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1)).toISOString().slice(0, 10);
+  const out = {};
+  for (const side of ['small', 'large']) {
+    const filter = { accountId: forms[side].accountId, formId: forms[side].formId, status: 'received' };
+    const count = await timed(() => countOrEstimate(db, filter));
+    const rare = await timed(() => countOrEstimate(db, { ...filter, q: RARE_WORD }));
+    const usageMs = await median(() => findUsageByDay(db, forms[side].accountId, from, next));
+    out[side] = { count, rare, usageMs };
+  }
+  return out;
+}
+
+/** Starts a service process on the suite's database. */
+async function startService(service, env) {
+  const port = await freePort();
+  const p = await startProcess(
+    path.join(ROOT, 'services', service, 'dist', 'main.js'),
+    { ...env, PORT: String(port) },
+    `http://127.0.0.1:${port}/readyz`,
+  );
+  return { ...p, url: `http://127.0.0.1:${port}` };
+}
+
+exports.run = async function run({ duration, log }) {
+  await ensureDatabase(DATABASE_URL);
+  const db = createDb(DATABASE_URL, { poolMax: 4 });
+  await migrate(db);
+  const forms = await seeded(db, log);
+  const env = {
+    DATABASE_URL,
+    NATS_PREFIX: `benchdata${randomBytes(3).toString('hex')}`,
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    PURGE_INTERVAL_SECONDS: '86400',
+    RATE_LIMIT_POINTS: '1000000000',
+    FILES_DIR: path.join(os.tmpdir(), `intake-bench-data-${process.pid}`),
+  };
+  const management = await startService('management', env);
+  const ingest = await startService('ingest', env);
+  try {
+    const queries = await measureQueries({ db, management, forms, log });
+    log('count and usage');
+    const counts = await measureCountAndUsage({ db, forms });
+    const exported = await measureExports({ management, forms, log });
+    const purge = await measurePurge({ db, ingest, duration, log, filesDir: env.FILES_DIR });
+    return report({ queries, counts, exported, purge });
+  } finally {
+    await management.stop();
+    await ingest.stop();
+    await db.destroy();
+  }
+};
