@@ -12,11 +12,12 @@ const owner = async () => {
 describe('forms, what works: creating', () => {
   it('creates a form with defaults and a generated URL-safe slug, and shows its ingest URL', async () => {
     const { call } = await owner();
-    const res = await call('POST', '/v1/forms', { name: 'Contact — Über uns!' });
+    const run = Date.now().toString(36);
+    const res = await call('POST', '/v1/forms', { name: `Contact — Über uns! ${run}` });
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({
       id: expect.stringMatching(/^frm_/),
-      name: 'Contact — Über uns!',
+      name: `Contact — Über uns! ${run}`,
       status: 'live',
       honeypot_field: '_gotcha',
       bot_challenge: null,
@@ -24,7 +25,10 @@ describe('forms, what works: creating', () => {
       redirect_url: null,
       allowed_origins: [],
     });
-    expect(res.body.slug).toMatch(/^contact-uber-uns-[a-z0-9]{6}$/);
+    // The name's slug alone while it is free; a random suffix only once it is taken.
+    expect(res.body.slug).toBe(`contact-uber-uns-${run}`);
+    const again = await call('POST', '/v1/forms', { name: `Contact — Über uns! ${run}` });
+    expect(again.body.slug).toMatch(new RegExp(`^contact-uber-uns-${run}-[a-z0-9]{6}$`));
     expect(res.body.ingest_url).toBe(`${ctx.platform.config.PUBLIC_BASE_URL}/v1/f/${res.body.slug}`);
     expect(res.body.created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(res.headers.get('location')).toBe(`/v1/forms/${res.body.id}`);
