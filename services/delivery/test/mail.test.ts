@@ -124,6 +124,9 @@ describe('notification e-mail: through the running service', () => {
     expect(parsed.text).toContain('name: Grace Hopper');
     expect(parsed.text).toContain('Found a moth.');
     expect(parsed.text).toContain('Second line.');
+    expect(parsed.text).toContain(
+      `Open it in the console: ${ctx.platform.config.PUBLIC_BASE_URL}/console/submissions/${event.submission_id}`,
+    );
     expect(parsed.text).toMatch(
       new RegExp(
         `bug\\.png \\(attachment, 1234 bytes\\): ` +

@@ -27,7 +27,10 @@ export function replyToOf(payload: Record<string, string>): string | undefined {
   return undefined;
 }
 
-/** The notification e-mail of one received submission: every field, then the files with signed download links. */
+/**
+ * The notification e-mail of one received submission: every field, the files with signed download links, and a link
+ * to the submission in the console.
+ */
 export function submissionMail(props: {
   event: SubmissionEvent;
   to: string[];
@@ -50,6 +53,8 @@ export function submissionMail(props: {
     '',
     ...(fields.length ? fields : ['(no fields)']),
     ...(files.length ? ['', 'Files (links expire in 7 days):', ...files] : []),
+    '',
+    `Open it in the console: ${props.config.PUBLIC_BASE_URL}/console/submissions/${encodeURIComponent(event.submission_id)}`,
     '',
   ].join('\n');
   return {
