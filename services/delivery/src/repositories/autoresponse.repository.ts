@@ -31,6 +31,7 @@ export async function claimAutoresponse(
   return db.transaction(async (trx) => {
     const inserted = await trx.raw(
       `INSERT INTO notifications AS t (id, account_id, kind, dedup_key, recipients, status, lease_until, created_at)
+       -- not a payload: recipients is a list of addresses
        VALUES (?, ?, 'autoresponse', ?, ?::jsonb, 'pending', now() + make_interval(secs => ?::float8 / 1000), ?)
        ON CONFLICT (dedup_key) DO UPDATE SET lease_until = EXCLUDED.lease_until
          WHERE t.status = 'pending' AND (t.lease_until IS NULL OR t.lease_until <= now())

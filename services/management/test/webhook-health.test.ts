@@ -1,0 +1,154 @@
+import PostalMime from 'postal-mime';
+import { createMailer, type Mailer } from '@intake/shared';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { sweepWebhookHealth } from '@intake/delivery';
+import { ownerWithFailingHook, startManagementWithWorkers } from './helpers';
+import { smtpSink } from './smtp';
+
+const ctx = useStarted(() => startManagementWithWorkers({ retryMs: 50, pollMs: 100 }));
+
+type Owner = Awaited<ReturnType<typeof ownerWithFailingHook>>;
+
+/** Stores `n` received submissions of the owner's form and waits until each delivery has failed for good. */
+async function failedSubmissions(owner: Owner, n: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++)
+    ids.push((await factories.submission(ctx.platform, { accountId: owner.accountId, formId: owner.formId })).id);
+  await eventually(
+    async () =>
+      (await ctx.platform.db('deliveries').whereIn('submission_id', ids).where({ status: 'failed' })).length === n,
+    { timeoutMs: 20_000 },
+  );
+  return ids;
+}
+
+const deliveryIdsOf = (submissionIds: string[]) =>
+  ctx.platform.db('deliveries').whereIn('submission_id', submissionIds).orderBy('id').pluck('id');
+
+describe('webhook health and replay', () => {
+  it('shows the failures, replays exactly the failed deliveries since a time once, then shows the recovery', async () => {
+    const owner = await ownerWithFailingHook(ctx);
+    try {
+      const before = await failedSubmissions(owner, 2);
+      const since = new Date();
+      const after = await failedSubmissions(owner, 3);
+      const failing = await owner.call('GET', `/v1/webhooks/${owner.hook.id}`);
+      expect(failing.body.health).toEqual({
+        last_24h: { succeeded: 0, failed: 5, pending: 0 },
+        last_success_at: null,
+        last_failure_at: expect.any(String),
+        failing_since: expect.any(String),
+        consecutive_failures: 25,
+      });
+      const listed = await owner.call('GET', `/v1/forms/${owner.formId}/webhooks`);
+      expect(listed.body.data[0].health).toEqual(failing.body.health);
+
+      const replay = { status: 'failed', since: since.toISOString() };
+      const dry = await owner.call('POST', `/v1/webhooks/${owner.hook.id}/replay`, { ...replay, dry_run: true });
+      expect(dry).toMatchObject({ status: 200, body: { replayed: 3 } });
+      owner.target.heal();
+      const sentBefore = owner.target.requests.length;
+      const queued = await owner.call('POST', `/v1/webhooks/${owner.hook.id}/replay`, replay);
+      expect(queued).toMatchObject({ status: 202, body: { replayed: 3 } });
+      // Asked again while queued or done: nothing matches twice.
+      expect((await owner.call('POST', `/v1/webhooks/${owner.hook.id}/replay`, replay)).body).toEqual({ replayed: 0 });
+
+      const replayed = await eventually(() => {
+        const got = owner.target.requests.slice(sentBefore);
+        return got.length >= 3 && got;
+      });
+      expect(replayed.map((r) => r.headers['webhook-id']).sort()).toEqual(await deliveryIdsOf(after));
+      const recovered = await eventually(async () => {
+        const got = await owner.call('GET', `/v1/webhooks/${owner.hook.id}`);
+        return got.body.health.last_24h.succeeded === 3 && got.body.health;
+      });
+      expect(recovered).toMatchObject({
+        last_24h: { succeeded: 3, failed: 2, pending: 0 },
+        last_success_at: expect.any(String),
+        failing_since: null,
+        consecutive_failures: 0,
+      });
+      expect(await ctx.platform.db('deliveries').whereIn('submission_id', before).pluck('status')).toEqual([
+        'failed',
+        'failed',
+      ]);
+      expect(owner.target.requests.length).toBe(sentBefore + 3);
+    } finally {
+      await owner.target.close();
+    }
+  });
+
+  it('refuses a replay of a disabled webhook, and a since that is no instant', async () => {
+    const owner = await ownerWithFailingHook(ctx);
+    try {
+      const path = `/v1/webhooks/${owner.hook.id}/replay`;
+      expect((await owner.call('POST', path, { since: '2026-02-30T00:00:00Z' })).status).toBe(422);
+      await owner.call('PATCH', `/v1/webhooks/${owner.hook.id}`, { enabled: false });
+      expect((await owner.call('POST', path, {})).status).toBe(409);
+      expect((await owner.call('POST', path, { dry_run: true })).body).toEqual({ replayed: 0 });
+    } finally {
+      await owner.target.close();
+    }
+  });
+});
+
+describe('webhook health: alert and disable, on a clock moved forward', () => {
+  let smtp: Awaited<ReturnType<typeof smtpSink>>;
+  let mailer: Mailer;
+  beforeAll(async () => {
+    smtp = await smtpSink();
+    mailer = createMailer(
+      { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'i@intake.test' },
+      ctx.platform.logger,
+    );
+  });
+  afterAll(async () => {
+    mailer.close();
+    await smtp.close();
+  });
+
+  it('alerts the form’s addresses once after an hour of failures, disables after five days, and enabling clears it', async () => {
+    const owner = await ownerWithFailingHook(ctx);
+    try {
+      await owner.call('PATCH', `/v1/forms/${owner.formId}`, { notify_emails: ['owner@example.com'] });
+      await failedSubmissions(owner, 1);
+      const { failing_since } = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
+      const config = {
+        ...ctx.platform.config,
+        WEBHOOK_FAILURE_ALERT_AFTER: 3_600_000,
+        WEBHOOK_DISABLE_AFTER: 5 * 86_400_000,
+      };
+      const clock = { at: failing_since.getTime(), now: () => new Date(clock.at) };
+      const sweep = () => sweepWebhookHealth({ ...ctx.platform, mailer, config, now: clock.now() });
+      const mine = () => smtp.mails.filter((m) => m.to.includes('owner@example.com'));
+
+      clock.at += 59 * 60_000;
+      await sweep();
+      expect(mine()).toEqual([]);
+      clock.at += 2 * 60_000;
+      await sweep();
+      await sweep();
+      expect(mine()).toHaveLength(1);
+      const alert = await PostalMime.parse(mine()[0]!.raw);
+      expect(alert.subject).toBe('Webhook failing: Test form');
+      expect(alert.text).toContain(`The webhook ${owner.hook.id} of the form "Test form" (http://127.0.0.1:`);
+      expect(alert.text).toContain('5 failed attempts in a row');
+      expect(alert.text).toContain('Last error: receiver answered 500');
+
+      clock.at += 5 * 86_400_000;
+      await sweep();
+      expect(mine()).toHaveLength(2);
+      expect((await PostalMime.parse(mine()[1]!.raw)).subject).toBe('Webhook disabled: Test form');
+      const disabled = await owner.call('GET', `/v1/webhooks/${owner.hook.id}`);
+      expect(disabled.body).toMatchObject({ enabled: false, disabled_reason: 'failing' });
+
+      const enabled = await owner.call('PATCH', `/v1/webhooks/${owner.hook.id}`, { enabled: true });
+      expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null });
+      expect(enabled.body.health).toMatchObject({ failing_since: null, consecutive_failures: 0 });
+      await sweep();
+      expect(mine()).toHaveLength(2);
+    } finally {
+      await owner.target.close();
+    }
+  });
+});
