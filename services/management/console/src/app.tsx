@@ -12,11 +12,13 @@ import { WebhooksPage } from './pages/webhooks';
 import { DeliveryLogPage } from './pages/delivery-log';
 import { ApiKeysPage } from './pages/api-keys';
 import { UsagePage } from './pages/usage';
+import { PrivacyPage } from './pages/privacy';
 
 const NAV = [
   { href: '/console/forms', label: 'Forms' },
   { href: '/console/api-keys', label: 'API keys' },
   { href: '/console/usage', label: 'Usage' },
+  { href: '/console/privacy', label: 'Privacy' },
 ];
 
 /** Which navigation link a path belongs to (a submission belongs to Forms). */
@@ -44,6 +46,7 @@ function Views() {
       <Route path="/console/submissions/:id" component={SubmissionPage} />
       <Route path="/console/api-keys" component={ApiKeysPage} />
       <Route path="/console/usage" component={UsagePage} />
+      <Route path="/console/privacy" component={PrivacyPage} />
       <Route path="/console/forms" component={FormsPage} />
       <Route default component={ToForms} />
     </Router>

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { factories } from '@intake/shared/testing';
+import { launchChromium, screenshotDir, seriousViolations } from './browser';
+import { startStack } from './stack';
+
+/** The console's Privacy page and a form's retention settings, in real Chromium over the real stack. */
+jest.setTimeout(60_000);
+
+const ADA = 'ada@example.test';
+
+interface Ctx {
+  stack: Awaited<ReturnType<typeof startStack>>;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  account: { id: string; managementKey: string };
+  form: { id: string };
+}
+
+function usePrivacyConsole(): Ctx {
+  const c = {} as Ctx;
+  beforeAll(async () => {
+    [c.stack, c.browser] = await Promise.all([startStack(), launchChromium()]);
+    const { db } = c.stack.platform;
+    c.account = await factories.account(db);
+    c.form = await factories.form(db, c.account.id);
+    for (const payload of [
+      { email: ` ${ADA.toUpperCase()} `, message: 'first' },
+      { email: ADA },
+      { email: 'bob@x.test' },
+    ])
+      await factories.submission(c.stack.platform, { accountId: c.account.id, formId: c.form.id, payload });
+    c.context = await c.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+    c.page = await c.context.newPage();
+    await c.page.goto(`${c.stack.url}/console`);
+    await c.page.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
+    await c.page.getByRole('button', { name: 'Sign in' }).click();
+    await c.page.getByRole('link', { name: 'Privacy' }).click();
+  });
+  afterAll(async () => {
+    await c.context?.close();
+    await c.browser?.close();
+    await c.stack?.close();
+  });
+  return c;
+}
+
+describe('console: privacy', () => {
+  const c = usePrivacyConsole();
+
+  it('finds a person’s submissions, downloads them as NDJSON and erases them', async () => {
+    const { page } = c;
+    await page.getByLabel('E-mail address').fill(ADA);
+    await page.getByRole('button', { name: 'Find submissions' }).click();
+    await page.getByRole('heading', { name: `2 submissions with ${ADA}` }).waitFor();
+    expect(await page.getByRole('region', { name: 'Submissions found' }).getByRole('row').count()).toBe(3);
+    expect(await seriousViolations(page)).toEqual([]);
+    const shots = screenshotDir();
+    if (shots) await page.screenshot({ path: path.join(shots, 'privacy.png'), fullPage: true });
+
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('link', { name: 'Download as NDJSON' }).click(),
+    ]);
+    const lines = readFileSync(await download.path(), 'utf8')
+      .trimEnd()
+      .split('\n');
+    expect(lines.map((l) => JSON.parse(l).payload.email).sort()).toEqual([` ${ADA.toUpperCase()} `, ADA].sort());
+
+    await page.getByRole('button', { name: 'Erase them…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Erase' }).click();
+    await page.getByText(`Erased 2 submissions of ${ADA}.`).waitFor();
+    expect(await c.stack.platform.db('submissions').where({ form_id: c.form.id }).count({ n: '*' }).first()).toEqual({
+      n: '1',
+    });
+  });
+
+  it('refuses what is not an e-mail address, saying so', async () => {
+    const { page } = c;
+    await page.getByLabel('E-mail address').fill('not-an-address');
+    await page.getByRole('button', { name: 'Find submissions' }).click();
+    // The browser's own check stops it first: nothing was asked of the server.
+    expect(await page.getByLabel('E-mail address').evaluate((el) => (el as HTMLInputElement).validity.valid)).toBe(
+      false,
+    );
+  });
+
+  it('sets a form’s retention in its settings', async () => {
+    const { page } = c;
+    await page.goto(`${c.stack.url}/console/forms/${c.form.id}`);
+    await page.getByLabel('Delete submissions after (days)').fill('90');
+    await page.getByLabel('Delete spam after (days)').fill('');
+    await page.getByLabel('Delete after delivery').check();
+    await page.getByRole('button', { name: 'Save retention' }).click();
+    await page.getByText('Retention saved.').waitFor();
+    expect(
+      await c.stack.platform
+        .db('forms')
+        .where({ id: c.form.id })
+        .first('retention_days', 'spam_retention_days', 'delete_after_delivery'),
+    ).toEqual({ retention_days: 90, spam_retention_days: null, delete_after_delivery: true });
+    await page.getByLabel('Delete submissions after (days)').fill('9999');
+    await page.getByRole('button', { name: 'Save retention' }).click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /retention_days/ })
+      .waitFor();
+  });
+});
