@@ -6,6 +6,7 @@ import { Confirm, ErrorBox, useAction } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 import { FormEditor } from './form/editor';
+import { AutoresponseSettings } from './form/autoresponse-settings';
 import { RetentionSettings } from './form/retention-settings';
 
 /** `/console/forms/new` creates; `/console/forms/:id` edits every setting, shows the snippets, deletes. */
@@ -27,6 +28,7 @@ export function FormPage({ id }: { id?: string }) {
           <Snippets form={form} />
           <h2>Settings</h2>
           <FormEditor form={form} />
+          <AutoresponseSettings form={form} />
           <RetentionSettings form={form} />
           <DeleteForm form={form} />
         </>

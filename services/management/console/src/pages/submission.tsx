@@ -15,6 +15,7 @@ import {
   type Resource,
 } from '../components/ui';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
+import { AutoresponseLine } from '../components/autoresponse-line';
 
 /** Raster images are previewed (through <img>, so nothing in them runs); everything else is only downloaded. */
 const PREVIEWABLE = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
@@ -47,6 +48,8 @@ export function SubmissionPage({ id }: { id: string }) {
       <Files attachments={s.attachments} />
       <h2>Deliveries</h2>
       <Deliveries submission={s} deliveries={deliveries} />
+      <h2>Autoresponse</h2>
+      <AutoresponseLine autoresponse={s.autoresponse} />
     </>
   );
 }

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../../api';
 import type { Webhook, WebhookTest } from '../../api-types';
 import { Confirm, CopyButton, ErrorBox, useAction } from '../../components/ui';
+import { FormatPicker, ReplayFailedSince, WebhookHealth } from './health';
 
 type CardProps = { hook: Webhook; formId: string; onChange(): void; onSecret(secret: string): void };
 type Confirming = 'rotate' | 'delete' | null;
@@ -50,6 +51,9 @@ export function WebhookCard(props: CardProps) {
         <h3 class="wrap">{hook.url}</h3>
         <span class={`badge badge-${hook.enabled ? 'live' : 'paused'}`}>{hook.enabled ? 'enabled' : 'disabled'}</span>
       </div>
+      <WebhookHealth hook={hook} />
+      <FormatPicker hook={hook} onChange={() => props.onChange()} />
+      <ReplayFailedSince hook={hook} onDone={() => props.onChange()} />
       <div class="toolbar">
         <button type="button" disabled={pending} onClick={ping}>
           Send test ping

@@ -1,0 +1,94 @@
+import { useState } from 'preact/hooks';
+import { api, ok } from '../../api';
+import type { Form } from '../../api-types';
+import { ErrorBox, SubmitRow, TextField, useAction } from '../../components/ui';
+
+interface Values {
+  enabled: boolean;
+  subject: string;
+  text: string;
+  replyTo: string;
+  emailField: string;
+}
+
+function valuesOf(form: Form): Values {
+  const a = form.autoresponse;
+  return {
+    enabled: a?.enabled ?? false,
+    subject: a?.subject ?? 'Thanks for your message',
+    text: a?.text ?? 'Hello {{name}},\n\nthank you for writing to us. We will get back to you soon.\n',
+    replyTo: a?.reply_to ?? '',
+    emailField: a?.email_field ?? '',
+  };
+}
+
+/** The settings as the API takes them; switched off without a text, the setting is removed. */
+function bodyOf(v: Values): Form['autoresponse'] {
+  if (!v.enabled && !v.text.trim()) return null;
+  return {
+    enabled: v.enabled,
+    subject: v.subject.trim(),
+    text: v.text,
+    ...(v.replyTo.trim() ? { reply_to: v.replyTo.trim() } : {}),
+    ...(v.emailField.trim() ? { email_field: v.emailField.trim() } : {}),
+  };
+}
+
+/** The confirmation mailed to whoever fills the form in, saved on its own. */
+export function AutoresponseSettings({ form, onSaved }: { form: Form; onSaved?(): Promise<void> }) {
+  const [values, setValues] = useState(() => valuesOf(form));
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  const set =
+    <K extends keyof Values>(name: K) =>
+    (value: Values[K]) => {
+      setSaved(false);
+      setValues((v) => ({ ...v, [name]: value }));
+    };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const body = { autoresponse: bodyOf(values) };
+    const result = await action.run(() => ok(api.PATCH('/v1/forms/{id}', { params: { path: { id: form.id } }, body })));
+    if (!result) return;
+    setValues(valuesOf(result));
+    setSaved(true);
+    await onSaved?.();
+  };
+  return (
+    <form class="stack" aria-labelledby="autoresponse-title" onSubmit={(e) => void submit(e)}>
+      <h2 id="autoresponse-title">Autoresponse</h2>
+      <p class="muted">
+        A confirmation mailed to whoever filled the form in, for received submissions only, at most one per address in
+        10 minutes. Write <code>{'{{field name}}'}</code> to insert a field’s value (as plain text).
+      </p>
+      <label class="check">
+        <input type="checkbox" checked={values.enabled} onChange={(e) => set('enabled')(e.currentTarget.checked)} />{' '}
+        Send an autoresponse
+      </label>
+      <TextField id="a-subject" label="Subject" maxLength={200} value={values.subject} onValue={set('subject')} />
+      <TextField id="a-text" label="Text" rows={6} value={values.text} onValue={set('text')} />
+      <TextField
+        id="a-reply-to"
+        label="Reply-To address"
+        help="Optional: where replies to the confirmation go."
+        type="email"
+        value={values.replyTo}
+        onValue={set('replyTo')}
+      />
+      <TextField
+        id="a-email-field"
+        label="Field with the recipient’s address"
+        help="Empty: the first field named email, e-mail, email_address or _replyto."
+        value={values.emailField}
+        onValue={set('emailField')}
+      />
+      <ErrorBox error={action.error} />
+      {saved && (
+        <p class="ok" role="status">
+          Saved.
+        </p>
+      )}
+      <SubmitRow pending={action.pending}>Save autoresponse</SubmitRow>
+    </form>
+  );
+}
