@@ -11,6 +11,7 @@ import { deliveryRoutes } from './routes/deliveries.routes';
 import { openApiDocument } from './openapi';
 import { sessionRoutes } from './routes/sessions.routes';
 import { consoleSupportRoutes } from './routes/console-support.routes';
+import { inboxRoutes } from './routes/inbox.routes';
 import { mountConsole } from './routes/console-page';
 import { startSessionSweeper } from './domain/session-sweeper';
 import { startPurger } from './domain/purge';
@@ -35,6 +36,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...consoleSupportRoutes,
     ...memberRoutes,
     ...auditLogRoutes,
+    ...inboxRoutes,
     ...docsRoutes(settings.config, () => openApi(settings)),
   ]);
 }

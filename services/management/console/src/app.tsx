@@ -13,6 +13,8 @@ import { DeliveryLogPage } from './pages/delivery-log';
 import { ApiKeysPage } from './pages/api-keys';
 import { UsagePage } from './pages/usage';
 import { PrivacyPage } from './pages/privacy';
+import { NotFound } from './pages/not-found';
+import { Flash } from './flash';
 
 const NAV = [
   { href: '/console/forms', label: 'Forms' },
@@ -25,7 +27,7 @@ const NAV = [
 const section = (path: string) =>
   path.startsWith('/console/submissions') ? '/console/forms' : NAV.find((n) => path.startsWith(n.href))?.href;
 
-/** Any other URL under /console shows the forms (replacing the URL, so back does not return to it). */
+/** /console itself shows the forms (replacing the URL, so back does not return to it). */
 function ToForms() {
   const { route } = useLocation();
   useLayoutEffect(() => {
@@ -48,7 +50,9 @@ function Views() {
       <Route path="/console/usage" component={UsagePage} />
       <Route path="/console/privacy" component={PrivacyPage} />
       <Route path="/console/forms" component={FormsPage} />
-      <Route default component={ToForms} />
+      <Route path="/console" component={ToForms} />
+      <Route path="/console/" component={ToForms} />
+      <Route default component={NotFound} />
     </Router>
   );
 }
@@ -97,6 +101,7 @@ function Console() {
       </a>
       <TopBar path={path} />
       <main id="main" ref={main} tabIndex={-1}>
+        <Flash />
         <Views />
       </main>
     </>

@@ -10,8 +10,11 @@ import {
   deleteSubmissionRow,
   findSubmission,
   findSubmissionFiles,
+  countSubmissions,
   listSubmissionsPage,
+  updateSubmissionRead,
   updateSubmissionStatus,
+  type Order,
   type FileRow,
   type Position,
   type SubmissionFilter,
@@ -37,17 +40,59 @@ export function decodeCursor(cursor: string): Position {
   return { receivedAt: at, id };
 }
 
-/** One page of a form's submissions, newest first. */
-export async function listSubmissions(
-  props: Pick<Deps, 'db'> & Omit<SubmissionFilter, 'formId'> & { formId: string; limit: number; cursor?: string },
-): Promise<{ rows: SubmissionRow[]; nextCursor: string | null }> {
-  const { db, limit, cursor, ...filter } = props;
+type ListProps = Pick<Deps, 'db'> &
+  SubmissionFilter & { limit: number; cursor?: string; order?: Order; withTotal?: boolean };
+
+/**
+ * One page of a form's submissions in `order` (newest first by default), with the cursors of the next and the
+ * previous page and, with `withTotal`, how many the filter matches.
+ */
+export async function listSubmissions(props: ListProps): Promise<{
+  rows: SubmissionRow[];
+  nextCursor: string | null;
+  prevCursor: string | null;
+  total?: number;
+}> {
+  const { db, limit, cursor, order = 'desc', withTotal, ...filter } = props;
   const after = cursor ? decodeCursor(cursor) : undefined;
   await getForm({ db, accountId: filter.accountId, id: filter.formId });
-  const rows = await listSubmissionsPage(db, { ...filter, after, limit: limit + 1 });
+  const rows = await listSubmissionsPage(db, { ...filter, order, after, limit: limit + 1 });
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return { rows: page, nextCursor: rows.length > limit && last ? encodeCursor(last) : null };
+  const nextCursor = rows.length > limit && last ? encodeCursor(last) : null;
+  const prevCursor = after ? await previousCursor(db, filter, order, limit, page[0] ?? after) : null;
+  const total = withTotal ? await countSubmissions(db, filter) : undefined;
+  return { rows: page, nextCursor, prevCursor, total };
+}
+
+/**
+ * The cursor of the page before the one that starts at `first`: the rows just before it, read backwards; the
+ * row past them is that page's cursor, and none past them means it is the first page (an empty cursor).
+ */
+async function previousCursor(
+  db: Deps['db'],
+  filter: SubmissionFilter,
+  order: Order,
+  limit: number,
+  first: SubmissionRow | Position,
+): Promise<string> {
+  const at = 'receivedAt' in first ? first : { receivedAt: first.received_at, id: first.id };
+  const back = order === 'desc' ? 'asc' : 'desc';
+  // A cursor whose row is gone (the page is empty) still has its own row's position on the page before.
+  const inclusive = !('received_at' in first);
+  const rows = await listSubmissionsPage(db, { ...filter, order: back, after: at, inclusive, limit: limit + 1 });
+  const beyond = rows[limit];
+  return beyond ? encodeCursor(beyond) : '';
+}
+
+/** Marks a submission read or unread for the owner. */
+export async function setSubmissionRead(
+  props: Pick<Deps, 'db' | 'clock'> & { accountId: string; id: string; read: boolean },
+): Promise<SubmissionRow> {
+  const { db, clock, accountId, id, read } = props;
+  const row = await updateSubmissionRead(db, accountId, id, read ? clock.now() : null);
+  if (!row) throw problem('not-found', `No submission ${id}`);
+  return row;
 }
 
 export async function getSubmission(

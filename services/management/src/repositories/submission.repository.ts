@@ -6,6 +6,8 @@ export type { SubmissionStatus };
 export interface SubmissionRow extends StoredSubmission {
   file_count: number;
   file_bytes: string | number;
+  /** When the owner first opened or marked it read; null: unread. */
+  read_at: Date | null;
 }
 
 export interface FileRow {
@@ -52,6 +54,7 @@ function escapeLike(text: string): string {
 }
 
 function filtered(db: Queryable, f: SubmissionFilter): Knex.QueryBuilder {
+  'read_at',
   const query = db('submissions').where({ account_id: f.accountId, form_id: f.formId });
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
@@ -66,17 +69,27 @@ function filtered(db: Queryable, f: SubmissionFilter): Knex.QueryBuilder {
   return query;
 }
 
-/** One page, newest first, after `after` when given. */
+/** The list's order by received time: `desc` newest first (the default), `asc` oldest first. */
+export type Order = 'asc' | 'desc';
+
+/**
+ * One page in `order` (newest first unless `asc`), strictly after `after` in that order when given (or at or after
+ * it, with `inclusive`).
+ */
 export async function listSubmissionsPage(
   db: Queryable,
-  f: SubmissionFilter & { after?: Position; limit: number },
+  f: SubmissionFilter & { after?: Position; limit: number; order?: Order; inclusive?: boolean },
 ): Promise<SubmissionRow[]> {
+  const order = f.order ?? 'desc';
   const query = filtered(db, f);
-  if (f.after) query.whereRaw('(received_at, id) < (?, ?)', [f.after.receivedAt, f.after.id]);
+  if (f.after) {
+    const op = (order === 'desc' ? '<' : '>') + (f.inclusive ? '=' : '');
+    query.whereRaw(`(received_at, id) ${op} (?, ?)`, [f.after.receivedAt, f.after.id]);
+  }
   return query
     .orderBy([
-      { column: 'received_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
+      { column: 'received_at', order },
+      { column: 'id', order },
     ])
     .limit(f.limit)
     .select(COLUMNS);
@@ -90,6 +103,38 @@ export async function findPayloadFieldNames(db: Queryable, f: SubmissionFilter):
     .orderByRaw('min(submissions.received_at), min(k.ord), k.key')
     .select('k.key');
   return rows.map((r) => r.key);
+}
+
+/** How many submissions the filter matches. */
+export async function countSubmissions(db: Queryable, f: SubmissionFilter): Promise<number> {
+  const row = await filtered(db, f).count<{ n: string }[]>('* as n').first();
+  return Number(row?.n ?? 0);
+}
+
+/** The ids of every submission the filter matches, newest first. */
+export async function findSubmissionIds(db: Queryable, f: SubmissionFilter): Promise<string[]> {
+  return filtered(db, f)
+    .orderBy([
+      { column: 'received_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .pluck('id');
+}
+
+/** Marks a submission read (now) or unread. */
+export async function updateSubmissionRead(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  readAt: Date | null,
+): Promise<SubmissionRow | undefined> {
+  // Read again later keeps when it was first read.
+  const value = readAt ? db.raw('COALESCE(read_at, ?)', [readAt]) : null;
+  const [row] = await db('submissions')
+    .where({ account_id: accountId, id })
+    .update({ read_at: value })
+    .returning(COLUMNS);
+  return row as SubmissionRow | undefined;
 }
 
 export async function findSubmission(

@@ -4,6 +4,11 @@ import { problem } from '@intake/shared';
 /** A submission's status, as the API names it. */
 export const Status = Type.Union([Type.Literal('received'), Type.Literal('spam')]);
 
+/** The list's order by received time. */
+export const Order = Type.Union([Type.Literal('desc'), Type.Literal('asc')], {
+  description: '`desc` newest first (the default), `asc` oldest first',
+});
+
 /** The filters of the submission list and of the exports. */
 export const Filters = {
   status: Type.Optional(Status),

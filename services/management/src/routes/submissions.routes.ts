@@ -1,11 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import { fileDownloadUrl, FILE_LINK_TTL_SECONDS, route, toTimestamp, type Platform } from '@intake/shared';
-import { deleteSubmission, getSubmission, listSubmissions, setSubmissionStatus } from '../domain/submissions';
+import {
+  deleteSubmission,
+  getSubmission,
+  listSubmissions,
+  setSubmissionRead,
+  setSubmissionStatus,
+} from '../domain/submissions';
 import type { FileRow, SubmissionRow } from '../repositories/submission.repository';
 import { IdParams, Nullable, Page, Timestamp } from './schemas';
 import { AutoresponseStatus, autoresponseOf } from './autoresponse-status';
 import { exportCsvRoute, exportNdjsonRoute } from './submission-export.routes';
-import { Filters, Status, when } from './submission-filters';
+import { Filters, Order, Status, when } from './submission-filters';
 
 const Submission = Type.Object(
   {
@@ -18,6 +24,7 @@ const Submission = Type.Object(
     }),
     files: Type.Integer({ description: 'number of stored files' }),
     spam_reason: Nullable(Type.String({ description: 'why it is spam (`honeypot`, `marked-by-owner`, ...)' })),
+    read: Type.Boolean({ description: 'whether the owner has opened it or marked it read' }),
   },
   { additionalProperties: false },
 );
@@ -50,6 +57,7 @@ export function presentSubmission(row: SubmissionRow) {
     payload: row.payload,
     files: row.file_count,
     spam_reason: row.spam_reason,
+    read: row.read_at !== null,
   };
 }
 
@@ -61,6 +69,17 @@ function presentAttachment(f: FileRow, { config, secrets, clock }: Platform) {
   return {
     id: f.id,
     field: f.field,
+const SubmissionPage = Type.Object({
+  ...Page(Submission).properties,
+  prev_cursor: Nullable(
+    Type.String({
+      description:
+        'pass as `cursor` for the previous page; null on the first page, empty when the previous page is the first',
+    }),
+  ),
+  total: Type.Optional(Type.Integer({ minimum: 0, description: 'how many match the filters (with `total=true`)' })),
+});
+
     filename: f.filename,
     content_type: f.content_type,
     size: Number(f.size),
@@ -74,19 +93,25 @@ export const listSubmissionsRoute = route({
   method: 'GET',
   path: '/v1/forms/:id/submissions',
   operationId: 'listSubmissions',
-  summary: 'List a form’s submissions, newest first, a page at a time',
+  summary: 'List a form’s submissions, newest first (or oldest first), a page at a time',
   tags: TAGS,
   auth: 'management',
   params: IdParams('form', 'form id'),
   query: Type.Object({
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
-    cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
+    cursor: Type.Optional(
+      Type.String({ maxLength: 500, description: '`next_cursor` or `prev_cursor` of another page of this list' }),
+    ),
+    order: Type.Optional(Order),
+    total: Type.Optional(
+      Type.Boolean({ description: '`true` also counts every submission the filters match (`total`)' }),
+    ),
     ...Filters,
   }),
-  responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Submission) } },
+  responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: SubmissionPage } },
   problems: ['not-found'],
   async handler(ctx, { params, query, principal }, { db }: Platform) {
-    const { rows, nextCursor } = await listSubmissions({
+    const { rows, nextCursor, prevCursor, total } = await listSubmissions({
       db,
       accountId: principal.accountId,
       formId: params.id,
@@ -97,7 +122,12 @@ export const listSubmissionsRoute = route({
       until: when(query.until, 'until'),
       q: query.q,
     });
-    ctx.body = { data: rows.map(presentSubmission), next_cursor: nextCursor };
+    ctx.body = {
+      data: rows.map(presentSubmission),
+      next_cursor: nextCursor,
+      prev_cursor: prevCursor,
+      ...(total === undefined ? {} : { total }),
+    };
   },
 });
 
@@ -119,6 +149,8 @@ export const getSubmissionRoute = route({
       id: params.id,
     });
     ctx.body = {
+      order: query.order,
+      withTotal: query.total,
       ...presentSubmission(submission),
       attachments: files.map((file) => presentAttachment(file, platform)),
       autoresponse: await autoresponseOf(platform.db, principal.accountId, params.id),
@@ -131,21 +163,25 @@ export const updateSubmissionRoute = route({
   method: 'PATCH',
   path: '/v1/submissions/:id',
   operationId: 'updateSubmission',
-  summary: 'Move a submission between `spam` and `received`',
+  summary: 'Move a submission between `spam` and `received`, or mark it read or unread',
   description:
     'Marking a caught spam submission as `received` counts it toward the month’s usage and fires ' +
     '`submission.created` (webhooks, e-mail) then. Marking a received one as `spam` only ' +
-    'relabels it: it stays counted, and moving it back fires nothing again.',
+    'relabels it: it stays counted, and moving it back fires nothing again. `read` is the owner’s own mark.',
   tags: TAGS,
   auth: 'management',
   params: IdParams('submission', 'submission id'),
-  body: Type.Object({ status: Status }, { additionalProperties: false }),
+  body: Type.Object(
+    { status: Type.Optional(Status), read: Type.Optional(Type.Boolean()) },
+    { additionalProperties: false, minProperties: 1 },
+  ),
   responses: { 200: { description: 'The submission', schema: Submission } },
   problems: ['not-found'],
-  async handler(ctx, { params, body, principal }, { db }: Platform) {
-    ctx.body = presentSubmission(
-      await setSubmissionStatus({ db, accountId: principal.accountId, id: params.id, status: body.status }),
-    );
+  async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
+    const target = { db, accountId: principal.accountId, id: params.id };
+    let row = body.status ? await setSubmissionStatus({ ...target, status: body.status }) : undefined;
+    if (body.read !== undefined) row = await setSubmissionRead({ ...target, clock, read: body.read });
+    ctx.body = presentSubmission(row as NonNullable<typeof row>);
   },
 });
 

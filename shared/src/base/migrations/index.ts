@@ -8,6 +8,7 @@ import * as storeSubmissionsStatement from './006-store-submissions-statement';
 import * as ownerAlerts from './008-owner-alerts';
 import * as dataLifecycle from './012-data-lifecycle';
 import * as people from './013-people';
+import * as submissionRead from './011-submission-read';
 
 export interface Migration {
   name: string;
@@ -26,4 +27,5 @@ export const migrations: Migration[] = [
   { name: '012-data-lifecycle', ...dataLifecycle },
   { name: '013-people', ...people },
   { name: '008-owner-alerts', ...ownerAlerts },
+  { name: '011-submission-read', ...submissionRead },
 ];

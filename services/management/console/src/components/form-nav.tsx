@@ -1,7 +1,9 @@
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso';
-import { api, ok } from '../api';
+import { api, ApiError, ok } from '../api';
 import type { Form } from '../api-types';
+import { useTitle } from '../title';
+import { NotFound } from '../pages/not-found';
 import { ErrorBox, Loading, StatusBadge, useResource } from './ui';
 
 /** The form's own navigation: its submissions, its webhooks, its settings. */
@@ -30,9 +32,19 @@ function FormTabs({ base }: { base: string }) {
   );
 }
 
-/** Loads a form and frames one of its views with its name and the form's own navigation. */
-export function FormFrame({ formId, children }: { formId: string; children: (form: Form) => ComponentChildren }) {
+/**
+ * Loads a form and frames one of its views (`view` names it in the document title) with the form's name and its own
+ * navigation; the view gets the form and a way to load it again (after its settings change).
+ */
+export function FormFrame(props: {
+  formId: string;
+  view: string;
+  children: (form: Form, reload: () => Promise<void>) => ComponentChildren;
+}) {
+  const { formId, children } = props;
   const form = useResource(() => ok(api.GET('/v1/forms/{id}', { params: { path: { id: formId } } })), [formId]);
+  useTitle(form.data ? `${props.view} · ${form.data.name}` : undefined);
+  if (form.error instanceof ApiError && form.error.status === 404) return <NotFound what="form" />;
   if (form.error) return <ErrorBox error={form.error} />;
   if (!form.data) return <Loading what="the form" />;
   return (
@@ -41,10 +53,10 @@ export function FormFrame({ formId, children }: { formId: string; children: (for
         <a href="/console/forms">Forms</a> /
       </p>
       <h1>
-        {form.data.name} <StatusBadge status={form.data.status} />
+        <span class="wrap">{form.data.name}</span> <StatusBadge status={form.data.status} />
       </h1>
       <FormTabs base={`/console/forms/${encodeURIComponent(formId)}`} />
-      {children(form.data)}
+      {children(form.data, form.reload)}
     </>
   );
 }

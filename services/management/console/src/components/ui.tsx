@@ -1,6 +1,10 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api';
+import { formatTime } from '../time';
+import { otherErrors } from './field-errors';
+
+export { formatTime };
 
 export function Loading({ what }: { what: string }) {
   return (
@@ -10,20 +14,23 @@ export function Loading({ what }: { what: string }) {
   );
 }
 
-/** A problem document shown as its title and detail (and field errors). */
-export function ErrorBox({ error }: { error: unknown }) {
+/**
+ * A problem document shown once: its title, and its detail or (for a refused field) the field errors in plain words.
+ * Errors of the fields named in `atFields` are shown at those fields instead, so here only a pointer to them.
+ */
+export function ErrorBox({ error, atFields = [] }: { error: unknown; atFields?: string[] }) {
   if (!error) return null;
   const e = error instanceof ApiError ? error : new ApiError(0, 'Something went wrong', String(error));
+  const others = otherErrors(e, atFields);
+  const atField = e.errors.length > others.length;
   return (
     <div class="error" role="alert">
-      <strong>{e.title}</strong>
-      {e.detail && <p>{e.detail}</p>}
-      {e.errors.length > 0 && (
+      <strong>{atField ? 'Check the marked fields.' : e.title}</strong>
+      {e.errors.length === 0 && e.detail && <p>{e.detail}</p>}
+      {others.length > 0 && (
         <ul>
-          {e.errors.map((f) => (
-            <li key={f.field}>
-              {f.field.replace(/^body\//, '')}: {f.message}
-            </li>
+          {others.map((text) => (
+            <li key={text}>{text}</li>
           ))}
         </ul>
       )}
@@ -159,8 +166,6 @@ export function TableWrap({ label, children }: { label: string; children: Compon
   );
 }
 
-export const formatTime = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : '—');
-
 export function formatBytes(n: number): string {
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KB`;
@@ -201,11 +206,19 @@ export function TableHead({ columns }: { columns: Column[] }) {
   );
 }
 
-/** A labelled form field; `help` is shown under the control, whose `aria-describedby` should be `${id}-help`. */
+/** What describes a control: its help and its error, by the ids `Field` gives them. */
+export const describedBy = (id: string, help: boolean, error: boolean) =>
+  [help ? `${id}-help` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ') || undefined;
+
+/**
+ * A labelled form field; `help` is shown under the control, and `error` (in plain words) under that; the control's
+ * `aria-describedby` should be `describedBy(id, ...)`.
+ */
 export function Field(props: {
   id: string;
   label: string;
   help?: ComponentChildren;
+  error?: string;
   grow?: boolean;
   children: ComponentChildren;
 }) {
@@ -218,6 +231,11 @@ export function Field(props: {
           {props.help}
         </p>
       )}
+      {props.error && (
+        <p id={`${props.id}-error`} class="field-error">
+          {props.label}: {props.error}
+        </p>
+      )}
     </div>
   );
 }
@@ -227,22 +245,22 @@ type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value'>;
 type TextareaProps = Omit<JSX.TextareaHTMLAttributes<HTMLTextAreaElement>, 'value'>;
 type TextControl = InputProps | (TextareaProps & { rows: number });
 
-/** An input (or, with `rows`, a textarea) bound to a string, described by its field's help when `help` is set. */
-function TextInput(props: TextProps & TextControl & { help: boolean }) {
-  const { id, value, onValue, help, ...rest } = props;
-  const common = { id, value, 'aria-describedby': help ? `${id}-help` : undefined };
+/** An input (or, with `rows`, a textarea) bound to a string, described by its field's help and error. */
+function TextInput(props: TextProps & TextControl & { help: boolean; error: boolean }) {
+  const { id, value, onValue, help, error, ...rest } = props;
+  const common = { id, value, 'aria-describedby': describedBy(id, help, error), 'aria-invalid': error || undefined };
   if ('rows' in rest) return <textarea {...rest} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
   return <input {...(rest as InputProps)} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
 }
 
 /** A `Field` around a text input: one id for both, and the input is described by the field's help. */
 export function TextField(
-  props: TextProps & TextControl & { label: string; help?: ComponentChildren; grow?: boolean },
+  props: TextProps & TextControl & { label: string; help?: ComponentChildren; error?: string; grow?: boolean },
 ) {
-  const { label, help, grow, ...input } = props;
+  const { label, help, error, grow, ...input } = props;
   return (
-    <Field id={input.id} label={label} help={help} grow={grow}>
-      <TextInput {...(input as TextProps & TextControl)} help={help !== undefined} />
+    <Field id={input.id} label={label} help={help} error={error} grow={grow}>
+      <TextInput {...(input as TextProps & TextControl)} help={help !== undefined} error={Boolean(error)} />
     </Field>
   );
 }

@@ -15,8 +15,10 @@ import {
   useResource,
   type Action,
 } from '../components/ui';
+import { useTitle } from '../title';
 
 export function ApiKeysPage() {
+  useTitle('API keys');
   const keys = useResource(() => ok(api.GET('/v1/api-keys')), []);
   const [minted, setMinted] = useState<NewApiKey | null>(null);
   const [revoking, setRevoking] = useState<ApiKey | null>(null);

@@ -7,12 +7,17 @@ import { qs } from '../location';
 import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
+import { useLive, unsettled } from '../live';
 
 const FILTERS = ['all', 'failed', 'pending', 'succeeded'] as const;
 type Status = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>['status'];
 
 export function DeliveryLogPage({ id, webhookId }: { id: string; webhookId: string }) {
-  return <FormFrame formId={id}>{() => <DeliveryLog formId={id} webhookId={webhookId} />}</FormFrame>;
+  return (
+    <FormFrame formId={id} view="Delivery log">
+      {() => <DeliveryLog formId={id} webhookId={webhookId} />}
+    </FormFrame>
+  );
 }
 
 /** The webhook (for its URL) and its deliveries with the status the URL asks for. */
@@ -33,12 +38,14 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
   const { query, route } = useLocation();
   const status = query['status'] ?? 'all';
   const { hook, log } = useDeliveryLog(formId, webhookId, status);
+  // While deliveries are being retried, the log follows them.
+  useLive(unsettled(log.data?.data), log.reload);
   const action = useAction();
   const [message, setMessage] = useState('');
   const base = `/console/forms/${formId}/webhooks/${webhookId}`;
   const replay = async (id: string) => {
     const queued = await action.run(() => ok(api.POST('/v1/deliveries/{id}/replay', { params: { path: { id } } })));
-    if (queued) setMessage('Replay queued; refresh to see its attempt.');
+    if (queued) setMessage('Replay queued; its attempt shows here as soon as it is made.');
     await log.reload();
   };
   const replayFailed = async () => {
@@ -79,6 +86,9 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
           Replay all failed
         </button>
       </div>
+      <p class="muted small" aria-live="polite">
+        {unsettled(log.data?.data) ? 'Deliveries are under way: this log updates on its own.' : ''}
+      </p>
       {message && (
         <p class="ok" role="status">
           {message}

@@ -3,6 +3,8 @@ import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { Form } from '../api-types';
 import { Confirm, ErrorBox, useAction } from '../components/ui';
+import { confirmAfterNavigation } from '../flash';
+import { useTitle } from '../title';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 import { FormEditor } from './form/editor';
@@ -11,29 +13,33 @@ import { RetentionSettings } from './form/retention-settings';
 
 /** `/console/forms/new` creates; `/console/forms/:id` edits every setting, shows the snippets, deletes. */
 export function FormPage({ id }: { id?: string }) {
-  if (!id)
-    return (
-      <>
-        <p class="crumbs">
-          <a href="/console/forms">Forms</a> /
-        </p>
-        <h1>New form</h1>
-        <FormEditor />
-      </>
-    );
+  if (!id) return <NewForm />;
   return (
-    <FormFrame formId={id}>
-      {(form) => (
+    <FormFrame formId={id} view="Settings">
+      {(form, reload) => (
         <>
           <Snippets form={form} />
           <h2>Settings</h2>
-          <FormEditor form={form} />
-          <AutoresponseSettings form={form} />
-          <RetentionSettings form={form} />
+          <FormEditor form={form} onSaved={reload} />
+          <AutoresponseSettings form={form} onSaved={reload} />
+          <RetentionSettings form={form} onSaved={reload} />
           <DeleteForm form={form} />
         </>
       )}
     </FormFrame>
+  );
+}
+
+function NewForm() {
+  useTitle('New form');
+  return (
+    <>
+      <p class="crumbs">
+        <a href="/console/forms">Forms</a> /
+      </p>
+      <h1>New form</h1>
+      <FormEditor />
+    </>
   );
 }
 
@@ -47,7 +53,9 @@ function DeleteForm({ form }: { form: Form }) {
       await ok(api.DELETE('/v1/forms/{id}', { params: { path: { id: form.id } } }));
       return true;
     });
-    if (deleted) route('/console/forms');
+    if (!deleted) return;
+    confirmAfterNavigation(`Form “${form.name}” deleted, with its submissions and webhooks.`, '/console/forms');
+    route('/console/forms');
   };
   return (
     <section class="danger-zone" aria-labelledby="delete-title">

@@ -2,6 +2,7 @@ import { api, ok } from '../api';
 import type { Form } from '../api-types';
 import { ErrorBox, Loading, StatusBadge, Table, useAction, useResource } from '../components/ui';
 import { Snippets } from '../components/snippets';
+import { useTitle } from '../title';
 
 type Listed = Form & { month: number };
 
@@ -16,6 +17,7 @@ async function loadForms(): Promise<Listed[]> {
 }
 
 export function FormsPage() {
+  useTitle('Forms');
   const forms = useResource(loadForms, []);
   const toggle = useAction();
   const setStatus = async (form: Form, status: Form['status']) => {

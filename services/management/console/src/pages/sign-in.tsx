@@ -1,8 +1,22 @@
 import { useState } from 'preact/hooks';
-import { signedOutReason, signIn } from '../api';
+import { ApiError, signedOutReason, signIn } from '../api';
 import { ErrorBox, useAction } from '../components/ui';
+import { useTitle } from '../title';
+
+/** Why signing in failed, said once: a refused key in one sentence; anything else as the problem says it. */
+function SignInError({ error }: { error: unknown }) {
+  if (!(error instanceof ApiError) || (error.status !== 401 && error.status !== 403)) return <ErrorBox error={error} />;
+  return (
+    <p class="error" role="alert">
+      {error.status === 401
+        ? 'This key is not valid or has been revoked. Check that you pasted the whole management key.'
+        : error.detail || error.title}
+    </p>
+  );
+}
 
 export function SignIn() {
+  useTitle('Sign in');
   const [key, setKey] = useState('');
   const { pending, error, run } = useAction();
   const submit = (e: Event) => {
@@ -31,7 +45,7 @@ export function SignIn() {
           value={key}
           onInput={(e) => setKey(e.currentTarget.value)}
         />
-        <ErrorBox error={error} />
+        <SignInError error={error} />
         <button type="submit" disabled={pending}>
           Sign in
         </button>

@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, ok } from '../api';
+import { api, ApiError, ok } from '../api';
 import type { Delivery, SubmissionDetail } from '../api-types';
 import {
   Confirm,
@@ -16,24 +16,44 @@ import {
 } from '../components/ui';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
 import { AutoresponseLine } from '../components/autoresponse-line';
+import { qs } from '../location';
+import { useLive, unsettled } from '../live';
+import { useTitle } from '../title';
+import { confirmAfterNavigation } from '../flash';
+import { NotFound } from './not-found';
+import { apiFilters, filtersFromUrl, urlQuery } from './submissions/filters';
 
 /** Raster images are previewed (through <img>, so nothing in them runs); everything else is only downloaded. */
 const PREVIEWABLE = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
-export function SubmissionPage({ id }: { id: string }) {
+/** The submission, marked read once it is shown (the owner has now seen it). */
+function useSubmission(id: string) {
   const sub = useResource(() => ok(api.GET('/v1/submissions/{id}', { params: { path: { id } } })), [id]);
+  const unread = sub.data?.id === id && !sub.data.read;
+  useEffect(() => {
+    if (unread)
+      void api
+        .PATCH('/v1/submissions/{id}', { params: { path: { id } }, body: { read: true } })
+        .then(() => sub.reload());
+  }, [unread, id]);
+  return sub;
+}
+
+export function SubmissionPage({ id }: { id: string }) {
+  const sub = useSubmission(id);
   const deliveries = useResource(
     () => ok(api.GET('/v1/submissions/{id}/deliveries', { params: { path: { id } } })),
     [id],
   );
+  useLive(unsettled(deliveries.data?.data), deliveries.reload);
+  useTitle(sub.data ? `Submission of ${formatTime(sub.data.received_at)}` : undefined);
+  if (sub.error instanceof ApiError && sub.error.status === 404) return <NotFound what="submission" />;
   if (sub.error) return <ErrorBox error={sub.error} />;
   if (!sub.data) return <Loading what="the submission" />;
   const s = sub.data;
   return (
     <>
-      <p class="crumbs">
-        <a href="/console/forms">Forms</a> / <a href={`/console/forms/${s.form_id}/submissions`}>Submissions</a> /
-      </p>
+      <SubmissionNav submission={s} />
       <h1>
         Submission <StatusBadge status={s.status} />
       </h1>
@@ -54,14 +74,62 @@ export function SubmissionPage({ id }: { id: string }) {
   );
 }
 
-/** Mark as spam or not, copy as JSON, delete (after asking; then back to the inbox). */
+/** Back to the list it was opened from, and the previous and next submission in that list (same filters, order). */
+function SubmissionNav({ submission: s }: { submission: SubmissionDetail }) {
+  const { query } = useLocation();
+  const filters = filtersFromUrl(query);
+  const listQuery = qs(urlQuery({ ...filters, cursor: '', limit: undefined }));
+  const neighbours = useResource(
+    () =>
+      ok(
+        api.GET('/v1/submissions/{id}/neighbours', {
+          params: { path: { id: s.id }, query: { order: filters.order, ...apiFilters(filters) } },
+        }),
+      ),
+    [s.id, listQuery],
+  );
+  const list = `/console/forms/${s.form_id}/submissions${listQuery}`;
+  const { previous, next } = neighbours.data ?? { previous: null, next: null };
+  return (
+    <nav class="crumbs sub-nav" aria-label="Submissions">
+      <a href="/console/forms">Forms</a> / <a href={list}>{filters.status === 'spam' ? 'Spam' : 'Submissions'}</a>
+      <span class="steps">
+        {previous && (
+          <a class="button secondary" href={`/console/submissions/${previous}${listQuery}`} rel="prev">
+            Previous submission
+          </a>
+        )}
+        {next && (
+          <a class="button secondary" href={`/console/submissions/${next}${listQuery}`} rel="next">
+            Next submission
+          </a>
+        )}
+      </span>
+    </nav>
+  );
+}
+
+/** What "Copy as JSON" hands out: the submission with its files (their names, types, sizes and links). */
+function asJson(s: SubmissionDetail): string {
+  const { id, form_id, received_at, status, payload, attachments } = s;
+  const files = attachments.map(({ field, filename, content_type, size, url }) => ({
+    field,
+    filename,
+    content_type,
+    size,
+    url,
+  }));
+  return JSON.stringify({ id, form_id, received_at, status, payload, files }, null, 2);
+}
+
+/** Mark as spam or not, read or unread, copy as JSON, delete (after asking; then back to the inbox). */
 function SubmissionActions({ submission: s, onChange }: { submission: SubmissionDetail; onChange(): Promise<void> }) {
   const { route } = useLocation();
   const action = useAction();
   const [confirm, setConfirm] = useState(false);
   const path = { params: { path: { id: s.id } } };
-  const setStatus = async (status: SubmissionDetail['status']) => {
-    await action.run(() => ok(api.PATCH('/v1/submissions/{id}', { ...path, body: { status } })));
+  const patch = async (body: { status?: SubmissionDetail['status']; read?: boolean }) => {
+    await action.run(() => ok(api.PATCH('/v1/submissions/{id}', { ...path, body })));
     await onChange();
   };
   const remove = async () => {
@@ -70,23 +138,26 @@ function SubmissionActions({ submission: s, onChange }: { submission: Submission
       await ok(api.DELETE('/v1/submissions/{id}', path));
       return true;
     });
-    if (deleted) route(`/console/forms/${s.form_id}/submissions`);
+    if (!deleted) return;
+    confirmAfterNavigation('Submission deleted.', `/console/forms/${s.form_id}/submissions`);
+    route(`/console/forms/${s.form_id}/submissions`);
   };
-  const { id, form_id, received_at, status, payload } = s;
-  const json = JSON.stringify({ id, form_id, received_at, status, payload }, null, 2);
+  const spam = s.status === 'spam';
   return (
     <>
       <div class="toolbar">
-        {s.status === 'spam' ? (
-          <button type="button" class="secondary" disabled={action.pending} onClick={() => setStatus('received')}>
-            Mark as not spam
-          </button>
-        ) : (
-          <button type="button" class="secondary" disabled={action.pending} onClick={() => setStatus('spam')}>
-            Mark as spam
-          </button>
-        )}
-        <CopyButton text={json} label="Copy as JSON" />
+        <button
+          type="button"
+          class="secondary"
+          disabled={action.pending}
+          onClick={() => patch({ status: spam ? 'received' : 'spam' })}
+        >
+          {spam ? 'Mark as not spam' : 'Mark as spam'}
+        </button>
+        <button type="button" class="secondary" disabled={action.pending} onClick={() => patch({ read: !s.read })}>
+          {s.read ? 'Mark as unread' : 'Mark as read'}
+        </button>
+        <CopyButton text={asJson(s)} label="Copy as JSON" />
         <button type="button" class="danger" onClick={() => setConfirm(true)}>
           Delete
         </button>
@@ -105,14 +176,19 @@ function SubmissionActions({ submission: s, onChange }: { submission: Submission
   );
 }
 
+/** The fields in posted order; names and values are a stranger's text, each isolated. */
 function Fields({ payload }: { payload: SubmissionDetail['payload'] }) {
   if (Object.keys(payload).length === 0) return <p class="muted">No fields.</p>;
   return (
     <dl class="fields">
       {Object.entries(payload).map(([k, v]) => (
         <div key={k}>
-          <dt>{k}</dt>
-          <dd>{v}</dd>
+          <dt>
+            <bdi>{k}</bdi>
+          </dt>
+          <dd>
+            <bdi>{v}</bdi>
+          </dd>
         </div>
       ))}
     </dl>
@@ -128,10 +204,10 @@ function Files({ attachments }: { attachments: SubmissionDetail['attachments'] }
           {PREVIEWABLE.has(f.content_type) && <img src={f.url} alt={`Preview of ${f.filename}`} />}
           <div>
             <a href={f.url} download={f.filename}>
-              Download {f.filename}
+              Download <bdi>{f.filename}</bdi>
             </a>
             <p class="muted small">
-              {f.field} · {f.content_type} · {formatBytes(f.size)}
+              <bdi>{f.field}</bdi> · <bdi>{f.content_type}</bdi> · {formatBytes(f.size)}
             </p>
           </div>
         </li>
@@ -140,9 +216,19 @@ function Files({ attachments }: { attachments: SubmissionDetail['attachments'] }
   );
 }
 
-/** The submission's deliveries to the form's webhooks, each with its attempts. */
+/** The form's webhooks by id, to name each delivery's endpoint. */
+function useWebhookUrls(formId: string) {
+  const hooks = useResource(
+    () => ok(api.GET('/v1/forms/{id}/webhooks', { params: { path: { id: formId } } })),
+    [formId],
+  );
+  return new Map((hooks.data?.data ?? []).map((h) => [h.id, h.url]));
+}
+
+/** The submission's deliveries, one per webhook (named by its URL), each with its attempts; live while retrying. */
 function Deliveries(props: { submission: SubmissionDetail; deliveries: Resource<{ data: Delivery[] }> }) {
   const { submission: s, deliveries } = props;
+  const urls = useWebhookUrls(s.form_id);
   return (
     <>
       <ErrorBox error={deliveries.error} />
@@ -152,7 +238,7 @@ function Deliveries(props: { submission: SubmissionDetail; deliveries: Resource<
       {deliveries.data?.data.map((d) => (
         <details key={d.id} class="delivery">
           <summary>
-            <DeliverySummary delivery={d} />
+            <DeliverySummary delivery={d} webhookUrl={urls.get(d.webhook_id) ?? 'a deleted webhook'} />
           </summary>
           <AttemptTimeline delivery={d} />
         </details>

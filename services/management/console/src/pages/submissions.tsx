@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { Form, Submission } from '../api-types';
@@ -6,55 +6,104 @@ import { qs } from '../location';
 import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
-import { BulkActions, useSelection, type Selection } from './submissions/bulk';
-import { FilterForm, apiFilters, filtersFromUrl, isFiltered, type Filters } from './submissions/filters';
+import { BulkActions, useSelection, type BulkAction, type Selection } from './submissions/bulk';
+import { ColumnPicker, useColumns } from './submissions/columns';
+import {
+  FilterForm,
+  PAGE_SIZES,
+  apiFilters,
+  filtersFromUrl,
+  isFiltered,
+  urlQuery,
+  type Filters,
+} from './submissions/filters';
 import { InboxTable } from './submissions/table';
 
 export function SubmissionsPage({ id }: { id: string }) {
-  return <FormFrame formId={id}>{(form) => <Inbox form={form} />}</FormFrame>;
+  return (
+    <FormFrame formId={id} view="Submissions">
+      {(form) => <Inbox form={form} />}
+    </FormFrame>
+  );
 }
 
-const PAGE_SIZE = 25;
-
-/** One page of the form's submissions, as the URL's filters and cursor choose it. */
+/** One page of the form's submissions, as the URL's filters, order, page size and cursor choose it, with the total. */
 function useSubmissions(formId: string, filters: Filters) {
   return useResource(() => {
-    const query = { limit: PAGE_SIZE, cursor: filters.cursor || undefined, ...apiFilters(filters) };
+    const query = {
+      limit: filters.limit,
+      cursor: filters.cursor || undefined,
+      order: filters.order,
+      total: true,
+      ...apiFilters(filters),
+    };
     return ok(api.GET('/v1/forms/{id}/submissions', { params: { path: { id: formId }, query } }));
-  }, [formId, JSON.stringify(filters)]);
+  }, [formId, JSON.stringify(apiFilters(filters)), filters.limit, filters.cursor, filters.order]);
 }
 
 const BULK_DONE = { delete: 'Deleted', spam: 'Marked as spam:', received: 'Marked as not spam:' };
 
-/** The inbox: filters kept in the URL, exports of what they show, bulk actions on a selection, pages of 25. */
+/** Runs a bulk action on the selection: its ids, or every submission the filter matches. */
+async function runBulk(formId: string, selection: Selection, filters: Filters, action: BulkAction) {
+  if (selection.all) {
+    const filter = apiFilters(filters);
+    const body = { action, filter };
+    const result = await ok(api.POST('/v1/forms/{id}/submissions/bulk', { params: { path: { id: formId } }, body }));
+    return result.done;
+  }
+  const ids = [...selection.selected];
+  return (await ok(api.POST('/v1/submissions/bulk', { body: { action, ids } }))).done.length;
+}
+
+/**
+ * The inbox (or the spam view): filters, order and page size kept in the URL, the total they match, exports of
+ * what they show, bulk actions on a selection of what is shown (or on every match), pages forwards and back.
+ */
 function Inbox({ form }: { form: Form }) {
-  const { query, route } = useLocation();
+  const { query, url, route } = useLocation();
   const filters = filtersFromUrl(query);
   const page = useSubmissions(form.id, filters);
   const selection = useSelection();
   const bulk = useAction();
   const [done, setDone] = useState('');
+  const columns = useColumns(form.id, page.data?.data);
   const base = `/console/forms/${form.id}/submissions`;
-  const apply = ({ status, since, until, q }: Filters) => {
-    selection.set(new Set());
+  const go = (f: Partial<Filters>) => route(`${base}${qs(urlQuery({ ...filters, cursor: '', ...f }))}`);
+  // The selection belongs to what is shown: another page, filter, order or view starts without one.
+  useEffect(() => {
+    selection.clear();
     setDone('');
-    route(`${base}${qs({ status, since, until, q: q.trim() })}`);
-  };
-  const act = async (action: keyof typeof BULK_DONE) => {
-    const ids = [...selection.selected];
-    const result = await bulk.run(() => ok(api.POST('/v1/submissions/bulk', { body: { action, ids } })));
-    if (!result) return;
-    selection.set(new Set());
+  }, [url]);
+  const act = async (action: BulkAction) => {
+    const n = await bulk.run(() => runBulk(form.id, selection, filters, action));
+    if (n === undefined) return;
+    selection.clear();
     await page.reload();
-    setDone(`${BULK_DONE[action]} ${result.done.length} submission${result.done.length === 1 ? '' : 's'}.`);
+    setDone(`${BULK_DONE[action]} ${n.toLocaleString()} submission${n === 1 ? '' : 's'}.`);
   };
   const rows = page.data?.data;
+  const exports = exportLinks(form.id, filters);
   return (
-    <>
-      <h2 class="sr-only">Submissions</h2>
-      <FilterForm filters={filters} clearHref={isFiltered(filters) ? base : undefined} onApply={apply} />
-      <ExportLinks formId={form.id} filters={filters} />
-      <BulkActions count={selection.selected.size} pending={bulk.pending} onAct={act} />
+    <div class="inbox-view">
+      <ViewTabs base={base} filters={filters} />
+      <FilterForm
+        filters={filters}
+        clearHref={isFiltered(filters) ? `${base}${qs(urlQuery({ status: filters.status }))}` : undefined}
+        onApply={(d) => go({ since: d.since, until: d.until, q: d.q })}
+      />
+      <ListControls filters={filters} total={page.data?.total} onChange={go}>
+        <ColumnPicker columns={columns} />
+      </ListControls>
+      <ExportLinks {...exports} />
+      <BulkActions
+        selection={selection}
+        total={page.data?.total}
+        pageRows={rows?.length ?? 0}
+        spamView={filters.status === 'spam'}
+        pending={bulk.pending}
+        exportLinks={exports}
+        onAct={act}
+      />
       <ErrorBox error={page.error ?? bulk.error} />
       {done && (
         <p class="ok" role="status">
@@ -62,21 +111,104 @@ function Inbox({ form }: { form: Form }) {
         </p>
       )}
       {page.loading && !page.data && <Loading what="submissions" />}
-      {rows && <InboxContent form={form} rows={rows} filters={filters} selection={selection} />}
-      <Pager base={base} filters={filters} next={page.data?.next_cursor ?? null} />
-    </>
+      {rows && (
+        <InboxContent form={form} rows={rows} filters={filters}>
+          <InboxTable
+            rows={rows}
+            selection={selection}
+            fields={columns.shown}
+            order={filters.order}
+            listQuery={qs({ ...urlQuery({ ...filters, cursor: '', limit: undefined }) })}
+          />
+        </InboxContent>
+      )}
+      <Pager
+        base={base}
+        filters={filters}
+        next={page.data?.next_cursor ?? null}
+        prev={page.data?.prev_cursor ?? null}
+      />
+    </div>
   );
 }
 
-function ExportLinks({ formId, filters }: { formId: string; filters: Filters }) {
+/** Inbox and Spam, side by side: spam is kept apart from what the owner reads. */
+function ViewTabs({ base, filters }: { base: string; filters: Filters }) {
+  const views = [
+    { status: 'received', label: 'Inbox' },
+    { status: 'spam', label: 'Spam' },
+  ] as const;
+  return (
+    <nav aria-label="Submission views" class="tabs views">
+      <ul>
+        {views.map((v) => (
+          <li key={v.status}>
+            <a
+              href={`${base}${qs(urlQuery({ ...filters, status: v.status, cursor: '' }))}`}
+              aria-current={filters.status === v.status ? 'page' : undefined}
+            >
+              {v.label}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+/** How many match, and the order, page size and columns of the list. */
+function ListControls(props: {
+  filters: Filters;
+  total: number | undefined;
+  onChange(f: Partial<Filters>): void;
+  children: preact.ComponentChildren;
+}) {
+  const { filters, total } = props;
+  const what = filters.status === 'spam' ? 'spam' : isFiltered(filters) ? 'matching' : 'in the inbox';
+  return (
+    <div class="toolbar list-controls">
+      <p class="count" aria-live="polite">
+        {total === undefined ? '' : `${total.toLocaleString()} submission${total === 1 ? '' : 's'} ${what}`}
+      </p>
+      <label for="s-order">Order</label>
+      <select
+        id="s-order"
+        value={filters.order}
+        onChange={(e) => props.onChange({ order: e.currentTarget.value as Filters['order'] })}
+      >
+        <option value="desc">Newest first</option>
+        <option value="asc">Oldest first</option>
+      </select>
+      <label for="s-limit">Per page</label>
+      <select
+        id="s-limit"
+        value={String(filters.limit)}
+        onChange={(e) => props.onChange({ limit: Number(e.currentTarget.value) })}
+      >
+        {PAGE_SIZES.map((n) => (
+          <option key={n} value={String(n)}>
+            {n}
+          </option>
+        ))}
+      </select>
+      {props.children}
+    </div>
+  );
+}
+
+function exportLinks(formId: string, filters: Filters) {
   const query = qs(apiFilters(filters));
+  return { csv: `/v1/forms/${formId}/export.csv${query}`, ndjson: `/v1/forms/${formId}/export.ndjson${query}` };
+}
+
+function ExportLinks({ csv, ndjson }: { csv: string; ndjson: string }) {
   return (
     <div class="toolbar">
       <span class="muted">Export what the filters show:</span>
-      <a class="button secondary" href={`/v1/forms/${formId}/export.csv${query}`} download>
+      <a class="button secondary" href={csv} download>
         Export CSV
       </a>
-      <a class="button secondary" href={`/v1/forms/${formId}/export.ndjson${query}`} download>
+      <a class="button secondary" href={ndjson} download>
         Export NDJSON
       </a>
     </div>
@@ -84,10 +216,11 @@ function ExportLinks({ formId, filters }: { formId: string; filters: Filters }) 
 }
 
 /** The page's submissions, or why there are none: none yet (with the snippets to post some), or none that match. */
-function InboxContent(props: { form: Form; rows: Submission[]; filters: Filters; selection: Selection }) {
+function InboxContent(props: { form: Form; rows: Submission[]; filters: Filters; children: preact.ComponentChildren }) {
   const { form, rows, filters } = props;
-  if (rows.length > 0) return <InboxTable rows={rows} selection={props.selection} />;
+  if (rows.length > 0) return <>{props.children}</>;
   if (isFiltered(filters) || filters.cursor) return <p class="empty">No submissions match these filters.</p>;
+  if (filters.status === 'spam') return <p class="empty">No spam. Posts caught as spam are kept here.</p>;
   return (
     <div class="empty">
       <h3>No submissions yet</h3>
@@ -97,19 +230,21 @@ function InboxContent(props: { form: Form; rows: Submission[]; filters: Filters;
   );
 }
 
-function Pager({ base, filters, next }: { base: string; filters: Filters; next: string | null }) {
+function Pager(props: { base: string; filters: Filters; next: string | null; prev: string | null }) {
+  const { base, filters, next, prev } = props;
+  if (next === null && prev === null) return null;
   return (
-    <div class="pager">
-      {filters.cursor && (
-        <a class="button secondary" href={`${base}${qs({ ...filters, cursor: undefined })}`}>
-          First page
+    <nav class="pager" aria-label="Pages">
+      {prev !== null && (
+        <a class="button secondary" href={`${base}${qs(urlQuery({ ...filters, cursor: prev }))}`}>
+          Previous page
         </a>
       )}
       {next && (
-        <a class="button secondary" href={`${base}${qs({ ...filters, cursor: next })}`}>
+        <a class="button secondary" href={`${base}${qs(urlQuery({ ...filters, cursor: next }))}`}>
           Next page
         </a>
       )}
-    </div>
+    </nav>
   );
 }

@@ -2,8 +2,10 @@ import { api, ok } from '../api';
 import type { Usage } from '../api-types';
 import { ErrorBox, Loading, Table, formatBytes, useResource } from '../components/ui';
 import { DayChart } from './usage/day-chart';
+import { useTitle } from '../title';
 
 export function UsagePage() {
+  useTitle('Usage');
   const usage = useResource(() => ok(api.GET('/v1/usage')), []);
   if (usage.error) return <ErrorBox error={usage.error} />;
   if (!usage.data) return <Loading what="usage" />;

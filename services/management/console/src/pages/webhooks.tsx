@@ -2,11 +2,16 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../api';
 import type { Form } from '../api-types';
 import { ErrorBox, Loading, ShownOnce, SubmitRow, TextField, useAction, useResource } from '../components/ui';
+import { fieldErrors } from '../components/field-errors';
 import { FormFrame } from '../components/form-nav';
 import { WebhookCard } from './webhooks/card';
 
 export function WebhooksPage({ id }: { id: string }) {
-  return <FormFrame formId={id}>{(form) => <Webhooks form={form} />}</FormFrame>;
+  return (
+    <FormFrame formId={id} view="Webhooks">
+      {(form) => <Webhooks form={form} />}
+    </FormFrame>
+  );
 }
 
 type Secret = { label: string; value: string };
@@ -15,18 +20,30 @@ function Webhooks({ form }: { form: Form }) {
   const path = { params: { path: { id: form.id } } };
   const hooks = useResource(() => ok(api.GET('/v1/forms/{id}/webhooks', path)), [form.id]);
   const [secret, setSecret] = useState<Secret | null>(null);
+  const [done, setDone] = useState('');
   return (
     <>
       <h2>Webhooks</h2>
-      <p class="muted">
-        Each submission is sent as signed JSON to every enabled webhook, retried after 1 s, 10 s, 1 min, 10 min and 1 h.
-      </p>
+      <RetrySchedule />
+      {done && (
+        <p class="ok" role="status">
+          {done}
+        </p>
+      )}
       {secret && (
         <ShownOnce label={secret.label} value={secret.value}>
           Verify the <code>x-service-signature</code> header with it. It is shown only this once: copy it now.
         </ShownOnce>
       )}
-      <AddWebhook formId={form.id} error={hooks.error} onAdded={setSecret} onChange={hooks.reload} />
+      <AddWebhook
+        formId={form.id}
+        error={hooks.error}
+        onAdded={(added) => {
+          setSecret(added);
+          setDone('Webhook added. Copy its signing secret now.');
+        }}
+        onChange={hooks.reload}
+      />
       {hooks.loading && !hooks.data && <Loading what="webhooks" />}
       {hooks.data && hooks.data.data.length === 0 && <p class="empty">No webhooks yet: add one above.</p>}
       <ul class="cards">
@@ -35,7 +52,10 @@ function Webhooks({ form }: { form: Form }) {
             key={h.id}
             hook={h}
             formId={form.id}
-            onChange={() => hooks.reload()}
+            onChange={(message) => {
+              if (message) setDone(message);
+              void hooks.reload();
+            }}
             onSecret={(value) => setSecret({ label: `New signing secret of ${h.url}`, value })}
           />
         ))}
@@ -61,6 +81,7 @@ function AddWebhook(props: {
     if (!created?.secret) return;
     setUrl('');
     props.onAdded({ label: `Signing secret of ${created.url}`, value: created.secret });
+    // The secret's notice says the webhook was added (and is read out, as a status).
     await props.onChange();
   };
   return (
@@ -75,10 +96,38 @@ function AddWebhook(props: {
           placeholder="https://example.com/hooks/intake"
           value={url}
           onValue={setUrl}
+          error={fieldErrors(add.error)['url']}
         />
         <SubmitRow pending={add.pending}>Add webhook</SubmitRow>
       </form>
-      <ErrorBox error={add.error ?? props.error} />
+      <ErrorBox error={add.error ?? props.error} atFields={['url']} />
     </>
+  );
+}
+
+/** A delay as people say it: 200 ms, 10 s, 1 min, 1 h 30 min. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 60_000) return `${+(ms / 1000).toFixed(1)} s`;
+  if (ms < 3_600_000) return `${+(ms / 60_000).toFixed(1)} min`;
+  const h = Math.floor(ms / 3_600_000);
+  const min = Math.round((ms % 3_600_000) / 60_000);
+  return min ? `${h} h ${min} min` : `${h} h`;
+}
+
+/** The retry schedule this deployment uses (WEBHOOK_RETRY_SCHEDULE), as the API reports it. */
+function RetrySchedule() {
+  const settings = useResource(() => ok(api.GET('/v1/settings/webhooks')), []);
+  const delays = settings.data?.retry_schedule_ms;
+  return (
+    <p class="muted">
+      Each submission is sent as signed JSON to every enabled webhook
+      {delays === undefined
+        ? '.'
+        : delays.length === 0
+          ? '; a failed delivery is not retried on its own (replay it from the delivery log).'
+          : `; a failed attempt is retried after ${delays.map(duration).join(', ')} (${delays.length} retr${delays.length === 1 ? 'y' : 'ies'}), then marked failed.`}
+      {settings.data ? ` A receiver has ${duration(settings.data.timeout_ms)} to answer.` : ''}
+    </p>
   );
 }

@@ -1,9 +1,19 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, ok } from '../../api';
+import { api, ApiError, ok } from '../../api';
 import type { Form, FormSettings } from '../../api-types';
-import { ErrorBox, SubmitRow, useAction } from '../../components/ui';
-import { BotChallengeFields, DeliveryFields, IdentityFields, initialValues, type Editing, type Values } from './fields';
+import { Confirm, ErrorBox, SubmitRow, useAction } from '../../components/ui';
+import { fieldErrors } from '../../components/field-errors';
+import { confirmAfterNavigation } from '../../flash';
+import {
+  API_FIELDS,
+  BotChallengeFields,
+  DeliveryFields,
+  IdentityFields,
+  initialValues,
+  type Editing,
+  type Values,
+} from './fields';
 
 const lines = (text: string) =>
   text
@@ -11,8 +21,13 @@ const lines = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
+/** Said at the secret field when a newly chosen bot-challenge provider has none. */
+const SECRET_NEEDED = new ApiError(422, 'Check the marked fields.', '', [
+  { field: 'body/bot_challenge', message: 'Enter the secret key the provider gave you for this site' },
+]);
+
 /** The settings to send, or why they cannot be sent (a newly chosen bot-challenge provider needs its secret). */
-function settingsOf(v: Values, form?: Form): FormSettings | string {
+function settingsOf(v: Values, form?: Form): FormSettings | ApiError {
   const body: FormSettings = {
     name: v.name.trim(),
     status: v.status,
@@ -25,44 +40,81 @@ function settingsOf(v: Values, form?: Form): FormSettings | string {
   const providerChanged = v.provider !== (form?.bot_challenge?.provider ?? '');
   if (!v.provider) body.bot_challenge = null;
   else if (v.secret) body.bot_challenge = { provider: v.provider, secret: v.secret };
-  else if (providerChanged) return 'Enter the bot challenge secret for the provider you chose';
+  else if (providerChanged) return SECRET_NEEDED;
   return body;
 }
 
-/** Creates a form (then opens it) or saves an existing one's settings. */
-export function FormEditor({ form }: { form?: Form }) {
-  const { route } = useLocation();
-  const [values, setValues] = useState(() => initialValues(form));
-  const [saved, setSaved] = useState(false);
-  const { pending, error, run, setError } = useAction();
-  const editing: Editing = { values, set: (name) => (value) => setValues((v) => ({ ...v, [name]: value })) };
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setSaved(false);
+/** Saves (or creates) and then hands the saved form up; a changed slug is confirmed first. */
+function useSave(values: Values, form: Form | undefined, onSaved: (saved: Form) => Promise<void> | void) {
+  const action = useAction();
+  const [confirmSlug, setConfirmSlug] = useState(false);
+  const save = async () => {
+    setConfirmSlug(false);
     const body = settingsOf(values, form);
-    if (typeof body === 'string') return setError(new Error(body));
-    const result = await run(() =>
+    if (body instanceof ApiError) return action.setError(body);
+    const saved = await action.run(() =>
       form
         ? ok(api.PATCH('/v1/forms/{id}', { params: { path: { id: form.id } }, body }))
         : ok(api.POST('/v1/forms', { body })),
     );
-    if (!result) return;
-    setValues((v) => ({ ...v, secret: '' }));
-    if (form) setSaved(true);
-    else route(`/console/forms/${result.id}`);
+    if (saved) await onSaved(saved);
+  };
+  const submit = (e: Event) => {
+    e.preventDefault();
+    const slug = values.slug.trim();
+    if (form && slug && slug !== form.slug) setConfirmSlug(true);
+    else void save();
+  };
+  return { action, submit, save, confirmSlug, cancelSlug: () => setConfirmSlug(false) };
+}
+
+/** Creates a form (then opens it, saying so) or saves an existing one's settings (then shows them as saved). */
+export function FormEditor({ form, onSaved }: { form?: Form; onSaved?(): Promise<void> }) {
+  const { route } = useLocation();
+  const [values, setValues] = useState(() => initialValues(form));
+  const [saved, setSaved] = useState(false);
+  const { action, submit, save, confirmSlug, cancelSlug } = useSave(values, form, async (result) => {
+    setValues(initialValues(result));
+    if (form) {
+      setSaved(true);
+      await onSaved?.();
+    } else {
+      confirmAfterNavigation(`Form “${result.name}” created.`, `/console/forms/${result.id}`);
+      route(`/console/forms/${result.id}`);
+    }
+  });
+  const editing: Editing = {
+    values,
+    set: (name) => (value) => {
+      setSaved(false);
+      setValues((v) => ({ ...v, [name]: value }));
+    },
+    errors: fieldErrors(action.error),
   };
   return (
     <form class="stack" onSubmit={submit}>
-      <IdentityFields {...editing} />
+      <IdentityFields {...editing} savedSlug={form?.slug} />
       <BotChallengeFields {...editing} keepsSecret={Boolean(form?.bot_challenge)} />
       <DeliveryFields {...editing} />
-      <ErrorBox error={error} />
+      <ErrorBox error={action.error} atFields={API_FIELDS} />
       {saved && (
         <p class="ok" role="status">
           Saved.
         </p>
       )}
-      <SubmitRow pending={pending}>{form ? 'Save changes' : 'Create form'}</SubmitRow>
+      <SubmitRow pending={action.pending}>{form ? 'Save changes' : 'Create form'}</SubmitRow>
+      <Confirm
+        open={confirmSlug}
+        title="Change the ingest URL?"
+        confirmLabel="Change slug"
+        onConfirm={() => void save()}
+        onCancel={cancelSlug}
+      >
+        <p>
+          Websites that post to <code>/v1/f/{form?.slug}</code> will get “not found” until you update them to the new
+          URL.
+        </p>
+      </Confirm>
     </form>
   );
 }

@@ -1,4 +1,4 @@
-import { Field, TextField } from '../../components/ui';
+import { Field, TextField, describedBy } from '../../components/ui';
 import type { Form } from '../../api-types';
 
 type Provider = NonNullable<Form['bot_challenge']>['provider'];
@@ -19,27 +19,66 @@ export function initialValues(form?: Form) {
 }
 export type Values = ReturnType<typeof initialValues>;
 
-/** The editor's values and a setter per control. */
-export type Editing = { values: Values; set<K extends keyof Values>(name: K): (value: Values[K]) => void };
+/** The API's name of each setting the editor shows, so an error the API reports is shown at its field. */
+export const API_FIELDS = [
+  'name',
+  'slug',
+  'status',
+  'honeypot_field',
+  'bot_challenge',
+  'notify_emails',
+  'redirect_url',
+  'allowed_origins',
+];
 
-/** Name, slug, status and the honeypot field. */
-export function IdentityFields({ values, set }: Editing) {
+/** The editor's values, a setter per control, and the errors to show at the fields (by API name). */
+export type Editing = {
+  values: Values;
+  set<K extends keyof Values>(name: K): (value: Values[K]) => void;
+  errors: Record<string, string>;
+};
+
+/**
+ * The slug's pattern. Browsers compile `pattern` with the `v` flag, where a hyphen in a class must be escaped;
+ * unescaped, the pattern is invalid and silently never checked.
+ */
+export const SLUG_PATTERN = '[a-z0-9](?:[a-z0-9\\-]*[a-z0-9])?';
+
+/** Name, slug (with a warning when an existing form's slug changes), status and the honeypot field. */
+export function IdentityFields({ values, set, errors, savedSlug }: Editing & { savedSlug?: string }) {
+  const slug = values.slug.trim();
+  const slugChanges = savedSlug !== undefined && slug !== '' && slug !== savedSlug;
   return (
     <>
-      <TextField id="f-name" label="Name" required maxLength={200} value={values.name} onValue={set('name')} />
+      <TextField
+        id="f-name"
+        label="Name"
+        required
+        maxLength={200}
+        value={values.name}
+        onValue={set('name')}
+        error={errors['name']}
+      />
       <TextField
         id="f-slug"
         label="Slug"
-        help="Lower-case letters, digits and hyphens; made from the name when empty. It is part of the ingest URL."
+        help={
+          slugChanges
+            ? `Changing the slug changes the ingest URL: websites that post to /v1/f/${savedSlug} will get “not found” until you update them.`
+            : 'Lower-case letters, digits and hyphens; made from the name when empty. It is part of the ingest URL.'
+        }
         maxLength={64}
-        pattern="[a-z0-9](?:[a-z0-9-]*[a-z0-9])?"
+        pattern={SLUG_PATTERN}
+        title="Lower-case letters, digits and hyphens, starting and ending with a letter or digit"
         value={values.slug}
         onValue={set('slug')}
+        error={errors['slug']}
       />
-      <Field id="f-status" label="Status">
+      <Field id="f-status" label="Status" error={errors['status']}>
         <select
           id="f-status"
           value={values.status}
+          aria-describedby={describedBy('f-status', false, Boolean(errors['status']))}
           onChange={(e) => set('status')(e.currentTarget.value as Values['status'])}
         >
           <option value="live">live — accepts posts</option>
@@ -55,13 +94,14 @@ export function IdentityFields({ values, set }: Editing) {
         maxLength={100}
         value={values.honeypot}
         onValue={set('honeypot')}
+        error={errors['honeypot_field']}
       />
     </>
   );
 }
 
 /** The bot-challenge provider and its secret (write-only: `keepsSecret` when the form already has one). */
-export function BotChallengeFields({ values, set, keepsSecret }: Editing & { keepsSecret: boolean }) {
+export function BotChallengeFields({ values, set, errors, keepsSecret }: Editing & { keepsSecret: boolean }) {
   return (
     <fieldset>
       <legend>Bot challenge</legend>
@@ -88,6 +128,7 @@ export function BotChallengeFields({ values, set, keepsSecret }: Editing & { kee
           autocomplete="off"
           value={values.secret}
           onValue={set('secret')}
+          error={errors['bot_challenge']}
         />
       )}
     </fieldset>
@@ -95,7 +136,7 @@ export function BotChallengeFields({ values, set, keepsSecret }: Editing & { kee
 }
 
 /** Where submissions go besides the inbox, and which websites may post. */
-export function DeliveryFields({ values, set }: Editing) {
+export function DeliveryFields({ values, set, errors }: Editing) {
   return (
     <>
       <TextField
@@ -105,6 +146,7 @@ export function DeliveryFields({ values, set }: Editing) {
         rows={2}
         value={values.emails}
         onValue={set('emails')}
+        error={errors['notify_emails']}
       />
       <TextField
         id="f-redirect"
@@ -114,6 +156,7 @@ export function DeliveryFields({ values, set }: Editing) {
         placeholder="https://example.com/thanks"
         value={values.redirect}
         onValue={set('redirect')}
+        error={errors['redirect_url']}
       />
       <TextField
         id="f-origins"
@@ -123,6 +166,7 @@ export function DeliveryFields({ values, set }: Editing) {
         placeholder="https://example.com"
         value={values.origins}
         onValue={set('origins')}
+        error={errors['allowed_origins']}
       />
     </>
   );

@@ -1,31 +1,60 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { operations } from '../../openapi';
+import { setTimeZone, startOfDay, timeZone, zones } from '../../time';
 
-/** The filters as the URL holds them: status, since/until (dates, UTC), q, and the page cursor. */
-export function filtersFromUrl(query: Record<string, string | undefined>) {
+export const PAGE_SIZES = [25, 50, 100] as const;
+
+/**
+ * The list as the URL holds it: the view (inbox or spam), since/until (days in the chosen time zone), q, the order,
+ * the page size and the page cursor.
+ */
+export interface Filters {
+  status: 'received' | 'spam';
+  since: string;
+  until: string;
+  q: string;
+  order: 'asc' | 'desc';
+  limit: number;
+  cursor: string;
+}
+
+export function filtersFromUrl(query: Record<string, string | undefined>): Filters {
+  const limit = Number(query['limit']);
   return {
-    status: query['status'] ?? '',
+    status: query['status'] === 'spam' ? 'spam' : 'received',
     since: query['since'] ?? '',
     until: query['until'] ?? '',
     q: query['q'] ?? '',
+    order: query['order'] === 'asc' ? 'asc' : 'desc',
+    limit: (PAGE_SIZES as readonly number[]).includes(limit) ? limit : PAGE_SIZES[0],
     cursor: query['cursor'] ?? '',
   };
 }
-export type Filters = ReturnType<typeof filtersFromUrl>;
 
-export const isFiltered = (f: Filters) => Boolean(f.status || f.since || f.until || f.q);
+/** The URL's query for a list (defaults left out, so the plain inbox URL stays plain). */
+export function urlQuery(f: Partial<Filters>) {
+  return {
+    status: f.status === 'spam' ? 'spam' : undefined,
+    since: f.since,
+    until: f.until,
+    q: f.q?.trim(),
+    order: f.order === 'asc' ? 'asc' : undefined,
+    limit: f.limit && f.limit !== PAGE_SIZES[0] ? f.limit : undefined,
+    cursor: f.cursor,
+  };
+}
+
+/** Whether anything narrows the view beyond inbox or spam. */
+export const isFiltered = (f: Filters) => Boolean(f.since || f.until || f.q);
 
 type Query = NonNullable<operations['listSubmissions']['parameters']['query']>;
 
-const dayAfter = (date: string) => new Date(Date.parse(`${date}T00:00:00.000Z`) + 86_400_000).toISOString();
-
-/** The API's query for the filters (dates become UTC instants; `until` includes its whole day). */
+/** The API's filter for the list: its days become instants in the chosen zone (`until` includes its whole day). */
 export function apiFilters(f: Filters) {
   return {
-    // Whatever the URL says goes to the API, which explains a status it does not know.
-    status: (f.status || undefined) as Query['status'],
-    since: f.since ? `${f.since}T00:00:00.000Z` : undefined,
-    until: f.until ? dayAfter(f.until) : undefined,
+    status: f.status as NonNullable<Query['status']>,
+    since: f.since ? startOfDay(f.since, timeZone.value) : undefined,
+    until: f.until ? startOfDay(f.until, timeZone.value, 1) : undefined,
     q: f.q || undefined,
   };
 }
@@ -49,30 +78,40 @@ function useDraft(filters: Filters) {
   return { draft, edit };
 }
 
+/** Which time zone dates are shown and filtered in (the browser's unless the owner picks another). */
+export function ZoneSelect() {
+  return (
+    <div class="field">
+      <label for="s-zone">Time zone</label>
+      <select id="s-zone" value={timeZone.value} onChange={(e) => setTimeZone(e.currentTarget.value)}>
+        {zones().map((z) => (
+          <option key={z} value={z}>
+            {z}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
 export function FilterForm(props: { filters: Filters; clearHref?: string; onApply(draft: Filters): void }) {
   const { draft, edit } = useDraft(props.filters);
   const submit = (e: Event) => {
     e.preventDefault();
     props.onApply(draft);
   };
+  const zone = timeZone.value;
   return (
     <form class="filters" onSubmit={submit} role="search" aria-label="Filter submissions">
       <div class="field">
-        <label for="s-status">Show</label>
-        <select id="s-status" name="status" value={draft.status} onChange={edit('status')}>
-          <option value="">all</option>
-          <option value="received">received</option>
-          <option value="spam">spam</option>
-        </select>
-      </div>
-      <div class="field">
-        <label for="s-since">From (UTC)</label>
+        <label for="s-since">From ({zone})</label>
         <input id="s-since" name="since" type="date" value={draft.since} onInput={edit('since')} />
       </div>
       <div class="field">
-        <label for="s-until">To (UTC)</label>
+        <label for="s-until">To ({zone})</label>
         <input id="s-until" name="until" type="date" value={draft.until} onInput={edit('until')} />
       </div>
+      <ZoneSelect />
       <div class="field grow">
         <label for="s-q">Search</label>
         <input

@@ -2,16 +2,20 @@ import type { Submission } from '../../api-types';
 import { StatusBadge, TableWrap, formatTime } from '../../components/ui';
 import type { Selection } from './bulk';
 
-/** The first fields of a submission, on one line. */
-export function preview(payload: Record<string, string>): string {
-  const text = Object.entries(payload)
-    .slice(0, 3)
-    .map(([k, v]) => `${k}: ${v}`)
-    .join(' · ');
-  return text.length > 120 ? `${text.slice(0, 119)}…` : text || '(no fields)';
-}
+/** A value as a cell shows it: one line's worth. */
+const cellText = (value: string | undefined) =>
+  value === undefined ? '—' : value.length > 120 ? `${value.slice(0, 119)}…` : value;
 
-export function InboxTable({ rows, selection }: { rows: Submission[]; selection: Selection }) {
+type Props = {
+  rows: Submission[];
+  selection: Selection;
+  fields: string[];
+  order: 'asc' | 'desc';
+  /** The list's query, carried to the detail view so it can step to the previous and next submission. */
+  listQuery: string;
+};
+
+export function InboxTable({ rows, selection, fields, order, listQuery }: Props) {
   const { selected } = selection;
   return (
     <TableWrap label="Submissions">
@@ -26,8 +30,14 @@ export function InboxTable({ rows, selection }: { rows: Submission[]; selection:
                 onChange={(e) => selection.set(e.currentTarget.checked ? new Set(rows.map((r) => r.id)) : new Set())}
               />
             </th>
-            <th scope="col">Received</th>
-            <th scope="col">Fields</th>
+            <th scope="col" aria-sort={order === 'desc' ? 'descending' : 'ascending'}>
+              Received
+            </th>
+            {fields.map((f) => (
+              <th scope="col" key={f} class="field-col">
+                <bdi>{f}</bdi>
+              </th>
+            ))}
             <th scope="col" class="num">
               Files
             </th>
@@ -36,7 +46,7 @@ export function InboxTable({ rows, selection }: { rows: Submission[]; selection:
         </thead>
         <tbody>
           {rows.map((s) => (
-            <InboxRow key={s.id} submission={s} selection={selection} />
+            <InboxRow key={s.id} submission={s} selection={selection} fields={fields} listQuery={listQuery} />
           ))}
         </tbody>
       </table>
@@ -44,9 +54,10 @@ export function InboxTable({ rows, selection }: { rows: Submission[]; selection:
   );
 }
 
-function InboxRow({ submission: s, selection }: { submission: Submission; selection: Selection }) {
+function InboxRow(props: { submission: Submission; selection: Selection; fields: string[]; listQuery: string }) {
+  const { submission: s, selection, fields } = props;
   return (
-    <tr>
+    <tr class={s.read ? undefined : 'unread'}>
       <td>
         <input
           type="checkbox"
@@ -55,10 +66,17 @@ function InboxRow({ submission: s, selection }: { submission: Submission; select
           onChange={(e) => selection.toggle(s.id, e.currentTarget.checked)}
         />
       </td>
-      <td class="nowrap">
-        <a href={`/console/submissions/${s.id}`}>{formatTime(s.received_at)}</a>
+      <td class="received">
+        <a href={`/console/submissions/${s.id}${props.listQuery}`}>
+          {!s.read && <span class="dot">Unread: </span>}
+          {formatTime(s.received_at)}
+        </a>
       </td>
-      <td class="preview">{preview(s.payload)}</td>
+      {fields.map((f) => (
+        <td key={f} class="value" data-label={f}>
+          <bdi>{cellText(s.payload[f])}</bdi>
+        </td>
+      ))}
       <td class="num">{s.files}</td>
       <td>
         <StatusBadge status={s.status} />

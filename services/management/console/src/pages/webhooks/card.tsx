@@ -1,21 +1,31 @@
 import { useState } from 'preact/hooks';
 import { api, ok } from '../../api';
 import type { Webhook, WebhookTest } from '../../api-types';
-import { Confirm, CopyButton, ErrorBox, useAction } from '../../components/ui';
+import { Confirm, CopyButton, ErrorBox, SubmitRow, TextField, useAction } from '../../components/ui';
+import { fieldErrors } from '../../components/field-errors';
 import { FormatPicker, ReplayFailedSince, WebhookHealth } from './health';
 
-type CardProps = { hook: Webhook; formId: string; onChange(): void; onSecret(secret: string): void };
+type CardProps = {
+  hook: Webhook;
+  formId: string;
+  /** The list changed; `message` confirms what was done, when the card itself goes away. */
+  onChange(message?: string): void;
+  onSecret(secret: string): void;
+};
 type Confirming = 'rotate' | 'delete' | null;
 
 /** What can be done to one webhook: ping it, show a signed sample, enable or disable, rotate its secret, delete. */
 function useWebhookActions({ hook, onChange, onSecret }: CardProps) {
   const action = useAction();
   const [test, setTest] = useState<WebhookTest | null>(null);
+  const [pinging, setPinging] = useState(false);
   const [curl, setCurl] = useState<string | null>(null);
   const path = { params: { path: { id: hook.id } } };
   const ping = async () => {
     setTest(null);
+    setPinging(true);
     const result = await action.run(() => ok(api.POST('/v1/webhooks/{id}/test', path)));
+    setPinging(false);
     if (result) setTest(result);
   };
   const sample = async () => {
@@ -33,17 +43,21 @@ function useWebhookActions({ hook, onChange, onSecret }: CardProps) {
       );
       if (updated?.secret) onSecret(updated.secret);
     } else if (what === 'delete') {
-      await action.run(() => ok(api.DELETE('/v1/webhooks/{id}', path)));
-      onChange();
+      const deleted = await action.run(async () => {
+        await ok(api.DELETE('/v1/webhooks/{id}', path));
+        return true;
+      });
+      if (deleted) onChange(`Webhook ${hook.url} deleted.`);
     }
   };
-  return { action, test, curl, ping, sample, setEnabled, confirmed };
+  return { action, test, pinging, curl, ping, sample, setEnabled, confirmed };
 }
 
 export function WebhookCard(props: CardProps) {
   const { hook } = props;
-  const { action, test, curl, ping, sample, setEnabled, confirmed } = useWebhookActions(props);
+  const { action, test, pinging, curl, ping, sample, setEnabled, confirmed } = useWebhookActions(props);
   const [confirm, setConfirm] = useState<Confirming>(null);
+  const [editing, setEditing] = useState(false);
   const pending = action.pending;
   return (
     <li class="card">
@@ -52,8 +66,17 @@ export function WebhookCard(props: CardProps) {
         <span class={`badge badge-${hook.enabled ? 'live' : 'paused'}`}>{hook.enabled ? 'enabled' : 'disabled'}</span>
       </div>
       <WebhookHealth hook={hook} />
-      <FormatPicker hook={hook} onChange={() => props.onChange()} />
-      <ReplayFailedSince hook={hook} onDone={() => props.onChange()} />
+      <FormatPicker hook={hook} onChange={(message) => props.onChange(message)} />
+      <ReplayFailedSince hook={hook} onDone={(message) => props.onChange(message)} />
+      {editing && (
+        <EditUrl
+          hook={hook}
+          onDone={(changed) => {
+            setEditing(false);
+            if (changed) props.onChange(`Webhook URL changed to ${changed}.`);
+          }}
+        />
+      )}
       <div class="toolbar">
         <button type="button" disabled={pending} onClick={ping}>
           Send test ping
@@ -64,6 +87,11 @@ export function WebhookCard(props: CardProps) {
         <a class="button secondary" href={`/console/forms/${props.formId}/webhooks/${hook.id}`}>
           Delivery log
         </a>
+        {!editing && (
+          <button type="button" class="secondary" disabled={pending} onClick={() => setEditing(true)}>
+            Edit URL
+          </button>
+        )}
         <button type="button" class="secondary" disabled={pending} onClick={() => setEnabled(!hook.enabled)}>
           {hook.enabled ? 'Disable' : 'Enable'}
         </button>
@@ -74,6 +102,7 @@ export function WebhookCard(props: CardProps) {
           Delete
         </button>
       </div>
+      {pinging && <PingProgress />}
       {test && <TestResult test={test} />}
       {curl && <CurlSample curl={curl} />}
       <ErrorBox error={action.error} />
@@ -86,6 +115,49 @@ export function WebhookCard(props: CardProps) {
         onCancel={() => setConfirm(null)}
       />
     </li>
+  );
+}
+
+/** Changes the webhook's URL in place; the refusal of a URL is said at the field. */
+function EditUrl({ hook, onDone }: { hook: Webhook; onDone(changed?: string): void }) {
+  const [url, setUrl] = useState(hook.url);
+  const save = useAction();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const body = { url: url.trim() };
+    const updated = await save.run(() =>
+      ok(api.PATCH('/v1/webhooks/{id}', { params: { path: { id: hook.id } }, body })),
+    );
+    if (updated) onDone(updated.url);
+  };
+  const id = `w-edit-${hook.id}`;
+  return (
+    <form class="inline-form" onSubmit={submit}>
+      <TextField
+        id={id}
+        label="New URL"
+        grow
+        type="url"
+        required
+        value={url}
+        onValue={setUrl}
+        error={fieldErrors(save.error)['url']}
+      />
+      <SubmitRow pending={save.pending}>Save URL</SubmitRow>
+      <button type="button" class="secondary" onClick={() => onDone()}>
+        Cancel
+      </button>
+      <ErrorBox error={save.error} atFields={['url']} />
+    </form>
+  );
+}
+
+/** Said while a test ping waits for the receiver (which may take up to the deployment's timeout). */
+function PingProgress() {
+  return (
+    <p class="progress" role="status">
+      <progress aria-label="Test ping under way" /> Sending a test ping and waiting for the receiver to answer…
+    </p>
   );
 }
 

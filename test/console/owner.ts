@@ -1,0 +1,71 @@
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { factories } from '@intake/shared/testing';
+import { launchChromium, screenshotDir, seriousViolations } from './browser';
+import { startStack } from './stack';
+
+/** The widths every view is checked at: a laptop and a phone. */
+export const WIDTHS = [1280, 390] as const;
+
+export interface OwnerConsole {
+  stack: Awaited<ReturnType<typeof startStack>>;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  account: { id: string; managementKey: string };
+  consoleErrors: string[];
+}
+
+/**
+ * For a whole file: the stack, Chromium (in New York's time zone, so the browser's zone is not UTC) with one page,
+ * and an owner's account, signed in.
+ */
+export function useOwnerConsole(): OwnerConsole {
+  const c = { consoleErrors: [] } as unknown as OwnerConsole;
+  beforeAll(async () => {
+    [c.stack, c.browser] = await Promise.all([startStack(), launchChromium()]);
+    c.account = await factories.account(c.stack.platform.db, { plan: 'pro', name: 'Acme' });
+    c.context = await c.browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      timezoneId: 'America/New_York',
+      acceptDownloads: true,
+    });
+    await c.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: c.stack.url });
+    c.page = await c.context.newPage();
+    c.page.on('pageerror', (e) => c.consoleErrors.push(`${e.message}\n${e.stack ?? ''}`));
+    c.page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') c.consoleErrors.push(m.text());
+    });
+    await c.page.goto(`${c.stack.url}/console`);
+    await c.page.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
+    await c.page.getByRole('button', { name: 'Sign in' }).click();
+    await c.page.getByRole('heading', { name: 'Forms' }).waitFor();
+  }, 60_000);
+  afterAll(async () => {
+    await c.browser?.close();
+    await c.stack?.close();
+  });
+  return c;
+}
+
+/** How far the page is wider than its viewport (0 when nothing pans sideways). */
+export const overflow = (page: Page) =>
+  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+
+/**
+ * What every view must pass at both widths: no serious or critical axe violation, nothing wider than the viewport,
+ * and a document title of its own. With CONSOLE_SCREENSHOTS set, a screenshot at each width.
+ */
+export async function checkView(page: Page, name: string, title: RegExp) {
+  const shots = screenshotDir();
+  expect({ name, title: await page.title() }).toEqual({ name, title: expect.stringMatching(title) });
+  for (const width of WIDTHS) {
+    await page.setViewportSize({ width, height: 900 });
+    // Layout settles in the next frame after a resize.
+    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    expect({ name, width, overflow: await overflow(page) }).toEqual({ name, width, overflow: 0 });
+    expect({ name, width, violations: await seriousViolations(page) }).toEqual({ name, width, violations: [] });
+    if (shots) await page.screenshot({ path: path.join(shots, `${name}-${width}.png`), fullPage: true });
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
