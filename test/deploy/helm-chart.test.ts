@@ -52,6 +52,9 @@ describe('Helm chart deploy/helm/intake: values.schema.json', () => {
       { s3: { enabled: false } },
       { s3: { enabled: false }, files: { existingClaim: '' } },
       { nats: { url: 'http://nats:4222' } },
+      { nats: { url: 'nats://nats-0:4222,http://nats-1:4222' } },
+      { nats: { streamReplicas: 0 } },
+      { nats: { streamReplicas: 'three' } },
       { config: { webhookRetrySchedule: 'soon' } },
       { secrets: { existingSecret: 'Not_A_Name' } },
       { ingress: { enabled: true, host: 'https://forms.example.com' } },
@@ -143,6 +146,7 @@ interface K8sObject {
 }
 type Container = { name: string; image: string; command?: string[]; env?: { name: string; value?: string }[] };
 type PodSpec = { containers: Container[]; securityContext?: Record<string, unknown> };
+const podSpecOf = (o: K8sObject): PodSpec => (o.spec as { template: { spec: PodSpec } }).template.spec;
 
 /** Validates one rendered object against the Kubernetes schema of its apiVersion and kind (kubernetes-models). */
 async function validateObject(obj: K8sObject): Promise<void> {
@@ -273,6 +277,12 @@ function defaultsCases({ helm, render }: Helm) {
     expect(job.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
     const jobPod = (job.spec as { template: { spec: PodSpec } }).template.spec;
     expect(jobPod.containers[0]?.command).toEqual(['node', 'services/management/dist/cli/migrate.js']);
+    // Three replicas of every stream and consumer on the 3-node NATS cluster, whose every node is listed.
+    for (const pod of [jobPod, ...objects.filter((o) => o.kind === 'Deployment').map(podSpecOf)]) {
+      const env = pod.containers[0]?.env ?? [];
+      expect(env.find((e) => e.name === 'NATS_STREAM_REPLICAS')?.value).toBe('3');
+      expect(env.find((e) => e.name === 'NATS_URL')?.value?.split(',')).toHaveLength(3);
+    }
 
     const testPod = objects.find((o) => o.kind === 'Pod') as K8sObject;
     expect(testPod.metadata.annotations?.['helm.sh/hook']).toBe('test');

@@ -61,13 +61,17 @@ export async function startService(
   });
   const url = `http://127.0.0.1:${port}`;
   const probe = options.ready ? '/readyz' : '/livez';
+  // One that does not come up in time is not left running (it would keep Jest from exiting).
   await eventually(
     async () => {
       if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
       return (await fetch(`${url}${probe}`)).status === 200;
     },
     { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 50, message: `${name} process to answer ${probe}` },
-  );
+  ).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
   return {
     name,
     url,

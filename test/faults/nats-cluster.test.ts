@@ -1,5 +1,8 @@
+import { AckPolicy } from 'nats';
+import { checkStreams, connectNats, ensureConsumer, ensureStreams } from '@intake/shared';
 import {
   createTestPlatform,
+  uniqueNatsPrefix,
   eventually,
   startNatsCluster,
   type ClusterNode,
@@ -37,7 +40,7 @@ describe('fault: a three-node NATS cluster with streams on three replicas', () =
   const rig = {} as Rig;
   const processes: ServiceProcess[] = [];
 
-  beforeAll(() => startRig(rig, processes), 120_000);
+  beforeAll(() => startRig(rig, processes), 240_000);
 
   afterAll(async () => {
     await stopAll(processes);
@@ -46,17 +49,10 @@ describe('fault: a three-node NATS cluster with streams on three replicas', () =
     await rig.cluster?.destroy();
   }, 60_000);
 
-  it('provisions both streams and the durable consumers with three replicas', async () => {
-    for (const stream of streams(rig)) {
-      const info = await rig.cluster.healthy(stream);
-      expect(info.config.num_replicas).toBe(3);
-      expect(info.cluster?.replicas).toHaveLength(2);
-      const consumers = await rig.platform.nats.jsm.consumers.list(stream).next();
-      expect(consumers.length).toBeGreaterThan(0);
-      for (const consumer of consumers)
-        expect([consumer.name, consumer.config.num_replicas]).toEqual([consumer.name, 3]);
-    }
-  });
+  it('provisions both streams and the durable consumers with three replicas', () => provisioned(rig));
+
+  it('a stream and consumer created with one replica get three on the next start, their messages kept', () =>
+    scaledUp(rig));
 
   it('SIGKILL of the leader of the events stream, then of the deliveries stream, mid-load', async () => {
     await underLoad(rig, 'leader-kill', async ({ flowing }) => {
@@ -71,7 +67,7 @@ describe('fault: a three-node NATS cluster with streams on three replicas', () =
       }
       return notes.join('; ');
     });
-  }, 150_000);
+  }, 240_000);
 
   it('a rolling restart of all three nodes, one at a time, under load', async () => {
     await underLoad(rig, 'rolling-restart', async ({ flowing }) => {
@@ -83,7 +79,7 @@ describe('fault: a three-node NATS cluster with streams on three replicas', () =
       }
       return 'n1, n2, n3 restarted in turn';
     });
-  }, 150_000);
+  }, 240_000);
 
   it('SIGKILL of one node and its storage deleted: it comes back empty and catches up', async () => {
     await underLoad(rig, 'lost-volume', async ({ flowing }) => {
@@ -97,20 +93,31 @@ describe('fault: a three-node NATS cluster with streams on three replicas', () =
       await flowing(`after ${node.name} came back empty`);
       return `${node.name} (leader of the events stream) replaced empty; caught up (stream messages ${counts.join('/')})`;
     });
-  }, 150_000);
+  }, 240_000);
 
   it('two nodes down at once: ingest keeps accepting, and everything flows when one returns', async () => {
     await underLoad(rig, 'quorum-lost', async ({ flowing, acceptMore }) => {
-      const [first, second] = [rig.cluster.nodes[0]!, rig.cluster.nodes[1]!];
+      // The two that do not lead the events stream: its leader is left without a quorum.
+      const kept = await leaderOf(rig, rig.platform.nats.names.eventsStream);
+      const [first, second] = rig.cluster.nodes.filter((n) => n !== kept) as [ClusterNode, ClusterNode];
       await Promise.all([first.stop('SIGKILL'), second.stop('SIGKILL')]);
       const acceptedWhileDown = await acceptMore(60, 'posts accepted while two of three nodes are down');
+      // The health check says so (GET /v1/health answers 503 with it).
+      const withoutQuorum = await eventually(
+        async () => ((await checkStreams(rig.platform.nats)).every((s) => !s.quorum) ? 'both' : undefined),
+        { timeoutMs: 30_000, message: 'the health check to report both streams without quorum' },
+      );
       await first.start();
       await rig.cluster.ready(60_000);
       await flowing(`after ${first.name} returned`);
+      await eventually(async () => (await checkStreams(rig.platform.nats)).every((s) => s.quorum), {
+        timeoutMs: 30_000,
+        message: 'the health check to report the quorum back',
+      });
       await wholeCluster(rig);
-      return `${acceptedWhileDown} posts accepted without quorum`;
+      return `${acceptedWhileDown} posts accepted without quorum (${withoutQuorum} streams reported without it)`;
     });
-  }, 150_000);
+  }, 240_000);
 });
 
 /** The cluster, the platform on it, and the service processes (each joins `processes` as it starts, so the end stops those that did when another did not). */
@@ -124,9 +131,53 @@ async function startRig(rig: Rig, processes: ServiceProcess[]): Promise<void> {
   const env = processEnv(rig.platform.config, { NATS_STREAM_REPLICAS: '3', WEBHOOK_TIMEOUT_MS: '3000' });
   const names = ['ingest', 'usage', 'delivery', 'delivery'] as const;
   await Promise.all(
-    names.map(async (name) => processes.push(await startService(name, env, { ready: true, timeoutMs: 60_000 }))),
+    names.map(async (name) => processes.push(await startService(name, env, { ready: true, timeoutMs: 150_000 }))),
   );
   rig.ingest = processes.find((p) => p.name === 'ingest')!;
+}
+
+/** Both streams and their consumers on three replicas, all current, as the health check sees them too. */
+async function provisioned(rig: Rig): Promise<void> {
+  for (const stream of streams(rig)) {
+    const info = await rig.cluster.healthy(stream);
+    expect(info.config.num_replicas).toBe(3);
+    expect(info.cluster?.replicas).toHaveLength(2);
+    const consumers = await rig.platform.nats.jsm.consumers.list(stream).next();
+    expect(consumers.length).toBeGreaterThan(0);
+    for (const consumer of consumers) expect([consumer.name, consumer.config.num_replicas]).toEqual([consumer.name, 3]);
+  }
+  expect(await checkStreams(rig.platform.nats)).toEqual(
+    streams(rig).map((stream) => expect.objectContaining({ stream, replicas: 3, current: 3, quorum: true })),
+  );
+}
+
+/** A stream and a consumer made with one replica, 50 messages in, then provisioned again with three. */
+async function scaledUp(rig: Rig): Promise<void> {
+  const prefix = uniqueNatsPrefix();
+  const [one, three] = await Promise.all(
+    [1, 3].map((replicas) => connectNats(rig.cluster.url, prefix, 'intake-test', { replicas })),
+  );
+  try {
+    await ensureStreams(one!);
+    await ensureConsumer(one!, one!.names.eventsStream, { durable_name: 'counting', ack_policy: AckPolicy.Explicit });
+    for (let i = 0; i < 50; i++)
+      await one!.js.publish(one!.names.subject('submission.created'), `{"n":${i}}`, { msgID: `m${i}` });
+    expect((await rig.cluster.streamInfo(one!.names.eventsStream)).config.num_replicas).toBe(1);
+
+    await ensureStreams(three!);
+    await ensureConsumer(three!, three!.names.eventsStream, {
+      durable_name: 'counting',
+      ack_policy: AckPolicy.Explicit,
+    });
+    const info = await rig.cluster.healthy(three!.names.eventsStream);
+    expect([info.config.num_replicas, info.cluster?.replicas?.length, info.state.messages]).toEqual([3, 2, 50]);
+    const consumer = await three!.jsm.consumers.info(three!.names.eventsStream, 'counting');
+    expect([consumer.config.num_replicas, consumer.num_pending]).toEqual([3, 50]);
+  } finally {
+    for (const stream of [one!.names.eventsStream, one!.names.deliveriesStream])
+      await one!.jsm.streams.delete(stream).catch(() => undefined);
+    await Promise.all([one!.nc.close(), three!.nc.close()]);
+  }
 }
 
 function streams({ platform }: Rig): string[] {

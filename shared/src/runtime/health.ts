@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { Nats } from '../messaging/nats';
 import type { Platform } from './platform';
 
 export type CheckState = 'ok' | 'down';
@@ -45,6 +46,38 @@ export async function checkDependencies(
     ),
   );
   return Object.fromEntries(results) as Record<Dependency, CheckState>;
+}
+
+/** A JetStream stream as the health check sees it: its replicas, how many are current (the leader among them), and whether they make a quorum. */
+export interface StreamHealth {
+  stream: string;
+  replicas: number;
+  current: number;
+  leader: string | null;
+  quorum: boolean;
+}
+
+/**
+ * The state of both streams. A stream without a quorum of current replicas has no leader: it
+ * takes no publish and delivers nothing (ingest still accepts posts, into the outbox) until enough
+ * nodes are back. A stream whose info does not come in time counts as without quorum. Never throws.
+ */
+export async function checkStreams(nats: Nats, timeoutMs = 1500): Promise<StreamHealth[]> {
+  return Promise.all(
+    [nats.names.eventsStream, nats.names.deliveriesStream].map(async (stream) => {
+      try {
+        const info = await withTimeout(nats.jsm.streams.info(stream), timeoutMs);
+        const replicas = info.config.num_replicas || 1;
+        // A single server reports no cluster: it leads its streams itself.
+        const leader = info.cluster ? (info.cluster.leader ?? null) : (nats.nc.info?.server_name ?? 'standalone');
+        const followers = (info.cluster?.replicas ?? []).filter((r) => r.current && !r.offline).length;
+        const current = (leader ? 1 : 0) + followers;
+        return { stream, replicas, current, leader, quorum: Boolean(leader) && current > replicas / 2 };
+      } catch {
+        return { stream, replicas: nats.replicas, current: 0, leader: null, quorum: false };
+      }
+    }),
+  );
 }
 
 /**

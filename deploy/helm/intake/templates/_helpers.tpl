@@ -31,6 +31,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.nats.url | quote }}
 - name: NATS_PREFIX
   value: {{ .Values.nats.prefix | quote }}
+- name: NATS_STREAM_REPLICAS
+  value: {{ .Values.nats.streamReplicas | default 3 | quote }}
 - name: TRUST_PROXY
   value: "true"
 - name: LOG_LEVEL

@@ -1,10 +1,25 @@
 import { Type } from '@sinclair/typebox';
-import { checkDependencies, route, type Platform } from '@intake/shared';
+import { checkDependencies, checkStreams, route, type Platform } from '@intake/shared';
 
 const Check = Type.Union([Type.Literal('ok'), Type.Literal('down')]);
+const Stream = Type.Object({
+  stream: Type.String({ description: 'the JetStream stream' }),
+  replicas: Type.Integer({ description: 'replicas it is configured with (NATS_STREAM_REPLICAS)' }),
+  current: Type.Integer({ description: 'replicas up to date, the leader among them' }),
+  leader: Type.Union([Type.String(), Type.Null()], { description: 'the node that leads it (null: none)' }),
+  quorum: Type.Boolean({ description: 'false: it takes no publish and delivers nothing until nodes return' }),
+});
 const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
-  checks: Type.Object({ postgres: Check, nats: Check, redis: Check }),
+  checks: Type.Object({
+    postgres: Check,
+    nats: Check,
+    redis: Check,
+    streams: Type.Union([Type.Literal('ok'), Type.Literal('down')], {
+      description: "down when a stream has no quorum of current replicas (the cluster's nodes are down or behind)",
+    }),
+  }),
+  streams: Type.Array(Stream),
   time: Type.String({ format: 'date-time' }),
 });
 
@@ -15,7 +30,7 @@ export const getHealthRoute = route({
   operationId: 'getHealth',
   summary: 'Service health: the state of Postgres, NATS and Redis',
   description:
-    'Answers 200 when every dependency responds and 503 (same body) when one does not, so a monitor can use the status code alone.',
+    'Answers 200 when every dependency responds and both JetStream streams have a quorum of current replicas, and 503 (same body) when not, so a monitor can use the status code alone.',
   tags: ['Health'],
   auth: 'none',
   responses: {
@@ -23,10 +38,11 @@ export const getHealthRoute = route({
     503: { description: 'A dependency is down', schema: Health },
   },
   async handler(ctx, _input, platform: Platform) {
-    const checks = await checkDependencies(platform);
+    const [dependencies, streams] = await Promise.all([checkDependencies(platform), checkStreams(platform.nats)]);
+    const checks = { ...dependencies, streams: streams.every((s) => s.quorum) ? ('ok' as const) : ('down' as const) };
     const ok = Object.values(checks).every((s) => s === 'ok');
     ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? 'ok' : 'degraded', checks, time: platform.clock.now().toISOString() };
+    ctx.body = { status: ok ? 'ok' : 'degraded', checks, streams, time: platform.clock.now().toISOString() };
   },
 });
 
