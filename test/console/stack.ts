@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { buildServiceApp, type ServiceModule, type Worker } from '@intake/shared';
-import { createTestPlatform, startTestRelay, type TestPlatform } from '@intake/shared/testing';
+import { createTestPlatform, startTestRelay, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { managementService } from '@intake/management';
 import { deliveryService } from '@intake/delivery';
@@ -14,9 +14,11 @@ export const CONSOLE_INDEX = path.resolve(__dirname, '../../services/management/
 /**
  * The whole stack in this process on one loopback port, routed as the ingress routes it (`/v1/f/*`
  * ingest, `/v1/usage` usage, the rest management), with every worker and the outbox relay running,
- * on a real test platform whose PUBLIC_BASE_URL is this server's own address.
+ * on a real test platform whose PUBLIC_BASE_URL is this server's own address (with `overrides` to its config).
  */
-export async function startStack(): Promise<{ url: string; platform: TestPlatform; close(): Promise<void> }> {
+export async function startStack(
+  overrides: ConfigOverrides = {},
+): Promise<{ url: string; platform: TestPlatform; close(): Promise<void> }> {
   if (!existsSync(CONSOLE_INDEX))
     throw new Error('The console is not built: run `npm run build -w services/management` (npm test builds it)');
   let handler: http.RequestListener = (_req, res) => res.writeHead(503).end();
@@ -27,6 +29,7 @@ export async function startStack(): Promise<{ url: string; platform: TestPlatfor
     PUBLIC_BASE_URL: url,
     WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms',
     WEBHOOK_TIMEOUT_MS: 3000,
+    ...overrides,
   });
   const modules: Record<ServiceModule['name'], ServiceModule> = {
     ingest: ingestService,

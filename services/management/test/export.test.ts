@@ -23,17 +23,18 @@ describe('export, what works: CSV', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${form.slug}-submissions.csv"`);
-    expect(res.text).toContain('"Ada, Countess","She said ""hi""\nthen left"');
+    expect(res.text).toContain('"Ada, Countess",,"She said ""hi""\nthen left"');
     expect(res.text.endsWith('\r\n')).toBe(true);
     expect(parseCsv(res.text)).toEqual([
-      ['id', 'received_at', 'status', 'files', 'name', 'message', 'phone'],
-      [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', 'Bot', '', "'+1 555"],
-      [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left', ''],
+      // The fields in the order they first appear reading down the export: the newer row's, then the older's.
+      ['id', 'received_at', 'status', 'files', 'spam_score', 'spam_reasons', 'name', 'phone', 'message'],
+      [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', '', '', 'Bot', "'+1 555", ''],
+      [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', '', '', 'Ada, Countess', '', 'She said "hi"\nthen left'],
     ]);
     const filtered = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv?status=received`)).text);
     expect(filtered).toEqual([
-      ['id', 'received_at', 'status', 'files', 'name', 'message'],
-      [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', 'Ada, Countess', 'She said "hi"\nthen left'],
+      ['id', 'received_at', 'status', 'files', 'spam_score', 'spam_reasons', 'name', 'message'],
+      [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', '', '', 'Ada, Countess', 'She said "hi"\nthen left'],
     ]);
   });
 
@@ -77,6 +78,8 @@ describe('export, what works: NDJSON, volume and an empty form', () => {
         received_at: '2026-05-01T00:00:00.000Z',
         status: 'received',
         files: 0,
+        spam_score: null,
+        spam_reasons: [],
         payload: { q: 'needle here' },
       },
     ]);
@@ -94,17 +97,31 @@ describe('export, what works: NDJSON, volume and an empty form', () => {
       [`sub_${account.id.slice(-16)}`, account.id, form.id, n],
     );
     const csv = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
-    expect(csv[0]).toEqual(['id', 'received_at', 'status', 'files', 'i', 'common', 'rare_1000', 'rare_2000']);
+    expect(csv[0]).toEqual([
+      'id',
+      'received_at',
+      'status',
+      'files',
+      'spam_score',
+      'spam_reasons',
+      // As they first appear reading down the export (newest first).
+      'i',
+      'common',
+      'rare_2000',
+      'rare_1000',
+    ]);
     expect(csv).toHaveLength(n + 1);
-    expect(csv.slice(1).map((r) => Number(r[4]))).toEqual(Array.from({ length: n }, (_, k) => n - k));
-    expect(csv.find((r) => r[4] === '2000')?.[7]).toBe('x');
+    expect(csv.slice(1).map((r) => Number(r[6]))).toEqual(Array.from({ length: n }, (_, k) => n - k));
+    expect(csv.find((r) => r[6] === '2000')?.[8]).toBe('x');
     const ndjson = (await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text.trimEnd().split('\n');
     expect(new Set(ndjson.map((l) => JSON.parse(l).id)).size).toBe(n);
   });
 
   it('an empty form exports just the header', async () => {
     const { form, call } = await ownerWithForm();
-    expect((await call('GET', `/v1/forms/${form.id}/export.csv`)).text).toBe('id,received_at,status,files\r\n');
+    expect((await call('GET', `/v1/forms/${form.id}/export.csv`)).text).toBe(
+      'id,received_at,status,files,spam_score,spam_reasons\r\n',
+    );
     expect((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text ?? '').toBe('');
   });
 });
@@ -139,8 +156,16 @@ describe('export, what must be refused: rows and formulas from visitors’ names
           const rows = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
           const guarded = (text: string) => (FORMULA_LEAD.test(text) ? `'${text}` : text);
           expect(rows).toEqual([
-            ['id', 'received_at', 'status', 'files', ...Object.keys(payload).map(guarded)],
-            [sub.id, expect.any(String), 'received', '0', ...Object.values(payload).map(guarded)],
+            [
+              'id',
+              'received_at',
+              'status',
+              'files',
+              'spam_score',
+              'spam_reasons',
+              ...Object.keys(payload).map(guarded),
+            ],
+            [sub.id, expect.any(String), 'received', '0', '', '', ...Object.values(payload).map(guarded)],
           ]);
           for (const cell of rows.flat()) expect(cell).not.toMatch(FORMULA_LEAD);
         },

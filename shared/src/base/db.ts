@@ -1,6 +1,7 @@
 import knex, { type Knex } from 'knex';
 import pg from 'pg';
 import { migrations } from './migrations';
+import { parseJsonOrdered } from './ordered-json';
 
 export type Db = Knex;
 
@@ -15,6 +16,8 @@ export const NEWEST_FIRST: { column: string; order: 'asc' | 'desc' }[] = [
 
 // Return bigint columns (file sizes, byte counters) as numbers: they stay far below 2^53.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
+// json columns (payloads, envelopes) come back with their names in stored order, numeric names too.
+pg.types.setTypeParser(pg.types.builtins.JSON, parseJsonOrdered);
 
 export function createDb(databaseUrl: string, options: { poolMax?: number; applicationName?: string } = {}): Db {
   return knex({

@@ -34,6 +34,7 @@
  */
 import type { Consumer, JsMsg } from 'nats';
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
+import { parseJsonOrdered } from '../base/ordered-json';
 import type { Logger } from '../base/logger';
 import { failSpan } from '../base/spans';
 import { isProblem } from '../contracts/problems';
@@ -282,7 +283,7 @@ class ConsumerRun {
     this.held.hold(msg);
     let data: unknown;
     try {
-      data = JSON.parse(decoder.decode(msg.data));
+      data = parseJsonOrdered(decoder.decode(msg.data));
     } catch {
       logger.error({ subject: msg.subject, durable }, 'dropping a message that is not JSON');
       tell(() => msg.term());

@@ -21,7 +21,8 @@ const POSTS = `posts AS MATERIALIZED (
     FROM unnest($1::text[], $2::text[]) WITH ORDINALITY AS t(item, event, o),
          json_to_record(t.item::json) AS i(
            id text, account_id text, form_id text, status text, payload json, ip text, user_agent text,
-           referrer text, spam_reason text, received_at timestamptz, files json, event_id text, subject text,
+           referrer text, spam_reason text, spam_score real, spam_reasons json, payload_hash text, received_at timestamptz, files json, event_id text, subject text,
+           -- not a payload: headers is the trace context of the event
            headers jsonb, period date, quota int, idempotency_key text, idempotency_expires_at timestamptz)
     WHERE set_config('lock_timeout', '5s', true) IS NOT NULL
   ),
@@ -61,9 +62,11 @@ const SUBMISSION_FILES_EVENT = `kept AS MATERIALIZED (
   ),
   submissions_stored AS (
     INSERT INTO submissions
-        (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason, received_at)
+        (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason,
+         spam_score, spam_reasons, payload_hash, received_at)
       SELECT id, account_id, form_id, status, coalesce(payload, event -> 'payload'), coalesce(json_array_length(files), 0),
-             (event ->> 'file_bytes')::bigint, ip, user_agent, referrer, spam_reason, received_at
+             (event ->> 'file_bytes')::bigint, ip, user_agent, referrer, spam_reason,
+             spam_score, spam_reasons, payload_hash, received_at
       FROM kept ORDER BY n
       RETURNING 1
   ),

@@ -46,6 +46,7 @@ export async function findFanOutTargets(
        LEFT JOIN webhooks w ON w.form_id = f.id AND w.account_id = f.account_id AND w.enabled
        GROUP BY f.id
        HAVING count(w.id) > 0
+         -- not a payload: notify_emails is the owner's list of addresses
          OR CASE WHEN jsonb_typeof(f.notify_emails) = 'array' THEN jsonb_array_length(f.notify_emails) > 0 END
          OR (f.autoresponse->>'enabled') = 'true'`,
     values: [forms.map((f) => f.account_id), forms.map((f) => f.form_id)],

@@ -18,6 +18,7 @@ const CLAIM_NOTIFICATIONS = {
   text: `INSERT INTO notifications AS t (id, account_id, kind, dedup_key, recipients, status, lease_until)
      SELECT n.id, n.account_id, 'submission', n.dedup_key, n.recipients, 'pending',
        now() + make_interval(secs => $2::float8 / 1000)
+     -- not a payload: recipients is a list of addresses
      FROM json_to_recordset($1::json) AS n(id text, account_id text, dedup_key text, recipients jsonb)
      ORDER BY n.dedup_key
      ON CONFLICT (dedup_key) DO UPDATE SET lease_until = EXCLUDED.lease_until

@@ -1,4 +1,4 @@
-import { problem, safeName, unstorableText, type FieldError } from '@intake/shared';
+import { orderedObject, problem, safeName, unstorableText, type FieldError } from '@intake/shared';
 import { CHALLENGE_FIELD, LIMITS, PROVIDER_CHALLENGE_FIELDS } from '../rules/limits';
 
 /** Fields as parsed from the body, in order: form bodies may repeat a name; JSON values are already strings. */
@@ -63,14 +63,12 @@ export function buildPayload(
     grouped.delete(name);
   }
   const challengeToken = tokens.find((v) => v !== '') ?? tokens[0];
-  const payload: Record<string, string> = {};
-  for (const [name, values] of grouped) {
-    Object.defineProperty(payload, name, {
-      value: values.length === 1 ? values[0] : JSON.stringify(values),
-      enumerable: true,
-      writable: true,
-      configurable: true,
-    });
-  }
+  // Names in posted order, numeric ones too (`orderedObject`), and names as data (`__proto__` is a field).
+  const payload = orderedObject(
+    Array.from(grouped, ([name, values]): [string, string] => [
+      name,
+      values.length === 1 ? (values[0] as string) : JSON.stringify(values),
+    ]),
+  );
   return { payload, challengeToken };
 }

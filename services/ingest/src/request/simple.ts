@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { problem, unstorableFields } from '@intake/shared';
+import { parseJsonOrdered, problem, unstorableFields } from '@intake/shared';
 import { LIMITS } from '../rules/limits';
 import { refuseUnstorable, strictUtf8, type Fields } from './fields';
 
@@ -87,8 +87,8 @@ export function parseJson(raw: Buffer): Fields {
   }
   let value: unknown;
   try {
-    // JSON.parse makes every name an own data property, `__proto__` included: names are data, never prototypes.
-    value = JSON.parse(text);
+    // Every name an own data property (`__proto__` included: names are data, never prototypes), in written order.
+    value = parseJsonOrdered(text);
   } catch {
     throw problem('bad-body', 'The body is not valid JSON');
   }

@@ -1,5 +1,6 @@
 import { signal } from '@preact/signals';
 import createClient from 'openapi-fetch';
+import { parseJsonOrdered } from '@intake/shared/dist/base/ordered-json';
 import type { paths } from './openapi';
 import type { Problem, Session } from './api-types';
 
@@ -28,8 +29,23 @@ function problemOf(status: number, body: unknown): ApiError {
   return new ApiError(status, p.title ?? `HTTP ${status}`, p.detail ?? '', p.errors ?? []);
 }
 
+/**
+ * Reads a JSON answer keeping the order of every object's names, so a submission's fields show in
+ * posted order even when some are numeric (which `JSON.parse` would move first). openapi-fetch
+ * reads an answer with a Content-Length (as the API sends them) through `json()`.
+ */
+async function fetchOrdered(input: Request): Promise<Response> {
+  const response = await fetch(input);
+  response.json = async () => parseJsonOrdered(await response.text());
+  return response;
+}
+
 /** The management API, typed by its OpenAPI document; every call goes with the session cookie. */
-export const api = createClient<paths>({ credentials: 'same-origin', headers: { accept: 'application/json' } });
+export const api = createClient<paths>({
+  credentials: 'same-origin',
+  headers: { accept: 'application/json' },
+  fetch: fetchOrdered,
+});
 
 api.use({
   onRequest({ request }) {

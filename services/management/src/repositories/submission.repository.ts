@@ -6,6 +6,9 @@ export type { SubmissionStatus };
 export interface SubmissionRow extends StoredSubmission {
   file_count: number;
   file_bytes: string | number;
+  /** The spam classifier's score (null: it did not run) and every reason the spam filter recorded (null: none). */
+  spam_score: number | null;
+  spam_reasons: string[] | null;
   /** When the owner first opened or marked it read; null: unread. */
   read_at: Date | null;
 }
@@ -46,7 +49,10 @@ const COLUMNS = [
   'file_count',
   'file_bytes',
   'spam_reason',
+  'spam_score',
+  'spam_reasons',
   'received_at',
+  'read_at',
 ];
 
 function escapeLike(text: string): string {
@@ -54,7 +60,6 @@ function escapeLike(text: string): string {
 }
 
 function filtered(db: Queryable, f: SubmissionFilter): Knex.QueryBuilder {
-  'read_at',
   const query = db('submissions').where({ account_id: f.accountId, form_id: f.formId });
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
@@ -64,7 +69,9 @@ function filtered(db: Queryable, f: SubmissionFilter): Knex.QueryBuilder {
     // exact (the document joins the values, which a query with a line break could otherwise match across).
     const pattern = `%${escapeLike(f.q)}%`;
     query.whereRaw('intake_search_document(submissions.payload) ILIKE ?', [pattern]);
-    query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [pattern]);
+    query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [
+      pattern,
+    ]);
   }
   return query;
 }
@@ -93,16 +100,6 @@ export async function listSubmissionsPage(
     ])
     .limit(f.limit)
     .select(COLUMNS);
-}
-
-/** Every payload field name in the filtered submissions, in order of first appearance (then posted order). Computed in Postgres. */
-export async function findPayloadFieldNames(db: Queryable, f: SubmissionFilter): Promise<string[]> {
-  const rows: { key: string }[] = await filtered(db, f)
-    .crossJoin(db.raw('json_object_keys(submissions.payload) WITH ORDINALITY AS k(key, ord)'))
-    .groupBy('k.key')
-    .orderByRaw('min(submissions.received_at), min(k.ord), k.key')
-    .select('k.key');
-  return rows.map((r) => r.key);
 }
 
 /** How many submissions the filter matches. */
@@ -135,6 +132,29 @@ export async function updateSubmissionRead(
     .update({ read_at: value })
     .returning(COLUMNS);
   return row as SubmissionRow | undefined;
+}
+
+/**
+ * The field names of the matching submissions in the order they first appear in an export
+ * (newest submission first, each in posted order): a key's first appearance is the newest
+ * submission that has it, and its place there.
+ */
+export async function findPayloadFieldNames(db: Queryable, f: SubmissionFilter): Promise<string[]> {
+  const firstAppearances = filtered(db, f)
+    .crossJoin(db.raw('json_object_keys(submissions.payload) WITH ORDINALITY AS k(key, ord)'))
+    .distinctOn('k.key')
+    .orderBy([
+      { column: 'k.key' },
+      { column: 'submissions.received_at', order: 'desc' },
+      { column: 'submissions.id', order: 'desc' },
+      { column: 'k.ord' },
+    ])
+    .select('k.key', 'k.ord', 'submissions.received_at as received_at', 'submissions.id as submission_id');
+  const rows: { key: string }[] = await db
+    .from(firstAppearances.as('first'))
+    .orderBy([{ column: 'received_at', order: 'desc' }, { column: 'submission_id', order: 'desc' }, { column: 'ord' }])
+    .select('key');
+  return rows.map((r) => r.key);
 }
 
 export async function findSubmission(
