@@ -48,6 +48,7 @@ export async function findDelivered(db: Queryable, props: { formId: string; limi
          SELECT 1 FROM webhooks w JOIN deliveries d ON d.webhook_id = w.id AND d.submission_id = s.id
                                   AND d.event_type = 'submission.created'
          WHERE w.form_id = s.form_id AND d.status <> 'succeeded')
+       -- not a payload: notify_emails is the owner's list of addresses
        AND (jsonb_array_length(f.notify_emails) = 0 OR EXISTS (
          SELECT 1 FROM notifications n WHERE n.dedup_key = 'submission:' || s.id AND n.status IN ('sent', 'skipped')))
      ORDER BY s.received_at LIMIT ?`,

@@ -19,6 +19,7 @@ export async function up(knex: Knex): Promise<void> {
     t.text('password_hash').nullable().comment('argon2id (PHC string); null: no password (SSO only)');
     t.text('totp_secret').nullable().comment('encrypted with SECRETS_KEY');
     t.timestamp('totp_enabled_at', { precision: 3 }).nullable();
+    // not a payload: hashes of recovery codes
     t.jsonb('recovery_codes').notNullable().defaultTo('[]').comment('sha256 of each unused recovery code');
     t.timestamp('created_at', { precision: 3 }).notNullable().defaultTo(knex.fn.now());
   });
@@ -95,6 +96,7 @@ async function createAuditLog(knex: Knex): Promise<void> {
     t.text('target_id').nullable();
     t.text('ip').nullable();
     t.text('user_agent').nullable();
+    // not a payload: what an audited action changed (setting names, counts), never a submission's fields
     t.jsonb('details').notNullable().defaultTo('{}');
     t.index(['account_id', 'id']);
     t.index(['at']);
