@@ -1,0 +1,123 @@
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { newId } from '@intake/shared';
+import { eventually, factories } from '@intake/shared/testing';
+import { launchChromium, screenshotDir, seriousViolations } from './browser';
+import { startStack } from './stack';
+
+/** A form's autoresponse, a submission's, and a webhook's health, format and replay, in real Chromium. */
+jest.setTimeout(60_000);
+
+interface Ctx {
+  stack: Awaited<ReturnType<typeof startStack>>;
+  browser: Browser;
+  context: BrowserContext;
+  page: Page;
+  account: { id: string; managementKey: string };
+  form: { id: string };
+}
+
+function useConsole(): Ctx {
+  const c = {} as Ctx;
+  beforeAll(async () => {
+    [c.stack, c.browser] = await Promise.all([startStack(), launchChromium()]);
+    const { db } = c.stack.platform;
+    c.account = await factories.account(db);
+    c.form = await factories.form(db, c.account.id);
+    c.context = await c.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    c.page = await c.context.newPage();
+    await c.page.goto(`${c.stack.url}/console`);
+    await c.page.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
+    await c.page.getByRole('button', { name: 'Sign in' }).click();
+    await c.page.getByRole('link', { name: 'Forms' }).first().waitFor();
+  });
+  afterAll(async () => {
+    await c.context?.close();
+    await c.browser?.close();
+    await c.stack?.close();
+  });
+  return c;
+}
+
+const shot = async (page: Page, name: string) => {
+  const dir = screenshotDir();
+  if (dir) await page.screenshot({ path: path.join(dir, name), fullPage: true });
+};
+
+describe('console: autoresponse', () => {
+  const c = useConsole();
+
+  it('saves a form’s autoresponse, and shows to whom a submission’s was sent', async () => {
+    const { page, stack, form, account } = c;
+    await page.goto(`${stack.url}/console/forms/${form.id}`);
+    const section = page.getByRole('form', { name: 'Autoresponse' });
+    await section.getByLabel('Send an autoresponse').check();
+    await section.getByLabel('Subject').fill('Thanks, {{name}}');
+    await section.getByLabel('Reply-To address').fill('help@shop.example');
+    await section.getByRole('button', { name: 'Save autoresponse' }).click();
+    await section.getByText('Saved.').waitFor();
+    const stored = await stack.platform.db('forms').where({ id: form.id }).first('autoresponse');
+    expect(stored.autoresponse).toMatchObject({
+      enabled: true,
+      subject: 'Thanks, {{name}}',
+      reply_to: 'help@shop.example',
+    });
+    expect(await seriousViolations(page)).toEqual([]);
+    await shot(page, 'autoresponse-settings.png');
+
+    const sub = await factories.submission(stack.platform, { accountId: account.id, formId: form.id, status: 'spam' });
+    await stack.platform.db('notifications').insert({
+      id: newId('notification'),
+      account_id: account.id,
+      kind: 'autoresponse',
+      dedup_key: `autoresponse:${sub.id}`,
+      recipients: JSON.stringify(['ada@example.test']),
+      status: 'sent',
+      attempt_count: 1,
+      sent_at: new Date(),
+    });
+    await page.goto(`${stack.url}/console/submissions/${sub.id}`);
+    await page.getByText(/Autoresponse sent to ada@example\.test at /).waitFor();
+  });
+});
+
+describe('console: webhook health, format and replay', () => {
+  const c = useConsole();
+
+  it('shows a failing webhook, changes its format, and replays its failed deliveries since a time', async () => {
+    const { page, stack, form, account } = c;
+    const { db } = stack.platform;
+    const hook = await factories.webhook(stack.platform, {
+      accountId: account.id,
+      formId: form.id,
+      url: 'https://hooks.example.invalid/x',
+    });
+    const failingSince = new Date(Date.now() - 3 * 3_600_000);
+    await db('webhooks')
+      .where({ id: hook.id })
+      .update({ failing_since: failingSince, last_failure_at: new Date(), consecutive_failures: 7 });
+    for (const status of ['failed', 'failed', 'succeeded'] as const) {
+      const s = await factories.submission(stack.platform, { accountId: account.id, formId: form.id, status: 'spam' });
+      await factories.delivery(db, {
+        accountId: account.id,
+        webhookId: hook.id,
+        formId: form.id,
+        submissionId: s.id,
+        status,
+      });
+    }
+    await page.goto(`${stack.url}/console/forms/${form.id}/webhooks`);
+    await page.getByText('Last 24 h: 1 succeeded · 2 failed · 0 pending.').waitFor();
+    await page.getByText(/7 failed attempts in a row/).waitFor();
+
+    await page.getByLabel('Posts').selectOption('slack');
+    await eventually(async () => (await db('webhooks').where({ id: hook.id }).first('format')).format === 'slack');
+
+    await page.getByLabel('Replay failed since…').fill('2000-01-01T00:00');
+    await page.getByRole('button', { name: 'Count failed deliveries' }).click();
+    await page.getByRole('button', { name: 'Replay 2 failed deliveries' }).click();
+    await page.getByText('2 failed deliveries of https://hooks.example.invalid/x queued for a replay.').waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    await shot(page, 'webhook-health.png');
+  });
+});
