@@ -19,6 +19,20 @@ const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.
 const URLENCODED = 'application/x-www-form-urlencoded';
 /** Turns of floor and ingest (see the ratio below). */
 const ROUNDS = 3;
+/** The spam filter's examples: the corpus slice the tests train on (SpamAssassin, as form posts). */
+const SPAM_CORPUS = require('../../test/fixtures/spam-corpus.json');
+/**
+ * The rules of the form with its spam filter `on`: each kind, with lists of a realistic length, none
+ * matching the benchmark's post (the duplicate rule aside: the benchmark posts one body over and over).
+ */
+const SPAM_RULES = {
+  blocked_domains: Array.from({ length: 50 }, (_, i) => `blocked-${i}.example`),
+  blocked_addresses: Array.from({ length: 20 }, (_, i) => `spammer-${i}@example.net`),
+  block_disposable: true,
+  blocked_words: ['viagra', 'casino', 'crypto giveaway', 'seo services', 'bitcoin doubler', 'cheap pills'],
+  max_links: 3,
+  required_fields: ['email'],
+};
 
 /** Removes the JetStream streams the ingest process created for this run's prefix. */
 async function deleteStreams(prefix) {
@@ -36,8 +50,40 @@ async function setUp() {
   const accountId = newId('account');
   await db('accounts').insert({ id: accountId, name: 'bench', plan_id: 'team', quota_override: 100_000_000 });
   const slug = `bench-${randomBytes(4).toString('hex')}`;
-  await db('forms').insert({ id: newId('form'), account_id: accountId, name: 'Bench form', slug });
-  return { db, slug };
+  await db('forms').insert({ id: newId('form'), account_id: accountId, name: 'Bench form', slug, spam_filter: 'off' });
+  return { db, slug, spamSlug: await spamFilteredForm(db) };
+}
+
+/**
+ * A second account whose form has its spam filter `on`, every kind of rule, and a classifier trained
+ * on 240 marks (the corpus slice, 120 of each kind): what ingest does for it on every post is what
+ * the "spam filter on" rows measure against the "off" ones.
+ */
+async function spamFilteredForm(db) {
+  const accountId = newId('account');
+  await db('accounts').insert({ id: accountId, name: 'bench spam', plan_id: 'team', quota_override: 100_000_000 });
+  const slug = `bench-spam-${randomBytes(4).toString('hex')}`;
+  await db('forms').insert({
+    id: newId('form'),
+    account_id: accountId,
+    name: 'Bench form, spam filter on',
+    slug,
+    spam_filter: 'on',
+    spam_rules: JSON.stringify(SPAM_RULES),
+  });
+  const marks = [
+    ...SPAM_CORPUS.spam.map((payload) => ({ payload, is_spam: true })),
+    ...SPAM_CORPUS.ham.map((payload) => ({ payload, is_spam: false })),
+  ];
+  await db('spam_examples').insert(
+    marks.map((m) => ({
+      submission_id: newId('submission'),
+      account_id: accountId,
+      is_spam: m.is_spam,
+      payload: JSON.stringify(m.payload),
+    })),
+  );
+  return slug;
 }
 
 function upload(url, bytes) {
@@ -128,7 +174,7 @@ const BODIES = {
  * The floor and ingest's urlencoded posts in turns, ROUNDS times (`inTurns`), then JSON and multipart. The ratio is
  * of the summed rates; each round's own ratio shows the spread.
  */
-async function measureBodies({ db, url, bareUrl, duration, log }) {
+async function measureBodies({ db, url, spamUrl, bareUrl, duration, log }) {
   const rows = [];
   const measure = async (name, target, type, body) => {
     // What the last measurement left to the relay is published first: it would compete with this one.
@@ -139,15 +185,39 @@ async function measureBodies({ db, url, bareUrl, duration, log }) {
   };
   const rounds = (
     await inTurns(ROUNDS, async (side, round) => {
-      if (side === 'a')
+      if (side === 'a') {
         await measure(`bare koa + 1 insert (urlencoded), round ${round}`, bareUrl, URLENCODED, BODIES.urlencoded);
-      else await measure(`ingest urlencoded, round ${round}`, url, URLENCODED, BODIES.urlencoded);
-      return rows[rows.length - 1];
+        return { bare: rows[rows.length - 1] };
+      }
+      // Filter off and on in turns too, the order swapped every round.
+      const sides = { off: ['ingest urlencoded', url], on: ['ingest urlencoded, spam filter on', spamUrl] };
+      const measured = {};
+      for (const which of round % 2 === 1 ? ['off', 'on'] : ['on', 'off']) {
+        const [name, target] = sides[which];
+        await measure(`${name}, round ${round}`, target, URLENCODED, BODIES.urlencoded);
+        measured[which] = rows[rows.length - 1];
+      }
+      return measured;
     })
-  ).map(({ a, b }) => ({ bare: a, ingest: b }));
+  ).map(({ a, b }) => ({ bare: a.bare, ingest: b.off, filtered: b.on }));
   await measure('ingest json', url, 'application/json', BODIES.json);
   await measure('ingest multipart (1 KiB file)', url, 'multipart/form-data; boundary=b', BODIES.multipart);
   return { rows, rounds };
+}
+
+/**
+ * The spam filter's cost: ingest ÷ floor with the filter on (rules and a trained classifier) against
+ * the same with it off, from the same rounds (target: within 10 %).
+ */
+function spamFilterFigures(rounds, total) {
+  const on = total('filtered') / total('bare');
+  const off = total('ingest') / total('bare');
+  const perRound = rounds.map((r) => (r.filtered.rps / r.ingest.rps).toFixed(3)).join(', ');
+  return {
+    'ingest urlencoded, spam filter on / bare throughput': `${on.toFixed(2)} (off: ${off.toFixed(2)})`,
+    'spam filter on / off (ingest ÷ floor)': `${(on / off).toFixed(3)} (rounds ${perRound}; target ≥ 0.90)`,
+    'ingest urlencoded, spam filter on p99': `${Math.max(...rounds.map((r) => r.filtered.p99))} ms`,
+  };
 }
 
 /** The suite's figures: the ratio of the summed rates, the worst p99, the upload's memory growth. */
@@ -159,24 +229,29 @@ function figuresOf(rounds, mem) {
   const figures = {
     'ingest urlencoded / bare throughput': `${ratio.toFixed(2)} (rounds ${perRound}; target ≥ 0.60)`,
     'ingest urlencoded p99': `${Math.max(...p99s)} ms, worst of ${ROUNDS} rounds (target < 50 ms)`,
+    ...spamFilterFigures(rounds, total),
     '50 MB upload: ingest RSS before': `${(mem.before / 1048576).toFixed(1)} MiB`,
     '50 MB upload: ingest peak RSS growth': `${(mem.growth / 1048576).toFixed(1)} MiB (target < 64 MB)`,
   };
   return { figures, ratio };
 }
 
+exports.SPAM_RULES = SPAM_RULES;
+
 exports.run = async function run({ duration, log }) {
-  const { db, slug } = await setUp();
+  const { db, slug, spamSlug } = await setUp();
   const filesDir = mkdtempSync(path.join(tmpdir(), 'intake-bench-files-'));
   const { env, ingest, bare, ingestPort, barePort } = await startServers(filesDir);
   const url = `http://127.0.0.1:${ingestPort}/v1/f/${slug}`;
+  const spamUrl = `http://127.0.0.1:${ingestPort}/v1/f/${spamSlug}`;
   const bareUrl = `http://127.0.0.1:${barePort}/`;
   try {
     await warmUp(url, bareUrl, log);
+    await warmUp(spamUrl, bareUrl, log);
     log('uploading a 50 MB file');
     const mem = await peakGrowth(ingest.pid, () => upload(url, 50 * 1000 * 1000));
     if (mem.result.status !== 201) throw new Error(`50 MB upload answered ${mem.result.status}: ${mem.result.body}`);
-    const { rows, rounds } = await measureBodies({ db, url, bareUrl, duration, log });
+    const { rows, rounds } = await measureBodies({ db, url, spamUrl, bareUrl, duration, log });
     const { figures, ratio } = figuresOf(rounds, mem);
     return { rows, figures, ratio, memoryGrowthBytes: mem.growth };
   } finally {

@@ -2,6 +2,7 @@ import { startOutbox, subscribeFormChanges, type Outbox, type Platform } from '@
 import { createRateLimiter, type IngestRateLimiter } from './rules/rate-limit';
 import { createFormCache, type FormCache } from './storing/form-cache';
 import { createGroupWriter, type GroupWriter } from './storing/group-writer';
+import { createSpamModels, type SpamModels } from './storing/spam-models';
 import { UnsettledFiles } from './storing/unsettled-files';
 
 /** What one ingest process keeps between posts, made once where the service is composed and passed to what uses it. */
@@ -9,6 +10,8 @@ export interface IngestDeps {
   platform: Platform;
   limiter: IngestRateLimiter;
   formCache: FormCache;
+  /** Each account's spam classifier, trained once and kept until the owner marks a post. */
+  spamModels: SpamModels;
   writer: GroupWriter;
   /** Publishes the events of committed groups at once (absent when the outbox relays alone publish them). */
   events: Outbox | undefined;
@@ -27,6 +30,7 @@ export interface IngestOptions {
 
 export function composeIngest(platform: Platform, options: IngestOptions = {}): IngestDeps {
   const formCache = createFormCache({ db: platform.db, ttlMs: platform.config.FORM_CACHE_MS });
+  const spamModels = createSpamModels({ db: platform.db });
   const events =
     options.publishAfterCommit === false
       ? undefined
@@ -35,24 +39,32 @@ export function composeIngest(platform: Platform, options: IngestOptions = {}): 
     platform,
     limiter: createRateLimiter(platform),
     formCache,
+    spamModels,
     writer: createGroupWriter({ db: platform.db, formCache, events }),
     events,
     unsettled: new UnsettledFiles(platform),
-    formChanges: followFormChanges(platform, formCache),
+    formChanges: followFormChanges(platform, formCache, spamModels),
   };
 }
 
 /**
- * Drops a form's cached copy as soon as management announces a change to it; after a NATS
- * reconnection (notices sent meanwhile are lost) drops every copy.
+ * Drops a form's cached copy as soon as management announces a change to it (and its account's
+ * spam model when the change is a mark); after a NATS reconnection (notices sent meanwhile are
+ * lost) drops every copy.
  */
-function followFormChanges(platform: Platform, formCache: FormCache): { stop(): void } {
-  const subscription = subscribeFormChanges(platform.nats, (change) => formCache.forget(change));
+function followFormChanges(platform: Platform, formCache: FormCache, spamModels: SpamModels): { stop(): void } {
+  const subscription = subscribeFormChanges(platform.nats, (change) => {
+    formCache.forget(change);
+    if (change.account_id !== undefined) spamModels.forget(change.account_id);
+  });
   let stopped = false;
   void (async () => {
     for await (const status of platform.nats.nc.status()) {
       if (stopped) break;
-      if (status.type === 'reconnect') formCache.clear();
+      if (status.type === 'reconnect') {
+        formCache.clear();
+        spamModels.clear();
+      }
     }
   })().catch(() => undefined);
   return {

@@ -8,6 +8,7 @@ import { buildPayload, checkFields, type Fields } from './request/fields';
 import { passGate, type GateRequest } from './rules/gate';
 import { LIMITS } from './rules/limits';
 import { CHALLENGE_UNAVAILABLE, honeypotFilled, spamVerdict } from './rules/spam';
+import { filterPost, type FilterVerdict } from './rules/spam-filter';
 import type { StoreOutcome } from './storing/group-writer';
 
 /** Why a post is spam (`honeypot`, `challenge-unavailable`), or undefined for a genuine one. */
@@ -51,9 +52,9 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
   });
   const unsettled = { files: false };
   try {
-    const { payload, spam } = await judgePost(deps, { form, fields, files, ip: request.ip });
+    const { payload, spam, filter } = await judgePost(deps, { form, fields, files, ip: request.ip, now });
     const stored = await filesToKeep(deps, spam, files);
-    const post = { submissionId, form, receivedAt: now, spam, payload, files: stored, request };
+    const post = { submissionId, form, receivedAt: now, spam, filter, payload, files: stored, request };
     if ((await storePost(deps, post, unsettled)) === 'lost-idempotency-race') {
       await discard(deps, files);
       const replay = await findReplay(platform.db, { formId: form.id, key: request.idempotencyKey as string, now });
@@ -70,12 +71,14 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
 
 /**
  * What the post says and whether it is spam: its fields checked, its payload built (control
- * fields out), an empty post refused, then the honeypot and the bot challenge.
+ * fields out), an empty post refused, then the honeypot and the bot challenge, then (for a post
+ * they let through) the form's spam filter.
  */
 async function judgePost(
-  { platform }: IngestDeps,
-  post: { form: IngestForm; fields: Fields; files: StoredUpload[]; ip: string },
-): Promise<{ payload: Record<string, string>; spam: SpamReason }> {
+  deps: IngestDeps,
+  post: { form: IngestForm; fields: Fields; files: StoredUpload[]; ip: string; now: Date },
+): Promise<{ payload: Record<string, string>; spam: SpamReason; filter: FilterVerdict }> {
+  const { platform } = deps;
   const { form, fields } = post;
   checkFields(fields);
   const { payload, challengeToken } = buildPayload(fields, form.honeypot_field);
@@ -99,7 +102,9 @@ async function judgePost(
           }
         : undefined,
   });
-  return { payload, spam };
+  if (spam) return { payload, spam, filter: { spam, score: null, reasons: [spam] } };
+  const filter = await filterPost({ db: platform.db, spamModels: deps.spamModels }, { form, payload, now: post.now });
+  return { payload, spam: filter.spam, filter };
 }
 
 /**
@@ -125,6 +130,7 @@ function storePost(
     form: IngestForm;
     receivedAt: Date;
     spam: SpamReason;
+    filter: FilterVerdict;
     payload: Record<string, string>;
     files: StoredUpload[];
     request: IngestRequest;
@@ -138,6 +144,7 @@ function storePost(
       form: post.form,
       receivedAt,
       spam: post.spam,
+      filter: post.filter,
       payload: post.payload,
       files,
       idempotency:

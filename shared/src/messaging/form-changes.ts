@@ -13,6 +13,8 @@ export interface FormChange {
   form_id: string;
   /** The form's slug after the change (absent when it was deleted). */
   slug?: string;
+  /** Set when the owner marked one of the form's submissions: the account's spam model learns from it. */
+  account_id?: string;
 }
 
 /** Publishes one notice; never throws (a lost notice is covered by the cache's time limit). */

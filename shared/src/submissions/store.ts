@@ -21,6 +21,8 @@ export interface PostToStore {
   receivedAt: Date;
   /** Why it is spam, or undefined for a received post. */
   spam: string | undefined;
+  /** What the spam filter recorded: the classifier's score (absent: it did not run) and every reason it found, shadow ones too. */
+  filter?: { score: number | null; reasons: string[]; payloadHash?: string };
   payload: Record<string, string>;
   files: StoredUpload[];
   idempotency?: { key: string; expiresAt: Date };
@@ -32,6 +34,10 @@ export interface PostToStore {
 /** A submission as ingest stores it, with its files. */
 export interface SubmissionToStore extends StoredSubmission {
   files: StoredUpload[];
+  spam_score: number | null;
+  spam_reasons: string[] | null;
+  /** Set only on forms that refuse duplicates (see `SpamRules.reject_duplicates`). */
+  payload_hash: string | null;
   ip: string;
   user_agent: string | null;
   referrer: string | null;
@@ -94,6 +100,9 @@ function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
     user_agent: post.userAgent?.slice(0, 512) ?? null,
     referrer: post.referrer?.slice(0, 2048) ?? null,
     spam_reason: post.spam ?? null,
+    spam_score: post.filter?.score ?? null,
+    spam_reasons: post.filter?.reasons.length ? post.filter.reasons : null,
+    payload_hash: post.filter?.payloadHash ?? null,
     received_at: post.receivedAt,
   };
   const event = buildSubmissionCreatedEvent({
@@ -126,6 +135,9 @@ function serializeStoreItem({ row, event, period, quota, idempotency }: StoreIte
     user_agent: row.user_agent,
     referrer: row.referrer,
     spam_reason: row.spam_reason,
+    spam_score: row.spam_score,
+    spam_reasons: row.spam_reasons,
+    payload_hash: row.payload_hash,
     received_at: toTimestamp(row.received_at),
     files: row.files.length
       ? row.files.map(({ id, field, filename, content_type, size, storage_key }) => ({

@@ -1,4 +1,10 @@
-import { type ChallengeProvider, type FormStatus, type Queryable } from '@intake/shared';
+import {
+  type ChallengeProvider,
+  type FormStatus,
+  type Queryable,
+  type SpamFilter,
+  type SpamRules,
+} from '@intake/shared';
 
 /** The form as ingest sees it, with what the checks before the body need: plan limits and this month's usage. */
 export interface IngestForm {
@@ -12,6 +18,8 @@ export interface IngestForm {
   redirect_url: string | null;
   /** Bare origins allowed to post from a browser; empty = any. */
   allowed_origins: string[];
+  spam_filter: SpamFilter;
+  spam_rules: SpamRules;
   monthly_quota: number;
   max_file_bytes: number;
   used: number;
@@ -36,6 +44,8 @@ export async function findFormBySlug(db: Queryable, slug: string, period: string
       'f.bot_challenge_secret',
       'f.redirect_url',
       'f.allowed_origins',
+      'f.spam_filter',
+      'f.spam_rules',
       db.raw('coalesce(a.quota_override, p.monthly_quota)::int as monthly_quota'),
       'p.max_file_bytes',
       db.raw('coalesce(u.used, 0)::int as used'),

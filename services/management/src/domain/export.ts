@@ -8,10 +8,11 @@ import {
   type SubmissionRow,
 } from '../repositories/submission.repository';
 import { getForm } from './forms';
+import { spamReasonsOf, spamScoreOf } from './spam-marks';
 
 export type ExportFormat = 'csv' | 'ndjson';
 
-const FIXED_COLUMNS = ['id', 'received_at', 'status', 'files'];
+const FIXED_COLUMNS = ['id', 'received_at', 'status', 'files', 'spam_score', 'spam_reasons'];
 
 /**
  * Every matching submission, newest first, read in keyset batches of `batchSize` rows, so a
@@ -45,7 +46,7 @@ export function csvCell(value: unknown): string {
 
 /**
  * Streams a form's submissions as CSV (RFC 4180: CRLF line ends, quoted where needed, a header
- * row of `id, received_at, status, files` and one column per payload field seen) or as NDJSON
+ * row of `id, received_at, status, files, spam_score, spam_reasons` (the reasons space-separated) and one column per payload field seen) or as NDJSON
  * (one JSON object per line). Two passes: Postgres lists the field names, then rows stream.
  */
 export async function exportSubmissions(
@@ -74,6 +75,8 @@ export async function exportSubmissions(
             received_at: toTimestamp(row.received_at),
             status: row.status,
             files: row.file_count,
+            spam_score: spamScoreOf(row),
+            spam_reasons: spamReasonsOf(row),
             payload: row.payload,
           };
           yield `${JSON.stringify(line)}\n`;
@@ -96,6 +99,8 @@ export async function exportSubmissions(
           toTimestamp(row.received_at),
           row.status,
           String(row.file_count),
+          csvCell(spamScoreOf(row)),
+          csvCell(spamReasonsOf(row).join(' ')),
           ...fields.map((f) => csvCell(Object.hasOwn(row.payload, f) ? row.payload[f] : undefined)),
         ];
     })(),

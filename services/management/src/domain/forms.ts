@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { announceFormChange, isUniqueViolation, newId, problem, type Db, type Platform } from '@intake/shared';
+import {
+  announceFormChange,
+  isUniqueViolation,
+  newId,
+  problem,
+  type Db,
+  type Platform,
+  type SpamFilter,
+  type SpamRules,
+} from '@intake/shared';
 import {
   deleteFormRow,
   findFileKeysOfForm,
@@ -25,6 +34,8 @@ export interface FormInput {
   notify_emails?: string[];
   redirect_url?: string | null;
   allowed_origins?: string[];
+  spam_filter?: SpamFilter;
+  spam_rules?: SpamRules;
   autoresponse?: AutoresponseSettings | null;
   retention_days?: number | null;
   spam_retention_days?: number | null;

@@ -23,6 +23,7 @@ import {
 } from '../repositories/submission.repository';
 import { findForm } from '../repositories/form.repository';
 import { getForm, removeBlobs } from './forms';
+import { announceSpamMark, recordSpamMark } from './spam-marks';
 import { decodeCursor as decodeAt, encodeCursor as encodeAt } from './cursor';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
@@ -123,14 +124,19 @@ export async function deleteSubmission(props: Deps & { accountId: string; id: st
  * `submission.created` in the same transaction, so webhooks and e-mail fire now.
  * received → spam: a label only (it stays counted; deliveries already made stay made); moving
  * it back restores it without counting or firing a second time.
+ * Either way the mark teaches the account's spam classifier (`recordSpamMark`); given NATS, every
+ * ingest process is told after the commit.
  */
 export async function setSubmissionStatus(
-  props: Pick<Deps, 'db'> & { accountId: string; id: string; status: SubmissionStatus },
+  props: Pick<Deps, 'db'> &
+    Partial<Pick<Platform, 'nats' | 'logger'>> & { accountId: string; id: string; status: SubmissionStatus },
 ): Promise<SubmissionRow> {
   const { db, accountId, id, status } = props;
-  return db.transaction(async (trx) => {
+  const marked = await db.transaction(async (trx) => {
     const row = await findSubmission(trx, accountId, id, { forUpdate: true });
     if (!row) throw problem('not-found', `No submission ${id}`);
+    // Every mark, a repeated one too, is an example for the account's spam classifier.
+    await recordSpamMark(trx, { accountId, id, spam: status === 'spam' });
     if (row.status === status) return row;
     if (status === 'spam') return updateSubmissionStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
     const updated = await updateSubmissionStatus(trx, accountId, id, 'received', null);
@@ -141,4 +147,7 @@ export async function setSubmissionStatus(
     await enqueueEvent(trx, buildSubmissionCreatedEvent({ submission: updated, files, formName: form?.name ?? '' }));
     return updated;
   });
+  if (props.nats && props.logger)
+    announceSpamMark({ nats: props.nats, logger: props.logger, accountId, formId: marked.form_id });
+  return marked;
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { NEWEST_FIRST, type Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type Queryable, type SpamFilter, type SpamRules } from '@intake/shared';
 import type { AutoresponseSettings } from './autoresponse.repository';
 
 export type FormStatus = 'live' | 'paused' | 'draft';
@@ -17,6 +17,8 @@ export interface FormRow {
   notify_emails: string[];
   redirect_url: string | null;
   allowed_origins: string[];
+  spam_filter: SpamFilter;
+  spam_rules: SpamRules;
   /** The confirmation mailed to the submitter (json: kept as written). */
   autoresponse: AutoresponseSettings | null;
   /** Days a submission is kept; null: until deleted. */
@@ -29,13 +31,14 @@ export interface FormRow {
   updated_at: Date;
 }
 
-/** Columns a form is written with; JSON arrays are stringified for jsonb. */
+/** Columns a form is written with; JSON arrays and objects are stringified for the json(b) columns. */
 export type FormWrite = Partial<Omit<FormRow, 'id' | 'account_id' | 'created_at'>>;
 
 function toDb(values: FormWrite): Record<string, unknown> {
   const out: Record<string, unknown> = { ...values };
   if (values.notify_emails) out['notify_emails'] = JSON.stringify(values.notify_emails);
   if (values.allowed_origins) out['allowed_origins'] = JSON.stringify(values.allowed_origins);
+  if (values.spam_rules) out['spam_rules'] = JSON.stringify(values.spam_rules);
   if (values.autoresponse) out['autoresponse'] = JSON.stringify(values.autoresponse);
   return out;
 }

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { route, SLUG_PATTERN, toTimestamp, type Platform } from '@intake/shared';
+import { route, SLUG_PATTERN, SpamFilter, SpamRules, toTimestamp, type Platform } from '@intake/shared';
 import { createForm, deleteForm, getForm, listForms, updateForm } from '../domain/forms';
 import type { FormRow } from '../repositories/form.repository';
 import { AutoresponseSettings } from './autoresponse-status';
@@ -22,6 +22,8 @@ const Form = Type.Object(
     notify_emails: Type.Array(Type.String()),
     redirect_url: Nullable(Type.String()),
     allowed_origins: Type.Array(Type.String()),
+    spam_filter: SpamFilter,
+    spam_rules: SpamRules,
     autoresponse: Nullable(AutoresponseSettings),
     retention_days: Nullable(Type.Integer({ description: 'submissions older than this many days are deleted' })),
     spam_retention_days: Nullable(Type.Integer({ description: 'spam older than this many days is deleted' })),
@@ -73,6 +75,8 @@ const fields = {
     }),
     { maxItems: 50, uniqueItems: true, description: 'empty: any origin' },
   ),
+  spam_filter: SpamFilter,
+  spam_rules: SpamRules,
   retention_days: Nullable(
     Type.Integer({
       minimum: 1,
@@ -122,6 +126,8 @@ const CreateForm = Type.Object(
     notify_emails: Type.Optional(fields.notify_emails),
     redirect_url: Type.Optional(fields.redirect_url),
     allowed_origins: Type.Optional(fields.allowed_origins),
+    spam_filter: Type.Optional(fields.spam_filter),
+    spam_rules: Type.Optional(fields.spam_rules),
     autoresponse: Type.Optional(fields.autoresponse),
     retention_days: Type.Optional(fields.retention_days),
     spam_retention_days: Type.Optional(fields.spam_retention_days),
@@ -142,6 +148,8 @@ export function presentForm(row: FormRow, baseUrl: string) {
     notify_emails: row.notify_emails,
     redirect_url: row.redirect_url,
     allowed_origins: row.allowed_origins,
+    spam_filter: row.spam_filter,
+    spam_rules: row.spam_rules,
     autoresponse: row.autoresponse ?? null,
     retention_days: row.retention_days,
     spam_retention_days: row.spam_retention_days,

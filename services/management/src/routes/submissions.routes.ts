@@ -7,6 +7,7 @@ import {
   setSubmissionRead,
   setSubmissionStatus,
 } from '../domain/submissions';
+import { spamReasonsOf, spamScoreOf } from '../domain/spam-marks';
 import type { FileRow, SubmissionRow } from '../repositories/submission.repository';
 import { IdParams, Nullable, Page, Timestamp } from './schemas';
 import { AutoresponseStatus, autoresponseOf } from './autoresponse-status';
@@ -24,6 +25,18 @@ const Submission = Type.Object(
     }),
     files: Type.Integer({ description: 'number of stored files' }),
     spam_reason: Nullable(Type.String({ description: 'why it is spam (`honeypot`, `marked-by-owner`, ...)' })),
+    spam_score: Nullable(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        description: 'the spam classifier’s probability that it is spam; null when the classifier did not score it',
+      }),
+    ),
+    spam_reasons: Type.Array(Type.String(), {
+      description:
+        'every reason the spam layers found, in shadow mode too (`honeypot`, `blocked-domain:mailinator.com`, ' +
+        '`duplicate`, `classifier:0.97`, ...); empty: none',
+    }),
     read: Type.Boolean({ description: 'whether the owner has opened it or marked it read' }),
   },
   { additionalProperties: false },
@@ -57,6 +70,8 @@ export function presentSubmission(row: SubmissionRow) {
     payload: row.payload,
     files: row.file_count,
     spam_reason: row.spam_reason,
+    spam_score: spamScoreOf(row),
+    spam_reasons: spamReasonsOf(row),
     read: row.read_at !== null,
   };
 }
@@ -177,9 +192,9 @@ export const updateSubmissionRoute = route({
   ),
   responses: { 200: { description: 'The submission', schema: Submission } },
   problems: ['not-found'],
-  async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
+  async handler(ctx, { params, body, principal }, { db, clock, nats, logger }: Platform) {
     const target = { db, accountId: principal.accountId, id: params.id };
-    let row = body.status ? await setSubmissionStatus({ ...target, status: body.status }) : undefined;
+    let row = body.status ? await setSubmissionStatus({ ...target, nats, logger, status: body.status }) : undefined;
     if (body.read !== undefined) row = await setSubmissionRead({ ...target, clock, read: body.read });
     ctx.body = presentSubmission(row as NonNullable<typeof row>);
   },

@@ -9,6 +9,7 @@ import * as ownerAlerts from './008-owner-alerts';
 import * as dataLifecycle from './012-data-lifecycle';
 import * as people from './013-people';
 import * as submissionRead from './011-submission-read';
+import * as spamFilter from './009-spam-filter';
 
 export interface Migration {
   name: string;
@@ -28,4 +29,5 @@ export const migrations: Migration[] = [
   { name: '013-people', ...people },
   { name: '008-owner-alerts', ...ownerAlerts },
   { name: '011-submission-read', ...submissionRead },
+  { name: '009-spam-filter', ...spamFilter },
 ];

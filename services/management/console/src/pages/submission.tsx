@@ -15,6 +15,7 @@ import {
   type Resource,
 } from '../components/ui';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
+import { SpamLine } from '../components/spam-line';
 import { AutoresponseLine } from '../components/autoresponse-line';
 import { qs } from '../location';
 import { useLive, unsettled } from '../live';
@@ -61,6 +62,7 @@ export function SubmissionPage({ id }: { id: string }) {
         Received {formatTime(s.received_at)} · <code>{s.id}</code>
         {s.spam_reason ? ` · spam reason: ${s.spam_reason}` : ''}
       </p>
+      <SpamLine submission={s} />
       <SubmissionActions submission={s} onChange={sub.reload} />
       <h2>Fields</h2>
       <Fields payload={s.payload} />

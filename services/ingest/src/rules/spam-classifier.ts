@@ -1,0 +1,113 @@
+import naiveBayes from 'wink-naive-bayes-text-classifier';
+import { postFeatures } from './spam-features';
+
+/** An account's classifier, trained on its examples; `score` is the probability (0–1) that a post is spam. */
+export interface SpamModel {
+  spamExamples: number;
+  hamExamples: number;
+  /** Whether it has enough examples of both kinds to decide (`on`); below that it only records (shadow). */
+  ready: boolean;
+  /** null when no token of the post was ever seen in training. */
+  score(tokens: string[]): number | null;
+}
+
+/** Examples of each kind before the classifier's verdict counts (it records its score from the first of each). */
+export const MIN_EXAMPLES = 10;
+/** The score from which a post is spam (`classifier:<score>`); see docs/spam.md for how it was chosen. */
+export const SPAM_THRESHOLD = 0.9;
+
+const SPAM = 'spam';
+const HAM = 'ham';
+
+/**
+ * Trains a naive Bayes classifier (wink-naive-bayes-text-classifier: token presence, not counts,
+ * as form posts are short; half-Laplace smoothing) on the posts' tokens (`postFeatures`). Undefined
+ * when there is nothing to learn from: no example of one kind, or fewer than 10 distinct tokens.
+ * The learned model is then turned into one weight per token (`weightsOf`), so scoring a post is a
+ * lookup and an addition per token instead of the library's logarithms over every label.
+ */
+export function trainModel(
+  examples: Iterable<{ payload: Record<string, string>; spam: boolean }>,
+): SpamModel | undefined {
+  const nb = learn(examples);
+  if (!nb) return undefined;
+  const { prior, weights, spamExamples, hamExamples } = weightsOf(nb);
+  return {
+    spamExamples,
+    hamExamples,
+    ready: spamExamples >= MIN_EXAMPLES && hamExamples >= MIN_EXAMPLES,
+    score(tokens) {
+      let odds = prior;
+      let known = false;
+      // Presence: each token once, as in training.
+      for (const token of new Set(tokens)) {
+        const weight = weights.get(token);
+        if (weight !== undefined) {
+          odds += weight;
+          known = true;
+        }
+      }
+      return known ? roundScore(1 / (1 + Math.pow(2, -odds))) : null;
+    },
+  };
+}
+
+/** The library's classifier, trained and consolidated; undefined when it cannot be (one kind only, too few tokens). */
+export function learn(
+  examples: Iterable<{ payload: Record<string, string>; spam: boolean }>,
+): ReturnType<typeof naiveBayes> | undefined {
+  const nb = naiveBayes();
+  nb.defineConfig({ considerOnlyPresence: true, smoothingFactor: SMOOTHING });
+  const kinds = new Set<boolean>();
+  for (const example of examples) {
+    nb.learn(postFeatures(example.payload).tokens, example.spam ? SPAM : HAM);
+    kinds.add(example.spam);
+  }
+  if (kinds.size < 2) return undefined;
+  try {
+    nb.consolidate();
+  } catch {
+    return undefined; // a vocabulary too small to learn from
+  }
+  return nb;
+}
+
+const SMOOTHING = 0.5;
+
+/**
+ * The library's log2 odds of spam for a post, `log2 P(spam) - log2 P(ham) + Σ over its known tokens
+ * of log2 P(token | spam) - log2 P(token | ham)` (smoothed as configured), split into the prior and
+ * one term per token of the vocabulary, read from its exported counts. The test beside it checks
+ * that the sum equals the library's own `computeOdds`.
+ */
+export function weightsOf(nb: ReturnType<typeof naiveBayes>): {
+  prior: number;
+  weights: Map<string, number>;
+  spamExamples: number;
+  hamExamples: number;
+} {
+  const [, samples, count, words, vocabulary] = JSON.parse(nb.exportJSON()) as [
+    unknown,
+    Record<string, number>,
+    Record<string, Record<string, number>>,
+    Record<string, number>,
+    string[],
+  ];
+  const spamExamples = samples[SPAM] ?? 0;
+  const hamExamples = samples[HAM] ?? 0;
+  const v = vocabulary.length * SMOOTHING;
+  const spamTotal = Math.log2((words[SPAM] ?? 0) + v);
+  const hamTotal = Math.log2((words[HAM] ?? 0) + v);
+  const weights = new Map<string, number>();
+  for (const token of vocabulary) {
+    const inSpam = Math.log2((count[SPAM]?.[token] ?? 0) + SMOOTHING) - spamTotal;
+    const inHam = Math.log2((count[HAM]?.[token] ?? 0) + SMOOTHING) - hamTotal;
+    weights.set(token, inSpam - inHam);
+  }
+  return { prior: Math.log2(spamExamples) - Math.log2(hamExamples), weights, spamExamples, hamExamples };
+}
+
+/** Two decimals, as the reasons show it (`classifier:0.97`). */
+export function roundScore(p: number): number {
+  return Math.round(p * 100) / 100;
+}

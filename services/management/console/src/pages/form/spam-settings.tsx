@@ -1,0 +1,168 @@
+import { useState } from 'preact/hooks';
+import { api, ok } from '../../api';
+import type { Form } from '../../api-types';
+import { ErrorBox, Field, SubmitRow, TextField, describedBy, useAction } from '../../components/ui';
+
+type Rules = Form['spam_rules'];
+type Mode = Form['spam_filter'];
+
+const list = (text: string) =>
+  text
+    .split(/[\n,]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+interface Values {
+  mode: Mode;
+  domains: string;
+  addresses: string;
+  disposable: boolean;
+  words: string;
+  maxLinks: string;
+  required: string;
+  duplicates: boolean;
+  windowHours: string;
+}
+
+function valuesOf(form: Form): Values {
+  const r = form.spam_rules;
+  return {
+    mode: form.spam_filter,
+    domains: (r.blocked_domains ?? []).join('\n'),
+    addresses: (r.blocked_addresses ?? []).join('\n'),
+    disposable: r.block_disposable ?? false,
+    words: (r.blocked_words ?? []).join('\n'),
+    maxLinks: r.max_links === undefined ? '' : String(r.max_links),
+    required: (r.required_fields ?? []).join('\n'),
+    duplicates: r.reject_duplicates ?? false,
+    windowHours: String(r.duplicate_window_hours ?? 24),
+  };
+}
+
+/** The rules as the API takes them: empty lists and unset numbers left out. */
+function rulesOf(v: Values): Rules {
+  const rules: Rules = {};
+  if (list(v.domains).length) rules.blocked_domains = list(v.domains);
+  if (list(v.addresses).length) rules.blocked_addresses = list(v.addresses);
+  if (v.disposable) rules.block_disposable = true;
+  if (list(v.words).length) rules.blocked_words = list(v.words.replace(/,/g, '\n'));
+  if (v.maxLinks.trim() !== '') rules.max_links = Number(v.maxLinks);
+  if (list(v.required).length) rules.required_fields = list(v.required);
+  if (v.duplicates) rules.reject_duplicates = true;
+  if (v.duplicates && v.windowHours.trim() !== '') rules.duplicate_window_hours = Number(v.windowHours);
+  return rules;
+}
+
+const MODES: [Mode, string][] = [
+  ['off', 'Off: only the honeypot and the bot challenge'],
+  ['shadow', 'Shadow: score and record reasons, change nothing'],
+  ['on', 'On: what the rules and the classifier catch is spam'],
+];
+
+/** The form's spam filter: its mode and rules, saved on their own. */
+export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise<void> }) {
+  const [values, setValues] = useState(() => valuesOf(form));
+  const [saved, setSaved] = useState(false);
+  const action = useAction();
+  const set =
+    <K extends keyof Values>(name: K) =>
+    (value: Values[K]) => {
+      setSaved(false);
+      setValues((v) => ({ ...v, [name]: value }));
+    };
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const body = { spam_filter: values.mode, spam_rules: rulesOf(values) };
+    const result = await action.run(() => ok(api.PATCH('/v1/forms/{id}', { params: { path: { id: form.id } }, body })));
+    if (!result) return;
+    setValues(valuesOf(result));
+    setSaved(true);
+    await onSaved();
+  };
+  return (
+    <form class="stack" aria-labelledby="spam-title" onSubmit={(e) => void submit(e)}>
+      <h2 id="spam-title">Spam filter</h2>
+      <Field id="s-mode" label="Mode" help="The classifier learns from your “spam” and “not spam” marks.">
+        <select
+          id="s-mode"
+          value={values.mode}
+          aria-describedby={describedBy('s-mode', true, false)}
+          onChange={(e) => set('mode')(e.currentTarget.value as Mode)}
+        >
+          {MODES.map(([mode, label]) => (
+            <option value={mode}>{label}</option>
+          ))}
+        </select>
+      </Field>
+      <SpamRuleFields values={values} set={set} />
+      <ErrorBox error={action.error} />
+      {saved && (
+        <p class="ok" role="status">
+          Saved.
+        </p>
+      )}
+      <SubmitRow pending={action.pending}>Save spam filter</SubmitRow>
+    </form>
+  );
+}
+
+function SpamRuleFields({
+  values,
+  set,
+}: {
+  values: Values;
+  set: <K extends keyof Values>(name: K) => (value: Values[K]) => void;
+}) {
+  const text = (id: string, label: string, name: 'domains' | 'addresses' | 'words' | 'required', help: string) => (
+    <TextField id={id} label={label} help={help} rows={2} value={values[name]} onValue={set(name)} />
+  );
+  return (
+    <>
+      {text('s-domains', 'Blocked e-mail domains', 'domains', 'One per line; their subdomains too.')}
+      {text('s-addresses', 'Blocked e-mail addresses', 'addresses', 'One per line.')}
+      {text('s-words', 'Blocked words or phrases', 'words', 'One per line; whole words, any case.')}
+      {text(
+        's-required',
+        'Required fields',
+        'required',
+        'Field names, one per line: a post without a value for one is spam.',
+      )}
+      <TextField
+        id="s-links"
+        label="Most links allowed"
+        help="Empty: no limit."
+        type="number"
+        min="0"
+        value={values.maxLinks}
+        onValue={set('maxLinks')}
+      />
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={values.disposable}
+          onChange={(e) => set('disposable')(e.currentTarget.checked)}
+        />{' '}
+        Block disposable e-mail addresses
+      </label>
+      <label class="check">
+        <input
+          type="checkbox"
+          checked={values.duplicates}
+          onChange={(e) => set('duplicates')(e.currentTarget.checked)}
+        />{' '}
+        The same fields posted again are spam
+      </label>
+      {values.duplicates && (
+        <TextField
+          id="s-window"
+          label="Within (hours)"
+          type="number"
+          min="1"
+          max="720"
+          value={values.windowHours}
+          onValue={set('windowHours')}
+        />
+      )}
+    </>
+  );
+}

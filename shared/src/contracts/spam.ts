@@ -1,0 +1,58 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * A form's spam filter: `off` (only the honeypot and the bot challenge), `shadow` (the rules and the
+ * classifier score every post and record why, the outcome stays theirs: the owner sees what would
+ * have happened) or `on` (what they catch is spam).
+ */
+export const SpamFilter = Type.Union([Type.Literal('off'), Type.Literal('shadow'), Type.Literal('on')], {
+  description:
+    '`off`: honeypot and bot challenge only; `shadow` (default): rules and classifier record a score and reasons, ' +
+    'the outcome is unchanged; `on`: what they catch is spam',
+});
+export type SpamFilter = Static<typeof SpamFilter>;
+
+const Entry = (maxLength: number, description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems: 500, uniqueItems: true, description });
+
+/** A form's spam rules; every one optional, absent = not applied. */
+export const SpamRules = Type.Object(
+  {
+    blocked_domains: Type.Optional(
+      Entry(253, 'e-mail domains whose addresses make a post spam (`blocked-domain:<domain>`); subdomains too'),
+    ),
+    blocked_addresses: Type.Optional(
+      Entry(320, 'e-mail addresses that make a post spam (`blocked-address:<address>`)'),
+    ),
+    block_disposable: Type.Optional(
+      Type.Boolean({ description: 'addresses of disposable-mail providers are spam (`disposable-domain:<domain>`)' }),
+    ),
+    blocked_words: Type.Optional(
+      Entry(200, 'words or phrases (whole words, ignoring case) that make a post spam (`blocked-word:<word>`)'),
+    ),
+    max_links: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: 1000, description: 'more links than this is spam (`too-many-links:<n>`)' }),
+    ),
+    required_fields: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        maxItems: 50,
+        uniqueItems: true,
+        description: 'a post without a value for one of these fields is spam (`missing-field:<name>`)',
+      }),
+    ),
+    reject_duplicates: Type.Optional(
+      Type.Boolean({
+        description:
+          'the same fields posted again to this form within `duplicate_window_hours` are spam (`duplicate`); ' +
+          'off by default (`Idempotency-Key` gives clients exactly-once)',
+      }),
+    ),
+    duplicate_window_hours: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 720, description: 'the window of `reject_duplicates`; 24 when absent' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SpamRules = Static<typeof SpamRules>;
+
+export const DEFAULT_DUPLICATE_WINDOW_HOURS = 24;

@@ -1,0 +1,247 @@
+import { buildServiceApp, periodKey, type SpamRules } from '@intake/shared';
+import { eventually, factories, listen, registerOpenApi, useStarted } from '@intake/shared/testing';
+import { managementService, openApi } from '@intake/management';
+import { accountWithForm, startIngest, type IngestHarness } from '../../services/ingest/test/helpers';
+import { api } from '../../services/management/test/helpers';
+import { corpusPosts, type CorpusPost } from './corpus';
+
+/**
+ * The spam filter through real HTTP on the machine's Postgres and NATS: ingest takes the posts,
+ * management (on the same platform, so its form-change notices reach ingest) takes the owner's
+ * settings and marks. Every answer is checked against the served OpenAPI document.
+ */
+interface Stack extends IngestHarness {
+  managementUrl: string;
+}
+
+async function startStack(): Promise<Stack> {
+  // Training posts come from one address: a budget that never refuses them.
+  const h = await startIngest({ RATE_LIMIT_POINTS: 100_000 });
+  const server = await listen(buildServiceApp(managementService, h.platform).callback());
+  registerOpenApi(server.url, openApi(h.platform));
+  const closeIngest = h.close;
+  return Object.assign(h, {
+    managementUrl: server.url,
+    async close() {
+      await server.close();
+      await closeIngest();
+    },
+  });
+}
+
+/** A fresh account with one form whose spam settings are set through the API before anything posts to it. */
+async function ownerWithFilter(s: Stack, settings: { spam_filter?: string; spam_rules?: SpamRules }) {
+  const { account, form, post } = await accountWithForm(s);
+  const call = api(s.managementUrl, account.managementKey);
+  const res = await call('PATCH', `/v1/forms/${form.id}`, settings);
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject(settings);
+  const submission = async (id: string) => (await call('GET', `/v1/submissions/${id}`)).body;
+  const latest = async () => {
+    const { body } = await call('GET', `/v1/forms/${form.id}/submissions?limit=1`);
+    return body.data[0];
+  };
+  return { account, form, post, call, submission, latest };
+}
+
+async function usedThisMonth(s: Stack, accountId: string): Promise<number> {
+  const row = await s.platform
+    .db('usage_counters')
+    .where({ account_id: accountId, period: periodKey(new Date()) })
+    .first('used');
+  return row ? Number(row.used) : 0;
+}
+
+async function outboxSubjects(s: Stack, submissionId: string): Promise<string[]> {
+  const rows = await s.platform.db.raw<{ rows: { subject: string }[] }>(
+    `SELECT subject FROM outbox WHERE payload::json ->> 'submission_id' = ?`,
+    [submissionId],
+  );
+  return rows.rows.map((r) => r.subject);
+}
+
+const s = useStarted(startStack);
+
+describe('rules', () => {
+  it('a blocked domain is spam: the benign answer, stored with its reason, no files, not counted, no created event', async () => {
+    const owner = await ownerWithFilter(s, { spam_filter: 'on', spam_rules: { blocked_domains: ['mailinator.com'] } });
+    const res = await owner.post(new URLSearchParams({ email: 'Bot@Mailinator.com', message: 'hello' }));
+    expect(res.status).toBe(200);
+    expect(res.body.id).toBeUndefined();
+    const stored = await owner.latest();
+    expect(stored).toMatchObject({ status: 'spam', spam_reasons: ['blocked-domain:mailinator.com'] });
+    expect(stored.spam_reason).toBe('blocked-domain:mailinator.com');
+    expect(await usedThisMonth(s, owner.account.id)).toBe(0);
+    expect(await outboxSubjects(s, stored.id)).not.toContainEqual(expect.stringMatching(/submission\.created$/));
+    const fine = await owner.post(new URLSearchParams({ email: 'ada@example.com', message: 'hello' }));
+    expect(fine.status).toBe(201);
+    expect(await owner.submission(fine.body.id as string)).toMatchObject({ status: 'received', spam_reasons: [] });
+  });
+
+  it('a subdomain of a blocked domain, a disposable address, a blocked phrase, too many links and a missing field each name themselves', async () => {
+    const owner = await ownerWithFilter(s, {
+      spam_filter: 'on',
+      spam_rules: {
+        blocked_domains: ['spam.example'],
+        block_disposable: true,
+        blocked_words: ['cheap pills'],
+        max_links: 1,
+        required_fields: ['message'],
+      },
+    });
+    const cases: [Record<string, string>, string[]][] = [
+      [{ email: 'a@mx.spam.example', message: 'hi' }, ['blocked-domain:spam.example']],
+      [{ email: 'a@mailinator.com', message: 'hi' }, ['disposable-domain:mailinator.com']],
+      [{ message: 'Buy CHEAP\n pills now' }, ['blocked-word:cheap pills']],
+      [{ message: 'see https://a.example and www.b.example' }, ['too-many-links:2']],
+      [{ email: 'ada@example.com' }, ['missing-field:message']],
+    ];
+    for (const [fields, reasons] of cases) {
+      expect((await owner.post(fields)).status).toBe(200);
+      expect(await owner.latest()).toMatchObject({ status: 'spam', spam_reasons: reasons });
+    }
+    // Whole words only: "cheap pillsbury" is not the phrase.
+    expect((await owner.post({ message: 'cheap pillsbury dough' })).status).toBe(201);
+  });
+
+  it('refuses rules that are not rules (422), and keeps the form as it was', async () => {
+    const owner = await ownerWithFilter(s, { spam_filter: 'off' });
+    for (const body of [
+      { spam_filter: 'sometimes' },
+      { spam_rules: { max_links: -1 } },
+      { spam_rules: { blocked_words: [''] } },
+      { spam_rules: { unknown_rule: true } },
+    ]) {
+      const res = await owner.call('PATCH', `/v1/forms/${owner.form.id}`, body);
+      expect(res.status).toBe(422);
+    }
+    const { body } = await owner.call('GET', `/v1/forms/${owner.form.id}`);
+    expect(body).toMatchObject({ spam_filter: 'off', spam_rules: {} });
+  });
+});
+
+describe('duplicates', () => {
+  it('off by default: the same fields twice are two received posts', async () => {
+    const owner = await ownerWithFilter(s, { spam_filter: 'on' });
+    expect((await owner.post({ message: 'same' })).status).toBe(201);
+    expect((await owner.post({ message: 'same' })).status).toBe(201);
+  });
+
+  it('within the window the same fields are spam (`duplicate`); other fields, or the same after the window, are not', async () => {
+    const owner = await ownerWithFilter(s, {
+      spam_filter: 'on',
+      spam_rules: { reject_duplicates: true, duplicate_window_hours: 2 },
+    });
+    const first = await owner.post({ name: 'Ada', message: 'Hello' });
+    expect(first.status).toBe(201);
+    expect((await owner.post({ name: 'Ada', message: 'Hello' })).status).toBe(200);
+    expect(await owner.latest()).toMatchObject({ status: 'spam', spam_reasons: ['duplicate'] });
+    // The same values in another order are other fields (a submission keeps its posted order).
+    expect((await owner.post({ message: 'Hello', name: 'Ada' })).status).toBe(201);
+    // Three hours later (the rows moved back in time): outside the window.
+    await s.platform.db.raw(`UPDATE submissions SET received_at = received_at - interval '3 hours' WHERE form_id = ?`, [
+      owner.form.id,
+    ]);
+    expect((await owner.post({ name: 'Ada', message: 'Hello' })).status).toBe(201);
+  });
+});
+
+/** Stores each post as ingest would and marks it through the API, as an owner clicking "spam" / "not spam" does. */
+async function mark(owner: Awaited<ReturnType<typeof ownerWithFilter>>, examples: CorpusPost[]): Promise<void> {
+  for (const example of examples) {
+    const stored = await factories.submission(s.platform, {
+      accountId: owner.account.id,
+      formId: owner.form.id,
+      payload: example.payload,
+    });
+    const res = await owner.call('PATCH', `/v1/submissions/${stored.id}`, {
+      status: example.spam ? 'spam' : 'received',
+    });
+    expect(res.status).toBe(200);
+  }
+}
+
+describe('the classifier', () => {
+  let corpus: { spam: CorpusPost[]; ham: CorpusPost[] };
+  beforeAll(() => {
+    corpus = corpusPosts();
+  });
+  const training = () => [...corpus.spam.slice(0, 40), ...corpus.ham.slice(0, 40)];
+  const heldOutSpam = () => corpus.spam[100] as CorpusPost;
+  const heldOutReal = () => corpus.ham[100] as CorpusPost;
+
+  it('trained on the owner’s marks, catches a held-out spam post and passes a held-out real one', async () => {
+    const owner = await ownerWithFilter(s, { spam_filter: 'on' });
+    await mark(owner, training());
+    const caught = await owner.post(heldOutSpam().payload);
+    expect(caught.status).toBe(200);
+    const spam = await owner.latest();
+    expect(spam.status).toBe('spam');
+    expect(spam.spam_score).toBeGreaterThanOrEqual(0.9);
+    expect(spam.spam_reasons).toEqual([`classifier:${spam.spam_score.toFixed(2)}`]);
+    const passed = await owner.post(heldOutReal().payload);
+    expect(passed.status).toBe(201);
+    const real = await owner.submission(passed.body.id as string);
+    expect(real).toMatchObject({ status: 'received', spam_reasons: [] });
+    expect(real.spam_score).toBeLessThan(0.5);
+  });
+
+  it('learns from marks made after it was first used: the notice drops the cached model', async () => {
+    const owner = await ownerWithFilter(s, { spam_filter: 'on' });
+    // Scored with no model yet (no marks): nothing to say.
+    const before = await owner.post({ message: 'first post' });
+    expect(await owner.submission(before.body.id as string)).toMatchObject({ spam_score: null });
+    await mark(owner, training());
+    await eventually(async () => {
+      const res = await owner.post(heldOutSpam().payload);
+      return res.status === 200 && (await owner.latest()).spam_reasons[0]?.startsWith('classifier:');
+    });
+  });
+
+  it('rescuing a caught post fires it once: counted and its created event written', async () => {
+    const owner = await ownerWithFilter(s, { spam_filter: 'on' });
+    await mark(owner, training());
+    expect((await owner.post(heldOutSpam().payload)).status).toBe(200);
+    const caught = await owner.latest();
+    const used = await usedThisMonth(s, owner.account.id);
+    expect((await owner.call('PATCH', `/v1/submissions/${caught.id}`, { status: 'received' })).status).toBe(200);
+    expect((await owner.call('PATCH', `/v1/submissions/${caught.id}`, { status: 'received' })).status).toBe(200);
+    expect(await usedThisMonth(s, owner.account.id)).toBe(used + 1);
+    const created = (await outboxSubjects(s, caught.id)).filter((x) => x.endsWith('submission.created'));
+    expect(created).toHaveLength(1);
+  });
+});
+
+describe('shadow mode', () => {
+  it('changes nothing but the score and the reasons: received, counted, its created event written', async () => {
+    const corpus = corpusPosts();
+    const owner = await ownerWithFilter(s, {
+      spam_filter: 'shadow',
+      spam_rules: { blocked_domains: ['spam.example'] },
+    });
+    await mark(owner, [...corpus.spam.slice(0, 40), ...corpus.ham.slice(0, 40)]);
+    const used = await usedThisMonth(s, owner.account.id);
+    const payload = Object.assign({}, (corpus.spam[100] as CorpusPost).payload, { email: 'win@spam.example' });
+    const res = await owner.post(payload);
+    expect(res.status).toBe(201);
+    const stored = await owner.submission(res.body.id as string);
+    expect(stored.status).toBe('received');
+    expect(stored.spam_reason).toBeNull();
+    expect(stored.spam_score).toBeGreaterThanOrEqual(0.9);
+    expect(stored.spam_reasons).toEqual(['blocked-domain:spam.example', `classifier:${stored.spam_score.toFixed(2)}`]);
+    expect(await usedThisMonth(s, owner.account.id)).toBe(used + 1);
+    expect(await outboxSubjects(s, stored.id)).toContainEqual(expect.stringMatching(/submission\.created$/));
+  });
+
+  it('is the default, and `off` records no score', async () => {
+    const { account, form, post } = await accountWithForm(s);
+    const call = api(s.managementUrl, account.managementKey);
+    expect((await call('GET', `/v1/forms/${form.id}`)).body).toMatchObject({ spam_filter: 'shadow', spam_rules: {} });
+    expect((await call('PATCH', `/v1/forms/${form.id}`, { spam_filter: 'off' })).status).toBe(200);
+    const res = await post({ message: 'hello' });
+    expect((await call('GET', `/v1/submissions/${res.body.id}`)).body).toMatchObject({
+      spam_score: null,
+      spam_reasons: [],
+    });
+  });
+});
