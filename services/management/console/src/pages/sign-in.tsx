@@ -5,7 +5,7 @@ import { useTitle } from '../title';
 
 /** Why signing in failed, said once: a refused key in one sentence; anything else as the problem says it. */
 function SignInError({ error }: { error: unknown }) {
-  if (!(error instanceof ApiError) || (error.status !== 401 && error.status !== 403)) return <ErrorBox error={error} />;
+  if (!(error instanceof ApiError) || error.status === 0 || error.status >= 500) return <ErrorBox error={error} />;
   return (
     <p class="error" role="alert">
       {error.status === 401

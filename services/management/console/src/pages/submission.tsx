@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, ok } from '../api';
 import type { Delivery, SubmissionDetail } from '../api-types';
@@ -15,7 +15,6 @@ import {
   type Resource,
 } from '../components/ui';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
-import { SpamLine } from '../components/spam-line';
 import { AutoresponseLine } from '../components/autoresponse-line';
 import { qs } from '../location';
 import { useLive, unsettled } from '../live';
@@ -30,12 +29,13 @@ const PREVIEWABLE = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp
 /** The submission, marked read once it is shown (the owner has now seen it). */
 function useSubmission(id: string) {
   const sub = useResource(() => ok(api.GET('/v1/submissions/{id}', { params: { path: { id } } })), [id]);
+  // Once per opening: after "Mark as unread" it stays unread.
+  const marked = useRef('');
   const unread = sub.data?.id === id && !sub.data.read;
   useEffect(() => {
-    if (unread)
-      void api
-        .PATCH('/v1/submissions/{id}', { params: { path: { id } }, body: { read: true } })
-        .then(() => sub.reload());
+    if (!unread || marked.current === id) return;
+    marked.current = id;
+    void api.PATCH('/v1/submissions/{id}', { params: { path: { id } }, body: { read: true } }).then(() => sub.reload());
   }, [unread, id]);
   return sub;
 }
@@ -62,7 +62,6 @@ export function SubmissionPage({ id }: { id: string }) {
         Received {formatTime(s.received_at)} · <code>{s.id}</code>
         {s.spam_reason ? ` · spam reason: ${s.spam_reason}` : ''}
       </p>
-      <SpamLine submission={s} />
       <SubmissionActions submission={s} onChange={sub.reload} />
       <h2>Fields</h2>
       <Fields payload={s.payload} />
