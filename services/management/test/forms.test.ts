@@ -189,6 +189,23 @@ describe('forms, what errors', () => {
     expect((await other.call('PATCH', `/v1/forms/${mine.id}`, { slug })).status).toBe(409);
   });
 
+  it('422 for a honeypot named like a bot-challenge token field, which every widget post fills', async () => {
+    const { call } = await owner();
+    for (const honeypot_field of [
+      'bot-challenge-response',
+      'cf-turnstile-response',
+      'h-captcha-response',
+      'g-recaptcha-response',
+    ]) {
+      const res = await call('POST', '/v1/forms', { name: 'Trap', honeypot_field });
+      expect([honeypot_field, res.status, res.body.errors?.[0]?.field]).toEqual([
+        honeypot_field,
+        422,
+        'body/honeypot_field',
+      ]);
+    }
+  });
+
   it('422 naming each bad field', async () => {
     const { call } = await owner();
     const res = await call('POST', '/v1/forms', {

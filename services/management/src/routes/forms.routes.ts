@@ -49,8 +49,10 @@ const fields = {
   honeypot_field: Type.String({
     minLength: 1,
     maxLength: 100,
-    pattern: '^(?!bot-challenge-response$)',
-    description: 'posts that fill this field are stored as spam; it is stripped from payloads',
+    // Not a challenge token field: those carry a value on every post from a page with the widget.
+    pattern: '^(?!(bot-challenge|cf-turnstile|h-captcha|g-recaptcha)-response$)',
+    description:
+      'posts that fill this field are stored as spam; it is stripped from payloads; never a bot-challenge token field',
   }),
   bot_challenge: Nullable(
     Type.Object(
