@@ -65,13 +65,14 @@ function filtered(db: Queryable, f: SubmissionFilter): Knex.QueryBuilder {
   if (f.since) query.where('received_at', '>=', f.since);
   if (f.until) query.where('received_at', '<', f.until);
   if (f.q) {
-    // The search document's trigram index (migration 012) finds the candidates; the per-value test keeps the meaning
-    // exact (the document joins the values, which a query with a line break could otherwise match across).
+    // The search document's trigram index (migration 012) finds them. The document is the values one per line, so
+    // text without a line break matches it only within one value; with one, each value is tested as well.
     const pattern = `%${escapeLike(f.q)}%`;
     query.whereRaw('intake_search_document(submissions.payload) ILIKE ?', [pattern]);
-    query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [
-      pattern,
-    ]);
+    if (/[\r\n]/.test(f.q))
+      query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [
+        pattern,
+      ]);
   }
   return query;
 }
