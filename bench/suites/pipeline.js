@@ -19,13 +19,18 @@
  * A third layout, `stages` (bench/stages.js), runs each stage on a thread of its own, the form
  * also notifying an address through a local SMTP server, and measures the end-to-end phase only:
  * CPU per submission of each stage (ingest, relay, fan-out, send, mail, usage: its thread and its
- * Postgres backends). `BENCH_LAYOUTS=npm start,stages` measures only the layouts named.
+ * Postgres backends). A fourth, `cluster`, runs the separate processes against a three-node NATS
+ * cluster of its own (three nats-server processes on this box, `NATS_STREAM_REPLICAS=3`) and
+ * measures the floor and the end-to-end phase only: what replicated streams cost, as end to end ÷
+ * floor beside the separate processes' on one server. `BENCH_LAYOUTS=npm start,stages` measures
+ * only the layouts named.
  */
 const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { execFileSync } = require('node:child_process');
 const { benchPlatform, formWithWebhook, receiver, mailSink, service, percentile, until, round } = require('../stack');
+const { startNatsCluster } = require('../../shared/dist/testing/nats-cluster');
 const {
   freePort,
   startProcess,
@@ -160,7 +165,18 @@ async function counted(db, formId) {
  * threads?, stop() }. With `mail` (a mail sink), the form also notifies an address and a post is
  * complete once its mail has arrived too. `stagesOnly`: the end-to-end phase alone (CPU per stage).
  */
-async function measureLayout({ name, platform, target, mail, stagesOnly, start, duration, log, measureFloor }) {
+async function measureLayout({
+  name,
+  platform,
+  target,
+  mail,
+  stagesOnly,
+  floorToo,
+  start,
+  duration,
+  log,
+  measureFloor,
+}) {
   const { db } = platform;
   const quiet = await formWithWebhook(platform);
   const hooked = await formWithWebhook(platform, target.url, mail ? ['owner@example.com'] : undefined);
@@ -185,6 +201,7 @@ async function measureLayout({ name, platform, target, mail, stagesOnly, start, 
   try {
     await warmUp(layout);
     if (!stagesOnly) await ingestAlone(layout);
+    else if (floorToo) layout.out.floor = await measureFloor();
     await endToEnd(layout);
     if (!stagesOnly) {
       await webhookLatency(layout);
@@ -417,6 +434,28 @@ async function startSeparate(env) {
 }
 
 /**
+ * The separate processes against a three-node NATS cluster of their own, both streams and every
+ * consumer on three replicas; the cluster goes with them.
+ */
+async function startOnCluster(env, log) {
+  const cluster = await startNatsCluster(3);
+  log(`cluster: three nats-server processes at ${cluster.url}`);
+  try {
+    const separate = await startSeparate({ ...env, NATS_URL: cluster.url, NATS_STREAM_REPLICAS: '3' });
+    return {
+      ...separate,
+      stop: async () => {
+        await separate.stop();
+        await cluster.destroy();
+      },
+    };
+  } catch (err) {
+    await cluster.destroy();
+    throw err;
+  }
+}
+
+/**
  * Every stage on a thread of its own (bench/stages.js), the form notifying an address through the
  * local SMTP server `sink`; each stage writes its thread id to a file in `BENCH_STAGE_TIDS`.
  */
@@ -448,10 +487,12 @@ async function startStages(env, sink) {
 }
 
 /** The layouts measured, in order; BENCH_LAYOUTS=stages (say) keeps only the layouts named. */
-function layouts(env, sink) {
+function layouts(env, sink, log) {
   const all = [
     { name: 'npm start', start: () => startAllInOne(env) },
     { name: 'separate', start: () => startSeparate(env) },
+    // Replicated streams: the floor and end to end only.
+    { name: 'cluster', stagesOnly: true, floorToo: true, start: () => startOnCluster(env, log) },
     // CPU per submission of each stage, end to end only.
     { name: 'stages', stagesOnly: true, mail: sink, start: () => startStages(env, sink) },
   ];
@@ -464,14 +505,36 @@ function figures(results) {
   const a = results['npm start'];
   const s = results.separate;
   const st = results.stages;
+  const c = results.cluster;
   return {
     'floor (bare Koa + 1 durable insert)': `${a?.floor ?? '-'} req/s around npm start, ${s?.floor ?? '-'} around separate`,
     ...(a && allInOneFigures(a)),
     ...(s && separateFigures(s)),
+    ...(c && clusterFigures(c, s)),
     ...(st && {
       'stages: end to end (every stage on its own thread, with mail)': `${Math.round(st.e2eRate)} submissions/s`,
       'stages: CPU µs per submission (thread + its Postgres backends)': stageTable(st.cpu),
     }),
+  };
+}
+
+/**
+ * The cluster layout's figures beside the separate processes' on one NATS server (`s`, when measured): end to end ÷
+ * floor over its own floor (measured just before), and both layouts over the mean of every floor of the run, so that a
+ * floor measured in a busy second does not decide the comparison.
+ */
+function clusterFigures(c, s) {
+  const floors = s ? (s.floor * INGEST_ROUNDS + c.floor) / (INGEST_ROUNDS + 1) : c.floor;
+  const both = s
+    ? `; over the run's mean floor (${Math.round(floors)} req/s): cluster ${(c.e2eRate / floors).toFixed(3)}, ` +
+      `separate on one server ${(s.e2eRate / floors).toFixed(3)}, cluster ÷ separate ${(c.e2eRate / s.e2eRate).toFixed(2)}`
+    : '';
+  return {
+    'cluster (3 NATS nodes, 3 replicas): end to end': `${Math.round(c.e2eRate)} submissions/s, drain ${c.drain.toFixed(1)} s`,
+    'cluster (3 NATS nodes, 3 replicas): end to end / floor':
+      `${(c.e2eRate / c.floor).toFixed(3)} (its floor ${c.floor} req/s; separate on one NATS server: ` +
+      `${s ? (s.e2eRate / s.floor).toFixed(3) : 'not measured'}${both})`,
+    'cluster (3 NATS nodes, 3 replicas): CPU µs per submission': JSON.stringify(c.cpu),
   };
 }
 
@@ -515,7 +578,7 @@ exports.run = async function run({ duration, log }) {
   try {
     const floor = await startFloor({ env, platform, duration, log, rows });
     stopBare = floor.stop;
-    for (const layout of layouts(env, sink)) {
+    for (const layout of layouts(env, sink, log)) {
       const measured = { ...layout, platform, target, duration, log, measureFloor: floor.measure };
       const { rows: r, out } = await measureLayout(measured);
       rows.push(...r);
