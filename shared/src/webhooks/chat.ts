@@ -1,12 +1,11 @@
-import type { EventType } from './sender';
-
 /** What a webhook posts: Intake's signed envelope, or a message in a chat service's incoming-webhook shape. */
 export type WebhookFormat = 'standard' | 'slack' | 'discord' | 'teams';
 export const WEBHOOK_FORMATS: readonly WebhookFormat[] = ['standard', 'slack', 'discord', 'teams'];
 
 /** What a chat message tells: the form, the fields in their posted order, the files, a link to the console. */
 export interface ChatContext {
-  type: EventType;
+  /** The envelope type (`submission.created`, `webhook.test`). */
+  type: string;
   data: Record<string, unknown>;
   formName: string;
   /** `PUBLIC_BASE_URL`, for the console link. */
