@@ -28,7 +28,7 @@ describe('export, what works: CSV', () => {
     expect(parseCsv(res.text)).toEqual([
       // The fields in the order they first appear reading down the export: the newer row's, then the older's.
       ['id', 'received_at', 'status', 'files', 'spam_score', 'spam_reasons', 'name', 'phone', 'message'],
-      [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', '', '', 'Bot', "'+1 555", ''],
+      [newer.id, '2026-05-02T00:00:00.000Z', 'spam', '0', '', 'honeypot', 'Bot', "'+1 555", ''],
       [older.id, '2026-05-01T00:00:00.000Z', 'received', '0', '', '', 'Ada, Countess', '', 'She said "hi"\nthen left'],
     ]);
     const filtered = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv?status=received`)).text);
@@ -50,7 +50,7 @@ describe('export, what works: CSV', () => {
     };
     await submit({ payload });
     const [, row] = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
-    expect(row?.slice(4)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
+    expect(row?.slice(6)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
     const line = JSON.parse((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text);
     expect(line.payload).toEqual(payload);
   });

@@ -54,6 +54,8 @@ describe('submissions, what works: listing and filtering', () => {
       payload: { n: '6' },
       files: 0,
       spam_reason: null,
+      spam_score: null,
+      spam_reasons: [],
     });
   });
 
