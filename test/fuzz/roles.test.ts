@@ -6,6 +6,7 @@ import {
   ID_PREFIXES,
   roleAtLeast,
   ROLES,
+  sha256Hex,
   type IdKind,
   type Role,
   type ServiceModule,
@@ -51,11 +52,13 @@ interface Operation {
   parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
 }
-type Ids = Partial<Record<IdKind, string>>;
+/** The caller's own resources by kind, and `session`: the id of the caller's console session, if any. */
+type Ids = Partial<Record<IdKind | 'session', string>>;
 interface Caller {
   role: Role;
   via: 'key' | 'session';
   headers: Record<string, string>;
+  session?: string;
 }
 
 const KIND_OF_PREFIX = Object.fromEntries(Object.entries(ID_PREFIXES).map(([k, p]) => [p, k])) as Record<
@@ -68,6 +71,10 @@ const kindOf = (schema: Schema) => {
 };
 
 let serial = 0;
+const SESSION_ID_PATTERN = '^[0-9a-f]{32}$';
+/** The id kind a field names (`account_id` → account). */
+const toKind = (field: string) =>
+  field.replace(/_id$/, '').replace(/_(.)/g, (_m, c: string) => c.toUpperCase()) as IdKind;
 /** The least value that fits a schema: required fields only, ids of the caller's own resources, unique names. */
 function fitting(schema: Schema, ids: Ids, receiverUrl: string, name = ''): unknown {
   if (schema.const !== undefined) return schema.const;
@@ -77,12 +84,13 @@ function fitting(schema: Schema, ids: Ids, receiverUrl: string, name = ''): unkn
     return fitting(schema.anyOf.find((s) => s.type !== 'null') ?? (schema.anyOf[0] as Schema), ids, receiverUrl);
   switch (schema.type) {
     case 'string': {
-      const kind = kindOf(schema);
+      const kind = kindOf(schema) ?? (ids[toKind(name)] ? toKind(name) : undefined);
       if (kind) return ids[kind];
+      if (schema.pattern === SESSION_ID_PATTERN) return ids.session ?? '0'.repeat(32);
       if (schema.format === 'email') return uniqueEmail('invitee');
       if (schema.format === 'date-time') return new Date().toISOString();
       if (schema.format === 'uri' || (schema.pattern ?? '').includes('https?') || /(^|_)url$/.test(name))
-        return receiverUrl;
+        return `${receiverUrl}?n=${++serial}`;
       return `r${Date.now().toString(36)}${++serial}`.padEnd(schema.minLength ?? 1, 'x');
     }
     case 'integer':
@@ -181,7 +189,9 @@ async function callerOf(t: Target, role: Role, via: 'key' | 'session'): Promise<
       headers: { authorization: `Bearer ${await managementKeyWithRole(t.platform.db, t.accountId, role)}` },
     };
   const { memberId } = await addTestMember(t.platform.db, t.accountId, role);
-  return { role, via, headers: { ...(await memberSessionHeaders(t.platform.db, t.accountId, memberId)) } };
+  const headers = await memberSessionHeaders(t.platform.db, t.accountId, memberId);
+  const token = /intake_session=(.*)/.exec(headers.cookie)?.[1] ?? '';
+  return { role, via, headers: { ...headers }, session: sha256Hex(token).slice(0, 32) };
 }
 
 /** A digest of what any call could change for the account, the audit log and sessions included. */
@@ -255,14 +265,15 @@ function useTarget(): Target {
   return t;
 }
 
-const CALLERS: [Role, 'key' | 'session'][] = ROLES.flatMap((role) =>
+/** Every role as a member's session, and each role a key can have as a key too. */
+const CALLERS: [Role, 'key' | 'session'][] = ROLES.flatMap((role): [Role, 'key' | 'session'][] =>
   role === 'owner'
-    ? [[role, 'session'] as const]
-    : ([
+    ? [[role, 'session']]
+    : [
         [role, 'key'],
         [role, 'session'],
-      ] as const),
-) as [Role, 'key' | 'session'][];
+      ],
+);
 
 /** Calls one operation as every role: the denied first (nothing may change), then the allowed, each on fresh resources. */
 async function checkOperation(
@@ -276,11 +287,11 @@ async function checkOperation(
   const forbidden = `${t.platform.config.PROBLEMS_URL}/forbidden`;
   for (const [role, via] of CALLERS) {
     // The console's own session routes answer a key with 404: there is no session to show or end.
-    if (via === 'key' && template.startsWith('/v1/sessions/')) continue;
+    if (via === 'key' && (template === '/v1/sessions' || template.startsWith('/v1/sessions/'))) continue;
     const caller = await callerOf(t, role, via);
     const ids = await freshIds(t);
     const before = await digest(t);
-    const res = await send(t, method, template, op, caller, ids);
+    const res = await send(t, method, template, op, caller, { ...ids, session: caller.session });
     const name = `${method.toUpperCase()} ${template} as ${role} ${via} → ${res.status} ${res.text.slice(0, 200)}`;
     if (!roleAtLeast(role, needed)) {
       expect({ name, status: res.status, type: res.type }).toEqual({ name, status: 403, type: forbidden });
@@ -320,7 +331,10 @@ describe('every management and usage route, for every role (generated from /open
     });
     // No change is open to a viewer, whoever adds it, except ending one's own session.
     for (const [op, role] of roles)
-      if (!op.startsWith('get ') && op !== 'delete /v1/sessions/current')
+      if (
+        !op.startsWith('get ') &&
+        !['delete /v1/sessions/current', 'delete /v1/sessions/{id}', 'post /v1/sessions/switch'].includes(op)
+      )
         expect([op, role]).not.toEqual([op, 'viewer']);
   });
 

@@ -1,4 +1,4 @@
-/* global console, process, structuredClone */
+/* global Buffer, console, process, structuredClone */
 // The console builds from a copy of the OpenAPI document that management serves at GET /openapi
 // (console/openapi.json, committed, so a change of the API shows in review) and from the TypeScript types
 // openapi-typescript generates from it at build time (src/openapi.d.ts, not committed).
@@ -51,16 +51,26 @@ const readOr = (file, fallback) => {
   }
 };
 
+/**
+ * The served document from stdin, read as a stream: reading fd 0 at once fails with EAGAIN when the pipe is
+ * non-blocking and the document is larger than what the pipe holds (64 KiB).
+ */
+async function readStdin() {
+  const chunks = [];
+  for await (const chunk of process.stdin) chunks.push(chunk);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 const mode = process.argv[2];
 if (mode === 'types') {
   writeFileSync(TYPES, await typesOf(JSON.parse(readFileSync(DOCUMENT, 'utf8'))));
 } else if (mode === 'write') {
-  const served = JSON.parse(readFileSync(0, 'utf8'));
+  const served = JSON.parse(await readStdin());
   writeFileSync(DOCUMENT, await pretty(JSON.stringify(served), DOCUMENT));
   writeFileSync(TYPES, await typesOf(served));
   console.log(`wrote ${path.relative(process.cwd(), DOCUMENT)} and ${path.relative(process.cwd(), TYPES)}`);
 } else if (mode === 'check') {
-  const served = JSON.parse(readFileSync(0, 'utf8'));
+  const served = JSON.parse(await readStdin());
   const where = differences(JSON.parse(readOr(DOCUMENT, 'null')), served);
   if (where.length) {
     console.log(

@@ -17,6 +17,8 @@ import { startSessionSweeper } from './domain/session-sweeper';
 import { startPurger } from './domain/purge';
 import { dataSubjectRoutes } from './routes/data-subjects.routes';
 import { memberRoutes } from './routes/members.routes';
+import { peopleRoutes } from './routes/people.routes';
+import { memberSessionRoutes } from './routes/member-sessions.routes';
 import { auditLogRoutes } from './routes/audit-log.routes';
 import { withAuditTrail } from './domain/audit-trail';
 import { startAuditRetention } from './domain/audit-retention';
@@ -35,6 +37,8 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...sessionRoutes,
     ...consoleSupportRoutes,
     ...memberRoutes,
+    ...peopleRoutes,
+    ...memberSessionRoutes,
     ...auditLogRoutes,
     ...inboxRoutes,
     ...docsRoutes(settings.config, () => openApi(settings)),

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
-import type { Db } from '../base/db';
+import type { Db, Queryable } from '../base/db';
 import { problem } from '../contracts/problems';
 import { sha256Hex } from '../base/secrets';
 import type { Principal, SessionInfo } from './api-keys';
@@ -29,7 +29,7 @@ export type SessionOwner =
 
 /** Opens a session; the token goes in the cookie, its hash in the table. */
 export async function openSession(
-  db: Db,
+  db: Queryable,
   owner: Principal | SessionOwner,
   now: Date,
   client: { ip?: string; userAgent?: string } = {},

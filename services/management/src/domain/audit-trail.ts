@@ -86,10 +86,11 @@ const RULES: Record<string, Rule> = {
       details: { count: Array.isArray(a['replayed']) ? a['replayed'].length : 0 },
     }),
   deleteCurrentSession: () => one({ action: 'session.signed_out' }),
+  exportAuditLog: ({ query }) => one({ action: 'audit_log.exported', details: { filters: query } }),
 };
 
 /** Routes that write their own entries (in the same transaction as their change). */
-const SELF_AUDITED = new Set(['inviteMember', 'updateMember', 'removeMember']);
+const SELF_AUDITED = new Set(['inviteMember', 'updateMember', 'removeMember', 'endMySession']);
 
 function exported(format: 'csv' | 'ndjson'): Rule {
   return ({ params, query }) =>

@@ -1,7 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import {
+  auditContext,
   authenticateKey,
+  recordAudit,
   endSession,
   openSession,
   problem,
@@ -15,7 +17,7 @@ import {
 } from '@intake/shared';
 import { Timestamp } from './schemas';
 
-const Session = Type.Object(
+export const SessionSchema = Type.Object(
   {
     account_id: Type.String(),
     key_id: Type.Union([Type.String(), Type.Null()], {
@@ -78,7 +80,7 @@ export const createSessionRoute = route({
   responses: {
     201: {
       description: 'Signed in',
-      schema: Session,
+      schema: SessionSchema,
       headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
     },
   },
@@ -88,6 +90,7 @@ export const createSessionRoute = route({
     if (principal.type !== 'management')
       throw problem('insufficient-scope', 'This is a submission key; sign in with a management key (svc_mgmt_...)');
     const { token, session } = await openSession(db, principal, clock.now());
+    await recordAudit(db, { ...auditContext(ctx, principal), action: 'session.signed_in', details: { method: 'key' } });
     ctx.set('Set-Cookie', sessionCookie(token, secure(ctx, config.PUBLIC_BASE_URL)));
     ctx.set('Cache-Control', 'no-store');
     ctx.status = 201;
@@ -104,7 +107,7 @@ export const getCurrentSessionRoute = route({
   tags: TAGS,
   auth: 'management',
   role: 'viewer',
-  responses: { 200: { description: 'The session', schema: Session } },
+  responses: { 200: { description: 'The session', schema: SessionSchema } },
   problems: ['not-found'],
   async handler(ctx, { principal }) {
     if (!principal.session) throw noSession();

@@ -1,0 +1,171 @@
+import {
+  openSession,
+  problem,
+  recordAudit,
+  sha256Hex,
+  type Actor,
+  type Db,
+  type Platform,
+  type Queryable,
+  type SessionInfo,
+} from '@intake/shared';
+import { normaliseEmail } from './members';
+import { verifyPassword } from './passwords';
+
+/** Failed sign-ins allowed per e-mail, and per client address, within the window; then 429 until it slides. */
+export const SIGN_IN_LIMITS = { perEmail: 5, perIp: 30, windowMs: 15 * 60_000 };
+
+export interface Client {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+const emailSubject = (email: string) => `email:${sha256Hex(normaliseEmail(email))}`;
+const ipSubject = (ip: string | null) => `ip:${ip ?? 'unknown'}`;
+
+/** 429 rate-limited with Retry-After when the e-mail or the address has used up its failures. */
+export async function checkSignInLimits(db: Queryable, email: string, client: Client, now: Date): Promise<void> {
+  const since = new Date(now.getTime() - SIGN_IN_LIMITS.windowMs);
+  for (const [subject, limit] of [
+    [emailSubject(email), SIGN_IN_LIMITS.perEmail],
+    [ipSubject(client.ip), SIGN_IN_LIMITS.perIp],
+  ] as const) {
+    const rows: { at: Date }[] = await db('sign_in_failures')
+      .where('subject', subject)
+      .where('at', '>', since)
+      .orderBy('at', 'desc')
+      .limit(limit)
+      .select('at');
+    if (rows.length < limit) continue;
+    const oldest = (rows[rows.length - 1] as { at: Date }).at;
+    const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + SIGN_IN_LIMITS.windowMs - now.getTime()) / 1000));
+    throw problem(
+      'rate-limited',
+      'Too many failed sign-ins for this e-mail or from this address; try again later',
+      {},
+      { 'Retry-After': String(retryAfter) },
+    );
+  }
+}
+
+export async function recordSignInFailure(db: Queryable, email: string, client: Client, now: Date): Promise<void> {
+  await db('sign_in_failures').insert([
+    { subject: emailSubject(email), at: now },
+    { subject: ipSubject(client.ip), at: now },
+  ]);
+  // The table only needs the window: older rows go as new ones come.
+  await db('sign_in_failures')
+    .where('at', '<', new Date(now.getTime() - SIGN_IN_LIMITS.windowMs))
+    .delete();
+}
+
+export interface UserRow {
+  id: string;
+  email: string;
+  name: string | null;
+  password_hash: string | null;
+  totp_secret: string | null;
+  totp_enabled_at: Date | null;
+  recovery_codes: string[];
+}
+
+export function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
+  return db('users').where('email', normaliseEmail(email)).first();
+}
+
+/** The person's active memberships, the one signed in to most recently first. */
+export function activeMemberships(db: Queryable, userId: string) {
+  return db('members as m')
+    .join('accounts as a', 'a.id', 'm.account_id')
+    .where({ 'm.user_id': userId, 'm.status': 'active' })
+    .orderByRaw('m.last_sign_in_at DESC NULLS LAST, m.created_at')
+    .select('m.id', 'm.account_id', 'm.role', 'm.email', 'a.name as account_name', 'a.require_two_factor');
+}
+
+const wrong = () => problem('unauthorized', 'The e-mail or password is wrong');
+
+/**
+ * A failed attempt: counted for the limits before the answer; written to the audit log of every account the
+ * person belongs to after it, so an unknown e-mail (no accounts) answers in the same time as a wrong password.
+ */
+async function failed(db: Db, user: UserRow | undefined, email: string, client: Client, now: Date, reason: string) {
+  await recordSignInFailure(db, email, client, now);
+  if (user) void auditFailure(db, user.id, client, now, reason).catch(() => undefined);
+  return wrong();
+}
+
+async function auditFailure(db: Db, userId: string, client: Client, now: Date, reason: string): Promise<void> {
+  for (const m of await activeMemberships(db, userId))
+    await recordAudit(
+      db,
+      {
+        accountId: m.account_id,
+        actor: { type: 'member', id: m.id, label: m.email },
+        action: 'session.sign_in_failed',
+        target: { type: 'member', id: m.id },
+        details: { method: 'password', reason },
+        ...client,
+      },
+      now,
+    );
+}
+
+/**
+ * E-mail and password sign-in. The same answer (401) and the same work (an argon2 verification) whether the e-mail
+ * is unknown, has no password, or the password is wrong; failures count towards the per-e-mail and per-address
+ * limits. Signs in to `accountId` when given (and a membership), else the membership used last. With a second
+ * factor enrolled, or required by the account, the session opens half-way: only the second factor completes it.
+ */
+export async function signInWithPassword(props: {
+  platform: Pick<Platform, 'db' | 'config'>;
+  email: string;
+  password: string;
+  accountId?: string;
+  client: Client;
+  now: Date;
+}): Promise<{ token: string; session: SessionInfo; memberId: string; accountId: string; secondFactor: boolean }> {
+  const { platform, email, password, client, now } = props;
+  const { db } = platform;
+  if (platform.config.OIDC_ONLY)
+    throw problem('forbidden', 'Passwords are turned off on this installation: sign in with SSO');
+  await checkSignInLimits(db, email, client, now);
+  const user = await findUserByEmail(db, email);
+  const ok = await verifyPassword(user?.password_hash, password);
+  if (!user || !ok) throw await failed(db, user, email, client, now, 'credentials');
+  const memberships = await activeMemberships(db, user.id);
+  const member = props.accountId ? memberships.find((m) => m.account_id === props.accountId) : memberships[0];
+  if (!member) throw await failed(db, user, email, client, now, 'no membership');
+  const secondFactor = user.totp_enabled_at !== null || member.require_two_factor === true;
+  const opened = await openSession(
+    db,
+    { kind: 'member', accountId: member.account_id, memberId: member.id, twoFactorPending: secondFactor },
+    now,
+    { ip: client.ip ?? undefined, userAgent: client.userAgent ?? undefined },
+  );
+  if (!secondFactor) await signedIn(db, member, client, now, 'password');
+  return { ...opened, memberId: member.id, accountId: member.account_id, secondFactor };
+}
+
+/** Records a completed sign-in: the member's last sign-in time and `session.signed_in`. */
+export async function signedIn(
+  db: Queryable,
+  member: { id: string; account_id: string; email: string },
+  client: Client,
+  now: Date,
+  method: string,
+): Promise<void> {
+  await db('members').where('id', member.id).update({ last_sign_in_at: now });
+  const actor: Actor = { type: 'member', id: member.id, label: member.email };
+  await recordAudit(
+    db,
+    {
+      accountId: member.account_id,
+      actor,
+      action: 'session.signed_in',
+      target: { type: 'member', id: member.id },
+      details: { method },
+      ...client,
+    },
+    now,
+  );
+}

@@ -1,0 +1,203 @@
+import { Type } from '@sinclair/typebox';
+import type { Context } from 'koa';
+import { authenticateSession, clientOf, route, sessionCookie, type Platform, type SessionInfo } from '@intake/shared';
+import { acceptInvitation, describeInvitation, requestPasswordReset, resetPassword } from '../domain/credentials';
+import { signInWithPassword } from '../domain/sign-in';
+import { presentSession, secure, SessionSchema, TAGS } from './sessions.routes';
+
+const Email = Type.String({ format: 'email', maxLength: 320 });
+const Password = Type.String({ minLength: 1, maxLength: 1000 });
+const Token = Type.String({ minLength: 1, maxLength: 200, description: 'the token after `#` in the link' });
+
+/** Sets the session cookie and answers the session, as key sign-in does. */
+async function answerSession(
+  ctx: Context,
+  platform: Platform,
+  opened: { token: string; session: SessionInfo },
+  status = 201,
+) {
+  ctx.set('Set-Cookie', sessionCookie(opened.token, secure(ctx, platform.config.PUBLIC_BASE_URL)));
+  ctx.set('Cache-Control', 'no-store');
+  ctx.status = status;
+  const principal = await authenticateSession(platform.db, opened.token, platform.clock.now());
+  ctx.body = presentSession(principal, principal.session);
+}
+
+/** `GET /v1/sign-in-options`: what the console's sign-in page offers. */
+export const signInOptionsRoute = route({
+  method: 'GET',
+  path: '/v1/sign-in-options',
+  operationId: 'getSignInOptions',
+  summary: 'The ways to sign in to the console here: password, SSO (OpenID Connect), management key',
+  tags: TAGS,
+  auth: 'none',
+  responses: {
+    200: {
+      description: 'The options',
+      schema: Type.Object({ password: Type.Boolean(), sso: Type.Boolean(), key: Type.Boolean() }),
+    },
+  },
+  handler(ctx, _input, { config }: Platform) {
+    const sso = Boolean(config.OIDC_ISSUER && config.OIDC_CLIENT_ID);
+    ctx.body = { password: !config.OIDC_ONLY, sso, key: true };
+  },
+});
+
+/** `POST /v1/sessions/password`. */
+export const passwordSignInRoute = route({
+  method: 'POST',
+  path: '/v1/sessions/password',
+  operationId: 'signInWithPassword',
+  summary: 'Sign in to the console with e-mail and password',
+  description:
+    'The same answer, in the same time, for an unknown e-mail and a wrong password (401). Failures are limited per ' +
+    'e-mail and per client address (429 with Retry-After). With a second factor enrolled or required, the answer is ' +
+    '202 `{ two_factor_required: true }` and the session is completed by `POST /v1/sessions/two-factor`.',
+  tags: TAGS,
+  auth: 'none',
+  body: Type.Object(
+    {
+      email: Email,
+      password: Password,
+      account_id: Type.Optional(
+        Type.String({ maxLength: 40, description: 'sign in to this account (default: the last one)' }),
+      ),
+    },
+    { additionalProperties: false },
+  ),
+  responses: {
+    201: {
+      description: 'Signed in',
+      schema: SessionSchema,
+      headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
+    },
+    202: {
+      description: 'Password right; the second factor is due',
+      schema: Type.Object({ two_factor_required: Type.Literal(true), enrolment_required: Type.Boolean() }),
+    },
+  },
+  problems: ['unauthorized', 'rate-limited', 'forbidden'],
+  async handler(ctx, { body }, platform: Platform) {
+    const signed = await signInWithPassword({
+      platform,
+      email: body.email,
+      password: body.password,
+      accountId: body.account_id,
+      client: clientOf(ctx),
+      now: platform.clock.now(),
+    });
+    if (!signed.secondFactor) return answerSession(ctx, platform, signed);
+    ctx.set('Set-Cookie', sessionCookie(signed.token, secure(ctx, platform.config.PUBLIC_BASE_URL)));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 202;
+    const user = await platform
+      .db('members as m')
+      .join('users as u', 'u.id', 'm.user_id')
+      .where('m.id', signed.memberId)
+      .first('u.totp_enabled_at');
+    ctx.body = { two_factor_required: true, enrolment_required: !user?.totp_enabled_at };
+  },
+});
+
+/** `POST /v1/password-resets`. */
+export const requestPasswordResetRoute = route({
+  method: 'POST',
+  path: '/v1/password-resets',
+  operationId: 'requestPasswordReset',
+  summary: 'Send a single-use password reset link (valid one hour) to this e-mail, if it is a person’s',
+  description: 'Answers 202 at once whether or not the e-mail is known; the link is logged when SMTP is unset.',
+  tags: TAGS,
+  auth: 'none',
+  body: Type.Object({ email: Email }, { additionalProperties: false }),
+  responses: { 202: { description: 'Accepted (sent if the e-mail is known)', schema: Type.Object({}) } },
+  handler(ctx, { body }, platform: Platform) {
+    requestPasswordReset(platform, body.email);
+    ctx.status = 202;
+    ctx.body = {};
+  },
+});
+
+/** `POST /v1/password-resets/confirm`. */
+export const confirmPasswordResetRoute = route({
+  method: 'POST',
+  path: '/v1/password-resets/confirm',
+  operationId: 'confirmPasswordReset',
+  summary: 'Choose a new password with a reset link’s token (every session of the person ends)',
+  tags: TAGS,
+  auth: 'none',
+  body: Type.Object({ token: Token, password: Password }, { additionalProperties: false }),
+  responses: { 204: { description: 'Changed; sign in with it' } },
+  problems: ['link-expired'],
+  async handler(ctx, { body }, platform: Platform) {
+    await resetPassword(platform, body.token, body.password);
+    ctx.status = 204;
+  },
+});
+
+/** `POST /v1/invitations/lookup`. */
+export const lookupInvitationRoute = route({
+  method: 'POST',
+  path: '/v1/invitations/lookup',
+  operationId: 'lookupInvitation',
+  summary: 'What an invitation link is for (its e-mail, role and account), before accepting it',
+  tags: ['Members'],
+  auth: 'none',
+  body: Type.Object({ token: Token }, { additionalProperties: false }),
+  responses: {
+    200: {
+      description: 'The invitation',
+      schema: Type.Object({
+        email: Type.String(),
+        role: Type.String(),
+        account_name: Type.String(),
+        has_password: Type.Boolean({ description: 'the person has a password already (they confirm it to join)' }),
+      }),
+    },
+  },
+  problems: ['link-expired'],
+  async handler(ctx, { body }, platform: Platform) {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = await describeInvitation(platform, body.token);
+  },
+});
+
+/** `POST /v1/invitations/accept`. */
+export const acceptInvitationRoute = route({
+  method: 'POST',
+  path: '/v1/invitations/accept',
+  operationId: 'acceptInvitation',
+  summary: 'Accept an invitation with a password (new: at least 12 characters, not a common one) and sign in',
+  tags: ['Members'],
+  auth: 'none',
+  body: Type.Object(
+    { token: Token, password: Password, name: Type.Optional(Type.String({ maxLength: 200 })) },
+    { additionalProperties: false },
+  ),
+  responses: {
+    201: {
+      description: 'Joined and signed in',
+      schema: SessionSchema,
+      headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
+    },
+  },
+  problems: ['link-expired', 'unauthorized', 'forbidden'],
+  async handler(ctx, { body }, platform: Platform) {
+    const opened = await acceptInvitation({
+      platform,
+      token: body.token,
+      password: body.password,
+      name: body.name,
+      client: clientOf(ctx),
+    });
+    await answerSession(ctx, platform, opened);
+  },
+});
+
+export const peopleRoutes = [
+  signInOptionsRoute,
+  passwordSignInRoute,
+  requestPasswordResetRoute,
+  confirmPasswordResetRoute,
+  lookupInvitationRoute,
+  acceptInvitationRoute,
+];

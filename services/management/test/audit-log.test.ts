@@ -1,0 +1,142 @@
+import { purgeAuditLog } from '@intake/shared';
+import { addTestMember, factories, memberSessionHeaders } from '@intake/shared/testing';
+import { api, startManagement } from './helpers';
+
+let ctx: Awaited<ReturnType<typeof startManagement>>;
+beforeAll(async () => {
+  ctx = await startManagement({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: true });
+});
+afterAll(() => ctx.close());
+
+/** An account whose admin key makes a few changes, so its log has entries. */
+async function busyAccount() {
+  const a = await factories.account(ctx.platform.db);
+  const call = api(ctx.url, a.managementKey);
+  const form = await call('POST', '/v1/forms', {
+    name: 'Audited',
+    bot_challenge: { provider: 'turnstile', secret: 'turnstile-secret-value' },
+  });
+  await call('PATCH', `/v1/forms/${form.body.id}`, { name: 'Renamed', notify_emails: ['private@people.example'] });
+  const hook = await call('POST', `/v1/forms/${form.body.id}/webhooks`, { url: 'http://127.0.0.1:9/hook' });
+  await call('PATCH', `/v1/webhooks/${hook.body.id}`, { rotate_secret: true });
+  await call('GET', `/v1/forms/${form.body.id}/export.ndjson?status=received`);
+  const invited = await call('POST', '/v1/members', { email: 'audited@people.example', role: 'viewer' });
+  await call('PATCH', `/v1/members/${invited.body.id}`, { role: 'editor' });
+  await call('DELETE', `/v1/members/${invited.body.id}`);
+  const key = await call('POST', '/v1/api-keys', { type: 'submission', name: 'site' });
+  await call('DELETE', `/v1/api-keys/${key.body.id}`);
+  await call('DELETE', `/v1/forms/${form.body.id}`);
+  return {
+    ...a,
+    call,
+    formId: form.body.id as string,
+    hookId: hook.body.id as string,
+    hookSecret: hook.body.secret as string,
+  };
+}
+
+describe('the audit log', () => {
+  it('records each change with who, what and from where, and names what changed, never secret values', async () => {
+    const a = await busyAccount();
+    const log = await a.call('GET', '/v1/audit-log?limit=200');
+    expect(log.status).toBe(200);
+    const actions = log.body.data.map((e: { action: string }) => e.action).reverse();
+    expect(actions).toEqual([
+      'form.created',
+      'form.updated',
+      'webhook.created',
+      'webhook.secret_rotated',
+      'submissions.exported',
+      'member.invited',
+      'member.role_changed',
+      'member.removed',
+      'api_key.created',
+      'api_key.revoked',
+      'form.deleted',
+    ]);
+    const keyId = (await ctx.platform.db('api_keys').where({ account_id: a.id, type: 'management' }).first('id')).id;
+    const updated = log.body.data.find((e: { action: string }) => e.action === 'form.updated');
+    expect(updated).toMatchObject({
+      id: expect.stringMatching(/^aud_/),
+      actor: { type: 'api_key', id: keyId, label: expect.any(String) },
+      target: { type: 'form', id: a.formId },
+      ip: expect.any(String),
+      details: { changed: ['name', 'notify_emails'] },
+    });
+    const text = JSON.stringify(log.body);
+    for (const secret of ['turnstile-secret-value', 'private@people.example', a.hookSecret, a.managementKey])
+      expect(text).not.toContain(secret);
+    expect(log.body.data.find((e: { action: string }) => e.action === 'member.role_changed').details).toEqual({
+      from: 'viewer',
+      to: 'editor',
+    });
+  });
+
+  it('pages by cursor, filters by action, actor and time, and exports NDJSON', async () => {
+    const a = await busyAccount();
+    const first = await a.call('GET', '/v1/audit-log?limit=4');
+    const second = await a.call('GET', `/v1/audit-log?limit=4&cursor=${first.body.next_cursor}`);
+    expect(first.body.data).toHaveLength(4);
+    expect(second.body.data[0].id < first.body.data[3].id).toBe(true);
+    const forms = await a.call('GET', '/v1/audit-log?action=form.created');
+    expect(forms.body.data.map((e: { action: string }) => e.action)).toEqual(['form.created']);
+    const none = await a.call(
+      'GET',
+      `/v1/audit-log?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+    );
+    expect(none.body).toEqual({ data: [], next_cursor: null });
+    const byActor = await a.call('GET', `/v1/audit-log?actor=${forms.body.data[0].actor.id}`);
+    expect(byActor.body.data.length).toBe(11);
+    const exported = await a.call('GET', '/v1/audit-log/export.ndjson');
+    expect(exported.headers.get('content-type')).toMatch(/application\/x-ndjson/);
+    const lines = exported.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.length).toBeGreaterThanOrEqual(11);
+    expect(lines[lines.length - 1].action).toBe('form.created');
+    expect((await a.call('GET', '/v1/audit-log?cursor=nonsense')).status).toBe(422);
+    // Exporting the log is itself a sensitive read, and recorded.
+    expect((await a.call('GET', '/v1/audit-log?action=audit_log.exported')).body.data).toHaveLength(1);
+  });
+});
+
+describe('the audit log: who reads it, and what the database allows', () => {
+  it('is for admins and owners; a member’s entries name the member', async () => {
+    const a = await factories.account(ctx.platform.db);
+    const editor = await addTestMember(ctx.platform.db, a.id, 'editor');
+    const headers = await memberSessionHeaders(ctx.platform.db, a.id, editor.memberId);
+    const created = await api(ctx.url)(
+      'POST',
+      '/v1/forms',
+      { name: 'By a member' },
+      { ...headers, 'user-agent': 'people-test' },
+    );
+    expect(created.status).toBe(201);
+    expect((await api(ctx.url)('GET', '/v1/audit-log', undefined, { ...headers })).status).toBe(403);
+    const log = await api(ctx.url, a.managementKey)('GET', '/v1/audit-log');
+    expect(log.body.data[0]).toMatchObject({
+      action: 'form.created',
+      actor: { type: 'member', id: editor.memberId, label: editor.email },
+      user_agent: 'people-test',
+    });
+  });
+
+  it('is append-only: the database refuses updates and deletes, except the retention purge', async () => {
+    const a = await busyAccount();
+    await expect(
+      ctx.platform.db('audit_log').where({ account_id: a.id }).update({ action: 'form.tampered' }),
+    ).rejects.toThrow(/append-only/);
+    await expect(ctx.platform.db('audit_log').where({ account_id: a.id }).delete()).rejects.toThrow(/append-only/);
+    const count = async () =>
+      Number((await ctx.platform.db('audit_log').where({ account_id: a.id }).count('* as n'))[0]?.n);
+    const before = await count();
+    expect(await purgeAuditLog(ctx.platform.db, 365, new Date())).toBe(0);
+    expect(await count()).toBe(before);
+    // A year and a day later, they are due.
+    expect(await purgeAuditLog(ctx.platform.db, 365, new Date(Date.now() + 366 * 86_400_000))).toBeGreaterThanOrEqual(
+      before,
+    );
+    expect(await count()).toBe(0);
+  });
+});

@@ -1,0 +1,185 @@
+import {
+  factories,
+  addTestMember,
+  managementKeyWithRole,
+  memberSessionHeaders,
+  uniqueEmail,
+} from '@intake/shared/testing';
+import { api, startManagement } from './helpers';
+import { accept, sessionOf, startSmtp } from './people-helpers';
+
+let ctx: Awaited<ReturnType<typeof startManagement>>;
+let smtp: Awaited<ReturnType<typeof startSmtp>>;
+beforeAll(async () => {
+  smtp = await startSmtp();
+  ctx = await startManagement({ SMTP_URL: smtp.url });
+});
+afterAll(async () => {
+  await ctx.close();
+  await smtp.close();
+});
+
+const GOOD = 'correct horse battery staple';
+const problemType = (slug: string) => `${ctx.platform.config.PROBLEMS_URL}/${slug}`;
+
+/** An account, its admin key as a caller, and an owner member. */
+async function account() {
+  const a = await factories.account(ctx.platform.db);
+  const owner = await addTestMember(ctx.platform.db, a.id, 'owner');
+  return { ...a, owner, call: api(ctx.url, a.managementKey) };
+}
+
+describe('members: invitations', () => {
+  it('invites with a single-use link valid 7 days, e-mailed, that a new person accepts with a password', async () => {
+    const a = await account();
+    const ada = uniqueEmail('ada');
+    const invited = await a.call('POST', '/v1/members', { email: ada.replace('ada', 'Ada'), role: 'editor' });
+    expect(invited.status).toBe(201);
+    expect(invited.body).toMatchObject({
+      id: expect.stringMatching(/^mem_/),
+      email: ada,
+      role: 'editor',
+      status: 'invited',
+      last_sign_in_at: null,
+    });
+    expect(invited.body.invitation_url).toMatch(new RegExp(`^${ctx.platform.config.PUBLIC_BASE_URL}/console/join#`));
+    const mail = smtp.mails.find((m) => m.to.includes(ada));
+    expect(mail?.text).toContain(invited.body.invitation_url);
+    const stored = await ctx.platform.db('member_invitations').where({ member_id: invited.body.id }).first();
+    expect(new Date(stored.expires_at).getTime() - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
+    expect(JSON.stringify(stored)).not.toContain(invited.body.invitation_url.split('#')[1]);
+
+    const lookup = await api(ctx.url)('POST', '/v1/invitations/lookup', {
+      token: invited.body.invitation_url.split('#')[1],
+    });
+    expect(lookup.body).toEqual({
+      email: ada,
+      role: 'editor',
+      account_name: 'Test account',
+      has_password: false,
+    });
+    const short = await accept(ctx.url, invited.body.invitation_url, 'short');
+    expect([short.res.status, short.res.body.errors]).toEqual([
+      422,
+      [{ field: 'body/password', message: 'must be at least 12 characters' }],
+    ]);
+    const breached = await accept(ctx.url, invited.body.invitation_url, 'qwerty123456');
+    expect([breached.res.status, breached.res.body.errors[0].message]).toEqual([
+      422,
+      expect.stringMatching(/common passwords/),
+    ]);
+
+    const joined = await accept(ctx.url, invited.body.invitation_url, GOOD);
+    expect(joined.res.status).toBe(201);
+    expect(joined.res.body).toMatchObject({
+      account_id: a.id,
+      member_id: invited.body.id,
+      email: ada,
+      role: 'editor',
+      key_id: null,
+    });
+    expect((await api(ctx.url)('POST', '/v1/forms', { name: 'By Ada' }, joined.headers)).status).toBe(201);
+    const members = await a.call('GET', '/v1/members');
+    expect(members.body.data.find((m: { id: string }) => m.id === invited.body.id)).toMatchObject({ status: 'active' });
+    // Single use.
+    const again = await accept(ctx.url, invited.body.invitation_url, GOOD);
+    expect([again.res.status, again.res.body.type]).toEqual([410, problemType('link-expired')]);
+  });
+});
+
+describe('members: invitations refused, and people in several accounts', () => {
+  it('refuses an expired invitation, and a second invitation of the same e-mail', async () => {
+    const a = await account();
+    const lateEmail = uniqueEmail('late');
+    const invited = await a.call('POST', '/v1/members', { email: lateEmail, role: 'viewer' });
+    expect((await a.call('POST', '/v1/members', { email: lateEmail.toUpperCase(), role: 'admin' })).status).toBe(409);
+    await ctx.platform
+      .db('member_invitations')
+      .where({ member_id: invited.body.id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
+    const late = await accept(ctx.url, invited.body.invitation_url, GOOD);
+    expect([late.res.status, late.res.body.type]).toEqual([410, problemType('link-expired')]);
+  });
+
+  it('a person already in another account joins with the password they have, not a new one', async () => {
+    const both = uniqueEmail('both');
+    const first = await account();
+    const inv1 = await first.call('POST', '/v1/members', { email: both, role: 'viewer' });
+    expect((await accept(ctx.url, inv1.body.invitation_url, GOOD)).res.status).toBe(201);
+    const second = await account();
+    const inv2 = await second.call('POST', '/v1/members', { email: both, role: 'admin' });
+    const wrong = await accept(ctx.url, inv2.body.invitation_url, 'another long password!');
+    expect(wrong.res.status).toBe(401);
+    const joined = await accept(ctx.url, inv2.body.invitation_url, GOOD);
+    expect(joined.res.body).toMatchObject({ account_id: second.id, role: 'admin' });
+    const accounts = await api(ctx.url)('GET', '/v1/sessions/accounts', undefined, joined.headers);
+    expect(accounts.body.data.map((m: { account_id: string }) => m.account_id).sort()).toEqual(
+      [first.id, second.id].sort(),
+    );
+    const switched = await api(ctx.url, undefined, { contract: true })(
+      'POST',
+      '/v1/sessions/switch',
+      { account_id: first.id },
+      joined.headers,
+    );
+    expect(switched.status).toBe(204);
+    const now = sessionOf({ headers: switched.headers, body: {} });
+    const current = await api(ctx.url)('GET', '/v1/sessions/current', undefined, { cookie: now.headers.cookie });
+    expect(current.body).toMatchObject({ account_id: first.id, role: 'viewer' });
+    expect((await api(ctx.url)('GET', '/v1/forms', undefined, joined.headers)).status).toBe(401);
+  });
+});
+
+describe('members: roles and owners', () => {
+  it('only an owner makes, changes or removes an owner; the last owner stays', async () => {
+    const a = await account();
+    const admin = await addTestMember(ctx.platform.db, a.id, 'admin');
+    const asAdmin = await memberSessionHeaders(ctx.platform.db, a.id, admin.memberId);
+    const asOwner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
+    const call = api(ctx.url);
+    const made = await call('POST', '/v1/members', { email: 'boss@people.example', role: 'owner' }, { ...asAdmin });
+    expect([made.status, made.body.type]).toEqual([403, problemType('forbidden')]);
+    const demote = await call('PATCH', `/v1/members/${a.owner.memberId}`, { role: 'viewer' }, { ...asAdmin });
+    expect([demote.status, demote.body.type]).toEqual([403, problemType('forbidden')]);
+    const last = await call('PATCH', `/v1/members/${a.owner.memberId}`, { role: 'admin' }, { ...asOwner });
+    expect([last.status, last.body.type]).toEqual([409, problemType('conflict')]);
+    expect((await call('DELETE', `/v1/members/${a.owner.memberId}`, undefined, { ...asOwner })).status).toBe(409);
+    const promoted = await call('PATCH', `/v1/members/${admin.memberId}`, { role: 'owner' }, { ...asOwner });
+    expect(promoted.body).toMatchObject({ role: 'owner' });
+    expect((await call('DELETE', `/v1/members/${a.owner.memberId}`, undefined, { ...asAdmin })).status).toBe(204);
+    // An admin key is no owner.
+    expect((await a.call('DELETE', `/v1/members/${admin.memberId}`)).status).toBe(403);
+  });
+
+  it('a role change and a removal take effect on the member’s open sessions at once', async () => {
+    const a = await account();
+    const editor = await addTestMember(ctx.platform.db, a.id, 'editor');
+    const session = await memberSessionHeaders(ctx.platform.db, a.id, editor.memberId);
+    const call = api(ctx.url);
+    expect((await call('POST', '/v1/forms', { name: 'Before' }, { ...session })).status).toBe(201);
+    await a.call('PATCH', `/v1/members/${editor.memberId}`, { role: 'viewer' });
+    const after = await call('POST', '/v1/forms', { name: 'After' }, { ...session });
+    expect([after.status, after.body.type]).toEqual([403, problemType('forbidden')]);
+    expect((await call('GET', '/v1/forms', undefined, { ...session })).status).toBe(200);
+    expect((await a.call('DELETE', `/v1/members/${editor.memberId}`)).status).toBe(204);
+    expect((await call('GET', '/v1/forms', undefined, { ...session })).status).toBe(401);
+  });
+
+  it('management keys carry a role: admin by default, a viewer key reads and exports but changes nothing', async () => {
+    const a = await account();
+    const minted = await a.call('POST', '/v1/api-keys', { type: 'management' });
+    expect(minted.body.role).toBe('admin');
+    const viewer = await a.call('POST', '/v1/api-keys', { type: 'management', role: 'viewer', name: 'dashboard' });
+    expect(viewer.body).toMatchObject({ role: 'viewer', name: 'dashboard' });
+    const form = await factories.form(ctx.platform.db, a.id);
+    const asViewer = api(ctx.url, viewer.body.key);
+    expect((await asViewer('GET', `/v1/forms/${form.id}/submissions`)).status).toBe(200);
+    expect((await asViewer('GET', `/v1/forms/${form.id}/export.csv`)).status).toBe(200);
+    expect((await asViewer('PATCH', `/v1/forms/${form.id}`, { name: 'x' })).status).toBe(403);
+    expect((await asViewer('GET', '/v1/api-keys')).status).toBe(403);
+    const editorKey = await managementKeyWithRole(ctx.platform.db, a.id, 'editor');
+    expect((await api(ctx.url, editorKey)('POST', '/v1/api-keys', { type: 'submission' })).status).toBe(403);
+    const bad = await a.call('POST', '/v1/api-keys', { type: 'management', role: 'owner' });
+    expect(bad.status).toBe(422);
+  });
+});

@@ -1,0 +1,171 @@
+import { factories, uniqueEmail, addTestMember, eventually } from '@intake/shared/testing';
+import { api, startManagement } from './helpers';
+import { accept, sessionOf, startSmtp } from './people-helpers';
+import { hashPassword } from '../src/domain/passwords';
+import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
+
+let ctx: Awaited<ReturnType<typeof startManagement>>;
+let smtp: Awaited<ReturnType<typeof startSmtp>>;
+beforeAll(async () => {
+  smtp = await startSmtp();
+  ctx = await startManagement({ SMTP_URL: smtp.url, TRUST_PROXY: true });
+});
+afterAll(async () => {
+  await ctx.close();
+  await smtp.close();
+});
+
+const GOOD = 'correct horse battery staple';
+/** A client address of its own per call (documentation range, random per run: failures outlive a run in the table). */
+const run = Math.floor(Math.random() * 0xffff).toString(16);
+let serial = 0;
+const fromAddress = () => ({ 'x-forwarded-for': `2001:db8:${run}::${(++serial).toString(16)}` });
+const signIn = (email: string, password: string, headers: Record<string, string> = {}) =>
+  api(ctx.url)('POST', '/v1/sessions/password', { email, password }, headers);
+
+/** An active member with a password, in a fresh account. */
+async function person(role: 'viewer' | 'editor' | 'admin' | 'owner' = 'editor') {
+  const a = await factories.account(ctx.platform.db);
+  const email = uniqueEmail('signin');
+  const m = await addTestMember(ctx.platform.db, a.id, role, { email, passwordHash: await hashPassword(GOOD) });
+  return { accountId: a.id, key: a.managementKey, ...m };
+}
+
+describe('password sign-in', () => {
+  it('signs a member in with e-mail and password to an HttpOnly session that shows who is signed in', async () => {
+    const p = await person();
+    const res = await signIn(p.email.toUpperCase(), GOOD);
+    expect(res.status).toBe(201);
+    expect(res.headers.get('set-cookie')).toMatch(/HttpOnly.*SameSite=Strict/);
+    expect(res.body).toMatchObject({ account_id: p.accountId, member_id: p.memberId, email: p.email, role: 'editor' });
+    const { headers } = sessionOf(res);
+    const sessions = await api(ctx.url)('GET', '/v1/sessions', undefined, headers);
+    expect(sessions.body.data).toEqual([expect.objectContaining({ current: true })]);
+    const member = await ctx.platform.db('members').where({ id: p.memberId }).first('last_sign_in_at');
+    expect(member.last_sign_in_at).not.toBeNull();
+  });
+
+  it('answers an unknown e-mail exactly as a wrong password, in about the same time', async () => {
+    const p = await person();
+    const time = async (email: string) => {
+      const started = performance.now();
+      const res = await signIn(email, 'not the password at all', fromAddress());
+      return { ms: performance.now() - started, status: res.status, body: res.body };
+    };
+    await time(p.email); // both paths warm
+    const wrong = [await time(p.email), await time(p.email), await time(p.email)];
+    const unknown = [
+      await time(uniqueEmail('nobody')),
+      await time(uniqueEmail('nobody')),
+      await time(uniqueEmail('nobody')),
+    ];
+    expect(unknown[0]?.body).toEqual(wrong[0]?.body);
+    expect(wrong.map((w) => w.status)).toEqual([401, 401, 401]);
+    const median = (xs: { ms: number }[]) => xs.map((x) => x.ms).sort((x, y) => x - y)[1] as number;
+    // Both spend an argon2 verification: neither answer is a shortcut of the other.
+    expect(median(unknown) / median(wrong)).toBeGreaterThan(0.4);
+    expect(median(unknown) / median(wrong)).toBeLessThan(2.5);
+  });
+});
+
+describe('password sign-in: limits and switches', () => {
+  it('limits failures per e-mail (429 rate-limited with Retry-After), even for the right password', async () => {
+    const p = await person();
+    for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i += 1)
+      expect((await signIn(p.email, 'wrong wrong wrong', fromAddress())).status).toBe(401);
+    const limited = await signIn(p.email, GOOD, fromAddress());
+    expect([limited.status, limited.body.type]).toEqual([429, `${ctx.platform.config.PROBLEMS_URL}/rate-limited`]);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    const failures = () =>
+      ctx.platform.db('audit_log').where({ account_id: p.accountId, action: 'session.sign_in_failed' }).count('* as n');
+    await eventually(async () => Number((await failures())[0]?.n) === SIGN_IN_LIMITS.perEmail);
+  });
+
+  it('limits failures per client address across e-mails', async () => {
+    const trusting = await startManagement({ TRUST_PROXY: true });
+    try {
+      const headers = fromAddress();
+      const call = api(trusting.url);
+      for (let i = 0; i < SIGN_IN_LIMITS.perIp; i += 1)
+        expect(
+          (await call('POST', '/v1/sessions/password', { email: uniqueEmail('spray'), password: 'x' }, headers)).status,
+        ).toBe(401);
+      const limited = await call(
+        'POST',
+        '/v1/sessions/password',
+        { email: uniqueEmail('spray'), password: 'x' },
+        headers,
+      );
+      expect(limited.status).toBe(429);
+      const elsewhere = await call(
+        'POST',
+        '/v1/sessions/password',
+        { email: uniqueEmail('spray'), password: 'x' },
+        fromAddress(),
+      );
+      expect(elsewhere.status).toBe(401);
+    } finally {
+      await trusting.close();
+    }
+  });
+
+  it('OIDC_ONLY=true turns passwords off', async () => {
+    const only = await startManagement({ OIDC_ONLY: true });
+    try {
+      const p = await person();
+      const res = await api(only.url)('POST', '/v1/sessions/password', { email: p.email, password: GOOD });
+      expect([res.status, res.body.type]).toEqual([403, `${only.platform.config.PROBLEMS_URL}/forbidden`]);
+      expect((await api(only.url)('GET', '/v1/sign-in-options')).body).toEqual({
+        password: false,
+        sso: false,
+        key: true,
+      });
+    } finally {
+      await only.close();
+    }
+  });
+});
+
+describe('password reset', () => {
+  it('mails a single-use link; the new password works, the old one and every old session do not', async () => {
+    const p = await person();
+    const old = sessionOf(await signIn(p.email, GOOD));
+    const asked = await api(ctx.url)('POST', '/v1/password-resets', { email: p.email });
+    expect(asked.status).toBe(202);
+    expect((await api(ctx.url)('POST', '/v1/password-resets', { email: uniqueEmail('nobody') })).status).toBe(202);
+    const mail = await eventually(() => smtp.mails.find((m) => m.to.includes(p.email)));
+    const token = /\/console\/reset#([A-Za-z0-9_-]+)/.exec(mail.text)?.[1] as string;
+    expect(token).toBeDefined();
+    const weak = await api(ctx.url)('POST', '/v1/password-resets/confirm', { token, password: 'password1234' });
+    expect(weak.status).toBe(422);
+    const next = 'a brand new passphrase';
+    expect((await api(ctx.url)('POST', '/v1/password-resets/confirm', { token, password: next })).status).toBe(204);
+    expect((await api(ctx.url)('POST', '/v1/password-resets/confirm', { token, password: next })).status).toBe(410);
+    expect((await api(ctx.url)('GET', '/v1/forms', undefined, old.headers)).status).toBe(401);
+    expect((await signIn(p.email, GOOD, fromAddress())).status).toBe(401);
+    expect((await signIn(p.email, next, fromAddress())).status).toBe(201);
+  });
+});
+
+describe('secrets at rest', () => {
+  it('stores no password, invitation or reset token in the clear; passwords as argon2id', async () => {
+    const p = await person('admin');
+    const invited = await api(ctx.url, p.key)('POST', '/v1/members', { email: uniqueEmail('fresh'), role: 'viewer' });
+    const token = invited.body.invitation_url.split('#')[1];
+    const password = 'an unguessable sentence 42';
+    expect((await accept(ctx.url, invited.body.invitation_url, password)).res.status).toBe(201);
+    await api(ctx.url)('POST', '/v1/password-resets', { email: p.email });
+    const reset = await eventually(() => smtp.mails.find((m) => m.to.includes(p.email) && /reset#/.test(m.text)));
+    const resetToken = /reset#([A-Za-z0-9_-]+)/.exec(reset.text)?.[1] as string;
+    const dump = JSON.stringify(
+      await Promise.all(
+        ['users', 'members', 'member_invitations', 'password_resets', 'audit_log', 'console_sessions'].map((t) =>
+          ctx.platform.db(t).select('*'),
+        ),
+      ),
+    );
+    for (const secret of [GOOD, password, token, resetToken]) expect(dump).not.toContain(secret);
+    const user = await ctx.platform.db('users').where({ email: invited.body.email }).first('password_hash');
+    expect(user.password_hash).toMatch(/^\$argon2id\$/);
+  });
+});
