@@ -120,7 +120,9 @@ describe('a refused post from an HTML form, seen by the visitor', () => {
     expect(res.status).toBe(status);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(res.text).toContain('<h1>Your submission was not sent</h1>');
-    expect(res.text).toContain('<a href="https://site.example/contact">Go back</a>');
+    expect(res.text).toContain(
+      '<a href="https://site.example/contact" onclick="history.back(); return false">Go back</a>',
+    );
     expect(res.text).not.toContain('"type"');
     // The same refusal to a script's fetch() and to an API client: the problem document.
     for (const headers of [

@@ -35,7 +35,8 @@ export function isFormNavigation(ctx: Context): boolean {
 /**
  * A refused form post from a browser, so the visitor never reads raw JSON: when the owner set a `redirect_url`, 303
  * to it with `error=<problem slug>` (their page says what it wants); otherwise a small page in the problem's own status
- * (and headers, e.g. Retry-After) with the reason and a link back to the page the form was on.
+ * (and headers, e.g. Retry-After) with the reason and a link back: to the page the form was on, with what the
+ * visitor typed (history), else to the `Referer` (browsers send only the origin of another site's page).
  */
 export function presentRefusal(ctx: Context, refused: Problem, redirectUrl: string | null | undefined): void {
   ctx.set('Cache-Control', 'no-store');
@@ -55,7 +56,7 @@ export function presentRefusal(ctx: Context, refused: Problem, redirectUrl: stri
   ctx.body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Not sent: ${escapeHtml(refused.title)}</title>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}</style></head>
-<body><h1>Your submission was not sent</h1><p>${escapeHtml(refused.title)}. ${escapeHtml(refused.detail)}</p><p><a href="${back}">Go back</a></p></body></html>
+<body><h1>Your submission was not sent</h1><p>${escapeHtml(refused.title)}. ${escapeHtml(refused.detail)}</p><p><a href="${back}" onclick="history.back(); return false">Go back</a></p></body></html>
 `;
 }
 
