@@ -1,0 +1,78 @@
+import { factories } from '@intake/shared/testing';
+import { checkView, useOwnerConsole, type OwnerConsole } from './owner';
+
+/**
+ * The spam filter in the console, in Chromium over the real stack: a form's filter mode and rules saved from its
+ * settings, and a submission's page saying its score and, in words, why it is spam or what would have caught it.
+ */
+jest.setTimeout(120_000);
+
+const c: OwnerConsole = useOwnerConsole();
+
+async function formOf(owner: OwnerConsole) {
+  return factories.form(owner.stack.platform.db, owner.account.id);
+}
+
+it('saves the filter mode and rules from the form’s settings, and shows them after Save', async () => {
+  const { page, stack } = c;
+  const form = await formOf(c);
+  await page.goto(`${stack.url}/console/forms/${form.id}`);
+  const spam = page.getByRole('form', { name: 'Spam filter' });
+  await spam.getByLabel('Mode').selectOption('on');
+  await spam.getByLabel('Blocked e-mail domains').fill('mailinator.com\nspam.example');
+  await spam.getByLabel('Blocked words or phrases').fill('cheap pills');
+  await spam.getByLabel('Most links allowed').fill('2');
+  await spam.getByLabel('The same fields posted again are spam').check();
+  await spam.getByLabel('Within (hours)').fill('6');
+  await spam.getByRole('button', { name: 'Save spam filter' }).click();
+  await spam.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  const row = await stack.platform.db('forms').where({ id: form.id }).first('spam_filter', 'spam_rules');
+  expect(row).toEqual({
+    spam_filter: 'on',
+    spam_rules: {
+      blocked_domains: ['mailinator.com', 'spam.example'],
+      blocked_words: ['cheap pills'],
+      max_links: 2,
+      reject_duplicates: true,
+      duplicate_window_hours: 6,
+    },
+  });
+  await page.reload();
+  expect(await page.getByRole('form', { name: 'Spam filter' }).getByLabel('Mode').inputValue()).toBe('on');
+  await checkView(page, 'form-spam-settings', /· Intake console$/);
+});
+
+it('shows a caught submission’s score and reasons in words, and a shadow one’s as what would have caught it', async () => {
+  const { page, stack } = c;
+  const form = await formOf(c);
+  const caught = await factories.submission(stack.platform, {
+    accountId: c.account.id,
+    formId: form.id,
+    status: 'spam',
+    spamReason: 'blocked-domain:mailinator.com',
+    payload: { email: 'bot@mailinator.com', message: 'Cheap pills' },
+  });
+  await stack.platform
+    .db('submissions')
+    .where({ id: caught.id })
+    .update({ spam_score: 0.97, spam_reasons: JSON.stringify(['blocked-domain:mailinator.com', 'classifier:0.97']) });
+  await page.goto(`${stack.url}/console/submissions/${caught.id}`);
+  await page
+    .getByText('Spam score 0.97 · caught by: blocked domain mailinator.com; the classifier (0.97)', { exact: true })
+    .waitFor();
+  await checkView(page, 'submission-spam-reasons', /· Intake console$/);
+
+  const shadow = await factories.submission(stack.platform, {
+    accountId: c.account.id,
+    formId: form.id,
+    payload: { message: 'Hello' },
+  });
+  await stack.platform
+    .db('submissions')
+    .where({ id: shadow.id })
+    .update({ spam_score: 0.12, spam_reasons: JSON.stringify(['duplicate']) });
+  await page.goto(`${stack.url}/console/submissions/${shadow.id}`);
+  await page
+    .getByText('Spam score 0.12 · would have been caught by: the same fields were posted recently', { exact: true })
+    .waitFor();
+});
