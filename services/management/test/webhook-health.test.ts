@@ -2,7 +2,8 @@ import PostalMime from 'postal-mime';
 import { createMailer, type Mailer } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { sweepWebhookHealth } from '@intake/delivery';
-import { ownerWithFailingHook, startManagementWithWorkers } from './helpers';
+import { newOwner, ownerWithFailingHook, startManagementWithWorkers } from './helpers';
+import { receiver } from '../../delivery/test/helpers';
 import { smtpSink } from './smtp';
 
 const ctx = useStarted(() => startManagementWithWorkers({ retryMs: 50, pollMs: 100 }));
@@ -88,6 +89,29 @@ describe('webhook health and replay', () => {
       expect((await owner.call('POST', path, { dry_run: true })).body).toEqual({ replayed: 0 });
     } finally {
       await owner.target.close();
+    }
+  });
+});
+
+describe('webhook formats', () => {
+  it('takes a format at creation and sends a chat webhook’s test ping as that service’s message', async () => {
+    const target = await receiver();
+    try {
+      const { formId, call } = await newOwner(ctx);
+      const created = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url, format: 'discord' });
+      expect(created.body.format).toBe('discord');
+      expect((await call('POST', `/v1/webhooks/${created.body.id}/test`)).body.ok).toBe(true);
+      expect(JSON.parse(target.requests[0]!.body)).toMatchObject({
+        content: 'Test message from Intake for "Test form"',
+        allowed_mentions: { parse: [] },
+      });
+      const slack = await call('PATCH', `/v1/webhooks/${created.body.id}`, { format: 'slack' });
+      expect(slack.body.format).toBe('slack');
+      await call('POST', `/v1/webhooks/${created.body.id}/test`);
+      expect(JSON.parse(target.requests[1]!.body).text).toBe('Test message from Intake for "Test form"');
+      expect((await call('PATCH', `/v1/webhooks/${created.body.id}`, { format: 'irc' })).status).toBe(422);
+    } finally {
+      await target.close();
     }
   });
 });
