@@ -128,10 +128,10 @@ function webhookCases(c: OwnerConsole, receiver: () => Awaited<ReturnType<typeof
     // No Refresh click: the log updates itself while the retries run, until the fourth attempt succeeds.
     await delivery.filter({ hasText: 'succeeded' }).waitFor({ timeout: 20_000 });
     await delivery.locator('summary').click();
-    await delivery.getByRole('cell', { name: '#4' }).waitFor();
+    await delivery.getByRole('cell', { name: '#4', exact: true }).waitFor();
     await delivery.getByRole('button', { name: 'Replay' }).click();
-    await delivery.getByRole('cell', { name: 'Replay 1' }).waitFor({ timeout: 15_000 });
-    expect(await delivery.getByRole('cell', { name: '#5' }).count()).toBe(0);
+    await delivery.getByRole('cell', { name: 'Replay 1', exact: true }).waitFor({ timeout: 15_000 });
+    expect(await delivery.getByRole('cell', { name: '#5', exact: true }).count()).toBe(0);
     await checkView(page, 'delivery-log', /^Delivery log · .* · Intake console$/);
     await delivery.getByRole('link', { name: 'Open the submission' }).click();
     const onSubmission = page.locator('details.delivery').first();
@@ -193,7 +193,7 @@ function frameCases(c: OwnerConsole) {
       await checkView(page, `not-found`, new RegExp(`^${heading} · Intake console$`));
     }
     await page.getByRole('link', { name: 'Back to your forms' }).click();
-    await page.getByRole('heading', { name: 'Forms' }).waitFor();
+    await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
   });
 
   it('gives API keys and Usage their own titles and fits them in 390 px', async () => {
@@ -210,7 +210,7 @@ function frameCases(c: OwnerConsole) {
     const { page } = c;
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Management key', { exact: true }).fill('svc_mgmt_wrong');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Management key', { exact: true }).press('Enter');
     const alert = page.getByRole('alert');
     await alert.waitFor();
     expect(await alert.count()).toBe(1);

@@ -38,8 +38,8 @@ export function useOwnerConsole(): OwnerConsole {
     });
     await c.page.goto(`${c.stack.url}/console`);
     await c.page.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
-    await c.page.getByRole('button', { name: 'Sign in' }).click();
-    await c.page.getByRole('heading', { name: 'Forms' }).waitFor();
+    await c.page.getByLabel('Management key', { exact: true }).press('Enter');
+    await c.page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
   }, 60_000);
   afterAll(async () => {
     await c.browser?.close();

@@ -38,8 +38,8 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
   const { query, route } = useLocation();
   const status = query['status'] ?? 'all';
   const { hook, log } = useDeliveryLog(formId, webhookId, status);
-  // While deliveries are being retried, the log follows them.
-  useLive(unsettled(log.data?.data), log.reload);
+  // The log follows retries as they run, and shows new deliveries as they come.
+  useLive(unsettled(log.data?.data), log.reload, true);
   const action = useAction();
   const [message, setMessage] = useState('');
   const base = `/console/forms/${formId}/webhooks/${webhookId}`;
