@@ -16,6 +16,7 @@ import {
 } from '../components/ui';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
 import { AutoresponseLine } from '../components/autoresponse-line';
+import { SpamLine } from '../components/spam-line';
 import { qs } from '../location';
 import { useLive, unsettled } from '../live';
 import { useTitle } from '../title';
@@ -62,6 +63,7 @@ export function SubmissionPage({ id }: { id: string }) {
         Received {formatTime(s.received_at)} · <code>{s.id}</code>
         {s.spam_reason ? ` · spam reason: ${s.spam_reason}` : ''}
       </p>
+      <SpamLine submission={s} />
       <SubmissionActions submission={s} onChange={sub.reload} />
       <h2>Fields</h2>
       <Fields payload={s.payload} />
