@@ -109,6 +109,8 @@ describe('webhook formats', () => {
       expect(slack.body.format).toBe('slack');
       await call('POST', `/v1/webhooks/${created.body.id}/test`);
       expect(JSON.parse(target.requests[1]!.body).text).toBe('Test message from Intake for "Test form"');
+      const sample = await call('GET', `/v1/webhooks/${created.body.id}/sample`);
+      expect(JSON.parse(sample.body.body).text).toBe('Test message from Intake for "Test form"');
       expect((await call('PATCH', `/v1/webhooks/${created.body.id}`, { format: 'irc' })).status).toBe(422);
     } finally {
       await target.close();

@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { newId, problem, Problem, route, signedRequest, type Platform } from '@intake/shared';
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from '../domain/deliveries';
 import { deleteSubmission, setSubmissionStatus } from '../domain/submissions';
-import { findWebhook } from '../repositories/webhook.repository';
+import { findFormName, findWebhook } from '../repositories/webhook.repository';
 import { Delivery, presentDelivery } from './deliveries.routes';
 import { IdParams, List } from './schemas';
 
@@ -76,7 +76,7 @@ export const getWebhookSampleRoute = route({
   params: IdParams('webhook', 'webhook id'),
   responses: { 200: { description: 'The request', schema: SignedSample } },
   problems: ['not-found'],
-  async handler(ctx, { params, principal }, { db, secrets, clock }: Platform) {
+  async handler(ctx, { params, principal }, { db, secrets, clock, config }: Platform) {
     const webhook = await findWebhook(db, principal.accountId, params.id);
     if (!webhook) throw problem('not-found', `No webhook ${params.id}`);
     const now = clock.now();
@@ -87,6 +87,12 @@ export const getWebhookSampleRoute = route({
       attempt: 1,
       secret: secrets.open(webhook.secret),
       now,
+      // A chat webhook's sample is the message its service gets.
+      chat: {
+        format: webhook.format,
+        formName: (await findFormName(db, principal.accountId, webhook.form_id)) ?? '',
+        baseUrl: config.PUBLIC_BASE_URL,
+      },
     });
     const curl = [
       `curl -X POST ${shellQuote(webhook.url)}`,
