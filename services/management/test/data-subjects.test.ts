@@ -99,6 +99,17 @@ describe('data-subject requests', () => {
     expect(await ctx.platform.db('submissions').where({ id: first.id }).pluck('id')).toEqual([first.id]);
   });
 
+  it('needs an admin: an editor or viewer key is refused with 403', async () => {
+    const { call } = await adaAndBob(ctx);
+    for (const role of ['editor', 'viewer']) {
+      const { body: minted } = await call('POST', '/v1/api-keys', { type: 'management', role });
+      const lesser = api(ctx.url, minted.key);
+      expect((await lesser('GET', `/v1/data-subjects/submissions?email=${ADA}`)).status).toBe(403);
+      expect((await lesser('DELETE', `/v1/data-subjects?email=${ADA}`)).status).toBe(403);
+    }
+    expect((await call('GET', `/v1/data-subjects/submissions?email=${ADA}`)).body.data).toHaveLength(2);
+  });
+
   it('needs a management key', async () => {
     const { account } = await ownerWithForm(ctx);
     const submissionKey = await factories.apiKey(ctx.platform.db, account.id, 'submission');

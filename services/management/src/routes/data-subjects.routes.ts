@@ -5,6 +5,8 @@ import { Timestamp } from './schemas';
 import { Status } from './submission-filters';
 
 const TAGS = ['Data subjects'];
+/** A person's data across every form of the account: for those who answer for the account (admins and owners). */
+const ROLE = 'admin' as const;
 
 /** The person's address: one e-mail address (a field value matches it trimmed and ignoring case). */
 const EmailQuery = Type.Object({
@@ -30,6 +32,7 @@ export const findDataSubjectRoute = route({
   description: 'Across all of the account’s forms, newest first; for answering a person’s access or erasure request.',
   tags: TAGS,
   auth: 'management',
+  role: ROLE,
   query: EmailQuery,
   responses: {
     200: {
@@ -61,6 +64,7 @@ export const exportDataSubjectRoute = route({
     'signed download links valid for seven days, `payload` keeps the fields in the order they were posted.',
   tags: TAGS,
   auth: 'management',
+  role: ROLE,
   query: EmailQuery,
   responses: {
     200: {
@@ -92,6 +96,7 @@ export const eraseDataSubjectRoute = route({
     'what was not removed stays and the answer is 503: ask again.',
   tags: TAGS,
   auth: 'management',
+  role: ROLE,
   query: EmailQuery,
   responses: {
     200: {
