@@ -63,8 +63,9 @@ async function spamFilteredForm(db) {
   const accountId = newId('account');
   await db('accounts').insert({ id: accountId, name: 'bench spam', plan_id: 'team', quota_override: 100_000_000 });
   const slug = `bench-spam-${randomBytes(4).toString('hex')}`;
+  const formId = newId('form');
   await db('forms').insert({
-    id: newId('form'),
+    id: formId,
     account_id: accountId,
     name: 'Bench form, spam filter on',
     slug,
@@ -75,13 +76,19 @@ async function spamFilteredForm(db) {
     ...SPAM_CORPUS.spam.map((payload) => ({ payload, is_spam: true })),
     ...SPAM_CORPUS.ham.map((payload) => ({ payload, is_spam: false })),
   ];
-  await db('spam_examples').insert(
-    marks.map((m) => ({
-      submission_id: newId('submission'),
+  // Each mark is of a stored submission (an example goes with its submission).
+  const rows = marks.map((m) => ({ ...m, id: newId('submission'), payload: JSON.stringify(m.payload) }));
+  await db('submissions').insert(
+    rows.map((r) => ({
+      id: r.id,
       account_id: accountId,
-      is_spam: m.is_spam,
-      payload: JSON.stringify(m.payload),
+      form_id: formId,
+      status: r.is_spam ? 'spam' : 'received',
+      payload: r.payload,
     })),
+  );
+  await db('spam_examples').insert(
+    rows.map((r) => ({ submission_id: r.id, account_id: accountId, is_spam: r.is_spam, payload: r.payload })),
   );
   return slug;
 }

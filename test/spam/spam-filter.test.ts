@@ -212,6 +212,18 @@ describe('the classifier', () => {
   });
 });
 
+describe('marks', () => {
+  it('go with their submission: deleting a marked submission removes its example', async () => {
+    const owner = await ownerWithFilter(s, { spam_filter: 'shadow' });
+    await mark(owner, [{ spam: true, payload: { email: 'someone@example.com', message: 'buy now' } }]);
+    const examples = () => s.platform.db('spam_examples').where({ account_id: owner.account.id });
+    const [example] = await examples();
+    expect(example).toMatchObject({ is_spam: true, payload: { email: 'someone@example.com', message: 'buy now' } });
+    expect((await owner.call('DELETE', `/v1/submissions/${example.submission_id}`)).status).toBe(204);
+    expect(await examples()).toEqual([]);
+  });
+});
+
 describe('shadow mode', () => {
   it('changes nothing but the score and the reasons: received, counted, its created event written', async () => {
     const corpus = corpusPosts();

@@ -11,8 +11,8 @@ export interface SpamModels {
 }
 
 /**
- * The examples a model learns from, newest first: the owner's marks (`spam_examples`, kept when the
- * submission is deleted) and the account's honeypot catches as spam, each kind capped.
+ * The examples a model learns from, newest first: the owner's marks (`spam_examples`, which go with
+ * their submissions) and the account's honeypot catches as spam, each kind capped.
  */
 const EXAMPLES = `
   (SELECT payload, is_spam FROM spam_examples WHERE account_id = ? AND is_spam ORDER BY marked_at DESC LIMIT ?)

@@ -2,8 +2,8 @@ import { announceFormChange, type Platform, type Queryable } from '@intake/share
 
 /**
  * Records the owner's verdict on a submission as a training example of the account's spam
- * classifier ("spam" or "not spam", the latest mark wins), with a copy of its fields (json, in
- * their posted order), so the example outlives the submission. Inside the caller's transaction.
+ * classifier ("spam" or "not spam", the latest mark wins), with a copy of its fields as marked (json, in
+ * their posted order); the example goes with its submission. Inside the caller's transaction.
  */
 export async function recordSpamMark(
   trx: Queryable,

@@ -5,7 +5,8 @@ import type { Knex } from 'knex';
  * shows, as json); per submission its score and the reasons the filter recorded (json keeps their
  * order) and, only on forms that refuse duplicates, the hash of its fields (`payload_hash`, with a
  * partial index so the other forms' inserts pay nothing for it). `spam_examples` keeps the owner's
- * marks, with a copy of the fields, so a deleted submission still teaches its account's model; the
+ * marks, with a copy of the fields as they were marked; an example goes with its submission (deleted,
+ * erased or past its form's retention), so no one's data outlives its submission in a model. The
  * partial index finds an account's honeypot catches, the other spam examples.
  */
 export async function up(knex: Knex): Promise<void> {
@@ -24,7 +25,7 @@ export async function up(knex: Knex): Promise<void> {
     `CREATE INDEX submissions_honeypot_idx ON submissions (account_id, received_at DESC) WHERE spam_reason = 'honeypot'`,
   );
   await knex.raw(`CREATE TABLE spam_examples (
-    submission_id text PRIMARY KEY,
+    submission_id text PRIMARY KEY REFERENCES submissions(id) ON DELETE CASCADE,
     account_id text NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
     is_spam boolean NOT NULL,
     payload json NOT NULL,
