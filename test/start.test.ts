@@ -58,7 +58,15 @@ describe('all-in-one process', () => {
   it('created and migrated its database and answers /v1/health with the state of each dependency', async () => {
     const res = await fetch(`${app.url}/v1/health`);
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ status: 'ok', checks: { postgres: 'ok', nats: 'ok', redis: 'ok' } });
+    expect(await res.json()).toMatchObject({
+      status: 'ok',
+      checks: { postgres: 'ok', nats: 'ok', redis: 'ok', streams: 'ok' },
+      // One NATS server: each stream has one replica, which is its quorum.
+      streams: [
+        expect.objectContaining({ replicas: 1, current: 1, quorum: true }),
+        expect.objectContaining({ replicas: 1, current: 1, quorum: true }),
+      ],
+    });
   });
 
   it('answers liveness and readiness probes', async () => {
