@@ -413,7 +413,7 @@ function webhookCases(c: ConsoleContext, { expectAccessible, shot }: PageChecks)
     );
     await delivery.locator('summary').click();
     await delivery.getByRole('cell', { name: '200', exact: true }).waitFor();
-    await delivery.getByRole('cell', { name: 'thanks' }).waitFor(); // the response body
+    await delivery.getByText('thanks', { exact: true }).waitFor(); // the response body
     await page.getByLabel('Show').selectOption('failed');
     await page.getByText('No failed deliveries.').waitFor();
     await page.getByLabel('Show').selectOption('all');

@@ -121,11 +121,11 @@ function viewCases(c: OwnerConsole, formId: () => string) {
     const row = page.getByRole('row').filter({ hasText: 'user60@example.com' });
     const isolated = await row
       .getByText('evil override')
-      .evaluate((el) => getComputedStyle(el).unicodeBidi === 'isolate' || el.closest('bdi') !== null);
+      .evaluate<boolean>("(el) => getComputedStyle(el).unicodeBidi === 'isolate' || el.closest('bdi') !== null");
     expect(isolated).toBe(true);
     // The phone cell after it still reads left to right.
     const phone = row.getByText('+1 555 0160');
-    expect(await phone.evaluate((el) => getComputedStyle(el).direction)).toBe('ltr');
+    expect(await phone.evaluate<string>('(el) => getComputedStyle(el).direction')).toBe('ltr');
   });
 }
 

@@ -50,7 +50,7 @@ export function useOwnerConsole(): OwnerConsole {
 
 /** How far the page is wider than its viewport (0 when nothing pans sideways). */
 export const overflow = (page: Page) =>
-  page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
 /**
  * What every view must pass at both widths: no serious or critical axe violation, nothing wider than the viewport,
@@ -62,7 +62,7 @@ export async function checkView(page: Page, name: string, title: RegExp) {
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 });
     // Layout settles in the next frame after a resize.
-    await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
     expect({ name, width, overflow: await overflow(page) }).toEqual({ name, width, overflow: 0 });
     expect({ name, width, violations: await seriousViolations(page) }).toEqual({ name, width, violations: [] });
     if (shots) await page.screenshot({ path: path.join(shots, `${name}-${width}.png`), fullPage: true });
