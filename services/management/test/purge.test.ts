@@ -45,6 +45,13 @@ async function formKeeping(platform: TestPlatform, retention: number | null) {
       recipients: JSON.stringify(['owner@example.test']),
       status: 'sent',
     });
+    // The owner marked it: the spam filter keeps a copy of its fields.
+    await platform.db('spam_examples').insert({
+      submission_id: stored.id,
+      account_id: account.id,
+      is_spam: status === 'spam',
+      payload: JSON.stringify({ name: 'Ada' }),
+    });
     return { ...stored, key: stored.files[0]!.storage_key, deliveryId: delivery.id };
   };
   return { account, form, submit };
@@ -61,10 +68,27 @@ async function leftOf(platform: TestPlatform, s: { id: string; deliveryId: strin
     attempts: await count(db('delivery_attempts').where({ delivery_id: s.deliveryId })),
     notifications: await count(db('notifications').where({ dedup_key: `submission:${s.id}` })),
     idempotencyKeys: await count(db('idempotency_keys').where({ submission_id: s.id })),
+    spamExamples: await count(db('spam_examples').where({ submission_id: s.id })),
   };
 }
-const ALL = { submission: 1, files: 1, deliveries: 1, attempts: 1, notifications: 1, idempotencyKeys: 1 };
-const NONE = { submission: 0, files: 0, deliveries: 0, attempts: 0, notifications: 0, idempotencyKeys: 0 };
+const ALL = {
+  submission: 1,
+  files: 1,
+  deliveries: 1,
+  attempts: 1,
+  notifications: 1,
+  idempotencyKeys: 1,
+  spamExamples: 1,
+};
+const NONE = {
+  submission: 0,
+  files: 0,
+  deliveries: 0,
+  attempts: 0,
+  notifications: 0,
+  idempotencyKeys: 0,
+  spamExamples: 0,
+};
 
 /** The retention cases, for a platform whose files go where `stored(key)` looks. */
 function retentionCases(ctx: { platform: TestPlatform; stored(key: string): Promise<boolean> }) {

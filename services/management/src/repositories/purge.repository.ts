@@ -65,7 +65,7 @@ export async function findFileKeys(db: Queryable, ids: string[]): Promise<string
 
 /**
  * Deletes the submissions of one form and everything that belongs to them: their deliveries and attempts (with the
- * receivers' answers), their notification rows, their idempotency keys and file rows. Quota and usage figures stay.
+ * receivers' answers), their notification rows, their idempotency keys, file rows and spam-filter examples. Quota and usage figures stay.
  * Deliveries are found through the form's webhooks (their unique index), not by a scan of every delivery.
  */
 export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids: string[]): Promise<number> {
@@ -82,12 +82,14 @@ export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids
     )
     .delete();
   await db('idempotency_keys').where('form_id', formId).whereIn('submission_id', ids).delete();
+  // The spam filter's copy of a marked submission's fields goes with it.
+  await db('spam_examples').whereIn('submission_id', ids).delete();
   return db('submissions').where('form_id', formId).whereIn('id', ids).delete();
 }
 
 /**
- * Turns delivered submissions into tombstones: payload emptied, request metadata and file rows gone, `purged_at`
- * set; their deliveries keep their status but not the data they carried, their attempts not the receivers' answers.
+ * Turns delivered submissions into tombstones: payload emptied, request metadata, file rows and spam-filter examples
+ * gone, `purged_at` set; their deliveries keep their status but not the data they carried, their attempts not the receivers' answers.
  * The rows stay so that a redelivered event finds them and sends nothing again.
  */
 export async function tombstoneSubmissions(
@@ -106,6 +108,7 @@ export async function tombstoneSubmissions(
     .update({ response_body: null });
   await deliveries.clone().update({ data: '{}' });
   await db('submission_files').whereIn('submission_id', ids).delete();
+  await db('spam_examples').whereIn('submission_id', ids).delete();
   return db('submissions').where('form_id', formId).whereIn('id', ids).whereNull('purged_at').update({
     payload: '{}',
     ip: null,
