@@ -56,6 +56,7 @@ describe('submissions, what works: listing and filtering', () => {
       spam_reason: null,
       spam_score: null,
       spam_reasons: [],
+      read: false,
     });
   });
 
