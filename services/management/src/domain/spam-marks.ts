@@ -28,21 +28,6 @@ export function announceSpamMark(
   });
 }
 
-/** How an account's classifier stands: its examples of each kind (the honeypot catches among the spam ones). */
-export async function spamModelStats(
-  db: Queryable,
-  accountId: string,
-): Promise<{ spam_examples: number; not_spam_examples: number; honeypot_catches: number }> {
-  const { rows } = await db.raw<{ rows: { spam: number; ham: number; honeypot: number }[] }>(
-    `SELECT (SELECT count(*) FROM spam_examples WHERE account_id = ? AND is_spam)::int AS spam,
-            (SELECT count(*) FROM spam_examples WHERE account_id = ? AND NOT is_spam)::int AS ham,
-            (SELECT count(*) FROM submissions WHERE account_id = ? AND spam_reason = 'honeypot')::int AS honeypot`,
-    [accountId, accountId, accountId],
-  );
-  const row = rows[0] ?? { spam: 0, ham: 0, honeypot: 0 };
-  return { spam_examples: row.spam, not_spam_examples: row.ham, honeypot_catches: row.honeypot };
-}
-
 /** The score as the API and exports give it (a `real` column, kept to the two decimals it was computed with). */
 export function spamScoreOf(row: { spam_score: number | null }): number | null {
   return row.spam_score === null ? null : Math.round(row.spam_score * 100) / 100;
