@@ -162,7 +162,7 @@ function servingAndSignInCases(c: ConsoleContext, { expectAccessible, shot, nav 
     const { stack, context, page, account } = c;
     await page.goto(`${stack.url}/`);
     await page.getByLabel('Management key', { exact: true }).fill('svc_mgmt_wrong');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with key' }).click();
     await page
       .getByRole('alert')
       .filter({ hasText: /not valid|revoked/ })
@@ -460,7 +460,7 @@ function keyCases(c: ConsoleContext, { expectAccessible, shot, nav }: PageChecks
     const laptopKey = (await page.getByLabel(/New management key/).textContent()) ?? '';
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Management key', { exact: true }).fill(laptopKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with key' }).click();
     await nav('API keys').click();
     const row = page.getByRole('row').filter({ hasText: 'laptop' });
     await row.getByText('(this session)').waitFor();
@@ -469,13 +469,13 @@ function keyCases(c: ConsoleContext, { expectAccessible, shot, nav }: PageChecks
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('Your session has ended. Sign in again to continue.').waitFor();
     await page.getByLabel('Management key', { exact: true }).fill(laptopKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with key' }).click();
     await page
       .getByRole('alert')
       .filter({ hasText: /revoked/ })
       .waitFor();
     await page.getByLabel('Management key', { exact: true }).fill(account.managementKey);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in with key' }).click();
     await nav('Usage').waitFor();
   });
 }

@@ -28,7 +28,7 @@ function useConsole(): Ctx {
     c.page = await c.context.newPage();
     await c.page.goto(`${c.stack.url}/console`);
     await c.page.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
-    await c.page.getByRole('button', { name: 'Sign in' }).click();
+    await c.page.getByRole('button', { name: 'Sign in with key' }).click();
     await c.page.getByRole('link', { name: 'Forms' }).first().waitFor();
   });
   afterAll(async () => {

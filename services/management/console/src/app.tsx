@@ -15,13 +15,19 @@ import { UsagePage } from './pages/usage';
 import { PrivacyPage } from './pages/privacy';
 import { NotFound } from './pages/not-found';
 import { Flash } from './flash';
+import { MembersPage } from './pages/members';
+import { AuditLogPage } from './pages/audit-log';
+import { JoinPage, ResetPage } from './pages/join';
+import { atLeast, type Role } from './people';
 
 const NAV = [
   { href: '/console/forms', label: 'Forms' },
   { href: '/console/api-keys', label: 'API keys' },
   { href: '/console/usage', label: 'Usage' },
   { href: '/console/privacy', label: 'Privacy' },
-];
+  { href: '/console/members', label: 'Members', role: 'viewer' },
+  { href: '/console/audit-log', label: 'Audit log', role: 'admin' },
+] as { href: string; label: string; role?: Role }[];
 
 /** Which navigation link a path belongs to (a submission belongs to Forms). */
 const section = (path: string) =>
@@ -49,6 +55,8 @@ function Views() {
       <Route path="/console/api-keys" component={ApiKeysPage} />
       <Route path="/console/usage" component={UsagePage} />
       <Route path="/console/privacy" component={PrivacyPage} />
+      <Route path="/console/members" component={MembersPage} />
+      <Route path="/console/audit-log" component={AuditLogPage} />
       <Route path="/console/forms" component={FormsPage} />
       <Route path="/console" component={ToForms} />
       <Route path="/console/" component={ToForms} />
@@ -56,6 +64,9 @@ function Views() {
     </Router>
   );
 }
+
+/** Who is signed in: the member's e-mail, or that it is a management key, with the role. */
+const signedInAs = () => (session.value ? `${session.value.email ?? 'management key'} · ${session.value.role}` : '');
 
 function TopBar({ path }: { path: string }) {
   return (
@@ -65,7 +76,7 @@ function TopBar({ path }: { path: string }) {
       </a>
       <nav aria-label="Main">
         <ul>
-          {NAV.map((n) => (
+          {NAV.filter((n) => !n.role || atLeast(session.value?.role as Role | undefined, n.role)).map((n) => (
             <li key={n.href}>
               <a href={n.href} aria-current={section(path) === n.href ? 'page' : undefined}>
                 {n.label}
@@ -74,6 +85,7 @@ function TopBar({ path }: { path: string }) {
           ))}
         </ul>
       </nav>
+      <span class="muted small whoami">{signedInAs()}</span>
       <button type="button" class="secondary signout" onClick={() => void signOut()}>
         Sign out
       </button>
@@ -92,6 +104,9 @@ function Console() {
     // After an in-console navigation, move focus to the new view, as a page load would.
     main.current?.focus({ preventScroll: true });
   }, [path]);
+  // Links from an invitation or reset e-mail work signed in or not.
+  if (path === '/console/join') return <JoinPage />;
+  if (path === '/console/reset') return <ResetPage />;
   if (session.value === undefined) return <Loading what="the console" />;
   if (session.value === null) return <SignIn />;
   return (

@@ -38,8 +38,8 @@ export const signInOptionsRoute = route({
     },
   },
   handler(ctx, _input, { config }: Platform) {
-    const sso = Boolean(config.OIDC_ISSUER && config.OIDC_CLIENT_ID);
-    ctx.body = { password: !config.OIDC_ONLY, sso, key: true };
+    // Single sign-on is not served yet (OIDC_* are read and validated, no route uses them): never offered.
+    ctx.body = { password: !config.OIDC_ONLY, sso: false, key: true };
   },
 });
 

@@ -1,9 +1,10 @@
 import { useState } from 'preact/hooks';
-import { ApiError, signedOutReason, signIn } from '../api';
-import { ErrorBox, useAction } from '../components/ui';
+import { api, ApiError, ok, signedOutReason, signIn } from '../api';
+import { ErrorBox, useAction, useResource } from '../components/ui';
+import { signInWithPassword } from '../people';
 import { useTitle } from '../title';
 
-/** Why signing in failed, said once: a refused key in one sentence; anything else as the problem says it. */
+/** Why signing in with a key failed, said once: a refused key in one sentence; anything else as the problem says it. */
 function SignInError({ error }: { error: unknown }) {
   if (!(error instanceof ApiError) || error.status === 0 || error.status >= 500) return <ErrorBox error={error} />;
   return (
@@ -17,6 +18,109 @@ function SignInError({ error }: { error: unknown }) {
 
 export function SignIn() {
   useTitle('Sign in');
+  const options = useResource(() => ok(api.GET('/v1/sign-in-options')), []);
+  return (
+    <main class="signin" id="main">
+      <h1>Intake</h1>
+      {signedOutReason.value && (
+        <p class="notice" role="status">
+          {signedOutReason.value}
+        </p>
+      )}
+      {options.data?.password && <PasswordSignIn />}
+      {options.data?.sso && (
+        <p>
+          <a class="button secondary" href="/console/auth/login">
+            Sign in with SSO
+          </a>
+        </p>
+      )}
+      <KeySignIn />
+    </main>
+  );
+}
+
+function PasswordSignIn() {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [forgot, setForgot] = useState(false);
+  const { pending, error, run } = useAction();
+  const submit = (e: Event) => {
+    e.preventDefault();
+    void run(() => signInWithPassword(email.trim(), password));
+  };
+  if (forgot) return <ForgotPassword email={email} onBack={() => setForgot(false)} />;
+  return (
+    <form onSubmit={submit} aria-label="Sign in with e-mail and password">
+      <label for="email">Email</label>
+      <input
+        id="email"
+        type="email"
+        autocomplete="username"
+        required
+        value={email}
+        onInput={(e) => setEmail(e.currentTarget.value)}
+      />
+      <label for="password">Password</label>
+      <input
+        id="password"
+        type="password"
+        autocomplete="current-password"
+        required
+        value={password}
+        onInput={(e) => setPassword(e.currentTarget.value)}
+      />
+      {error !== undefined && (
+        <p class="error" role="alert">
+          {error instanceof ApiError && error.status === 401
+            ? 'The e-mail or password is wrong.'
+            : error instanceof Error
+              ? error instanceof ApiError
+                ? error.detail || error.title
+                : error.message
+              : String(error)}
+        </p>
+      )}
+      <button type="submit" disabled={pending}>
+        Sign in
+      </button>
+      <button type="button" class="link" onClick={() => setForgot(true)}>
+        Forgot password
+      </button>
+    </form>
+  );
+}
+
+/** Asks for a reset link; the answer is the same whether or not the e-mail is known. */
+function ForgotPassword(props: { email: string; onBack(): void }) {
+  const [email, setEmail] = useState(props.email);
+  const { pending, error, run } = useAction();
+  const [sent, setSent] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (await run(() => ok(api.POST('/v1/password-resets', { body: { email: email.trim() } })))) setSent(true);
+  };
+  return (
+    <form onSubmit={submit} aria-label="Reset password">
+      <label for="reset-email">Email</label>
+      <input id="reset-email" type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+      {sent && (
+        <p class="notice" role="status">
+          If this e-mail belongs to someone here, a reset link is on its way. It works once, for an hour.
+        </p>
+      )}
+      <ErrorBox error={error} />
+      <button type="submit" disabled={pending}>
+        Send reset link
+      </button>
+      <button type="button" class="link" onClick={props.onBack}>
+        Back to sign-in
+      </button>
+    </form>
+  );
+}
+
+function KeySignIn() {
   const [key, setKey] = useState('');
   const { pending, error, run } = useAction();
   const submit = (e: Event) => {
@@ -24,15 +128,8 @@ export function SignIn() {
     void run(() => signIn(key.trim()));
   };
   return (
-    <main class="signin" id="main">
-      <h1>Intake</h1>
-      <p class="muted">Sign in with a management key of your account.</p>
-      {signedOutReason.value && !error && (
-        <p class="notice" role="status">
-          {signedOutReason.value}
-        </p>
-      )}
-      <form onSubmit={submit}>
+    <>
+      <form onSubmit={submit} aria-label="Sign in with a management key">
         <label for="key">Management key</label>
         <input
           id="key"
@@ -47,13 +144,14 @@ export function SignIn() {
         />
         <SignInError error={error} />
         <button type="submit" disabled={pending}>
-          Sign in
+          Sign in with key
         </button>
       </form>
       <p class="muted small">
-        No key yet? An operator creates an account and its first key with <code>npm run admin -- accounts create</code>.
-        The key is exchanged for a session cookie and is not kept in the browser.
+        No key yet? An operator creates an account and its first key with <code>npm run admin -- accounts create</code>,
+        or invites its first owner with <code>npm run admin -- members add</code>. A key is exchanged for a session
+        cookie and is not kept in the browser.
       </p>
-    </main>
+    </>
   );
 }

@@ -1,0 +1,168 @@
+import { useState } from 'preact/hooks';
+import { api, ok, session } from '../api';
+import {
+  Confirm,
+  ErrorBox,
+  Field,
+  Loading,
+  ShownOnce,
+  SubmitRow,
+  Table,
+  TextField,
+  formatTime,
+  useAction,
+  useResource,
+} from '../components/ui';
+import { atLeast, ROLES, type Member, type NewMember, type Role } from '../people';
+import { useTitle } from '../title';
+
+/** Members of the account: everyone sees them; admins invite, change roles and remove (owners only for owners). */
+export function MembersPage() {
+  useTitle('Members');
+  const members = useResource(() => ok(api.GET('/v1/members')), []);
+  const [invited, setInvited] = useState<NewMember | null>(null);
+  const [removing, setRemoving] = useState<Member | null>(null);
+  const action = useAction();
+  const role = session.value?.role as Role | undefined;
+  const manage = atLeast(role, 'admin');
+  const changeRole = async (m: Member, to: Role) => {
+    await action.run(() => ok(api.PATCH('/v1/members/{id}', { params: { path: { id: m.id } }, body: { role: to } })));
+    await members.reload();
+  };
+  const remove = async () => {
+    const m = removing;
+    setRemoving(null);
+    if (!m) return;
+    await action.run(() => ok(api.DELETE('/v1/members/{id}', { params: { path: { id: m.id } } })));
+    await members.reload();
+  };
+  return (
+    <>
+      <h1>Members</h1>
+      <p class="muted">
+        Viewers read and export; editors also change forms, submissions and webhooks; admins also manage API keys and
+        members and read the audit log; owners also manage owners.
+      </p>
+      {invited && (
+        <ShownOnce label={`Invitation link for ${invited.email} (valid 7 days, once)`} value={invited.invitation_url} />
+      )}
+      {manage && (
+        <Invite
+          owner={role === 'owner'}
+          onInvited={async (m) => {
+            setInvited(m);
+            await members.reload();
+          }}
+        />
+      )}
+      <ErrorBox error={action.error ?? members.error} />
+      {members.loading && !members.data && <Loading what="members" />}
+      {members.data && (
+        <MembersTable
+          members={members.data.data}
+          manage={manage}
+          owner={role === 'owner'}
+          onRole={changeRole}
+          onRemove={setRemoving}
+        />
+      )}
+      <Confirm
+        open={removing !== null}
+        title="Remove this member?"
+        confirmLabel="Remove member"
+        onConfirm={remove}
+        onCancel={() => setRemoving(null)}
+      >
+        <p>{removing?.email} loses access at once; their open sessions end.</p>
+      </Confirm>
+    </>
+  );
+}
+
+function Invite(props: { owner: boolean; onInvited(m: NewMember): Promise<void> }) {
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<Role>('viewer');
+  const action = useAction();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const m = await action.run(() => ok(api.POST('/v1/members', { body: { email: email.trim(), role } })));
+    if (!m) return;
+    setEmail('');
+    await props.onInvited(m);
+  };
+  return (
+    <form class="inline-form" onSubmit={submit}>
+      <TextField id="invite-email" label="Email" type="email" required grow value={email} onValue={setEmail} />
+      <Field id="invite-role" label="Role">
+        <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
+          {ROLES.filter((r) => props.owner || r !== 'owner').map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+      </Field>
+      <SubmitRow pending={action.pending}>Invite</SubmitRow>
+      <ErrorBox error={action.error} />
+    </form>
+  );
+}
+
+function MembersTable(props: {
+  members: Member[];
+  manage: boolean;
+  owner: boolean;
+  onRole(m: Member, role: Role): void;
+  onRemove(m: Member): void;
+}) {
+  const may = (m: Member) => props.manage && (props.owner || m.role !== 'owner');
+  return (
+    <Table
+      label="Members"
+      columns={[
+        { label: 'Email' },
+        { label: 'Name' },
+        { label: 'Role' },
+        { label: 'Status' },
+        { label: 'Last sign-in' },
+        { label: 'Actions', hidden: true },
+      ]}
+    >
+      {props.members.map((m) => (
+        <tr key={m.id}>
+          <td>
+            {m.email}
+            {m.id === session.value?.member_id && <span class="muted small"> (you)</span>}
+          </td>
+          <td>{m.name ?? '—'}</td>
+          <td>
+            {may(m) ? (
+              <select
+                aria-label={`Role of ${m.email}`}
+                value={m.role}
+                onChange={(e) => props.onRole(m, e.currentTarget.value as Role)}
+              >
+                {ROLES.filter((r) => props.owner || r !== 'owner').map((r) => (
+                  <option key={r} value={r}>
+                    {r}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              m.role
+            )}
+          </td>
+          <td>{m.status}</td>
+          <td class="nowrap">{formatTime(m.last_sign_in_at)}</td>
+          <td>
+            {may(m) && (
+              <button type="button" class="link danger-text" onClick={() => props.onRemove(m)}>
+                Remove <span class="sr-only">{m.email}</span>
+              </button>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
+  );
+}

@@ -1,0 +1,146 @@
+import type { Browser, Page } from 'playwright-core';
+import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
+import { hashPassword } from '../../services/management/src/domain/passwords';
+import { launchChromium } from './browser';
+import { checkView } from './owner';
+import { startStack } from './stack';
+
+/** People in the console, in real Chromium over the real stack: password sign-in, Members, invitations, Audit log. */
+jest.setTimeout(90_000);
+
+const PASSWORD = 'a long owner passphrase';
+
+interface Ctx {
+  stack: Awaited<ReturnType<typeof startStack>>;
+  browser: Browser;
+  account: { id: string; managementKey: string };
+  owner: string;
+}
+
+function usePeopleConsole(): Ctx {
+  const c = {} as Ctx;
+  beforeAll(async () => {
+    [c.stack, c.browser] = await Promise.all([startStack(), launchChromium()]);
+    const { db } = c.stack.platform;
+    c.account = await factories.account(db, { name: 'Acme' });
+    c.owner = uniqueEmail('owner');
+    await addTestMember(db, c.account.id, 'owner', { email: c.owner, passwordHash: await hashPassword(PASSWORD) });
+  });
+  afterAll(async () => {
+    await c.browser?.close();
+    await c.stack?.close();
+  });
+  return c;
+}
+
+async function newPage(c: Ctx): Promise<Page> {
+  const context = await c.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  return context.newPage();
+}
+
+const navLinks = async (page: Page) => page.getByRole('navigation', { name: 'Main' }).getByRole('link').allInnerTexts();
+
+describe('console: people', () => {
+  const c = usePeopleConsole();
+
+  it('signs an owner in with e-mail and password, and shows who is signed in and the people pages', async () => {
+    const page = await newPage(c);
+    await page.goto(`${c.stack.url}/console`);
+    await page.getByLabel('Email', { exact: true }).fill(c.owner);
+    await page.getByLabel('Password', { exact: true }).fill('not the password');
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByText('The e-mail or password is wrong.').waitFor();
+    expect(await page.getByRole('button', { name: 'Sign in with key' }).isVisible()).toBe(true);
+    await checkView(page, 'people-sign-in', /^Sign in · Intake console$/);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+    await page.getByText(`${c.owner} · owner`).waitFor();
+    expect(await navLinks(page)).toEqual(expect.arrayContaining(['Members', 'Audit log']));
+    await page.context().close();
+  });
+
+  it('invites a member, who joins through the link with a password and sees what an editor may', async () => {
+    const page = await newPage(c);
+    await signInAsOwner(c, page);
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('heading', { name: 'Members' }).waitFor();
+    const editor = uniqueEmail('editor');
+    await page.getByLabel('Email', { exact: true }).fill(editor);
+    await page.getByLabel('Role', { exact: true }).selectOption('editor');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    const link = page.getByText(/\/console\/join#/);
+    await link.waitFor();
+    const url = (await link.innerText()).trim();
+    await page.getByRole('cell', { name: editor, exact: true }).waitFor();
+    await checkView(page, 'members', /^Members · Intake console$/);
+
+    const joining = await newPage(c);
+    await joining.goto(url);
+    await joining.getByText(`${editor} is invited to Acme as editor.`).waitFor();
+    await checkView(joining, 'join', /^Join · Intake console$/);
+    await joining.getByLabel('Choose a password').fill('short');
+    await joining.getByRole('button', { name: 'Join' }).click();
+    await joining
+      .getByText(/at least 12 characters/)
+      .first()
+      .waitFor();
+    await joining.getByLabel('Choose a password').fill('the editor’s own passphrase');
+    await joining.getByRole('button', { name: 'Join' }).click();
+    await joining.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+    expect(await navLinks(joining)).toContain('Members');
+    expect(await navLinks(joining)).not.toContain('Audit log');
+    await joining.context().close();
+    await page.context().close();
+  });
+});
+
+describe('console: people, the audit log and keys', () => {
+  const c = usePeopleConsole();
+
+  it('shows the audit log to an owner, filtered by action', async () => {
+    await fetch(`${c.stack.url}/v1/members`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: uniqueEmail('invitee'), role: 'viewer' }),
+    });
+    const page = await newPage(c);
+    await signInAsOwner(c, page);
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('heading', { name: 'Audit log' }).waitFor();
+    const table = page.getByRole('region', { name: 'Audit log' });
+    await table.getByText('member.invited').first().waitFor();
+    await checkView(page, 'audit-log', /^Audit log · Intake console$/);
+    await page.getByLabel('Action').fill('member.invited');
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await table.getByText('session.signed_in').first().waitFor({ state: 'detached' });
+    expect(await table.getByText('member.invited').count()).toBe(1);
+    await page.context().close();
+  });
+
+  it('a read-only key sees Members but not Audit log', async () => {
+    const viewer = (await (
+      await fetch(`${c.stack.url}/v1/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'management', role: 'viewer' }),
+      })
+    ).json()) as { key: string };
+    const page = await newPage(c);
+    await page.goto(`${c.stack.url}/console`);
+    await page.getByLabel('Management key', { exact: true }).fill(viewer.key);
+    await page.getByRole('button', { name: 'Sign in with key' }).click();
+    await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+    expect(await navLinks(page)).toContain('Members');
+    expect(await navLinks(page)).not.toContain('Audit log');
+    await page.context().close();
+  });
+});
+
+async function signInAsOwner(c: Ctx, page: Page) {
+  await page.goto(`${c.stack.url}/console`);
+  await page.getByLabel('Email', { exact: true }).fill(c.owner);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+}
