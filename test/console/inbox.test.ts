@@ -115,17 +115,25 @@ function viewCases(c: OwnerConsole, formId: () => string) {
     await page.getByRole('group', { name: 'Fields shown as columns' }).getByLabel('message').check();
     expect(await headers()).toEqual(['', 'Received', 'email', 'message', 'phone', 'Files', 'Status']);
   });
+}
 
+/** Run on the inbox the view cases leave open. */
+function strangerTextCases(c: OwnerConsole) {
   it('isolates a stranger’s unclosed direction override: the rest of the row keeps its order', async () => {
     const { page } = c;
     const row = page.getByRole('row').filter({ hasText: 'user60@example.com' });
-    const isolated = await row
-      .getByText('evil override')
-      .evaluate<boolean>("(el) => getComputedStyle(el).unicodeBidi === 'isolate' || el.closest('bdi') !== null");
+    const isolated = await row.getByText('evil override').evaluate((el) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { unicodeBidi: string } };
+      return getComputedStyle(el).unicodeBidi === 'isolate' || el.closest('bdi') !== null;
+    });
     expect(isolated).toBe(true);
     // The phone cell after it still reads left to right.
     const phone = row.getByText('+1 555 0160');
-    expect(await phone.evaluate<string>('(el) => getComputedStyle(el).direction')).toBe('ltr');
+    const direction = await phone.evaluate((el) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { direction: string } };
+      return getComputedStyle(el).direction;
+    });
+    expect(direction).toBe('ltr');
   });
 }
 
@@ -224,6 +232,7 @@ describe('the inbox', () => {
   }, 60_000);
 
   describe('views, pages, order and columns', () => viewCases(c, () => formId));
+  describe('stranger text', () => strangerTextCases(c));
   describe('bulk actions over the whole filter', () => bulkCases(c, () => formId));
   describe('the detail view', () => detailCases(c));
   describe('time zone', () => zoneCases(c, () => formId));

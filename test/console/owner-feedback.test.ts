@@ -42,9 +42,13 @@ function settingsCases(c: OwnerConsole) {
     const { page } = c;
     const slug = page.getByLabel('Slug');
     await slug.fill('Not A Slug');
-    expect(await slug.evaluate<boolean>('(el) => el.validity.patternMismatch')).toBe(true);
+    expect(
+      await slug.evaluate(
+        (el) => (el as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch,
+      ),
+    ).toBe(true);
     await slug.fill(LONG_SLUG);
-    expect(await slug.evaluate<boolean>('(el) => el.validity.valid')).toBe(true);
+    expect(await slug.evaluate((el) => (el as unknown as { validity: { valid: boolean } }).validity.valid)).toBe(true);
     await page.getByLabel('Notify e-mails').fill('owner@example.com\nnot-an-address');
     await page.getByRole('button', { name: 'Save changes' }).click();
     const message = 'Notify e-mails: Line 2 is not an e-mail address.';

@@ -222,6 +222,7 @@ export function recordOversizedEvent(props: { outcome: 'slimmed' | 'dropped' }):
 export function recordNotification(props: { outcome: 'sent' | 'failed' }): void {
   instruments().notifications.add(1, { outcome: props.outcome });
 }
+
 export type PurgeReason = 'retention' | 'spam' | 'delivered' | 'request';
 
 /** Management's purge: `count` submissions removed (or tombstoned) for `reason`. */

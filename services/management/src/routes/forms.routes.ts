@@ -108,14 +108,6 @@ const fields = {
         'and form in 10 minutes); null turns it off',
     }),
   ),
-  autoresponse: Nullable(
-    Type.Composite([AutoresponseSettings], {
-      additionalProperties: false,
-      description:
-        'a confirmation mailed to whoever filled the form in (received submissions only, at most one per address ' +
-        'and form in 10 minutes); null turns it off',
-    }),
-  ),
 };
 
 const CreateForm = Type.Object(

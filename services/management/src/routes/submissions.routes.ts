@@ -61,6 +61,17 @@ const SubmissionDetail = Type.Object(
   { additionalProperties: false },
 );
 
+const SubmissionPage = Type.Object({
+  ...Page(Submission).properties,
+  prev_cursor: Nullable(
+    Type.String({
+      description:
+        'pass as `cursor` for the previous page; null on the first page, empty when the previous page is the first',
+    }),
+  ),
+  total: Type.Optional(Type.Integer({ minimum: 0, description: 'how many match the filters (with `total=true`)' })),
+});
+
 export function presentSubmission(row: SubmissionRow) {
   return {
     id: row.id,
@@ -84,17 +95,6 @@ function presentAttachment(f: FileRow, { config, secrets, clock }: Platform) {
   return {
     id: f.id,
     field: f.field,
-const SubmissionPage = Type.Object({
-  ...Page(Submission).properties,
-  prev_cursor: Nullable(
-    Type.String({
-      description:
-        'pass as `cursor` for the previous page; null on the first page, empty when the previous page is the first',
-    }),
-  ),
-  total: Type.Optional(Type.Integer({ minimum: 0, description: 'how many match the filters (with `total=true`)' })),
-});
-
     filename: f.filename,
     content_type: f.content_type,
     size: Number(f.size),
@@ -136,6 +136,8 @@ export const listSubmissionsRoute = route({
       since: when(query.since, 'since'),
       until: when(query.until, 'until'),
       q: query.q,
+      order: query.order,
+      withTotal: query.total,
     });
     ctx.body = {
       data: rows.map(presentSubmission),
@@ -164,8 +166,6 @@ export const getSubmissionRoute = route({
       id: params.id,
     });
     ctx.body = {
-      order: query.order,
-      withTotal: query.total,
       ...presentSubmission(submission),
       attachments: files.map((file) => presentAttachment(file, platform)),
       autoresponse: await autoresponseOf(platform.db, principal.accountId, params.id),

@@ -6,10 +6,10 @@ import * as consoleSessions from './004-console-sessions';
 import * as consumerLeases from './005-consumer-leases';
 import * as storeSubmissionsStatement from './006-store-submissions-statement';
 import * as ownerAlerts from './008-owner-alerts';
+import * as spamFilter from './009-spam-filter';
+import * as submissionRead from './011-submission-read';
 import * as dataLifecycle from './012-data-lifecycle';
 import * as people from './013-people';
-import * as submissionRead from './011-submission-read';
-import * as spamFilter from './009-spam-filter';
 
 export interface Migration {
   name: string;
@@ -25,9 +25,10 @@ export const migrations: Migration[] = [
   { name: '004-console-sessions', ...consoleSessions },
   { name: '005-consumer-leases', ...consumerLeases },
   { name: '006-store-submissions-statement', ...storeSubmissionsStatement },
+  // 007 and 010 were never released.
+  { name: '008-owner-alerts', ...ownerAlerts },
+  { name: '009-spam-filter', ...spamFilter },
+  { name: '011-submission-read', ...submissionRead },
   { name: '012-data-lifecycle', ...dataLifecycle },
   { name: '013-people', ...people },
-  { name: '008-owner-alerts', ...ownerAlerts },
-  { name: '011-submission-read', ...submissionRead },
-  { name: '009-spam-filter', ...spamFilter },
 ];

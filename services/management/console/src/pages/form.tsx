@@ -8,8 +8,8 @@ import { useTitle } from '../title';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 import { FormEditor } from './form/editor';
-import { SpamSettings } from './form/spam-settings';
 import { AutoresponseSettings } from './form/autoresponse-settings';
+import { SpamSettings } from './form/spam-settings';
 import { RetentionSettings } from './form/retention-settings';
 
 /** `/console/forms/new` creates; `/console/forms/:id` edits every setting, shows the snippets, deletes. */
@@ -22,8 +22,8 @@ export function FormPage({ id }: { id?: string }) {
           <Snippets form={form} />
           <h2>Settings</h2>
           <FormEditor form={form} onSaved={reload} />
-          <SpamSettings form={form} onSaved={reload} />
           <AutoresponseSettings form={form} onSaved={reload} />
+          <SpamSettings form={form} onSaved={reload} />
           <RetentionSettings form={form} onSaved={reload} />
           <DeleteForm form={form} />
         </>
