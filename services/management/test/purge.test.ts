@@ -111,6 +111,13 @@ function retentionCases(ctx: { platform: TestPlatform; stored(key: string): Prom
     expect(await platform.db('usage_counters').where({ account_id: account.id }).orderBy('period')).toEqual(
       usageBefore,
     );
+    // The run is in the account's audit log: by the system, with what it removed.
+    const audited = await platform.db('audit_log').where({ account_id: account.id, action: 'submissions.purged' });
+    expect(audited).toHaveLength(1);
+    expect(audited[0]).toMatchObject({
+      actor_type: 'system',
+      details: { retention: 1, spam: 0, delivered: 0, left: 0 },
+    });
   });
 
   it('deletes spam older than spam_retention_days (30 by default) and keeps received submissions as old', async () => {

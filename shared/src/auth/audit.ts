@@ -33,6 +33,7 @@ export const AUDIT_ACTIONS = [
   'submissions.bulk_changed',
   'submissions.exported',
   'deliveries.replayed',
+  'submissions.purged',
   'audit_log.exported',
 ] as const;
 /** A listed action, or `operation.<operationId>` for a change made through a route with no action of its own. */

@@ -1,5 +1,6 @@
 import {
   problem,
+  recordAudit,
   recordPurged,
   recordPurgeFailure,
   type Platform,
@@ -106,38 +107,81 @@ type NextBatch = (db: Queryable, limit: number) => Promise<string[]>;
  * of `batchSize` until none is left, a batch is left for the next run, or `signal` aborts (a stopping process ends
  * its run between batches). Nothing is remembered between runs: what is due is found again, so a run that dies
  * halfway is resumed by the next one, on this replica or another (two replicas purging at once delete the same
- * rows twice, which is harmless).
+ * rows twice, which is harmless). Each account whose forms it touched gets one `submissions.purged` entry in its
+ * audit log, with the counts, even when the run ends early.
  */
 export async function purgeDue(props: Deps & { batchSize?: number; signal?: AbortSignal }): Promise<PurgeCounts> {
-  const { db, signal } = props;
+  const { db } = props;
   const batchSize = props.batchSize ?? PURGE_BATCH;
   const counts: PurgeCounts = { retention: 0, spam: 0, delivered: 0, left: 0 };
+  const byAccount = new Map<string, PurgeCounts>();
   const now = props.clock.now();
-  for (const form of await findPurgeForms(db)) {
-    for (const task of tasksOf(form, now)) {
-      for (;;) {
-        if (signal?.aborted) return counts;
-        const started = Date.now();
-        const ids = await task.next(db, batchSize);
-        if (ids.length === 0) break;
-        const removed = await purgeBatch({ ...props, formId: form.id, ids, mode: task.mode });
-        await pause(Math.min(Date.now() - started, MAX_PAUSE_MS), signal);
-        if (removed === undefined) {
-          counts.left++;
-          break;
-        }
-        counts[task.reason] += removed;
-        recordPurged({ reason: task.reason, count: removed });
-        if (ids.length < batchSize) break;
+  try {
+    for (const form of await findPurgeForms(db)) {
+      const account = byAccount.get(form.account_id) ?? { retention: 0, spam: 0, delivered: 0, left: 0 };
+      byAccount.set(form.account_id, account);
+      for (const task of tasksOf(form, now)) {
+        if (!(await purgeTask({ ...props, batchSize, form, task, counts: [counts, account] }))) return counts;
       }
     }
+    return counts;
+  } finally {
+    await auditRun(db, byAccount, now);
   }
-  return counts;
+}
+
+/** One entry per account in the audit log for a run that removed or left anything of it: what, and how many. */
+async function auditRun(db: Queryable, byAccount: Map<string, PurgeCounts>, at: Date): Promise<void> {
+  for (const [accountId, details] of byAccount) {
+    if (details.retention + details.spam + details.delivered + details.left === 0) continue;
+    await recordAudit(
+      db,
+      {
+        accountId,
+        actor: { type: 'system', id: null, label: 'purge' },
+        action: 'submissions.purged',
+        target: { type: 'account', id: accountId },
+        details,
+      },
+      at,
+    );
+  }
+}
+
+/**
+ * One form's task in batches until none is left or a batch is left for the next run, adding what went to every
+ * count given; false once `signal` aborts (the run ends).
+ */
+async function purgeTask(
+  props: Deps & {
+    batchSize: number;
+    signal?: AbortSignal | undefined;
+    form: PurgeForm;
+    task: ReturnType<typeof tasksOf>[number];
+    counts: PurgeCounts[];
+  },
+): Promise<boolean> {
+  const { db, signal, batchSize, form, task } = props;
+  for (;;) {
+    if (signal?.aborted) return false;
+    const started = Date.now();
+    const ids = await task.next(db, batchSize);
+    if (ids.length === 0) return true;
+    const removed = await purgeBatch({ ...props, formId: form.id, ids, mode: task.mode });
+    await pause(Math.min(Date.now() - started, MAX_PAUSE_MS), signal);
+    if (removed === undefined) {
+      for (const counts of props.counts) counts.left++;
+      return true;
+    }
+    for (const counts of props.counts) counts[task.reason] += removed;
+    recordPurged({ reason: task.reason, count: removed });
+    if (ids.length < batchSize) return true;
+  }
 }
 
 /**
  * Runs `purgeDue` at start and every `intervalMs` (PURGE_INTERVAL_SECONDS), never two runs at once; one log line per
- * run that removed anything (what and how many). `stop()` aborts a run between batches and waits for it.
+ * run that removed anything (what and how many), and one audit-log entry per account it touched (`purgeDue`). `stop()` aborts a run between batches and waits for it.
  */
 export function startPurger(props: Deps & { intervalMs: number; batchSize?: number }): Worker {
   const controller = new AbortController();
