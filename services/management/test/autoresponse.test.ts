@@ -116,6 +116,12 @@ describe('autoresponse: through SMTP', () => {
       last_error: null,
       sent_at: expect.any(String),
     });
+    // Erasing Ada's data takes the mail's record and the limit's memory of her address with the submission.
+    const sentTo = () => ctx.platform.db('autoresponse_sends').where({ recipient: 'ada@example.com' });
+    expect(await sentTo()).toHaveLength(1);
+    expect((await call('DELETE', '/v1/data-subjects?email=ada@example.com')).body).toEqual({ deleted: 1 });
+    expect(await sentTo()).toEqual([]);
+    expect(await ctx.platform.db('notifications').where({ dedup_key: `autoresponse:${stored.id}` })).toEqual([]);
   });
 
   it('sends nothing for spam, and once for a spam submission its owner rescues', async () => {

@@ -65,7 +65,8 @@ export async function findFileKeys(db: Queryable, ids: string[]): Promise<string
 
 /**
  * Deletes the submissions of one form and everything that belongs to them: their deliveries and attempts (with the
- * receivers' answers), their notification rows, their idempotency keys, file rows and spam-filter examples. Quota and usage figures stay.
+ * receivers' answers), their notification and autoresponse rows (and the autoresponse limit's memory of their
+ * recipients), their idempotency keys, file rows and spam-filter examples. Quota and usage figures stay.
  * Deliveries are found through the form's webhooks (their unique index), not by a scan of every delivery.
  */
 export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids: string[]): Promise<number> {
@@ -75,11 +76,20 @@ export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids
     .where('event_type', 'submission.created')
     .whereIn('submission_id', ids)
     .delete();
-  await db('notifications')
+  const autoresponses = ids.map((id) => `autoresponse:${id}`);
+  // The autoresponse's limit remembers whom this form wrote to: forget the addresses of these submissions' mails.
+  await db('autoresponse_sends')
+    .where('form_id', formId)
     .whereIn(
-      'dedup_key',
-      ids.map((id) => `submission:${id}`),
+      'recipient',
+      db('notifications')
+        .whereIn('dedup_key', autoresponses)
+        // not a payload: recipients is a list of addresses
+        .select(db.raw('lower(jsonb_array_elements_text(recipients))')),
     )
+    .delete();
+  await db('notifications')
+    .whereIn('dedup_key', [...ids.map((id) => `submission:${id}`), ...autoresponses])
     .delete();
   await db('idempotency_keys').where('form_id', formId).whereIn('submission_id', ids).delete();
   // The spam filter's copy of a marked submission's fields goes with it.
