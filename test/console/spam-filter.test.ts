@@ -76,3 +76,29 @@ it('shows a caught submission’s score and reasons in words, and a shadow one�
     .getByText('Spam score 0.12 · would have been caught by: the same fields were posted recently', { exact: true })
     .waitFor();
 });
+
+it('shows each caught post’s score and reasons in its row of the Spam view, the stranger’s text isolated', async () => {
+  const { page, stack } = c;
+  const form = await formOf(c);
+  const caught = await factories.submission(stack.platform, {
+    accountId: c.account.id,
+    formId: form.id,
+    status: 'spam',
+    spamReason: 'blocked-domain:mailinator.com',
+    payload: { email: 'bot@mailinator.com', message: 'Cheap pills' },
+  });
+  await stack.platform
+    .db('submissions')
+    .where({ id: caught.id })
+    .update({ spam_score: 0.97, spam_reasons: JSON.stringify(['blocked-domain:mailinator.com', 'classifier:0.97']) });
+  await page.goto(`${stack.url}/console/forms/${form.id}/submissions?status=spam`);
+  const cell = page.getByRole('cell', { name: /^Score 0\.97/ });
+  await cell.waitFor();
+  expect(await cell.textContent()).toBe('Score 0.97 · blocked domain mailinator.com; the classifier (0.97)');
+  expect(await cell.locator('bdi').allTextContents()).toEqual([
+    'blocked domain mailinator.com',
+    'the classifier (0.97)',
+  ]);
+  await page.getByRole('columnheader', { name: 'Why spam' }).waitFor();
+  await checkView(page, 'spam-view-reasons', /· Intake console$/);
+});

@@ -118,6 +118,7 @@ function Inbox({ form }: { form: Form }) {
             selection={selection}
             fields={columns.shown}
             order={filters.order}
+            spamView={filters.status === 'spam'}
             listQuery={qs({ ...urlQuery({ ...filters, cursor: '', limit: undefined }) })}
           />
         </InboxContent>

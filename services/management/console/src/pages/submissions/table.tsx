@@ -1,5 +1,6 @@
 import type { Submission } from '../../api-types';
 import { StatusBadge, TableWrap, formatTime } from '../../components/ui';
+import { spamReasonText } from '../../components/spam-line';
 import type { Selection } from './bulk';
 
 /** A value as a cell shows it: one line's worth. */
@@ -13,9 +14,11 @@ type Props = {
   order: 'asc' | 'desc';
   /** The list's query, carried to the detail view so it can step to the previous and next submission. */
   listQuery: string;
+  /** The spam view: each row says its score and why it was caught. */
+  spamView?: boolean;
 };
 
-export function InboxTable({ rows, selection, fields, order, listQuery }: Props) {
+export function InboxTable({ rows, selection, fields, order, listQuery, spamView = false }: Props) {
   const { selected } = selection;
   return (
     <TableWrap label="Submissions">
@@ -42,11 +45,19 @@ export function InboxTable({ rows, selection, fields, order, listQuery }: Props)
               Files
             </th>
             <th scope="col">Status</th>
+            {spamView && <th scope="col">Why spam</th>}
           </tr>
         </thead>
         <tbody>
           {rows.map((s) => (
-            <InboxRow key={s.id} submission={s} selection={selection} fields={fields} listQuery={listQuery} />
+            <InboxRow
+              key={s.id}
+              submission={s}
+              selection={selection}
+              fields={fields}
+              listQuery={listQuery}
+              spamView={spamView}
+            />
           ))}
         </tbody>
       </table>
@@ -54,7 +65,13 @@ export function InboxTable({ rows, selection, fields, order, listQuery }: Props)
   );
 }
 
-function InboxRow(props: { submission: Submission; selection: Selection; fields: string[]; listQuery: string }) {
+function InboxRow(props: {
+  submission: Submission;
+  selection: Selection;
+  fields: string[];
+  listQuery: string;
+  spamView: boolean;
+}) {
   const { submission: s, selection, fields } = props;
   return (
     <tr class={s.read ? undefined : 'unread'}>
@@ -81,6 +98,26 @@ function InboxRow(props: { submission: Submission; selection: Selection; fields:
       <td>
         <StatusBadge status={s.status} />
       </td>
+      {props.spamView && <SpamCell submission={s} />}
     </tr>
+  );
+}
+
+/**
+ * A caught post's score and reasons, short: "0.97 · blocked domain x; the classifier (0.97)". A reason can carry a
+ * stranger's text (an address's domain), so each is isolated.
+ */
+function SpamCell({ submission: s }: { submission: Submission }) {
+  const reasons = s.spam_reasons.length ? s.spam_reasons : s.spam_reason ? [s.spam_reason] : [];
+  return (
+    <td class="spam-why" data-label="Why spam">
+      {s.spam_score === null ? 'Not scored' : `Score ${s.spam_score.toFixed(2)}`}
+      {reasons.map((r, i) => (
+        <span key={i}>
+          {i === 0 ? ' · ' : '; '}
+          <bdi>{spamReasonText(r)}</bdi>
+        </span>
+      ))}
+    </td>
   );
 }
