@@ -36,6 +36,7 @@ const multipart = (path: string, body: string, boundary = 'b') =>
 const part = (name: string, value: string, filename?: string) =>
   `--b\r\ncontent-disposition: form-data; name="${name}"${filename ? `; filename="${filename}"` : ''}\r\n\r\n${value}\r\n`;
 
+// Names such as __proto__ and constructor are not malformed: they are stored as data (test/field-names.test.ts).
 const KINDS: Kind[] = [
   { name: 'json cut', request: (p, n) => json(p, `{"name":"Ada","n":${n}`) },
   { name: 'json garbage', request: (p) => json(p, `{name: 'Ada',}`) },
@@ -44,8 +45,6 @@ const KINDS: Kind[] = [
   { name: 'json string', request: (p) => json(p, '"hello"') },
   { name: 'json null', request: (p) => json(p, 'null') },
   { name: 'json empty', request: (p) => json(p, '') },
-  { name: 'json __proto__', request: (p) => json(p, '{"a":{"__proto__":{"admin":true}}}') },
-  { name: 'json constructor', request: (p) => json(p, '{"constructor":{"prototype":{"x":1}}}') },
   { name: 'json too deep', request: (p) => json(p, `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`) },
   {
     name: 'json invalid utf-8',
@@ -72,7 +71,6 @@ const KINDS: Kind[] = [
     name: 'urlencoded too many fields',
     request: (p) => form(p, Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&')),
   },
-  { name: 'urlencoded __proto__', request: (p) => form(p, '__proto__=x&name=Ada') },
   {
     name: 'multipart cut',
     request: (p, n) =>
