@@ -102,3 +102,47 @@ it('shows each caught post’s score and reasons in its row of the Spam view, th
   await page.getByRole('columnheader', { name: 'Why spam' }).waitFor();
   await checkView(page, 'spam-view-reasons', /· Intake console$/);
 });
+
+it('shows on the Spam view how the classifier is doing: its examples, still learning, what shadow would have caught', async () => {
+  const { page, stack } = c;
+  const form = await formOf(c);
+  const db = stack.platform.db;
+  const post = (props: Partial<Parameters<typeof factories.submission>[1]> = {}) =>
+    factories.submission(stack.platform, { accountId: c.account.id, formId: form.id, ...props });
+  const mark = async (spam: boolean) => {
+    const payload = { message: spam ? 'Cheap pills' : 'Hello there' };
+    const s = await post({ payload });
+    await db('spam_examples').insert({
+      submission_id: s.id,
+      account_id: c.account.id,
+      is_spam: spam,
+      payload: JSON.stringify(payload),
+      marked_at: new Date(),
+    });
+  };
+  for (let i = 0; i < 3; i++) await mark(true);
+  for (let i = 0; i < 10; i++) await mark(false);
+  for (let i = 0; i < 2; i++) await post({ status: 'spam', spamReason: 'honeypot' });
+  const figure = (term: string) =>
+    page
+      .getByRole('region', { name: 'Spam classifier' })
+      .locator('div', { has: page.getByText(term) })
+      .locator('dd');
+  await page.goto(`${stack.url}/console/forms/${form.id}/submissions?status=spam`);
+  await page.getByTestId('spam-model-state').waitFor();
+  expect(await figure('Marked spam').textContent()).toBe('3');
+  expect(await figure('Honeypot catches').textContent()).toBe('2');
+  expect(await figure('Marked not spam').textContent()).toBe('10');
+  expect(await page.getByTestId('spam-model-state').textContent()).toMatch(
+    /^Still learning: it needs 10 examples of each kind \(it has 5 spam and 10 not spam\)/,
+  );
+  const before = Number(await figure('Shadow would have caught').textContent());
+  const shadow = await post({ payload: { email: 'bot@mailinator.com' } });
+  await db('submissions')
+    .where({ id: shadow.id })
+    .update({ spam_reasons: JSON.stringify(['blocked-domain:mailinator.com']) });
+  await page.reload();
+  await page.getByTestId('spam-model-state').waitFor();
+  expect(Number(await figure('Shadow would have caught').textContent())).toBe(before + 1);
+  await checkView(page, 'spam-view-model', /· Intake console$/);
+});

@@ -20,6 +20,7 @@ import { memberRoutes } from './routes/members.routes';
 import { peopleRoutes } from './routes/people.routes';
 import { memberSessionRoutes } from './routes/member-sessions.routes';
 import { auditLogRoutes } from './routes/audit-log.routes';
+import { spamRoutes } from './routes/spam.routes';
 import { withAuditTrail } from './domain/audit-trail';
 import { startAuditRetention } from './domain/audit-retention';
 
@@ -41,6 +42,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...memberSessionRoutes,
     ...auditLogRoutes,
     ...inboxRoutes,
+    ...spamRoutes,
     ...docsRoutes(settings.config, () => openApi(settings)),
   ]);
 }

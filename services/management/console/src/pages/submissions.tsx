@@ -6,6 +6,7 @@ import { qs } from '../location';
 import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
+import { SpamModelPanel } from '../components/spam-model';
 import { BulkActions, useSelection, type BulkAction, type Selection } from './submissions/bulk';
 import { ColumnPicker, useColumns } from './submissions/columns';
 import {
@@ -86,6 +87,7 @@ function Inbox({ form }: { form: Form }) {
   return (
     <div class="inbox-view">
       <ViewTabs base={base} filters={filters} />
+      {filters.status === 'spam' && <SpamModelPanel />}
       <FilterForm
         filters={filters}
         clearHref={isFiltered(filters) ? `${base}${qs(urlQuery({ status: filters.status }))}` : undefined}

@@ -1,0 +1,69 @@
+import { factories } from '@intake/shared/testing';
+import { api, ownerWithForm, startManagement } from './helpers';
+
+let ctx: Awaited<ReturnType<typeof startManagement>>;
+beforeAll(async () => {
+  ctx = await startManagement();
+});
+afterAll(() => ctx.close());
+
+const reasonsOf = (id: string, reasons: string[]) =>
+  ctx.platform
+    .db('submissions')
+    .where({ id })
+    .update({ spam_reasons: JSON.stringify(reasons) });
+
+describe('GET /v1/spam/model', () => {
+  it('counts the examples of each kind, says the model is learning below 10 of each, and stays in its account', async () => {
+    const o = await ownerWithForm(ctx);
+    const other = await ownerWithForm(ctx);
+    await other.submit({ status: 'spam', spamReason: 'honeypot' });
+    const empty = await o.call('GET', '/v1/spam/model');
+    expect(empty.status).toBe(200);
+    expect(empty.body).toMatchObject({ spam_marks: 0, honeypot_catches: 0, not_spam_marks: 0, learning: true });
+    expect(empty.body).toMatchObject({ min_examples: 10, threshold: 0.9 });
+
+    const marked = [];
+    for (let i = 0; i < 10; i++) marked.push(await o.submit({ payload: { message: `post ${i}` } }));
+    for (const s of marked.slice(0, 4)) await o.call('PATCH', `/v1/submissions/${s.id}`, { status: 'spam' });
+    for (const s of marked.slice(4)) await o.call('PATCH', `/v1/submissions/${s.id}`, { status: 'received' });
+    for (let i = 0; i < 5; i++) await o.submit({ status: 'spam', spamReason: 'honeypot' });
+    const still = await o.call('GET', '/v1/spam/model');
+    expect(still.body).toMatchObject({ spam_marks: 4, honeypot_catches: 5, not_spam_marks: 6, learning: true });
+
+    for (let i = 0; i < 4; i++) {
+      const s = await o.submit({ payload: { message: `more ${i}` } });
+      await o.call('PATCH', `/v1/submissions/${s.id}`, { status: 'received' });
+    }
+    await o.submit({ status: 'spam', spamReason: 'honeypot' });
+    const ready = await o.call('GET', '/v1/spam/model');
+    expect(ready.body).toMatchObject({ spam_marks: 4, honeypot_catches: 6, not_spam_marks: 10, learning: false });
+  });
+
+  it('counts this month’s posts to forms in shadow whose reasons the rules or the classifier gave', async () => {
+    const o = await ownerWithForm(ctx);
+    const month = new Date().toISOString().slice(0, 7);
+    const rule = await o.submit();
+    await reasonsOf(rule.id, ['blocked-domain:mailinator.com']);
+    const classifier = await o.submit();
+    await reasonsOf(classifier.id, ['classifier:0.95']);
+    // Not what shadow would have caught: a honeypot catch, no reasons, and a post of last month.
+    const honeypot = await o.submit({ status: 'spam', spamReason: 'honeypot' });
+    await reasonsOf(honeypot.id, ['honeypot']);
+    await o.submit();
+    const old = await o.submit({ receivedAt: new Date(Date.UTC(2020, 0, 15)) });
+    await reasonsOf(old.id, ['duplicate']);
+    // A form whose filter is on: what its rules catch is spam, not shadow.
+    const onForm = await factories.form(ctx.platform.db, o.account.id);
+    await ctx.platform.db('forms').where({ id: onForm.id }).update({ spam_filter: 'on' });
+    const caught = await factories.submission(ctx.platform, { accountId: o.account.id, formId: onForm.id });
+    await reasonsOf(caught.id, ['duplicate']);
+
+    const res = await o.call('GET', '/v1/spam/model');
+    expect(res.body).toMatchObject({ month, shadow_caught: 2 });
+  });
+
+  it('is for the account’s keys and members only', async () => {
+    expect((await api(ctx.url)('GET', '/v1/spam/model')).status).toBe(401);
+  });
+});
