@@ -146,3 +146,32 @@ it('shows on the Spam view how the classifier is doing: its examples, still lear
   expect(Number(await figure('Shadow would have caught').textContent())).toBe(before + 1);
   await checkView(page, 'spam-view-model', /· Intake console$/);
 });
+
+it('says on a caught post’s page, and on a rescued one’s, that files sent with spam are not kept', async () => {
+  const { page, stack } = c;
+  const form = await formOf(c);
+  const post = (props: Partial<Parameters<typeof factories.submission>[1]> = {}) =>
+    factories.submission(stack.platform, { accountId: c.account.id, formId: form.id, ...props });
+  const note = page.getByTestId('files-not-kept');
+  const caught = await post({ status: 'spam', spamReason: 'honeypot' });
+  await stack.platform
+    .db('submissions')
+    .where({ id: caught.id })
+    .update({ spam_reasons: JSON.stringify(['honeypot']) });
+  await page.goto(`${stack.url}/console/submissions/${caught.id}`);
+  await page.getByRole('heading', { name: 'Files' }).waitFor();
+  expect(await note.textContent()).toBe('Files sent with a post marked spam are not kept.');
+
+  await page.getByRole('button', { name: 'Mark as not spam' }).click();
+  await page.getByRole('button', { name: 'Mark as spam' }).waitFor();
+  await note.filter({ hasText: 'This post was caught as spam before it was rescued.' }).waitFor();
+  expect(await note.textContent()).toBe(
+    'This post was caught as spam before it was rescued. Files sent with a post marked spam are not kept.',
+  );
+  await checkView(page, 'submission-rescued-files', /· Intake console$/);
+
+  const kept = await post({ files: [{ filename: 'cv.pdf', content: 'pdf', contentType: 'application/pdf' }] });
+  await page.goto(`${stack.url}/console/submissions/${kept.id}`);
+  await page.getByRole('link', { name: 'Download cv.pdf' }).waitFor();
+  expect(await note.count()).toBe(0);
+});

@@ -69,6 +69,7 @@ export function SubmissionPage({ id }: { id: string }) {
       <Fields payload={s.payload} />
       <h2>Files</h2>
       <Files attachments={s.attachments} />
+      <FilesNotKept submission={s} />
       <h2>Deliveries</h2>
       <Deliveries submission={s} deliveries={deliveries} />
       <h2>Autoresponse</h2>
@@ -216,6 +217,31 @@ function Files({ attachments }: { attachments: SubmissionDetail['attachments'] }
         </li>
       ))}
     </ul>
+  );
+}
+
+/** Reasons that keep a post's files: the owner's own mark (stored as received first), an unavailable bot challenge. */
+const KEEPS_FILES = ['marked-by-owner', 'challenge-unavailable'];
+const NOT_KEPT = 'Files sent with a post marked spam are not kept.';
+
+/**
+ * Why a post caught as spam shows no files: spam stores none, and rescuing it does not bring them back. The stored
+ * post does not say whether files were sent, so it is said plainly; a received post can only be told apart from a
+ * shadow-mode one by the honeypot (which always catches), so otherwise it is said as a condition.
+ */
+function FilesNotKept({ submission: s }: { submission: SubmissionDetail }) {
+  if (s.attachments.length > 0) return null;
+  let note: string | null = null;
+  if (s.status === 'spam') note = s.spam_reason && !KEEPS_FILES.includes(s.spam_reason) ? NOT_KEPT : null;
+  else if (s.spam_reasons.includes('honeypot'))
+    note = `This post was caught as spam before it was rescued. ${NOT_KEPT}`;
+  else if (s.spam_reasons.some((r) => !KEEPS_FILES.includes(r)))
+    note = `If this post was caught as spam before it was rescued, files sent with it are gone. ${NOT_KEPT}`;
+  if (!note) return null;
+  return (
+    <p class="muted" data-testid="files-not-kept">
+      {note}
+    </p>
   );
 }
 
