@@ -47,9 +47,9 @@ describe('GET /v1/spam/model', () => {
     await reasonsOf(rule.id, ['blocked-domain:mailinator.com']);
     const classifier = await o.submit();
     await reasonsOf(classifier.id, ['classifier:0.95']);
-    // Not what shadow would have caught: a honeypot catch, no reasons, and a post of last month.
+    // Not what shadow would have caught: a honeypot catch (kept out anyway), no reasons, and a post of long ago.
     const honeypot = await o.submit({ status: 'spam', spamReason: 'honeypot' });
-    await reasonsOf(honeypot.id, ['honeypot']);
+    await reasonsOf(honeypot.id, ['honeypot', 'duplicate']);
     await o.submit();
     const old = await o.submit({ receivedAt: new Date(Date.UTC(2020, 0, 15)) });
     await reasonsOf(old.id, ['duplicate']);

@@ -19,16 +19,20 @@ const SpamModel = Type.Object(
     month: Type.String({ description: 'this month (UTC), `YYYY-MM`' }),
     shadow_caught: Type.Integer({
       description:
-        'this month’s posts to forms in shadow mode whose reasons say the rules or the classifier would have caught them',
+        'this month’s received posts to forms in shadow mode whose reasons say the rules or the classifier would have ' +
+        'caught them',
     }),
   },
   { additionalProperties: false },
 );
 
-/** Reasons the rules and the classifier record (the honeypot, the bot challenge and the owner's mark are not theirs). */
+/**
+ * This month's posts that got in (received) although the rules or the classifier found a reason (the honeypot, the bot
+ * challenge and the owner's mark are not theirs): what turning the filter on would have kept out.
+ */
 const SHADOW_CAUGHT = `
   SELECT count(*)::int AS n FROM submissions s JOIN forms f ON f.id = s.form_id
-  WHERE s.account_id = ? AND f.spam_filter = 'shadow' AND s.received_at >= ?
+  WHERE s.account_id = ? AND f.spam_filter = 'shadow' AND s.status = 'received' AND s.received_at >= ?
     AND EXISTS (
       SELECT 1 FROM json_array_elements_text(s.spam_reasons) r(reason)
       WHERE CASE
@@ -72,7 +76,7 @@ export const getSpamModelRoute = route({
   summary: 'How the account’s spam classifier is doing, and what shadow mode would have caught this month',
   description:
     'The examples the classifier learns from (the owner’s marks of each kind, the honeypot’s catches as spam), ' +
-    'whether it is still learning, and how many of this month’s posts to forms in shadow mode it or the rules ' +
+    'whether it is still learning, and how many of this month’s received posts to forms in shadow mode it or the rules ' +
     'would have caught.',
   tags: ['Spam'],
   auth: 'management',
