@@ -44,8 +44,8 @@ export function InboxTable({ rows, selection, fields, order, listQuery, spamView
             <th scope="col" class="num">
               Files
             </th>
-            <th scope="col">Status</th>
             {spamView && <th scope="col">Why spam</th>}
+            <th scope="col">Status</th>
           </tr>
         </thead>
         <tbody>
@@ -95,10 +95,10 @@ function InboxRow(props: {
         </td>
       ))}
       <td class="num">{s.files}</td>
+      {props.spamView && <SpamCell submission={s} />}
       <td>
         <StatusBadge status={s.status} />
       </td>
-      {props.spamView && <SpamCell submission={s} />}
     </tr>
   );
 }
@@ -110,7 +110,7 @@ function InboxRow(props: {
 function SpamCell({ submission: s }: { submission: Submission }) {
   const reasons = s.spam_reasons.length ? s.spam_reasons : s.spam_reason ? [s.spam_reason] : [];
   return (
-    <td class="spam-why" data-label="Why spam">
+    <td class="value spam-why" data-label="Why spam">
       {s.spam_score === null ? 'Not scored' : `Score ${s.spam_score.toFixed(2)}`}
       {reasons.map((r, i) => (
         <span key={i}>
