@@ -1,6 +1,6 @@
 import { fileDownloadUrl, type Config, type Mail, type SecretBox, type SubmissionEvent } from '@intake/shared';
 
-/** Field names (compared ignoring case) whose value becomes the notification's Reply-To; the README lists the same. */
+/** Field names (compared ignoring case) whose value becomes the notification's Reply-To (docs/decisions.md, notification e-mail). */
 export const REPLY_TO_FIELDS = [
   'email',
   'e-mail',
