@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks';
-import { api, ok } from '../../api';
 import type { Form } from '../../api-types';
-import { ErrorBox, SubmitRow, TextField, useAction } from '../../components/ui';
+import { useSettingsSection } from './settings-section';
+import { ErrorBox, SubmitRow, TextField } from '../../components/ui';
 
 interface Values {
   enabled: boolean;
@@ -36,24 +35,12 @@ function bodyOf(v: Values): Form['autoresponse'] {
 
 /** The confirmation mailed to whoever fills the form in, saved on its own. */
 export function AutoresponseSettings({ form, onSaved }: { form: Form; onSaved?(): Promise<void> }) {
-  const [values, setValues] = useState(() => valuesOf(form));
-  const [saved, setSaved] = useState(false);
-  const action = useAction();
-  const set =
-    <K extends keyof Values>(name: K) =>
-    (value: Values[K]) => {
-      setSaved(false);
-      setValues((v) => ({ ...v, [name]: value }));
-    };
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const body = { autoresponse: bodyOf(values) };
-    const result = await action.run(() => ok(api.PATCH('/v1/forms/{id}', { params: { path: { id: form.id } }, body })));
-    if (!result) return;
-    setValues(valuesOf(result));
-    setSaved(true);
-    await onSaved?.();
-  };
+  const { values, set, saved, action, submit } = useSettingsSection({
+    form,
+    valuesOf,
+    bodyOf: (v: Values) => ({ autoresponse: bodyOf(v) }),
+    onSaved,
+  });
   return (
     <form class="stack" aria-labelledby="autoresponse-title" onSubmit={(e) => void submit(e)}>
       <h2 id="autoresponse-title">Autoresponse</h2>

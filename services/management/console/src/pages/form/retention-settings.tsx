@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks';
-import { api, ok } from '../../api';
 import type { Form } from '../../api-types';
-import { ErrorBox, Field, SubmitRow, TextField, useAction } from '../../components/ui';
+import { useSettingsSection } from './settings-section';
+import { ErrorBox, Field, SubmitRow, TextField } from '../../components/ui';
 
 interface Values {
   retention: string;
@@ -20,28 +19,16 @@ const days = (text: string) => (text.trim() === '' ? null : Number(text.trim()))
 
 /** How long the form keeps submissions and spam, and whether it keeps what it has delivered; saved on their own. */
 export function RetentionSettings({ form, onSaved }: { form: Form; onSaved?(): Promise<void> }) {
-  const [values, setValues] = useState(() => valuesOf(form));
-  const [saved, setSaved] = useState(false);
-  const action = useAction();
-  const set =
-    <K extends keyof Values>(name: K) =>
-    (value: Values[K]) => {
-      setSaved(false);
-      setValues((v) => ({ ...v, [name]: value }));
-    };
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const body = {
-      retention_days: days(values.retention),
-      spam_retention_days: days(values.spamRetention),
-      delete_after_delivery: values.deleteAfterDelivery,
-    };
-    const result = await action.run(() => ok(api.PATCH('/v1/forms/{id}', { params: { path: { id: form.id } }, body })));
-    if (!result) return;
-    setValues(valuesOf(result));
-    setSaved(true);
-    await onSaved?.();
-  };
+  const { values, set, saved, action, submit } = useSettingsSection({
+    form,
+    valuesOf,
+    bodyOf: (v: Values) => ({
+      retention_days: days(v.retention),
+      spam_retention_days: days(v.spamRetention),
+      delete_after_delivery: v.deleteAfterDelivery,
+    }),
+    onSaved,
+  });
   return (
     <section aria-labelledby="retention-title">
       <h2 id="retention-title">Data retention</h2>

@@ -1,7 +1,6 @@
-import { useState } from 'preact/hooks';
-import { api, ok } from '../../api';
 import type { Form } from '../../api-types';
-import { ErrorBox, Field, SubmitRow, TextField, describedBy, useAction } from '../../components/ui';
+import { useSettingsSection } from './settings-section';
+import { ErrorBox, Field, SubmitRow, TextField, describedBy } from '../../components/ui';
 
 type Rules = Form['spam_rules'];
 type Mode = Form['spam_filter'];
@@ -61,24 +60,12 @@ const MODES: [Mode, string][] = [
 
 /** The form's spam filter: its mode and rules, saved on their own. */
 export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise<void> }) {
-  const [values, setValues] = useState(() => valuesOf(form));
-  const [saved, setSaved] = useState(false);
-  const action = useAction();
-  const set =
-    <K extends keyof Values>(name: K) =>
-    (value: Values[K]) => {
-      setSaved(false);
-      setValues((v) => ({ ...v, [name]: value }));
-    };
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const body = { spam_filter: values.mode, spam_rules: rulesOf(values) };
-    const result = await action.run(() => ok(api.PATCH('/v1/forms/{id}', { params: { path: { id: form.id } }, body })));
-    if (!result) return;
-    setValues(valuesOf(result));
-    setSaved(true);
-    await onSaved();
-  };
+  const { values, set, saved, action, submit } = useSettingsSection({
+    form,
+    valuesOf,
+    bodyOf: (v: Values) => ({ spam_filter: v.mode, spam_rules: rulesOf(v) }),
+    onSaved,
+  });
   return (
     <form class="stack" aria-labelledby="spam-title" onSubmit={(e) => void submit(e)}>
       <h2 id="spam-title">Spam filter</h2>
