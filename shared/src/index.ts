@@ -18,6 +18,7 @@ export * from './base/blob-store';
 export * from './base/create-blob-store';
 export * from './runtime/backlogs';
 export * from './runtime/platform';
+export * from './runtime/periodic';
 export * from './runtime/health';
 export * from './http/route';
 export * from './http/openapi';

@@ -1,5 +1,6 @@
 import {
   requestDelivery,
+  startPeriodic,
   toTimestamp,
   type Config,
   type Db,
@@ -23,32 +24,6 @@ export const HEALTH_SWEEP_MS = 60_000;
 /** How often the replay pump runs, and how many replays it sends each time (per process). */
 export const REPLAY_PUMP_MS = 1000;
 export const REPLAYS_PER_PUMP = 20;
-
-/**
- * Runs `task` every `intervalMs` without overlapping runs (a tick while one runs is skipped); a
- * failure is logged and the next tick tries again. `stop()` waits for a run in progress.
- */
-export function startPeriodic(props: {
-  intervalMs: number;
-  logger: Logger;
-  failure: string;
-  task: () => Promise<unknown>;
-}): Worker {
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    running ??= props
-      .task()
-      .catch((err) => props.logger.warn({ err }, props.failure))
-      .finally(() => (running = undefined));
-  }, props.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
-}
 
 /**
  * The URL as an e-mail may show it: scheme and host only. A chat service's webhook URL is itself

@@ -1,5 +1,4 @@
-import { purgeAuditLog, type Platform, type Worker } from '@intake/shared';
-import { startPeriodic } from './retention';
+import { purgeAuditLog, startPeriodic, type Platform, type Worker } from '@intake/shared';
 
 /** Deletes audit entries older than AUDIT_RETENTION_DAYS every `intervalMs` (the only delete the table allows). */
 export function startAuditRetention(

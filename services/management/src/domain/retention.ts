@@ -1,4 +1,4 @@
-import type { Db, Logger, Worker } from '@intake/shared';
+import { startPeriodic, type Db, type Logger, type Worker } from '@intake/shared';
 
 /** How long bookkeeping rows are kept once they can no longer matter. */
 export const RETENTION = {
@@ -34,32 +34,6 @@ export async function sweepRetention(props: {
     processedEvents: await sweep('processed_events', (q) =>
       q.where('processed_at', '<', new Date(now.getTime() - RETENTION.processedEventsMs)),
     ),
-  };
-}
-
-/**
- * Runs `task` every `intervalMs` without overlapping runs (a tick while one runs is skipped); a failure is logged as
- * `failure` and retried at the next tick. `stop()` ends the timer and waits for a run in progress.
- */
-export function startPeriodic(props: {
-  intervalMs: number;
-  logger: Logger;
-  failure: string;
-  task: () => Promise<unknown>;
-}): Worker {
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    running ??= props
-      .task()
-      .catch((err) => props.logger.warn({ err }, props.failure))
-      .finally(() => (running = undefined));
-  }, props.intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
   };
 }
 

@@ -1,5 +1,4 @@
-import { sweepSessions, type Platform, type Worker } from '@intake/shared';
-import { startPeriodic } from './retention';
+import { startPeriodic, sweepSessions, type Platform, type Worker } from '@intake/shared';
 
 /** Removes ended console sessions every `intervalMs` (sessions are also refused and removed when next used). */
 export function startSessionSweeper(
