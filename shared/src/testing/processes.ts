@@ -57,7 +57,10 @@ export function ownProcess(props: {
   ready?: () => Promise<boolean>;
 }): OwnServer {
   let child: ChildProcess | undefined;
-  const stop = async (signal?: NodeJS.Signals): Promise<void> => {
+  // A stop a test did not await (it cuts the server mid-request) must finish before the next
+  // start: a second Postgres on the same data directory refuses to run while the first shuts down.
+  let stopping: Promise<void> = Promise.resolve();
+  const halt = async (signal?: NodeJS.Signals): Promise<void> => {
     if (!child || child.exitCode !== null || child.signalCode !== null) return;
     const exited = new Promise((r) => child?.once('exit', r));
     child.kill(signal ?? props.stopSignal ?? 'SIGKILL');
@@ -67,10 +70,15 @@ export function ownProcess(props: {
       message: `port ${props.port} to close`,
     });
   };
+  const stop = (signal?: NodeJS.Signals): Promise<void> => {
+    stopping = stopping.catch(() => undefined).then(() => halt(signal));
+    return stopping;
+  };
   return {
     port: props.port,
     url: props.url,
     async start() {
+      await stopping;
       child = spawn(props.command, props.args, { stdio: 'ignore', uid: props.uid, gid: props.gid });
       await eventually(() => (props.ready ?? (() => portOpen(props.port)))(), {
         timeoutMs: 15_000,
