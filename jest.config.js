@@ -1,12 +1,20 @@
 /** One Jest run over every workspace; each Jest worker gets its own Postgres database (see shared/src/testing). */
 const path = require('node:path');
 
+const ESM_ONLY = '(@scure/base|@noble/hashes)';
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',
     { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
   ],
+  // otplib's base32 and hash libraries are ES modules only; Jest's module system loads CommonJS.
+  [`/node_modules/${ESM_ONLY}/.+\\.js$`]: [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+  ],
 };
+// Nested copies too (otplib's own @noble/hashes).
+const transformIgnorePatterns = [`^(?!.*/node_modules/${ESM_ONLY}/).*/node_modules/`];
 const moduleNameMapper = {
   '^@intake/shared$': path.join(__dirname, 'shared/src/index.ts'),
   '^@intake/shared/testing$': path.join(__dirname, 'shared/src/testing/index.ts'),
@@ -20,6 +28,7 @@ const project = (name, dir) => ({
   testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   testEnvironment: 'node',
   transform,
+  transformIgnorePatterns,
   moduleNameMapper,
 });
 

@@ -19,6 +19,8 @@ import { dataSubjectRoutes } from './routes/data-subjects.routes';
 import { memberRoutes } from './routes/members.routes';
 import { peopleRoutes } from './routes/people.routes';
 import { memberSessionRoutes } from './routes/member-sessions.routes';
+import { twoFactorRoutes } from './routes/two-factor.routes';
+import { accountRoutes } from './routes/account.routes';
 import { auditLogRoutes } from './routes/audit-log.routes';
 import { spamRoutes } from './routes/spam.routes';
 import { withAuditTrail } from './domain/audit-trail';
@@ -40,6 +42,8 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...memberRoutes,
     ...peopleRoutes,
     ...memberSessionRoutes,
+    ...twoFactorRoutes,
+    ...accountRoutes,
     ...auditLogRoutes,
     ...inboxRoutes,
     ...spamRoutes,

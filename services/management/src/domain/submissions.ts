@@ -10,7 +10,7 @@ import {
   deleteSubmissionRow,
   findSubmission,
   findSubmissionFiles,
-  countSubmissions,
+  countOrEstimate,
   listSubmissionsPage,
   updateSubmissionRead,
   updateSubmissionStatus,
@@ -46,13 +46,14 @@ type ListProps = Pick<Deps, 'db'> &
 
 /**
  * One page of a form's submissions in `order` (newest first by default), with the cursors of the next and the
- * previous page and, with `withTotal`, how many the filter matches.
+ * previous page and, with `withTotal`, how many the filter matches: exact up to EXACT_COUNT_UP_TO, beyond it the
+ * planner's estimate (`total.exact` false), as an exact count of a large form reads every row it counts.
  */
 export async function listSubmissions(props: ListProps): Promise<{
   rows: SubmissionRow[];
   nextCursor: string | null;
   prevCursor: string | null;
-  total?: number;
+  total?: { count: number; exact: boolean };
 }> {
   const { db, limit, cursor, order = 'desc', withTotal, ...filter } = props;
   const after = cursor ? decodeCursor(cursor) : undefined;
@@ -62,7 +63,7 @@ export async function listSubmissions(props: ListProps): Promise<{
   const last = page[page.length - 1];
   const nextCursor = rows.length > limit && last ? encodeCursor(last) : null;
   const prevCursor = after ? await previousCursor(db, filter, order, limit, page[0] ?? after) : null;
-  const total = withTotal ? await countSubmissions(db, filter) : undefined;
+  const total = withTotal ? await countOrEstimate(db, filter) : undefined;
   return { rows: page, nextCursor, prevCursor, total };
 }
 

@@ -103,12 +103,6 @@ export async function listSubmissionsPage(
     .select(COLUMNS);
 }
 
-/** How many submissions the filter matches. */
-export async function countSubmissions(db: Queryable, f: SubmissionFilter): Promise<number> {
-  const row = await filtered(db, f).count<{ n: string }[]>('* as n').first();
-  return Number(row?.n ?? 0);
-}
-
 /** The ids of every submission the filter matches, newest first. */
 export async function findSubmissionIds(db: Queryable, f: SubmissionFilter): Promise<string[]> {
   return filtered(db, f)

@@ -73,7 +73,11 @@ export const passwordSignInRoute = route({
     },
     202: {
       description: 'Password right; the second factor is due',
-      schema: Type.Object({ two_factor_required: Type.Literal(true), enrolment_required: Type.Boolean() }),
+      schema: Type.Object({
+        two_factor_required: Type.Literal(true),
+        enrolment_required: Type.Boolean(),
+        csrf_token: Type.String({ description: 'send as `x-csrf-token` with the second step' }),
+      }),
     },
   },
   problems: ['unauthorized', 'rate-limited', 'forbidden'],
@@ -95,7 +99,11 @@ export const passwordSignInRoute = route({
       .join('users as u', 'u.id', 'm.user_id')
       .where('m.id', signed.memberId)
       .first('u.totp_enabled_at');
-    ctx.body = { two_factor_required: true, enrolment_required: !user?.totp_enabled_at };
+    ctx.body = {
+      two_factor_required: true,
+      enrolment_required: !user?.totp_enabled_at,
+      csrf_token: signed.session.csrfToken,
+    };
   },
 });
 

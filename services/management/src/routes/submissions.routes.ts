@@ -69,7 +69,21 @@ const SubmissionPage = Type.Object({
         'pass as `cursor` for the previous page; null on the first page, empty when the previous page is the first',
     }),
   ),
-  total: Type.Optional(Type.Integer({ minimum: 0, description: 'how many match the filters (with `total=true`)' })),
+  total: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      description:
+        'how many match the filters (with `total=true`): exact up to 10,000, beyond that Postgres’s estimate ' +
+        '(`total_is_estimate`)',
+    }),
+  ),
+  total_is_estimate: Type.Optional(
+    Type.Boolean({
+      description:
+        'with `total`: `true` when over 10,000 match and `total` is the query planner’s estimate (show it as ' +
+        '“about N”): an exact count reads every matching row',
+    }),
+  ),
 });
 
 export function presentSubmission(row: SubmissionRow) {
@@ -143,7 +157,7 @@ export const listSubmissionsRoute = route({
       data: rows.map(presentSubmission),
       next_cursor: nextCursor,
       prev_cursor: prevCursor,
-      ...(total === undefined ? {} : { total }),
+      ...(total === undefined ? {} : { total: total.count, total_is_estimate: !total.exact }),
     };
   },
 });

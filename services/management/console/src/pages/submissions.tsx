@@ -7,7 +7,14 @@ import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 import { SpamModelPanel } from '../components/spam-model';
-import { BulkActions, useSelection, type BulkAction, type Selection } from './submissions/bulk';
+import {
+  BulkActions,
+  submissionCount,
+  useSelection,
+  type BulkAction,
+  type Selection,
+  type Total,
+} from './submissions/bulk';
 import { ColumnPicker, useColumns } from './submissions/columns';
 import {
   FilterForm,
@@ -83,6 +90,10 @@ function Inbox({ form }: { form: Form }) {
     setDone(`${BULK_DONE[action]} ${n.toLocaleString()} submission${n === 1 ? '' : 's'}.`);
   };
   const rows = page.data?.data;
+  const total: Total =
+    page.data?.total === undefined
+      ? undefined
+      : { count: page.data.total, estimate: page.data.total_is_estimate === true };
   const exports = exportLinks(form.id, filters);
   return (
     <div class="inbox-view">
@@ -93,13 +104,13 @@ function Inbox({ form }: { form: Form }) {
         clearHref={isFiltered(filters) ? `${base}${qs(urlQuery({ status: filters.status }))}` : undefined}
         onApply={(d) => go({ since: d.since, until: d.until, q: d.q })}
       />
-      <ListControls filters={filters} total={page.data?.total} onChange={go}>
+      <ListControls filters={filters} total={total} onChange={go}>
         <ColumnPicker columns={columns} />
       </ListControls>
       <ExportLinks {...exports} />
       <BulkActions
         selection={selection}
-        total={page.data?.total}
+        total={total}
         pageRows={rows?.length ?? 0}
         spamView={filters.status === 'spam'}
         pending={bulk.pending}
@@ -159,10 +170,10 @@ function ViewTabs({ base, filters }: { base: string; filters: Filters }) {
   );
 }
 
-/** How many match, and the order, page size and columns of the list. */
+/** How many match (about how many, beyond 10,000), and the order, page size and columns of the list. */
 function ListControls(props: {
   filters: Filters;
-  total: number | undefined;
+  total: Total;
   onChange(f: Partial<Filters>): void;
   children: preact.ComponentChildren;
 }) {
@@ -171,7 +182,7 @@ function ListControls(props: {
   return (
     <div class="toolbar list-controls">
       <p class="count" aria-live="polite">
-        {total === undefined ? '' : `${total.toLocaleString()} submission${total === 1 ? '' : 's'} ${what}`}
+        {total === undefined ? '' : `${submissionCount(total)} ${what}`}
       </p>
       <label for="s-order">Order</label>
       <select

@@ -24,10 +24,19 @@ export type Selection = ReturnType<typeof useSelection>;
 
 export type BulkAction = 'delete' | 'spam' | 'received';
 
+/** How many the filter matches, when asked: `estimate` when it is the planner's figure (over 10,000). */
+export type Total = { count: number; estimate: boolean } | undefined;
+
+/** "12 submissions", or for an estimate "about 940,000 submissions" (two significant figures: it is no more exact). */
+export function submissionCount(total: { count: number; estimate: boolean }): string {
+  if (!total.estimate) return plural(total.count);
+  const step = 10 ** Math.max(0, Math.floor(Math.log10(total.count)) - 1);
+  return `about ${plural(Math.round(total.count / step) * step)}`;
+}
+
 type Props = {
   selection: Selection;
-  /** How many the filter matches, when known. */
-  total: number | undefined;
+  total: Total;
   /** How many rows the page shows. */
   pageRows: number;
   spamView: boolean;
@@ -37,12 +46,15 @@ type Props = {
 };
 
 const plural = (n: number) => `${n.toLocaleString()} submission${n === 1 ? '' : 's'}`;
+/** "Select all of about N", as "Select all 59". */
+const of = (total: Total) => (total?.estimate ? 'of ' : '');
 
 /** The actions on the selection (deleting asks first); when a whole page is selected, the offer to take every match. */
 export function BulkActions(props: Props) {
   const { selection, total, pending } = props;
   const [confirmDelete, setConfirmDelete] = useState(false);
-  const count = selection.all && total !== undefined ? total : selection.selected.size;
+  const count = selection.all && total !== undefined ? total.count : selection.selected.size;
+  const counted = selection.all && total !== undefined ? submissionCount(total) : plural(count);
   const act = (action: BulkAction) => {
     setConfirmDelete(false);
     props.onAct(action);
@@ -52,10 +64,11 @@ export function BulkActions(props: Props) {
     <>
       {count > 0 && (
         <div class="toolbar bulk" role="group" aria-label="Selected submissions">
-          <span>{selection.all ? `All ${plural(count)} that match selected` : `${count} selected`}</span>
-          {wholePage && !selection.all && total !== undefined && total > props.pageRows && (
+          <span>{selection.all ? `All ${of(total)}${counted} that match selected` : `${count} selected`}</span>
+          {wholePage && !selection.all && total !== undefined && total.count > props.pageRows && (
             <button type="button" class="link" onClick={selection.selectAll}>
-              Select all {plural(total)} that match
+              Select all {of(total)}
+              {submissionCount(total)} that match
             </button>
           )}
           {props.spamView ? (
@@ -87,7 +100,7 @@ export function BulkActions(props: Props) {
       )}
       <Confirm
         open={confirmDelete}
-        title={`Delete ${plural(count)}?`}
+        title={`Delete ${counted}?`}
         confirmLabel="Delete"
         onConfirm={() => act('delete')}
         onCancel={() => setConfirmDelete(false)}
