@@ -137,17 +137,19 @@ function principalOf(row: SessionRow): Principal {
 /**
  * The principal of a live session: unknown, expired (idle or absolute), revoked-key, removed-member and
  * half-open (second factor still due) sessions are 401. The member's role is read on every request, so a
- * role change takes effect at once.
+ * role change takes effect at once. Only the second-factor routes pass `allowPending`: a half-open session
+ * reaches nothing else.
  */
 export async function authenticateSession(
   db: Db,
   token: string,
   now: Date = new Date(),
-): Promise<Principal & { session: SessionInfo }> {
+  options: { allowPending?: boolean } = {},
+): Promise<Principal & { session: SessionInfo; twoFactorPending: boolean }> {
   if (token.length > 100) throw ended();
   const tokenHash = sha256Hex(token);
   const row = await findSessionRow(db, tokenHash);
-  if (!row || row.two_factor_pending) throw ended();
+  if (!row || (row.two_factor_pending && options.allowPending !== true)) throw ended();
   const lastSeen = new Date(row.last_seen_at).getTime();
   const expiresAt = new Date(row.expires_at);
   if (sessionOwnerGone(row) || expiresAt.getTime() <= now.getTime() || lastSeen + SESSION_IDLE_MS <= now.getTime()) {
@@ -159,6 +161,7 @@ export async function authenticateSession(
   const seen = touch ? now.getTime() : lastSeen;
   return {
     ...principalOf(row),
+    twoFactorPending: row.two_factor_pending,
     session: {
       tokenHash,
       csrfToken: row.csrf_token,
@@ -178,13 +181,17 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Authenticates the session cookie of a request; state-changing methods must echo the CSRF token in a header. */
 export async function requireSession(db: Db, ctx: Context, token: string): Promise<Principal> {
   const principal = await authenticateSession(db, token);
-  if (!SAFE_METHODS.has(ctx.method)) {
-    const sent = Buffer.from(ctx.get(CSRF_HEADER));
-    const expected = Buffer.from(principal.session.csrfToken);
-    if (sent.length !== expected.length || !timingSafeEqual(sent, expected))
-      throw problem('csrf-failed', `A request that changes something with the session cookie must send ${CSRF_HEADER}`);
-  }
+  checkCsrf(ctx, principal.session);
   return principal;
+}
+
+/** A state-changing request with a session cookie must echo the session's CSRF token in a header. */
+export function checkCsrf(ctx: Context, session: SessionInfo): void {
+  if (SAFE_METHODS.has(ctx.method)) return;
+  const sent = Buffer.from(ctx.get(CSRF_HEADER));
+  const expected = Buffer.from(session.csrfToken);
+  if (sent.length !== expected.length || !timingSafeEqual(sent, expected))
+    throw problem('csrf-failed', `A request that changes something with the session cookie must send ${CSRF_HEADER}`);
 }
 
 /** The Set-Cookie value: HttpOnly, SameSite=Strict, Secure when served over https (directly or behind a proxy). */

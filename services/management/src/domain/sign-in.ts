@@ -67,6 +67,7 @@ export interface UserRow {
   totp_secret: string | null;
   totp_enabled_at: Date | null;
   recovery_codes: string[];
+  totp_last_step?: string | number | null;
 }
 
 export function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
@@ -94,7 +95,14 @@ async function failed(db: Db, user: UserRow | undefined, email: string, client: 
   return wrong();
 }
 
-async function auditFailure(db: Db, userId: string, client: Client, now: Date, reason: string): Promise<void> {
+export async function auditFailure(
+  db: Db,
+  userId: string,
+  client: Client,
+  now: Date,
+  reason: string,
+  method = 'password',
+): Promise<void> {
   for (const m of await activeMemberships(db, userId))
     await recordAudit(
       db,
@@ -103,7 +111,7 @@ async function auditFailure(db: Db, userId: string, client: Client, now: Date, r
         actor: { type: 'member', id: m.id, label: m.email },
         action: 'session.sign_in_failed',
         target: { type: 'member', id: m.id },
-        details: { method: 'password', reason },
+        details: { method, reason },
         ...client,
       },
       now,
@@ -153,6 +161,7 @@ export async function signedIn(
   client: Client,
   now: Date,
   method: string,
+  details: Record<string, unknown> = {},
 ): Promise<void> {
   await db('members').where('id', member.id).update({ last_sign_in_at: now });
   const actor: Actor = { type: 'member', id: member.id, label: member.email };
@@ -163,7 +172,7 @@ export async function signedIn(
       actor,
       action: 'session.signed_in',
       target: { type: 'member', id: member.id },
-      details: { method },
+      details: { method, ...details },
       ...client,
     },
     now,

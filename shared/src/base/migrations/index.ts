@@ -10,6 +10,7 @@ import * as spamFilter from './009-spam-filter';
 import * as submissionRead from './011-submission-read';
 import * as dataLifecycle from './012-data-lifecycle';
 import * as people from './013-people';
+import * as twoFactor from './014-two-factor';
 
 export interface Migration {
   name: string;
@@ -31,4 +32,5 @@ export const migrations: Migration[] = [
   { name: '011-submission-read', ...submissionRead },
   { name: '012-data-lifecycle', ...dataLifecycle },
   { name: '013-people', ...people },
+  { name: '014-two-factor', ...twoFactor },
 ];

@@ -1,0 +1,222 @@
+import { randomBytes } from 'node:crypto';
+import { generateSecret, generateURI, verify } from 'otplib';
+import QRCode from 'qrcode';
+import { problem, recordAudit, sha256Hex, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import { verifyPassword } from './passwords';
+import { activeMemberships, auditFailure, checkSignInLimits, recordSignInFailure, type Client } from './sign-in';
+
+/**
+ * TOTP (RFC 6238 defaults: SHA-1, 6 digits, 30-second steps, which every authenticator app reads) through otplib.
+ * A code is accepted one step either side of now, for clocks that drift, and only once: the step of the last code
+ * accepted is kept, and no code of that step or an earlier one is accepted again.
+ */
+const PERIOD_S = 30;
+const ISSUER = 'Intake';
+export const RECOVERY_CODE_COUNT = 10;
+
+type PlatformLike = Pick<Platform, 'db' | 'secrets' | 'clock'>;
+
+/** Whose second factor: the member of the session, their person, and the account the session is in. */
+export interface Who {
+  memberId: string;
+  accountId: string;
+}
+
+interface PersonRow {
+  user_id: string;
+  email: string;
+  password_hash: string | null;
+  totp_secret: string | null;
+  totp_enabled_at: Date | null;
+  totp_last_step: string | null;
+  recovery_codes: string[];
+  member_email: string;
+}
+
+export async function personOf(db: Queryable, memberId: string): Promise<PersonRow> {
+  const row = await db('members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.id', memberId)
+    .first(
+      'u.id as user_id',
+      'u.email',
+      'u.password_hash',
+      'u.totp_secret',
+      'u.totp_enabled_at',
+      'u.totp_last_step',
+      'u.recovery_codes',
+      'm.email as member_email',
+    );
+  if (!row) throw problem('unauthorized', 'The console session has expired or was ended; sign in again');
+  return row as PersonRow;
+}
+
+/** Spaces and dashes are how people copy codes; neither is part of one. */
+const normalise = (code: string) => code.replace(/[\s-]/g, '').toLowerCase();
+const isTotpShape = (code: string) => /^\d{6}$/.test(normalise(code));
+
+/** Ten codes of 10 base32 characters (50 bits each), grouped 5-5 for reading aloud. */
+function newRecoveryCodes(): string[] {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz234567';
+  return Array.from({ length: RECOVERY_CODE_COUNT }, () => {
+    const chars = [...randomBytes(10)].map((b) => alphabet[b % 32]).join('');
+    return `${chars.slice(0, 5)}-${chars.slice(5)}`;
+  });
+}
+
+/**
+ * Checks a TOTP code against the person's secret and spends its step: the update only succeeds if no code of this
+ * step or a later one was accepted before, so two requests racing with the same code cannot both pass.
+ */
+async function spendTotp(platform: PlatformLike, person: PersonRow, code: string, now: Date): Promise<boolean> {
+  if (!person.totp_secret || !isTotpShape(code)) return false;
+  const secret = platform.secrets.open(person.totp_secret);
+  const last = person.totp_last_step === null ? undefined : Number(person.totp_last_step);
+  const result = await verify({
+    secret,
+    token: normalise(code),
+    epoch: Math.floor(now.getTime() / 1000),
+    epochTolerance: PERIOD_S,
+    ...(last === undefined ? {} : { afterTimeStep: last }),
+  }).catch(() => ({ valid: false as const }));
+  if (!result.valid || !('timeStep' in result)) return false;
+  const step = result.timeStep;
+  const spent = await platform
+    .db('users')
+    .where('id', person.user_id)
+    .where((q) => q.whereNull('totp_last_step').orWhere('totp_last_step', '<', step))
+    .update({ totp_last_step: step });
+  return spent === 1;
+}
+
+/** Spends a recovery code: removed from the stored hashes in one statement, so it works once. */
+async function spendRecoveryCode(db: Queryable, person: PersonRow, code: string): Promise<boolean> {
+  const hash = sha256Hex(normalise(code));
+  if (!person.recovery_codes.includes(hash)) return false;
+  const spent = await db('users')
+    .where('id', person.user_id)
+    .whereRaw('recovery_codes @> ?::jsonb', [JSON.stringify([hash])])
+    .update({ recovery_codes: db.raw('recovery_codes - ?::text', [hash]) });
+  return spent === 1;
+}
+
+/** The person's second factor as the console shows it, and whether this account requires one. */
+export async function twoFactorStatus(db: Queryable, who: Who) {
+  const person = await personOf(db, who.memberId);
+  const account = await db('accounts').where('id', who.accountId).first('require_two_factor');
+  return {
+    enabled: person.totp_enabled_at !== null,
+    enabled_at: person.totp_enabled_at ? toTimestamp(person.totp_enabled_at) : null,
+    recovery_codes_left: person.totp_enabled_at ? person.recovery_codes.length : 0,
+    required: account?.require_two_factor === true,
+  };
+}
+
+/**
+ * Starts enrolment: a new secret, kept encrypted and not yet in force, shown once as an otpauth:// URI, its QR
+ * code (SVG) and the key itself for typing in. Starting again replaces a secret that was never confirmed.
+ */
+export async function startEnrolment(platform: PlatformLike, who: Who) {
+  const person = await personOf(platform.db, who.memberId);
+  if (person.totp_enabled_at)
+    throw problem('conflict', 'Two-factor is already on: turn it off first to enrol another authenticator');
+  const secret = generateSecret();
+  await platform
+    .db('users')
+    .where('id', person.user_id)
+    .update({ totp_secret: platform.secrets.seal(secret), totp_last_step: null });
+  const uri = generateURI({ issuer: ISSUER, label: person.email, secret });
+  const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  return { secret, otpauth_uri: uri, qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
+}
+
+async function auditEach(db: Queryable, userId: string, action: 'enabled' | 'disabled', client: Client, now: Date) {
+  for (const m of await activeMemberships(db, userId))
+    await recordAudit(
+      db,
+      {
+        accountId: m.account_id,
+        actor: { type: 'member', id: m.id, label: m.email },
+        action: action === 'enabled' ? 'member.two_factor_enabled' : 'member.two_factor_disabled',
+        target: { type: 'member', id: m.id },
+        details: { method: 'totp' },
+        ...client,
+      },
+      now,
+    );
+}
+
+/** Confirms enrolment with a current code: two-factor is on, and ten recovery codes are answered this once. */
+export async function confirmEnrolment(platform: PlatformLike, who: Who, code: string, client: Client) {
+  const now = platform.clock.now();
+  const person = await personOf(platform.db, who.memberId);
+  if (person.totp_enabled_at) throw problem('conflict', 'Two-factor is already on');
+  if (!person.totp_secret) throw problem('conflict', 'Start enrolment first: there is no authenticator to confirm');
+  if (!(await spendTotp(platform, person, code, now)))
+    throw problem('validation-failed', 'body/code is not the current code of the authenticator', {
+      errors: [{ field: 'body/code', message: 'is not the current code of the authenticator' }],
+    });
+  const codes = newRecoveryCodes();
+  await platform
+    .db('users')
+    .where('id', person.user_id)
+    .update({ totp_enabled_at: now, recovery_codes: JSON.stringify(codes.map((c) => sha256Hex(normalise(c)))) });
+  await auditEach(platform.db, person.user_id, 'enabled', client, now);
+  return codes;
+}
+
+/**
+ * Turns two-factor off with a current code, a recovery code or the password. Wrong proofs count as failed
+ * sign-ins (the same limits), since this is one more place to guess them. Refused while an account of the person
+ * requires two-factor.
+ */
+export async function disableTwoFactor(
+  platform: PlatformLike,
+  who: Who,
+  proof: { code?: string; password?: string },
+  client: Client,
+): Promise<void> {
+  const now = platform.clock.now();
+  const person = await personOf(platform.db, who.memberId);
+  if (!person.totp_enabled_at) throw problem('conflict', 'Two-factor is not on');
+  const requiring = (await activeMemberships(platform.db, person.user_id)).filter((m) => m.require_two_factor);
+  if (requiring.length > 0)
+    throw problem('conflict', `${requiring.map((m) => m.account_name).join(', ')} requires two-factor sign-in`);
+  await checkSignInLimits(platform.db, person.email, client, now);
+  const ok = proof.code
+    ? (await spendTotp(platform, person, proof.code, now)) || (await spendRecoveryCode(platform.db, person, proof.code))
+    : await verifyPassword(person.password_hash, proof.password ?? '');
+  if (!ok) {
+    await recordSignInFailure(platform.db, person.email, client, now);
+    throw problem('validation-failed', 'The code or password is wrong', {
+      errors: [{ field: proof.code ? 'body/code' : 'body/password', message: 'is wrong' }],
+    });
+  }
+  await platform
+    .db('users')
+    .where('id', person.user_id)
+    .update({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, recovery_codes: JSON.stringify([]) });
+  await auditEach(platform.db, person.user_id, 'disabled', client, now);
+}
+
+/**
+ * The second step of a password sign-in: a current TOTP code or an unused recovery code. Limited and counted as
+ * the password is (a wrong code is a failed sign-in); answers whether it was right.
+ */
+export async function checkSecondFactor(
+  platform: PlatformLike,
+  who: Who,
+  code: string,
+  client: Client,
+): Promise<{ ok: boolean; recoveryCode: boolean }> {
+  const now = platform.clock.now();
+  const person = await personOf(platform.db, who.memberId);
+  if (!person.totp_enabled_at)
+    throw problem('conflict', 'This account requires two-factor: enrol an authenticator to finish signing in');
+  await checkSignInLimits(platform.db, person.email, client, now);
+  if (await spendTotp(platform, person, code, now)) return { ok: true, recoveryCode: false };
+  if (await spendRecoveryCode(platform.db, person, code)) return { ok: true, recoveryCode: true };
+  await recordSignInFailure(platform.db, person.email, client, now);
+  await auditFailure(platform.db, person.user_id, client, now, 'second factor');
+  return { ok: false, recoveryCode: false };
+}
