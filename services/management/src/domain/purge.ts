@@ -21,15 +21,26 @@ import {
 type Deps = Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'>;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-/** Submissions removed per transaction: each batch holds its rows for milliseconds, never a lock ingest waits on. */
-export const PURGE_BATCH = 500;
+/**
+ * Submissions removed per transaction: each batch holds its rows for a few milliseconds, never a lock ingest waits on,
+ * and is short enough that the purge's bursts of CPU (its process and its Postgres backend) are brief.
+ */
+export const PURGE_BATCH = 200;
 
 /**
- * After each batch the purge waits as long as the batch took (at most this): it then uses at most half of a
- * Postgres connection's time, and ingest's statements meet it half as often (a purge is background work; 1,000
- * submissions a second is still 86 million a day).
+ * The share of the time the purge works: after a batch that took t ms it waits t × (1 − duty) / duty (at most
+ * MAX_PAUSE_MS), so it uses at most that share of one core and ingest's statements meet it that much less often. A
+ * purge is background work; at the default 0.5 it still removes hundreds of submissions a second, tens of millions a
+ * day (docs/decisions.md, "Data lifecycle").
  */
-const MAX_PAUSE_MS = 1000;
+export const PURGE_DUTY = 0.5;
+const MAX_PAUSE_MS = 2000;
+
+/** How long to wait after a batch that took `batchMs` for the purge to work `duty` of the time (1: no wait). */
+export function pauseAfter(batchMs: number, duty = PURGE_DUTY): number {
+  if (!(duty > 0 && duty < 1)) return 0;
+  return Math.min(MAX_PAUSE_MS, Math.round((batchMs * (1 - duty)) / duty));
+}
 
 const pause = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -37,6 +48,12 @@ const pause = (ms: number, signal?: AbortSignal) =>
     const timer = setTimeout(resolve, ms);
     signal?.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
   });
+
+/** How a run paces itself: submissions per batch (PURGE_BATCH) and the share of the time it works (PURGE_DUTY). */
+export interface PurgePace {
+  batchSize?: number;
+  duty?: number;
+}
 
 /** What one run removed, by reason; `left` counts batches left for the next run (storage or database refused). */
 export type PurgeCounts = Record<Exclude<PurgeReason, 'request'>, number> & { left: number };
@@ -62,6 +79,9 @@ export async function purgeBatch(
   try {
     return await db.transaction(async (trx) => {
       await trx.raw(`SET LOCAL lock_timeout = '5s'`);
+      // Not waiting for the WAL flush keeps the purge's commits from queueing before ingest's: a commit lost in a
+      // crash leaves rows whose files are gone, which the next run selects again, as after any crash mid-batch.
+      await trx.raw(`SET LOCAL synchronous_commit = off`);
       if (mode === 'delete') return deleteSubmissionsOfForm(trx, formId, ids);
       return tombstoneSubmissions(trx, { formId, ids, now: props.clock.now() });
     });
@@ -110,9 +130,10 @@ type NextBatch = (db: Queryable, limit: number) => Promise<string[]>;
  * rows twice, which is harmless). Each account whose forms it touched gets one `submissions.purged` entry in its
  * audit log, with the counts, even when the run ends early.
  */
-export async function purgeDue(props: Deps & { batchSize?: number; signal?: AbortSignal }): Promise<PurgeCounts> {
+export async function purgeDue(props: Deps & PurgePace & { signal?: AbortSignal }): Promise<PurgeCounts> {
   const { db } = props;
   const batchSize = props.batchSize ?? PURGE_BATCH;
+  const duty = props.duty ?? PURGE_DUTY;
   const counts: PurgeCounts = { retention: 0, spam: 0, delivered: 0, left: 0 };
   const byAccount = new Map<string, PurgeCounts>();
   const now = props.clock.now();
@@ -121,7 +142,7 @@ export async function purgeDue(props: Deps & { batchSize?: number; signal?: Abor
       const account = byAccount.get(form.account_id) ?? { retention: 0, spam: 0, delivered: 0, left: 0 };
       byAccount.set(form.account_id, account);
       for (const task of tasksOf(form, now)) {
-        if (!(await purgeTask({ ...props, batchSize, form, task, counts: [counts, account] }))) return counts;
+        if (!(await purgeTask({ ...props, batchSize, duty, form, task, counts: [counts, account] }))) return counts;
       }
     }
     return counts;
@@ -155,6 +176,7 @@ async function auditRun(db: Queryable, byAccount: Map<string, PurgeCounts>, at: 
 async function purgeTask(
   props: Deps & {
     batchSize: number;
+    duty: number;
     signal?: AbortSignal | undefined;
     form: PurgeForm;
     task: ReturnType<typeof tasksOf>[number];
@@ -168,7 +190,7 @@ async function purgeTask(
     const ids = await task.next(db, batchSize);
     if (ids.length === 0) return true;
     const removed = await purgeBatch({ ...props, formId: form.id, ids, mode: task.mode });
-    await pause(Math.min(Date.now() - started, MAX_PAUSE_MS), signal);
+    await pause(pauseAfter(Date.now() - started, props.duty), signal);
     if (removed === undefined) {
       for (const counts of props.counts) counts.left++;
       return true;
@@ -183,7 +205,7 @@ async function purgeTask(
  * Runs `purgeDue` at start and every `intervalMs` (PURGE_INTERVAL_SECONDS), never two runs at once; one log line per
  * run that removed anything (what and how many), and one audit-log entry per account it touched (`purgeDue`). `stop()` aborts a run between batches and waits for it.
  */
-export function startPurger(props: Deps & { intervalMs: number; batchSize?: number }): Worker {
+export function startPurger(props: Deps & PurgePace & { intervalMs: number }): Worker {
   const controller = new AbortController();
   let running: Promise<unknown> | undefined;
   const run = () => {
