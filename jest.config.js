@@ -1,13 +1,14 @@
 /** One Jest run over every workspace; each Jest worker gets its own Postgres database (see shared/src/testing). */
 const path = require('node:path');
 
-const ESM_ONLY = '(@scure/base|@noble/hashes)';
+const ESM_ONLY = '(openid-client|oauth4webapi|jose|@scure/base|@noble/hashes)';
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',
     { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
   ],
-  // otplib's base32 and hash libraries are ES modules only; Jest's module system loads CommonJS.
+  // openid-client and what it imports, and otplib's base32 and hash libraries, are ES modules only; Jest's module
+  // system loads CommonJS.
   [`/node_modules/${ESM_ONLY}/.+\\.js$`]: [
     '@swc/jest',
     { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },

@@ -13,6 +13,7 @@ import { sessionRoutes } from './routes/sessions.routes';
 import { consoleSupportRoutes } from './routes/console-support.routes';
 import { inboxRoutes } from './routes/inbox.routes';
 import { mountConsole } from './routes/console-page';
+import { mountSso } from './routes/sso.routes';
 import { startSessionSweeper } from './domain/session-sweeper';
 import { startPurger } from './domain/purge';
 import { dataSubjectRoutes } from './routes/data-subjects.routes';
@@ -67,8 +68,12 @@ export const managementService: ServiceModule<Platform> = {
     startPurger({ ...platform, intervalMs: platform.config.PURGE_INTERVAL_SECONDS * 1000 }),
     startAuditRetention(platform),
   ],
-  // The web console at /console (built into dist/console by `npm run build`); / redirects there.
-  extend: mountConsole,
+  // The web console at /console (built into dist/console by `npm run build`); / redirects there. Single sign-on's
+  // redirects under /console/auth come first.
+  extend: (app, router, platform) => {
+    mountSso(app, platform);
+    mountConsole(app, router, platform);
+  },
 };
 
 /** The one OpenAPI document of the four services (what `GET /openapi` serves), from the configuration alone. */

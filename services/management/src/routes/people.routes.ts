@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import { authenticateSession, clientOf, route, sessionCookie, type Platform, type SessionInfo } from '@intake/shared';
 import { acceptInvitation, describeInvitation, requestPasswordReset, resetPassword } from '../domain/credentials';
 import { signInWithPassword } from '../domain/sign-in';
+import { ssoConfigured } from '../domain/sso';
 import { presentSession, secure, SessionSchema, TAGS } from './sessions.routes';
 
 const Email = Type.String({ format: 'email', maxLength: 320 });
@@ -38,8 +39,7 @@ export const signInOptionsRoute = route({
     },
   },
   handler(ctx, _input, { config }: Platform) {
-    // Single sign-on is not served yet (OIDC_* are read and validated, no route uses them): never offered.
-    ctx.body = { password: !config.OIDC_ONLY, sso: false, key: true };
+    ctx.body = { password: !config.OIDC_ONLY, sso: ssoConfigured(config), key: true };
   },
 });
 

@@ -9,6 +9,7 @@ export function JoinPage() {
   useTitle('Join');
   const token = linkToken();
   const invitation = useResource(() => ok(api.POST('/v1/invitations/lookup', { body: { token } })), [token]);
+  const options = useResource(() => ok(api.GET('/v1/sign-in-options')), []);
   const [password, setPassword] = useState('');
   const [name, setName] = useState('');
   const action = useAction();
@@ -33,10 +34,13 @@ export function JoinPage() {
       {invitation.loading && <Loading what="the invitation" />}
       <ErrorBox error={invitation.error} />
       {data && (
-        <form onSubmit={submit}>
-          <p>
-            <strong>{data.email}</strong> is invited to <strong>{data.account_name}</strong> as {data.role}.
-          </p>
+        <p>
+          <strong>{data.email}</strong> is invited to <strong>{data.account_name}</strong> as {data.role}.
+        </p>
+      )}
+      {data && options.data?.sso && <JoinWithSso token={token} />}
+      {data && options.data?.password && (
+        <form onSubmit={submit} aria-label="Join with a password">
           {!data.has_password && (
             <TextField id="join-name" label="Name" value={name} onValue={setName} maxLength={200} />
           )}
@@ -57,6 +61,21 @@ export function JoinPage() {
         </form>
       )}
     </main>
+  );
+}
+
+/**
+ * A plain form post (not a fetch): the answer takes the browser on to the identity provider. The token goes in the body,
+ * so it stays out of addresses and logs.
+ */
+function JoinWithSso({ token }: { token: string }) {
+  return (
+    <form method="post" action="/console/auth/login" aria-label="Join with single sign-on">
+      <input type="hidden" name="invitation" value={token} />
+      <button type="submit" class="secondary">
+        Join with SSO
+      </button>
+    </form>
   );
 }
 

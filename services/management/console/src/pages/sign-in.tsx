@@ -30,9 +30,10 @@ export function SignIn() {
       {options.data?.password && <PasswordSignIn />}
       {options.data?.sso && (
         <p>
-          <a class="button secondary" href="/console/auth/login">
+          {/* A full navigation to the server's redirect (not the console's router, nor a form: CSP form-action). */}
+          <button type="button" class="secondary" onClick={() => window.location.assign('/console/auth/login')}>
             Sign in with SSO
-          </a>
+          </button>
         </p>
       )}
       <KeySignIn />

@@ -1,0 +1,150 @@
+import {
+  newId,
+  openSession,
+  recordAudit,
+  type Config,
+  type Db,
+  type Queryable,
+  type SessionInfo,
+} from '@intake/shared';
+import { joinMember } from './credentials';
+import { findInvitation } from './members';
+import { activeMemberships, findUserByEmail, signedIn, type Client } from './sign-in';
+
+/** A sign-in refused: said on a readable page, with no session. `detail` is text, never markup. */
+export class SsoRefusal extends Error {
+  constructor(
+    readonly status: number,
+    readonly title: string,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+/** What the identity provider vouched for. */
+export interface Identity {
+  email: string;
+  name: string | null;
+  verified: boolean;
+}
+
+export interface SignedInBySso {
+  token: string;
+  session: SessionInfo;
+}
+
+interface People {
+  db: Db;
+  config: Config;
+  client: Client;
+  now: Date;
+}
+
+type Trx = Parameters<Parameters<Db['transaction']>[0]>[0];
+type Member = { id: string; account_id: string; email: string };
+
+/**
+ * Opens the member's session, as password sign-in does, but complete at once: the identity provider did its own
+ * second factor, so an account's `require_two_factor` does not ask for a TOTP code here (docs/decisions.md).
+ */
+async function open(db: Queryable, member: Member, people: People): Promise<SignedInBySso> {
+  await signedIn(db, member, people.client, people.now, 'sso');
+  return openSession(db, { kind: 'member', accountId: member.account_id, memberId: member.id }, people.now, {
+    ip: people.client.ip ?? undefined,
+    userAgent: people.client.userAgent ?? undefined,
+  });
+}
+
+async function joined(trx: Trx, member: Member, people: People, via: string): Promise<void> {
+  await recordAudit(
+    trx,
+    {
+      accountId: member.account_id,
+      actor: { type: 'member', id: member.id, label: member.email },
+      action: 'member.joined',
+      target: { type: 'member', id: member.id },
+      details: { method: 'sso', via },
+      ...people.client,
+    },
+    people.now,
+  );
+}
+
+const noMembership = (email: string) =>
+  new SsoRefusal(
+    403,
+    'Not a member here',
+    `${email} is not a member of any account on this Intake (or was removed). Ask an admin to invite you.`,
+  );
+
+/**
+ * Signs in the person with this verified e-mail to their active membership used last. Someone new to this
+ * installation (no person with the e-mail yet) joins OIDC_AUTO_JOIN_ACCOUNT when it is set; a person who exists
+ * but has no active membership (removed, or only invited) is refused: an invitation is joined only by its link.
+ */
+export async function signInIdentity(people: People, identity: Identity): Promise<SignedInBySso> {
+  const { db } = people;
+  const user = await findUserByEmail(db, identity.email);
+  const [member] = user ? await activeMemberships(db, user.id) : [];
+  if (member) return open(db, member, people);
+  if (user || !people.config.OIDC_AUTO_JOIN_ACCOUNT || !people.config.OIDC_AUTO_JOIN_ROLE)
+    throw noMembership(identity.email);
+  return autoJoin(people, identity, people.config.OIDC_AUTO_JOIN_ACCOUNT, people.config.OIDC_AUTO_JOIN_ROLE);
+}
+
+async function autoJoin(people: People, identity: Identity, accountId: string, role: string): Promise<SignedInBySso> {
+  const { now, db } = people;
+  if (!(await db('accounts').where('id', accountId).first('id')))
+    throw new SsoRefusal(503, 'Single sign-on is misconfigured', 'OIDC_AUTO_JOIN_ACCOUNT names no account here.');
+  return db.transaction(async (trx) => {
+    const userId = newId('user', now.getTime());
+    const users = await trx('users')
+      .insert({ id: userId, email: identity.email, name: identity.name, created_at: now })
+      .onConflict('email')
+      .ignore()
+      .returning('id');
+    // Someone else created the person at the same moment: they are not new, so no auto-join.
+    if (users.length === 0) throw noMembership(identity.email);
+    const member = { id: newId('member', now.getTime()), account_id: accountId, email: identity.email };
+    const inserted = await trx('members')
+      .insert({ ...member, user_id: userId, role, status: 'active', created_at: now })
+      .onConflict(['account_id', 'email'])
+      .ignore()
+      .returning('id');
+    if (inserted.length === 0)
+      throw new SsoRefusal(
+        403,
+        'You are invited',
+        'You have an invitation to this account: open its link and choose “Join with SSO”.',
+      );
+    await joined(trx, member, people, 'auto-join');
+    return open(trx, member, people);
+  });
+}
+
+/**
+ * Joins an invitation with the SSO identity: only when the identity's verified e-mail is the invitation's, and once
+ * (the invitation is spent in the same transaction). The person is created without a password when new.
+ */
+export async function joinIdentity(people: People, identity: Identity, token: string): Promise<SignedInBySso> {
+  const { db, now } = people;
+  const expired = () =>
+    new SsoRefusal(400, 'Invitation expired', 'This invitation has expired or was used: ask for a new one.');
+  const invitation = await findInvitation(db, token, now);
+  if (!invitation) throw expired();
+  if (invitation.email !== identity.email)
+    throw new SsoRefusal(
+      403,
+      'Another person’s invitation',
+      "This invitation cannot be used by another e-mail's SSO identity: sign in to the identity provider as the person invited.",
+    );
+  const user = await findUserByEmail(db, identity.email);
+  return db.transaction(async (trx) => {
+    const userId = await joinMember(trx, { invitation, user, name: identity.name, passwordHash: undefined, now });
+    if (!userId) throw expired();
+    const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
+    await joined(trx, member, people, 'invitation');
+    return open(trx, member, people);
+  });
+}

@@ -1,0 +1,340 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import type { Browser, Page } from 'playwright-core';
+import { buildServiceApp, newId } from '@intake/shared';
+import { addTestMember, factories, freePort, listen, uniqueEmail } from '@intake/shared/testing';
+import { managementService } from '@intake/management';
+import { launchChromium } from './browser';
+import { startStack } from './stack';
+
+/**
+ * Single sign-on over OpenID Connect against a real provider (`oidc-provider` on loopback): in Chromium through the
+ * real redirects, and over HTTP for each way a sign-in must be refused (a readable page, no session).
+ */
+jest.setTimeout(90_000);
+
+const CLIENT = { id: 'intake-console', secret: 'a test-only client secret of some length' };
+const ALLOWED = 'people.example,acme.example';
+
+/** The provider in its own process (it is an ES module only); the redirect URI is told once the stack listens. */
+async function startProvider() {
+  const child = spawn(process.execPath, [path.join(__dirname, 'oidc-provider.mjs')], {
+    env: { ...process.env, OIDC_CLIENT_ID: CLIENT.id, OIDC_CLIENT_SECRET: CLIENT.secret },
+    stdio: ['pipe', 'pipe', 'ignore'],
+  });
+  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const first = await lines.next();
+  if (first.done) throw new Error('the OpenID provider did not start');
+  const { issuer } = JSON.parse(first.value as string) as { issuer: string };
+  return {
+    issuer,
+    async register(redirectUri: string) {
+      child.stdin.write(`${redirectUri}\n`);
+      if ((await lines.next()).value !== 'ready') throw new Error('the OpenID provider did not take the client');
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+interface Ctx {
+  provider: Awaited<ReturnType<typeof startProvider>>;
+  stack: Awaited<ReturnType<typeof startStack>>;
+  account: { id: string; managementKey: string };
+  autoJoinAccount: string;
+}
+
+function useSsoStack(): Ctx {
+  const c = {} as Ctx;
+  beforeAll(async () => {
+    c.provider = await startProvider();
+    c.autoJoinAccount = newId('account');
+    c.stack = await startStack({
+      OIDC_ISSUER: c.provider.issuer,
+      OIDC_CLIENT_ID: CLIENT.id,
+      OIDC_CLIENT_SECRET: CLIENT.secret,
+      OIDC_ALLOWED_DOMAINS: ALLOWED,
+      OIDC_AUTO_JOIN_ACCOUNT: c.autoJoinAccount,
+      OIDC_AUTO_JOIN_ROLE: 'editor',
+    });
+    await c.provider.register(`${c.stack.url}/console/auth/callback`);
+    const { db } = c.stack.platform;
+    c.account = await factories.account(db, { name: 'Acme' });
+    // The auto-join account must have the id the configuration names: a copy of a factory-made one.
+    const row = await db('accounts')
+      .where('id', (await factories.account(db, { name: 'Single tenant' })).id)
+      .first();
+    await db('accounts').insert({ ...row, id: c.autoJoinAccount });
+  });
+  afterAll(async () => {
+    await c.stack?.close();
+    await c.provider?.close();
+  });
+  return c;
+}
+
+/** A cookie jar good enough for one host's flow: names to values. */
+class Jar {
+  private readonly cookies = new Map<string, string>();
+  take(res: Response): void {
+    for (const line of res.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const eq = (pair as string).indexOf('=');
+      this.cookies.set((pair as string).slice(0, eq).trim(), (pair as string).slice(eq + 1).trim());
+    }
+  }
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+}
+
+/**
+ * Starts a sign-in at the app, logs in at the provider's form as `login`, and stops at the callback: its URL and
+ * the app's flow cookie, so a test can complete it as it is, or tampered with.
+ */
+async function throughProvider(c: Ctx, login: string, start?: RequestInit): Promise<{ callback: URL; sso: string }> {
+  const app = new Jar();
+  const first = await fetch(`${c.stack.url}/console/auth/login`, { redirect: 'manual', ...start });
+  app.take(first);
+  const html = start?.method === 'POST' ? await first.text() : '';
+  const refresh = /url=([^"]+)"/.exec(html)?.[1]?.replace(/&amp;/g, '&');
+  let url = new URL(first.headers.get('location') ?? refresh ?? 'about:blank');
+  const provider = new Jar();
+  for (let hops = 0; hops < 10; hops++) {
+    if (url.href.startsWith(`${c.stack.url}/console/auth/callback`))
+      return { callback: url, sso: app.get('intake_sso') ?? '' };
+    let res = await fetch(url, { redirect: 'manual', headers: { cookie: provider.header() } });
+    provider.take(res);
+    if (res.status === 200) {
+      const action = /action="([^"]+)"/.exec(await res.text())?.[1] as string;
+      res = await fetch(new URL(action, url), {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { cookie: provider.header(), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ prompt: 'login', login, password: 'any' }).toString(),
+      });
+      provider.take(res);
+    }
+    url = new URL(res.headers.get('location') as string, url);
+  }
+  throw new Error(`the provider never sent us back (last at ${url.href})`);
+}
+
+/** The callback, as the browser would send it (with the flow cookie). */
+async function callback(url: URL, sso: string): Promise<{ res: Response; html: string; session: string | undefined }> {
+  const res = await fetch(url, { redirect: 'manual', headers: { cookie: `intake_sso=${sso}` } });
+  const session = res.headers
+    .getSetCookie()
+    .map((l) => /^intake_session=([^;]+)/.exec(l)?.[1])
+    .find(Boolean);
+  return { res, html: await res.text(), session };
+}
+
+const sessionsOf = async (c: Ctx, memberId: string) =>
+  Number((await c.stack.platform.db('console_sessions').where('member_id', memberId).count('* as n'))[0]?.n);
+
+const mgmt = (c: Ctx, method: string, p: string, body?: unknown) =>
+  fetch(`${c.stack.url}${p}`, {
+    method,
+    headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+const c = useSsoStack();
+
+describe('console: single sign-on in Chromium', () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  });
+  afterAll(() => browser?.close());
+
+  async function loginAtProvider(page: Page, login: string) {
+    await page.locator('input[name="login"]').fill(login);
+    await page.locator('input[name="password"]').fill('any');
+    await page.locator('button[type="submit"]').click();
+  }
+
+  it('offers Sign in with SSO, and signs a member in through the provider with a session like a password one', async () => {
+    const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'owner');
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(`${c.stack.url}/console`);
+    await page.getByRole('button', { name: 'Sign in with SSO' }).click();
+    await loginAtProvider(page, email);
+    await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+    await page.getByText(`${email} · owner`).waitFor();
+    const cookies = await page.context().cookies(c.stack.url);
+    expect(cookies.find((k) => k.name === 'intake_session')).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(cookies.find((k) => k.name === 'intake_sso')).toBeUndefined();
+    const audit = await c.stack.platform
+      .db('audit_log')
+      .where({ account_id: c.account.id, action: 'session.signed_in' })
+      .where('actor_id', memberId);
+    expect(audit.map((a: { details: unknown }) => a.details)).toEqual([{ method: 'sso' }]);
+    await page.context().close();
+  });
+
+  it('joins an invitation with SSO: the person is created without a password and signed in', async () => {
+    const email = uniqueEmail('invited');
+    const invited = await mgmt(c, 'POST', '/v1/members', { email, role: 'viewer' });
+    const { id, invitation_url } = (await invited.json()) as { id: string; invitation_url: string };
+    const page = await (await browser.newContext()).newPage();
+    await page.goto(invitation_url);
+    await page.getByRole('button', { name: 'Join with SSO' }).click();
+    await loginAtProvider(page, email);
+    await page.getByText(`${email} · viewer`).waitFor();
+    const { db } = c.stack.platform;
+    expect(await db('members').where({ id }).first('status')).toEqual({ status: 'active' });
+    expect(await db('users').where({ email }).first('password_hash', 'name')).toEqual({
+      password_hash: null,
+      name: `Person ${email.split('@')[0]}`,
+    });
+    const joined = await db('audit_log').where({ action: 'member.joined' }).where('target_id', id);
+    expect(joined.map((a: { details: unknown }) => a.details)).toEqual([{ method: 'sso', via: 'invitation' }]);
+    await page.context().close();
+  });
+});
+
+/** A refusal: a readable page with this status and text, and no session cookie. */
+function expectRefused(out: Awaited<ReturnType<typeof callback>>, status: number, text: string | RegExp) {
+  expect(out.res.status).toBe(status);
+  expect(out.res.headers.get('content-type')).toMatch(/^text\/html/);
+  expect(out.html).toMatch(text);
+  expect(out.session).toBeUndefined();
+}
+
+describe('console: single sign-on refusals over HTTP', () => {
+  it('signs in over HTTP as well (the baseline the refusals differ from)', async () => {
+    const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
+    const { callback: url, sso } = await throughProvider(c, email);
+    const out = await callback(url, sso);
+    expect(out.res.status).toBe(200);
+    expect(out.html).toContain('<meta http-equiv="refresh" content="0;url=/console">');
+    expect(out.session).toBeDefined();
+    const current = await fetch(`${c.stack.url}/v1/sessions/current`, {
+      headers: { cookie: `intake_session=${out.session}` },
+    });
+    expect(await current.json()).toMatchObject({ member_id: memberId, email, role: 'editor' });
+  });
+
+  it('refuses a wrong or missing state, and a callback without the flow cookie', async () => {
+    const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
+    const { callback: url, sso } = await throughProvider(c, email);
+    const wrong = new URL(url);
+    wrong.searchParams.set('state', 'not-the-state');
+    expectRefused(await callback(wrong, sso), 400, 'This sign-in cannot be completed');
+    const missing = new URL(url);
+    missing.searchParams.delete('state');
+    expectRefused(await callback(missing, sso), 400, 'This sign-in cannot be completed');
+    expectRefused(await callback(url, ''), 400, 'was not started in this browser');
+    expect(await sessionsOf(c, memberId)).toBe(0);
+  });
+
+  it('refuses a replayed code', async () => {
+    const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
+    const { callback: url, sso } = await throughProvider(c, email);
+    expect((await callback(url, sso)).session).toBeDefined();
+    expectRefused(await callback(url, sso), 400, 'The identity provider’s answer did not check out');
+    expect(await sessionsOf(c, memberId)).toBe(1);
+  });
+
+  it('refuses an ID token whose nonce is not the one this sign-in sent', async () => {
+    const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
+    const { callback: url, sso } = await throughProvider(c, email);
+    const { secrets } = c.stack.platform;
+    const tampered = secrets.seal(JSON.stringify({ ...JSON.parse(secrets.open(sso)), nonce: 'another-nonce' }));
+    expectRefused(await callback(url, tampered), 400, 'did not check out');
+    expect(await sessionsOf(c, memberId)).toBe(0);
+  });
+
+  it('refuses an e-mail the provider does not say is verified', async () => {
+    const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
+    const { callback: url, sso } = await throughProvider(c, `unverified:${email}`);
+    expectRefused(await callback(url, sso), 403, 'E-mail address not verified');
+    expect(await sessionsOf(c, memberId)).toBe(0);
+  });
+
+  it('refuses an e-mail outside OIDC_ALLOWED_DOMAINS, even of a member', async () => {
+    const email = `someone-${Date.now()}@elsewhere.example`;
+    const { memberId } = await addTestMember(c.stack.platform.db, c.account.id, 'editor', { email });
+    const { callback: url, sso } = await throughProvider(c, email);
+    expectRefused(await callback(url, sso), 403, 'E-mail domain not allowed');
+    expect(await sessionsOf(c, memberId)).toBe(0);
+  });
+});
+
+describe('console: single sign-on, who may sign in over HTTP', () => {
+  it('refuses a removed member (who does not auto-join either)', async () => {
+    const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
+    expect((await mgmt(c, 'DELETE', `/v1/members/${memberId}`)).status).toBe(204);
+    const { callback: url, sso } = await throughProvider(c, email);
+    expectRefused(await callback(url, sso), 403, 'Not a member here');
+    expect(await c.stack.platform.db('members').where({ email }).first()).toBeUndefined();
+  });
+
+  it('refuses the provider’s error answer without showing its words', async () => {
+    const { email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
+    const { callback: url, sso } = await throughProvider(c, email);
+    const denied = new URL(`${c.stack.url}/console/auth/callback`);
+    denied.searchParams.set('error', 'access_denied');
+    denied.searchParams.set('error_description', '<script>alert(1)</script>');
+    denied.searchParams.set('state', url.searchParams.get('state') as string);
+    const out = await callback(denied, sso);
+    expectRefused(out, 403, 'The identity provider did not sign you in');
+    expect(out.html).toContain('(access_denied)');
+    expect(out.html).not.toContain('<script>');
+  });
+
+  it('joins OIDC_AUTO_JOIN_ACCOUNT on a new person’s first sign-in from an allowed domain', async () => {
+    const email = `new-${Date.now()}@acme.example`;
+    const { callback: url, sso } = await throughProvider(c, email);
+    const out = await callback(url, sso);
+    expect(out.session).toBeDefined();
+    const { db } = c.stack.platform;
+    const member = await db('members').where({ email }).first('id', 'account_id', 'role', 'status');
+    expect(member).toMatchObject({ account_id: c.autoJoinAccount, role: 'editor', status: 'active' });
+    const joined = await db('audit_log').where({ action: 'member.joined' }).where('target_id', member.id);
+    expect(joined).toHaveLength(1);
+  });
+
+  it('refuses an invitation to a person whose SSO identity has another e-mail', async () => {
+    const invited = await mgmt(c, 'POST', '/v1/members', { email: uniqueEmail('invited'), role: 'viewer' });
+    const { id, invitation_url } = (await invited.json()) as { id: string; invitation_url: string };
+    const someoneElse = uniqueEmail('other');
+    const form = new URLSearchParams({ invitation: invitation_url.split('#')[1] as string });
+    const { callback: url, sso } = await throughProvider(c, someoneElse, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: form.toString(),
+    });
+    expectRefused(await callback(url, sso), 403, "cannot be used by another e-mail's SSO identity");
+    expect(await c.stack.platform.db('members').where({ id }).first('status')).toEqual({ status: 'invited' });
+  });
+
+  it('answers the sign-in options with sso: true, and a provider that is down with a readable page', async () => {
+    expect(await (await fetch(`${c.stack.url}/v1/sign-in-options`)).json()).toEqual({
+      password: true,
+      sso: true,
+      key: true,
+    });
+    const { platform } = c.stack;
+    const down = `http://127.0.0.1:${await freePort()}`;
+    const app = await listen(
+      buildServiceApp(managementService, { ...platform, config: { ...platform.config, OIDC_ISSUER: down } }).callback(),
+    );
+    try {
+      const res = await fetch(`${app.url}/console/auth/login`, { redirect: 'manual' });
+      expect(res.status).toBe(502);
+      expect(await res.text()).toContain('The sign-in service cannot be reached');
+    } finally {
+      await app.close();
+    }
+  });
+});
