@@ -22,7 +22,7 @@ export interface NatsCluster {
   /** Waits until a meta leader answers JetStream requests (after a start, or when a majority is back). */
   ready(timeoutMs?: number): Promise<void>;
   /** The stream's cluster as its leader reports it (leader name, replicas and whether each is current). */
-  streamInfo(stream: string): Promise<StreamInfo>;
+  streamInfo(stream: string, timeoutMs?: number): Promise<StreamInfo>;
   /** Waits until the stream has a leader and every replica is current (caught up). */
   healthy(stream: string, timeoutMs?: number): Promise<StreamInfo>;
   /** Stops every node and removes every directory. */
@@ -99,8 +99,16 @@ export async function startNatsCluster(size = 3): Promise<NatsCluster> {
       return found;
     },
     ready: (timeoutMs = 30_000) => withClient(url, (nc) => jetStreamAnswers(nc, timeoutMs)),
-    streamInfo: (stream) =>
-      withClient(url, async (nc) => (await nc.jetstreamManager({ timeout: 3000 })).streams.info(stream)),
+    // Right after a node is killed the cluster may take longer than one request's timeout to answer
+    // (a leader election on a busy machine): asked again until it does, within the timeout.
+    streamInfo: (stream, timeoutMs = 30_000) =>
+      withClient(url, (nc) =>
+        eventually(async () => (await nc.jetstreamManager({ timeout: 3000 })).streams.info(stream), {
+          timeoutMs,
+          intervalMs: 250,
+          message: `the cluster to answer for ${stream}`,
+        }),
+      ),
     healthy: (stream, timeoutMs = 60_000) =>
       withClient(url, (nc) =>
         eventually(
