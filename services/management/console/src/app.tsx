@@ -17,6 +17,7 @@ import { NotFound } from './pages/not-found';
 import { Flash } from './flash';
 import { MembersPage } from './pages/members';
 import { AuditLogPage } from './pages/audit-log';
+import { SecurityPage } from './pages/security';
 import { JoinPage, ResetPage } from './pages/join';
 import { atLeast, type Role } from './people';
 
@@ -27,6 +28,7 @@ const NAV = [
   { href: '/console/privacy', label: 'Privacy' },
   { href: '/console/members', label: 'Members', role: 'viewer' },
   { href: '/console/audit-log', label: 'Audit log', role: 'admin' },
+  { href: '/console/security', label: 'Security' },
 ] as { href: string; label: string; role?: Role }[];
 
 /** Which navigation link a path belongs to (a submission belongs to Forms). */
@@ -57,6 +59,7 @@ function Views() {
       <Route path="/console/privacy" component={PrivacyPage} />
       <Route path="/console/members" component={MembersPage} />
       <Route path="/console/audit-log" component={AuditLogPage} />
+      <Route path="/console/security" component={SecurityPage} />
       <Route path="/console/forms" component={FormsPage} />
       <Route path="/console" component={ToForms} />
       <Route path="/console/" component={ToForms} />

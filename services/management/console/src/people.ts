@@ -12,14 +12,34 @@ export const ROLES: Role[] = ['viewer', 'editor', 'admin', 'owner'];
 export const atLeast = (role: Role | undefined, needed: Role) =>
   role !== undefined && ROLES.indexOf(role) >= ROLES.indexOf(needed);
 
-/** E-mail and password; a session, or (with a second factor due) a message that it is needed. */
-export async function signInWithPassword(email: string, password: string): Promise<void> {
+/** A password sign-in waiting for its second step: the half-open session's CSRF token, and whether to enrol first. */
+export interface SecondFactorDue {
+  csrf: string;
+  enrolmentRequired: boolean;
+}
+
+/** E-mail and password: a session, or (with a second factor due) what the second step needs. */
+export async function signInWithPassword(email: string, password: string): Promise<SecondFactorDue | null> {
   const { data, error, response } = await api.POST('/v1/sessions/password', { body: { email, password } });
   if (!response.ok) await ok(Promise.resolve({ data, error, response }));
-  if (response.status === 202)
-    throw new Error('This account needs a second factor, which this console cannot ask for yet');
+  if (response.status === 202) {
+    const due = data as unknown as ResponseBody<'signInWithPassword', 202>;
+    return { csrf: due.csrf_token, enrolmentRequired: due.enrolment_required };
+  }
+  signedIn(data as NonNullable<typeof session.value>);
+  return null;
+}
+
+/** The console's session from here on (after a password, its second step, or enrolment). */
+export function signedIn(s: NonNullable<typeof session.value>): void {
   signedOutReason.value = null;
-  session.value = data as NonNullable<typeof session.value>;
+  session.value = s;
+}
+
+/** The second step: the authenticator's code or a recovery code, with the half-open session's CSRF token. */
+export async function verifySecondFactor(due: SecondFactorDue, code: string): Promise<void> {
+  const done = await ok(api.POST('/v1/sessions/two-factor', { body: { code }, headers: { 'x-csrf-token': due.csrf } }));
+  signedIn(done);
 }
 
 /** The token after `#` in an invitation or reset link (kept out of server logs and Referer headers). */

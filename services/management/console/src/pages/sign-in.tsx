@@ -1,7 +1,8 @@
 import { useState } from 'preact/hooks';
 import { api, ApiError, ok, signedOutReason, signIn } from '../api';
 import { ErrorBox, useAction, useResource } from '../components/ui';
-import { signInWithPassword } from '../people';
+import { SecondFactorStep } from '../components/two-factor';
+import { signInWithPassword, type SecondFactorDue } from '../people';
 import { useTitle } from '../title';
 
 /** Why signing in with a key failed, said once: a refused key in one sentence; anything else as the problem says it. */
@@ -45,12 +46,15 @@ function PasswordSignIn() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [forgot, setForgot] = useState(false);
+  const [due, setDue] = useState<SecondFactorDue | null>(null);
   const { pending, error, run } = useAction();
-  const submit = (e: Event) => {
+  const submit = async (e: Event) => {
     e.preventDefault();
-    void run(() => signInWithPassword(email.trim(), password));
+    const second = await run(() => signInWithPassword(email.trim(), password));
+    if (second) setDue(second);
   };
   if (forgot) return <ForgotPassword email={email} onBack={() => setForgot(false)} />;
+  if (due) return <SecondFactorStep due={due} onBack={() => setDue(null)} />;
   return (
     <form onSubmit={submit} aria-label="Sign in with e-mail and password">
       <label for="email">Email</label>
