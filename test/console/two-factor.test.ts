@@ -85,6 +85,7 @@ describe('console: two-factor', () => {
     await page.getByText(/^On since/).waitFor();
     await require.click();
     await page.locator('#require-2fa:checked').waitFor();
+    await page.getByText('This account requires two-factor, so it cannot be turned off.').waitFor();
     await checkView(page, 'security', /^Security · Intake console$/);
     expect(await stack.platform.db('accounts').where('id', accountId).first('require_two_factor')).toEqual({
       require_two_factor: true,

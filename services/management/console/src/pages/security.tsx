@@ -8,6 +8,8 @@ import { useTitle } from '../title';
 export function SecurityPage() {
   useTitle('Security');
   const s = session.value;
+  // The owner's switch changes what the two-factor part may offer (turning it off): it is read again after one.
+  const [round, setRound] = useState(0);
   return (
     <>
       <h1>Security</h1>
@@ -15,11 +17,11 @@ export function SecurityPage() {
         Signed in as {s?.email ?? 'a management key'} ({s?.role}) since {formatTime(s?.created_at ?? null)}.
       </p>
       {s?.member_id ? (
-        <TwoFactor />
+        <TwoFactor key={round} />
       ) : (
         <p>Two-factor sign-in belongs to people: sign in with your e-mail and password to set it up.</p>
       )}
-      {s?.role === 'owner' && <RequireTwoFactor />}
+      {s?.role === 'owner' && <RequireTwoFactor onChanged={() => setRound((r) => r + 1)} />}
     </>
   );
 }
@@ -91,12 +93,13 @@ function TurnOff({ onDone }: { onDone(): Promise<void> }) {
 }
 
 /** The owner's switch: every password sign-in of this account needs a second factor. */
-function RequireTwoFactor() {
+function RequireTwoFactor({ onChanged }: { onChanged(): void }) {
   const account = useResource(() => ok(api.GET('/v1/account')), []);
   const action = useAction();
   const set = async (on: boolean) => {
-    await action.run(() => ok(api.PATCH('/v1/account', { body: { require_two_factor: on } })));
+    const changed = await action.run(() => ok(api.PATCH('/v1/account', { body: { require_two_factor: on } })));
     await account.reload();
+    if (changed) onChanged();
   };
   return (
     <section aria-labelledby="account-security">
