@@ -14,9 +14,11 @@ import {
 import {
   addTestMember,
   createTestPlatform,
+  digestOf,
   factories,
   managementKeyWithRole,
   memberSessionHeaders,
+  rowsOf,
   uniqueEmail,
   type TestPlatform,
 } from '@intake/shared/testing';
@@ -194,25 +196,27 @@ async function callerOf(t: Target, role: Role, via: 'key' | 'session'): Promise<
   return { role, via, headers: { ...headers }, session: sha256Hex(token).slice(0, 32) };
 }
 
-/** A digest of what any call could change for the account, the audit log and sessions included. */
-async function digest(t: Target): Promise<string> {
-  const { rows } = await t.platform.db.raw(
-    `select md5(concat_ws('|',
-      (select string_agg(f::text, ',' order by id) from forms f where account_id = :a),
-      (select string_agg(w::text, ',' order by id) from webhooks w where form_id in (select id from forms where account_id = :a)),
-      (select string_agg((s.id, s.status)::text, ',' order by id) from submissions s where account_id = :a),
-      (select count(*)::text from deliveries where webhook_id in (select id from webhooks where form_id in (select id from forms where account_id = :a))),
-      (select count(*)::text from delivery_attempts),
-      (select string_agg((id, revoked_at, name, role)::text, ',' order by id) from api_keys where account_id = :a),
-      (select string_agg((id, role, status)::text, ',' order by id) from members where account_id = :a),
-      (select count(*)::text from member_invitations),
-      (select count(*)::text from audit_log where account_id = :a),
-      (select count(*)::text from console_sessions where account_id = :a),
-      (select count(*)::text from outbox)
-    )) as h`,
+/** What any call could change for the account, the audit log and sessions included. */
+function digest(t: Target): Promise<Record<string, string>> {
+  const forms = '(select id from forms where account_id = :a)';
+  const webhooks = `(select id from webhooks where form_id in ${forms})`;
+  return digestOf(
+    t.platform.db,
+    {
+      forms: rowsOf('forms', 'account_id = :a'),
+      webhooks: rowsOf('webhooks', `form_id in ${forms}`),
+      submissions: rowsOf('submissions', 'account_id = :a', 'id, status'),
+      deliveries: `(select count(*) from deliveries where webhook_id in ${webhooks})`,
+      delivery_attempts: '(select count(*) from delivery_attempts)',
+      api_keys: rowsOf('api_keys', 'account_id = :a', 'id, revoked_at, name, role'),
+      members: rowsOf('members', 'account_id = :a', 'id, role, status'),
+      member_invitations: '(select count(*) from member_invitations)',
+      audit_log: '(select count(*) from audit_log where account_id = :a)',
+      console_sessions: '(select count(*) from console_sessions where account_id = :a)',
+      outbox: '(select count(*) from outbox)',
+    },
     { a: t.accountId },
   );
-  return (rows as { h: string }[])[0]?.h ?? '';
 }
 
 async function send(t: Target, method: string, template: string, op: Operation, caller: Caller, ids: Ids) {

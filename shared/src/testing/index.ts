@@ -6,3 +6,4 @@ export * from './openapi-contract';
 export * from './setup';
 export * from './people';
 export * from './nats-cluster';
+export * from './digest';
