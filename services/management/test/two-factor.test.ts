@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { generate } from 'otplib';
+import QRCode from 'qrcode';
 import { buildServiceApp } from '@intake/shared';
 import {
   addTestMember,
@@ -102,6 +103,25 @@ describe('enrolment', () => {
     const svg = Buffer.from((started.body.qr_code as string).split(',')[1] ?? '', 'base64').toString();
     expect(started.body.qr_code).toMatch(/^data:image\/svg\+xml;base64,/);
     expect(svg).toMatch(/^<svg[^>]*viewBox/);
+    // The modules as data are the URI's QR code, square, with its three finder patterns in the corners.
+    const rows = started.body.qr_modules as string[];
+    const { modules } = QRCode.create(started.body.otpauth_uri as string, { errorCorrectionLevel: 'M' });
+    expect(rows).toHaveLength(modules.size);
+    expect(rows.join('')).toBe(Array.from(modules.data, (bit) => (bit ? '1' : '0')).join(''));
+    for (const [r, c] of [
+      [0, 0],
+      [0, modules.size - 7],
+      [modules.size - 7, 0],
+    ] as const)
+      expect(rows.slice(r, r + 7).map((row) => row.slice(c, c + 7))).toEqual([
+        '1111111',
+        '1000001',
+        '1011101',
+        '1011101',
+        '1011101',
+        '1000001',
+        '1111111',
+      ]);
     // Not in force before it is confirmed.
     expect((await call('GET', '/v1/two-factor', undefined, headers)).body).toMatchObject({ enabled: false });
     expect((await passwordSignIn(p)).status).toBe(201);

@@ -114,7 +114,7 @@ export async function twoFactorStatus(db: Queryable, who: Who) {
 
 /**
  * Starts enrolment: a new secret, kept encrypted and not yet in force, shown once as an otpauth:// URI, its QR
- * code (SVG) and the key itself for typing in. Starting again replaces a secret that was never confirmed.
+ * code (an SVG, and its modules as data) and the key itself for typing in. Starting again replaces a secret that was never confirmed.
  */
 export async function startEnrolment(platform: PlatformLike, who: Who) {
   const person = await personOf(platform.db, who.memberId);
@@ -127,7 +127,20 @@ export async function startEnrolment(platform: PlatformLike, who: Who) {
     .update({ totp_secret: platform.secrets.seal(secret), totp_last_step: null });
   const uri = generateURI({ issuer: ISSUER, label: person.email, secret });
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
-  return { secret, otpauth_uri: uri, qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
+  return {
+    secret,
+    otpauth_uri: uri,
+    qr_code: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`,
+    qr_modules: qrModules(uri),
+  };
+}
+
+/** The URI's QR code as data, a row of `0`/`1` per line of modules: what a client draws without reading markup. */
+function qrModules(uri: string): string[] {
+  const { modules } = QRCode.create(uri, { errorCorrectionLevel: 'M' });
+  return Array.from({ length: modules.size }, (_, row) =>
+    Array.from({ length: modules.size }, (_, col) => (modules.get(row, col) ? '1' : '0')).join(''),
+  );
 }
 
 async function auditEach(db: Queryable, userId: string, action: 'enabled' | 'disabled', client: Client, now: Date) {

@@ -142,6 +142,9 @@ export const startEnrolmentRoute = route({
         secret: Type.String({ description: 'base32, for typing into the app' }),
         otpauth_uri: Type.String(),
         qr_code: Type.String({ description: 'the URI as a QR code: an SVG data URL' }),
+        qr_modules: Type.Array(Type.String({ pattern: '^[01]+$' }), {
+          description: 'the same QR code as data: one string per row of modules, `1` dark, `0` light (no quiet zone)',
+        }),
       }),
     },
   },
