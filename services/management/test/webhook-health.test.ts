@@ -179,4 +179,41 @@ describe('webhook health: alert and disable, on a clock moved forward', () => {
       await owner.target.close();
     }
   });
+
+  it('sends an alert and a disabled notice that the mail server refused at the next sweep, once', async () => {
+    const owner = await ownerWithFailingHook(ctx);
+    try {
+      const address = `owner-${owner.hook.id}@example.com`;
+      await owner.call('PATCH', `/v1/forms/${owner.formId}`, { notify_emails: [address] });
+      await failedSubmissions(owner, 1);
+      const { failing_since } = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
+      const config = { ...ctx.platform.config, WEBHOOK_FAILURE_ALERT_AFTER: 60_000, WEBHOOK_DISABLE_AFTER: 120_000 };
+      const clock = { at: failing_since.getTime() + 61_000, now: () => new Date(clock.at) };
+      const sweep = () => sweepWebhookHealth({ ...ctx.platform, mailer, config, now: clock.now() });
+      const subjects = async () =>
+        Promise.all(
+          smtp.mails.filter((m) => m.to.includes(address)).map(async (m) => (await PostalMime.parse(m.raw)).subject),
+        );
+
+      smtp.refuse(true);
+      await sweep();
+      smtp.refuse(false);
+      expect(await subjects()).toEqual([]);
+      await sweep();
+      expect(await subjects()).toEqual(['Webhook failing: Test form']);
+
+      clock.at += 60_000;
+      smtp.refuse(true);
+      await sweep();
+      smtp.refuse(false);
+      expect(await subjects()).toEqual(['Webhook failing: Test form']);
+      expect((await owner.call('GET', `/v1/webhooks/${owner.hook.id}`)).body).toMatchObject({ enabled: false });
+      await sweep();
+      await sweep();
+      expect(await subjects()).toEqual(['Webhook failing: Test form', 'Webhook disabled: Test form']);
+    } finally {
+      smtp.refuse(false);
+      await owner.target.close();
+    }
+  });
 });

@@ -12,7 +12,8 @@ import {
 } from '@intake/shared';
 import {
   disableFailingWebhooks,
-  forgetAlert,
+  forgetNotice,
+  takeDisabledNoticesDue,
   takeQueuedReplays,
   takeWebhooksToAlert,
   type FailingWebhook,
@@ -71,8 +72,8 @@ function healthMail(
 /**
  * One health sweep: webhooks failing without a success for WEBHOOK_DISABLE_AFTER are disabled
  * (`disabled_reason: failing`) and their forms' addresses told; those failing for
- * WEBHOOK_FAILURE_ALERT_AFTER are alerted once per streak (a success ends the streak; an alert
- * whose mail could not be sent is taken again at the next sweep). `0` turns either off.
+ * WEBHOOK_FAILURE_ALERT_AFTER are alerted once per streak (a success ends the streak). A notice whose
+ * mail could not be sent is taken again at the next sweep. `0` turns either off.
  */
 export async function sweepWebhookHealth(props: {
   db: Db;
@@ -87,26 +88,32 @@ export async function sweepWebhookHealth(props: {
     config.WEBHOOK_DISABLE_AFTER > 0
       ? await disableFailingWebhooks(db, { cutoff: at(config.WEBHOOK_DISABLE_AFTER), now })
       : [];
-  for (const webhook of disabled) {
-    props.logger.warn({ webhook_id: webhook.id }, 'webhook disabled after failing');
-    const mail = healthMail(webhook, { disabled: true, config });
-    if (mail) await props.mailer.send(mail).catch((err) => props.logger.warn({ err }, 'webhook disabled mail failed'));
-  }
+  for (const webhook of disabled) props.logger.warn({ webhook_id: webhook.id }, 'webhook disabled after failing');
+  await tell(props, [...disabled, ...(await takeDisabledNoticesDue(db, now))], 'disabled_notice_at');
   const alerted =
     config.WEBHOOK_FAILURE_ALERT_AFTER > 0
       ? await takeWebhooksToAlert(db, { cutoff: at(config.WEBHOOK_FAILURE_ALERT_AFTER), now })
       : [];
-  for (const webhook of alerted) {
-    const mail = healthMail(webhook, { disabled: false, config });
+  await tell(props, alerted, 'alerted_at');
+  return { alerted: alerted.length, disabled: disabled.length };
+}
+
+/** Mails each webhook's notice to its form's addresses; one that cannot be sent is forgotten, to be taken again. */
+async function tell(
+  props: { db: Db; mailer: Mailer; logger: Logger; config: Parameters<typeof healthMail>[1]['config'] },
+  webhooks: FailingWebhook[],
+  notice: 'alerted_at' | 'disabled_notice_at',
+): Promise<void> {
+  for (const webhook of webhooks) {
+    const mail = healthMail(webhook, { disabled: notice === 'disabled_notice_at', config: props.config });
     if (!mail) continue;
     try {
       await props.mailer.send(mail);
     } catch (err) {
-      props.logger.warn({ err, webhook_id: webhook.id }, 'webhook alert mail failed; will retry');
-      await forgetAlert(db, webhook.id);
+      props.logger.warn({ err, webhook_id: webhook.id }, 'webhook health mail failed; will retry');
+      await forgetNotice(props.db, webhook.id, notice);
     }
   }
-  return { alerted: alerted.length, disabled: disabled.length };
 }
 
 /**

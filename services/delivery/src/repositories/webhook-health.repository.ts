@@ -33,20 +33,41 @@ export async function takeWebhooksToAlert(db: Db, props: { cutoff: Date; now: Da
   return result.rows as FailingWebhook[];
 }
 
-/** Enabled webhooks failing since `cutoff` or earlier, disabled with `disabled_reason = 'failing'`. */
+/**
+ * Enabled webhooks failing since `cutoff` or earlier, disabled with `disabled_reason = 'failing'`, their
+ * notice taken.
+ */
 export async function disableFailingWebhooks(db: Db, props: { cutoff: Date; now: Date }): Promise<FailingWebhook[]> {
   const result = await db.raw(
-    `UPDATE webhooks w SET enabled = false, disabled_reason = 'failing', updated_at = ? FROM forms f
+    `UPDATE webhooks w SET enabled = false, disabled_reason = 'failing', disabled_notice_at = ?, updated_at = ?
+     FROM forms f
      WHERE f.id = w.form_id AND w.enabled AND w.failing_since <= ?
      ${RETURNING}`,
-    [props.now, props.cutoff],
+    [props.now, props.now, props.cutoff],
   );
   return result.rows as FailingWebhook[];
 }
 
-/** An alert whose e-mail could not be sent is taken again at the next sweep. */
-export async function forgetAlert(db: Db, webhookId: string): Promise<void> {
-  await db('webhooks').where({ id: webhookId }).update({ alerted_at: null });
+/** Webhooks disabled for failing whose notice could not be sent before, taken again. */
+export async function takeDisabledNoticesDue(db: Db, now: Date): Promise<FailingWebhook[]> {
+  const result = await db.raw(
+    `UPDATE webhooks w SET disabled_notice_at = ? FROM forms f
+     WHERE f.id = w.form_id AND w.disabled_reason = 'failing' AND w.disabled_notice_at IS NULL
+     ${RETURNING}`,
+    [now],
+  );
+  return result.rows as FailingWebhook[];
+}
+
+/** A notice (the failing alert, or that it was disabled) whose e-mail could not be sent is taken again at the next sweep. */
+export async function forgetNotice(
+  db: Db,
+  webhookId: string,
+  notice: 'alerted_at' | 'disabled_notice_at',
+): Promise<void> {
+  await db('webhooks')
+    .where({ id: webhookId })
+    .update({ [notice]: null });
 }
 
 /**

@@ -11,6 +11,7 @@ import * as submissionRead from './011-submission-read';
 import * as dataLifecycle from './012-data-lifecycle';
 import * as people from './013-people';
 import * as twoFactor from './014-two-factor';
+import * as webhookDisabledNotice from './015-webhook-disabled-notice';
 
 export interface Migration {
   name: string;
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   { name: '012-data-lifecycle', ...dataLifecycle },
   { name: '013-people', ...people },
   { name: '014-two-factor', ...twoFactor },
+  { name: '015-webhook-disabled-notice', ...webhookDisabledNotice },
 ];
