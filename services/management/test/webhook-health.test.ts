@@ -118,21 +118,25 @@ describe('webhook formats', () => {
   });
 });
 
-describe('webhook health: alert and disable, on a clock moved forward', () => {
-  let smtp: Awaited<ReturnType<typeof smtpSink>>;
-  let mailer: Mailer;
+/** The SMTP stand-in and a mailer sending to it, for the describe block that calls this. */
+function useMail() {
+  const mail = {} as { smtp: Awaited<ReturnType<typeof smtpSink>>; mailer: Mailer };
   beforeAll(async () => {
-    smtp = await smtpSink();
-    mailer = createMailer(
-      { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'i@intake.test' },
+    mail.smtp = await smtpSink();
+    mail.mailer = createMailer(
+      { SMTP_URL: `smtp://127.0.0.1:${mail.smtp.port}`, MAIL_FROM: 'i@intake.test' },
       ctx.platform.logger,
     );
   });
   afterAll(async () => {
-    mailer.close();
-    await smtp.close();
+    mail.mailer.close();
+    await mail.smtp.close();
   });
+  return mail;
+}
 
+describe('webhook health: alert and disable, on a clock moved forward', () => {
+  const mail = useMail();
   it('alerts the form’s addresses once after an hour of failures, disables after five days, and enabling clears it', async () => {
     const owner = await ownerWithFailingHook(ctx);
     try {
@@ -147,8 +151,8 @@ describe('webhook health: alert and disable, on a clock moved forward', () => {
         WEBHOOK_DISABLE_AFTER: 5 * 86_400_000,
       };
       const clock = { at: failing_since.getTime(), now: () => new Date(clock.at) };
-      const sweep = () => sweepWebhookHealth({ ...ctx.platform, mailer, config, now: clock.now() });
-      const mine = () => smtp.mails.filter((m) => m.to.includes(address));
+      const sweep = () => sweepWebhookHealth({ ...ctx.platform, mailer: mail.mailer, config, now: clock.now() });
+      const mine = () => mail.smtp.mails.filter((m) => m.to.includes(address));
 
       clock.at += 59 * 60_000;
       await sweep();
@@ -179,7 +183,10 @@ describe('webhook health: alert and disable, on a clock moved forward', () => {
       await owner.target.close();
     }
   });
+});
 
+describe('webhook health: a notice the mail server refused', () => {
+  const mail = useMail();
   it('sends an alert and a disabled notice that the mail server refused at the next sweep, once', async () => {
     const owner = await ownerWithFailingHook(ctx);
     try {
@@ -189,30 +196,32 @@ describe('webhook health: alert and disable, on a clock moved forward', () => {
       const { failing_since } = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
       const config = { ...ctx.platform.config, WEBHOOK_FAILURE_ALERT_AFTER: 60_000, WEBHOOK_DISABLE_AFTER: 120_000 };
       const clock = { at: failing_since.getTime() + 61_000, now: () => new Date(clock.at) };
-      const sweep = () => sweepWebhookHealth({ ...ctx.platform, mailer, config, now: clock.now() });
+      const sweep = () => sweepWebhookHealth({ ...ctx.platform, mailer: mail.mailer, config, now: clock.now() });
       const subjects = async () =>
         Promise.all(
-          smtp.mails.filter((m) => m.to.includes(address)).map(async (m) => (await PostalMime.parse(m.raw)).subject),
+          mail.smtp.mails
+            .filter((m) => m.to.includes(address))
+            .map(async (m) => (await PostalMime.parse(m.raw)).subject),
         );
 
-      smtp.refuse(true);
+      mail.smtp.refuse(true);
       await sweep();
-      smtp.refuse(false);
+      mail.smtp.refuse(false);
       expect(await subjects()).toEqual([]);
       await sweep();
       expect(await subjects()).toEqual(['Webhook failing: Test form']);
 
       clock.at += 60_000;
-      smtp.refuse(true);
+      mail.smtp.refuse(true);
       await sweep();
-      smtp.refuse(false);
+      mail.smtp.refuse(false);
       expect(await subjects()).toEqual(['Webhook failing: Test form']);
       expect((await owner.call('GET', `/v1/webhooks/${owner.hook.id}`)).body).toMatchObject({ enabled: false });
       await sweep();
       await sweep();
       expect(await subjects()).toEqual(['Webhook failing: Test form', 'Webhook disabled: Test form']);
     } finally {
-      smtp.refuse(false);
+      mail.smtp.refuse(false);
       await owner.target.close();
     }
   });
