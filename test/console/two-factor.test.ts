@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { generate } from 'otplib';
-import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
+import { addTestMember, eventually, factories, memberSessionHeaders, uniqueEmail } from '@intake/shared/testing';
 import { hashPassword } from '../../services/management/src/domain/passwords';
 import { launchChromium } from './browser';
 import { checkView } from './owner';
@@ -113,5 +113,50 @@ describe('console: two-factor', () => {
     await joining.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
     await joining.getByText(`${member} · viewer`).waitFor();
     await joining.context().close();
+  });
+
+  it('a member makes new recovery codes (the old ones stop working) and ends their other session', async () => {
+    // An account of its own: the first test leaves Acme requiring two-factor.
+    const account = (await factories.account(stack.platform.db, { name: 'Beta' })).id;
+    const email = uniqueEmail('editor');
+    const { memberId } = await addTestMember(stack.platform.db, account, 'editor', {
+      email,
+      passwordHash: await hashPassword(PASSWORD),
+    });
+    const page = await newPage();
+    await passwordSignIn(page, email);
+    await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+    await page.getByRole('link', { name: 'Security' }).click();
+    const { codes } = await enrol(page, 'renew');
+    const other = await memberSessionHeaders(stack.platform.db, account, memberId);
+    const formsAs = async (headers: typeof other) =>
+      (await fetch(`${stack.url}/v1/forms`, { headers: { ...headers } })).status;
+    expect(await formsAs(other)).toBe(200);
+
+    await page.reload();
+    const sessions = page.getByRole('region', { name: 'Your sessions' });
+    await sessions.getByText('This session').waitFor();
+    expect(await sessions.getByRole('row').count()).toBe(3); // the header and two sessions
+    await checkView(page, 'security-sessions', /^Security · Intake console$/);
+    await sessions.getByRole('button', { name: 'End session' }).click();
+    await eventually(async () => (await sessions.getByRole('row').count()) === 2);
+    expect(await formsAs(other)).toBe(401);
+
+    await page.getByText('New recovery codes', { exact: true }).click(); // opens its panel
+    const renew = page.getByRole('form', { name: 'New recovery codes' });
+    await renew.getByLabel('Authentication code').fill(codes[0] as string);
+    await renew.getByRole('button', { name: 'Make new recovery codes' }).click();
+    const list = page.getByRole('list', { name: 'Recovery codes' });
+    await list.waitFor();
+    const renewed = (await list.getByRole('listitem').allInnerTexts()).map((c) => c.trim());
+    expect(renewed).toHaveLength(10);
+    expect(renewed.filter((c) => codes.includes(c))).toEqual([]);
+    await renew.getByLabel('Authentication code').fill(codes[1] as string);
+    await renew.getByRole('button', { name: 'Make new recovery codes' }).click();
+    await renew
+      .getByRole('alert')
+      .filter({ hasText: /is wrong/ })
+      .waitFor();
+    await page.context().close();
   });
 });

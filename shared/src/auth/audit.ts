@@ -17,6 +17,7 @@ export const AUDIT_ACTIONS = [
   'password.changed',
   'member.two_factor_enabled',
   'member.two_factor_disabled',
+  'member.recovery_codes_renewed',
   'account.two_factor_required',
   'api_key.created',
   'api_key.revoked',

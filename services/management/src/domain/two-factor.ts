@@ -143,14 +143,20 @@ function qrModules(uri: string): string[] {
   );
 }
 
-async function auditEach(db: Queryable, userId: string, action: 'enabled' | 'disabled', client: Client, now: Date) {
+async function auditEach(
+  db: Queryable,
+  userId: string,
+  action: 'enabled' | 'disabled' | 'recovery_codes_renewed',
+  client: Client,
+  now: Date,
+) {
   for (const m of await activeMemberships(db, userId))
     await recordAudit(
       db,
       {
         accountId: m.account_id,
         actor: { type: 'member', id: m.id, label: m.email },
-        action: action === 'enabled' ? 'member.two_factor_enabled' : 'member.two_factor_disabled',
+        action: action === 'recovery_codes_renewed' ? `member.${action}` : `member.two_factor_${action}`,
         target: { type: 'member', id: m.id },
         details: { method: 'totp' },
         ...client,
@@ -179,10 +185,29 @@ export async function confirmEnrolment(platform: PlatformLike, who: Who, code: s
 }
 
 /**
- * Turns two-factor off with a current code, a recovery code or the password. Wrong proofs count as failed
- * sign-ins (the same limits), since this is one more place to guess them. Refused while an account of the person
- * requires two-factor.
+ * Proves the person is at the keyboard with a current code, a recovery code or the password, before a change to
+ * their second factor. Wrong proofs count as failed sign-ins (the same limits), since this is one more place to
+ * guess them.
  */
+async function proveIdentity(
+  platform: PlatformLike,
+  person: PersonRow,
+  proof: { code?: string; password?: string },
+  client: Client,
+  now: Date,
+): Promise<void> {
+  await checkSignInLimits(platform.db, person.email, client, now);
+  const ok = proof.code
+    ? (await spendTotp(platform, person, proof.code, now)) || (await spendRecoveryCode(platform.db, person, proof.code))
+    : await verifyPassword(person.password_hash, proof.password ?? '');
+  if (ok) return;
+  await recordSignInFailure(platform.db, person.email, client, now);
+  throw problem('validation-failed', 'The code or password is wrong', {
+    errors: [{ field: proof.code ? 'body/code' : 'body/password', message: 'is wrong' }],
+  });
+}
+
+/** Turns two-factor off, proven (see proveIdentity). Refused while an account of the person requires two-factor. */
 export async function disableTwoFactor(
   platform: PlatformLike,
   who: Who,
@@ -195,21 +220,32 @@ export async function disableTwoFactor(
   const requiring = (await activeMemberships(platform.db, person.user_id)).filter((m) => m.require_two_factor);
   if (requiring.length > 0)
     throw problem('conflict', `${requiring.map((m) => m.account_name).join(', ')} requires two-factor sign-in`);
-  await checkSignInLimits(platform.db, person.email, client, now);
-  const ok = proof.code
-    ? (await spendTotp(platform, person, proof.code, now)) || (await spendRecoveryCode(platform.db, person, proof.code))
-    : await verifyPassword(person.password_hash, proof.password ?? '');
-  if (!ok) {
-    await recordSignInFailure(platform.db, person.email, client, now);
-    throw problem('validation-failed', 'The code or password is wrong', {
-      errors: [{ field: proof.code ? 'body/code' : 'body/password', message: 'is wrong' }],
-    });
-  }
+  await proveIdentity(platform, person, proof, client, now);
   await platform
     .db('users')
     .where('id', person.user_id)
     .update({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, recovery_codes: JSON.stringify([]) });
   await auditEach(platform.db, person.user_id, 'disabled', client, now);
+}
+
+/** Ten new recovery codes, proven (see proveIdentity): the old ones stop working. Answered this once. */
+export async function renewRecoveryCodes(
+  platform: PlatformLike,
+  who: Who,
+  proof: { code?: string; password?: string },
+  client: Client,
+): Promise<string[]> {
+  const now = platform.clock.now();
+  const person = await personOf(platform.db, who.memberId);
+  if (!person.totp_enabled_at) throw problem('conflict', 'Two-factor is not on');
+  await proveIdentity(platform, person, proof, client, now);
+  const codes = newRecoveryCodes();
+  await platform
+    .db('users')
+    .where('id', person.user_id)
+    .update({ recovery_codes: JSON.stringify(codes.map((c) => sha256Hex(normalise(c)))) });
+  await auditEach(platform.db, person.user_id, 'recovery_codes_renewed', client, now);
+  return codes;
 }
 
 /**

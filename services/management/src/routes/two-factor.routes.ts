@@ -17,6 +17,7 @@ import {
   confirmEnrolment,
   disableTwoFactor,
   personOf,
+  renewRecoveryCodes,
   startEnrolment,
   twoFactorStatus,
   type Who,
@@ -192,6 +193,37 @@ export const confirmEnrolmentRoute = route({
   },
 });
 
+const Proof = Type.Object(
+  { code: Type.Optional(Code), password: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })) },
+  { additionalProperties: false, minProperties: 1 },
+);
+
+/** `POST /v1/two-factor/recovery-codes`. */
+export const renewRecoveryCodesRoute = route({
+  method: 'POST',
+  path: '/v1/two-factor/recovery-codes',
+  operationId: 'renewRecoveryCodes',
+  summary:
+    'Ten new recovery codes, proven with a current code, a recovery code or the password; the old ones stop working',
+  description: `${SESSION_ONLY} Wrong proofs count as failed sign-ins.`,
+  tags: TWO_FACTOR_TAGS,
+  auth: 'none',
+  body: Proof,
+  responses: {
+    200: {
+      description: 'The new codes, shown this once',
+      schema: Type.Object({ recovery_codes: Type.Array(Type.String()) }),
+    },
+  },
+  problems: ['unauthorized', 'not-found', 'conflict', 'validation-failed', 'rate-limited', 'csrf-failed'],
+  async handler(ctx, { body }, platform: Platform) {
+    const { who } = await memberSession(ctx, platform, { pending: false });
+    const codes = await renewRecoveryCodes(platform, who, body, clientOf(ctx));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { recovery_codes: codes };
+  },
+});
+
 /** `POST /v1/two-factor/disable`. */
 export const disableTwoFactorRoute = route({
   method: 'POST',
@@ -201,10 +233,7 @@ export const disableTwoFactorRoute = route({
   description: `${SESSION_ONLY} Refused (409) while an account of the person requires two-factor.`,
   tags: TWO_FACTOR_TAGS,
   auth: 'none',
-  body: Type.Object(
-    { code: Type.Optional(Code), password: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })) },
-    { additionalProperties: false, minProperties: 1 },
-  ),
+  body: Proof,
   responses: { 204: { description: 'Off' } },
   problems: ['unauthorized', 'not-found', 'conflict', 'validation-failed', 'rate-limited', 'csrf-failed'],
   async handler(ctx, { body }, platform: Platform) {
@@ -219,5 +248,6 @@ export const twoFactorRoutes = [
   twoFactorStatusRoute,
   startEnrolmentRoute,
   confirmEnrolmentRoute,
+  renewRecoveryCodesRoute,
   disableTwoFactorRoute,
 ];

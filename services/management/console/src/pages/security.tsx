@@ -1,7 +1,17 @@
 import { useState } from 'preact/hooks';
 import { api, ok, session } from '../api';
-import { EnrolTwoFactor } from '../components/two-factor';
-import { ErrorBox, Field, Loading, SubmitRow, TextField, formatTime, useAction, useResource } from '../components/ui';
+import { EnrolTwoFactor, RecoveryCodes } from '../components/two-factor';
+import {
+  ErrorBox,
+  Field,
+  Loading,
+  SubmitRow,
+  Table,
+  TextField,
+  formatTime,
+  useAction,
+  useResource,
+} from '../components/ui';
 import { useTitle } from '../title';
 
 /** The signed-in person's security: who they are, their two-factor sign-in, and (owners) the account's requirement. */
@@ -17,7 +27,10 @@ export function SecurityPage() {
         Signed in as {s?.email ?? 'a management key'} ({s?.role}) since {formatTime(s?.created_at ?? null)}.
       </p>
       {s?.member_id ? (
-        <TwoFactor key={round} />
+        <>
+          <TwoFactor key={round} />
+          <Sessions />
+        </>
       ) : (
         <p>Two-factor sign-in belongs to people: sign in with your e-mail and password to set it up.</p>
       )}
@@ -28,6 +41,7 @@ export function SecurityPage() {
 
 function TwoFactor() {
   const status = useResource(() => ok(api.GET('/v1/two-factor')), []);
+  const [codes, setCodes] = useState<string[] | null>(null);
   return (
     <section aria-labelledby="two-factor">
       <h2 id="two-factor">Two-factor sign-in</h2>
@@ -40,10 +54,44 @@ function TwoFactor() {
               On since {formatTime(status.data.enabled_at)}: signing in with your password also asks for the code of
               your authenticator app. {status.data.recovery_codes_left} of 10 recovery codes left.
             </p>
+            {codes && (
+              <>
+                <RecoveryCodes codes={codes} />
+                <button type="button" onClick={() => setCodes(null)}>
+                  I have saved my recovery codes
+                </button>
+              </>
+            )}
+            <details class="panel">
+              <summary>New recovery codes</summary>
+              <p class="muted">Ten new codes; the ones you have stop working.</p>
+              <Proof
+                id="renew"
+                label="New recovery codes"
+                submitLabel="Make new recovery codes"
+                send={async (body) => {
+                  const renewed = await ok(api.POST('/v1/two-factor/recovery-codes', { body }));
+                  setCodes(renewed.recovery_codes);
+                  await status.reload();
+                }}
+              />
+            </details>
             {status.data.required ? (
               <p class="muted">This account requires two-factor, so it cannot be turned off.</p>
             ) : (
-              <TurnOff onDone={status.reload} />
+              <details class="panel">
+                <summary>Turn off two-factor</summary>
+                <Proof
+                  id="off"
+                  label="Turn off two-factor"
+                  submitLabel="Turn off two-factor"
+                  send={async (body) => {
+                    await ok(api.POST('/v1/two-factor/disable', { body }));
+                    setCodes(null);
+                    await status.reload();
+                  }}
+                />
+              </details>
             )}
           </>
         ) : (
@@ -59,19 +107,31 @@ function TwoFactor() {
   );
 }
 
-function TurnOff({ onDone }: { onDone(): Promise<void> }) {
+/** A change to the second factor, proven with a code of the app, a recovery code, or the password. */
+function Proof(props: {
+  id: string;
+  label: string;
+  submitLabel: string;
+  send(body: { code: string } | { password: string }): Promise<void>;
+}) {
   const [code, setCode] = useState('');
   const [password, setPassword] = useState('');
   const action = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
     const body = code.trim() ? { code: code.trim() } : { password };
-    if ((await action.run(() => ok(api.POST('/v1/two-factor/disable', { body })))) !== undefined) await onDone();
+    const sent = await action.run(async () => {
+      await props.send(body);
+      return true;
+    });
+    if (!sent) return;
+    setCode('');
+    setPassword('');
   };
   return (
-    <form onSubmit={submit} aria-label="Turn off two-factor">
+    <form onSubmit={submit} aria-label={props.label}>
       <TextField
-        id="off-code"
+        id={`${props.id}-code`}
         label="Authentication code"
         help="A code of your app or a recovery code; or leave it empty and give your password."
         autocomplete="one-time-code"
@@ -79,7 +139,7 @@ function TurnOff({ onDone }: { onDone(): Promise<void> }) {
         onValue={setCode}
       />
       <TextField
-        id="off-password"
+        id={`${props.id}-password`}
         label="Password"
         type="password"
         autocomplete="current-password"
@@ -87,8 +147,57 @@ function TurnOff({ onDone }: { onDone(): Promise<void> }) {
         onValue={setPassword}
       />
       <ErrorBox error={action.error} />
-      <SubmitRow pending={action.pending}>Turn off two-factor</SubmitRow>
+      <SubmitRow pending={action.pending}>{props.submitLabel}</SubmitRow>
     </form>
+  );
+}
+
+/** The person's console sessions in this account: where and when each was opened, and ending the others. */
+function Sessions() {
+  const sessions = useResource(() => ok(api.GET('/v1/sessions')), []);
+  const action = useAction();
+  const end = async (id: string) => {
+    await action.run(() => ok(api.DELETE('/v1/sessions/{id}', { params: { path: { id } } })));
+    await sessions.reload();
+  };
+  return (
+    <section aria-labelledby="sessions">
+      <h2 id="sessions">Sessions</h2>
+      <ErrorBox error={action.error ?? sessions.error} />
+      {sessions.loading && !sessions.data && <Loading what="sessions" />}
+      {sessions.data && (
+        <Table
+          label="Your sessions"
+          columns={[
+            { label: 'Signed in' },
+            { label: 'Last seen' },
+            { label: 'Address' },
+            { label: 'Browser' },
+            { label: 'Actions', hidden: true },
+          ]}
+        >
+          {sessions.data.data.map((x) => (
+            <tr key={x.id}>
+              <td>{formatTime(x.created_at)}</td>
+              <td>{formatTime(x.last_seen_at)}</td>
+              <td>{x.ip ?? '—'}</td>
+              <td class="agent" title={x.user_agent ?? undefined}>
+                {x.user_agent ?? '—'}
+              </td>
+              <td>
+                {x.current ? (
+                  <span class="muted">This session</span>
+                ) : (
+                  <button type="button" class="secondary" disabled={action.pending} onClick={() => void end(x.id)}>
+                    End session
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </section>
   );
 }
 
