@@ -114,7 +114,9 @@ describe('console: two-factor', () => {
     await joining.getByText(`${member} · viewer`).waitFor();
     await joining.context().close();
   });
+});
 
+describe('console: security page', () => {
   it('a member makes new recovery codes (the old ones stop working) and ends their other session', async () => {
     // An account of its own: the first test leaves Acme requiring two-factor.
     const account = (await factories.account(stack.platform.db, { name: 'Beta' })).id;
