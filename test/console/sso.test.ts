@@ -6,6 +6,7 @@ import { buildServiceApp, newId } from '@intake/shared';
 import { addTestMember, factories, freePort, listen, uniqueEmail } from '@intake/shared/testing';
 import { managementService } from '@intake/management';
 import { launchChromium } from './browser';
+import { checkView } from './owner';
 import { startStack } from './stack';
 
 /**
@@ -166,6 +167,8 @@ describe('console: single sign-on in Chromium', () => {
     const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'owner');
     const page = await (await browser.newContext()).newPage();
     await page.goto(`${c.stack.url}/console`);
+    await page.getByRole('button', { name: 'Sign in with SSO' }).waitFor();
+    await checkView(page, 'sign-in-sso', /^Sign in · Intake console$/);
     await page.getByRole('button', { name: 'Sign in with SSO' }).click();
     await loginAtProvider(page, email);
     await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
@@ -178,6 +181,17 @@ describe('console: single sign-on in Chromium', () => {
       .where({ account_id: c.account.id, action: 'session.signed_in' })
       .where('actor_id', memberId);
     expect(audit.map((a: { details: unknown }) => a.details)).toEqual([{ method: 'sso' }]);
+    await page.context().close();
+  });
+
+  it('shows a refused sign-in as a readable page that leads back to sign-in', async () => {
+    const page = await (await browser.newContext()).newPage();
+    const res = await page.goto(`${c.stack.url}/console/auth/callback?state=forged&code=forged`);
+    expect(res?.status()).toBe(400);
+    await page.getByRole('heading', { name: 'This sign-in cannot be completed' }).waitFor();
+    await checkView(page, 'sso-refused', /^This sign-in cannot be completed · Intake$/);
+    await page.getByRole('link', { name: 'Back to sign-in' }).click();
+    await page.getByRole('button', { name: 'Sign in with SSO' }).waitFor();
     await page.context().close();
   });
 
