@@ -69,6 +69,28 @@ export async function recordAudit(db: Queryable, entry: AuditEntry, at: Date = n
   });
 }
 
+/** A member as audit entries name them: the member row's id, account and e-mail. */
+export interface AuditedMember {
+  id: string;
+  account_id: string;
+  email: string;
+}
+
+/** An entry about what members did to themselves (signing in, joining, their password, their second factor). */
+export function recordMemberAudit(
+  db: Queryable,
+  member: AuditedMember,
+  entry: Pick<AuditEntry, 'action' | 'details' | 'ip' | 'userAgent'>,
+  at?: Date,
+): Promise<void> {
+  const self = { type: 'member' as const, id: member.id };
+  return recordAudit(
+    db,
+    { accountId: member.account_id, actor: { ...self, label: member.email }, target: self, ...entry },
+    at,
+  );
+}
+
 /** The request's side of an entry: who (the principal's actor), from where. */
 export function auditContext(
   ctx: Context,

@@ -4,7 +4,7 @@ import {
   newId,
   openSession,
   problem,
-  recordAudit,
+  recordMemberAudit,
   sha256Hex,
   type Platform,
   type SessionInfo,
@@ -43,12 +43,7 @@ export function requestPasswordReset(
       expires_at: new Date(now.getTime() + RESET_TTL_MS),
     });
     for (const m of await activeMemberships(platform.db, user.id))
-      await recordAudit(platform.db, {
-        accountId: m.account_id,
-        actor: { type: 'member', id: m.id, label: m.email },
-        action: 'password.reset_requested',
-        target: { type: 'member', id: m.id },
-      });
+      await recordMemberAudit(platform.db, m, { action: 'password.reset_requested' });
     const mailer = createMailer(platform.config, platform.logger);
     try {
       await mailer.send({
@@ -84,17 +79,7 @@ export async function resetPassword(platform: Pick<Platform, 'db' | 'clock'>, to
     const memberIds = trx('members').where('user_id', user.id).select('id');
     await trx('console_sessions').whereIn('member_id', memberIds).delete();
     for (const m of await activeMemberships(trx, user.id))
-      await recordAudit(
-        trx,
-        {
-          accountId: m.account_id,
-          actor: { type: 'member', id: m.id, label: m.email },
-          action: 'password.changed',
-          target: { type: 'member', id: m.id },
-          details: { via: 'reset link' },
-        },
-        now,
-      );
+      await recordMemberAudit(trx, m, { action: 'password.changed', details: { via: 'reset link' } }, now);
   });
 }
 
@@ -140,18 +125,7 @@ export async function acceptInvitation(props: {
     const userId = await joinMember(trx, { invitation, user, name: props.name ?? null, passwordHash, now });
     if (!userId) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
     const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
-    await recordAudit(
-      trx,
-      {
-        accountId: member.account_id,
-        actor: { type: 'member', id: member.id, label: member.email },
-        action: 'member.joined',
-        target: { type: 'member', id: member.id },
-        details: { method: 'password' },
-        ...client,
-      },
-      now,
-    );
+    await recordMemberAudit(trx, member, { action: 'member.joined', details: { method: 'password' }, ...client }, now);
     await signedIn(trx, member, client, now, 'invitation');
     return openSession(trx, { kind: 'member', accountId: member.account_id, memberId: member.id }, now, {
       ip: client.ip ?? undefined,

@@ -2,6 +2,7 @@ import {
   openSession,
   problem,
   recordAudit,
+  recordMemberAudit,
   sha256Hex,
   type Actor,
   type Db,
@@ -104,18 +105,7 @@ export async function auditFailure(
   method = 'password',
 ): Promise<void> {
   for (const m of await activeMemberships(db, userId))
-    await recordAudit(
-      db,
-      {
-        accountId: m.account_id,
-        actor: { type: 'member', id: m.id, label: m.email },
-        action: 'session.sign_in_failed',
-        target: { type: 'member', id: m.id },
-        details: { method, reason },
-        ...client,
-      },
-      now,
-    );
+    await recordMemberAudit(db, m, { action: 'session.sign_in_failed', details: { method, reason }, ...client }, now);
 }
 
 /**

@@ -1,7 +1,7 @@
 import {
   newId,
   openSession,
-  recordAudit,
+  recordMemberAudit,
   type Config,
   type Db,
   type Queryable,
@@ -57,16 +57,10 @@ async function open(db: Queryable, member: Member, people: People): Promise<Sign
 }
 
 async function joined(trx: Trx, member: Member, people: People, via: string): Promise<void> {
-  await recordAudit(
+  await recordMemberAudit(
     trx,
-    {
-      accountId: member.account_id,
-      actor: { type: 'member', id: member.id, label: member.email },
-      action: 'member.joined',
-      target: { type: 'member', id: member.id },
-      details: { method: 'sso', via },
-      ...people.client,
-    },
+    member,
+    { action: 'member.joined', details: { method: 'sso', via }, ...people.client },
     people.now,
   );
 }

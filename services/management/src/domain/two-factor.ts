@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
-import { problem, recordAudit, sha256Hex, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import { problem, recordMemberAudit, sha256Hex, toTimestamp, type Platform, type Queryable } from '@intake/shared';
 import { verifyPassword } from './passwords';
 import { activeMemberships, auditFailure, checkSignInLimits, recordSignInFailure, type Client } from './sign-in';
 
@@ -151,13 +151,11 @@ async function auditEach(
   now: Date,
 ) {
   for (const m of await activeMemberships(db, userId))
-    await recordAudit(
+    await recordMemberAudit(
       db,
+      m,
       {
-        accountId: m.account_id,
-        actor: { type: 'member', id: m.id, label: m.email },
         action: action === 'recovery_codes_renewed' ? `member.${action}` : `member.two_factor_${action}`,
-        target: { type: 'member', id: m.id },
         details: { method: 'totp' },
         ...client,
       },
