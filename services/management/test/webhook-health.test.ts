@@ -135,33 +135,51 @@ function useMail() {
   return mail;
 }
 
+/**
+ * An owner whose webhook has failed, its form's notices going to an address of its own (the sweep also takes
+ * webhooks left failing by other tests and earlier runs), a clock at the start of the failing streak, and a sweep
+ * on that clock with `after` as the alert and disable delays.
+ */
+async function failingWebhook(mail: ReturnType<typeof useMail>, after: { alert: number; disable: number }) {
+  const owner = await ownerWithFailingHook(ctx);
+  const address = `owner-${owner.hook.id}@example.com`;
+  try {
+    await owner.call('PATCH', `/v1/forms/${owner.formId}`, { notify_emails: [address] });
+    await failedSubmissions(owner, 1);
+  } catch (err) {
+    await owner.target.close();
+    throw err;
+  }
+  const { failing_since } = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
+  const config = {
+    ...ctx.platform.config,
+    WEBHOOK_FAILURE_ALERT_AFTER: after.alert,
+    WEBHOOK_DISABLE_AFTER: after.disable,
+  };
+  const clock = { at: failing_since.getTime(), now: () => new Date(clock.at) };
+  const mailed = () => mail.smtp.mails.filter((m) => m.to.includes(address));
+  return {
+    owner,
+    clock,
+    mailed,
+    subjects: () => Promise.all(mailed().map(async (m) => (await PostalMime.parse(m.raw)).subject)),
+    sweep: () => sweepWebhookHealth({ ...ctx.platform, mailer: mail.mailer, config, now: clock.now() }),
+  };
+}
+
 describe('webhook health: alert and disable, on a clock moved forward', () => {
   const mail = useMail();
   it('alerts the form’s addresses once after an hour of failures, disables after five days, and enabling clears it', async () => {
-    const owner = await ownerWithFailingHook(ctx);
+    const { owner, clock, mailed, sweep } = await failingWebhook(mail, { alert: 3_600_000, disable: 5 * 86_400_000 });
     try {
-      // An address of its own: the sweep also takes webhooks left failing by other tests and earlier runs.
-      const address = `owner-${owner.hook.id}@example.com`;
-      await owner.call('PATCH', `/v1/forms/${owner.formId}`, { notify_emails: [address] });
-      await failedSubmissions(owner, 1);
-      const { failing_since } = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
-      const config = {
-        ...ctx.platform.config,
-        WEBHOOK_FAILURE_ALERT_AFTER: 3_600_000,
-        WEBHOOK_DISABLE_AFTER: 5 * 86_400_000,
-      };
-      const clock = { at: failing_since.getTime(), now: () => new Date(clock.at) };
-      const sweep = () => sweepWebhookHealth({ ...ctx.platform, mailer: mail.mailer, config, now: clock.now() });
-      const mine = () => mail.smtp.mails.filter((m) => m.to.includes(address));
-
       clock.at += 59 * 60_000;
       await sweep();
-      expect(mine()).toEqual([]);
+      expect(mailed()).toEqual([]);
       clock.at += 2 * 60_000;
       await sweep();
       await sweep();
-      expect(mine()).toHaveLength(1);
-      const alert = await PostalMime.parse(mine()[0]!.raw);
+      expect(mailed()).toHaveLength(1);
+      const alert = await PostalMime.parse(mailed()[0]!.raw);
       expect(alert.subject).toBe('Webhook failing: Test form');
       expect(alert.text).toContain(`The webhook ${owner.hook.id} of the form "Test form" (http://127.0.0.1:`);
       expect(alert.text).toContain('5 failed attempts in a row');
@@ -169,8 +187,8 @@ describe('webhook health: alert and disable, on a clock moved forward', () => {
 
       clock.at += 5 * 86_400_000;
       await sweep();
-      expect(mine()).toHaveLength(2);
-      expect((await PostalMime.parse(mine()[1]!.raw)).subject).toBe('Webhook disabled: Test form');
+      expect(mailed()).toHaveLength(2);
+      expect((await PostalMime.parse(mailed()[1]!.raw)).subject).toBe('Webhook disabled: Test form');
       const disabled = await owner.call('GET', `/v1/webhooks/${owner.hook.id}`);
       expect(disabled.body).toMatchObject({ enabled: false, disabled_reason: 'failing' });
 
@@ -178,7 +196,7 @@ describe('webhook health: alert and disable, on a clock moved forward', () => {
       expect(enabled.body).toMatchObject({ enabled: true, disabled_reason: null });
       expect(enabled.body.health).toMatchObject({ failing_since: null, consecutive_failures: 0 });
       await sweep();
-      expect(mine()).toHaveLength(2);
+      expect(mailed()).toHaveLength(2);
     } finally {
       await owner.target.close();
     }
@@ -188,22 +206,9 @@ describe('webhook health: alert and disable, on a clock moved forward', () => {
 describe('webhook health: a notice the mail server refused', () => {
   const mail = useMail();
   it('sends an alert and a disabled notice that the mail server refused at the next sweep, once', async () => {
-    const owner = await ownerWithFailingHook(ctx);
+    const { owner, clock, subjects, sweep } = await failingWebhook(mail, { alert: 60_000, disable: 120_000 });
     try {
-      const address = `owner-${owner.hook.id}@example.com`;
-      await owner.call('PATCH', `/v1/forms/${owner.formId}`, { notify_emails: [address] });
-      await failedSubmissions(owner, 1);
-      const { failing_since } = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
-      const config = { ...ctx.platform.config, WEBHOOK_FAILURE_ALERT_AFTER: 60_000, WEBHOOK_DISABLE_AFTER: 120_000 };
-      const clock = { at: failing_since.getTime() + 61_000, now: () => new Date(clock.at) };
-      const sweep = () => sweepWebhookHealth({ ...ctx.platform, mailer: mail.mailer, config, now: clock.now() });
-      const subjects = async () =>
-        Promise.all(
-          mail.smtp.mails
-            .filter((m) => m.to.includes(address))
-            .map(async (m) => (await PostalMime.parse(m.raw)).subject),
-        );
-
+      clock.at += 61_000;
       mail.smtp.refuse(true);
       await sweep();
       mail.smtp.refuse(false);
