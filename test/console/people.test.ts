@@ -144,3 +144,36 @@ async function signInAsOwner(c: Ctx, page: Page) {
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
 }
+
+describe('console: a person in two accounts', () => {
+  const c = usePeopleConsole();
+
+  it('switches the console between their accounts from the top bar', async () => {
+    const { db } = c.stack.platform;
+    const other = await factories.account(db, { name: 'Globex' });
+    await addTestMember(db, other.id, 'viewer', { email: c.owner });
+    const form = await factories.form(db, other.id);
+    await db('forms').where('id', form.id).update({ name: 'Globex contact' });
+    const page = await newPage(c);
+    await page.goto(`${c.stack.url}/console`);
+    await page.getByLabel('Email', { exact: true }).fill(c.owner);
+    await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const account = page.getByRole('combobox', { name: 'Account' });
+    const chosen = () => account.locator('option:checked').innerText();
+    await account.waitFor();
+    expect(await account.locator('option').allInnerTexts()).toEqual(
+      expect.arrayContaining(['Acme (owner)', 'Globex (viewer)']),
+    );
+    expect(await chosen()).toBe('Acme (owner)');
+    await checkView(page, 'account-switcher', /^Forms · Intake console$/);
+    await account.selectOption({ label: 'Globex (viewer)' });
+    await page.getByRole('link', { name: 'Globex contact' }).waitFor();
+    expect(await chosen()).toBe('Globex (viewer)');
+    expect(await navLinks(page)).not.toContain('Audit log');
+    await account.selectOption({ label: 'Acme (owner)' });
+    await page.getByRole('link', { name: 'Audit log' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Globex contact' }).count()).toBe(0);
+    await page.context().close();
+  });
+});

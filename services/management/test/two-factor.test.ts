@@ -69,7 +69,11 @@ const pendingOf = (res: Awaited<ReturnType<typeof call>>) => sessionOf(res).head
 async function enrolled(p: Person) {
   const signed = await passwordSignIn(p);
   expect(signed.status).toBe(201);
-  const { headers } = sessionOf(signed);
+  return enrolledIn(sessionOf(signed).headers, p);
+}
+
+/** Enrols and confirms an authenticator from the session `headers` of `p`. */
+async function enrolledIn(headers: Headers, p: Person) {
   const started = await call('POST', '/v1/two-factor/enrolment', undefined, { ...headers, ...p.from });
   expect(started.status).toBe(201);
   const secret = started.body.secret as string;
@@ -305,5 +309,31 @@ describe('an owner requiring two-factor', () => {
     expect((await call('GET', '/v1/forms', undefined, { authorization: `Bearer ${admin}` })).status).toBe(200);
     const audit = await platform.db('audit_log').where({ account_id: owner.accountId }).pluck('action');
     expect(audit).toContain('account.two_factor_required');
+  });
+
+  it('keeps a person without an authenticator from switching into an account that requires one', async () => {
+    const strict = await person('owner');
+    await platform.db('accounts').where('id', strict.accountId).update({ require_two_factor: true });
+    // The same person in a second account that does not require it, signed in there with the password alone.
+    const lax = await factories.account(platform.db);
+    const laxMember = await addTestMember(platform.db, lax.id, 'editor', { email: strict.email });
+    await platform.db('members').where('id', laxMember.memberId).update({ last_sign_in_at: new Date() });
+    const signed = await passwordSignIn(strict, GOOD);
+    expect([signed.status, signed.body.account_id]).toEqual([201, lax.id]);
+    const { headers } = sessionOf(signed);
+    const refused = await call('POST', '/v1/sessions/switch', { account_id: strict.accountId }, headers);
+    expect([refused.status, refused.body.detail]).toEqual([409, expect.stringContaining('requires two-factor')]);
+    expect((await call('GET', '/v1/sessions/current', undefined, headers)).body.account_id).toBe(lax.id);
+
+    // With an authenticator, every password sign-in asked for it: the switch goes through, and is audited.
+    const { secret } = await enrolledIn(headers, strict);
+    expect(secret).toMatch(/^[A-Z2-7]{32}$/);
+    const switched = await call('POST', '/v1/sessions/switch', { account_id: strict.accountId }, headers);
+    expect(switched.status).toBe(204);
+    const audit = await auditOf(strict.memberId);
+    expect(audit.at(-1)).toEqual({
+      action: 'session.signed_in',
+      details: { method: 'switch', from_account: lax.id },
+    });
   });
 });

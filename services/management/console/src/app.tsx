@@ -3,6 +3,7 @@ import { LocationProvider, Route, Router, useLocation } from 'preact-iso';
 import { loadSession, session, signOut } from './api';
 import { useScrollToTop } from './location';
 import { Loading } from './components/ui';
+import { WhoAmI } from './components/account-switcher';
 import { SignIn } from './pages/sign-in';
 import { FormsPage } from './pages/forms';
 import { FormPage } from './pages/form';
@@ -68,9 +69,6 @@ function Views() {
   );
 }
 
-/** Who is signed in: the member's e-mail, or that it is a management key, with the role. */
-const signedInAs = () => (session.value ? `${session.value.email ?? 'management key'} · ${session.value.role}` : '');
-
 function TopBar({ path }: { path: string }) {
   return (
     <header class="top">
@@ -88,10 +86,12 @@ function TopBar({ path }: { path: string }) {
           ))}
         </ul>
       </nav>
-      <span class="muted small whoami">{signedInAs()}</span>
-      <button type="button" class="secondary signout" onClick={() => void signOut()}>
-        Sign out
-      </button>
+      <div class="me">
+        <WhoAmI />
+        <button type="button" class="secondary" onClick={() => void signOut()}>
+          Sign out
+        </button>
+      </div>
     </header>
   );
 }
@@ -120,7 +120,8 @@ function Console() {
       <TopBar path={path} />
       <main id="main" ref={main} tabIndex={-1}>
         <Flash />
-        <Views />
+        {/* Keyed by account: after a switch every view loads again, for the account now signed in to. */}
+        <Views key={session.value.account_id} />
       </main>
     </>
   );

@@ -1,10 +1,8 @@
 import {
   openSession,
   problem,
-  recordAudit,
   recordMemberAudit,
   sha256Hex,
-  type Actor,
   type Db,
   type Platform,
   type Queryable,
@@ -154,17 +152,5 @@ export async function signedIn(
   details: Record<string, unknown> = {},
 ): Promise<void> {
   await db('members').where('id', member.id).update({ last_sign_in_at: now });
-  const actor: Actor = { type: 'member', id: member.id, label: member.email };
-  await recordAudit(
-    db,
-    {
-      accountId: member.account_id,
-      actor,
-      action: 'session.signed_in',
-      target: { type: 'member', id: member.id },
-      details: { method, ...details },
-      ...client,
-    },
-    now,
-  );
+  await recordMemberAudit(db, member, { action: 'session.signed_in', details: { method, ...details }, ...client }, now);
 }

@@ -12,7 +12,7 @@ import {
   type Platform,
   type Principal,
 } from '@intake/shared';
-import { activeMemberships } from '../domain/sign-in';
+import { activeMemberships, signedIn } from '../domain/sign-in';
 import { secure, TAGS } from './sessions.routes';
 import { List, NullableTimestamp, Timestamp } from './schemas';
 
@@ -150,11 +150,17 @@ export const switchAccountRoute = route({
   role: 'viewer',
   body: Type.Object({ account_id: Type.String({ maxLength: 40 }) }, { additionalProperties: false }),
   responses: { 204: { description: 'Switched: the new session’s cookie is set' } },
-  problems: ['not-found'],
+  problems: ['not-found', 'conflict'],
   async handler(ctx, { body, principal }, platform: Platform) {
     const memberships = await activeMemberships(platform.db, await userOf(platform, memberOf(principal)));
     const target = memberships.find((m) => m.account_id === body.account_id);
     if (!target) throw problem('not-found', 'You are not a member of that account');
+    // A session opened without a second factor must not carry the person into an account that requires one.
+    if (target.require_two_factor && !(await hasSecondFactor(platform, principal.memberId as string)))
+      throw problem(
+        'conflict',
+        `${target.account_name} requires two-factor sign-in: set up an authenticator on the Security page first`,
+      );
     const now = platform.clock.now();
     await endSession(platform.db, principal.session?.tokenHash as string);
     const client = clientOf(ctx);
@@ -167,9 +173,20 @@ export const switchAccountRoute = route({
         userAgent: client.userAgent ?? undefined,
       },
     );
+    await signedIn(platform.db, target, client, now, 'switch', { from_account: principal.accountId });
     ctx.set('Set-Cookie', sessionCookie(opened.token, secure(ctx, platform.config.PUBLIC_BASE_URL)));
     ctx.status = 204;
   },
 });
+
+/** Whether the person behind the member has an authenticator (then every password sign-in of theirs asked for it). */
+async function hasSecondFactor(platform: Platform, memberId: string): Promise<boolean> {
+  const row = await platform
+    .db('members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.id', memberId)
+    .first('u.totp_enabled_at');
+  return Boolean(row?.totp_enabled_at);
+}
 
 export const memberSessionRoutes = [listMySessionsRoute, endMySessionRoute, myAccountsRoute, switchAccountRoute];
