@@ -1,13 +1,15 @@
 /**
- * Data at scale: a form of 10,000 submissions against one of 1,000,000 (BENCH_DATA_ROWS), seeded in bulk with SQL and
- * kept between runs (bench/data-seed.js), measured through a real management process: the inbox's first page, a page
- * deep in a cursor, a status + date-range filter, a text search for a word in 0.1 % of the rows and the data-subject
- * lookup (each the median of 9 requests, in three rounds with small and large in turns; the figure is the ratio of the
- * summed medians, each round's ratio shows the spread); the count of a filter (exact up to 10,000, else the planner's
- * "about N"); a month's per-day usage; the CSV and NDJSON exports (rows per second and the management process's peak
- * RSS growth); and the retention purge's rate, with ingest's p99 while it runs against its p99 without it (three turns).
- * Targets: large within 2× of small for page, deep page, filter, search and lookup; export RSS growth < 64 MB; ingest
- * p99 during a purge within 1.5× of without.
+ * Data at scale: a form of 10,000 submissions against one of 1,000,000 (BENCH_DATA_ROWS), in a table of 5,000,000
+ * across forms (BENCH_DATA_TABLE_ROWS), seeded in bulk with SQL and kept between runs (bench/data-seed.js), measured
+ * through a real management process: the inbox's first page, a page deep in a cursor, a status + date-range filter, a
+ * text search for a word in 0.1 % of the rows and the data-subject lookup (each the median of 9 requests, in three
+ * rounds with small and large in turns; the figure is the ratio of the summed medians, each round's ratio shows the
+ * spread); the count of a filter (exact up to 10,000, else the planner's "about N"); a month's per-day usage; the CSV
+ * and NDJSON exports (rows per second and the management process's peak RSS growth); and the retention purge's rate,
+ * run by a process of its own as in management, with ingest's p99 while it runs against its p99 without it (three
+ * turns). Targets: large within 2× of small for page, deep page, filter, search and lookup; export RSS growth < 64 MB;
+ * ingest p99 during a purge within 1.5× of without. BENCH_DATA_PARTS (queries,counts,exports,purge) picks parts and
+ * BENCH_PURGE_PACE (JSON: batchSize, duty) the purge's pace, for trying one.
  */
 const os = require('node:os');
 const path = require('node:path');
