@@ -19,3 +19,16 @@ describe('README: where each rule lives', () => {
     expect(source).toMatch(new RegExp(`(function|class|const|let)\\s+${symbol}\\b`));
   });
 });
+
+describe('README: a reference', () => {
+  it('stays at most 300 lines; details live in docs/', () => {
+    expect(readme.split('\n').length - (readme.endsWith('\n') ? 1 : 0)).toBeLessThanOrEqual(300);
+  });
+
+  it.each([...readme.matchAll(/\]\((docs\/[\w./-]+?)(#[\w-]+)?\)/g)].map((m) => m[1] as string))(
+    'links %s, which exists',
+    (doc) => {
+      expect(() => readFileSync(path.join(root, doc))).not.toThrow();
+    },
+  );
+});
