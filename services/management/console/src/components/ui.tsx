@@ -178,7 +178,7 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 /** A scrollable table with a header row (see `TableHead`); the children are its body rows. */
-export function Table(props: { label: string; class?: string; columns: Column[]; children: ComponentChildren }) {
+export function Table(props: { label: string; class?: string; columns: ColumnSpec[]; children: ComponentChildren }) {
   return (
     <TableWrap label={props.label}>
       <table class={props.class}>
@@ -190,17 +190,24 @@ export function Table(props: { label: string; class?: string; columns: Column[];
 }
 
 type Column = { label: string; num?: boolean; hidden?: boolean };
+/** A column: a plain label, or a label with how it is shown. */
+type ColumnSpec = string | Column;
+
+/** The last column of a table whose rows end in buttons: named for screen readers, blank on screen. */
+export const ACTIONS_COLUMN: Column = { label: 'Actions', hidden: true };
 
 /** A table's header row; `num` columns are right-aligned, `hidden` labels are for screen readers only. */
-export function TableHead({ columns }: { columns: Column[] }) {
+export function TableHead({ columns }: { columns: ColumnSpec[] }) {
   return (
     <thead>
       <tr>
-        {columns.map((c) => (
-          <th key={c.label} scope="col" class={c.num ? 'num' : undefined}>
-            {c.hidden ? <span class="sr-only">{c.label}</span> : c.label}
-          </th>
-        ))}
+        {columns
+          .map((c) => (typeof c === 'string' ? { label: c } : c))
+          .map((c) => (
+            <th key={c.label} scope="col" class={c.num ? 'num' : undefined}>
+              {c.hidden ? <span class="sr-only">{c.label}</span> : c.label}
+            </th>
+          ))}
       </tr>
     </thead>
   );

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, session } from '../api';
 import type { ApiKey, NewApiKey } from '../api-types';
 import {
+  ACTIONS_COLUMN,
   Confirm,
   ErrorBox,
   Field,
@@ -79,18 +80,7 @@ function CreateKey({ action, onCreated }: { action: Action; onCreated(key: NewAp
 
 function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke(key: ApiKey): void }) {
   return (
-    <Table
-      label="API keys"
-      columns={[
-        { label: 'Type' },
-        { label: 'Name' },
-        { label: 'Prefix' },
-        { label: 'Created' },
-        { label: 'Last used' },
-        { label: 'Revoked' },
-        { label: 'Actions', hidden: true },
-      ]}
-    >
+    <Table label="API keys" columns={['Type', 'Name', 'Prefix', 'Created', 'Last used', 'Revoked', ACTIONS_COLUMN]}>
       {keys.map((k) => (
         <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
           <td>{k.type}</td>

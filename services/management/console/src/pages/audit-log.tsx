@@ -64,17 +64,7 @@ export function AuditLogPage() {
 
 function EntriesTable({ entries }: { entries: AuditEntry[] }) {
   return (
-    <Table
-      label="Audit log"
-      columns={[
-        { label: 'Time' },
-        { label: 'Actor' },
-        { label: 'Action' },
-        { label: 'Target' },
-        { label: 'Details' },
-        { label: 'From' },
-      ]}
-    >
+    <Table label="Audit log" columns={['Time', 'Actor', 'Action', 'Target', 'Details', 'From']}>
       {entries.map((e) => (
         <tr key={e.id}>
           <td class="nowrap">{formatTime(e.at)}</td>

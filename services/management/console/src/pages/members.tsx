@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { api, ok, session } from '../api';
 import {
+  ACTIONS_COLUMN,
   Confirm,
   ErrorBox,
   Field,
@@ -117,17 +118,7 @@ function MembersTable(props: {
 }) {
   const may = (m: Member) => props.manage && (props.owner || m.role !== 'owner');
   return (
-    <Table
-      label="Members"
-      columns={[
-        { label: 'Email' },
-        { label: 'Name' },
-        { label: 'Role' },
-        { label: 'Status' },
-        { label: 'Last sign-in' },
-        { label: 'Actions', hidden: true },
-      ]}
-    >
+    <Table label="Members" columns={['Email', 'Name', 'Role', 'Status', 'Last sign-in', ACTIONS_COLUMN]}>
       {props.members.map((m) => (
         <tr key={m.id}>
           <td>

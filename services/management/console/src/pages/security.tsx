@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok, session } from '../api';
 import { EnrolTwoFactor, RecoveryCodes } from '../components/two-factor';
 import {
+  ACTIONS_COLUMN,
   ErrorBox,
   Field,
   Loading,
@@ -166,16 +167,7 @@ function Sessions() {
       <ErrorBox error={action.error ?? sessions.error} />
       {sessions.loading && !sessions.data && <Loading what="sessions" />}
       {sessions.data && (
-        <Table
-          label="Your sessions"
-          columns={[
-            { label: 'Signed in' },
-            { label: 'Last seen' },
-            { label: 'Address' },
-            { label: 'Browser' },
-            { label: 'Actions', hidden: true },
-          ]}
-        >
+        <Table label="Your sessions" columns={['Signed in', 'Last seen', 'Address', 'Browser', ACTIONS_COLUMN]}>
           {sessions.data.data.map((x) => (
             <tr key={x.id}>
               <td>{formatTime(x.created_at)}</td>

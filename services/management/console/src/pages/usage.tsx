@@ -95,7 +95,7 @@ function PerForm({ forms }: { forms: Usage['forms'] }) {
         <Table
           label="Usage per form"
           columns={[
-            { label: 'Form' },
+            'Form',
             { label: 'Received', num: true },
             { label: 'Spam', num: true },
             { label: 'Files', num: true },
