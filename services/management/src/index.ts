@@ -14,7 +14,6 @@ import { consoleSupportRoutes } from './routes/console-support.routes';
 import { inboxRoutes } from './routes/inbox.routes';
 import { mountConsole } from './routes/console-page';
 import { mountSso } from './routes/sso.routes';
-import { startSessionSweeper } from './domain/session-sweeper';
 import { startPurger } from './domain/purge';
 import { dataSubjectRoutes } from './routes/data-subjects.routes';
 import { memberRoutes } from './routes/members.routes';
@@ -25,7 +24,7 @@ import { accountRoutes } from './routes/account.routes';
 import { auditLogRoutes } from './routes/audit-log.routes';
 import { spamRoutes } from './routes/spam.routes';
 import { withAuditTrail } from './domain/audit-trail';
-import { startAuditRetention } from './domain/audit-retention';
+import { startUpkeep } from './domain/upkeep';
 
 /** Management's routes, in the order the OpenAPI document lists them; `/openapi` serves the document of all four services. */
 function managementRoutes(settings: { config: Config }): RouteList<Platform> {
@@ -63,10 +62,9 @@ export const managementService: ServiceModule<Platform> = {
   // Management always runs, so it keeps the bookkeeping tables from growing (see domain/retention.ts).
   startWorkers: async (platform) => [
     startRetentionSweeper(platform),
-    startSessionSweeper(platform),
     // Removes what forms' retention settings make due (domain/purge.ts).
     startPurger({ ...platform, intervalMs: platform.config.PURGE_INTERVAL_SECONDS * 1000 }),
-    startAuditRetention(platform),
+    ...startUpkeep(platform),
   ],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there. Single sign-on's
   // redirects under /console/auth come first.
