@@ -59,12 +59,8 @@ export interface ChatTarget {
   baseUrl: string;
 }
 
-/**
- * The exact bytes and headers of one attempt: the envelope gets a fresh `created_at`, both signatures
- * cover the raw body. A chat format posts its service's message instead of the envelope, with the
- * same headers (its signatures cover that message), so every format shares the log, retries and replay.
- */
-export function signedRequest(props: {
+/** What one attempt says and how it is signed. */
+export interface SignedRequestProps {
   type: EventType;
   deliveryId: string;
   data: Record<string, unknown>;
@@ -72,7 +68,14 @@ export function signedRequest(props: {
   secret: string;
   now: Date;
   chat?: ChatTarget;
-}): { body: string; headers: Record<string, string> } {
+}
+
+/**
+ * The exact bytes and headers of one attempt: the envelope gets a fresh `created_at`, both signatures
+ * cover the raw body. A chat format posts its service's message instead of the envelope, with the
+ * same headers (its signatures cover that message), so every format shares the log, retries and replay.
+ */
+export function signedRequest(props: SignedRequestProps): { body: string; headers: Record<string, string> } {
   const envelope: Envelope = {
     type: props.type,
     id: props.deliveryId,
@@ -102,20 +105,13 @@ export function signedRequest(props: {
   };
 }
 
-export interface SendProps {
+export interface SendProps extends SignedRequestProps {
   agent: Agent;
   url: string;
   allowPrivateNetworks: boolean;
   timeoutMs: number;
-  type: EventType;
   /** For the span only. */
   webhookId?: string;
-  deliveryId: string;
-  data: Record<string, unknown>;
-  attempt: number;
-  secret: string;
-  now: Date;
-  chat?: ChatTarget;
 }
 
 /**
