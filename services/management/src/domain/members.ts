@@ -159,68 +159,61 @@ async function mailInvitation(
   }
 }
 
-/** Changes a member's role; takes effect on their open sessions at once (sessions read the role per request). */
-export async function changeMemberRole(props: {
+/** What changing or removing another member needs: who acts, on which member, for the audit log. */
+interface MemberChange {
   db: Db;
   principal: Principal;
   id: string;
-  role: Role;
   audit: Omit<AuditEntry, 'accountId' | 'action'>;
   now: Date;
-}): Promise<MemberRow> {
-  const { db, principal, id, role, now } = props;
+}
+
+/**
+ * Runs `apply` on member `id` under the account's member lock, after the checks every change to a member makes: it
+ * exists, the actor may touch its role and `role` (its new one; undefined: it goes), and the account keeps an owner.
+ * `apply` answers the audit entry's action and details, or undefined when nothing changed.
+ */
+async function changeMember(
+  props: MemberChange,
+  role: Role | undefined,
+  apply: (trx: Knex.Transaction, member: MemberRow) => Promise<Pick<AuditEntry, 'action' | 'details'> | undefined>,
+): Promise<MemberRow> {
+  const { db, principal, id, now } = props;
   return db.transaction(async (trx) => {
     await lockMembers(trx, principal.accountId);
     const member = await findMember(trx, principal.accountId, id);
     if (!member) throw problem('not-found', `No member ${id}`);
-    checkOwnerRule(principal.role, member.role, role);
+    checkOwnerRule(principal.role, member.role, ...(role ? [role] : []));
     if (member.role === 'owner' && role !== 'owner' && (await countOwners(trx, principal.accountId)) <= 1)
       throw problem('conflict', 'An account always keeps one owner: make someone else owner first');
-    await trx('members').where({ id }).update({ role });
-    if (member.role !== role)
+    const changed = await apply(trx, member);
+    if (changed)
       await recordAudit(
         trx,
-        {
-          ...props.audit,
-          accountId: principal.accountId,
-          action: 'member.role_changed',
-          target: { type: 'member', id },
-          details: { from: member.role, to: role },
-        },
+        { ...props.audit, accountId: principal.accountId, target: { type: 'member', id }, ...changed },
         now,
       );
-    return { ...member, role };
+    return member;
   });
 }
 
+/** Changes a member's role; takes effect on their open sessions at once (sessions read the role per request). */
+export async function changeMemberRole(props: MemberChange & { role: Role }): Promise<MemberRow> {
+  const { id, role } = props;
+  const member = await changeMember(props, role, async (trx, member) => {
+    await trx('members').where({ id }).update({ role });
+    return member.role === role
+      ? undefined
+      : { action: 'member.role_changed', details: { from: member.role, to: role } };
+  });
+  return { ...member, role };
+}
+
 /** Removes a member; their sessions end with the row (the foreign key cascades). */
-export async function removeMember(props: {
-  db: Db;
-  principal: Principal;
-  id: string;
-  audit: Omit<AuditEntry, 'accountId' | 'action'>;
-  now: Date;
-}): Promise<void> {
-  const { db, principal, id, now } = props;
-  await db.transaction(async (trx) => {
-    await lockMembers(trx, principal.accountId);
-    const member = await findMember(trx, principal.accountId, id);
-    if (!member) throw problem('not-found', `No member ${id}`);
-    checkOwnerRule(principal.role, member.role);
-    if (member.role === 'owner' && (await countOwners(trx, principal.accountId)) <= 1)
-      throw problem('conflict', 'An account always keeps one owner: make someone else owner first');
-    await trx('members').where({ id }).delete();
-    await recordAudit(
-      trx,
-      {
-        ...props.audit,
-        accountId: principal.accountId,
-        action: 'member.removed',
-        target: { type: 'member', id },
-        details: { email: member.email, role: member.role },
-      },
-      now,
-    );
+export async function removeMember(props: MemberChange): Promise<void> {
+  await changeMember(props, undefined, async (trx, member) => {
+    await trx('members').where({ id: props.id }).delete();
+    return { action: 'member.removed', details: { email: member.email, role: member.role } };
   });
 }
 
