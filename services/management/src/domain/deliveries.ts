@@ -1,4 +1,4 @@
-import { problem, requestDelivery, type Db, type Nats } from '@intake/shared';
+import { problem, requestDelivery, type Db, type Nats, type Platform } from '@intake/shared';
 import {
   findAttemptsOfDeliveries,
   findDeliveriesOfSubmission,
@@ -10,7 +10,7 @@ import {
   type AttemptRow,
   type DeliveryLogRow,
 } from '../repositories/delivery-log.repository';
-import { findWebhook } from '../repositories/webhook.repository';
+import { findWebhook, type WebhookRow } from '../repositories/webhook.repository';
 
 /** The spec's log size. */
 export const DELIVERY_LOG_LIMIT = 50;
@@ -72,20 +72,23 @@ export async function submissionDeliveries(props: {
   return withAttempts(db, accountId, await findDeliveriesOfSubmission(db, accountId, submissionId));
 }
 
+/** The account's webhook `id`, refused (409) while disabled unless the replay is only counted (`dryRun`). */
+export async function replayableWebhook(db: Db, accountId: string, id: string, dryRun = false): Promise<WebhookRow> {
+  const webhook = await findWebhook(db, accountId, id);
+  if (!webhook) throw problem('not-found', `No webhook ${id}`);
+  if (!webhook.enabled && !dryRun) throw problem('conflict', 'The webhook is disabled; enable it before replaying');
+  return webhook;
+}
+
 /** Most failed deliveries replayed by one request. */
 export const REPLAY_FAILED_LIMIT = 500;
 
 /** Queues a replay of every failed delivery of a webhook (oldest first, at most REPLAY_FAILED_LIMIT). */
-export async function replayFailedDeliveries(props: {
-  db: Db;
-  nats: Nats;
-  accountId: string;
-  webhookId: string;
-}): Promise<string[]> {
+export async function replayFailedDeliveries(
+  props: Pick<Platform, 'db' | 'nats'> & { accountId: string; webhookId: string },
+): Promise<string[]> {
   const { db, nats, accountId, webhookId } = props;
-  const webhook = await findWebhook(db, accountId, webhookId);
-  if (!webhook) throw problem('not-found', `No webhook ${webhookId}`);
-  if (!webhook.enabled) throw problem('conflict', 'The webhook is disabled; enable it before replaying');
+  await replayableWebhook(db, accountId, webhookId);
   const ids = await findFailedDeliveryIds(db, accountId, webhookId, REPLAY_FAILED_LIMIT);
   for (const id of ids) await replayDelivery({ db, nats, accountId, id });
   return ids;

@@ -11,6 +11,7 @@ import {
   type WebhookFormat,
 } from '@intake/shared';
 import { sendTestPing } from './test-ping';
+import { replayableWebhook } from './deliveries';
 import {
   deleteWebhookRow,
   findFormName,
@@ -110,13 +111,11 @@ export async function listWebhooks(props: {
   return withHealth(props.db, props.accountId, rows, props.now);
 }
 
+/** Webhook `id` of the account. */
+type OneWebhook = { db: Db; accountId: string; id: string };
+
 /** One webhook with its health. */
-export async function getWebhook(props: {
-  db: Db;
-  accountId: string;
-  id: string;
-  now: Date;
-}): Promise<WebhookWithHealth> {
+export async function getWebhook(props: OneWebhook & { now: Date }): Promise<WebhookWithHealth> {
   const row = await findOr404(props.db, props.accountId, props.id);
   const [withRecent] = await withHealth(props.db, props.accountId, [row], props.now);
   return withRecent!;
@@ -126,17 +125,10 @@ export async function getWebhook(props: {
  * Queues a replay of every matching delivery of a webhook (each once: one already waiting for its
  * replay is not counted again); the delivery service sends them at a bounded rate. `dryRun` counts.
  */
-export async function replayWebhook(props: {
-  db: Db;
-  accountId: string;
-  id: string;
-  filter: ReplayFilter;
-  dryRun: boolean;
-  now: Date;
-}): Promise<number> {
-  const webhook = await findOr404(props.db, props.accountId, props.id);
-  if (!webhook.enabled && !props.dryRun)
-    throw problem('conflict', 'The webhook is disabled; enable it before replaying');
+export async function replayWebhook(
+  props: OneWebhook & { filter: ReplayFilter; dryRun: boolean; now: Date },
+): Promise<number> {
+  await replayableWebhook(props.db, props.accountId, props.id, props.dryRun);
   return queueReplays(props.db, {
     accountId: props.accountId,
     webhookId: props.id,
@@ -173,7 +165,7 @@ export async function updateWebhook(
   return { ...withRecent!, plainSecret };
 }
 
-export async function deleteWebhook(props: { db: Db; accountId: string; id: string }): Promise<void> {
+export async function deleteWebhook(props: OneWebhook): Promise<void> {
   if (!(await deleteWebhookRow(props.db, props.accountId, props.id)))
     throw problem('not-found', `No webhook ${props.id}`);
 }
