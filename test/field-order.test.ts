@@ -1,9 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import PostalMime from 'postal-mime';
-import { SMTPServer } from 'smtp-server';
-import { eventually, factories } from '@intake/shared/testing';
+import { eventually, factories, smtpSink, type SmtpSink } from '@intake/shared/testing';
 import { startStack } from './console/stack';
 
 /**
@@ -54,46 +52,23 @@ async function failingOnceReceiver() {
   return { url, bodies, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
-/** A real SMTP server on loopback that keeps the text of every mail. */
-async function smtpSink() {
-  const texts: string[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        void PostalMime.parse(Buffer.concat(chunks)).then((mail) => {
-          texts.push(mail.text ?? '');
-          callback();
-        }, callback);
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return { port, texts, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
 /** Where a submission goes out: the stack, the management API as its owner, the webhook receiver, the mail server. */
 interface Outputs {
   stack: Awaited<ReturnType<typeof startStack>>;
   call(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }>;
   receiver: Awaited<ReturnType<typeof failingOnceReceiver>>;
-  smtp: Awaited<ReturnType<typeof smtpSink>>;
+  smtp: SmtpSink;
 }
 
 describe('posted field order', () => {
   let stack: Awaited<ReturnType<typeof startStack>>;
   let receiver: Awaited<ReturnType<typeof failingOnceReceiver>>;
-  let smtp: Awaited<ReturnType<typeof smtpSink>>;
+  let smtp: SmtpSink;
   let key: string;
 
   beforeAll(async () => {
     [receiver, smtp] = await Promise.all([failingOnceReceiver(), smtpSink()]);
-    stack = await startStack({ SMTP_URL: `smtp://127.0.0.1:${smtp.port}` });
+    stack = await startStack({ SMTP_URL: smtp.url });
     key = (await factories.account(stack.platform.db)).managementKey;
   });
   afterAll(async () => {
@@ -161,10 +136,10 @@ async function expectPostedOrderEverywhere(t: Outputs, fields: [string, string][
   expect(ndjson).toHaveLength(3);
   for (const line of ndjson) expect(line).toContain(`"payload":${expected}`);
   for (const id of ids) {
-    const mail = await eventually(() => smtp.texts.find((text) => text.includes(id)), {
+    const mail = await eventually(() => smtp.mails.find((m) => m.text.includes(id)), {
       message: `the mail of ${id}`,
     });
-    const listed = mail.split('\n').flatMap((line) => /^(.*): value \d+$/.exec(line)?.slice(1, 2) ?? []);
+    const listed = mail.text.split('\n').flatMap((line) => /^(.*): value \d+$/.exec(line)?.slice(1, 2) ?? []);
     expect(listed).toEqual(fields.map(([name]) => name));
   }
 }

@@ -1,8 +1,5 @@
-import type { AddressInfo } from 'node:net';
-import { SMTPServer } from 'smtp-server';
-import PostalMime from 'postal-mime';
 import { newId, SUBJECTS } from '@intake/shared';
-import { eventually, type TestPlatform } from '@intake/shared/testing';
+import { eventually, smtpSink, type SmtpSink, type TestPlatform } from '@intake/shared/testing';
 import {
   formWithWebhook,
   pool,
@@ -25,31 +22,8 @@ const ACK_DEADLINE_S = (2 * TIMEOUT_MS) / 1000;
 /** The receiver answers after this long: half the timeout, so no attempt times out even on a loaded machine. */
 const RECEIVER_DELAY_MS = 1000;
 
-/** A real SMTP server on loopback that notes the submission id of each mail it accepts. */
-async function smtpServer() {
-  const mails: string[] = [];
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        PostalMime.parse(Buffer.concat(chunks)).then(
-          (mail) => {
-            mails.push(/\(submission (\S+)\)/.exec(mail.text ?? '')?.[1] ?? '?');
-            callback();
-          },
-          (err: Error) => callback(err),
-        );
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return { port, mails, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
+/** The submission id each mail names, in the order the mails came. */
+const mailedSubmissions = (smtp: SmtpSink) => smtp.mails.map((m) => /\(submission (\S+)\)/.exec(m.text)?.[1] ?? '?');
 
 type Form = { formId: string; slug: string };
 
@@ -152,7 +126,7 @@ describe('fault: a backlog longer than the ack deadline, no process dying', () =
     const { platform } = suite;
     const { db } = platform;
     const target = await receiver({ delayMs: RECEIVER_DELAY_MS });
-    const smtp = await smtpServer();
+    const smtp = await smtpSink();
     try {
       const hooked = await formWithWebhook(platform, target.url);
       const mailed = await formWithWebhook(platform);
@@ -161,7 +135,7 @@ describe('fault: a backlog longer than the ack deadline, no process dying', () =
         .update({ notify_emails: JSON.stringify(['owner@example.com']) });
       const env = processEnv(platform.config, {
         WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-        SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+        SMTP_URL: smtp.url,
       });
       const ingest = await startService('ingest', env);
       processes.push(ingest);
@@ -193,16 +167,16 @@ describe('fault: a backlog longer than the ack deadline, no process dying', () =
       const mailedIds = new Set(
         (await db('submissions').where({ form_id: mailed.formId }).select('id')).map((s: { id: string }) => s.id),
       );
-      await eventually(() => new Set(smtp.mails).size >= MAILS, {
+      await eventually(() => new Set(mailedSubmissions(smtp)).size >= MAILS, {
         timeoutMs: 120_000,
         intervalMs: 100,
-        message: `mails for ${MAILS} posts (have ${new Set(smtp.mails).size})`,
+        message: `mails for ${MAILS} posts (have ${new Set(mailedSubmissions(smtp)).size})`,
       });
       await consumerSettled(platform, 'delivery-mail', 40_000, 'the mail consumer settled');
       console.log(
-        `backlog: ${smtp.mails.length} mails for ${MAILS} submissions (${smtp.mails.length - new Set(smtp.mails).size} duplicates)`,
+        `backlog: ${smtp.mails.length} mails for ${MAILS} submissions (${smtp.mails.length - new Set(mailedSubmissions(smtp)).size} duplicates)`,
       );
-      expect(new Set(smtp.mails)).toEqual(mailedIds);
+      expect(new Set(mailedSubmissions(smtp))).toEqual(mailedIds);
       expect(smtp.mails.length).toBe(MAILS);
     } finally {
       await target.close();

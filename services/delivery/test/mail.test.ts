@@ -1,59 +1,15 @@
-import { SMTPServer } from 'smtp-server';
 import PostalMime from 'postal-mime';
-import type { AddressInfo } from 'node:net';
 import { createMailer, EVENT_PAYLOAD_MAX_BYTES, newId, type Mailer, type SubmissionEvent } from '@intake/shared';
-import { createTestPlatform, eventually, factories } from '@intake/shared/testing';
+import { createTestPlatform, eventually, factories, smtpSink, type SmtpSink } from '@intake/shared/testing';
 import { MAIL_LEASE_MS, notifySubmissions, requestNotification } from '../src';
 import { accountWithForm, startDelivery, submit } from './helpers';
 
-interface Mail {
-  to: string[];
-  raw: string;
-}
-
-/** A real SMTP server on loopback; `refuseFirst` temporary failures before accepting. */
-async function smtpServer(refuseFirst = 0) {
-  const mails: Mail[] = [];
-  let refused = 0;
-  let connections = 0;
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onConnect(_session, callback) {
-      connections += 1;
-      callback();
-    },
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        if (refused < refuseFirst) {
-          refused += 1;
-          const err = Object.assign(new Error('try again later'), { responseCode: 451 });
-          return callback(err);
-        }
-        mails.push({ to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.server.address() as AddressInfo;
-  return {
-    port,
-    mails,
-    connections: () => connections,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
-let smtp: Awaited<ReturnType<typeof smtpServer>>;
+let smtp: SmtpSink;
 let ctx: Awaited<ReturnType<typeof startDelivery>>;
 beforeAll(async () => {
-  smtp = await smtpServer(1);
+  smtp = await smtpSink({ refuseFirst: 1 });
   ctx = await startDelivery({
-    SMTP_URL: `smtp://127.0.0.1:${smtp.port}`,
+    SMTP_URL: smtp.url,
     MAIL_FROM: 'Intake <no-reply@intake.test>',
     WEBHOOK_RETRY_SCHEDULE: '200ms',
   });
@@ -63,16 +19,10 @@ afterAll(async () => {
   await smtp.close();
 });
 
-/** A mailer to a test SMTP server of its own (`refuseFirst` as smtpServer's); both are closed once `use` is done. */
-async function withMailer(
-  use: (mailer: Mailer, sink: Awaited<ReturnType<typeof smtpServer>>) => Promise<void>,
-  refuseFirst = 0,
-) {
-  const sink = await smtpServer(refuseFirst);
-  const mailer = createMailer(
-    { SMTP_URL: `smtp://127.0.0.1:${sink.port}`, MAIL_FROM: 'i@intake.test' },
-    ctx.platform.logger,
-  );
+/** A mailer to a test SMTP server of its own (`refuseFirst` as smtpSink's); both are closed once `use` is done. */
+async function withMailer(use: (mailer: Mailer, sink: SmtpSink) => Promise<void>, refuseFirst = 0) {
+  const sink = await smtpSink({ refuseFirst });
+  const mailer = createMailer({ SMTP_URL: sink.url, MAIL_FROM: 'i@intake.test' }, ctx.platform.logger);
   try {
     await use(mailer, sink);
   } finally {

@@ -5,6 +5,7 @@ import {
   eventually,
   factories,
   listen,
+  smtpSink,
   startTestRelay,
   useStarted,
   type TestPlatform,
@@ -12,7 +13,6 @@ import {
 import { deliveryService } from '@intake/delivery';
 import { managementService } from '../src';
 import { api } from './helpers';
-import { smtpSink } from './smtp';
 
 /** Moves the platform's clock (the window between two autoresponses to one address is measured on it). */
 let offsetMs = 0;

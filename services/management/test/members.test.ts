@@ -3,15 +3,17 @@ import {
   addTestMember,
   managementKeyWithRole,
   memberSessionHeaders,
+  smtpSink,
+  type SmtpSink,
   uniqueEmail,
 } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
-import { accept, sessionOf, startSmtp } from './people-helpers';
+import { accept, sessionOf } from './people-helpers';
 
 let ctx: Awaited<ReturnType<typeof startManagement>>;
-let smtp: Awaited<ReturnType<typeof startSmtp>>;
+let smtp: SmtpSink;
 beforeAll(async () => {
-  smtp = await startSmtp();
+  smtp = await smtpSink();
   ctx = await startManagement({ SMTP_URL: smtp.url });
 });
 afterAll(async () => {

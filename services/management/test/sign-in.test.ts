@@ -1,13 +1,13 @@
-import { factories, uniqueEmail, addTestMember, eventually } from '@intake/shared/testing';
+import { factories, uniqueEmail, addTestMember, eventually, smtpSink, type SmtpSink } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
-import { accept, sessionOf, startSmtp } from './people-helpers';
+import { accept, sessionOf } from './people-helpers';
 import { hashPassword } from '../src/domain/passwords';
 import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
 
 let ctx: Awaited<ReturnType<typeof startManagement>>;
-let smtp: Awaited<ReturnType<typeof startSmtp>>;
+let smtp: SmtpSink;
 beforeAll(async () => {
-  smtp = await startSmtp();
+  smtp = await smtpSink();
   ctx = await startManagement({ SMTP_URL: smtp.url, TRUST_PROXY: true });
 });
 afterAll(async () => {

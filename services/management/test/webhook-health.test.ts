@@ -1,10 +1,9 @@
 import PostalMime from 'postal-mime';
 import { createMailer, type Mailer } from '@intake/shared';
-import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { eventually, factories, smtpSink, useStarted } from '@intake/shared/testing';
 import { sweepWebhookHealth } from '@intake/delivery';
 import { newOwner, ownerWithFailingHook, startManagementWithWorkers } from './helpers';
 import { receiver } from '../../delivery/test/helpers';
-import { smtpSink } from './smtp';
 
 const ctx = useStarted(() => startManagementWithWorkers({ retryMs: 50, pollMs: 100 }));
 

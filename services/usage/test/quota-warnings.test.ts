@@ -1,61 +1,14 @@
-import { SMTPServer } from 'smtp-server';
-import PostalMime from 'postal-mime';
-import type { AddressInfo } from 'node:net';
-import { eventually, factories } from '@intake/shared/testing';
+import { eventually, factories, smtpSink, type SmtpSink } from '@intake/shared/testing';
 import { createMailer, NOTIFICATION_STATUSES } from '@intake/shared';
 import { reachedThresholds, sendQuotaWarnings } from '../src';
 import { manualClock, processedCount, startUsage, type UsageHarness } from './helpers';
 
-interface Received {
-  to: string[];
-  subject: string;
-  text: string;
-}
-
-/** A real SMTP server on loopback; `refuse` makes it reject recipients like a server in trouble. */
-async function startSmtp() {
-  const mails: Received[] = [];
-  const state = { refuse: false };
-  const server = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS', 'AUTH'],
-    logger: false,
-    onRcptTo(_address, _session, callback) {
-      callback(
-        state.refuse ? Object.assign(new Error('mailbox unavailable, try later'), { responseCode: 451 }) : undefined,
-      );
-    },
-    onData(stream, _session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
-        void PostalMime.parse(Buffer.concat(chunks)).then((m) => {
-          mails.push({
-            to: (m.to ?? []).map((a) => ('address' in a ? String(a.address) : '')),
-            subject: m.subject ?? '',
-            text: m.text ?? '',
-          });
-          callback();
-        }, callback);
-      });
-    },
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.server.address() as AddressInfo).port;
-  return {
-    mails,
-    state,
-    url: `smtp://127.0.0.1:${port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
-
 /** One usage service mailing through a real SMTP server, with a clock the tests set, shared by the whole file. */
 const clock = manualClock('2030-05-10T12:00:00.000Z');
-let smtp: Awaited<ReturnType<typeof startSmtp>>;
+let smtp: SmtpSink;
 let h: UsageHarness;
 beforeAll(async () => {
-  smtp = await startSmtp();
+  smtp = await smtpSink();
   h = await startUsage({ clock, overrides: { SMTP_URL: smtp.url } });
 });
 afterAll(async () => {
@@ -189,7 +142,7 @@ describe('quota warnings over a real SMTP server: who is not mailed, and refused
   it('retries a warning the SMTP server refused until it is sent, once', async () => {
     clock.set('2030-05-10T12:00:00.000Z');
     const acc = await account({ quota: 5 });
-    smtp.state.refuse = true;
+    smtp.refuse(true);
     await post(acc, 4);
     // The attempt is counted when claimed (`sending`); the refusal puts it back to `pending`.
     await eventually(
@@ -206,7 +159,7 @@ describe('quota warnings over a real SMTP server: who is not mailed, and refused
     );
     expect(mailsTo(acc.email)).toHaveLength(0);
 
-    smtp.state.refuse = false;
+    smtp.refuse(false);
     await eventually(async () => (await notifications(acc.id))[0]?.status === 'sent', {
       message: 'sent by the retry timer',
     });

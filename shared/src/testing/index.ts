@@ -7,3 +7,4 @@ export * from './setup';
 export * from './people';
 export * from './nats-cluster';
 export * from './digest';
+export * from './smtp';
