@@ -133,6 +133,8 @@ function report({ queries, counts, exported, purge }) {
     figures[`count, ${side} (search)`] = countText(c.rare);
     figures[`per-day usage for a month, ${side}`] = `${round(c.usageMs, 2)} ms`;
   }
+  if (counts.small)
+    figures[`count (received), time ${scale}`] = (counts.large.count.ms / counts.small.count.ms).toFixed(2);
   for (const e of exported)
     figures[`${e.name}`] = `${e.rate.toLocaleString()} rows/s, RSS growth ${e.rssGrowthMiB} MiB (target < 64 MB)`;
   if (purge.length > 0) Object.assign(figures, purgeFigures(purge));

@@ -115,8 +115,13 @@ async function measureCountAndUsage({ db, forms }) {
   const out = {};
   for (const side of ['small', 'large']) {
     const filter = { accountId: forms[side].accountId, formId: forms[side].formId, status: 'received' };
-    const count = await timed(() => countOrEstimate(db, filter));
-    const rare = await timed(() => countOrEstimate(db, { ...filter, q: RARE_WORD }));
+    // The answer once, then the median time of REPEATS, like the requests above.
+    const countOf = async (f) => ({
+      result: await countOrEstimate(db, f),
+      ms: await median(() => countOrEstimate(db, f)),
+    });
+    const count = await countOf(filter);
+    const rare = await countOf({ ...filter, q: RARE_WORD });
     const usageMs = await median(() => findUsageByDay(db, forms[side].accountId, from, next));
     out[side] = { count, rare, usageMs };
   }

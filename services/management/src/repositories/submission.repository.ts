@@ -59,8 +59,11 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function filtered(db: Queryable, f: SubmissionFilter): Knex.QueryBuilder {
-  const query = db('submissions').where({ account_id: f.accountId, form_id: f.formId });
+/** The filter's rows; `byAccount` false leaves out the account, for a form already known to be the account's. */
+function filtered(db: Queryable, f: SubmissionFilter, byAccount = true): Knex.QueryBuilder {
+  const query = db('submissions').where(
+    byAccount ? { account_id: f.accountId, form_id: f.formId } : { form_id: f.formId },
+  );
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
   if (f.until) query.where('received_at', '<', f.until);
@@ -220,7 +223,10 @@ export async function countOrEstimate(
     .first();
   const count = Number(capped?.n ?? 0);
   if (count <= exactUpTo) return { count, exact: true };
-  const { sql, bindings } = filtered(db, f).select('id').toSQL();
+  // Without the account: the planner takes account and form for independent and multiplies their shares, which
+  // in a table of 5 million rows across forms made 950,000 rows of one form "about 202,316" (the form is the account's:
+  // the exact count above already counted only the account's rows).
+  const { sql, bindings } = filtered(db, f, false).select('id').toSQL();
   const { rows } = await (db as Knex).raw<{ rows: { 'QUERY PLAN': { Plan: { 'Plan Rows': number } }[] }[] }>(
     `EXPLAIN (FORMAT JSON) ${sql}`,
     bindings as Knex.RawBinding[],
