@@ -1,43 +1,14 @@
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { newId } from '@intake/shared';
 import { eventually, factories } from '@intake/shared/testing';
-import { launchChromium, screenshotDir, seriousViolations } from './browser';
-import { startStack } from './stack';
+import { screenshotDir, seriousViolations } from './browser';
+import { useOwnerConsole, type OwnerConsole } from './owner';
 
 /** A form's autoresponse, a submission's, and a webhook's health, format and replay, in real Chromium. */
 jest.setTimeout(60_000);
 
-interface Ctx {
-  stack: Awaited<ReturnType<typeof startStack>>;
-  browser: Browser;
-  context: BrowserContext;
-  page: Page;
-  account: { id: string; managementKey: string };
-  form: { id: string };
-}
-
-function useConsole(): Ctx {
-  const c = {} as Ctx;
-  beforeAll(async () => {
-    [c.stack, c.browser] = await Promise.all([startStack(), launchChromium()]);
-    const { db } = c.stack.platform;
-    c.account = await factories.account(db);
-    c.form = await factories.form(db, c.account.id);
-    c.context = await c.browser.newContext({ viewport: { width: 1280, height: 900 } });
-    c.page = await c.context.newPage();
-    await c.page.goto(`${c.stack.url}/console`);
-    await c.page.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
-    await c.page.getByRole('button', { name: 'Sign in with key' }).click();
-    await c.page.getByRole('link', { name: 'Forms' }).first().waitFor();
-  });
-  afterAll(async () => {
-    await c.context?.close();
-    await c.browser?.close();
-    await c.stack?.close();
-  });
-  return c;
-}
+const c: OwnerConsole = useOwnerConsole();
 
 const shot = async (page: Page, name: string) => {
   const dir = screenshotDir();
@@ -45,10 +16,9 @@ const shot = async (page: Page, name: string) => {
 };
 
 describe('console: autoresponse', () => {
-  const c = useConsole();
-
   it('saves a form’s autoresponse, and shows to whom a submission’s was sent', async () => {
-    const { page, stack, form, account } = c;
+    const { page, stack, account } = c;
+    const form = await factories.form(stack.platform.db, account.id);
     await page.goto(`${stack.url}/console/forms/${form.id}`);
     const section = page.getByRole('form', { name: 'Autoresponse' });
     await section.getByLabel('Send an autoresponse').check();
@@ -82,10 +52,9 @@ describe('console: autoresponse', () => {
 });
 
 describe('console: webhook health, format and replay', () => {
-  const c = useConsole();
-
   it('shows a failing webhook, changes its format, and replays its failed deliveries since a time', async () => {
-    const { page, stack, form, account } = c;
+    const { page, stack, account } = c;
+    const form = await factories.form(stack.platform.db, account.id);
     const { db } = stack.platform;
     const hook = await factories.webhook(stack.platform, {
       accountId: account.id,

@@ -1,31 +1,19 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { factories } from '@intake/shared/testing';
-import { launchChromium, screenshotDir, seriousViolations } from './browser';
-import { startStack } from './stack';
+import { screenshotDir, seriousViolations } from './browser';
+import { useOwnerConsole, type OwnerConsole } from './owner';
 
 /** The console's Privacy page and a form's retention settings, in real Chromium over the real stack. */
 jest.setTimeout(60_000);
 
 const ADA = 'ada@example.test';
 
-interface Ctx {
-  stack: Awaited<ReturnType<typeof startStack>>;
-  browser: Browser;
-  context: BrowserContext;
-  page: Page;
-  account: { id: string; managementKey: string };
-  form: { id: string };
-}
-
-function usePrivacyConsole(): Ctx {
-  const c = {} as Ctx;
+/** The owner's console and a form with two submissions from Ada (one written otherwise) and one from Bob; on Privacy. */
+function usePrivacyConsole() {
+  const c = useOwnerConsole() as OwnerConsole & { form: { id: string } };
   beforeAll(async () => {
-    [c.stack, c.browser] = await Promise.all([startStack(), launchChromium()]);
-    const { db } = c.stack.platform;
-    c.account = await factories.account(db);
-    c.form = await factories.form(db, c.account.id);
+    c.form = await factories.form(c.stack.platform.db, c.account.id);
     const payloads: Record<string, string>[] = [
       { email: ` ${ADA.toUpperCase()} `, message: 'first' },
       { email: ADA },
@@ -33,17 +21,7 @@ function usePrivacyConsole(): Ctx {
     ];
     for (const payload of payloads)
       await factories.submission(c.stack.platform, { accountId: c.account.id, formId: c.form.id, payload });
-    c.context = await c.browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-    c.page = await c.context.newPage();
-    await c.page.goto(`${c.stack.url}/console`);
-    await c.page.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
-    await c.page.getByRole('button', { name: 'Sign in with key' }).click();
     await c.page.getByRole('link', { name: 'Privacy' }).click();
-  });
-  afterAll(async () => {
-    await c.context?.close();
-    await c.browser?.close();
-    await c.stack?.close();
   });
   return c;
 }

@@ -13,6 +13,26 @@ async function formOf(owner: OwnerConsole) {
   return factories.form(owner.stack.platform.db, owner.account.id);
 }
 
+/** Sets a submission's spam score and reasons as the filter records them. */
+const scoreSubmission = (owner: OwnerConsole, id: string, score: number, reasons: string[]) =>
+  owner.stack.platform
+    .db('submissions')
+    .where({ id })
+    .update({ spam_score: score, spam_reasons: JSON.stringify(reasons) });
+
+/** A submission caught for its blocked domain that the classifier scored 0.97 as well. */
+async function caughtSubmission(owner: OwnerConsole, formId: string) {
+  const caught = await factories.submission(owner.stack.platform, {
+    accountId: owner.account.id,
+    formId,
+    status: 'spam',
+    spamReason: 'blocked-domain:mailinator.com',
+    payload: { email: 'bot@mailinator.com', message: 'Cheap pills' },
+  });
+  await scoreSubmission(owner, caught.id, 0.97, ['blocked-domain:mailinator.com', 'classifier:0.97']);
+  return caught;
+}
+
 it('saves the filter mode and rules from the form’s settings, and shows them after Save', async () => {
   const { page, stack } = c;
   const form = await formOf(c);
@@ -45,17 +65,7 @@ it('saves the filter mode and rules from the form’s settings, and shows them a
 it('shows a caught submission’s score and reasons in words, and a shadow one’s as what would have caught it', async () => {
   const { page, stack } = c;
   const form = await formOf(c);
-  const caught = await factories.submission(stack.platform, {
-    accountId: c.account.id,
-    formId: form.id,
-    status: 'spam',
-    spamReason: 'blocked-domain:mailinator.com',
-    payload: { email: 'bot@mailinator.com', message: 'Cheap pills' },
-  });
-  await stack.platform
-    .db('submissions')
-    .where({ id: caught.id })
-    .update({ spam_score: 0.97, spam_reasons: JSON.stringify(['blocked-domain:mailinator.com', 'classifier:0.97']) });
+  const caught = await caughtSubmission(c, form.id);
   await page.goto(`${stack.url}/console/submissions/${caught.id}`);
   await page
     .getByText('Spam score 0.97 · caught by: blocked domain mailinator.com; the classifier (0.97)', { exact: true })
@@ -67,10 +77,7 @@ it('shows a caught submission’s score and reasons in words, and a shadow one�
     formId: form.id,
     payload: { message: 'Hello' },
   });
-  await stack.platform
-    .db('submissions')
-    .where({ id: shadow.id })
-    .update({ spam_score: 0.12, spam_reasons: JSON.stringify(['duplicate']) });
+  await scoreSubmission(c, shadow.id, 0.12, ['duplicate']);
   await page.goto(`${stack.url}/console/submissions/${shadow.id}`);
   await page
     .getByText('Spam score 0.12 · would have been caught by: the same fields were posted recently', { exact: true })
@@ -80,17 +87,7 @@ it('shows a caught submission’s score and reasons in words, and a shadow one�
 it('shows each caught post’s score and reasons in its row of the Spam view, the stranger’s text isolated', async () => {
   const { page, stack } = c;
   const form = await formOf(c);
-  const caught = await factories.submission(stack.platform, {
-    accountId: c.account.id,
-    formId: form.id,
-    status: 'spam',
-    spamReason: 'blocked-domain:mailinator.com',
-    payload: { email: 'bot@mailinator.com', message: 'Cheap pills' },
-  });
-  await stack.platform
-    .db('submissions')
-    .where({ id: caught.id })
-    .update({ spam_score: 0.97, spam_reasons: JSON.stringify(['blocked-domain:mailinator.com', 'classifier:0.97']) });
+  await caughtSubmission(c, form.id);
   await page.goto(`${stack.url}/console/forms/${form.id}/submissions?status=spam`);
   const cell = page.getByRole('cell', { name: /^Score 0\.97/ });
   await cell.waitFor();
