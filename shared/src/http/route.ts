@@ -59,7 +59,7 @@ export interface RouteDef<
   body?: B;
   /** Documents a body the handler parses itself (ingest's form posts), by content type. */
   requestBody?: { required?: boolean; description?: string; content: Record<string, { schema: TSchema }> };
-  /** Keyed by status code, e.g. `201`. */
+  /** Keyed by status code, e.g. `201`. Where 204 is the only success, it is the answer unless the handler throws. */
   responses: Record<number, ResponseDef>;
   /** Problem types this route can answer with, documented in the OpenAPI. */
   problems?: ProblemSlug[];
@@ -89,6 +89,21 @@ export function route<P extends TObject, Q extends TObject, B extends TSchema, D
   def: RouteDef<P, Q, B, D>,
 ): RouteDef<TObject, TObject, TSchema, D> {
   return def as unknown as RouteDef<TObject, TObject, TSchema, D>;
+}
+
+/** What the routes of one group (a file's, mostly) have in common. */
+export type RouteGroup = Pick<RouteDef, 'tags' | 'auth' | 'role'>;
+
+/**
+ * A `route` for one group: each definition names only what is its own, and may still set a field of the group
+ * (a `role` of its own, say).
+ */
+export function routeGroup(group: RouteGroup) {
+  return function groupRoute<P extends TObject, Q extends TObject, B extends TSchema, D = unknown>(
+    def: Omit<RouteDef<P, Q, B, D>, keyof RouteGroup> & Partial<RouteGroup>,
+  ): RouteDef<TObject, TObject, TSchema, D> {
+    return route<P, Q, B, D>({ ...group, ...def });
+  };
 }
 
 const bodyAjv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: false, strict: false });
@@ -208,6 +223,10 @@ function handling<D>(def: RouteDef<TObject, TObject, TSchema, D>, options: { db:
   const checkQuery = validator(queryAjv, def.query, 'query');
   const checkBody = validator(bodyAjv, def.body, 'body');
   const needed = requiredRole(def);
+  const noContent =
+    Object.keys(def.responses)
+      .filter((status) => Number(status) < 300)
+      .join() === '204';
   return async (ctx) => {
     const principal =
       def.auth === 'management' ? await requireManagementKey(options.db, ctx) : (undefined as unknown as Principal);
@@ -216,6 +235,8 @@ function handling<D>(def: RouteDef<TObject, TObject, TSchema, D>, options: { db:
     const params = checkPathParams({ ...ctx.params });
     const query = checkQuery({ ...ctx.query });
     const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
+    // Set before the handler runs, so what wraps it (the audit trail) sees the success it answers.
+    if (noContent) ctx.status = 204;
     await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>, options.deps);
   };
 }

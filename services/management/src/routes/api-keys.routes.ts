@@ -1,8 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { problem, route, toTimestamp, type Platform } from '@intake/shared';
+import { problem, routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { mintApiKey, revokeApiKey } from '../domain/api-keys';
 import { listApiKeys, type ApiKeyRow } from '../repositories/api-key.repository';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
+
+const apiKeyRoute = routeGroup({ tags: ['API keys'], auth: 'management', role: 'admin' });
 
 const KeyRole = Type.Union([Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin')]);
 
@@ -40,13 +42,11 @@ function present(row: ApiKeyRow) {
 }
 
 /** `POST /v1/api-keys`: mints a key, shown this once. */
-export const createApiKeyRoute = route({
+export const createApiKeyRoute = apiKeyRoute({
   method: 'POST',
   path: '/v1/api-keys',
   operationId: 'createApiKey',
   summary: 'Create an API key (the full key is returned this once)',
-  tags: ['API keys'],
-  auth: 'management',
   body: Type.Object(
     {
       type: Type.Union([Type.Literal('submission'), Type.Literal('management')]),
@@ -60,7 +60,6 @@ export const createApiKeyRoute = route({
     },
     { additionalProperties: false },
   ),
-  role: 'admin',
   responses: { 201: { description: 'Created', schema: CreatedApiKey } },
   problems: ['rate-limited'],
   async handler(ctx, { body, principal }, { db, clock, config }: Platform) {
@@ -83,14 +82,11 @@ export const createApiKeyRoute = route({
 });
 
 /** `GET /v1/api-keys`: the account's keys, never in full. */
-export const listApiKeysRoute = route({
+export const listApiKeysRoute = apiKeyRoute({
   method: 'GET',
   path: '/v1/api-keys',
   operationId: 'listApiKeys',
   summary: 'List the account’s API keys, newest first (revoked ones included)',
-  tags: ['API keys'],
-  auth: 'management',
-  role: 'admin',
   responses: { 200: { description: 'The keys, never the full key', schema: List(ApiKey) } },
   async handler(ctx, { principal }, { db }: Platform) {
     ctx.body = { data: (await listApiKeys(db, principal.accountId)).map(present) };
@@ -98,20 +94,16 @@ export const listApiKeysRoute = route({
 });
 
 /** `DELETE /v1/api-keys/:id`: revokes a key at once. */
-export const revokeApiKeyRoute = route({
+export const revokeApiKeyRoute = apiKeyRoute({
   method: 'DELETE',
   path: '/v1/api-keys/:id',
   operationId: 'revokeApiKey',
   summary: 'Revoke an API key (takes effect at once)',
-  tags: ['API keys'],
-  auth: 'management',
-  role: 'admin',
   params: IdParams('apiKey', 'API key id'),
   responses: { 204: { description: 'Revoked' } },
   problems: ['not-found', 'conflict'],
   async handler(ctx, { params, principal }, { db, clock }: Platform) {
     await revokeApiKey({ db, accountId: principal.accountId, id: params.id, now: clock.now() });
-    ctx.status = 204;
   },
 });
 

@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import { isId, problem, route, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import { isId, problem, routeGroup, toTimestamp, type Platform, type Queryable } from '@intake/shared';
 import { Page, Timestamp } from './schemas';
 
 const Entry = Type.Object(
@@ -103,18 +103,15 @@ const decodeCursor = (cursor: string) => {
   return id;
 };
 
-const TAGS = ['Audit log'];
+const auditLogRoute = routeGroup({ tags: ['Audit log'], auth: 'management', role: 'admin' });
 
 /** `GET /v1/audit-log`. */
-export const listAuditLogRoute = route({
+export const listAuditLogRoute = auditLogRoute({
   method: 'GET',
   path: '/v1/audit-log',
   operationId: 'listAuditLog',
   summary: 'The account’s audit log, newest first, a page at a time',
   description: `Every change and sensitive read (exports), append-only. Kept AUDIT_RETENTION_DAYS (365 by default).`,
-  tags: TAGS,
-  auth: 'management',
-  role: 'admin',
   query: Type.Object({
     limit: Type.Integer({ minimum: 1, maximum: 200, default: 50 }),
     cursor: Type.Optional(Type.String({ maxLength: 200, description: '`next_cursor` of the previous page' })),
@@ -140,14 +137,11 @@ export const listAuditLogRoute = route({
 });
 
 /** `GET /v1/audit-log/export.ndjson`. */
-export const exportAuditLogRoute = route({
+export const exportAuditLogRoute = auditLogRoute({
   method: 'GET',
   path: '/v1/audit-log/export.ndjson',
   operationId: 'exportAuditLog',
   summary: 'Export the audit log as NDJSON (one entry per line, newest first), streamed',
-  tags: TAGS,
-  auth: 'management',
-  role: 'admin',
   query: FilterQuery,
   responses: {
     200: {

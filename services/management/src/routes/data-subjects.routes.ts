@@ -1,12 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import { route, toTimestamp, type Platform } from '@intake/shared';
+import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { eraseDataSubject, exportDataSubject, findDataSubject } from '../domain/data-subjects';
 import { Timestamp } from './schemas';
 import { Status } from './submission-filters';
 
-const TAGS = ['Data subjects'];
 /** A person's data across every form of the account: for those who answer for the account (admins and owners). */
-const ROLE = 'admin' as const;
+const dataSubjectRoute = routeGroup({ tags: ['Data subjects'], auth: 'management', role: 'admin' });
 
 /** The person's address: one e-mail address (a field value matches it trimmed and ignoring case). */
 const EmailQuery = Type.Object({
@@ -24,15 +23,12 @@ const SubjectSubmission = Type.Object(
 );
 
 /** `GET /v1/data-subjects/submissions?email=`: where a person's address appears, across the account's forms. */
-export const findDataSubjectRoute = route({
+export const findDataSubjectRoute = dataSubjectRoute({
   method: 'GET',
   path: '/v1/data-subjects/submissions',
   operationId: 'findDataSubjectSubmissions',
   summary: 'List every submission of the account in which a field value is this e-mail address',
   description: 'Across all of the account’s forms, newest first; for answering a person’s access or erasure request.',
-  tags: TAGS,
-  auth: 'management',
-  role: ROLE,
   query: EmailQuery,
   responses: {
     200: {
@@ -54,7 +50,7 @@ export const findDataSubjectRoute = route({
 });
 
 /** `GET /v1/data-subjects/export?email=`: what an owner sends the person who asked. */
-export const exportDataSubjectRoute = route({
+export const exportDataSubjectRoute = dataSubjectRoute({
   method: 'GET',
   path: '/v1/data-subjects/export',
   operationId: 'exportDataSubject',
@@ -62,9 +58,6 @@ export const exportDataSubjectRoute = route({
   description:
     'One line per submission, newest first: `{ id, form_id, received_at, status, files, payload }`; `files` carry ' +
     'signed download links valid for seven days, `payload` keeps the fields in the order they were posted.',
-  tags: TAGS,
-  auth: 'management',
-  role: ROLE,
   query: EmailQuery,
   responses: {
     200: {
@@ -85,7 +78,7 @@ export const exportDataSubjectRoute = route({
 });
 
 /** `DELETE /v1/data-subjects?email=`: erases them as retention does. */
-export const eraseDataSubjectRoute = route({
+export const eraseDataSubjectRoute = dataSubjectRoute({
   method: 'DELETE',
   path: '/v1/data-subjects',
   operationId: 'eraseDataSubject',
@@ -94,9 +87,6 @@ export const eraseDataSubjectRoute = route({
     'Each goes as retention removes one: its files from storage first, then its deliveries and attempts, its ' +
     'notification and idempotency rows and the submission itself. Usage already counted stays. If storage refuses, ' +
     'what was not removed stays and the answer is 503: ask again.',
-  tags: TAGS,
-  auth: 'management',
-  role: ROLE,
   query: EmailQuery,
   responses: {
     200: {

@@ -249,7 +249,6 @@ export const deleteFormRoute = route({
   problems: ['not-found'],
   async handler(ctx, { params, principal }, platform: Platform) {
     await deleteForm({ ...platform, accountId: principal.accountId, id: params.id });
-    ctx.status = 204;
   },
 });
 

@@ -4,8 +4,8 @@ import {
   openSession,
   problem,
   recordAudit,
+  routeGroup,
   sessionCookie,
-  route,
   toTimestamp,
   auditContext,
   clientOf,
@@ -15,6 +15,8 @@ import {
 import { activeMemberships, signedIn } from '../domain/sign-in';
 import { secure, TAGS } from './sessions.routes';
 import { List, NullableTimestamp, Timestamp } from './schemas';
+
+const memberSessionRoute = routeGroup({ tags: TAGS, auth: 'management' });
 
 /** A session is named by the start of its token's hash (the token itself is only in its cookie). */
 const SESSION_ID_CHARS = 32;
@@ -35,13 +37,11 @@ async function userOf(platform: Platform, memberId: string): Promise<string> {
 }
 
 /** `GET /v1/sessions`: the signed-in person's console sessions in this account. */
-export const listMySessionsRoute = route({
+export const listMySessionsRoute = memberSessionRoute({
   method: 'GET',
   path: '/v1/sessions',
   operationId: 'listMySessions',
   summary: 'The signed-in member’s console sessions (to see and end the others)',
-  tags: TAGS,
-  auth: 'management',
   responses: {
     200: {
       description: 'The sessions, newest first',
@@ -80,13 +80,11 @@ export const listMySessionsRoute = route({
 });
 
 /** `DELETE /v1/sessions/:id`. */
-export const endMySessionRoute = route({
+export const endMySessionRoute = memberSessionRoute({
   method: 'DELETE',
   path: '/v1/sessions/:id',
   operationId: 'endMySession',
   summary: 'End one of the signed-in member’s other console sessions',
-  tags: TAGS,
-  auth: 'management',
   // Anyone may end their own sessions.
   role: 'viewer',
   params: SessionIdParams,
@@ -105,18 +103,15 @@ export const endMySessionRoute = route({
       action: 'session.ended',
       target: { type: 'session', id: params.id },
     });
-    ctx.status = 204;
   },
 });
 
 /** `GET /v1/sessions/accounts`: the accounts the signed-in person belongs to. */
-export const myAccountsRoute = route({
+export const myAccountsRoute = memberSessionRoute({
   method: 'GET',
   path: '/v1/sessions/accounts',
   operationId: 'listMyAccounts',
   summary: 'The accounts the signed-in person is a member of, to switch between',
-  tags: TAGS,
-  auth: 'management',
   responses: {
     200: {
       description: 'The memberships',
@@ -140,13 +135,11 @@ export const myAccountsRoute = route({
 });
 
 /** `POST /v1/sessions/switch`. */
-export const switchAccountRoute = route({
+export const switchAccountRoute = memberSessionRoute({
   method: 'POST',
   path: '/v1/sessions/switch',
   operationId: 'switchAccount',
   summary: 'Switch the console to another account of the signed-in person (a new session there; this one ends)',
-  tags: TAGS,
-  auth: 'management',
   role: 'viewer',
   body: Type.Object({ account_id: Type.String({ maxLength: 40 }) }, { additionalProperties: false }),
   responses: { 204: { description: 'Switched: the new session’s cookie is set' } },
@@ -175,7 +168,6 @@ export const switchAccountRoute = route({
     );
     await signedIn(platform.db, target, client, now, 'switch', { from_account: principal.accountId });
     ctx.set('Set-Cookie', sessionCookie(opened.token, secure(ctx, platform.config.PUBLIC_BASE_URL)));
-    ctx.status = 204;
   },
 });
 

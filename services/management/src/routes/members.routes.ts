@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { auditContext, route, toTimestamp, type Platform } from '@intake/shared';
+import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { changeMemberRole, inviteMember, listMembers, removeMember, type MemberRow } from '../domain/members';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
 
@@ -37,16 +37,14 @@ export function presentMember(row: MemberRow) {
   };
 }
 
-const TAGS = ['Members'];
+const memberRoute = routeGroup({ tags: ['Members'], auth: 'management' });
 
 /** `GET /v1/members`. */
-export const listMembersRoute = route({
+export const listMembersRoute = memberRoute({
   method: 'GET',
   path: '/v1/members',
   operationId: 'listMembers',
   summary: 'List the account’s members and open invitations',
-  tags: TAGS,
-  auth: 'management',
   responses: { 200: { description: 'The members, oldest first', schema: List(Member) } },
   async handler(ctx, { principal }, { db }: Platform) {
     ctx.body = { data: (await listMembers(db, principal.accountId)).map(presentMember) };
@@ -54,7 +52,7 @@ export const listMembersRoute = route({
 });
 
 /** `POST /v1/members`: invites a person. */
-export const inviteMemberRoute = route({
+export const inviteMemberRoute = memberRoute({
   method: 'POST',
   path: '/v1/members',
   operationId: 'inviteMember',
@@ -62,8 +60,6 @@ export const inviteMemberRoute = route({
   description:
     'The link is also e-mailed when SMTP is configured. Only an owner can invite an owner. The person opens ' +
     'the link in the console and sets a password, or signs in with SSO as that e-mail.',
-  tags: TAGS,
-  auth: 'management',
   role: 'admin',
   body: Type.Object(
     { email: Type.String({ format: 'email', maxLength: 320 }), role: RoleSchema },
@@ -96,14 +92,12 @@ export const inviteMemberRoute = route({
 });
 
 /** `PATCH /v1/members/:id`. */
-export const updateMemberRoute = route({
+export const updateMemberRoute = memberRoute({
   method: 'PATCH',
   path: '/v1/members/:id',
   operationId: 'updateMember',
   summary: 'Change a member’s role (at once, on their open sessions too)',
   description: 'Only an owner can make or unmake an owner; the account’s last owner stays one (409).',
-  tags: TAGS,
-  auth: 'management',
   role: 'admin',
   params: IdParams('member', 'member id'),
   body: Type.Object({ role: RoleSchema }, { additionalProperties: false }),
@@ -123,21 +117,18 @@ export const updateMemberRoute = route({
 });
 
 /** `DELETE /v1/members/:id`. */
-export const removeMemberRoute = route({
+export const removeMemberRoute = memberRoute({
   method: 'DELETE',
   path: '/v1/members/:id',
   operationId: 'removeMember',
   summary: 'Remove a member (their console sessions end at once)',
   description: 'Only an owner can remove an owner; the account’s last owner cannot be removed (409).',
-  tags: TAGS,
-  auth: 'management',
   role: 'admin',
   params: IdParams('member', 'member id'),
   responses: { 204: { description: 'Removed' } },
   problems: ['not-found', 'conflict', 'forbidden'],
   async handler(ctx, { params, principal }, { db, clock }: Platform) {
     await removeMember({ db, principal, id: params.id, audit: auditContext(ctx, principal), now: clock.now() });
-    ctx.status = 204;
   },
 });
 

@@ -1,10 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { authenticateSession, clientOf, route, sessionCookie, type Platform, type SessionInfo } from '@intake/shared';
+import { authenticateSession, clientOf, route, routeGroup, type Platform, type SessionInfo } from '@intake/shared';
 import { acceptInvitation, describeInvitation, requestPasswordReset, resetPassword } from '../domain/credentials';
 import { signInWithPassword } from '../domain/sign-in';
 import { ssoConfigured } from '../domain/sso';
-import { presentSession, secure, SessionSchema, TAGS } from './sessions.routes';
+import { presentSession, SessionSchema, setSessionCookie, TAGS } from './sessions.routes';
+
+const signInRoute = routeGroup({ tags: TAGS, auth: 'none' });
 
 const Email = Type.String({ format: 'email', maxLength: 320 });
 const Password = Type.String({ minLength: 1, maxLength: 1000 });
@@ -17,21 +19,18 @@ async function answerSession(
   opened: { token: string; session: SessionInfo },
   status = 201,
 ) {
-  ctx.set('Set-Cookie', sessionCookie(opened.token, secure(ctx, platform.config.PUBLIC_BASE_URL)));
-  ctx.set('Cache-Control', 'no-store');
+  setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   ctx.status = status;
   const principal = await authenticateSession(platform.db, opened.token, platform.clock.now());
   ctx.body = presentSession(principal, principal.session);
 }
 
 /** `GET /v1/sign-in-options`: what the console's sign-in page offers. */
-export const signInOptionsRoute = route({
+export const signInOptionsRoute = signInRoute({
   method: 'GET',
   path: '/v1/sign-in-options',
   operationId: 'getSignInOptions',
   summary: 'The ways to sign in to the console here: password, SSO (OpenID Connect), management key',
-  tags: TAGS,
-  auth: 'none',
   responses: {
     200: {
       description: 'The options',
@@ -44,7 +43,7 @@ export const signInOptionsRoute = route({
 });
 
 /** `POST /v1/sessions/password`. */
-export const passwordSignInRoute = route({
+export const passwordSignInRoute = signInRoute({
   method: 'POST',
   path: '/v1/sessions/password',
   operationId: 'signInWithPassword',
@@ -53,8 +52,6 @@ export const passwordSignInRoute = route({
     'The same answer, in the same time, for an unknown e-mail and a wrong password (401). Failures are limited per ' +
     'e-mail and per client address (429 with Retry-After). With a second factor enrolled or required, the answer is ' +
     '202 `{ two_factor_required: true }` and the session is completed by `POST /v1/sessions/two-factor`.',
-  tags: TAGS,
-  auth: 'none',
   body: Type.Object(
     {
       email: Email,
@@ -91,8 +88,7 @@ export const passwordSignInRoute = route({
       now: platform.clock.now(),
     });
     if (!signed.secondFactor) return answerSession(ctx, platform, signed);
-    ctx.set('Set-Cookie', sessionCookie(signed.token, secure(ctx, platform.config.PUBLIC_BASE_URL)));
-    ctx.set('Cache-Control', 'no-store');
+    setSessionCookie(ctx, signed.token, platform.config.PUBLIC_BASE_URL);
     ctx.status = 202;
     const user = await platform
       .db('members as m')
@@ -108,14 +104,12 @@ export const passwordSignInRoute = route({
 });
 
 /** `POST /v1/password-resets`. */
-export const requestPasswordResetRoute = route({
+export const requestPasswordResetRoute = signInRoute({
   method: 'POST',
   path: '/v1/password-resets',
   operationId: 'requestPasswordReset',
   summary: 'Send a single-use password reset link (valid one hour) to this e-mail, if it is a person’s',
   description: 'Answers 202 at once whether or not the e-mail is known; the link is logged when SMTP is unset.',
-  tags: TAGS,
-  auth: 'none',
   body: Type.Object({ email: Email }, { additionalProperties: false }),
   responses: { 202: { description: 'Accepted (sent if the e-mail is known)', schema: Type.Object({}) } },
   handler(ctx, { body }, platform: Platform) {
@@ -126,19 +120,16 @@ export const requestPasswordResetRoute = route({
 });
 
 /** `POST /v1/password-resets/confirm`. */
-export const confirmPasswordResetRoute = route({
+export const confirmPasswordResetRoute = signInRoute({
   method: 'POST',
   path: '/v1/password-resets/confirm',
   operationId: 'confirmPasswordReset',
   summary: 'Choose a new password with a reset link’s token (every session of the person ends)',
-  tags: TAGS,
-  auth: 'none',
   body: Type.Object({ token: Token, password: Password }, { additionalProperties: false }),
   responses: { 204: { description: 'Changed; sign in with it' } },
   problems: ['link-expired'],
   async handler(ctx, { body }, platform: Platform) {
     await resetPassword(platform, body.token, body.password);
-    ctx.status = 204;
   },
 });
 
@@ -190,13 +181,7 @@ export const acceptInvitationRoute = route({
   },
   problems: ['link-expired', 'unauthorized', 'forbidden'],
   async handler(ctx, { body }, platform: Platform) {
-    const opened = await acceptInvitation({
-      platform,
-      token: body.token,
-      password: body.password,
-      name: body.name,
-      client: clientOf(ctx),
-    });
+    const opened = await acceptInvitation({ platform, ...body, client: clientOf(ctx) });
     await answerSession(ctx, platform, opened);
   },
 });

@@ -8,6 +8,7 @@ import {
   openSession,
   problem,
   route,
+  routeGroup,
   sessionCookie,
   SESSION_IDLE_MS,
   toTimestamp,
@@ -58,7 +59,14 @@ export function presentSession(principal: Principal, session: SessionInfo) {
 /** Secure cookies when the console is reached over https, directly, through a trusted proxy, or by its public URL. */
 export const secure = (ctx: Context, baseUrl: string) => ctx.secure || baseUrl.startsWith('https:');
 
+/** Sets the cookie of a session just opened, on an answer never cached. */
+export function setSessionCookie(ctx: Context, token: string, baseUrl: string): void {
+  ctx.set('Set-Cookie', sessionCookie(token, secure(ctx, baseUrl)));
+  ctx.set('Cache-Control', 'no-store');
+}
+
 export const TAGS = ['Console sessions'];
+const currentSessionRoute = routeGroup({ tags: TAGS, auth: 'management', role: 'viewer' });
 const noSession = () => problem('not-found', 'This request was authenticated with a key, not a console session cookie');
 
 /** `POST /v1/sessions`: the console's sign-in, a management key exchanged for a session cookie. */
@@ -91,22 +99,18 @@ export const createSessionRoute = route({
       throw problem('insufficient-scope', 'This is a submission key; sign in with a management key (svc_mgmt_...)');
     const { token, session } = await openSession(db, principal, clock.now());
     await recordAudit(db, { ...auditContext(ctx, principal), action: 'session.signed_in', details: { method: 'key' } });
-    ctx.set('Set-Cookie', sessionCookie(token, secure(ctx, config.PUBLIC_BASE_URL)));
-    ctx.set('Cache-Control', 'no-store');
+    setSessionCookie(ctx, token, config.PUBLIC_BASE_URL);
     ctx.status = 201;
     ctx.body = presentSession(principal, session);
   },
 });
 
 /** `GET /v1/sessions/current`. */
-export const getCurrentSessionRoute = route({
+export const getCurrentSessionRoute = currentSessionRoute({
   method: 'GET',
   path: '/v1/sessions/current',
   operationId: 'getCurrentSession',
   summary: 'The console session of this request (with its CSRF token)',
-  tags: TAGS,
-  auth: 'management',
-  role: 'viewer',
   responses: { 200: { description: 'The session', schema: SessionSchema } },
   problems: ['not-found'],
   async handler(ctx, { principal }) {
@@ -117,21 +121,17 @@ export const getCurrentSessionRoute = route({
 });
 
 /** `DELETE /v1/sessions/current`: sign-out. */
-export const deleteCurrentSessionRoute = route({
+export const deleteCurrentSessionRoute = currentSessionRoute({
   method: 'DELETE',
   path: '/v1/sessions/current',
   operationId: 'deleteCurrentSession',
   summary: 'Sign out: end the console session on the server and clear its cookie',
-  tags: TAGS,
-  auth: 'management',
-  role: 'viewer',
   responses: { 204: { description: 'Signed out' } },
   problems: ['not-found'],
   async handler(ctx, { principal }, { db, config }: Platform) {
     if (!principal.session) throw noSession();
     await endSession(db, principal.session.tokenHash);
     ctx.set('Set-Cookie', sessionCookie(undefined, secure(ctx, config.PUBLIC_BASE_URL)));
-    ctx.status = 204;
   },
 });
 

@@ -23,13 +23,13 @@ export const Filters = {
  * A `since`/`until` the schema accepted as date-time but that is no instant (a leap second, `23:59:60`)
  * or is outside what Postgres stores: 422 rather than a query that fails.
  */
-export const when = (value: string | undefined, name: string) => {
+export const when = (value: string | undefined, name: string, location: 'query' | 'body' = 'query') => {
   if (value === undefined) return undefined;
   const at = new Date(value);
   const year = at.getUTCFullYear();
   if (Number.isNaN(at.getTime()) || year < 1 || year > 9999)
-    throw problem('validation-failed', `query/${name} is not a time that can be searched`, {
-      errors: [{ field: `query/${name}`, message: 'must be a real instant between years 1 and 9999' }],
+    throw problem('validation-failed', `${location}/${name} is not a time that can be searched`, {
+      errors: [{ field: `${location}/${name}`, message: 'must be a real instant between years 1 and 9999' }],
     });
   return at;
 };

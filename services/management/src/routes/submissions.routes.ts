@@ -227,7 +227,6 @@ export const deleteSubmissionRoute = route({
   problems: ['not-found'],
   async handler(ctx, { params, principal }, platform: Platform) {
     await deleteSubmission({ ...platform, accountId: principal.accountId, id: params.id });
-    ctx.status = 204;
   },
 });
 

@@ -8,7 +8,7 @@ import {
   openSession,
   problem,
   route,
-  sessionCookie,
+  routeGroup,
   SESSION_COOKIE,
   type Platform,
 } from '@intake/shared';
@@ -23,10 +23,10 @@ import {
   type Who,
 } from '../domain/two-factor';
 import { signedIn } from '../domain/sign-in';
-import { presentSession, secure, SessionSchema, TAGS } from './sessions.routes';
+import { presentSession, SessionSchema, setSessionCookie, TAGS } from './sessions.routes';
 import { NullableTimestamp } from './schemas';
 
-const TWO_FACTOR_TAGS = ['Two-factor'];
+const twoFactorRoute = routeGroup({ tags: ['Two-factor'], auth: 'none' });
 const Code = Type.String({
   minLength: 1,
   maxLength: 64,
@@ -65,8 +65,7 @@ async function completeSession(ctx: Context, platform: Platform, tokenHash: stri
   });
   const member = await platform.db('members').where('id', who.memberId).first('id', 'account_id', 'email');
   await signedIn(platform.db, member, client, now, 'password', { two_factor: true });
-  ctx.set('Set-Cookie', sessionCookie(opened.token, secure(ctx, platform.config.PUBLIC_BASE_URL)));
-  ctx.set('Cache-Control', 'no-store');
+  setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   const principal = await authenticateSession(platform.db, opened.token, now);
   return presentSession(principal, principal.session);
 }
@@ -110,14 +109,12 @@ const StatusSchema = Type.Object({
 });
 
 /** `GET /v1/two-factor`. */
-export const twoFactorStatusRoute = route({
+export const twoFactorStatusRoute = twoFactorRoute({
   method: 'GET',
   path: '/v1/two-factor',
   operationId: 'getTwoFactor',
   summary: 'The signed-in member’s two-factor sign-in: on or off, recovery codes left, required here or not',
   description: SESSION_ONLY,
-  tags: TWO_FACTOR_TAGS,
-  auth: 'none',
   responses: { 200: { description: 'The state', schema: StatusSchema } },
   problems: ['unauthorized', 'not-found'],
   async handler(ctx, _input, platform: Platform) {
@@ -128,14 +125,12 @@ export const twoFactorStatusRoute = route({
 });
 
 /** `POST /v1/two-factor/enrolment`. */
-export const startEnrolmentRoute = route({
+export const startEnrolmentRoute = twoFactorRoute({
   method: 'POST',
   path: '/v1/two-factor/enrolment',
   operationId: 'startTwoFactorEnrolment',
   summary: 'Start enrolling an authenticator app: its secret as a QR code, an otpauth:// URI and a key to type',
   description: `${SESSION_ONLY} Nothing changes for sign-in until the enrolment is confirmed with a code.`,
-  tags: TWO_FACTOR_TAGS,
-  auth: 'none',
   responses: {
     201: {
       description: 'The secret, shown this once',
@@ -159,7 +154,7 @@ export const startEnrolmentRoute = route({
 });
 
 /** `POST /v1/two-factor/enrolment/confirm`. */
-export const confirmEnrolmentRoute = route({
+export const confirmEnrolmentRoute = twoFactorRoute({
   method: 'POST',
   path: '/v1/two-factor/enrolment/confirm',
   operationId: 'confirmTwoFactorEnrolment',
@@ -167,8 +162,6 @@ export const confirmEnrolmentRoute = route({
   description:
     `${SESSION_ONLY} A half-open session of an account that requires two-factor becomes a full one here ` +
     '(`session`, with a new cookie).',
-  tags: TWO_FACTOR_TAGS,
-  auth: 'none',
   body: Type.Object({ code: Code }, { additionalProperties: false }),
   responses: {
     200: {
@@ -199,15 +192,13 @@ const Proof = Type.Object(
 );
 
 /** `POST /v1/two-factor/recovery-codes`. */
-export const renewRecoveryCodesRoute = route({
+export const renewRecoveryCodesRoute = twoFactorRoute({
   method: 'POST',
   path: '/v1/two-factor/recovery-codes',
   operationId: 'renewRecoveryCodes',
   summary:
     'Ten new recovery codes, proven with a current code, a recovery code or the password; the old ones stop working',
   description: `${SESSION_ONLY} Wrong proofs count as failed sign-ins.`,
-  tags: TWO_FACTOR_TAGS,
-  auth: 'none',
   body: Proof,
   responses: {
     200: {
@@ -225,21 +216,18 @@ export const renewRecoveryCodesRoute = route({
 });
 
 /** `POST /v1/two-factor/disable`. */
-export const disableTwoFactorRoute = route({
+export const disableTwoFactorRoute = twoFactorRoute({
   method: 'POST',
   path: '/v1/two-factor/disable',
   operationId: 'disableTwoFactor',
   summary: 'Turn two-factor off, proven with a current code, a recovery code or the password',
   description: `${SESSION_ONLY} Refused (409) while an account of the person requires two-factor.`,
-  tags: TWO_FACTOR_TAGS,
-  auth: 'none',
   body: Proof,
   responses: { 204: { description: 'Off' } },
   problems: ['unauthorized', 'not-found', 'conflict', 'validation-failed', 'rate-limited', 'csrf-failed'],
   async handler(ctx, { body }, platform: Platform) {
     const { who } = await memberSession(ctx, platform, { pending: false });
     await disableTwoFactor(platform, who, body, clientOf(ctx));
-    ctx.status = 204;
   },
 });
 

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { problem, route, toTimestamp, type Platform } from '@intake/shared';
+import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import {
   createWebhook,
   deleteWebhook,
@@ -11,6 +11,9 @@ import {
   type WebhookWithHealth,
 } from '../domain/webhooks';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
+import { when } from './submission-filters';
+
+const webhookRoute = routeGroup({ tags: ['Webhooks'], auth: 'management' });
 
 const Format = Type.Union(
   [Type.Literal('standard'), Type.Literal('slack'), Type.Literal('discord'), Type.Literal('teams')],
@@ -98,13 +101,11 @@ const webhookDeps = ({ db, secrets, config, clock }: Platform, accountId: string
 });
 
 /** `POST /v1/forms/:id/webhooks`: a new webhook, its signing secret shown this once. */
-export const createWebhookRoute = route({
+export const createWebhookRoute = webhookRoute({
   method: 'POST',
   path: '/v1/forms/:id/webhooks',
   operationId: 'createWebhook',
   summary: 'Add a webhook to a form (the signing secret is returned this once)',
-  tags: ['Webhooks'],
-  auth: 'management',
   params: IdParams('form', 'form id'),
   body: Type.Object({ url: Url, format: Type.Optional(Format) }, { additionalProperties: false }),
   responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
@@ -119,13 +120,11 @@ export const createWebhookRoute = route({
 });
 
 /** `GET /v1/forms/:id/webhooks`. */
-export const listWebhooksRoute = route({
+export const listWebhooksRoute = webhookRoute({
   method: 'GET',
   path: '/v1/forms/:id/webhooks',
   operationId: 'listWebhooks',
   summary: 'List a form’s webhooks (never their secrets)',
-  tags: ['Webhooks'],
-  auth: 'management',
   params: IdParams('form', 'form id'),
   responses: { 200: { description: 'The webhooks, oldest first', schema: List(Webhook) } },
   problems: ['not-found'],
@@ -139,13 +138,11 @@ export const listWebhooksRoute = route({
 });
 
 /** `GET /v1/webhooks/:id`: one webhook with its health. */
-export const getWebhookRoute = route({
+export const getWebhookRoute = webhookRoute({
   method: 'GET',
   path: '/v1/webhooks/:id',
   operationId: 'getWebhook',
   summary: 'Get a webhook with its health (never its secret)',
-  tags: ['Webhooks'],
-  auth: 'management',
   params: IdParams('webhook', 'webhook id'),
   responses: { 200: { description: 'The webhook', schema: Webhook } },
   problems: ['not-found'],
@@ -155,13 +152,11 @@ export const getWebhookRoute = route({
 });
 
 /** `PATCH /v1/webhooks/:id`: url, enabled, or a new secret. */
-export const updateWebhookRoute = route({
+export const updateWebhookRoute = webhookRoute({
   method: 'PATCH',
   path: '/v1/webhooks/:id',
   operationId: 'updateWebhook',
   summary: 'Change a webhook’s url or enabled flag; `rotate_secret: true` returns a new secret this once',
-  tags: ['Webhooks'],
-  auth: 'management',
   params: IdParams('webhook', 'webhook id'),
   body: Type.Object(
     {
@@ -189,32 +184,27 @@ export const updateWebhookRoute = route({
 });
 
 /** `DELETE /v1/webhooks/:id`. */
-export const deleteWebhookRoute = route({
+export const deleteWebhookRoute = webhookRoute({
   method: 'DELETE',
   path: '/v1/webhooks/:id',
   operationId: 'deleteWebhook',
   summary: 'Remove a webhook (its pending deliveries are dropped with it)',
-  tags: ['Webhooks'],
-  auth: 'management',
   params: IdParams('webhook', 'webhook id'),
   responses: { 204: { description: 'Removed' } },
   problems: ['not-found'],
   async handler(ctx, { params, principal }, { db }: Platform) {
     await deleteWebhook({ db, accountId: principal.accountId, id: params.id });
-    ctx.status = 204;
   },
 });
 
 /** `POST /v1/webhooks/:id/test`: a signed ping, sent now. */
-export const testWebhookRoute = route({
+export const testWebhookRoute = webhookRoute({
   method: 'POST',
   path: '/v1/webhooks/:id/test',
   operationId: 'testWebhook',
   summary: 'Send a signed `webhook.test` envelope now and report what the endpoint answered',
   description:
     'Synchronous; creates no submission. The ping appears in the delivery log as a `webhook.test` delivery with one attempt.',
-  tags: ['Webhooks'],
-  auth: 'management',
   params: IdParams('webhook', 'webhook id'),
   responses: { 200: { description: 'What the endpoint answered', schema: TestResult } },
   problems: ['not-found'],
@@ -229,22 +219,10 @@ export const testWebhookRoute = route({
   },
 });
 
-/** A `since`/`until` the schema accepted as date-time that is no instant Postgres stores: 422 naming it. */
-function instant(value: string | undefined, name: string): Date | undefined {
-  if (value === undefined) return undefined;
-  const at = new Date(value);
-  const year = at.getUTCFullYear();
-  if (Number.isNaN(at.getTime()) || year < 1 || year > 9999)
-    throw problem('validation-failed', `body/${name} is not a time that can be searched`, {
-      errors: [{ field: `body/${name}`, message: 'must be a real instant between years 1 and 9999' }],
-    });
-  return at;
-}
-
 const Replayed = Type.Object({ replayed: Type.Integer({ minimum: 0 }) });
 
 /** `POST /v1/webhooks/:id/replay`: the matching deliveries sent again, each once, at a bounded rate. */
-export const replayWebhookRoute = route({
+export const replayWebhookRoute = webhookRoute({
   method: 'POST',
   path: '/v1/webhooks/:id/replay',
   operationId: 'replayWebhook',
@@ -252,8 +230,6 @@ export const replayWebhookRoute = route({
   description:
     'Each matching delivery is queued once (one already waiting for its replay is not counted again) and sent as ' +
     'a replay at a bounded rate, beside new deliveries. `dry_run: true` only counts. Test pings are not replayed.',
-  tags: ['Webhooks'],
-  auth: 'management',
   params: IdParams('webhook', 'webhook id'),
   body: Type.Object(
     {
@@ -270,7 +246,11 @@ export const replayWebhookRoute = route({
   },
   problems: ['not-found', 'conflict', 'validation-failed'],
   async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
-    const filter = { status: body.status, since: instant(body.since, 'since'), until: instant(body.until, 'until') };
+    const filter = {
+      status: body.status,
+      since: when(body.since, 'since', 'body'),
+      until: when(body.until, 'until', 'body'),
+    };
     const replayed = await replayWebhook({
       db,
       accountId: principal.accountId,
