@@ -1,16 +1,4 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import {
-  buildServiceApp,
-  createHttpServer,
-  ID_PREFIXES,
-  roleAtLeast,
-  ROLES,
-  sha256Hex,
-  type IdKind,
-  type Role,
-  type ServiceModule,
-} from '@intake/shared';
+import { ID_PREFIXES, roleAtLeast, ROLES, sha256Hex, type IdKind, type Role } from '@intake/shared';
 import {
   addTestMember,
   createTestPlatform,
@@ -24,7 +12,7 @@ import {
 } from '@intake/shared/testing';
 import { managementService } from '@intake/management';
 import { usageService } from '@intake/usage';
-import { routeFor } from '../../src/all-in-one';
+import { accountResources, startServers } from './target';
 
 /**
  * Every management and usage route, for every role, generated from the served OpenAPI document (its
@@ -118,26 +106,6 @@ function fitting(schema: Schema, ids: Ids, receiverUrl: string, name = ''): unkn
   }
 }
 
-async function startServers(platform: TestPlatform) {
-  const modules: ServiceModule[] = [managementService, usageService];
-  const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()])) as Record<
-    string,
-    http.RequestListener
-  >;
-  const server = createHttpServer((req, res) => (apps[routeFor(req.url ?? '/')] as http.RequestListener)(req, res), {
-    problemsUrl: platform.config.PROBLEMS_URL,
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const receiver = http.createServer((_req, res) => res.writeHead(204).end());
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  return {
-    server,
-    receiver,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    receiverUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
-  };
-}
-
 interface Target {
   platform: TestPlatform;
   url: string;
@@ -151,35 +119,14 @@ interface Target {
 /** A fresh set of the account's resources (deleting one in a call leaves the others' fixtures alone). */
 async function freshIds(t: Target): Promise<Ids> {
   const { platform, accountId } = t;
-  const form = await factories.form(platform.db, accountId);
-  const submission = await factories.submission(platform, {
-    accountId,
-    formId: form.id,
-    payload: { name: 'Ada' },
-    files: [{ field: 'cv', filename: 'cv.txt', contentType: 'text/plain', content: 'hello' }],
+  const resources = await accountResources(platform, t.url, t.receiverUrl, {
+    id: accountId,
+    managementKey: t.adminKey,
   });
-  const call = (method: string, path: string, body?: unknown) =>
-    fetch(`${t.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then((r) => r.json() as Promise<Record<string, string>>);
-  const webhook = await call('POST', `/v1/forms/${form.id}/webhooks`, { url: t.receiverUrl });
-  await call('POST', `/v1/webhooks/${webhook['id']}/test`);
-  const delivery = await platform.db('deliveries').where({ webhook_id: webhook['id'] }).first('id');
   const invitee = await addTestMember(platform.db, accountId, 'viewer', { status: 'invited' });
   await managementKeyWithRole(platform.db, accountId, 'viewer');
   const key = await platform.db('api_keys').where({ account_id: accountId }).orderBy('id', 'desc').first('id');
-  return {
-    account: accountId,
-    form: form.id,
-    submission: submission.id,
-    file: submission.files[0]?.id,
-    webhook: webhook['id'],
-    delivery: delivery.id,
-    apiKey: key.id,
-    member: invitee.memberId,
-  };
+  return { ...resources, apiKey: key.id, member: invitee.memberId };
 }
 
 /** A caller of `role`: a member's session, or a management key (roles a key can have). */
@@ -247,7 +194,7 @@ function useTarget(): Target {
   let servers: Awaited<ReturnType<typeof startServers>>;
   beforeAll(async () => {
     t.platform = await createTestPlatform({ KEY_MINT_LIMIT: 10_000, WEBHOOK_ALLOW_PRIVATE_NETWORKS: true });
-    servers = await startServers(t.platform);
+    servers = await startServers(t.platform, [managementService, usageService]);
     t.url = servers.url;
     t.receiverUrl = servers.receiverUrl;
     const account = await factories.account(t.platform.db);
@@ -260,10 +207,7 @@ function useTarget(): Target {
     console.log(
       `What the role test did (allowed callers' statuses, denied callers' forbidden):\n${t.summary.join('\n')}`,
     );
-    servers.server.closeAllConnections();
-    await new Promise<void>((resolve) => servers.server.close(() => resolve()));
-    servers.receiver.closeAllConnections();
-    servers.receiver.close();
+    await servers.close();
     await t.platform.close();
   });
   return t;

@@ -1,15 +1,5 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import {
-  buildServiceApp,
-  createDb,
-  createHttpServer,
-  ID_PREFIXES,
-  type Db,
-  type IdKind,
-  type ServiceModule,
-} from '@intake/shared';
+import { createDb, ID_PREFIXES, type Db, type IdKind } from '@intake/shared';
 import {
   changedParts,
   createTestPlatform,
@@ -22,8 +12,8 @@ import { createIngestService } from '@intake/ingest';
 import { managementService } from '@intake/management';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
-import { routeFor } from '../../src/all-in-one';
 import { hostileNumber, hostileString, pct, show, wrongType } from './hostile';
+import { accountResources, startServers } from './target';
 
 /**
  * The property test over every management and usage route, generated from the served OpenAPI
@@ -327,57 +317,11 @@ interface FuzzTarget {
 /** One account with a form, a submission with a file, a webhook with a test delivery, and its key's id. */
 async function accountFixtures(platform: TestPlatform, url: string, receiverUrl: string) {
   const account = await factories.account(platform.db);
-  const form = await factories.form(platform.db, account.id);
-  const submission = await factories.submission(platform, {
-    accountId: account.id,
-    formId: form.id,
-    payload: { name: 'Ada' },
-    files: [{ field: 'cv', filename: 'cv.txt', contentType: 'text/plain', content: 'hello' }],
-  });
-  const call = (method: string, path: string, body?: unknown) =>
-    fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${account.managementKey}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }).then((r) => r.json() as Promise<Record<string, string>>);
-  const webhook = await call('POST', `/v1/forms/${form.id}/webhooks`, { url: receiverUrl });
-  await call('POST', `/v1/webhooks/${webhook['id']}/test`);
-  const delivery = await platform.db('deliveries').where({ webhook_id: webhook['id'] }).first('id');
+  const resources = await accountResources(platform, url, receiverUrl, account);
   const key = await platform.db('api_keys').where({ account_id: account.id }).first('id');
   return {
     account,
-    ids: {
-      account: account.id,
-      form: form.id,
-      submission: submission.id,
-      file: submission.files[0]?.id,
-      webhook: webhook['id'],
-      delivery: delivery.id,
-      apiKey: key.id,
-    } as Partial<Record<IdKind, string>>,
-  };
-}
-
-/** Every service's app behind one server routed as the ingress does, and a webhook receiver answering 204. */
-async function startServers(platform: TestPlatform) {
-  // Ingest leaves its events in the outbox (nothing publishes them), so the digest sees what each call wrote.
-  const ingest = createIngestService({ publishAfterCommit: false });
-  const modules: ServiceModule[] = [ingest, managementService, deliveryService, usageService];
-  const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()])) as Record<
-    string,
-    http.RequestListener
-  >;
-  const server = createHttpServer((req, res) => (apps[routeFor(req.url ?? '/')] as http.RequestListener)(req, res), {
-    problemsUrl: platform.config.PROBLEMS_URL,
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const receiver = http.createServer((_req, res) => res.writeHead(204).end());
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  return {
-    server,
-    receiver,
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    receiverUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    ids: { ...resources, apiKey: key.id } as Partial<Record<IdKind, string>>,
   };
 }
 
@@ -388,7 +332,9 @@ function useFuzzTarget(): FuzzTarget {
 
   beforeAll(async () => {
     const platform = (target.platform = await createTestPlatform());
-    servers = await startServers(platform);
+    // Ingest leaves its events in the outbox (nothing publishes them), so the digest sees what each call wrote.
+    const ingest = createIngestService({ publishAfterCommit: false });
+    servers = await startServers(platform, [ingest, managementService, deliveryService, usageService]);
     target.url = servers.url;
     target.receiverUrl = servers.receiverUrl;
     target.probe = createDb(platform.config.DATABASE_URL, { poolMax: 1 });
@@ -407,13 +353,7 @@ function useFuzzTarget(): FuzzTarget {
 
   afterAll(async () => {
     console.log(`What the route property test tried (${RUNS} runs per operation):\n${target.summary.join('\n')}`);
-    const { server, receiver } = servers;
-    await new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    });
-    receiver.closeAllConnections();
-    receiver.close();
+    await servers.close();
     await target.probe.destroy();
     await target.platform.close();
   });

@@ -1,0 +1,66 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { buildServiceApp, createHttpServer, type ServiceModule } from '@intake/shared';
+import { factories, type TestPlatform } from '@intake/shared/testing';
+import { routeFor } from '../../src/all-in-one';
+
+/** The services' apps behind one server routed as the ingress does, and a webhook receiver answering 204. */
+export async function startServers(platform: TestPlatform, modules: ServiceModule[]) {
+  const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()])) as Record<
+    string,
+    http.RequestListener
+  >;
+  const server = createHttpServer((req, res) => (apps[routeFor(req.url ?? '/')] as http.RequestListener)(req, res), {
+    problemsUrl: platform.config.PROBLEMS_URL,
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const receiver = http.createServer((_req, res) => res.writeHead(204).end());
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    receiverUrl: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    /** Both servers closed, their open connections too (a fuzzed call may leave one open). */
+    close: async () => {
+      server.closeAllConnections();
+      receiver.closeAllConnections();
+      receiver.close();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * An account's resources for calls to name, made as an owner makes them: a form, a submission with a file, a
+ * webhook to `receiverUrl` (over the API, so its secret is sealed as the API does) and the delivery of its test.
+ */
+export async function accountResources(
+  platform: TestPlatform,
+  url: string,
+  receiverUrl: string,
+  account: { id: string; managementKey: string },
+) {
+  const form = await factories.form(platform.db, account.id);
+  const submission = await factories.submission(platform, {
+    accountId: account.id,
+    formId: form.id,
+    payload: { name: 'Ada' },
+    files: [{ field: 'cv', filename: 'cv.txt', contentType: 'text/plain', content: 'hello' }],
+  });
+  const call = (method: string, path: string, body?: unknown) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${account.managementKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    }).then((r) => r.json() as Promise<Record<string, string>>);
+  const webhook = await call('POST', `/v1/forms/${form.id}/webhooks`, { url: receiverUrl });
+  await call('POST', `/v1/webhooks/${webhook['id']}/test`);
+  const delivery = await platform.db('deliveries').where({ webhook_id: webhook['id'] }).first('id');
+  return {
+    account: account.id,
+    form: form.id,
+    submission: submission.id,
+    file: submission.files[0]?.id,
+    webhook: webhook['id'],
+    delivery: delivery.id as string,
+  };
+}
