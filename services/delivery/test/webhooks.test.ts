@@ -6,12 +6,29 @@ import { accountWithForm, receiver, startDelivery, submit, verifyWithOctokit } f
 
 const ctx = useStarted(() => startDelivery());
 
+/** A receiver, and a fresh account's form with a webhook to it (at `path`); the receiver is closed once `use` is done. */
+async function withHookedForm(
+  use: (f: {
+    target: Awaited<ReturnType<typeof receiver>>;
+    accountId: string;
+    formId: string;
+    hook: Awaited<ReturnType<typeof factories.webhook>>;
+  }) => Promise<void>,
+  path = '',
+) {
+  const target = await receiver();
+  try {
+    const { accountId, formId } = await accountWithForm(ctx.platform);
+    const hook = await factories.webhook(ctx.platform, { accountId, formId, url: `${target.url}${path}` });
+    await use({ target, accountId, formId, hook });
+  } finally {
+    await target.close();
+  }
+}
+
 describe('webhook delivery of submission.created: the signed request', () => {
   it('POSTs the signed envelope with exactly the documented headers, verified by libraries we did not write', async () => {
-    const target = await receiver();
-    try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      const hook = await factories.webhook(ctx.platform, { accountId, formId, url: `${target.url}/hooks?x=1` });
+    await withHookedForm(async ({ target, accountId, formId, hook }) => {
       const event = await submit(ctx.platform, {
         accountId,
         formId,
@@ -76,18 +93,13 @@ describe('webhook delivery of submission.created: the signed request', () => {
           response_body: 'ok',
         }),
       ]);
-    } finally {
-      await target.close();
-    }
+    }, '/hooks?x=1');
   });
 });
 
 describe('webhook delivery of submission.created: which webhooks and fields are sent', () => {
   it('sends the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {
-    const target = await receiver();
-    try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { accountId, formId, url: `${target.url}/hook` });
+    await withHookedForm(async ({ target, accountId, formId }) => {
       const event = await submit(ctx.platform, {
         accountId,
         formId,
@@ -102,9 +114,7 @@ describe('webhook delivery of submission.created: which webhooks and fields are 
         payload: { name: 'Ada', essay: 'long text' },
         files: [],
       });
-    } finally {
-      await target.close();
-    }
+    }, '/hook');
   });
 
   it('creates one delivery per enabled webhook only, and a redelivered event creates no second one', async () => {
@@ -145,10 +155,7 @@ describe('webhook delivery of submission.created: which webhooks and fields are 
 
 describe('webhook delivery of submission.created: spam', () => {
   it('sends nothing for spam', async () => {
-    const target = await receiver();
-    try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+    await withHookedForm(async ({ target, accountId, formId }) => {
       const spam = await submit(ctx.platform, { accountId, formId, status: 'spam' });
       // A spam event on the created subject, and a created event for a row that is spam by now (relabelled or deleted first).
       const mislabelled = await submit(ctx.platform, {
@@ -184,24 +191,17 @@ describe('webhook delivery of submission.created: spam', () => {
           .db('deliveries')
           .whereIn('submission_id', [spam.submission_id, mislabelled.submission_id, relabelled.submission_id]),
       ).toEqual([]);
-    } finally {
-      await target.close();
-    }
+    });
   });
 });
 
 describe('webhook delivery of submission.created: the fields as posted', () => {
   it('carries the payload in the order the form posted its fields, not sorted', async () => {
-    const target = await receiver();
-    try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+    await withHookedForm(async ({ target, accountId, formId }) => {
       // jsonb would reorder these (shortest first, then bytewise): a, i, name, zeta.
       await submit(ctx.platform, { accountId, formId, payload: { zeta: '1', a: '2', name: 'Ada', i: '0' } });
       const [request] = await eventually(() => target.requests.length === 1 && target.requests);
       expect(Object.keys(JSON.parse(request!.body).data.payload)).toEqual(['zeta', 'a', 'name', 'i']);
-    } finally {
-      await target.close();
-    }
+    });
   });
 });

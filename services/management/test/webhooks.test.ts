@@ -7,6 +7,25 @@ import { answering, receiver, submit, verifyWithOctokit } from '../../delivery/t
 const ctx = useStarted(() => startManagementWithWorkers({ retryMs: 300, pollMs: 200 }));
 const owner = () => newOwner(ctx);
 
+/** A webhook as the API shows it just after it was made: enabled, standard, never called; no secret. */
+const freshWebhook = (formId: string, url: string) => ({
+  id: expect.stringMatching(/^wh_/),
+  form_id: formId,
+  url,
+  enabled: true,
+  format: 'standard',
+  disabled_reason: null,
+  health: {
+    last_24h: { succeeded: 0, failed: 0, pending: 0 },
+    last_success_at: null,
+    last_failure_at: null,
+    failing_since: null,
+    consecutive_failures: 0,
+  },
+  created_at: expect.any(String),
+  updated_at: expect.any(String),
+});
+
 describe('webhook routes, what works: managing', () => {
   it('creates (secret once, sealed at rest), lists without secrets, updates, rotates and deletes', async () => {
     const { formId, call } = await owner();
@@ -14,21 +33,7 @@ describe('webhook routes, what works: managing', () => {
     expect(created.status).toBe(201);
     expect(created.headers.get('location')).toBe(`/v1/webhooks/${created.body.id}`);
     expect(created.body).toEqual({
-      id: expect.stringMatching(/^wh_/),
-      form_id: formId,
-      url: 'https://hooks.example.com/intake',
-      enabled: true,
-      format: 'standard',
-      disabled_reason: null,
-      health: {
-        last_24h: { succeeded: 0, failed: 0, pending: 0 },
-        last_success_at: null,
-        last_failure_at: null,
-        failing_since: null,
-        consecutive_failures: 0,
-      },
-      created_at: expect.any(String),
-      updated_at: expect.any(String),
+      ...freshWebhook(formId, 'https://hooks.example.com/intake'),
       secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
     });
     expect(Buffer.from(created.body.secret.slice(6), 'base64')).toHaveLength(32);
@@ -38,23 +43,7 @@ describe('webhook routes, what works: managing', () => {
 
     const list = await call('GET', `/v1/forms/${formId}/webhooks`);
     expect(list.body.data).toEqual([
-      {
-        id: created.body.id,
-        form_id: formId,
-        url: 'https://hooks.example.com/intake',
-        enabled: true,
-        format: 'standard',
-        disabled_reason: null,
-        health: {
-          last_24h: { succeeded: 0, failed: 0, pending: 0 },
-          last_success_at: null,
-          last_failure_at: null,
-          failing_since: null,
-          consecutive_failures: 0,
-        },
-        created_at: expect.any(String),
-        updated_at: expect.any(String),
-      },
+      { ...freshWebhook(formId, 'https://hooks.example.com/intake'), id: created.body.id },
     ]);
 
     const disabled = await call('PATCH', `/v1/webhooks/${created.body.id}`, {
