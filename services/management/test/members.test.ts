@@ -8,7 +8,7 @@ import {
   uniqueEmail,
 } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
-import { accept, sessionOf } from './people-helpers';
+import { accept, PASSWORD, sessionOf } from './people-helpers';
 
 let ctx: Awaited<ReturnType<typeof startManagement>>;
 let smtp: SmtpSink;
@@ -21,7 +21,6 @@ afterAll(async () => {
   await smtp.close();
 });
 
-const GOOD = 'correct horse battery staple';
 const problemType = (slug: string) => `${ctx.platform.config.PROBLEMS_URL}/${slug}`;
 
 /** An account, its admin key as a caller, and an owner member. */
@@ -71,7 +70,7 @@ describe('members: invitations', () => {
       expect.stringMatching(/common passwords/),
     ]);
 
-    const joined = await accept(ctx.url, invited.body.invitation_url, GOOD);
+    const joined = await accept(ctx.url, invited.body.invitation_url, PASSWORD);
     expect(joined.res.status).toBe(201);
     expect(joined.res.body).toMatchObject({
       account_id: a.id,
@@ -84,7 +83,7 @@ describe('members: invitations', () => {
     const members = await a.call('GET', '/v1/members');
     expect(members.body.data.find((m: { id: string }) => m.id === invited.body.id)).toMatchObject({ status: 'active' });
     // Single use.
-    const again = await accept(ctx.url, invited.body.invitation_url, GOOD);
+    const again = await accept(ctx.url, invited.body.invitation_url, PASSWORD);
     expect([again.res.status, again.res.body.type]).toEqual([410, problemType('link-expired')]);
   });
 });
@@ -99,7 +98,7 @@ describe('members: invitations refused, and people in several accounts', () => {
       .db('member_invitations')
       .where({ member_id: invited.body.id })
       .update({ expires_at: new Date(Date.now() - 1000) });
-    const late = await accept(ctx.url, invited.body.invitation_url, GOOD);
+    const late = await accept(ctx.url, invited.body.invitation_url, PASSWORD);
     expect([late.res.status, late.res.body.type]).toEqual([410, problemType('link-expired')]);
   });
 
@@ -107,12 +106,12 @@ describe('members: invitations refused, and people in several accounts', () => {
     const both = uniqueEmail('both');
     const first = await account();
     const inv1 = await first.call('POST', '/v1/members', { email: both, role: 'viewer' });
-    expect((await accept(ctx.url, inv1.body.invitation_url, GOOD)).res.status).toBe(201);
+    expect((await accept(ctx.url, inv1.body.invitation_url, PASSWORD)).res.status).toBe(201);
     const second = await account();
     const inv2 = await second.call('POST', '/v1/members', { email: both, role: 'admin' });
     const wrong = await accept(ctx.url, inv2.body.invitation_url, 'another long password!');
     expect(wrong.res.status).toBe(401);
-    const joined = await accept(ctx.url, inv2.body.invitation_url, GOOD);
+    const joined = await accept(ctx.url, inv2.body.invitation_url, PASSWORD);
     expect(joined.res.body).toMatchObject({ account_id: second.id, role: 'admin' });
     const accounts = await api(ctx.url)('GET', '/v1/sessions/accounts', undefined, joined.headers);
     expect(accounts.body.data.map((m: { account_id: string }) => m.account_id).sort()).toEqual(

@@ -1,7 +1,7 @@
-import { factories, uniqueEmail, addTestMember, eventually, smtpSink, type SmtpSink } from '@intake/shared/testing';
+import type { Role } from '@intake/shared';
+import { uniqueEmail, eventually, smtpSink, type SmtpSink } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
-import { accept, sessionOf } from './people-helpers';
-import { hashPassword } from '../src/domain/passwords';
+import { accept, clientAddress, PASSWORD, personWithPassword, sessionOf } from './people-helpers';
 import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
 
 let ctx: Awaited<ReturnType<typeof startManagement>>;
@@ -15,26 +15,15 @@ afterAll(async () => {
   await smtp.close();
 });
 
-const GOOD = 'correct horse battery staple';
-/** A client address of its own per call (documentation range, random per run: failures outlive a run in the table). */
-const run = Math.floor(Math.random() * 0xffff).toString(16);
-let serial = 0;
-const fromAddress = () => ({ 'x-forwarded-for': `2001:db8:${run}::${(++serial).toString(16)}` });
 const signIn = (email: string, password: string, headers: Record<string, string> = {}) =>
   api(ctx.url)('POST', '/v1/sessions/password', { email, password }, headers);
 
-/** An active member with a password, in a fresh account. */
-async function person(role: 'viewer' | 'editor' | 'admin' | 'owner' = 'editor') {
-  const a = await factories.account(ctx.platform.db);
-  const email = uniqueEmail('signin');
-  const m = await addTestMember(ctx.platform.db, a.id, role, { email, passwordHash: await hashPassword(GOOD) });
-  return { accountId: a.id, key: a.managementKey, ...m };
-}
+const person = (role?: Role) => personWithPassword(ctx.platform.db, role);
 
 describe('password sign-in', () => {
   it('signs a member in with e-mail and password to an HttpOnly session that shows who is signed in', async () => {
     const p = await person();
-    const res = await signIn(p.email.toUpperCase(), GOOD);
+    const res = await signIn(p.email.toUpperCase(), PASSWORD);
     expect(res.status).toBe(201);
     expect(res.headers.get('set-cookie')).toMatch(/HttpOnly.*SameSite=Strict/);
     expect(res.body).toMatchObject({ account_id: p.accountId, member_id: p.memberId, email: p.email, role: 'editor' });
@@ -49,7 +38,7 @@ describe('password sign-in', () => {
     const p = await person();
     const time = async (email: string) => {
       const started = performance.now();
-      const res = await signIn(email, 'not the password at all', fromAddress());
+      const res = await signIn(email, 'not the password at all', clientAddress());
       return { ms: performance.now() - started, status: res.status, body: res.body };
     };
     // Both paths warm (the unknown one makes its dummy hash once), then taken in turns, so that a machine busy
@@ -75,8 +64,8 @@ describe('password sign-in: limits and switches', () => {
   it('limits failures per e-mail (429 rate-limited with Retry-After), even for the right password', async () => {
     const p = await person();
     for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i += 1)
-      expect((await signIn(p.email, 'wrong wrong wrong', fromAddress())).status).toBe(401);
-    const limited = await signIn(p.email, GOOD, fromAddress());
+      expect((await signIn(p.email, 'wrong wrong wrong', clientAddress())).status).toBe(401);
+    const limited = await signIn(p.email, PASSWORD, clientAddress());
     expect([limited.status, limited.body.type]).toEqual([429, `${ctx.platform.config.PROBLEMS_URL}/rate-limited`]);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     const failures = () =>
@@ -87,7 +76,7 @@ describe('password sign-in: limits and switches', () => {
   it('limits failures per client address across e-mails', async () => {
     const trusting = await startManagement({ TRUST_PROXY: true });
     try {
-      const headers = fromAddress();
+      const headers = clientAddress();
       const call = api(trusting.url);
       for (let i = 0; i < SIGN_IN_LIMITS.perIp; i += 1)
         expect(
@@ -104,7 +93,7 @@ describe('password sign-in: limits and switches', () => {
         'POST',
         '/v1/sessions/password',
         { email: uniqueEmail('spray'), password: 'x' },
-        fromAddress(),
+        clientAddress(),
       );
       expect(elsewhere.status).toBe(401);
     } finally {
@@ -116,7 +105,7 @@ describe('password sign-in: limits and switches', () => {
     const only = await startManagement({ OIDC_ONLY: true });
     try {
       const p = await person();
-      const res = await api(only.url)('POST', '/v1/sessions/password', { email: p.email, password: GOOD });
+      const res = await api(only.url)('POST', '/v1/sessions/password', { email: p.email, password: PASSWORD });
       expect([res.status, res.body.type]).toEqual([403, `${only.platform.config.PROBLEMS_URL}/forbidden`]);
       expect((await api(only.url)('GET', '/v1/sign-in-options')).body).toEqual({
         password: false,
@@ -132,7 +121,7 @@ describe('password sign-in: limits and switches', () => {
 describe('password reset', () => {
   it('mails a single-use link; the new password works, the old one and every old session do not', async () => {
     const p = await person();
-    const old = sessionOf(await signIn(p.email, GOOD));
+    const old = sessionOf(await signIn(p.email, PASSWORD));
     const asked = await api(ctx.url)('POST', '/v1/password-resets', { email: p.email });
     expect(asked.status).toBe(202);
     expect((await api(ctx.url)('POST', '/v1/password-resets', { email: uniqueEmail('nobody') })).status).toBe(202);
@@ -145,8 +134,8 @@ describe('password reset', () => {
     expect((await api(ctx.url)('POST', '/v1/password-resets/confirm', { token, password: next })).status).toBe(204);
     expect((await api(ctx.url)('POST', '/v1/password-resets/confirm', { token, password: next })).status).toBe(410);
     expect((await api(ctx.url)('GET', '/v1/forms', undefined, old.headers)).status).toBe(401);
-    expect((await signIn(p.email, GOOD, fromAddress())).status).toBe(401);
-    expect((await signIn(p.email, next, fromAddress())).status).toBe(201);
+    expect((await signIn(p.email, PASSWORD, clientAddress())).status).toBe(401);
+    expect((await signIn(p.email, next, clientAddress())).status).toBe(201);
   });
 });
 
@@ -167,7 +156,7 @@ describe('secrets at rest', () => {
         ),
       ),
     );
-    for (const secret of [GOOD, password, token, resetToken]) expect(dump).not.toContain(secret);
+    for (const secret of [PASSWORD, password, token, resetToken]) expect(dump).not.toContain(secret);
     const user = await ctx.platform.db('users').where({ email: invited.body.email }).first('password_hash');
     expect(user.password_hash).toMatch(/^\$argon2id\$/);
   });

@@ -2,20 +2,12 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { generate } from 'otplib';
 import QRCode from 'qrcode';
-import { buildServiceApp } from '@intake/shared';
-import {
-  addTestMember,
-  createTestPlatform,
-  factories,
-  listen,
-  managementKeyWithRole,
-  uniqueEmail,
-} from '@intake/shared/testing';
+import { buildServiceApp, type Role } from '@intake/shared';
+import { addTestMember, createTestPlatform, factories, listen, managementKeyWithRole } from '@intake/shared/testing';
 import { managementService } from '../src';
-import { hashPassword } from '../src/domain/passwords';
 import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
 import { api } from './helpers';
-import { sessionOf } from './people-helpers';
+import { PASSWORD, personWithPassword, sessionOf } from './people-helpers';
 
 /** Management on a real platform whose logger (debug: request lines too) writes into `logs`. */
 const logs: string[] = [];
@@ -39,28 +31,17 @@ afterAll(async () => {
   await platform.close();
 });
 
-const GOOD = 'correct horse battery staple';
-const run = Math.floor(Math.random() * 0xffff).toString(16);
-let serial = 0;
-/** A client address of its own per person, so the per-address limit never mixes tests. */
-const address = () => ({ 'x-forwarded-for': `2001:db8:${run}::${(++serial).toString(16)}` });
 type Headers = Record<string, string>;
 
 /** A code of the authenticator `steps` 30-second steps from now (1: the next one, still accepted). */
 const codeAt = (secret: string, steps = 0) => generate({ secret, epoch: Math.floor(Date.now() / 1000) + steps * 30 });
 
-/** An active member with a password in a fresh account (or `accountId`), and a client address of their own. */
-async function person(role: 'viewer' | 'editor' | 'admin' | 'owner' = 'editor', accountId?: string) {
-  const account = accountId ? { id: accountId, managementKey: '' } : await factories.account(platform.db);
-  const email = uniqueEmail('totp');
-  const m = await addTestMember(platform.db, account.id, role, { email, passwordHash: await hashPassword(GOOD) });
-  return { accountId: account.id, key: account.managementKey, from: address(), ...m };
-}
+const person = (role?: Role, accountId?: string) => personWithPassword(platform.db, role, accountId);
 type Person = Awaited<ReturnType<typeof person>>;
 
 const call = (method: string, path: string, body?: unknown, headers: Headers = {}) =>
   api(url)(method, path, body, headers);
-const passwordSignIn = (p: Person, password = GOOD) =>
+const passwordSignIn = (p: Person, password = PASSWORD) =>
   call('POST', '/v1/sessions/password', { email: p.email, password }, p.from);
 /** The half-open session of a 202 answer, as headers. */
 const pendingOf = (res: Awaited<ReturnType<typeof call>>) => sessionOf(res).headers;
@@ -183,7 +164,7 @@ describe('password sign-in with two-factor on', () => {
       ['GET', '/v1/two-factor'],
       ['POST', '/v1/forms', { name: 'x' }],
       ['POST', '/v1/two-factor/enrolment'],
-      ['POST', '/v1/two-factor/disable', { password: GOOD }],
+      ['POST', '/v1/two-factor/disable', { password: PASSWORD }],
     ] as const) {
       const res = await call(method, path, body, pending);
       expect({ path, status: res.status, problem: typeof res.body?.type }).toEqual({
@@ -255,7 +236,7 @@ describe('turning two-factor off', () => {
     expect(await platform.db('users').where('id', p.userId).first('totp_enabled_at')).toEqual({
       totp_enabled_at: expect.any(Date),
     });
-    expect((await call('POST', '/v1/two-factor/disable', { password: GOOD }, headers)).status).toBe(204);
+    expect((await call('POST', '/v1/two-factor/disable', { password: PASSWORD }, headers)).status).toBe(204);
     const row = await platform.db('users').where('id', p.userId).first();
     expect(row).toMatchObject({ totp_secret: null, totp_enabled_at: null, recovery_codes: [] });
     expect((await passwordSignIn(p)).status).toBe(201);
@@ -305,7 +286,7 @@ describe('an owner requiring two-factor', () => {
     expect((await call('GET', '/v1/forms', undefined, full)).status).toBe(200);
     expect((await call('GET', '/v1/forms', undefined, pending)).status).toBe(401);
     // Turning it off is refused while the account requires it; keys are unaffected.
-    expect((await call('POST', '/v1/two-factor/disable', { password: GOOD }, full)).status).toBe(409);
+    expect((await call('POST', '/v1/two-factor/disable', { password: PASSWORD }, full)).status).toBe(409);
     expect((await call('GET', '/v1/forms', undefined, { authorization: `Bearer ${admin}` })).status).toBe(200);
     const audit = await platform.db('audit_log').where({ account_id: owner.accountId }).pluck('action');
     expect(audit).toContain('account.two_factor_required');
@@ -318,7 +299,7 @@ describe('an owner requiring two-factor', () => {
     const lax = await factories.account(platform.db);
     const laxMember = await addTestMember(platform.db, lax.id, 'editor', { email: strict.email });
     await platform.db('members').where('id', laxMember.memberId).update({ last_sign_in_at: new Date() });
-    const signed = await passwordSignIn(strict, GOOD);
+    const signed = await passwordSignIn(strict, PASSWORD);
     expect([signed.status, signed.body.account_id]).toEqual([201, lax.id]);
     const { headers } = sessionOf(signed);
     const refused = await call('POST', '/v1/sessions/switch', { account_id: strict.accountId }, headers);
