@@ -282,3 +282,67 @@ export function SubmitRow({ pending, children }: { pending?: boolean; children: 
     </div>
   );
 }
+
+/** A `Field` around a select of `options` (each a value and its text), described by the field's help and error. */
+export function SelectField<T extends string>(props: {
+  id: string;
+  label: string;
+  value: T;
+  options: readonly (readonly [T, string])[];
+  onValue(value: NoInfer<T>): void;
+  help?: ComponentChildren;
+  error?: string;
+}) {
+  const { id, help, error } = props;
+  return (
+    <Field id={id} label={props.label} help={help} error={error}>
+      <select
+        id={id}
+        value={props.value}
+        aria-describedby={describedBy(id, help !== undefined, Boolean(error))}
+        aria-invalid={error ? true : undefined}
+        onChange={(e) => props.onValue(e.currentTarget.value as T)}
+      >
+        {props.options.map(([value, text]) => (
+          <option key={value} value={value}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
+/** Options whose values are their own texts. */
+export const plainOptions = <T extends string>(values: readonly T[]) => values.map((v) => [v, v] as const);
+
+type CheckboxProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'checked' | 'type'> & {
+  checked: boolean;
+  onValue(checked: boolean): void;
+};
+
+/** A checkbox with its text after it, in one label. */
+export function Check(props: { checked: boolean; onValue(checked: boolean): void; children: ComponentChildren }) {
+  const { checked, onValue, children } = props;
+  return (
+    <label class="check">
+      <input type="checkbox" checked={checked} onChange={(e) => onValue(e.currentTarget.checked)} /> {children}
+    </label>
+  );
+}
+
+/** A `Field` around a checkbox (or, with role="switch", a switch), described by the field's help. */
+export function CheckboxField(props: CheckboxProps & { id: string; label: string; help?: ComponentChildren }) {
+  const { id, label, help, onValue, ...input } = props;
+  return (
+    <Field id={id} label={label} help={help}>
+      <input
+        {...input}
+        id={id}
+        type="checkbox"
+        aria-describedby={describedBy(id, help !== undefined, false)}
+        onChange={(e) => onValue(e.currentTarget.checked)}
+      />
+    </Field>
+  );
+}

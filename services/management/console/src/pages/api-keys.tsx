@@ -5,13 +5,14 @@ import {
   ACTIONS_COLUMN,
   Confirm,
   ErrorBox,
-  Field,
   Loading,
+  SelectField,
   ShownOnce,
   SubmitRow,
   Table,
   TextField,
   formatTime,
+  plainOptions,
   useAction,
   useResource,
   type Action,
@@ -53,6 +54,8 @@ export function ApiKeysPage() {
   );
 }
 
+const KEY_TYPES = plainOptions<ApiKey['type']>(['submission', 'management']);
+
 /** Creates a key of a type, with an optional name; the new key (shown once) is handed up. */
 function CreateKey({ action, onCreated }: { action: Action; onCreated(key: NewApiKey): Promise<void> }) {
   const [type, setType] = useState<ApiKey['type']>('submission');
@@ -66,12 +69,7 @@ function CreateKey({ action, onCreated }: { action: Action; onCreated(key: NewAp
   };
   return (
     <form class="inline-form" onSubmit={submit}>
-      <Field id="k-type" label="Type">
-        <select id="k-type" value={type} onChange={(e) => setType(e.currentTarget.value as ApiKey['type'])}>
-          <option value="submission">submission</option>
-          <option value="management">management</option>
-        </select>
-      </Field>
+      <SelectField id="k-type" label="Type" value={type} options={KEY_TYPES} onValue={setType} />
       <TextField id="k-name" label="Name" grow maxLength={200} value={name} onValue={setName} />
       <SubmitRow pending={action.pending}>Create key</SubmitRow>
     </form>

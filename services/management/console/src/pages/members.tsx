@@ -4,13 +4,14 @@ import {
   ACTIONS_COLUMN,
   Confirm,
   ErrorBox,
-  Field,
   Loading,
+  SelectField,
   ShownOnce,
   SubmitRow,
   Table,
   TextField,
   formatTime,
+  plainOptions,
   useAction,
   useResource,
 } from '../components/ui';
@@ -80,6 +81,9 @@ export function MembersPage() {
   );
 }
 
+/** The roles one may give: owners may make owners, admins the other roles. */
+const roleOptions = (owner: boolean) => plainOptions(ROLES.filter((r) => owner || r !== 'owner'));
+
 function Invite(props: { owner: boolean; onInvited(m: NewMember): Promise<void> }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('viewer');
@@ -94,15 +98,7 @@ function Invite(props: { owner: boolean; onInvited(m: NewMember): Promise<void> 
   return (
     <form class="inline-form" onSubmit={submit}>
       <TextField id="invite-email" label="Email" type="email" required grow value={email} onValue={setEmail} />
-      <Field id="invite-role" label="Role">
-        <select id="invite-role" value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
-          {ROLES.filter((r) => props.owner || r !== 'owner').map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
-        </select>
-      </Field>
+      <SelectField id="invite-role" label="Role" value={role} options={roleOptions(props.owner)} onValue={setRole} />
       <SubmitRow pending={action.pending}>Invite</SubmitRow>
       <ErrorBox error={action.error} />
     </form>
@@ -133,7 +129,7 @@ function MembersTable(props: {
                 value={m.role}
                 onChange={(e) => props.onRole(m, e.currentTarget.value as Role)}
               >
-                {ROLES.filter((r) => props.owner || r !== 'owner').map((r) => (
+                {roleOptions(props.owner).map(([r]) => (
                   <option key={r} value={r}>
                     {r}
                   </option>

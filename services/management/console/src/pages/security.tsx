@@ -3,8 +3,8 @@ import { api, ok, session } from '../api';
 import { EnrolTwoFactor, RecoveryCodes } from '../components/two-factor';
 import {
   ACTIONS_COLUMN,
+  CheckboxField,
   ErrorBox,
-  Field,
   Loading,
   SubmitRow,
   Table,
@@ -207,20 +207,15 @@ function RequireTwoFactor({ onChanged }: { onChanged(): void }) {
       <h2 id="account-security">Account</h2>
       <ErrorBox error={account.error} />
       {account.data && (
-        <Field
+        <CheckboxField
           id="require-2fa"
           label="Require two-factor for password sign-in"
           help="Members without an authenticator set one up at their next sign-in. Management keys and single sign-on are not affected. Turn on two-factor for yourself first."
-        >
-          <input
-            id="require-2fa"
-            type="checkbox"
-            role="switch"
-            checked={account.data.require_two_factor}
-            disabled={action.pending}
-            onChange={(e) => void set(e.currentTarget.checked)}
-          />
-        </Field>
+          role="switch"
+          checked={account.data.require_two_factor}
+          disabled={action.pending}
+          onValue={(on) => void set(on)}
+        />
       )}
       <ErrorBox error={action.error} />
     </section>

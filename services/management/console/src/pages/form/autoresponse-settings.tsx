@@ -1,16 +1,8 @@
 import type { Form } from '../../api-types';
 import { useSettingsSection } from './settings-section';
-import { ErrorBox, SubmitRow, TextField } from '../../components/ui';
+import { Check, ErrorBox, SubmitRow, TextField } from '../../components/ui';
 
-interface Values {
-  enabled: boolean;
-  subject: string;
-  text: string;
-  replyTo: string;
-  emailField: string;
-}
-
-function valuesOf(form: Form): Values {
+function valuesOf(form: Form) {
   const a = form.autoresponse;
   return {
     enabled: a?.enabled ?? false,
@@ -20,6 +12,8 @@ function valuesOf(form: Form): Values {
     emailField: a?.email_field ?? '',
   };
 }
+
+type Values = ReturnType<typeof valuesOf>;
 
 /** The settings as the API takes them; switched off without a text, the setting is removed. */
 function bodyOf(v: Values): Form['autoresponse'] {
@@ -35,7 +29,7 @@ function bodyOf(v: Values): Form['autoresponse'] {
 
 /** The confirmation mailed to whoever fills the form in, saved on its own. */
 export function AutoresponseSettings({ form, onSaved }: { form: Form; onSaved?(): Promise<void> }) {
-  const { values, set, saved, action, submit } = useSettingsSection({
+  const { values, set, bind, saved, action, submit } = useSettingsSection({
     form,
     valuesOf,
     bodyOf: (v: Values) => ({ autoresponse: bodyOf(v) }),
@@ -48,26 +42,23 @@ export function AutoresponseSettings({ form, onSaved }: { form: Form; onSaved?()
         A confirmation mailed to whoever filled the form in, for received submissions only, at most one per address in
         10 minutes. Write <code>{'{{field name}}'}</code> to insert a field’s value (as plain text).
       </p>
-      <label class="check">
-        <input type="checkbox" checked={values.enabled} onChange={(e) => set('enabled')(e.currentTarget.checked)} />{' '}
+      <Check checked={values.enabled} onValue={set('enabled')}>
         Send an autoresponse
-      </label>
-      <TextField id="a-subject" label="Subject" maxLength={200} value={values.subject} onValue={set('subject')} />
-      <TextField id="a-text" label="Text" rows={6} value={values.text} onValue={set('text')} />
+      </Check>
+      <TextField id="a-subject" label="Subject" maxLength={200} {...bind('subject')} />
+      <TextField id="a-text" label="Text" rows={6} {...bind('text')} />
       <TextField
         id="a-reply-to"
         label="Reply-To address"
         help="Optional: where replies to the confirmation go."
         type="email"
-        value={values.replyTo}
-        onValue={set('replyTo')}
+        {...bind('replyTo')}
       />
       <TextField
         id="a-email-field"
         label="Field with the recipient’s address"
         help="Empty: the first field named email, e-mail, email_address or _replyto."
-        value={values.emailField}
-        onValue={set('emailField')}
+        {...bind('emailField')}
       />
       <ErrorBox error={action.error} />
       {saved && (

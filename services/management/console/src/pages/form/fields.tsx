@@ -1,4 +1,4 @@
-import { Field, TextField, describedBy } from '../../components/ui';
+import { SelectField, TextField } from '../../components/ui';
 import type { Form } from '../../api-types';
 
 type Provider = NonNullable<Form['bot_challenge']>['provider'];
@@ -20,16 +20,18 @@ export function initialValues(form?: Form) {
 export type Values = ReturnType<typeof initialValues>;
 
 /** The API's name of each setting the editor shows, so an error the API reports is shown at its field. */
-export const API_FIELDS = [
-  'name',
-  'slug',
-  'status',
-  'honeypot_field',
-  'bot_challenge',
-  'notify_emails',
-  'redirect_url',
-  'allowed_origins',
-];
+const API_NAMES = {
+  name: 'name',
+  slug: 'slug',
+  status: 'status',
+  honeypot: 'honeypot_field',
+  provider: 'bot_challenge',
+  secret: 'bot_challenge',
+  emails: 'notify_emails',
+  redirect: 'redirect_url',
+  origins: 'allowed_origins',
+} satisfies Record<keyof Values, string>;
+export const API_FIELDS = [...new Set(Object.values(API_NAMES))];
 
 /** The editor's values, a setter per control, and the errors to show at the fields (by API name). */
 export type Editing = {
@@ -38,27 +40,40 @@ export type Editing = {
   errors: Record<string, string>;
 };
 
+/** A control's value, its setter, and the error the API reported for its setting: a field's binding. */
+const bind = <K extends keyof Values>({ values, set, errors }: Editing, name: K) => ({
+  value: values[name],
+  onValue: set(name),
+  error: errors[API_NAMES[name]],
+});
+
 /**
  * The slug's pattern. Browsers compile `pattern` with the `v` flag, where a hyphen in a class must be escaped;
  * unescaped, the pattern is invalid and silently never checked.
  */
 export const SLUG_PATTERN = '[a-z0-9](?:[a-z0-9\\-]*[a-z0-9])?';
 
+const STATUSES: [Form['status'], string][] = [
+  ['live', 'live — accepts posts'],
+  ['paused', 'paused'],
+  ['draft', 'draft'],
+];
+
+const PROVIDERS: [Provider | '', string][] = [
+  ['', 'none'],
+  ['turnstile', 'Cloudflare Turnstile'],
+  ['hcaptcha', 'hCaptcha'],
+  ['recaptcha', 'reCAPTCHA'],
+];
+
 /** Name, slug (with a warning when an existing form's slug changes), status and the honeypot field. */
-export function IdentityFields({ values, set, errors, savedSlug }: Editing & { savedSlug?: string }) {
+export function IdentityFields(editing: Editing & { savedSlug?: string }) {
+  const { values, savedSlug } = editing;
   const slug = values.slug.trim();
   const slugChanges = savedSlug !== undefined && slug !== '' && slug !== savedSlug;
   return (
     <>
-      <TextField
-        id="f-name"
-        label="Name"
-        required
-        maxLength={200}
-        value={values.name}
-        onValue={set('name')}
-        error={errors['name']}
-      />
+      <TextField id="f-name" label="Name" required maxLength={200} {...bind(editing, 'name')} />
       <TextField
         id="f-slug"
         label="Slug"
@@ -70,53 +85,34 @@ export function IdentityFields({ values, set, errors, savedSlug }: Editing & { s
         maxLength={64}
         pattern={SLUG_PATTERN}
         title="Lower-case letters, digits and hyphens, starting and ending with a letter or digit"
-        value={values.slug}
-        onValue={set('slug')}
-        error={errors['slug']}
+        {...bind(editing, 'slug')}
       />
-      <Field id="f-status" label="Status" error={errors['status']}>
-        <select
-          id="f-status"
-          value={values.status}
-          aria-describedby={describedBy('f-status', false, Boolean(errors['status']))}
-          onChange={(e) => set('status')(e.currentTarget.value as Values['status'])}
-        >
-          <option value="live">live — accepts posts</option>
-          <option value="paused">paused</option>
-          <option value="draft">draft</option>
-        </select>
-      </Field>
+      <SelectField id="f-status" label="Status" options={STATUSES} {...bind(editing, 'status')} />
       <TextField
         id="f-honeypot"
         label="Honeypot field"
         help="A hidden field people never fill; posts that fill it are kept as spam."
         required
         maxLength={100}
-        value={values.honeypot}
-        onValue={set('honeypot')}
-        error={errors['honeypot_field']}
+        {...bind(editing, 'honeypot')}
       />
     </>
   );
 }
 
 /** The bot-challenge provider and its secret (write-only: `keepsSecret` when the form already has one). */
-export function BotChallengeFields({ values, set, errors, keepsSecret }: Editing & { keepsSecret: boolean }) {
+export function BotChallengeFields(editing: Editing & { keepsSecret: boolean }) {
+  const { values, set, keepsSecret } = editing;
   return (
     <fieldset>
       <legend>Bot challenge</legend>
-      <Field id="f-provider" label="Provider">
-        <select
-          id="f-provider"
-          value={values.provider}
-          onChange={(e) => set('provider')(e.currentTarget.value as Values['provider'])}
-        >
-          <option value="">none</option>
-          <option value="turnstile">Cloudflare Turnstile</option>
-          <option value="hcaptcha">hCaptcha</option>
-          <option value="recaptcha">reCAPTCHA</option>
-        </select>
-      </Field>
+      <SelectField
+        id="f-provider"
+        label="Provider"
+        value={values.provider}
+        options={PROVIDERS}
+        onValue={set('provider')}
+      />
       {values.provider && (
         <TextField
           id="f-secret"
@@ -126,9 +122,7 @@ export function BotChallengeFields({ values, set, errors, keepsSecret }: Editing
           }
           type="password"
           autocomplete="off"
-          value={values.secret}
-          onValue={set('secret')}
-          error={errors['bot_challenge']}
+          {...bind(editing, 'secret')}
         />
       )}
     </fieldset>
@@ -136,7 +130,7 @@ export function BotChallengeFields({ values, set, errors, keepsSecret }: Editing
 }
 
 /** Where submissions go besides the inbox, and which websites may post. */
-export function DeliveryFields({ values, set, errors }: Editing) {
+export function DeliveryFields(editing: Editing) {
   return (
     <>
       <TextField
@@ -144,9 +138,7 @@ export function DeliveryFields({ values, set, errors }: Editing) {
         label="Notify e-mails"
         help="One address per line; each gets an e-mail per submission."
         rows={2}
-        value={values.emails}
-        onValue={set('emails')}
-        error={errors['notify_emails']}
+        {...bind(editing, 'emails')}
       />
       <TextField
         id="f-redirect"
@@ -154,9 +146,7 @@ export function DeliveryFields({ values, set, errors }: Editing) {
         help="Where a browser goes after posting the HTML form; empty shows a thank-you page."
         type="url"
         placeholder="https://example.com/thanks"
-        value={values.redirect}
-        onValue={set('redirect')}
-        error={errors['redirect_url']}
+        {...bind(editing, 'redirect')}
       />
       <TextField
         id="f-origins"
@@ -164,9 +154,7 @@ export function DeliveryFields({ values, set, errors }: Editing) {
         help="One origin per line; browser posts from other websites are refused. Empty: any website."
         rows={2}
         placeholder="https://example.com"
-        value={values.origins}
-        onValue={set('origins')}
-        error={errors['allowed_origins']}
+        {...bind(editing, 'origins')}
       />
     </>
   );

@@ -1,6 +1,6 @@
 import type { Form } from '../../api-types';
 import { useSettingsSection } from './settings-section';
-import { ErrorBox, Field, SubmitRow, TextField } from '../../components/ui';
+import { CheckboxField, ErrorBox, SubmitRow, TextField } from '../../components/ui';
 
 interface Values {
   retention: string;
@@ -19,7 +19,7 @@ const days = (text: string) => (text.trim() === '' ? null : Number(text.trim()))
 
 /** How long the form keeps submissions and spam, and whether it keeps what it has delivered; saved on their own. */
 export function RetentionSettings({ form, onSaved }: { form: Form; onSaved?(): Promise<void> }) {
-  const { values, set, saved, action, submit } = useSettingsSection({
+  const { values, set, bind, saved, action, submit } = useSettingsSection({
     form,
     valuesOf,
     bodyOf: (v: Values) => ({
@@ -29,40 +29,32 @@ export function RetentionSettings({ form, onSaved }: { form: Form; onSaved?(): P
     }),
     onSaved,
   });
+  const daysField = (id: string, label: string, name: 'retention' | 'spamRetention', help: string) => (
+    <TextField id={id} label={label} help={help} inputMode="numeric" pattern="[0-9]*" {...bind(name)} />
+  );
   return (
     <section aria-labelledby="retention-title">
       <h2 id="retention-title">Data retention</h2>
       <form class="stack" onSubmit={(e) => void submit(e)}>
-        <TextField
-          id="r-days"
-          label="Delete submissions after (days)"
-          help="Empty keeps them until you delete them. Files, deliveries and e-mail records go with them."
-          inputMode="numeric"
-          pattern="[0-9]*"
-          value={values.retention}
-          onValue={set('retention')}
-        />
-        <TextField
-          id="r-spam-days"
-          label="Delete spam after (days)"
-          help="30 by default; empty keeps spam until you delete it."
-          inputMode="numeric"
-          pattern="[0-9]*"
-          value={values.spamRetention}
-          onValue={set('spamRetention')}
-        />
-        <Field
+        {daysField(
+          'r-days',
+          'Delete submissions after (days)',
+          'retention',
+          'Empty keeps them until you delete them. Files, deliveries and e-mail records go with them.',
+        )}
+        {daysField(
+          'r-spam-days',
+          'Delete spam after (days)',
+          'spamRetention',
+          '30 by default; empty keeps spam until you delete it.',
+        )}
+        <CheckboxField
           id="r-relay"
           label="Delete after delivery"
           help="Once every webhook has received a submission and its e-mail is sent, its fields and files are deleted; a record of it stays. Failed deliveries keep their data."
-        >
-          <input
-            id="r-relay"
-            type="checkbox"
-            checked={values.deleteAfterDelivery}
-            onChange={(e) => set('deleteAfterDelivery')(e.currentTarget.checked)}
-          />
-        </Field>
+          checked={values.deleteAfterDelivery}
+          onValue={set('deleteAfterDelivery')}
+        />
         <ErrorBox error={action.error} />
         {saved && (
           <p class="ok" role="status">

@@ -5,6 +5,13 @@ import { useAction } from '../../components/ui';
 
 type FormChanges = RequestBody<'updateForm'>;
 
+/** A section's controls: its values, a setter per value, and a text field's binding (value and setter) per value. */
+export type Binding<Values> = {
+  values: Values;
+  set<K extends keyof Values>(name: K): (value: Values[K]) => void;
+  bind<K extends keyof Values>(name: K): { value: Values[K]; onValue(value: Values[K]): void };
+};
+
 /**
  * A part of a form's settings saved on its own: its field values (read from the form), a setter per field, and a
  * submit that PATCHes `bodyOf(values)` and reads the saved form back into the fields.
@@ -25,6 +32,8 @@ export function useSettingsSection<Values>(props: {
       setSaved(false);
       setValues((v) => ({ ...v, [name]: value }));
     };
+  /** A control's value and setter, by the value's name: a field's binding. */
+  const bind = <K extends keyof Values>(name: K) => ({ value: values[name], onValue: set(name) });
   const submit = async (e: Event) => {
     e.preventDefault();
     const body = bodyOf(values);
@@ -34,5 +43,5 @@ export function useSettingsSection<Values>(props: {
     setSaved(true);
     await onSaved?.();
   };
-  return { values, set, saved, action, submit };
+  return { values, set, bind, saved, action, submit };
 }

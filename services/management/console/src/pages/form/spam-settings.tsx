@@ -1,6 +1,6 @@
 import type { Form } from '../../api-types';
-import { useSettingsSection } from './settings-section';
-import { ErrorBox, Field, SubmitRow, TextField, describedBy } from '../../components/ui';
+import { useSettingsSection, type Binding } from './settings-section';
+import { Check, ErrorBox, SelectField, SubmitRow, TextField } from '../../components/ui';
 
 type Rules = Form['spam_rules'];
 type Mode = Form['spam_filter'];
@@ -11,19 +11,7 @@ const list = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-interface Values {
-  mode: Mode;
-  domains: string;
-  addresses: string;
-  disposable: boolean;
-  words: string;
-  maxLinks: string;
-  required: string;
-  duplicates: boolean;
-  windowHours: string;
-}
-
-function valuesOf(form: Form): Values {
+function valuesOf(form: Form) {
   const r = form.spam_rules;
   return {
     mode: form.spam_filter,
@@ -37,6 +25,8 @@ function valuesOf(form: Form): Values {
     windowHours: String(r.duplicate_window_hours ?? 24),
   };
 }
+
+type Values = ReturnType<typeof valuesOf>;
 
 /** The rules as the API takes them: empty lists and unset numbers left out. */
 function rulesOf(v: Values): Rules {
@@ -60,28 +50,24 @@ const MODES: [Mode, string][] = [
 
 /** The form's spam filter: its mode and rules, saved on their own. */
 export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise<void> }) {
-  const { values, set, saved, action, submit } = useSettingsSection({
+  const section = useSettingsSection({
     form,
     valuesOf,
     bodyOf: (v: Values) => ({ spam_filter: v.mode, spam_rules: rulesOf(v) }),
     onSaved,
   });
+  const { bind, saved, action, submit } = section;
   return (
     <form class="stack" aria-labelledby="spam-title" onSubmit={(e) => void submit(e)}>
       <h2 id="spam-title">Spam filter</h2>
-      <Field id="s-mode" label="Mode" help="The classifier learns from your “spam” and “not spam” marks.">
-        <select
-          id="s-mode"
-          value={values.mode}
-          aria-describedby={describedBy('s-mode', true, false)}
-          onChange={(e) => set('mode')(e.currentTarget.value as Mode)}
-        >
-          {MODES.map(([mode, label]) => (
-            <option value={mode}>{label}</option>
-          ))}
-        </select>
-      </Field>
-      <SpamRuleFields values={values} set={set} />
+      <SelectField
+        id="s-mode"
+        label="Mode"
+        help="The classifier learns from your “spam” and “not spam” marks."
+        options={MODES}
+        {...bind('mode')}
+      />
+      <SpamRuleFields {...section} />
       <ErrorBox error={action.error} />
       {saved && (
         <p class="ok" role="status">
@@ -93,15 +79,9 @@ export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise
   );
 }
 
-function SpamRuleFields({
-  values,
-  set,
-}: {
-  values: Values;
-  set: <K extends keyof Values>(name: K) => (value: Values[K]) => void;
-}) {
+function SpamRuleFields({ values, set, bind }: Binding<Values>) {
   const text = (id: string, label: string, name: 'domains' | 'addresses' | 'words' | 'required', help: string) => (
-    <TextField id={id} label={label} help={help} rows={2} value={values[name]} onValue={set(name)} />
+    <TextField id={id} label={label} help={help} rows={2} {...bind(name)} />
   );
   return (
     <>
@@ -120,35 +100,16 @@ function SpamRuleFields({
         help="Empty: no limit."
         type="number"
         min="0"
-        value={values.maxLinks}
-        onValue={set('maxLinks')}
+        {...bind('maxLinks')}
       />
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={values.disposable}
-          onChange={(e) => set('disposable')(e.currentTarget.checked)}
-        />{' '}
+      <Check checked={values.disposable} onValue={set('disposable')}>
         Block disposable e-mail addresses
-      </label>
-      <label class="check">
-        <input
-          type="checkbox"
-          checked={values.duplicates}
-          onChange={(e) => set('duplicates')(e.currentTarget.checked)}
-        />{' '}
+      </Check>
+      <Check checked={values.duplicates} onValue={set('duplicates')}>
         The same fields posted again are spam
-      </label>
+      </Check>
       {values.duplicates && (
-        <TextField
-          id="s-window"
-          label="Within (hours)"
-          type="number"
-          min="1"
-          max="720"
-          value={values.windowHours}
-          onValue={set('windowHours')}
-        />
+        <TextField id="s-window" label="Within (hours)" type="number" min="1" max="720" {...bind('windowHours')} />
       )}
     </>
   );
