@@ -1,42 +1,15 @@
 import type { Context, Next } from 'koa';
 import type { Logger } from '../base/logger';
+import catalogue from './problems.json';
 
 /**
- * The closed list of problem types. Every error any service answers is one of these,
- * rendered as application/problem+json with `type` = `${PROBLEMS_URL}/<slug>`.
+ * The closed list of problem types (problems.json: the spec's section 7, then ours). Every error any service answers
+ * is one of these, rendered as application/problem+json with `type` = `${PROBLEMS_URL}/<slug>`.
  */
-export const PROBLEMS = {
-  // The spec's section 7.
-  'bad-body': { status: 400, title: 'The request body could not be parsed' },
-  'quota-exceeded': { status: 402, title: 'Monthly submission quota exceeded' },
-  'form-not-live': { status: 403, title: 'The form is not accepting submissions' },
-  'invalid-key': { status: 403, title: 'The API key is invalid or revoked' },
-  'challenge-failed': { status: 403, title: 'The bot challenge was missing or invalid' },
-  'form-not-found': { status: 404, title: 'No form has this slug' },
-  'file-too-large': { status: 413, title: 'A file exceeds the plan’s per-file limit' },
-  'uploads-not-allowed': { status: 413, title: 'The plan does not include file uploads' },
-  'rate-limited': { status: 429, title: 'Too many requests' },
-  // Ours.
-  'bad-request': { status: 400, title: 'The request is not valid HTTP' },
-  unauthorized: { status: 401, title: 'An API key is required' },
-  'insufficient-scope': { status: 403, title: 'This key type cannot be used here' },
-  'csrf-failed': { status: 403, title: 'The console session request lacks its CSRF token' },
-  forbidden: { status: 403, title: 'The role of this key or member does not allow this' },
-  'origin-not-allowed': { status: 403, title: 'The form does not accept posts from this website' },
-  'not-found': { status: 404, title: 'Not found' },
-  'method-not-allowed': { status: 405, title: 'Method not allowed' },
-  'not-acceptable': { status: 406, title: 'Not acceptable' },
-  'request-timeout': { status: 408, title: 'The request did not arrive in time' },
-  conflict: { status: 409, title: 'Conflict' },
-  'link-expired': { status: 410, title: 'The link has expired' },
-  'body-too-large': { status: 413, title: 'The request body is too large' },
-  'unsupported-media-type': { status: 415, title: 'Unsupported content type' },
-  'validation-failed': { status: 422, title: 'The request does not fit the schema' },
-  'headers-too-large': { status: 431, title: 'The request head is too large' },
-  'internal-error': { status: 500, title: 'Internal server error' },
-  'bad-gateway': { status: 502, title: 'The upstream service failed' },
-  'service-unavailable': { status: 503, title: 'Service temporarily unavailable' },
-} as const satisfies Record<string, { status: number; title: string }>;
+export const PROBLEMS = { ...catalogue.spec, ...catalogue.ours } satisfies Record<
+  string,
+  { status: number; title: string }
+>;
 
 export type ProblemSlug = keyof typeof PROBLEMS;
 export const PROBLEM_SLUGS = Object.keys(PROBLEMS) as ProblemSlug[];
