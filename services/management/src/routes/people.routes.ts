@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { authenticateSession, clientOf, route, routeGroup, type Platform, type SessionInfo } from '@intake/shared';
+import { clientOf, route, routeGroup, type Platform, type SessionInfo } from '@intake/shared';
 import { acceptInvitation, describeInvitation, requestPasswordReset, resetPassword } from '../domain/credentials';
 import { signInWithPassword } from '../domain/sign-in';
 import { ssoConfigured } from '../domain/sso';
-import { presentSession, SessionSchema, setSessionCookie, TAGS } from './sessions.routes';
+import { presentOpenedSession, SessionOpened, setSessionCookie, TAGS } from './sessions.routes';
 
 const signInRoute = routeGroup({ tags: TAGS, auth: 'none' });
 
@@ -21,8 +21,7 @@ async function answerSession(
 ) {
   setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   ctx.status = status;
-  const principal = await authenticateSession(platform.db, opened.token, platform.clock.now());
-  ctx.body = presentSession(principal, principal.session);
+  ctx.body = await presentOpenedSession(platform.db, opened.token, platform.clock.now());
 }
 
 /** `GET /v1/sign-in-options`: what the console's sign-in page offers. */
@@ -63,11 +62,7 @@ export const passwordSignInRoute = signInRoute({
     { additionalProperties: false },
   ),
   responses: {
-    201: {
-      description: 'Signed in',
-      schema: SessionSchema,
-      headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
-    },
+    201: SessionOpened('Signed in'),
     202: {
       description: 'Password right; the second factor is due',
       schema: Type.Object({
@@ -173,11 +168,7 @@ export const acceptInvitationRoute = route({
     { additionalProperties: false },
   ),
   responses: {
-    201: {
-      description: 'Joined and signed in',
-      schema: SessionSchema,
-      headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
-    },
+    201: SessionOpened('Joined and signed in'),
   },
   problems: ['link-expired', 'unauthorized', 'forbidden'],
   async handler(ctx, { body }, platform: Platform) {

@@ -3,6 +3,7 @@ import type { Context } from 'koa';
 import {
   auditContext,
   authenticateKey,
+  authenticateSession,
   recordAudit,
   endSession,
   openSession,
@@ -12,8 +13,10 @@ import {
   sessionCookie,
   SESSION_IDLE_MS,
   toTimestamp,
+  type Db,
   type Platform,
   type Principal,
+  type ResponseDef,
   type SessionInfo,
 } from '@intake/shared';
 import { Timestamp } from './schemas';
@@ -59,6 +62,19 @@ export function presentSession(principal: Principal, session: SessionInfo) {
 /** Secure cookies when the console is reached over https, directly, through a trusted proxy, or by its public URL. */
 export const secure = (ctx: Context, baseUrl: string) => ctx.secure || baseUrl.startsWith('https:');
 
+/** The answer that opens a console session: the session, and its cookie. */
+export const SessionOpened = (description: string): ResponseDef => ({
+  description,
+  schema: SessionSchema,
+  headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
+});
+
+/** The session a token just opened, as the API presents it. */
+export async function presentOpenedSession(db: Db, token: string, now: Date) {
+  const principal = await authenticateSession(db, token, now);
+  return presentSession(principal, principal.session);
+}
+
 /** Sets the cookie of a session just opened, on an answer never cached. */
 export function setSessionCookie(ctx: Context, token: string, baseUrl: string): void {
   ctx.set('Set-Cookie', sessionCookie(token, secure(ctx, baseUrl)));
@@ -86,11 +102,7 @@ export const createSessionRoute = route({
     { additionalProperties: false },
   ),
   responses: {
-    201: {
-      description: 'Signed in',
-      schema: SessionSchema,
-      headers: { 'Set-Cookie': { description: 'the session cookie', schema: Type.String() } },
-    },
+    201: SessionOpened('Signed in'),
   },
   problems: ['invalid-key', 'insufficient-scope'],
   async handler(ctx, { body }, { db, clock, config }: Platform) {

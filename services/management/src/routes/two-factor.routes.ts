@@ -23,7 +23,7 @@ import {
   type Who,
 } from '../domain/two-factor';
 import { signedIn } from '../domain/sign-in';
-import { presentSession, SessionSchema, setSessionCookie, TAGS } from './sessions.routes';
+import { presentOpenedSession, SessionSchema, setSessionCookie, TAGS } from './sessions.routes';
 import { NullableTimestamp } from './schemas';
 
 const twoFactorRoute = routeGroup({ tags: ['Two-factor'], auth: 'none' });
@@ -66,8 +66,7 @@ async function completeSession(ctx: Context, platform: Platform, tokenHash: stri
   const member = await platform.db('members').where('id', who.memberId).first('id', 'account_id', 'email');
   await signedIn(platform.db, member, client, now, 'password', { two_factor: true });
   setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
-  const principal = await authenticateSession(platform.db, opened.token, now);
-  return presentSession(principal, principal.session);
+  return presentOpenedSession(platform.db, opened.token, now);
 }
 
 /** `POST /v1/sessions/two-factor`: the second step of a password sign-in. */
