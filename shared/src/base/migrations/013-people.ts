@@ -11,6 +11,15 @@ import type { Knex } from 'knex';
  * `intake.audit_purge` (only the retention purge does). It has no foreign key, so an entry outlives
  * what it names.
  */
+/** A table of single-use tokens (sha256) for rows of `references`: invitations and password resets. */
+const singleUseTokens = (owner: string, references: string) => (t: Knex.CreateTableBuilder) => {
+  t.text('token_hash').primary();
+  t.text(owner).notNullable().references(references).onDelete('CASCADE');
+  t.timestamp('expires_at', { precision: 3 }).notNullable();
+  t.timestamp('used_at', { precision: 3 }).nullable();
+  t.index([owner]);
+};
+
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('users', (t) => {
     t.text('id').primary();
@@ -39,20 +48,8 @@ export async function up(knex: Knex): Promise<void> {
     `ALTER TABLE members ADD CONSTRAINT members_role_check CHECK (role IN ('viewer', 'editor', 'admin', 'owner'))`,
   );
   await knex.raw(`ALTER TABLE members ADD CONSTRAINT members_status_check CHECK (status IN ('invited', 'active'))`);
-  await knex.schema.createTable('member_invitations', (t) => {
-    t.text('token_hash').primary();
-    t.text('member_id').notNullable().references('members.id').onDelete('CASCADE');
-    t.timestamp('expires_at', { precision: 3 }).notNullable();
-    t.timestamp('used_at', { precision: 3 }).nullable();
-    t.index(['member_id']);
-  });
-  await knex.schema.createTable('password_resets', (t) => {
-    t.text('token_hash').primary();
-    t.text('user_id').notNullable().references('users.id').onDelete('CASCADE');
-    t.timestamp('expires_at', { precision: 3 }).notNullable();
-    t.timestamp('used_at', { precision: 3 }).nullable();
-    t.index(['user_id']);
-  });
+  await knex.schema.createTable('member_invitations', singleUseTokens('member_id', 'members.id'));
+  await knex.schema.createTable('password_resets', singleUseTokens('user_id', 'users.id'));
   await knex.schema.createTable('sign_in_failures', (t) => {
     t.bigIncrements('id');
     t.text('subject').notNullable().comment('`email:<sha256>` or `ip:<address>`');
