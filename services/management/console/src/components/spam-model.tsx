@@ -1,5 +1,5 @@
 import { api, ok } from '../api';
-import { ErrorBox, useResource } from './ui';
+import { ErrorBox, Figures, useResource } from './ui';
 
 const MONTH = new Intl.DateTimeFormat(undefined, { month: 'long', year: 'numeric', timeZone: 'UTC' });
 
@@ -25,14 +25,7 @@ export function SpamModelPanel() {
   return (
     <section aria-labelledby="spam-model-title" class="spam-model">
       <h2 id="spam-model-title">Spam classifier</h2>
-      <dl class="figures">
-        {figures.map(([term, value]) => (
-          <div key={term}>
-            <dt>{term}</dt>
-            <dd>{value}</dd>
-          </div>
-        ))}
-      </dl>
+      <Figures figures={figures} />
       <p class="muted" data-testid="spam-model-state">
         {m.learning
           ? `Still learning: it needs ${m.min_examples} examples of each kind (it has ${spam} spam and ` +

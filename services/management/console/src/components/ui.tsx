@@ -157,6 +157,34 @@ export function Confirm(props: {
   );
 }
 
+/**
+ * An action on one item that waits for the owner's confirmation: `ask(item)` opens the question, `confirm()` closes
+ * it and runs the action on the item, `cancel()` closes it.
+ */
+export function useConfirmed<T>(act: (item: T) => Promise<void>) {
+  const [asking, setAsking] = useState<T | null>(null);
+  const confirm = async () => {
+    const item = asking;
+    setAsking(null);
+    if (item !== null) await act(item);
+  };
+  return { asking, ask: setAsking, confirm, cancel: () => setAsking(null) };
+}
+
+/** Figures side by side, each a term and its value. */
+export function Figures({ figures }: { figures: [string, string][] }) {
+  return (
+    <dl class="figures">
+      {figures.map(([term, value]) => (
+        <div key={term}>
+          <dt>{term}</dt>
+          <dd>{value}</dd>
+        </div>
+      ))}
+    </dl>
+  );
+}
+
 /** A scrollable table region that keyboard users can scroll too. */
 export function TableWrap({ label, children }: { label: string; children: ComponentChildren }) {
   return (

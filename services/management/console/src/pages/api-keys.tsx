@@ -14,6 +14,7 @@ import {
   formatTime,
   plainOptions,
   useAction,
+  useConfirmed,
   useResource,
   type Action,
 } from '../components/ui';
@@ -23,19 +24,15 @@ export function ApiKeysPage() {
   useTitle('API keys');
   const keys = useResource(() => ok(api.GET('/v1/api-keys')), []);
   const [minted, setMinted] = useState<NewApiKey | null>(null);
-  const [revoking, setRevoking] = useState<ApiKey | null>(null);
   const action = useAction();
   const created = async (key: NewApiKey) => {
     setMinted(key);
     await keys.reload();
   };
-  const revoke = async () => {
-    const key = revoking;
-    setRevoking(null);
-    if (!key) return;
+  const revoking = useConfirmed(async (key: ApiKey) => {
     await action.run(() => ok(api.DELETE('/v1/api-keys/{id}', { params: { path: { id: key.id } } })));
     await keys.reload();
-  };
+  });
   return (
     <>
       <h1>API keys</h1>
@@ -48,8 +45,8 @@ export function ApiKeysPage() {
       <CreateKey action={action} onCreated={created} />
       <ErrorBox error={action.error ?? keys.error} />
       {keys.loading && !keys.data && <Loading what="keys" />}
-      {keys.data && <KeysTable keys={keys.data.data} onRevoke={setRevoking} />}
-      <RevokeConfirm revoking={revoking} onConfirm={revoke} onCancel={() => setRevoking(null)} />
+      {keys.data && <KeysTable keys={keys.data.data} onRevoke={revoking.ask} />}
+      <RevokeConfirm revoking={revoking.asking} onConfirm={revoking.confirm} onCancel={revoking.cancel} />
     </>
   );
 }

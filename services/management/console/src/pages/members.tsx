@@ -13,6 +13,7 @@ import {
   formatTime,
   plainOptions,
   useAction,
+  useConfirmed,
   useResource,
 } from '../components/ui';
 import { atLeast, ROLES, type Member, type NewMember, type Role } from '../people';
@@ -23,7 +24,6 @@ export function MembersPage() {
   useTitle('Members');
   const members = useResource(() => ok(api.GET('/v1/members')), []);
   const [invited, setInvited] = useState<NewMember | null>(null);
-  const [removing, setRemoving] = useState<Member | null>(null);
   const action = useAction();
   const role = session.value?.role as Role | undefined;
   const manage = atLeast(role, 'admin');
@@ -31,13 +31,10 @@ export function MembersPage() {
     await action.run(() => ok(api.PATCH('/v1/members/{id}', { params: { path: { id: m.id } }, body: { role: to } })));
     await members.reload();
   };
-  const remove = async () => {
-    const m = removing;
-    setRemoving(null);
-    if (!m) return;
+  const removing = useConfirmed(async (m: Member) => {
     await action.run(() => ok(api.DELETE('/v1/members/{id}', { params: { path: { id: m.id } } })));
     await members.reload();
-  };
+  });
   return (
     <>
       <h1>Members</h1>
@@ -65,17 +62,17 @@ export function MembersPage() {
           manage={manage}
           owner={role === 'owner'}
           onRole={changeRole}
-          onRemove={setRemoving}
+          onRemove={removing.ask}
         />
       )}
       <Confirm
-        open={removing !== null}
+        open={removing.asking !== null}
         title="Remove this member?"
         confirmLabel="Remove member"
-        onConfirm={remove}
-        onCancel={() => setRemoving(null)}
+        onConfirm={removing.confirm}
+        onCancel={removing.cancel}
       >
-        <p>{removing?.email} loses access at once; their open sessions end.</p>
+        <p>{removing.asking?.email} loses access at once; their open sessions end.</p>
       </Confirm>
     </>
   );

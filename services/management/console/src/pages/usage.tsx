@@ -1,6 +1,6 @@
 import { api, ok } from '../api';
 import type { Usage } from '../api-types';
-import { ErrorBox, Loading, Table, formatBytes, useResource } from '../components/ui';
+import { ErrorBox, Figures, Loading, Table, formatBytes, useResource } from '../components/ui';
 import { DayChart } from './usage/day-chart';
 import { useTitle } from '../title';
 
@@ -58,14 +58,7 @@ function Quota({ usage: u, share }: { usage: Usage; share: number }) {
   return (
     <section aria-labelledby="quota-title" class="quota">
       <h2 id="quota-title">Submissions this month</h2>
-      <dl class="figures">
-        {figures.map(([term, value]) => (
-          <div key={term}>
-            <dt>{term}</dt>
-            <dd>{value}</dd>
-          </div>
-        ))}
-      </dl>
+      <Figures figures={figures} />
       <div
         class={`bar ${share >= 1 ? 'full' : share >= 0.8 ? 'high' : ''}`}
         role="meter"
