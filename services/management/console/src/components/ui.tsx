@@ -288,6 +288,12 @@ function TextInput(props: TextProps & TextControl & { help: boolean; error: bool
   return <input {...(rest as InputProps)} {...common} onInput={(e) => onValue(e.currentTarget.value)} />;
 }
 
+/** A string that a text control edits, to spread into it (`value`, `onValue`). */
+export function useText(initial = '') {
+  const [value, onValue] = useState(initial);
+  return { value, onValue };
+}
+
 /** A `Field` around a text input: one id for both, and the input is described by the field's help. */
 export function TextField(
   props: TextProps & TextControl & { label: string; help?: ComponentChildren; error?: string; grow?: boolean },

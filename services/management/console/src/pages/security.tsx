@@ -12,6 +12,7 @@ import {
   formatTime,
   useAction,
   useResource,
+  useText,
 } from '../components/ui';
 import { useTitle } from '../title';
 
@@ -115,19 +116,19 @@ function Proof(props: {
   submitLabel: string;
   send(body: { code: string } | { password: string }): Promise<void>;
 }) {
-  const [code, setCode] = useState('');
-  const [password, setPassword] = useState('');
+  const code = useText();
+  const password = useText();
   const action = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body = code.trim() ? { code: code.trim() } : { password };
+    const body = code.value.trim() ? { code: code.value.trim() } : { password: password.value };
     const sent = await action.run(async () => {
       await props.send(body);
       return true;
     });
     if (!sent) return;
-    setCode('');
-    setPassword('');
+    code.onValue('');
+    password.onValue('');
   };
   return (
     <form onSubmit={submit} aria-label={props.label}>
@@ -136,16 +137,14 @@ function Proof(props: {
         label="Authentication code"
         help="A code of your app or a recovery code; or leave it empty and give your password."
         autocomplete="one-time-code"
-        value={code}
-        onValue={setCode}
+        {...code}
       />
       <TextField
         id={`${props.id}-password`}
         label="Password"
         type="password"
         autocomplete="current-password"
-        value={password}
-        onValue={setPassword}
+        {...password}
       />
       <ErrorBox error={action.error} />
       <SubmitRow pending={action.pending}>{props.submitLabel}</SubmitRow>

@@ -1,6 +1,7 @@
+import type { JSX } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, ApiError, ok, signedOutReason, signIn } from '../api';
-import { ErrorBox, useAction, useResource } from '../components/ui';
+import { ErrorBox, useAction, useResource, useText } from '../components/ui';
 import { SecondFactorStep } from '../components/two-factor';
 import { signInWithPassword, type SecondFactorDue } from '../people';
 import { useTitle } from '../title';
@@ -14,6 +15,19 @@ function SignInError({ error }: { error: unknown }) {
         ? 'This key is not valid or has been revoked. Check that you pasted the whole management key.'
         : error.detail || error.title}
     </p>
+  );
+}
+
+type InputProps = Omit<JSX.InputHTMLAttributes<HTMLInputElement>, 'value'>;
+
+/** A label and its input, each a cell of the sign-in form's grid; the input is bound to a string. */
+function LabelledInput(props: InputProps & { id: string; label: string; value: string; onValue(value: string): void }) {
+  const { label, value, onValue, ...input } = props;
+  return (
+    <>
+      <label for={input.id}>{label}</label>
+      <input {...input} value={value} onInput={(e) => onValue(e.currentTarget.value)} />
+    </>
   );
 }
 
@@ -43,37 +57,28 @@ export function SignIn() {
 }
 
 function PasswordSignIn() {
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
+  const email = useText();
+  const password = useText();
   const [forgot, setForgot] = useState(false);
   const [due, setDue] = useState<SecondFactorDue | null>(null);
   const { pending, error, run } = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
-    const second = await run(() => signInWithPassword(email.trim(), password));
+    const second = await run(() => signInWithPassword(email.value.trim(), password.value));
     if (second) setDue(second);
   };
-  if (forgot) return <ForgotPassword email={email} onBack={() => setForgot(false)} />;
+  if (forgot) return <ForgotPassword email={email.value} onBack={() => setForgot(false)} />;
   if (due) return <SecondFactorStep due={due} onBack={() => setDue(null)} />;
   return (
     <form onSubmit={submit} aria-label="Sign in with e-mail and password">
-      <label for="email">Email</label>
-      <input
-        id="email"
-        type="email"
-        autocomplete="username"
-        required
-        value={email}
-        onInput={(e) => setEmail(e.currentTarget.value)}
-      />
-      <label for="password">Password</label>
-      <input
+      <LabelledInput id="email" label="Email" type="email" autocomplete="username" required {...email} />
+      <LabelledInput
         id="password"
+        label="Password"
         type="password"
         autocomplete="current-password"
         required
-        value={password}
-        onInput={(e) => setPassword(e.currentTarget.value)}
+        {...password}
       />
       {error !== undefined && (
         <p class="error" role="alert">
@@ -98,17 +103,16 @@ function PasswordSignIn() {
 
 /** Asks for a reset link; the answer is the same whether or not the e-mail is known. */
 function ForgotPassword(props: { email: string; onBack(): void }) {
-  const [email, setEmail] = useState(props.email);
+  const email = useText(props.email);
   const { pending, error, run } = useAction();
   const [sent, setSent] = useState(false);
   const submit = async (e: Event) => {
     e.preventDefault();
-    if (await run(() => ok(api.POST('/v1/password-resets', { body: { email: email.trim() } })))) setSent(true);
+    if (await run(() => ok(api.POST('/v1/password-resets', { body: { email: email.value.trim() } })))) setSent(true);
   };
   return (
     <form onSubmit={submit} aria-label="Reset password">
-      <label for="reset-email">Email</label>
-      <input id="reset-email" type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+      <LabelledInput id="reset-email" label="Email" type="email" required {...email} />
       {sent && (
         <p class="notice" role="status">
           If this e-mail belongs to someone here, a reset link is on its way. It works once, for an hour.
@@ -135,9 +139,9 @@ function KeySignIn() {
   return (
     <>
       <form onSubmit={submit} aria-label="Sign in with a management key">
-        <label for="key">Management key</label>
-        <input
+        <LabelledInput
           id="key"
+          label="Management key"
           name="key"
           type="password"
           autocomplete="off"
@@ -145,7 +149,7 @@ function KeySignIn() {
           placeholder="svc_mgmt_…"
           required
           value={key}
-          onInput={(e) => setKey(e.currentTarget.value)}
+          onValue={setKey}
         />
         <SignInError error={error} />
         <button type="submit" disabled={pending}>
