@@ -171,7 +171,7 @@ function servingAndSignInCases(c: ConsoleContext, { expectAccessible, shot, nav 
     await shot('sign-in');
     await page.getByLabel('Management key', { exact: true }).fill(account.managementKey);
     await page.getByLabel('Management key', { exact: true }).press('Enter'); // the keyboard signs in too
-    await page.getByRole('heading', { name: 'Forms' }).waitFor();
+    await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
     // Focus moves to the new view; the next Tab reaches its first control, with a visible focus ring.
     await page.keyboard.press('Tab');
     expect(
@@ -568,7 +568,7 @@ function formListCases(c: ConsoleContext, { expectAccessible, shot, pwned, nav }
     await page.getByRole('link', { name: 'Settings and snippets' }).click();
     await page.getByRole('button', { name: 'Delete form' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete form' }).click();
-    await page.getByRole('heading', { name: 'Forms' }).waitFor();
+    await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
     expect(await stack.platform.db('forms').where({ id: big.id }).first()).toBeUndefined();
     const left = await stack.platform.db('submissions').where({ form_id: big.id }).count('* as n').first();
     expect(Number(left?.n)).toBe(0);

@@ -206,7 +206,7 @@ function frameCases(c: OwnerConsole) {
     await page.getByRole('heading', { name: 'API keys' }).waitFor();
     await checkView(page, 'api-keys', /^API keys · Intake console$/);
     await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Usage' }).click();
-    await page.getByRole('heading', { name: 'Usage' }).waitFor();
+    await page.getByRole('heading', { name: 'Usage', exact: true }).waitFor();
     await checkView(page, 'usage', /^Usage · Intake console$/);
   });
 

@@ -64,7 +64,7 @@ describe('console: people', () => {
     const page = await newPage(c);
     await signInAsOwner(c, page);
     await page.getByRole('link', { name: 'Members' }).click();
-    await page.getByRole('heading', { name: 'Members' }).waitFor();
+    await page.getByRole('heading', { name: 'Members', exact: true }).waitFor();
     const editor = uniqueEmail('editor');
     await page.getByLabel('Email', { exact: true }).fill(editor);
     await page.getByLabel('Role', { exact: true }).selectOption('editor');

@@ -156,7 +156,7 @@ it('says on a caught post’s page, and on a rescued one’s, that files sent wi
     .where({ id: caught.id })
     .update({ spam_reasons: JSON.stringify(['honeypot']) });
   await page.goto(`${stack.url}/console/submissions/${caught.id}`);
-  await page.getByRole('heading', { name: 'Files' }).waitFor();
+  await page.getByRole('heading', { name: 'Files', exact: true }).waitFor();
   expect(await note.textContent()).toBe('Files sent with a post marked spam are not kept.');
 
   await page.getByRole('button', { name: 'Mark as not spam' }).click();
