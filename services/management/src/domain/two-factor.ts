@@ -95,6 +95,7 @@ async function spendRecoveryCode(db: Queryable, person: PersonRow, code: string)
   if (!person.recovery_codes.includes(hash)) return false;
   const spent = await db('users')
     .where('id', person.user_id)
+    // not a payload: recovery_codes is a list of sha256 hashes
     .whereRaw('recovery_codes @> ?::jsonb', [JSON.stringify([hash])])
     .update({ recovery_codes: db.raw('recovery_codes - ?::text', [hash]) });
   return spent === 1;
