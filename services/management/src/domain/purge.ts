@@ -96,20 +96,17 @@ export async function purgeBatch(
 function tasksOf(form: PurgeForm, now: Date) {
   const ago = (days: number) => new Date(now.getTime() - days * DAY_MS);
   const tasks: { reason: Exclude<PurgeReason, 'request'>; mode: 'delete' | 'tombstone'; next: NextBatch }[] = [];
-  if (form.retention_days !== null) {
-    const before = ago(form.retention_days);
+  const limits = [
+    { reason: 'retention', days: form.retention_days, spamOnly: false },
+    { reason: 'spam', days: form.spam_retention_days, spamOnly: true },
+  ] as const;
+  for (const { reason, days, spamOnly } of limits) {
+    if (days === null) continue;
+    const before = ago(days);
     tasks.push({
-      reason: 'retention',
+      reason,
       mode: 'delete',
-      next: (db, limit) => findExpired(db, { formId: form.id, before, limit, spamOnly: false }),
-    });
-  }
-  if (form.spam_retention_days !== null) {
-    const before = ago(form.spam_retention_days);
-    tasks.push({
-      reason: 'spam',
-      mode: 'delete',
-      next: (db, limit) => findExpired(db, { formId: form.id, before, limit, spamOnly: true }),
+      next: (db, limit) => findExpired(db, { formId: form.id, before, limit, spamOnly }),
     });
   }
   if (form.delete_after_delivery)
