@@ -6,7 +6,8 @@
  * 100 s of rows, 205 s of index builds).
  */
 const { randomBytes } = require('node:crypto');
-const { newId, generateKey } = require('../shared/dist');
+const { newId } = require('../shared/dist');
+const { managementKeyWithRole } = require('../shared/dist/testing/people');
 const { round } = require('./stack');
 
 const DATABASE_URL = process.env.BENCH_DATA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench_data';
@@ -43,14 +44,7 @@ async function accountWithForm(db, name) {
   const formId = newId('form');
   const slug = `${name}-${randomBytes(4).toString('hex')}`;
   await db('forms').insert({ id: formId, account_id: accountId, name, slug, spam_retention_days: null });
-  const { key, prefix, hash } = generateKey('management');
-  await db('api_keys').insert({
-    id: newId('apiKey'),
-    account_id: accountId,
-    type: 'management',
-    prefix,
-    key_hash: hash,
-  });
+  const key = await managementKeyWithRole(db, accountId, 'admin');
   return { accountId, formId, slug, key };
 }
 
