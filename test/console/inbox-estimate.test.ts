@@ -43,11 +43,15 @@ describe('the inbox of a large form', () => {
     await page.getByRole('button', { name: `Select all of about ${shown} submissions that match` }).click();
     await page.getByText(`All of about ${shown} submissions that match selected`).waitFor();
     await page.getByRole('button', { name: 'Delete selected' }).click();
-    await page.getByRole('dialog', { name: `Delete about ${shown} submissions?` }).waitFor();
+    const dialog = page.getByRole('dialog', { name: `Delete about ${shown} submissions?` });
+    await dialog.waitFor();
     await page.getByRole('button', { name: 'Cancel' }).click();
+    // The page behind a modal dialog is inert: type into it only once the dialog has closed.
+    await dialog.waitFor({ state: 'hidden' });
 
     await page.getByLabel('Search').fill('needle');
     await page.getByRole('button', { name: 'Apply filters' }).click();
+    await page.waitForURL(/[?&]q=needle/);
     await count.filter({ hasText: /^1 submission matching$/ }).waitFor();
   });
 });
