@@ -3,6 +3,7 @@ import { route, SLUG_PATTERN, SpamFilter, SpamRules, toTimestamp, type Platform 
 import { createForm, deleteForm, getForm, listForms, updateForm } from '../domain/forms';
 import type { FormRow } from '../repositories/form.repository';
 import { AutoresponseSettings } from './autoresponse-status';
+import { deleteRoute } from './delete-route';
 import { IdParams, Nullable, Page, Timestamp } from './schemas';
 
 const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], {
@@ -237,19 +238,13 @@ export const updateFormRoute = route({
 });
 
 /** `DELETE /v1/forms/:id`: the form with its submissions, files and webhooks. */
-export const deleteFormRoute = route({
-  method: 'DELETE',
-  path: '/v1/forms/:id',
+export const deleteFormRoute = deleteRoute({
+  collection: '/v1/forms',
   operationId: 'deleteForm',
   summary: 'Delete a form with its submissions, their stored files, and its webhooks',
   tags: TAGS,
-  auth: 'management',
-  params: IdParams('form', 'form id'),
-  responses: { 204: { description: 'Deleted' } },
-  problems: ['not-found'],
-  async handler(ctx, { params, principal }, platform: Platform) {
-    await deleteForm({ ...platform, accountId: principal.accountId, id: params.id });
-  },
+  kind: 'form',
+  remove: deleteForm,
 });
 
 /** The form routes, in the order the OpenAPI document lists them. */

@@ -11,6 +11,7 @@ import { spamReasonsOf, spamScoreOf } from '../domain/spam-marks';
 import type { FileRow, SubmissionRow } from '../repositories/submission.repository';
 import { IdParams, Nullable, Page, Timestamp } from './schemas';
 import { AutoresponseStatus, autoresponseOf } from './autoresponse-status';
+import { deleteRoute } from './delete-route';
 import { exportCsvRoute, exportNdjsonRoute } from './submission-export.routes';
 import { Filters, Order, Status, when } from './submission-filters';
 
@@ -215,19 +216,13 @@ export const updateSubmissionRoute = route({
 });
 
 /** `DELETE /v1/submissions/:id`: a submission and its stored files. */
-export const deleteSubmissionRoute = route({
-  method: 'DELETE',
-  path: '/v1/submissions/:id',
+export const deleteSubmissionRoute = deleteRoute({
+  collection: '/v1/submissions',
   operationId: 'deleteSubmission',
   summary: 'Delete a submission and its stored files',
   tags: TAGS,
-  auth: 'management',
-  params: IdParams('submission', 'submission id'),
-  responses: { 204: { description: 'Deleted' } },
-  problems: ['not-found'],
-  async handler(ctx, { params, principal }, platform: Platform) {
-    await deleteSubmission({ ...platform, accountId: principal.accountId, id: params.id });
-  },
+  kind: 'submission',
+  remove: deleteSubmission,
 });
 
 /** The submission routes, in the order the OpenAPI document lists them. */
