@@ -13,38 +13,24 @@ async function expiredForm(platform: TestPlatform) {
   const account = await factories.account(db);
   const form = await factories.form(db, account.id);
   await db('forms').where({ id: form.id }).update({ retention_days: 1 });
-  const receivedAt = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000);
-  const rows = Array.from({ length: EXPIRED }, () => ({ id: newId('submission'), file: newId('file') }));
-  for (let i = 0; i < rows.length; i += 1000) {
-    const chunk = rows.slice(i, i + 1000);
-    await db('submissions').insert(
-      chunk.map((r) => ({
-        id: r.id,
-        account_id: account.id,
-        form_id: form.id,
-        status: 'received',
-        payload: JSON.stringify({ message: 'old' }),
-        file_count: 1,
-        received_at: receivedAt,
-      })),
-    );
-    await db('submission_files').insert(
-      chunk.map((r) => ({
-        id: r.file,
-        submission_id: r.id,
-        account_id: account.id,
-        field: 'file',
-        filename: 'a.txt',
-        content_type: 'text/plain',
-        size: 3,
-        storage_key: `${account.id}/${form.id}/${r.id}/${r.file}`,
-      })),
-    );
-  }
+  const rows = Array.from({ length: EXPIRED }, () => ({ s: newId('submission'), f: newId('file') }));
+  const bindings = { account: account.id, form: form.id, rows: JSON.stringify(rows) };
+  await db.raw(
+    `INSERT INTO submissions (id, account_id, form_id, status, payload, file_count, received_at)
+     SELECT s, :account, :form, 'received', '{"message":"old"}', 1, now() - interval '2 days'
+     FROM json_to_recordset(:rows::json) AS r(s text, f text)`,
+    bindings,
+  );
+  await db.raw(
+    `INSERT INTO submission_files (id, submission_id, account_id, field, filename, content_type, size, storage_key)
+     SELECT f, s, :account, 'file', 'a.txt', 'text/plain', 3, concat_ws('/', :account::text, :form::text, s, f)
+     FROM json_to_recordset(:rows::json) AS r(s text, f text)`,
+    bindings,
+  );
   const formDir = path.join(config.FILES_DIR, account.id, form.id);
   for (const r of rows) {
-    mkdirSync(path.join(formDir, r.id), { recursive: true });
-    writeFileSync(path.join(formDir, r.id, r.file), 'old');
+    mkdirSync(path.join(formDir, r.s), { recursive: true });
+    writeFileSync(path.join(formDir, r.s, r.f), 'old');
   }
   const left = async () =>
     Number((await db('submissions').where({ form_id: form.id }).count({ n: '*' }).first())?.n ?? 0);
