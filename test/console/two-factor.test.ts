@@ -146,19 +146,26 @@ describe('console: security page', () => {
 
     await page.getByText('New recovery codes', { exact: true }).click(); // opens its panel
     const renew = page.getByRole('form', { name: 'New recovery codes' });
-    await renew.getByLabel('Authentication code').fill(codes[0] as string);
+    await renew.getByLabel('Code or password').fill(codes[0] as string);
     await renew.getByRole('button', { name: 'Make new recovery codes' }).click();
     const list = page.getByRole('list', { name: 'Recovery codes' });
     await list.waitFor();
     const renewed = (await list.getByRole('listitem').allInnerTexts()).map((c) => c.trim());
     expect(renewed).toHaveLength(10);
     expect(renewed.filter((c) => codes.includes(c))).toEqual([]);
-    await renew.getByLabel('Authentication code').fill(codes[1] as string);
+    await renew.getByLabel('Code or password').fill(codes[1] as string);
     await renew.getByRole('button', { name: 'Make new recovery codes' }).click();
     await renew
       .getByRole('alert')
       .filter({ hasText: /is wrong/ })
       .waitFor();
+    // The same field takes the password (12 characters or more: never read as a code).
+    await renew.getByLabel('Code or password').fill(PASSWORD);
+    await renew.getByRole('button', { name: 'Make new recovery codes' }).click();
+    await eventually(async () => {
+      const now = (await list.getByRole('listitem').allInnerTexts()).map((c) => c.trim());
+      return now.length === 10 && now.every((c) => !renewed.includes(c));
+    });
     await page.context().close();
   });
 });

@@ -109,42 +109,39 @@ function TwoFactor() {
   );
 }
 
-/** A change to the second factor, proven with a code of the app, a recovery code, or the password. */
+/**
+ * A code of the app (6 digits) or a recovery code (ten letters and digits, `xxxxx-xxxxx`), as people type them. A
+ * password is at least 12 characters, so it is never taken for one.
+ */
+const isCode = (text: string) => /^(\d{6}|[a-z2-7]{10})$/i.test(text.replace(/[\s-]/g, ''));
+
+/** A change to the second factor, proven in one field with a code of the app, a recovery code, or the password. */
 function Proof(props: {
   id: string;
   label: string;
   submitLabel: string;
   send(body: { code: string } | { password: string }): Promise<void>;
 }) {
-  const code = useText();
-  const password = useText();
+  const proof = useText();
   const action = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body = code.value.trim() ? { code: code.value.trim() } : { password: password.value };
+    const body = isCode(proof.value) ? { code: proof.value.trim() } : { password: proof.value };
     const sent = await action.run(async () => {
       await props.send(body);
       return true;
     });
-    if (!sent) return;
-    code.onValue('');
-    password.onValue('');
+    if (sent) proof.onValue('');
   };
   return (
     <form onSubmit={submit} aria-label={props.label}>
       <TextField
-        id={`${props.id}-code`}
-        label="Authentication code"
-        help="A code of your app or a recovery code; or leave it empty and give your password."
-        autocomplete="one-time-code"
-        {...code}
-      />
-      <TextField
-        id={`${props.id}-password`}
-        label="Password"
+        id={`${props.id}-proof`}
+        label="Code or password"
         type="password"
-        autocomplete="current-password"
-        {...password}
+        help="A code of your authenticator app, one of your recovery codes, or your password."
+        autocomplete="one-time-code"
+        {...proof}
       />
       <ErrorBox error={action.error} />
       <SubmitRow pending={action.pending}>{props.submitLabel}</SubmitRow>
