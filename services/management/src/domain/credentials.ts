@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import {
   createMailer,
   newId,
-  openSession,
   problem,
   recordMemberAudit,
   sha256Hex,
@@ -11,7 +10,7 @@ import {
 } from '@intake/shared';
 import { findInvitation } from './members';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from './passwords';
-import { activeMemberships, findUserByEmail, signedIn, type Client } from './sign-in';
+import { activeMemberships, findUserByEmail, openMemberSession, type Client } from './sign-in';
 
 /** A reset link is valid this long, and once. */
 export const RESET_TTL_MS = 60 * 60_000;
@@ -126,11 +125,7 @@ export async function acceptInvitation(props: {
     if (!userId) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
     const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
     await recordMemberAudit(trx, member, { action: 'member.joined', details: { method: 'password' }, ...client }, now);
-    await signedIn(trx, member, client, now, 'invitation');
-    return openSession(trx, { kind: 'member', accountId: member.account_id, memberId: member.id }, now, {
-      ip: client.ip ?? undefined,
-      userAgent: client.userAgent ?? undefined,
-    });
+    return openMemberSession(trx, member, client, now, 'invitation');
   });
 }
 

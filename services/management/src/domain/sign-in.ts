@@ -136,16 +136,51 @@ export async function signInWithPassword(props: {
     db,
     { kind: 'member', accountId: member.account_id, memberId: member.id, twoFactorPending: secondFactor },
     now,
-    { ip: client.ip ?? undefined, userAgent: client.userAgent ?? undefined },
+    sessionClient(client),
   );
   if (!secondFactor) await signedIn(db, member, client, now, 'password');
   return { ...opened, memberId: member.id, accountId: member.account_id, secondFactor };
 }
 
+/** The client as a session keeps it. */
+const sessionClient = (client: Client) => ({ ip: client.ip ?? undefined, userAgent: client.userAgent ?? undefined });
+
+type SignedInMember = { id: string; account_id: string; email: string };
+
+/**
+ * Opens a complete console session for the member and records the sign-in (`method`: how they proved who they
+ * are). Every way in but the password's first step ends here: an invitation, SSO, the second factor, a switch.
+ */
+export async function openMemberSession(
+  db: Queryable,
+  member: SignedInMember,
+  client: Client,
+  now: Date,
+  method: string,
+  details: Record<string, unknown> = {},
+): Promise<{ token: string; session: SessionInfo }> {
+  await signedIn(db, member, client, now, method, details);
+  return openSession(
+    db,
+    { kind: 'member', accountId: member.account_id, memberId: member.id },
+    now,
+    sessionClient(client),
+  );
+}
+
+/** Whether the person behind the member has an authenticator (then every password sign-in of theirs asked for it). */
+export async function hasSecondFactor(db: Queryable, memberId: string): Promise<boolean> {
+  const row = await db('members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.id', memberId)
+    .first('u.totp_enabled_at');
+  return Boolean(row?.totp_enabled_at);
+}
+
 /** Records a completed sign-in: the member's last sign-in time and `session.signed_in`. */
 export async function signedIn(
   db: Queryable,
-  member: { id: string; account_id: string; email: string },
+  member: SignedInMember,
   client: Client,
   now: Date,
   method: string,

@@ -1,15 +1,7 @@
-import {
-  newId,
-  openSession,
-  recordMemberAudit,
-  type Config,
-  type Db,
-  type Queryable,
-  type SessionInfo,
-} from '@intake/shared';
+import { newId, recordMemberAudit, type Config, type Db, type Queryable, type SessionInfo } from '@intake/shared';
 import { joinMember } from './credentials';
 import { findInvitation } from './members';
-import { activeMemberships, findUserByEmail, signedIn, type Client } from './sign-in';
+import { activeMemberships, findUserByEmail, openMemberSession, type Client } from './sign-in';
 
 /** A sign-in refused: said on a readable page, with no session. `detail` is text, never markup. */
 export class SsoRefusal extends Error {
@@ -48,13 +40,8 @@ type Member = { id: string; account_id: string; email: string };
  * Opens the member's session, as password sign-in does, but complete at once: the identity provider did its own
  * second factor, so an account's `require_two_factor` does not ask for a TOTP code here (docs/decisions.md).
  */
-async function open(db: Queryable, member: Member, people: People): Promise<SignedInBySso> {
-  await signedIn(db, member, people.client, people.now, 'sso');
-  return openSession(db, { kind: 'member', accountId: member.account_id, memberId: member.id }, people.now, {
-    ip: people.client.ip ?? undefined,
-    userAgent: people.client.userAgent ?? undefined,
-  });
-}
+const open = (db: Queryable, member: Member, people: People): Promise<SignedInBySso> =>
+  openMemberSession(db, member, people.client, people.now, 'sso');
 
 async function joined(trx: Trx, member: Member, people: People, via: string): Promise<void> {
   await recordMemberAudit(

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { auditContext, problem, recordAudit, route, type Platform, type Queryable } from '@intake/shared';
+import { hasSecondFactor } from '../domain/sign-in';
 
 const TAGS = ['Account'];
 
@@ -48,14 +49,8 @@ export const updateAccountRoute = route({
   problems: ['conflict'],
   async handler(ctx, { body, principal }, platform: Platform) {
     const { db } = platform;
-    if (body.require_two_factor) {
-      const person = await db('members as m')
-        .join('users as u', 'u.id', 'm.user_id')
-        .where('m.id', principal.memberId ?? '')
-        .first('u.totp_enabled_at');
-      if (!person?.totp_enabled_at)
-        throw problem('conflict', 'Turn on two-factor for yourself first, then require it for everyone');
-    }
+    if (body.require_two_factor && !(await hasSecondFactor(db, principal.memberId ?? '')))
+      throw problem('conflict', 'Turn on two-factor for yourself first, then require it for everyone');
     const before = await presentAccount(db, principal.accountId);
     await db('accounts').where('id', principal.accountId).update({ require_two_factor: body.require_two_factor });
     if (before.require_two_factor !== body.require_two_factor)

@@ -1,19 +1,17 @@
 import { Type } from '@sinclair/typebox';
 import {
   endSession,
-  openSession,
   problem,
   recordAudit,
   routeGroup,
-  sessionCookie,
   toTimestamp,
   auditContext,
   clientOf,
   type Platform,
   type Principal,
 } from '@intake/shared';
-import { activeMemberships, signedIn } from '../domain/sign-in';
-import { secure, TAGS } from './sessions.routes';
+import { activeMemberships, hasSecondFactor, openMemberSession } from '../domain/sign-in';
+import { setSessionCookie, TAGS } from './sessions.routes';
 import { List, NullableTimestamp, Timestamp } from './schemas';
 
 const memberSessionRoute = routeGroup({ tags: TAGS, auth: 'management' });
@@ -149,36 +147,18 @@ export const switchAccountRoute = memberSessionRoute({
     const target = memberships.find((m) => m.account_id === body.account_id);
     if (!target) throw problem('not-found', 'You are not a member of that account');
     // A session opened without a second factor must not carry the person into an account that requires one.
-    if (target.require_two_factor && !(await hasSecondFactor(platform, principal.memberId as string)))
+    if (target.require_two_factor && !(await hasSecondFactor(platform.db, principal.memberId as string)))
       throw problem(
         'conflict',
         `${target.account_name} requires two-factor sign-in: set up an authenticator on the Security page first`,
       );
     const now = platform.clock.now();
     await endSession(platform.db, principal.session?.tokenHash as string);
-    const client = clientOf(ctx);
-    const opened = await openSession(
-      platform.db,
-      { kind: 'member', accountId: target.account_id, memberId: target.id },
-      now,
-      {
-        ip: client.ip ?? undefined,
-        userAgent: client.userAgent ?? undefined,
-      },
-    );
-    await signedIn(platform.db, target, client, now, 'switch', { from_account: principal.accountId });
-    ctx.set('Set-Cookie', sessionCookie(opened.token, secure(ctx, platform.config.PUBLIC_BASE_URL)));
+    const opened = await openMemberSession(platform.db, target, clientOf(ctx), now, 'switch', {
+      from_account: principal.accountId,
+    });
+    setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   },
 });
-
-/** Whether the person behind the member has an authenticator (then every password sign-in of theirs asked for it). */
-async function hasSecondFactor(platform: Platform, memberId: string): Promise<boolean> {
-  const row = await platform
-    .db('members as m')
-    .join('users as u', 'u.id', 'm.user_id')
-    .where('m.id', memberId)
-    .first('u.totp_enabled_at');
-  return Boolean(row?.totp_enabled_at);
-}
 
 export const memberSessionRoutes = [listMySessionsRoute, endMySessionRoute, myAccountsRoute, switchAccountRoute];

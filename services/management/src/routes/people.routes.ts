@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import { clientOf, route, routeGroup, type Platform, type SessionInfo } from '@intake/shared';
 import { acceptInvitation, describeInvitation, requestPasswordReset, resetPassword } from '../domain/credentials';
-import { signInWithPassword } from '../domain/sign-in';
+import { hasSecondFactor, signInWithPassword } from '../domain/sign-in';
 import { ssoConfigured } from '../domain/sso';
 import { presentOpenedSession, SessionOpened, setSessionCookie, TAGS } from './sessions.routes';
 
@@ -85,14 +85,9 @@ export const passwordSignInRoute = signInRoute({
     if (!signed.secondFactor) return answerSession(ctx, platform, signed);
     setSessionCookie(ctx, signed.token, platform.config.PUBLIC_BASE_URL);
     ctx.status = 202;
-    const user = await platform
-      .db('members as m')
-      .join('users as u', 'u.id', 'm.user_id')
-      .where('m.id', signed.memberId)
-      .first('u.totp_enabled_at');
     ctx.body = {
       two_factor_required: true,
-      enrolment_required: !user?.totp_enabled_at,
+      enrolment_required: !(await hasSecondFactor(platform.db, signed.memberId)),
       csrf_token: signed.session.csrfToken,
     };
   },

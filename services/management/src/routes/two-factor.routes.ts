@@ -5,7 +5,6 @@ import {
   checkCsrf,
   clientOf,
   endSession,
-  openSession,
   problem,
   route,
   routeGroup,
@@ -22,7 +21,7 @@ import {
   twoFactorStatus,
   type Who,
 } from '../domain/two-factor';
-import { signedIn } from '../domain/sign-in';
+import { openMemberSession } from '../domain/sign-in';
 import { presentOpenedSession, SessionSchema, setSessionCookie, TAGS } from './sessions.routes';
 import { NullableTimestamp } from './schemas';
 
@@ -59,12 +58,8 @@ async function completeSession(ctx: Context, platform: Platform, tokenHash: stri
   const now = platform.clock.now();
   const client = clientOf(ctx);
   await endSession(platform.db, tokenHash);
-  const opened = await openSession(platform.db, { kind: 'member', ...who }, now, {
-    ip: client.ip ?? undefined,
-    userAgent: client.userAgent ?? undefined,
-  });
   const member = await platform.db('members').where('id', who.memberId).first('id', 'account_id', 'email');
-  await signedIn(platform.db, member, client, now, 'password', { two_factor: true });
+  const opened = await openMemberSession(platform.db, member, client, now, 'password', { two_factor: true });
   setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   return presentOpenedSession(platform.db, opened.token, now);
 }
