@@ -30,10 +30,9 @@ interface PersonRow {
   totp_enabled_at: Date | null;
   totp_last_step: string | null;
   recovery_codes: string[];
-  member_email: string;
 }
 
-export async function personOf(db: Queryable, memberId: string): Promise<PersonRow> {
+async function personOf(db: Queryable, memberId: string): Promise<PersonRow> {
   const row = await db('members as m')
     .join('users as u', 'u.id', 'm.user_id')
     .where('m.id', memberId)
@@ -45,7 +44,6 @@ export async function personOf(db: Queryable, memberId: string): Promise<PersonR
       'u.totp_enabled_at',
       'u.totp_last_step',
       'u.recovery_codes',
-      'm.email as member_email',
     );
   if (!row) throw problem('unauthorized', 'The console session has expired or was ended; sign in again');
   return row as PersonRow;
@@ -256,15 +254,15 @@ export async function checkSecondFactor(
   who: Who,
   code: string,
   client: Client,
-): Promise<{ ok: boolean; recoveryCode: boolean }> {
+): Promise<boolean> {
   const now = platform.clock.now();
   const person = await personOf(platform.db, who.memberId);
   if (!person.totp_enabled_at)
     throw problem('conflict', 'This account requires two-factor: enrol an authenticator to finish signing in');
   await checkSignInLimits(platform.db, person.email, client, now);
-  if (await spendTotp(platform, person, code, now)) return { ok: true, recoveryCode: false };
-  if (await spendRecoveryCode(platform.db, person, code)) return { ok: true, recoveryCode: true };
+  if ((await spendTotp(platform, person, code, now)) || (await spendRecoveryCode(platform.db, person, code)))
+    return true;
   await recordSignInFailure(platform.db, person.email, client, now);
   await auditFailure(platform.db, person.user_id, client, now, 'second factor');
-  return { ok: false, recoveryCode: false };
+  return false;
 }

@@ -15,13 +15,12 @@ import {
   checkSecondFactor,
   confirmEnrolment,
   disableTwoFactor,
-  personOf,
   renewRecoveryCodes,
   startEnrolment,
   twoFactorStatus,
   type Who,
 } from '../domain/two-factor';
-import { openMemberSession } from '../domain/sign-in';
+import { hasSecondFactor, openMemberSession } from '../domain/sign-in';
 import { presentOpenedSession, SessionSchema, setSessionCookie, TAGS } from './sessions.routes';
 import { NullableTimestamp } from './schemas';
 
@@ -47,7 +46,7 @@ async function memberSession(ctx: Context, platform: Platform, allow: { pending:
   if (!principal.memberId) throw problem('not-found', 'This session was opened with a key; keys have no second factor');
   const who: Who = { memberId: principal.memberId, accountId: principal.accountId };
   if (principal.twoFactorPending && !allow.pending) {
-    const enrolling = allow.enrolling && !(await personOf(platform.db, who.memberId)).totp_enabled_at;
+    const enrolling = allow.enrolling && !(await hasSecondFactor(platform.db, who.memberId));
     if (!enrolling) throw problem('unauthorized', 'Enter the code of your authenticator first');
   }
   return { principal, who };
@@ -88,8 +87,8 @@ export const secondFactorRoute = route({
   async handler(ctx, { body }, platform: Platform) {
     const { principal, who } = await memberSession(ctx, platform, { pending: true });
     if (!principal.twoFactorPending) throw problem('conflict', 'This session is signed in already');
-    const checked = await checkSecondFactor(platform, who, body.code, clientOf(ctx));
-    if (!checked.ok) throw problem('unauthorized', 'The code is wrong or was used already');
+    if (!(await checkSecondFactor(platform, who, body.code, clientOf(ctx))))
+      throw problem('unauthorized', 'The code is wrong or was used already');
     ctx.body = await completeSession(ctx, platform, principal.session.tokenHash, who);
     ctx.status = 201;
   },
