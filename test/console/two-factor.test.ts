@@ -146,6 +146,8 @@ describe('console: security page', () => {
 
     await page.getByText('New recovery codes', { exact: true }).click(); // opens its panel
     const renew = page.getByRole('form', { name: 'New recovery codes' });
+    await renew.getByLabel('Code or password').waitFor();
+    await checkView(page, 'security-renew', /^Security · Intake console$/);
     await renew.getByLabel('Code or password').fill(codes[0] as string);
     await renew.getByRole('button', { name: 'Make new recovery codes' }).click();
     const list = page.getByRole('list', { name: 'Recovery codes' });
