@@ -125,7 +125,7 @@ export async function acceptInvitation(props: {
     if (!userId) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
     const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
     await recordMemberAudit(trx, member, { action: 'member.joined', details: { method: 'password' }, ...client }, now);
-    return openMemberSession(trx, member, client, now, 'invitation');
+    return openMemberSession(trx, member, { client, now, method: 'invitation' });
   });
 }
 

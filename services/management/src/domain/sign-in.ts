@@ -138,7 +138,7 @@ export async function signInWithPassword(props: {
     now,
     sessionClient(client),
   );
-  if (!secondFactor) await signedIn(db, member, client, now, 'password');
+  if (!secondFactor) await signedIn(db, member, { client, now, method: 'password' });
   return { ...opened, memberId: member.id, accountId: member.account_id, secondFactor };
 }
 
@@ -146,6 +146,13 @@ export async function signInWithPassword(props: {
 const sessionClient = (client: Client) => ({ ip: client.ip ?? undefined, userAgent: client.userAgent ?? undefined });
 
 type SignedInMember = { id: string; account_id: string; email: string };
+/** How a member signed in: from where, when, by what `method` (with any `details` for the audit entry). */
+interface SignIn {
+  client: Client;
+  now: Date;
+  method: string;
+  details?: Record<string, unknown>;
+}
 
 /**
  * Opens a complete console session for the member and records the sign-in (`method`: how they proved who they
@@ -154,18 +161,11 @@ type SignedInMember = { id: string; account_id: string; email: string };
 export async function openMemberSession(
   db: Queryable,
   member: SignedInMember,
-  client: Client,
-  now: Date,
-  method: string,
-  details: Record<string, unknown> = {},
+  how: SignIn,
 ): Promise<{ token: string; session: SessionInfo }> {
-  await signedIn(db, member, client, now, method, details);
-  return openSession(
-    db,
-    { kind: 'member', accountId: member.account_id, memberId: member.id },
-    now,
-    sessionClient(client),
-  );
+  await signedIn(db, member, how);
+  const self = { kind: 'member' as const, accountId: member.account_id, memberId: member.id };
+  return openSession(db, self, how.now, sessionClient(how.client));
 }
 
 /** Whether the person behind the member has an authenticator (then every password sign-in of theirs asked for it). */
@@ -178,13 +178,10 @@ export async function hasSecondFactor(db: Queryable, memberId: string): Promise<
 }
 
 /** Records a completed sign-in: the member's last sign-in time and `session.signed_in`. */
-export async function signedIn(
+async function signedIn(
   db: Queryable,
   member: SignedInMember,
-  client: Client,
-  now: Date,
-  method: string,
-  details: Record<string, unknown> = {},
+  { client, now, method, details }: SignIn,
 ): Promise<void> {
   await db('members').where('id', member.id).update({ last_sign_in_at: now });
   await recordMemberAudit(db, member, { action: 'session.signed_in', details: { method, ...details }, ...client }, now);

@@ -154,8 +154,11 @@ export const switchAccountRoute = memberSessionRoute({
       );
     const now = platform.clock.now();
     await endSession(platform.db, principal.session?.tokenHash as string);
-    const opened = await openMemberSession(platform.db, target, clientOf(ctx), now, 'switch', {
-      from_account: principal.accountId,
+    const opened = await openMemberSession(platform.db, target, {
+      client: clientOf(ctx),
+      now,
+      method: 'switch',
+      details: { from_account: principal.accountId },
     });
     setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   },

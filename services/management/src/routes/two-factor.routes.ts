@@ -58,7 +58,12 @@ async function completeSession(ctx: Context, platform: Platform, tokenHash: stri
   const client = clientOf(ctx);
   await endSession(platform.db, tokenHash);
   const member = await platform.db('members').where('id', who.memberId).first('id', 'account_id', 'email');
-  const opened = await openMemberSession(platform.db, member, client, now, 'password', { two_factor: true });
+  const opened = await openMemberSession(platform.db, member, {
+    client,
+    now,
+    method: 'password',
+    details: { two_factor: true },
+  });
   setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   return presentOpenedSession(platform.db, opened.token, now);
 }
