@@ -83,6 +83,85 @@ function filtered(db: Queryable, f: SubmissionFilter, byAccount = true): Knex.Qu
 /** The list's order by received time: `desc` newest first (the default), `asc` oldest first. */
 export type Order = 'asc' | 'desc';
 
+/** Which rows of the filter, in what order: from `after` (strictly, unless `inclusive`), `limit` at most. */
+interface Slice {
+  order?: Order;
+  after?: Position;
+  inclusive?: boolean;
+  limit?: number;
+}
+
+/**
+ * The filter's rows in the slice's order, as a query whose rows are `submissions` rows. A search with terms
+ * (migration 016) walks the form's 30-day buckets in that order, each through the search index and sorted, and stops
+ * once it has `limit` rows: a page reads about a page of matches however large the form. Postgres returns a lateral
+ * join's rows in the order of its outer rows, the buckets; each bucket's rows are sorted within it, so the stream is
+ * in order without a sort over every match.
+ */
+async function matching(db: Queryable, f: SubmissionFilter, slice: Slice): Promise<{ rows: Knex.QueryBuilder }> {
+  const order = slice.order ?? 'desc';
+  const sliced = (query: Knex.QueryBuilder) => {
+    if (slice.after) {
+      const op = (order === 'desc' ? '<' : '>') + (slice.inclusive ? '=' : '');
+      query.whereRaw(`(submissions.received_at, submissions.id) ${op} (?, ?)`, [
+        slice.after.receivedAt,
+        slice.after.id,
+      ]);
+    }
+    query.orderBy([
+      { column: 'submissions.received_at', order },
+      { column: 'submissions.id', order },
+    ]);
+    if (slice.limit !== undefined) query.limit(slice.limit);
+    return query;
+  };
+  const terms = f.q ? await searchTerms(db, f.q) : [];
+  // Wrapped: a query builder is a thenable, which an async function would run rather than return.
+  if (terms.length === 0) return { rows: sliced(filtered(db, f)) };
+  const inBucket = sliced(
+    filtered(db, f)
+      .whereRaw('intake_search_keys(submissions.form_id, submissions.received_at, submissions.payload) @> b.keys')
+      .whereRaw('intake_search_bucket(submissions.received_at) = b.bucket')
+      .select('submissions.*'),
+  );
+  const stream = db
+    .from(bucketsOf(db, f, terms, order, slice.after))
+    .crossJoin(db.raw('LATERAL (?) AS submissions', [inBucket]));
+  if (slice.limit !== undefined) stream.limit(slice.limit);
+  return { rows: stream };
+}
+
+/** The search terms of `q` (migration 016): none when it has no three letters or digits in a row. */
+async function searchTerms(db: Queryable, q: string): Promise<string[]> {
+  const { rows } = await db.raw<{ rows: { terms: string[] }[] }>('SELECT intake_search_terms(?) AS terms', [q]);
+  return rows[0]!.terms;
+}
+
+/**
+ * The form's buckets that may hold the slice's rows, in its order (from the newest or the oldest row, within `since`
+ * and `until`, from the cursor on), each with the index keys of the terms in it.
+ */
+function bucketsOf(db: Queryable, f: SubmissionFilter, terms: string[], order: Order, after?: Position): Knex.Raw {
+  const edge = (fn: 'min' | 'max') =>
+    `intake_search_bucket((SELECT ${fn}(received_at) FROM submissions WHERE form_id = :form))`;
+  const at = (name: string) => `intake_search_bucket(CAST(:${name} AS timestamptz))`;
+  const [start, end, step] =
+    order === 'desc'
+      ? [`least(${edge('max')}, ${at('until')}, ${at('after')})`, `greatest(${edge('min')}, ${at('since')})`, -1]
+      : [`greatest(${edge('min')}, ${at('since')}, ${at('after')})`, `least(${edge('max')}, ${at('until')})`, 1];
+  return db.raw(
+    `(SELECT n AS bucket, intake_search_query_keys(:form, n, CAST(:terms AS text[])) AS keys
+      FROM generate_series(${start}, ${end}, ${step}) AS n) AS b`,
+    {
+      form: f.formId,
+      terms,
+      since: f.since ?? null,
+      until: f.until ?? null,
+      after: after?.receivedAt ?? null,
+    },
+  );
+}
+
 /**
  * One page in `order` (newest first unless `asc`), strictly after `after` in that order when given (or at or after
  * it, with `inclusive`).
@@ -91,29 +170,12 @@ export async function listSubmissionsPage(
   db: Queryable,
   f: SubmissionFilter & { after?: Position; limit: number; order?: Order; inclusive?: boolean },
 ): Promise<SubmissionRow[]> {
-  const order = f.order ?? 'desc';
-  const query = filtered(db, f);
-  if (f.after) {
-    const op = (order === 'desc' ? '<' : '>') + (f.inclusive ? '=' : '');
-    query.whereRaw(`(received_at, id) ${op} (?, ?)`, [f.after.receivedAt, f.after.id]);
-  }
-  return query
-    .orderBy([
-      { column: 'received_at', order },
-      { column: 'id', order },
-    ])
-    .limit(f.limit)
-    .select(COLUMNS);
+  return (await matching(db, f, f)).rows.select(COLUMNS.map((c) => `submissions.${c}`));
 }
 
 /** The ids of every submission the filter matches, newest first. */
 export async function findSubmissionIds(db: Queryable, f: SubmissionFilter): Promise<string[]> {
-  return filtered(db, f)
-    .orderBy([
-      { column: 'received_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .pluck('id');
+  return (await matching(db, f, {})).rows.pluck('submissions.id');
 }
 
 /** Marks a submission read (now) or unread. */
@@ -138,7 +200,8 @@ export async function updateSubmissionRead(
  * submission that has it, and its place there.
  */
 export async function findPayloadFieldNames(db: Queryable, f: SubmissionFilter): Promise<string[]> {
-  const firstAppearances = filtered(db, f)
+  const firstAppearances = (await matching(db, f, {})).rows
+    .clearOrder()
     .crossJoin(db.raw('json_object_keys(submissions.payload) WITH ORDINALITY AS k(key, ord)'))
     .distinctOn('k.key')
     .orderBy([
@@ -220,12 +283,7 @@ export async function countOrEstimate(
     if (estimate > 2 * exactUpTo) return { count: estimate, exact: false };
   }
   const capped = await db
-    .from(
-      filtered(db, f)
-        .select(db.raw('1'))
-        .limit(exactUpTo + 1)
-        .as('capped'),
-    )
+    .from((await matching(db, f, { limit: exactUpTo + 1 })).rows.clearOrder().select(db.raw('1')).as('capped'))
     .count<{ n: string }[]>('* as n')
     .first();
   const count = Number(capped?.n ?? 0);

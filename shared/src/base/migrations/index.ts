@@ -12,6 +12,7 @@ import * as dataLifecycle from './012-data-lifecycle';
 import * as people from './013-people';
 import * as twoFactor from './014-two-factor';
 import * as webhookDisabledNotice from './015-webhook-disabled-notice';
+import * as searchKeys from './016-search-keys';
 
 export interface Migration {
   name: string;
@@ -35,4 +36,5 @@ export const migrations: Migration[] = [
   { name: '013-people', ...people },
   { name: '014-two-factor', ...twoFactor },
   { name: '015-webhook-disabled-notice', ...webhookDisabledNotice },
+  { name: '016-search-keys', ...searchKeys },
 ];

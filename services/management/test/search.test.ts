@@ -1,0 +1,136 @@
+import fc from 'fast-check';
+import { newId } from '@intake/shared';
+import { useStarted } from '@intake/shared/testing';
+import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
+
+const ctx = useStarted(() => startManagement());
+
+const DAY_MS = 86_400_000;
+/** Over three years: the search index's 30-day buckets number about 37. */
+const SPAN_DAYS = 1_100;
+const ROWS = 400;
+
+/** Field values with words that recur (so a word matches rows in many buckets), punctuation, accents and CJK. */
+const VOCABULARY = [
+  'Zephyrine',
+  'zephyr',
+  'the order',
+  'ORDER 17, please',
+  'Müller & Søn',
+  'café crème',
+  '日本語のテキスト',
+  'a-b_c',
+  '100% sure',
+  'line one\nline two',
+  'x',
+  'bezephyrined',
+  'ça va?',
+  'person7@example.test',
+];
+
+type Row = { id: string; received_at: string; payload: Record<string, string> };
+
+/** A form of ROWS submissions over SPAN_DAYS, and a second form of the same account with the same rows. */
+async function seeded() {
+  const owner = await ownerWithFormOf(ctx);
+  const other = await ownerWithFormOf(ctx);
+  const rows: Row[] = Array.from({ length: ROWS }, (_, i) => {
+    const pick = (k: number) => VOCABULARY[(i * 7 + k * 5 + Math.floor(i / 3)) % VOCABULARY.length]!;
+    return {
+      id: newId('submission'),
+      // Some rows share a received time: the order's tie-break (the id) is part of what is checked.
+      received_at: new Date(Date.UTC(2026, 0, 1) - Math.floor((i * SPAN_DAYS) / ROWS) * DAY_MS).toISOString(),
+      payload: { name: `${pick(1)} ${i}`, message: i % 4 === 0 ? `${pick(2)} and ${pick(3)}` : pick(4) },
+    };
+  });
+  const insert = (form: { account: { id: string }; form: { id: string } }, ids: (r: Row) => string) =>
+    ctx.platform.db('submissions').insert(
+      rows.map((r, i) => ({
+        ...r,
+        id: ids(r),
+        payload: JSON.stringify(r.payload),
+        account_id: form.account.id,
+        form_id: form.form.id,
+        status: i % 9 === 0 ? 'spam' : 'received',
+      })),
+    );
+  await insert(owner, (r) => r.id);
+  await insert(other, () => newId('submission'));
+  return { ...owner, rows };
+}
+
+/** What the search must answer: rows with a value containing `q`, ignoring case, newest first, ties by id. */
+function expected(rows: Row[], q: string): string[] {
+  const needle = q.toLowerCase();
+  return rows
+    .filter((r) => Object.values(r.payload).some((v) => v.toLowerCase().includes(needle)))
+    .sort((a, b) => b.received_at.localeCompare(a.received_at) || b.id.localeCompare(a.id))
+    .map((r) => r.id);
+}
+
+/** Every page of the list with `query`, following `next_cursor`. */
+async function allPages(call: ReturnType<typeof api>, formId: string, query: string): Promise<string[]> {
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await call(
+      'GET',
+      `/v1/forms/${formId}/submissions?limit=7&${query}${cursor ? `&cursor=${cursor}` : ''}`,
+    );
+    expect([page.status, page.body.detail]).toEqual([200, undefined]);
+    ids.push(...page.body.data.map((s: { id: string }) => s.id));
+    cursor = page.body.next_cursor;
+  } while (cursor);
+  return ids;
+}
+
+describe('searching a form’s submissions', () => {
+  it('finds exactly the rows whose values contain the text, in order, a page at a time, in both orders', async () => {
+    const { form, call, rows } = await seeded();
+    const queries = ['zephyr', 'ZEPHYRINE', 'r 17, p', 'müller & s', 'é c', 'のテキ', '100%', 'a-b_c', 'ne\nli', 'x'];
+    for (const q of queries) {
+      const want = expected(rows, q);
+      expect([q, await allPages(call, form.id, `q=${encodeURIComponent(q)}`)]).toEqual([q, want]);
+      const asc = await allPages(call, form.id, `order=asc&q=${encodeURIComponent(q)}`);
+      expect([q, asc]).toEqual([q, [...want].reverse()]);
+    }
+  });
+
+  it('holds for any piece of any value, with a status and a time range, and counts the same rows', async () => {
+    const { form, call, rows } = await seeded();
+    const spam = new Set(rows.filter((_, i) => i % 9 === 0).map((r) => r.id));
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const piece = fc
+      .tuple(fc.nat(ROWS - 1), fc.boolean(), fc.nat(40), fc.integer({ min: 1, max: 12 }), fc.boolean())
+      .map(([i, inName, start, length, upper]) => {
+        const value = inName ? rows[i]!.payload.name! : rows[i]!.payload.message!;
+        const text = value.slice(start % value.length, (start % value.length) + length);
+        return upper ? text.toUpperCase() : text;
+      })
+      .filter((q) => q.trim().length > 0);
+    const range = fc.tuple(fc.integer({ min: 0, max: SPAN_DAYS }), fc.integer({ min: 1, max: SPAN_DAYS }));
+    await fc.assert(
+      fc.asyncProperty(piece, range, async (q, [from, days]) => {
+        const since = new Date(Date.UTC(2026, 0, 1) - (from + days) * DAY_MS).toISOString();
+        const until = new Date(Date.UTC(2026, 0, 1) - from * DAY_MS).toISOString();
+        const want = expected(rows, q).filter((id) => {
+          const at = byId.get(id)!.received_at;
+          return !spam.has(id) && at >= since && at < until;
+        });
+        const query = `status=received&since=${since}&until=${until}&q=${encodeURIComponent(q)}`;
+        expect(await allPages(call, form.id, query)).toEqual(want);
+        const counted = await call('GET', `/v1/forms/${form.id}/submissions?total=true&${query}`);
+        expect(counted.body.total).toBe(want.length);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
+  it('a word the form does not hold finds nothing, though another form holds it', async () => {
+    const { form, call } = await seeded();
+    const other = await ownerWithFormOf(ctx);
+    await other.submit({ payload: { message: 'a quokka' } });
+    expect(await allPages(call, form.id, 'q=quokka')).toEqual([]);
+    expect(await allPages(other.call, other.form.id, 'q=quokka')).toHaveLength(1);
+  });
+});
