@@ -59,17 +59,20 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-/** The filter's rows; `byAccount` false leaves out the account, for a form already known to be the account's. */
-function filtered(db: Queryable, f: SubmissionFilter, byAccount = true): Knex.QueryBuilder {
-  const query = db('submissions').where(
-    byAccount ? { account_id: f.accountId, form_id: f.formId } : { form_id: f.formId },
-  );
+/**
+ * The filter's rows; `byAccount` false leaves out the account, for a form already known to be the account's. `from`
+ * takes them from a subquery named `submissions` instead of the table.
+ */
+function filtered(db: Queryable, f: SubmissionFilter, byAccount = true, from?: Knex.Raw): Knex.QueryBuilder {
+  const query: Knex.QueryBuilder = from ? db.from(from) : db('submissions');
+  query.where(byAccount ? { account_id: f.accountId, form_id: f.formId } : { form_id: f.formId });
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
   if (f.until) query.where('received_at', '<', f.until);
   if (f.q) {
-    // The search document's trigram index (migration 012) finds them. The document is the values one per line, so
-    // text without a line break matches it only within one value; with one, each value is tested as well.
+    // The exact test; the search index (migration 016, see `matching`) finds the candidates. The document is the
+    // values one per line, so text without a line break matches it only within one value; with one, each value is
+    // tested as well.
     const pattern = `%${escapeLike(f.q)}%`;
     query.whereRaw('intake_search_document(submissions.payload) ILIKE ?', [pattern]);
     if (/[\r\n]/.test(f.q))
@@ -119,13 +122,12 @@ async function matching(db: Queryable, f: SubmissionFilter, slice: Slice): Promi
   // Wrapped: a query builder is a thenable, which an async function would run rather than return.
   if (terms.length === 0) return { rows: sliced(filtered(db, f)) };
   const inBucket = sliced(
-    filtered(db, f)
-      .whereRaw('intake_search_keys(submissions.form_id, submissions.received_at, submissions.payload) @> b.keys')
-      .whereRaw('intake_search_bucket(submissions.received_at) = b.bucket')
-      .select('submissions.*'),
+    filtered(db, f, true, db.raw('intake_search_candidates(?, b.bucket, ?) AS submissions', [f.formId, terms])).select(
+      'submissions.*',
+    ),
   );
   const stream = db
-    .from(bucketsOf(db, f, terms, order, slice.after))
+    .from(bucketsOf(db, f, order, slice.after))
     .crossJoin(db.raw('LATERAL (?) AS submissions', [inBucket]));
   if (slice.limit !== undefined) stream.limit(slice.limit);
   return { rows: stream };
@@ -138,10 +140,10 @@ async function searchTerms(db: Queryable, q: string): Promise<string[]> {
 }
 
 /**
- * The form's buckets that may hold the slice's rows, in its order (from the newest or the oldest row, within `since`
- * and `until`, from the cursor on), each with the index keys of the terms in it.
+ * The form's buckets that may hold the slice's rows, in its order: from the newest or the oldest row, within `since`
+ * and `until`, from the cursor on.
  */
-function bucketsOf(db: Queryable, f: SubmissionFilter, terms: string[], order: Order, after?: Position): Knex.Raw {
+function bucketsOf(db: Queryable, f: SubmissionFilter, order: Order, after?: Position): Knex.Raw {
   const edge = (fn: 'min' | 'max') =>
     `intake_search_bucket((SELECT ${fn}(received_at) FROM submissions WHERE form_id = :form))`;
   const at = (name: string) => `intake_search_bucket(CAST(:${name} AS timestamptz))`;
@@ -149,17 +151,12 @@ function bucketsOf(db: Queryable, f: SubmissionFilter, terms: string[], order: O
     order === 'desc'
       ? [`least(${edge('max')}, ${at('until')}, ${at('after')})`, `greatest(${edge('min')}, ${at('since')})`, -1]
       : [`greatest(${edge('min')}, ${at('since')}, ${at('after')})`, `least(${edge('max')}, ${at('until')})`, 1];
-  return db.raw(
-    `(SELECT n AS bucket, intake_search_query_keys(:form, n, CAST(:terms AS text[])) AS keys
-      FROM generate_series(${start}, ${end}, ${step}) AS n) AS b`,
-    {
-      form: f.formId,
-      terms,
-      since: f.since ?? null,
-      until: f.until ?? null,
-      after: after?.receivedAt ?? null,
-    },
-  );
+  return db.raw(`(SELECT n AS bucket FROM generate_series(${start}, ${end}, ${step}) AS n) AS b`, {
+    form: f.formId,
+    since: f.since ?? null,
+    until: f.until ?? null,
+    after: after?.receivedAt ?? null,
+  });
 }
 
 /**
