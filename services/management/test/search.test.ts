@@ -126,6 +126,31 @@ describe('searching a form’s submissions', () => {
     );
   });
 
+  it('steps through, exports and acts on exactly what a search finds', async () => {
+    const { form, call, rows } = await seeded();
+    const want = expected(rows, 'zephyr');
+    for (const [i, id] of want.entries()) {
+      const around = await call('GET', `/v1/submissions/${id}/neighbours?q=zephyr`);
+      expect([id, around.body]).toEqual([id, { previous: want[i - 1] ?? null, next: want[i + 1] ?? null }]);
+    }
+    const exported = await call('GET', `/v1/forms/${form.id}/export.ndjson?q=zephyr`);
+    const lines = (exported.text as string).trim().split('\n');
+    expect(lines.map((l) => (JSON.parse(l) as { id: string }).id)).toEqual(want);
+    const bulk = await call('POST', `/v1/forms/${form.id}/submissions/bulk`, {
+      action: 'delete',
+      filter: { q: 'zephyr' },
+    });
+    expect(bulk.body).toEqual({ done: want.length });
+    const left = new Set(await allPages(call, form.id, 'status=received'));
+    const spamLeft = new Set(await allPages(call, form.id, 'status=spam'));
+    expect(
+      rows
+        .filter((r) => !left.has(r.id) && !spamLeft.has(r.id))
+        .map((r) => r.id)
+        .sort(),
+    ).toEqual([...want].sort());
+  });
+
   it('a word the form does not hold finds nothing, though another form holds it', async () => {
     const { form, call } = await seeded();
     const other = await ownerWithFormOf(ctx);
