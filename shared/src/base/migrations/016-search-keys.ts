@@ -71,7 +71,7 @@ export async function up(knex: Knex): Promise<void> {
     CREATE OR REPLACE FUNCTION intake_search_candidates(form text, bucket integer, terms text[]) RETURNS SETOF submissions
     LANGUAGE plpgsql STABLE PARALLEL SAFE STRICT ROWS 20 AS $$ BEGIN
       RETURN QUERY SELECT * FROM ${self}submissions AS s
-        WHERE ${self}intake_search_keys(s.form_id, s.received_at, s.payload)
+        WHERE (${self}intake_search_keys(s.form_id, s.received_at, s.payload) COLLATE "C")
                 @> ${self}intake_search_query_keys(form, bucket, terms)
           AND ${self}intake_search_bucket(s.received_at) = bucket;
     END $$`);
@@ -79,10 +79,12 @@ export async function up(knex: Knex): Promise<void> {
     `SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass('submissions_search_keys_idx')`,
   );
   if (valid.rows[0]?.valid === false) await knex.raw('DROP INDEX CONCURRENTLY submissions_search_keys_idx');
-  // fastupdate off, as for migration 012's indexes: a pending list is read whole by every search.
+  // fastupdate off, as for migration 012's indexes: a pending list is read whole by every search. The keys compare
+  // bytewise (COLLATE "C"): with the database's collation the index cost inserts 20 % more (20,000 rows: 7.8-9.7 s
+  // against 6.4-8.0 s, migration 012's trigram index 6.0-7.2 s).
   await knex.raw(
     `CREATE INDEX CONCURRENTLY IF NOT EXISTS submissions_search_keys_idx ON submissions
-     USING gin (intake_search_keys(form_id, received_at, payload)) WITH (fastupdate = off)`,
+     USING gin ((intake_search_keys(form_id, received_at, payload) COLLATE "C")) WITH (fastupdate = off)`,
   );
   await knex.raw('DROP INDEX CONCURRENTLY IF EXISTS submissions_search_idx');
 }
