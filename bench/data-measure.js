@@ -1,7 +1,9 @@
 /** The `data` suite's export and purge measurements, and its report (bench/suites/data.js). */
 const { fork } = require('node:child_process');
+const { mkdir, writeFile } = require('node:fs/promises');
 const path = require('node:path');
 const { request } = require('undici');
+const { newId } = require('../shared/dist');
 const { peakGrowth, load, inTurns, WARM_UP_S } = require('./lib');
 const { round } = require('./stack');
 const { accountWithForm, seedForm, LARGE, SMALL } = require('./data-seed');
@@ -9,6 +11,9 @@ const { accountWithForm, seedForm, LARGE, SMALL } = require('./data-seed');
 /** Rows of the purge form, seeded again for each turn (more than a turn purges). */
 const PURGE_ROWS = 60_000;
 const TURNS = 3;
+/** One purge row in FILE_EVERY carries a file of FILE_BYTES on the local store, which the purge deletes with it. */
+const FILE_EVERY = 10;
+const FILE_BYTES = 1024;
 const MiB = 1024 * 1024;
 
 /** Streams an export to nowhere, counting its lines. */
@@ -56,6 +61,37 @@ async function forkPurger(env) {
   return { start: () => child.send({ type: 'start' }), stop: () => (child.send({ type: 'stop' }), done) };
 }
 
+/** Files for one row in FILE_EVERY of the form, as ingest stores them: a row each and a file under FILES_DIR. */
+async function seedFiles(db, form, filesDir) {
+  const ids = await db('submissions')
+    .where({ form_id: form.formId })
+    .whereRaw('abs(hashtext(id)) % ?::int = 0', [FILE_EVERY])
+    .pluck('id');
+  const files = ids.map((submissionId) => ({
+    id: newId('file'),
+    submission_id: submissionId,
+    account_id: form.accountId,
+    field: 'attachment',
+    filename: 'attachment.txt',
+    content_type: 'text/plain',
+    size: FILE_BYTES,
+    storage_key: `${form.accountId}/${form.formId}/${submissionId}/attachment`,
+  }));
+  const body = Buffer.alloc(FILE_BYTES, 'x');
+  for (let i = 0; i < files.length; i += 500) {
+    const batch = files.slice(i, i + 500);
+    await db('submission_files').insert(batch);
+    await Promise.all(
+      batch.map(async (f) => {
+        const file = path.join(filesDir, f.storage_key);
+        await mkdir(path.dirname(file), { recursive: true });
+        await writeFile(file, body);
+      }),
+    );
+  }
+  return files.length;
+}
+
 /**
  * One purge turn: a form of PURGE_ROWS due rows purged by a process of its own while ingest is loaded for `duration`;
  * purged rows per second (to the end of the load or of the purge, whichever came first).
@@ -63,6 +99,7 @@ async function forkPurger(env) {
 async function purgeTurn({ db, deps, url, duration, env }) {
   const form = await accountWithForm(db, 'data-purge');
   await seedForm(db, { ...form, rows: PURGE_ROWS, log: () => undefined });
+  const files = await seedFiles(db, form, env.FILES_DIR);
   await db('forms').where({ id: form.formId }).update({ retention_days: 1 });
   const purger = await forkPurger(env);
   await db.raw('CHECKPOINT');
@@ -75,7 +112,7 @@ async function purgeTurn({ db, deps, url, duration, env }) {
   const seconds = Math.min(ms / 1000, loadSeconds);
   // A purge that ended before the load would flatter the ratio: its share of the load is reported with it.
   const share = round(seconds / loadSeconds, 2);
-  return { ...loaded, purged: counts.retention, purgeRate: Math.round(counts.retention / seconds), share };
+  return { ...loaded, purged: counts.retention, purgeRate: Math.round(counts.retention / seconds), share, files };
 }
 
 /** Ingest's p99 at 8 connections without a purge and while one runs, in TURNS turns; the purge's rate. */
@@ -112,7 +149,9 @@ function purgeFigures(purge) {
   const sum = (xs) => xs.reduce((a, b) => a + b, 0);
   const turns = purge.map((t) => round(t.b.p99 / t.a.p99, 2)).join(', ');
   return {
-    'purge rate': `${purge.map((t) => t.b.purgeRate.toLocaleString()).join(', ')} rows/s (${TURNS} turns; running for ${purge.map((t) => t.b.share).join(', ')} of the load)`,
+    'purge rate':
+      `${purge.map((t) => t.b.purgeRate.toLocaleString()).join(', ')} rows/s, one in ${FILE_EVERY} with a file ` +
+      `(${TURNS} turns; running for ${purge.map((t) => t.b.share).join(', ')} of the load)`,
     'ingest p99 during a purge / without':
       `${(sum(during) / sum(alone)).toFixed(2)} (turns ${turns}; p99 ms without ${alone.join('/')}, ` +
       `during ${during.join('/')}; target ≤ 1.5)`,

@@ -5,13 +5,15 @@
  * text search for a word in 0.1 % of the rows and the data-subject lookup (each the median of 9 requests, in three
  * rounds with small and large in turns; the figure is the ratio of the summed medians, each round's ratio shows the
  * spread); the count of a filter (exact up to 10,000, else the planner's "about N"); a month's per-day usage; the CSV
- * and NDJSON exports (rows per second and the management process's peak RSS growth); and the retention purge's rate,
- * run by a process of its own as in management, with ingest's p99 while it runs against its p99 without it (three
- * turns). Targets: large within 2× of small for page, deep page, filter, search and lookup; export RSS growth < 64 MB;
- * ingest p99 during a purge within 1.5× of without. BENCH_DATA_PARTS (queries,counts,exports,purge) picks parts and
- * BENCH_PURGE_PACE (JSON: batchSize, duty) the purge's pace, for trying one.
+ * and NDJSON exports (rows per second and the management process's peak RSS growth); and the retention purge's rate
+ * (one row in ten with a file on the local store), run by a process of its own as in management, with ingest's p99
+ * while it runs against its p99 without it (three turns). Targets: large within 2× of small for page, deep page,
+ * filter, search and lookup; export RSS growth < 64 MB; ingest p99 during a purge within 1.5× of without.
+ * BENCH_DATA_PARTS (queries,counts,exports,purge) picks parts and BENCH_PURGE_PACE (JSON: batchSize, duty) the purge's
+ * pace, for trying one.
  */
 const os = require('node:os');
+const { rmSync } = require('node:fs');
 const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { request } = require('undici');
@@ -169,5 +171,6 @@ exports.run = async function run({ duration, log }) {
     await management.stop();
     await ingest.stop();
     await db.destroy();
+    rmSync(env.FILES_DIR, { recursive: true, force: true });
   }
 };
