@@ -4,8 +4,11 @@ import { newId } from '@intake/shared';
 import { eventually, factories, type TestPlatform } from '@intake/shared/testing';
 import { faultSuite, filesUnder, processEnv, startService } from './harness';
 
-/** Expired submissions, each with a file: enough that the purge takes a few seconds in batches of 500. */
-const EXPIRED = 6000;
+/**
+ * Expired submissions, each with a file: enough that the purge takes several seconds (15 batches of 200, each followed
+ * by a pause nine times its length at a duty of 0.1), so the kill lands mid-run.
+ */
+const EXPIRED = 3000;
 
 /** A form keeping submissions one day, with EXPIRED submissions of two days ago written in bulk (rows and files). */
 async function expiredForm(platform: TestPlatform) {

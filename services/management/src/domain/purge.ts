@@ -30,10 +30,11 @@ export const PURGE_BATCH = 200;
 /**
  * The share of the time the purge works: after a batch that took t ms it waits t × (1 − duty) / duty (at most
  * MAX_PAUSE_MS), so it uses at most that share of one core and ingest's statements meet it that much less often. At
- * 0.25 (with batches of 200) ingest kept 0.92 of its rate and its p99 within 1.5× on the 2-core box while the purge
- * removed 1,100–1,600 submissions a second, about 100 million a day (docs/decisions.md, "Data lifecycle").
+ * 0.1 (with batches of 200) ingest kept its rate and its p99 within 1.5× on the 2-core box while the purge removed
+ * 180–260 submissions a second, about 20 million a day; at 0.25 its p99 went to 1.3–2.0× (docs/decisions.md, "Data
+ * lifecycle").
  */
-export const PURGE_DUTY = 0.25;
+export const PURGE_DUTY = 0.1;
 const MAX_PAUSE_MS = 2000;
 
 /** How long to wait after a batch that took `batchMs` for the purge to work `duty` of the time (1: no wait). */
