@@ -61,12 +61,17 @@ async function forkPurger(env) {
   return { start: () => child.send({ type: 'start' }), stop: () => (child.send({ type: 'stop' }), done) };
 }
 
-/** Files for one row in FILE_EVERY of the form, as ingest stores them: a row each and a file under FILES_DIR. */
+/**
+ * Files for one row in FILE_EVERY of the form, as ingest stores them: the submission's file count and bytes, a row
+ * each and a file under FILES_DIR.
+ */
 async function seedFiles(db, form, filesDir) {
   const ids = await db('submissions')
     .where({ form_id: form.formId })
     .whereRaw('abs(hashtext(id)) % ?::int = 0', [FILE_EVERY])
-    .pluck('id');
+    .update({ file_count: 1, file_bytes: FILE_BYTES })
+    .returning('id')
+    .then((rows) => rows.map((r) => r.id));
   const files = ids.map((submissionId) => ({
     id: newId('file'),
     submission_id: submissionId,
