@@ -1,6 +1,8 @@
+import type { Knex } from 'knex';
 import fc from 'fast-check';
 import { newId } from '@intake/shared';
 import { useStarted } from '@intake/shared/testing';
+import { listSubmissionsPage } from '../src/repositories/submission.repository';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
 const ctx = useStarted(() => startManagement());
@@ -157,5 +159,29 @@ describe('searching a form’s submissions', () => {
     await other.submit({ payload: { message: 'a quokka' } });
     expect(await allPages(call, form.id, 'q=quokka')).toEqual([]);
     expect(await allPages(other.call, other.form.id, 'q=quokka')).toHaveLength(1);
+  });
+});
+
+describe('how much a search reads', () => {
+  it('reads about a page of matches from the newest buckets, not every match in the form', async () => {
+    const { account, form, rows } = await seeded();
+    const want = expected(rows, 'zephyr');
+    const { db } = ctx.platform;
+    const queries: { sql: string; bindings: Knex.RawBinding[] }[] = [];
+    const listen = (q: { sql: string; bindings: Knex.RawBinding[] }) => queries.push(q);
+    db.on('query', listen);
+    const page = await listSubmissionsPage(db, { accountId: account.id, formId: form.id, q: 'zephyr', limit: 8 });
+    db.off('query', listen);
+    expect(page.map((r) => r.id)).toEqual(want.slice(0, 8));
+    // The walk's plan, run again: each bucket's candidates are one Function Scan of intake_search_candidates.
+    const walk = queries.at(-1)!;
+    const explained = await db.raw(`EXPLAIN (ANALYZE, FORMAT JSON) ${walk.sql.replace(/\$\d+/g, '?')}`, walk.bindings);
+    type PlanNode = { 'Function Name'?: string; 'Actual Rows': number; 'Actual Loops': number; Plans?: PlanNode[] };
+    const read = (n: PlanNode): number =>
+      (n['Function Name'] === 'intake_search_candidates' ? n['Actual Rows'] * n['Actual Loops'] : 0) +
+      (n.Plans ?? []).reduce((sum, child) => sum + read(child), 0);
+    const candidates = read(explained.rows[0]['QUERY PLAN'][0].Plan);
+    expect(candidates).toBeGreaterThanOrEqual(8);
+    expect(candidates).toBeLessThan(want.length / 4);
   });
 });
