@@ -1,4 +1,5 @@
 import type { Browser, Page } from 'playwright-core';
+import { generate, generateSecret } from 'otplib';
 import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
 import { hashPassword } from '../../services/management/src/domain/passwords';
 import { launchChromium } from './browser';
@@ -79,19 +80,56 @@ describe('console: people', () => {
     await joining.goto(url);
     await joining.getByText(`${editor} is invited to Acme as editor.`).waitFor();
     await checkView(joining, 'join', /^Join · Intake console$/);
-    await joining.getByLabel('Choose a password').fill('short');
+    await joining.getByLabel('Password', { exact: true }).fill('short');
     await joining.getByRole('button', { name: 'Join' }).click();
     await joining
       .getByText(/at least 12 characters/)
       .first()
       .waitFor();
-    await joining.getByLabel('Choose a password').fill('the editor’s own passphrase');
+    await joining.getByLabel('Password', { exact: true }).fill('the editor’s own passphrase');
     await joining.getByRole('button', { name: 'Join' }).click();
     await joining.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
     expect(await navLinks(joining)).toContain('Members');
     expect(await navLinks(joining)).not.toContain('Audit log');
     await joining.context().close();
     await page.context().close();
+  });
+});
+
+describe('console: joining with a password and two-factor already', () => {
+  const c = usePeopleConsole();
+
+  it('asks a person who has two-factor for their code before the invitation signs them in', async () => {
+    const { db, secrets } = c.stack.platform;
+    const secret = generateSecret();
+    await db('users')
+      .where('email', c.owner)
+      .update({ totp_secret: secrets.seal(secret), totp_enabled_at: new Date(), recovery_codes: JSON.stringify([]) });
+    const other = await factories.account(db, { name: 'Globex' });
+    const invited = (await (
+      await fetch(`${c.stack.url}/v1/members`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${other.managementKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: c.owner, role: 'editor' }),
+      })
+    ).json()) as { invitation_url: string };
+    const joining = await newPage(c);
+    await joining.goto(invited.invitation_url);
+    await joining.getByText(`${c.owner} is invited to Globex as editor.`).waitFor();
+    await joining.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await joining.getByRole('button', { name: 'Join' }).click();
+    await joining.getByLabel('Authentication code').waitFor();
+    await checkView(joining, 'join-code', /^Join · Intake console$/);
+    await joining.getByLabel('Authentication code').fill('000000');
+    await joining.getByRole('button', { name: 'Join' }).click();
+    await joining.getByText('The authentication code is wrong or was used already').waitFor();
+    await joining.getByLabel('Authentication code').fill(await generate({ secret }));
+    await joining.getByRole('button', { name: 'Join' }).click();
+    await joining.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+    const account = joining.getByRole('combobox', { name: 'Account' });
+    await account.waitFor();
+    expect(await account.locator('option:checked').innerText()).toBe('Globex (editor)');
+    await joining.context().close();
   });
 });
 

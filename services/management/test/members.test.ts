@@ -57,7 +57,6 @@ describe('members: invitations', () => {
       email: ada,
       role: 'editor',
       account_name: 'Test account',
-      has_password: false,
     });
     const short = await accept(ctx.url, invited.body.invitation_url, 'short');
     expect([short.res.status, short.res.body.errors]).toEqual([

@@ -51,6 +51,8 @@ export interface SessionInfo {
   createdAt: Date;
   expiresAt: Date;
   idleExpiresAt: Date;
+  /** The sign-in that opened it passed a second factor (a code, or SSO); a key session never did. */
+  secondFactor: boolean;
 }
 
 /** Reads `Authorization: Bearer <key>`; undefined when the header is absent. A malformed header is an invalid key. */

@@ -9,6 +9,7 @@ export const AUDIT_ACTIONS = [
   'member.joined',
   'member.role_changed',
   'member.removed',
+  'member.invitation_spent',
   'session.signed_in',
   'session.sign_in_failed',
   'session.signed_out',
@@ -35,6 +36,9 @@ export const AUDIT_ACTIONS = [
   'submissions.exported',
   'deliveries.replayed',
   'submissions.purged',
+  'data_subject.looked_up',
+  'data_subject.exported',
+  'data_subject.erased',
   'audit_log.exported',
 ] as const;
 /** A listed action, or `operation.<operationId>` for a change made through a route with no action of its own. */

@@ -25,7 +25,7 @@ const TOUCH_RESOLUTION_MS = 60_000;
 /** Who a session is for: a management key's principal, or a member (with the request's address and agent). */
 export type SessionOwner =
   | { kind: 'key'; principal: Principal }
-  | { kind: 'member'; accountId: string; memberId: string; twoFactorPending?: boolean };
+  | { kind: 'member'; accountId: string; memberId: string; twoFactorPending?: boolean; secondFactor?: boolean };
 
 /** Opens a session; the token goes in the cookie, its hash in the table. */
 export async function openSession(
@@ -46,6 +46,7 @@ export async function openSession(
     key_id: who.kind === 'key' ? who.principal.keyId : null,
     member_id: who.kind === 'member' ? who.memberId : null,
     two_factor_pending: who.kind === 'member' && who.twoFactorPending === true,
+    second_factor: who.kind === 'member' && who.secondFactor === true,
     ip: client.ip?.slice(0, 100) ?? null,
     user_agent: client.userAgent?.slice(0, 300) ?? null,
     csrf_token: csrfToken,
@@ -61,6 +62,7 @@ export async function openSession(
       createdAt: now,
       expiresAt,
       idleExpiresAt: new Date(Math.min(expiresAt.getTime(), now.getTime() + SESSION_IDLE_MS)),
+      secondFactor: who.kind === 'member' && who.secondFactor === true,
     },
   };
 }
@@ -76,6 +78,7 @@ interface SessionRow {
   last_seen_at: Date;
   expires_at: Date;
   two_factor_pending: boolean;
+  second_factor: boolean;
   revoked_at: Date | null;
   type: string | null;
   key_role: string | null;
@@ -99,6 +102,7 @@ function findSessionRow(db: Db, tokenHash: string): Promise<SessionRow | undefin
       's.last_seen_at',
       's.expires_at',
       's.two_factor_pending',
+      's.second_factor',
       'k.revoked_at',
       'k.type',
       db.raw(`coalesce(k.role, 'admin') as key_role`),
@@ -168,8 +172,14 @@ export async function authenticateSession(
       createdAt: new Date(row.created_at),
       expiresAt,
       idleExpiresAt: new Date(Math.min(expiresAt.getTime(), seen + SESSION_IDLE_MS)),
+      secondFactor: row.second_factor,
     },
   };
+}
+
+/** Marks a session as having passed a second factor (its person just proved one, e.g. by confirming enrolment). */
+export async function markSecondFactor(db: Db, tokenHash: string): Promise<void> {
+  await db('console_sessions').where('token_hash', tokenHash).update({ second_factor: true });
 }
 
 export async function endSession(db: Db, tokenHash: string): Promise<void> {

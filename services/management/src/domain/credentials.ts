@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import {
   createMailer,
   newId,
+  openSession,
   problem,
   recordMemberAudit,
   sha256Hex,
@@ -9,8 +10,17 @@ import {
   type SessionInfo,
 } from '@intake/shared';
 import { findInvitation } from './members';
+import { spendSecondFactor } from './two-factor';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from './passwords';
-import { activeMemberships, findUserByEmail, openMemberSession, type Client } from './sign-in';
+import {
+  activeMemberships,
+  auditFailure,
+  checkSignInLimits,
+  findUserByEmail,
+  openMemberSession,
+  recordSignInFailure,
+  type Client,
+} from './sign-in';
 
 /** A reset link is valid this long, and once. */
 export const RESET_TTL_MS = 60 * 60_000;
@@ -82,51 +92,128 @@ export async function resetPassword(platform: Pick<Platform, 'db' | 'clock'>, to
   });
 }
 
-/** What an invitation link shows before it is accepted (nothing when it is unknown, used or expired). */
+/**
+ * What an invitation link shows before it is accepted (nothing when it is unknown, used or expired). Not whether the
+ * e-mail has a password here: the inviter holds the link too, and that would tell them.
+ */
 export async function describeInvitation(platform: Pick<Platform, 'db' | 'clock'>, token: string) {
   const invitation = await findInvitation(platform.db, token, platform.clock.now());
   if (!invitation) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
   const account = await platform.db('accounts').where('id', invitation.account_id).first('name');
-  const user = await findUserByEmail(platform.db, invitation.email);
-  return {
-    email: invitation.email as string,
-    role: invitation.role as string,
-    account_name: account?.name as string,
-    has_password: Boolean(user?.password_hash),
-  };
+  return { email: invitation.email as string, role: invitation.role as string, account_name: account?.name as string };
 }
 
+/** Wrong passwords (or codes) an invitation takes before it is spent: the person is then invited again. */
+export const INVITATION_WRONG_TRIES = 3;
+
+/** What accepting answered: a session (complete, or half-open until an authenticator is enrolled), or a code due. */
+export type Accepted =
+  | { kind: 'signed-in'; token: string; session: SessionInfo }
+  | { kind: 'enrolment-due'; token: string; session: SessionInfo }
+  | { kind: 'code-due' };
+
+const expired = () => problem('link-expired', 'This invitation has expired or was used: ask for a new one');
+
 /**
- * Accepts an invitation with a password: a new person sets one (the policy applies), a person who has one already
- * (a member elsewhere) proves it. The invitation is spent in the same transaction, the member becomes active, and
- * a session opens for them.
+ * Accepts an invitation with a password, as a sign-in: the per-e-mail and per-address limits apply before anything
+ * else. A new person sets a password (the policy applies); a person who has one proves it, and their second factor
+ * when they have one (`code`; without it the answer is that a code is due, and nothing is spent). A wrong password
+ * or code is a failed sign-in (counted, audited in the person's accounts) and a wrong try of the invitation, which
+ * is spent after INVITATION_WRONG_TRIES. Then the invitation is spent, the member becomes active and a session
+ * opens: half-open, able only to enrol, when the account requires two-factor and the person has no authenticator.
  */
 export async function acceptInvitation(props: {
-  platform: Pick<Platform, 'db' | 'clock' | 'config'>;
+  platform: Pick<Platform, 'db' | 'clock' | 'config' | 'secrets'>;
   token: string;
   password: string;
+  code?: string;
   name?: string | null;
   client: Client;
-}): Promise<{ token: string; session: SessionInfo }> {
+}): Promise<Accepted> {
   const { platform, client } = props;
   if (platform.config.OIDC_ONLY)
     throw problem('forbidden', 'Passwords are turned off on this installation: accept the invitation with SSO');
   const now = platform.clock.now();
   const invitation = await findInvitation(platform.db, props.token, now);
-  if (!invitation) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
+  if (!invitation) throw expired();
+  await checkSignInLimits(platform.db, invitation.email, client, now);
   const user = await findUserByEmail(platform.db, invitation.email);
+  const wrongTry = (reason: string) => failedTry(platform, { invitation, userId: user?.id, client, now, reason });
+  let secondFactor = false;
   if (user?.password_hash) {
-    if (!(await verifyPassword(user.password_hash, props.password)))
-      throw problem('unauthorized', 'This is not the password of the person invited');
+    if (!(await verifyPassword(user.password_hash, props.password))) throw await wrongTry('credentials');
+    if (user.totp_enabled_at) {
+      if (props.code === undefined) return { kind: 'code-due' };
+      if (!(await spendSecondFactor(platform, user.id, props.code))) throw await wrongTry('second factor');
+      secondFactor = true;
+    }
   } else checkPasswordPolicy(props.password, invitation.email);
   const passwordHash = user?.password_hash ? undefined : await hashPassword(props.password);
+  const account = await platform.db('accounts').where('id', invitation.account_id).first('require_two_factor');
+  const enrolmentDue = account?.require_two_factor === true && !user?.totp_enabled_at;
   return platform.db.transaction(async (trx) => {
     const userId = await joinMember(trx, { invitation, user, name: props.name ?? null, passwordHash, now });
-    if (!userId) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
+    if (!userId) throw expired();
     const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
     await recordMemberAudit(trx, member, { action: 'member.joined', details: { method: 'password' }, ...client }, now);
-    return openMemberSession(trx, member, { client, now, method: 'invitation' });
+    if (!enrolmentDue)
+      return {
+        kind: 'signed-in' as const,
+        ...(await openMemberSession(trx, member, { client, now, method: 'invitation', secondFactor })),
+      };
+    const half = { kind: 'member' as const, accountId: member.account_id, memberId: member.id, twoFactorPending: true };
+    const opened = await openSession(trx, half, now, {
+      ip: client.ip ?? undefined,
+      userAgent: client.userAgent ?? undefined,
+    });
+    return { kind: 'enrolment-due' as const, ...opened };
   });
+}
+
+/**
+ * A wrong password or code on an invitation: a failed sign-in of the e-mail (the limits; `session.sign_in_failed`
+ * in the person's accounts) and a wrong try of the invitation, which is spent at the last one allowed (audited in the
+ * inviting account as `member.invitation_spent`). Answers the 401 to throw.
+ */
+async function failedTry(
+  platform: Pick<Platform, 'db'>,
+  props: {
+    invitation: { token_hash: string; id: string; account_id: string; email: string };
+    userId: string | undefined;
+    client: Client;
+    now: Date;
+    reason: string;
+  },
+) {
+  const { db } = platform;
+  const { invitation, client, now, reason } = props;
+  await recordSignInFailure(db, invitation.email, client, now);
+  if (props.userId) await auditFailure(db, props.userId, client, now, reason, 'invitation');
+  const [spent] = await db('member_invitations')
+    .where('token_hash', invitation.token_hash)
+    .whereNull('used_at')
+    .update({
+      failed_attempts: db.raw('failed_attempts + 1'),
+      used_at: db.raw('CASE WHEN failed_attempts + 1 >= ? THEN ?::timestamptz END', [INVITATION_WRONG_TRIES, now]),
+    })
+    .returning('used_at');
+  if (spent?.used_at) {
+    const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
+    await recordMemberAudit(
+      db,
+      member,
+      {
+        action: 'member.invitation_spent',
+        details: { reason: `${INVITATION_WRONG_TRIES} wrong passwords or codes` },
+        ...client,
+      },
+      now,
+    );
+    return expired();
+  }
+  return reason === 'second factor'
+    ? problem('unauthorized', 'The authentication code is wrong or was used already')
+    : problem('unauthorized', 'This is not the password of the person invited');
 }
 
 /**

@@ -152,6 +152,8 @@ interface SignIn {
   now: Date;
   method: string;
   details?: Record<string, unknown>;
+  /** The person proved a second factor on the way in (a code, or SSO's identity provider). */
+  secondFactor?: boolean;
 }
 
 /**
@@ -164,7 +166,12 @@ export async function openMemberSession(
   how: SignIn,
 ): Promise<{ token: string; session: SessionInfo }> {
   await signedIn(db, member, how);
-  const self = { kind: 'member' as const, accountId: member.account_id, memberId: member.id };
+  const self = {
+    kind: 'member' as const,
+    accountId: member.account_id,
+    memberId: member.id,
+    secondFactor: how.secondFactor === true,
+  };
   return openSession(db, self, how.now, sessionClient(how.client));
 }
 

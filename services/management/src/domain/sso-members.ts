@@ -41,7 +41,7 @@ type Member = { id: string; account_id: string; email: string };
  * second factor, so an account's `require_two_factor` does not ask for a TOTP code here (docs/decisions.md).
  */
 const open = (db: Queryable, member: Member, people: People): Promise<SignedInBySso> =>
-  openMemberSession(db, member, { client: people.client, now: people.now, method: 'sso' });
+  openMemberSession(db, member, { client: people.client, now: people.now, method: 'sso', secondFactor: true });
 
 async function joined(trx: Trx, member: Member, people: People, via: string): Promise<void> {
   await recordMemberAudit(

@@ -32,19 +32,21 @@ interface PersonRow {
   recovery_codes: string[];
 }
 
+const PERSON_COLUMNS = [
+  'u.id as user_id',
+  'u.email',
+  'u.password_hash',
+  'u.totp_secret',
+  'u.totp_enabled_at',
+  'u.totp_last_step',
+  'u.recovery_codes',
+];
+
 async function personOf(db: Queryable, memberId: string): Promise<PersonRow> {
   const row = await db('members as m')
     .join('users as u', 'u.id', 'm.user_id')
     .where('m.id', memberId)
-    .first(
-      'u.id as user_id',
-      'u.email',
-      'u.password_hash',
-      'u.totp_secret',
-      'u.totp_enabled_at',
-      'u.totp_last_step',
-      'u.recovery_codes',
-    );
+    .first(PERSON_COLUMNS);
   if (!row) throw problem('unauthorized', 'The console session has expired or was ended; sign in again');
   return row as PersonRow;
 }
@@ -265,4 +267,17 @@ export async function checkSecondFactor(
   await recordSignInFailure(platform.db, person.email, client, now);
   await auditFailure(platform.db, person.user_id, client, now, 'second factor');
   return false;
+}
+
+/**
+ * Whether `code` is the person's current TOTP code or an unused recovery code, spending it when it is. For a sign-in
+ * that is not a console session's second step (accepting an invitation); the caller counts a wrong one.
+ */
+export async function spendSecondFactor(platform: PlatformLike, userId: string, code: string): Promise<boolean> {
+  const person = (await platform.db('users as u').where('u.id', userId).first(PERSON_COLUMNS)) as PersonRow;
+  if (!person.totp_enabled_at) return false;
+  return (
+    (await spendTotp(platform, person, code, platform.clock.now())) ||
+    (await spendRecoveryCode(platform.db, person, code))
+  );
 }

@@ -146,11 +146,15 @@ export const switchAccountRoute = memberSessionRoute({
     const memberships = await activeMemberships(platform.db, await userOf(platform, memberOf(principal)));
     const target = memberships.find((m) => m.account_id === body.account_id);
     if (!target) throw problem('not-found', 'You are not a member of that account');
-    // A session opened without a second factor must not carry the person into an account that requires one.
-    if (target.require_two_factor && !(await hasSecondFactor(platform.db, principal.memberId as string)))
+    // A session whose sign-in never passed a second factor must not carry the person into an account that requires
+    // one, whether or not the person has an authenticator: the proof belongs to the sign-in, not to the person.
+    const proven = principal.session?.secondFactor === true;
+    if (target.require_two_factor && !proven)
       throw problem(
         'conflict',
-        `${target.account_name} requires two-factor sign-in: set up an authenticator on the Security page first`,
+        (await hasSecondFactor(platform.db, principal.memberId as string))
+          ? `${target.account_name} requires two-factor sign-in: sign out and sign in there with your authentication code`
+          : `${target.account_name} requires two-factor sign-in: set up an authenticator on the Security page first`,
       );
     const now = platform.clock.now();
     await endSession(platform.db, principal.session?.tokenHash as string);
@@ -159,6 +163,7 @@ export const switchAccountRoute = memberSessionRoute({
       now,
       method: 'switch',
       details: { from_account: principal.accountId },
+      secondFactor: proven,
     });
     setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   },

@@ -1,7 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import { clientOf, route, routeGroup, type Platform, type SessionInfo } from '@intake/shared';
-import { acceptInvitation, describeInvitation, requestPasswordReset, resetPassword } from '../domain/credentials';
+import {
+  acceptInvitation,
+  describeInvitation,
+  INVITATION_WRONG_TRIES,
+  requestPasswordReset,
+  resetPassword,
+} from '../domain/credentials';
 import { hasSecondFactor, signInWithPassword } from '../domain/sign-in';
 import { ssoConfigured } from '../domain/sso';
 import { presentOpenedSession, SessionOpened, setSessionCookie, TAGS } from './sessions.routes';
@@ -139,7 +145,6 @@ export const lookupInvitationRoute = route({
         email: Type.String(),
         role: Type.String(),
         account_name: Type.String(),
-        has_password: Type.Boolean({ description: 'the person has a password already (they confirm it to join)' }),
       }),
     },
   },
@@ -156,19 +161,52 @@ export const acceptInvitationRoute = route({
   path: '/v1/invitations/accept',
   operationId: 'acceptInvitation',
   summary: 'Accept an invitation with a password (new: at least 12 characters, not a common one) and sign in',
+  description:
+    'A sign-in: failures are limited per e-mail and per client address (429 with Retry-After) and audited as ' +
+    '`session.sign_in_failed` in the person’s accounts; after ' +
+    `${INVITATION_WRONG_TRIES} wrong passwords or codes the invitation is spent (410 \`link-expired\`). A person ` +
+    'who has a password here already gives it, and with two-factor on also `code`: without it the answer is 202 ' +
+    '`{ two_factor_required: true, enrolment_required: false }` and nothing is spent. When the account requires ' +
+    'two-factor and the person has no authenticator, the answer is 202 with `enrolment_required: true` and a ' +
+    'half-open session that can only enrol one (as for a password sign-in).',
   tags: ['Members'],
   auth: 'none',
   body: Type.Object(
-    { token: Token, password: Password, name: Type.Optional(Type.String({ maxLength: 200 })) },
+    {
+      token: Token,
+      password: Password,
+      code: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 64, description: 'the authenticator’s code or a recovery code' }),
+      ),
+      name: Type.Optional(Type.String({ maxLength: 200 })),
+    },
     { additionalProperties: false },
   ),
   responses: {
     201: SessionOpened('Joined and signed in'),
+    202: {
+      description: 'Password right; a second factor is due (a code with the same request, or enrolment)',
+      schema: Type.Object({
+        two_factor_required: Type.Literal(true),
+        enrolment_required: Type.Boolean(),
+        csrf_token: Type.Optional(
+          Type.String({ description: 'with enrolment: send as `x-csrf-token` with the enrolment calls' }),
+        ),
+      }),
+    },
   },
-  problems: ['link-expired', 'unauthorized', 'forbidden'],
+  problems: ['link-expired', 'unauthorized', 'forbidden', 'rate-limited', 'validation-failed'],
   async handler(ctx, { body }, platform: Platform) {
-    const opened = await acceptInvitation({ platform, ...body, client: clientOf(ctx) });
-    await answerSession(ctx, platform, opened);
+    const accepted = await acceptInvitation({ platform, ...body, client: clientOf(ctx) });
+    if (accepted.kind === 'signed-in') return answerSession(ctx, platform, accepted);
+    ctx.status = 202;
+    ctx.set('Cache-Control', 'no-store');
+    if (accepted.kind === 'code-due') {
+      ctx.body = { two_factor_required: true, enrolment_required: false };
+      return;
+    }
+    setSessionCookie(ctx, accepted.token, platform.config.PUBLIC_BASE_URL);
+    ctx.body = { two_factor_required: true, enrolment_required: true, csrf_token: accepted.session.csrfToken };
   },
 });
 

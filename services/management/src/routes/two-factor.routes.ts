@@ -5,6 +5,7 @@ import {
   checkCsrf,
   clientOf,
   endSession,
+  markSecondFactor,
   problem,
   route,
   routeGroup,
@@ -63,6 +64,7 @@ async function completeSession(ctx: Context, platform: Platform, tokenHash: stri
     now,
     method: 'password',
     details: { two_factor: true },
+    secondFactor: true,
   });
   setSessionCookie(ctx, opened.token, platform.config.PUBLIC_BASE_URL);
   return presentOpenedSession(platform.db, opened.token, now);
@@ -176,9 +178,10 @@ export const confirmEnrolmentRoute = twoFactorRoute({
   async handler(ctx, { body }, platform: Platform) {
     const { principal, who } = await memberSession(ctx, platform, { pending: false, enrolling: true });
     const codes = await confirmEnrolment(platform, who, body.code, clientOf(ctx));
+    // Confirming proves the authenticator: a full session now counts as one that passed a second factor.
     const session = principal.twoFactorPending
       ? await completeSession(ctx, platform, principal.session.tokenHash, who)
-      : null;
+      : await markSecondFactor(platform.db, principal.session.tokenHash).then(() => null);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { recovery_codes: codes, session };
   },

@@ -13,6 +13,7 @@ import * as people from './013-people';
 import * as twoFactor from './014-two-factor';
 import * as webhookDisabledNotice from './015-webhook-disabled-notice';
 import * as searchKeys from './016-search-keys';
+import * as signInHardening from './017-sign-in-hardening';
 
 export interface Migration {
   name: string;
@@ -37,4 +38,5 @@ export const migrations: Migration[] = [
   { name: '014-two-factor', ...twoFactor },
   { name: '015-webhook-disabled-notice', ...webhookDisabledNotice },
   { name: '016-search-keys', ...searchKeys },
+  { name: '017-sign-in-hardening', ...signInHardening },
 ];

@@ -1,66 +1,107 @@
 import { useState } from 'preact/hooks';
-import { api, ok, session, signedOutReason } from '../api';
+import { api, ok, type session } from '../api';
+import type { ResponseBody } from '../api-types';
+import { SecondFactorStep } from '../components/two-factor';
 import { ErrorBox, Loading, TextField, useAction, useResource } from '../components/ui';
-import { linkToken } from '../people';
+import { linkToken, signedIn, type SecondFactorDue } from '../people';
 import { useTitle } from '../title';
 
-/** `/console/join#<token>`: an invitation, accepted with a password (a new one, or the person's own). */
+type Accepted = ResponseBody<'acceptInvitation', 202>;
+
+/**
+ * `/console/join#<token>`: an invitation, accepted with a password: a new one, or the person's own (the page does not
+ * know which: the inviter holds the link too). With two-factor on, the person's code next; when the account requires
+ * two-factor and the person has none, enrolment.
+ */
 export function JoinPage() {
   useTitle('Join');
   const token = linkToken();
   const invitation = useResource(() => ok(api.POST('/v1/invitations/lookup', { body: { token } })), [token]);
   const options = useResource(() => ok(api.GET('/v1/sign-in-options')), []);
-  const [password, setPassword] = useState('');
-  const [name, setName] = useState('');
-  const action = useAction();
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    const created = await action.run(() =>
-      ok(
-        api.POST('/v1/invitations/accept', {
-          body: { token, password, ...(name.trim() ? { name: name.trim() } : {}) },
-        }),
-      ),
-    );
-    if (!created) return;
-    signedOutReason.value = null;
-    session.value = created;
-    window.location.replace('/console/forms');
-  };
+  const [enrol, setEnrol] = useState<SecondFactorDue | null>(null);
   const data = invitation.data;
   return (
     <main class="signin" id="main">
       <h1>Join Intake</h1>
-      {invitation.loading && <Loading what="the invitation" />}
-      <ErrorBox error={invitation.error} />
-      {data && (
-        <p>
-          <strong>{data.email}</strong> is invited to <strong>{data.account_name}</strong> as {data.role}.
-        </p>
-      )}
-      {data && options.data?.sso && <JoinWithSso token={token} />}
-      {data && options.data?.password && (
-        <form onSubmit={submit} aria-label="Join with a password">
-          {!data.has_password && (
-            <TextField id="join-name" label="Name" value={name} onValue={setName} maxLength={200} />
+      {enrol ? (
+        <SecondFactorStep due={enrol} onBack={() => window.location.replace('/console')} />
+      ) : (
+        <>
+          {invitation.loading && <Loading what="the invitation" />}
+          <ErrorBox error={invitation.error} />
+          {data && (
+            <p>
+              <strong>{data.email}</strong> is invited to <strong>{data.account_name}</strong> as {data.role}.
+            </p>
           )}
-          <TextField
-            id="join-password"
-            label={data.has_password ? 'Your password' : 'Choose a password'}
-            type="password"
-            autocomplete={data.has_password ? 'current-password' : 'new-password'}
-            required
-            value={password}
-            onValue={setPassword}
-            help={data.has_password ? 'You have a password here already.' : 'At least 12 characters; not a common one.'}
-          />
-          <ErrorBox error={action.error} />
-          <button type="submit" disabled={action.pending}>
-            Join
-          </button>
-        </form>
+          {data && options.data?.sso && <JoinWithSso token={token} />}
+          {data && options.data?.password && <JoinWithPassword token={token} onEnrol={setEnrol} />}
+        </>
       )}
     </main>
+  );
+}
+
+/** The password (and, when the answer asks for it, the authentication code) that accept the invitation. */
+function JoinWithPassword({ token, onEnrol }: { token: string; onEnrol(due: SecondFactorDue): void }) {
+  const [password, setPassword] = useState('');
+  const [name, setName] = useState('');
+  const [code, setCode] = useState('');
+  const [codeDue, setCodeDue] = useState(false);
+  const action = useAction();
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const body = {
+      token,
+      password,
+      ...(name.trim() ? { name: name.trim() } : {}),
+      ...(codeDue ? { code: code.trim() } : {}),
+    };
+    const answer = await action.run(async () => {
+      const { data, error, response } = await api.POST('/v1/invitations/accept', { body });
+      if (!response.ok) await ok(Promise.resolve({ data, error, response }));
+      return { status: response.status, data };
+    });
+    if (!answer) return;
+    if (answer.status === 202) {
+      const due = answer.data as unknown as Accepted;
+      if (due.enrolment_required) onEnrol({ csrf: due.csrf_token ?? '', enrolmentRequired: true });
+      else setCodeDue(true);
+      return;
+    }
+    signedIn(answer.data as NonNullable<typeof session.value>);
+    window.location.replace('/console/forms');
+  };
+  return (
+    <form onSubmit={submit} aria-label="Join with a password">
+      <TextField id="join-name" label="Name" value={name} onValue={setName} maxLength={200} />
+      <TextField
+        id="join-password"
+        label="Password"
+        type="password"
+        autocomplete="current-password"
+        required
+        value={password}
+        onValue={setPassword}
+        help="If you have an Intake password here already, enter it. If not, choose one: at least 12 characters, not a common one."
+      />
+      {codeDue && (
+        <TextField
+          id="join-code"
+          label="Authentication code"
+          help="Your password is right. Now the 6-digit code of your authenticator app, or one of your recovery codes."
+          autocomplete="one-time-code"
+          spellcheck={false}
+          required
+          value={code}
+          onValue={setCode}
+        />
+      )}
+      <ErrorBox error={action.error} />
+      <button type="submit" disabled={action.pending}>
+        Join
+      </button>
+    </form>
   );
 }
 
