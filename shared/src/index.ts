@@ -23,6 +23,7 @@ export * from './runtime/health';
 export * from './http/route';
 export * from './http/openapi';
 export * from './http/app';
+export * from './http/client-address';
 export { migrations } from './base/migrations';
 export * from './runtime/service';
 export * from './contracts/events';

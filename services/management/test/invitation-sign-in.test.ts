@@ -148,13 +148,13 @@ describe('guessing passwords through an invitation', () => {
 
   it('applies the sign-in limits: an e-mail out of failures is answered 429 with Retry-After, right password or not', async () => {
     const person = await personWithPassword(ctx.platform.db, 'editor');
-    for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i += 1)
+    for (let i = 0; i < SIGN_IN_LIMITS.perEmailAndClient.limit; i += 1)
       expect(
-        (await call('POST', '/v1/sessions/password', { email: person.email, password: 'wrong wrong' }, clientAddress()))
+        (await call('POST', '/v1/sessions/password', { email: person.email, password: 'wrong wrong' }, person.from))
           .status,
       ).toBe(401);
     const b = await invitedElsewhere(person.email);
-    const limited = await acceptWith(b.token, { password: PASSWORD }, clientAddress());
+    const limited = await acceptWith(b.token, { password: PASSWORD }, person.from);
     expect([limited.status, limited.body.type]).toEqual([429, problemType('rate-limited')]);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await call('POST', '/v1/invitations/lookup', { token: b.token })).status).toBe(200);

@@ -151,6 +151,23 @@ describe('members: roles and owners', () => {
     expect((await a.call('DELETE', `/v1/members/${admin.memberId}`)).status).toBe(403);
   });
 
+  it('counts only active owners: an owner cannot step down or leave while the only other owner is an invitation', async () => {
+    const a = await account();
+    const asOwner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
+    const call = api(ctx.url);
+    const invited = await call('POST', '/v1/members', { email: uniqueEmail('heir'), role: 'owner' }, { ...asOwner });
+    expect([invited.status, invited.body.status]).toEqual([201, 'invited']);
+    const stepDown = await call('PATCH', `/v1/members/${a.owner.memberId}`, { role: 'admin' }, { ...asOwner });
+    expect([stepDown.status, stepDown.body.detail]).toEqual([409, expect.stringContaining('active owner')]);
+    expect((await call('DELETE', `/v1/members/${a.owner.memberId}`, undefined, { ...asOwner })).status).toBe(409);
+    // The invitation itself may go: it was never an owner.
+    expect((await call('DELETE', `/v1/members/${invited.body.id}`, undefined, { ...asOwner })).status).toBe(204);
+    const again = await call('POST', '/v1/members', { email: uniqueEmail('heir'), role: 'owner' }, { ...asOwner });
+    expect((await accept(ctx.url, again.body.invitation_url, PASSWORD)).res.status).toBe(201);
+    const stepped = await call('PATCH', `/v1/members/${a.owner.memberId}`, { role: 'admin' }, { ...asOwner });
+    expect([stepped.status, stepped.body.role]).toEqual([200, 'admin']);
+  });
+
   it('a role change and a removal take effect on the member’s open sessions at once', async () => {
     const a = await account();
     const editor = await addTestMember(ctx.platform.db, a.id, 'editor');

@@ -9,10 +9,10 @@ export const PASSWORD = 'correct horse battery staple';
 const run = Math.floor(Math.random() * 0xffff).toString(16);
 let serial = 0;
 /**
- * A client address of its own per call, so per-address sign-in limits never mix tests (documentation range, random
- * per run: failures outlive a run in the table).
+ * A client of its own per call (an IPv6 /64, as the limits count clients), so per-client sign-in limits never mix
+ * tests (documentation range, random per run: failures outlive a run in the table).
  */
-export const clientAddress = () => ({ 'x-forwarded-for': `2001:db8:${run}::${(++serial).toString(16)}` });
+export const clientAddress = () => ({ 'x-forwarded-for': `2001:db8:${run}:${(++serial).toString(16)}::1` });
 
 /** An active member with PASSWORD in a fresh account (or `accountId`), and a client address of their own. */
 export async function personWithPassword(db: Db, role: Role = 'editor', accountId?: string) {

@@ -1,5 +1,5 @@
 import type { Role } from '@intake/shared';
-import { uniqueEmail, eventually, smtpSink, type SmtpSink } from '@intake/shared/testing';
+import { eventually, factories, smtpSink, uniqueEmail, type SmtpSink } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 import { accept, clientAddress, PASSWORD, personWithPassword, sessionOf } from './people-helpers';
 import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
@@ -61,16 +61,64 @@ describe('password sign-in', () => {
 });
 
 describe('password sign-in: limits and switches', () => {
-  it('limits failures per e-mail (429 rate-limited with Retry-After), even for the right password', async () => {
+  it('limits the guesser, not the person: failures of an e-mail from one client lock that client out, not the right password from elsewhere', async () => {
     const p = await person();
-    for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i += 1)
-      expect((await signIn(p.email, 'wrong wrong wrong', clientAddress())).status).toBe(401);
-    const limited = await signIn(p.email, PASSWORD, clientAddress());
+    const guesser = clientAddress();
+    for (let i = 0; i < SIGN_IN_LIMITS.perEmailAndClient.limit; i += 1)
+      expect((await signIn(p.email, 'wrong wrong wrong', guesser)).status).toBe(401);
+    const limited = await signIn(p.email, PASSWORD, guesser);
     expect([limited.status, limited.body.type]).toEqual([429, `${ctx.platform.config.PROBLEMS_URL}/rate-limited`]);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await signIn(p.email, PASSWORD, p.from)).status).toBe(201);
     const failures = () =>
       ctx.platform.db('audit_log').where({ account_id: p.accountId, action: 'session.sign_in_failed' }).count('* as n');
-    await eventually(async () => Number((await failures())[0]?.n) === SIGN_IN_LIMITS.perEmail);
+    await eventually(async () => Number((await failures())[0]?.n) === SIGN_IN_LIMITS.perEmailAndClient.limit);
+  });
+
+  it('counts an IPv6 client by its /64: other addresses of the same /64 are the same guesser', async () => {
+    const prefix = (clientAddress()['x-forwarded-for'] as string).replace(/::1$/, '');
+    const from = (i: number) => ({ 'x-forwarded-for': `${prefix}:${i.toString(16)}::${i + 2}` });
+    for (let i = 0; i < SIGN_IN_LIMITS.perClient.limit; i += 1)
+      expect((await signIn(uniqueEmail('spray'), 'wrong wrong wrong', from(i))).status).toBe(401);
+    expect((await signIn(uniqueEmail('spray'), 'wrong wrong wrong', from(999))).status).toBe(429);
+    expect((await signIn(uniqueEmail('spray'), 'wrong wrong wrong', clientAddress())).status).toBe(401);
+  });
+
+  it('takes the client from the right of X-Forwarded-For (TRUSTED_PROXY_HOPS), never from what the client wrote', async () => {
+    const p = await person();
+    const real = clientAddress()['x-forwarded-for'];
+    for (let i = 0; i < SIGN_IN_LIMITS.perEmailAndClient.limit; i += 1) {
+      const forged = { 'x-forwarded-for': `${clientAddress()['x-forwarded-for']}, ${real}` };
+      expect((await signIn(p.email, 'wrong wrong wrong', forged)).status).toBe(401);
+    }
+    const forged = { 'x-forwarded-for': `${clientAddress()['x-forwarded-for']}, ${real}` };
+    expect((await signIn(p.email, PASSWORD, forged)).status).toBe(429);
+
+    const twoHops = await startManagement({ TRUST_PROXY: true, TRUSTED_PROXY_HOPS: 2 });
+    try {
+      const account = await factories.account(twoHops.platform.db);
+      const [client, balancer] = [clientAddress(), clientAddress()].map((h) => h['x-forwarded-for']);
+      const headers = { 'x-forwarded-for': `${clientAddress()['x-forwarded-for']}, ${client}, ${balancer}` };
+      const opened = await api(twoHops.url)('POST', '/v1/sessions', { key: account.managementKey }, headers);
+      expect(opened.status).toBe(201);
+      const entry = await twoHops.platform
+        .db('audit_log')
+        .where({ account_id: account.id, action: 'session.signed_in' })
+        .first('ip');
+      expect(entry.ip).toBe(client);
+    } finally {
+      await twoHops.close();
+    }
+  });
+
+  it('stops a guesser spread over many clients at a slower ceiling per e-mail', async () => {
+    const p = await person();
+    const { limit } = SIGN_IN_LIMITS.perEmail;
+    for (let i = 0; i < limit; i += 1)
+      expect((await signIn(p.email, 'wrong wrong wrong', clientAddress())).status).toBe(401);
+    const limited = await signIn(p.email, PASSWORD, clientAddress());
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(15 * 60);
   });
 
   it('limits failures per client address across e-mails', async () => {
@@ -78,7 +126,7 @@ describe('password sign-in: limits and switches', () => {
     try {
       const headers = clientAddress();
       const call = api(trusting.url);
-      for (let i = 0; i < SIGN_IN_LIMITS.perIp; i += 1)
+      for (let i = 0; i < SIGN_IN_LIMITS.perClient.limit; i += 1)
         expect(
           (await call('POST', '/v1/sessions/password', { email: uniqueEmail('spray'), password: 'x' }, headers)).status,
         ).toBe(401);

@@ -203,7 +203,7 @@ describe('password sign-in with two-factor on', () => {
     const p = await person();
     const { secret } = await enrolled(p);
     const pending = pendingOf(await passwordSignIn(p));
-    for (let i = 0; i < SIGN_IN_LIMITS.perEmail; i += 1) {
+    for (let i = 0; i < SIGN_IN_LIMITS.perEmailAndClient.limit; i += 1) {
       const wrong = await secondStep(pending, i % 2 ? '000000' : 'not-a-code', p);
       expect([wrong.status, wrong.body.type]).toEqual([401, `${platform.config.PROBLEMS_URL}/unauthorized`]);
     }
@@ -211,7 +211,7 @@ describe('password sign-in with two-factor on', () => {
     expect([limited.status, limited.body.type]).toEqual([429, `${platform.config.PROBLEMS_URL}/rate-limited`]);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
     const failures = (await auditOf(p.memberId)).filter((e) => e.action === 'session.sign_in_failed');
-    expect(failures).toHaveLength(SIGN_IN_LIMITS.perEmail);
+    expect(failures).toHaveLength(SIGN_IN_LIMITS.perEmailAndClient.limit);
     expect(failures[0]?.details).toEqual({ method: 'password', reason: 'second factor' });
   });
 

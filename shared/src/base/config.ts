@@ -52,6 +52,12 @@ const Env = Type.Object({
   KEY_MINT_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
   KEY_MINT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 3600 }),
   TRUST_PROXY: Type.Boolean({ default: false }),
+  TRUSTED_PROXY_HOPS: Type.Integer({
+    minimum: 1,
+    maximum: 10,
+    default: 1,
+    description: 'with TRUST_PROXY: the client is the X-Forwarded-For entry this many hops from the right',
+  }),
   AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 365 }),
   OIDC_ISSUER: Type.Optional(Type.String({ format: 'uri' })),
   OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),

@@ -6,7 +6,9 @@ import { problemMiddleware } from '../contracts/problems';
 
 /** A Koa app with the pieces every service shares: problem rendering, request logging, proxy trust. */
 export function baseApp(platform: { config: Config; logger: Logger }, options: { cors?: boolean } = {}): Koa {
-  const app = new Koa({ proxy: platform.config.TRUST_PROXY });
+  // Behind proxies, only the entries they appended are true: the client is the one TRUSTED_PROXY_HOPS from the right
+  // (Koa keeps the last maxIpsCount entries and takes the first of them), never what the client wrote to the left.
+  const app = new Koa({ proxy: platform.config.TRUST_PROXY, maxIpsCount: platform.config.TRUSTED_PROXY_HOPS });
   app.silent = true;
   if (options.cors)
     app.use(

@@ -35,6 +35,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.nats.streamReplicas | default 3 | quote }}
 - name: TRUST_PROXY
   value: "true"
+- name: TRUSTED_PROXY_HOPS
+  value: {{ .Values.config.trustedProxyHops | default 1 | quote }}
 - name: LOG_LEVEL
   value: {{ .Values.config.logLevel | quote }}
 - name: RATE_LIMIT_POINTS

@@ -64,8 +64,11 @@ async function lockMembers(trx: Knex.Transaction, accountId: string): Promise<vo
   await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`members:${accountId}`]);
 }
 
-async function countOwners(trx: Knex.Transaction, accountId: string): Promise<number> {
-  const row = await trx('members').where({ account_id: accountId, role: 'owner' }).count<{ n: string }[]>('id as n');
+/** Owners who have joined: an invitation to be owner is no owner until it is accepted. */
+async function countActiveOwners(trx: Knex.Transaction, accountId: string): Promise<number> {
+  const row = await trx('members')
+    .where({ account_id: accountId, role: 'owner', status: 'active' })
+    .count<{ n: string }[]>('id as n');
   return Number(row[0]?.n ?? 0);
 }
 
@@ -184,8 +187,12 @@ async function changeMember(
     const member = await findMember(trx, principal.accountId, id);
     if (!member) throw problem('not-found', `No member ${id}`);
     checkOwnerRule(principal.role, member.role, ...(role ? [role] : []));
-    if (member.role === 'owner' && role !== 'owner' && (await countOwners(trx, principal.accountId)) <= 1)
-      throw problem('conflict', 'An account always keeps one owner: make someone else owner first');
+    const stepsDown = member.role === 'owner' && member.status === 'active' && role !== 'owner';
+    if (stepsDown && (await countActiveOwners(trx, principal.accountId)) <= 1)
+      throw problem(
+        'conflict',
+        'An account always keeps one active owner: make someone who has joined owner first (an invitation does not count)',
+      );
     const changed = await apply(trx, member);
     if (changed)
       await recordAudit(

@@ -1,4 +1,5 @@
 import {
+  clientKey,
   openSession,
   problem,
   recordMemberAudit,
@@ -11,33 +12,47 @@ import {
 import { normaliseEmail } from './members';
 import { verifyPassword } from './passwords';
 
-/** Failed sign-ins allowed per e-mail, and per client address, within the window; then 429 until it slides. */
-export const SIGN_IN_LIMITS = { perEmail: 5, perIp: 30, windowMs: 15 * 60_000 };
+/**
+ * Failed sign-ins allowed, each within its window, then 429 until it slides. The attacker is limited, not the
+ * victim: an e-mail from one client (an IPv4 address or an IPv6 /64) gets `perEmailAndClient`, a client across
+ * e-mails `perClient`, and an e-mail across every client a slower ceiling, `perEmail` in an hour, which only a
+ * guesser spread over many networks reaches. Nobody can lock a person out by failing five times.
+ */
+export const SIGN_IN_LIMITS = {
+  perEmailAndClient: { limit: 5, windowMs: 15 * 60_000 },
+  perClient: { limit: 30, windowMs: 15 * 60_000 },
+  perEmail: { limit: 50, windowMs: 60 * 60_000 },
+};
+const LONGEST_WINDOW_MS = Math.max(...Object.values(SIGN_IN_LIMITS).map((l) => l.windowMs));
 
 export interface Client {
   ip: string | null;
   userAgent: string | null;
 }
 
-const emailSubject = (email: string) => `email:${sha256Hex(normaliseEmail(email))}`;
-const ipSubject = (ip: string | null) => `ip:${ip ?? 'unknown'}`;
+/** The subjects a failure counts against, each with its limit. */
+function subjects(email: string, client: Client) {
+  const who = sha256Hex(normaliseEmail(email));
+  const from = client.ip ? clientKey(client.ip) : 'unknown';
+  return [
+    { subject: `email+client:${who}/${from}`, ...SIGN_IN_LIMITS.perEmailAndClient },
+    { subject: `client:${from}`, ...SIGN_IN_LIMITS.perClient },
+    { subject: `email:${who}`, ...SIGN_IN_LIMITS.perEmail },
+  ];
+}
 
-/** 429 rate-limited with Retry-After when the e-mail or the address has used up its failures. */
+/** 429 rate-limited with Retry-After when the e-mail, the client, or the pair has used up its failures. */
 export async function checkSignInLimits(db: Queryable, email: string, client: Client, now: Date): Promise<void> {
-  const since = new Date(now.getTime() - SIGN_IN_LIMITS.windowMs);
-  for (const [subject, limit] of [
-    [emailSubject(email), SIGN_IN_LIMITS.perEmail],
-    [ipSubject(client.ip), SIGN_IN_LIMITS.perIp],
-  ] as const) {
+  for (const { subject, limit, windowMs } of subjects(email, client)) {
     const rows: { at: Date }[] = await db('sign_in_failures')
       .where('subject', subject)
-      .where('at', '>', since)
+      .where('at', '>', new Date(now.getTime() - windowMs))
       .orderBy('at', 'desc')
       .limit(limit)
       .select('at');
     if (rows.length < limit) continue;
     const oldest = (rows[rows.length - 1] as { at: Date }).at;
-    const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + SIGN_IN_LIMITS.windowMs - now.getTime()) / 1000));
+    const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + windowMs - now.getTime()) / 1000));
     throw problem(
       'rate-limited',
       'Too many failed sign-ins for this e-mail or from this address; try again later',
@@ -48,13 +63,10 @@ export async function checkSignInLimits(db: Queryable, email: string, client: Cl
 }
 
 export async function recordSignInFailure(db: Queryable, email: string, client: Client, now: Date): Promise<void> {
-  await db('sign_in_failures').insert([
-    { subject: emailSubject(email), at: now },
-    { subject: ipSubject(client.ip), at: now },
-  ]);
-  // The table only needs the window: older rows go as new ones come.
+  await db('sign_in_failures').insert(subjects(email, client).map(({ subject }) => ({ subject, at: now })));
+  // The table only needs the longest window: older rows go as new ones come.
   await db('sign_in_failures')
-    .where('at', '<', new Date(now.getTime() - SIGN_IN_LIMITS.windowMs))
+    .where('at', '<', new Date(now.getTime() - LONGEST_WINDOW_MS))
     .delete();
 }
 
