@@ -74,7 +74,9 @@ describe('password sign-in: limits and switches', () => {
       ctx.platform.db('audit_log').where({ account_id: p.accountId, action: 'session.sign_in_failed' }).count('* as n');
     await eventually(async () => Number((await failures())[0]?.n) === SIGN_IN_LIMITS.perEmailAndClient.limit);
   });
+});
 
+describe('password sign-in: who the limits count', () => {
   it('counts an IPv6 client by its /64: other addresses of the same /64 are the same guesser', async () => {
     const prefix = (clientAddress()['x-forwarded-for'] as string).replace(/::1$/, '');
     const from = (i: number) => ({ 'x-forwarded-for': `${prefix}:${i.toString(16)}::${i + 2}` });
