@@ -150,7 +150,9 @@ describe('password sign-in: who the limits count', () => {
       await trusting.close();
     }
   });
+});
 
+describe('password sign-in: switched off', () => {
   it('OIDC_ONLY=true turns passwords off', async () => {
     const only = await startManagement({ OIDC_ONLY: true });
     try {
