@@ -31,19 +31,33 @@ async function withMailer(use: (mailer: Mailer, sink: SmtpSink) => Promise<void>
   }
 }
 
-/** A received submission's event for a form of `accountWithForm` (nothing stored: the payload travels in it). */
-const eventOf = (form: { accountId: string; formId: string }): SubmissionEvent => ({
-  event_id: newId('event'),
-  submission_id: newId('submission'),
-  form_id: form.formId,
-  account_id: form.accountId,
-  status: 'received',
-  received_at: '2031-02-03T04:05:06.789Z',
-  payload: { name: 'Ada' },
-  files: [],
-  file_bytes: 0,
-  form_name: 'Test form',
-});
+/**
+ * A received submission's event for a form of `accountWithForm`: its row is stored (mail goes only for a stored
+ * submission), but not through ingest's outbox, so the running service never sees it: the payload travels in the event.
+ */
+async function eventOf(form: { accountId: string; formId: string }): Promise<SubmissionEvent> {
+  const event: SubmissionEvent = {
+    event_id: newId('event'),
+    submission_id: newId('submission'),
+    form_id: form.formId,
+    account_id: form.accountId,
+    status: 'received',
+    received_at: '2031-02-03T04:05:06.789Z',
+    payload: { name: 'Ada' },
+    files: [],
+    file_bytes: 0,
+    form_name: 'Test form',
+  };
+  await ctx.platform.db('submissions').insert({
+    id: event.submission_id,
+    account_id: event.account_id,
+    form_id: event.form_id,
+    status: 'received',
+    payload: JSON.stringify(event.payload),
+    received_at: event.received_at,
+  });
+  return event;
+}
 
 describe('notification e-mail: through the running service', () => {
   it('mails the form’s addresses with the fields, file links and the submitter as Reply-To; a refused send is retried once', async () => {
@@ -101,7 +115,7 @@ describe('notification e-mail: sending with a mailer of its own', () => {
   it('sends a submission’s mail once when two copies arrive together, and a copy of one being sent elsewhere waits for it', async () => {
     await withMailer(async (mailer, sink) => {
       const form = await accountWithForm(ctx.platform, ['twice@example.com']);
-      const event = eventOf(form);
+      const event = await eventOf(form);
       const to = ['twice@example.com'];
       const notify = (events: SubmissionEvent[]) =>
         notifySubmissions({ ...ctx.platform, mailer, now: new Date(), items: events.map((e) => ({ event: e, to })) });
@@ -111,7 +125,7 @@ describe('notification e-mail: sending with a mailer of its own', () => {
       expect(sink.mails).toHaveLength(1);
 
       // Another process holds this one's send for 60 s more: nothing is sent, the copy waits about that long.
-      const held = eventOf(form);
+      const held = await eventOf(form);
       await ctx.platform.db('notifications').insert({
         id: newId('notification'),
         account_id: form.accountId,
@@ -132,7 +146,7 @@ describe('notification e-mail: sending with a mailer of its own', () => {
   it('sends the mails of many submissions over a few reused SMTP connections, each recorded `sent`', async () => {
     await withMailer(async (mailer, sink) => {
       const form = await accountWithForm(ctx.platform, ['many@example.com']);
-      const events = Array.from({ length: 40 }, () => eventOf(form));
+      const events = await Promise.all(Array.from({ length: 40 }, () => eventOf(form)));
       const outcomes = await notifySubmissions({
         ...ctx.platform,
         mailer,
@@ -158,7 +172,7 @@ describe('notification e-mail: sending with a mailer of its own', () => {
   it('records a refused send as `pending` (the one vocabulary) and a sent one at the injected clock’s time', async () => {
     await withMailer(async (mailer, refusing) => {
       const { platform } = ctx;
-      const event = eventOf(await accountWithForm(platform, ['clock@example.com']));
+      const event = await eventOf(await accountWithForm(platform, ['clock@example.com']));
       const notify = async (now: Date) =>
         (await notifySubmissions({ ...platform, mailer, now, items: [{ event, to: ['clock@example.com'] }] }))[0];
       const row = () =>
@@ -239,8 +253,8 @@ describe('notification e-mail: asking for a mail', () => {
     const { nats } = platform;
     try {
       const form = await accountWithForm(platform, ['big@example.com']);
-      const small = eventOf(form);
-      const large = { ...eventOf(form), payload: { message: 'x'.repeat(EVENT_PAYLOAD_MAX_BYTES + 1) } };
+      const small = await eventOf(form);
+      const large = { ...(await eventOf(form)), payload: { message: 'x'.repeat(EVENT_PAYLOAD_MAX_BYTES + 1) } };
       await requestNotification(nats, { event: small, to: ['big@example.com'] });
       await requestNotification(nats, { event: large, to: ['big@example.com'] });
       await requestNotification(nats, { event: large, to: ['big@example.com'] });

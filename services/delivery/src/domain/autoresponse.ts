@@ -12,7 +12,7 @@ import {
   type SubmissionEvent,
 } from '@intake/shared';
 import { claimAutoresponse } from '../repositories/autoresponse.repository';
-import type { NotificationOutcome } from '../repositories/notification.repository';
+import { storedSubmissions, type NotificationOutcome } from '../repositories/notification.repository';
 import { retryDelayMs } from './deliver';
 
 /** At most one autoresponse per form and recipient within this window. */
@@ -103,6 +103,8 @@ export async function autorespond(
   );
   if (!claim.taken) return claim.done ? ACK : { retryInMs: Math.max(claim.remainingMs, 50) };
   if (!to) return ACK; // a claim is never taken without an address: the row was skipped
+  // Deleted or erased since the claim: nothing of it leaves (its row went with it).
+  if (!(await storedSubmissions(deps.db, [event.submission_id])).has(event.submission_id)) return ACK;
   const attempts = claim.attemptCount + 1;
   try {
     await deps.mailer.send(autoresponseMail(item.settings, event, to));

@@ -20,6 +20,7 @@ import {
 import {
   claimSubmissionNotifications,
   recordNotificationOutcomes,
+  storedSubmissions,
   type NotificationOutcome,
 } from '../repositories/notification.repository';
 import { retryDelayMs } from './deliver';
@@ -94,9 +95,13 @@ export async function notifySubmissions(
   const record = props.record ?? ((outcome) => recordNotificationOutcomes(db, [outcome]));
   const outcomes: Outcome[] = props.items.map(() => ACK);
   const wanted: { i: number; event: SubmissionEvent; recipients: string[] }[] = [];
+  const stored = await storedSubmissions(
+    db,
+    props.items.map((item) => item.event.submission_id),
+  );
   for (const [i, item] of props.items.entries()) {
     const recipients = item.to.filter((a): a is string => typeof a === 'string' && a.includes('@'));
-    if (item.event.status !== 'received' || recipients.length === 0) continue;
+    if (item.event.status !== 'received' || recipients.length === 0 || !stored.has(item.event.submission_id)) continue;
     // A payload too large for the message is read from the submission; one deleted meanwhile is not mailed.
     const event = await eventWithPayload(db, item.event);
     if (event) wanted.push({ i, event, recipients });
@@ -150,6 +155,8 @@ async function sendOne(
 ): Promise<Outcome> {
   const { event, to, id } = mail;
   const attempts = mail.attemptCount + 1;
+  // Deleted or erased since the claim: nothing of it leaves (its row went with it).
+  if (!(await storedSubmissions(props.db, [event.submission_id])).has(event.submission_id)) return ACK;
   try {
     await props.mailer.send(
       submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }),

@@ -29,6 +29,12 @@ export async function claimAutoresponse(
   props: { leaseMs: number; windowMs: number; now: Date },
 ): Promise<AutoresponseClaim> {
   return db.transaction(async (trx) => {
+    // Only while the submission is stored; share-locked so that a deletion or erasure either waits for this claim
+    // (and removes its row) or is waited for (see lockSubmissions), and an erased submission's row never comes back.
+    const stored = await trx.raw(`SELECT 1 FROM submissions WHERE id = ? AND status = 'received' FOR KEY SHARE`, [
+      ask.submissionId,
+    ]);
+    if (stored.rows.length === 0) return { taken: false, done: true };
     const inserted = await trx.raw(
       `INSERT INTO notifications AS t (id, account_id, kind, dedup_key, recipients, status, lease_until, created_at)
        -- not a payload: recipients is a list of addresses

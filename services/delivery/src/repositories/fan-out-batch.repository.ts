@@ -69,7 +69,10 @@ export async function findFanOutTargets(
  * planner could answer with a scan of every delivery stored (a join it once answered so, and a
  * per-pair look-up it answered with a scan per pair when its statistics were off): the no-op
  * update returns the ones still waiting for their first attempt. A pair twice in one batch (an
- * event next to its redelivered copy) is kept once, as the update may touch a row only once.
+ * event next to its redelivered copy) is kept once, as the update may touch a row only once. The
+ * submission is share-locked by key: a deletion or erasure that holds it (they lock their rows
+ * first) is waited for, and its submission then gets no delivery; one that comes after waits for
+ * this statement and deletes the deliveries it made. Either way no delivery outlives its submission.
  */
 export const INSERT_DELIVERIES = {
   name: 'fanout_insert_deliveries',
@@ -81,6 +84,7 @@ export const INSERT_DELIVERIES = {
      SELECT r.id, r.account_id, r.webhook_id, r.form_id, r.submission_id, 'submission.created', r.data
      FROM r JOIN submissions s ON s.id = r.submission_id AND s.status = 'received'
      ORDER BY r.webhook_id, r.submission_id
+     FOR KEY SHARE OF s
      ON CONFLICT (webhook_id, submission_id) WHERE event_type = 'submission.created'
        DO UPDATE SET status = d.status WHERE d.status = 'pending' AND d.attempt_count = 0
      RETURNING d.id, d.submission_id`,

@@ -19,8 +19,11 @@ const CLAIM_NOTIFICATIONS = {
      SELECT n.id, n.account_id, 'submission', n.dedup_key, n.recipients, 'pending',
        now() + make_interval(secs => $2::float8 / 1000)
      -- not a payload: recipients is a list of addresses
-     FROM json_to_recordset($1::json) AS n(id text, account_id text, dedup_key text, recipients jsonb)
+     FROM json_to_recordset($1::json) AS n(id text, account_id text, submission_id text, dedup_key text, recipients jsonb)
+     -- only while the submission is stored: an erased one's row is never made again (see lockSubmissions)
+     JOIN submissions s ON s.id = n.submission_id AND s.status = 'received'
      ORDER BY n.dedup_key
+     FOR KEY SHARE OF s
      ON CONFLICT (dedup_key) DO UPDATE SET lease_until = EXCLUDED.lease_until
        WHERE t.status = 'pending' AND (t.lease_until IS NULL OR t.lease_until <= now())
      RETURNING t.id, t.dedup_key, t.attempt_count`,
@@ -52,6 +55,7 @@ export async function claimSubmissionNotifications(
   const rows = [...first.values()].map((i) => ({
     id: newId('notification', props.now.getTime()),
     account_id: asks[i]!.accountId,
+    submission_id: asks[i]!.submissionId,
     dedup_key: keys[i],
     recipients: asks[i]!.recipients,
   }));
@@ -113,4 +117,18 @@ export async function recordNotificationOutcomes(db: Db, outcomes: NotificationO
       ),
     ],
   });
+}
+
+/**
+ * Which of these submissions are still stored and `received`: mail is sent only for those, and checked again right
+ * before each send, so a submission deleted or erased meanwhile sends nothing more.
+ */
+export async function storedSubmissions(db: Db, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await runPrepared<{ id: string }>(db, {
+    name: 'notify_stored',
+    text: `SELECT id FROM submissions WHERE id = ANY ($1::text[]) AND status = 'received'`,
+    values: [ids],
+  });
+  return new Set(rows.map((r) => r.id));
 }

@@ -64,6 +64,15 @@ export async function findFileKeys(db: Queryable, ids: string[]): Promise<string
 }
 
 /**
+ * Locks the submissions (in id order) before anything of theirs is removed: a fan-out or mail claim running now
+ * share-locks them too, so it either finishes first (and what it wrote is removed below) or waits and writes
+ * nothing for them. Without it, a delivery or notification written between the removals would outlive them.
+ */
+async function lockSubmissions(db: Queryable, formId: string, ids: string[]): Promise<void> {
+  await db('submissions').where('form_id', formId).whereIn('id', ids).orderBy('id').forUpdate().select('id');
+}
+
+/**
  * Deletes the submissions of one form and everything that belongs to them: their deliveries and attempts (with the
  * receivers' answers), their notification and autoresponse rows (and the autoresponse limit's memory of their
  * recipients), their idempotency keys, file rows and spam-filter examples. Quota and usage figures stay.
@@ -71,6 +80,7 @@ export async function findFileKeys(db: Queryable, ids: string[]): Promise<string
  */
 export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0;
+  await lockSubmissions(db, formId, ids);
   await db('deliveries')
     .whereIn('webhook_id', db('webhooks').where('form_id', formId).select('id'))
     .where('event_type', 'submission.created')
@@ -108,6 +118,7 @@ export async function tombstoneSubmissions(
 ): Promise<number> {
   const { formId, ids, now } = props;
   if (ids.length === 0) return 0;
+  await lockSubmissions(db, formId, ids);
   const deliveries = db('deliveries')
     .whereIn('webhook_id', db('webhooks').where('form_id', formId).select('id'))
     .where('event_type', 'submission.created')
