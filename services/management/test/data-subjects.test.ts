@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { factories, useStarted } from '@intake/shared/testing';
@@ -75,6 +76,42 @@ describe('data-subject requests, what works', () => {
     ]);
     expect(await ctx.platform.db('submission_files').where({ submission_id: first.id })).toEqual([]);
     expect((await call('DELETE', `/v1/data-subjects?email=${ADA}`)).body).toEqual({ deleted: 0 });
+  });
+});
+
+describe('data-subject requests: matching and the audit log', () => {
+  it.each([
+    ['a tab', '\t'],
+    ['a line break', '\n'],
+    ['a no-break space', '\u00a0'],
+    ['an em space', '\u2003'],
+    ['an ideographic space', '\u3000'],
+    ['a byte-order mark', '\ufeff'],
+  ])('finds an address posted with %s around it, as the API trims the one it is asked for', async (_what, space) => {
+    const { call, submit } = await ownerWithForm(ctx);
+    const posted = await submit({ payload: { email: `${space}Ada@Example.TEST${space}` } });
+    const found = await call('GET', `/v1/data-subjects/submissions?email=${encodeURIComponent(ADA)}`);
+    expect(found.body.data.map((r: { id: string }) => r.id)).toEqual([posted.id]);
+  });
+
+  it('audits the lookup, the export and the erasure: who asked, the address as a hash, and how many', async () => {
+    const { call, account } = await adaAndBob(ctx);
+    expect((await call('GET', `/v1/data-subjects/submissions?email=${ADA}`)).status).toBe(200);
+    expect((await call('GET', `/v1/data-subjects/export?email=${ADA}`)).status).toBe(200);
+    expect((await call('DELETE', `/v1/data-subjects?email=${ADA.toUpperCase()}`)).body).toEqual({ deleted: 2 });
+    const entries = await ctx.platform
+      .db('audit_log')
+      .where('account_id', account.id)
+      .where('action', 'like', 'data_subject.%')
+      .orderBy('id')
+      .select('action', 'actor_type', 'details');
+    const details = { email_sha256: createHash('sha256').update(ADA).digest('hex'), submissions: 2, files: 1 };
+    expect(entries).toEqual([
+      { action: 'data_subject.looked_up', actor_type: 'api_key', details },
+      { action: 'data_subject.exported', actor_type: 'api_key', details },
+      { action: 'data_subject.erased', actor_type: 'api_key', details },
+    ]);
+    expect(JSON.stringify(entries)).not.toContain('example.test');
   });
 });
 

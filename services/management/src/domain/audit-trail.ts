@@ -90,7 +90,16 @@ const RULES: Record<string, Rule> = {
 };
 
 /** Routes that write their own entries (in the same transaction as their change). */
-const SELF_AUDITED = new Set(['inviteMember', 'updateMember', 'removeMember', 'endMySession', 'updateAccount']);
+const SELF_AUDITED = new Set([
+  'inviteMember',
+  'updateMember',
+  'removeMember',
+  'endMySession',
+  'updateAccount',
+  'findDataSubjectSubmissions',
+  'exportDataSubject',
+  'eraseDataSubject',
+]);
 
 function exported(format: 'csv' | 'ndjson'): Rule {
   return ({ params, query }) =>

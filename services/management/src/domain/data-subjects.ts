@@ -1,5 +1,14 @@
 import { Readable } from 'node:stream';
-import { fileDownloadUrl, toTimestamp, type Platform } from '@intake/shared';
+import {
+  fileDownloadUrl,
+  recordAudit,
+  sha256Hex,
+  toTimestamp,
+  type AuditAction,
+  type AuditEntry,
+  type Platform,
+  type Queryable,
+} from '@intake/shared';
 import {
   findFilesOf,
   findSubjectSubmissions,
@@ -9,8 +18,59 @@ import {
 import type { FileRow } from '../repositories/submission.repository';
 import { purgeSubmissions } from './purge';
 
-/** A field value counts as the person's address when it equals theirs trimmed and ignoring case. */
+/**
+ * A field value counts as the person's address when it equals theirs trimmed and ignoring case. `trim` removes the
+ * whitespace the index's `intake_subject_emails` removes (migration 018): tab, line breaks, no-break and Unicode spaces.
+ */
 export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
+
+/** Who asked, for the audit log: the request's actor and address. */
+export type Asker = Pick<AuditEntry, 'accountId' | 'actor' | 'ip' | 'userAgent'>;
+
+/**
+ * Records a data-subject request in the audit log: who asked, what (`looked_up`, `exported`, `erased`), the address
+ * as its sha256 (the log keeps no address of the person), and how many submissions and files it covered.
+ */
+async function auditRequest(
+  db: Queryable,
+  asker: Asker,
+  action: Extract<AuditAction, `data_subject.${string}`>,
+  props: { email: string; submissions: number; files: number },
+): Promise<void> {
+  await recordAudit(db, {
+    ...asker,
+    action,
+    target: { type: 'data_subject', id: null },
+    details: {
+      email_sha256: sha256Hex(normaliseEmail(props.email)),
+      submissions: props.submissions,
+      files: props.files,
+    },
+  });
+}
+
+/** The person's submissions and how many files they hold. */
+async function subjectScope(props: Pick<Platform, 'db'> & { accountId: string; email: string }) {
+  const rows = await findDataSubject(props);
+  const files = await findFilesOf(
+    props.db,
+    rows.map((r) => r.id),
+  );
+  return { rows, files: files.length };
+}
+
+/** The lookup, audited. */
+export async function lookUpDataSubject(
+  props: Pick<Platform, 'db'> & { accountId: string; email: string; asker: Asker },
+): Promise<SubjectSubmission[]> {
+  const { rows, files } = await subjectScope(props);
+  await auditRequest(props.db, props.asker, 'data_subject.looked_up', {
+    email: props.email,
+    submissions: rows.length,
+    files,
+  });
+  return rows;
+}
 
 /** Every submission of the account with a field whose value is `email`. */
 export async function findDataSubject(
@@ -81,10 +141,32 @@ export function exportDataSubject(
   );
 }
 
-/** Erases the person's submissions as retention does (files first, then every row that holds their data). */
+/** The export, audited before it streams: what it covers is counted then. */
+export async function auditExport(
+  props: Pick<Platform, 'db'> & { accountId: string; email: string; asker: Asker },
+): Promise<void> {
+  const { rows, files } = await subjectScope(props);
+  await auditRequest(props.db, props.asker, 'data_subject.exported', {
+    email: props.email,
+    submissions: rows.length,
+    files,
+  });
+}
+
+/**
+ * Erases the person's submissions as retention does (files first, then every row that holds their data); audited
+ * with what went when an `asker` is given.
+ */
 export async function eraseDataSubject(
-  props: Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'> & { accountId: string; email: string },
+  props: Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'> & { accountId: string; email: string; asker?: Asker },
 ): Promise<number> {
-  const rows = await findDataSubject(props);
-  return purgeSubmissions({ ...props, rows });
+  const { rows, files } = await subjectScope(props);
+  const deleted = await purgeSubmissions({ ...props, rows });
+  if (props.asker)
+    await auditRequest(props.db, props.asker, 'data_subject.erased', {
+      email: props.email,
+      submissions: deleted,
+      files,
+    });
+  return deleted;
 }

@@ -11,12 +11,12 @@ export interface SubjectSubmission {
 
 /**
  * The account's submissions with a field whose value is `email` (already trimmed and lower-cased), newest first, up
- * to `limit`, strictly after `after` when given. Found through the e-mail index (`intake_payload_emails`, migration
- * 012), which is why the expression must be written exactly as the index's.
+ * to `limit`, strictly after `after` when given. Found through the e-mail index (`intake_subject_emails`, migration
+ * 018), which is why the expression must be written exactly as the index's.
  */
 function byEmail(db: Queryable, props: { accountId: string; email: string }): Knex.QueryBuilder {
   return db('submissions')
-    .whereRaw('intake_payload_emails(payload) @> ARRAY[?]::text[]', [props.email])
+    .whereRaw('intake_subject_emails(payload) @> ARRAY[?]::text[]', [props.email])
     .andWhere('account_id', props.accountId);
 }
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
-import { eraseDataSubject, exportDataSubject, findDataSubject } from '../domain/data-subjects';
+import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { auditExport, eraseDataSubject, exportDataSubject, lookUpDataSubject } from '../domain/data-subjects';
 import { Timestamp } from './schemas';
 import { Status } from './submission-filters';
 
@@ -28,7 +28,9 @@ export const findDataSubjectRoute = dataSubjectRoute({
   path: '/v1/data-subjects/submissions',
   operationId: 'findDataSubjectSubmissions',
   summary: 'List every submission of the account in which a field value is this e-mail address',
-  description: 'Across all of the account’s forms, newest first; for answering a person’s access or erasure request.',
+  description:
+    'Across all of the account’s forms, newest first; for answering a person’s access or erasure request. Audited ' +
+    'as `data_subject.looked_up` (the address as its sha256, who asked, how many submissions and files).',
   query: EmailQuery,
   responses: {
     200: {
@@ -37,7 +39,8 @@ export const findDataSubjectRoute = dataSubjectRoute({
     },
   },
   async handler(ctx, { query, principal }, { db }: Platform) {
-    const rows = await findDataSubject({ db, accountId: principal.accountId, email: query.email });
+    const asker = auditContext(ctx, principal);
+    const rows = await lookUpDataSubject({ db, accountId: principal.accountId, email: query.email, asker });
     ctx.body = {
       data: rows.map((r) => ({
         id: r.id,
@@ -70,6 +73,8 @@ export const exportDataSubjectRoute = dataSubjectRoute({
     },
   },
   async handler(ctx, { query, principal }, platform: Platform) {
+    const asker = auditContext(ctx, principal);
+    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, asker });
     ctx.set('Content-Disposition', 'attachment; filename="data-subject.ndjson"');
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'application/x-ndjson; charset=utf-8';
@@ -96,7 +101,10 @@ export const eraseDataSubjectRoute = dataSubjectRoute({
   },
   problems: ['service-unavailable'],
   async handler(ctx, { query, principal }, platform: Platform) {
-    ctx.body = { deleted: await eraseDataSubject({ ...platform, accountId: principal.accountId, email: query.email }) };
+    const asker = auditContext(ctx, principal);
+    ctx.body = {
+      deleted: await eraseDataSubject({ ...platform, accountId: principal.accountId, email: query.email, asker }),
+    };
   },
 });
 

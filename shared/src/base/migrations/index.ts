@@ -14,6 +14,7 @@ import * as twoFactor from './014-two-factor';
 import * as webhookDisabledNotice from './015-webhook-disabled-notice';
 import * as searchKeys from './016-search-keys';
 import * as signInHardening from './017-sign-in-hardening';
+import * as subjectEmails from './018-subject-emails';
 
 export interface Migration {
   name: string;
@@ -39,4 +40,5 @@ export const migrations: Migration[] = [
   { name: '015-webhook-disabled-notice', ...webhookDisabledNotice },
   { name: '016-search-keys', ...searchKeys },
   { name: '017-sign-in-hardening', ...signInHardening },
+  { name: '018-subject-emails', ...subjectEmails },
 ];
