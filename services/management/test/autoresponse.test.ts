@@ -88,7 +88,7 @@ describe('autoresponse: the setting', () => {
 
 describe('autoresponse: through SMTP', () => {
   it('mails the submitter once with the placeholders filled as plain text, and the submission shows it sent', async () => {
-    const { call, submit } = await formWithAutoresponse();
+    const { account, call, submit } = await formWithAutoresponse();
     const stored = await submit({
       name: 'Ada',
       email: ' ada@example.com ',
@@ -117,7 +117,8 @@ describe('autoresponse: through SMTP', () => {
       sent_at: expect.any(String),
     });
     // Erasing Ada's data takes the mail's record and the limit's memory of her address with the submission.
-    const sentTo = () => ctx.platform.db('autoresponse_sends').where({ recipient: 'ada@example.com' });
+    const sentTo = () =>
+      ctx.platform.db('autoresponse_mailboxes').where({ account_id: account.id, mailbox: 'ada@example.com' });
     expect(await sentTo()).toHaveLength(1);
     expect((await call('DELETE', '/v1/data-subjects?email=ada@example.com')).body).toEqual({ deleted: 1 });
     expect(await sentTo()).toEqual([]);
@@ -154,13 +155,40 @@ describe('autoresponse: never a mail cannon', () => {
     });
     expect(rows.filter((r) => r.status === 'sent')).toHaveLength(1);
     expect(rows.filter((r) => r.status === 'skipped').map((r) => r.last_error)).toEqual(
-      Array(49).fill('an autoresponse of this form went to this address less than 10 minutes ago'),
+      Array(49).fill('an autoresponse of this account went to this mailbox less than 10 minutes ago'),
     );
     expect(mailsTo('Victim@Example.com')).toHaveLength(1);
 
     offsetMs += 10 * 60_000 + 1000;
     await submit({ name: 'Later', email: 'victim@example.com', message: 'x' });
     await eventually(() => mailsTo('victim@example.com').length === 2);
+  });
+
+  it('counts mailboxes per account: case, +tags, Gmail’s dots and a second form do not multiply the mails', async () => {
+    const { account, submit } = await formWithAutoresponse();
+    const otherForm = await factories.form(ctx.platform.db, account.id);
+    await api(ctx.url, account.managementKey)('PATCH', `/v1/forms/${otherForm.id}`, { autoresponse: SETTINGS });
+    const spellings = [
+      'Jane.Doe@gmail.com',
+      'janedoe+news@gmail.com',
+      'J.A.N.E.D.O.E@googlemail.com',
+      'JANEDOE@GMAIL.COM',
+    ];
+    const ids = [];
+    for (const email of spellings) ids.push((await submit({ name: 'J', email, message: 'x' })).id);
+    const viaOther = await factories.submission(ctx.platform, {
+      accountId: account.id,
+      formId: otherForm.id,
+      payload: { name: 'J', email: 'jane.doe+other@gmail.com' },
+    });
+    ids.push(viaOther.id);
+    const rows = await eventually(async () => {
+      const found = await autoresponses(ids);
+      return found.length === ids.length && found.every((r) => r.status !== 'pending') && found;
+    });
+    expect(rows.filter((r) => r.status === 'sent')).toHaveLength(1);
+    const mailed = ctx.smtp.mails.filter((m) => m.to.some((to) => /jane|j\.a\.n/i.test(to)));
+    expect(mailed).toHaveLength(1);
   });
 
   it('never mails a value that is not one address, and reads the address from email_field when set', async () => {

@@ -15,7 +15,7 @@ import { claimAutoresponse } from '../repositories/autoresponse.repository';
 import { storedSubmissions, type NotificationOutcome } from '../repositories/notification.repository';
 import { retryDelayMs } from './deliver';
 
-/** At most one autoresponse per form and recipient within this window. */
+/** At most one autoresponse per account and mailbox (`mailboxOf`) within this window. */
 export const AUTORESPONSE_WINDOW_MS = 10 * 60_000;
 
 /** Field names (compared ignoring case) whose value is the recipient when the form names no `email_field`. */

@@ -1,4 +1,4 @@
-import { newId, type Db, type Queryable } from '@intake/shared';
+import { mailboxOf, newId, type Db, type Queryable } from '@intake/shared';
 
 /** What claiming a submission's autoresponse found. */
 export type AutoresponseClaim =
@@ -12,16 +12,17 @@ export type AutoresponseClaim =
 /** Why an autoresponse was not sent, as its notification row records it. */
 export const SKIPPED = {
   noAddress: 'no field of the submission holds one e-mail address',
-  throttled: 'an autoresponse of this form went to this address less than 10 minutes ago',
+  throttled: 'an autoresponse of this account went to this mailbox less than 10 minutes ago',
 } as const;
 
 /**
  * Claims the autoresponse of one submission, in one transaction: its `notifications` row (kind
  * `autoresponse`, once per submission) is created already leased to this process, or an existing
  * pending one nobody holds is leased. When the row is new, the rules decide before anything is
- * sent: no address → `skipped`; an autoresponse of the same form to the same address within
- * `windowMs` → `skipped` (the `autoresponse_sends` row is taken by an upsert that only moves
- * forward once the window has passed, so of a flood of posts naming one address exactly one wins).
+ * sent: no address → `skipped`; an autoresponse of any form of the account to the same mailbox
+ * (`mailboxOf`) within `windowMs` → `skipped` (the `autoresponse_mailboxes` row is taken by an upsert
+ * that only moves forward once the window has passed, so of a flood of posts naming one mailbox, in
+ * whatever spelling and to whichever form, exactly one wins).
  */
 export async function claimAutoresponse(
   db: Db,
@@ -54,7 +55,7 @@ export async function claimAutoresponse(
     const row = inserted.rows[0] as { id: string; attempt_count: number; fresh: boolean } | undefined;
     if (!row) return unclaimed(trx, ask.submissionId, props.leaseMs);
     if (row.fresh) {
-      const skip = ask.to ? await throttled(trx, ask.formId, ask.to, props) : SKIPPED.noAddress;
+      const skip = ask.to ? await throttled(trx, ask.accountId, ask.to, props) : SKIPPED.noAddress;
       if (skip) {
         await trx('notifications')
           .where({ id: row.id })
@@ -66,19 +67,19 @@ export async function claimAutoresponse(
   });
 }
 
-/** Why not to send to `to` now (another autoresponse of the form went there within the window), or nothing. */
+/** Why not to send to `to` now (an autoresponse of the account went to its mailbox within the window), or nothing. */
 async function throttled(
   trx: Queryable,
-  formId: string,
+  accountId: string,
   to: string,
   props: { windowMs: number; now: Date },
 ): Promise<string | undefined> {
   const taken = await trx.raw(
-    `INSERT INTO autoresponse_sends AS s (form_id, recipient, sent_at) VALUES (?, ?, ?)
-     ON CONFLICT (form_id, recipient) DO UPDATE SET sent_at = EXCLUDED.sent_at
+    `INSERT INTO autoresponse_mailboxes AS s (account_id, mailbox, sent_at) VALUES (?, ?, ?)
+     ON CONFLICT (account_id, mailbox) DO UPDATE SET sent_at = EXCLUDED.sent_at
        WHERE s.sent_at <= EXCLUDED.sent_at - make_interval(secs => ?::float8 / 1000)
      RETURNING 1`,
-    [formId, to.toLowerCase(), props.now, props.windowMs],
+    [accountId, mailboxOf(to), props.now, props.windowMs],
   );
   return taken.rows.length > 0 ? undefined : SKIPPED.throttled;
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Queryable } from '@intake/shared';
+import { mailboxOf, type Queryable } from '@intake/shared';
 
 /** A form's lifecycle settings, as the purge reads them. */
 export interface PurgeForm {
@@ -75,7 +75,7 @@ async function lockSubmissions(db: Queryable, formId: string, ids: string[]): Pr
 /**
  * Deletes the submissions of one form and everything that belongs to them: their deliveries and attempts (with the
  * receivers' answers), their notification and autoresponse rows (and the autoresponse limit's memory of their
- * recipients), their idempotency keys, file rows and spam-filter examples. Quota and usage figures stay.
+ * recipients' mailboxes), their idempotency keys, file rows and spam-filter examples. Quota and usage figures stay.
  * Deliveries are found through the form's webhooks (their unique index), not by a scan of every delivery.
  */
 export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids: string[]): Promise<number> {
@@ -87,17 +87,18 @@ export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids
     .whereIn('submission_id', ids)
     .delete();
   const autoresponses = ids.map((id) => `autoresponse:${id}`);
-  // The autoresponse's limit remembers whom this form wrote to: forget the addresses of these submissions' mails.
-  await db('autoresponse_sends')
-    .where('form_id', formId)
-    .whereIn(
-      'recipient',
-      db('notifications')
-        .whereIn('dedup_key', autoresponses)
-        // not a payload: recipients is a list of addresses
-        .select(db.raw('lower(jsonb_array_elements_text(recipients))')),
-    )
-    .delete();
+  // The autoresponse's limit remembers which mailboxes the account wrote to: forget those of these submissions' mails.
+  const recipients = (
+    await db('notifications')
+      .whereIn('dedup_key', autoresponses)
+      // not a payload: recipients is a list of addresses
+      .select<{ r: string }[]>(db.raw('jsonb_array_elements_text(recipients) AS r'))
+  ).map((row) => row.r);
+  if (recipients.length > 0)
+    await db('autoresponse_mailboxes')
+      .whereIn('account_id', db('forms').where('id', formId).select('account_id'))
+      .whereIn('mailbox', [...new Set(recipients.map(mailboxOf))])
+      .delete();
   await db('notifications')
     .whereIn('dedup_key', [...ids.map((id) => `submission:${id}`), ...autoresponses])
     .delete();

@@ -15,6 +15,7 @@ import * as webhookDisabledNotice from './015-webhook-disabled-notice';
 import * as searchKeys from './016-search-keys';
 import * as signInHardening from './017-sign-in-hardening';
 import * as subjectEmails from './018-subject-emails';
+import * as autoresponseMailboxes from './019-autoresponse-mailboxes';
 
 export interface Migration {
   name: string;
@@ -41,4 +42,5 @@ export const migrations: Migration[] = [
   { name: '016-search-keys', ...searchKeys },
   { name: '017-sign-in-hardening', ...signInHardening },
   { name: '018-subject-emails', ...subjectEmails },
+  { name: '019-autoresponse-mailboxes', ...autoresponseMailboxes },
 ];
