@@ -5,6 +5,7 @@ import {
   guardedLookup,
   isBlockedAddress,
   sendWebhook,
+  TARGET_REFUSAL,
   urlRefusal,
 } from '@intake/shared';
 import { receiver } from './helpers';
@@ -41,7 +42,7 @@ const PUBLIC = [
   '1.1.1.1',
   '8.8.8.8',
   '2606:4700:4700::1111',
-  '::ffff:8.8.8.8',
+  '64:ff9b::808:808', // the well-known NAT64 prefix carrying a public IPv4 address
   '172.32.0.1',
   '100.128.0.1',
 ];
@@ -167,5 +168,74 @@ describe('SSRF guard: what a refusal tells', () => {
     expect(
       await checkWebhookUrl('https://hooks.corp.example/x', false, { lookup: resolvingTo('93.184.216.34') }),
     ).toBeUndefined();
+  });
+});
+
+/**
+ * Every entry of the IANA IPv4 and IPv6 Special-Purpose Address Registries (and multicast), by its first address and
+ * one inside it: refused as an address, and at save time when a name resolves to it (names only in URLs).
+ */
+const REGISTRIES: [string, string[]][] = [
+  ['0.0.0.0/8 this network', ['0.0.0.0', '0.1.2.3']],
+  ['10.0.0.0/8 private', ['10.0.0.0', '10.200.1.1']],
+  ['100.64.0.0/10 shared address space', ['100.64.0.0', '100.127.255.254']],
+  ['127.0.0.0/8 loopback', ['127.0.0.0', '127.255.0.1']],
+  ['169.254.0.0/16 link-local', ['169.254.0.0', '169.254.169.254']],
+  ['172.16.0.0/12 private', ['172.16.0.0', '172.31.255.1']],
+  ['192.0.0.0/24 IETF protocol assignments', ['192.0.0.0', '192.0.0.9', '192.0.0.10', '192.0.0.170']],
+  ['192.0.2.0/24 TEST-NET-1', ['192.0.2.0', '192.0.2.200']],
+  ['192.31.196.0/24 AS112-v4', ['192.31.196.0', '192.31.196.1']],
+  ['192.52.193.0/24 AMT', ['192.52.193.0', '192.52.193.7']],
+  ['192.88.99.0/24 6to4 relay anycast', ['192.88.99.0', '192.88.99.1']],
+  ['192.168.0.0/16 private', ['192.168.0.0', '192.168.77.1']],
+  ['192.175.48.0/24 AS112 direct delegation', ['192.175.48.0', '192.175.48.6']],
+  ['198.18.0.0/15 benchmarking', ['198.18.0.0', '198.19.255.1']],
+  ['198.51.100.0/24 TEST-NET-2', ['198.51.100.0', '198.51.100.9']],
+  ['203.0.113.0/24 TEST-NET-3', ['203.0.113.0', '203.0.113.9']],
+  ['240.0.0.0/4 reserved', ['240.0.0.0', '250.1.2.3']],
+  ['255.255.255.255/32 limited broadcast', ['255.255.255.255']],
+  ['224.0.0.0/4 multicast', ['224.0.0.0', '239.1.2.3']],
+  ['::1/128 loopback', ['::1']],
+  ['::/128 unspecified', ['::']],
+  ['::/96 IPv4-compatible (deprecated)', ['::808:808']],
+  ['::ffff:0:0/96 IPv4-mapped', ['::ffff:0:0', '::ffff:8.8.8.8', '::ffff:10.0.0.1']],
+  ['::ffff:0:0:0/96 IPv4-translated (SIIT)', ['::ffff:0:0:0', '::ffff:0:808:808', '::ffff:0:a00:1']],
+  ['64:ff9b::/96 NAT64 carrying a special address', ['64:ff9b::a00:1', '64:ff9b::7f00:1']],
+  ['64:ff9b:1::/48 local-use translation', ['64:ff9b:1::', '64:ff9b:1::808:808', '64:ff9b:1:ffff::1']],
+  ['100::/64 discard-only', ['100::', '100::1']],
+  ['100:0:0:1::/64 dummy prefix', ['100:0:0:1::', '100:0:0:1::9']],
+  ['2001::/23 IETF protocol assignments', ['2001::', '2001:1::1', '2001:1::2', '2001:1::3', '2001:1ff::1']],
+  ['2001::/32 Teredo', ['2001:0:4136:e378:8000:63bf:f5ff:fffe']],
+  ['2001:2::/48 benchmarking', ['2001:2::1']],
+  ['2001:3::/32 AMT', ['2001:3::1']],
+  ['2001:4:112::/48 AS112-v6', ['2001:4:112::1']],
+  ['2001:20::/28 ORCHIDv2', ['2001:20::1', '2001:2f::1']],
+  ['2001:30::/28 drone remote ID', ['2001:30::1']],
+  ['2001:db8::/32 documentation', ['2001:db8::', '2001:db8:ffff::1']],
+  ['2002::/16 6to4', ['2002::', '2002:808:808::1']],
+  ['2620:4f:8000::/48 AS112 direct delegation', ['2620:4f:8000::', '2620:4f:8000::1']],
+  ['3fff::/20 documentation', ['3fff::', '3fff:fff::1']],
+  ['5f00::/16 segment routing SIDs', ['5f00::', '5f00:1::1']],
+  ['fc00::/7 unique-local', ['fc00::', 'fdff::1']],
+  ['fe80::/10 link-local', ['fe80::', 'febf::1']],
+  ['ff00::/8 multicast', ['ff00::', 'ff02::1']],
+];
+
+describe('SSRF guard: the IANA special-purpose registries', () => {
+  it.each(REGISTRIES)('refuses %s', async (_entry, addresses) => {
+    for (const address of addresses) {
+      expect({ address, blocked: isBlockedAddress(address) }).toEqual({ address, blocked: true });
+      const family = address.includes(':') ? 6 : 4;
+      const lookup = async () => [{ address, family }];
+      expect({ address, refusal: await checkWebhookUrl('https://hook.example/x', false, { lookup }) }).toEqual({
+        address,
+        refusal: TARGET_REFUSAL,
+      });
+    }
+  });
+
+  it('allows the public neighbours of those ranges', () => {
+    for (const address of ['100.128.0.1', '172.32.0.1', '192.0.1.1', '198.20.0.1', '2001:200::1', '2003::1'])
+      expect({ address, blocked: isBlockedAddress(address) }).toEqual({ address, blocked: false });
   });
 });

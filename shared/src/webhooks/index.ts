@@ -11,7 +11,14 @@ export {
 } from './sender';
 export { chatBody, WEBHOOK_FORMATS, type WebhookFormat } from './chat';
 export { generateWebhookSecret, serviceSignature, standardSignature } from './signing';
-export { checkWebhookUrl, urlRefusal, isBlockedAddress, guardedLookup, BlockedTargetError } from './url-guard';
+export {
+  checkWebhookUrl,
+  urlRefusal,
+  isBlockedAddress,
+  guardedLookup,
+  BlockedTargetError,
+  TARGET_REFUSAL,
+} from './url-guard';
 export { publishTraced, requestDelivery } from './delivery-request';
 export {
   insertDelivery,

@@ -2,42 +2,61 @@ import { BlockList, isIP } from 'node:net';
 import dns from 'node:dns';
 
 /**
- * SSRF guard for webhook targets: addresses inside our own network (loopback, private,
- * link-local incl. cloud metadata, unique-local, CGNAT, unspecified, multicast, reserved)
- * are never connected to unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is set.
+ * SSRF guard for webhook targets: no address of the IANA IPv4 and IPv6 Special-Purpose Address Registries (loopback,
+ * private, link-local incl. cloud metadata, shared CGNAT, unique-local, documentation, benchmarking, translation,
+ * anycast and AS112 services, reserved), nor multicast, is ever connected to unless WEBHOOK_ALLOW_PRIVATE_NETWORKS is
+ * set; not even the entries the registries call globally reachable: none is a webhook receiver. The well-known
+ * NAT64 prefix (64:ff9b::/96) alone is judged by the IPv4 address it carries, since an IPv6-only cluster reaches
+ * every public receiver through it; IPv4-mapped, IPv4-compatible, SIIT and 6to4/Teredo addresses are refused whole.
  */
-const blocked = new BlockList();
+const blocked4 = new BlockList();
 for (const [net, prefix] of [
+  // IANA IPv4 Special-Purpose Address Registry
   ['0.0.0.0', 8], // "this network", unspecified
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10], // CGNAT
-  ['127.0.0.0', 8],
+  ['10.0.0.0', 8], // private
+  ['100.64.0.0', 10], // shared address space (CGNAT)
+  ['127.0.0.0', 8], // loopback
   ['169.254.0.0', 16], // link-local, cloud metadata
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // documentation
-  ['192.168.0.0', 16],
+  ['172.16.0.0', 12], // private
+  ['192.0.0.0', 24], // IETF protocol assignments (DS-Lite, PCP/TURN anycast, NAT64 discovery)
+  ['192.0.2.0', 24], // documentation (TEST-NET-1)
+  ['192.31.196.0', 24], // AS112-v4
+  ['192.52.193.0', 24], // AMT
+  ['192.88.99.0', 24], // deprecated 6to4 relay anycast
+  ['192.168.0.0', 16], // private
+  ['192.175.48.0', 24], // direct delegation AS112 service
   ['198.18.0.0', 15], // benchmarking
-  ['192.88.99.0', 24], // 6to4 relay anycast
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, broadcast
+  ['198.51.100.0', 24], // documentation (TEST-NET-2)
+  ['203.0.113.0', 24], // documentation (TEST-NET-3)
+  ['240.0.0.0', 4], // reserved, limited broadcast
+  // IANA multicast
+  ['224.0.0.0', 4],
 ] as const)
-  blocked.addSubnet(net, prefix, 'ipv4');
+  blocked4.addSubnet(net, prefix, 'ipv4');
+// A list of its own: Node's BlockList also checks an IPv4 address against IPv6 rules (as IPv4-mapped), so with
+// ::ffff:0:0/96 in one list every IPv4 address would match.
+const blocked6 = new BlockList();
 for (const [net, prefix] of [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
+  // IANA IPv6 Special-Purpose Address Registry
+  ['::', 96], // unspecified, loopback and the deprecated IPv4-compatible addresses
+  ['::ffff:0:0', 96], // IPv4-mapped
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT)
+  ['64:ff9b:1::', 48], // local-use IPv4/IPv6 translation
+  ['100::', 64], // discard-only
+  ['100:0:0:1::', 64], // dummy IPv6 prefix
+  ['2001::', 23], // IETF protocol assignments: Teredo, PCP/TURN/DNS-SD anycast, benchmarking, AMT, AS112, ORCHID, drone ID
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4: carries an IPv4 address that may be private
+  ['2620:4f:8000::', 48], // direct delegation AS112 service
+  ['3fff::', 20], // documentation
+  ['5f00::', 16], // segment routing SIDs
   ['fc00::', 7], // unique-local
   ['fe80::', 10], // link-local
   ['fec0::', 10], // site-local (deprecated)
-  ['ff00::', 8], // multicast
-  ['2001:db8::', 32], // documentation
-  ['100::', 64], // discard
-  ['2002::', 16], // 6to4: carries an IPv4 address that may be private
-  ['2001::', 32], // Teredo: likewise
+  // IANA multicast
+  ['ff00::', 8],
 ] as const)
-  blocked.addSubnet(net, prefix, 'ipv6');
+  blocked6.addSubnet(net, prefix, 'ipv6');
 
 /** The eight 16-bit groups of an IPv6 address (handles `::` and a dotted IPv4 tail). */
 function ipv6Groups(address: string): number[] {
@@ -54,12 +73,10 @@ function ipv6Groups(address: string): number[] {
   return [...left, ...new Array(8 - left.length - right.length).fill(0), ...right];
 }
 
-/** The IPv4 address embedded in an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) or NAT64 (64:ff9b::a.b.c.d) IPv6 address. */
-function embeddedIpv4(groups: number[]): string | undefined {
-  const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
-  const mapped = zeros(0, 5) && (groups[5] === 0xffff || groups[5] === 0);
-  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6);
-  if (!mapped && !nat64) return undefined;
+/** The IPv4 address a well-known-prefix NAT64 address (64:ff9b::a.b.c.d) carries, or undefined. */
+function nat64Ipv4(groups: number[]): string | undefined {
+  const nat64 = groups[0] === 0x64 && groups[1] === 0xff9b && groups.slice(2, 6).every((g) => g === 0);
+  if (!nat64) return undefined;
   const hi = groups[6] as number;
   const lo = groups[7] as number;
   return [hi >> 8, hi & 0xff, lo >> 8, lo & 0xff].join('.');
@@ -67,13 +84,13 @@ function embeddedIpv4(groups: number[]): string | undefined {
 
 /** True when `address` (an IP literal, v4 or v6, brackets allowed) must not be connected to. */
 export function isBlockedAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, '');
+  const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
   const family = isIP(bare);
-  if (family === 4) return blocked.check(bare, 'ipv4');
+  if (family === 4) return blocked4.check(bare, 'ipv4');
   if (family !== 6) return true; // not an IP at all: refuse rather than guess
-  const groups = ipv6Groups(bare);
-  const v4 = embeddedIpv4(groups);
-  return (v4 !== undefined && blocked.check(v4, 'ipv4')) || blocked.check(bare, 'ipv6');
+  if (blocked6.check(bare, 'ipv6')) return true;
+  const v4 = nat64Ipv4(ipv6Groups(bare));
+  return v4 !== undefined && blocked4.check(v4, 'ipv4');
 }
 
 export class BlockedTargetError extends Error {
