@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import type { WebhookFormat } from '@intake/shared';
+import { marked } from 'marked';
+import { chatBody, type WebhookFormat } from '@intake/shared';
 import { accountWithForm, receiver, startDelivery, submit, type Received } from './helpers';
 
 const ctx = useStarted(() => startDelivery({ PUBLIC_BASE_URL: 'https://intake.example' }));
@@ -113,7 +114,7 @@ describe('chat formats: each service gets a message of the shape it documents', 
     expect(body.embeds[0].title).toBe('New submission to "Test form"');
     expect(body.embeds[0].url).toBe(link);
     expect(body.embeds[0].fields).toEqual([
-      { name: 'name', value: 'Ada <!channel> @everyone' },
+      { name: 'name', value: 'Ada \\<!channel> @everyone' },
       { name: 'email', value: 'ada@example.com' },
       { name: 'message', value: 'Line one\nLine two' },
     ]);
@@ -145,5 +146,54 @@ describe('chat formats: each service gets a message of the shape it documents', 
     const payload = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`field_${i}`, 'y'.repeat(2000)]));
     const { delivery } = await deliverTo('slack', payload);
     expect(delivery.status).toBe('succeeded');
+  });
+});
+
+/**
+ * The links a markdown renderer (marked: CommonMark with GFM) finds in `text` whose text is not their address: masked
+ * links and images, which show one thing and lead elsewhere (a bare URL is a link in every chat service, and in Slack).
+ */
+function maskedLinksIn(text: string): [string, string][] {
+  const found: [string, string][] = [];
+  marked.walkTokens(marked.lexer(text), (token) => {
+    if ((token.type === 'link' || token.type === 'image') && token.text !== token.href)
+      found.push([token.text, token.href]);
+  });
+  return found;
+}
+
+describe('chat formats: a visitor’s markdown', () => {
+  const ctx = {
+    type: 'submission.created',
+    formName: 'Contact',
+    baseUrl: 'https://intake.example',
+    data: {
+      submission_id: 'sub_1',
+      payload: {
+        '[name](https://evil.example/n)': '[Reset your password](https://evil.example/login) now',
+        note: '**urgent** [x] (y) ![img](https://evil.example/i.png)',
+      },
+      files: [],
+    },
+  };
+
+  it('makes no link in a Discord or Teams message (Slack escapes it too)', () => {
+    const discord = chatBody('discord', ctx) as { embeds: { fields: { name: string; value: string }[] }[] };
+    const teams = chatBody('teams', ctx) as {
+      attachments: { content: { body: { facts?: { title: string; value: string }[] }[] } }[];
+    };
+    const texts = [
+      ...discord.embeds[0]!.fields.flatMap((f) => [f.name, f.value]),
+      ...(teams.attachments[0]!.content.body[1]!.facts ?? []).flatMap((f) => [f.title, f.value]),
+    ];
+    expect(texts).toHaveLength(8);
+    for (const text of texts) expect({ text, links: maskedLinksIn(text) }).toEqual({ text, links: [] });
+    // What the visitor wrote is still what a person reads.
+    expect(discord.embeds[0]!.fields[0]!.value.replace(/\\/g, '')).toBe(
+      '[Reset your password](https://evil.example/login) now',
+    );
+    expect(teams.attachments[0]!.content.body[1]!.facts![0]!.value.replace(/\u200b/g, '')).toBe(
+      '[Reset your password](https://evil.example/login) now',
+    );
   });
 });

@@ -73,24 +73,36 @@ function slack(m: Message): Record<string, unknown> {
 }
 
 /**
+ * Discord's markdown: a visitor's text is escaped with backslashes (which Discord honours), so it can make no masked
+ * link (`[text](url)`), no formatting, no heading, quote or list. A bare URL stays a URL, as in Slack.
+ */
+const discordEscape = (s: string) => s.replace(/[\\*_~`|[\]<]/g, '\\$&').replace(/^([#>-])/gm, '\\$1');
+
+/**
+ * Adaptive Cards' markdown (Teams) has no escape: a visitor's masked link is broken with a zero-width space between
+ * its two halves (`]\u200b(`), which no markdown reads as a link and nobody sees. A bare URL stays a URL, as in Slack.
+ */
+const teamsEscape = (s: string) => s.replace(/\](\s*)\(/g, ']\u200b$1(');
+
+/**
  * Discord webhooks: one embed (fields ≤ 25, names ≤ 256, values ≤ 1,024, all its text ≤ 6,000), and
  * no mention in a value ever pings anyone.
  */
 function discord(m: Message): Record<string, unknown> {
-  const title = cut(m.title, 256);
+  const title = cut(discordEscape(m.title), 256);
   let budget = 5900 - title.length;
   const fields: { name: string; value: string }[] = [];
   for (const [k, v] of m.fields.slice(0, 24)) {
-    const name = cut(k, 256);
+    const name = cut(discordEscape(k), 256);
     const room = Math.min(1024, budget - name.length);
     if (room < 2) break;
-    const value = cut(v || '-', room);
+    const value = v ? cut(discordEscape(v), room) : '-';
     budget -= name.length + value.length;
     fields.push({ name, value });
   }
   if (fields.length < m.fields.length) fields.push({ name: '…', value: 'more in the console' });
   return {
-    content: cut(m.title, 2000),
+    content: cut(discordEscape(m.title), 2000),
     embeds: [{ title, ...(m.link ? { url: m.link } : {}), fields }],
     allowed_mentions: { parse: [] },
   };
@@ -99,9 +111,13 @@ function discord(m: Message): Record<string, unknown> {
 /** Microsoft Teams incoming webhooks (and Workflows): a message with one Adaptive Card. */
 function teams(m: Message): Record<string, unknown> {
   const body: Record<string, unknown>[] = [
-    { type: 'TextBlock', text: m.title, weight: 'Bolder', size: 'Medium', wrap: true },
+    { type: 'TextBlock', text: teamsEscape(m.title), weight: 'Bolder', size: 'Medium', wrap: true },
   ];
-  if (m.fields.length > 0) body.push({ type: 'FactSet', facts: m.fields.map(([k, v]) => ({ title: k, value: v })) });
+  if (m.fields.length > 0)
+    body.push({
+      type: 'FactSet',
+      facts: m.fields.map(([k, v]) => ({ title: teamsEscape(k), value: teamsEscape(v) })),
+    });
   return {
     type: 'message',
     attachments: [
