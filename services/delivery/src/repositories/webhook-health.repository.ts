@@ -71,8 +71,33 @@ export async function forgetNotice(
 }
 
 /**
- * Deliveries waiting for a replay, oldest request first, at most `limit`: `send` publishes their
- * requests while their rows are locked (another replica's pump skips them), then their marks are
+ * The queued replays the next pump takes, in turns between accounts: the accounts with replays waiting (found by
+ * skipping along `deliveries_replay_turns_idx`, one probe an account), each account's oldest `limit`, then the first of
+ * every account, the second of every account, and so on, up to `limit`; locked, skipping those another replica holds.
+ */
+const REPLAY_TURNS = `
+  WITH RECURSIVE waiting AS (
+    (SELECT account_id FROM deliveries WHERE replay_queued_at IS NOT NULL ORDER BY account_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT d.account_id FROM deliveries d
+            WHERE d.replay_queued_at IS NOT NULL AND d.account_id > w.account_id ORDER BY d.account_id LIMIT 1)
+    FROM waiting w WHERE w.account_id IS NOT NULL
+  ), turns AS (
+    SELECT q.id, q.replay_queued_at,
+      row_number() OVER (PARTITION BY w.account_id ORDER BY q.replay_queued_at, q.id) AS turn
+    FROM waiting w CROSS JOIN LATERAL (
+      SELECT d.id, d.replay_queued_at FROM deliveries d
+      WHERE d.account_id = w.account_id AND d.replay_queued_at IS NOT NULL
+      ORDER BY d.replay_queued_at, d.id LIMIT :limit) q
+    WHERE w.account_id IS NOT NULL
+  )
+  SELECT d.id FROM deliveries d
+  WHERE d.id IN (SELECT id FROM turns ORDER BY turn, replay_queued_at, id LIMIT :limit)
+  FOR UPDATE SKIP LOCKED`;
+
+/**
+ * Deliveries waiting for a replay, at most `limit`, shared between the accounts that have any (REPLAY_TURNS): `send`
+ * publishes their requests while their rows are locked (another replica's pump skips them), then their marks are
  * cleared in the same transaction, so each is sent once, or again after a failed publish.
  */
 export async function takeQueuedReplays(
@@ -81,13 +106,7 @@ export async function takeQueuedReplays(
   send: (ids: string[]) => Promise<void>,
 ): Promise<number> {
   return db.transaction(async (trx) => {
-    const rows: { id: string }[] = (
-      await trx.raw(
-        `SELECT id FROM deliveries WHERE replay_queued_at IS NOT NULL
-         ORDER BY replay_queued_at, id LIMIT ? FOR UPDATE SKIP LOCKED`,
-        [limit],
-      )
-    ).rows;
+    const rows: { id: string }[] = (await trx.raw(REPLAY_TURNS, { limit })).rows;
     if (rows.length === 0) return 0;
     const ids = rows.map((r) => r.id);
     await send(ids);

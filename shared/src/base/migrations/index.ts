@@ -16,6 +16,7 @@ import * as searchKeys from './016-search-keys';
 import * as signInHardening from './017-sign-in-hardening';
 import * as subjectEmails from './018-subject-emails';
 import * as autoresponseMailboxes from './019-autoresponse-mailboxes';
+import * as replayTurns from './020-replay-turns';
 
 export interface Migration {
   name: string;
@@ -43,4 +44,5 @@ export const migrations: Migration[] = [
   { name: '017-sign-in-hardening', ...signInHardening },
   { name: '018-subject-emails', ...subjectEmails },
   { name: '019-autoresponse-mailboxes', ...autoresponseMailboxes },
+  { name: '020-replay-turns', ...replayTurns },
 ];

@@ -1,0 +1,66 @@
+import { insertDelivery, newId } from '@intake/shared';
+import { factories, useTestPlatform } from '@intake/shared/testing';
+import { pumpReplays } from '../src';
+
+const platform = useTestPlatform();
+
+/** An account with a webhook and `count` of its deliveries queued for replay, the first at `from`, a second apart. */
+async function queuedReplays(count: number, from: Date) {
+  const account = await factories.account(platform.db);
+  const form = await factories.form(platform.db, account.id);
+  const hook = await factories.webhook(platform, {
+    accountId: account.id,
+    formId: form.id,
+    url: 'http://127.0.0.1:9/hook',
+  });
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) {
+    const id = newId('delivery');
+    await insertDelivery(platform.db, {
+      id,
+      account_id: account.id,
+      webhook_id: hook.id,
+      form_id: form.id,
+      submission_id: null,
+      event_type: 'webhook.test',
+      data: {},
+      now: from,
+    });
+    ids.push(id);
+  }
+  await platform
+    .db('deliveries')
+    .whereIn('id', ids)
+    .update({
+      status: 'failed',
+      replay_queued_at: platform.db.raw(
+        `?::timestamptz + (SELECT count(*) FROM deliveries d2 WHERE d2.id < deliveries.id
+      AND d2.id = ANY (?)) * interval '1 second'`,
+        [from, ids],
+      ),
+    });
+  return ids;
+}
+
+const stillQueued = async (ids: string[]) =>
+  Number((await platform.db('deliveries').whereIn('id', ids).whereNotNull('replay_queued_at').count('* as n'))[0]?.n);
+
+describe('the replay pump', () => {
+  it('takes queued replays in turns between accounts: a big replay never holds back a small one queued after it', async () => {
+    const big = await queuedReplays(60, new Date(Date.now() - 3_600_000));
+    const small = await queuedReplays(5, new Date());
+    expect(await pumpReplays({ ...platform, limit: 20 })).toBe(20);
+    expect(await stillQueued(small)).toBe(0);
+    expect(await stillQueued(big)).toBe(60 - 15);
+    // The rest of the big one follows, oldest first, nothing twice.
+    let pumped = 0;
+    for (
+      let n = await pumpReplays({ ...platform, limit: 20 });
+      n > 0;
+      n = await pumpReplays({ ...platform, limit: 20 })
+    )
+      pumped += n;
+    expect(pumped).toBeGreaterThanOrEqual(45);
+    expect(await stillQueued(big)).toBe(0);
+  });
+});
