@@ -28,17 +28,11 @@ async function queuedReplays(count: number, from: Date) {
     });
     ids.push(id);
   }
-  await platform
-    .db('deliveries')
-    .whereIn('id', ids)
-    .update({
-      status: 'failed',
-      replay_queued_at: platform.db.raw(
-        `?::timestamptz + (SELECT count(*) FROM deliveries d2 WHERE d2.id < deliveries.id
-      AND d2.id = ANY (?)) * interval '1 second'`,
-        [from, ids],
-      ),
-    });
+  for (const [i, id] of ids.entries())
+    await platform
+      .db('deliveries')
+      .where({ id })
+      .update({ status: 'failed', replay_queued_at: new Date(from.getTime() + i * 1000) });
   return ids;
 }
 
