@@ -41,6 +41,8 @@ const stillQueued = async (ids: string[]) =>
 
 describe('the replay pump', () => {
   it('takes queued replays in turns between accounts: a big replay never holds back a small one queued after it', async () => {
+    // Replays other tests left queued in this database are pumped first (to this test's own streams).
+    while ((await pumpReplays({ ...platform, limit: 100 })) > 0);
     const big = await queuedReplays(60, new Date(Date.now() - 3_600_000));
     const small = await queuedReplays(5, new Date());
     expect(await pumpReplays({ ...platform, limit: 20 })).toBe(20);
@@ -54,7 +56,7 @@ describe('the replay pump', () => {
       n = await pumpReplays({ ...platform, limit: 20 })
     )
       pumped += n;
-    expect(pumped).toBeGreaterThanOrEqual(45);
+    expect(pumped).toBe(45);
     expect(await stillQueued(big)).toBe(0);
   });
 });
