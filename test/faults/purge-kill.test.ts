@@ -37,16 +37,21 @@ async function expiredForm(platform: TestPlatform) {
   }
   const left = async () =>
     Number((await db('submissions').where({ form_id: form.id }).count({ n: '*' }).first())?.n ?? 0);
-  return { formDir, left };
+  /** What the audit log says the purge removed of this account, over all its entries. */
+  const audited = async () => {
+    const entries = await db('audit_log').where({ account_id: account.id, action: 'submissions.purged' });
+    return entries.reduce((sum, e) => sum + Number(e.details.retention), 0);
+  };
+  return { formDir, left, audited };
 }
 
 /** The purge runs in the management process at start; SIGKILLed halfway, the next process finishes it. */
 describe('fault: management process killed in the middle of a purge', () => {
   const suite = faultSuite();
 
-  it('resumes after a restart: every expired submission and every file goes, none is orphaned', async () => {
+  it('resumes after a restart: every expired submission and every file goes, none is orphaned, all audited', async () => {
     const { platform, processes } = suite;
-    const { formDir, left } = await expiredForm(platform);
+    const { formDir, left, audited } = await expiredForm(platform);
     expect(filesUnder(formDir)).toHaveLength(EXPIRED);
     const env = processEnv(platform.config, { PURGE_INTERVAL_SECONDS: '3600' });
 
@@ -63,5 +68,7 @@ describe('fault: management process killed in the middle of a purge', () => {
     processes.push(second);
     await eventually(async () => (await left()) === 0, { timeoutMs: 120_000, intervalMs: 100 });
     expect(filesUnder(formDir)).toEqual([]);
+    // What the killed run removed is in the audit log too: the entries add up to every expired submission.
+    await eventually(async () => (await audited()) === EXPIRED, { timeoutMs: 30_000 });
   }, 180_000);
 });

@@ -9,11 +9,13 @@ import {
   type Worker,
 } from '@intake/shared';
 import {
+  addToPurgeTally,
   deleteSubmissionsOfForm,
   findDelivered,
   findExpired,
   findFileKeys,
   findPurgeForms,
+  takePurgeTallies,
   tombstoneSubmissions,
   type PurgeForm,
 } from '../repositories/purge.repository';
@@ -66,7 +68,13 @@ export type PurgeCounts = Record<Exclude<PurgeReason, 'request'>, number> & { le
  * error in either store). Returns how many submissions went, or undefined when the batch was left.
  */
 export async function purgeBatch(
-  props: Deps & { formId: string; ids: string[]; mode: 'delete' | 'tombstone' },
+  props: Deps & {
+    formId: string;
+    ids: string[];
+    mode: 'delete' | 'tombstone';
+    /** The account and reason whose purge tally counts the batch (a run's batches; not an erasure's). */
+    tally?: { accountId: string; reason: Exclude<PurgeReason, 'request'> };
+  },
 ): Promise<number | undefined> {
   const { db, blobs, logger, formId, ids, mode } = props;
   const keys = await findFileKeys(db, ids);
@@ -83,8 +91,12 @@ export async function purgeBatch(
       // Not waiting for the WAL flush keeps the purge's commits from queueing before ingest's: a commit lost in a
       // crash leaves rows whose files are gone, which the next run selects again, as after any crash mid-batch.
       await trx.raw(`SET LOCAL synchronous_commit = off`);
-      if (mode === 'delete') return deleteSubmissionsOfForm(trx, formId, ids);
-      return tombstoneSubmissions(trx, { formId, ids, now: props.clock.now() });
+      const removed =
+        mode === 'delete'
+          ? await deleteSubmissionsOfForm(trx, formId, ids)
+          : await tombstoneSubmissions(trx, { formId, ids, now: props.clock.now() });
+      if (props.tally && removed > 0) await addToPurgeTally(trx, { ...props.tally, count: removed });
+      return removed;
     });
   } catch (err) {
     recordPurgeFailure({ stage: 'rows' });
@@ -125,36 +137,33 @@ type NextBatch = (db: Queryable, limit: number) => Promise<string[]>;
  * of `batchSize` until none is left, a batch is left for the next run, or `signal` aborts (a stopping process ends
  * its run between batches). Nothing is remembered between runs: what is due is found again, so a run that dies
  * halfway is resumed by the next one, on this replica or another (two replicas purging at once delete the same
- * rows twice, which is harmless). Each account whose forms it touched gets one `submissions.purged` entry in its
- * audit log, with the counts, even when the run ends early.
+ * rows twice, which is harmless). Each batch adds what it removed to its account's purge tally in its own
+ * transaction, and the end of a run turns every tally into one `submissions.purged` entry in that account's audit
+ * log: a run killed halfway leaves its tally to the next run's entry, so what it removed is audited all the same.
  */
 export async function purgeDue(props: Deps & PurgePace & { signal?: AbortSignal }): Promise<PurgeCounts> {
   const { db } = props;
   const batchSize = props.batchSize ?? PURGE_BATCH;
   const duty = props.duty ?? PURGE_DUTY;
   const counts: PurgeCounts = { retention: 0, spam: 0, delivered: 0, left: 0 };
-  const byAccount = new Map<string, PurgeCounts>();
   const now = props.clock.now();
   try {
     for (const form of await findPurgeForms(db)) {
-      const account = byAccount.get(form.account_id) ?? { retention: 0, spam: 0, delivered: 0, left: 0 };
-      byAccount.set(form.account_id, account);
       for (const task of tasksOf(form, now)) {
-        if (!(await purgeTask({ ...props, batchSize, duty, form, task, counts: [counts, account] }))) return counts;
+        if (!(await purgeTask({ ...props, batchSize, duty, form, task, counts }))) return counts;
       }
     }
     return counts;
   } finally {
-    await auditRun(db, byAccount, now);
+    await auditTallies(db, now);
   }
 }
 
-/** One entry per account in the audit log for a run that removed or left anything of it: what, and how many. */
-async function auditRun(db: Queryable, byAccount: Map<string, PurgeCounts>, at: Date): Promise<void> {
-  for (const [accountId, details] of byAccount) {
-    if (details.retention + details.spam + details.delivered + details.left === 0) continue;
+/** One entry per account with a purge tally: what the purge removed (or left) since its last entry, and how many. */
+async function auditTallies(db: Deps['db'], at: Date): Promise<void> {
+  await takePurgeTallies(db, async (trx, { account_id: accountId, ...details }) => {
     await recordAudit(
-      db,
+      trx,
       {
         accountId,
         actor: { type: 'system', id: null, label: 'purge' },
@@ -164,7 +173,7 @@ async function auditRun(db: Queryable, byAccount: Map<string, PurgeCounts>, at: 
       },
       at,
     );
-  }
+  });
 }
 
 /**
@@ -178,7 +187,7 @@ async function purgeTask(
     signal?: AbortSignal | undefined;
     form: PurgeForm;
     task: ReturnType<typeof tasksOf>[number];
-    counts: PurgeCounts[];
+    counts: PurgeCounts;
   },
 ): Promise<boolean> {
   const { db, signal, batchSize, form, task } = props;
@@ -187,13 +196,15 @@ async function purgeTask(
     const started = Date.now();
     const ids = await task.next(db, batchSize);
     if (ids.length === 0) return true;
-    const removed = await purgeBatch({ ...props, formId: form.id, ids, mode: task.mode });
+    const tally = { accountId: form.account_id, reason: task.reason };
+    const removed = await purgeBatch({ ...props, formId: form.id, ids, mode: task.mode, tally });
     await pause(pauseAfter(Date.now() - started, props.duty), signal);
     if (removed === undefined) {
-      for (const counts of props.counts) counts.left++;
+      props.counts.left++;
+      await addToPurgeTally(db, { accountId: form.account_id, reason: 'left', count: 1 }).catch(() => undefined);
       return true;
     }
-    for (const counts of props.counts) counts[task.reason] += removed;
+    props.counts[task.reason] += removed;
     recordPurged({ reason: task.reason, count: removed });
     if (ids.length < batchSize) return true;
   }

@@ -141,3 +141,44 @@ export async function tombstoneSubmissions(
     purged_at: now,
   });
 }
+
+/** Adds `count` to the account's purge tally for `reason` (in the caller's transaction, with the removal). */
+export async function addToPurgeTally(
+  db: Queryable,
+  props: { accountId: string; reason: 'retention' | 'spam' | 'delivered' | 'left'; count: number },
+): Promise<void> {
+  await db.raw(
+    `INSERT INTO purge_tally AS t (account_id, ??) VALUES (?, ?)
+     ON CONFLICT (account_id) DO UPDATE SET ?? = t.?? + EXCLUDED.??`,
+    [props.reason, props.accountId, props.count, props.reason, props.reason, props.reason],
+  );
+}
+
+export interface PurgeTally {
+  account_id: string;
+  retention: number;
+  spam: number;
+  delivered: number;
+  left: number;
+}
+
+/**
+ * Takes every account's tally for `write` (its audit entry) in one transaction each: a tally another run is taking
+ * is skipped, and one written is cleared with its entry, so an entry is written once per removal.
+ */
+export async function takePurgeTallies(db: Knex, write: (trx: Knex.Transaction, tally: PurgeTally) => Promise<void>) {
+  const accounts: string[] = await db('purge_tally').pluck('account_id');
+  for (const accountId of accounts)
+    await db.transaction(async (trx) => {
+      const row = await trx('purge_tally').where('account_id', accountId).forUpdate().skipLocked().first();
+      if (!row) return;
+      await write(trx, {
+        account_id: row.account_id,
+        retention: Number(row.retention),
+        spam: Number(row.spam),
+        delivered: Number(row.delivered),
+        left: Number(row.left),
+      });
+      await trx('purge_tally').where('account_id', accountId).delete();
+    });
+}

@@ -17,6 +17,7 @@ import * as signInHardening from './017-sign-in-hardening';
 import * as subjectEmails from './018-subject-emails';
 import * as autoresponseMailboxes from './019-autoresponse-mailboxes';
 import * as replayTurns from './020-replay-turns';
+import * as purgeTally from './021-purge-tally';
 
 export interface Migration {
   name: string;
@@ -45,4 +46,5 @@ export const migrations: Migration[] = [
   { name: '018-subject-emails', ...subjectEmails },
   { name: '019-autoresponse-mailboxes', ...autoresponseMailboxes },
   { name: '020-replay-turns', ...replayTurns },
+  { name: '021-purge-tally', ...purgeTally },
 ];
