@@ -1,6 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { generate, generateSecret } from 'otplib';
-import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
+import { addTestMember, factories, memberSessionHeaders, uniqueEmail } from '@intake/shared/testing';
 import { hashPassword } from '../../services/management/src/domain/passwords';
 import { launchChromium } from './browser';
 import { checkView } from './owner';
@@ -182,6 +182,38 @@ async function signInAsOwner(c: Ctx, page: Page) {
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
 }
+
+describe('console: removing a member who minted keys', () => {
+  const c = usePeopleConsole();
+
+  it('offers to revoke the keys they created, and the keys page shows who created each', async () => {
+    const { db } = c.stack.platform;
+    const leaver = await addTestMember(db, c.account.id, 'admin', { email: uniqueEmail('leaver') });
+    const headers = await memberSessionHeaders(db, c.account.id, leaver.memberId);
+    const minted = await fetch(`${c.stack.url}/v1/api-keys`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'management', name: 'leaver’s deploy key' }),
+    });
+    expect(minted.status).toBe(201);
+    const page = await newPage(c);
+    await signInAsOwner(c, page);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    const keys = page.getByRole('region', { name: 'API keys' });
+    await keys.getByRole('cell', { name: leaver.email, exact: true }).waitFor();
+    await page.getByRole('link', { name: 'Members' }).click();
+    await page.getByRole('button', { name: `Remove ${leaver.email}` }).click();
+    const revoke = page.getByLabel(/Also revoke the API key they created/);
+    await revoke.waitFor();
+    expect(await revoke.isChecked()).toBe(true);
+    await checkView(page, 'members-remove-keys', /^Members · Intake console$/);
+    await page.getByRole('button', { name: 'Remove member' }).click();
+    await page.getByRole('cell', { name: leaver.email, exact: true }).waitFor({ state: 'detached' });
+    const row = await db('api_keys').where({ name: 'leaver’s deploy key' }).first('revoked_at');
+    expect(row.revoked_at).not.toBeNull();
+    await page.context().close();
+  });
+});
 
 describe('console: a person in two accounts', () => {
   const c = usePeopleConsole();

@@ -167,6 +167,48 @@ describe('members: roles and owners', () => {
     const stepped = await call('PATCH', `/v1/members/${a.owner.memberId}`, { role: 'admin' }, { ...asOwner });
     expect([stepped.status, stepped.body.role]).toEqual([200, 'admin']);
   });
+});
+
+describe('members: keys they minted', () => {
+  it('shows who minted each key, and revokes a removed member’s keys when asked to', async () => {
+    const a = await account();
+    const admin = await addTestMember(ctx.platform.db, a.id, 'admin');
+    const asAdmin = await memberSessionHeaders(ctx.platform.db, a.id, admin.memberId);
+    const asOwner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
+    const call = api(ctx.url);
+    const minted = [];
+    for (const name of ['ci deploys', 'dashboard'])
+      minted.push((await call('POST', '/v1/api-keys', { type: 'management', name }, { ...asAdmin })).body);
+    const listed = (await a.call('GET', '/v1/api-keys')).body.data as { id: string; created_by: unknown }[];
+    expect(listed.find((k) => k.id === minted[0].id)?.created_by).toEqual({
+      type: 'member',
+      id: admin.memberId,
+      label: admin.email,
+    });
+    // Removed without asking: the keys stay, still showing who minted them.
+    const keep = await addTestMember(ctx.platform.db, a.id, 'admin');
+    const asKeep = await memberSessionHeaders(ctx.platform.db, a.id, keep.memberId);
+    const kept = (await call('POST', '/v1/api-keys', { type: 'submission' }, { ...asKeep })).body;
+    expect((await call('DELETE', `/v1/members/${keep.memberId}`, undefined, { ...asOwner })).status).toBe(204);
+    expect((await a.call('GET', '/v1/api-keys')).body.data.find((k: { id: string }) => k.id === kept.id)).toMatchObject(
+      { revoked_at: null, created_by: { type: 'member', id: keep.memberId } },
+    );
+    // Removed with revoke_keys: both go in the same change, each audited.
+    const removed = await call('DELETE', `/v1/members/${admin.memberId}?revoke_keys=true`, undefined, { ...asOwner });
+    expect(removed.status).toBe(204);
+    const after = (await a.call('GET', '/v1/api-keys')).body.data as { id: string; revoked_at: string | null }[];
+    expect(minted.map((m) => after.find((k) => k.id === m.id)?.revoked_at)).toEqual([
+      expect.any(String),
+      expect.any(String),
+    ]);
+    const revoked = await ctx.platform
+      .db('audit_log')
+      .where({ account_id: a.id, action: 'api_key.revoked' })
+      .pluck('target_id');
+    expect(revoked.sort()).toEqual(minted.map((m) => m.id).sort());
+    const refused = await api(ctx.url, minted[0].key)('GET', '/v1/forms');
+    expect([refused.status, refused.body.type]).toEqual([403, problemType('invalid-key')]);
+  });
 
   it('a role change and a removal take effect on the member’s open sessions at once', async () => {
     const a = await account();

@@ -48,6 +48,9 @@ export async function createAccount(props: {
       prefix,
       key_hash: hash,
       created_at: now,
+      created_by_type: 'operator',
+      created_by_id: null,
+      created_by_label: 'operator CLI',
     });
     return {
       account_id: accountId,

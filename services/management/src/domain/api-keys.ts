@@ -1,4 +1,4 @@
-import { generateKey, newId, problem, type Db, type KeyRole, type KeyType } from '@intake/shared';
+import { generateKey, newId, problem, type Actor, type Db, type KeyRole, type KeyType } from '@intake/shared';
 import {
   countActiveApiKeys,
   findApiKey,
@@ -25,6 +25,8 @@ export async function mintApiKey(props: {
   /** A management key's role (admin when unset); null for a submission key. */
   role?: KeyRole | null;
   name?: string | null;
+  /** Who mints it (kept with the key: `created_by`). */
+  by: Actor;
   now: Date;
   cap: MintLimit;
 }): Promise<ApiKeyRow & { key: string }> {
@@ -52,6 +54,9 @@ export async function mintApiKey(props: {
       prefix,
       key_hash: hash,
       created_at: now,
+      created_by_type: props.by.type,
+      created_by_id: props.by.id,
+      created_by_label: props.by.label?.slice(0, 300) ?? null,
     });
     return { ...row, key };
   });

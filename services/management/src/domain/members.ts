@@ -14,6 +14,12 @@ import {
   type Queryable,
   type Role,
 } from '@intake/shared';
+import {
+  countActiveApiKeys,
+  findActiveKeysMintedBy,
+  lockAccount,
+  markApiKeyRevoked,
+} from '../repositories/api-key.repository';
 
 /** An invitation link is valid this long, and once. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -216,12 +222,41 @@ export async function changeMemberRole(props: MemberChange & { role: Role }): Pr
   return { ...member, role };
 }
 
-/** Removes a member; their sessions end with the row (the foreign key cascades). */
-export async function removeMember(props: MemberChange): Promise<void> {
+/**
+ * Removes a member; their sessions end with the row (the foreign key cascades). With `revokeKeys`, every active key
+ * they minted is revoked in the same transaction (each audited), unless that would leave the account without an
+ * active management key.
+ */
+export async function removeMember(props: MemberChange & { revokeKeys?: boolean }): Promise<void> {
   await changeMember(props, undefined, async (trx, member) => {
+    const keys = props.revokeKeys ? await revokeKeysMintedBy(trx, props, member.id) : [];
     await trx('members').where({ id: props.id }).delete();
-    return { action: 'member.removed', details: { email: member.email, role: member.role } };
+    return {
+      action: 'member.removed',
+      details: { email: member.email, role: member.role, ...(props.revokeKeys ? { keys_revoked: keys.length } : {}) },
+    };
   });
+}
+
+async function revokeKeysMintedBy(trx: Knex.Transaction, props: MemberChange, memberId: string): Promise<string[]> {
+  const accountId = props.principal.accountId;
+  await lockAccount(trx, accountId);
+  const keys = await findActiveKeysMintedBy(trx, accountId, memberId);
+  const management = keys.filter((k) => k.type === 'management').length;
+  if (management > 0 && (await countActiveApiKeys(trx, accountId, 'management')) <= management)
+    throw problem(
+      'conflict',
+      'These are the account’s only active management keys: create another one before revoking them',
+    );
+  for (const key of keys) {
+    await markApiKeyRevoked(trx, accountId, key.id, props.now);
+    await recordAudit(
+      trx,
+      { ...props.audit, accountId, action: 'api_key.revoked', target: { type: 'api_key', id: key.id } },
+      props.now,
+    );
+  }
+  return keys.map((k) => k.id);
 }
 
 /** The member an unused, unexpired invitation token names (with its account), or undefined. */

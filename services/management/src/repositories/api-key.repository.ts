@@ -11,9 +11,25 @@ export interface ApiKeyRow {
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
+  created_by_type: string | null;
+  created_by_id: string | null;
+  created_by_label: string | null;
 }
 
-const COLUMNS = ['id', 'account_id', 'type', 'role', 'name', 'prefix', 'created_at', 'last_used_at', 'revoked_at'];
+const COLUMNS = [
+  'id',
+  'account_id',
+  'type',
+  'role',
+  'name',
+  'prefix',
+  'created_at',
+  'last_used_at',
+  'revoked_at',
+  'created_by_type',
+  'created_by_id',
+  'created_by_label',
+];
 
 export async function insertApiKey(
   db: Queryable,
@@ -26,6 +42,9 @@ export async function insertApiKey(
     prefix: string;
     key_hash: string;
     created_at: Date;
+    created_by_type: string | null;
+    created_by_id: string | null;
+    created_by_label: string | null;
   },
 ): Promise<ApiKeyRow> {
   const [created] = await db('api_keys').insert(row).returning(COLUMNS);
@@ -66,4 +85,13 @@ export async function findKeyMintTimesSince(db: Queryable, accountId: string, si
 /** Serialises minting per account so the cap holds under concurrent requests. */
 export async function lockAccount(trx: Knex.Transaction, accountId: string): Promise<void> {
   await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`api-keys:${accountId}`]);
+}
+
+/** The active keys a member minted. */
+export async function findActiveKeysMintedBy(db: Queryable, accountId: string, memberId: string): Promise<ApiKeyRow[]> {
+  return db('api_keys')
+    .where({ account_id: accountId, created_by_type: 'member', created_by_id: memberId })
+    .whereNull('revoked_at')
+    .orderBy(NEWEST_FIRST)
+    .select(COLUMNS);
 }

@@ -20,6 +20,24 @@ const ApiKey = Type.Object(
     created_at: Timestamp,
     last_used_at: NullableTimestamp,
     revoked_at: NullableTimestamp,
+    created_by: Type.Union(
+      [
+        Type.Object({
+          type: Type.Union([
+            Type.Literal('member'),
+            Type.Literal('api_key'),
+            Type.Literal('operator'),
+            Type.Literal('system'),
+          ]),
+          id: Nullable(
+            Type.String({ description: 'the member (`mem_...`) or key (`key_...`); null for the operator' }),
+          ),
+          label: Nullable(Type.String({ description: 'the member’s e-mail or the key’s name, when it was minted' })),
+        }),
+        Type.Null(),
+      ],
+      { description: 'who minted the key; null for keys made before this was recorded' },
+    ),
   },
   { $id: 'ApiKey' },
 );
@@ -38,6 +56,9 @@ function present(row: ApiKeyRow) {
     created_at: toTimestamp(row.created_at),
     last_used_at: row.last_used_at ? toTimestamp(row.last_used_at) : null,
     revoked_at: row.revoked_at ? toTimestamp(row.revoked_at) : null,
+    created_by: row.created_by_type
+      ? { type: row.created_by_type, id: row.created_by_id, label: row.created_by_label }
+      : null,
   };
 }
 
@@ -73,6 +94,7 @@ export const createApiKeyRoute = apiKeyRoute({
       accountId: principal.accountId,
       type: body.type,
       name: body.name,
+      by: principal.actor,
       now: clock.now(),
       cap: { limit: config.KEY_MINT_LIMIT, windowSeconds: config.KEY_MINT_WINDOW_SECONDS },
     });

@@ -121,14 +121,30 @@ export const removeMemberRoute = memberRoute({
   method: 'DELETE',
   path: '/v1/members/:id',
   operationId: 'removeMember',
-  summary: 'Remove a member (their console sessions end at once)',
-  description: 'Only an owner can remove an owner; the account’s last owner cannot be removed (409).',
+  summary: 'Remove a member (their console sessions end at once), and with `revoke_keys=true` the keys they minted',
+  description:
+    'Only an owner can remove an owner; the account’s last active owner cannot be removed (409). The keys a member ' +
+    'minted outlive them unless `revoke_keys=true` revokes them in the same change (each audited as ' +
+    '`api_key.revoked`); `GET /v1/api-keys` shows who minted each key (`created_by`). Refused (409) when that would ' +
+    'revoke the account’s last active management key.',
   role: 'admin',
   params: IdParams('member', 'member id'),
+  query: Type.Object({
+    revoke_keys: Type.Optional(
+      Type.Boolean({ description: 'also revoke every active key the member minted (default false)' }),
+    ),
+  }),
   responses: { 204: { description: 'Removed' } },
   problems: ['not-found', 'conflict', 'forbidden'],
-  async handler(ctx, { params, principal }, { db, clock }: Platform) {
-    await removeMember({ db, principal, id: params.id, audit: auditContext(ctx, principal), now: clock.now() });
+  async handler(ctx, { params, query, principal }, { db, clock }: Platform) {
+    await removeMember({
+      db,
+      principal,
+      id: params.id,
+      revokeKeys: query.revoke_keys === true,
+      audit: auditContext(ctx, principal),
+      now: clock.now(),
+    });
   },
 });
 

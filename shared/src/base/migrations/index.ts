@@ -18,6 +18,7 @@ import * as subjectEmails from './018-subject-emails';
 import * as autoresponseMailboxes from './019-autoresponse-mailboxes';
 import * as replayTurns from './020-replay-turns';
 import * as purgeTally from './021-purge-tally';
+import * as keyMinters from './022-key-minters';
 
 export interface Migration {
   name: string;
@@ -47,4 +48,5 @@ export const migrations: Migration[] = [
   { name: '019-autoresponse-mailboxes', ...autoresponseMailboxes },
   { name: '020-replay-turns', ...replayTurns },
   { name: '021-purge-tally', ...purgeTally },
+  { name: '022-key-minters', ...keyMinters },
 ];

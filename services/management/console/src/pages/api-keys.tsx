@@ -75,7 +75,10 @@ function CreateKey({ action, onCreated }: { action: Action; onCreated(key: NewAp
 
 function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke(key: ApiKey): void }) {
   return (
-    <Table label="API keys" columns={['Type', 'Name', 'Prefix', 'Created', 'Last used', 'Revoked', ACTIONS_COLUMN]}>
+    <Table
+      label="API keys"
+      columns={['Type', 'Name', 'Prefix', 'Created', 'Created by', 'Last used', 'Revoked', ACTIONS_COLUMN]}
+    >
       {keys.map((k) => (
         <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
           <td>{k.type}</td>
@@ -87,6 +90,7 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke(key: ApiKey): 
             <code>{k.prefix}…</code>
           </td>
           <td class="nowrap">{formatTime(k.created_at)}</td>
+          <td>{k.created_by?.label ?? (k.created_by ? k.created_by.type : '—')}</td>
           <td class="nowrap">{formatTime(k.last_used_at)}</td>
           <td class="nowrap">{formatTime(k.revoked_at)}</td>
           <td>

@@ -31,10 +31,23 @@ export function MembersPage() {
     await action.run(() => ok(api.PATCH('/v1/members/{id}', { params: { path: { id: m.id } }, body: { role: to } })));
     await members.reload();
   };
+  // Admins see who minted each key, so removing a member can offer to revoke theirs.
+  const keys = useResource(() => (manage ? ok(api.GET('/v1/api-keys')) : Promise.resolve(null)), [manage]);
+  const [revokeKeys, setRevokeKeys] = useState(true);
+  const keysOf = (m: Member | null) =>
+    (keys.data?.data ?? []).filter(
+      (k) => !k.revoked_at && k.created_by?.type === 'member' && k.created_by.id === m?.id,
+    );
   const removing = useConfirmed(async (m: Member) => {
-    await action.run(() => ok(api.DELETE('/v1/members/{id}', { params: { path: { id: m.id } } })));
-    await members.reload();
+    const revoke = revokeKeys && keysOf(m).length > 0;
+    await action.run(() =>
+      ok(
+        api.DELETE('/v1/members/{id}', { params: { path: { id: m.id }, query: revoke ? { revoke_keys: true } : {} } }),
+      ),
+    );
+    await Promise.all([members.reload(), keys.reload()]);
   });
+  const theirKeys = keysOf(removing.asking);
   return (
     <>
       <h1>Members</h1>
@@ -73,6 +86,13 @@ export function MembersPage() {
         onCancel={removing.cancel}
       >
         <p>{removing.asking?.email} loses access at once; their open sessions end.</p>
+        {theirKeys.length > 0 && (
+          <label class="check">
+            <input type="checkbox" checked={revokeKeys} onChange={(e) => setRevokeKeys(e.currentTarget.checked)} />
+            Also revoke the {theirKeys.length === 1 ? 'API key' : `${theirKeys.length} API keys`} they created (
+            {theirKeys.map((k) => k.name ?? `${k.prefix}…`).join(', ')})
+          </label>
+        )}
       </Confirm>
     </>
   );
