@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { factories } from '@intake/shared/testing';
 import { screenshotDir, seriousViolations } from './browser';
-import { useOwnerConsole, type OwnerConsole } from './owner';
+import { tombstoneSubmissions } from '../../services/management/src/repositories/purge.repository';
+import { checkView, useOwnerConsole, type OwnerConsole } from './owner';
 
 /** The console's Privacy page and a form's retention settings, in real Chromium over the real stack. */
 jest.setTimeout(60_000);
@@ -88,5 +89,20 @@ describe('console: privacy', () => {
       .getByRole('alert')
       .filter({ hasText: /retention_days/ })
       .waitFor();
+  });
+
+  it('says of a tombstone that its fields and files were removed after delivery, and when', async () => {
+    const { page } = c;
+    const stored = await factories.submission(c.stack.platform, {
+      accountId: c.account.id,
+      formId: c.form.id,
+      payload: { message: 'delivered, then let go' },
+    });
+    await c.stack.platform.db.transaction((trx) =>
+      tombstoneSubmissions(trx, { formId: c.form.id, ids: [stored.id], now: new Date() }),
+    );
+    await page.goto(`${c.stack.url}/console/submissions/${stored.id}`);
+    await page.getByText(/Its fields and files were removed .*, once every webhook had it/).waitFor();
+    await checkView(page, 'submission-tombstone', /· Intake console$/);
   });
 });

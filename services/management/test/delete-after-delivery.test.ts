@@ -59,6 +59,11 @@ describe('delete after delivery', () => {
     const tombstone = await ctx.platform.db('submissions').where({ id: passed.id }).first();
     expect(tombstone).toMatchObject({ payload: {}, status: 'received', file_count: 0, ip: null });
     expect(tombstone.purged_at).toBeInstanceOf(Date);
+    // The API says it is a tombstone, and when it became one.
+    const shown = (await owner.call('GET', `/v1/submissions/${passed.id}`)).body;
+    expect(shown).toMatchObject({ payload: {}, files: 0, purged_at: tombstone.purged_at.toISOString() });
+    const listed = (await owner.call('GET', `/v1/forms/${owner.form.id}/submissions`)).body.data;
+    expect(listed.find((r: { id: string }) => r.id === refused.id).purged_at).toBeNull();
     expect(existsSync(fileOf(passed))).toBe(false);
     expect(await ctx.platform.db('submission_files').where({ submission_id: passed.id })).toEqual([]);
     expect((await deliveryOf(passed.id)).data).toEqual({});

@@ -11,6 +11,8 @@ export interface SubmissionRow extends StoredSubmission {
   spam_reasons: string[] | null;
   /** When the owner first opened or marked it read; null: unread. */
   read_at: Date | null;
+  /** When delete-after-delivery emptied it (a tombstone: no fields, no files); null: whole. */
+  purged_at: Date | null;
 }
 
 export interface FileRow {
@@ -53,6 +55,7 @@ const COLUMNS = [
   'spam_reasons',
   'received_at',
   'read_at',
+  'purged_at',
 ];
 
 function escapeLike(text: string): string {

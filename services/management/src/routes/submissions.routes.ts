@@ -39,6 +39,14 @@ const Submission = Type.Object(
         '`duplicate`, `classifier:0.97`, ...); empty: none',
     }),
     read: Type.Boolean({ description: 'whether the owner has opened it or marked it read' }),
+    purged_at: Nullable(
+      Type.String({
+        format: 'date-time',
+        description:
+          'when the form’s `delete_after_delivery` removed its fields and files once every webhook had it: a ' +
+          'tombstone (`payload` is empty, `files` is 0); null while it is whole',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -99,6 +107,7 @@ export function presentSubmission(row: SubmissionRow) {
     spam_score: spamScoreOf(row),
     spam_reasons: spamReasonsOf(row),
     read: row.read_at !== null,
+    purged_at: row.purged_at ? toTimestamp(row.purged_at) : null,
   };
 }
 

@@ -63,6 +63,12 @@ export function SubmissionPage({ id }: { id: string }) {
         Received {formatTime(s.received_at)} · <code>{s.id}</code>
         {s.spam_reason ? ` · spam reason: ${s.spam_reason}` : ''}
       </p>
+      {s.purged_at && (
+        <p class="notice">
+          Its fields and files were removed {formatTime(s.purged_at)}, once every webhook had it: the form deletes
+          submissions after delivery. What is left is this record that it was received.
+        </p>
+      )}
       <SpamLine submission={s} />
       <SubmissionActions submission={s} onChange={sub.reload} />
       <h2>Fields</h2>
