@@ -293,6 +293,18 @@ describe('console: single sign-on, who may sign in over HTTP', () => {
     expect(await c.stack.platform.db('members').where({ email }).first()).toBeUndefined();
   });
 
+  it('tells a person whose invitation waits that it does, and where, instead of "not a member"', async () => {
+    const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
+    expect((await mgmt(c, 'DELETE', `/v1/members/${memberId}`)).status).toBe(204);
+    expect((await mgmt(c, 'POST', '/v1/members', { email, role: 'viewer' })).status).toBe(201);
+    const { callback: url, sso } = await throughProvider(c, email);
+    const out = await callback(url, sso);
+    expectRefused(out, 403, 'An invitation waits for you');
+    const account = await c.stack.platform.db('accounts').where('id', c.account.id).first('name');
+    expect(out.html).toContain(`is invited to ${account.name}`);
+    expect(out.html).toContain('Join with SSO');
+  });
+
   it('refuses the provider’s error answer without showing its words', async () => {
     const { email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
     const { callback: url, sso } = await throughProvider(c, email);

@@ -269,3 +269,16 @@ export async function findInvitation(db: Queryable, token: string, now: Date) {
     .where('i.expires_at', '>', now)
     .first('i.token_hash', 'm.id', 'm.account_id', 'm.email', 'm.role', 'm.status');
 }
+
+/** The names of the accounts whose unused, unexpired invitations wait for `email`. */
+export async function pendingInvitations(db: Queryable, email: string, now: Date): Promise<string[]> {
+  return db('members as m')
+    .join('member_invitations as i', 'i.member_id', 'm.id')
+    .join('accounts as a', 'a.id', 'm.account_id')
+    .where({ 'm.email': normaliseEmail(email), 'm.status': 'invited' })
+    .whereNull('i.used_at')
+    .where('i.expires_at', '>', now)
+    .distinct('a.name')
+    .orderBy('a.name')
+    .pluck('a.name');
+}

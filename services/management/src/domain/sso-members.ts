@@ -1,6 +1,6 @@
 import { newId, recordMemberAudit, type Config, type Db, type Queryable, type SessionInfo } from '@intake/shared';
 import { joinMember } from './credentials';
-import { findInvitation } from './members';
+import { findInvitation, pendingInvitations } from './members';
 import { activeMemberships, findUserByEmail, openMemberSession, type Client } from './sign-in';
 
 /** A sign-in refused: said on a readable page, with no session. `detail` is text, never markup. */
@@ -60,6 +60,21 @@ const noMembership = (email: string) =>
   );
 
 /**
+ * Why a verified person without an active membership is refused: an invitation that waits for them (named by its
+ * account: they proved the address, and the invitation was sent to it), or no membership at all.
+ */
+async function refusal(people: People, email: string): Promise<SsoRefusal> {
+  const waiting = await pendingInvitations(people.db, email, people.now);
+  if (waiting.length === 0) return noMembership(email);
+  return new SsoRefusal(
+    403,
+    'An invitation waits for you',
+    `${email} is invited to ${waiting.join(', ')}. Open the link in the invitation e-mail sent to ${email} and ` +
+      'choose “Join with SSO”; then sign in with SSO as usual.',
+  );
+}
+
+/**
  * Signs in the person with this verified e-mail to their active membership used last. Someone new to this
  * installation (no person with the e-mail yet) joins OIDC_AUTO_JOIN_ACCOUNT when it is set; a person who exists
  * but has no active membership (removed, or only invited) is refused: an invitation is joined only by its link.
@@ -70,7 +85,7 @@ export async function signInIdentity(people: People, identity: Identity): Promis
   const [member] = user ? await activeMemberships(db, user.id) : [];
   if (member) return open(db, member, people);
   if (user || !people.config.OIDC_AUTO_JOIN_ACCOUNT || !people.config.OIDC_AUTO_JOIN_ROLE)
-    throw noMembership(identity.email);
+    throw await refusal(people, identity.email);
   return autoJoin(people, identity, people.config.OIDC_AUTO_JOIN_ACCOUNT, people.config.OIDC_AUTO_JOIN_ROLE);
 }
 
