@@ -105,8 +105,8 @@ const fields = {
     Type.Composite([AutoresponseSettings], {
       additionalProperties: false,
       description:
-        'a confirmation mailed to whoever filled the form in (received submissions only, at most one per address ' +
-        'and form in 10 minutes); null turns it off',
+        'a confirmation mailed to whoever filled the form in (received submissions only, at most one per mailbox ' +
+        'and account in 10 minutes: case, `+tags` and Gmail’s dots are one mailbox); null turns it off',
     }),
   ),
 };
