@@ -57,6 +57,7 @@ describe('submissions, what works: listing and filtering', () => {
       spam_score: null,
       spam_reasons: [],
       read: false,
+      purged_at: null,
     });
   });
 
