@@ -174,7 +174,7 @@ describe('autoresponse: never a mail cannon', () => {
       'J.A.N.E.D.O.E@googlemail.com',
       'JANEDOE@GMAIL.COM',
     ];
-    const ids = [];
+    const ids: string[] = [];
     for (const email of spellings) ids.push((await submit({ name: 'J', email, message: 'x' })).id);
     const viaOther = await factories.submission(ctx.platform, {
       accountId: account.id,

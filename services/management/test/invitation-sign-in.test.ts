@@ -38,7 +38,7 @@ async function invitedElsewhere(email: string, role = 'editor') {
   return {
     accountId: other.id,
     key: other.managementKey,
-    token: (invited.body.invitation_url as string).split('#')[1],
+    token: (invited.body.invitation_url as string).split('#')[1] as string,
   };
 }
 

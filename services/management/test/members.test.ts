@@ -176,11 +176,11 @@ describe('members: keys they minted', () => {
     const asAdmin = await memberSessionHeaders(ctx.platform.db, a.id, admin.memberId);
     const asOwner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
     const call = api(ctx.url);
-    const minted = [];
+    const minted: { id: string; key: string }[] = [];
     for (const name of ['ci deploys', 'dashboard'])
       minted.push((await call('POST', '/v1/api-keys', { type: 'management', name }, { ...asAdmin })).body);
     const listed = (await a.call('GET', '/v1/api-keys')).body.data as { id: string; created_by: unknown }[];
-    expect(listed.find((k) => k.id === minted[0].id)?.created_by).toEqual({
+    expect(listed.find((k) => k.id === minted[0]!.id)?.created_by).toEqual({
       type: 'member',
       id: admin.memberId,
       label: admin.email,
@@ -206,7 +206,7 @@ describe('members: keys they minted', () => {
       .where({ account_id: a.id, action: 'api_key.revoked' })
       .pluck('target_id');
     expect(revoked.sort()).toEqual(minted.map((m) => m.id).sort());
-    const refused = await api(ctx.url, minted[0].key)('GET', '/v1/forms');
+    const refused = await api(ctx.url, minted[0]!.key)('GET', '/v1/forms');
     expect([refused.status, refused.body.type]).toEqual([403, problemType('invalid-key')]);
   });
 
