@@ -12,14 +12,9 @@ export const deliveryService: ServiceModule = {
   startWorkers: (platform) => startDeliveryWorkers(platform),
 };
 
-export {
-  CONSUMERS,
-  SEND_CONCURRENCY,
-  sendAckWaitMs,
-  startDeliveryWorkers,
-  type DeliveryConsumer,
-} from './consumers/consumers';
+export { CONSUMERS, sendAckWaitMs, startDeliveryWorkers, type DeliveryConsumer } from './consumers/consumers';
 export { processDeliveryRequests, deliveryStore, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
+export { SendSlots } from './domain/send-slots';
 export { submissionData } from './domain/fan-out';
 export { notifySubmissions, requestNotification, MAX_MAIL_ATTEMPTS, MAIL_LEASE_MS } from './domain/notify';
 export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';

@@ -1,6 +1,6 @@
 import { createWebhookAgent, newId, withPooledConnection } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { deliveryStore, MAX_ATTEMPTS, processDeliveryRequests } from '../src';
+import { deliveryStore, MAX_ATTEMPTS, processDeliveryRequests, SendSlots } from '../src';
 import { CLAIM_DELIVERIES, claimDeliveries } from '../src/repositories/send-batch.repository';
 import { receiver } from './helpers';
 
@@ -25,6 +25,7 @@ async function setUp(delayMs: number) {
     config: { ...platform.config, WEBHOOK_TIMEOUT_MS: 2000 },
     now: () => new Date(),
     store: deliveryStore(platform.db),
+    slots: new SendSlots({ total: 64, perEndpoint: 8 }),
   };
   const request = { event_id: `${id}.initial`, delivery_id: id, trigger: 'schedule' as const };
   return {

@@ -67,4 +67,29 @@ describe('a receiver that hangs', () => {
       await Promise.all([hanging.close(), fast.close()]);
     }
   });
+
+  it('gives a hanging webhook only its own slots: another account’s webhook is served at once beside 100 stuck posts', async () => {
+    const hanging = await receiver(() => undefined); // never answers
+    const fast = await receiver();
+    try {
+      const slowOwner = await accountWithForm(ctx.platform);
+      await factories.webhook(ctx.platform, { ...slowOwner, url: hanging.url });
+      const fastOwner = await accountWithForm(ctx.platform);
+      await factories.webhook(ctx.platform, { ...fastOwner, url: fast.url });
+      // More stuck posts than the process has send slots (SEND_CONCURRENCY, 64).
+      await Promise.all(Array.from({ length: 100 }, () => submit(ctx.platform, slowOwner)));
+      const { WEBHOOK_ENDPOINT_CONCURRENCY: perEndpoint } = ctx.platform.config;
+      await eventually(() => hanging.requests.length >= perEndpoint);
+      const started = Date.now();
+      const quick = await submit(ctx.platform, fastOwner);
+      await eventually(() => fast.requests.some((r) => r.body.includes(quick.submission_id)));
+      const waited = Date.now() - started;
+      console.log(`fast receiver served in ${waited} ms beside 100 hanging posts`);
+      // Before any hanging attempt timed out: the hanging webhook never had more than its slots.
+      expect(waited).toBeLessThan(1500);
+      expect(hanging.requests.length).toBe(perEndpoint);
+    } finally {
+      await Promise.all([hanging.close(), fast.close()]);
+    }
+  });
 });

@@ -47,6 +47,18 @@ const Env = Type.Object({
   WEBHOOK_FAILURE_ALERT_AFTER: Type.String({ pattern: LONG_DURATION, default: '1h' }),
   WEBHOOK_DISABLE_AFTER: Type.String({ pattern: LONG_DURATION, default: '5d' }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  SEND_CONCURRENCY: Type.Integer({
+    minimum: 1,
+    maximum: 10_000,
+    default: 64,
+    description: 'webhook attempts in flight per delivery process',
+  }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({
+    minimum: 1,
+    maximum: 1000,
+    default: 16,
+    description: 'webhook attempts in flight per webhook and delivery process: a slow receiver holds no more',
+  }),
   BOT_CHALLENGE_VERIFY_URL: Type.Optional(Type.String({ format: 'uri' })),
   SECRETS_KEY: Type.Optional(Type.String({ minLength: 16 })),
   KEY_MINT_LIMIT: Type.Integer({ minimum: 1, default: 20 }),

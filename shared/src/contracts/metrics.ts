@@ -97,6 +97,13 @@ export const METRICS = {
     description: 'Failed attempts scheduled for a retry',
     attributes: [],
   },
+  deferred: {
+    name: 'intake.delivery.deferred',
+    kind: 'counter',
+    unit: '{attempt}',
+    description: 'Attempts deferred because their webhook or account had no free send slot (a slow receiver)',
+    attributes: [],
+  },
   notifications: {
     name: 'intake.notifications',
     kind: 'counter',
@@ -166,6 +173,7 @@ function createInstruments(meter: Meter) {
     attempts: counter(METRICS.attempts),
     attemptDuration: histogram(METRICS.attemptDuration),
     retries: counter(METRICS.retries),
+    deferred: counter(METRICS.deferred),
     notifications: counter(METRICS.notifications),
     outboxPending: gauge(METRICS.outboxPending),
     outboxLag: gauge(METRICS.outboxLag),
@@ -207,6 +215,11 @@ export function recordAttempt(props: { outcome: AttemptOutcome; seconds: number;
   i.attempts.add(1, { outcome: props.outcome });
   i.attemptDuration.record(props.seconds, { outcome: props.outcome });
   if (props.willRetry) i.retries.add(1);
+}
+
+/** Delivery: an attempt was deferred for want of a send slot of its webhook or account. */
+export function recordDeferred(): void {
+  instruments().deferred.add(1);
 }
 
 /** Delivery: a delivery reached its final state. */

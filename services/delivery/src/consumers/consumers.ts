@@ -29,12 +29,10 @@ import {
 import { autorespond } from '../domain/autoresponse';
 import { recordNotificationOutcomes } from '../repositories/notification.repository';
 import { startWebhookUpkeep } from '../domain/webhook-health';
+import { SendSlots } from '../domain/send-slots';
 
 /** Durable consumer names (other services must not reuse them). */
 export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', mail: 'delivery-mail' } as const;
-
-/** How many webhook attempts run at once per process: a slow receiver holds one slot, never the others. */
-export const SEND_CONCURRENCY = 64;
 
 /** The send consumer's ack deadline: comfortably above WEBHOOK_TIMEOUT_MS (a crashed attempt comes back after it). */
 export function sendAckWaitMs(timeoutMs: number): number {
@@ -104,8 +102,10 @@ function fanOutEvents(platform: Platform): (messages: Delivered[]) => Promise<Ou
 /** The webhook attempts of the requests that arrive together: one claim for all, then each settles when its attempt is recorded. */
 function sendRequested(deps: DeliverDeps): (messages: Delivered[]) => Promise<Outcomes> {
   return async (messages) => {
-    const valid = messages.flatMap(({ data, within }, i) =>
-      Value.Check(DeliveryRequested, data) ? [{ i, request: data, within }] : [],
+    const valid = messages.flatMap(({ msg, data, within }, i) =>
+      Value.Check(DeliveryRequested, data)
+        ? [{ i, request: data, within, redeliveries: Math.max(0, msg.info.redeliveryCount - 1) }]
+        : [],
     );
     const sent = await processDeliveryRequests(deps, valid);
     const outcomes: (Outcome | Promise<Outcome>)[] = messages.map(() => ({ drop: 'not a DeliveryRequested' }));
@@ -155,7 +155,9 @@ export async function startDeliveryWorkers(
     timeoutMs: config.WEBHOOK_TIMEOUT_MS,
   });
   const mailer = createMailer(config, logger);
-  const deliverDeps = { db, secrets, agent, config, now: () => clock.now(), store: deliveryStore(db) };
+  // A slow receiver holds at most its webhook's slots, a busy account at most its share (SendSlots).
+  const slots = new SendSlots({ total: config.SEND_CONCURRENCY, perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY });
+  const deliverDeps = { db, secrets, agent, config, slots, now: () => clock.now(), store: deliveryStore(db) };
   const notifyDeps = { db, mailer, logger, config, secrets, record: notificationRecorder(db) };
   const common = { nats, logger };
   const workers: Record<DeliveryConsumer, () => Worker> = {
@@ -174,7 +176,7 @@ export async function startDeliveryWorkers(
         ...common,
         stream: deliveriesStream,
         durable: CONSUMERS.send,
-        concurrency: SEND_CONCURRENCY,
+        concurrency: config.SEND_CONCURRENCY,
         gatherMs: 1,
         handleBatch: sendRequested(deliverDeps),
       }),

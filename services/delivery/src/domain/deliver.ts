@@ -3,6 +3,7 @@ import {
   ACK,
   BatchQueue,
   recordAttempt,
+  recordDeferred,
   recordDelivery,
   recordDeliveryAttempts,
   sendWebhook,
@@ -24,6 +25,7 @@ import {
   type Lease,
 } from '../repositories/send-batch.repository';
 import { recordGroupOrEach } from './record-group';
+import type { SendSlots } from './send-slots';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -77,6 +79,8 @@ export function deliveryStore(db: Db): DeliveryStore {
 
 export interface DeliverDeps {
   store: DeliveryStore;
+  /** Who may make an attempt now (per webhook and per account). */
+  slots: SendSlots;
   db: Db;
   secrets: SecretBox;
   agent: Agent;
@@ -87,10 +91,12 @@ export interface DeliverDeps {
   now(): Date;
 }
 
-/** A `delivery.requested` to handle, and (from the consumer) the trace its attempt joins. */
+/** A `delivery.requested` to handle, and (from the consumer) the trace its attempt joins and its earlier deliveries. */
 export interface RequestToSend {
   request: DeliveryRequested;
   within?: Within;
+  /** How many times JetStream handed this message out before (a deferral waits longer each time). */
+  redeliveries?: number;
 }
 
 /**
@@ -108,18 +114,43 @@ export async function processDeliveryRequests(deps: DeliverDeps, items: RequestT
   const claims = await deps.store.claim(
     items.map(({ request }) => ({ id: request.delivery_id, trigger: request.trigger, leaseMs })),
   );
-  return items.map(({ request, within = (work) => work() }, i) =>
-    within(() => deliverClaimed(deps, request, claims[i]!)),
+  return items.map(({ request, within = (work) => work(), redeliveries = 0 }, i) =>
+    within(() => deliverClaimed({ ...deps, redeliveries }, request, claims[i]!)),
   );
 }
 
+/** The deps of one request's attempt: with how many times its message came back before. */
+type AttemptDeps = DeliverDeps & { redeliveries: number };
+
 /** What happens to one claimed delivery: by the state of its webhook, then by what triggered the request. */
-async function deliverClaimed(deps: DeliverDeps, request: DeliveryRequested, claim: DeliveryClaim): Promise<Outcome> {
+async function deliverClaimed(deps: AttemptDeps, request: DeliveryRequested, claim: DeliveryClaim): Promise<Outcome> {
   const { target, lease } = claim;
   if (!target) return ACK; // the webhook (and its deliveries) was deleted
   if (!target.enabled) return closeDisabled(deps, request, target);
   if (request.trigger === 'replay') return replay(deps, target, lease);
   return scheduled(deps, target, lease);
+}
+
+/**
+ * One attempt in a send slot of the delivery's webhook and account (SendSlots), held while the receiver has it; when
+ * none is free the lease is given back and the message deferred, so it waits in JetStream, not in a slot.
+ */
+async function attemptInSlot(
+  deps: AttemptDeps,
+  target: DeliveryTarget,
+  number: number,
+): Promise<AttemptResult | { retryInMs: number }> {
+  const slot = deps.slots.take({ accountId: target.account_id, webhookId: target.webhook_id }, deps.redeliveries);
+  if (!('release' in slot)) {
+    await deps.store.release(target.id);
+    recordDeferred();
+    return { retryInMs: slot.deferMs };
+  }
+  try {
+    return await attempt(deps, target, number);
+  } finally {
+    slot.release();
+  }
 }
 
 /**
@@ -139,10 +170,11 @@ async function endFailed(deps: DeliverDeps, target: DeliveryTarget, lastError: s
 }
 
 /** A replay: one attempt outside the ladder; its failure leaves the delivery as it was. */
-async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
+async function replay(deps: AttemptDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
   if (!lease.taken) return waitFor(lease);
   const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
-  const result = await attempt(deps, target, number);
+  const result = await attemptInSlot(deps, target, number);
+  if ('retryInMs' in result) return result;
   await deps.store.record({
     deliveryId: target.id,
     attempt: number,
@@ -158,7 +190,7 @@ async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): 
 }
 
 /** The next attempt of the ladder, when it is due and this process holds the lease. */
-async function scheduled(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
+async function scheduled(deps: AttemptDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
   if (target.status === 'succeeded' || target.status === 'failed') return ACK;
   const number = target.scheduled_attempts + 1;
   if (number > MAX_ATTEMPTS) {
@@ -172,8 +204,8 @@ async function scheduled(deps: DeliverDeps, target: DeliveryTarget, lease: Lease
     return { retryInMs: early };
   }
   if (!lease.taken) return waitFor(lease);
-  const result = await attempt(deps, target, number);
-  return recordScheduled(deps, target, number, result);
+  const result = await attemptInSlot(deps, target, number);
+  return 'retryInMs' in result ? result : recordScheduled(deps, target, number, result);
 }
 
 /** Records a scheduled attempt: the delivery succeeded, failed for good, or waits for the ladder's next step. */
