@@ -67,6 +67,10 @@ describe('a receiver that hangs', () => {
       await Promise.all([hanging.close(), fast.close()]);
     }
   });
+});
+
+describe('a hanging receiver beside another account', () => {
+  const ctx = useStarted(() => startDelivery({ WEBHOOK_TIMEOUT_MS: 1500, WEBHOOK_RETRY_SCHEDULE: '10s' }));
 
   it('gives a hanging webhook only its own slots: another account’s webhook is served at once beside 100 stuck posts', async () => {
     const hanging = await receiver(() => undefined); // never answers
