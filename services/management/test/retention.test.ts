@@ -1,6 +1,6 @@
-import { newId } from '@intake/shared';
+import { newId, withPooledConnection } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { RETENTION, sweepRetention } from '../src/domain/retention';
+import { RETENTION, sweepRetention, sweepVictims } from '../src/domain/retention';
 
 describe('retention sweep', () => {
   const platform = useTestPlatform();
@@ -39,5 +39,28 @@ describe('retention sweep', () => {
     expect(await db('processed_events').where({ consumer }).pluck('event_id')).toEqual(['recent']);
     expect(await db('outbox').where({ event_id: unpublished }).pluck('event_id')).toEqual([unpublished]);
     await db('outbox').where({ event_id: unpublished }).delete();
+  });
+
+  it('finds the old processed marks through an index on their age, not by reading the table', async () => {
+    const { db } = platform;
+    const now = new Date();
+    const query = sweepVictims.processedEvents(db, now, 5000).toSQL().toNative();
+    // A week of marks in one transaction, rolled back: the plan of the sweep's batch over them.
+    const plan = await withPooledConnection(db, async (connection) => {
+      await connection.query('BEGIN');
+      try {
+        await connection.query(
+          `INSERT INTO processed_events (consumer, event_id, processed_at)
+           SELECT 'plan-test', 'evt_' || n, now() - (n || ' seconds')::interval FROM generate_series(1, 100000) AS n`,
+        );
+        await connection.query('ANALYZE processed_events');
+        const { rows } = await connection.query(`EXPLAIN (FORMAT JSON) ${query.sql}`, query.bindings as unknown[]);
+        return JSON.stringify(rows[0]['QUERY PLAN']);
+      } finally {
+        await connection.query('ROLLBACK');
+      }
+    });
+    expect(plan).toContain('processed_events_processed_at_idx');
+    expect(plan).not.toContain('Seq Scan');
   });
 });

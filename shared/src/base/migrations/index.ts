@@ -19,6 +19,7 @@ import * as autoresponseMailboxes from './019-autoresponse-mailboxes';
 import * as replayTurns from './020-replay-turns';
 import * as purgeTally from './021-purge-tally';
 import * as keyMinters from './022-key-minters';
+import * as processedEventsAge from './023-processed-events-age';
 
 export interface Migration {
   name: string;
@@ -49,4 +50,5 @@ export const migrations: Migration[] = [
   { name: '020-replay-turns', ...replayTurns },
   { name: '021-purge-tally', ...purgeTally },
   { name: '022-key-minters', ...keyMinters },
+  { name: '023-processed-events-age', ...processedEventsAge },
 ];
