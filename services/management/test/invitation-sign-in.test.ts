@@ -1,5 +1,5 @@
 import { generate } from 'otplib';
-import { factories, uniqueEmail } from '@intake/shared/testing';
+import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
 import { INVITATION_WRONG_TRIES } from '../src/domain/credentials';
 import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
 import { api, startManagement } from './helpers';
@@ -144,6 +144,23 @@ describe('guessing passwords through an invitation', () => {
       .db('audit_log')
       .where({ account_id: b.accountId, action: 'member.invitation_spent' });
     expect(spent).toHaveLength(1);
+  });
+
+  it('never gives a password to a person who signs in with SSO: the inviter holding the link cannot set one', async () => {
+    const account = await factories.account(ctx.platform.db);
+    const ssoOnly = await addTestMember(ctx.platform.db, account.id, 'owner', { email: uniqueEmail('sso-only') });
+    const b = await invitedElsewhere(ssoOnly.email);
+    const tried = await acceptWith(b.token, { password: 'the inviter’s choice of passphrase' }, clientAddress());
+    expect([tried.status, tried.body.type]).toEqual([401, problemType('unauthorized')]);
+    const person = await ctx.platform.db('users').where('email', ssoOnly.email).first('password_hash');
+    expect(person.password_hash).toBeNull();
+    const signIn = await call(
+      'POST',
+      '/v1/sessions/password',
+      { email: ssoOnly.email, password: 'the inviter’s choice of passphrase' },
+      clientAddress(),
+    );
+    expect(signIn.status).toBe(401);
   });
 
   it('applies the sign-in limits: an e-mail out of failures is answered 429 with Retry-After, right password or not', async () => {

@@ -116,7 +116,8 @@ const expired = () => problem('link-expired', 'This invitation has expired or wa
 
 /**
  * Accepts an invitation with a password, as a sign-in: the per-e-mail and per-address limits apply before anything
- * else. A new person sets a password (the policy applies); a person who has one proves it, and their second factor
+ * else. A new person sets a password (the policy applies); a person who exists proves theirs (one who has none, who
+ * signs in with SSO, cannot be given one here: it is answered as a wrong password), and their second factor
  * when they have one (`code`; without it the answer is that a code is due, and nothing is spent). A wrong password
  * or code is a failed sign-in (counted, audited in the person's accounts) and a wrong try of the invitation, which
  * is spent after INVITATION_WRONG_TRIES. Then the invitation is spent, the member becomes active and a session
@@ -140,7 +141,9 @@ export async function acceptInvitation(props: {
   const user = await findUserByEmail(platform.db, invitation.email);
   const wrongTry = (reason: string) => failedTry(platform, { invitation, userId: user?.id, client, now, reason });
   let secondFactor = false;
-  if (user?.password_hash) {
+  if (user) {
+    // A person who exists proves their password. One without any (who signs in with SSO) gets no password from an
+    // invitation, whose link the inviter holds too: the same answer as a wrong password (verified against nothing).
     if (!(await verifyPassword(user.password_hash, props.password))) throw await wrongTry('credentials');
     if (user.totp_enabled_at) {
       if (props.code === undefined) return { kind: 'code-due' };
@@ -148,7 +151,7 @@ export async function acceptInvitation(props: {
       secondFactor = true;
     }
   } else checkPasswordPolicy(props.password, invitation.email);
-  const passwordHash = user?.password_hash ? undefined : await hashPassword(props.password);
+  const passwordHash = user ? undefined : await hashPassword(props.password);
   const account = await platform.db('accounts').where('id', invitation.account_id).first('require_two_factor');
   const enrolmentDue = account?.require_two_factor === true && !user?.totp_enabled_at;
   return platform.db.transaction(async (trx) => {
