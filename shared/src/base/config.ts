@@ -56,8 +56,8 @@ const Env = Type.Object({
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({
     minimum: 1,
     maximum: 1000,
-    default: 16,
-    description: 'webhook attempts in flight per webhook and delivery process: a slow receiver holds no more',
+    default: 8,
+    description: 'webhook attempts in flight per slow webhook (answers taking a second or more) and delivery process',
   }),
   BOT_CHALLENGE_VERIFY_URL: Type.Optional(Type.String({ format: 'uri' })),
   SECRETS_KEY: Type.Optional(Type.String({ minLength: 16 })),
