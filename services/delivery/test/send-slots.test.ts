@@ -39,11 +39,18 @@ describe('send slots', () => {
     expect(slots.busy).toBe(64);
   });
 
-  it('defer longer each time a message comes back, up to a limit, with jitter', () => {
-    expect(deferral(0)).toBeGreaterThanOrEqual(DEFER_MS.first * 0.75);
+  it('defer about as long as the webhook’s attempts take, and remember who a deferred delivery is for', () => {
+    expect(deferral(0)).toBeGreaterThanOrEqual(DEFER_MS.first * 0.5);
     expect(deferral(0)).toBeLessThanOrEqual(DEFER_MS.first);
-    expect(deferral(3)).toBeGreaterThanOrEqual(DEFER_MS.first * 8 * 0.75);
-    expect(deferral(40)).toBeLessThanOrEqual(DEFER_MS.longest);
-    expect(deferral(40)).toBeGreaterThanOrEqual(DEFER_MS.longest * 0.75);
+    expect(deferral(4000)).toBeGreaterThanOrEqual(2000);
+    expect(deferral(4000)).toBeLessThanOrEqual(4000);
+    expect(deferral(10 ** 9)).toBeLessThanOrEqual(DEFER_MS.longest);
+    const slots = new SendSlots({ total: 1, perEndpoint: 1 });
+    const first = take(slots, 'acc_a', 'wh_a');
+    expect(slots.stillWaiting('whd_2')).toBeUndefined(); // never seen
+    expect(slots.take({ accountId: 'acc_a', webhookId: 'wh_a' }, 'whd_2')).toEqual({ deferMs: expect.any(Number) });
+    expect(slots.stillWaiting('whd_2')).toEqual(expect.any(Number));
+    (first as { release(): void }).release();
+    expect(slots.stillWaiting('whd_2')).toBeUndefined();
   });
 });

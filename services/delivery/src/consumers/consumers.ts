@@ -102,10 +102,8 @@ function fanOutEvents(platform: Platform): (messages: Delivered[]) => Promise<Ou
 /** The webhook attempts of the requests that arrive together: one claim for all, then each settles when its attempt is recorded. */
 function sendRequested(deps: DeliverDeps): (messages: Delivered[]) => Promise<Outcomes> {
   return async (messages) => {
-    const valid = messages.flatMap(({ msg, data, within }, i) =>
-      Value.Check(DeliveryRequested, data)
-        ? [{ i, request: data, within, redeliveries: Math.max(0, msg.info.redeliveryCount - 1) }]
-        : [],
+    const valid = messages.flatMap(({ data, within }, i) =>
+      Value.Check(DeliveryRequested, data) ? [{ i, request: data, within }] : [],
     );
     const sent = await processDeliveryRequests(deps, valid);
     const outcomes: (Outcome | Promise<Outcome>)[] = messages.map(() => ({ drop: 'not a DeliveryRequested' }));

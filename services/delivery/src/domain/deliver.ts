@@ -91,12 +91,10 @@ export interface DeliverDeps {
   now(): Date;
 }
 
-/** A `delivery.requested` to handle, and (from the consumer) the trace its attempt joins and its earlier deliveries. */
+/** A `delivery.requested` to handle, and (from the consumer) the trace its attempt joins. */
 export interface RequestToSend {
   request: DeliveryRequested;
   within?: Within;
-  /** How many times JetStream handed this message out before (a deferral waits longer each time). */
-  redeliveries?: number;
 }
 
 /**
@@ -110,20 +108,30 @@ export interface RequestToSend {
  */
 export async function processDeliveryRequests(deps: DeliverDeps, items: RequestToSend[]): Promise<Promise<Outcome>[]> {
   if (items.length === 0) return [];
+  // A delivery deferred before whose webhook or account still has no free slot waits again, before any statement.
+  const waits = items.map(({ request }) => deps.slots.stillWaiting(request.delivery_id));
+  const toClaim = items.filter((_, i) => waits[i] === undefined);
   const leaseMs = attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS);
-  const claims = await deps.store.claim(
-    items.map(({ request }) => ({ id: request.delivery_id, trigger: request.trigger, leaseMs })),
-  );
-  return items.map(({ request, within = (work) => work(), redeliveries = 0 }, i) =>
-    within(() => deliverClaimed({ ...deps, redeliveries }, request, claims[i]!)),
-  );
+  const claims =
+    toClaim.length === 0
+      ? []
+      : await deps.store.claim(
+          toClaim.map(({ request }) => ({ id: request.delivery_id, trigger: request.trigger, leaseMs })),
+        );
+  let k = 0;
+  return items.map(({ request, within = (work) => work() }, i) => {
+    const wait = waits[i];
+    if (wait !== undefined) {
+      recordDeferred();
+      return Promise.resolve({ retryInMs: wait });
+    }
+    const claim = claims[k++]!;
+    return within(() => deliverClaimed(deps, request, claim));
+  });
 }
 
-/** The deps of one request's attempt: with how many times its message came back before. */
-type AttemptDeps = DeliverDeps & { redeliveries: number };
-
 /** What happens to one claimed delivery: by the state of its webhook, then by what triggered the request. */
-async function deliverClaimed(deps: AttemptDeps, request: DeliveryRequested, claim: DeliveryClaim): Promise<Outcome> {
+async function deliverClaimed(deps: DeliverDeps, request: DeliveryRequested, claim: DeliveryClaim): Promise<Outcome> {
   const { target, lease } = claim;
   if (!target) return ACK; // the webhook (and its deliveries) was deleted
   if (!target.enabled) return closeDisabled(deps, request, target);
@@ -136,11 +144,11 @@ async function deliverClaimed(deps: AttemptDeps, request: DeliveryRequested, cla
  * none is free the lease is given back and the message deferred, so it waits in JetStream, not in a slot.
  */
 async function attemptInSlot(
-  deps: AttemptDeps,
+  deps: DeliverDeps,
   target: DeliveryTarget,
   number: number,
 ): Promise<AttemptResult | { retryInMs: number }> {
-  const slot = deps.slots.take({ accountId: target.account_id, webhookId: target.webhook_id }, deps.redeliveries);
+  const slot = deps.slots.take({ accountId: target.account_id, webhookId: target.webhook_id }, target.id);
   if (!('release' in slot)) {
     await deps.store.release(target.id);
     recordDeferred();
@@ -170,7 +178,7 @@ async function endFailed(deps: DeliverDeps, target: DeliveryTarget, lastError: s
 }
 
 /** A replay: one attempt outside the ladder; its failure leaves the delivery as it was. */
-async function replay(deps: AttemptDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
+async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
   if (!lease.taken) return waitFor(lease);
   const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
   const result = await attemptInSlot(deps, target, number);
@@ -190,7 +198,7 @@ async function replay(deps: AttemptDeps, target: DeliveryTarget, lease: Lease): 
 }
 
 /** The next attempt of the ladder, when it is due and this process holds the lease. */
-async function scheduled(deps: AttemptDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
+async function scheduled(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
   if (target.status === 'succeeded' || target.status === 'failed') return ACK;
   const number = target.scheduled_attempts + 1;
   if (number > MAX_ATTEMPTS) {

@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /**
  * Who may make an attempt now: the process's send slots shared so that a slow endpoint only slows itself.
  *
@@ -9,10 +11,11 @@
  *   receiver that answers in 30 ms only caps its throughput (16 in flight held one webhook to 548–669 submissions a
  *   second where 48 gave 1,197–1,216, on the 2-core box).
  *
- * An attempt that may not start now is deferred: its message goes back to JetStream for a while (a nak with a delay)
- * and its slot in the consumer goes to another message, so a receiver that hangs never holds more than its share.
- * The deferral grows with how often the message came back (JetStream's redelivery count): a backlog behind a hanging
- * endpoint comes back less and less often instead of being read again every few milliseconds.
+ * An attempt that may not start now is deferred: its message goes back to JetStream for about as long as one of its
+ * webhook's attempts takes (when a slot may be free again; at least DEFER_MS.first, at most DEFER_MS.longest, with
+ * jitter so a backlog does not come back at once), and its slot in the consumer goes to another message, so a
+ * receiver that hangs never holds more than its share. The delivery's webhook and account are remembered
+ * (`remember`), so when its message comes back and there is still no slot it is deferred again before any statement.
  */
 export interface SendSlotsOptions {
   /** Attempts in flight in this process (SEND_CONCURRENCY). */
@@ -26,6 +29,12 @@ export interface SendSlotsOptions {
 /** An attempt's slot: given back when the receiver has answered (or not, in time). */
 export interface Slot {
   release(): void;
+}
+
+/** Who a delivery's attempt is for: its account and webhook. */
+export interface SlotTarget {
+  accountId: string;
+  webhookId: string;
 }
 
 /** The first and the longest wait of a deferred attempt. */
@@ -44,6 +53,8 @@ interface Endpoint {
 export class SendSlots {
   private readonly endpoints = new Map<string, Endpoint>();
   private readonly byAccount = new Map<string, number>();
+  /** The targets of deliveries deferred lately, by delivery id. */
+  private readonly deferred = new LRUCache<string, SlotTarget>({ max: 100_000 });
   private inFlight = 0;
   private readonly now: () => number;
 
@@ -51,20 +62,23 @@ export class SendSlots {
     this.now = options.now ?? Date.now;
   }
 
-  /**
-   * A slot for an attempt to `webhookId` of `accountId`, or how long to defer it (`redeliveries`: how many times its
-   * message came back before, which makes the wait longer, with jitter so a backlog does not come back at once).
-   */
-  take(target: { accountId: string; webhookId: string }, redeliveries = 0): Slot | { deferMs: number } {
+  /** How long to defer an attempt for a delivery deferred before whose target still has no slot, or undefined. */
+  stillWaiting(deliveryId: string): number | undefined {
+    const target = this.deferred.get(deliveryId);
+    return target ? this.wait(target) : undefined;
+  }
+
+  /** A slot for an attempt to `target`'s webhook, or how long to defer it (the delivery remembered meanwhile). */
+  take(target: SlotTarget, deliveryId?: string): Slot | { deferMs: number } {
     const { accountId, webhookId } = target;
+    const deferMs = this.wait(target);
+    if (deferMs !== undefined) {
+      if (deliveryId) this.deferred.set(deliveryId, target);
+      return { deferMs };
+    }
+    if (deliveryId) this.deferred.delete(deliveryId);
     const endpoint = this.endpoints.get(webhookId) ?? { started: [], averageMs: undefined };
     const account = this.byAccount.get(accountId) ?? 0;
-    const share = this.fairShare(account);
-    // A fast webhook leaves room for its account's other webhooks (one of which may be slow) too.
-    const { perEndpoint } = this.options;
-    const cap = Math.min(share, this.isSlow(endpoint) ? perEndpoint : Math.max(perEndpoint, share - perEndpoint));
-    if (this.inFlight >= this.options.total || account >= share || endpoint.started.length >= cap)
-      return { deferMs: deferral(redeliveries) };
     const startedAt = this.now();
     endpoint.started.push(startedAt);
     this.endpoints.set(webhookId, endpoint);
@@ -87,6 +101,20 @@ export class SendSlots {
   /** Attempts in flight now, for tests and metrics. */
   get busy(): number {
     return this.inFlight;
+  }
+
+  /** Undefined when an attempt to `target` may start now, else how long to wait for a slot. */
+  private wait(target: SlotTarget): number | undefined {
+    const endpoint = this.endpoints.get(target.webhookId);
+    const account = this.byAccount.get(target.accountId) ?? 0;
+    const share = this.fairShare(account);
+    const held = endpoint?.started.length ?? 0;
+    // A fast webhook leaves room for its account's other webhooks (one of which may be slow) too.
+    const { perEndpoint, total } = this.options;
+    const slow = endpoint !== undefined && this.isSlow(endpoint);
+    const cap = Math.min(share, slow ? perEndpoint : Math.max(perEndpoint, share - perEndpoint));
+    if (this.inFlight < total && account < share && held < cap) return undefined;
+    return deferral(endpoint?.averageMs ?? 0);
   }
 
   private isSlow(endpoint: Endpoint): boolean {
@@ -114,8 +142,8 @@ export class SendSlots {
   }
 }
 
-/** DEFER_MS.first doubled per earlier redelivery, up to DEFER_MS.longest, with up to a quarter of jitter. */
-export function deferral(redeliveries: number): number {
-  const base = Math.min(DEFER_MS.longest, DEFER_MS.first * 2 ** Math.min(redeliveries, 16));
-  return Math.round(base * (0.75 + Math.random() * 0.25));
+/** About one attempt's time (`averageMs`), within DEFER_MS, less up to half of it at random. */
+export function deferral(averageMs: number): number {
+  const base = Math.min(DEFER_MS.longest, Math.max(DEFER_MS.first, averageMs));
+  return Math.round(base * (0.5 + Math.random() * 0.5));
 }
