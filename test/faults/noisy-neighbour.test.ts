@@ -1,0 +1,92 @@
+import { eventually, listen } from '@intake/shared/testing';
+import { faultSuite, formWithWebhook, post, processEnv, startService } from './harness';
+
+/**
+ * Account A's receiver never answers while A posts 100 a second; account B posts 20 a second to a receiver that
+ * answers at once. B's webhooks must arrive as fast as when B is alone (p99 within 2× or +250 ms), each exactly once.
+ */
+const TIMEOUT_MS = 3000;
+const SECONDS = 8;
+const RATES = { a: 100, b: 20 };
+
+/** A receiver that notes when each submission's webhook arrived (and how many times). */
+async function timedReceiver() {
+  const arrived = new Map<string, number[]>();
+  const server = await listen((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = performance.now();
+      const id = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data: { submission_id: string } }).data
+        .submission_id;
+      arrived.set(id, [...(arrived.get(id) ?? []), at]);
+      res.end('ok');
+    });
+  });
+  return { ...server, arrived };
+}
+
+/** Posts at `perSecond` for `seconds` (open loop: on schedule, whatever the answers); the 201s with when they came. */
+async function openLoop(ingestUrl: string, slug: string, perSecond: number, seconds: number) {
+  const accepted = new Map<string, number>();
+  const started = performance.now();
+  const posts: Promise<void>[] = [];
+  for (let i = 0; i < perSecond * seconds; i += 1) {
+    const due = started + (i * 1000) / perSecond;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    posts.push(
+      post(ingestUrl, slug, { name: 'load', n: String(i) }).then((answer) => {
+        if (answer.status === 201 && answer.id) accepted.set(answer.id, performance.now());
+      }),
+    );
+  }
+  await Promise.all(posts);
+  return accepted;
+}
+
+const p99 = (values: number[]) => [...values].sort((x, y) => x - y)[Math.ceil(values.length * 0.99) - 1] as number;
+
+/** B's post → webhook latencies, once every accepted post arrived; and how many arrived more than once. */
+async function latencies(accepted: Map<string, number>, receiver: Awaited<ReturnType<typeof timedReceiver>>) {
+  await eventually(() => [...accepted.keys()].every((id) => receiver.arrived.has(id)), {
+    timeoutMs: 60_000,
+    message: 'every webhook of B',
+  });
+  const ms = [...accepted].map(([id, at]) => (receiver.arrived.get(id)?.[0] ?? NaN) - at);
+  const duplicates = [...accepted.keys()].filter((id) => (receiver.arrived.get(id)?.length ?? 0) > 1).length;
+  return { p99: p99(ms), duplicates };
+}
+
+describe('fault: one account’s receiver hangs under load beside another account', () => {
+  const suite = faultSuite();
+
+  it('keeps the other account’s webhooks as fast as when it is alone, each sent once', async () => {
+    const { platform, processes } = suite;
+    const hanging = await listen(() => undefined); // never answers
+    const quick = await timedReceiver();
+    try {
+      const a = await formWithWebhook(platform, hanging.url);
+      const b = await formWithWebhook(platform, quick.url);
+      const env = processEnv(platform.config, { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) });
+      const ingest = await startService('ingest', env);
+      processes.push(ingest, await startService('delivery', env, { ready: true }));
+
+      const alone = await latencies(await openLoop(ingest.url, b.slug, RATES.b, SECONDS), quick);
+      const [, beside] = await Promise.all([
+        openLoop(ingest.url, a.slug, RATES.a, SECONDS),
+        openLoop(ingest.url, b.slug, RATES.b, SECONDS),
+      ]);
+      const withA = await latencies(beside, quick);
+      console.log(
+        `noisy neighbour: B's p99 post → webhook ${alone.p99.toFixed(0)} ms alone, ${withA.p99.toFixed(0)} ms beside ` +
+          `A's hanging receiver at ${RATES.a}/s (${beside.size} of B's posts; duplicates ${withA.duplicates})`,
+      );
+      expect(withA.p99).toBeLessThanOrEqual(Math.max(2 * alone.p99, alone.p99 + 250));
+      expect(beside.size).toBe(RATES.b * SECONDS);
+      expect([alone.duplicates, withA.duplicates]).toEqual([0, 0]);
+    } finally {
+      await Promise.all([hanging.close(), quick.close()]);
+    }
+  }, 120_000);
+});
