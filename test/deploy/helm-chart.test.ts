@@ -296,6 +296,22 @@ function defaultsCases({ helm, render }: Helm) {
     expect(JSON.stringify(policy.spec)).toContain('"app.kubernetes.io/component":"test"');
   }, 60_000);
 
+  it('sets the client-address hops and the send slots from values, with their defaults', async () => {
+    const envOf = (objects: K8sObject[], name: string) =>
+      podSpecOf(objects.find((o) => o.kind === 'Deployment' && o.metadata.name === `rel-${name}`) as K8sObject)
+        .containers[0]?.env ?? [];
+    const value = (env: { name: string; value?: string }[], key: string) => env.find((e) => e.name === key)?.value;
+    const defaults = envOf(await render([]), 'delivery');
+    expect(
+      ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY'].map((k) => value(defaults, k)),
+    ).toEqual(['1', '64', '8']);
+    const set = ['--set', 'config.trustedProxyHops=2', '--set', 'config.sendConcurrency=128'];
+    const changed = envOf(await render([...set, '--set', 'config.webhookEndpointConcurrency=4']), 'delivery');
+    expect(
+      ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY'].map((k) => value(changed, k)),
+    ).toEqual(['2', '128', '4']);
+  }, 60_000);
+
   it('the schema applies in helm too, and the Kubernetes validation rejects a broken object', async () => {
     const typo = await helm('lint', '--strict', chart, '--set', 'replicaCount=3');
     expect(typo.code).not.toBe(0);

@@ -47,6 +47,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.config.webhookRetrySchedule | quote }}
 - name: WEBHOOK_TIMEOUT_MS
   value: {{ .Values.config.webhookTimeoutMs | quote }}
+- name: SEND_CONCURRENCY
+  value: {{ .Values.config.sendConcurrency | default 64 | quote }}
+- name: WEBHOOK_ENDPOINT_CONCURRENCY
+  value: {{ .Values.config.webhookEndpointConcurrency | default 8 | quote }}
 - name: WEBHOOK_ALLOW_PRIVATE_NETWORKS
   value: {{ .Values.config.webhookAllowPrivateNetworks | quote }}
 - name: MAIL_FROM
