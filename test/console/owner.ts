@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { factories } from '@intake/shared/testing';
+import { eventually, factories } from '@intake/shared/testing';
 import { launchChromium, screenshotDir, seriousViolations } from './browser';
 import { startStack } from './stack';
 
@@ -58,6 +58,8 @@ export const overflow = (page: Page) =>
  */
 export async function checkView(page: Page, name: string, title: RegExp) {
   const shots = screenshotDir();
+  // The title is set by the view once it has rendered, a moment after its heading may show on a busy machine.
+  await eventually(async () => title.test(await page.title()), { timeoutMs: 5000 }).catch(() => undefined);
   expect({ name, title: await page.title() }).toEqual({ name, title: expect.stringMatching(title) });
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: 900 });
