@@ -201,6 +201,7 @@ describe('console: removing a member who minted keys', () => {
     await page.getByRole('link', { name: 'API keys' }).click();
     const keys = page.getByRole('region', { name: 'API keys' });
     await keys.getByRole('cell', { name: leaver.email, exact: true }).waitFor();
+    await checkView(page, 'api-keys-created-by', /^API keys · Intake console$/);
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('button', { name: `Remove ${leaver.email}` }).click();
     const revoke = page.getByLabel(/Also revoke the API key they created/);

@@ -36,6 +36,7 @@ export async function openSession(
 ): Promise<{ token: string; session: SessionInfo }> {
   const who: SessionOwner = 'kind' in owner ? owner : { kind: 'key', principal: owner };
   const accountId = who.kind === 'key' ? who.principal.accountId : who.accountId;
+  const secondFactor = who.kind === 'member' && who.secondFactor === true;
   const token = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const expiresAt = new Date(now.getTime() + SESSION_ABSOLUTE_MS);
@@ -46,7 +47,7 @@ export async function openSession(
     key_id: who.kind === 'key' ? who.principal.keyId : null,
     member_id: who.kind === 'member' ? who.memberId : null,
     two_factor_pending: who.kind === 'member' && who.twoFactorPending === true,
-    second_factor: who.kind === 'member' && who.secondFactor === true,
+    second_factor: secondFactor,
     ip: client.ip?.slice(0, 100) ?? null,
     user_agent: client.userAgent?.slice(0, 300) ?? null,
     csrf_token: csrfToken,
@@ -62,7 +63,7 @@ export async function openSession(
       createdAt: now,
       expiresAt,
       idleExpiresAt: new Date(Math.min(expiresAt.getTime(), now.getTime() + SESSION_IDLE_MS)),
-      secondFactor: who.kind === 'member' && who.secondFactor === true,
+      secondFactor,
     },
   };
 }

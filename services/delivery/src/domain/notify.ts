@@ -95,13 +95,9 @@ export async function notifySubmissions(
   const record = props.record ?? ((outcome) => recordNotificationOutcomes(db, [outcome]));
   const outcomes: Outcome[] = props.items.map(() => ACK);
   const wanted: { i: number; event: SubmissionEvent; recipients: string[] }[] = [];
-  const stored = await storedSubmissions(
-    db,
-    props.items.map((item) => item.event.submission_id),
-  );
   for (const [i, item] of props.items.entries()) {
     const recipients = item.to.filter((a): a is string => typeof a === 'string' && a.includes('@'));
-    if (item.event.status !== 'received' || recipients.length === 0 || !stored.has(item.event.submission_id)) continue;
+    if (item.event.status !== 'received' || recipients.length === 0) continue;
     // A payload too large for the message is read from the submission; one deleted meanwhile is not mailed.
     const event = await eventWithPayload(db, item.event);
     if (event) wanted.push({ i, event, recipients });

@@ -15,7 +15,7 @@ import { LRUCache } from 'lru-cache';
  * webhook's attempts takes (when a slot may be free again; at least DEFER_MS.first, at most DEFER_MS.longest, with
  * jitter so a backlog does not come back at once), and its slot in the consumer goes to another message, so a
  * receiver that hangs never holds more than its share. The delivery's webhook and account are remembered
- * (`remember`), so when its message comes back and there is still no slot it is deferred again before any statement.
+ * (`take`, `stillWaiting`), so when its message comes back and there is still no slot it is deferred again before any statement.
  */
 export interface SendSlotsOptions {
   /** Attempts in flight in this process (SEND_CONCURRENCY). */

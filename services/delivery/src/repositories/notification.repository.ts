@@ -83,8 +83,9 @@ export async function claimSubmissionNotifications(
     if (row && first.get(key) === i) return { taken: true, id: row.id, attemptCount: row.attempt_count };
     if (row) return { taken: false, done: false, remainingMs: props.leaseMs };
     const other = unclaimed.get(key);
-    if (other?.done) return { taken: false, done: true };
-    return { taken: false, done: false, remainingMs: other?.remaining_ms ?? 0 };
+    // No row at all: the claim found the submission gone (deleted or erased), so there is nothing to send.
+    if (!other || other.done) return { taken: false, done: true };
+    return { taken: false, done: false, remainingMs: other.remaining_ms ?? 0 };
   });
 }
 
@@ -120,8 +121,8 @@ export async function recordNotificationOutcomes(db: Db, outcomes: NotificationO
 }
 
 /**
- * Which of these submissions are still stored and `received`: mail is sent only for those, and checked again right
- * before each send, so a submission deleted or erased meanwhile sends nothing more.
+ * Which of these submissions are still stored and `received`: checked right before each send (the claim checked when
+ * it was taken), so a submission deleted or erased meanwhile sends nothing more.
  */
 export async function storedSubmissions(db: Db, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();

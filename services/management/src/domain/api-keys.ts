@@ -1,4 +1,13 @@
-import { generateKey, newId, problem, type Actor, type Db, type KeyRole, type KeyType } from '@intake/shared';
+import {
+  generateKey,
+  newId,
+  problem,
+  type Actor,
+  type Db,
+  type KeyRole,
+  type KeyType,
+  type Queryable,
+} from '@intake/shared';
 import {
   countActiveApiKeys,
   findApiKey,
@@ -73,12 +82,22 @@ export async function revokeApiKey(props: { db: Db; accountId: string; id: strin
     const key = await findApiKey(trx, accountId, id);
     if (!key) throw problem('not-found', `No API key ${id}`);
     if (key.revoked_at) return;
-    if (key.type === 'management' && (await countActiveApiKeys(trx, accountId, 'management')) <= 1) {
-      throw problem(
-        'conflict',
-        'This is the account’s last active management key; create another one before revoking it',
-      );
-    }
-    await markApiKeyRevoked(trx, accountId, id, now);
+    await revokeKeys(trx, accountId, [key], now);
   });
+}
+
+/**
+ * Revokes active keys of the account, in the caller's transaction (which holds `lockAccount`): refused when they are
+ * all of the account's active management keys, so no change locks an account out of its keys.
+ */
+export async function revokeKeys(trx: Queryable, accountId: string, keys: ApiKeyRow[], now: Date): Promise<void> {
+  const management = keys.filter((k) => k.type === 'management').length;
+  if (management > 0 && (await countActiveApiKeys(trx, accountId, 'management')) <= management)
+    throw problem(
+      'conflict',
+      keys.length === 1
+        ? 'This is the account’s last active management key; create another one before revoking it'
+        : 'These are the account’s only active management keys: create another one before revoking them',
+    );
+  for (const key of keys) await markApiKeyRevoked(trx, accountId, key.id, now);
 }

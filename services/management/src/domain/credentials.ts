@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import {
   createMailer,
   newId,
-  openSession,
   problem,
   recordMemberAudit,
   sha256Hex,
@@ -17,6 +16,7 @@ import {
   auditFailure,
   checkSignInLimits,
   findUserByEmail,
+  openHalfSession,
   openMemberSession,
   recordSignInFailure,
   type Client,
@@ -164,12 +164,7 @@ export async function acceptInvitation(props: {
         kind: 'signed-in' as const,
         ...(await openMemberSession(trx, member, { client, now, method: 'invitation', secondFactor })),
       };
-    const half = { kind: 'member' as const, accountId: member.account_id, memberId: member.id, twoFactorPending: true };
-    const opened = await openSession(trx, half, now, {
-      ip: client.ip ?? undefined,
-      userAgent: client.userAgent ?? undefined,
-    });
-    return { kind: 'enrolment-due' as const, ...opened };
+    return { kind: 'enrolment-due' as const, ...(await openHalfSession(trx, member, { client, now })) };
   });
 }
 

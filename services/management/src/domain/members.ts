@@ -14,12 +14,8 @@ import {
   type Queryable,
   type Role,
 } from '@intake/shared';
-import {
-  countActiveApiKeys,
-  findActiveKeysMintedBy,
-  lockAccount,
-  markApiKeyRevoked,
-} from '../repositories/api-key.repository';
+import { findActiveKeysMintedBy, lockAccount } from '../repositories/api-key.repository';
+import { revokeKeys } from './api-keys';
 
 /** An invitation link is valid this long, and once. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -242,14 +238,8 @@ async function revokeKeysMintedBy(trx: Knex.Transaction, props: MemberChange, me
   const accountId = props.principal.accountId;
   await lockAccount(trx, accountId);
   const keys = await findActiveKeysMintedBy(trx, accountId, memberId);
-  const management = keys.filter((k) => k.type === 'management').length;
-  if (management > 0 && (await countActiveApiKeys(trx, accountId, 'management')) <= management)
-    throw problem(
-      'conflict',
-      'These are the account’s only active management keys: create another one before revoking them',
-    );
+  await revokeKeys(trx, accountId, keys, props.now);
   for (const key of keys) {
-    await markApiKeyRevoked(trx, accountId, key.id, props.now);
     await recordAudit(
       trx,
       { ...props.audit, accountId, action: 'api_key.revoked', target: { type: 'api_key', id: key.id } },

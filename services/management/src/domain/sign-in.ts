@@ -144,14 +144,23 @@ export async function signInWithPassword(props: {
   const member = props.accountId ? memberships.find((m) => m.account_id === props.accountId) : memberships[0];
   if (!member) throw await failed(db, user, email, client, now, 'no membership');
   const secondFactor = user.totp_enabled_at !== null || member.require_two_factor === true;
-  const opened = await openSession(
-    db,
-    { kind: 'member', accountId: member.account_id, memberId: member.id, twoFactorPending: secondFactor },
-    now,
-    sessionClient(client),
-  );
-  if (!secondFactor) await signedIn(db, member, { client, now, method: 'password' });
+  const opened = secondFactor
+    ? await openHalfSession(db, member, { client, now })
+    : await openMemberSession(db, member, { client, now, method: 'password' });
   return { ...opened, memberId: member.id, accountId: member.account_id, secondFactor };
+}
+
+/**
+ * Opens a half-open session for the member: their password (or invitation) was right, and their second factor, or
+ * enrolling one, is still due; it reaches nothing else, and the sign-in is recorded when it completes.
+ */
+export function openHalfSession(
+  db: Queryable,
+  member: { id: string; account_id: string },
+  at: { client: Client; now: Date },
+): Promise<{ token: string; session: SessionInfo }> {
+  const half = { kind: 'member' as const, accountId: member.account_id, memberId: member.id, twoFactorPending: true };
+  return openSession(db, half, at.now, sessionClient(at.client));
 }
 
 /** The client as a session keeps it. */
