@@ -24,6 +24,7 @@ import { accountRoutes } from './routes/account.routes';
 import { auditLogRoutes } from './routes/audit-log.routes';
 import { spamRoutes } from './routes/spam.routes';
 import { withAuditTrail } from './domain/audit-trail';
+import { startSearchIndexer } from './domain/search-indexer';
 import { startUpkeep } from './domain/upkeep';
 
 /** Management's routes, in the order the OpenAPI document lists them; `/openapi` serves the document of all four services. */
@@ -65,6 +66,8 @@ export const managementService: ServiceModule<Platform> = {
     // Removes what forms' retention settings make due (domain/purge.ts).
     startPurger({ ...platform, intervalMs: platform.config.PURGE_INTERVAL_SECONDS * 1000 }),
     ...startUpkeep(platform),
+    // Keeps the search index current, off ingest's write path (domain/search-indexer.ts).
+    startSearchIndexer(platform),
   ],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there. Single sign-on's
   // redirects under /console/auth come first.

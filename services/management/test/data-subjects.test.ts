@@ -2,11 +2,15 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { factories, useStarted } from '@intake/shared/testing';
+import { drainSearchBacklog } from '../src/domain/search-indexer';
 import { api, ownerWithForm, startManagement } from './helpers';
 
 const ADA = 'ada@example.test';
 
-/** An owner with two forms: Ada posted to both (her address in different fields and cases), Bob to one. */
+/**
+ * An owner with two forms: Ada posted to both (her address in different fields and cases), Bob to one. Her first post
+ * is in the search index; the others still wait for the indexer (migration 024): a request must find both kinds.
+ */
 async function adaAndBob(ctx: Parameters<typeof ownerWithForm>[0]) {
   const owner = await ownerWithForm(ctx);
   const second = await factories.form(ctx.platform.db, owner.account.id);
@@ -15,6 +19,7 @@ async function adaAndBob(ctx: Parameters<typeof ownerWithForm>[0]) {
     files: [{ content: 'her cv', filename: 'cv.pdf', field: 'cv' }],
     receivedAt: new Date(Date.now() - 60_000),
   });
+  await drainSearchBacklog(ctx.platform.db);
   const other = await factories.submission(ctx.platform, {
     accountId: owner.account.id,
     formId: second.id,
@@ -75,6 +80,8 @@ describe('data-subject requests, what works', () => {
       bob.id,
     ]);
     expect(await ctx.platform.db('submission_files').where({ submission_id: first.id })).toEqual([]);
+    // Nothing she said stays findable: the indexed one's keys and address went with it.
+    expect(await ctx.platform.db('submission_search').whereIn('submission_id', [first.id, other.id])).toEqual([]);
     expect((await call('DELETE', `/v1/data-subjects?email=${ADA}`)).body).toEqual({ deleted: 0 });
   });
 });

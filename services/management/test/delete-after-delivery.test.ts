@@ -4,6 +4,7 @@ import { eventually, useStarted } from '@intake/shared/testing';
 import { purgeDue } from '../src/domain/purge';
 import { ownerWithForm, startManagementWithWorkers } from './helpers';
 import { receiver } from '../../delivery/test/helpers';
+import { drainSearchBacklog } from '../src/domain/search-indexer';
 
 /** A receiver that refuses (500) the submissions whose body says `refuse`, until healed. */
 async function choosyReceiver() {
@@ -54,7 +55,13 @@ describe('delete after delivery', () => {
       ),
     );
 
+    await drainSearchBacklog(ctx.platform.db);
+    const searchRows = () => ctx.platform.db('submission_search').whereIn('submission_id', [passed.id, refused.id]);
+    expect(await searchRows()).toHaveLength(2);
     await purgeDue(ctx.platform);
+    // A tombstone cannot be found by what it said: its search keys and address went with its payload.
+    expect((await searchRows()).map((r: { submission_id: string }) => r.submission_id)).toEqual([refused.id]);
+    expect((await owner.call('GET', `/v1/forms/${owner.form.id}/submissions?q=pass%20it`)).body.data).toEqual([]);
 
     const tombstone = await ctx.platform.db('submissions').where({ id: passed.id }).first();
     expect(tombstone).toMatchObject({ payload: {}, status: 'received', file_count: 0, ip: null });

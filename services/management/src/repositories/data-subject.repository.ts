@@ -11,13 +11,22 @@ export interface SubjectSubmission {
 
 /**
  * The account's submissions with a field whose value is `email` (already trimmed and lower-cased), newest first, up
- * to `limit`, strictly after `after` when given. Found through the e-mail index (`intake_subject_emails`, migration
- * 018), which is why the expression must be written exactly as the index's.
+ * to `limit`, strictly after `after` when given. Found through the search table's e-mail index (migration 024) and,
+ * for submissions the indexer has not reached yet, by testing the account's backlog rows with the same function
+ * (`intake_subject_emails`, migration 018) the indexer stores: a lookup, an export or an erasure misses nothing
+ * posted a moment before it.
  */
 function byEmail(db: Queryable, props: { accountId: string; email: string }): Knex.QueryBuilder {
-  return db('submissions')
-    .whereRaw('intake_subject_emails(payload) @> ARRAY[?]::text[]', [props.email])
-    .andWhere('account_id', props.accountId);
+  const indexed = db('submission_search')
+    .whereRaw('emails @> ARRAY[?]::text[]', [props.email])
+    .andWhere('account_id', props.accountId)
+    .select('submission_id');
+  const waiting = db('search_backlog as b')
+    .join('submissions as w', 'w.id', 'b.submission_id')
+    .whereIn('b.form_id', db('forms').where('account_id', props.accountId).select('id'))
+    .whereRaw('intake_subject_emails(w.payload) @> ARRAY[?]::text[]', [props.email])
+    .select('b.submission_id');
+  return db('submissions').whereIn('id', indexed.unionAll(waiting)).andWhere('account_id', props.accountId);
 }
 
 export async function findSubjectSubmissions(

@@ -20,6 +20,7 @@ import * as replayTurns from './020-replay-turns';
 import * as purgeTally from './021-purge-tally';
 import * as keyMinters from './022-key-minters';
 import * as processedEventsAge from './023-processed-events-age';
+import * as searchOffTheWritePath from './024-search-off-the-write-path';
 
 export interface Migration {
   name: string;
@@ -51,4 +52,5 @@ export const migrations: Migration[] = [
   { name: '021-purge-tally', ...purgeTally },
   { name: '022-key-minters', ...keyMinters },
   { name: '023-processed-events-age', ...processedEventsAge },
+  { name: '024-search-off-the-write-path', ...searchOffTheWritePath },
 ];

@@ -1,0 +1,45 @@
+import type { Queryable } from '@intake/shared';
+
+/**
+ * Indexes up to `limit` submissions of the search backlog (migration 024) in one transaction: each one's keys and
+ * e-mail addresses into `submission_search`, its backlog row out. Rows another indexer holds are skipped; a purged
+ * submission gets no keys; one deleted meanwhile is simply gone. The submissions are held FOR SHARE (in id order, as
+ * erasure and retention lock them), which every update waits for: none is purged between reading it and indexing it
+ * (a purge's trigger removes the keys of an indexed row; a row purged first is read as purged). Returns how many
+ * backlog rows it took.
+ */
+export async function indexSearchBacklog(db: Queryable, limit: number): Promise<number> {
+  const { rows } = await db.raw<{ rows: { taken: number }[] }>(
+    `WITH picked AS MATERIALIZED (
+       SELECT form_id, submission_id FROM search_backlog LIMIT ? FOR UPDATE SKIP LOCKED
+     ),
+     held AS MATERIALIZED (
+       SELECT s.id, s.account_id, s.form_id, s.received_at, s.payload FROM submissions s
+       WHERE s.id IN (SELECT submission_id FROM picked) AND s.purged_at IS NULL
+       ORDER BY s.id FOR SHARE
+     ),
+     indexed AS (
+       INSERT INTO submission_search (submission_id, account_id, form_id, bucket, keys, emails)
+       SELECT id, account_id, form_id, intake_search_bucket(received_at),
+              intake_search_keys(form_id, received_at, payload), intake_subject_emails(payload)
+       FROM held ON CONFLICT (submission_id) DO NOTHING
+     ),
+     taken AS (
+       DELETE FROM search_backlog b USING picked p
+       WHERE b.form_id = p.form_id AND b.submission_id = p.submission_id RETURNING 1
+     )
+     SELECT count(*)::int AS taken FROM taken`,
+    [limit],
+  );
+  return rows[0]!.taken;
+}
+
+/** How many submissions wait for the search indexer, and how long the oldest of them has waited (0 when none). */
+export async function searchBacklog(db: Queryable, now: Date): Promise<{ rows: number; oldestMs: number }> {
+  const { rows } = await db.raw<{ rows: { rows: number; oldest: Date | null }[] }>(
+    `SELECT count(*)::int AS rows, min(s.received_at) AS oldest
+     FROM search_backlog b JOIN submissions s ON s.id = b.submission_id`,
+  );
+  const oldest = rows[0]?.oldest;
+  return { rows: rows[0]?.rows ?? 0, oldestMs: oldest ? Math.max(0, now.getTime() - oldest.getTime()) : 0 };
+}
