@@ -1,5 +1,5 @@
 import PostalMime from 'postal-mime';
-import { createMailer, type Mailer } from '@intake/shared';
+import { createMailer, recordDeliveryAttempts, type Mailer } from '@intake/shared';
 import { eventually, factories, smtpSink, useStarted } from '@intake/shared/testing';
 import { sweepWebhookHealth } from '@intake/delivery';
 import { newOwner, ownerWithFailingHook, startManagementWithWorkers } from './helpers';
@@ -228,5 +228,45 @@ describe('webhook health: a notice the mail server refused', () => {
       mail.smtp.refuse(false);
       await owner.target.close();
     }
+  });
+});
+
+describe('a busy webhook’s health row', () => {
+  it('moves its last success at most once a second, and at once on any failure', async () => {
+    const owner = await newOwner(ctx);
+    // Disabled: the workers leave its deliveries alone; the attempts are recorded here.
+    const hook = await factories.webhook(ctx.platform, {
+      accountId: owner.accountId,
+      formId: owner.formId,
+      enabled: false,
+    });
+    const t0 = new Date(Date.UTC(2026, 5, 1, 12));
+    const at = (ms: number) => new Date(t0.getTime() + ms);
+    const attempt = async (ms: number, ok: boolean) => {
+      const delivery = await factories.delivery(ctx.platform.db, {
+        accountId: owner.accountId,
+        webhookId: hook.id,
+        formId: owner.formId,
+      });
+      const result = { ok, outcome: ok ? 'success' : 'http_error', statusCode: ok ? 200 : 500, error: null } as const;
+      await recordDeliveryAttempts(ctx.platform.db, [
+        {
+          deliveryId: delivery.id,
+          attempt: 1,
+          trigger: 'test',
+          result: { ...result, durationMs: 5, startedAt: at(ms), responseBody: null },
+          status: ok ? 'succeeded' : 'failed',
+          nextAttemptAt: null,
+          now: at(ms),
+        },
+      ]);
+      return ctx.platform.db('webhooks').where({ id: hook.id }).first();
+    };
+    expect((await attempt(0, true)).last_success_at).toEqual(at(0));
+    expect((await attempt(400, true)).last_success_at).toEqual(at(0));
+    expect((await attempt(999, true)).last_success_at).toEqual(at(0));
+    expect((await attempt(1000, true)).last_success_at).toEqual(at(1000));
+    expect(await attempt(1100, false)).toMatchObject({ consecutive_failures: 1, last_failure_at: at(1100) });
+    expect(await attempt(1200, true)).toMatchObject({ consecutive_failures: 0, last_success_at: at(1200) });
   });
 });

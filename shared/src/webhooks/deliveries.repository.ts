@@ -55,7 +55,10 @@ export interface AttemptRecord {
  * (status, attempt count, last error and status code, next attempt), ending the attempt's lease
  * (`lease_until`, see the delivery worker), all in one statement, atomic and one round trip. It
  * keeps each webhook's health with them: the last success and failure, the failures in a row since
- * the last success and when that streak began (one row update per webhook of the batch).
+ * the last success and when that streak began (one row update per webhook of the batch). A healthy
+ * webhook's batch of successes updates its row only when its last success is a second old or more
+ *: every send batch of a busy webhook updated that one row, and waited
+ * for the batch before it to commit (5.3 ms a statement, most of it that wait, on the pipeline bench).
  */
 export const RECORD_DELIVERY_ATTEMPTS = {
   name: 'delivery_record_attempts',
@@ -77,7 +80,10 @@ export const RECORD_DELIVERY_ATTEMPTS = {
          failing_since = CASE WHEN h.last_ok IS NULL THEN coalesce(w.failing_since, (SELECT min(f) FROM unnest(h.fails) f))
            ELSE (SELECT min(f) FROM unnest(h.fails) f WHERE f > h.last_ok) END,
          alerted_at = CASE WHEN h.last_ok IS NULL THEN w.alerted_at END
-       FROM h WHERE w.id = h.webhook_id),
+       FROM h WHERE w.id = h.webhook_id
+         AND (h.fails IS NOT NULL OR w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL
+              OR w.alerted_at IS NOT NULL OR w.last_success_at IS NULL
+              OR w.last_success_at <= h.last_ok - interval '1 second')),
      attempts AS (
        INSERT INTO delivery_attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body)
        SELECT delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body FROM v)

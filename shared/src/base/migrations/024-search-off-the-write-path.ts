@@ -79,11 +79,15 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(`DELETE FROM submission_search k
     WHERE NOT EXISTS (SELECT 1 FROM submissions s WHERE s.id = k.submission_id AND s.purged_at IS NULL)`);
   await knex.raw('ALTER TABLE submission_search VALIDATE CONSTRAINT submission_search_submission_fkey');
-  // fastupdate off: a pending list is read whole by every search (migration 012).
-  await knex.raw(`CREATE INDEX IF NOT EXISTS submission_search_keys_idx ON submission_search USING gin (keys)
-    WITH (fastupdate = off)`);
-  await knex.raw(`CREATE INDEX IF NOT EXISTS submission_search_emails_idx ON submission_search USING gin (emails)
-    WITH (fastupdate = off)`);
+  // A pending list of 64 kB: the indexer's batches go to it and are merged into the tree sorted, a list at a time,
+  // which costs half of inserting key by key (24,368 rows in batches of 500: 2.1-2.2 s against 4.7-4.8 s); a search
+  // reads the list whole, at most 8 pages (migration 012's 4 MB default made a one-row lookup read 328 pages).
+  for (const [name, column] of [
+    ['submission_search_keys_idx', 'keys'],
+    ['submission_search_emails_idx', 'emails'],
+  ])
+    await knex.raw(`CREATE INDEX IF NOT EXISTS ${name} ON submission_search USING gin (${column})
+      WITH (fastupdate = on, gin_pending_list_limit = 64)`);
 
   // A bucket's candidates (migration 016): the indexed rows whose keys hold the terms', and the form's rows not yet
   // indexed, whatever they say (the caller's ILIKE is the exact test). The backlog's rows are few; a row in both (the
