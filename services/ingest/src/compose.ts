@@ -1,9 +1,9 @@
 import { startOutbox, subscribeFormChanges, type Outbox, type Platform } from '@intake/shared';
-import { createRateLimiter, type IngestRateLimiter } from './rules/rate-limit';
-import { createFormCache, type FormCache } from './storing/form-cache';
-import { createGroupWriter, type GroupWriter } from './storing/group-writer';
-import { createSpamModels, type SpamModels } from './storing/spam-models';
-import { UnsettledFiles } from './storing/unsettled-files';
+import { createRateLimiter, type IngestRateLimiter } from './judge/rate-limit';
+import { createFormCache, type FormCache } from './read/form-cache';
+import { createGroupWriter, type GroupWriter } from './store/group-writer';
+import { createSpamModels, type SpamModels } from './judge/spam-models';
+import { UnsettledFiles } from './store/unsettled-files';
 
 /** What one ingest process keeps between posts, made once where the service is composed and passed to what uses it. */
 export interface IngestDeps {

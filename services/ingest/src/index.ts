@@ -1,7 +1,7 @@
 import type { Platform, ServiceModule } from '@intake/shared';
 import { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 import { ingestRoutes } from './routes/ingest.routes';
-import { submissionMetrics } from './routes/submission-metrics';
+import { submissionMetrics } from './answer/submission-metrics';
 
 export { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 

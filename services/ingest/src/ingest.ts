@@ -1,15 +1,15 @@
 import type { IncomingMessage } from 'node:http';
 import { mayHaveCommitted, newId, Problem, problem, toTimestamp, type StoredUpload } from '@intake/shared';
 import type { IngestDeps } from './compose';
-import type { IngestForm } from './repositories/form.repository';
-import { findReplay } from './repositories/submission.repository';
-import { readBody, type BodyKind } from './request/body';
-import { buildPayload, checkFields, type Fields } from './request/fields';
-import { passGate, type GateRequest } from './rules/gate';
-import { LIMITS } from './rules/limits';
-import { CHALLENGE_UNAVAILABLE, honeypotFilled, spamVerdict } from './rules/spam';
-import { filterPost, type FilterVerdict } from './rules/spam-filter';
-import type { StoreOutcome } from './storing/group-writer';
+import type { IngestForm } from './read/form.repository';
+import { findReplay } from './store/submission.repository';
+import { readBody, type BodyKind } from './read/body';
+import { buildPayload, checkFields, type Fields } from './read/fields';
+import { passGate, type GateRequest } from './judge/gate';
+import { LIMITS } from './read/limits';
+import { CHALLENGE_UNAVAILABLE, honeypotFilled, spamVerdict } from './judge/spam';
+import { filterPost, type FilterVerdict } from './judge/spam-filter';
+import type { StoreOutcome } from './store/group-writer';
 
 /** Why a post is spam (`honeypot`, `challenge-unavailable`), or undefined for a genuine one. */
 type SpamReason = string | undefined;

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { isProblem } from '@intake/shared';
 import { eventually } from '@intake/shared/testing';
-import { LIMITS } from '../src/rules/limits';
-import { parseUrlencoded, readBounded } from '../src/request/simple';
+import { LIMITS } from '../src/read/limits';
+import { parseUrlencoded, readBounded } from '../src/read/body';
 
 /** What a form body decodes to, or the problem slug it is refused with. */
 function decode(raw: Buffer): [string, string][] | string {

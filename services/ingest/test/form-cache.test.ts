@@ -1,5 +1,5 @@
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { createFormCache } from '../src/storing/form-cache';
+import { createFormCache } from '../src/read/form-cache';
 
 const PERIOD = '2030-05-01';
 

@@ -1,6 +1,6 @@
 import { newId, periodKey, type StoredUpload } from '@intake/shared';
 import { eventually, useStarted } from '@intake/shared/testing';
-import { findFormBySlug, type IngestForm } from '../src/repositories/form.repository';
+import { findFormBySlug, type IngestForm } from '../src/read/form.repository';
 import {
   accountWithForm,
   publishedEvent,

@@ -1,7 +1,7 @@
 import corpus from '../../../test/fixtures/spam-corpus.json';
-import { learn, trainModel, weightsOf } from '../src/rules/spam-classifier';
-import { postFeatures } from '../src/rules/spam-features';
-import { compiledRules, payloadHash } from '../src/rules/spam-rules';
+import { learn, trainModel, weightsOf } from '../src/judge/spam-classifier';
+import { postFeatures } from '../src/judge/spam-classifier';
+import { compiledRules, payloadHash } from '../src/judge/spam-filter';
 
 const examples = [
   ...corpus.spam.slice(0, 60).map((payload) => ({ payload, spam: true })),

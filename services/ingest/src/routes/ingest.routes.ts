@@ -2,10 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { periodKey, problem, route, SLUG_PATTERN, toProblem } from '@intake/shared';
 import type { IngestDeps } from '../compose';
 import { ingestSubmission } from '../ingest';
-import { Created, isFormNavigation, present, presentRefusal, Replay, Spam } from '../request/answer';
-import type { BodyKind } from '../request/body';
-import { requestOrigin } from '../request/origin';
-import { noteSubmissionOutcome } from './submission-metrics';
+import { Created, isFormNavigation, present, presentRefusal, Replay, Spam } from '../answer/answer';
+import { requestOrigin, type BodyKind } from '../read/body';
+import { noteSubmissionOutcome } from '../answer/submission-metrics';
 
 const Fields = Type.Record(Type.String(), Type.String(), {
   description:

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { route, type Platform, type Queryable } from '@intake/shared';
 
-/** As ingest's classifier (services/ingest/src/rules/spam-classifier.ts): examples of each kind before its verdict counts. */
+/** As ingest's classifier (services/ingest/src/judge/spam-classifier.ts): examples of each kind before its verdict counts. */
 const MIN_EXAMPLES = 10;
 /** As ingest's classifier: the score from which a post is spam. */
 const SPAM_THRESHOLD = 0.9;

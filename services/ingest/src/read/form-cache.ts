@@ -1,5 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import type { Db, FormChange } from '@intake/shared';
-import { findFormBySlug, type IngestForm } from '../repositories/form.repository';
+import { findFormBySlug, type IngestForm } from './form.repository';
 
 export interface FormCache {
   /** The form with its plan limits and the month's usage, at most `ttlMs` old. */
@@ -15,11 +16,11 @@ export interface FormCache {
 interface Entry {
   form: IngestForm;
   period: string;
-  at: number;
 }
 
 /**
- * Per process (made by `composeIngest`), per slug, for `ttlMs` (FORM_CACHE_MS): saves the form + plan + usage query on
+ * Per process (made by `composeIngest`), per slug, for `ttlMs` (FORM_CACHE_MS), the `maxEntries` most recently used
+ * (lru-cache): saves the form + plan + usage query on
  * almost every post. Management announces every change to a form (`forms.changed`), and every
  * process drops its copy at once (`forget`, subscribed in `composeIngest`); `ttlMs` stays as the
  * safety net for a lost notice (a plan change is not announced and still takes up to that long).
@@ -30,30 +31,26 @@ interface Entry {
  */
 export function createFormCache(props: { db: Db; ttlMs: number; maxEntries?: number }): FormCache {
   const { db, ttlMs } = props;
-  const maxEntries = props.maxEntries ?? 10_000;
-  const entries = new Map<string, Entry>();
+  const entries = new LRUCache<string, Entry>({ max: props.maxEntries ?? 10_000, ttl: Math.max(ttlMs, 1) });
   let generation = 0;
   return {
     async get(slug, period) {
-      const now = Date.now();
       const hit = entries.get(slug);
-      if (hit && hit.period === period && now - hit.at < ttlMs) return hit.form;
+      if (hit && hit.period === period) return hit.form;
       const readAt = generation;
       const form = await findFormBySlug(db, slug, period);
       if (!form) {
         entries.delete(slug);
         return undefined;
       }
-      if (ttlMs > 0 && readAt === generation) {
-        if (entries.size >= maxEntries) entries.clear();
-        entries.set(slug, { form, period, at: now });
-      }
+      if (ttlMs > 0 && readAt === generation) entries.set(slug, { form, period });
       return form;
     },
     forget(change) {
       generation++;
       if (change.slug !== undefined) entries.delete(change.slug);
-      for (const [slug, entry] of entries) if (entry.form.id === change.form_id) entries.delete(slug);
+      const stale = [...entries.entries()].filter(([, entry]) => entry.form.id === change.form_id);
+      for (const [slug] of stale) entries.delete(slug);
     },
     clear() {
       generation++;

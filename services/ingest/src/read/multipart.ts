@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
 import { newId, problem, type BlobStore, type Problem, type StoredUpload } from '@intake/shared';
-import { LIMITS } from '../rules/limits';
+import { LIMITS } from './limits';
 import { checkName, strictUtf8, type Fields } from './fields';
 
 export interface MultipartResult {

@@ -14,8 +14,8 @@ import {
   type PreparedPost,
   BatchQueue,
 } from '@intake/shared';
-import { quotaExceeded } from '../rules/gate';
-import type { FormCache } from './form-cache';
+import { quotaExceeded } from '../judge/gate';
+import type { FormCache } from '../read/form-cache';
 
 export type StoreOutcome = 'stored' | 'lost-idempotency-race';
 

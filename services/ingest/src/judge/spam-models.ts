@@ -1,5 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import type { Db } from '@intake/shared';
-import { trainModel, type SpamModel } from '../rules/spam-classifier';
+import { trainModel, type SpamModel } from './spam-classifier';
 
 export interface SpamModels {
   /** The account's classifier (undefined: not enough to learn from), trained once and kept until its examples change. */
@@ -26,33 +27,29 @@ const EXAMPLES = `
 
 const LIMITS = { marksPerKind: 2000, honeypotCatches: 500, ttlMs: 10 * 60_000, maxAccounts: 10_000 };
 
-interface Entry {
-  model: Promise<SpamModel | undefined>;
-  at: number;
-}
-
 /**
- * Per process, per account: a model is trained from the account's examples the first time one of
+ * Per process, per account (the 10,000 most recently used, lru-cache): a model is trained from the account's examples the first time one of
  * its posts is scored, then kept. Management announces every mark (a form-change notice with the
  * account), and every process drops that model at once; otherwise a model is trained again after
  * 10 minutes, which takes in the honeypot catches since. A training that was under way when a
- * notice came is used by the posts waiting for it but not kept (the generation moved on).
+ * notice came is used by the posts waiting for it but not kept (the notice removed its entry).
  */
 export function createSpamModels(props: { db: Db }): SpamModels {
-  const entries = new Map<string, Entry>();
+  const entries = new LRUCache<string, Promise<SpamModel | undefined>>({
+    max: LIMITS.maxAccounts,
+    ttl: LIMITS.ttlMs,
+  });
   return {
     get(accountId) {
-      const now = Date.now();
       const hit = entries.get(accountId);
-      if (hit && now - hit.at < LIMITS.ttlMs) return hit.model;
-      if (entries.size >= LIMITS.maxAccounts) entries.clear();
-      const entry = { model: loadModel(props.db, accountId), at: now };
-      entries.set(accountId, entry);
+      if (hit) return hit;
+      const model = loadModel(props.db, accountId);
+      entries.set(accountId, model);
       // A failed read is not kept: the next post tries again.
-      entry.model.catch(() => {
-        if (entries.get(accountId) === entry) entries.delete(accountId);
+      model.catch(() => {
+        if (entries.peek(accountId) === model) entries.delete(accountId);
       });
-      return entry.model;
+      return model;
     },
     forget(accountId) {
       entries.delete(accountId);

@@ -1,9 +1,9 @@
 import { authenticateKey, bearerToken, keyTypeOf, periodKey, problem, type Platform } from '@intake/shared';
-import type { IngestForm } from '../repositories/form.repository';
-import { findReplay, type Replay } from '../repositories/submission.repository';
-import type { FormCache } from '../storing/form-cache';
+import type { IngestForm } from '../read/form.repository';
+import { findReplay, type Replay } from '../store/submission.repository';
+import type { FormCache } from '../read/form-cache';
 import type { IngestRateLimiter } from './rate-limit';
-import { LIMITS } from './limits';
+import { LIMITS } from '../read/limits';
 
 export interface GateRequest {
   slug: string;

@@ -1,5 +1,5 @@
 import { problem, type ChallengeProvider } from '@intake/shared';
-import type { Fields } from '../request/fields';
+import type { Fields } from '../read/fields';
 
 /** The spam reason of a post kept because the bot-challenge provider could not answer (its files are kept). */
 export const CHALLENGE_UNAVAILABLE = 'challenge-unavailable';

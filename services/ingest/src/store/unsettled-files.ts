@@ -1,5 +1,5 @@
 import type { Platform } from '@intake/shared';
-import { findRunningBackendPids, findStoredSubmissionIds } from '../repositories/submission.repository';
+import { findRunningBackendPids, findStoredSubmissionIds } from './submission.repository';
 
 interface Unsettled {
   storageKeys: string[];

@@ -1,5 +1,5 @@
 import { orderedObject, problem, safeName, unstorableText, type FieldError } from '@intake/shared';
-import { CHALLENGE_FIELD, LIMITS, PROVIDER_CHALLENGE_FIELDS } from '../rules/limits';
+import { CHALLENGE_FIELD, LIMITS, PROVIDER_CHALLENGE_FIELDS } from './limits';
 
 /** Fields as parsed from the body, in order: form bodies may repeat a name; JSON values are already strings. */
 export type Fields = [name: string, value: string][];
