@@ -29,8 +29,11 @@ export type IngestOutcome = { redirectUrl: string | null } & (
 );
 
 /**
- * Accepts one post: the checks before the body (`passGate`), the body (files streamed to
- * storage), the spam verdict (honeypot, then bot challenge), then one transaction (`GroupWriter`).
+ * Accepts one post, in the four phases that are ingest's folders: **read** the form and the body
+ * (`read/`: files streamed to storage as they come), **judge** it (`judge/`: the gate's checks run
+ * before the body is read, the fields, honeypot, bot challenge and spam filter after), **store** it
+ * in one transaction with its event (`store/`: the group writer), and **answer** (`answer/`, from the
+ * route, with the outcome returned here).
  */
 export async function ingestSubmission(deps: IngestDeps, request: IngestRequest): Promise<IngestOutcome> {
   const { platform } = deps;
