@@ -95,7 +95,9 @@ async function load({ url, connections = 32, duration, method = 'POST', headers,
  * so no measurement pays for the WAL and dirty pages of the one before.
  */
 async function settle(db) {
-  await db.raw('VACUUM outbox, usage_counters, usage_daily, idempotency_keys, deliveries');
+  await db.raw(
+    'VACUUM outbox, usage_counters, usage_daily, idempotency_keys, deliveries, search_backlog, submission_search',
+  );
   await db.raw('CHECKPOINT');
 }
 

@@ -71,6 +71,7 @@ async function main() {
     ),
   );
   for (const r of all) for (const [k, v] of Object.entries(r.figures ?? {})) console.log(`${r.suite}: ${k}: ${v}`);
+  headline(all);
   const machine = {
     cpus: os.cpus().length,
     cpu: os.cpus()[0]?.model,
@@ -87,6 +88,27 @@ async function main() {
     ),
   );
   console.log(`written ${path.relative(process.cwd(), file)}`);
+}
+
+/**
+ * The ratios that guard the write path and search (issue 43), side by side at the end: ingest and the whole pipeline
+ * over the floor for `npm start`, and search and the data-subject lookup at a million rows over ten thousand.
+ */
+function headline(all) {
+  const wanted = [
+    ['pipeline', /^npm start: ingest \/ floor/],
+    ['pipeline', /^npm start: end to end( \/ floor)?$/],
+    ['pipeline', /^npm start: search index lag/],
+    ['data', /^search \(a word in 0\.1 %\)/],
+    ['data', /^data-subject lookup/],
+    ['data', /^ingest p99 during a purge/],
+  ];
+  const lines = wanted.flatMap(([suite, key]) =>
+    Object.entries(all.find((r) => r.suite === suite)?.figures ?? {})
+      .filter(([k]) => key.test(k))
+      .map(([k, v]) => `  ${suite}: ${k}: ${String(v).split(' (')[0]}`),
+  );
+  if (lines.length) console.log(`\n== the write path and search ==\n${lines.join('\n')}`);
 }
 
 main().then(

@@ -1,6 +1,6 @@
 /**
  * The whole pipeline: what users run, `npm start` (one process) and the services as
- * separate processes (ingest, delivery, usage: one each), against the floor (a bare Koa server
+ * separate processes (ingest, delivery, usage, management: one each), against the floor (a bare Koa server
  * doing one durable insert per request) in the same run. For each layout:
  *
  * - ingest with no webhook: autocannon, 32 connections, urlencoded, in three turns with the floor
@@ -172,6 +172,7 @@ async function measureLayout({
   mail,
   stagesOnly,
   floorToo,
+  indexesSearch,
   start,
   duration,
   log,
@@ -192,6 +193,7 @@ async function measureLayout({
     duration,
     log,
     measureFloor,
+    indexesSearch,
     rows: [],
     out: { layout: name },
     mailed: () => (mail ? mail.mails() : Infinity),
@@ -283,6 +285,7 @@ async function endToEnd(layout) {
   const storedBefore = await storedCount(db, hooked.formId);
   const meter = cpuMeter(db, stack.pids, stack.threads?.());
   await meter.start();
+  const lag = layout.indexesSearch ? searchLag(db) : undefined;
   const t0 = performance.now();
   const e2e = await postForm(hooked.slug);
   const t1 = performance.now();
@@ -290,6 +293,7 @@ async function endToEnd(layout) {
   const accepted = stored - storedBefore;
   const lastCounted = await untilComplete(layout, stored, t1);
   const cpu = await meter.stop();
+  if (lag) out.searchLag = await lag.stop();
   let lastReceived = t1;
   for (const at of target.arrivals.values()) if (at > lastReceived) lastReceived = at;
   // Usage is polled every few ms: its completion time is the poll that saw it (a few ms late at most).
@@ -307,6 +311,35 @@ async function endToEnd(layout) {
       `ingest ${e2e.rps} req/s, ${accepted} accepted, all counted and received ${round(seconds, 1)} s after the start ` +
       `(backlog drained ${round(out.drain, 1)} s after the load); CPU µs/submission ${JSON.stringify(out.cpu)}`,
   });
+}
+
+/**
+ * How long submissions wait for the search indexer (migration 024) while the load runs: the age of the oldest one not
+ * yet indexed, every 100 ms; `stop()` gives the p99 and the largest of those ages in ms. (Searches read the waiting
+ * ones too, row by row: this is how far the index lags, not how late a search finds a post.)
+ */
+function searchLag(db) {
+  const ages = [];
+  let sampling = true;
+  const sampled = (async () => {
+    while (sampling) {
+      const { rows } = await db.raw(
+        `SELECT coalesce(extract(epoch FROM clock_timestamp() - min(
+           (SELECT s.received_at FROM submissions s WHERE s.id = b.submission_id))) * 1000, 0)::float8 AS age
+         FROM search_backlog b`,
+      );
+      ages.push(Math.max(0, rows[0].age));
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await sampled;
+      const sorted = [...ages].sort((a, b) => a - b);
+      return { p99: round(percentile(sorted, 99)), max: round(sorted.at(-1) ?? 0) };
+    },
+  };
 }
 
 /**
@@ -422,13 +455,13 @@ async function startAllInOne(env) {
   return { url: `http://127.0.0.1:${port}`, pids: { 'all-in-one': p.pid }, stop: p.stop };
 }
 
-/** The services as separate processes: ingest, delivery, usage, one each. */
+/** The services as separate processes: ingest, delivery, usage and management (its search indexer), one each. */
 async function startSeparate(env) {
   const started = [];
-  for (const s of ['ingest', 'delivery', 'usage']) started.push(await service(s, env));
+  for (const s of ['ingest', 'delivery', 'usage', 'management']) started.push(await service(s, env));
   return {
     url: started[0].url,
-    pids: { ingest: started[0].pid, delivery: started[1].pid, usage: started[2].pid },
+    pids: { ingest: started[0].pid, delivery: started[1].pid, usage: started[2].pid, management: started[3].pid },
     stop: () => Promise.all(started.map((p) => p.stop())),
   };
 }
@@ -489,8 +522,8 @@ async function startStages(env, sink) {
 /** The layouts measured, in order; BENCH_LAYOUTS=stages (say) keeps only the layouts named. */
 function layouts(env, sink, log) {
   const all = [
-    { name: 'npm start', start: () => startAllInOne(env) },
-    { name: 'separate', start: () => startSeparate(env) },
+    { name: 'npm start', indexesSearch: true, start: () => startAllInOne(env) },
+    { name: 'separate', indexesSearch: true, start: () => startSeparate(env) },
     // Replicated streams: the floor and end to end only.
     { name: 'cluster', stagesOnly: true, floorToo: true, start: () => startOnCluster(env, log) },
     // CPU per submission of each stage, end to end only.
@@ -549,6 +582,7 @@ function allInOneFigures(a) {
     [`npm start: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(a.webhookP50)} / ${round(a.webhookP99)} ms (target p99 ≤ 100 ms; box ${Math.round(a.webhookBusy * 100)} % busy)`,
     'npm start: duplicate webhook requests': a.duplicates,
     'npm start: CPU µs per submission': JSON.stringify(a.cpu),
+    'npm start: search index lag during the load': searchLagText(a.searchLag),
   };
 }
 
@@ -564,7 +598,13 @@ function separateFigures(s) {
     [`separate: webhook p50 / p99 at ${FIXED_RATE}/s`]: `${round(s.webhookP50)} / ${round(s.webhookP99)} ms (box ${Math.round(s.webhookBusy * 100)} % busy)`,
     'separate: duplicate webhook requests': s.duplicates,
     'separate: CPU µs per submission': JSON.stringify(s.cpu),
+    'separate: search index lag during the load': searchLagText(s.searchLag),
   };
+}
+
+/** The search indexer's lag (`searchLag`) against its target. */
+function searchLagText(lag) {
+  return lag ? `p99 ${lag.p99} ms, max ${lag.max} ms (target p99 ≤ 2,000 ms)` : 'not measured';
 }
 
 exports.run = async function run({ duration, log }) {

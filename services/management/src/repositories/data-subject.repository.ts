@@ -12,20 +12,21 @@ export interface SubjectSubmission {
 /**
  * The account's submissions with a field whose value is `email` (already trimmed and lower-cased), newest first, up
  * to `limit`, strictly after `after` when given. Found through the search table's e-mail index (migration 024) and,
- * for submissions the indexer has not reached yet, by testing the account's backlog rows with the same function
- * (`intake_subject_emails`, migration 018) the indexer stores: a lookup, an export or an erasure misses nothing
- * posted a moment before it.
+ * for submissions the indexer has not reached yet, by testing each form's backlog (`intake_search_waiting`) with the
+ * same function the indexer stores (`intake_subject_emails`, migration 018): a lookup, an export or an erasure
+ * misses nothing posted a moment before it.
  */
 function byEmail(db: Queryable, props: { accountId: string; email: string }): Knex.QueryBuilder {
   const indexed = db('submission_search')
     .whereRaw('emails @> ARRAY[?]::text[]', [props.email])
     .andWhere('account_id', props.accountId)
     .select('submission_id');
-  const waiting = db('search_backlog as b')
-    .join('submissions as w', 'w.id', 'b.submission_id')
-    .whereIn('b.form_id', db('forms').where('account_id', props.accountId).select('id'))
+  const waiting = db('forms as f')
+    .crossJoin(db.raw('intake_search_waiting(f.id) AS b(id)'))
+    .join('submissions as w', 'w.id', 'b.id')
+    .where('f.account_id', props.accountId)
     .whereRaw('intake_subject_emails(w.payload) @> ARRAY[?]::text[]', [props.email])
-    .select('b.submission_id');
+    .select('b.id');
   return db('submissions').whereIn('id', indexed.unionAll(waiting)).andWhere('account_id', props.accountId);
 }
 

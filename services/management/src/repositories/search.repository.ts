@@ -6,12 +6,13 @@ import type { Queryable } from '@intake/shared';
  * submission gets no keys; one deleted meanwhile is simply gone. The submissions are held FOR SHARE (in id order, as
  * erasure and retention lock them), which every update waits for: none is purged between reading it and indexing it
  * (a purge's trigger removes the keys of an indexed row; a row purged first is read as purged). Returns how many
- * backlog rows it took.
+ * backlog rows it took. The backlog is read in its index's order, so the scan marks the rows taken before dead and
+ * the next one skips them (a sequential scan would read every dead row until a vacuum).
  */
 export async function indexSearchBacklog(db: Queryable, limit: number): Promise<number> {
   const { rows } = await db.raw<{ rows: { taken: number }[] }>(
     `WITH picked AS MATERIALIZED (
-       SELECT form_id, submission_id FROM search_backlog LIMIT ? FOR UPDATE SKIP LOCKED
+       SELECT form_id, submission_id FROM search_backlog ORDER BY form_id, submission_id LIMIT ? FOR UPDATE SKIP LOCKED
      ),
      held AS MATERIALIZED (
        SELECT s.id, s.account_id, s.form_id, s.received_at, s.payload FROM submissions s
@@ -32,14 +33,4 @@ export async function indexSearchBacklog(db: Queryable, limit: number): Promise<
     [limit],
   );
   return rows[0]!.taken;
-}
-
-/** How many submissions wait for the search indexer, and how long the oldest of them has waited (0 when none). */
-export async function searchBacklog(db: Queryable, now: Date): Promise<{ rows: number; oldestMs: number }> {
-  const { rows } = await db.raw<{ rows: { rows: number; oldest: Date | null }[] }>(
-    `SELECT count(*)::int AS rows, min(s.received_at) AS oldest
-     FROM search_backlog b JOIN submissions s ON s.id = b.submission_id`,
-  );
-  const oldest = rows[0]?.oldest;
-  return { rows: rows[0]?.rows ?? 0, oldestMs: oldest ? Math.max(0, now.getTime() - oldest.getTime()) : 0 };
 }

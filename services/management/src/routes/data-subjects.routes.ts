@@ -29,7 +29,9 @@ export const findDataSubjectRoute = dataSubjectRoute({
   operationId: 'findDataSubjectSubmissions',
   summary: 'List every submission of the account in which a field value is this e-mail address',
   description:
-    'Across all of the account’s forms, newest first; for answering a person’s access or erasure request. Audited ' +
+    'Across all of the account’s forms, newest first; for answering a person’s access or erasure request. Complete ' +
+    'at once: a submission stored a moment ago is found (and exported and erased) before the search index has it. ' +
+    'Audited ' +
     'as `data_subject.looked_up` (the address as its sha256, who asked, how many submissions and files).',
   query: EmailQuery,
   responses: {

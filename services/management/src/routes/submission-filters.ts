@@ -15,7 +15,13 @@ export const Filters = {
   since: Type.Optional(Type.String({ format: 'date-time', description: 'received at or after (inclusive)' })),
   until: Type.Optional(Type.String({ format: 'date-time', description: 'received before (exclusive)' })),
   q: Type.Optional(
-    Type.String({ minLength: 1, maxLength: 200, description: 'case-insensitive text searched in every payload value' }),
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description:
+        'case-insensitive text searched in every payload value. Search sees a submission as soon as it is stored: ' +
+        'the search index takes it in within seconds (under a heavy load), and until then it is read row by row',
+    }),
   ),
 };
 
