@@ -33,15 +33,29 @@ const project = (name, dir) => ({
   moduleNameMapper,
 });
 
+/**
+ * Tests that measure how fast something stays beside a load (`*.alone.test.ts`) run after the others, one at a time
+ * (`JEST_ALONE=1`, the second half of `npm test`): beside the other test files on two cores it is the machine's load
+ * they would measure.
+ */
+const ALONE = /\.alone\.test\.ts$/;
+const alone = process.env.JEST_ALONE === '1';
+
+const projects = [
+  project('shared', 'shared'),
+  project('ingest', 'services/ingest'),
+  project('management', 'services/management'),
+  project('delivery', 'services/delivery'),
+  project('usage', 'services/usage'),
+  ...(require('node:fs').existsSync(path.join(__dirname, 'test')) ? [project('system', '.')] : []),
+].map((p) => (p.displayName === 'system' ? { ...p, testMatch: ['<rootDir>/test/**/*.test.ts'] } : p));
+
 module.exports = {
-  projects: [
-    project('shared', 'shared'),
-    project('ingest', 'services/ingest'),
-    project('management', 'services/management'),
-    project('delivery', 'services/delivery'),
-    project('usage', 'services/usage'),
-    ...(require('node:fs').existsSync(path.join(__dirname, 'test')) ? [project('system', '.')] : []),
-  ].map((p) => (p.displayName === 'system' ? { ...p, testMatch: ['<rootDir>/test/**/*.test.ts'] } : p)),
+  projects: alone
+    ? projects
+        .filter((p) => p.displayName === 'system')
+        .map((p) => ({ ...p, testMatch: ['<rootDir>/test/**/*.alone.test.ts'] }))
+    : projects.map((p) => ({ ...p, testPathIgnorePatterns: ['/node_modules/', ALONE.source] })),
   testTimeout: 30000,
-  maxWorkers: process.env.CI ? 2 : '50%',
+  maxWorkers: alone ? 1 : process.env.CI ? 2 : '50%',
 };
