@@ -305,11 +305,16 @@ function defaultsCases({ helm, render }: Helm) {
     expect(
       ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY'].map((k) => value(defaults, k)),
     ).toEqual(['1', '64', '8']);
+    // Unset, the consumer keeps what it has (an operator's change with the nats CLI stays).
+    expect(value(defaults, 'SEND_MAX_ACK_PENDING')).toBeUndefined();
     const set = ['--set', 'config.trustedProxyHops=2', '--set', 'config.sendConcurrency=128'];
-    const changed = envOf(await render([...set, '--set', 'config.webhookEndpointConcurrency=4']), 'delivery');
+    const more = ['--set', 'config.webhookEndpointConcurrency=4', '--set', 'config.sendMaxAckPending=20000'];
+    const changed = envOf(await render([...set, ...more]), 'delivery');
     expect(
-      ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY'].map((k) => value(changed, k)),
-    ).toEqual(['2', '128', '4']);
+      ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SEND_MAX_ACK_PENDING'].map((k) =>
+        value(changed, k),
+      ),
+    ).toEqual(['2', '128', '4', '20000']);
   }, 60_000);
 
   it('the schema applies in helm too, and the Kubernetes validation rejects a broken object', async () => {

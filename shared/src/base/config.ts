@@ -53,6 +53,16 @@ const Env = Type.Object({
     default: 64,
     description: 'webhook attempts in flight per delivery process',
   }),
+  SEND_MAX_ACK_PENDING: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 1_000_000,
+      description:
+        "the send consumer's max_ack_pending: webhook requests handed out and not yet settled (in flight, deferred " +
+        'for a slot, or waiting a retry step of a minute or less); unset, a new consumer gets 10,000 and an existing ' +
+        "one keeps what it has (an operator's change stays)",
+    }),
+  ),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({
     minimum: 1,
     maximum: 1000,

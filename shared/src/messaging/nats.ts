@@ -114,6 +114,7 @@ export async function ensureConsumer(
   nats: Nats,
   stream: string,
   settings: Partial<ConsumerConfig> & { durable_name: string },
+  onlyWhenCreated: Partial<ConsumerConfig> = {},
 ): Promise<void> {
   const config = { num_replicas: nats.replicas, ...settings };
   try {
@@ -121,7 +122,7 @@ export async function ensureConsumer(
     await nats.jsm.consumers.update(stream, config.durable_name, config);
   } catch (err) {
     if (!/consumer not found/i.test(String((err as Error).message))) throw err;
-    await nats.jsm.consumers.add(stream, config);
+    await nats.jsm.consumers.add(stream, { ...onlyWhenCreated, ...config });
   }
 }
 

@@ -9,13 +9,13 @@ const tracer = trace.getTracer('intake-delivery');
 /**
  * Publishes one `delivery.requested` inside a PRODUCER span whose context rides in the NATS
  * headers, so the send consumer continues the trace. The msgID deduplicates a republished
- * initial request; a replay gets a fresh one.
+ * initial request (or, with `eventId`, a republished request of a parked retry); a replay gets a fresh one.
  */
 export async function requestDelivery(
   nats: Nats,
-  props: { deliveryId: string; trigger: DeliveryRequested['trigger'] },
+  props: { deliveryId: string; trigger: DeliveryRequested['trigger']; eventId?: string },
 ): Promise<void> {
-  const eventId = props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event');
+  const eventId = props.eventId ?? (props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event'));
   const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
   await publishTraced(nats, {
     subject: SUBJECTS.deliveryRequested,

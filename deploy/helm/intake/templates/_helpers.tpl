@@ -51,6 +51,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.config.sendConcurrency | default 64 | quote }}
 - name: WEBHOOK_ENDPOINT_CONCURRENCY
   value: {{ .Values.config.webhookEndpointConcurrency | default 8 | quote }}
+{{- with .Values.config.sendMaxAckPending }}
+- name: SEND_MAX_ACK_PENDING
+  value: {{ . | quote }}
+{{- end }}
 - name: WEBHOOK_ALLOW_PRIVATE_NETWORKS
   value: {{ .Values.config.webhookAllowPrivateNetworks | quote }}
 - name: MAIL_FROM

@@ -34,6 +34,9 @@ import { SendSlots } from '../domain/send-slots';
 /** Durable consumer names (other services must not reuse them). */
 export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', mail: 'delivery-mail' } as const;
 
+/** The send consumer's `max_ack_pending` when it is created and SEND_MAX_ACK_PENDING is not set. */
+export const SEND_MAX_ACK_PENDING_DEFAULT = 10_000;
+
 /** The send consumer's ack deadline: comfortably above WEBHOOK_TIMEOUT_MS (a crashed attempt comes back after it). */
 export function sendAckWaitMs(timeoutMs: number): number {
   return attemptLeaseMs(timeoutMs);
@@ -43,7 +46,7 @@ export function sendAckWaitMs(timeoutMs: number): number {
 export type DeliveryConsumer = keyof typeof CONSUMERS;
 
 /** Provisions the durable consumers named. */
-async function ensureDeliveryConsumers(platform: Platform, consumers: readonly DeliveryConsumer[]): Promise<void> {
+export async function ensureDeliveryConsumers(platform: Platform, consumers: readonly DeliveryConsumer[]): Promise<void> {
   const { nats, config } = platform;
   const { eventsStream, deliveriesStream } = nats.names;
   if (consumers.includes('fanOut'))
@@ -56,14 +59,21 @@ async function ensureDeliveryConsumers(platform: Platform, consumers: readonly D
       max_ack_pending: 10_000,
     });
   if (consumers.includes('send'))
-    await ensureConsumer(nats, deliveriesStream, {
-      durable_name: CONSUMERS.send,
-      ack_policy: AckPolicy.Explicit,
-      ack_wait: nanos(sendAckWaitMs(config.WEBHOOK_TIMEOUT_MS)),
-      max_deliver: -1, // the attempt count lives in Postgres; naks and crash redeliveries must never exhaust it
-      filter_subject: nats.names.subject(SUBJECTS.deliveryRequested),
-      max_ack_pending: 50_000, // messages parked by a nak delay count here
-    });
+    await ensureConsumer(
+      nats,
+      deliveriesStream,
+      {
+        durable_name: CONSUMERS.send,
+        ack_policy: AckPolicy.Explicit,
+        ack_wait: nanos(sendAckWaitMs(config.WEBHOOK_TIMEOUT_MS)),
+        max_deliver: -1, // the attempt count lives in Postgres; naks and crash redeliveries must never exhaust it
+        filter_subject: nats.names.subject(SUBJECTS.deliveryRequested),
+        // In flight, deferred for a slot, or waiting a retry step of up to PARK_AFTER_MS (longer ones are parked in
+        // Postgres): set when the setting is, else left as it is (an operator's change stays), 10,000 when created.
+        ...(config.SEND_MAX_ACK_PENDING === undefined ? {} : { max_ack_pending: config.SEND_MAX_ACK_PENDING }),
+      },
+      { max_ack_pending: SEND_MAX_ACK_PENDING_DEFAULT },
+    );
   if (consumers.includes('mail'))
     await ensureConsumer(nats, deliveriesStream, {
       durable_name: CONSUMERS.mail,

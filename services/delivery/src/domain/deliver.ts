@@ -24,11 +24,18 @@ import {
   type DeliveryClaim,
   type Lease,
 } from '../repositories/send-batch.repository';
+import { parkDelivery } from '../repositories/parking.repository';
 import { recordGroupOrEach } from './record-group';
 import type { SendSlots } from './send-slots';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
+
+/**
+ * A retry that waits longer than this is parked in Postgres (migration 025) and its message acknowledged, instead of
+ * waiting in JetStream as a nak with a delay, where it would count toward the consumer's `max_ack_pending`.
+ */
+export const PARK_AFTER_MS = 60_000;
 
 /** The wait after failed attempt `n` (1-based); a schedule shorter than the ladder repeats its last step. */
 export function retryDelayMs(schedule: readonly number[], attempt: number): number {
@@ -49,11 +56,15 @@ function waitFor(lease: Lease): Outcome {
   return { retryInMs: Math.max(lease.taken ? 0 : lease.remainingMs, 50) };
 }
 
-/** The send path's statements: the deliveries read and their leases taken, a lease given back, an attempt recorded. */
+/**
+ * The send path's statements: the deliveries read and their leases taken, a lease given back, an attempt recorded, a
+ * delivery parked until its next attempt.
+ */
 export interface DeliveryStore {
   claim(asks: ClaimAsk[]): Promise<DeliveryClaim[]>;
   release(id: string): Promise<void>;
   record(record: AttemptRecord): Promise<void>;
+  park(id: string, dueAt: Date): Promise<void>;
 }
 
 /**
@@ -74,6 +85,7 @@ export function deliveryStore(db: Db): DeliveryStore {
     claim: (asks) => claimDeliveries(db, asks, MAX_ATTEMPTS),
     release: (id) => releaseDeliveryLease(db, id),
     record: (record) => records.push(record),
+    park: (id, dueAt) => parkDelivery(db, id, dueAt),
   };
 }
 
@@ -103,8 +115,8 @@ export interface RequestToSend {
  * its own outcome when done, so a slow receiver holds up only its own message. The state in Postgres
  * decides, so duplicates and stale messages are harmless. A scheduled attempt is numbered from the
  * attempts recorded (an attempt cut short by a crash was never recorded, so it is simply made
- * again); a failure is retried by JetStream redelivery after the ladder's step, the fifth failure
- * marks the delivery `failed`. A replay is one extra attempt outside the ladder (see docs/decisions.md, "Webhooks").
+ * again); a failure is retried by JetStream redelivery after the ladder's step (a step over
+ * PARK_AFTER_MS parked in Postgres and asked for again when due), the fifth failure marks the delivery `failed`. A replay is one extra attempt outside the ladder (see docs/decisions.md, "Webhooks").
  */
 export async function processDeliveryRequests(deps: DeliverDeps, items: RequestToSend[]): Promise<Promise<Outcome>[]> {
   if (items.length === 0) return [];
@@ -207,9 +219,12 @@ async function scheduled(deps: DeliverDeps, target: DeliveryTarget, lease: Lease
   }
   const early = target.next_attempt_at ? target.next_attempt_at.getTime() - deps.now().getTime() : 0;
   if (early > 20) {
-    // Redelivered before its step (e.g. after a crash): wait for it, leaving the delivery to whoever comes then.
+    // Redelivered before its step (e.g. after a crash): wait for it, leaving the delivery to whoever comes then; a
+    // long wait parked (a crash between recording an attempt and parking its delivery lands here).
     if (lease.taken) await deps.store.release(target.id);
-    return { retryInMs: early };
+    if (early <= PARK_AFTER_MS) return { retryInMs: early };
+    await deps.store.park(target.id, target.next_attempt_at!);
+    return ACK;
   }
   if (!lease.taken) return waitFor(lease);
   const result = await attemptInSlot(deps, target, number);
@@ -232,9 +247,12 @@ async function recordScheduled(
     return ACK;
   }
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
-  await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: new Date(now.getTime() + delay) });
+  const next = new Date(now.getTime() + delay);
+  await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: next });
   recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: true });
-  return { retryInMs: delay };
+  if (delay <= PARK_AFTER_MS) return { retryInMs: delay };
+  await deps.store.park(target.id, next);
+  return ACK;
 }
 
 /** One signed POST of the delivery to its webhook, as the envelope or its chat message. */

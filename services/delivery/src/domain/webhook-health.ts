@@ -18,6 +18,7 @@ import {
   takeWebhooksToAlert,
   type FailingWebhook,
 } from '../repositories/webhook-health.repository';
+import { PARKING_PUMP_MS, requeueDueDeliveries } from './parking';
 
 /** How often the health sweep runs. */
 export const HEALTH_SWEEP_MS = 60_000;
@@ -128,7 +129,7 @@ export function pumpReplays(props: { db: Db; nats: Nats; limit?: number }): Prom
   });
 }
 
-/** The health sweep and the replay pump of one delivery process. */
+/** The health sweep, the replay pump and the parked deliveries' pump of one delivery process. */
 export function startWebhookUpkeep(props: {
   db: Db;
   nats: Nats;
@@ -149,6 +150,12 @@ export function startWebhookUpkeep(props: {
       logger: props.logger,
       failure: 'replay pump failed; will retry',
       task: () => pumpReplays(props),
+    }),
+    startPeriodic({
+      intervalMs: PARKING_PUMP_MS,
+      logger: props.logger,
+      failure: 'parked deliveries pump failed; will retry',
+      task: () => requeueDueDeliveries({ ...props, now: props.clock.now() }),
     }),
   ];
 }

@@ -21,6 +21,7 @@ import * as purgeTally from './021-purge-tally';
 import * as keyMinters from './022-key-minters';
 import * as processedEventsAge from './023-processed-events-age';
 import * as searchOffTheWritePath from './024-search-off-the-write-path';
+import * as deliveryParking from './025-delivery-parking';
 
 export interface Migration {
   name: string;
@@ -53,4 +54,5 @@ export const migrations: Migration[] = [
   { name: '022-key-minters', ...keyMinters },
   { name: '023-processed-events-age', ...processedEventsAge },
   { name: '024-search-off-the-write-path', ...searchOffTheWritePath },
+  { name: '025-delivery-parking', ...deliveryParking },
 ];
