@@ -6,7 +6,7 @@ const { request } = require('undici');
 const { newId } = require('../shared/dist');
 const { peakGrowth, load, inTurns, WARM_UP_S } = require('./lib');
 const { round } = require('./stack');
-const { accountWithForm, seedForm, LARGE, SMALL } = require('./data-seed');
+const { accountWithForm, seedForm, indexSeeded, LARGE, SMALL } = require('./data-seed');
 
 /** Rows of the purge form, seeded again for each turn (more than a turn purges). */
 const PURGE_ROWS = 60_000;
@@ -104,6 +104,7 @@ async function seedFiles(db, form, filesDir) {
 async function purgeTurn({ db, deps, url, duration, env }) {
   const form = await accountWithForm(db, 'data-purge');
   await seedForm(db, { ...form, rows: PURGE_ROWS, log: () => undefined });
+  await indexSeeded(db, form.formId);
   const files = await seedFiles(db, form, env.FILES_DIR);
   await db('forms').where({ id: form.formId }).update({ retention_days: 1 });
   const purger = await forkPurger(env);

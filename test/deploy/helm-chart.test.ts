@@ -308,13 +308,18 @@ function defaultsCases({ helm, render }: Helm) {
     // Unset, the consumer keeps what it has (an operator's change with the nats CLI stays).
     expect(value(defaults, 'SEND_MAX_ACK_PENDING')).toBeUndefined();
     const set = ['--set', 'config.trustedProxyHops=2', '--set', 'config.sendConcurrency=128'];
+    expect(value(defaults, 'NATS_STREAM_MAX_BYTES')).toBeUndefined();
     const more = ['--set', 'config.webhookEndpointConcurrency=4', '--set', 'config.sendMaxAckPending=20000'];
-    const changed = envOf(await render([...set, ...more]), 'delivery');
-    expect(
-      ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SEND_MAX_ACK_PENDING'].map((k) =>
-        value(changed, k),
-      ),
-    ).toEqual(['2', '128', '4', '20000']);
+    const bounded = ['--set', 'nats.streamMaxBytes=32212254720'];
+    const changed = envOf(await render([...set, ...more, ...bounded]), 'delivery');
+    const keys = ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SEND_MAX_ACK_PENDING'];
+    expect([...keys, 'NATS_STREAM_MAX_BYTES'].map((k) => value(changed, k))).toEqual([
+      '2',
+      '128',
+      '4',
+      '20000',
+      '32212254720',
+    ]);
   }, 60_000);
 
   it('the schema applies in helm too, and the Kubernetes validation rejects a broken object', async () => {

@@ -21,6 +21,15 @@ const Env = Type.Object({
     default: 1,
     description: 'replicas of every JetStream stream and durable consumer (3 on a 3-node cluster; at most the nodes)',
   }),
+  NATS_STREAM_MAX_BYTES: Type.Optional(
+    Type.Integer({
+      minimum: 1_048_576,
+      description:
+        'the most bytes each JetStream stream keeps: a full events stream drops its oldest (consumed) events, a full ' +
+        'deliveries stream refuses new requests, retried until there is room. Unset: a new stream is unbounded (a ' +
+        "week of events) and an existing one keeps its limit (an operator's change stays)",
+    }),
+  ),
   REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
   S3_ENDPOINT: Type.Optional(Type.String({ format: 'uri' })),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3 })),

@@ -118,11 +118,27 @@ export const METRICS = {
     description: 'Messages of a JetStream consumer not yet delivered',
     attributes: ['stream', 'consumer'],
   },
+  streamBytes: {
+    name: 'intake.stream.bytes',
+    kind: 'gauge',
+    unit: 'By',
+    description: 'Bytes a JetStream stream of Intake holds (alert well before intake.stream.max_bytes)',
+    attributes: ['stream'],
+  },
+  streamMaxBytes: {
+    name: 'intake.stream.max_bytes',
+    kind: 'gauge',
+    unit: 'By',
+    description: "The stream's size limit (NATS_STREAM_MAX_BYTES; -1: none); a full stream refuses new messages",
+    attributes: ['stream'],
+  },
   consumerAckPending: {
     name: 'intake.consumer.ack_pending',
     kind: 'gauge',
     unit: '{message}',
-    description: 'Messages delivered to a JetStream consumer and not yet acknowledged (includes parked retries)',
+    description:
+      'Messages delivered to a JetStream consumer and not yet acknowledged (in flight, deferred, or waiting a retry ' +
+      'step of up to a minute; longer ones are parked in Postgres)',
     attributes: ['stream', 'consumer'],
   },
   purged: {
@@ -180,6 +196,8 @@ function createInstruments(meter: Meter) {
     outboxOversized: counter(METRICS.outboxOversized),
     consumerPending: gauge(METRICS.consumerPending),
     consumerAckPending: gauge(METRICS.consumerAckPending),
+    streamBytes: gauge(METRICS.streamBytes),
+    streamMaxBytes: gauge(METRICS.streamMaxBytes),
     purged: counter(METRICS.purged),
     purgeFailures: counter(METRICS.purgeFailures),
   };

@@ -6,6 +6,7 @@ import {
   type ConsumerConfig,
   type StreamConfig,
   RetentionPolicy,
+  DiscardPolicy,
   StorageType,
   nanos,
   headers as natsHeaders,
@@ -21,6 +22,8 @@ export interface Nats {
   names: NatsNames;
   /** Replicas of the streams and durable consumers this process provisions (NATS_STREAM_REPLICAS). */
   replicas: number;
+  /** The most bytes each stream keeps (NATS_STREAM_MAX_BYTES); undefined leaves an existing stream's limit as it is. */
+  maxStreamBytes?: number;
 }
 
 export interface NatsNames {
@@ -48,7 +51,7 @@ export async function connectNats(
   url: string,
   prefix: string,
   name: string,
-  options: { replicas?: number } = {},
+  options: { replicas?: number; maxStreamBytes?: number } = {},
 ): Promise<Nats> {
   const nc = await connect({
     servers: url.split(',').map((s) => s.trim()),
@@ -65,13 +68,19 @@ export async function connectNats(
     jsm: await nc.jetstreamManager({ timeout: 5000 }),
     names: natsNames(prefix),
     replicas: options.replicas ?? 1,
+    maxStreamBytes: options.maxStreamBytes,
   };
 }
 
 /**
  * Creates (or updates) the streams. Safe to call from every service at every start. An existing
  * stream is updated to the settings here, its replicas too: JetStream copies its messages to the
- * new replicas (or drops the extra ones) while it keeps serving.
+ * new replicas (or drops the extra ones) while it keeps serving. Its size limit is set only when
+ * NATS_STREAM_MAX_BYTES is (else a new stream is unbounded, an existing one keeps its own). What a
+ * full stream does: the events stream keeps every event a week whether consumed or not, so it drops
+ * its oldest (long consumed, unless a consumer is that far behind: alert on `intake.consumer.pending`);
+ * the deliveries stream holds only requests not yet settled (a work queue), so it refuses new ones
+ * and fan-out retries them until there is room: none is ever dropped.
  */
 export async function ensureStreams(nats: Nats): Promise<void> {
   const { names } = nats;
@@ -81,14 +90,22 @@ export async function ensureStreams(nats: Nats): Promise<void> {
     storage: StorageType.File,
     max_age: nanos(7 * 24 * 3600 * 1000),
     duplicate_window: nanos(10 * 60 * 1000),
+    ...(nats.maxStreamBytes === undefined ? {} : { max_bytes: nats.maxStreamBytes }),
   };
   const streams: Partial<StreamConfig>[] = [
-    { ...kept, name: names.eventsStream, subjects: [names.subject('submission.>')], retention: RetentionPolicy.Limits },
+    {
+      ...kept,
+      name: names.eventsStream,
+      subjects: [names.subject('submission.>')],
+      retention: RetentionPolicy.Limits,
+      discard: DiscardPolicy.Old,
+    },
     {
       ...kept,
       name: names.deliveriesStream,
       subjects: [names.subject('delivery.>')],
       retention: RetentionPolicy.Workqueue,
+      discard: DiscardPolicy.New,
     },
   ];
   for (const config of streams) {

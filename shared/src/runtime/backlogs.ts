@@ -4,8 +4,8 @@ import { instruments } from '../contracts/metrics';
 import type { Nats } from '../messaging/nats';
 
 /**
- * Observes, at each metric collection, the pending counts of every durable consumer on Intake's
- * streams and (when `db` is given: processes that run an outbox relay) the outbox backlog and
+ * Observes, at each metric collection, the size and size limit of Intake's streams, the pending counts of every
+ * durable consumer on them and (when `db` is given: processes that run an outbox relay) the outbox backlog and
  * its lag. Reads JetStream consumer info and one Postgres query; errors skip that collection.
  * Returns a function that stops observing.
  */
@@ -15,6 +15,9 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
   const streamGauges = async (result: BatchObservableResult): Promise<void> => {
     for (const stream of [nats.names.eventsStream, nats.names.deliveriesStream]) {
       try {
+        const info = await nats.jsm.streams.info(stream);
+        result.observe(i.streamBytes, info.state.bytes, { stream });
+        result.observe(i.streamMaxBytes, info.config.max_bytes, { stream });
         for await (const info of nats.jsm.consumers.list(stream)) {
           const attrs = { stream, consumer: info.name };
           result.observe(i.consumerPending, info.num_pending, attrs);
@@ -43,7 +46,13 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
   const callback = async (result: BatchObservableResult): Promise<void> => {
     await Promise.all([streamGauges(result), outboxGauges(result)]);
   };
-  const observed = [i.consumerPending, i.consumerAckPending, ...(db ? [i.outboxPending, i.outboxLag] : [])];
+  const observed = [
+    i.consumerPending,
+    i.consumerAckPending,
+    i.streamBytes,
+    i.streamMaxBytes,
+    ...(db ? [i.outboxPending, i.outboxLag] : []),
+  ];
   i.meter.addBatchObservableCallback(callback, observed);
   return () => i.meter.removeBatchObservableCallback(callback, observed);
 }

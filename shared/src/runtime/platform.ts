@@ -51,6 +51,7 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   redis.on('error', (err) => logger.debug({ err }, 'redis connection error'));
   const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {
     replicas: config.NATS_STREAM_REPLICAS,
+    maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
   });
   await ensureStreams(nats).catch((err) => logger.warn({ err }, 'could not provision JetStream streams yet'));
   return {

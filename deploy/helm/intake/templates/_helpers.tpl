@@ -33,6 +33,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.nats.prefix | quote }}
 - name: NATS_STREAM_REPLICAS
   value: {{ .Values.nats.streamReplicas | default 3 | quote }}
+{{- with .Values.nats.streamMaxBytes }}
+- name: NATS_STREAM_MAX_BYTES
+  value: {{ . | int64 | quote }}
+{{- end }}
 - name: TRUST_PROXY
   value: "true"
 - name: TRUSTED_PROXY_HOPS

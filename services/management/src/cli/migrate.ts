@@ -18,6 +18,7 @@ export async function runMigrations(
     const done: { name: string }[] = await db('knex_migrations').select('name').orderBy('id');
     const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate', {
       replicas: config.NATS_STREAM_REPLICAS,
+      maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
     });
     try {
       await ensureStreams(nats);
