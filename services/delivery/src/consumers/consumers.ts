@@ -46,7 +46,10 @@ export function sendAckWaitMs(timeoutMs: number): number {
 export type DeliveryConsumer = keyof typeof CONSUMERS;
 
 /** Provisions the durable consumers named. */
-export async function ensureDeliveryConsumers(platform: Platform, consumers: readonly DeliveryConsumer[]): Promise<void> {
+export async function ensureDeliveryConsumers(
+  platform: Platform,
+  consumers: readonly DeliveryConsumer[],
+): Promise<void> {
   const { nats, config } = platform;
   const { eventsStream, deliveriesStream } = nats.names;
   if (consumers.includes('fanOut'))
