@@ -34,9 +34,10 @@ const project = (name, dir) => ({
 });
 
 /**
- * Tests that measure how fast something stays beside a load (`*.alone.test.ts`) run after the others, one at a time
- * (`JEST_ALONE=1`, the second half of `npm test`): beside the other test files on two cores it is the machine's load
- * they would measure.
+ * Tests that time something under a load of their own (`*.alone.test.ts`: one account beside another's load, a NATS
+ * cluster electing leaders while posts flow) run after the others, one at a time (`JEST_ALONE=1`, the second half of
+ * `npm test`): beside the other test files on two cores it is the machine's load they would measure (the cluster test
+ * took 88 s alone, 123 s or 268 s and its deadlines missed beside the console's Chromium tests).
  */
 const ALONE = /\.alone\.test\.ts$/;
 const alone = process.env.JEST_ALONE === '1';
