@@ -1,7 +1,7 @@
 /**
  * The all-in-one's bookkeeping thread (`startBackgroundThread`, from `all-in-one.ts`): usage's
- * consumer, which counts every submission, and management's sweepers (retention, console
- * sessions). None of it is on a webhook's way, so it runs apart from the background thread's
+ * consumer, which counts every submission, and management's workers (retention, console
+ * sessions, the purge, the search indexer). None of it is on a webhook's way, so it runs apart from the background thread's
  * relay and delivery: their event loop and heap then never wait for its transactions and
  * collections (docs/decisions.md, "Processes and threads").
  */
