@@ -1,8 +1,10 @@
-import { SpanKind, trace, type Attributes } from '@opentelemetry/api';
+import { context, propagation, SpanKind, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { SUBJECTS, type DeliveryRequested } from '../contracts/events';
 import { newId } from '../contracts/ids';
+import type { Within } from '../messaging/consumer';
 import { currentTraceHeaders, toNatsHeaders, type Nats } from '../messaging/nats';
-import { inActiveSpan } from '../base/spans';
+import { StreamPublisher, type StreamMessage } from '../messaging/stream-publisher';
+import { failSpan, inActiveSpan } from '../base/spans';
 
 const tracer = trace.getTracer('intake-delivery');
 
@@ -49,4 +51,68 @@ export async function publishTraced(
       timeout: 5000,
     });
   });
+}
+
+/** A message of the deliveries stream for `publishTracedBatch`: its subject (relative to NATS_PREFIX), the trace it joins. */
+export interface TracedMessage {
+  subject: string;
+  message: { event_id: string };
+  attributes: Attributes;
+  within?: Within;
+}
+
+/** The `delivery.requested` of a delivery's first attempt, for `publishTracedBatch` (as `requestDelivery` sends it). */
+export function initialDeliveryRequest(deliveryId: string, within?: Within): TracedMessage {
+  const message: DeliveryRequested = {
+    event_id: `${deliveryId}.initial`,
+    delivery_id: deliveryId,
+    trigger: 'schedule',
+  };
+  return {
+    subject: SUBJECTS.deliveryRequested,
+    message,
+    attributes: { 'intake.webhook.delivery_id': deliveryId },
+    within,
+  };
+}
+
+const publishers = new WeakMap<Nats['nc'], StreamPublisher>();
+
+/**
+ * Publishes messages of the deliveries stream as one batch (a StreamPublisher per connection: one inbox and one timer
+ * for the batch, as the outbox relay does), each inside a PRODUCER span of its own trace (`within`) whose context
+ * rides in its headers, as `publishTraced` does one at a time. The spans end when the batch is acknowledged, failed
+ * with the error when it is not.
+ */
+export async function publishTracedBatch(nats: Nats, items: TracedMessage[]): Promise<void> {
+  if (items.length === 0) return;
+  let publisher = publishers.get(nats.nc);
+  if (!publisher) publishers.set(nats.nc, (publisher = new StreamPublisher(nats.nc)));
+  const spans: Span[] = [];
+  const messages = items.map(({ subject: relative, message, attributes, within = (work) => work() }) =>
+    within((): StreamMessage => {
+      const subject = nats.names.subject(relative);
+      const span = tracer.startSpan(`${subject} publish`, {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.system': 'nats',
+          'messaging.destination.name': subject,
+          'messaging.message.id': message.event_id,
+          ...attributes,
+        },
+      });
+      spans.push(span);
+      const carrier: Record<string, string> = {};
+      propagation.inject(trace.setSpan(context.active(), span), carrier);
+      return { subject, data: JSON.stringify(message), msgId: message.event_id, headers: toNatsHeaders(carrier) };
+    }),
+  );
+  try {
+    await publisher.publishAll(messages, 5000);
+  } catch (err) {
+    for (const span of spans) failSpan(span, err);
+    throw err;
+  } finally {
+    for (const span of spans) span.end();
+  }
 }

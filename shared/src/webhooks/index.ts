@@ -19,7 +19,13 @@ export {
   BlockedTargetError,
   TARGET_REFUSAL,
 } from './url-guard';
-export { publishTraced, requestDelivery } from './delivery-request';
+export {
+  initialDeliveryRequest,
+  publishTraced,
+  publishTracedBatch,
+  requestDelivery,
+  type TracedMessage,
+} from './delivery-request';
 export {
   insertDelivery,
   recordDeliveryAttempts,

@@ -1,7 +1,7 @@
-import { newId, requestDelivery, type SubmissionEvent, type Within } from '@intake/shared';
+import { initialDeliveryRequest, newId, publishTracedBatch, type SubmissionEvent, type Within } from '@intake/shared';
 import { findFanOutTargets, formKey, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { submissionData, type FanOutDeps } from './fan-out';
-import { requestAutoresponse, requestNotification } from './notify';
+import { notificationRequest } from './notify';
 
 /** An event to fan out, and (from the consumer) the trace its publishes join. */
 export interface EventToFanOut {
@@ -14,7 +14,7 @@ export interface EventToFanOut {
  * of their forms (spam has neither), one statement for all their deliveries (one per enabled webhook
  * of each form), then one `delivery.requested` per delivery still waiting for its first attempt and
  * one `delivery.notification` per submission of a form with addresses (and one more for its
- * autoresponse when the form has one enabled), each published in its event's
+ * autoresponse when the form has one enabled), published as one batch, each message in its event's
  * trace (a redelivered event finds its deliveries there and only republishes, which the stream
  * deduplicates; the mail, by its `notifications` row, is sent once). Returns how many delivery
  * requests were published.
@@ -43,17 +43,18 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFan
   const pending = await insertDeliveriesOfSubmissions(db, rows);
   const bySubmission = new Map(items.map((item) => [item.event.submission_id, item]));
   const within = (submissionId: string): Within => bySubmission.get(submissionId)?.within ?? ((work) => work());
-  await Promise.all([
-    ...pending.map((d) =>
-      within(d.submission_id)(() => requestDelivery(nats, { deliveryId: d.id, trigger: 'schedule' })),
-    ),
+  // One batch for all of them, each message in its event's trace.
+  await publishTracedBatch(nats, [
+    ...pending.map((d) => initialDeliveryRequest(d.id, within(d.submission_id))),
     ...items.flatMap(({ event }) => {
       const to = targets.get(formKey(event))?.notifyEmails ?? [];
-      return to.length > 0 ? [within(event.submission_id)(() => requestNotification(nats, { event, to }))] : [];
+      return to.length > 0 ? [notificationRequest({ event, to }, within(event.submission_id))] : [];
     }),
     ...items.flatMap(({ event }) => {
       const settings = targets.get(formKey(event))?.autoresponse;
-      return settings ? [within(event.submission_id)(() => requestAutoresponse(nats, { event, settings }))] : [];
+      return settings
+        ? [notificationRequest({ event, to: [], autoresponse: settings }, within(event.submission_id))]
+        : [];
     }),
   ]);
   return pending.length;

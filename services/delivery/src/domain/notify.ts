@@ -16,6 +16,8 @@ import {
   type Outcome,
   type SecretBox,
   type SubmissionEvent,
+  type TracedMessage,
+  type Within,
 } from '@intake/shared';
 import {
   claimSubmissionNotifications,
@@ -38,6 +40,14 @@ export async function requestNotification(
   nats: Nats,
   mail: { event: SubmissionEvent; to: string[]; autoresponse?: AutoresponseSettings },
 ): Promise<void> {
+  await publishTraced(nats, notificationRequest(mail));
+}
+
+/** The `delivery.notification` of a submission's mail (or its autoresponse), for `publishTraced(Batch)`. */
+export function notificationRequest(
+  mail: { event: SubmissionEvent; to: string[]; autoresponse?: AutoresponseSettings },
+  within?: Within,
+): TracedMessage {
   const { event, to } = mail;
   const large = Buffer.byteLength(JSON.stringify(event.payload)) > EVENT_PAYLOAD_MAX_BYTES;
   const message: NotificationRequested = {
@@ -46,19 +56,12 @@ export async function requestNotification(
     to,
     ...(mail.autoresponse ? { autoresponse: mail.autoresponse } : {}),
   };
-  await publishTraced(nats, {
+  return {
     subject: SUBJECTS.notificationRequested,
     message,
     attributes: { 'intake.submission_id': event.submission_id },
-  });
-}
-
-/** Publishes the submitter's autoresponse of one submission, as `requestNotification` its owner's mail. */
-export function requestAutoresponse(
-  nats: Nats,
-  props: { event: SubmissionEvent; settings: AutoresponseSettings },
-): Promise<void> {
-  return requestNotification(nats, { event: props.event, to: [], autoresponse: props.settings });
+    within,
+  };
 }
 
 /** Attempts at sending one notification e-mail before it is left `failed`. */
