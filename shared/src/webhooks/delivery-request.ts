@@ -2,58 +2,13 @@ import { context, propagation, SpanKind, trace, type Attributes, type Span } fro
 import { SUBJECTS, type DeliveryRequested } from '../contracts/events';
 import { newId } from '../contracts/ids';
 import type { Within } from '../messaging/consumer';
-import { currentTraceHeaders, toNatsHeaders, type Nats } from '../messaging/nats';
+import { toNatsHeaders, type Nats } from '../messaging/nats';
 import { StreamPublisher, type StreamMessage } from '../messaging/stream-publisher';
-import { failSpan, inActiveSpan } from '../base/spans';
+import { failSpan } from '../base/spans';
 
 const tracer = trace.getTracer('intake-delivery');
 
-/**
- * Publishes one `delivery.requested` inside a PRODUCER span whose context rides in the NATS
- * headers, so the send consumer continues the trace. The msgID deduplicates a republished
- * initial request (or, with `eventId`, a republished request of a parked retry); a replay gets a fresh one.
- */
-export async function requestDelivery(
-  nats: Nats,
-  props: { deliveryId: string; trigger: DeliveryRequested['trigger']; eventId?: string },
-): Promise<void> {
-  const eventId = props.eventId ?? (props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event'));
-  const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
-  await publishTraced(nats, {
-    subject: SUBJECTS.deliveryRequested,
-    message,
-    attributes: { 'intake.webhook.delivery_id': props.deliveryId },
-  });
-}
-
-/**
- * Publishes one message of the deliveries stream (`subject` relative to NATS_PREFIX) inside a
- * PRODUCER span whose context rides in the NATS headers, so its consumer continues the trace; its
- * `event_id` is the Nats-Msg-Id, so a second publish within the stream's window is dropped. A
- * failed publish marks the span failed (with the exception) before going on up.
- */
-export async function publishTraced(
-  nats: Nats,
-  props: { subject: string; message: { event_id: string }; attributes: Attributes },
-): Promise<void> {
-  const subject = nats.names.subject(props.subject);
-  const eventId = props.message.event_id;
-  const attributes = {
-    'messaging.system': 'nats',
-    'messaging.destination.name': subject,
-    'messaging.message.id': eventId,
-    ...props.attributes,
-  };
-  await inActiveSpan(tracer, `${subject} publish`, { kind: SpanKind.PRODUCER, attributes }, async () => {
-    await nats.js.publish(subject, JSON.stringify(props.message), {
-      msgID: eventId,
-      headers: toNatsHeaders(currentTraceHeaders()),
-      timeout: 5000,
-    });
-  });
-}
-
-/** A message of the deliveries stream for `publishTracedBatch`: its subject (relative to NATS_PREFIX), the trace it joins. */
+/** A message of the deliveries stream for `publishTraced`: its subject (relative to NATS_PREFIX), the trace it joins. */
 export interface TracedMessage {
   subject: string;
   message: { event_id: string };
@@ -61,19 +16,30 @@ export interface TracedMessage {
   within?: Within;
 }
 
-/** The `delivery.requested` of a delivery's first attempt, for `publishTracedBatch` (as `requestDelivery` sends it). */
-export function initialDeliveryRequest(deliveryId: string, within?: Within): TracedMessage {
-  const message: DeliveryRequested = {
-    event_id: `${deliveryId}.initial`,
-    delivery_id: deliveryId,
-    trigger: 'schedule',
-  };
+/**
+ * A `delivery.requested`, for `publishTraced`. Its msgID (`event_id`) deduplicates a republished initial request, or,
+ * with `eventId`, a republished request of a parked retry; a replay gets a fresh one.
+ */
+export function deliveryRequest(
+  props: { deliveryId: string; trigger: DeliveryRequested['trigger']; eventId?: string },
+  within?: Within,
+): TracedMessage {
+  const eventId = props.eventId ?? (props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event'));
+  const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
   return {
     subject: SUBJECTS.deliveryRequested,
     message,
-    attributes: { 'intake.webhook.delivery_id': deliveryId },
+    attributes: { 'intake.webhook.delivery_id': props.deliveryId },
     within,
   };
+}
+
+/** Publishes one `delivery.requested` (`deliveryRequest`) and waits until the stream has stored it. */
+export function requestDelivery(
+  nats: Nats,
+  props: { deliveryId: string; trigger: DeliveryRequested['trigger']; eventId?: string },
+): Promise<void> {
+  return publishTraced(nats, [deliveryRequest(props)]);
 }
 
 const publishers = new WeakMap<Nats['nc'], StreamPublisher>();
@@ -81,10 +47,11 @@ const publishers = new WeakMap<Nats['nc'], StreamPublisher>();
 /**
  * Publishes messages of the deliveries stream as one batch (a StreamPublisher per connection: one inbox and one timer
  * for the batch, as the outbox relay does), each inside a PRODUCER span of its own trace (`within`) whose context
- * rides in its headers, as `publishTraced` does one at a time. The spans end when the batch is acknowledged, failed
- * with the error when it is not.
+ * rides in its headers, so its consumer continues the trace; the msgID is the message's `event_id`, so a second
+ * publish within the stream's window is dropped. The spans end when the batch is acknowledged, failed with the error
+ * when it is not.
  */
-export async function publishTracedBatch(nats: Nats, items: TracedMessage[]): Promise<void> {
+export async function publishTraced(nats: Nats, items: TracedMessage[]): Promise<void> {
   if (items.length === 0) return;
   let publisher = publishers.get(nats.nc);
   if (!publisher) publishers.set(nats.nc, (publisher = new StreamPublisher(nats.nc)));

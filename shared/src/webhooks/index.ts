@@ -19,13 +19,7 @@ export {
   BlockedTargetError,
   TARGET_REFUSAL,
 } from './url-guard';
-export {
-  initialDeliveryRequest,
-  publishTraced,
-  publishTracedBatch,
-  requestDelivery,
-  type TracedMessage,
-} from './delivery-request';
+export { deliveryRequest, publishTraced, requestDelivery, type TracedMessage } from './delivery-request';
 export {
   insertDelivery,
   recordDeliveryAttempts,

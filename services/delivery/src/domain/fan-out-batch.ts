@@ -1,4 +1,4 @@
-import { initialDeliveryRequest, newId, publishTracedBatch, type SubmissionEvent, type Within } from '@intake/shared';
+import { deliveryRequest, newId, publishTraced, type SubmissionEvent, type Within } from '@intake/shared';
 import { findFanOutTargets, formKey, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { submissionData, type FanOutDeps } from './fan-out';
 import { notificationRequest } from './notify';
@@ -44,8 +44,8 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFan
   const bySubmission = new Map(items.map((item) => [item.event.submission_id, item]));
   const within = (submissionId: string): Within => bySubmission.get(submissionId)?.within ?? ((work) => work());
   // One batch for all of them, each message in its event's trace.
-  await publishTracedBatch(nats, [
-    ...pending.map((d) => initialDeliveryRequest(d.id, within(d.submission_id))),
+  await publishTraced(nats, [
+    ...pending.map((d) => deliveryRequest({ deliveryId: d.id, trigger: 'schedule' }, within(d.submission_id))),
     ...items.flatMap(({ event }) => {
       const to = targets.get(formKey(event))?.notifyEmails ?? [];
       return to.length > 0 ? [notificationRequest({ event, to }, within(event.submission_id))] : [];

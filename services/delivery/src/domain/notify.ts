@@ -40,10 +40,10 @@ export async function requestNotification(
   nats: Nats,
   mail: { event: SubmissionEvent; to: string[]; autoresponse?: AutoresponseSettings },
 ): Promise<void> {
-  await publishTraced(nats, notificationRequest(mail));
+  await publishTraced(nats, [notificationRequest(mail)]);
 }
 
-/** The `delivery.notification` of a submission's mail (or its autoresponse), for `publishTraced(Batch)`. */
+/** The `delivery.notification` of a submission's mail (or its autoresponse), for `publishTraced`. */
 export function notificationRequest(
   mail: { event: SubmissionEvent; to: string[]; autoresponse?: AutoresponseSettings },
   within?: Within,

@@ -1,4 +1,4 @@
-import { requestDelivery, type Db, type Nats } from '@intake/shared';
+import { deliveryRequest, publishTraced, type Db, type Nats } from '@intake/shared';
 import { takeDueParked } from '../repositories/parking.repository';
 
 /** How often a delivery process looks for parked deliveries that are due. */
@@ -10,20 +10,19 @@ export const PARKED_RECHECK_MS = 5 * 60_000;
 
 /**
  * Asks for the attempts of the parked deliveries that are due (migration 025, `PARK_AFTER_MS`): one
- * `delivery.requested` each, named after the delivery and its due time, so two processes, or a pump that runs again
- * before its commit, send it once. Returns how many were asked for.
+ * `delivery.requested` each, in one batch, each named after the delivery and its due time, so that two
+ * processes, or a pump that runs again before its commit, send it once. Returns how many were asked for.
  */
 export function requeueDueDeliveries(props: { db: Db; nats: Nats; now: Date; limit?: number }): Promise<number> {
   return takeDueParked(
     props.db,
     { now: props.now, limit: props.limit ?? PER_PUMP, recheckMs: PARKED_RECHECK_MS },
-    async (due) => {
-      for (const { id, dueAt } of due)
-        await requestDelivery(props.nats, {
-          deliveryId: id,
-          trigger: 'schedule',
-          eventId: `${id}.due.${dueAt.getTime()}`,
-        });
-    },
+    (due) =>
+      publishTraced(
+        props.nats,
+        due.map(({ id, dueAt }) =>
+          deliveryRequest({ deliveryId: id, trigger: 'schedule', eventId: `${id}.due.${dueAt.getTime()}` }),
+        ),
+      ),
   );
 }

@@ -1,5 +1,6 @@
 import {
-  requestDelivery,
+  deliveryRequest,
+  publishTraced,
   startPeriodic,
   toTimestamp,
   type Config,
@@ -125,7 +126,10 @@ async function tell(
  */
 export function pumpReplays(props: { db: Db; nats: Nats; limit?: number }): Promise<number> {
   return takeQueuedReplays(props.db, props.limit ?? REPLAYS_PER_PUMP, async (ids) => {
-    for (const id of ids) await requestDelivery(props.nats, { deliveryId: id, trigger: 'replay' });
+    await publishTraced(
+      props.nats,
+      ids.map((id) => deliveryRequest({ deliveryId: id, trigger: 'replay' })),
+    );
   });
 }
 

@@ -28,8 +28,8 @@ const EXAMPLES = `
 const LIMITS = { marksPerKind: 2000, honeypotCatches: 500, ttlMs: 10 * 60_000, maxAccounts: 10_000 };
 
 /**
- * Per process, per account (the 10,000 most recently used, lru-cache): a model is trained from the account's examples the first time one of
- * its posts is scored, then kept. Management announces every mark (a form-change notice with the
+ * Per process, per account (the 10,000 most recently used, lru-cache): a model is trained from the
+ * account's examples the first time one of its posts is scored, then kept. Management announces every mark (a form-change notice with the
  * account), and every process drops that model at once; otherwise a model is trained again after
  * 10 minutes, which takes in the honeypot catches since. A training that was under way when a
  * notice came is used by the posts waiting for it but not kept (the notice removed its entry).
