@@ -303,23 +303,28 @@ function defaultsCases({ helm, render }: Helm) {
     const value = (env: { name: string; value?: string }[], key: string) => env.find((e) => e.name === key)?.value;
     const defaults = envOf(await render([]), 'delivery');
     expect(
-      ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY'].map((k) => value(defaults, k)),
-    ).toEqual(['1', '64', '8']);
+      ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'RECONCILE_AFTER'].map((k) =>
+        value(defaults, k),
+      ),
+    ).toEqual(['1', '64', '8', '15m']);
     // Unset, the consumer keeps what it has (an operator's change with the nats CLI stays).
     expect(value(defaults, 'SEND_MAX_ACK_PENDING')).toBeUndefined();
     const set = ['--set', 'config.trustedProxyHops=2', '--set', 'config.sendConcurrency=128'];
     expect(value(defaults, 'NATS_STREAM_MAX_BYTES')).toBeUndefined();
     const more = ['--set', 'config.webhookEndpointConcurrency=4', '--set', 'config.sendMaxAckPending=20000'];
-    const bounded = ['--set', 'nats.streamMaxBytes=32212254720'];
+    const bounded = ['--set', 'nats.streamMaxBytes=32212254720', '--set', 'config.reconcileAfter=1h'];
     const changed = envOf(await render([...set, ...more, ...bounded]), 'delivery');
     const keys = ['TRUSTED_PROXY_HOPS', 'SEND_CONCURRENCY', 'WEBHOOK_ENDPOINT_CONCURRENCY', 'SEND_MAX_ACK_PENDING'];
-    expect([...keys, 'NATS_STREAM_MAX_BYTES'].map((k) => value(changed, k))).toEqual([
+    expect([...keys, 'NATS_STREAM_MAX_BYTES', 'RECONCILE_AFTER'].map((k) => value(changed, k))).toEqual([
       '2',
       '128',
       '4',
       '20000',
       '32212254720',
+      '1h',
     ]);
+    const badDuration = await helm('lint', '--strict', chart, '--set', 'config.reconcileAfter=soon');
+    expect(badDuration.code).not.toBe(0);
   }, 60_000);
 
   it('the schema applies in helm too, and the Kubernetes validation rejects a broken object', async () => {

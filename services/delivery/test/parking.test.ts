@@ -1,9 +1,13 @@
+import { firstIdAt, newId } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import { requeueDueDeliveries } from '../src/domain/parking';
+import { reconcileDeliveries, requeueDueDeliveries } from '../src/domain/parking';
 import { accountWithForm, receiver, startDelivery, submit } from './helpers';
 
-// The second retry waits two minutes: over PARK_AFTER_MS, so it is parked in Postgres, not left in JetStream.
-const ctx = useStarted(() => startDelivery({ WEBHOOK_RETRY_SCHEDULE: '200ms,2m', WEBHOOK_TIMEOUT_MS: 2000 }));
+// The second retry waits two minutes: over PARK_AFTER_MS, so it is parked in Postgres, not left in JetStream. The
+// process's own reconciler leaves alone what this file's reconciler test makes (a day, not 15 minutes).
+const ctx = useStarted(() =>
+  startDelivery({ WEBHOOK_RETRY_SCHEDULE: '200ms,2m', WEBHOOK_TIMEOUT_MS: 2000, RECONCILE_AFTER: '1d' }),
+);
 
 const MINUTE = 60_000;
 
@@ -40,7 +44,7 @@ describe('a retry that waits over a minute', () => {
       const now = new Date();
       await db('deliveries').where({ id: delivery.id }).update({ next_attempt_at: now });
       await db('delivery_parking').where({ delivery_id: delivery.id }).update({ due_at: now });
-      await Promise.all([1, 2].map(() => requeueDueDeliveries({ db, nats, now: new Date() })));
+      await Promise.all([1, 2].map(() => requeueDueDeliveries({ db, nats, now: new Date(), recheckMs: 5 * MINUTE })));
       await eventually(async () => (await db('deliveries').where({ id: delivery.id }).first()).status === 'succeeded');
       expect(target.requests.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3']);
 
@@ -50,6 +54,69 @@ describe('a retry that waits over a minute', () => {
         timeoutMs: 15_000,
       });
       expect(target.requests).toHaveLength(3);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe('the reconciler', () => {
+  it('hands each delivery still waiting after RECONCILE_AFTER to the parking pump, once, and it is sent once', async () => {
+    const { db, nats } = ctx.platform;
+    const target = await receiver((_req, _n, res) => {
+      res.statusCode = 204;
+      res.end();
+    });
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      const webhook = await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+      // Deliveries as a fan-out made them, whose requests a lost stream took: two twenty minutes old (one of them has
+      // since succeeded), one a minute old. Ids are ULIDs, so an id says when its delivery was made.
+      const made = async (minutesAgo: number, n: number, status: string) => {
+        // Stored without an event: the running process's fan-out must not make (and send) its delivery.
+        const submissionId = newId('submission');
+        await db('submissions').insert({
+          id: submissionId,
+          account_id: accountId,
+          form_id: formId,
+          status: 'received',
+          payload: '{}',
+        });
+        const id = `${firstIdAt('delivery', Date.now() - minutesAgo * MINUTE).slice(0, -3)}00${n}`;
+        await db('deliveries').insert({
+          id,
+          account_id: accountId,
+          webhook_id: webhook.id,
+          form_id: formId,
+          submission_id: submissionId,
+          event_type: 'submission.created',
+          data: JSON.stringify({ submission_id: submissionId }),
+          status,
+        });
+        return id;
+      };
+      const lost = await made(20, 1, 'pending');
+      await made(20, 2, 'succeeded');
+      const young = await made(1, 3, 'pending');
+      // The walk starts from the beginning (other tests of this database moved it on).
+      await db('reconciler_cursors').delete();
+
+      const reconcile = () =>
+        reconcileDeliveries({ db, nats, sendConsumer: 'delivery-send', now: new Date(), afterMs: 15 * MINUTE });
+      const steps = await Promise.all([reconcile(), reconcile()]);
+      // Two processes at once: one walked (past the lost one, parking it), the other found the cursor taken.
+      expect(steps).toContainEqual({ walked: 0, parked: 0 });
+      expect(steps).toContainEqual(expect.objectContaining({ parked: 1 }));
+      // Walking again finds nothing new; the young one is left to its own request.
+      expect(await reconcile()).toEqual({ walked: 0, parked: 0 });
+      expect(await db('delivery_parking').where({ delivery_id: young })).toEqual([]);
+
+      // The process's pump (every 5 s) asks for the lost one: it is sent once.
+      await eventually(async () => (await db('deliveries').where({ id: lost }).first()).status === 'succeeded', {
+        timeoutMs: 15_000,
+      });
+      expect(target.requests.map((r) => r.headers['x-service-delivery'])).toEqual([lost]);
+      expect((await db('deliveries').where({ id: young }).first()).status).toBe('pending');
     } finally {
       await target.close();
     }

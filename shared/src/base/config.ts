@@ -72,6 +72,13 @@ const Env = Type.Object({
         "one keeps what it has (an operator's change stays)",
     }),
   ),
+  RECONCILE_AFTER: Type.String({
+    pattern: LONG_DURATION,
+    default: '15m',
+    description:
+      'a delivery still waiting this long after it was made, or after the parking pump asked for it, is asked for ' +
+      'again: a lost, purged or restored stream took its request',
+  }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({
     minimum: 1,
     maximum: 1000,

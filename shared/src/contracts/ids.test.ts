@@ -1,4 +1,4 @@
-import { newId } from './ids';
+import { firstIdAt, newId } from './ids';
 import { toTimestamp, monthOf, periodKey } from './time';
 
 describe('ids', () => {
@@ -15,6 +15,20 @@ describe('ids', () => {
     const ids = [newId('form', 1000), newId('form', 1000), newId('form', 2000), newId('form', 2000)];
     expect([...ids].sort()).toEqual(ids);
     expect(new Set(ids).size).toBe(4);
+  });
+
+  it('bounds the ids of a moment: those made before it sort below, those made at or after it above', () => {
+    // Later than any id made so far: the factory never goes back in time.
+    const moment = Date.now() + 3_600_000;
+    const before = newId('delivery', moment - 1);
+    const at = newId('delivery', moment);
+    const after = newId('delivery', moment + 1);
+    expect([after, firstIdAt('delivery', moment), at, before].sort()).toEqual([
+      before,
+      firstIdAt('delivery', moment),
+      at,
+      after,
+    ]);
   });
 });
 

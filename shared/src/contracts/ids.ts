@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { monotonicFactory } from 'ulid';
+import { encodeTime, monotonicFactory } from 'ulid';
 
 /** Every id prefix in use. IDs are `<prefix>_<ULID>`: unique, URL-safe, sortable by creation time. */
 export const ID_PREFIXES = {
@@ -37,6 +37,11 @@ const nextUlid = monotonicFactory(randomUnit);
 
 export function newId(kind: IdKind, now: number = Date.now()): string {
   return `${ID_PREFIXES[kind]}_${nextUlid(now).toLowerCase()}`;
+}
+
+/** The least id of that kind made at `time` (ms): every id made earlier sorts below it, every later one above. */
+export function firstIdAt(kind: IdKind, time: number): string {
+  return `${ID_PREFIXES[kind]}_${encodeTime(time, 10).toLowerCase()}${'0'.repeat(16)}`;
 }
 
 const ID_PATTERN = /^[a-z]{2,3}_[0-9a-hjkmnp-tv-z]{26}$/;

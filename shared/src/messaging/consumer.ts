@@ -77,6 +77,11 @@ export interface ConsumerOptions {
    */
   gatherMs?: number | 'whileBusy';
   handleBatch(messages: Delivered[]): Outcomes | Promise<Outcomes>;
+  /**
+   * Makes the stream and the durable consumer again when they are gone (deleted, purged with the stream, or a
+   * server restored without them); called before the loop asks again. Without it the loop waits for someone else to.
+   */
+  provision?(): Promise<void>;
 }
 
 /** The nak delay of a message whose handling failed. */
@@ -252,6 +257,12 @@ class ConsumerRun {
         if (this.stopped) break;
         logger.warn({ err, durable }, 'consumer loop failed; restarting');
         await new Promise((resolve) => setTimeout(resolve, 1000));
+        if (this.options.provision && /not found|deleted/i.test(String((err as Error).message)))
+          await this.options
+            .provision()
+            .catch((provisionErr: unknown) =>
+              logger.warn({ err: provisionErr, durable }, 'could not make the consumer again; will retry'),
+            );
       }
     }
   }

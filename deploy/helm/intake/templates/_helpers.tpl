@@ -59,6 +59,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: SEND_MAX_ACK_PENDING
   value: {{ . | quote }}
 {{- end }}
+- name: RECONCILE_AFTER
+  value: {{ .Values.config.reconcileAfter | default "15m" | quote }}
 - name: WEBHOOK_ALLOW_PRIVATE_NETWORKS
   value: {{ .Values.config.webhookAllowPrivateNetworks | quote }}
 - name: MAIL_FROM

@@ -7,6 +7,7 @@ import {
   createWebhookAgent,
   DeliveryRequested,
   ensureConsumer,
+  ensureStreams,
   NotificationRequested,
   eventWithPayload,
   runConsumer,
@@ -170,11 +171,19 @@ export async function startDeliveryWorkers(
   const slots = new SendSlots({ total: config.SEND_CONCURRENCY, perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY });
   const deliverDeps = { db, secrets, agent, config, slots, now: () => clock.now(), store: deliveryStore(db) };
   const notifyDeps = { db, mailer, logger, config, secrets, record: notificationRecorder(db) };
-  const common = { nats, logger };
+  // A consumer whose stream or durable is gone makes both again (the reconciler re-sends what the stream held).
+  const common = (name: DeliveryConsumer) => ({
+    nats,
+    logger,
+    provision: async () => {
+      await ensureStreams(nats);
+      await ensureDeliveryConsumers(platform, [name]);
+    },
+  });
   const workers: Record<DeliveryConsumer, () => Worker> = {
     fanOut: () =>
       runConsumer({
-        ...common,
+        ...common('fanOut'),
         stream: eventsStream,
         durable: CONSUMERS.fanOut,
         concurrency: 64,
@@ -184,7 +193,7 @@ export async function startDeliveryWorkers(
     // Requests of the same millisecond share their claim; each holds its slot until its attempt is recorded.
     send: () =>
       runConsumer({
-        ...common,
+        ...common('send'),
         stream: deliveriesStream,
         durable: CONSUMERS.send,
         concurrency: config.SEND_CONCURRENCY,
@@ -193,7 +202,7 @@ export async function startDeliveryWorkers(
       }),
     mail: () =>
       runConsumer({
-        ...common,
+        ...common('mail'),
         stream: deliveriesStream,
         durable: CONSUMERS.mail,
         concurrency: 64,
@@ -203,7 +212,8 @@ export async function startDeliveryWorkers(
   };
   const started = consumers.map((name) => workers[name]());
   // The webhooks' health sweep and replay pump go with the sending.
-  if (consumers.includes('send')) started.push(...startWebhookUpkeep({ db, nats, mailer, logger, config, clock }));
+  if (consumers.includes('send'))
+    started.push(...startWebhookUpkeep({ db, nats, mailer, logger, config, clock, sendConsumer: CONSUMERS.send }));
   const closeClients: Worker = {
     async stop() {
       mailer.close();

@@ -1,22 +1,28 @@
-import { deliveryRequest, publishTraced, type Db, type Nats } from '@intake/shared';
-import { takeDueParked } from '../repositories/parking.repository';
+import { deliveryRequest, firstIdAt, publishTraced, type Db, type Nats } from '@intake/shared';
+import { takeDueParked, watchWaitingDeliveries, type ReconcileStep } from '../repositories/parking.repository';
 
 /** How often a delivery process looks for parked deliveries that are due. */
 export const PARKING_PUMP_MS = 5_000;
 /** Parked deliveries asked for per pump and process. */
 const PER_PUMP = 500;
-/** A parked delivery asked for is asked for again this much later if its attempt has not moved it meanwhile. */
-export const PARKED_RECHECK_MS = 5 * 60_000;
 
 /**
  * Asks for the attempts of the parked deliveries that are due (migration 025, `PARK_AFTER_MS`): one
  * `delivery.requested` each, in one batch, each named after the delivery and its due time, so that two
- * processes, or a pump that runs again before its commit, send it once. Returns how many were asked for.
+ * processes, or a pump that runs again before its commit, send it once. A delivery asked for is asked for again
+ * `recheckMs` (RECONCILE_AFTER) later if its attempt has not moved it meanwhile (its request was lost).
+ * Returns how many were asked for.
  */
-export function requeueDueDeliveries(props: { db: Db; nats: Nats; now: Date; limit?: number }): Promise<number> {
+export function requeueDueDeliveries(props: {
+  db: Db;
+  nats: Nats;
+  now: Date;
+  recheckMs: number;
+  limit?: number;
+}): Promise<number> {
   return takeDueParked(
     props.db,
-    { now: props.now, limit: props.limit ?? PER_PUMP, recheckMs: PARKED_RECHECK_MS },
+    { now: props.now, limit: props.limit ?? PER_PUMP, recheckMs: props.recheckMs },
     (due) =>
       publishTraced(
         props.nats,
@@ -25,4 +31,45 @@ export function requeueDueDeliveries(props: { db: Db; nats: Nats; now: Date; lim
         ),
       ),
   );
+}
+
+/** How often a delivery process walks the reconciler on. */
+export const RECONCILE_MS = 30_000;
+/** Deliveries walked per transaction, and transactions per walk at most. */
+const WALK_STEP = 5_000;
+const WALK_STEPS = 20;
+/**
+ * While the send consumer holds more undelivered requests than this, it is draining a backlog, not missing requests:
+ * the reconciler waits rather than add requests for deliveries whose own are still queued.
+ */
+export const RECONCILE_BACKLOG = 10_000;
+
+/**
+ * The reconciler (migration 026): every delivery still waiting `afterMs` after it was made, and not parked, is parked
+ * due at its next attempt, so the parking pump asks for it, and asks again every `afterMs`, until it ends. A
+ * delivery whose request a lost, purged or restored stream took (or a fan-out that died between its insert and its
+ * publish) therefore never stays pending: it is sent once more, and once only, since the claim decides by its state in
+ * Postgres. Walks on from where it stopped, one process at a time; returns what it walked, or 'backlog' when it waited.
+ */
+export async function reconcileDeliveries(props: {
+  db: Db;
+  nats: Nats;
+  /** The send consumer's durable name (its backlog is checked first). */
+  sendConsumer: string;
+  now: Date;
+  afterMs: number;
+}): Promise<ReconcileStep | 'backlog'> {
+  const { db, nats } = props;
+  const info = await nats.jsm.consumers.info(nats.names.deliveriesStream, props.sendConsumer).catch(() => undefined);
+  if (info && info.num_pending > RECONCILE_BACKLOG) return 'backlog';
+  const before = firstIdAt('delivery', props.now.getTime() - props.afterMs);
+  const total: ReconcileStep = { walked: 0, parked: 0 };
+  for (let i = 0; i < WALK_STEPS; i++) {
+    const step = await watchWaitingDeliveries(db, { before, limit: WALK_STEP });
+    if (!step) break;
+    total.walked += step.walked;
+    total.parked += step.parked;
+    if (step.walked < WALK_STEP) break;
+  }
+  return total;
 }

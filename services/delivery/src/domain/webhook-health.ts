@@ -1,5 +1,6 @@
 import {
   deliveryRequest,
+  parseDuration,
   publishTraced,
   startPeriodic,
   toTimestamp,
@@ -19,7 +20,7 @@ import {
   takeWebhooksToAlert,
   type FailingWebhook,
 } from '../repositories/webhook-health.repository';
-import { PARKING_PUMP_MS, requeueDueDeliveries } from './parking';
+import { PARKING_PUMP_MS, RECONCILE_MS, reconcileDeliveries, requeueDueDeliveries } from './parking';
 
 /** How often the health sweep runs. */
 export const HEALTH_SWEEP_MS = 60_000;
@@ -133,7 +134,7 @@ export function pumpReplays(props: { db: Db; nats: Nats; limit?: number }): Prom
   });
 }
 
-/** The health sweep, the replay pump and the parked deliveries' pump of one delivery process. */
+/** The health sweep, the replay pump, the parked deliveries' pump and the reconciler of one delivery process. */
 export function startWebhookUpkeep(props: {
   db: Db;
   nats: Nats;
@@ -141,7 +142,9 @@ export function startWebhookUpkeep(props: {
   logger: Logger;
   config: Config;
   clock: { now(): Date };
+  sendConsumer: string;
 }): Worker[] {
+  const afterMs = parseDuration(props.config.RECONCILE_AFTER);
   return [
     startPeriodic({
       intervalMs: HEALTH_SWEEP_MS,
@@ -159,7 +162,21 @@ export function startWebhookUpkeep(props: {
       intervalMs: PARKING_PUMP_MS,
       logger: props.logger,
       failure: 'parked deliveries pump failed; will retry',
-      task: () => requeueDueDeliveries({ ...props, now: props.clock.now() }),
+      task: () => requeueDueDeliveries({ ...props, now: props.clock.now(), recheckMs: afterMs }),
+    }),
+    startPeriodic({
+      // A quarter of RECONCILE_AFTER when that is shorter, so a delivery is watched soon after it comes of age.
+      intervalMs: Math.max(100, Math.min(RECONCILE_MS, afterMs / 4)),
+      logger: props.logger,
+      failure: 'delivery reconciler failed; will retry',
+      task: async () => {
+        const step = await reconcileDeliveries({ ...props, now: props.clock.now(), afterMs });
+        if (step !== 'backlog' && step.parked > 0)
+          props.logger.info(
+            { parked: step.parked, after: props.config.RECONCILE_AFTER },
+            'deliveries still waiting were handed to the parking pump',
+          );
+      },
     }),
   ];
 }

@@ -16,7 +16,8 @@ export interface DueDelivery {
 }
 
 /**
- * Takes up to `limit` parked deliveries due by `now`, in one transaction: those still retrying are handed to `send`
+ * Takes up to `limit` parked deliveries due by `now`, in one transaction: those still waiting (retrying, or pending
+ * when the reconciler parked them) are handed to `send`
  * (which publishes their requests) and then kept parked `recheckMs` longer, in case a request is lost (the attempt,
  * when it comes, parks its delivery again at its next step or ends it); those no longer retrying (succeeded by a
  * replay, failed, disabled) are unparked. Rows another process holds are skipped. Returns how many were sent.
@@ -32,8 +33,9 @@ export async function takeDueParked(
        WHERE p.due_at <= ? ORDER BY p.due_at LIMIT ? FOR UPDATE OF p SKIP LOCKED`,
       [props.now, props.limit],
     );
-    const due = rows.filter((r) => r.status === 'retrying');
-    const settled = rows.filter((r) => r.status !== 'retrying').map((r) => r.id);
+    const waiting = (r: { status: string }): boolean => r.status === 'pending' || r.status === 'retrying';
+    const due = rows.filter(waiting);
+    const settled = rows.filter((r) => !waiting(r)).map((r) => r.id);
     if (settled.length > 0) await trx('delivery_parking').whereIn('delivery_id', settled).delete();
     if (due.length === 0) return 0;
     await send(due.map((r) => ({ id: r.id, dueAt: r.due_at })));
@@ -44,5 +46,52 @@ export async function takeDueParked(
       )
       .update({ due_at: new Date(props.now.getTime() + props.recheckMs) });
     return due.length;
+  });
+}
+
+/** One step of the reconciler's walk (see watchWaitingDeliveries). */
+export interface ReconcileStep {
+  /** Deliveries walked past. */
+  walked: number;
+  /** Of those, still waiting and not parked: parked now. */
+  parked: number;
+}
+
+/**
+ * One step of the reconciler's walk over `deliveries` (migration 026), in one transaction: the next `limit` deliveries
+ * after its cursor whose ids sort below `before` (made before then, by the primary key's index); each still waiting
+ * (`pending` or `retrying`) and not parked is parked due at its next attempt (at once when that has passed), so the
+ * parking pump asks for it and keeps asking until it ends. Answers undefined when another process is walking.
+ */
+export async function watchWaitingDeliveries(
+  db: Db,
+  props: { before: string; limit: number },
+): Promise<ReconcileStep | undefined> {
+  return db.transaction(async (trx) => {
+    await trx.raw(
+      `INSERT INTO reconciler_cursors (name, position) VALUES ('deliveries', '') ON CONFLICT (name) DO NOTHING`,
+    );
+    const { rows: cursor } = await trx.raw<{ rows: { position: string }[] }>(
+      `SELECT position FROM reconciler_cursors WHERE name = 'deliveries' FOR UPDATE SKIP LOCKED`,
+    );
+    if (cursor.length === 0) return undefined;
+    const { rows } = await trx.raw<{ rows: { last: string | null; walked: number; parked: number }[] }>(
+      `WITH walked AS (
+         SELECT id, status, next_attempt_at FROM deliveries WHERE id > ? AND id < ? ORDER BY id LIMIT ?),
+       parked AS (
+         INSERT INTO delivery_parking (delivery_id, due_at)
+         SELECT id, greatest(coalesce(next_attempt_at, now()), now()) FROM walked WHERE status IN ('pending', 'retrying')
+         ON CONFLICT (delivery_id) DO NOTHING
+         RETURNING 1)
+       SELECT (SELECT max(id) FROM walked) AS last, (SELECT count(*)::int FROM walked) AS walked,
+         (SELECT count(*)::int FROM parked) AS parked`,
+      [cursor[0]!.position, props.before, props.limit],
+    );
+    const step = rows[0]!;
+    if (step.last !== null)
+      await trx.raw(`UPDATE reconciler_cursors SET position = ?, updated_at = now() WHERE name = 'deliveries'`, [
+        step.last,
+      ]);
+    return { walked: step.walked, parked: step.parked };
   });
 }

@@ -22,6 +22,7 @@ import * as keyMinters from './022-key-minters';
 import * as processedEventsAge from './023-processed-events-age';
 import * as searchOffTheWritePath from './024-search-off-the-write-path';
 import * as deliveryParking from './025-delivery-parking';
+import * as deliveryReconciler from './026-delivery-reconciler';
 
 export interface Migration {
   name: string;
@@ -55,4 +56,5 @@ export const migrations: Migration[] = [
   { name: '023-processed-events-age', ...processedEventsAge },
   { name: '024-search-off-the-write-path', ...searchOffTheWritePath },
   { name: '025-delivery-parking', ...deliveryParking },
+  { name: '026-delivery-reconciler', ...deliveryReconciler },
 ];
