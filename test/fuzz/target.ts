@@ -1,11 +1,19 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { buildServiceApp, createHttpServer, type ServiceModule } from '@intake/shared';
-import { factories, type TestPlatform } from '@intake/shared/testing';
+import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
+import { startTestPings } from '@intake/delivery';
 import { routeFor } from '../../src/all-in-one';
 
-/** The services' apps behind one server routed as the ingress does, and a webhook receiver answering 204. */
+/**
+ * The services' apps behind one server routed as the ingress does, a webhook receiver answering 204, and a delivery
+ * process's test pings (only those: nothing else may change the database between two fuzzed requests), on a platform
+ * of their own over the same database and NATS prefix, so their queries are not counted as the requests'.
+ */
 export async function startServers(platform: TestPlatform, modules: ServiceModule[]) {
+  const { DATABASE_URL, NATS_PREFIX, SECRETS_KEY, WEBHOOK_ALLOW_PRIVATE_NETWORKS } = platform.config;
+  const delivery = await createTestPlatform({ DATABASE_URL, NATS_PREFIX, SECRETS_KEY, WEBHOOK_ALLOW_PRIVATE_NETWORKS });
+  const pings = startTestPings(delivery);
   const apps = Object.fromEntries(modules.map((m) => [m.name, buildServiceApp(m, platform).callback()])) as Record<
     string,
     http.RequestListener
@@ -25,6 +33,8 @@ export async function startServers(platform: TestPlatform, modules: ServiceModul
       receiver.closeAllConnections();
       receiver.close();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await pings.stop();
+      await delivery.close();
     },
   };
 }

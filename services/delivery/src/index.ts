@@ -12,7 +12,13 @@ export const deliveryService: ServiceModule = {
   startWorkers: (platform) => startDeliveryWorkers(platform),
 };
 
-export { CONSUMERS, sendAckWaitMs, startDeliveryWorkers, type DeliveryConsumer } from './consumers/consumers';
+export {
+  CONSUMERS,
+  sendAckWaitMs,
+  startDeliveryWorkers,
+  startTestPings,
+  type DeliveryConsumer,
+} from './consumers/consumers';
 export { processDeliveryRequests, deliveryStore, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
 export { SendSlots } from './domain/send-slots';
 export { submissionData } from './domain/fan-out';

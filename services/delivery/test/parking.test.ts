@@ -72,7 +72,7 @@ describe('the reconciler', () => {
       const webhook = await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
       // Deliveries as a fan-out made them, whose requests a lost stream took: two twenty minutes old (one of them has
       // since succeeded), one a minute old. Ids are ULIDs, so an id says when its delivery was made.
-      const made = async (minutesAgo: number, n: number, status: string) => {
+      const made = async (minutesAgo: number, n: number, status: string, eventType = 'submission.created') => {
         // Stored without an event: the running process's fan-out must not make (and send) its delivery.
         const submissionId = newId('submission');
         await db('submissions').insert({
@@ -89,7 +89,7 @@ describe('the reconciler', () => {
           webhook_id: webhook.id,
           form_id: formId,
           submission_id: submissionId,
-          event_type: 'submission.created',
+          event_type: eventType,
           data: JSON.stringify({ submission_id: submissionId }),
           status,
         });
@@ -98,6 +98,8 @@ describe('the reconciler', () => {
       const lost = await made(20, 1, 'pending');
       await made(20, 2, 'succeeded');
       const young = await made(1, 3, 'pending');
+      // A test ping whose process stopped before recording it: failed, never sent later.
+      const ping = await made(20, 4, 'pending', 'webhook.test');
       // The walk starts from the beginning (other tests of this database moved it on).
       await db('reconciler_cursors').delete();
 
@@ -109,7 +111,11 @@ describe('the reconciler', () => {
       expect(steps).toContainEqual(expect.objectContaining({ parked: 1 }));
       // Walking again finds nothing new; the young one is left to its own request.
       expect(await reconcile()).toEqual({ walked: 0, parked: 0 });
-      expect(await db('delivery_parking').where({ delivery_id: young })).toEqual([]);
+      expect(await db('delivery_parking').whereIn('delivery_id', [young, ping])).toEqual([]);
+      expect(await db('deliveries').where({ id: ping }).first()).toMatchObject({
+        status: 'failed',
+        last_error: expect.stringMatching(/test ping stopped/),
+      });
 
       // The process's pump (every 5 s) asks for the lost one: it is sent once.
       await eventually(async () => (await db('deliveries').where({ id: lost }).first()).status === 'succeeded', {

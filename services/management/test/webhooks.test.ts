@@ -132,6 +132,26 @@ describe('webhook routes, what works: test pings', () => {
   });
 });
 
+describe('webhook routes: a test ping with no delivery process running', () => {
+  const alone = useStarted(() => startManagement({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: true }));
+
+  it('answers 503 with Retry-After, and stores nothing', async () => {
+    const target = await receiver();
+    try {
+      const { formId, call } = await newOwner(alone);
+      const { body: hook } = await call('POST', `/v1/forms/${formId}/webhooks`, { url: target.url });
+      const res = await call('POST', `/v1/webhooks/${hook.id}/test`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+      expect(res.body).toMatchObject({ type: expect.stringMatching(/service-unavailable$/), status: 503 });
+      expect(target.requests).toEqual([]);
+      expect(await alone.platform.db('deliveries').where({ webhook_id: hook.id })).toEqual([]);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
 describe('webhook routes, what works: the delivery log and replays', () => {
   it('the log shows every attempt, newest delivery first; a replay sends a failed delivery again at once', async () => {
     const { target, hook, accountId, formId, call } = await ownerWithFailingHook(ctx);

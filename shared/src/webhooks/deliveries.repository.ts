@@ -4,7 +4,7 @@ import type { AttemptResult, EventType } from './sender';
 export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
 export type DeliveryTrigger = 'schedule' | 'replay' | 'test';
 
-/** A row of `deliveries`: the delivery worker writes them, management reads them (the log) and the test ping writes one. */
+/** A row of `deliveries`: the delivery service writes them (test pings too), management reads them (the log). */
 export interface DeliveryRow {
   id: string;
   account_id: string;

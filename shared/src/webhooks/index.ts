@@ -29,3 +29,12 @@ export {
   type DeliveryStatus,
   type DeliveryTrigger,
 } from './deliveries.repository';
+export {
+  requestTestPing,
+  serveTestPings,
+  TestPingAnswer,
+  TestPingRequest,
+  TestPingUnavailable,
+  TEST_PING_QUEUE,
+  TEST_PING_SUBJECT,
+} from './test-ping';

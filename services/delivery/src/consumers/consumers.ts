@@ -12,13 +12,14 @@ import {
   eventWithPayload,
   runConsumer,
   SUBJECTS,
+  serveTestPings,
   type Delivered,
   type Outcome,
   type Outcomes,
   type Platform,
   type Worker,
 } from '@intake/shared';
-import { attemptLeaseMs, deliveryStore, processDeliveryRequests, type DeliverDeps } from '../domain/deliver';
+import { attemptLeaseMs, deliveryStore, processDeliveryRequests, testPing, type DeliverDeps } from '../domain/deliver';
 import { fanOutSubmissions, type EventToFanOut } from '../domain/fan-out-batch';
 import {
   MAIL_LEASE_MS,
@@ -151,6 +152,40 @@ function sendMails(deps: Omit<NotifyDeps, 'now'>, platform: Platform): (messages
   };
 }
 
+/** Answers management's test pings (serveTestPings) with attempts through `deps`, the send path's slots and agent. */
+function answerTestPings(deps: DeliverDeps, { nats, logger }: Pick<Platform, 'nats' | 'logger'>): Worker {
+  return serveTestPings(nats, logger, async (ping) => {
+    const result = await testPing(deps, { accountId: ping.account_id, webhookId: ping.webhook_id });
+    if (!result) return { not_found: true };
+    const { deliveryId, ok, statusCode, error, durationMs } = result;
+    return { delivery_id: deliveryId, ok, status_code: statusCode, error, duration_ms: Math.round(durationMs) };
+  });
+}
+
+/** The send path's dependencies of one process: its webhook agent and send slots. */
+function sendPath(platform: Platform): DeliverDeps {
+  const { config, db, secrets, clock } = platform;
+  const agent = createWebhookAgent({
+    allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+  });
+  // A slow receiver holds at most its webhook's slots, a busy account at most its share (SendSlots).
+  const slots = new SendSlots({ total: config.SEND_CONCURRENCY, perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY });
+  return { db, secrets, agent, config, slots, now: () => clock.now(), store: deliveryStore(db) };
+}
+
+/** Only the test pings of a delivery process, with a send path of their own (for tests that need nothing else). */
+export function startTestPings(platform: Platform): Worker {
+  const deps = sendPath(platform);
+  const pings = answerTestPings(deps, platform);
+  return {
+    async stop() {
+      await pings.stop();
+      await deps.agent.close().catch(() => undefined);
+    },
+  };
+}
+
 /**
  * Provisions the durable consumers and starts pulling: all three by default, or those named (the
  * benchmark runs each on a thread of its own to measure what each stage costs).
@@ -162,14 +197,8 @@ export async function startDeliveryWorkers(
   const { nats, config, logger, db, secrets, clock } = platform;
   const { eventsStream, deliveriesStream } = nats.names;
   await ensureDeliveryConsumers(platform, consumers);
-  const agent = createWebhookAgent({
-    allowPrivateNetworks: config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
-  });
   const mailer = createMailer(config, logger);
-  // A slow receiver holds at most its webhook's slots, a busy account at most its share (SendSlots).
-  const slots = new SendSlots({ total: config.SEND_CONCURRENCY, perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY });
-  const deliverDeps = { db, secrets, agent, config, slots, now: () => clock.now(), store: deliveryStore(db) };
+  const deliverDeps = sendPath(platform);
   const notifyDeps = { db, mailer, logger, config, secrets, record: notificationRecorder(db) };
   // A consumer whose stream or durable is gone makes both again (the reconciler re-sends what the stream held).
   const common = (name: DeliveryConsumer) => ({
@@ -211,13 +240,16 @@ export async function startDeliveryWorkers(
       }),
   };
   const started = consumers.map((name) => workers[name]());
-  // The webhooks' health sweep and replay pump go with the sending.
+  // The webhooks' health sweep, replay and parking pumps, reconciler and test pings go with the sending.
   if (consumers.includes('send'))
-    started.push(...startWebhookUpkeep({ db, nats, mailer, logger, config, clock, sendConsumer: CONSUMERS.send }));
+    started.push(
+      ...startWebhookUpkeep({ db, nats, mailer, logger, config, clock, sendConsumer: CONSUMERS.send }),
+      answerTestPings(deliverDeps, platform),
+    );
   const closeClients: Worker = {
     async stop() {
       mailer.close();
-      await agent.close().catch(() => undefined);
+      await deliverDeps.agent.close().catch(() => undefined);
     },
   };
   return [...started, closeClients];

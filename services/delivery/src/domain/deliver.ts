@@ -2,6 +2,8 @@ import type { Agent } from 'undici';
 import {
   ACK,
   BatchQueue,
+  insertDelivery,
+  newId,
   recordAttempt,
   recordDeferred,
   recordDelivery,
@@ -16,7 +18,7 @@ import {
   type SecretBox,
   type Within,
 } from '@intake/shared';
-import { updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
+import { findWebhookOfAccount, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
 import {
   claimDeliveries,
   releaseDeliveryLease,
@@ -26,7 +28,7 @@ import {
 } from '../repositories/send-batch.repository';
 import { parkDelivery } from '../repositories/parking.repository';
 import { recordGroupOrEach } from './record-group';
-import type { SendSlots } from './send-slots';
+import type { SendSlots, Slot } from './send-slots';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -254,6 +256,88 @@ async function recordScheduled(
   if (delay <= PARK_AFTER_MS) return { retryInMs: delay };
   await deps.store.park(target.id, next);
   return ACK;
+}
+
+/** The longest a test ping waits for one of its webhook's send slots before it answers that the endpoint is busy. */
+export const TEST_PING_SLOT_WAIT_MS = 5_000;
+
+/**
+ * A test ping (`POST /v1/webhooks/:id/test`, asked for by management over NATS): a `webhook.test` delivery
+ * `{ form_id, sample: true }` made now and attempted once, never retried, through the path every attempt takes: the
+ * webhook's send slots (a ping to an endpoint whose slots are all held by attempts it has not answered waits up to
+ * TEST_PING_SLOT_WAIT_MS, then fails without being sent), the same signed request, the same record (trigger `test`).
+ * Answers undefined when the account has no such webhook.
+ */
+export async function testPing(
+  deps: DeliverDeps,
+  ping: { accountId: string; webhookId: string },
+): Promise<(AttemptResult & { deliveryId: string }) | undefined> {
+  const webhook = await findWebhookOfAccount(deps.db, ping.accountId, ping.webhookId);
+  if (!webhook) return undefined;
+  const now = deps.now();
+  const deliveryId = newId('delivery', now.getTime());
+  await insertDelivery(deps.db, {
+    id: deliveryId,
+    account_id: webhook.account_id,
+    webhook_id: webhook.id,
+    form_id: webhook.form_id,
+    submission_id: null,
+    event_type: 'webhook.test',
+    data: { form_id: webhook.form_id, sample: true },
+    now,
+  });
+  // Read with what sending needs of its webhook; a new row nobody else knows of needs no lease.
+  const [claim] = await deps.store.claim([
+    { id: deliveryId, trigger: 'replay', leaseMs: attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS) },
+  ]);
+  const target = claim?.target;
+  if (!target) return undefined; // the webhook was deleted meanwhile (its deliveries with it)
+  const slot = await slotWithin(deps.slots, target, TEST_PING_SLOT_WAIT_MS);
+  let result: AttemptResult;
+  if (!slot) {
+    const error = 'not sent: every send slot of this webhook is held by attempts its endpoint has not answered yet';
+    await updateDeliveryStatus(deps.db, { deliveryId, status: 'failed', lastError: error, now: deps.now() });
+    return {
+      deliveryId,
+      ok: false,
+      outcome: 'network_error',
+      statusCode: null,
+      error,
+      durationMs: 0,
+      startedAt: now,
+      responseBody: null,
+    };
+  }
+  try {
+    result = await attempt(deps, target, 1);
+  } finally {
+    slot.release();
+  }
+  const status = result.ok ? 'succeeded' : 'failed';
+  await deps.store.record({
+    deliveryId,
+    attempt: 1,
+    trigger: 'test',
+    result,
+    status,
+    nextAttemptAt: null,
+    now: deps.now(),
+  });
+  // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries).
+  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
+  return { ...result, deliveryId };
+}
+
+/** A send slot for `target`'s webhook, waiting for one up to `waitMs`; undefined when none came free. */
+async function slotWithin(slots: SendSlots, target: DeliveryTarget, waitMs: number): Promise<Slot | undefined> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const slot = slots.take({ accountId: target.account_id, webhookId: target.webhook_id });
+    if ('release' in slot) return slot;
+    const left = deadline - Date.now();
+    if (left <= 0) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(slot.deferMs, left, 250)));
+  }
 }
 
 /** One signed POST of the delivery to its webhook, as the envelope or its chat message. */

@@ -16,8 +16,7 @@ export interface DeliveryTarget extends DeliveryRow {
 /*
  * Queries of the delivery worker. It runs on behalf of every account, so rows are addressed by
  * their ids (which carry the account). The send path's own statements are in
- * send-batch.repository.ts; recording attempts is shared with the test ping
- * (recordDeliveryAttempts in @intake/shared).
+ * send-batch.repository.ts; attempts are recorded by recordDeliveryAttempts in @intake/shared.
  */
 
 export async function updateDeliveryStatus(
@@ -27,4 +26,13 @@ export async function updateDeliveryStatus(
   await db('deliveries')
     .where({ id: props.deliveryId })
     .update({ status: props.status, last_error: props.lastError, next_attempt_at: null, updated_at: props.now });
+}
+
+/** One of the account's webhooks, for a test ping; undefined when the account has none by that id. */
+export async function findWebhookOfAccount(
+  db: Queryable,
+  accountId: string,
+  webhookId: string,
+): Promise<{ id: string; account_id: string; form_id: string } | undefined> {
+  return db('webhooks').where({ id: webhookId, account_id: accountId }).first('id', 'account_id', 'form_id');
 }

@@ -61,7 +61,8 @@ export interface ReconcileStep {
  * One step of the reconciler's walk over `deliveries` (migration 026), in one transaction: the next `limit` deliveries
  * after its cursor whose ids sort below `before` (made before then, by the primary key's index); each still waiting
  * (`pending` or `retrying`) and not parked is parked due at its next attempt (at once when that has passed), so the
- * parking pump asks for it and keeps asking until it ends. Answers undefined when another process is walking.
+ * parking pump asks for it and keeps asking until it ends; a test ping left pending is marked failed. Answers
+ * undefined when another process is walking.
  */
 export async function watchWaitingDeliveries(
   db: Db,
@@ -77,14 +78,21 @@ export async function watchWaitingDeliveries(
     if (cursor.length === 0) return undefined;
     const { rows } = await trx.raw<{ rows: { last: string | null; walked: number; parked: number }[] }>(
       `WITH walked AS (
-         SELECT id, status, next_attempt_at FROM deliveries WHERE id > ? AND id < ? ORDER BY id LIMIT ?),
+         SELECT id, status, next_attempt_at, event_type FROM deliveries WHERE id > ? AND id < ? ORDER BY id LIMIT ?),
        parked AS (
          INSERT INTO delivery_parking (delivery_id, due_at)
-         SELECT id, greatest(coalesce(next_attempt_at, now()), now()) FROM walked WHERE status IN ('pending', 'retrying')
+         SELECT id, greatest(coalesce(next_attempt_at, now()), now()) FROM walked
+         WHERE status IN ('pending', 'retrying') AND event_type <> 'webhook.test'
          ON CONFLICT (delivery_id) DO NOTHING
+         RETURNING 1),
+       -- A test ping is made once, now, or never: one whose process stopped before recording it is not sent later.
+       pings AS (
+         UPDATE deliveries d SET status = 'failed', updated_at = now(),
+           last_error = 'the delivery process making this test ping stopped before it was recorded'
+         FROM walked w WHERE d.id = w.id AND w.event_type = 'webhook.test' AND w.status = 'pending'
          RETURNING 1)
        SELECT (SELECT max(id) FROM walked) AS last, (SELECT count(*)::int FROM walked) AS walked,
-         (SELECT count(*)::int FROM parked) AS parked`,
+         (SELECT count(*)::int FROM parked) AS parked, (SELECT count(*)::int FROM pings) AS pings`,
       [cursor[0]!.position, props.before, props.limit],
     );
     const step = rows[0]!;

@@ -4,7 +4,7 @@ import type { DeliveryTarget } from './delivery.repository';
 /*
  * The send consumer's own statements (see DeliveryStore in domain/deliver.ts): the deliveries of a
  * batch of requests read and their leases taken in one statement, a lease given back. The attempts
- * are recorded by the statement the test ping shares (recordDeliveryAttempts in @intake/shared).
+ * are recorded by recordDeliveryAttempts in @intake/shared (the test ping's too).
  */
 
 /** Whether this process now holds the delivery's lease; when not, how long the holder's lease still runs. */

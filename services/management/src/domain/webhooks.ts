@@ -1,20 +1,20 @@
 import {
   checkWebhookUrl,
-  createWebhookAgent,
   generateWebhookSecret,
   newId,
   problem,
-  type AttemptResult,
+  requestTestPing,
+  TestPingUnavailable,
   type Config,
   type Db,
+  type Nats,
   type SecretBox,
+  type TestPingAnswer,
   type WebhookFormat,
 } from '@intake/shared';
-import { sendTestPing } from './test-ping';
 import { replayableWebhook } from './deliveries';
 import {
   deleteWebhookRow,
-  findFormName,
   findWebhook,
   formExists,
   insertWebhook,
@@ -170,25 +170,36 @@ export async function deleteWebhook(props: OneWebhook): Promise<void> {
     throw problem('not-found', `No webhook ${props.id}`);
 }
 
-/** The synchronous test ping, through the same sender as the delivery worker's. */
-export async function testWebhook(props: Deps & { accountId: string; id: string }): Promise<AttemptResult> {
-  const webhook = await findOr404(props.db, props.accountId, props.id);
-  const formName = await findFormName(props.db, props.accountId, webhook.form_id);
-  const agent = createWebhookAgent({
-    allowPrivateNetworks: props.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
-    timeoutMs: props.config.WEBHOOK_TIMEOUT_MS,
-  });
+/** How long a test ping may take beyond its attempt's time-out: a wait for a send slot (5 s at most) and a margin. */
+const TEST_PING_MARGIN_MS = 7_000;
+
+/**
+ * The synchronous test ping, made by a delivery process through the path every attempt takes (requestTestPing): 404
+ * for a webhook the account does not have, 503 with `Retry-After` when no delivery process answers.
+ */
+export async function testWebhook(
+  props: Deps & { nats: Nats; accountId: string; id: string },
+): Promise<TestPingResult> {
+  await findOr404(props.db, props.accountId, props.id);
+  let answer;
   try {
-    return await sendTestPing({
-      db: props.db,
-      secrets: props.secrets,
-      agent,
-      config: props.config,
-      webhook,
-      chat: { format: webhook.format, formName: formName ?? '', baseUrl: props.config.PUBLIC_BASE_URL },
-      now: props.now,
-    });
-  } finally {
-    await agent.close().catch(() => undefined);
+    answer = await requestTestPing(
+      props.nats,
+      { account_id: props.accountId, webhook_id: props.id },
+      props.config.WEBHOOK_TIMEOUT_MS + TEST_PING_MARGIN_MS,
+    );
+  } catch (err) {
+    if (!(err instanceof TestPingUnavailable)) throw err;
+    throw problem(
+      'service-unavailable',
+      'No delivery process answered the test ping; try again shortly',
+      {},
+      { 'Retry-After': '5' },
+    );
   }
+  if ('not_found' in answer) throw problem('not-found', `No webhook ${props.id}`);
+  return answer;
 }
+
+/** What the endpoint answered a test ping. */
+export type TestPingResult = Exclude<TestPingAnswer, { not_found: true }>;

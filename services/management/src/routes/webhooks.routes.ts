@@ -204,17 +204,21 @@ export const testWebhookRoute = webhookRoute({
   operationId: 'testWebhook',
   summary: 'Send a signed `webhook.test` envelope now and report what the endpoint answered',
   description:
-    'Synchronous; creates no submission. The ping appears in the delivery log as a `webhook.test` delivery with one attempt.',
+    'Synchronous; creates no submission. A delivery process makes it as it makes every attempt (the same signed ' +
+    'request, address checks and per-webhook send slots: an endpoint whose slots are all held by unanswered attempts ' +
+    'is not sent another, and the answer says so). The ping appears in the delivery log as a `webhook.test` delivery ' +
+    'with one attempt. 503 when no delivery process answers.',
   params: IdParams('webhook', 'webhook id'),
   responses: { 200: { description: 'What the endpoint answered', schema: TestResult } },
-  problems: ['not-found'],
+  problems: ['not-found', 'service-unavailable'],
   async handler(ctx, { params, principal }, platform: Platform) {
-    const result = await testWebhook({ ...webhookDeps(platform, principal.accountId), id: params.id });
+    const deps = { ...webhookDeps(platform, principal.accountId), nats: platform.nats };
+    const result = await testWebhook({ ...deps, id: params.id });
     ctx.body = {
-      status_code: result.statusCode ?? 0,
+      status_code: result.status_code ?? 0,
       ok: result.ok,
       ...(result.error ? { error: result.error } : {}),
-      duration_ms: result.durationMs,
+      duration_ms: result.duration_ms,
     };
   },
 });
