@@ -60,7 +60,8 @@ describe('all-in-one process', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({
       status: 'ok',
-      checks: { postgres: 'ok', nats: 'ok', redis: 'ok', streams: 'ok' },
+      // No REDIS_URL: no Redis, each process rate-limits alone.
+      checks: { postgres: 'ok', nats: 'ok', redis: 'unused', streams: 'ok' },
       // One NATS server: each stream has one replica, which is its quorum.
       streams: [
         expect.objectContaining({ replicas: 1, current: 1, quorum: true }),

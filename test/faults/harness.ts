@@ -33,7 +33,7 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
     DATABASE_URL: config.DATABASE_URL,
     NATS_URL: config.NATS_URL,
     NATS_PREFIX: config.NATS_PREFIX,
-    REDIS_URL: config.REDIS_URL,
+    REDIS_URL: config.REDIS_URL ?? '',
     SECRETS_KEY: config.SECRETS_KEY,
     FILES_DIR: config.FILES_DIR,
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',

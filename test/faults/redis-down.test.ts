@@ -1,5 +1,5 @@
 import { eventually, factories, startRedisServer } from '@intake/shared/testing';
-import { faultSuiteWithServer, pool, post, processEnv, startService, tally } from './harness';
+import { faultSuite, faultSuiteWithServer, pool, post, processEnv, startService, tally } from './harness';
 
 const POINTS = 30;
 
@@ -19,7 +19,7 @@ describe('fault: Redis down', () => {
     );
     processes.push(ingest);
     const from = (ip: string) => () => post(ingest.url, form.slug, undefined, { 'x-forwarded-for': ip });
-    const keys = () => platform.redis.keys(`${platform.config.NATS_PREFIX}:ingest-rl*`);
+    const keys = () => platform.redis!.keys(`${platform.config.NATS_PREFIX}:ingest-rl*`);
 
     const up = await pool(10, 2, from('203.0.113.1'));
     expect(tally(up.map((a) => a.status))).toEqual({ 201: 10 });
@@ -29,6 +29,8 @@ describe('fault: Redis down', () => {
     const started = Date.now();
     const whileDown = await pool(POINTS + 5, 1, from('203.0.113.2'));
     const downMs = Date.now() - started;
+    // Still ready: a Redis blip must not take ingest out of its Service.
+    const readyWhileDown = await fetch(`${ingest.url}/readyz`);
 
     await suite.server.start();
     let probes = 0;
@@ -50,7 +52,32 @@ describe('fault: Redis down', () => {
 
     // While Redis is down the in-process limiter takes over with the same budget: accepted up to it, then 429.
     expect(tally(whileDown.map((a) => a.status))).toEqual({ 201: POINTS, 429: 5 });
+    expect(readyWhileDown.status).toBe(200);
     expect(tally(after.map((a) => a.status))).toEqual({ 201: 10 });
     expect(Number(stored?.n)).toBe(10 + POINTS + probes + 10);
+  }, 60_000);
+});
+
+/** Without REDIS_URL there is no Redis: each ingest process counts alone, ready at once. */
+describe('no Redis at all (REDIS_URL empty)', () => {
+  const suite = faultSuite();
+
+  it('is ready, accepts and limits posts in process, and health says Redis is unused', async () => {
+    const { platform, processes } = suite;
+    const account = await factories.account(platform.db, { plan: 'team', quota: 100_000 });
+    const form = await factories.form(platform.db, account.id);
+    const env = processEnv(platform.config, { REDIS_URL: '', RATE_LIMIT_POINTS: String(POINTS), TRUST_PROXY: 'true' });
+    const ingest = await startService('ingest', env, { ready: true });
+    const management = await startService('management', env, { ready: true });
+    processes.push(ingest, management);
+    const answers = await pool(POINTS + 5, 1, () =>
+      post(ingest.url, form.slug, undefined, { 'x-forwarded-for': '203.0.113.9' }),
+    );
+    const health = (await (await fetch(`${management.url}/v1/health`)).json()) as { checks: { redis: string } };
+    console.log(
+      `no-redis: ${JSON.stringify(tally(answers.map((a) => a.status)))}, health redis ${health.checks.redis}`,
+    );
+    expect(tally(answers.map((a) => a.status))).toEqual({ 201: POINTS, 429: 5 });
+    expect(health.checks.redis).toBe('unused');
   }, 60_000);
 });

@@ -4,7 +4,6 @@ import { startDeliveryWorkers } from './consumers/consumers';
 /** The delivery service: webhook fan-out and sending (with the retry ladder) and notification e-mail, all JetStream consumers. */
 export const deliveryService: ServiceModule = {
   name: 'delivery',
-  needs: ['postgres', 'nats'],
   publishesEvents: false,
   cors: false,
   routes: () => [],

@@ -53,24 +53,29 @@ export function composeIngest(platform: Platform, options: IngestOptions = {}): 
  * lost) drops every copy.
  */
 function followFormChanges(platform: Platform, formCache: FormCache, spamModels: SpamModels): { stop(): void } {
-  const subscription = subscribeFormChanges(platform.nats, (change) => {
-    formCache.forget(change);
-    if (change.account_id !== undefined) spamModels.forget(change.account_id);
-  });
   let stopped = false;
-  void (async () => {
-    for await (const status of platform.nats.nc.status()) {
-      if (stopped) break;
-      if (status.type === 'reconnect') {
-        formCache.clear();
-        spamModels.clear();
+  let subscription: { stop(): void } | undefined;
+  // From the first connection on: before it, nothing can be announced, and the cache's time limit covers the rest.
+  void platform.nats.connected
+    .then(async () => {
+      if (stopped) return;
+      subscription = subscribeFormChanges(platform.nats, (change) => {
+        formCache.forget(change);
+        if (change.account_id !== undefined) spamModels.forget(change.account_id);
+      });
+      for await (const status of platform.nats.nc.status()) {
+        if (stopped) break;
+        if (status.type === 'reconnect') {
+          formCache.clear();
+          spamModels.clear();
+        }
       }
-    }
-  })().catch(() => undefined);
+    })
+    .catch(() => undefined);
   return {
     stop() {
       stopped = true;
-      subscription.stop();
+      subscription?.stop();
     },
   };
 }

@@ -21,7 +21,6 @@ export function createIngestService(
     composed?.platform === platform ? composed : (composed = composeIngest(platform, options));
   return {
     name: 'ingest',
-    needs: ['postgres', 'nats', 'redis'],
     publishesEvents: true,
     cors: true,
     deps(platform) {

@@ -58,7 +58,7 @@ describe('createRateLimiter', () => {
     const limiter = createRateLimiter(t);
     const form = `form_${randomBytes(4).toString('hex')}`;
     await limiter.consume(form, '192.0.2.1'); // connected, and Redis has the limiter's script
-    const socket = t.redis.stream;
+    const socket = t.redis!.stream;
     const write = jest.spyOn(socket, 'write');
     const writev = jest.spyOn(socket, '_writev');
     const posts = ['192.0.2.1', '192.0.2.2', '192.0.2.3'].map((ip) => limiter.consume(form, ip));

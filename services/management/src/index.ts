@@ -55,7 +55,6 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
 /** The management service: forms, submissions, webhooks, deliveries, API keys, health, OpenAPI, docs, problem types. */
 export const managementService: ServiceModule<Platform> = {
   name: 'management',
-  needs: ['postgres', 'nats'],
   publishesEvents: true,
   routes: managementRoutes,
   // Management keeps no per-process state of its own: its handlers get the platform.

@@ -31,7 +31,6 @@ export async function startUsageWorkers(platform: Platform, options: UsageWorker
 /** The usage service: counts submission events per account, form and UTC day; serves GET /v1/usage; warns at 80% and 100% of the quota. */
 export const usageService: ServiceModule<Platform> = {
   name: 'usage',
-  needs: ['postgres', 'nats'],
   publishesEvents: false,
   cors: false,
   routes: () => usageRoutes,

@@ -9,7 +9,6 @@ describe('loadConfig', () => {
       PROBLEMS_URL: 'http://localhost:8080/problems',
       DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/intake',
       NATS_URL: 'nats://127.0.0.1:4222',
-      REDIS_URL: 'redis://127.0.0.1:6379',
       RATE_LIMIT_POINTS: 60,
       RATE_LIMIT_WINDOW_SECONDS: 600,
       WEBHOOK_RETRY_SCHEDULE: [1000, 10_000, 60_000, 600_000, 3_600_000],
@@ -19,6 +18,10 @@ describe('loadConfig', () => {
     });
     expect(config.SMTP_URL).toBeUndefined();
     expect(config.BOT_CHALLENGE_VERIFY_URL).toBeUndefined();
+    // DESIGN.md's settings for the next steps: REDIS_URL unset or empty means no Redis (a per-process limiter).
+    expect(config.REDIS_URL).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: '' }).REDIS_URL).toBeUndefined();
+    expect(loadConfig({ REDIS_URL: 'redis://cache.example:6379' }).REDIS_URL).toBe('redis://cache.example:6379');
     expect(Object.isFrozen(config)).toBe(true);
   });
 

@@ -10,6 +10,14 @@ const LONG_DURATION = '^\\s*(0|\\d+(ms|s|m|h|d))\\s*$';
  */
 const Env = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  SHUTDOWN_DELAY_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 300,
+    default: 0,
+    description:
+      'after SIGTERM, how long a process keeps serving (readiness 503) while its endpoints are removed from the ' +
+      'Service and the ingress, before it stops listening and drains; the chart sets 5',
+  }),
   PUBLIC_BASE_URL: Type.String({ format: 'uri', default: 'http://localhost:8080' }),
   PROBLEMS_URL: Type.Optional(Type.String({ format: 'uri' })),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/intake' }),
@@ -30,7 +38,13 @@ const Env = Type.Object({
         "week of events) and an existing one keeps its limit (an operator's change stays)",
     }),
   ),
-  REDIS_URL: Type.String({ pattern: '^rediss?://', default: 'redis://127.0.0.1:6379' }),
+  REDIS_URL: Type.Optional(
+    Type.String({
+      pattern: '^rediss?://',
+      description:
+        "Redis for ingest's rate limit, shared by every replica; unset or empty: no Redis, each process counts alone",
+    }),
+  ),
   S3_ENDPOINT: Type.Optional(Type.String({ format: 'uri' })),
   S3_BUCKET: Type.Optional(Type.String({ minLength: 3 })),
   S3_REGION: Type.String({ default: 'us-east-1' }),

@@ -15,15 +15,27 @@ import {
 import { context, propagation, ROOT_CONTEXT, type Context as OtelContext } from '@opentelemetry/api';
 
 export interface Nats {
-  nc: NatsConnection;
-  js: JetStreamClient;
-  jsm: JetStreamManager;
+  /** The connection; throws NatsNotConnected until the first connection is made (see `connected`). */
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  /** Resolves once the first connection is made and JetStream answered (never rejects; see `close`). */
+  readonly connected: Promise<void>;
+  /** Drains the connection (closes it once it comes, when it has not yet). */
+  close(): Promise<void>;
   /** Subject and stream names, all derived from NATS_PREFIX so test runs never share them. */
   names: NatsNames;
   /** Replicas of the streams and durable consumers this process provisions (NATS_STREAM_REPLICAS). */
   replicas: number;
   /** The most bytes each stream keeps (NATS_STREAM_MAX_BYTES); undefined leaves an existing stream's limit as it is. */
   maxStreamBytes?: number;
+}
+
+/** What using NATS before its first connection throws: callers treat it as NATS being down. */
+export class NatsNotConnected extends Error {
+  constructor() {
+    super('NATS is not connected yet');
+  }
 }
 
 export interface NatsNames {
@@ -43,33 +55,76 @@ export function natsNames(prefix: string): NatsNames {
   };
 }
 
+export interface NatsOptions {
+  replicas?: number;
+  maxStreamBytes?: number;
+  /** Told of each failed attempt at the first connection (it is tried again every 2 s). */
+  onConnectError?(err: unknown): void;
+}
+
 /**
- * Connects and keeps reconnecting forever, to any server of `url` (comma-separated; the servers a
- * cluster announces are added); starts even while NATS is down (waitOnFirstConnect).
+ * Connects in the background and keeps reconnecting forever, to any server of `url` (comma-separated; the servers a
+ * cluster announces are added). Returns at once: a process listens and answers what needs no NATS while NATS is
+ * down or late; `connected` resolves at the first connection, before which `nc`, `js` and `jsm` throw
+ * NatsNotConnected.
  */
-export async function connectNats(
-  url: string,
-  prefix: string,
-  name: string,
-  options: { replicas?: number; maxStreamBytes?: number } = {},
-): Promise<Nats> {
-  const nc = await connect({
-    servers: url.split(',').map((s) => s.trim()),
-    name,
-    maxReconnectAttempts: -1,
-    reconnectTimeWait: 500,
-    waitOnFirstConnect: true,
-    timeout: 5000,
-    noAsyncTraces: true,
-  });
+export function connectNatsInBackground(url: string, prefix: string, name: string, options: NatsOptions = {}): Nats {
+  let clients: { nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager } | undefined;
+  let closed = false;
+  const connected = (async () => {
+    for (;;) {
+      try {
+        const nc = await connect({
+          servers: url.split(',').map((s) => s.trim()),
+          name,
+          maxReconnectAttempts: -1,
+          reconnectTimeWait: 500,
+          timeout: 5000,
+          noAsyncTraces: true,
+        });
+        if (closed) {
+          await nc.close();
+          return;
+        }
+        clients = { nc, js: nc.jetstream(), jsm: await nc.jetstreamManager({ timeout: 5000 }) };
+        return;
+      } catch (err) {
+        if (closed) return;
+        options.onConnectError?.(err);
+        await new Promise((resolve) => setTimeout(resolve, 2000).unref());
+      }
+    }
+  })();
+  const get = (): NonNullable<typeof clients> => {
+    if (!clients) throw new NatsNotConnected();
+    return clients;
+  };
   return {
-    nc,
-    js: nc.jetstream(),
-    jsm: await nc.jetstreamManager({ timeout: 5000 }),
+    get nc() {
+      return get().nc;
+    },
+    get js() {
+      return get().js;
+    },
+    get jsm() {
+      return get().jsm;
+    },
+    connected,
+    async close() {
+      closed = true;
+      if (clients) await clients.nc.drain().catch(() => clients?.nc.close());
+    },
     names: natsNames(prefix),
     replicas: options.replicas ?? 1,
     maxStreamBytes: options.maxStreamBytes,
   };
+}
+
+/** Connects (connectNatsInBackground) and waits for the first connection. */
+export async function connectNats(url: string, prefix: string, name: string, options: NatsOptions = {}): Promise<Nats> {
+  const nats = connectNatsInBackground(url, prefix, name, options);
+  await nats.connected;
+  return nats;
 }
 
 /**

@@ -116,8 +116,13 @@ export interface Outbox {
 /** The committed events of one process (see the module's comment): created where the service is composed. */
 export function startOutbox(options: OutboxOptions): Outbox {
   const { db, nats, logger } = options;
+  // Made at the first publish: NATS may not have answered yet when the outbox starts (a publish before it does fails
+  // and leaves its rows to the relay).
+  let publisher: StreamPublisher | undefined;
   const sink: EventSink = {
-    publisher: new StreamPublisher(nats.nc),
+    get publisher() {
+      return (publisher ??= new StreamPublisher(nats.nc));
+    },
     nats,
     logger,
     tracer: trace.getTracer('intake-outbox'),
@@ -129,7 +134,7 @@ export function startOutbox(options: OutboxOptions): Outbox {
     drain: relay.drain,
     async stop() {
       await Promise.all([committed.stop(), relay.stop()]);
-      sink.publisher.close();
+      publisher?.close();
     },
   };
 }
@@ -321,7 +326,7 @@ interface OutboxClaim extends OutboxEvent {
 
 /** Where an outbox's events go: its publisher, and what their spans and logs need. */
 interface EventSink {
-  publisher: StreamPublisher;
+  readonly publisher: StreamPublisher;
   nats: Nats;
   logger: Logger;
   tracer: Tracer;

@@ -24,7 +24,7 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
           result.observe(i.consumerAckPending, info.num_ack_pending, attrs);
         }
       } catch {
-        // The stream is missing or NATS is down: /readyz reports that; skip this collection.
+        // The stream is missing or NATS is down: GET /v1/health reports that; skip this collection.
       }
     }
   };

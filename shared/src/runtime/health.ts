@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Nats } from '../messaging/nats';
 import type { Platform } from './platform';
 
-export type CheckState = 'ok' | 'down';
+export type CheckState = 'ok' | 'down' | 'unused';
 export type Dependency = 'postgres' | 'nats' | 'redis';
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
@@ -29,6 +29,7 @@ export async function checkDependencies(
       await platform.nats.nc.flush();
     },
     redis: async () => {
+      if (!platform.redis) return;
       if (platform.redis.status !== 'ready') throw new Error(platform.redis.status);
       await platform.redis.ping();
     },
@@ -38,10 +39,12 @@ export async function checkDependencies(
       async (name) =>
         [
           name,
-          await withTimeout(checks[name](), 1500).then(
-            () => 'ok' as const,
-            () => 'down' as const,
-          ),
+          name === 'redis' && !platform.redis
+            ? ('unused' as const)
+            : await withTimeout(checks[name](), 1500).then(
+                () => 'ok' as const,
+                () => 'down' as const,
+              ),
         ] as const,
     ),
   );
@@ -81,21 +84,18 @@ export async function checkStreams(nats: Nats, timeoutMs = 1500): Promise<Stream
 }
 
 /**
- * Kubernetes probes for one service: `/livez` answers while the process runs its event loop;
- * `/readyz` answers 200 only when the dependencies this service needs respond (503 otherwise).
+ * Kubernetes probes for one service: `/livez` answers while the process runs its event loop; `/readyz` answers 200
+ * when the pod can answer its requests: Postgres responds and it is not draining (503 otherwise). NATS and Redis are
+ * not in it: ingest accepts posts without either (the outbox, the in-process limiter), and a blip of either must not
+ * take every pod out of its Service; their state is in `GET /v1/health`, the metrics and the logs.
  */
-export function mountProbes(
-  router: Router,
-  platform: Platform,
-  needs: Dependency[],
-  state: { draining: boolean },
-): void {
+export function mountProbes(router: Router, platform: Platform, state: { draining: boolean }): void {
   router.get('/livez', (ctx) => {
     ctx.body = { status: 'ok' };
   });
   router.get('/readyz', async (ctx) => {
-    const checks = await checkDependencies(platform, needs);
-    const ready = !state.draining && Object.values(checks).every((s) => s === 'ok');
+    const checks = await checkDependencies(platform, ['postgres']);
+    const ready = !state.draining && checks.postgres === 'ok';
     ctx.status = ready ? 200 : 503;
     ctx.body = { status: ready ? 'ok' : state.draining ? 'draining' : 'unavailable', checks };
   });

@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { Config } from '../base/config';
 import { createDb, ensureDatabase, migrate, type Db } from '../base/db';
 import { createLogger, type Logger } from '../base/logger';
-import { connectNats, ensureStreams, type Nats } from '../messaging/nats';
+import { connectNatsInBackground, ensureStreams, type Nats } from '../messaging/nats';
 import { SecretBox } from '../base/secrets';
 import { systemClock, type Clock } from '../contracts/time';
 import type { BlobStore } from '../base/blob-store';
@@ -17,7 +17,8 @@ export interface Platform {
   logger: Logger;
   db: Db;
   nats: Nats;
-  redis: Redis;
+  /** Undefined without REDIS_URL: ingest's rate limit then counts in each process. */
+  redis: Redis | undefined;
   clock: Clock;
   secrets: SecretBox;
   blobs: BlobStore;
@@ -30,6 +31,11 @@ export interface PlatformOptions {
   clock?: Clock;
   logger?: Logger;
   poolMax?: number;
+  /**
+   * Returns without waiting for NATS (a service's process: it listens and is ready on Postgres alone, and starts
+   * its workers once NATS answers; see runStandalone). Otherwise NATS is waited for and the streams provisioned.
+   */
+  natsInBackground?: boolean;
 }
 
 export async function createPlatform(config: Config, options: PlatformOptions): Promise<Platform> {
@@ -37,23 +43,22 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   if (options.migrate) await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolMax: options.poolMax, applicationName: `intake-${options.service}` });
   if (options.migrate) await migrate(db);
-  const redis = new Redis(config.REDIS_URL, {
-    lazyConnect: false,
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    // Off: ioredis would hold every command until the next setImmediate, and ingest's rate limit,
-    // which already gathers a turn's posts and sends them from a setImmediate of its own, then
-    // waited one more turn of the event loop per post (see rules/rate-limit.ts in ingest).
-    enableAutoPipelining: false,
-    connectTimeout: 2000,
-    retryStrategy: (n) => Math.min(n * 200, 2000),
-  });
-  redis.on('error', (err) => logger.debug({ err }, 'redis connection error'));
-  const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {
+  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, logger) : undefined;
+  let reported = false;
+  const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {
     replicas: config.NATS_STREAM_REPLICAS,
     maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
+    onConnectError: (err) => {
+      // Once, then at debug: a service waits for NATS as long as it takes.
+      if (reported) return logger.debug({ err }, 'NATS does not answer yet');
+      reported = true;
+      logger.warn({ err, nats_url: config.NATS_URL }, 'NATS does not answer yet (NATS_URL); retrying every 2 s');
+    },
   });
-  await ensureStreams(nats).catch((err) => logger.warn({ err }, 'could not provision JetStream streams yet'));
+  const provisioned = nats.connected.then(() =>
+    ensureStreams(nats).catch((err) => logger.warn({ err }, 'could not provision JetStream streams yet')),
+  );
+  if (!options.natsInBackground) await provisioned;
   return {
     config,
     logger,
@@ -66,9 +71,26 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   };
 }
 
+/** A Redis client that reconnects for ever and never queues a command while disconnected (the limiter falls back). */
+function connectRedis(url: string, logger: Logger): Redis {
+  const redis = new Redis(url, {
+    lazyConnect: false,
+    maxRetriesPerRequest: 1,
+    enableOfflineQueue: false,
+    // Off: ioredis would hold every command until the next setImmediate, and ingest's rate limit,
+    // which already gathers a turn's posts and sends them from a setImmediate of its own, then
+    // waited one more turn of the event loop per post (see rules/rate-limit.ts in ingest).
+    enableAutoPipelining: false,
+    connectTimeout: 2000,
+    retryStrategy: (n) => Math.min(n * 200, 2000),
+  });
+  redis.on('error', (err) => logger.debug({ err }, 'redis connection error'));
+  return redis;
+}
+
 export async function closePlatform(platform: Platform): Promise<void> {
-  await platform.nats.nc.drain().catch(() => platform.nats.nc.close());
-  platform.redis.disconnect();
+  await platform.nats.close();
+  platform.redis?.disconnect();
   await platform.db.destroy();
 }
 
@@ -77,7 +99,12 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-/** Listens, and on SIGTERM/SIGINT drains: stop accepting, finish in-flight requests, then messages, close NATS and the pool. */
+/**
+ * Listens, and on SIGTERM/SIGINT drains: readiness answers 503 at once, requests are still served for
+ * SHUTDOWN_DELAY_SECONDS (the endpoint is being removed from the Service and the ingress meanwhile; a listener closed
+ * at once refuses the connections still sent to it), then it stops accepting, finishes in-flight requests (with
+ * `Connection: close`), then the workers' messages, and closes NATS and the pool.
+ */
 export async function serve(options: {
   platform: Platform;
   handler: http.RequestListener;
@@ -98,7 +125,16 @@ export async function serve(options: {
   const shutdown = (): Promise<void> => {
     closing ??= (async () => {
       state.draining = true;
+      const delayMs = platform.config.SHUTDOWN_DELAY_SECONDS * 1000;
+      if (delayMs > 0) {
+        platform.logger.info({ seconds: delayMs / 1000 }, 'draining: not ready, still serving while endpoints go');
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+      }
       platform.logger.info('draining: no new connections, finishing in-flight work');
+      // Keep-alive connections are closed after their request in flight, so their clients reconnect elsewhere.
+      server.prependListener('request', (_req: http.IncomingMessage, res: http.ServerResponse) =>
+        res.setHeader('connection', 'close'),
+      );
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       // Requests first (at most 10 s), then the workers: the relay still publishes the events of

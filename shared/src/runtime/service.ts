@@ -2,8 +2,9 @@ import type Koa from 'koa';
 import Router from '@koa/router';
 import { loadConfig, usesDevelopmentSecretsKey, type Config } from '../base/config';
 import { createPlatform, serve, type Platform, type Worker } from './platform';
+import { ensureStreams } from '../messaging/nats';
 import { startOutbox, type Outbox } from '../messaging/outbox';
-import { mountProbes, type Dependency } from './health';
+import { mountProbes } from './health';
 import { baseApp } from '../http/app';
 import { mountRoutes, type RouteList } from '../http/route';
 import { startTelemetry } from '../base/telemetry';
@@ -15,8 +16,6 @@ import { observeBacklogs } from './backlogs';
  */
 export interface ServiceModule<D = unknown> {
   name: 'ingest' | 'management' | 'delivery' | 'usage';
-  /** Dependencies the service cannot work without (its readiness probe checks them). */
-  needs: Dependency[];
   /** True when the service writes outbox events, so its process runs an outbox relay. */
   publishesEvents: boolean;
   /**
@@ -50,7 +49,7 @@ export function buildServiceApp<D>(
 ): Koa {
   const app = baseApp(platform, { cors: module.cors });
   const router = new Router();
-  mountProbes(router, platform, module.needs, state);
+  mountProbes(router, platform, state);
   mountRoutes(router, module.routes(platform), { db: platform.db, deps: module.compose(platform) });
   module.extend?.(app, router, platform);
   app.use(router.routes());
@@ -76,17 +75,21 @@ export async function composeStandalone<D>(
   return { app, workers };
 }
 
-/** `node dist/main.js` of one service, as the chart runs it. */
+/**
+ * `node dist/main.js` of one service, as the chart runs it. It listens at once, ready on Postgres alone (`/readyz`),
+ * and starts its workers (consumers, pumps, the outbox relay) once NATS answers: a post accepted before then waits in
+ * the outbox and is published when NATS comes.
+ */
 export async function runStandalone<D>(module: ServiceModule<D>): Promise<void> {
   const config = loadConfig(process.env);
-  const platform = await createPlatform(config, { service: module.name });
+  const platform = await createPlatform(config, { service: module.name, natsInBackground: true });
   if (usesDevelopmentSecretsKey(config))
     platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
   const state: ServiceState = { draining: false };
-  const { app, workers } = await composeStandalone(module, platform, state);
-  workers.push(
+  const app = buildServiceApp(module, platform, state);
+  const workers: Worker[] = [
     telemetryWorker(platform, { serviceName: `intake-${module.name}`, publishesEvents: module.publishesEvents }),
-  );
+  ];
   const { url } = await serve({
     platform,
     handler: app.callback(),
@@ -96,6 +99,36 @@ export async function runStandalone<D>(module: ServiceModule<D>): Promise<void> 
     name: module.name,
   });
   platform.logger.info({ url }, `intake ${module.name} listening on ${url}`);
+  startWorkersOnceNats(module, platform, state, workers);
+}
+
+/**
+ * Starts the service's workers (and its outbox relay) once NATS has answered, into `workers` (which shutdown stops);
+ * a start that fails (a stream not there yet) is tried again every 2 s; nothing starts once draining.
+ */
+function startWorkersOnceNats<D>(
+  module: ServiceModule<D>,
+  platform: Platform,
+  state: ServiceState,
+  workers: Worker[],
+): void {
+  void (async () => {
+    await platform.nats.connected;
+    while (!state.draining) {
+      try {
+        await ensureStreams(platform.nats);
+        const started = await module.startWorkers(platform);
+        if (module.publishesEvents) started.push(startPlatformRelay(platform));
+        if (state.draining) await Promise.allSettled(started.map((w) => w.stop()));
+        else workers.push(...started);
+        platform.logger.info('NATS answered: workers started');
+        return;
+      } catch (err) {
+        platform.logger.warn({ err }, 'could not start the workers yet; retrying in 2 s');
+        await new Promise((resolve) => setTimeout(resolve, 2000).unref());
+      }
+    }
+  })();
 }
 
 /**

@@ -82,6 +82,8 @@ export function testConfig(overrides: ConfigOverrides = {}): Config {
       LOG_LEVEL: (process.env['TEST_LOG_LEVEL'] as 'silent' | undefined) ?? 'silent',
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: true,
       SECRETS_KEY: 'test-secrets-key-0123456789abcdef',
+      // The machine's Redis: tests exercise the shared rate limit (a test without Redis passes '').
+      REDIS_URL: 'redis://127.0.0.1:6379',
       ...overrides,
       // A directory of its own only when the test did not name one (a test's own is its to remove).
       FILES_DIR: overrides.FILES_DIR ?? mkdtempSync(path.join(tmpdir(), 'intake-files-')),

@@ -1,6 +1,8 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { BatchQueue, clientKey, problem, type Platform } from '@intake/shared';
 
+type Redis = NonNullable<Platform['redis']>;
+
 export interface IngestRateLimiter {
   /** Takes one point for this IP on this form; 429 rate-limited with Retry-After when none is left. */
   consume(formId: string, ip: string): Promise<void>;
@@ -9,29 +11,35 @@ export interface IngestRateLimiter {
 /**
  * Per IP per form, RATE_LIMIT_POINTS per RATE_LIMIT_WINDOW_SECONDS, counted in Redis so every
  * replica shares the count. When Redis is down an in-process limiter with the same budget takes
- * over, so posts keep being accepted (and still limited, per process). Posts of one IP and form that
- * arrive together are counted in one call (`takeTogether`).
+ * over, so posts keep being accepted (and still limited, per process); without REDIS_URL that
+ * limiter is the only one. Posts of one IP and form that arrive together are counted in one call
+ * (`takeTogether`).
  */
 export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>): IngestRateLimiter {
-  const { config } = platform;
+  const { config, redis } = platform;
   const points = config.RATE_LIMIT_POINTS;
   const duration = config.RATE_LIMIT_WINDOW_SECONDS;
-  const limiter = new RateLimiterRedis({
-    points,
-    duration,
-    storeClient: platform.redis,
-    keyPrefix: `${config.NATS_PREFIX}:ingest-rl`,
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: new RateLimiterMemory({ points, duration, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` }),
-  });
+  const inProcess = new RateLimiterMemory({ points, duration, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` });
+  const limiter = redis
+    ? new RateLimiterRedis({
+        points,
+        duration,
+        storeClient: redis,
+        keyPrefix: `${config.NATS_PREFIX}:ingest-rl`,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: inProcess,
+      })
+    : inProcess;
   // The posts of one key in the same turn of the event loop take their points in one call, and
   // the turn's calls leave in one write, at once (the client does not pipeline on its own).
   const takes = new BatchQueue<string, Taken>(
     async (keys) =>
-      (await inOneWrite(platform.redis, () => takeTogether(limiter, keys))).map((value) => ({
-        status: 'fulfilled' as const,
-        value,
-      })),
+      (await (redis ? inOneWrite(redis, () => takeTogether(limiter, keys)) : takeTogether(limiter, keys))).map(
+        (value) => ({
+          status: 'fulfilled' as const,
+          value,
+        }),
+      ),
     { maxGroup: 100, maxInFlight: Infinity, gatherTurn: true },
   );
   return {
@@ -63,7 +71,7 @@ export type Taken = number | undefined | { failed: unknown };
  * without `inMemoryBlockOnConsumed`, whose refusals carry no count.)
  */
 export async function takeTogether(
-  limiter: Pick<RateLimiterRedis, 'consume' | 'points'>,
+  limiter: Pick<RateLimiterRedis | RateLimiterMemory, 'consume' | 'points'>,
   keys: string[],
 ): Promise<Taken[]> {
   const counts = new Map<string, number>();
@@ -95,9 +103,9 @@ export async function takeTogether(
  * it returns, as the client's auto-pipelining would send them, but in this turn of the event loop
  * instead of the next.
  */
-export function inOneWrite<T>(redis: Pick<Platform['redis'], 'stream'>, issue: () => T): T {
+export function inOneWrite<T>(redis: Pick<Redis, 'stream'>, issue: () => T): T {
   // Undefined before the client first connects.
-  const socket = redis.stream as Platform['redis']['stream'] | undefined;
+  const socket = redis.stream as Redis['stream'] | undefined;
   socket?.cork();
   try {
     return issue();

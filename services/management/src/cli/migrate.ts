@@ -24,7 +24,7 @@ export async function runMigrations(
       await ensureStreams(nats);
       return { migrations: done.map((m) => m.name), streams: [nats.names.eventsStream, nats.names.deliveriesStream] };
     } finally {
-      await nats.nc.drain().catch(() => nats.nc.close());
+      await nats.close();
     }
   } finally {
     await db.destroy();

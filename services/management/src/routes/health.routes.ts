@@ -2,6 +2,9 @@ import { Type } from '@sinclair/typebox';
 import { checkDependencies, checkStreams, route, type Platform } from '@intake/shared';
 
 const Check = Type.Union([Type.Literal('ok'), Type.Literal('down')]);
+const OptionalCheck = Type.Union([Type.Literal('ok'), Type.Literal('down'), Type.Literal('unused')], {
+  description: '`unused` when REDIS_URL is not set (each ingest process then rate-limits on its own)',
+});
 const Stream = Type.Object({
   stream: Type.String({ description: 'the JetStream stream' }),
   replicas: Type.Integer({ description: 'replicas it is configured with (NATS_STREAM_REPLICAS)' }),
@@ -14,7 +17,7 @@ const Health = Type.Object({
   checks: Type.Object({
     postgres: Check,
     nats: Check,
-    redis: Check,
+    redis: OptionalCheck,
     streams: Type.Union([Type.Literal('ok'), Type.Literal('down')], {
       description: "down when a stream has no quorum of current replicas (the cluster's nodes are down or behind)",
     }),
@@ -40,7 +43,7 @@ export const getHealthRoute = route({
   async handler(ctx, _input, platform: Platform) {
     const [dependencies, streams] = await Promise.all([checkDependencies(platform), checkStreams(platform.nats)]);
     const checks = { ...dependencies, streams: streams.every((s) => s.quorum) ? ('ok' as const) : ('down' as const) };
-    const ok = Object.values(checks).every((s) => s === 'ok');
+    const ok = Object.values(checks).every((s) => s !== 'down');
     ctx.status = ok ? 200 : 503;
     ctx.body = { status: ok ? 'ok' : 'degraded', checks, streams, time: platform.clock.now().toISOString() };
   },
