@@ -4,12 +4,14 @@ import { promisify } from 'node:util';
 import { buildServiceApp } from '@intake/shared';
 import {
   createTestPlatform,
+  freePort,
   listen,
   migratedTestDatabase,
   testDatabaseUrl,
   type TestPlatform,
 } from '@intake/shared/testing';
 import { managementService, runAdmin } from '../src';
+import { runMigrations } from '../src/cli/migrate';
 import { api } from './helpers';
 
 const run = promisify(execFile);
@@ -36,6 +38,23 @@ describe('operator CLI', () => {
     platform = await createTestPlatform();
   });
   afterAll(() => platform.close());
+
+  it('fails the migrations Job fast, naming NATS_URL, when NATS does not answer', async () => {
+    const port = await freePort();
+    const env = { DATABASE_URL: testDatabaseUrl(), NATS_URL: `nats://127.0.0.1:${port}` };
+    await expect(runMigrations(env, { natsWaitMs: 500 })).rejects.toThrow(
+      `NATS did not answer within 0.5 s at NATS_URL (nats://127.0.0.1:${port})`,
+    );
+  });
+
+  it('clears a stale migration lock with migrate --unlock, and nothing else', async () => {
+    const env = { DATABASE_URL: testDatabaseUrl() };
+    await platform.db('knex_migrations_lock').update({ is_locked: 1 });
+    expect(await runAdmin(['migrate', '--unlock'], env)).toEqual({ code: 0, stdout: { unlocked: true } });
+    expect(await platform.db('knex_migrations_lock').first('is_locked')).toEqual({ is_locked: 0 });
+    expect(await runAdmin(['migrate', '--unlock'], env)).toEqual({ code: 0, stdout: { unlocked: false } });
+    expect((await runAdmin(['migrate'], env)).code).toBe(2);
+  });
 
   it('creates an account and prints exactly one JSON object whose management key works', async () => {
     const { code, stdout } = await admin(['accounts', 'create', '--plan', 'pro', '--name', 'Acme', '--quota', '5']);

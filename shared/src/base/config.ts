@@ -21,6 +21,21 @@ const Env = Type.Object({
   PUBLIC_BASE_URL: Type.String({ format: 'uri', default: 'http://localhost:8080' }),
   PROBLEMS_URL: Type.Optional(Type.String({ format: 'uri' })),
   DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/intake' }),
+  DATABASE_DIRECT_URL: Type.Optional(
+    Type.String({
+      pattern: '^postgres(ql)?://',
+      description:
+        "Postgres itself, not a pooler, for what a transaction-mode PgBouncer cannot carry: the outbox relay's " +
+        'LISTEN and the migrations (their lock); unset: DATABASE_URL',
+    }),
+  ),
+  PG_POOL_MAX: Type.Integer({
+    minimum: 1,
+    maximum: 500,
+    default: 10,
+    description:
+      "connections in each process's Postgres pool (pods × PG_POOL_MAX + the relays' LISTEN within max_connections)",
+  }),
   NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
   NATS_PREFIX: Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', default: 'intake' }),
   NATS_STREAM_REPLICAS: Type.Integer({

@@ -40,9 +40,21 @@ export interface PlatformOptions {
 
 export async function createPlatform(config: Config, options: PlatformOptions): Promise<Platform> {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, service: options.service });
-  if (options.migrate) await ensureDatabase(config.DATABASE_URL);
-  const db = createDb(config.DATABASE_URL, { poolMax: options.poolMax, applicationName: `intake-${options.service}` });
-  if (options.migrate) await migrate(db);
+  const direct = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+  if (options.migrate) {
+    // Behind a pooler the migrations (and their lock) go to Postgres itself.
+    await ensureDatabase(direct);
+    const migrating = createDb(direct, { poolMax: 2, applicationName: `intake-${options.service}-migrate` });
+    try {
+      await migrate(migrating);
+    } finally {
+      await migrating.destroy();
+    }
+  }
+  const db = createDb(config.DATABASE_URL, {
+    poolMax: options.poolMax ?? config.PG_POOL_MAX,
+    applicationName: `intake-${options.service}`,
+  });
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, logger) : undefined;
   let reported = false;
   const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {

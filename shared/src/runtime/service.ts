@@ -60,7 +60,9 @@ export function buildServiceApp<D>(
 /** The outbox relay of a process that publishes events, over the platform's database and NATS. */
 export function startPlatformRelay(platform: Platform, options: { pollMs?: number } = {}): Outbox {
   const { db, nats, logger, config } = platform;
-  return startOutbox({ db, nats, logger, relay: { databaseUrl: config.DATABASE_URL, pollMs: options.pollMs } });
+  // LISTEN needs a session of its own on Postgres itself (a transaction-mode pooler does not carry it).
+  const databaseUrl = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+  return startOutbox({ db, nats, logger, relay: { databaseUrl, pollMs: options.pollMs } });
 }
 
 /** What the process of one service runs: its app, its workers, and the outbox relay when it publishes events. */

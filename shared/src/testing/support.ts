@@ -35,7 +35,7 @@ let migrated: Promise<void> | undefined;
 export async function migratedTestDatabase(url = testDatabaseUrl()): Promise<void> {
   migrated ??= (async () => {
     await ensureDatabase(url);
-    const db = createDb(url, { poolMax: 1 });
+    const db = createDb(url, { poolMax: 2 });
     try {
       await migrate(db);
     } catch (err) {
@@ -43,7 +43,7 @@ export async function migratedTestDatabase(url = testDatabaseUrl()): Promise<voi
       if (!(err instanceof UnknownMigrationsError)) throw err;
       await db.destroy();
       await recreateDatabase(url);
-      const fresh = createDb(url, { poolMax: 1 });
+      const fresh = createDb(url, { poolMax: 2 });
       await migrate(fresh).finally(() => fresh.destroy());
       return;
     }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { createDb, ensureDatabase, loadConfig, migrate, isProblem, type Db } from '@intake/shared';
+import { createDb, ensureDatabase, loadConfig, migrate, isProblem, unlockMigrations, type Db } from '@intake/shared';
 import { createAccount, setAccountContactEmail, type PlanId } from '../domain/accounts';
 import { addMember, MEMBERS_USAGE } from './members';
 
@@ -8,10 +8,12 @@ export const MAX_QUOTA = 2_147_483_647;
 
 const USAGE = `Usage: npm run --silent admin -- accounts create --plan free|pro|team [--name NAME] [--quota N] [--email ADDRESS]
        npm run --silent admin -- accounts update ACCOUNT_ID --email ADDRESS
+       npm run --silent admin -- migrate --unlock
 ${MEMBERS_USAGE}
 
 create prints one JSON object on stdout with account_id and management_key (shown this once).
-update sets the contact address that receives quota warnings (--email '' clears it) and prints the account.`;
+update sets the contact address that receives quota warnings (--email '' clears it) and prints the account.
+migrate --unlock clears the migration lock a killed migrator left (waiting for one that runs) and prints { unlocked }.`;
 
 /** The operator CLI. Exactly one JSON object on stdout; everything else on stderr. */
 export async function runAdmin(
@@ -19,6 +21,7 @@ export async function runAdmin(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
   const [noun, verb, ...rest] = argv;
+  if (noun === 'migrate') return verb === '--unlock' && rest.length === 0 ? unlock(env) : { code: 2, stderr: USAGE };
   if (noun === 'accounts' && verb === 'update') return updateAccount(rest, env);
   if (noun === 'members' && verb === 'add') return addMember(rest, env, withDatabase);
   if (noun !== 'accounts' || verb !== 'create') return { code: 2, stderr: USAGE };
@@ -78,6 +81,22 @@ async function updateAccount(
   return withDatabase(env, (db) =>
     setAccountContactEmail({ db, accountId: positionals[0] as string, contactEmail: values.email || null }),
   );
+}
+
+/** `migrate --unlock`: knex's lock cleared under the migrators' advisory lock, on Postgres itself; runs no migration. */
+async function unlock(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
+  const config = loadConfig(env);
+  const db = createDb(config.DATABASE_DIRECT_URL ?? config.DATABASE_URL, {
+    poolMax: 2,
+    applicationName: 'intake-admin',
+  });
+  try {
+    return { code: 0, stdout: { unlocked: await unlockMigrations(db) } };
+  } catch (err) {
+    return { code: 1, stderr: String((err as Error).message) };
+  } finally {
+    await db.destroy();
+  }
 }
 
 /** Runs `action` on the migrated database (created when missing); its result is the JSON printed, a failure the message. */

@@ -1,5 +1,8 @@
 import '@intake/shared/register';
-import { connectNats, createDb, ensureDatabase, ensureStreams, loadConfig, migrate } from '@intake/shared';
+import { connectNatsInBackground, createDb, ensureDatabase, ensureStreams, loadConfig, migrate } from '@intake/shared';
+
+/** How long the migrations Job waits for NATS before it fails. */
+const NATS_WAIT_MS = 30_000;
 
 /**
  * `node services/management/dist/cli/migrate.js`: what the Helm chart's pre-install/pre-upgrade
@@ -9,20 +12,40 @@ import { connectNats, createDb, ensureDatabase, ensureStreams, loadConfig, migra
  */
 export async function runMigrations(
   env: NodeJS.ProcessEnv = process.env,
-): Promise<{ migrations: string[]; streams: string[] }> {
+  options: { natsWaitMs?: number } = {},
+): Promise<{ migrations: string[]; streams: string[]; cleared_stale_lock: boolean }> {
   const config = loadConfig(env);
-  await ensureDatabase(config.DATABASE_URL).catch(() => undefined); // a managed database usually exists and the role may not create one
-  const db = createDb(config.DATABASE_URL, { poolMax: 1, applicationName: 'intake-migrate' });
+  // Postgres itself, not a pooler (DATABASE_DIRECT_URL): the migrations hold a lock for their whole run.
+  const url = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+  await ensureDatabase(url).catch(() => undefined); // a managed database usually exists and the role may not create one
+  const db = createDb(url, { poolMax: 2, applicationName: 'intake-migrate' });
   try {
-    await migrate(db);
+    // A lock a killed Job left is cleared (and said so in the output line).
+    const { clearedStaleLock } = await migrate(db);
     const done: { name: string }[] = await db('knex_migrations').select('name').orderBy('id');
-    const nats = await connectNats(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate', {
+    const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate', {
       replicas: config.NATS_STREAM_REPLICAS,
       maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
     });
     try {
+      // The Job fails fast (and is retried by its backoff) rather than hang until its deadline.
+      const waitMs = options.natsWaitMs ?? NATS_WAIT_MS;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        nats.connected,
+        new Promise((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`NATS did not answer within ${waitMs / 1000} s at NATS_URL (${config.NATS_URL})`)),
+            waitMs,
+          );
+        }),
+      ]).finally(() => clearTimeout(timer));
       await ensureStreams(nats);
-      return { migrations: done.map((m) => m.name), streams: [nats.names.eventsStream, nats.names.deliveriesStream] };
+      return {
+        migrations: done.map((m) => m.name),
+        streams: [nats.names.eventsStream, nats.names.deliveriesStream],
+        cleared_stale_lock: clearedStaleLock,
+      };
     } finally {
       await nats.close();
     }

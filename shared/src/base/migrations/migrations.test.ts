@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { createDb, ensureDatabase, migrate, UnknownMigrationsError, type Db } from '../db';
+import { spawn } from 'node:child_process';
+import { eventually } from '../../testing/support';
+import { createDb, ensureDatabase, migrate, unlockMigrations, UnknownMigrationsError, type Db } from '../db';
 import { migrations } from './index';
 
 /** A database of its own (dropped afterwards): these tests rewrite its migration history. */
@@ -33,6 +35,44 @@ describe('migrate', () => {
     await db('knex_migrations').insert(unknown.map((n) => ({ name: n, batch: 1, migration_time: new Date() })));
     const failure = migrate(db);
     await expect(failure).rejects.toBeInstanceOf(UnknownMigrationsError);
-    await expect(failure).rejects.toThrow(/001-initial, 040-usage-indexes, 090-json-field-order.*new database/);
+    await expect(failure).rejects.toThrow(
+      /001-initial, 040-usage-indexes, 090-json-field-order.*Roll forward.*restore a backup/,
+    );
+    await expect(failure).rejects.not.toThrow(/drop/i);
+    await db('knex_migrations').delete();
+    await db('knex_migrations').insert(migrations.map((m) => ({ name: m.name, batch: 1, migration_time: new Date() })));
+  });
+
+  it('clears the lock a migrator killed mid-run left, and waits for one that still runs', async () => {
+    // A migrator as far as knex's lock: it holds the advisory lock and has set knex's lock row, then is killed.
+    const script = `const pg = require('pg');
+      const c = new pg.Client(${JSON.stringify(url)});
+      c.connect()
+        .then(() => c.query('SELECT pg_advisory_lock(7305218106)'))
+        .then(() => c.query('UPDATE knex_migrations_lock SET is_locked = 1'))
+        .then(() => process.stdout.write('locked'));
+      setInterval(() => undefined, 1000);`;
+    const child = spawn(process.execPath, ['-e', script], { cwd: __dirname, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+      // While it runs, another migrator waits for it (it does not fail, nor clear the lock under it).
+      const waiting = migrate(db);
+      await eventually(async () => {
+        const { rows } = await db.raw(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = ? AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+          [name],
+        );
+        return rows.length === 1;
+      });
+      expect(await db('knex_migrations_lock').first('is_locked')).toEqual({ is_locked: 1 });
+      child.kill('SIGKILL');
+      expect(await waiting).toEqual({ clearedStaleLock: true });
+      expect(await db('knex_migrations_lock').first('is_locked')).toEqual({ is_locked: 0 });
+      expect(await db('knex_migrations').orderBy('id').pluck('name')).toEqual(migrations.map((m) => m.name));
+      // What `admin migrate --unlock` does, with nothing left to clear.
+      expect(await unlockMigrations(db)).toBe(false);
+    } finally {
+      child.kill('SIGKILL');
+    }
   });
 });
