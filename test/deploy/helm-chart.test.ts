@@ -148,8 +148,9 @@ type Container = { name: string; image: string; command?: string[]; env?: { name
 type PodSpec = { containers: Container[]; securityContext?: Record<string, unknown> };
 const podSpecOf = (o: K8sObject): PodSpec => (o.spec as { template: { spec: PodSpec } }).template.spec;
 
-/** Validates one rendered object against the Kubernetes schema of its apiVersion and kind (kubernetes-models). */
+/** Validates one rendered object against the Kubernetes schema of its apiVersion and kind (kubernetes-models, and its Gateway API package). */
 async function validateObject(obj: K8sObject): Promise<void> {
+  if (obj.apiVersion.startsWith('gateway.networking.k8s.io/')) return validateGatewayObject(obj);
   const module = (await import(`kubernetes-models/${obj.apiVersion}/${obj.kind}`)) as Record<
     string,
     new (o: unknown) => { validate(): void }
@@ -157,6 +158,85 @@ async function validateObject(obj: K8sObject): Promise<void> {
   const Model = module[obj.kind];
   if (!Model) throw new Error(`kubernetes-models has no ${obj.apiVersion} ${obj.kind}`);
   new Model(obj).validate();
+}
+
+/** Every pod template a set of rendered objects holds (Deployments, Jobs) and every bare Pod, by kind and name. */
+function podsOf(objects: K8sObject[]): { id: string; pod: RestrictedPod }[] {
+  return objects.flatMap((o) => {
+    const id = `${o.kind} ${o.metadata.name}`;
+    if (o.kind === 'Pod') return [{ id, pod: o.spec as RestrictedPod }];
+    const template = (o.spec as { template?: { spec?: RestrictedPod } } | undefined)?.template?.spec;
+    return template ? [{ id, pod: template }] : [];
+  });
+}
+
+type SecurityContext = {
+  runAsNonRoot?: boolean;
+  runAsUser?: number;
+  privileged?: boolean;
+  allowPrivilegeEscalation?: boolean;
+  capabilities?: { drop?: string[]; add?: string[] };
+  seccompProfile?: { type?: string };
+};
+type RestrictedPod = {
+  securityContext?: SecurityContext;
+  hostNetwork?: boolean;
+  hostPID?: boolean;
+  hostIPC?: boolean;
+  volumes?: Record<string, unknown>[];
+  containers: { name: string; securityContext?: SecurityContext; ports?: { hostPort?: number }[] }[];
+  initContainers?: { name: string; securityContext?: SecurityContext; ports?: { hostPort?: number }[] }[];
+};
+
+/**
+ * What the Pod Security Standards' "restricted" profile refuses in a pod (kubernetes.io/docs/concepts/security/
+ * pod-security-standards): host namespaces and ports, privileged containers, volumes other than the allowed types,
+ * escalation allowed, a container that may run as root, seccomp not RuntimeDefault or Localhost, capabilities not all
+ * dropped or others than NET_BIND_SERVICE added.
+ */
+function restrictedViolations(pod: RestrictedPod): string[] {
+  const out: string[] = [];
+  const allowedVolumes = new Set([
+    'configMap',
+    'csi',
+    'downwardAPI',
+    'emptyDir',
+    'ephemeral',
+    'persistentVolumeClaim',
+    'projected',
+    'secret',
+  ]);
+  if (pod.hostNetwork || pod.hostPID || pod.hostIPC) out.push('host namespaces');
+  for (const volume of pod.volumes ?? [])
+    for (const type of Object.keys(volume).filter((k) => k !== 'name'))
+      if (!allowedVolumes.has(type)) out.push(`volume type ${type}`);
+  const podContext = pod.securityContext ?? {};
+  for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+    const context = c.securityContext ?? {};
+    if (context.privileged) out.push(`${c.name}: privileged`);
+    if (context.allowPrivilegeEscalation !== false) out.push(`${c.name}: allowPrivilegeEscalation not false`);
+    if ((context.runAsNonRoot ?? podContext.runAsNonRoot) !== true) out.push(`${c.name}: runAsNonRoot not true`);
+    if ((context.runAsUser ?? podContext.runAsUser) === 0) out.push(`${c.name}: runAsUser 0`);
+    const seccomp = context.seccompProfile?.type ?? podContext.seccompProfile?.type;
+    if (seccomp !== 'RuntimeDefault' && seccomp !== 'Localhost') out.push(`${c.name}: seccompProfile ${seccomp}`);
+    if (!context.capabilities?.drop?.includes('ALL')) out.push(`${c.name}: capabilities not dropped`);
+    if ((context.capabilities?.add ?? []).some((cap) => cap !== 'NET_BIND_SERVICE'))
+      out.push(`${c.name}: capabilities added`);
+    if ((c.ports ?? []).some((p) => p.hostPort)) out.push(`${c.name}: hostPort`);
+  }
+  return out;
+}
+
+/**
+ * The Gateway API's kinds are CRDs, modelled by a package of their own that is an ES module only: validated in a child
+ * Node process.
+ */
+async function validateGatewayObject(obj: K8sObject): Promise<void> {
+  const script = `import { ${obj.kind} } from '@kubernetes-models/gateway-api/${obj.apiVersion}/${obj.kind}';
+    new ${obj.kind}(JSON.parse(process.argv[1])).validate();`;
+  await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, JSON.stringify(obj)], {
+    cwd: root,
+  });
 }
 
 /** The chart rendered with its defaults, and with each file of examples/. */
@@ -217,6 +297,13 @@ function lintAndRenderCases({ helm, render }: Helm) {
     it(`${name}: helm lint --strict passes`, async () => {
       const out = await helm('lint', '--strict', chart, ...args);
       expect({ exit: out.code, output: out.code ? out.stdout : '' }).toEqual({ exit: 0, output: '' });
+    }, 60_000);
+
+    it(`${name}: every pod it renders is admitted by Pod Security "restricted"`, async () => {
+      const pods = podsOf(await render(args));
+      expect(pods.length).toBeGreaterThanOrEqual(6); // four services, the migrations Job, the helm test
+      for (const { id, pod } of pods)
+        expect({ id, violations: restrictedViolations(pod) }).toEqual({ id, violations: [] });
     }, 60_000);
 
     it(`${name}: helm template renders objects that the Kubernetes schemas accept`, async () => {
@@ -388,4 +475,137 @@ describe('Helm chart rendered by helm 3', () => {
   describe('lint and render', () => lintAndRenderCases(h));
   describe('objects and validation', () => defaultsCases(h));
   describe('NOTES.txt', () => notesCases(h));
+  describe('rollouts, scheduling, routes and connections', () => clusterCases(h));
 });
+
+/** The values an SRE sets for a production cluster: each rendered where it belongs, with the defaults it has. */
+function clusterCases({ helm, render }: Helm) {
+  const deploymentOf = (objects: K8sObject[], name: string) =>
+    objects.find((o) => o.kind === 'Deployment' && o.metadata.name === `rel-${name}`) as K8sObject;
+  type FullPod = PodSpec & {
+    terminationGracePeriodSeconds?: number;
+    priorityClassName?: string;
+    topologySpreadConstraints?: Record<string, unknown>[];
+    serviceAccountName?: string;
+    automountServiceAccountToken?: boolean;
+    containers: (Container & { lifecycle?: unknown })[];
+  };
+  const fullPod = (o: K8sObject) => podSpecOf(o) as FullPod;
+  const env = (pod: PodSpec, key: string) => pod.containers[0]?.env?.find((e) => e.name === key);
+
+  it('drains with a delay and a grace that covers it, spreads pods softly, wires the pool size', async () => {
+    const objects = await render([]);
+    const ingest = fullPod(deploymentOf(objects, 'ingest'));
+    expect(ingest.terminationGracePeriodSeconds).toBe(30); // 5 s delay + 10 s of requests + a 10 s attempt + 5
+    expect(env(ingest, 'SHUTDOWN_DELAY_SECONDS')?.value).toBe('5');
+    expect(env(ingest, 'PG_POOL_MAX')?.value).toBe('10');
+    expect(env(ingest, 'DATABASE_DIRECT_URL')).toBeUndefined();
+    expect(ingest.containers[0]?.lifecycle).toBeUndefined();
+    expect(ingest.priorityClassName).toBeUndefined();
+    const selector = { matchLabels: { 'app.kubernetes.io/instance': 'rel', 'app.kubernetes.io/component': 'ingest' } };
+    expect(ingest.topologySpreadConstraints).toEqual([
+      {
+        maxSkew: 1,
+        topologyKey: 'kubernetes.io/hostname',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: selector,
+      },
+      {
+        maxSkew: 1,
+        topologyKey: 'topology.kubernetes.io/zone',
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: selector,
+      },
+    ]);
+
+    const set = await render([
+      ...['--set', 'shutdownDelaySeconds=10', '--set', 'config.webhookTimeoutMs=30000'],
+      ...['--set', 'preStop.sleep.seconds=3', '--set', 'priorityClassName=intake-high'],
+      ...['--set', 'podAnnotations.team=forms', '--set', 'podLabels.tier=web', '--set', 'postgres.poolMax=4'],
+      ...['--set', 'topologySpreadConstraints=null', '--set-json', 'services.delivery.topologySpreadConstraints=[]'],
+    ]);
+    const changed = deploymentOf(set, 'ingest');
+    const pod = fullPod(changed);
+    expect(pod.terminationGracePeriodSeconds).toBe(55);
+    expect(pod.containers[0]?.lifecycle).toEqual({ preStop: { sleep: { seconds: 3 } } });
+    expect([pod.priorityClassName, env(pod, 'PG_POOL_MAX')?.value]).toEqual(['intake-high', '4']);
+    const template = (
+      changed.spec as {
+        template: { metadata: { labels: Record<string, string>; annotations: Record<string, string> } };
+      }
+    ).template.metadata;
+    expect([template.labels['tier'], template.annotations['team']]).toEqual(['web', 'forms']);
+    expect(fullPod(deploymentOf(set, 'delivery')).topologySpreadConstraints).toBeUndefined();
+    const fixed = await render(['--set', 'terminationGracePeriodSeconds=90']);
+    expect(fullPod(deploymentOf(fixed, 'usage')).terminationGracePeriodSeconds).toBe(90);
+  }, 60_000);
+
+  it('runs each revision’s migrations in a Job of its own, not evictable, on an account without a token', async () => {
+    const objects = await render(['--set', 'secrets.keys.databaseDirectUrl=DATABASE_DIRECT_URL']);
+    const job = objects.find((o) => o.kind === 'Job') as K8sObject;
+    expect(job.metadata.name).toBe('rel-migrate-1');
+    const template = (job.spec as { template: { metadata: { annotations: Record<string, string> } } }).template;
+    expect(template.metadata.annotations['cluster-autoscaler.kubernetes.io/safe-to-evict']).toBe('false');
+    const pod = fullPod(job);
+    expect([pod.serviceAccountName, pod.automountServiceAccountToken]).toEqual(['rel-migrate', false]);
+    const account = objects.find(
+      (o) => o.kind === 'ServiceAccount' && o.metadata.name === 'rel-migrate',
+    ) as K8sObject & {
+      automountServiceAccountToken?: boolean;
+    };
+    expect(account.automountServiceAccountToken).toBe(false);
+    expect(account.metadata.annotations?.['helm.sh/hook']).toBe('pre-install,pre-upgrade');
+    // Behind PgBouncer the Job and the services also get Postgres itself.
+    for (const p of [pod, fullPod(deploymentOf(objects, 'ingest'))])
+      expect(JSON.stringify(env(p, 'DATABASE_DIRECT_URL'))).toContain('"key":"DATABASE_DIRECT_URL"');
+  }, 60_000);
+
+  it('lets uploads of the largest plan through the ingress, and renders an HTTPRoute with the same routes', async () => {
+    const ingressOf = (objects: K8sObject[]) => objects.find((o) => o.kind === 'Ingress') as K8sObject;
+    const annotations = ingressOf(await render([])).metadata.annotations;
+    expect(annotations).toEqual({
+      'nginx.ingress.kubernetes.io/proxy-body-size': '55m',
+      'nginx.ingress.kubernetes.io/proxy-request-buffering': 'off',
+    });
+    const own = ingressOf(
+      await render(['--set', 'ingress.annotations.nginx\\.ingress\\.kubernetes\\.io/proxy-body-size=80m']),
+    );
+    expect(own.metadata.annotations?.['nginx.ingress.kubernetes.io/proxy-body-size']).toBe('80m');
+    expect(ingressOf(await render(['--set', 'ingress.maxBodySize=']))?.metadata.annotations).toBeUndefined();
+
+    const routed = await render([
+      '--set',
+      'httpRoute.enabled=true',
+      '--set-json',
+      'httpRoute.parentRefs=[{"name":"public"}]',
+    ]);
+    const route = routed.find((o) => o.kind === 'HTTPRoute') as K8sObject;
+    await validateObject(route);
+    expect(route.spec).toMatchObject({
+      parentRefs: [{ name: 'public' }],
+      hostnames: ['forms.example.com'],
+      rules: [
+        { matches: [{ path: { value: '/v1/f/' } }], backendRefs: [{ name: 'rel-ingest', port: 80 }] },
+        { matches: [{ path: { value: '/v1/usage' } }], backendRefs: [{ name: 'rel-usage', port: 80 }] },
+        { matches: [{ path: { value: '/' } }], backendRefs: [{ name: 'rel-management', port: 80 }] },
+      ],
+    });
+    // The NetworkPolicy admits the controller's namespace when named, any namespace by default.
+    const policy = routed.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'rel-ingest') as K8sObject;
+    expect(JSON.stringify(policy.spec)).toContain('"namespaceSelector":{}');
+  }, 60_000);
+
+  it('refuses minReplicas above maxReplicas, and accepts a parent chart’s global values', async () => {
+    const inverted = await helm('template', 'rel', chart, '--set', 'services.ingest.autoscaling.minReplicas=12');
+    expect(inverted.code).not.toBe(0);
+    expect(inverted.stdout).toContain('services.ingest.autoscaling: minReplicas (12) is above maxReplicas (10)');
+    const withGlobal = await helm('lint', '--strict', chart, '--set', 'global.imageRegistry=registry.example');
+    expect({ exit: withGlobal.code, output: withGlobal.code ? withGlobal.stdout : '' }).toEqual({
+      exit: 0,
+      output: '',
+    });
+    // Without Redis no REDIS_URL is rendered (each ingest pod rate-limits alone).
+    const noRedis = fullPod(deploymentOf(await render(['--set', 'redis.enabled=false']), 'ingest'));
+    expect(env(noRedis, 'REDIS_URL')).toBeUndefined();
+  }, 60_000);
+}

@@ -37,6 +37,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: NATS_STREAM_MAX_BYTES
   value: {{ . | int64 | quote }}
 {{- end }}
+- name: SHUTDOWN_DELAY_SECONDS
+  value: {{ .Values.shutdownDelaySeconds | quote }}
+- name: PG_POOL_MAX
+  value: {{ .Values.postgres.poolMax | quote }}
 - name: TRUST_PROXY
   value: "true"
 - name: TRUSTED_PROXY_HOPS
@@ -69,6 +73,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: /app/.data/files
 - name: DATABASE_URL
   valueFrom: { secretKeyRef: { name: {{ .Values.secrets.existingSecret }}, key: {{ .Values.secrets.keys.databaseUrl }} } }
+{{- with .Values.secrets.keys.databaseDirectUrl }}
+- name: DATABASE_DIRECT_URL
+  valueFrom: { secretKeyRef: { name: {{ $.Values.secrets.existingSecret }}, key: {{ . }} } }
+{{- end }}
 - name: SECRETS_KEY
   valueFrom: { secretKeyRef: { name: {{ .Values.secrets.existingSecret }}, key: {{ .Values.secrets.keys.secretsKey }} } }
 {{- if .Values.redis.enabled }}
@@ -107,4 +115,40 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: {{ $name }}
   value: {{ $value | quote }}
 {{- end }}
+{{- end -}}
+
+{{/* The grace a pod has after SIGTERM: the shutdown delay, the requests in flight (10 s), one webhook attempt, a margin. */}}
+{{- define "intake.terminationGrace" -}}
+{{- if kindIs "invalid" .Values.terminationGracePeriodSeconds -}}
+{{- add .Values.shutdownDelaySeconds 10 (div (add .Values.config.webhookTimeoutMs 999) 1000) 5 -}}
+{{- else -}}
+{{- .Values.terminationGracePeriodSeconds -}}
+{{- end -}}
+{{- end -}}
+
+{{/*
+One service's topologySpreadConstraints: (dict "root" $ "name" "ingest" "svc" $svc). The service's own, else the chart's,
+else (null) a soft spread over nodes and zones; a constraint without a labelSelector gets the service's pods'.
+*/}}
+{{- define "intake.topologySpread" -}}
+{{- $given := .root.Values.topologySpreadConstraints -}}
+{{- if hasKey .svc "topologySpreadConstraints" }}{{ $given = .svc.topologySpreadConstraints }}{{ end -}}
+{{- $selector := dict "matchLabels" (dict "app.kubernetes.io/instance" .root.Release.Name "app.kubernetes.io/component" .name) -}}
+{{- if kindIs "invalid" $given -}}
+{{- $given = list (dict "maxSkew" 1 "topologyKey" "kubernetes.io/hostname" "whenUnsatisfiable" "ScheduleAnyway") (dict "maxSkew" 1 "topologyKey" "topology.kubernetes.io/zone" "whenUnsatisfiable" "ScheduleAnyway") -}}
+{{- end -}}
+{{- $out := list -}}
+{{- range $given -}}
+{{- $out = append $out (merge (deepCopy .) (dict "labelSelector" $selector)) -}}
+{{- end -}}
+{{- toYaml $out -}}
+{{- end -}}
+
+{{/* Refuses values that render something Kubernetes would reject or that cannot work. */}}
+{{- define "intake.validate" -}}
+{{- range $name, $svc := .Values.services -}}
+{{- if gt (int $svc.autoscaling.minReplicas) (int $svc.autoscaling.maxReplicas) -}}
+{{- fail (printf "services.%s.autoscaling: minReplicas (%v) is above maxReplicas (%v)" $name $svc.autoscaling.minReplicas $svc.autoscaling.maxReplicas) -}}
+{{- end -}}
+{{- end -}}
 {{- end -}}
