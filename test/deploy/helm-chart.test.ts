@@ -383,6 +383,20 @@ function defaultsCases({ helm, render }: Helm) {
     expect(JSON.stringify(policy.spec)).toContain('"app.kubernetes.io/component":"test"');
   }, 60_000);
 
+  it('the schema applies in helm too, and the Kubernetes validation rejects a broken object', async () => {
+    const typo = await helm('lint', '--strict', chart, '--set', 'replicaCount=3');
+    expect(typo.code).not.toBe(0);
+    expect(typo.stdout).toContain('replicaCount');
+    const [deployment] = (await render([])).filter((o) => o.kind === 'Deployment');
+    const pod = (deployment?.spec as { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } })
+      .template.spec;
+    (pod.containers[0]!.ports[0] as { containerPort: unknown }).containerPort = 'eighty';
+    await expect(validateObject(deployment as K8sObject)).rejects.toThrow(/containerPort/);
+  }, 60_000);
+}
+
+/** Settings rendered into every service's environment, with their defaults. */
+function envCases({ helm, render }: Helm) {
   it('sets the client-address hops and the send slots from values, with their defaults', async () => {
     const envOf = (objects: K8sObject[], name: string) =>
       podSpecOf(objects.find((o) => o.kind === 'Deployment' && o.metadata.name === `rel-${name}`) as K8sObject)
@@ -412,17 +426,6 @@ function defaultsCases({ helm, render }: Helm) {
     ]);
     const badDuration = await helm('lint', '--strict', chart, '--set', 'config.reconcileAfter=soon');
     expect(badDuration.code).not.toBe(0);
-  }, 60_000);
-
-  it('the schema applies in helm too, and the Kubernetes validation rejects a broken object', async () => {
-    const typo = await helm('lint', '--strict', chart, '--set', 'replicaCount=3');
-    expect(typo.code).not.toBe(0);
-    expect(typo.stdout).toContain('replicaCount');
-    const [deployment] = (await render([])).filter((o) => o.kind === 'Deployment');
-    const pod = (deployment?.spec as { template: { spec: { containers: { ports: { containerPort: unknown }[] }[] } } })
-      .template.spec;
-    (pod.containers[0]!.ports[0] as { containerPort: unknown }).containerPort = 'eighty';
-    await expect(validateObject(deployment as K8sObject)).rejects.toThrow(/containerPort/);
   }, 60_000);
 }
 
@@ -475,24 +478,26 @@ describe('Helm chart rendered by helm 3', () => {
   describe('lint and render', () => lintAndRenderCases(h));
   describe('objects and validation', () => defaultsCases(h));
   describe('NOTES.txt', () => notesCases(h));
-  describe('rollouts, scheduling, routes and connections', () => clusterCases(h));
+  describe('settings in the environment', () => envCases(h));
+  describe('rollouts, scheduling and connections', () => clusterCases(h));
+  describe('routes and refusals', () => routeCases(h));
 });
 
-/** The values an SRE sets for a production cluster: each rendered where it belongs, with the defaults it has. */
-function clusterCases({ helm, render }: Helm) {
-  const deploymentOf = (objects: K8sObject[], name: string) =>
-    objects.find((o) => o.kind === 'Deployment' && o.metadata.name === `rel-${name}`) as K8sObject;
-  type FullPod = PodSpec & {
-    terminationGracePeriodSeconds?: number;
-    priorityClassName?: string;
-    topologySpreadConstraints?: Record<string, unknown>[];
-    serviceAccountName?: string;
-    automountServiceAccountToken?: boolean;
-    containers: (Container & { lifecycle?: unknown })[];
-  };
-  const fullPod = (o: K8sObject) => podSpecOf(o) as FullPod;
-  const env = (pod: PodSpec, key: string) => pod.containers[0]?.env?.find((e) => e.name === key);
+const deploymentOf = (objects: K8sObject[], name: string) =>
+  objects.find((o) => o.kind === 'Deployment' && o.metadata.name === `rel-${name}`) as K8sObject;
+type FullPod = PodSpec & {
+  terminationGracePeriodSeconds?: number;
+  priorityClassName?: string;
+  topologySpreadConstraints?: Record<string, unknown>[];
+  serviceAccountName?: string;
+  automountServiceAccountToken?: boolean;
+  containers: (Container & { lifecycle?: unknown })[];
+};
+const fullPod = (o: K8sObject) => podSpecOf(o) as FullPod;
+const env = (pod: PodSpec, key: string) => pod.containers[0]?.env?.find((e) => e.name === key);
 
+/** The values an SRE sets for a production cluster: each rendered where it belongs, with the defaults it has. */
+function clusterCases({ render }: Helm) {
   it('drains with a delay and a grace that covers it, spreads pods softly, wires the pool size', async () => {
     const objects = await render([]);
     const ingest = fullPod(deploymentOf(objects, 'ingest'));
@@ -559,7 +564,10 @@ function clusterCases({ helm, render }: Helm) {
     for (const p of [pod, fullPod(deploymentOf(objects, 'ingest'))])
       expect(JSON.stringify(env(p, 'DATABASE_DIRECT_URL'))).toContain('"key":"DATABASE_DIRECT_URL"');
   }, 60_000);
+}
 
+/** What reaches the pods from outside, and values the chart refuses or accepts. */
+function routeCases({ helm, render }: Helm) {
   it('lets uploads of the largest plan through the ingress, and renders an HTTPRoute with the same routes', async () => {
     const ingressOf = (objects: K8sObject[]) => objects.find((o) => o.kind === 'Ingress') as K8sObject;
     const annotations = ingressOf(await render([])).metadata.annotations;
