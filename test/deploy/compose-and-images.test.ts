@@ -67,6 +67,11 @@ describe('docker-compose.yml', () => {
     ])
       expect(names).toContain(dep);
     expect(compose.services.nats.command).toContain('-js');
+    // Every third-party image is pinned to a release: `latest` (or no tag) changes under a user between two pulls.
+    const pulled = Object.values(compose.services as Record<string, { image?: string }>)
+      .map((s) => s.image)
+      .filter((image): image is string => image !== undefined && !image.startsWith('intake-'));
+    expect(pulled.filter((image) => !/:[^:]+$/.test(image) || image.endsWith(':latest'))).toEqual([]);
     expect(compose.services.migrate.command).toEqual(['node', 'services/management/dist/cli/migrate.js']);
     for (const svc of SERVICES) {
       const s = compose.services[svc];
