@@ -27,6 +27,17 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
+const NATS_SECURITY = [
+  'NATS_USER',
+  'NATS_PASSWORD',
+  'NATS_TOKEN',
+  'NATS_CREDS_FILE',
+  'NATS_NKEY_SEED_FILE',
+  'NATS_TLS_CA_FILE',
+  'NATS_TLS_CERT_FILE',
+  'NATS_TLS_KEY_FILE',
+] as const;
+
 /** Settings every fault test gives its processes: short retry ladder and time-outs, no rate limit in the way. */
 export function processEnv(config: Config, env: Record<string, string> = {}): Record<string, string> {
   return {
@@ -36,6 +47,10 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
     REDIS_URL: config.REDIS_URL ?? '',
     SECRETS_KEY: config.SECRETS_KEY,
     FILES_DIR: config.FILES_DIR,
+    // The platform's NATS credentials and TLS files, when it has them.
+    ...Object.fromEntries(
+      NATS_SECURITY.flatMap((key) => (config[key] === undefined ? [] : [[key, String(config[key])]])),
+    ),
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,500ms,1s,2s',
     WEBHOOK_TIMEOUT_MS: '1500',

@@ -1,3 +1,4 @@
+import { accessSync, constants } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
 import Ajv from 'ajv';
 
@@ -38,6 +39,16 @@ const Env = Type.Object({
   }),
   NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
   NATS_PREFIX: Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', default: 'intake' }),
+  NATS_USER: Type.Optional(Type.String({ description: 'NATS user (with NATS_PASSWORD)' })),
+  NATS_PASSWORD: Type.Optional(Type.String()),
+  NATS_TOKEN: Type.Optional(Type.String({ description: 'a NATS token, instead of a user' })),
+  NATS_CREDS_FILE: Type.Optional(Type.String({ description: 'a NATS credentials file (user JWT and nkey seed)' })),
+  NATS_NKEY_SEED_FILE: Type.Optional(Type.String({ description: 'a file holding a NATS nkey seed (SU...)' })),
+  NATS_TLS_CA_FILE: Type.Optional(
+    Type.String({ description: "the CA (PEM) that signed the NATS servers' certificates" }),
+  ),
+  NATS_TLS_CERT_FILE: Type.Optional(Type.String({ description: 'a client certificate (PEM), with NATS_TLS_KEY_FILE' })),
+  NATS_TLS_KEY_FILE: Type.Optional(Type.String()),
   NATS_STREAM_REPLICAS: Type.Integer({
     minimum: 1,
     maximum: 5,
@@ -241,6 +252,7 @@ export function loadConfig(
   }
   const env2 = raw as Env;
   if (env2.NODE_ENV === 'production') refusePublishedSecretsKey(env2.SECRETS_KEY);
+  checkNatsCredentials(env2);
   const config: Config = {
     ...env2,
     PUBLIC_BASE_URL: env2.PUBLIC_BASE_URL.replace(/\/+$/, ''),
@@ -252,6 +264,39 @@ export function loadConfig(
     s3Enabled: Boolean(env2.S3_BUCKET),
   };
   return Object.freeze(config);
+}
+
+/**
+ * One way to authenticate to NATS, complete, and files that can be read: a mistake stops the process at start with
+ * the setting named, rather than a connection refused later.
+ */
+function checkNatsCredentials(env: Env): void {
+  if ((env.NATS_USER === undefined) !== (env.NATS_PASSWORD === undefined))
+    throw new ConfigError('NATS_USER and NATS_PASSWORD go together: set both or neither');
+  const ways = [
+    env.NATS_USER && 'NATS_USER',
+    env.NATS_TOKEN && 'NATS_TOKEN',
+    env.NATS_CREDS_FILE && 'NATS_CREDS_FILE',
+    env.NATS_NKEY_SEED_FILE && 'NATS_NKEY_SEED_FILE',
+  ].filter(Boolean);
+  if (ways.length > 1) throw new ConfigError(`Set one way to authenticate to NATS, not ${ways.join(' and ')}`);
+  if ((env.NATS_TLS_CERT_FILE === undefined) !== (env.NATS_TLS_KEY_FILE === undefined))
+    throw new ConfigError('NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE go together: set both or neither');
+  for (const key of [
+    'NATS_CREDS_FILE',
+    'NATS_NKEY_SEED_FILE',
+    'NATS_TLS_CA_FILE',
+    'NATS_TLS_CERT_FILE',
+    'NATS_TLS_KEY_FILE',
+  ] as const) {
+    const file = env[key];
+    if (file === undefined) continue;
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      throw new ConfigError(`${key} names a file that cannot be read: ${file}`);
+    }
+  }
 }
 
 export function usesDevelopmentSecretsKey(config: Config): boolean {

@@ -1,5 +1,9 @@
+import { readFileSync } from 'node:fs';
 import {
   connect,
+  credsAuthenticator,
+  nkeyAuthenticator,
+  type ConnectionOptions,
   type NatsConnection,
   type JetStreamClient,
   type JetStreamManager,
@@ -19,7 +23,10 @@ export interface Nats {
   readonly nc: NatsConnection;
   readonly js: JetStreamClient;
   readonly jsm: JetStreamManager;
-  /** Resolves once the first connection is made and JetStream answered (never rejects; see `close`). */
+  /**
+   * Resolves once the first connection is made and JetStream answered; rejects (NatsRefused) only when the server
+   * refuses this process's credentials or certificate, which retrying cannot mend.
+   */
   readonly connected: Promise<void>;
   /** Drains the connection (closes it once it comes, when it has not yet). */
   close(): Promise<void>;
@@ -58,6 +65,8 @@ export function natsNames(prefix: string): NatsNames {
 export interface NatsOptions {
   replicas?: number;
   maxStreamBytes?: number;
+  /** Credentials and TLS (natsSecurity). */
+  security?: Partial<ConnectionOptions>;
   /** Told of each failed attempt at the first connection (it is tried again every 2 s). */
   onConnectError?(err: unknown): void;
 }
@@ -75,6 +84,7 @@ export function connectNatsInBackground(url: string, prefix: string, name: strin
     for (;;) {
       try {
         const nc = await connect({
+          ...options.security,
           servers: url.split(',').map((s) => s.trim()),
           name,
           maxReconnectAttempts: -1,
@@ -90,6 +100,8 @@ export function connectNatsInBackground(url: string, prefix: string, name: strin
         return;
       } catch (err) {
         if (closed) return;
+        const refused = refusal(err);
+        if (refused) throw refused;
         options.onConnectError?.(err);
         await new Promise((resolve) => setTimeout(resolve, 2000).unref());
       }
@@ -118,6 +130,63 @@ export function connectNatsInBackground(url: string, prefix: string, name: strin
     replicas: options.replicas ?? 1,
     maxStreamBytes: options.maxStreamBytes,
   };
+}
+
+/** The server refused this process's credentials or certificate: a setting is wrong, and retrying will not mend it. */
+export class NatsRefused extends Error {
+  override name = 'NatsRefused';
+}
+
+/** A NatsRefused naming the settings to check, for an error that retrying cannot mend; undefined for any other. */
+function refusal(err: unknown): NatsRefused | undefined {
+  const code = String((err as { code?: unknown })?.code ?? '');
+  const message = String((err as Error)?.message ?? err);
+  if (
+    /AUTHORIZATION_VIOLATION|AUTHENTICATION_EXPIRED|ACCOUNT_EXPIRED/.test(code) ||
+    /authorization violation/i.test(message)
+  )
+    return new NatsRefused(
+      `NATS refused this process's credentials (${message}): check NATS_USER and NATS_PASSWORD, NATS_TOKEN, ` +
+        'NATS_CREDS_FILE or NATS_NKEY_SEED_FILE',
+    );
+  if (/certificate|self.signed|unable to verify|CERT_|ERR_TLS/i.test(`${code} ${message}`))
+    return new NatsRefused(
+      `The TLS handshake with NATS failed (${message}): check NATS_TLS_CA_FILE (the CA that signed the servers' ` +
+        'certificates), NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE, and that NATS_URL names a host in the certificate',
+    );
+  return undefined;
+}
+
+/**
+ * The connection options of the NATS settings: one way to authenticate (a user and password, a token, a credentials
+ * file, an nkey seed file) and TLS with a private CA and a client certificate. A URL's user and password are not used
+ * (nats.js ignores them): set NATS_USER and NATS_PASSWORD.
+ */
+export function natsSecurity(config: {
+  NATS_USER?: string;
+  NATS_PASSWORD?: string;
+  NATS_TOKEN?: string;
+  NATS_CREDS_FILE?: string;
+  NATS_NKEY_SEED_FILE?: string;
+  NATS_TLS_CA_FILE?: string;
+  NATS_TLS_CERT_FILE?: string;
+  NATS_TLS_KEY_FILE?: string;
+}): Partial<ConnectionOptions> {
+  const options: Partial<ConnectionOptions> = {};
+  if (config.NATS_USER !== undefined) Object.assign(options, { user: config.NATS_USER, pass: config.NATS_PASSWORD });
+  if (config.NATS_TOKEN !== undefined) options.token = config.NATS_TOKEN;
+  if (config.NATS_CREDS_FILE !== undefined)
+    options.authenticator = credsAuthenticator(new Uint8Array(readFileSync(config.NATS_CREDS_FILE)));
+  if (config.NATS_NKEY_SEED_FILE !== undefined)
+    options.authenticator = nkeyAuthenticator(
+      new TextEncoder().encode(readFileSync(config.NATS_NKEY_SEED_FILE, 'utf8').trim()),
+    );
+  if (config.NATS_TLS_CA_FILE !== undefined || config.NATS_TLS_CERT_FILE !== undefined)
+    options.tls = {
+      ...(config.NATS_TLS_CA_FILE ? { caFile: config.NATS_TLS_CA_FILE } : {}),
+      ...(config.NATS_TLS_CERT_FILE ? { certFile: config.NATS_TLS_CERT_FILE, keyFile: config.NATS_TLS_KEY_FILE } : {}),
+    };
+  return options;
 }
 
 /** Connects (connectNatsInBackground) and waits for the first connection. */

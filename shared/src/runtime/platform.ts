@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import type { Config } from '../base/config';
 import { createDb, ensureDatabase, migrate, type Db } from '../base/db';
 import { createLogger, type Logger } from '../base/logger';
-import { connectNatsInBackground, ensureStreams, type Nats } from '../messaging/nats';
+import { connectNatsInBackground, ensureStreams, natsSecurity, type Nats } from '../messaging/nats';
 import { SecretBox } from '../base/secrets';
 import { systemClock, type Clock } from '../contracts/time';
 import type { BlobStore } from '../base/blob-store';
@@ -60,6 +60,7 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {
     replicas: config.NATS_STREAM_REPLICAS,
     maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
+    security: natsSecurity(config),
     onConnectError: (err) => {
       // Once, then at debug: a service waits for NATS as long as it takes.
       if (reported) return logger.debug({ err }, 'NATS does not answer yet');
@@ -71,6 +72,8 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
     ensureStreams(nats).catch((err) => logger.warn({ err }, 'could not provision JetStream streams yet')),
   );
   if (!options.natsInBackground) await provisioned;
+  // In the background a refusal (wrong credentials) is the process's to report: see runStandalone.
+  else provisioned.catch(() => undefined);
   return {
     config,
     logger,

@@ -101,6 +101,12 @@ export async function runStandalone<D>(module: ServiceModule<D>): Promise<void> 
     name: module.name,
   });
   platform.logger.info({ url }, `intake ${module.name} listening on ${url}`);
+  // Credentials or a certificate NATS refuses are a setting to fix: stop, saying which (the pod restarts, visibly).
+  platform.nats.connected.catch((err: unknown) => {
+    platform.logger.fatal({ err }, (err as Error).message);
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  });
   startWorkersOnceNats(module, platform, state, workers);
 }
 
@@ -115,7 +121,13 @@ function startWorkersOnceNats<D>(
   workers: Worker[],
 ): void {
   void (async () => {
-    await platform.nats.connected;
+    if (
+      !(await platform.nats.connected.then(
+        () => true,
+        () => false,
+      ))
+    )
+      return; // refused: runStandalone stops
     while (!state.draining) {
       try {
         await ensureStreams(platform.nats);

@@ -1,5 +1,5 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, readdirSync } from 'node:fs';
+import { mkdtempSync, rmSync, readdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -107,13 +107,86 @@ async function startOwnServer(
   return server;
 }
 
-/** nats-server with JetStream on a free port, with its own store directory. */
-export async function startNatsServer(): Promise<OwnServer> {
-  return startOwnServer('nats', (port, dir) => ({
-    url: `nats://127.0.0.1:${port}`,
-    command: 'nats-server',
-    args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir],
-  }));
+/**
+ * nats-server with JetStream on a free port, with its own store directory; `conf` adds to its configuration file
+ * (an `authorization` block, a `tls` block).
+ */
+export async function startNatsServer(options: { conf?: string } = {}): Promise<OwnServer> {
+  return startOwnServer('nats', (port, dir) => {
+    const url = `nats://127.0.0.1:${port}`;
+    if (!options.conf)
+      return { url, command: 'nats-server', args: ['-a', '127.0.0.1', '-p', String(port), '-js', '-sd', dir] };
+    const file = path.join(dir, 'nats.conf');
+    writeFileSync(
+      file,
+      `listen: "127.0.0.1:${port}"\njetstream { store_dir: ${JSON.stringify(dir)} }\n${options.conf}\n`,
+    );
+    return { url, command: 'nats-server', args: ['-c', file] };
+  });
+}
+
+/**
+ * A certificate authority of our own and, signed by it, a server certificate for 127.0.0.1 and a client certificate
+ * (openssl, PEM files under `dir`).
+ */
+export async function testCertificates(dir: string) {
+  const file = (name: string) => path.join(dir, name);
+  const openssl = (...args: string[]) => run('openssl', args, { cwd: dir });
+  await openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Intake test CA',
+  );
+  for (const [name, subject, extension] of [
+    ['server', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth'],
+    ['client', '/CN=intake', 'extendedKeyUsage=clientAuth'],
+  ] as const) {
+    writeFileSync(file(`${name}.ext`), `${extension}\n`);
+    await openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      `${name}.key`,
+      '-out',
+      `${name}.csr`,
+      '-subj',
+      subject,
+    );
+    await openssl(
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.pem`,
+      '-days',
+      '2',
+      '-extfile',
+      `${name}.ext`,
+    );
+  }
+  return {
+    ca: file('ca.pem'),
+    server: { cert: file('server.pem'), key: file('server.key') },
+    client: { cert: file('client.pem'), key: file('client.key') },
+  };
 }
 
 /** redis-server on a free port, keeping nothing on disk. */

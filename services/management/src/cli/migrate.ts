@@ -1,5 +1,13 @@
 import '@intake/shared/register';
-import { connectNatsInBackground, createDb, ensureDatabase, ensureStreams, loadConfig, migrate } from '@intake/shared';
+import {
+  connectNatsInBackground,
+  natsSecurity,
+  createDb,
+  ensureDatabase,
+  ensureStreams,
+  loadConfig,
+  migrate,
+} from '@intake/shared';
 
 /** How long the migrations Job waits for NATS before it fails. */
 const NATS_WAIT_MS = 30_000;
@@ -26,6 +34,7 @@ export async function runMigrations(
     const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate', {
       replicas: config.NATS_STREAM_REPLICAS,
       maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
+      security: natsSecurity(config),
     });
     try {
       // The Job fails fast (and is retried by its backoff) rather than hang until its deadline.
