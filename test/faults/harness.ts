@@ -27,7 +27,9 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-const NATS_SECURITY = [
+const SECURITY = [
+  'DATABASE_CA_FILE',
+  'REDIS_CA_FILE',
   'NATS_USER',
   'NATS_PASSWORD',
   'NATS_TOKEN',
@@ -48,9 +50,7 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
     SECRETS_KEY: config.SECRETS_KEY,
     FILES_DIR: config.FILES_DIR,
     // The platform's NATS credentials and TLS files, when it has them.
-    ...Object.fromEntries(
-      NATS_SECURITY.flatMap((key) => (config[key] === undefined ? [] : [[key, String(config[key])]])),
-    ),
+    ...Object.fromEntries(SECURITY.flatMap((key) => (config[key] === undefined ? [] : [[key, String(config[key])]]))),
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
     WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,500ms,1s,2s',
     WEBHOOK_TIMEOUT_MS: '1500',

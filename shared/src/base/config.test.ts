@@ -80,3 +80,35 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(/openssl rand -base64 32/);
   });
 });
+
+describe('loadConfig: credentials and TLS', () => {
+  it('refuses incomplete or conflicting NATS credentials and TLS files it cannot read, naming them', () => {
+    expect(() => loadConfig({ NATS_USER: 'intake' })).toThrow(/NATS_USER and NATS_PASSWORD go together/);
+    expect(() => loadConfig({ NATS_USER: 'a', NATS_PASSWORD: 'b', NATS_TOKEN: 'c' })).toThrow(
+      /one way to authenticate to NATS, not NATS_USER and NATS_TOKEN/,
+    );
+    expect(() => loadConfig({ NATS_TLS_CERT_FILE: __filename })).toThrow(/NATS_TLS_CERT_FILE and NATS_TLS_KEY_FILE/);
+    expect(() => loadConfig({ NATS_TLS_CA_FILE: '/nonexistent/ca.pem' })).toThrow(
+      'NATS_TLS_CA_FILE names a file that cannot be read: /nonexistent/ca.pem',
+    );
+    expect(() => loadConfig({ DATABASE_CA_FILE: '/nonexistent/ca.pem' })).toThrow(/DATABASE_CA_FILE/);
+    expect(() => loadConfig({ REDIS_URL: 'redis://cache.example:6379', REDIS_CA_FILE: __filename })).toThrow(
+      /REDIS_CA_FILE is for TLS: REDIS_URL must then start with rediss:/,
+    );
+  });
+
+  it('verifies Postgres against DATABASE_CA_FILE, whatever sslmode the URLs had', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://intake@db.example:5432/intake?sslmode=require',
+      DATABASE_DIRECT_URL: 'postgres://intake@db-rw.example:5432/intake',
+      DATABASE_CA_FILE: __filename,
+    });
+    for (const url of [config.DATABASE_URL, config.DATABASE_DIRECT_URL!]) {
+      const { searchParams } = new URL(url);
+      expect([searchParams.get('sslmode'), searchParams.get('sslrootcert')]).toEqual(['verify-full', __filename]);
+    }
+    expect(loadConfig({ DATABASE_URL: 'postgres://intake@db.example/intake' }).DATABASE_URL).toBe(
+      'postgres://intake@db.example/intake',
+    );
+  });
+});

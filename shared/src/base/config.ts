@@ -30,6 +30,16 @@ const Env = Type.Object({
         'LISTEN and the migrations (their lock); unset: DATABASE_URL',
     }),
   ),
+  DATABASE_CA_FILE: Type.Optional(
+    Type.String({
+      description:
+        "the CA (PEM) that signed Postgres's certificate: connections then use TLS and verify the server against it " +
+        'and its host name (sslmode=verify-full)',
+    }),
+  ),
+  REDIS_CA_FILE: Type.Optional(
+    Type.String({ description: "the CA (PEM) that signed Redis's certificate, for a rediss:// REDIS_URL" }),
+  ),
   PG_POOL_MAX: Type.Integer({
     minimum: 1,
     maximum: 500,
@@ -253,6 +263,9 @@ export function loadConfig(
   const env2 = raw as Env;
   if (env2.NODE_ENV === 'production') refusePublishedSecretsKey(env2.SECRETS_KEY);
   checkNatsCredentials(env2);
+  for (const key of ['DATABASE_CA_FILE', 'REDIS_CA_FILE'] as const) readable(key, env2[key]);
+  if (env2.REDIS_CA_FILE && !env2.REDIS_URL?.startsWith('rediss://'))
+    throw new ConfigError('REDIS_CA_FILE is for TLS: REDIS_URL must then start with rediss://');
   const config: Config = {
     ...env2,
     PUBLIC_BASE_URL: env2.PUBLIC_BASE_URL.replace(/\/+$/, ''),
@@ -262,6 +275,8 @@ export function loadConfig(
     WEBHOOK_FAILURE_ALERT_AFTER: parseDuration(env2.WEBHOOK_FAILURE_ALERT_AFTER),
     WEBHOOK_DISABLE_AFTER: parseDuration(env2.WEBHOOK_DISABLE_AFTER),
     s3Enabled: Boolean(env2.S3_BUCKET),
+    DATABASE_URL: verifiedFull(env2.DATABASE_URL, env2.DATABASE_CA_FILE),
+    DATABASE_DIRECT_URL: env2.DATABASE_DIRECT_URL && verifiedFull(env2.DATABASE_DIRECT_URL, env2.DATABASE_CA_FILE),
   };
   return Object.freeze(config);
 }
@@ -288,15 +303,31 @@ function checkNatsCredentials(env: Env): void {
     'NATS_TLS_CA_FILE',
     'NATS_TLS_CERT_FILE',
     'NATS_TLS_KEY_FILE',
-  ] as const) {
-    const file = env[key];
-    if (file === undefined) continue;
-    try {
-      accessSync(file, constants.R_OK);
-    } catch {
-      throw new ConfigError(`${key} names a file that cannot be read: ${file}`);
-    }
+  ] as const)
+    readable(key, env[key]);
+}
+
+/** Refuses a setting naming a file this process cannot read. */
+function readable(key: string, file: string | undefined): void {
+  if (file === undefined) return;
+  try {
+    accessSync(file, constants.R_OK);
+  } catch {
+    throw new ConfigError(`${key} names a file that cannot be read: ${file}`);
   }
+}
+
+/**
+ * A Postgres URL that verifies the server against `caFile`, its host name included (`sslmode=verify-full` with
+ * `sslrootcert`, which node-postgres reads), whatever sslmode the URL had; the URL as it is without a CA file. Every
+ * connection (the pools, the relay's LISTEN, the migrations, database creation) is made from the URL, so all use it.
+ */
+function verifiedFull(url: string, caFile: string | undefined): string {
+  if (!caFile) return url;
+  const parsed = new URL(url);
+  parsed.searchParams.set('sslmode', 'verify-full');
+  parsed.searchParams.set('sslrootcert', caFile);
+  return parsed.toString();
 }
 
 export function usesDevelopmentSecretsKey(config: Config): boolean {

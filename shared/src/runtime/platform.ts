@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
@@ -55,7 +56,7 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
     poolMax: options.poolMax ?? config.PG_POOL_MAX,
     applicationName: `intake-${options.service}`,
   });
-  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, logger) : undefined;
+  const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, config.REDIS_CA_FILE, logger) : undefined;
   let reported = false;
   const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {
     replicas: config.NATS_STREAM_REPLICAS,
@@ -86,9 +87,14 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   };
 }
 
-/** A Redis client that reconnects for ever and never queues a command while disconnected (the limiter falls back). */
-function connectRedis(url: string, logger: Logger): Redis {
+/**
+ * A Redis client that reconnects for ever and never queues a command while disconnected (the limiter falls back). A
+ * `rediss://` URL is TLS, verified against REDIS_CA_FILE when given (else the system's CAs); its password, if any,
+ * comes in the URL (the chart reads REDIS_URL from a Secret).
+ */
+function connectRedis(url: string, caFile: string | undefined, logger: Logger): Redis {
   const redis = new Redis(url, {
+    ...(caFile ? { tls: { ca: readFileSync(caFile) } } : {}),
     lazyConnect: false,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,

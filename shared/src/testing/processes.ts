@@ -189,13 +189,30 @@ export async function testCertificates(dir: string) {
   };
 }
 
-/** redis-server on a free port, keeping nothing on disk. */
-export async function startRedisServer(): Promise<OwnServer> {
-  return startOwnServer('redis', (port, dir) => ({
-    url: `redis://127.0.0.1:${port}`,
-    command: 'redis-server',
-    args: ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
-  }));
+/**
+ * redis-server on a free port, keeping nothing on disk; with `tls`, TLS only on that port (a `rediss://` URL), and
+ * with `password`, `requirepass`.
+ */
+export async function startRedisServer(
+  options: { tls?: { cert: string; key: string; ca: string }; password?: string } = {},
+): Promise<OwnServer> {
+  return startOwnServer('redis', (port, dir) => {
+    const { tls, password } = options;
+    const auth = password ? `:${encodeURIComponent(password)}@` : '';
+    const listen = tls
+      ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.cert, '--tls-key-file', tls.key]
+      : ['--port', String(port)];
+    return {
+      url: `${tls ? 'rediss' : 'redis'}://${auth}127.0.0.1:${port}`,
+      command: 'redis-server',
+      args: [
+        ...listen,
+        ...(tls ? ['--tls-ca-cert-file', tls.ca, '--tls-auth-clients', 'no'] : []),
+        ...(password ? ['--requirepass', password] : []),
+        ...['--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir],
+      ],
+    };
+  });
 }
 
 function postgresBin(name: string): string {
@@ -204,8 +221,11 @@ function postgresBin(name: string): string {
   return path.join(root, version as string, 'bin', name);
 }
 
-/** A Postgres cluster of our own (initdb + postgres) on a free port, trust auth, database `intake`. */
-export async function startPostgres(): Promise<OwnServer> {
+/**
+ * A Postgres cluster of our own (initdb + postgres) on a free port, trust auth, database `intake`; `settings` are
+ * given as `-c name=value` (e.g. `ssl=on` and its files, which the postgres user must be able to read).
+ */
+export async function startPostgres(settings: Record<string, string> = {}): Promise<OwnServer> {
   return startOwnServer('pg', async (port, dir) => {
     const data = path.join(dir, 'data');
     // Postgres refuses to run as root: run it as the postgres user when we are root.
@@ -228,7 +248,10 @@ export async function startPostgres(): Promise<OwnServer> {
     return {
       url: `postgres://postgres@127.0.0.1:${port}/intake`,
       command: postgresBin('postgres'),
-      args: ['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'],
+      args: [
+        ...['-D', data, '-p', String(port), '-h', '127.0.0.1', '-k', dir, '-c', 'fsync=off'],
+        ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
+      ],
       ...user,
       stopSignal: 'SIGINT' as const,
       ready: () => acceptsQueries(port),
