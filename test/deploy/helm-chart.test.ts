@@ -481,6 +481,10 @@ describe('Helm chart rendered by helm 3', () => {
   describe('settings in the environment', () => envCases(h));
   describe('rollouts, scheduling and connections', () => clusterCases(h));
   describe('routes and refusals', () => routeCases(h));
+  describe('credentials, TLS files and extra env', () => {
+    credentialCases(h);
+    credentialRefusals(h);
+  });
 });
 
 const deploymentOf = (objects: K8sObject[], name: string) =>
@@ -615,5 +619,120 @@ function routeCases({ helm, render }: Helm) {
     // Without Redis no REDIS_URL is rendered (each ingest pod rate-limits alone).
     const noRedis = fullPod(deploymentOf(await render(['--set', 'redis.enabled=false']), 'ingest'));
     expect(env(noRedis, 'REDIS_URL')).toBeUndefined();
+  }, 60_000);
+}
+
+type EnvVar = { name: string; value?: string; valueFrom?: { secretKeyRef?: { name: string; key: string } } };
+type Pod = {
+  containers: {
+    env?: EnvVar[];
+    envFrom?: unknown[];
+    volumeMounts?: { name: string; mountPath: string; readOnly?: boolean }[];
+  }[];
+  volumes?: { name: string; secret?: { secretName: string } }[];
+};
+const pods = (objects: K8sObject[]) =>
+  objects
+    .filter((o) => o.kind === 'Deployment' || o.kind === 'Job')
+    .map((o) => ({ id: o.metadata.name, pod: (o.spec as { template: { spec: Pod } }).template.spec }));
+const envOf = (pod: Pod) => new Map((pod.containers[0]?.env ?? []).map((e) => [e.name, e]));
+
+/** Each credential from a Secret (its own, or a key of the chart's), files mounted read-only where the settings say. */
+function credentialCases({ render }: Helm) {
+  it('takes NATS, Postgres and OIDC credentials from Secrets, and mounts the CA and credential files', async () => {
+    const objects = await render([
+      ...[
+        '--set',
+        'nats.auth.method=creds',
+        '--set',
+        'nats.auth.fileSecret=nats-user',
+        '--set',
+        'nats.auth.fileKey=user.creds',
+      ],
+      ...['--set', 'nats.tls.secret=nats-client-tls', '--set', 'nats.tls.clientCertificate=true'],
+      ...[
+        '--set',
+        'postgres.tls.caSecret=intake-db-ca',
+        '--set',
+        'oidc.issuer=https://id.example',
+        '--set',
+        'oidc.clientId=intake',
+      ],
+      ...['--set-json', 'secrets.from={"databaseUrl":{"name":"intake-db-app","key":"uri"}}'],
+      ...['--set-json', 'extraEnv=[{"name":"HTTPS_PROXY","valueFrom":{"secretKeyRef":{"name":"proxy","key":"url"}}}]'],
+      ...['--set-json', 'extraEnvFrom=[{"secretRef":{"name":"intake-extra"}}]'],
+      ...['--set-json', 'extraVolumes=[{"name":"bundle","configMap":{"name":"ca-bundle"}}]'],
+      ...['--set-json', 'extraVolumeMounts=[{"name":"bundle","mountPath":"/etc/ssl/bundle","readOnly":true}]'],
+    ]);
+    const all = pods(objects);
+    expect(all.map((p) => p.id).sort()).toEqual([
+      'rel-delivery',
+      'rel-ingest',
+      'rel-management',
+      'rel-migrate-1',
+      'rel-usage',
+    ]);
+    for (const { id, pod } of all) {
+      const env = envOf(pod);
+      const file = (name: string) => env.get(name)?.value;
+      expect({
+        id,
+        files: [
+          'NATS_CREDS_FILE',
+          'NATS_TLS_CA_FILE',
+          'NATS_TLS_CERT_FILE',
+          'NATS_TLS_KEY_FILE',
+          'DATABASE_CA_FILE',
+        ].map(file),
+      }).toEqual({
+        id,
+        files: [
+          '/etc/intake/nats-auth/user.creds',
+          '/etc/intake/nats-tls/ca.crt',
+          '/etc/intake/nats-tls/tls.crt',
+          '/etc/intake/nats-tls/tls.key',
+          '/etc/intake/postgres-ca/ca.crt',
+        ],
+      });
+      expect(env.get('DATABASE_URL')?.valueFrom?.secretKeyRef).toEqual({ name: 'intake-db-app', key: 'uri' });
+      expect(env.get('SECRETS_KEY')?.valueFrom?.secretKeyRef).toEqual({ name: 'intake-secrets', key: 'SECRETS_KEY' });
+      expect(env.get('OIDC_CLIENT_SECRET')?.valueFrom?.secretKeyRef).toEqual({
+        name: 'intake-secrets',
+        key: 'OIDC_CLIENT_SECRET',
+      });
+      expect(env.get('HTTPS_PROXY')?.valueFrom?.secretKeyRef).toEqual({ name: 'proxy', key: 'url' });
+      expect(pod.containers[0]?.envFrom).toEqual([{ secretRef: { name: 'intake-extra' } }]);
+      const mounts = new Map((pod.containers[0]?.volumeMounts ?? []).map((m) => [m.name, m]));
+      for (const name of ['nats-auth', 'nats-tls', 'postgres-ca', 'bundle'])
+        expect({ id, name, readOnly: mounts.get(name)?.readOnly }).toEqual({ id, name, readOnly: true });
+      const secrets = new Map((pod.volumes ?? []).map((v) => [v.name, v.secret?.secretName]));
+      expect([secrets.get('nats-auth'), secrets.get('nats-tls'), secrets.get('postgres-ca')]).toEqual([
+        'nats-user',
+        'nats-client-tls',
+        'intake-db-ca',
+      ]);
+    }
+  }, 60_000);
+}
+
+/** A user and password from the Secret when asked for, nothing by default; credentials the schema refuses. */
+function credentialRefusals({ helm, render }: Helm) {
+  it('renders a NATS user and password from the Secret only when asked for', async () => {
+    const userPassword = envOf(pods(await render(['--set', 'nats.auth.method=userPassword']))[0]!.pod);
+    expect(
+      [userPassword.get('NATS_USER'), userPassword.get('NATS_PASSWORD')].map((e) => e?.valueFrom?.secretKeyRef?.key),
+    ).toEqual(['NATS_USER', 'NATS_PASSWORD']);
+    expect(envOf(pods(await render([]))[0]!.pod).has('NATS_USER')).toBe(false);
+  }, 60_000);
+
+  it('refuses a credentials file without its Secret, and an SSO issuer without a client id', async () => {
+    for (const args of [
+      ['--set', 'nats.auth.method=nkey'],
+      ['--set', 'oidc.issuer=https://id.example'],
+      ['--set', 'nats.auth.method=password'],
+    ]) {
+      const out = await helm('lint', '--strict', chart, ...args);
+      expect({ args, failed: out.code !== 0 }).toEqual({ args, failed: true });
+    }
   }, 60_000);
 }

@@ -71,21 +71,59 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.smtp.mailFrom | quote }}
 - name: FILES_DIR
   value: /app/.data/files
-- name: DATABASE_URL
-  valueFrom: { secretKeyRef: { name: {{ .Values.secrets.existingSecret }}, key: {{ .Values.secrets.keys.databaseUrl }} } }
-{{- with .Values.secrets.keys.databaseDirectUrl }}
-- name: DATABASE_DIRECT_URL
-  valueFrom: { secretKeyRef: { name: {{ $.Values.secrets.existingSecret }}, key: {{ . }} } }
+{{- include "intake.secretEnv" (dict "root" . "env" "DATABASE_URL" "credential" "databaseUrl") }}
+{{- if or .Values.secrets.keys.databaseDirectUrl (index .Values.secrets.from "databaseDirectUrl") }}
+{{- include "intake.secretEnv" (dict "root" . "env" "DATABASE_DIRECT_URL" "credential" "databaseDirectUrl") }}
 {{- end }}
-- name: SECRETS_KEY
-  valueFrom: { secretKeyRef: { name: {{ .Values.secrets.existingSecret }}, key: {{ .Values.secrets.keys.secretsKey }} } }
+{{- include "intake.secretEnv" (dict "root" . "env" "SECRETS_KEY" "credential" "secretsKey") }}
 {{- if .Values.redis.enabled }}
-- name: REDIS_URL
-  valueFrom: { secretKeyRef: { name: {{ .Values.secrets.existingSecret }}, key: {{ .Values.secrets.keys.redisUrl }} } }
+{{- include "intake.secretEnv" (dict "root" . "env" "REDIS_URL" "credential" "redisUrl") }}
 {{- end }}
 {{- if .Values.smtp.enabled }}
-- name: SMTP_URL
-  valueFrom: { secretKeyRef: { name: {{ .Values.secrets.existingSecret }}, key: {{ .Values.secrets.keys.smtpUrl }} } }
+{{- include "intake.secretEnv" (dict "root" . "env" "SMTP_URL" "credential" "smtpUrl") }}
+{{- end }}
+{{- if eq .Values.nats.auth.method "userPassword" }}
+{{- include "intake.secretEnv" (dict "root" . "env" "NATS_USER" "credential" "natsUser") }}
+{{- include "intake.secretEnv" (dict "root" . "env" "NATS_PASSWORD" "credential" "natsPassword") }}
+{{- else if eq .Values.nats.auth.method "token" }}
+{{- include "intake.secretEnv" (dict "root" . "env" "NATS_TOKEN" "credential" "natsToken") }}
+{{- else if eq .Values.nats.auth.method "creds" }}
+- name: NATS_CREDS_FILE
+  value: /etc/intake/nats-auth/{{ .Values.nats.auth.fileKey }}
+{{- else if eq .Values.nats.auth.method "nkey" }}
+- name: NATS_NKEY_SEED_FILE
+  value: /etc/intake/nats-auth/{{ .Values.nats.auth.fileKey }}
+{{- end }}
+{{- with .Values.nats.tls.secret }}
+- name: NATS_TLS_CA_FILE
+  value: /etc/intake/nats-tls/ca.crt
+{{- if $.Values.nats.tls.clientCertificate }}
+- name: NATS_TLS_CERT_FILE
+  value: /etc/intake/nats-tls/tls.crt
+- name: NATS_TLS_KEY_FILE
+  value: /etc/intake/nats-tls/tls.key
+{{- end }}
+{{- end }}
+{{- with .Values.postgres.tls.caSecret }}
+- name: DATABASE_CA_FILE
+  value: /etc/intake/postgres-ca/{{ $.Values.postgres.tls.caKey }}
+{{- end }}
+{{- with .Values.redis.tls.caSecret }}
+- name: REDIS_CA_FILE
+  value: /etc/intake/redis-ca/{{ $.Values.redis.tls.caKey }}
+{{- end }}
+{{- with .Values.oidc.issuer }}
+- name: OIDC_ISSUER
+  value: {{ . | quote }}
+- name: OIDC_CLIENT_ID
+  value: {{ $.Values.oidc.clientId | quote }}
+{{- include "intake.secretEnv" (dict "root" $ "env" "OIDC_CLIENT_SECRET" "credential" "oidcClientSecret") }}
+{{- with $.Values.oidc.allowedDomains }}
+- name: OIDC_ALLOWED_DOMAINS
+  value: {{ . | quote }}
+{{- end }}
+- name: OIDC_ONLY
+  value: {{ $.Values.oidc.only | quote }}
 {{- end }}
 {{- if .Values.s3.enabled }}
 - name: S3_BUCKET
@@ -98,10 +136,8 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: S3_ENDPOINT
   value: {{ .Values.s3.endpoint | quote }}
 {{- end }}
-- name: AWS_ACCESS_KEY_ID
-  valueFrom: { secretKeyRef: { name: {{ .Values.secrets.existingSecret }}, key: {{ .Values.secrets.keys.awsAccessKeyId }} } }
-- name: AWS_SECRET_ACCESS_KEY
-  valueFrom: { secretKeyRef: { name: {{ .Values.secrets.existingSecret }}, key: {{ .Values.secrets.keys.awsSecretAccessKey }} } }
+{{- include "intake.secretEnv" (dict "root" . "env" "AWS_ACCESS_KEY_ID" "credential" "awsAccessKeyId") }}
+{{- include "intake.secretEnv" (dict "root" . "env" "AWS_SECRET_ACCESS_KEY" "credential" "awsSecretAccessKey") }}
 {{- end }}
 {{- if .Values.telemetry.otlpEndpoint }}
 - name: OTEL_EXPORTER_OTLP_ENDPOINT
@@ -111,9 +147,14 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: OTEL_RESOURCE_ATTRIBUTES
   value: {{ printf "k8s.namespace.name=%s%s" .Release.Namespace (ternary (printf ",%s" .Values.telemetry.resourceAttributes) "" (ne .Values.telemetry.resourceAttributes "")) | quote }}
 {{- end }}
+{{- if kindIs "map" .Values.config.extraEnv }}
 {{- range $name, $value := .Values.config.extraEnv }}
 - name: {{ $name }}
   value: {{ $value | quote }}
+{{- end }}
+{{- end }}
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
 
@@ -151,4 +192,60 @@ else (null) a soft spread over nodes and zones; a constraint without a labelSele
 {{- fail (printf "services.%s.autoscaling: minReplicas (%v) is above maxReplicas (%v)" $name $svc.autoscaling.minReplicas $svc.autoscaling.maxReplicas) -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+
+{{/*
+One credential's env var from a Secret: (dict "root" $ "env" "DATABASE_URL" "credential" "databaseUrl"). Its own
+Secret and key when secrets.from.<credential> names them (a Secret an operator made, as CloudNativePG's app Secret),
+else secrets.keys.<credential> in secrets.existingSecret.
+*/}}
+{{- define "intake.secretEnv" -}}
+{{- $from := index .root.Values.secrets.from .credential | default dict -}}
+{{- $name := $from.name | default .root.Values.secrets.existingSecret -}}
+{{- $key := $from.key | default (index .root.Values.secrets.keys .credential) -}}
+{{- if not $key }}{{ fail (printf "secrets.keys.%s (or secrets.from.%s) is needed for %s" .credential .credential .env) }}{{ end }}
+- name: {{ .env }}
+  valueFrom: { secretKeyRef: { name: {{ $name }}, key: {{ $key }} } }
+{{- end -}}
+
+{{/* The volumes of the credentials given as files (NATS's credentials or seed, the CAs), and extraVolumes. */}}
+{{- define "intake.credentialVolumes" -}}
+{{- if has .Values.nats.auth.method (list "creds" "nkey") }}
+- name: nats-auth
+  secret: { secretName: {{ .Values.nats.auth.fileSecret }}, defaultMode: 0440 }
+{{- end }}
+{{- with .Values.nats.tls.secret }}
+- name: nats-tls
+  secret: { secretName: {{ . }}, defaultMode: 0440 }
+{{- end }}
+{{- with .Values.postgres.tls.caSecret }}
+- name: postgres-ca
+  secret: { secretName: {{ . }}, defaultMode: 0444 }
+{{- end }}
+{{- with .Values.redis.tls.caSecret }}
+- name: redis-ca
+  secret: { secretName: {{ . }}, defaultMode: 0444 }
+{{- end }}
+{{- with .Values.extraVolumes }}
+{{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* Where those volumes are mounted (read-only), and extraVolumeMounts. */}}
+{{- define "intake.credentialMounts" -}}
+{{- if has .Values.nats.auth.method (list "creds" "nkey") }}
+- { name: nats-auth, mountPath: /etc/intake/nats-auth, readOnly: true }
+{{- end }}
+{{- if .Values.nats.tls.secret }}
+- { name: nats-tls, mountPath: /etc/intake/nats-tls, readOnly: true }
+{{- end }}
+{{- if .Values.postgres.tls.caSecret }}
+- { name: postgres-ca, mountPath: /etc/intake/postgres-ca, readOnly: true }
+{{- end }}
+{{- if .Values.redis.tls.caSecret }}
+- { name: redis-ca, mountPath: /etc/intake/redis-ca, readOnly: true }
+{{- end }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
