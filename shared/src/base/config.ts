@@ -11,6 +11,13 @@ const LONG_DURATION = '^\\s*(0|\\d+(ms|s|m|h|d))\\s*$';
  */
 const Env = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  METRICS_PORT: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 65535,
+      description: 'serves the metrics as Prometheus text at /metrics on this port (beside OTLP push); unset: none',
+    }),
+  ),
   SHUTDOWN_DELAY_SECONDS: Type.Integer({
     minimum: 0,
     maximum: 300,

@@ -1,4 +1,7 @@
 import { NodeSDK } from '@opentelemetry/sdk-node';
+import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
+import { PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { NodeSDKConfiguration } from '@opentelemetry/sdk-node';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { KoaInstrumentation } from '@opentelemetry/instrumentation-koa';
@@ -36,11 +39,34 @@ const UNTRACED_PATHS = new Set(['/livez', '/readyz']);
 
 export function telemetryConfigured(env: Record<string, string | undefined>): boolean {
   if (/^true$/i.test(env['OTEL_SDK_DISABLED'] ?? '')) return false;
+  return otlpConfigured(env) || metricsPort(env) !== undefined;
+}
+
+function otlpConfigured(env: Record<string, string | undefined>): boolean {
   return Boolean(
     env['OTEL_EXPORTER_OTLP_ENDPOINT'] ||
     env['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'] ||
     env['OTEL_EXPORTER_OTLP_METRICS_ENDPOINT'],
   );
+}
+
+/** METRICS_PORT: where Prometheus scrapes `/metrics` (loadConfig checks it too; telemetry starts before it). */
+function metricsPort(env: Record<string, string | undefined>): number | undefined {
+  const port = Number(env['METRICS_PORT']);
+  return env['METRICS_PORT'] && Number.isInteger(port) && port > 0 && port < 65536 ? port : undefined;
+}
+
+/**
+ * The metric readers: OTLP push (when an endpoint is set) and Prometheus text on METRICS_PORT (when set), side by
+ * side; undefined leaves the SDK's own choice from the OTEL_* variables.
+ */
+function metricReaders(env: Record<string, string | undefined>): MetricReader[] | undefined {
+  const port = metricsPort(env);
+  if (port === undefined) return undefined;
+  return [
+    new PrometheusExporter({ port, host: '0.0.0.0' }),
+    ...(otlpConfigured(env) ? [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() })] : []),
+  ];
 }
 
 /**
@@ -78,13 +104,16 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
     current = { enabled: false, serviceName: options.serviceName, shutdown: async () => undefined };
     return current;
   }
+  const readers = options.metricReaders ?? metricReaders(options.env);
+  // Spans go over OTLP only: with METRICS_PORT alone there is nowhere to send them.
+  const spans = options.spanProcessors ?? (otlpConfigured(options.env) || testing ? undefined : []);
   const sdk = new NodeSDK({
     serviceName: options.env['OTEL_SERVICE_NAME'] ? undefined : options.serviceName,
     instrumentations: instrumentations(),
     // Logs stay structured JSON on stdout (with trace_id); they are not shipped over OTLP.
     logRecordProcessors: [],
-    ...(options.spanProcessors ? { spanProcessors: options.spanProcessors } : {}),
-    ...(options.metricReaders ? { metricReaders: options.metricReaders } : {}),
+    ...(spans ? { spanProcessors: spans } : {}),
+    ...(readers ? { metricReaders: readers } : {}),
   });
   sdk.start();
   let stopping: Promise<void> | undefined;

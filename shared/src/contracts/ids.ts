@@ -1,5 +1,5 @@
 import { randomFillSync } from 'node:crypto';
-import { encodeTime, monotonicFactory } from 'ulid';
+import { decodeTime, encodeTime, monotonicFactory } from 'ulid';
 
 /** Every id prefix in use. IDs are `<prefix>_<ULID>`: unique, URL-safe, sortable by creation time. */
 export const ID_PREFIXES = {
@@ -58,3 +58,8 @@ export function isId(kind: IdKind, value: string): boolean {
 
 /** What a form slug looks like: lower-case letters, digits and inner hyphens (a post to anything else is a 404 without a query). */
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$';
+
+/** When an id was made (ms), from its ULID: a submission's id says when it was received. */
+export function receivedAt(id: string): number {
+  return decodeTime(id.slice(id.indexOf('_') + 1).toUpperCase());
+}

@@ -21,6 +21,8 @@ import type { ProblemSlug } from './problems';
  */
 /** Latency buckets in seconds, from a fast local insert to a slow webhook receiver. */
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+/** Post → webhook: seconds when all goes well, up to the retry ladder's hours when not. */
+const DELIVERY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600, 14_400];
 
 export interface InstrumentSpec {
   name: string;
@@ -81,7 +83,7 @@ export const METRICS = {
     kind: 'counter',
     unit: '{attempt}',
     description: 'Webhook attempts by outcome: success, http_error, timeout, network_error, blocked',
-    attributes: ['outcome'],
+    attributes: ['outcome', 'webhook_id'],
   },
   attemptDuration: {
     name: 'intake.delivery.attempt.duration',
@@ -103,6 +105,21 @@ export const METRICS = {
     unit: '{attempt}',
     description: 'Attempts deferred because their webhook or account had no free send slot (a slow receiver)',
     attributes: [],
+  },
+  deliveryLatency: {
+    name: 'intake.delivery.latency',
+    kind: 'histogram',
+    unit: 's',
+    description:
+      "Post → webhook: from a submission's receipt (its id's time) to its receiver's 2xx answer, retries included",
+    attributes: [],
+  },
+  consumerOldestAge: {
+    name: 'intake.consumer.oldest_pending_age',
+    kind: 'gauge',
+    unit: 's',
+    description: 'Age of the oldest message a JetStream consumer has not yet acknowledged (0 when none)',
+    attributes: ['stream', 'consumer'],
   },
   notifications: {
     name: 'intake.notifications',
@@ -189,6 +206,12 @@ function createInstruments(meter: Meter) {
     attempts: counter(METRICS.attempts),
     attemptDuration: histogram(METRICS.attemptDuration),
     retries: counter(METRICS.retries),
+    deliveryLatency: meter.createHistogram(METRICS.deliveryLatency.name, {
+      unit: METRICS.deliveryLatency.unit,
+      description: METRICS.deliveryLatency.description,
+      advice: { explicitBucketBoundaries: DELIVERY_BUCKETS },
+    }),
+    consumerOldestAge: gauge(METRICS.consumerOldestAge),
     deferred: counter(METRICS.deferred),
     notifications: counter(METRICS.notifications),
     outboxPending: gauge(METRICS.outboxPending),
@@ -228,11 +251,22 @@ export function recordSubmission(props: { outcome: SubmissionOutcome; seconds: n
 }
 
 /** Delivery: one webhook attempt made; `willRetry` when the failure is scheduled for another attempt. */
-export function recordAttempt(props: { outcome: AttemptOutcome; seconds: number; willRetry: boolean }): void {
+export function recordAttempt(props: {
+  outcome: AttemptOutcome;
+  seconds: number;
+  willRetry: boolean;
+  /** The webhook attempted (the failure rate per endpoint: one series per webhook and outcome). */
+  webhookId?: string;
+}): void {
   const i = instruments();
-  i.attempts.add(1, { outcome: props.outcome });
+  i.attempts.add(1, { outcome: props.outcome, ...(props.webhookId ? { webhook_id: props.webhookId } : {}) });
   i.attemptDuration.record(props.seconds, { outcome: props.outcome });
   if (props.willRetry) i.retries.add(1);
+}
+
+/** Delivery: a submission's webhook answered 2xx, `seconds` after the submission was received. */
+export function recordDeliveryLatency(seconds: number): void {
+  instruments().deliveryLatency.record(Math.max(0, seconds));
 }
 
 /** Delivery: an attempt was deferred for want of a send slot of its webhook or account. */

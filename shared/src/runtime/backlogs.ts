@@ -1,7 +1,22 @@
 import type { BatchObservableResult } from '@opentelemetry/api';
 import type { Db } from '../base/db';
 import { instruments } from '../contracts/metrics';
+import type { ConsumerInfo } from 'nats';
 import type { Nats } from '../messaging/nats';
+
+/**
+ * The age (s) of the oldest message a consumer has not acknowledged: the first of its subject after its ack floor
+ * (a message read by sequence and subject from the stream); 0 when it has none.
+ */
+export async function oldestPendingAge(nats: Nats, stream: string, info: ConsumerInfo): Promise<number> {
+  if (info.num_pending + info.num_ack_pending === 0) return 0;
+  const seq = info.ack_floor.stream_seq + 1;
+  const filter = info.config.filter_subject;
+  // The server answers the first message of `filter` at or after `seq` (STREAM.MSG.GET's next_by_subj).
+  const query = (filter ? { seq, next_by_subj: filter } : { seq }) as unknown as { seq: number };
+  const message = await nats.jsm.streams.getMessage(stream, query).catch(() => undefined);
+  return message ? Math.max(0, (Date.now() - message.time.getTime()) / 1000) : 0;
+}
 
 /**
  * Observes, at each metric collection, the size and size limit of Intake's streams, the pending counts of every
@@ -22,6 +37,7 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
           const attrs = { stream, consumer: info.name };
           result.observe(i.consumerPending, info.num_pending, attrs);
           result.observe(i.consumerAckPending, info.num_ack_pending, attrs);
+          result.observe(i.consumerOldestAge, await oldestPendingAge(nats, stream, info), attrs);
         }
       } catch {
         // The stream is missing or NATS is down: GET /v1/health reports that; skip this collection.
@@ -49,6 +65,7 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
   const observed = [
     i.consumerPending,
     i.consumerAckPending,
+    i.consumerOldestAge,
     i.streamBytes,
     i.streamMaxBytes,
     ...(db ? [i.outboxPending, i.outboxLag] : []),

@@ -6,8 +6,10 @@ import {
   newId,
   recordAttempt,
   recordDeferred,
+  receivedAt,
   recordDelivery,
   recordDeliveryAttempts,
+  recordDeliveryLatency,
   sendWebhook,
   type AttemptRecord,
   type AttemptResult,
@@ -207,7 +209,12 @@ async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): 
     nextAttemptAt: result.ok ? null : target.next_attempt_at,
     now: deps.now(),
   });
-  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
+  recordAttempt({
+    outcome: result.outcome,
+    seconds: result.durationMs / 1000,
+    willRetry: false,
+    webhookId: target.webhook_id,
+  });
   if (result.ok && target.status !== 'succeeded') recordDelivery({ outcome: 'succeeded' });
   return ACK;
 }
@@ -245,14 +252,27 @@ async function recordScheduled(
   const record = { deliveryId: target.id, attempt: number, trigger: 'schedule' as const, result, now };
   if (result.ok || number >= MAX_ATTEMPTS) {
     await deps.store.record({ ...record, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null });
-    recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
+    recordAttempt({
+      outcome: result.outcome,
+      seconds: result.durationMs / 1000,
+      willRetry: false,
+      webhookId: target.webhook_id,
+    });
     recordDelivery({ outcome: result.ok ? 'succeeded' : 'failed' });
+    // Post → webhook: a submission id is a ULID, whose first characters are the time it was received.
+    if (result.ok && target.submission_id)
+      recordDeliveryLatency((now.getTime() - receivedAt(target.submission_id)) / 1000);
     return ACK;
   }
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
   const next = new Date(now.getTime() + delay);
   await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: next });
-  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: true });
+  recordAttempt({
+    outcome: result.outcome,
+    seconds: result.durationMs / 1000,
+    willRetry: true,
+    webhookId: target.webhook_id,
+  });
   if (delay <= PARK_AFTER_MS) return { retryInMs: delay };
   await deps.store.park(target.id, next);
   return ACK;
@@ -324,7 +344,12 @@ export async function testPing(
     now: deps.now(),
   });
   // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries).
-  recordAttempt({ outcome: result.outcome, seconds: result.durationMs / 1000, willRetry: false });
+  recordAttempt({
+    outcome: result.outcome,
+    seconds: result.durationMs / 1000,
+    willRetry: false,
+    webhookId: target.webhook_id,
+  });
   return { ...result, deliveryId };
 }
 

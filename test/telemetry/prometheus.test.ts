@@ -1,0 +1,70 @@
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { freePort } from '@intake/shared/testing';
+import { faultSuite, formWithReceiver, pool, post, startService } from '../faults/harness';
+
+/** One metric family as parse-prometheus-text-format gives it. */
+interface Family {
+  name: string;
+  type: string;
+  metrics: { labels?: Record<string, string>; value?: string; buckets?: Record<string, string> }[];
+}
+
+/**
+ * METRICS_PORT: each service process serves its metrics as Prometheus text at /metrics (beside OTLP push, off here),
+ * scraped and parsed as Prometheus would. After posts whose webhooks arrived: the post → webhook latency histogram,
+ * the attempts per webhook, and per consumer its pending count and the age of its oldest unacknowledged message.
+ */
+describe('metrics Prometheus can scrape', () => {
+  const suite = faultSuite();
+
+  it('serves /metrics on METRICS_PORT with the post → webhook latency, attempts per webhook and consumer ages', async () => {
+    const { platform, processes } = suite;
+    const { target, slug, env, formId } = await formWithReceiver(platform);
+    try {
+      const [ingestPort, deliveryPort] = [await freePort(), await freePort()];
+      const metrics = (port: number) => ({ ...env, METRICS_PORT: String(port), OTEL_SDK_DISABLED: 'false' });
+      const ingest = await startService('ingest', metrics(ingestPort), { ready: true });
+      const delivery = await startService('delivery', metrics(deliveryPort), { ready: true });
+      processes.push(ingest, delivery);
+      const posts = await pool(6, 2, (i) => post(ingest.url, slug, { name: 'scraped', n: String(i) }));
+      const webhookId = (await platform.db('webhooks').where({ form_id: formId }).first('id')).id as string;
+
+      const scrape = async (port: number): Promise<Map<string, Family>> => {
+        const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+        expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+        return new Map((parsePrometheusTextFormat(await res.text()) as Family[]).map((f) => [f.name, f]));
+      };
+      // The latency is recorded when each webhook's answer is: wait for all six.
+      let families = new Map<string, Family>();
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        families = await scrape(deliveryPort);
+        const count = Number(families.get('intake_delivery_latency')?.metrics[0]?.buckets?.['+Inf'] ?? 0);
+        if ((count >= posts.length && target.envelopes.length >= posts.length) || Date.now() > deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      const latency = families.get('intake_delivery_latency');
+      const attempts = families.get('intake_delivery_attempts_total');
+      const oldest = families.get('intake_consumer_oldest_pending_age');
+      const submissions = (await scrape(ingestPort)).get('intake_submissions_total');
+      console.log(
+        `prometheus: ${families.size} families from delivery; latency ${JSON.stringify(latency?.metrics[0]?.buckets)}, ` +
+          `attempts ${JSON.stringify(attempts?.metrics.map((m) => [m.labels, m.value]))}`,
+      );
+      expect(latency?.type).toBe('HISTOGRAM');
+      expect(Number(latency?.metrics[0]?.buckets?.['+Inf'])).toBe(posts.length);
+      expect(Object.keys(latency?.metrics[0]?.buckets ?? {})).toContain('1');
+      expect(attempts?.metrics).toContainEqual(
+        expect.objectContaining({ labels: expect.objectContaining({ outcome: 'success', webhook_id: webhookId }) }),
+      );
+      expect(oldest?.metrics.map((m) => m.labels?.['consumer']).sort()).toEqual(
+        expect.arrayContaining(['delivery-fanout', 'delivery-send']),
+      );
+      expect(submissions?.metrics).toContainEqual(
+        expect.objectContaining({ labels: expect.objectContaining({ outcome: 'received' }), value: '6' }),
+      );
+    } finally {
+      await target.close();
+    }
+  }, 60_000);
+});
