@@ -6,6 +6,12 @@ import { promisify } from 'node:util';
 import Ajv from 'ajv';
 import { unzipSync } from 'fflate';
 import { parse, parseAllDocuments } from 'yaml';
+import { METRICS } from '@intake/shared';
+
+/** Prometheus's own PromQL grammar (an ES module with a CommonJS build: required, typed as much as used here). */
+type SyntaxTree = { iterate(spec: { enter(node: { type: { isError: boolean }; from: number }): void }): void };
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { parser: promql } = require('@prometheus-io/lezer-promql') as { parser: { parse(text: string): SyntaxTree } };
 
 const root = path.resolve(__dirname, '../..');
 const chart = path.join(root, 'deploy/helm/intake');
@@ -481,6 +487,7 @@ describe('Helm chart rendered by helm 3', () => {
   describe('settings in the environment', () => envCases(h));
   describe('rollouts, scheduling and connections', () => clusterCases(h));
   describe('routes and refusals', () => routeCases(h));
+  describe('monitoring and autoscaling', () => monitoringCases(h));
   describe('credentials, TLS files and extra env', () => {
     credentialCases(h);
     credentialRefusals(h);
@@ -734,5 +741,77 @@ function credentialRefusals({ helm, render }: Helm) {
       const out = await helm('lint', '--strict', chart, ...args);
       expect({ args, failed: out.code !== 0 }).toEqual({ args, failed: true });
     }
+  }, 60_000);
+}
+
+/** The ServiceMonitor, the PrometheusRule (every expression PromQL, every alert with its runbook), KEDA. */
+function monitoringCases({ render }: Helm) {
+  it('renders the ServiceMonitor and the PrometheusRule when enabled, each rule parsed as PromQL and run-booked', async () => {
+    const objects = await render([
+      ...['--set', 'metrics.serviceMonitor.enabled=true', '--set', 'metrics.prometheusRule.enabled=true'],
+    ]);
+    const monitor = objects.find((o) => o.kind === 'ServiceMonitor') as K8sObject;
+    expect(monitor.spec).toMatchObject({ endpoints: [{ port: 'metrics', path: '/metrics' }] });
+    const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-delivery') as K8sObject;
+    expect((service.spec as { ports: { name: string; port: number }[] }).ports).toContainEqual(
+      expect.objectContaining({ name: 'metrics', port: 9464 }),
+    );
+    const rule = objects.find((o) => o.kind === 'PrometheusRule') as K8sObject;
+    type Rule = { alert: string; expr: string; annotations: { runbook_url: string } };
+    const rules = (rule.spec as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
+    const runbooks = read('docs/runbooks.md');
+    const anchors = new Set(
+      [...runbooks.matchAll(/^## (.+)$/gm)].map((m) =>
+        (m[1] as string)
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, '')
+          .replace(/ /g, '-'),
+      ),
+    );
+    const known = new Set(Object.values(METRICS).map((m) => m.name.replace(/\./g, '_')));
+    for (const { alert, expr, annotations } of rules) {
+      const errors: string[] = [];
+      promql.parse(expr).iterate({ enter: (n) => void (n.type.isError && errors.push(`at ${n.from}`)) });
+      const metricsUsed = [...expr.matchAll(/\bintake_[a-z_]+/g)].map((m) => m[0].replace(/_(total|bucket)$/, ''));
+      expect({ alert, errors, unknownMetrics: metricsUsed.filter((m) => !known.has(m)) }).toEqual({
+        alert,
+        errors: [],
+        unknownMetrics: [],
+      });
+      expect({ alert, anchor: anchors.has(annotations.runbook_url.split('#')[1] ?? '') }).toEqual({
+        alert,
+        anchor: true,
+      });
+    }
+    expect(rules.map((r) => r.alert)).toEqual(
+      expect.arrayContaining([
+        'IntakeIngestErrors',
+        'IntakeOutboxBehind',
+        'IntakeConsumerBehind',
+        'IntakeAckPendingHeadroom',
+        'IntakeStreamNearlyFull',
+        'IntakeWebhookFailing',
+        'IntakePurgeFailing',
+        'IntakeMigrationsFailed',
+        'IntakeDeliveryLatencyHigh',
+      ]),
+    );
+  }, 60_000);
+
+  it('scales delivery on its pending requests with KEDA instead of its CPU HPA, and lets Prometheus scrape', async () => {
+    const objects = await render(['--set', 'keda.enabled=true']);
+    const scaled = objects.find((o) => o.kind === 'ScaledObject') as K8sObject;
+    expect(scaled.spec).toMatchObject({
+      scaleTargetRef: { name: 'rel-delivery' },
+      triggers: [{ type: 'prometheus', metadata: { threshold: '1000' } }],
+    });
+    const query = (scaled.spec as { triggers: { metadata: { query: string } }[] }).triggers[0]?.metadata.query ?? '';
+    const errors: number[] = [];
+    promql.parse(query).iterate({ enter: (n) => void (n.type.isError && errors.push(n.from)) });
+    expect(errors).toEqual([]);
+    const hpas = objects.filter((o) => o.kind === 'HorizontalPodAutoscaler').map((o) => o.metadata.name);
+    expect(hpas.sort()).toEqual(['rel-ingest', 'rel-management']);
+    const policy = objects.find((o) => o.kind === 'NetworkPolicy' && o.metadata.name === 'rel-delivery') as K8sObject;
+    expect(JSON.stringify(policy.spec)).toContain('"port":9464');
   }, 60_000);
 }

@@ -144,9 +144,19 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
   value: {{ .Values.telemetry.otlpEndpoint | quote }}
 - name: OTEL_EXPORTER_OTLP_PROTOCOL
   value: {{ .Values.telemetry.protocol | quote }}
-- name: OTEL_RESOURCE_ATTRIBUTES
-  value: {{ printf "k8s.namespace.name=%s%s" .Release.Namespace (ternary (printf ",%s" .Values.telemetry.resourceAttributes) "" (ne .Values.telemetry.resourceAttributes "")) | quote }}
 {{- end }}
+{{- if .Values.metrics.port }}
+- name: METRICS_PORT
+  value: {{ .Values.metrics.port | quote }}
+{{- end }}
+- name: OTEL_TRACES_SAMPLER
+  value: {{ .Values.telemetry.sampler | quote }}
+- name: OTEL_TRACES_SAMPLER_ARG
+  value: {{ .Values.telemetry.samplerArg | quote }}
+- name: K8S_POD_NAME
+  valueFrom: { fieldRef: { fieldPath: metadata.name } }
+- name: OTEL_RESOURCE_ATTRIBUTES
+  value: {{ printf "service.version=%s,k8s.namespace.name=%s,k8s.pod.name=$(K8S_POD_NAME)%s" .Chart.AppVersion .Release.Namespace (ternary (printf ",%s" .Values.telemetry.resourceAttributes) "" (ne .Values.telemetry.resourceAttributes "")) | quote }}
 {{- if kindIs "map" .Values.config.extraEnv }}
 {{- range $name, $value := .Values.config.extraEnv }}
 - name: {{ $name }}
@@ -247,5 +257,19 @@ else secrets.keys.<credential> in secrets.existingSecret.
 {{- end }}
 {{- with .Values.extraVolumeMounts }}
 {{ toYaml . }}
+{{- end }}
+{{- end -}}
+
+{{/* The NetworkPolicy rule that lets Prometheus scrape metrics.port (none when metrics are off). */}}
+{{- define "intake.metricsIngress" -}}
+{{- if .Values.metrics.port }}
+- from:
+    - namespaceSelector:
+        {{- with .Values.networkPolicy.metricsNamespaceSelector }}
+        matchLabels: {{- toYaml . | nindent 10 }}
+        {{- else }} {}
+        {{- end }}
+  ports:
+    - port: {{ .Values.metrics.port }}
 {{- end }}
 {{- end -}}
