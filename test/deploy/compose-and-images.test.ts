@@ -229,6 +229,17 @@ describe('Grafana dashboard (deploy/grafana/intake-dashboard.json)', () => {
     for (const name of used) expect({ name, inCatalog: catalog.includes(name) }).toEqual({ name, inCatalog: true });
   });
 
+  it('filters every query by the namespace and job variables it offers', () => {
+    const variables = dashboard.templating.list.map((v: { name: string }) => v.name);
+    expect(variables).toEqual(expect.arrayContaining(['datasource', 'namespace', 'job']));
+    for (const expr of exprs)
+      for (const [series] of expr.matchAll(/\bintake_[a-z_]+(\{[^}]*\})?/g))
+        expect({ series, filtered: series.includes('namespace=~"$namespace", job=~"$job"') }).toEqual({
+          series,
+          filtered: true,
+        });
+  });
+
   it('has a panel for every instrument of the catalog', () => {
     for (const name of catalog)
       expect({ name, charted: exprs.some((e) => e.includes(name)) }).toEqual({ name, charted: true });

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import Ajv from 'ajv';
 import { unzipSync } from 'fflate';
 import { parse, parseAllDocuments } from 'yaml';
-import { METRICS } from '@intake/shared';
+import { METRICS, prometheusName, type InstrumentSpec } from '@intake/shared';
 
 /** Prometheus's own PromQL grammar (an ES module with a CommonJS build: required, typed as much as used here). */
 type SyntaxTree = { iterate(spec: { enter(node: { type: { isError: boolean }; from: number }): void }): void };
@@ -752,6 +752,22 @@ function monitoringCases({ render }: Helm) {
     ]);
     const monitor = objects.find((o) => o.kind === 'ServiceMonitor') as K8sObject;
     expect(monitor.spec).toMatchObject({ endpoints: [{ port: 'metrics', path: '/metrics' }] });
+    // Its relabelling gives every instrument in seconds the suffix a collector gives it, and only those.
+    type Relabel = { regex: string; replacement: string };
+    const relabels = (monitor.spec as { endpoints: { metricRelabelings: Relabel[] }[] }).endpoints[0]!
+      .metricRelabelings;
+    const scraped = (m: InstrumentSpec) =>
+      m.kind === 'histogram' ? [`${m.name.replace(/\./g, '_')}_bucket`] : [m.name.replace(/\./g, '_')];
+    for (const spec of Object.values(METRICS) as InstrumentSpec[])
+      for (const name of scraped(spec)) {
+        const rule = relabels.find((r) => new RegExp(`^(?:${r.regex})$`).test(name));
+        const renamed = rule
+          ? name.replace(new RegExp(`^(?:${rule.regex})$`), rule.replacement.replace(/\$\{(\d)\}/g, '$$$1'))
+          : name;
+        const expected =
+          spec.kind === 'counter' ? name : prometheusName(spec) + (spec.kind === 'histogram' ? '_bucket' : '');
+        expect({ name, renamed: spec.kind === 'counter' ? name : renamed }).toEqual({ name, renamed: expected });
+      }
     const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-delivery') as K8sObject;
     expect((service.spec as { ports: { name: string; port: number }[] }).ports).toContainEqual(
       expect.objectContaining({ name: 'metrics', port: 9464 }),
@@ -768,11 +784,11 @@ function monitoringCases({ render }: Helm) {
           .replace(/ /g, '-'),
       ),
     );
-    const known = new Set(Object.values(METRICS).map((m) => m.name.replace(/\./g, '_')));
+    const known = new Set(Object.values(METRICS).map((m) => prometheusName(m)));
     for (const { alert, expr, annotations } of rules) {
       const errors: string[] = [];
       promql.parse(expr).iterate({ enter: (n) => void (n.type.isError && errors.push(`at ${n.from}`)) });
-      const metricsUsed = [...expr.matchAll(/\bintake_[a-z_]+/g)].map((m) => m[0].replace(/_(total|bucket)$/, ''));
+      const metricsUsed = [...expr.matchAll(/\bintake_[a-z_]+/g)].map((m) => m[0].replace(/_bucket$/, ''));
       expect({ alert, errors, unknownMetrics: metricsUsed.filter((m) => !known.has(m)) }).toEqual({
         alert,
         errors: [],
