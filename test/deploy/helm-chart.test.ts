@@ -744,6 +744,28 @@ function credentialRefusals({ helm, render }: Helm) {
   }, 60_000);
 }
 
+/** The ServiceMonitor's relabelling gives every instrument in seconds the suffix a collector gives it, and only those. */
+function expectCollectorNames(monitor: K8sObject): void {
+  type Relabel = { regex: string; replacement: string };
+  const relabels = (monitor.spec as { endpoints: { metricRelabelings: Relabel[] }[] }).endpoints[0]!.metricRelabelings;
+  const scraped = (m: InstrumentSpec) =>
+    m.kind === 'histogram' ? [`${m.name.replace(/\./g, '_')}_bucket`] : [m.name.replace(/\./g, '_')];
+  for (const spec of Object.values(METRICS) as InstrumentSpec[])
+    for (const name of scraped(spec)) {
+      const rule = relabels.find((r) => new RegExp(`^(?:${r.regex})$`).test(name));
+      const renamed = rule
+        ? name.replace(new RegExp(`^(?:${rule.regex})$`), rule.replacement.replace(/\$\{(\d)\}/g, '$$$1'))
+        : name;
+      const expected =
+        spec.kind === 'counter' ? name : prometheusName(spec) + (spec.kind === 'histogram' ? '_bucket' : '');
+      expect({ name, renamed: spec.kind === 'counter' ? name : renamed }).toEqual({ name, renamed: expected });
+    }
+  const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-delivery') as K8sObject;
+  expect((service.spec as { ports: { name: string; port: number }[] }).ports).toContainEqual(
+    expect.objectContaining({ name: 'metrics', port: 9464 }),
+  );
+}
+
 /** The ServiceMonitor, the PrometheusRule (every expression PromQL, every alert with its runbook), KEDA. */
 function monitoringCases({ render }: Helm) {
   it('renders the ServiceMonitor and the PrometheusRule when enabled, each rule parsed as PromQL and run-booked', async () => {
@@ -752,26 +774,7 @@ function monitoringCases({ render }: Helm) {
     ]);
     const monitor = objects.find((o) => o.kind === 'ServiceMonitor') as K8sObject;
     expect(monitor.spec).toMatchObject({ endpoints: [{ port: 'metrics', path: '/metrics' }] });
-    // Its relabelling gives every instrument in seconds the suffix a collector gives it, and only those.
-    type Relabel = { regex: string; replacement: string };
-    const relabels = (monitor.spec as { endpoints: { metricRelabelings: Relabel[] }[] }).endpoints[0]!
-      .metricRelabelings;
-    const scraped = (m: InstrumentSpec) =>
-      m.kind === 'histogram' ? [`${m.name.replace(/\./g, '_')}_bucket`] : [m.name.replace(/\./g, '_')];
-    for (const spec of Object.values(METRICS) as InstrumentSpec[])
-      for (const name of scraped(spec)) {
-        const rule = relabels.find((r) => new RegExp(`^(?:${r.regex})$`).test(name));
-        const renamed = rule
-          ? name.replace(new RegExp(`^(?:${rule.regex})$`), rule.replacement.replace(/\$\{(\d)\}/g, '$$$1'))
-          : name;
-        const expected =
-          spec.kind === 'counter' ? name : prometheusName(spec) + (spec.kind === 'histogram' ? '_bucket' : '');
-        expect({ name, renamed: spec.kind === 'counter' ? name : renamed }).toEqual({ name, renamed: expected });
-      }
-    const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-delivery') as K8sObject;
-    expect((service.spec as { ports: { name: string; port: number }[] }).ports).toContainEqual(
-      expect.objectContaining({ name: 'metrics', port: 9464 }),
-    );
+    expectCollectorNames(monitor);
     const rule = objects.find((o) => o.kind === 'PrometheusRule') as K8sObject;
     type Rule = { alert: string; expr: string; annotations: { runbook_url: string } };
     const rules = (rule.spec as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
