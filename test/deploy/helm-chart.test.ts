@@ -760,10 +760,6 @@ function expectCollectorNames(monitor: K8sObject): void {
         spec.kind === 'counter' ? name : prometheusName(spec) + (spec.kind === 'histogram' ? '_bucket' : '');
       expect({ name, renamed: spec.kind === 'counter' ? name : renamed }).toEqual({ name, renamed: expected });
     }
-  const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-delivery') as K8sObject;
-  expect((service.spec as { ports: { name: string; port: number }[] }).ports).toContainEqual(
-    expect.objectContaining({ name: 'metrics', port: 9464 }),
-  );
 }
 
 /** The ServiceMonitor, the PrometheusRule (every expression PromQL, every alert with its runbook), KEDA. */
@@ -775,6 +771,10 @@ function monitoringCases({ render }: Helm) {
     const monitor = objects.find((o) => o.kind === 'ServiceMonitor') as K8sObject;
     expect(monitor.spec).toMatchObject({ endpoints: [{ port: 'metrics', path: '/metrics' }] });
     expectCollectorNames(monitor);
+    const service = objects.find((o) => o.kind === 'Service' && o.metadata.name === 'rel-delivery') as K8sObject;
+    expect((service.spec as { ports: { name: string; port: number }[] }).ports).toContainEqual(
+      expect.objectContaining({ name: 'metrics', port: 9464 }),
+    );
     const rule = objects.find((o) => o.kind === 'PrometheusRule') as K8sObject;
     type Rule = { alert: string; expr: string; annotations: { runbook_url: string } };
     const rules = (rule.spec as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
