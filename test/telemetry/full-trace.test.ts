@@ -201,13 +201,24 @@ async function fiveAncestors(steps: Steps, client: Span) {
 /** The attempt's ancestors are the send consumer, the delivery.requested publish, the fan-out, the relay and the post. */
 function expectPipelineChain(ctx: Pipeline, chain: [Span, Span, Span, Span, Span], deliveryId: string) {
   const [send, requested, fanOut, relay, server] = chain;
+  // Named and described as the OpenTelemetry messaging conventions say: `{operation name} {destination}`.
   const consumedBy = (group: string) => ({
     kind: SpanKind.CONSUMER,
-    attributes: expect.objectContaining({ 'messaging.consumer.group.name': group }),
+    name: expect.stringMatching(/^process [a-z0-9_]+\.[a-z.]+$/),
+    attributes: expect.objectContaining({
+      'messaging.system': 'nats',
+      'messaging.operation.type': 'process',
+      'messaging.consumer.group.name': group,
+    }),
   });
   const publishing = (subject: string) => ({
     kind: SpanKind.PRODUCER,
-    name: `${ctx.platform.nats.names.subject(subject)} publish`,
+    name: `publish ${ctx.platform.nats.names.subject(subject)}`,
+    attributes: expect.objectContaining({
+      'messaging.system': 'nats',
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': ctx.platform.nats.names.subject(subject),
+    }),
   });
   expect(send).toMatchObject(consumedBy('delivery-send'));
   expect(requested).toMatchObject(publishing('delivery.requested'));
@@ -320,8 +331,11 @@ function metricAndLogCases(steps: Steps) {
     expect(delta('intake.submissions{outcome=form-not-found}')).toBe(1);
     expect(delta('intake.submissions{outcome=bad-body}')).toBe(1);
     expect(delta('intake.ingest.duration{outcome=received}')).toBe(2); // histogram: the count
-    expect(delta('intake.delivery.attempts{outcome=success}')).toBe(2);
-    expect(delta('intake.delivery.attempts{outcome=http_error}')).toBe(1);
+    // Attempts are counted per webhook too (the failure rate per endpoint).
+    expect(delta(`intake.delivery.attempts{outcome=success,webhook_id=${ok.webhookId}}`)).toBe(1);
+    expect(delta(`intake.delivery.attempts{outcome=success,webhook_id=${flaky.webhookId}}`)).toBe(1);
+    expect(delta(`intake.delivery.attempts{outcome=http_error,webhook_id=${flaky.webhookId}}`)).toBe(1);
+    expect(delta('intake.delivery.latency{}')).toBe(2); // post → webhook, at each 2xx
     expect(delta('intake.delivery.attempt.duration{outcome=http_error}')).toBe(1);
     expect(delta('intake.delivery.retries{}')).toBe(1);
     expect(delta('intake.deliveries{outcome=failed}')).toBe(0);

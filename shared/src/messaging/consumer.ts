@@ -302,11 +302,14 @@ class ConsumerRun {
     }
     const parent = contextFromHeaders(msg.headers);
     const span = tracer.startSpan(
-      `${msg.subject} process`,
+      // The messaging conventions: `{operation name} {destination}`, its operation type and name.
+      `process ${msg.subject}`,
       {
         kind: SpanKind.CONSUMER,
         attributes: {
           'messaging.system': 'nats',
+          'messaging.operation.type': 'process',
+          'messaging.operation.name': 'process',
           'messaging.destination.name': msg.subject,
           'messaging.consumer.group.name': durable,
         },

@@ -349,11 +349,13 @@ async function publishEvents({ publisher, nats, logger, tracer }: EventSink, row
     const parent = contextFromParent(row.headers);
     const subject = nats.names.subject(row.subject);
     const span = tracer.startSpan(
-      `${subject} publish`,
+      `publish ${subject}`,
       {
         kind: SpanKind.PRODUCER,
         attributes: {
           'messaging.system': 'nats',
+          'messaging.operation.type': 'send',
+          'messaging.operation.name': 'publish',
           'messaging.destination.name': subject,
           'messaging.message.id': row.event_id,
         },

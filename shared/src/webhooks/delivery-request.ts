@@ -59,10 +59,12 @@ export async function publishTraced(nats: Nats, items: TracedMessage[]): Promise
   const messages = items.map(({ subject: relative, message, attributes, within = (work) => work() }) =>
     within((): StreamMessage => {
       const subject = nats.names.subject(relative);
-      const span = tracer.startSpan(`${subject} publish`, {
+      const span = tracer.startSpan(`publish ${subject}`, {
         kind: SpanKind.PRODUCER,
         attributes: {
           'messaging.system': 'nats',
+          'messaging.operation.type': 'send',
+          'messaging.operation.name': 'publish',
           'messaging.destination.name': subject,
           'messaging.message.id': message.event_id,
           ...attributes,
