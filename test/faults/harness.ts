@@ -60,11 +60,15 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
   };
 }
 
-/** Starts one service process on a free port and waits (20 s unless `timeoutMs`) until `/livez` answers (pass `ready: true` for `/readyz`). */
+/**
+ * Starts one service process on a free port and waits (20 s unless `timeoutMs`) until `/livez` answers; with
+ * `ready: true`, until `/readyz` answers 200 and its workers run (they start once NATS answers; `workers: false` waits
+ * for readiness alone, as when NATS is down on purpose).
+ */
 export async function startService(
   name: ServiceName,
   env: Record<string, string>,
-  options: { ready?: boolean; timeoutMs?: number } = {},
+  options: { ready?: boolean; workers?: boolean; timeoutMs?: number } = {},
 ): Promise<ServiceProcess> {
   const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run npx tsc -b first`);
@@ -80,7 +84,10 @@ export async function startService(
   await eventually(
     async () => {
       if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
-      return (await fetch(`${url}${probe}`)).status === 200;
+      const res = await fetch(`${url}${probe}`);
+      if (res.status !== 200) return false;
+      if (!options.ready || options.workers === false) return true;
+      return ((await res.json()) as { workers?: string }).workers === 'started';
     },
     { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 50, message: `${name} process to answer ${probe}` },
   ).catch((err: unknown) => {

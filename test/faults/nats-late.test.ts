@@ -27,11 +27,15 @@ describe('fault: NATS absent when the services start', () => {
       await suite.server.stop();
       const started = performance.now();
       const services = await Promise.all(
-        (['ingest', 'delivery', 'management'] as const).map((name) => startService(name, env, { ready: true })),
+        (['ingest', 'delivery', 'management'] as const).map((name) =>
+          startService(name, env, { ready: true, workers: false }),
+        ),
       );
       processes.push(...services);
       const [ingest, , management] = services as [ServiceProcess, ServiceProcess, ServiceProcess];
       const readyMs = performance.now() - started;
+      const waiting = (await (await fetch(`${services[1]!.url}/readyz`)).json()) as { workers?: string };
+      expect(waiting.workers).toBe('waiting for NATS');
 
       const posts = await pool(POSTS, 4, (i) => post(ingest.url, slug, { name: 'early', n: String(i) }));
       const health = await fetch(`${management.url}/v1/health`);

@@ -89,7 +89,11 @@ export async function checkStreams(nats: Nats, timeoutMs = 1500): Promise<Stream
  * not in it: ingest accepts posts without either (the outbox, the in-process limiter), and a blip of either must not
  * take every pod out of its Service; their state is in `GET /v1/health`, the metrics and the logs.
  */
-export function mountProbes(router: Router, platform: Platform, state: { draining: boolean }): void {
+export function mountProbes(
+  router: Router,
+  platform: Platform,
+  state: { draining: boolean; workers?: 'waiting for NATS' | 'started' },
+): void {
   router.get('/livez', (ctx) => {
     ctx.body = { status: 'ok' };
   });
@@ -97,6 +101,11 @@ export function mountProbes(router: Router, platform: Platform, state: { drainin
     const checks = await checkDependencies(platform, ['postgres']);
     const ready = !state.draining && checks.postgres === 'ok';
     ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ok' : state.draining ? 'draining' : 'unavailable', checks };
+    // `workers` says whether the consumers and pumps run yet (they wait for NATS); it does not decide readiness.
+    ctx.body = {
+      status: ready ? 'ok' : state.draining ? 'draining' : 'unavailable',
+      checks,
+      ...(state.workers ? { workers: state.workers } : {}),
+    };
   });
 }

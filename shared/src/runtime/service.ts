@@ -39,6 +39,8 @@ export interface ServiceModule<D = unknown> {
 
 export interface ServiceState {
   draining: boolean;
+  /** Whether the process's workers run yet (a standalone service starts them once NATS answers); /readyz shows it. */
+  workers?: 'waiting for NATS' | 'started';
 }
 
 /** Builds the service's Koa app from its routes: problems, CORS, probes, routes. No listening, no globals. */
@@ -87,7 +89,7 @@ export async function runStandalone<D>(module: ServiceModule<D>): Promise<void> 
   const platform = await createPlatform(config, { service: module.name, natsInBackground: true });
   if (usesDevelopmentSecretsKey(config))
     platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
-  const state: ServiceState = { draining: false };
+  const state: ServiceState = { draining: false, workers: 'waiting for NATS' };
   const app = buildServiceApp(module, platform, state);
   const workers: Worker[] = [
     telemetryWorker(platform, { serviceName: `intake-${module.name}`, publishesEvents: module.publishesEvents }),
@@ -135,6 +137,7 @@ function startWorkersOnceNats<D>(
         if (module.publishesEvents) started.push(startPlatformRelay(platform));
         if (state.draining) await Promise.allSettled(started.map((w) => w.stop()));
         else workers.push(...started);
+        state.workers = 'started';
         platform.logger.info('NATS answered: workers started');
         return;
       } catch (err) {
