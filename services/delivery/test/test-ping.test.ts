@@ -1,6 +1,6 @@
-import { createWebhookAgent } from '@intake/shared';
+import { createWebhookAgent, TEST_PING_SLOT_WAIT_MS } from '@intake/shared';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { deliveryStore, testPing, TEST_PING_SLOT_WAIT_MS, type DeliverDeps } from '../src/domain/deliver';
+import { deliveryStore, testPing, type DeliverDeps } from '../src/domain/deliver';
 import { SendSlots } from '../src/domain/send-slots';
 import { accountWithForm, answering, receiver } from './helpers';
 

@@ -185,9 +185,16 @@ type Env = Static<typeof Env>;
 
 export interface Config extends Omit<
   Env,
-  'PROBLEMS_URL' | 'SECRETS_KEY' | 'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_FAILURE_ALERT_AFTER' | 'WEBHOOK_DISABLE_AFTER'
+  | 'PROBLEMS_URL'
+  | 'SECRETS_KEY'
+  | 'WEBHOOK_RETRY_SCHEDULE'
+  | 'WEBHOOK_FAILURE_ALERT_AFTER'
+  | 'WEBHOOK_DISABLE_AFTER'
+  | 'DATABASE_DIRECT_URL'
 > {
   PROBLEMS_URL: string;
+  /** Postgres itself, for LISTEN and the migrations: DATABASE_DIRECT_URL, else DATABASE_URL. */
+  DATABASE_DIRECT_URL: string;
   SECRETS_KEY: string;
   /** WEBHOOK_RETRY_SCHEDULE in milliseconds, one entry per retry. */
   WEBHOOK_RETRY_SCHEDULE: readonly number[];
@@ -283,7 +290,7 @@ export function loadConfig(
     WEBHOOK_DISABLE_AFTER: parseDuration(env2.WEBHOOK_DISABLE_AFTER),
     s3Enabled: Boolean(env2.S3_BUCKET),
     DATABASE_URL: verifiedFull(env2.DATABASE_URL, env2.DATABASE_CA_FILE),
-    DATABASE_DIRECT_URL: env2.DATABASE_DIRECT_URL && verifiedFull(env2.DATABASE_DIRECT_URL, env2.DATABASE_CA_FILE),
+    DATABASE_DIRECT_URL: verifiedFull(env2.DATABASE_DIRECT_URL ?? env2.DATABASE_URL, env2.DATABASE_CA_FILE),
   };
   return Object.freeze(config);
 }

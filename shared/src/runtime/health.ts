@@ -5,12 +5,13 @@ import type { Platform } from './platform';
 export type CheckState = 'ok' | 'down' | 'unused';
 export type Dependency = 'postgres' | 'nats' | 'redis';
 
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+/** `p`, or a rejection with `Error(message)` once `ms` have passed. */
+export async function withTimeout<T>(p: Promise<T>, ms: number, message = 'timeout'): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   try {
     return await Promise.race([
       p,
-      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), ms))),
+      new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms))),
     ]);
   } finally {
     clearTimeout(timer);
@@ -22,32 +23,29 @@ export async function checkDependencies(
   platform: Pick<Platform, 'db' | 'nats' | 'redis'>,
   which: Dependency[] = ['postgres', 'nats', 'redis'],
 ): Promise<Record<Dependency, CheckState>> {
-  const checks: Record<Dependency, () => Promise<unknown>> = {
+  const { redis } = platform;
+  // Undefined: not used by this install (no REDIS_URL).
+  const checks: Record<Dependency, (() => Promise<unknown>) | undefined> = {
     postgres: () => platform.db.raw('SELECT 1'),
     nats: async () => {
       if (platform.nats.nc.isClosed()) throw new Error('closed');
       await platform.nats.nc.flush();
     },
-    redis: async () => {
-      if (!platform.redis) return;
-      if (platform.redis.status !== 'ready') throw new Error(platform.redis.status);
-      await platform.redis.ping();
-    },
+    redis: redis
+      ? async () => {
+          if (redis.status !== 'ready') throw new Error(redis.status);
+          await redis.ping();
+        }
+      : undefined,
   };
-  const results = await Promise.all(
-    which.map(
-      async (name) =>
-        [
-          name,
-          name === 'redis' && !platform.redis
-            ? ('unused' as const)
-            : await withTimeout(checks[name](), 1500).then(
-                () => 'ok' as const,
-                () => 'down' as const,
-              ),
-        ] as const,
-    ),
-  );
+  const state = async (check: (() => Promise<unknown>) | undefined): Promise<CheckState> =>
+    check
+      ? withTimeout(check(), 1500).then(
+          () => 'ok' as const,
+          () => 'down' as const,
+        )
+      : 'unused';
+  const results = await Promise.all(which.map(async (name) => [name, await state(checks[name])] as const));
   return Object.fromEntries(results) as Record<Dependency, CheckState>;
 }
 

@@ -41,7 +41,7 @@ export interface PlatformOptions {
 
 export async function createPlatform(config: Config, options: PlatformOptions): Promise<Platform> {
   const logger = options.logger ?? createLogger({ level: config.LOG_LEVEL, service: options.service });
-  const direct = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+  const direct = config.DATABASE_DIRECT_URL;
   if (options.migrate) {
     // Behind a pooler the migrations (and their lock) go to Postgres itself.
     await ensureDatabase(direct);

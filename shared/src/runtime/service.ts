@@ -63,8 +63,7 @@ export function buildServiceApp<D>(
 export function startPlatformRelay(platform: Platform, options: { pollMs?: number } = {}): Outbox {
   const { db, nats, logger, config } = platform;
   // LISTEN needs a session of its own on Postgres itself (a transaction-mode pooler does not carry it).
-  const databaseUrl = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
-  return startOutbox({ db, nats, logger, relay: { databaseUrl, pollMs: options.pollMs } });
+  return startOutbox({ db, nats, logger, relay: { databaseUrl: config.DATABASE_DIRECT_URL, pollMs: options.pollMs } });
 }
 
 /** What the process of one service runs: its app, its workers, and the outbox relay when it publishes events. */
@@ -73,10 +72,14 @@ export async function composeStandalone<D>(
   platform: Platform,
   state: ServiceState,
 ): Promise<{ app: Koa; workers: Worker[] }> {
-  const app = buildServiceApp(module, platform, state);
+  return { app: buildServiceApp(module, platform, state), workers: await startServiceWorkers(module, platform) };
+}
+
+/** A service's workers, and the outbox relay when it publishes events. */
+async function startServiceWorkers<D>(module: ServiceModule<D>, platform: Platform): Promise<Worker[]> {
   const workers = await module.startWorkers(platform);
   if (module.publishesEvents) workers.push(startPlatformRelay(platform));
-  return { app, workers };
+  return workers;
 }
 
 /**
@@ -123,18 +126,15 @@ function startWorkersOnceNats<D>(
   workers: Worker[],
 ): void {
   void (async () => {
-    if (
-      !(await platform.nats.connected.then(
-        () => true,
-        () => false,
-      ))
-    )
-      return; // refused: runStandalone stops
+    const refused = await platform.nats.connected.then(
+      () => false,
+      () => true,
+    );
+    if (refused) return; // runStandalone stops the process
     while (!state.draining) {
       try {
         await ensureStreams(platform.nats);
-        const started = await module.startWorkers(platform);
-        if (module.publishesEvents) started.push(startPlatformRelay(platform));
+        const started = await startServiceWorkers(module, platform);
         if (state.draining) await Promise.allSettled(started.map((w) => w.stop()));
         else workers.push(...started);
         state.workers = 'started';

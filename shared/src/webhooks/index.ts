@@ -36,5 +36,6 @@ export {
   TestPingRequest,
   TestPingUnavailable,
   TEST_PING_QUEUE,
+  TEST_PING_SLOT_WAIT_MS,
   TEST_PING_SUBJECT,
 } from './test-ping';

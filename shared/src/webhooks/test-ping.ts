@@ -13,6 +13,9 @@ import { contextFromHeaders, currentTraceHeaders, toNatsHeaders, type Nats } fro
 export const TEST_PING_SUBJECT = 'rpc.webhook.test';
 export const TEST_PING_QUEUE = 'delivery-test-ping';
 
+/** The longest a test ping waits for one of its webhook's send slots before it answers that the endpoint is busy. */
+export const TEST_PING_SLOT_WAIT_MS = 5_000;
+
 export const TestPingRequest = Type.Object({ account_id: Type.String(), webhook_id: Type.String() });
 export type TestPingRequest = Static<typeof TestPingRequest>;
 

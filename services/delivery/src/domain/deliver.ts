@@ -11,6 +11,7 @@ import {
   recordDeliveryAttempts,
   recordDeliveryLatency,
   sendWebhook,
+  TEST_PING_SLOT_WAIT_MS,
   type AttemptRecord,
   type AttemptResult,
   type Config,
@@ -209,12 +210,7 @@ async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): 
     nextAttemptAt: result.ok ? null : target.next_attempt_at,
     now: deps.now(),
   });
-  recordAttempt({
-    outcome: result.outcome,
-    seconds: result.durationMs / 1000,
-    willRetry: false,
-    webhookId: target.webhook_id,
-  });
+  countAttempt(target, result, false);
   if (result.ok && target.status !== 'succeeded') recordDelivery({ outcome: 'succeeded' });
   return ACK;
 }
@@ -252,12 +248,7 @@ async function recordScheduled(
   const record = { deliveryId: target.id, attempt: number, trigger: 'schedule' as const, result, now };
   if (result.ok || number >= MAX_ATTEMPTS) {
     await deps.store.record({ ...record, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null });
-    recordAttempt({
-      outcome: result.outcome,
-      seconds: result.durationMs / 1000,
-      willRetry: false,
-      webhookId: target.webhook_id,
-    });
+    countAttempt(target, result, false);
     recordDelivery({ outcome: result.ok ? 'succeeded' : 'failed' });
     // Post → webhook: a submission id is a ULID, whose first characters are the time it was received.
     if (result.ok && target.submission_id)
@@ -267,19 +258,21 @@ async function recordScheduled(
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
   const next = new Date(now.getTime() + delay);
   await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: next });
-  recordAttempt({
-    outcome: result.outcome,
-    seconds: result.durationMs / 1000,
-    willRetry: true,
-    webhookId: target.webhook_id,
-  });
+  countAttempt(target, result, true);
   if (delay <= PARK_AFTER_MS) return { retryInMs: delay };
   await deps.store.park(target.id, next);
   return ACK;
 }
 
-/** The longest a test ping waits for one of its webhook's send slots before it answers that the endpoint is busy. */
-export const TEST_PING_SLOT_WAIT_MS = 5_000;
+/** Counts an attempt at the delivery's webhook in the metrics (by outcome and webhook). */
+function countAttempt(target: DeliveryTarget, result: AttemptResult, willRetry: boolean): void {
+  recordAttempt({
+    outcome: result.outcome,
+    seconds: result.durationMs / 1000,
+    willRetry,
+    webhookId: target.webhook_id,
+  });
+}
 
 /**
  * A test ping (`POST /v1/webhooks/:id/test`, asked for by management over NATS): a `webhook.test` delivery
@@ -344,12 +337,7 @@ export async function testPing(
     now: deps.now(),
   });
   // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries).
-  recordAttempt({
-    outcome: result.outcome,
-    seconds: result.durationMs / 1000,
-    willRetry: false,
-    webhookId: target.webhook_id,
-  });
+  countAttempt(target, result, false);
   return { ...result, deliveryId };
 }
 

@@ -86,7 +86,7 @@ async function updateAccount(
 /** `migrate --unlock`: knex's lock cleared under the migrators' advisory lock, on Postgres itself; runs no migration. */
 async function unlock(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
   const config = loadConfig(env);
-  const db = createDb(config.DATABASE_DIRECT_URL ?? config.DATABASE_URL, {
+  const db = createDb(config.DATABASE_DIRECT_URL, {
     poolMax: 2,
     applicationName: 'intake-admin',
   });

@@ -2,6 +2,7 @@ import '@intake/shared/register';
 import {
   connectNatsInBackground,
   natsSecurity,
+  withTimeout,
   createDb,
   ensureDatabase,
   ensureStreams,
@@ -24,7 +25,7 @@ export async function runMigrations(
 ): Promise<{ migrations: string[]; streams: string[]; cleared_stale_lock: boolean }> {
   const config = loadConfig(env);
   // Postgres itself, not a pooler (DATABASE_DIRECT_URL): the migrations hold a lock for their whole run.
-  const url = config.DATABASE_DIRECT_URL ?? config.DATABASE_URL;
+  const url = config.DATABASE_DIRECT_URL;
   await ensureDatabase(url).catch(() => undefined); // a managed database usually exists and the role may not create one
   const db = createDb(url, { poolMax: 2, applicationName: 'intake-migrate' });
   try {
@@ -39,16 +40,11 @@ export async function runMigrations(
     try {
       // The Job fails fast (and is retried by its backoff) rather than hang until its deadline.
       const waitMs = options.natsWaitMs ?? NATS_WAIT_MS;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
+      await withTimeout(
         nats.connected,
-        new Promise((_, reject) => {
-          timer = setTimeout(
-            () => reject(new Error(`NATS did not answer within ${waitMs / 1000} s at NATS_URL (${config.NATS_URL})`)),
-            waitMs,
-          );
-        }),
-      ]).finally(() => clearTimeout(timer));
+        waitMs,
+        `NATS did not answer within ${waitMs / 1000} s at NATS_URL (${config.NATS_URL})`,
+      );
       await ensureStreams(nats);
       return {
         migrations: done.map((m) => m.name),

@@ -4,6 +4,7 @@ import {
   newId,
   problem,
   requestTestPing,
+  TEST_PING_SLOT_WAIT_MS,
   TestPingUnavailable,
   type Config,
   type Db,
@@ -170,8 +171,8 @@ export async function deleteWebhook(props: OneWebhook): Promise<void> {
     throw problem('not-found', `No webhook ${props.id}`);
 }
 
-/** How long a test ping may take beyond its attempt's time-out: a wait for a send slot (5 s at most) and a margin. */
-const TEST_PING_MARGIN_MS = 7_000;
+/** How long a test ping may take beyond its attempt's time-out: its wait for a send slot, and a margin. */
+const TEST_PING_MARGIN_MS = TEST_PING_SLOT_WAIT_MS + 2_000;
 
 /**
  * The synchronous test ping, made by a delivery process through the path every attempt takes (requestTestPing): 404
