@@ -49,6 +49,13 @@ function natsServerCommand(): string {
   return process.env.NATS_SERVER_BIN ?? '/usr/sbin/nats-server';
 }
 
+/** `n` distinct free ports: a port freed by one probe may be handed to the next (a node whose two ports collide never starts). */
+async function distinctFreePorts(n: number): Promise<number[]> {
+  const taken = new Set<number>();
+  while (taken.size < n) taken.add(await freePort());
+  return [...taken];
+}
+
 /**
  * `size` nats-server processes with JetStream (file store, each in a directory of its own) joined
  * by cluster routes, on free loopback ports: what the chart's 3-node NATS StatefulSet is, for the
@@ -56,7 +63,8 @@ function natsServerCommand(): string {
  */
 export async function startNatsCluster(size = 3): Promise<NatsCluster> {
   const root = mkdtempSync(path.join(tmpdir(), 'intake-nats-cluster-'));
-  const ports = await Promise.all(Array.from({ length: size }, async () => [await freePort(), await freePort()]));
+  const free = await distinctFreePorts(2 * size);
+  const ports = Array.from({ length: size }, (_, i) => [free[2 * i]!, free[2 * i + 1]!]);
   const nodes: ClusterNode[] = ports.map(([port, routePort], i) => {
     const name = `n${i + 1}`;
     const dir = path.join(root, name);
