@@ -133,7 +133,7 @@ const Env = Type.Object({
     pattern: LONG_DURATION,
     default: '15m',
     description:
-      'a delivery still waiting this long after it was made, or after the parking pump asked for it, is asked for ' +
+      'a delivery or mail still waiting this long after it was made, or after the pump asked for it, is asked for ' +
       'again: a lost, purged or restored stream took its request',
   }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({

@@ -86,7 +86,7 @@ export async function ensureDeliveryConsumers(
       ack_wait: nanos(30_000), // kept alive while a send runs
       max_deliver: -1, // the attempt count lives in Postgres, as for webhooks
       filter_subject: nats.names.subject(SUBJECTS.notificationRequested),
-      max_ack_pending: 50_000, // mails waiting for their retry count here
+      max_ack_pending: 50_000, // mails in flight, and those waiting a retry of a minute or less (longer: Postgres)
     });
 }
 

@@ -1,6 +1,7 @@
 import {
   ACK,
   eventWithPayload,
+  parseDuration,
   recordNotification,
   type AutoresponseSettings,
   type Config,
@@ -13,7 +14,7 @@ import {
 } from '@intake/shared';
 import { claimAutoresponse } from '../repositories/autoresponse.repository';
 import { storedSubmissions, type NotificationOutcome } from '../repositories/notification.repository';
-import { retryDelayMs } from './deliver';
+import { mailRetry } from './notify';
 
 /** At most one autoresponse per account and mailbox (`mailboxOf`) within this window. */
 export const AUTORESPONSE_WINDOW_MS = 10 * 60_000;
@@ -75,7 +76,7 @@ export interface AutorespondDeps {
   db: Db;
   mailer: Mailer;
   logger: Logger;
-  config: Pick<Config, 'WEBHOOK_RETRY_SCHEDULE'>;
+  config: Pick<Config, 'WEBHOOK_RETRY_SCHEDULE' | 'RECONCILE_AFTER'>;
   now: Date;
   leaseMs: number;
   maxAttempts: number;
@@ -99,7 +100,12 @@ export async function autorespond(
   const claim = await claimAutoresponse(
     deps.db,
     { accountId: event.account_id, formId: event.form_id, submissionId: event.submission_id, to },
-    { leaseMs: deps.leaseMs, windowMs: AUTORESPONSE_WINDOW_MS, now: deps.now },
+    {
+      leaseMs: deps.leaseMs,
+      recheckMs: parseDuration(deps.config.RECONCILE_AFTER),
+      windowMs: AUTORESPONSE_WINDOW_MS,
+      now: deps.now,
+    },
   );
   if (!claim.taken) return claim.done ? ACK : { retryInMs: Math.max(claim.remainingMs, 50) };
   if (!to) return ACK; // a claim is never taken without an address: the row was skipped
@@ -112,14 +118,16 @@ export async function autorespond(
     recordNotification({ outcome: 'failed' });
     const final = attempts >= deps.maxAttempts;
     const message = String((err as Error).message ?? err).slice(0, 500);
+    const retry = final ? undefined : mailRetry(deps.config, attempts, deps.now);
     await deps.record({
       id: claim.id,
       status: final ? 'failed' : 'pending',
       attemptCount: attempts,
       lastError: message,
+      nextAttemptAt: retry?.lookAgainAt,
     });
     deps.logger.warn({ err, submission_id: event.submission_id, attempt: attempts }, 'autoresponse failed');
-    return final ? ACK : { retryInMs: retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, attempts) };
+    return retry?.outcome ?? ACK;
   }
   await deps.record({ id: claim.id, status: 'sent', sentAt: deps.now, attemptCount: attempts, lastError: null });
   recordNotification({ outcome: 'sent' });

@@ -1,7 +1,15 @@
-import { deliveryRequest, newId, publishTraced, type SubmissionEvent, type Within } from '@intake/shared';
+import {
+  deliveryRequest,
+  newId,
+  parseDuration,
+  publishTraced,
+  type SubmissionEvent,
+  type Within,
+} from '@intake/shared';
 import { findFanOutTargets, formKey, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { submissionData, type FanOutDeps } from './fan-out';
-import { notificationRequest } from './notify';
+import { mailRecipients, notificationRequest } from './notify';
+import { insertOwnerNotifications } from '../repositories/notification.repository';
 
 /** An event to fan out, and (from the consumer) the trace its publishes join. */
 export interface EventToFanOut {
@@ -41,15 +49,22 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFan
     }));
   });
   const pending = await insertDeliveriesOfSubmissions(db, rows);
+  // The owners' mail rows before their requests, so a request lost on its way leaves a row the pump finds.
+  const mails = items.flatMap(({ event }) => {
+    const to = mailRecipients(targets.get(formKey(event))?.notifyEmails ?? []);
+    return to.length > 0 ? [{ event, to }] : [];
+  });
+  await insertOwnerNotifications(
+    db,
+    mails.map(({ event, to }) => ({ accountId: event.account_id, submissionId: event.submission_id, recipients: to })),
+    { recheckMs: parseDuration(props.config.RECONCILE_AFTER), now },
+  );
   const bySubmission = new Map(items.map((item) => [item.event.submission_id, item]));
   const within = (submissionId: string): Within => bySubmission.get(submissionId)?.within ?? ((work) => work());
   // One batch for all of them, each message in its event's trace.
   await publishTraced(nats, [
     ...pending.map((d) => deliveryRequest({ deliveryId: d.id, trigger: 'schedule' }, within(d.submission_id))),
-    ...items.flatMap(({ event }) => {
-      const to = targets.get(formKey(event))?.notifyEmails ?? [];
-      return to.length > 0 ? [notificationRequest({ event, to }, within(event.submission_id))] : [];
-    }),
+    ...mails.map(({ event, to }) => notificationRequest({ event, to }, within(event.submission_id))),
     ...items.flatMap(({ event }) => {
       const settings = targets.get(formKey(event))?.autoresponse;
       return settings

@@ -4,7 +4,7 @@ import { fileDownloadUrl, type Config, type Db, type Nats, type SecretBox, type 
 export interface FanOutDeps {
   db: Db;
   nats: Nats;
-  config: Pick<Config, 'PUBLIC_BASE_URL'>;
+  config: Pick<Config, 'PUBLIC_BASE_URL' | 'RECONCILE_AFTER'>;
   secrets: SecretBox;
 }
 

@@ -13,6 +13,7 @@ import {
   type Nats,
   type AutoresponseSettings,
   type NotificationRequested,
+  parseDuration,
   type Outcome,
   type SecretBox,
   type SubmissionEvent,
@@ -25,7 +26,7 @@ import {
   storedSubmissions,
   type NotificationOutcome,
 } from '../repositories/notification.repository';
-import { retryDelayMs } from './deliver';
+import { PARK_AFTER_MS, retryDelayMs } from './deliver';
 import { recordGroupOrEach } from './record-group';
 import { submissionMail } from './notification-mail';
 
@@ -64,6 +65,11 @@ export function notificationRequest(
   };
 }
 
+/** The addresses a form's notification list sends to (what is not an address is left out). */
+export function mailRecipients(to: readonly unknown[]): string[] {
+  return to.filter((a): a is string => typeof a === 'string' && a.includes('@'));
+}
+
 /** Attempts at sending one notification e-mail before it is left `failed`. */
 export const MAX_MAIL_ATTEMPTS = 5;
 
@@ -77,7 +83,7 @@ export interface NotifyDeps {
   db: Db;
   mailer: Mailer;
   logger: Logger;
-  config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_SCHEDULE'>;
+  config: Pick<Config, 'PUBLIC_BASE_URL' | 'WEBHOOK_RETRY_SCHEDULE' | 'RECONCILE_AFTER'>;
   secrets: SecretBox;
   now: Date;
   /** Records a send's outcome and ends its lease (default: a statement of its own; the consumer's notificationRecorder shares them). */
@@ -99,7 +105,7 @@ export async function notifySubmissions(
   const outcomes: Outcome[] = props.items.map(() => ACK);
   const wanted: { i: number; event: SubmissionEvent; recipients: string[] }[] = [];
   for (const [i, item] of props.items.entries()) {
-    const recipients = item.to.filter((a): a is string => typeof a === 'string' && a.includes('@'));
+    const recipients = mailRecipients(item.to);
     if (item.event.status !== 'received' || recipients.length === 0) continue;
     // A payload too large for the message is read from the submission; one deleted meanwhile is not mailed.
     const event = await eventWithPayload(db, item.event);
@@ -112,7 +118,7 @@ export async function notifySubmissions(
       submissionId: event.submission_id,
       recipients,
     })),
-    { leaseMs: MAIL_LEASE_MS, now },
+    { leaseMs: MAIL_LEASE_MS, recheckMs: parseDuration(props.config.RECONCILE_AFTER), now },
   );
   const sends = wanted.flatMap((w, k) => {
     const claim = claims[k]!;
@@ -132,6 +138,24 @@ export async function notifySubmissions(
     }),
   );
   return outcomes;
+}
+
+/**
+ * A failed mail's next attempt, after its step of the webhooks' ladder: a wait of a minute or less stays in JetStream
+ * (a nak with that delay; the row is looked at again RECONCILE_AFTER after it, should the message be lost), a longer
+ * one leaves it (the message is acknowledged) and waits in Postgres until the pump asks for it (migration 027).
+ */
+export function mailRetry(
+  config: Pick<Config, 'WEBHOOK_RETRY_SCHEDULE' | 'RECONCILE_AFTER'>,
+  attempts: number,
+  now: Date,
+): { lookAgainAt: Date; outcome: Outcome } {
+  const delay = retryDelayMs(config.WEBHOOK_RETRY_SCHEDULE, attempts);
+  if (delay > PARK_AFTER_MS) return { lookAgainAt: new Date(now.getTime() + delay), outcome: ACK };
+  return {
+    lookAgainAt: new Date(now.getTime() + delay + parseDuration(config.RECONCILE_AFTER)),
+    outcome: { retryInMs: delay },
+  };
 }
 
 /**
@@ -164,12 +188,19 @@ async function sendOne(
     recordNotification({ outcome: 'failed' });
     const final = attempts >= MAX_MAIL_ATTEMPTS;
     const message = String((err as Error).message ?? err).slice(0, 500);
-    await props.record({ id, status: final ? 'failed' : 'pending', attemptCount: attempts, lastError: message });
+    const retry = final ? undefined : mailRetry(props.config, attempts, props.now);
+    await props.record({
+      id,
+      status: final ? 'failed' : 'pending',
+      attemptCount: attempts,
+      lastError: message,
+      nextAttemptAt: retry?.lookAgainAt,
+    });
     props.logger.warn(
       { err, submission_id: event.submission_id, attempt: attempts },
       final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry',
     );
-    return final ? ACK : { retryInMs: retryDelayMs(props.config.WEBHOOK_RETRY_SCHEDULE, attempts) };
+    return retry?.outcome ?? ACK;
   }
   await props.record({ id, status: 'sent', sentAt: props.now, attemptCount: attempts, lastError: null });
   recordNotification({ outcome: 'sent' });

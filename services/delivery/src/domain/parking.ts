@@ -1,5 +1,16 @@
-import { deliveryRequest, firstIdAt, publishTraced, type Db, type Nats } from '@intake/shared';
+import {
+  buildSubmissionCreatedEvent,
+  deliveryRequest,
+  firstIdAt,
+  publishTraced,
+  type Db,
+  type Nats,
+  type SubmissionEvent,
+} from '@intake/shared';
 import { takeDueParked, watchWaitingDeliveries, type ReconcileStep } from '../repositories/parking.repository';
+import { findFanOutTargets, formKey } from '../repositories/fan-out-batch.repository';
+import { takeDueNotifications, type DueNotification } from '../repositories/notification.repository';
+import { notificationRequest } from './notify';
 
 /** How often a delivery process looks for parked deliveries that are due. */
 export const PARKING_PUMP_MS = 5_000;
@@ -31,6 +42,55 @@ export function requeueDueDeliveries(props: {
         ),
       ),
   );
+}
+
+/**
+ * Asks again for the mails that are due (migration 027): an owner's mail whose request was lost (its row, written by
+ * the fan-out, is still pending `RECONCILE_AFTER` later and nobody holds it), and a mail or autoresponse whose retry
+ * waited over a minute in Postgres. One `delivery.notification` each, rebuilt from the submission (its fields read
+ * when it is sent, as for a large event), named after the row and its due time; the claim decides whether it is sent,
+ * so a request that arrives twice sends one mail. An autoresponse goes out with its form's settings of now; a form no
+ * longer answering its submitters skips it. Returns how many were asked for.
+ */
+export function requeueDueNotifications(props: {
+  db: Db;
+  nats: Nats;
+  now: Date;
+  recheckMs: number;
+  limit?: number;
+}): Promise<number> {
+  const { db, nats } = props;
+  return takeDueNotifications(
+    db,
+    { now: props.now, limit: props.limit ?? PER_PUMP, recheckMs: props.recheckMs },
+    async (due) => {
+      const skipped = new Map<string, string>();
+      const events = due.map((d) => ({ due: d, event: rebuiltEvent(d) }));
+      const responders = await findFanOutTargets(
+        db,
+        events.filter((e) => e.due.kind === 'autoresponse').map((e) => e.event),
+      );
+      const requests = events.flatMap(({ due: d, event }) => {
+        if (d.kind === 'submission') return [notificationRequest({ event, to: d.recipients })];
+        const settings = responders.get(formKey(event))?.autoresponse;
+        if (!settings) skipped.set(d.id, 'the form no longer sends autoresponses');
+        return settings ? [notificationRequest({ event, to: [], autoresponse: settings })] : [];
+      });
+      await publishTraced(nats, requests);
+      return { skipped };
+    },
+  );
+}
+
+/** A due mail's submission event, as the outbox published it, but without the fields (read when it is sent). */
+function rebuiltEvent(due: DueNotification): SubmissionEvent {
+  const { payload } = buildSubmissionCreatedEvent({
+    submission: due.submission!,
+    files: due.files,
+    formName: due.formName,
+    omitPayload: true,
+  });
+  return { event_id: `${due.id}.due.${due.dueAt.getTime()}`, ...payload };
 }
 
 /** How often a delivery process walks the reconciler on. */

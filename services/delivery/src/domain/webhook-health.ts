@@ -20,7 +20,13 @@ import {
   takeWebhooksToAlert,
   type FailingWebhook,
 } from '../repositories/webhook-health.repository';
-import { PARKING_PUMP_MS, RECONCILE_MS, reconcileDeliveries, requeueDueDeliveries } from './parking';
+import {
+  PARKING_PUMP_MS,
+  RECONCILE_MS,
+  reconcileDeliveries,
+  requeueDueDeliveries,
+  requeueDueNotifications,
+} from './parking';
 
 /** How often the health sweep runs. */
 export const HEALTH_SWEEP_MS = 60_000;
@@ -134,7 +140,7 @@ export function pumpReplays(props: { db: Db; nats: Nats; limit?: number }): Prom
   });
 }
 
-/** The health sweep, the replay pump, the parked deliveries' pump and the reconciler of one delivery process. */
+/** The health sweep, the replay pump, the pump of parked deliveries and due mails, and the reconciler of one delivery process. */
 export function startWebhookUpkeep(props: {
   db: Db;
   nats: Nats;
@@ -162,7 +168,10 @@ export function startWebhookUpkeep(props: {
       intervalMs: PARKING_PUMP_MS,
       logger: props.logger,
       failure: 'parked deliveries pump failed; will retry',
-      task: () => requeueDueDeliveries({ ...props, now: props.clock.now(), recheckMs: afterMs }),
+      task: async () => {
+        await requeueDueDeliveries({ ...props, now: props.clock.now(), recheckMs: afterMs });
+        await requeueDueNotifications({ ...props, now: props.clock.now(), recheckMs: afterMs });
+      },
     }),
     startPeriodic({
       // A quarter of RECONCILE_AFTER when that is shorter, so a delivery is watched soon after it comes of age.

@@ -27,7 +27,7 @@ export const SKIPPED = {
 export async function claimAutoresponse(
   db: Db,
   ask: { accountId: string; formId: string; submissionId: string; to: string | undefined },
-  props: { leaseMs: number; windowMs: number; now: Date },
+  props: { leaseMs: number; recheckMs: number; windowMs: number; now: Date },
 ): Promise<AutoresponseClaim> {
   return db.transaction(async (trx) => {
     // Only while the submission is stored; share-locked so that a deletion or erasure either waits for this claim
@@ -37,10 +37,12 @@ export async function claimAutoresponse(
     ]);
     if (stored.rows.length === 0) return { taken: false, done: true };
     const inserted = await trx.raw(
-      `INSERT INTO notifications AS t (id, account_id, kind, dedup_key, recipients, status, lease_until, created_at)
+      `INSERT INTO notifications AS t
+         (id, account_id, kind, dedup_key, recipients, status, lease_until, next_attempt_at, created_at)
        -- not a payload: recipients is a list of addresses
-       VALUES (?, ?, 'autoresponse', ?, ?::jsonb, 'pending', now() + make_interval(secs => ?::float8 / 1000), ?)
-       ON CONFLICT (dedup_key) DO UPDATE SET lease_until = EXCLUDED.lease_until
+       VALUES (?, ?, 'autoresponse', ?, ?::jsonb, 'pending', now() + make_interval(secs => ?::float8 / 1000),
+         now() + make_interval(secs => ?::float8 / 1000), ?)
+       ON CONFLICT (dedup_key) DO UPDATE SET lease_until = EXCLUDED.lease_until, next_attempt_at = EXCLUDED.next_attempt_at
          WHERE t.status = 'pending' AND (t.lease_until IS NULL OR t.lease_until <= now())
        RETURNING t.id, t.attempt_count, (xmax = 0) AS fresh`,
       [
@@ -49,6 +51,7 @@ export async function claimAutoresponse(
         `autoresponse:${ask.submissionId}`,
         JSON.stringify(ask.to ? [ask.to] : []),
         props.leaseMs,
+        props.recheckMs,
         props.now,
       ],
     );

@@ -23,6 +23,7 @@ import * as processedEventsAge from './023-processed-events-age';
 import * as searchOffTheWritePath from './024-search-off-the-write-path';
 import * as deliveryParking from './025-delivery-parking';
 import * as deliveryReconciler from './026-delivery-reconciler';
+import * as notificationReconciler from './027-notification-reconciler';
 
 export interface Migration {
   name: string;
@@ -57,4 +58,5 @@ export const migrations: Migration[] = [
   { name: '024-search-off-the-write-path', ...searchOffTheWritePath },
   { name: '025-delivery-parking', ...deliveryParking },
   { name: '026-delivery-reconciler', ...deliveryReconciler },
+  { name: '027-notification-reconciler', ...notificationReconciler },
 ];
