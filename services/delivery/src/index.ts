@@ -24,5 +24,6 @@ export { submissionData } from './domain/fan-out';
 export { notifySubmissions, requestNotification, MAX_MAIL_ATTEMPTS, MAIL_LEASE_MS } from './domain/notify';
 export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';
 export { sweepWebhookHealth, pumpReplays, REPLAYS_PER_PUMP } from './domain/webhook-health';
+export { HealthTally, HEALTH_TALLY_MS } from './domain/health-tally';
 export { reconcileDeliveries } from './domain/parking';
 export { autoresponseRecipient, fillPlaceholders, AUTORESPONSE_FIELDS } from './domain/autoresponse';

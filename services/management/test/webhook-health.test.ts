@@ -1,7 +1,7 @@
 import PostalMime from 'postal-mime';
-import { createMailer, recordDeliveryAttempts, type Mailer } from '@intake/shared';
+import { createMailer, type Mailer } from '@intake/shared';
 import { eventually, factories, smtpSink, useStarted } from '@intake/shared/testing';
-import { sweepWebhookHealth } from '@intake/delivery';
+import { HealthTally, sweepWebhookHealth } from '@intake/delivery';
 import { newOwner, ownerWithFailingHook, startManagementWithWorkers } from './helpers';
 import { receiver } from '../../delivery/test/helpers';
 
@@ -32,7 +32,11 @@ describe('webhook health and replay', () => {
       const before = await failedSubmissions(owner, 2);
       const since = new Date();
       const after = await failedSubmissions(owner, 3);
-      const failing = await owner.call('GET', `/v1/webhooks/${owner.hook.id}`);
+      // The health row is written within a second of the attempts (the delivery process's tally).
+      const failing = await eventually(async () => {
+        const got = await owner.call('GET', `/v1/webhooks/${owner.hook.id}`);
+        return got.body.health.consecutive_failures === 25 && got;
+      });
       expect(failing.body.health).toEqual({
         last_24h: { succeeded: 0, failed: 5, pending: 0 },
         last_success_at: null,
@@ -60,7 +64,10 @@ describe('webhook health and replay', () => {
       expect(replayed.map((r) => r.headers['webhook-id']).sort()).toEqual(await deliveryIdsOf(after));
       const recovered = await eventually(async () => {
         const got = await owner.call('GET', `/v1/webhooks/${owner.hook.id}`);
-        return got.body.health.last_24h.succeeded === 3 && got.body.health;
+        // The health row is written within a second of the attempts (the delivery process's tally).
+        return (
+          got.body.health.last_24h.succeeded === 3 && got.body.health.consecutive_failures === 0 && got.body.health
+        );
       });
       expect(recovered).toMatchObject({
         last_24h: { succeeded: 3, failed: 2, pending: 0 },
@@ -149,7 +156,11 @@ async function failingWebhook(mail: ReturnType<typeof useMail>, after: { alert: 
     await owner.target.close();
     throw err;
   }
-  const { failing_since } = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
+  // Written within a second of the attempts (the delivery process's health tally).
+  const { failing_since } = await eventually(async () => {
+    const row = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
+    return row.failing_since && row;
+  });
   const config = {
     ...ctx.platform.config,
     WEBHOOK_FAILURE_ALERT_AFTER: after.alert,
@@ -234,7 +245,7 @@ describe('webhook health: a notice the mail server refused', () => {
 describe('a busy webhook’s health row', () => {
   it('moves its last success at most once a second, and at once on any failure', async () => {
     const owner = await newOwner(ctx);
-    // Disabled: the workers leave its deliveries alone; the attempts are recorded here.
+    // Disabled: the workers leave it alone; its attempts are tallied here.
     const hook = await factories.webhook(ctx.platform, {
       accountId: owner.accountId,
       formId: owner.formId,
@@ -242,24 +253,11 @@ describe('a busy webhook’s health row', () => {
     });
     const t0 = new Date(Date.UTC(2026, 5, 1, 12));
     const at = (ms: number) => new Date(t0.getTime() + ms);
+    // One tally, as a delivery process keeps: each attempt written as the process writes it every second.
+    const tally = new HealthTally(ctx.platform.db);
     const attempt = async (ms: number, ok: boolean) => {
-      const delivery = await factories.delivery(ctx.platform.db, {
-        accountId: owner.accountId,
-        webhookId: hook.id,
-        formId: owner.formId,
-      });
-      const result = { ok, outcome: ok ? 'success' : 'http_error', statusCode: ok ? 200 : 500, error: null } as const;
-      await recordDeliveryAttempts(ctx.platform.db, [
-        {
-          deliveryId: delivery.id,
-          attempt: 1,
-          trigger: 'test',
-          result: { ...result, durationMs: 5, startedAt: at(ms), responseBody: null },
-          status: ok ? 'succeeded' : 'failed',
-          nextAttemptAt: null,
-          now: at(ms),
-        },
-      ]);
+      tally.add(hook.id, at(ms), ok);
+      await tally.write();
       return ctx.platform.db('webhooks').where({ id: hook.id }).first();
     };
     expect((await attempt(0, true)).last_success_at).toEqual(at(0));
@@ -268,5 +266,19 @@ describe('a busy webhook’s health row', () => {
     expect((await attempt(1000, true)).last_success_at).toEqual(at(1000));
     expect(await attempt(1100, false)).toMatchObject({ consecutive_failures: 1, last_failure_at: at(1100) });
     expect(await attempt(1200, true)).toMatchObject({ consecutive_failures: 0, last_success_at: at(1200) });
+
+    // Attempts that end out of order within one second's tally: only failures started after the last success count.
+    tally.add(hook.id, at(2000), false);
+    tally.add(hook.id, at(2100), false);
+    tally.add(hook.id, at(2050), true);
+    tally.add(hook.id, at(2200), false);
+    expect(await attempt(2150, false)).toMatchObject({
+      consecutive_failures: 3,
+      failing_since: at(2100),
+      last_success_at: at(2050),
+      last_failure_at: at(2200),
+    });
+    // The next second's failures go on with the streak and keep its start.
+    expect(await attempt(3000, false)).toMatchObject({ consecutive_failures: 4, failing_since: at(2100) });
   });
 });

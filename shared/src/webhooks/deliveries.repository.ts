@@ -53,37 +53,16 @@ export interface AttemptRecord {
 /**
  * The statement of `recordDeliveryAttempts`: inserts each attempt and sets its delivery's new state
  * (status, attempt count, last error and status code, next attempt), ending the attempt's lease
- * (`lease_until`, see the delivery worker), all in one statement, atomic and one round trip. It
- * keeps each webhook's health with them: the last success and failure, the failures in a row since
- * the last success and when that streak began (one row update per webhook of the batch). A healthy
- * webhook's batch of successes updates its row only when its last success is a second old or more
- *: every send batch of a busy webhook updated that one row, and waited
- * for the batch before it to commit (5.3 ms a statement, most of it that wait, on the pipeline bench).
+ * (`lease_until`, see the delivery worker), all in one statement, atomic and one round trip. It touches no
+ * `webhooks` row: the delivery service tallies each webhook's health from the attempts it records and writes it
+ * once a second (its `HealthTally`), so one webhook's failures never hold up another's records.
  */
 export const RECORD_DELIVERY_ATTEMPTS = {
   name: 'delivery_record_attempts',
   text: `WITH v AS MATERIALIZED (
        SELECT * FROM json_to_recordset($1::json) AS v(delivery_id text, attempt int, trigger text, started_at timestamptz,
          duration_ms int, status_code int, error text, response_body text, status text,
-         next_attempt_at timestamptz, updated_at timestamptz, ok boolean)),
-     h AS (
-       SELECT d.webhook_id, max(v.started_at) FILTER (WHERE v.ok) AS last_ok,
-         max(v.started_at) FILTER (WHERE NOT v.ok) AS last_fail,
-         array_agg(v.started_at) FILTER (WHERE NOT v.ok) AS fails
-       FROM v JOIN deliveries d ON d.id = v.delivery_id GROUP BY d.webhook_id),
-     health AS (
-       UPDATE webhooks w SET
-         last_success_at = greatest(w.last_success_at, h.last_ok),
-         last_failure_at = greatest(w.last_failure_at, h.last_fail),
-         consecutive_failures = CASE WHEN h.last_ok IS NULL THEN w.consecutive_failures ELSE 0 END
-           + (SELECT count(*) FROM unnest(h.fails) f WHERE h.last_ok IS NULL OR f > h.last_ok),
-         failing_since = CASE WHEN h.last_ok IS NULL THEN coalesce(w.failing_since, (SELECT min(f) FROM unnest(h.fails) f))
-           ELSE (SELECT min(f) FROM unnest(h.fails) f WHERE f > h.last_ok) END,
-         alerted_at = CASE WHEN h.last_ok IS NULL THEN w.alerted_at END
-       FROM h WHERE w.id = h.webhook_id
-         AND (h.fails IS NOT NULL OR w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL
-              OR w.alerted_at IS NOT NULL OR w.last_success_at IS NULL
-              OR w.last_success_at <= h.last_ok - interval '1 second')),
+         next_attempt_at timestamptz, updated_at timestamptz)),
      attempts AS (
        INSERT INTO delivery_attempts (delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body)
        SELECT delivery_id, attempt, trigger, started_at, duration_ms, status_code, error, response_body FROM v)
@@ -111,7 +90,6 @@ export async function recordDeliveryAttempts(db: Db, records: AttemptRecord[]): 
     status: r.status,
     next_attempt_at: r.nextAttemptAt,
     updated_at: r.now,
-    ok: r.result.ok,
   }));
   await runPrepared(db, { ...RECORD_DELIVERY_ATTEMPTS, values: [JSON.stringify(rows)] });
 }

@@ -174,13 +174,24 @@ function sendPath(platform: Platform): DeliverDeps {
   return { db, secrets, agent, config, slots, now: () => clock.now(), store: deliveryStore(db) };
 }
 
+/** `first`, and once it has stopped, `then`. */
+function thenStop(first: Worker, then: Worker): Worker {
+  return {
+    async stop() {
+      await first.stop();
+      await then.stop();
+    },
+  };
+}
+
 /** Only the test pings of a delivery process, with a send path of their own (for tests that need nothing else). */
 export function startTestPings(platform: Platform): Worker {
   const deps = sendPath(platform);
   const pings = answerTestPings(deps, platform);
+  const health = deps.store.health.start(platform.logger);
   return {
     async stop() {
-      await pings.stop();
+      await thenStop(pings, health).stop();
       await deps.agent.close().catch(() => undefined);
     },
   };
@@ -220,15 +231,19 @@ export async function startDeliveryWorkers(
         handleBatch: fanOutEvents(platform),
       }),
     // Requests of the same millisecond share their claim; each holds its slot until its attempt is recorded.
+    // The webhooks' health, tallied from the attempts it records, is written once a second and once more when it stops.
     send: () =>
-      runConsumer({
-        ...common('send'),
-        stream: deliveriesStream,
-        durable: CONSUMERS.send,
-        concurrency: config.SEND_CONCURRENCY,
-        gatherMs: 1,
-        handleBatch: sendRequested(deliverDeps),
-      }),
+      thenStop(
+        runConsumer({
+          ...common('send'),
+          stream: deliveriesStream,
+          durable: CONSUMERS.send,
+          concurrency: config.SEND_CONCURRENCY,
+          gatherMs: 1,
+          handleBatch: sendRequested(deliverDeps),
+        }),
+        deliverDeps.store.health.start(logger),
+      ),
     mail: () =>
       runConsumer({
         ...common('mail'),

@@ -31,6 +31,7 @@ import {
 } from '../repositories/send-batch.repository';
 import { parkDelivery } from '../repositories/parking.repository';
 import { recordGroupOrEach } from './record-group';
+import { HealthTally } from './health-tally';
 import type { SendSlots, Slot } from './send-slots';
 
 /** The spec's maximum: the first attempt and four retries. */
@@ -68,8 +69,11 @@ function waitFor(lease: Lease): Outcome {
 export interface DeliveryStore {
   claim(asks: ClaimAsk[]): Promise<DeliveryClaim[]>;
   release(id: string): Promise<void>;
-  record(record: AttemptRecord): Promise<void>;
+  /** Records an attempt at `webhookId`, and tallies it in the webhook's health once recorded. */
+  record(record: AttemptRecord, webhookId: string): Promise<void>;
   park(id: string, dueAt: Date): Promise<void>;
+  /** Writes the health tallied so far (and on stop, what is left). */
+  health: HealthTally;
 }
 
 /**
@@ -79,6 +83,7 @@ export interface DeliveryStore {
  * one by one, so an attempt is never left unrecorded because of another.
  */
 export function deliveryStore(db: Db): DeliveryStore {
+  const health = new HealthTally(db);
   const records = new BatchQueue<AttemptRecord, void>(
     (group) => recordGroupOrEach(group, (some) => recordDeliveryAttempts(db, some)),
     // One write in flight, a second only once the first has run 20 ms (a lock, a slow disk): records that end
@@ -89,8 +94,12 @@ export function deliveryStore(db: Db): DeliveryStore {
   return {
     claim: (asks) => claimDeliveries(db, asks, MAX_ATTEMPTS),
     release: (id) => releaseDeliveryLease(db, id),
-    record: (record) => records.push(record),
+    record: async (record, webhookId) => {
+      await records.push(record);
+      health.add(webhookId, record.result.startedAt, record.result.ok);
+    },
     park: (id, dueAt) => parkDelivery(db, id, dueAt),
+    health,
   };
 }
 
@@ -201,15 +210,18 @@ async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): 
   const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
   const result = await attemptInSlot(deps, target, number);
   if ('retryInMs' in result) return result;
-  await deps.store.record({
-    deliveryId: target.id,
-    attempt: number,
-    trigger: 'replay',
-    result,
-    status: result.ok ? 'succeeded' : target.status,
-    nextAttemptAt: result.ok ? null : target.next_attempt_at,
-    now: deps.now(),
-  });
+  await deps.store.record(
+    {
+      deliveryId: target.id,
+      attempt: number,
+      trigger: 'replay',
+      result,
+      status: result.ok ? 'succeeded' : target.status,
+      nextAttemptAt: result.ok ? null : target.next_attempt_at,
+      now: deps.now(),
+    },
+    target.webhook_id,
+  );
   countAttempt(target, result, false);
   if (result.ok && target.status !== 'succeeded') recordDelivery({ outcome: 'succeeded' });
   return ACK;
@@ -247,7 +259,10 @@ async function recordScheduled(
   const now = deps.now();
   const record = { deliveryId: target.id, attempt: number, trigger: 'schedule' as const, result, now };
   if (result.ok || number >= MAX_ATTEMPTS) {
-    await deps.store.record({ ...record, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null });
+    await deps.store.record(
+      { ...record, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null },
+      target.webhook_id,
+    );
     countAttempt(target, result, false);
     recordDelivery({ outcome: result.ok ? 'succeeded' : 'failed' });
     // Post → webhook: a submission id is a ULID, whose first characters are the time it was received.
@@ -257,7 +272,7 @@ async function recordScheduled(
   }
   const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
   const next = new Date(now.getTime() + delay);
-  await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: next });
+  await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: next }, target.webhook_id);
   countAttempt(target, result, true);
   if (delay <= PARK_AFTER_MS) return { retryInMs: delay };
   await deps.store.park(target.id, next);
@@ -327,15 +342,18 @@ export async function testPing(
     slot.release();
   }
   const status = result.ok ? 'succeeded' : 'failed';
-  await deps.store.record({
-    deliveryId,
-    attempt: 1,
-    trigger: 'test',
-    result,
-    status,
-    nextAttemptAt: null,
-    now: deps.now(),
-  });
+  await deps.store.record(
+    {
+      deliveryId,
+      attempt: 1,
+      trigger: 'test',
+      result,
+      status,
+      nextAttemptAt: null,
+      now: deps.now(),
+    },
+    target.webhook_id,
+  );
   // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries).
   countAttempt(target, result, false);
   return { ...result, deliveryId };

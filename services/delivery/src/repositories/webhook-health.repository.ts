@@ -1,4 +1,4 @@
-import type { Db } from '@intake/shared';
+import { runPrepared, type Db } from '@intake/shared';
 
 /** A failing webhook as its alert e-mail describes it. */
 export interface FailingWebhook {
@@ -112,5 +112,52 @@ export async function takeQueuedReplays(
     await send(ids);
     await trx('deliveries').whereIn('id', ids).update({ replay_queued_at: null });
     return ids.length;
+  });
+}
+
+/** What one process saw of a webhook's attempts since it last wrote them (see `HealthTally`). */
+export interface HealthTallyRow {
+  webhookId: string;
+  /** The latest success and failure. */
+  lastOk: Date | null;
+  lastFail: Date | null;
+  /** Failures after `lastOk` (all of them when there was no success), and the first of them. */
+  failsSinceOk: number;
+  firstFailSinceOk: Date | null;
+}
+
+/**
+ * Writes several webhooks' tallies in one statement: the last success and failure, the failures in a row since the
+ * last success and when that streak began (a success ends it; the sweep alerts and disables on `failing_since`). A
+ * healthy webhook's row is written only when its last success is a second old or more. Rows are taken in id order,
+ * so two processes writing at once do not deadlock.
+ */
+export async function recordWebhookHealth(db: Db, rows: HealthTallyRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await runPrepared(db, {
+    name: 'webhook_health_record',
+    text: `UPDATE webhooks w SET
+         last_success_at = greatest(w.last_success_at, h.last_ok),
+         last_failure_at = greatest(w.last_failure_at, h.last_fail),
+         consecutive_failures = CASE WHEN h.last_ok IS NULL THEN w.consecutive_failures ELSE 0 END + h.fails,
+         failing_since = CASE WHEN h.last_ok IS NULL THEN coalesce(w.failing_since, h.first_fail) ELSE h.first_fail END,
+         alerted_at = CASE WHEN h.last_ok IS NULL THEN w.alerted_at END
+       FROM (SELECT h.* FROM json_to_recordset($1::json)
+               AS h(webhook_id text, last_ok timestamptz, last_fail timestamptz, fails int, first_fail timestamptz)
+             JOIN webhooks l ON l.id = h.webhook_id ORDER BY h.webhook_id FOR UPDATE OF l) h
+       WHERE w.id = h.webhook_id
+         AND (h.fails > 0 OR w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL OR w.alerted_at IS NOT NULL
+              OR w.last_success_at IS NULL OR w.last_success_at <= h.last_ok - interval '1 second')`,
+    values: [
+      JSON.stringify(
+        rows.map((r) => ({
+          webhook_id: r.webhookId,
+          last_ok: r.lastOk,
+          last_fail: r.lastFail,
+          fails: r.failsSinceOk,
+          first_fail: r.firstFailSinceOk,
+        })),
+      ),
+    ],
   });
 }
