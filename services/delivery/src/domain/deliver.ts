@@ -354,8 +354,10 @@ export async function testPing(
     },
     target.webhook_id,
   );
-  // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries).
+  // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries). The
+  // owner looks at the webhook's health next: written before the answer, not within the second.
   countAttempt(target, result, false);
+  await deps.store.health.write();
   return { ...result, deliveryId };
 }
 
