@@ -286,6 +286,36 @@ function formCases(c: ConsoleContext, { expectAccessible, shot, pwned, nav }: Pa
   });
 }
 
+/** The inbox's exports: Excel first (its times in the console's zone), then CSV marked as UTF-8, then NDJSON. */
+async function checkExports(page: ConsoleContext['page']) {
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Export CSV' }).click(),
+  ]);
+  expect(download.suggestedFilename()).toMatch(/-submissions\.csv$/);
+  const csv = readFileSync((await download.path()) as string, 'utf8');
+  // Marked as UTF-8 for Excel and LibreOffice.
+  expect(csv.startsWith('\uFEFFid,')).toBe(true);
+  expect(csv.split('\r\n')[0]).toContain('email');
+  expect(csv).toContain('ada@example.com');
+  // Excel comes first, its times in the console's zone.
+  const exportsBar = page.locator('.toolbar').filter({ hasText: 'Export what the filters show' });
+  await expect(exportsBar.getByRole('link').allTextContents()).resolves.toEqual([
+    'Export Excel',
+    'Export CSV',
+    'Export NDJSON',
+  ]);
+  const [workbook] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Export Excel' }).click(),
+  ]);
+  expect(workbook.suggestedFilename()).toMatch(/-submissions\.xlsx$/);
+  expect(new URL(workbook.url()).searchParams.get('tz')).toBeTruthy();
+  // A workbook (its container is a zip; the HTTP tests open one in openpyxl).
+  const xlsx = readFileSync((await workbook.path()) as string);
+  expect(xlsx.subarray(0, 2).toString('latin1')).toBe('PK');
+}
+
 /** One submission: its page, its files, spam and back, the CSV export. */
 function submissionCases(c: ConsoleContext, { expectAccessible, shot, pwned }: PageChecks) {
   it('opens the submission: fields as text in posted order, image preview, files downloaded as attachments', async () => {
@@ -337,14 +367,7 @@ function submissionCases(c: ConsoleContext, { expectAccessible, shot, pwned }: P
     await page.getByRole('button', { name: 'Mark as spam' }).waitFor();
     await page.getByRole('link', { name: 'Submissions' }).first().click();
     await page.getByRole('row').filter({ hasText: 'ada@example.com' }).waitFor();
-    const [download] = await Promise.all([
-      page.waitForEvent('download'),
-      page.getByRole('link', { name: 'Export CSV' }).click(),
-    ]);
-    expect(download.suggestedFilename()).toMatch(/-submissions\.csv$/);
-    const csv = readFileSync((await download.path()) as string, 'utf8');
-    expect(csv.split('\r\n')[0]).toContain('email');
-    expect(csv).toContain('ada@example.com');
+    await checkExports(page);
 
     // Bulk: select every row, mark spam, then not spam.
     await page.getByLabel('Select all on this page').check();

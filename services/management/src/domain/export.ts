@@ -9,10 +9,14 @@ import {
 } from '../repositories/submission.repository';
 import { getForm } from './forms';
 import { spamReasonsOf, spamScoreOf } from './spam-marks';
+import { checkTimeZone, wallClock, xlsxStream, xlsxText } from './export-xlsx';
 
-export type ExportFormat = 'csv' | 'ndjson';
+export type ExportFormat = 'csv' | 'ndjson' | 'xlsx';
 
 const FIXED_COLUMNS = ['id', 'received_at', 'status', 'files', 'spam_score', 'spam_reasons'];
+
+/** The media type of an Excel workbook. */
+export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
 /**
  * Every matching submission, newest first, read in keyset batches of `batchSize` rows, so a
@@ -51,9 +55,18 @@ export function csvCell(value: unknown): string {
  */
 export async function exportSubmissions(
   props: Pick<Platform, 'db' | 'clock' | 'logger'> &
-    Omit<SubmissionFilter, 'formId'> & { formId: string; format: ExportFormat; batchSize?: number },
+    Omit<SubmissionFilter, 'formId'> & {
+      formId: string;
+      format: ExportFormat;
+      batchSize?: number;
+      /** xlsx: the zone of the received times (default UTC). */
+      timeZone?: string;
+      /** csv: begin with a byte-order mark, so spreadsheet programs read it as UTF-8. */
+      bom?: boolean;
+    },
 ): Promise<{ filename: string; contentType: string; stream: Readable }> {
-  const { db, clock, logger, format, batchSize = 1000, ...given } = props;
+  const { db, clock, logger, format, batchSize = 1000, timeZone, bom, ...given } = props;
+  const zone = checkTimeZone(timeZone ?? 'UTC');
   const form = await getForm({ db, accountId: given.accountId, id: given.formId });
   const now = clock.now();
   const filter: SubmissionFilter = {
@@ -90,6 +103,7 @@ export async function exportSubmissions(
     };
   }
   const fields = await findPayloadFieldNames(db, filter);
+  if (format === 'xlsx') return xlsxExport({ slug: form.slug, zone, fields, rows, onError });
   const records = Readable.from(
     (async function* () {
       yield [...FIXED_COLUMNS, ...fields.map(csvCell)];
@@ -106,10 +120,40 @@ export async function exportSubmissions(
     })(),
   );
   // A cell holding a bare CR or LF is quoted too (RFC 4180): spreadsheets and Python's csv end a row at either.
-  const csv = stringify({ record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+  const csv = stringify({ bom: bom === true, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
   return {
     filename: `${form.slug}-submissions.csv`,
     contentType: 'text/csv; charset=utf-8; header=present',
     stream: pipeline(records, csv, onError),
+  };
+}
+
+/** The rows as an Excel workbook (export-xlsx.ts): the CSV's columns, received times in `zone`. */
+function xlsxExport(props: {
+  slug: string;
+  zone: string;
+  fields: string[];
+  rows: AsyncGenerator<SubmissionRow>;
+  onError: (err: Error) => void;
+}): { filename: string; contentType: string; stream: Readable } {
+  const { zone, fields, rows } = props;
+  const at = wallClock(zone);
+  const values = (async function* () {
+    for await (const row of rows)
+      yield [
+        row.id,
+        { at: at(row.received_at) },
+        row.status,
+        row.file_count,
+        spamScoreOf(row),
+        xlsxText(spamReasonsOf(row).join(' ')),
+        ...fields.map((f) => (Object.hasOwn(row.payload, f) ? xlsxText(row.payload[f]) : null)),
+      ];
+  })();
+  const header = [...FIXED_COLUMNS.map((c) => (c === 'received_at' ? `received_at (${zone})` : c)), ...fields];
+  return {
+    filename: `${props.slug}-submissions.xlsx`,
+    contentType: XLSX_TYPE,
+    stream: xlsxStream('Submissions', header, values, props.onError),
   };
 }

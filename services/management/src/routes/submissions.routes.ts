@@ -12,7 +12,7 @@ import type { FileRow, SubmissionRow } from '../repositories/submission.reposito
 import { IdParams, Nullable, Page, Timestamp } from './schemas';
 import { AutoresponseStatus, autoresponseOf } from './autoresponse-status';
 import { deleteRoute } from './delete-route';
-import { exportCsvRoute, exportNdjsonRoute } from './submission-export.routes';
+import { exportCsvRoute, exportNdjsonRoute, exportXlsxRoute } from './submission-export.routes';
 import { Filters, Order, Status, when } from './submission-filters';
 
 const Submission = Type.Object(
@@ -239,6 +239,7 @@ export const submissionRoutes = [
   listSubmissionsRoute,
   exportCsvRoute,
   exportNdjsonRoute,
+  exportXlsxRoute,
   getSubmissionRoute,
   updateSubmissionRoute,
   deleteSubmissionRoute,

@@ -3,6 +3,7 @@ import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { Form, Submission } from '../api-types';
 import { qs } from '../location';
+import { timeZone } from '../time';
 import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
@@ -26,6 +27,7 @@ import {
   type Filters,
 } from './submissions/filters';
 import { InboxTable } from './submissions/table';
+import type { ExportLinkSet } from './submissions/bulk';
 
 export function SubmissionsPage({ id }: { id: string }) {
   return (
@@ -210,15 +212,24 @@ function ListControls(props: {
   );
 }
 
-function exportLinks(formId: string, filters: Filters) {
-  const query = qs(apiFilters(filters));
-  return { csv: `/v1/forms/${formId}/export.csv${query}`, ndjson: `/v1/forms/${formId}/export.ndjson${query}` };
+/** The exports of what the filters show: Excel (times in the console's zone), CSV marked as UTF-8 for spreadsheets, NDJSON. */
+function exportLinks(formId: string, filters: Filters): ExportLinkSet {
+  const query = apiFilters(filters);
+  const base = `/v1/forms/${formId}/export`;
+  return {
+    xlsx: `${base}.xlsx${qs({ ...query, tz: timeZone.value })}`,
+    csv: `${base}.csv${qs({ ...query, bom: 'true' })}`,
+    ndjson: `${base}.ndjson${qs(query)}`,
+  };
 }
 
-function ExportLinks({ csv, ndjson }: { csv: string; ndjson: string }) {
+function ExportLinks({ xlsx, csv, ndjson }: ExportLinkSet) {
   return (
     <div class="toolbar">
       <span class="muted">Export what the filters show:</span>
+      <a class="button secondary" href={xlsx} download>
+        Export Excel
+      </a>
       <a class="button secondary" href={csv} download>
         Export CSV
       </a>

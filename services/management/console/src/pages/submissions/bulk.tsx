@@ -2,6 +2,13 @@ import { useState } from 'preact/hooks';
 import { Confirm } from '../../components/ui';
 
 /** Which submissions are selected: ids of the page shown, or every one the filter matches (`all`). */
+/** The export links of what the inbox shows, one per format. */
+export interface ExportLinkSet {
+  xlsx: string;
+  csv: string;
+  ndjson: string;
+}
+
 export function useSelection() {
   const [state, setState] = useState<{ ids: Set<string>; all: boolean }>({ ids: new Set(), all: false });
   const set = (ids: Set<string>) => setState({ ids, all: false });
@@ -41,7 +48,7 @@ type Props = {
   pageRows: number;
   spamView: boolean;
   pending: boolean;
-  exportLinks: { csv: string; ndjson: string };
+  exportLinks: ExportLinkSet;
   onAct(action: BulkAction): void;
 };
 
@@ -85,6 +92,9 @@ export function BulkActions(props: Props) {
           </button>
           {selection.all && (
             <>
+              <a class="button secondary" href={props.exportLinks.xlsx} download>
+                Export selected as Excel
+              </a>
               <a class="button secondary" href={props.exportLinks.csv} download>
                 Export selected as CSV
               </a>
