@@ -191,6 +191,27 @@ describe('notification e-mail: sending with a mailer of its own', () => {
 });
 
 describe('notification e-mail: what is mailed and what is not', () => {
+  it('takes its subject and Reply-To from the post’s _subject and _replyto (its directions), before any field', async () => {
+    await withMailer(async (mailer, sink) => {
+      const form = await accountWithForm(ctx.platform, ['directed@example.com']);
+      const event = await eventOf(form);
+      const directed = {
+        ...event,
+        payload: { name: 'Ada', email: 'field@example.com' },
+        directions: { subject: 'Quote request from Ada', reply_to: 'ada@example.com' },
+      };
+      const plain = { ...(await eventOf(form)), payload: { name: 'Grace', email: 'grace@example.com' } };
+      const items = [directed, plain].map((e) => ({ event: e, to: ['directed@example.com'] }));
+      await notifySubmissions({ ...ctx.platform, mailer, now: new Date(), items });
+      const replyTo = (raw: string) => /^Reply-To: (.*)$/im.exec(raw)?.[1]?.trim();
+      const mails = [...sink.mails].sort((a, b) => a.subject.localeCompare(b.subject));
+      expect(mails.map((m) => [m.subject, replyTo(m.raw)])).toEqual([
+        ['New submission: Test form', 'grace@example.com'],
+        ['Quote request from Ada', 'ada@example.com'],
+      ]);
+    });
+  });
+
   it('mails the fields of a submission whose event went without them (too large for a message), read from the submission', async () => {
     const { accountId, formId } = await accountWithForm(ctx.platform, ['large@example.com']);
     const event = await submit(ctx.platform, {

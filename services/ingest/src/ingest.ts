@@ -1,10 +1,19 @@
 import type { IncomingMessage } from 'node:http';
-import { mayHaveCommitted, newId, Problem, problem, toTimestamp, type StoredUpload } from '@intake/shared';
+import {
+  mayHaveCommitted,
+  newId,
+  Problem,
+  problem,
+  toTimestamp,
+  type Directions,
+  type StoredUpload,
+} from '@intake/shared';
 import type { IngestDeps } from './compose';
 import type { IngestForm } from './read/form.repository';
 import { findReplay } from './store/submission.repository';
 import { readBody, type BodyKind } from './read/body';
 import { buildPayload, checkFields, type Fields } from './read/fields';
+import type { ControlFields } from './read/control-fields';
 import { passGate, type GateRequest } from './judge/gate';
 import { LIMITS } from './read/limits';
 import { CHALLENGE_UNAVAILABLE, honeypotFilled, spamVerdict } from './judge/spam';
@@ -55,17 +64,21 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
   });
   const unsettled = { files: false };
   try {
-    const { payload, spam, filter } = await judgePost(deps, { form, fields, files, ip: request.ip, now });
+    const { payload, spam, filter, control } = await judgePost(deps, { form, fields, files, ip: request.ip, now });
     const stored = await filesToKeep(deps, spam, files);
-    const post = { submissionId, form, receivedAt: now, spam, filter, payload, files: stored, request };
+    const { directions } = control;
+    const post = { submissionId, form, receivedAt: now, spam, filter, payload, directions, files: stored, request };
+    // A browser goes to the post's own `_next` (one of the form's origins) after a success, else to the form's.
+    const next = control.next ?? redirectUrl;
     if ((await storePost(deps, post, unsettled)) === 'lost-idempotency-race') {
       await discard(deps, files);
       const replay = await findReplay(platform.db, { formId: form.id, key: request.idempotencyKey as string, now });
       if (!replay) throw problem('conflict', 'Another request with this Idempotency-Key is being processed; retry it');
-      return { kind: 'replay', id: replay.submission_id, spam: replay.status === 'spam', redirectUrl };
+      return { kind: 'replay', id: replay.submission_id, spam: replay.status === 'spam', redirectUrl: next };
     }
-    if (spam) return { kind: 'spam', redirectUrl };
-    return { kind: 'created', id: submissionId, receivedAt: toTimestamp(now), files: stored.length, redirectUrl };
+    // Spam is answered as a success is, `_next` included: nothing tells a bot it was caught.
+    if (spam) return { kind: 'spam', redirectUrl: next };
+    return { kind: 'created', id: submissionId, receivedAt: toTimestamp(now), files: stored.length, redirectUrl: next };
   } catch (err) {
     if (!unsettled.files) await discard(deps, files);
     throw err;
@@ -80,11 +93,11 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
 async function judgePost(
   deps: IngestDeps,
   post: { form: IngestForm; fields: Fields; files: StoredUpload[]; ip: string; now: Date },
-): Promise<{ payload: Record<string, string>; spam: SpamReason; filter: FilterVerdict }> {
+): Promise<{ payload: Record<string, string>; spam: SpamReason; filter: FilterVerdict; control: ControlFields }> {
   const { platform } = deps;
   const { form, fields } = post;
   checkFields(fields);
-  const { payload, challengeToken } = buildPayload(fields, form.honeypot_field);
+  const { payload, challengeToken, control } = buildPayload(fields, form);
   // An empty post (no value once the control fields are out, no file) is refused, unless it is
   // spam by its honeypot (answered as spam is); see docs/decisions.md, "Ingest".
   if (isEmpty(payload, post.files) && !honeypotFilled(fields, form.honeypot_field))
@@ -105,9 +118,9 @@ async function judgePost(
           }
         : undefined,
   });
-  if (spam) return { payload, spam, filter: { spam, score: null, reasons: [spam] } };
+  if (spam) return { payload, spam, filter: { spam, score: null, reasons: [spam] }, control };
   const filter = await filterPost({ db: platform.db, spamModels: deps.spamModels }, { form, payload, now: post.now });
-  return { payload, spam: filter.spam, filter };
+  return { payload, spam: filter.spam, filter, control };
 }
 
 /**
@@ -135,6 +148,7 @@ function storePost(
     spam: SpamReason;
     filter: FilterVerdict;
     payload: Record<string, string>;
+    directions: Directions;
     files: StoredUpload[];
     request: IngestRequest;
   },
@@ -149,6 +163,7 @@ function storePost(
       spam: post.spam,
       filter: post.filter,
       payload: post.payload,
+      directions: post.directions,
       files,
       idempotency:
         request.idempotencyKey === undefined

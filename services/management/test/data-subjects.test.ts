@@ -87,6 +87,29 @@ describe('data-subject requests, what works', () => {
 });
 
 describe('data-subject requests: matching and the audit log', () => {
+  it('finds, exports and erases a submission whose only trace of the address is its _replyto control field', async () => {
+    const owner = await ownerWithForm(ctx);
+    const address = `replyto-${Date.now()}@example.test`;
+    const directions = { subject: 'Call me', reply_to: address };
+    // One indexed (the indexer read its directions), one still waiting for the indexer (read row by row).
+    const indexed = await owner.submit({ payload: { message: 'Hi' }, directions });
+    await drainSearchBacklog(ctx.platform.db);
+    const waiting = await owner.submit({ payload: { message: 'Again' }, directions });
+    const found = await owner.call('GET', `/v1/data-subjects/submissions?email=${encodeURIComponent(address)}`);
+    expect(found.body.data.map((s: { id: string }) => s.id)).toEqual([waiting.id, indexed.id]);
+    const exported = await owner.call('GET', `/v1/data-subjects/export?email=${encodeURIComponent(address)}`);
+    const lines = exported.text
+      .trimEnd()
+      .split('\n')
+      .map((l: string) => JSON.parse(l));
+    expect(lines.map((l: { directions: unknown; payload: unknown }) => [l.payload, l.directions])).toEqual([
+      [{ message: 'Again' }, directions],
+      [{ message: 'Hi' }, directions],
+    ]);
+    const erased = await owner.call('DELETE', `/v1/data-subjects?email=${encodeURIComponent(address)}`);
+    expect(erased.body).toEqual({ deleted: 2 });
+  });
+
   it.each([
     ['a tab', '\t'],
     ['a line break', '\n'],

@@ -35,6 +35,16 @@ export type StoredFile = Static<typeof StoredFile>;
 export const SubmissionStatus = Type.Union([Type.Literal('received'), Type.Literal('spam')]);
 export type SubmissionStatus = Static<typeof SubmissionStatus>;
 
+/**
+ * What the visitor's control fields asked of the owner's notification (`_subject`, `_replyto`; taken out of the
+ * payload by ingest, checked there): kept with the submission and carried by its event.
+ */
+export const Directions = Type.Object({
+  subject: Type.Optional(Type.String({ maxLength: 200 })),
+  reply_to: Type.Optional(Type.String({ maxLength: 254 })),
+});
+export type Directions = Static<typeof Directions>;
+
 export const SubmissionEvent = Type.Object({
   event_id: Type.String(),
   submission_id: Type.String(),
@@ -50,6 +60,8 @@ export const SubmissionEvent = Type.Object({
   file_bytes: Type.Integer(),
   /** The form's name and notification addresses at the time, so consumers need no extra query for e-mail. */
   form_name: Type.String(),
+  /** The control fields' directions for the notification, when the post had any. */
+  directions: Type.Optional(Directions),
 });
 export type SubmissionEvent = Static<typeof SubmissionEvent>;
 
@@ -63,6 +75,8 @@ export interface StoredSubmission {
   payload: Record<string, string>;
   spam_reason: string | null;
   received_at: Date;
+  /** The control fields' directions (`_subject`, `_replyto`), when the post had any. */
+  directions?: Directions | null;
 }
 
 /**
@@ -97,6 +111,7 @@ export function buildSubmissionCreatedEvent(props: {
       files: stored,
       file_bytes: stored.reduce((n, f) => n + f.size, 0),
       form_name: props.formName,
+      ...(s.directions ? { directions: s.directions } : {}),
     },
   };
 }

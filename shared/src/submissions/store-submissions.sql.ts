@@ -63,10 +63,10 @@ const SUBMISSION_FILES_EVENT = `kept AS MATERIALIZED (
   submissions_stored AS (
     INSERT INTO submissions
         (id, account_id, form_id, status, payload, file_count, file_bytes, ip, user_agent, referrer, spam_reason,
-         spam_score, spam_reasons, payload_hash, received_at)
+         spam_score, spam_reasons, payload_hash, received_at, directions)
       SELECT id, account_id, form_id, status, coalesce(payload, event -> 'payload'), coalesce(json_array_length(files), 0),
              (event ->> 'file_bytes')::bigint, ip, user_agent, referrer, spam_reason,
-             spam_score, spam_reasons, payload_hash, received_at
+             spam_score, spam_reasons, payload_hash, received_at, event -> 'directions'
       FROM kept ORDER BY n
       RETURNING 1
   ),

@@ -3,6 +3,7 @@ import { CLAIM_AND_ADMIT, STORE_GROUP, WITHDRAW_CLAIMS } from './store-submissio
 import {
   buildSubmissionCreatedEvent,
   EVENT_PAYLOAD_MAX_BYTES,
+  type Directions,
   type StoredFile,
   type StoredSubmission,
 } from '../contracts/events';
@@ -24,6 +25,8 @@ export interface PostToStore {
   /** What the spam filter recorded: the classifier's score (absent: it did not run) and every reason it found, shadow ones too. */
   filter?: { score: number | null; reasons: string[]; payloadHash?: string };
   payload: Record<string, string>;
+  /** What the control fields asked of the notification, when anything. */
+  directions?: Directions;
   files: StoredUpload[];
   idempotency?: { key: string; expiresAt: Date };
   ip: string;
@@ -104,6 +107,7 @@ function storeItem(post: PostToStore, omitPayload: boolean): StoreItem {
     spam_reasons: post.filter?.reasons.length ? post.filter.reasons : null,
     payload_hash: post.filter?.payloadHash ?? null,
     received_at: post.receivedAt,
+    directions: post.directions && Object.keys(post.directions).length > 0 ? post.directions : null,
   };
   const event = buildSubmissionCreatedEvent({
     submission: row,

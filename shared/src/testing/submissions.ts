@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { BlobStore } from '../base/blob-store';
 import type { Db } from '../base/db';
-import type { SubmissionEvent, SubmissionStatus } from '../contracts/events';
+import type { Directions, SubmissionEvent, SubmissionStatus } from '../contracts/events';
 import { newId } from '../contracts/ids';
 import type { Clock } from '../contracts/time';
 import { notifyOutboxRelays } from '../messaging/outbox';
@@ -42,6 +42,8 @@ export async function storeTestSubmission(
     status?: SubmissionStatus;
     spamReason?: string;
     payload?: Record<string, string>;
+    /** What the post's control fields asked (`_subject`, `_replyto`). */
+    directions?: Directions;
     receivedAt?: Date;
     files?: TestFile[];
     formName?: string;
@@ -83,6 +85,7 @@ export async function storeTestSubmission(
       receivedAt,
       spam: status === 'spam' ? (props.spamReason ?? 'honeypot') : undefined,
       payload: props.payload ?? { name: 'Ada', message: 'Hello' },
+      directions: props.directions,
       files,
       idempotency: props.idempotencyKey
         ? { key: props.idempotencyKey, expiresAt: new Date(receivedAt.getTime() + 86_400_000) }

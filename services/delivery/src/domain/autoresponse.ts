@@ -96,7 +96,12 @@ export async function autorespond(
   if (item.event.status !== 'received' || !item.settings.enabled) return ACK;
   const event = await eventWithPayload(deps.db, item.event);
   if (!event) return ACK;
-  const to = autoresponseRecipient(event.payload, item.settings.email_field);
+  // A `_replyto` control field left the payload for the directions: it still names the visitor's address.
+  const replyTo = event.directions?.reply_to;
+  const to = autoresponseRecipient(
+    replyTo ? { ...event.payload, _replyto: replyTo } : event.payload,
+    item.settings.email_field,
+  );
   const claim = await claimAutoresponse(
     deps.db,
     { accountId: event.account_id, formId: event.form_id, submissionId: event.submission_id, to },

@@ -11,14 +11,16 @@ export const REPLY_TO_FIELDS = [
   'reply_to',
   'replyto',
   '_reply_to',
-  '_replyto',
   'your_email',
   'youremail',
 ] as const;
 const EMAIL_FIELD = new Set<string>(REPLY_TO_FIELDS);
 const EMAIL_VALUE = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
 
-/** The submitter's address for Reply-To: the first field named like an e-mail field whose value looks like one address. */
+/**
+ * The submitter's address for Reply-To when the post gave none in `_replyto`: the first field named like an e-mail
+ * field whose value looks like one address.
+ */
 export function replyToOf(payload: Record<string, string>): string | undefined {
   for (const [name, value] of Object.entries(payload)) {
     const candidate = value.trim();
@@ -59,8 +61,9 @@ export function submissionMail(props: {
   ].join('\n');
   return {
     to: props.to,
-    subject: `New submission: ${event.form_name}`.replace(/[\r\n]+/g, ' '),
+    // The post's `_subject` and `_replyto` control fields, when it had them (ingest checked both).
+    subject: (event.directions?.subject ?? `New submission: ${event.form_name}`).replace(/[\r\n]+/g, ' '),
     text,
-    replyTo: replyToOf(event.payload),
+    replyTo: event.directions?.reply_to ?? replyToOf(event.payload),
   };
 }

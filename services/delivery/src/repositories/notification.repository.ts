@@ -211,7 +211,7 @@ export async function takeDueNotifications(
   return db.transaction(async (trx) => {
     const { rows } = await trx.raw<{ rows: DueRow[] }>(
       `SELECT n.id, n.kind, n.next_attempt_at AS due_at, n.recipients,
-         s.id AS submission_id, s.account_id, s.form_id, s.status, s.payload, s.spam_reason, s.received_at,
+         s.id AS submission_id, s.account_id, s.form_id, s.status, s.payload, s.spam_reason, s.received_at, s.directions,
          f.name AS form_name,
          coalesce((SELECT json_agg(json_build_object('id', sf.id, 'field', sf.field, 'filename', sf.filename,
              'content_type', sf.content_type, 'size', sf.size) ORDER BY sf.created_at, sf.id)
@@ -251,6 +251,7 @@ interface DueRow {
   payload: Record<string, string>;
   spam_reason: string | null;
   received_at: Date;
+  directions: StoredSubmission['directions'];
   form_name: string | null;
   files: StoredFile[];
 }
@@ -270,6 +271,7 @@ function dueNotification(r: DueRow): DueNotification {
           payload: r.payload,
           spam_reason: r.spam_reason,
           received_at: r.received_at,
+          directions: r.directions,
         }
       : undefined,
     files: r.files,

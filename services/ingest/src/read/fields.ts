@@ -1,5 +1,7 @@
 import { orderedObject, problem, safeName, unstorableText, type FieldError } from '@intake/shared';
 import { CHALLENGE_FIELD, LIMITS, PROVIDER_CHALLENGE_FIELDS } from './limits';
+import { takeControlFields, type ControlFields } from './control-fields';
+import type { IngestForm } from './form.repository';
 
 /** Fields as parsed from the body, in order: form bodies may repeat a name; JSON values are already strings. */
 export type Fields = [name: string, value: string][];
@@ -42,12 +44,13 @@ export function checkName(name: string): void {
 /**
  * The stored payload: field names as sent; a name sent once keeps its string value, a name sent
  * several times is stored as the JSON array of its values (the same string a JSON body with an
- * array value gives). Control fields are taken out and returned apart.
+ * array value gives). Control fields (the honeypot, the bot challenge's token, `_subject`, `_replyto`, `_next`) are
+ * taken out and returned apart.
  */
 export function buildPayload(
   fields: Fields,
-  honeypotField: string,
-): { payload: Record<string, string>; challengeToken: string | undefined } {
+  form: Pick<IngestForm, 'honeypot_field' | 'allowed_origins' | 'redirect_url'>,
+): { payload: Record<string, string>; challengeToken: string | undefined; control: ControlFields } {
   const grouped = new Map<string, string[]>();
   for (const [name, value] of fields) {
     const values = grouped.get(name);
@@ -56,7 +59,8 @@ export function buildPayload(
   }
   // Control fields: the honeypot is judged on the fields (`honeypotFilled`); the token is the first non-empty value
   // of `bot-challenge-response`, else of a provider widget's own field.
-  grouped.delete(honeypotField);
+  grouped.delete(form.honeypot_field);
+  const control = takeControlFields(grouped, form);
   const tokens: string[] = [];
   for (const name of [CHALLENGE_FIELD, ...PROVIDER_CHALLENGE_FIELDS]) {
     tokens.push(...(grouped.get(name) ?? []));
@@ -70,5 +74,5 @@ export function buildPayload(
       values.length === 1 ? (values[0] as string) : JSON.stringify(values),
     ]),
   );
-  return { payload, challengeToken };
+  return { payload, challengeToken, control };
 }

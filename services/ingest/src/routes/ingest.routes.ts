@@ -10,7 +10,10 @@ const Fields = Type.Record(Type.String(), Type.String(), {
   description:
     'Field names as sent. The honeypot field and the bot-challenge token are control fields, never stored: the ' +
     'token is read from `bot-challenge-response`, else from the provider widget’s own `cf-turnstile-response`, ' +
-    '`h-captcha-response` or `g-recaptcha-response` (all four are stripped).',
+    '`h-captcha-response` or `g-recaptcha-response` (all four are stripped). `_subject` (the owner’s notification ' +
+    'subject, one line, ≤ 200 characters), `_replyto` (its Reply-To, when one address) and `_next` (where a browser ' +
+    'goes after a success, only an http(s) URL on an origin of the form’s `allowed_origins` or `redirect_url`; ' +
+    'anything else is ignored) are control fields too: taken out of the payload, never sent to webhooks.',
 });
 const JsonFields = Type.Record(Type.String(), Type.Unknown(), {
   description: 'One object; non-string values are stored JSON-stringified. At most 32 levels deep, 1 MiB.',
@@ -33,7 +36,7 @@ export const submitForm = route({
     'Public and cross-origin. Optional `Authorization: Bearer svc_sub_...` (must be of the ' +
     'form’s account) and `Idempotency-Key` (remembered 24 hours per form). ' +
     'A browser’s plain form post (Accept prefers text/html, not fetch: `Sec-Fetch-Mode` navigate or absent) is ' +
-    'answered with 303 to the form’s redirect_url, or a thank-you page; refused, with 303 to the redirect_url with ' +
+    'answered with 303 to its `_next` (see the fields) or the form’s redirect_url, or a thank-you page; refused, with 303 to the redirect_url with ' +
     '`error=<problem slug>`, or a small HTML page in the problem’s status. API clients get the documents below.',
   tags: ['Ingest'],
   auth: 'none',
@@ -61,8 +64,8 @@ export const submitForm = route({
       schema: Type.Union([Spam, Replay]),
     },
     303: {
-      description: 'A browser form post, sent on to the form’s redirect_url',
-      headers: { Location: { description: 'the redirect_url', schema: Type.String() } },
+      description: 'A browser form post, sent on to its `_next` or the form’s redirect_url',
+      headers: { Location: { description: 'the `_next` or the redirect_url', schema: Type.String() } },
       alternatives: { 'text/html': Type.String() },
     },
   },

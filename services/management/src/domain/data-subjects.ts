@@ -81,7 +81,14 @@ export async function findDataSubject(
 
 /** What the person asked for, one JSON line per submission; the payload is spliced in as stored (posted order). */
 function exportLine(
-  row: { id: string; form_id: string; received_at: Date; status: string; payload_text: string },
+  row: {
+    id: string;
+    form_id: string;
+    received_at: Date;
+    status: string;
+    payload_text: string;
+    directions: Record<string, string> | null;
+  },
   files: FileRow[],
   platform: Pick<Platform, 'config' | 'secrets' | 'clock'>,
 ): string {
@@ -99,6 +106,8 @@ function exportLine(
       size: Number(f.size),
       url: fileDownloadUrl({ config: platform.config, secrets: platform.secrets, fileId: f.id, now }),
     })),
+    // What the post's control fields asked (`_subject`, `_replyto`): the visitor's words and address too.
+    ...(row.directions ? { directions: row.directions } : {}),
   });
   return `${head.slice(0, -1)},"payload":${row.payload_text}}\n`;
 }

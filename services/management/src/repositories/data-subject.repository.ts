@@ -13,8 +13,8 @@ export interface SubjectSubmission {
  * The account's submissions with a field whose value is `email` (already trimmed and lower-cased), newest first, up
  * to `limit`, strictly after `after` when given. Found through the search table's e-mail index (migration 024) and,
  * for submissions the indexer has not reached yet, by testing each form's backlog (`intake_search_waiting`) with the
- * same function the indexer stores (`intake_subject_emails`, migration 018): a lookup, an export or an erasure
- * misses nothing posted a moment before it.
+ * same function the indexer stores (`intake_subject_emails`, migration 018, over the payload and the `_replyto`
+ * direction, 028): a lookup, an export or an erasure misses nothing posted a moment before it.
  */
 function byEmail(db: Queryable, props: { accountId: string; email: string }): Knex.QueryBuilder {
   const indexed = db('submission_search')
@@ -25,7 +25,11 @@ function byEmail(db: Queryable, props: { accountId: string; email: string }): Kn
     .crossJoin(db.raw('intake_search_waiting(f.id) AS b(id)'))
     .join('submissions as w', 'w.id', 'b.id')
     .where('f.account_id', props.accountId)
-    .whereRaw('intake_subject_emails(w.payload) @> ARRAY[?]::text[]', [props.email])
+    .whereRaw(
+      `(intake_subject_emails(w.payload) || coalesce(intake_subject_emails(w.directions::json), '{}'))
+       @> ARRAY[?]::text[]`,
+      [props.email],
+    )
     .select('b.id');
   return db('submissions').whereIn('id', indexed.unionAll(waiting)).andWhere('account_id', props.accountId);
 }
@@ -45,6 +49,8 @@ export async function findSubjectSubmissions(
 /** A submission as the export writes it: the payload as stored text (posted order kept, never re-parsed). */
 export interface SubjectSubmissionText extends SubjectSubmission {
   payload_text: string;
+  /** The control fields' directions (`_subject`, `_replyto`), when the post had any. */
+  directions: Record<string, string> | null;
 }
 
 /** One batch of the export, newest first, after `after`. */
@@ -60,7 +66,7 @@ export async function pageOfSubjectSubmissions(
       { column: 'id', order: 'desc' },
     ])
     .limit(props.limit)
-    .select('id', 'form_id', 'received_at', 'status', db.raw('payload::text AS payload_text'));
+    .select('id', 'form_id', 'received_at', 'status', 'directions', db.raw('payload::text AS payload_text'));
 }
 
 /** The files of the given submissions. */

@@ -133,6 +133,7 @@ export async function tombstoneSubmissions(
   await db('spam_examples').whereIn('submission_id', ids).delete();
   return db('submissions').where('form_id', formId).whereIn('id', ids).whereNull('purged_at').update({
     payload: '{}',
+    directions: null,
     ip: null,
     user_agent: null,
     referrer: null,

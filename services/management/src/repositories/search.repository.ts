@@ -15,14 +15,16 @@ export async function indexSearchBacklog(db: Queryable, limit: number): Promise<
        SELECT form_id, submission_id FROM search_backlog ORDER BY form_id, submission_id LIMIT ? FOR UPDATE SKIP LOCKED
      ),
      held AS MATERIALIZED (
-       SELECT s.id, s.account_id, s.form_id, s.received_at, s.payload FROM submissions s
+       SELECT s.id, s.account_id, s.form_id, s.received_at, s.payload, s.directions FROM submissions s
        WHERE s.id IN (SELECT submission_id FROM picked) AND s.purged_at IS NULL
        ORDER BY s.id FOR SHARE
      ),
      indexed AS (
        INSERT INTO submission_search (submission_id, account_id, form_id, bucket, keys, emails)
        SELECT id, account_id, form_id, intake_search_bucket(received_at),
-              intake_search_keys(form_id, received_at, payload), intake_subject_emails(payload)
+              intake_search_keys(form_id, received_at, payload),
+              -- the address a _replyto control field gave is the visitor's too (migration 028)
+              intake_subject_emails(payload) || coalesce(intake_subject_emails(directions::json), '{}')
        FROM held ON CONFLICT (submission_id) DO NOTHING
      ),
      taken AS (

@@ -56,6 +56,7 @@ const COLUMNS = [
   'received_at',
   'read_at',
   'purged_at',
+  'directions',
 ];
 
 function escapeLike(text: string): string {

@@ -24,6 +24,7 @@ import * as searchOffTheWritePath from './024-search-off-the-write-path';
 import * as deliveryParking from './025-delivery-parking';
 import * as deliveryReconciler from './026-delivery-reconciler';
 import * as notificationReconciler from './027-notification-reconciler';
+import * as submissionDirections from './028-submission-directions';
 
 export interface Migration {
   name: string;
@@ -59,4 +60,5 @@ export const migrations: Migration[] = [
   { name: '025-delivery-parking', ...deliveryParking },
   { name: '026-delivery-reconciler', ...deliveryReconciler },
   { name: '027-notification-reconciler', ...notificationReconciler },
+  { name: '028-submission-directions', ...submissionDirections },
 ];
