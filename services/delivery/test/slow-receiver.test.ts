@@ -113,7 +113,10 @@ describe('a hanging receiver beside another account', () => {
       const waited = Date.now() - started;
       console.log(`the account's other webhook served in ${waited} ms beside its 100 hanging posts`);
       expect(waited).toBeLessThan(1500);
-      expect(hanging.requests.length).toBeLessThanOrEqual(40);
+      // Before any attempt timed out (1.5 s), the hanging webhook held at most its account's share less 8 (40); on a
+      // busy box the check may come after the first time-outs, whose slots then go to at most 8 more.
+      const first = hanging.requests[0]!.at;
+      expect(hanging.requests.filter((r) => r.at < first + 1500).length).toBeLessThanOrEqual(40);
     } finally {
       await Promise.all([hanging.close(), fast.close()]);
     }

@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
  * a purge clears it with the payload (a reply-to address is the visitor's).
  */
 export async function up(knex: Knex): Promise<void> {
+  // not a payload: two named directions (subject, reply_to), whose order means nothing
   await knex.raw('ALTER TABLE submissions ADD COLUMN directions jsonb');
 }
 
