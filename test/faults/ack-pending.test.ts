@@ -6,7 +6,8 @@ import { faultSuite, formWithWebhook, pool, post, processEnv, receiver, startSer
  * (SEND_MAX_ACK_PENDING), and the ladder's second retry waits three minutes. Account A's receiver fails every attempt
  * of A's 400 posts; B posts beside them. Before the parking (migration 025), each of A's second failures stayed in
  * JetStream as a nak delayed three minutes: 150 of them and JetStream handed out nothing more, B's webhooks included,
- * for three minutes. Now a wait over a minute is parked in Postgres and its message acknowledged.
+ * for three minutes. Now a wait over a minute is parked in Postgres and its message acknowledged, and so is every
+ * attempt a broken webhook (SendSlots, BREAK) is not making.
  */
 const A_POSTS = 400;
 const B_POSTS = 40;
@@ -51,16 +52,19 @@ describe('fault: account A fails every attempt past the consumer’s max_ack_pen
           `its first post, ${quick.envelopes.length} requests`,
       );
       expect(info.config.max_ack_pending).toBe(MAX_ACK_PENDING);
-      // Every one of A's deliveries failed twice and waits, parked, three minutes out.
+      // Every one of A's deliveries waits in Postgres, none in JetStream and none failed for good: after its two failures
+      // on the ladder's three-minute step, or, once its webhook broke (50 failures in a row), for the next probe.
       await eventually(
         async () => {
-          const parked = await platform
-            .db('delivery_parking as p')
-            .join('deliveries as d', 'd.id', 'p.delivery_id')
-            .where({ 'd.form_id': a.formId, 'd.attempt_count': 2, 'd.status': 'retrying' })
-            .count({ n: '*' })
-            .first();
-          return Number(parked?.n) === A_POSTS;
+          const rows = await platform
+            .db('deliveries as d')
+            .leftJoin('delivery_parking as p', 'p.delivery_id', 'd.id')
+            .where('d.form_id', a.formId)
+            .select('d.status', 'd.attempt_count', 'p.delivery_id as parked');
+          return (
+            rows.length === A_POSTS &&
+            rows.every((r) => r.parked && ['pending', 'retrying'].includes(r.status) && r.attempt_count <= 2)
+          );
         },
         { timeoutMs: 30_000, message: "all of A's deliveries parked" },
       );

@@ -117,8 +117,10 @@ export function faultSuite(): { platform: TestPlatform; processes: ServiceProces
   beforeAll(async () => {
     suite.platform = await createTestPlatform();
     // Events other test files of this checkout stored without a relay would be published by this
-    // test's processes and fanned out to their (dead) webhooks alongside the test's own load.
+    // test's processes and fanned out to their (dead) webhooks alongside the test's own load; so would the
+    // deliveries they left parked, by this test's parking pump.
     await suite.platform.db('outbox').delete();
+    await suite.platform.db('delivery_parking').delete();
   });
   afterAll(async () => {
     await stopAll(suite.processes);

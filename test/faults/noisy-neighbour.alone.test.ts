@@ -5,12 +5,13 @@ import { faultSuite, formWithWebhook, post, processEnv, startService } from './h
  * Account A's receiver never answers (or fails at once) while A posts 100 a second; account B posts 20 a second to a
  * receiver that answers at once. B's webhooks must not wait for A's: each arrives once, and B's p99 post → webhook
  * stays far below A's timeout (before the send slots, A's attempts held every slot and B's waited for A's timeouts, a
- * minute and more). The ratio to B alone is printed, not asserted: the issue's bound (2× B alone, or + 250 ms) does
- * not hold here yet. Asserted, it failed in each of six runs beside a receiver answering 500 at once (B alone 78–139 ms
- * at p99, beside it 372–1,092) and once in three beside one that never answers (125 → 654 ms). With A's retries parked
- * (a ladder of minutes) it held (170 → 219, 147 → 304 ms): A's retries of a second and ten, redelivered first by
- * JetStream, go before B's new requests in the one stream, on two cores shared with the load. It runs after the other
- * test files, alone (`*.alone.test.ts`, see jest.config.js): beside them, on two cores, B alone took 725 ms at p99.
+ * minute and more). The issue's bound (twice B's p99 alone, or B's alone + 250 ms) is printed, not asserted: it does
+ * not hold in every run on two cores. Beside a receiver that answers 500 at once, A's attempts (each post's first and
+ * its 1 s retry: 200 a second) took the CPU B's posts needed (B's p99 78–139 ms alone, 372–1,092 beside it); a webhook
+ * whose last 50 attempts failed now gets one probe at a time (SendSlots, BREAK) and its other deliveries wait parked in
+ * Postgres: 75–180 → 189–540 ms in three runs (with them deferred in JetStream instead, 116–187 ms, but a broken
+ * webhook's deferred messages then filled `max_ack_pending` and stalled every account: test/faults/ack-pending).
+ * It runs after the other test files, alone (`*.alone.test.ts`, see jest.config.js): beside them, on two cores, B alone took 725 ms at p99.
  */
 const TIMEOUT_MS = 3000;
 const SECONDS = 8;

@@ -135,3 +135,38 @@ describe('the reconciler', () => {
     }
   });
 });
+
+describe('the parking pump beside a broken webhook', () => {
+  it('asks for one of its due deliveries, the probe, and keeps the others parked until about the next one', async () => {
+    const { db, nats } = ctx.platform;
+    const { accountId, formId } = await accountWithForm(ctx.platform);
+    // Only this test's parked deliveries (other files of this database left theirs).
+    await db('delivery_parking').delete();
+    // Disabled: the running process leaves its deliveries alone; this pump is the test's.
+    const broken = await factories.webhook(ctx.platform, { accountId, formId, enabled: false });
+    const fine = await factories.webhook(ctx.platform, { accountId, formId, enabled: false });
+    const parked = async (webhookId: string) => {
+      const delivery = await factories.delivery(db, { accountId, webhookId, formId });
+      await db('delivery_parking').insert({ delivery_id: delivery.id, due_at: new Date(Date.now() - 1000) });
+      return delivery.id as string;
+    };
+    const ofBroken = [await parked(broken.id), await parked(broken.id), await parked(broken.id)];
+    const ofFine = await parked(fine.id);
+    const slots = {
+      brokenFor: (webhookId: string) => (webhookId === broken.id ? { probeInMs: 0, probeEveryMs: 4000 } : undefined),
+    };
+    const now = new Date();
+    const asked = await requeueDueDeliveries({ db, nats, now, recheckMs: 5 * MINUTE, slots });
+    expect(asked).toBe(2); // the fine webhook's, and one probe of the broken one's
+    const due = new Map(
+      (await db('delivery_parking').whereIn('delivery_id', [...ofBroken, ofFine])).map((r) => [
+        r.delivery_id,
+        r.due_at.getTime() - now.getTime(),
+      ]),
+    );
+    // Asked for: looked at again RECONCILE_AFTER on; kept back: about the next probe.
+    expect([...due.values()].filter((ms) => ms === 5 * MINUTE)).toHaveLength(2);
+    expect([...due.values()].filter((ms) => ms === 4000)).toHaveLength(2);
+    expect(due.get(ofFine)).toBe(5 * MINUTE);
+  });
+});

@@ -1,4 +1,4 @@
-import { DEFER_MS, deferral, SendSlots } from '../src/domain/send-slots';
+import { BREAK, DEFER_MS, deferral, SendSlots } from '../src/domain/send-slots';
 
 const take = (slots: SendSlots, accountId: string, webhookId: string) => slots.take({ accountId, webhookId });
 const taken = (slot: ReturnType<SendSlots['take']>) => 'release' in slot;
@@ -51,5 +51,39 @@ describe('send slots', () => {
     expect(slots.stillWaiting('whd_2')).toEqual(expect.any(Number));
     (first as { release(): void }).release();
     expect(slots.stillWaiting('whd_2')).toBeUndefined();
+  });
+
+  it('break a webhook whose last attempts all failed: one probe at a time, at doubling intervals, until a success', () => {
+    let now = 0;
+    const slots = new SendSlots({ total: 64, perEndpoint: 8, now: () => now });
+    const attempt = (ok: boolean) => {
+      const slot = take(slots, 'acc_a', 'wh_500');
+      if ('release' in slot) slot.release(ok);
+      return 'release' in slot;
+    };
+    for (let i = 0; i < BREAK.after - 1; i++) expect(attempt(false)).toBe(true);
+    // One success anywhere in the streak starts it again.
+    expect(attempt(true)).toBe(true);
+    for (let i = 0; i < BREAK.after; i++) expect(attempt(false)).toBe(true);
+    // Broken: nothing for a second (the delivery is to be parked, not deferred in JetStream), while other webhooks (of
+    // the same account too) go on.
+    const waiting = take(slots, 'acc_a', 'wh_500');
+    expect(waiting).toEqual({ deferMs: expect.any(Number), broken: true });
+    expect((waiting as { deferMs: number }).deferMs).toBeGreaterThanOrEqual(BREAK.firstMs / 2);
+    expect(taken(take(slots, 'acc_a', 'wh_fine'))).toBe(true);
+    now += BREAK.firstMs;
+    // One probe; a second waits for its answer.
+    const probe = take(slots, 'acc_a', 'wh_500');
+    expect(taken(probe)).toBe(true);
+    expect(taken(take(slots, 'acc_a', 'wh_500'))).toBe(false);
+    (probe as { release(ok: boolean): void }).release(false);
+    // It failed: the next probe comes two seconds on, not one.
+    now += BREAK.firstMs;
+    expect(taken(take(slots, 'acc_a', 'wh_500'))).toBe(false);
+    // The owner's test ping is not held back, and its success ends the break.
+    const ping = slots.take({ accountId: 'acc_a', webhookId: 'wh_500' }, undefined, { probe: true });
+    expect(taken(ping)).toBe(true);
+    (ping as { release(ok: boolean): void }).release(true);
+    expect([attempt(true), attempt(true)]).toEqual([true, true]);
   });
 });

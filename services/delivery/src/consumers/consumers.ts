@@ -258,7 +258,16 @@ export async function startDeliveryWorkers(
   // The webhooks' health sweep, replay and parking pumps, reconciler and test pings go with the sending.
   if (consumers.includes('send'))
     started.push(
-      ...startWebhookUpkeep({ db, nats, mailer, logger, config, clock, sendConsumer: CONSUMERS.send }),
+      ...startWebhookUpkeep({
+        db,
+        nats,
+        mailer,
+        logger,
+        config,
+        clock,
+        sendConsumer: CONSUMERS.send,
+        slots: deliverDeps.slots,
+      }),
       answerTestPings(deliverDeps, platform),
     );
   const closeClients: Worker = {

@@ -166,6 +166,12 @@ async function deliverClaimed(deps: DeliverDeps, request: DeliveryRequested, cla
   return scheduled(deps, target, lease);
 }
 
+/** An attempt not made now: deferred in JetStream (`retryInMs`), or parked (`ack`). */
+type NotNow = { retryInMs: number } | typeof ACK;
+
+const madeNow = (result: AttemptResult | NotNow): result is AttemptResult =>
+  !('retryInMs' in result || 'ack' in result);
+
 /**
  * One attempt in a send slot of the delivery's webhook and account (SendSlots), held while the receiver has it; when
  * none is free the lease is given back and the message deferred, so it waits in JetStream, not in a slot.
@@ -174,17 +180,23 @@ async function attemptInSlot(
   deps: DeliverDeps,
   target: DeliveryTarget,
   number: number,
-): Promise<AttemptResult | { retryInMs: number }> {
-  const slot = deps.slots.take({ accountId: target.account_id, webhookId: target.webhook_id }, target.id);
+  options: { probe?: boolean } = {},
+): Promise<AttemptResult | NotNow> {
+  const slot = deps.slots.take({ accountId: target.account_id, webhookId: target.webhook_id }, target.id, options);
   if (!('release' in slot)) {
     await deps.store.release(target.id);
     recordDeferred();
-    return { retryInMs: slot.deferMs };
+    if (!slot.broken) return { retryInMs: slot.deferMs };
+    // Its webhook is broken: the delivery waits in Postgres for the next probe, not in JetStream (SendSlots, BREAK).
+    await deps.store.park(target.id, new Date(deps.now().getTime() + slot.deferMs));
+    return ACK;
   }
+  let result: AttemptResult | undefined;
   try {
-    return await attempt(deps, target, number);
+    result = await attempt(deps, target, number);
+    return result;
   } finally {
-    slot.release();
+    slot.release(result?.ok);
   }
 }
 
@@ -208,8 +220,9 @@ async function endFailed(deps: DeliverDeps, target: DeliveryTarget, lastError: s
 async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): Promise<Outcome> {
   if (!lease.taken) return waitFor(lease);
   const number = Math.min(target.attempt_count + 1, MAX_ATTEMPTS);
-  const result = await attemptInSlot(deps, target, number);
-  if ('retryInMs' in result) return result;
+  // The owner asked for it (at the replay pump's pace): a broken webhook's break does not hold it back.
+  const result = await attemptInSlot(deps, target, number, { probe: true });
+  if (!madeNow(result)) return result;
   await deps.store.record(
     {
       deliveryId: target.id,
@@ -246,7 +259,7 @@ async function scheduled(deps: DeliverDeps, target: DeliveryTarget, lease: Lease
   }
   if (!lease.taken) return waitFor(lease);
   const result = await attemptInSlot(deps, target, number);
-  return 'retryInMs' in result ? result : recordScheduled(deps, target, number, result);
+  return madeNow(result) ? recordScheduled(deps, target, number, result) : result;
 }
 
 /** Records a scheduled attempt: the delivery succeeded, failed for good, or waits for the ladder's next step. */
@@ -336,10 +349,13 @@ export async function testPing(
       responseBody: null,
     };
   }
+  let outcome: boolean | undefined;
   try {
     result = await attempt(deps, target, 1);
+    outcome = result.ok;
   } finally {
-    slot.release();
+    // The owner's ping counts: a success ends a broken webhook's break (SendSlots, BREAK).
+    slot.release(outcome);
   }
   const status = result.ok ? 'succeeded' : 'failed';
   await deps.store.record(
@@ -365,7 +381,10 @@ export async function testPing(
 async function slotWithin(slots: SendSlots, target: DeliveryTarget, waitMs: number): Promise<Slot | undefined> {
   const deadline = Date.now() + waitMs;
   for (;;) {
-    const slot = slots.take({ accountId: target.account_id, webhookId: target.webhook_id });
+    // The owner asked for this attempt now: a broken webhook's break does not hold it back.
+    const slot = slots.take({ accountId: target.account_id, webhookId: target.webhook_id }, undefined, {
+      probe: true,
+    });
     if ('release' in slot) return slot;
     const left = deadline - Date.now();
     if (left <= 0) return undefined;

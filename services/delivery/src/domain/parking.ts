@@ -7,7 +7,13 @@ import {
   type Nats,
   type SubmissionEvent,
 } from '@intake/shared';
-import { takeDueParked, watchWaitingDeliveries, type ReconcileStep } from '../repositories/parking.repository';
+import {
+  takeDueParked,
+  watchWaitingDeliveries,
+  type DueDelivery,
+  type ReconcileStep,
+} from '../repositories/parking.repository';
+import type { SendSlots } from './send-slots';
 import { findFanOutTargets, formKey } from '../repositories/fan-out-batch.repository';
 import { takeDueNotifications, type DueNotification } from '../repositories/notification.repository';
 import { notificationRequest } from './notify';
@@ -30,6 +36,8 @@ export function requeueDueDeliveries(props: {
   now: Date;
   recheckMs: number;
   limit?: number;
+  /** This process's send slots: a webhook broken here gets one delivery asked for, its probe; the rest stay parked. */
+  slots?: Pick<SendSlots, 'brokenFor'>;
 }): Promise<number> {
   return takeDueParked(
     props.db,
@@ -41,7 +49,25 @@ export function requeueDueDeliveries(props: {
           deliveryRequest({ deliveryId: id, trigger: 'schedule', eventId: `${id}.due.${dueAt.getTime()}` }),
         ),
       ),
+    (due) => (props.slots ? heldBack(props.slots, due, props.now) : new Map()),
   );
+}
+
+/**
+ * Of the due deliveries of a webhook broken in this process, the one its probe may take (when the probe is due and
+ * none is in flight), and the others kept parked until about the next probe: asked for, they would only be parked
+ * again, after a burst of requests that other accounts' deliveries wait behind.
+ */
+function heldBack(slots: Pick<SendSlots, 'brokenFor'>, due: DueDelivery[], now: Date): Map<string, Date> {
+  const held = new Map<string, Date>();
+  const probing = new Set<string>();
+  for (const d of due) {
+    const wait = slots.brokenFor(d.webhookId);
+    if (wait === undefined) continue;
+    if (wait.probeInMs === 0 && !probing.has(d.webhookId)) probing.add(d.webhookId);
+    else held.set(d.id, new Date(now.getTime() + Math.max(wait.probeInMs, wait.probeEveryMs)));
+  }
+  return held;
 }
 
 /**

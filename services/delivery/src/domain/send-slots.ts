@@ -26,9 +26,19 @@ export interface SendSlotsOptions {
   now?: () => number;
 }
 
-/** An attempt's slot: given back when the receiver has answered (or not, in time). */
+/**
+ * Why an attempt may not start now and for how long: no free slot (wait in JetStream about that long), or its webhook
+ * is broken (`broken`: park the delivery in Postgres that long, so its message does not hold the consumer's
+ * `max_ack_pending` while the webhook stays broken).
+ */
+export interface Deferral {
+  deferMs: number;
+  broken?: true;
+}
+
+/** An attempt's slot: given back when the receiver has answered (or not, in time), with whether it succeeded. */
 export interface Slot {
-  release(): void;
+  release(ok?: boolean): void;
 }
 
 /** Who a delivery's attempt is for: its account and webhook. */
@@ -43,11 +53,28 @@ export const DEFER_MS = { first: 250, longest: 30_000 };
 /** An attempt this long, or an average this long, makes its webhook slow. */
 export const SLOW_MS = 1000;
 
+/**
+ * A webhook whose last BREAK.after attempts in this process all failed is broken: it gets one attempt (a probe) at a
+ * time, the first `firstMs` after the streak began and then at twice the interval after each failed probe (at most
+ * `longestMs`); every other attempt is parked in Postgres until about the next probe (`Deferral.broken`), and the
+ * parking pump keeps a broken webhook's parked deliveries parked but for its probe (`brokenFor`). Its first success
+ * ends it. A receiver answering 500 at once otherwise takes two attempts a second for each post a second (the first and
+ * the 1 s retry), and their CPU slowed every other account's webhooks on the same replicas (docs/decisions.md). A
+ * deferred attempt is not made, so it keeps its number on the ladder: no delivery fails sooner for it.
+ */
+export const BREAK = { after: 50, firstMs: 1000, longestMs: 30_000 };
+
 interface Endpoint {
   /** When each attempt in flight started. */
   started: number[];
   /** Moving average of its attempts' durations (ms); undefined until one ended. */
   averageMs: number | undefined;
+  /** Its attempts that failed in a row (ended with `release(false)`). */
+  failing: number;
+  /** While broken (BREAK): when the next probe may start, the wait after a failed one, and the one in flight. */
+  probeAt: number;
+  probeMs: number;
+  probeStartedAt: number | undefined;
 }
 
 export class SendSlots {
@@ -62,33 +89,40 @@ export class SendSlots {
     this.now = options.now ?? Date.now;
   }
 
-  /** How long to defer an attempt for a delivery deferred before whose target still has no slot, or undefined. */
+  /**
+   * How long to defer an attempt for a delivery deferred before whose target still has no slot, or undefined (also
+   * for a broken webhook's: those are parked, after the claim, not deferred in JetStream).
+   */
   stillWaiting(deliveryId: string): number | undefined {
     const target = this.deferred.get(deliveryId);
-    return target ? this.wait(target) : undefined;
+    const wait = target ? this.wait(target) : undefined;
+    return wait && !wait.broken ? wait.deferMs : undefined;
   }
 
   /** A slot for an attempt to `target`'s webhook, or how long to defer it (the delivery remembered meanwhile). */
-  take(target: SlotTarget, deliveryId?: string): Slot | { deferMs: number } {
+  take(target: SlotTarget, deliveryId?: string, options: { probe?: boolean } = {}): Slot | Deferral {
     const { accountId, webhookId } = target;
-    const deferMs = this.wait(target);
-    if (deferMs !== undefined) {
-      if (deliveryId) this.deferred.set(deliveryId, target);
-      return { deferMs };
+    const wait = this.wait(target, options.probe === true);
+    if (wait !== undefined) {
+      if (deliveryId && !wait.broken) this.deferred.set(deliveryId, target);
+      return wait;
     }
     if (deliveryId) this.deferred.delete(deliveryId);
-    const endpoint = this.endpoints.get(webhookId) ?? { started: [], averageMs: undefined };
+    const endpoint = this.endpoints.get(webhookId) ?? newEndpoint();
     const account = this.byAccount.get(accountId) ?? 0;
     const startedAt = this.now();
+    // A broken webhook's probe: the attempts after it wait for its answer (it is in flight).
+    if (endpoint.failing >= BREAK.after) endpoint.probeStartedAt = startedAt;
     endpoint.started.push(startedAt);
     this.endpoints.set(webhookId, endpoint);
     this.byAccount.set(accountId, account + 1);
     this.inFlight += 1;
     let released = false;
     return {
-      release: () => {
+      release: (ok?: boolean) => {
         if (released) return;
         released = true;
+        this.tally(endpoint, ok, startedAt);
         this.inFlight -= 1;
         const n = (this.byAccount.get(accountId) ?? 1) - 1;
         if (n <= 0) this.byAccount.delete(accountId);
@@ -98,23 +132,36 @@ export class SendSlots {
     };
   }
 
+  /**
+   * Whether `webhookId` is broken here (BREAK): when its next probe may start (0: now) and the wait between probes;
+   * undefined when it is not.
+   */
+  brokenFor(webhookId: string): { probeInMs: number; probeEveryMs: number } | undefined {
+    const endpoint = this.endpoints.get(webhookId);
+    if (!endpoint || endpoint.failing < BREAK.after) return undefined;
+    const probeInMs = endpoint.started.length > 0 ? endpoint.probeMs : Math.max(0, endpoint.probeAt - this.now());
+    return { probeInMs, probeEveryMs: endpoint.probeMs };
+  }
+
   /** Attempts in flight now, for tests and metrics. */
   get busy(): number {
     return this.inFlight;
   }
 
   /** Undefined when an attempt to `target` may start now, else how long to wait for a slot. */
-  private wait(target: SlotTarget): number | undefined {
+  private wait(target: SlotTarget, probe = false): Deferral | undefined {
     const endpoint = this.endpoints.get(target.webhookId);
     const account = this.byAccount.get(target.accountId) ?? 0;
     const share = this.fairShare(account);
     const held = endpoint?.started.length ?? 0;
     // A fast webhook leaves room for its account's other webhooks (one of which may be slow) too.
     const { perEndpoint, total } = this.options;
+    if (!probe && endpoint && endpoint.failing >= BREAK.after && (held > 0 || this.now() < endpoint.probeAt))
+      return { deferMs: deferral(Math.max(endpoint.probeAt - this.now(), endpoint.probeMs / 2)), broken: true };
     const slow = endpoint !== undefined && this.isSlow(endpoint);
     const cap = Math.min(share, slow ? perEndpoint : Math.max(perEndpoint, share - perEndpoint));
     if (this.inFlight < total && account < share && held < cap) return undefined;
-    return deferral(endpoint?.averageMs ?? 0);
+    return { deferMs: deferral(endpoint?.averageMs ?? 0) };
   }
 
   private isSlow(endpoint: Endpoint): boolean {
@@ -122,12 +169,36 @@ export class SendSlots {
     return (endpoint.averageMs ?? 0) >= SLOW_MS || (oldest !== undefined && this.now() - oldest >= SLOW_MS);
   }
 
-  /** An attempt ended: its duration joins the average; a fast webhook with nothing in flight is forgotten. */
+  /** An attempt's outcome (undefined: not told) moves its webhook's failure streak; a success ends a break. */
+  private tally(endpoint: Endpoint, ok: boolean | undefined, startedAt: number): void {
+    const wasProbe = endpoint.probeStartedAt === startedAt;
+    if (wasProbe) endpoint.probeStartedAt = undefined;
+    if (ok === undefined) return;
+    if (ok) {
+      endpoint.failing = 0;
+      endpoint.probeMs = BREAK.firstMs;
+      return;
+    }
+    endpoint.failing += 1;
+    // Broken now: a first probe in `firstMs`; a failed probe: the next in twice its wait. (Attempts already in flight
+    // when it broke that fail too move nothing.)
+    if (endpoint.failing === BREAK.after) endpoint.probeAt = this.now() + BREAK.firstMs;
+    else if (wasProbe) {
+      endpoint.probeMs = Math.min(BREAK.longestMs, endpoint.probeMs * 2);
+      endpoint.probeAt = this.now() + endpoint.probeMs;
+    }
+  }
+
+  /**
+   * An attempt ended: its duration joins the average; a fast webhook with nothing in flight and no failure streak is
+   * forgotten.
+   */
   private ended(webhookId: string, endpoint: Endpoint, startedAt: number): void {
     endpoint.started.splice(endpoint.started.indexOf(startedAt), 1);
     const duration = this.now() - startedAt;
     endpoint.averageMs = endpoint.averageMs === undefined ? duration : 0.8 * endpoint.averageMs + 0.2 * duration;
-    if (endpoint.started.length === 0 && endpoint.averageMs < SLOW_MS) this.endpoints.delete(webhookId);
+    if (endpoint.started.length === 0 && endpoint.averageMs < SLOW_MS && endpoint.failing === 0)
+      this.endpoints.delete(webhookId);
   }
 
   /**
@@ -140,6 +211,17 @@ export class SendSlots {
     const headroom = total > 1 ? Math.max(1, Math.floor(total / 4)) : 0;
     return Math.max(1, Math.min(total - headroom, Math.floor(total / accounts)));
   }
+}
+
+function newEndpoint(): Endpoint {
+  return {
+    started: [],
+    averageMs: undefined,
+    failing: 0,
+    probeAt: 0,
+    probeMs: BREAK.firstMs,
+    probeStartedAt: undefined,
+  };
 }
 
 /** About one attempt's time (`averageMs`), within DEFER_MS, less up to half of it at random. */

@@ -20,6 +20,7 @@ import {
   takeWebhooksToAlert,
   type FailingWebhook,
 } from '../repositories/webhook-health.repository';
+import type { SendSlots } from './send-slots';
 import {
   PARKING_PUMP_MS,
   RECONCILE_MS,
@@ -149,6 +150,8 @@ export function startWebhookUpkeep(props: {
   config: Config;
   clock: { now(): Date };
   sendConsumer: string;
+  /** The process's send slots, whose broken webhooks' parked deliveries the pump keeps parked but for their probe. */
+  slots?: SendSlots;
 }): Worker[] {
   const afterMs = parseDuration(props.config.RECONCILE_AFTER);
   return [

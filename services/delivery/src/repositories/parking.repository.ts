@@ -13,6 +13,7 @@ export async function parkDelivery(db: Queryable, deliveryId: string, dueAt: Dat
 export interface DueDelivery {
   id: string;
   dueAt: Date;
+  webhookId: string;
 }
 
 /**
@@ -26,19 +27,25 @@ export async function takeDueParked(
   db: Db,
   props: { now: Date; limit: number; recheckMs: number },
   send: (due: DueDelivery[]) => Promise<void>,
+  /** Deliveries not to ask for now, and until when they stay parked (a broken webhook's, but for its probe). */
+  holdBack: (due: DueDelivery[]) => Map<string, Date> = () => new Map(),
 ): Promise<number> {
   return db.transaction(async (trx) => {
-    const { rows } = await trx.raw<{ rows: { id: string; due_at: Date; status: string }[] }>(
-      `SELECT p.delivery_id AS id, p.due_at, d.status FROM delivery_parking p JOIN deliveries d ON d.id = p.delivery_id
+    const { rows } = await trx.raw<{ rows: { id: string; due_at: Date; status: string; webhook_id: string }[] }>(
+      `SELECT p.delivery_id AS id, p.due_at, d.status, d.webhook_id
+       FROM delivery_parking p JOIN deliveries d ON d.id = p.delivery_id
        WHERE p.due_at <= ? ORDER BY p.due_at LIMIT ? FOR UPDATE OF p SKIP LOCKED`,
       [props.now, props.limit],
     );
     const waiting = (r: { status: string }): boolean => r.status === 'pending' || r.status === 'retrying';
-    const due = rows.filter(waiting);
     const settled = rows.filter((r) => !waiting(r)).map((r) => r.id);
     if (settled.length > 0) await trx('delivery_parking').whereIn('delivery_id', settled).delete();
+    const candidates = rows.filter(waiting).map((r) => ({ id: r.id, dueAt: r.due_at, webhookId: r.webhook_id }));
+    const held = holdBack(candidates);
+    for (const [id, until] of held) await trx('delivery_parking').where({ delivery_id: id }).update({ due_at: until });
+    const due = candidates.filter((d) => !held.has(d.id));
     if (due.length === 0) return 0;
-    await send(due.map((r) => ({ id: r.id, dueAt: r.due_at })));
+    await send(due);
     await trx('delivery_parking')
       .whereIn(
         'delivery_id',
