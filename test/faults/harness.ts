@@ -118,9 +118,13 @@ export function faultSuite(): { platform: TestPlatform; processes: ServiceProces
     suite.platform = await createTestPlatform();
     // Events other test files of this checkout stored without a relay would be published by this
     // test's processes and fanned out to their (dead) webhooks alongside the test's own load; so would the
-    // deliveries they left parked, by this test's parking pump.
+    // deliveries they left waiting, by this test's parking pump and reconciler: they end here.
     await suite.platform.db('outbox').delete();
     await suite.platform.db('delivery_parking').delete();
+    await suite.platform
+      .db('deliveries')
+      .whereIn('status', ['pending', 'retrying'])
+      .update({ status: 'failed', last_error: 'left waiting by another test file' });
   });
   afterAll(async () => {
     await stopAll(suite.processes);
