@@ -280,5 +280,15 @@ describe('a busy webhook’s health row', () => {
     });
     // The next second's failures go on with the streak and keep its start.
     expect(await attempt(3000, false)).toMatchObject({ consecutive_failures: 4, failing_since: at(2100) });
+    // A failure followed by a success in one tally: the streak ends, and the failure is still the last one seen.
+    tally.add(hook.id, at(3500), false);
+    expect(await attempt(3600, true)).toMatchObject({
+      consecutive_failures: 0,
+      failing_since: null,
+      last_failure_at: at(3500),
+      last_success_at: at(3600),
+    });
+    tally.add(hook.id, at(3700), false);
+    expect(await attempt(3800, true)).toMatchObject({ last_failure_at: at(3700), last_success_at: at(3800) });
   });
 });

@@ -146,7 +146,7 @@ export async function recordWebhookHealth(db: Db, rows: HealthTallyRow[]): Promi
                AS h(webhook_id text, last_ok timestamptz, last_fail timestamptz, fails int, first_fail timestamptz)
              JOIN webhooks l ON l.id = h.webhook_id ORDER BY h.webhook_id FOR UPDATE OF l) h
        WHERE w.id = h.webhook_id
-         AND (h.fails > 0 OR w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL OR w.alerted_at IS NOT NULL
+         AND (h.last_fail IS NOT NULL OR w.consecutive_failures <> 0 OR w.failing_since IS NOT NULL OR w.alerted_at IS NOT NULL
               OR w.last_success_at IS NULL OR w.last_success_at <= h.last_ok - interval '1 second')`,
     values: [
       JSON.stringify(
