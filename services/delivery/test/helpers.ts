@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import type http from 'node:http';
 import {
+  newId,
   type Platform,
   type StoredFile,
   type SubmissionEvent,
@@ -123,4 +124,36 @@ let input = ''; process.stdin.on('data', (c) => (input += c)); process.stdin.on(
     );
     child.stdin?.end(JSON.stringify({ secret, body, signature }));
   });
+}
+
+/**
+ * A received submission stored without its event (not through the outbox, so the running service never sees it), and
+ * the event the outbox would have published, its fields in it.
+ */
+export async function storedWithoutEvent(
+  platform: Platform,
+  form: { accountId: string; formId: string },
+  payload: Record<string, string> = { name: 'Ada' },
+): Promise<SubmissionEvent> {
+  const event: SubmissionEvent = {
+    event_id: newId('event'),
+    submission_id: newId('submission'),
+    form_id: form.formId,
+    account_id: form.accountId,
+    status: 'received',
+    received_at: new Date().toISOString(),
+    payload,
+    files: [],
+    file_bytes: 0,
+    form_name: 'Test form',
+  };
+  await platform.db('submissions').insert({
+    id: event.submission_id,
+    account_id: event.account_id,
+    form_id: event.form_id,
+    status: 'received',
+    payload: JSON.stringify(payload),
+    received_at: event.received_at,
+  });
+  return event;
 }

@@ -1,9 +1,9 @@
 import { eventually, smtpSink, useStarted, type SmtpSink } from '@intake/shared/testing';
 import { requeueDueNotifications } from '../src/domain/parking';
-import { newId, type SubmissionEvent } from '@intake/shared';
+import type { SubmissionEvent } from '@intake/shared';
 import { fanOutSubmissions } from '../src/domain/fan-out-batch';
 import { insertOwnerNotifications } from '../src/repositories/notification.repository';
-import { accountWithForm, startDelivery, submit } from './helpers';
+import { accountWithForm, startDelivery, storedWithoutEvent, submit } from './helpers';
 
 // A refused mail waits two minutes: over PARK_AFTER_MS, so it waits in Postgres, not in JetStream. RECONCILE_AFTER is a
 // day, so the process's own pump leaves every row alone until a test makes it due.
@@ -43,34 +43,6 @@ async function dueNowAndPump(id: string): Promise<void> {
   await Promise.all([1, 2].map(() => requeueDueNotifications({ db, nats, now: new Date(), recheckMs: DAY })));
 }
 
-/**
- * A received submission stored without its event (not through the outbox, so the running service never sees it), and
- * the event the outbox would have published.
- */
-async function storedWithoutEvent(form: { accountId: string; formId: string }, payload: Record<string, string>) {
-  const event: SubmissionEvent = {
-    event_id: newId('event'),
-    submission_id: newId('submission'),
-    form_id: form.formId,
-    account_id: form.accountId,
-    status: 'received',
-    received_at: new Date().toISOString(),
-    payload,
-    files: [],
-    file_bytes: 0,
-    form_name: 'Test form',
-  };
-  await ctx.platform.db('submissions').insert({
-    id: event.submission_id,
-    account_id: event.account_id,
-    form_id: event.form_id,
-    status: 'received',
-    payload: JSON.stringify(payload),
-    received_at: event.received_at,
-  });
-  return event;
-}
-
 /** The fan-out of `event` as the consumer runs it, publishing under `prefix` (a prefix no stream holds loses them). */
 function fanOutInto(prefix: string, event: SubmissionEvent) {
   const { nats } = ctx.platform;
@@ -100,7 +72,9 @@ describe('an owner’s mail whose request is lost', () => {
     // Another submission whose request never reached the mail consumer: the fan-out wrote its row, then its publish
     // was lost (here: to a subject no stream holds). Looked at a day later (RECONCILE_AFTER), it is still pending.
     const other = `lost-twin-${Date.now()}@example.com`;
-    const orphan = await storedWithoutEvent(await accountWithForm(ctx.platform, [other]), { name: 'Lin' });
+    const orphan = await storedWithoutEvent(ctx.platform, await accountWithForm(ctx.platform, [other]), {
+      name: 'Lin',
+    });
     await expect(fanOutInto('nowhere', orphan)).rejects.toThrow();
     const row = await rowOf(orphan.submission_id);
     expect(row).toMatchObject({ status: 'pending', attempt_count: 0, lease_until: null });

@@ -2,7 +2,7 @@ import PostalMime from 'postal-mime';
 import { createMailer, EVENT_PAYLOAD_MAX_BYTES, newId, type Mailer, type SubmissionEvent } from '@intake/shared';
 import { createTestPlatform, eventually, factories, smtpSink, type SmtpSink } from '@intake/shared/testing';
 import { MAIL_LEASE_MS, notifySubmissions, requestNotification } from '../src';
-import { accountWithForm, startDelivery, submit } from './helpers';
+import { accountWithForm, startDelivery, storedWithoutEvent, submit } from './helpers';
 
 let smtp: SmtpSink;
 let ctx: Awaited<ReturnType<typeof startDelivery>>;
@@ -31,33 +31,8 @@ async function withMailer(use: (mailer: Mailer, sink: SmtpSink) => Promise<void>
   }
 }
 
-/**
- * A received submission's event for a form of `accountWithForm`: its row is stored (mail goes only for a stored
- * submission), but not through ingest's outbox, so the running service never sees it: the payload travels in the event.
- */
-async function eventOf(form: { accountId: string; formId: string }): Promise<SubmissionEvent> {
-  const event: SubmissionEvent = {
-    event_id: newId('event'),
-    submission_id: newId('submission'),
-    form_id: form.formId,
-    account_id: form.accountId,
-    status: 'received',
-    received_at: '2031-02-03T04:05:06.789Z',
-    payload: { name: 'Ada' },
-    files: [],
-    file_bytes: 0,
-    form_name: 'Test form',
-  };
-  await ctx.platform.db('submissions').insert({
-    id: event.submission_id,
-    account_id: event.account_id,
-    form_id: event.form_id,
-    status: 'received',
-    payload: JSON.stringify(event.payload),
-    received_at: event.received_at,
-  });
-  return event;
-}
+/** A received submission's event for a form of `accountWithForm`, stored without going through the outbox. */
+const eventOf = (form: { accountId: string; formId: string }) => storedWithoutEvent(ctx.platform, form);
 
 describe('notification e-mail: through the running service', () => {
   it('mails the form’s addresses with the fields, file links and the submitter as Reply-To; a refused send is retried once', async () => {

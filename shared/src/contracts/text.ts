@@ -38,3 +38,11 @@ export function unstorableFields(value: unknown, location: string, out: FieldErr
 export function safeName(name: string): string {
   return name.replaceAll('\u0000', '\\0').replace(new RegExp(LONE_SURROGATE.source, 'g'), '\uFFFD');
 }
+
+/**
+ * One address a notification may take as its Reply-To (a `_replyto` control field, or the visitor's e-mail field):
+ * no list, no display name, no space.
+ */
+export function isReplyAddress(value: string): boolean {
+  return value.length <= 254 && /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/.test(value);
+}

@@ -1,4 +1,11 @@
-import { fileDownloadUrl, type Config, type Mail, type SecretBox, type SubmissionEvent } from '@intake/shared';
+import {
+  fileDownloadUrl,
+  isReplyAddress,
+  type Config,
+  type Mail,
+  type SecretBox,
+  type SubmissionEvent,
+} from '@intake/shared';
 
 /** Field names (compared ignoring case) whose value becomes the notification's Reply-To (docs/decisions.md, notification e-mail). */
 export const REPLY_TO_FIELDS = [
@@ -15,7 +22,6 @@ export const REPLY_TO_FIELDS = [
   'youremail',
 ] as const;
 const EMAIL_FIELD = new Set<string>(REPLY_TO_FIELDS);
-const EMAIL_VALUE = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
 
 /**
  * The submitter's address for Reply-To when the post gave none in `_replyto`: the first field named like an e-mail
@@ -24,7 +30,7 @@ const EMAIL_VALUE = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
 export function replyToOf(payload: Record<string, string>): string | undefined {
   for (const [name, value] of Object.entries(payload)) {
     const candidate = value.trim();
-    if (EMAIL_FIELD.has(name.toLowerCase()) && EMAIL_VALUE.test(candidate)) return candidate;
+    if (EMAIL_FIELD.has(name.toLowerCase()) && isReplyAddress(candidate)) return candidate;
   }
   return undefined;
 }

@@ -1,4 +1,4 @@
-import type { Directions } from '@intake/shared';
+import { isReplyAddress, type Directions } from '@intake/shared';
 import type { IngestForm } from './form.repository';
 
 /**
@@ -16,8 +16,6 @@ export interface ControlFields {
 }
 
 const SUBJECT_MAX = 200;
-/** One address, as the notification's Reply-To takes it (the visitor's e-mail field is read the same way). */
-const ADDRESS = /^[^\s@<>,;"]+@[^\s@<>,;"]+\.[^\s@<>,;"]+$/;
 
 /**
  * Reads the control fields (the first non-empty value of each; they are removed from `grouped`): a subject is kept
@@ -39,7 +37,7 @@ export function takeControlFields(
   const next = first(CONTROL_FIELDS.next);
   const directions: Directions = {};
   if (subject) directions.subject = subject;
-  if (replyTo && replyTo.length <= 254 && ADDRESS.test(replyTo)) directions.reply_to = replyTo;
+  if (replyTo && isReplyAddress(replyTo)) directions.reply_to = replyTo;
   return { directions, next: next && onOwnOrigin(next, form) ? new URL(next).href : undefined };
 }
 
