@@ -1,6 +1,9 @@
-import { firstIdAt, newId } from '@intake/shared';
+import { ACK, firstIdAt, newId } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { deliveryStore, processDeliveryRequests, SendSlots } from '../src';
 import { reconcileDeliveries, requeueDueDeliveries } from '../src/domain/parking';
+import { BREAK, type Slot } from '../src/domain/send-slots';
+import type { ClaimAsk } from '../src/repositories/send-batch.repository';
 import { accountWithForm, receiver, startDelivery, submit } from './helpers';
 
 // The second retry waits two minutes: over PARK_AFTER_MS, so it is parked in Postgres, not left in JetStream. The
@@ -168,5 +171,51 @@ describe('the parking pump beside a broken webhook', () => {
     expect([...due.values()].filter((ms) => ms === 5 * MINUTE)).toHaveLength(2);
     expect([...due.values()].filter((ms) => ms === 4000)).toHaveLength(2);
     expect(due.get(ofFine)).toBe(5 * MINUTE);
+  });
+});
+
+describe('requests for a broken webhook', () => {
+  it('are parked until about its next probe in one statement, before any of their deliveries is read', async () => {
+    const { db } = ctx.platform;
+    const { accountId, formId } = await accountWithForm(ctx.platform);
+    const broken = await factories.webhook(ctx.platform, { accountId, formId, enabled: false });
+    const slots = new SendSlots({ total: 64, perEndpoint: 8 });
+    const target = { accountId, webhookId: broken.id };
+    for (let i = 0; i < BREAK.after; i++) (slots.take(target) as Slot).release(false);
+    const ids = await Promise.all(
+      [1, 2, 3].map(
+        async () => (await factories.delivery(db, { accountId, webhookId: broken.id, formId })).id as string,
+      ),
+    );
+    // One more whose delivery was deleted meanwhile (its submission erased): skipped, not an error for the others.
+    const request = (id: string) => ({
+      request: {
+        event_id: `${id}.initial`,
+        delivery_id: id,
+        trigger: 'schedule' as const,
+        webhook_id: broken.id,
+        account_id: accountId,
+      },
+    });
+    const store = deliveryStore(db);
+    const claimed: string[] = [];
+    const deps = {
+      db,
+      slots,
+      store: { ...store, claim: (asks: ClaimAsk[]) => (claimed.push(...asks.map((a) => a.id)), store.claim(asks)) },
+      secrets: ctx.platform.secrets,
+      agent: undefined as never,
+      config: ctx.platform.config,
+      now: () => new Date(),
+    };
+    const started = Date.now();
+    const outcomes = await Promise.all(await processDeliveryRequests(deps, [...ids, newId('delivery')].map(request)));
+    expect(outcomes).toEqual([ACK, ACK, ACK, ACK]);
+    expect(claimed).toEqual([]);
+    const rows = await db('delivery_parking').whereIn('delivery_id', ids);
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row.due_at.getTime() - started).toBeGreaterThanOrEqual(BREAK.firstMs / 2 - 50);
+    const leases = await db('deliveries').whereIn('id', ids).pluck('lease_until');
+    expect(leases).toEqual([null, null, null]);
   });
 });

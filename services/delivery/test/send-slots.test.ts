@@ -46,11 +46,15 @@ describe('send slots', () => {
     expect(deferral(10 ** 9)).toBeLessThanOrEqual(DEFER_MS.longest);
     const slots = new SendSlots({ total: 1, perEndpoint: 1 });
     const first = take(slots, 'acc_a', 'wh_a');
-    expect(slots.stillWaiting('whd_2')).toBeUndefined(); // never seen
+    expect(slots.beforeClaim('whd_2')).toBeUndefined(); // never seen, and its request names no webhook
     expect(slots.take({ accountId: 'acc_a', webhookId: 'wh_a' }, 'whd_2')).toEqual({ deferMs: expect.any(Number) });
-    expect(slots.stillWaiting('whd_2')).toEqual(expect.any(Number));
+    expect(slots.beforeClaim('whd_2')).toEqual({ deferMs: expect.any(Number) });
+    // A request that names its webhook is decided before its delivery is read, and remembered.
+    expect(slots.beforeClaim('whd_3', { accountId: 'acc_a', webhookId: 'wh_a' })).toEqual({
+      deferMs: expect.any(Number),
+    });
     (first as { release(): void }).release();
-    expect(slots.stillWaiting('whd_2')).toBeUndefined();
+    expect([slots.beforeClaim('whd_2'), slots.beforeClaim('whd_3')]).toEqual([undefined, undefined]);
   });
 
   it('break a webhook whose last attempts all failed: one probe at a time, at doubling intervals, until a success', () => {
@@ -71,6 +75,10 @@ describe('send slots', () => {
     expect(waiting).toEqual({ deferMs: expect.any(Number), broken: true });
     expect((waiting as { deferMs: number }).deferMs).toBeGreaterThanOrEqual(BREAK.firstMs / 2);
     expect(taken(take(slots, 'acc_a', 'wh_fine'))).toBe(true);
+    // A request naming it is to be parked before its delivery is read; a replay's is not held back.
+    const named = { accountId: 'acc_a', webhookId: 'wh_500' };
+    expect(slots.beforeClaim('whd_9', named)).toEqual({ deferMs: expect.any(Number), broken: true });
+    expect(slots.beforeClaim('whd_9', named, { probe: true })).toBeUndefined();
     now += BREAK.firstMs;
     // One probe; a second waits for its answer.
     const probe = take(slots, 'acc_a', 'wh_500');

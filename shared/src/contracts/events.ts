@@ -120,6 +120,13 @@ export const DeliveryRequested = Type.Object({
   event_id: Type.String(),
   delivery_id: Type.String(),
   trigger: Type.Union([Type.Literal('schedule'), Type.Literal('replay')]),
+  /**
+   * The delivery's webhook and account, when the publisher knew them: a delivery process decides from them whether an
+   * attempt may start (its send slots) before it reads the delivery. Absent in requests published before they were
+   * added, and in replays; the claim reads them then.
+   */
+  webhook_id: Type.Optional(Type.String()),
+  account_id: Type.Optional(Type.String()),
 });
 export type DeliveryRequested = Static<typeof DeliveryRequested>;
 

@@ -21,11 +21,21 @@ export interface TracedMessage {
  * with `eventId`, a republished request of a parked retry; a replay gets a fresh one.
  */
 export function deliveryRequest(
-  props: { deliveryId: string; trigger: DeliveryRequested['trigger']; eventId?: string },
+  props: {
+    deliveryId: string;
+    trigger: DeliveryRequested['trigger'];
+    eventId?: string;
+    /** The delivery's webhook and account, when known (see DeliveryRequested). */
+    target?: { webhookId: string; accountId: string };
+  },
   within?: Within,
 ): TracedMessage {
   const eventId = props.eventId ?? (props.trigger === 'schedule' ? `${props.deliveryId}.initial` : newId('event'));
   const message: DeliveryRequested = { event_id: eventId, delivery_id: props.deliveryId, trigger: props.trigger };
+  if (props.target) {
+    message.webhook_id = props.target.webhookId;
+    message.account_id = props.target.accountId;
+  }
   return {
     subject: SUBJECTS.deliveryRequested,
     message,

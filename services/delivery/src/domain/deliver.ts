@@ -29,10 +29,10 @@ import {
   type DeliveryClaim,
   type Lease,
 } from '../repositories/send-batch.repository';
-import { parkDelivery } from '../repositories/parking.repository';
+import { parkDeliveries } from '../repositories/parking.repository';
 import { recordGroupOrEach } from './record-group';
 import { HealthTally } from './health-tally';
-import type { SendSlots, Slot } from './send-slots';
+import type { Deferral, SendSlots, Slot, SlotTarget } from './send-slots';
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -71,7 +71,8 @@ export interface DeliveryStore {
   release(id: string): Promise<void>;
   /** Records an attempt at `webhookId`, and tallies it in the webhook's health once recorded. */
   record(record: AttemptRecord, webhookId: string): Promise<void>;
-  park(id: string, dueAt: Date): Promise<void>;
+  /** Parks deliveries until their next attempt, in one statement. */
+  park(parked: { id: string; dueAt: Date }[]): Promise<void>;
   /** Writes the health tallied so far (and on stop, what is left). */
   health: HealthTally;
 }
@@ -98,7 +99,7 @@ export function deliveryStore(db: Db): DeliveryStore {
       await records.push(record);
       health.add(webhookId, record.result.startedAt, record.result.ok);
     },
-    park: (id, dueAt) => parkDelivery(db, id, dueAt),
+    park: (parked) => parkDeliveries(db, parked),
     health,
   };
 }
@@ -124,7 +125,8 @@ export interface RequestToSend {
 }
 
 /**
- * Handles `delivery.requested` messages: one statement claims all their deliveries (reads each with
+ * Handles `delivery.requested` messages: those whose webhook has no free send slot are deferred (or, a broken
+ * webhook's, parked in one statement) before any is read; one statement claims the others' deliveries (reads each with
  * its webhook and takes its lease when an attempt may be made), then each goes on alone and answers
  * its own outcome when done, so a slow receiver holds up only its own message. The state in Postgres
  * decides, so duplicates and stale messages are harmless. A scheduled attempt is numbered from the
@@ -135,9 +137,14 @@ export interface RequestToSend {
  */
 export async function processDeliveryRequests(deps: DeliverDeps, items: RequestToSend[]): Promise<Promise<Outcome>[]> {
   if (items.length === 0) return [];
-  // A delivery deferred before whose webhook or account still has no free slot waits again, before any statement.
-  const waits = items.map(({ request }) => deps.slots.stillWaiting(request.delivery_id));
-  const toClaim = items.filter((_, i) => waits[i] === undefined);
+  // Whether each attempt may start, decided before any statement by the webhook and account its request names (or
+  // those remembered from its last deferral): no free slot defers it in JetStream, a broken webhook parks it.
+  const waits = items.map(({ request }) =>
+    deps.slots.beforeClaim(request.delivery_id, namedTarget(request), { probe: request.trigger === 'replay' }),
+  );
+  const parked = await parkBeforeClaim(deps, items, waits);
+  const notNow = (i: number): boolean => waits[i] !== undefined && (!waits[i]!.broken || parked);
+  const toClaim = items.filter((_, i) => !notNow(i));
   const leaseMs = attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS);
   const claims =
     toClaim.length === 0
@@ -148,13 +155,41 @@ export async function processDeliveryRequests(deps: DeliverDeps, items: RequestT
   let k = 0;
   return items.map(({ request, within = (work) => work() }, i) => {
     const wait = waits[i];
-    if (wait !== undefined) {
+    if (notNow(i)) {
       recordDeferred();
-      return Promise.resolve({ retryInMs: wait });
+      return Promise.resolve(wait!.broken ? ACK : { retryInMs: wait!.deferMs });
     }
     const claim = claims[k++]!;
     return within(() => deliverClaimed(deps, request, claim));
   });
+}
+
+/** The webhook and account a request names (see DeliveryRequested), when it names them. */
+function namedTarget(request: DeliveryRequested): SlotTarget | undefined {
+  return request.webhook_id && request.account_id
+    ? { webhookId: request.webhook_id, accountId: request.account_id }
+    : undefined;
+}
+
+/**
+ * Parks the deliveries of a broken webhook until about its next probe, all in one statement, before any is read; false
+ * when that statement failed, and they go through the claim like the others (which parks each after reading it).
+ */
+async function parkBeforeClaim(
+  deps: DeliverDeps,
+  items: RequestToSend[],
+  waits: (Deferral | undefined)[],
+): Promise<boolean> {
+  const now = deps.now().getTime();
+  const parked = items.flatMap(({ request }, i) => {
+    const wait = waits[i];
+    return wait?.broken ? [{ id: request.delivery_id, dueAt: new Date(now + wait.deferMs) }] : [];
+  });
+  if (parked.length === 0) return true;
+  return deps.store.park(parked).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** What happens to one claimed delivery: by the state of its webhook, then by what triggered the request. */
@@ -188,7 +223,7 @@ async function attemptInSlot(
     recordDeferred();
     if (!slot.broken) return { retryInMs: slot.deferMs };
     // Its webhook is broken: the delivery waits in Postgres for the next probe, not in JetStream (SendSlots, BREAK).
-    await deps.store.park(target.id, new Date(deps.now().getTime() + slot.deferMs));
+    await deps.store.park([{ id: target.id, dueAt: new Date(deps.now().getTime() + slot.deferMs) }]);
     return ACK;
   }
   let result: AttemptResult | undefined;
@@ -254,7 +289,7 @@ async function scheduled(deps: DeliverDeps, target: DeliveryTarget, lease: Lease
     // long wait parked (a crash between recording an attempt and parking its delivery lands here).
     if (lease.taken) await deps.store.release(target.id);
     if (early <= PARK_AFTER_MS) return { retryInMs: early };
-    await deps.store.park(target.id, target.next_attempt_at!);
+    await deps.store.park([{ id: target.id, dueAt: target.next_attempt_at! }]);
     return ACK;
   }
   if (!lease.taken) return waitFor(lease);
@@ -288,7 +323,7 @@ async function recordScheduled(
   await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: next }, target.webhook_id);
   countAttempt(target, result, true);
   if (delay <= PARK_AFTER_MS) return { retryInMs: delay };
-  await deps.store.park(target.id, next);
+  await deps.store.park([{ id: target.id, dueAt: next }]);
   return ACK;
 }
 

@@ -63,7 +63,12 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFan
   const within = (submissionId: string): Within => bySubmission.get(submissionId)?.within ?? ((work) => work());
   // One batch for all of them, each message in its event's trace.
   await publishTraced(nats, [
-    ...pending.map((d) => deliveryRequest({ deliveryId: d.id, trigger: 'schedule' }, within(d.submission_id))),
+    ...pending.map((d) =>
+      deliveryRequest(
+        { deliveryId: d.id, trigger: 'schedule', target: { webhookId: d.webhook_id, accountId: d.account_id } },
+        within(d.submission_id),
+      ),
+    ),
     ...mails.map(({ event, to }) => notificationRequest({ event, to }, within(event.submission_id))),
     ...items.flatMap(({ event }) => {
       const settings = targets.get(formKey(event))?.autoresponse;

@@ -45,8 +45,13 @@ export function requeueDueDeliveries(props: {
     (due) =>
       publishTraced(
         props.nats,
-        due.map(({ id, dueAt }) =>
-          deliveryRequest({ deliveryId: id, trigger: 'schedule', eventId: `${id}.due.${dueAt.getTime()}` }),
+        due.map(({ id, dueAt, webhookId, accountId }) =>
+          deliveryRequest({
+            deliveryId: id,
+            trigger: 'schedule',
+            eventId: `${id}.due.${dueAt.getTime()}`,
+            target: { webhookId, accountId },
+          }),
         ),
       ),
     (due) => (props.slots ? heldBack(props.slots, due, props.now) : new Map()),

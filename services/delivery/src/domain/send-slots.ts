@@ -14,8 +14,9 @@ import { LRUCache } from 'lru-cache';
  * An attempt that may not start now is deferred: its message goes back to JetStream for about as long as one of its
  * webhook's attempts takes (when a slot may be free again; at least DEFER_MS.first, at most DEFER_MS.longest, with
  * jitter so a backlog does not come back at once), and its slot in the consumer goes to another message, so a
- * receiver that hangs never holds more than its share. The delivery's webhook and account are remembered
- * (`take`, `stillWaiting`), so when its message comes back and there is still no slot it is deferred again before any statement.
+ * receiver that hangs never holds more than its share. A request names its delivery's webhook and account (and a
+ * deferred delivery's are remembered), so when there is no slot for it, it is deferred, or parked, before any
+ * statement reads it (`beforeClaim`).
  */
 export interface SendSlotsOptions {
   /** Attempts in flight in this process (SEND_CONCURRENCY). */
@@ -90,13 +91,15 @@ export class SendSlots {
   }
 
   /**
-   * How long to defer an attempt for a delivery deferred before whose target still has no slot, or undefined (also
-   * for a broken webhook's: those are parked, after the claim, not deferred in JetStream).
+   * Whether a delivery's attempt may not start now, decided before its delivery is read: by the target its request
+   * names, or the one remembered when it was deferred before. A deferral to wait in JetStream (the delivery remembered
+   * meanwhile), or with `broken` one to park; undefined when it may start, or its target is not known yet.
    */
-  stillWaiting(deliveryId: string): number | undefined {
-    const target = this.deferred.get(deliveryId);
-    const wait = target ? this.wait(target) : undefined;
-    return wait && !wait.broken ? wait.deferMs : undefined;
+  beforeClaim(deliveryId: string, named?: SlotTarget, options: { probe?: boolean } = {}): Deferral | undefined {
+    const target = this.deferred.get(deliveryId) ?? named;
+    const wait = target ? this.wait(target, options.probe === true) : undefined;
+    if (wait && !wait.broken) this.deferred.set(deliveryId, target!);
+    return wait;
   }
 
   /** A slot for an attempt to `target`'s webhook, or how long to defer it (the delivery remembered meanwhile). */

@@ -87,8 +87,16 @@ export const INSERT_DELIVERIES = {
      FOR KEY SHARE OF s
      ON CONFLICT (webhook_id, submission_id) WHERE event_type = 'submission.created'
        DO UPDATE SET status = d.status WHERE d.status = 'pending' AND d.attempt_count = 0
-     RETURNING d.id, d.submission_id`,
+     RETURNING d.id, d.submission_id, d.webhook_id, d.account_id`,
 };
+
+/** A delivery waiting for its first attempt, with what its request names. */
+export interface PendingDelivery {
+  id: string;
+  submission_id: string;
+  webhook_id: string;
+  account_id: string;
+}
 
 /**
  * Creates the deliveries of several submissions in one statement (`INSERT_DELIVERIES`); one that
@@ -106,9 +114,9 @@ export async function insertDeliveriesOfSubmissions(
     submission_id: string;
     data: Record<string, unknown>;
   }[],
-): Promise<{ id: string; submission_id: string }[]> {
+): Promise<PendingDelivery[]> {
   if (rows.length === 0) return [];
-  return runPrepared<{ id: string; submission_id: string }>(db, {
+  return runPrepared<PendingDelivery>(db, {
     ...INSERT_DELIVERIES,
     values: [JSON.stringify(rows)],
   });

@@ -1,11 +1,17 @@
 import type { Db, Queryable } from '@intake/shared';
 
-/** Parks a delivery until `dueAt` (migration 025); parking it again moves its time. */
-export async function parkDelivery(db: Queryable, deliveryId: string, dueAt: Date): Promise<void> {
+/**
+ * Parks deliveries until their `dueAt` (migration 025), in one statement; parking one again moves its time. A
+ * delivery deleted meanwhile (its submission erased, its webhook deleted) is skipped.
+ */
+export async function parkDeliveries(db: Queryable, parked: { id: string; dueAt: Date }[]): Promise<void> {
+  if (parked.length === 0) return;
   await db.raw(
-    `INSERT INTO delivery_parking (delivery_id, due_at) VALUES (?, ?)
+    `INSERT INTO delivery_parking (delivery_id, due_at)
+     SELECT d.id, p.due_at FROM unnest(?::text[], ?::timestamptz[]) AS p (id, due_at) JOIN deliveries d ON d.id = p.id
+     ORDER BY d.id
      ON CONFLICT (delivery_id) DO UPDATE SET due_at = excluded.due_at`,
-    [deliveryId, dueAt],
+    [parked.map((p) => p.id), parked.map((p) => p.dueAt)],
   );
 }
 
@@ -14,6 +20,7 @@ export interface DueDelivery {
   id: string;
   dueAt: Date;
   webhookId: string;
+  accountId: string;
 }
 
 /**
@@ -31,8 +38,10 @@ export async function takeDueParked(
   holdBack: (due: DueDelivery[]) => Map<string, Date> = () => new Map(),
 ): Promise<number> {
   return db.transaction(async (trx) => {
-    const { rows } = await trx.raw<{ rows: { id: string; due_at: Date; status: string; webhook_id: string }[] }>(
-      `SELECT p.delivery_id AS id, p.due_at, d.status, d.webhook_id
+    const { rows } = await trx.raw<{
+      rows: { id: string; due_at: Date; status: string; webhook_id: string; account_id: string }[];
+    }>(
+      `SELECT p.delivery_id AS id, p.due_at, d.status, d.webhook_id, d.account_id
        FROM delivery_parking p JOIN deliveries d ON d.id = p.delivery_id
        WHERE p.due_at <= ? ORDER BY p.due_at LIMIT ? FOR UPDATE OF p SKIP LOCKED`,
       [props.now, props.limit],
@@ -40,9 +49,14 @@ export async function takeDueParked(
     const waiting = (r: { status: string }): boolean => r.status === 'pending' || r.status === 'retrying';
     const settled = rows.filter((r) => !waiting(r)).map((r) => r.id);
     if (settled.length > 0) await trx('delivery_parking').whereIn('delivery_id', settled).delete();
-    const candidates = rows.filter(waiting).map((r) => ({ id: r.id, dueAt: r.due_at, webhookId: r.webhook_id }));
+    const candidates = rows
+      .filter(waiting)
+      .map((r) => ({ id: r.id, dueAt: r.due_at, webhookId: r.webhook_id, accountId: r.account_id }));
     const held = holdBack(candidates);
-    for (const [id, until] of held) await trx('delivery_parking').where({ delivery_id: id }).update({ due_at: until });
+    await parkDeliveries(
+      trx,
+      [...held].map(([id, dueAt]) => ({ id, dueAt })),
+    );
     const due = candidates.filter((d) => !held.has(d.id));
     if (due.length === 0) return 0;
     await send(due);
