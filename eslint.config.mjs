@@ -49,6 +49,34 @@ export default tseslint.config(
       ],
     },
   })),
+  // The unit part of the suite starts no process of its own (jest.config.js): a workspace test that needs a server or a
+  // child process of its own is named `*.process.test.ts` and runs in the system part.
+  {
+    files: ['shared/src/**/*.test.ts', 'services/*/test/**/*.ts'],
+    ignores: ['**/*.process.test.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:child_process', 'child_process'].map((name) => ({
+            name,
+            message: 'A test that starts a process is a *.process.test.ts (the system part of the suite).',
+          })),
+          patterns: [
+            {
+              group: ['**/testing/processes'],
+              message: 'A test that starts a server of its own is a *.process.test.ts (the system part of the suite).',
+            },
+            {
+              regex: '^@intake/shared/testing$',
+              importNames: ['startNatsServer', 'startPostgres', 'startRedisServer', 'ownProcess'],
+              message: 'A test that starts a server of its own is a *.process.test.ts (the system part of the suite).',
+            },
+          ],
+        },
+      ],
+    },
+  },
   // What runs for every post. V8 gives an object literal with anything after a spread
   // (`{ ...a, b }`, `{ ...a, ...b }`) a new hidden class on every call: about 1 µs and a map for the
   // old generation's collector each time (measured on Node 20's V8).

