@@ -2,11 +2,16 @@
  * The shape of the code, checked by `npm test` (dependency-cruiser):
  * - no circular imports anywhere;
  * - `shared/src` is in layers, each importing only the layers below it:
- *     base (config, logger, db, telemetry, blob store, mailer, metrics, migrations)
- *     < contracts (problems, ids, time, text, events, forms, notifications)
- *     < auth (API keys, console sessions) and messaging (NATS, consumers, publisher, outbox, form changes)
- *     < webhooks and submissions (what two services share: signed sends, the write of a submission)
- *     < http (routes, server, OpenAPI) < runtime (platform, service, threads, health) < testing;
+ *     base (config, logger, db connections, secrets, ordered JSON, batch queue, blob store, mailer)
+ *     < contracts (what crosses a boundary, and no behaviour beyond checking it: problems, ids, time, text, events,
+ *       forms, notifications, spam settings)
+ *     < schema (the migrations, the migrator, the SQL of the tables' shape) and telemetry (metrics, spans, the SDK)
+ *     < auth (API keys, console sessions, roles) and messaging (NATS, consumers, publisher, outbox, form changes, an
+ *       event's fields read back)
+ *     < audit (the audit log), webhooks and submissions (what two services share: signed sends, the write of a
+ *       submission)
+ *     < http (the problem middleware, routes, server, OpenAPI, signed file links) < runtime (platform, service,
+ *       threads, health) < testing;
  *   layers of the same rank do not import each other;
  * - a service imports only its own files and `@intake/shared` (the OpenAPI aggregator of management
  *   aside, which reads the other services' route definitions);
@@ -15,8 +20,9 @@
 const layers = [
   ['base'],
   ['contracts'],
+  ['schema', 'telemetry'],
   ['auth', 'messaging'],
-  ['webhooks', 'submissions'],
+  ['audit', 'webhooks', 'submissions'],
   ['http'],
   ['runtime'],
   ['testing'],

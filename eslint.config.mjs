@@ -98,7 +98,7 @@ export default tseslint.config(
   // another) is the one exception.
   {
     files: ['**/*.{ts,tsx,js,mjs,cjs}'],
-    ignores: ['shared/src/base/migrations/001-schema.ts'],
+    ignores: ['shared/src/schema/migrations/001-schema.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 80, skipBlankLines: true, skipComments: true }] },
   },
   {

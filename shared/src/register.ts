@@ -4,7 +4,7 @@
  * them. Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or a traces/metrics endpoint) is set.
  * The service name is OTEL_SERVICE_NAME, else derived from the entry script's path.
  */
-import { serviceNameFromEntry, startTelemetry } from './base/telemetry';
+import { serviceNameFromEntry, startTelemetry } from './telemetry/sdk';
 
 // An entry point, like main.ts: the one place besides config.ts that reads the environment.
 // eslint-disable-next-line no-restricted-properties

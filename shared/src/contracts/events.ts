@@ -1,6 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import type { Db } from '../base/db';
 import { toTimestamp } from './time';
 import { AutoresponseSettings } from './forms';
 
@@ -152,19 +151,6 @@ export type NotificationRequested = Static<typeof NotificationRequested>;
  * whatever a post holds, and one large post never stalls the outbox relay.
  */
 export const EVENT_PAYLOAD_MAX_BYTES = 256 * 1024;
-
-/**
- * The event with its fields, read from the submission when the message went without them; none
- * when that submission has been deleted since (nothing to send). Spam events are returned as they
- * are (nobody sends their fields).
- */
-export async function eventWithPayload(db: Db, event: SubmissionEvent): Promise<SubmissionEvent | undefined> {
-  if (!event.payload_omitted || event.status !== 'received') return event;
-  const row: { payload: Record<string, string> } | undefined = await db('submissions')
-    .where({ id: event.submission_id })
-    .first('payload');
-  return row ? { ...event, payload: row.payload } : undefined;
-}
 
 const submissionEventCheck = TypeCompiler.Compile(SubmissionEvent);
 

@@ -1,5 +1,6 @@
 import Koa from 'koa';
-import { PROBLEMS, problem, problemMiddleware, toProblem } from './problems';
+import { problemMiddleware } from '../http/problems';
+import { PROBLEMS, problem, toProblem } from './problems';
 import { createLogger } from '../base/logger';
 import { listen } from '../testing';
 

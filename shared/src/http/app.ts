@@ -2,7 +2,7 @@ import Koa from 'koa';
 import cors from '@koa/cors';
 import type { Config } from '../base/config';
 import type { Logger } from '../base/logger';
-import { problemMiddleware } from '../contracts/problems';
+import { problemMiddleware } from './problems';
 
 /** A Koa app with the pieces every service shares: problem rendering, request logging, proxy trust. */
 export function baseApp(platform: { config: Config; logger: Logger }, options: { cors?: boolean } = {}): Koa {

@@ -2,7 +2,7 @@ import { AckPolicy, nanos, type ConsumerConfig, type ConsumerInfo } from 'nats';
 import { SpanKind, trace } from '@opentelemetry/api';
 import { tracing } from '@opentelemetry/sdk-node';
 import { ACK, FAILED_RETRY_MS, runConsumer, type ConsumerOptions, type Outcome } from './consumer';
-import { resetTelemetryForTests, startTelemetry } from '../base/telemetry';
+import { resetTelemetryForTests, startTelemetry } from '../telemetry/sdk';
 import { createTestPlatform, eventually, type TestPlatform } from '../testing';
 
 /** What a test consumer is given; the stream, durable, connection and logger are the test stream's. */

@@ -36,7 +36,7 @@ import type { Consumer, JsMsg } from 'nats';
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { parseJsonOrdered } from '../base/ordered-json';
 import type { Logger } from '../base/logger';
-import { failSpan } from '../base/spans';
+import { failSpan } from '../telemetry/spans';
 import { isProblem } from '../contracts/problems';
 import { contextFromHeaders, type Nats } from './nats';
 

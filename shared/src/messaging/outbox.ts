@@ -30,8 +30,8 @@ import { newId } from '../contracts/ids';
 import type { Logger } from '../base/logger';
 import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
 import { StreamPublisher } from './stream-publisher';
-import { failSpan } from '../base/spans';
-import { recordOversizedEvent } from '../contracts/metrics';
+import { failSpan } from '../telemetry/spans';
+import { recordOversizedEvent } from '../telemetry/metrics';
 
 const CHANNEL = 'intake_outbox';
 

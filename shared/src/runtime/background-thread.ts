@@ -3,7 +3,7 @@ import { isMainThread, parentPort, Worker as Thread, workerData } from 'node:wor
 import { loadConfig } from '../base/config';
 import type { Logger } from '../base/logger';
 import { closePlatform, createPlatform, type Platform, type Worker } from './platform';
-import { serviceNameFromEntry, startTelemetry } from '../base/telemetry';
+import { serviceNameFromEntry, startTelemetry } from '../telemetry/sdk';
 
 /** What the main thread tells its background thread. */
 type ToThread = 'stop';

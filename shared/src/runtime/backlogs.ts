@@ -1,6 +1,6 @@
 import type { BatchObservableResult } from '@opentelemetry/api';
 import type { Db } from '../base/db';
-import { instruments } from '../contracts/metrics';
+import { instruments } from '../telemetry/metrics';
 import type { ConsumerInfo } from 'nats';
 import type { Nats } from '../messaging/nats';
 

@@ -7,7 +7,7 @@ import { startOutbox, type Outbox } from '../messaging/outbox';
 import { mountProbes } from './health';
 import { baseApp } from '../http/app';
 import { mountRoutes, type RouteList } from '../http/route';
-import { startTelemetry } from '../base/telemetry';
+import { startTelemetry } from '../telemetry/sdk';
 import { observeBacklogs } from './backlogs';
 
 /**

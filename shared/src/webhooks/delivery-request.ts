@@ -4,7 +4,7 @@ import { newId } from '../contracts/ids';
 import type { Within } from '../messaging/consumer';
 import { toNatsHeaders, type Nats } from '../messaging/nats';
 import { StreamPublisher, type StreamMessage } from '../messaging/stream-publisher';
-import { failSpan } from '../base/spans';
+import { failSpan } from '../telemetry/spans';
 
 const tracer = trace.getTracer('intake-delivery');
 

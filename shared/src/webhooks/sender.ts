@@ -1,5 +1,5 @@
 import { Agent, request } from 'undici';
-import type { AttemptOutcome } from '../contracts/metrics';
+import type { AttemptOutcome } from '../telemetry/metrics';
 import { toTimestamp } from '../contracts/time';
 import { guardedLookup, urlRefusal } from './url-guard';
 import { serviceSignature, standardSignature } from './signing';

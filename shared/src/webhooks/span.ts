@@ -1,6 +1,6 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
-import type { AttemptOutcome } from '../contracts/metrics';
-import { inActiveSpan } from '../base/spans';
+import type { AttemptOutcome } from '../telemetry/metrics';
+import { inActiveSpan } from '../telemetry/spans';
 
 /**
  * Telemetry of one outgoing webhook request. undici is not auto-instrumented, so the sender opens

@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
 import type { Db, Queryable } from '../base/db';
 import { newId } from '../contracts/ids';
-import type { Actor, Principal } from './api-keys';
+import type { Actor, Principal } from '../auth/api-keys';
 
 /** The actions the audit log records (what `GET /v1/audit-log?action=` filters on). */
 export const AUDIT_ACTIONS = [

@@ -8,7 +8,7 @@ import {
   type Meter,
   type MeterProvider,
 } from '@opentelemetry/api';
-import type { ProblemSlug } from './problems';
+import type { ProblemSlug } from '../contracts/problems';
 
 /**
  * THE catalog of Intake's metric instruments: every metric any service records is created here,

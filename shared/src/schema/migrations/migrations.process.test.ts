@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { spawn } from 'node:child_process';
 import { eventually } from '../../testing/support';
-import { createDb, ensureDatabase, migrate, unlockMigrations, UnknownMigrationsError, type Db } from '../db';
+import { createDb, ensureDatabase, type Db } from '../../base/db';
+import { migrate, unlockMigrations, UnknownMigrationsError } from '../migrate';
 import { migrations } from './index';
 
 /** A database of its own (dropped afterwards): these tests rewrite its migration history. */
