@@ -49,6 +49,24 @@ export default tseslint.config(
       ],
     },
   })),
+  // Management's SQL lives in its repositories: a route or a domain function calls one, and holds a transaction at
+  // most (`db.transaction`), never a query of its own.
+  {
+    files: ['services/management/src/domain/**/*.ts', 'services/management/src/routes/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        ...[
+          "CallExpression[callee.type='Identifier'][callee.name=/^(db|trx|knex)$/]",
+          "CallExpression[callee.type='MemberExpression'][callee.property.name='db']",
+          'MemberExpression[property.name=/^(raw|schema|fn)$/]',
+        ].map((selector) => ({
+          selector,
+          message: 'SQL goes in services/management/src/repositories; call a repository function here.',
+        })),
+      ],
+    },
+  },
   // The unit part of the suite starts no process of its own (jest.config.js): a workspace test that needs a server or a
   // child process of its own is named `*.process.test.ts` and runs in the system part.
   {

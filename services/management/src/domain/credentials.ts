@@ -12,15 +12,32 @@ import { findInvitation } from './members';
 import { spendSecondFactor } from './two-factor';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from './passwords';
 import {
-  activeMemberships,
   auditFailure,
   checkSignInLimits,
-  findUserByEmail,
   openHalfSession,
   openMemberSession,
   recordSignInFailure,
   type Client,
 } from './sign-in';
+import { findAccountSettings } from '../repositories/account.repository';
+import {
+  activateMember,
+  countWrongInvitationTry,
+  findMemberById,
+  spendInvitation,
+} from '../repositories/member.repository';
+import {
+  activeMemberships,
+  countLivePasswordResets,
+  endSessionsOfUser,
+  findUserByEmail,
+  findUserById,
+  insertPasswordReset,
+  insertUser,
+  nameUserIfUnnamed,
+  spendPasswordReset,
+  updatePasswordHash,
+} from '../repositories/person.repository';
 
 /** A reset link is valid this long, and once. */
 export const RESET_TTL_MS = 60 * 60_000;
@@ -39,20 +56,14 @@ export function requestPasswordReset(
   void (async () => {
     const user = await findUserByEmail(platform.db, email);
     if (!user) return;
-    const recent = await platform
-      .db('password_resets')
-      .where('user_id', user.id)
-      .where('expires_at', '>', now)
-      .count<{ n: string }[]>('token_hash as n');
-    if (Number(recent[0]?.n ?? 0) >= RESETS_PER_HOUR) return;
+    if ((await countLivePasswordResets(platform.db, user.id, now)) >= RESETS_PER_HOUR) return;
     const token = randomBytes(32).toString('base64url');
-    await platform.db('password_resets').insert({
-      token_hash: sha256Hex(token),
-      user_id: user.id,
-      expires_at: new Date(now.getTime() + RESET_TTL_MS),
+    await platform.db.transaction(async (trx) => {
+      const expires = new Date(now.getTime() + RESET_TTL_MS);
+      await insertPasswordReset(trx, { token_hash: sha256Hex(token), user_id: user.id, expires_at: expires });
+      for (const m of await activeMemberships(trx, user.id))
+        await recordMemberAudit(trx, m, { action: 'password.reset_requested' }, now);
     });
-    for (const m of await activeMemberships(platform.db, user.id))
-      await recordMemberAudit(platform.db, m, { action: 'password.reset_requested' });
     const mailer = createMailer(platform.config, platform.logger);
     try {
       await mailer.send({
@@ -73,20 +84,12 @@ export function requestPasswordReset(
 export async function resetPassword(platform: Pick<Platform, 'db' | 'clock'>, token: string, password: string) {
   const now = platform.clock.now();
   await platform.db.transaction(async (trx) => {
-    const [reset] = await trx('password_resets')
-      .where('token_hash', sha256Hex(token.slice(0, 100)))
-      .whereNull('used_at')
-      .where('expires_at', '>', now)
-      .update({ used_at: now })
-      .returning('user_id');
-    if (!reset) throw problem('link-expired', 'This reset link has expired or was used: ask for a new one');
-    const user = await trx('users').where('id', reset.user_id).first('id', 'email');
+    const userId = await spendPasswordReset(trx, sha256Hex(token.slice(0, 100)), now);
+    const user = userId ? await findUserById(trx, userId) : undefined;
+    if (!user) throw problem('link-expired', 'This reset link has expired or was used: ask for a new one');
     checkPasswordPolicy(password, user.email);
-    await trx('users')
-      .where('id', user.id)
-      .update({ password_hash: await hashPassword(password) });
-    const memberIds = trx('members').where('user_id', user.id).select('id');
-    await trx('console_sessions').whereIn('member_id', memberIds).delete();
+    await updatePasswordHash(trx, user.id, await hashPassword(password));
+    await endSessionsOfUser(trx, user.id);
     for (const m of await activeMemberships(trx, user.id))
       await recordMemberAudit(trx, m, { action: 'password.changed', details: { via: 'reset link' } }, now);
   });
@@ -99,7 +102,7 @@ export async function resetPassword(platform: Pick<Platform, 'db' | 'clock'>, to
 export async function describeInvitation(platform: Pick<Platform, 'db' | 'clock'>, token: string) {
   const invitation = await findInvitation(platform.db, token, platform.clock.now());
   if (!invitation) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
-  const account = await platform.db('accounts').where('id', invitation.account_id).first('name');
+  const account = await findAccountSettings(platform.db, invitation.account_id);
   return { email: invitation.email as string, role: invitation.role as string, account_name: account?.name as string };
 }
 
@@ -152,7 +155,7 @@ export async function acceptInvitation(props: {
     }
   } else checkPasswordPolicy(props.password, invitation.email);
   const passwordHash = user ? undefined : await hashPassword(props.password);
-  const account = await platform.db('accounts').where('id', invitation.account_id).first('require_two_factor');
+  const account = await findAccountSettings(platform.db, invitation.account_id);
   const enrolmentDue = account?.require_two_factor === true && !user?.totp_enabled_at;
   return platform.db.transaction(async (trx) => {
     const userId = await joinMember(trx, { invitation, user, name: props.name ?? null, passwordHash, now });
@@ -187,15 +190,7 @@ async function failedTry(
   const { invitation, client, now, reason } = props;
   await recordSignInFailure(db, invitation.email, client, now);
   if (props.userId) await auditFailure(db, props.userId, client, now, reason, 'invitation');
-  const [spent] = await db('member_invitations')
-    .where('token_hash', invitation.token_hash)
-    .whereNull('used_at')
-    .update({
-      failed_attempts: db.raw('failed_attempts + 1'),
-      used_at: db.raw('CASE WHEN failed_attempts + 1 >= ? THEN ?::timestamptz END', [INVITATION_WRONG_TRIES, now]),
-    })
-    .returning('used_at');
-  if (spent?.used_at) {
+  if (await countWrongInvitationTry(db, invitation.token_hash, { limit: INVITATION_WRONG_TRIES, now })) {
     const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
     await recordMemberAudit(
       db,
@@ -229,19 +224,18 @@ export async function joinMember(
     now: Date;
   },
 ): Promise<string | undefined> {
-  const spent = await trx('member_invitations')
-    .where('token_hash', props.invitation.token_hash)
-    .whereNull('used_at')
-    .update({ used_at: props.now });
-  if (spent !== 1) return undefined;
+  if (!(await spendInvitation(trx, props.invitation.token_hash, props.now))) return undefined;
   let userId = props.user?.id;
   if (!userId) {
-    const member = await trx('members').where('id', props.invitation.id).first('email');
+    const member = (await findMemberById(trx, props.invitation.id))!;
     userId = newId('user', props.now.getTime());
-    await trx('users').insert({ id: userId, email: member.email, name: props.name, created_at: props.now });
+    // Someone with this e-mail came into being meanwhile (SSO, another invitation): nothing is spent, and opening the
+    // link again asks for their password, never sets one for them.
+    if (!(await insertUser(trx, { id: userId, email: member.email, name: props.name, created_at: props.now })))
+      throw problem('conflict', 'This e-mail address was just signed up another way: open the invitation again');
   }
-  if (props.passwordHash) await trx('users').where('id', userId).update({ password_hash: props.passwordHash });
-  if (props.name) await trx('users').where('id', userId).whereNull('name').update({ name: props.name });
-  await trx('members').where('id', props.invitation.id).update({ status: 'active', user_id: userId });
+  if (props.passwordHash) await updatePasswordHash(trx, userId, props.passwordHash);
+  if (props.name) await nameUserIfUnnamed(trx, userId, props.name);
+  await activateMember(trx, props.invitation.id, userId);
   return userId;
 }

@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import {
+  normaliseEmail,
   fileDownloadUrl,
   recordAudit,
   sha256Hex,
@@ -17,12 +18,6 @@ import {
 } from '../repositories/data-subject.repository';
 import type { FileRow } from '../repositories/submission.repository';
 import { purgeSubmissions } from './purge';
-
-/**
- * A field value counts as the person's address when it equals theirs trimmed and ignoring case. `trim` removes the
- * whitespace the index's `intake_subject_emails` removes (migration 018): tab, line breaks, no-break and Unicode spaces.
- */
-export const normaliseEmail = (email: string): string => email.trim().toLowerCase();
 
 /** Who asked, for the audit log: the request's actor and address. */
 export type Asker = Pick<AuditEntry, 'accountId' | 'actor' | 'ip' | 'userAgent'>;

@@ -11,6 +11,7 @@ import {
   type DeliveryLogRow,
 } from '../repositories/delivery-log.repository';
 import { findWebhook, type WebhookRow } from '../repositories/webhook.repository';
+import { submissionExists } from '../repositories/submission.repository';
 
 /** The spec's log size. */
 export const DELIVERY_LOG_LIMIT = 50;
@@ -67,8 +68,8 @@ export async function submissionDeliveries(props: {
   submissionId: string;
 }): Promise<DeliveryWithAttempts[]> {
   const { db, accountId, submissionId } = props;
-  const exists = await db('submissions').where({ account_id: accountId, id: submissionId }).first('id');
-  if (!exists) throw problem('not-found', `No submission ${submissionId}`);
+  if (!(await submissionExists(db, accountId, submissionId)))
+    throw problem('not-found', `No submission ${submissionId}`);
   return withAttempts(db, accountId, await findDeliveriesOfSubmission(db, accountId, submissionId));
 }
 

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import {
   createMailer,
   newId,
+  normaliseEmail,
   problem,
   recordAudit,
   roleAtLeast,
@@ -15,64 +16,23 @@ import {
   type Role,
 } from '@intake/shared';
 import { findActiveKeysMintedBy, lockAccount } from '../repositories/api-key.repository';
+import {
+  countActiveOwners,
+  deleteMember,
+  findInvitationByHash,
+  findMember,
+  insertInvitation,
+  insertMember,
+  isMemberEmail,
+  lockMembers,
+  updateMemberRole,
+  type MemberRow,
+} from '../repositories/member.repository';
+import { findUserByEmail } from '../repositories/person.repository';
 import { revokeKeys } from './api-keys';
 
 /** An invitation link is valid this long, and once. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
-
-export interface MemberRow {
-  id: string;
-  account_id: string;
-  email: string;
-  user_id: string | null;
-  role: Role;
-  status: 'invited' | 'active';
-  created_at: Date;
-  last_sign_in_at: Date | null;
-  name: string | null;
-}
-
-const COLUMNS = [
-  'm.id',
-  'm.account_id',
-  'm.email',
-  'm.user_id',
-  'm.role',
-  'm.status',
-  'm.created_at',
-  'm.last_sign_in_at',
-  'u.name',
-];
-
-export const normaliseEmail = (email: string) => email.trim().toLowerCase();
-
-export function listMembers(db: Queryable, accountId: string): Promise<MemberRow[]> {
-  return db('members as m')
-    .leftJoin('users as u', 'u.id', 'm.user_id')
-    .where('m.account_id', accountId)
-    .orderBy([{ column: 'm.created_at' }, { column: 'm.id' }])
-    .select(COLUMNS);
-}
-
-export function findMember(db: Queryable, accountId: string, id: string): Promise<MemberRow | undefined> {
-  return db('members as m')
-    .leftJoin('users as u', 'u.id', 'm.user_id')
-    .where({ 'm.account_id': accountId, 'm.id': id })
-    .first(COLUMNS);
-}
-
-/** Serialises member changes per account, so "one owner is always left" holds under concurrent requests. */
-async function lockMembers(trx: Knex.Transaction, accountId: string): Promise<void> {
-  await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`members:${accountId}`]);
-}
-
-/** Owners who have joined: an invitation to be owner is no owner until it is accepted. */
-async function countActiveOwners(trx: Knex.Transaction, accountId: string): Promise<number> {
-  const row = await trx('members')
-    .where({ account_id: accountId, role: 'owner', status: 'active' })
-    .count<{ n: string }[]>('id as n');
-  return Number(row[0]?.n ?? 0);
-}
 
 /** Only an owner may grant, change or take away the owner role. */
 function checkOwnerRule(actor: Role, ...roles: Role[]): void {
@@ -88,7 +48,7 @@ export interface Invitation {
 /** A fresh single-use invitation token for a member (only its sha256 is kept) and the console link carrying it. */
 async function issueInvitation(trx: Queryable, baseUrl: string, memberId: string, now: Date): Promise<string> {
   const token = randomBytes(32).toString('base64url');
-  await trx('member_invitations').insert({
+  await insertInvitation(trx, {
     token_hash: sha256Hex(token),
     member_id: memberId,
     expires_at: new Date(now.getTime() + INVITATION_TTL_MS),
@@ -115,19 +75,12 @@ export async function inviteMember(props: {
   const email = normaliseEmail(props.email);
   const invitation = await platform.db.transaction(async (trx) => {
     await lockMembers(trx, accountId);
-    if (await trx('members').where({ account_id: accountId, email }).first('id'))
-      throw problem('conflict', `${email} is already a member of this account (or invited)`);
+    const taken = () => problem('conflict', `${email} is already a member of this account (or invited)`);
+    if (await isMemberEmail(trx, accountId, email)) throw taken();
     const id = newId('member', now.getTime());
-    const user = await trx('users').where({ email }).first('id');
-    await trx('members').insert({
-      id,
-      account_id: accountId,
-      email,
-      role,
-      status: 'invited',
-      created_at: now,
-      user_id: user?.id ?? null,
-    });
+    const user = await findUserByEmail(trx, email);
+    const member = { id, account_id: accountId, email, role, status: 'invited' as const, created_at: now };
+    if (!(await insertMember(trx, { ...member, user_id: user?.id ?? null }))) throw taken();
     const invitationUrl = await issueInvitation(trx, platform.config.PUBLIC_BASE_URL, id, now);
     await recordAudit(
       trx,
@@ -210,7 +163,7 @@ async function changeMember(
 export async function changeMemberRole(props: MemberChange & { role: Role }): Promise<MemberRow> {
   const { id, role } = props;
   const member = await changeMember(props, role, async (trx, member) => {
-    await trx('members').where({ id }).update({ role });
+    await updateMemberRole(trx, id, role);
     return member.role === role
       ? undefined
       : { action: 'member.role_changed', details: { from: member.role, to: role } };
@@ -226,7 +179,7 @@ export async function changeMemberRole(props: MemberChange & { role: Role }): Pr
 export async function removeMember(props: MemberChange & { revokeKeys?: boolean }): Promise<void> {
   await changeMember(props, undefined, async (trx, member) => {
     const keys = props.revokeKeys ? await revokeKeysMintedBy(trx, props, member.id) : [];
-    await trx('members').where({ id: props.id }).delete();
+    await deleteMember(trx, props.id);
     return {
       action: 'member.removed',
       details: { email: member.email, role: member.role, ...(props.revokeKeys ? { keys_revoked: keys.length } : {}) },
@@ -252,23 +205,5 @@ async function revokeKeysMintedBy(trx: Knex.Transaction, props: MemberChange, me
 /** The member an unused, unexpired invitation token names (with its account), or undefined. */
 export async function findInvitation(db: Queryable, token: string, now: Date) {
   if (token.length > 100) return undefined;
-  return db('member_invitations as i')
-    .join('members as m', 'm.id', 'i.member_id')
-    .where('i.token_hash', sha256Hex(token))
-    .whereNull('i.used_at')
-    .where('i.expires_at', '>', now)
-    .first('i.token_hash', 'm.id', 'm.account_id', 'm.email', 'm.role', 'm.status');
-}
-
-/** The names of the accounts whose unused, unexpired invitations wait for `email`. */
-export async function pendingInvitations(db: Queryable, email: string, now: Date): Promise<string[]> {
-  return db('members as m')
-    .join('member_invitations as i', 'i.member_id', 'm.id')
-    .join('accounts as a', 'a.id', 'm.account_id')
-    .where({ 'm.email': normaliseEmail(email), 'm.status': 'invited' })
-    .whereNull('i.used_at')
-    .where('i.expires_at', '>', now)
-    .distinct('a.name')
-    .orderBy('a.name')
-    .pluck('a.name');
+  return findInvitationByHash(db, sha256Hex(token), now);
 }

@@ -18,6 +18,7 @@ import {
   takePurgeTallies,
   tombstoneSubmissions,
   type PurgeForm,
+  startPurgeTransaction,
 } from '../repositories/purge.repository';
 
 type Deps = Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'>;
@@ -87,10 +88,7 @@ export async function purgeBatch(
   }
   try {
     return await db.transaction(async (trx) => {
-      await trx.raw(`SET LOCAL lock_timeout = '5s'`);
-      // Not waiting for the WAL flush keeps the purge's commits from queueing before ingest's: a commit lost in a
-      // crash leaves rows whose files are gone, which the next run selects again, as after any crash mid-batch.
-      await trx.raw(`SET LOCAL synchronous_commit = off`);
+      await startPurgeTransaction(trx);
       const removed =
         mode === 'delete'
           ? await deleteSubmissionsOfForm(trx, formId, ids)

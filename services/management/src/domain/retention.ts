@@ -1,4 +1,5 @@
 import { startPeriodic, type Db, type Logger, type Worker } from '@intake/shared';
+import { deleteSweepBatch, sweepVictims } from '../repositories/retention.repository';
 
 /** How long bookkeeping rows are kept once they can no longer matter. */
 export const RETENTION = {
@@ -10,20 +11,6 @@ export const RETENTION = {
  * Deletes expired idempotency keys and old processed-event marks, in batches (the outbox relay deletes what it
  * publishes). Returns rows deleted.
  */
-/**
- * One batch of what the sweep deletes from each table (each found through an index on its age: migration 023 for
- * processed_events), so a sweep reads what it deletes, not the table.
- */
-export const sweepVictims = {
-  idempotencyKeys: (db: Db, now: Date, batch: number) =>
-    db('idempotency_keys').where('expires_at', '<=', now).select(db.raw('ctid')).limit(batch),
-  processedEvents: (db: Db, now: Date, batch: number) =>
-    db('processed_events')
-      .where('processed_at', '<', new Date(now.getTime() - RETENTION.processedEventsMs))
-      .select(db.raw('ctid'))
-      .limit(batch),
-};
-
 export async function sweepRetention(props: {
   db: Db;
   now: Date;
@@ -34,16 +21,15 @@ export async function sweepRetention(props: {
   const sweep = async (table: string, victims: () => ReturnType<Db>): Promise<number> => {
     let total = 0;
     for (;;) {
-      const deleted = await db(table)
-        .whereIn(db.raw('ctid') as unknown as string, victims())
-        .delete();
+      const deleted = await deleteSweepBatch(db, table, victims());
       total += deleted;
       if (deleted < batch) return total;
     }
   };
+  const before = new Date(now.getTime() - RETENTION.processedEventsMs);
   return {
-    idempotencyKeys: await sweep('idempotency_keys', () => sweepVictims.idempotencyKeys(db, now, batch)),
-    processedEvents: await sweep('processed_events', () => sweepVictims.processedEvents(db, now, batch)),
+    idempotencyKeys: await sweep('idempotency_keys', () => sweepVictims.idempotencyKeys(db, { now, batch })),
+    processedEvents: await sweep('processed_events', () => sweepVictims.processedEvents(db, { before, batch })),
   };
 }
 

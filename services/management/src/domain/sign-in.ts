@@ -1,5 +1,6 @@
 import {
   clientKey,
+  normaliseEmail,
   openSession,
   problem,
   recordMemberAudit,
@@ -9,7 +10,9 @@ import {
   type Queryable,
   type SessionInfo,
 } from '@intake/shared';
-import { normaliseEmail } from './members';
+import { markSignedIn } from '../repositories/member.repository';
+import { activeMemberships, findUserByEmail, type UserRow } from '../repositories/person.repository';
+import { addSignInFailures, recentSignInFailures } from '../repositories/sign-in.repository';
 import { verifyPassword } from './passwords';
 
 /**
@@ -44,14 +47,9 @@ function subjects(email: string, client: Client) {
 /** 429 rate-limited with Retry-After when the e-mail, the client, or the pair has used up its failures. */
 export async function checkSignInLimits(db: Queryable, email: string, client: Client, now: Date): Promise<void> {
   for (const { subject, limit, windowMs } of subjects(email, client)) {
-    const rows: { at: Date }[] = await db('sign_in_failures')
-      .where('subject', subject)
-      .where('at', '>', new Date(now.getTime() - windowMs))
-      .orderBy('at', 'desc')
-      .limit(limit)
-      .select('at');
-    if (rows.length < limit) continue;
-    const oldest = (rows[rows.length - 1] as { at: Date }).at;
+    const failures = await recentSignInFailures(db, { subject, since: new Date(now.getTime() - windowMs), limit });
+    if (failures.length < limit) continue;
+    const oldest = failures[failures.length - 1] as Date;
     const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + windowMs - now.getTime()) / 1000));
     throw problem(
       'rate-limited',
@@ -63,35 +61,12 @@ export async function checkSignInLimits(db: Queryable, email: string, client: Cl
 }
 
 export async function recordSignInFailure(db: Queryable, email: string, client: Client, now: Date): Promise<void> {
-  await db('sign_in_failures').insert(subjects(email, client).map(({ subject }) => ({ subject, at: now })));
   // The table only needs the longest window: older rows go as new ones come.
-  await db('sign_in_failures')
-    .where('at', '<', new Date(now.getTime() - LONGEST_WINDOW_MS))
-    .delete();
-}
-
-export interface UserRow {
-  id: string;
-  email: string;
-  name: string | null;
-  password_hash: string | null;
-  totp_secret: string | null;
-  totp_enabled_at: Date | null;
-  recovery_codes: string[];
-  totp_last_step?: string | number | null;
-}
-
-export function findUserByEmail(db: Queryable, email: string): Promise<UserRow | undefined> {
-  return db('users').where('email', normaliseEmail(email)).first();
-}
-
-/** The person's active memberships, the one signed in to most recently first. */
-export function activeMemberships(db: Queryable, userId: string) {
-  return db('members as m')
-    .join('accounts as a', 'a.id', 'm.account_id')
-    .where({ 'm.user_id': userId, 'm.status': 'active' })
-    .orderByRaw('m.last_sign_in_at DESC NULLS LAST, m.created_at')
-    .select('m.id', 'm.account_id', 'm.role', 'm.email', 'a.name as account_name', 'a.require_two_factor');
+  await addSignInFailures(db, {
+    subjects: subjects(email, client).map((s) => s.subject),
+    at: now,
+    forgetBefore: new Date(now.getTime() - LONGEST_WINDOW_MS),
+  });
 }
 
 const wrong = () => problem('unauthorized', 'The e-mail or password is wrong');
@@ -196,21 +171,12 @@ export async function openMemberSession(
   return openSession(db, self, how.now, sessionClient(how.client));
 }
 
-/** Whether the person behind the member has an authenticator (then every password sign-in of theirs asked for it). */
-export async function hasSecondFactor(db: Queryable, memberId: string): Promise<boolean> {
-  const row = await db('members as m')
-    .join('users as u', 'u.id', 'm.user_id')
-    .where('m.id', memberId)
-    .first('u.totp_enabled_at');
-  return Boolean(row?.totp_enabled_at);
-}
-
 /** Records a completed sign-in: the member's last sign-in time and `session.signed_in`. */
 async function signedIn(
   db: Queryable,
   member: SignedInMember,
   { client, now, method, details }: SignIn,
 ): Promise<void> {
-  await db('members').where('id', member.id).update({ last_sign_in_at: now });
+  await markSignedIn(db, member.id, now);
   await recordMemberAudit(db, member, { action: 'session.signed_in', details: { method, ...details }, ...client }, now);
 }

@@ -1,21 +1,4 @@
-import { announceFormChange, type Platform, type Queryable } from '@intake/shared';
-
-/**
- * Records the owner's verdict on a submission as a training example of the account's spam
- * classifier ("spam" or "not spam", the latest mark wins), with a copy of its fields as marked (json, in
- * their posted order); the example goes with its submission. Inside the caller's transaction.
- */
-export async function recordSpamMark(
-  trx: Queryable,
-  props: { accountId: string; id: string; spam: boolean },
-): Promise<void> {
-  await trx.raw(
-    `INSERT INTO spam_examples (submission_id, account_id, is_spam, payload, marked_at)
-     SELECT id, account_id, ?, payload, now() FROM submissions WHERE account_id = ? AND id = ?
-     ON CONFLICT (submission_id) DO UPDATE SET is_spam = excluded.is_spam, marked_at = excluded.marked_at`,
-    [props.spam, props.accountId, props.id],
-  );
-}
+import { announceFormChange, type Platform } from '@intake/shared';
 
 /** After the commit: every ingest process drops the account's model, and the next post trains it with the new mark. */
 export function announceSpamMark(

@@ -1,7 +1,18 @@
-import { newId, recordMemberAudit, type Config, type Db, type Queryable, type SessionInfo } from '@intake/shared';
+import {
+  newId,
+  recordMemberAudit,
+  type Config,
+  type Db,
+  type Queryable,
+  type Role,
+  type SessionInfo,
+} from '@intake/shared';
 import { joinMember } from './credentials';
-import { findInvitation, pendingInvitations } from './members';
-import { activeMemberships, findUserByEmail, openMemberSession, type Client } from './sign-in';
+import { findInvitation } from './members';
+import { insertMember, pendingInvitations } from '../repositories/member.repository';
+import { openMemberSession, type Client } from './sign-in';
+import { activeMemberships, findUserByEmail, insertUser } from '../repositories/person.repository';
+import { findAccountSettings } from '../repositories/account.repository';
 
 /** A sign-in refused: said on a readable page, with no session. `detail` is text, never markup. */
 export class SsoRefusal extends Error {
@@ -91,24 +102,16 @@ export async function signInIdentity(people: People, identity: Identity): Promis
 
 async function autoJoin(people: People, identity: Identity, accountId: string, role: string): Promise<SignedInBySso> {
   const { now, db } = people;
-  if (!(await db('accounts').where('id', accountId).first('id')))
+  if (!(await findAccountSettings(db, accountId)))
     throw new SsoRefusal(503, 'Single sign-on is misconfigured', 'OIDC_AUTO_JOIN_ACCOUNT names no account here.');
   return db.transaction(async (trx) => {
     const userId = newId('user', now.getTime());
-    const users = await trx('users')
-      .insert({ id: userId, email: identity.email, name: identity.name, created_at: now })
-      .onConflict('email')
-      .ignore()
-      .returning('id');
     // Someone else created the person at the same moment: they are not new, so no auto-join.
-    if (users.length === 0) throw noMembership(identity.email);
+    if (!(await insertUser(trx, { id: userId, email: identity.email, name: identity.name, created_at: now })))
+      throw noMembership(identity.email);
     const member = { id: newId('member', now.getTime()), account_id: accountId, email: identity.email };
-    const inserted = await trx('members')
-      .insert({ ...member, user_id: userId, role, status: 'active', created_at: now })
-      .onConflict(['account_id', 'email'])
-      .ignore()
-      .returning('id');
-    if (inserted.length === 0)
+    const joinedNow = { ...member, user_id: userId, role: role as Role, status: 'active' as const, created_at: now };
+    if (!(await insertMember(trx, joinedNow)))
       throw new SsoRefusal(
         403,
         'You are invited',

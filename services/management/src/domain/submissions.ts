@@ -23,7 +23,8 @@ import {
 } from '../repositories/submission.repository';
 import { findForm } from '../repositories/form.repository';
 import { getForm, removeBlobs } from './forms';
-import { announceSpamMark, recordSpamMark } from './spam-marks';
+import { announceSpamMark } from './spam-marks';
+import { recordSpamMark } from '../repositories/spam.repository';
 import { decodeCursor as decodeAt, encodeCursor as encodeAt } from './cursor';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;

@@ -3,7 +3,17 @@ import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import { problem, recordMemberAudit, sha256Hex, toTimestamp, type Platform, type Queryable } from '@intake/shared';
 import { verifyPassword } from './passwords';
-import { activeMemberships, auditFailure, checkSignInLimits, recordSignInFailure, type Client } from './sign-in';
+import { auditFailure, checkSignInLimits, recordSignInFailure, type Client } from './sign-in';
+import { findAccountSettings } from '../repositories/account.repository';
+import {
+  activeMemberships,
+  findPerson,
+  findPersonOfMember,
+  spendRecoveryCodeHash,
+  spendTotpStep,
+  updateSecondFactor,
+  type PersonRow,
+} from '../repositories/person.repository';
 
 /**
  * TOTP (RFC 6238 defaults: SHA-1, 6 digits, 30-second steps, which every authenticator app reads) through otplib.
@@ -22,33 +32,10 @@ export interface Who {
   accountId: string;
 }
 
-interface PersonRow {
-  user_id: string;
-  email: string;
-  password_hash: string | null;
-  totp_secret: string | null;
-  totp_enabled_at: Date | null;
-  totp_last_step: string | null;
-  recovery_codes: string[];
-}
-
-const PERSON_COLUMNS = [
-  'u.id as user_id',
-  'u.email',
-  'u.password_hash',
-  'u.totp_secret',
-  'u.totp_enabled_at',
-  'u.totp_last_step',
-  'u.recovery_codes',
-];
-
 async function personOf(db: Queryable, memberId: string): Promise<PersonRow> {
-  const row = await db('members as m')
-    .join('users as u', 'u.id', 'm.user_id')
-    .where('m.id', memberId)
-    .first(PERSON_COLUMNS);
-  if (!row) throw problem('unauthorized', 'The console session has expired or was ended; sign in again');
-  return row as PersonRow;
+  const person = await findPersonOfMember(db, memberId);
+  if (!person) throw problem('unauthorized', 'The console session has expired or was ended; sign in again');
+  return person;
 }
 
 /** Spaces and dashes are how people copy codes; neither is part of one. */
@@ -81,30 +68,20 @@ async function spendTotp(platform: PlatformLike, person: PersonRow, code: string
   }).catch(() => ({ valid: false as const }));
   if (!result.valid || !('timeStep' in result)) return false;
   const step = result.timeStep;
-  const spent = await platform
-    .db('users')
-    .where('id', person.user_id)
-    .where((q) => q.whereNull('totp_last_step').orWhere('totp_last_step', '<', step))
-    .update({ totp_last_step: step });
-  return spent === 1;
+  return spendTotpStep(platform.db, person.user_id, step);
 }
 
 /** Spends a recovery code: removed from the stored hashes in one statement, so it works once. */
 async function spendRecoveryCode(db: Queryable, person: PersonRow, code: string): Promise<boolean> {
   const hash = sha256Hex(normalise(code));
   if (!person.recovery_codes.includes(hash)) return false;
-  const spent = await db('users')
-    .where('id', person.user_id)
-    // not a payload: recovery_codes is a list of sha256 hashes
-    .whereRaw('recovery_codes @> ?::jsonb', [JSON.stringify([hash])])
-    .update({ recovery_codes: db.raw('recovery_codes - ?::text', [hash]) });
-  return spent === 1;
+  return spendRecoveryCodeHash(db, person.user_id, hash);
 }
 
 /** The person's second factor as the console shows it, and whether this account requires one. */
 export async function twoFactorStatus(db: Queryable, who: Who) {
   const person = await personOf(db, who.memberId);
-  const account = await db('accounts').where('id', who.accountId).first('require_two_factor');
+  const account = await findAccountSettings(db, who.accountId);
   return {
     enabled: person.totp_enabled_at !== null,
     enabled_at: person.totp_enabled_at ? toTimestamp(person.totp_enabled_at) : null,
@@ -122,10 +99,10 @@ export async function startEnrolment(platform: PlatformLike, who: Who) {
   if (person.totp_enabled_at)
     throw problem('conflict', 'Two-factor is already on: turn it off first to enrol another authenticator');
   const secret = generateSecret();
-  await platform
-    .db('users')
-    .where('id', person.user_id)
-    .update({ totp_secret: platform.secrets.seal(secret), totp_last_step: null });
+  await updateSecondFactor(platform.db, person.user_id, {
+    totp_secret: platform.secrets.seal(secret),
+    totp_last_step: null,
+  });
   const uri = generateURI({ issuer: ISSUER, label: person.email, secret });
   const svg = await QRCode.toString(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
   return {
@@ -175,11 +152,11 @@ export async function confirmEnrolment(platform: PlatformLike, who: Who, code: s
       errors: [{ field: 'body/code', message: 'is not the current code of the authenticator' }],
     });
   const codes = newRecoveryCodes();
-  await platform
-    .db('users')
-    .where('id', person.user_id)
-    .update({ totp_enabled_at: now, recovery_codes: JSON.stringify(codes.map((c) => sha256Hex(normalise(c)))) });
-  await auditEach(platform.db, person.user_id, 'enabled', client, now);
+  await platform.db.transaction(async (trx) => {
+    const hashes = codes.map((c) => sha256Hex(normalise(c)));
+    await updateSecondFactor(trx, person.user_id, { totp_enabled_at: now, recovery_codes: hashes });
+    await auditEach(trx, person.user_id, 'enabled', client, now);
+  });
   return codes;
 }
 
@@ -220,11 +197,11 @@ export async function disableTwoFactor(
   if (requiring.length > 0)
     throw problem('conflict', `${requiring.map((m) => m.account_name).join(', ')} requires two-factor sign-in`);
   await proveIdentity(platform, person, proof, client, now);
-  await platform
-    .db('users')
-    .where('id', person.user_id)
-    .update({ totp_secret: null, totp_enabled_at: null, totp_last_step: null, recovery_codes: JSON.stringify([]) });
-  await auditEach(platform.db, person.user_id, 'disabled', client, now);
+  await platform.db.transaction(async (trx) => {
+    const off = { totp_secret: null, totp_enabled_at: null, totp_last_step: null, recovery_codes: [] };
+    await updateSecondFactor(trx, person.user_id, off);
+    await auditEach(trx, person.user_id, 'disabled', client, now);
+  });
 }
 
 /** Ten new recovery codes, proven (see proveIdentity): the old ones stop working. Answered this once. */
@@ -239,11 +216,10 @@ export async function renewRecoveryCodes(
   if (!person.totp_enabled_at) throw problem('conflict', 'Two-factor is not on');
   await proveIdentity(platform, person, proof, client, now);
   const codes = newRecoveryCodes();
-  await platform
-    .db('users')
-    .where('id', person.user_id)
-    .update({ recovery_codes: JSON.stringify(codes.map((c) => sha256Hex(normalise(c)))) });
-  await auditEach(platform.db, person.user_id, 'recovery_codes_renewed', client, now);
+  await platform.db.transaction(async (trx) => {
+    await updateSecondFactor(trx, person.user_id, { recovery_codes: codes.map((c) => sha256Hex(normalise(c))) });
+    await auditEach(trx, person.user_id, 'recovery_codes_renewed', client, now);
+  });
   return codes;
 }
 
@@ -274,8 +250,8 @@ export async function checkSecondFactor(
  * that is not a console session's second step (accepting an invitation); the caller counts a wrong one.
  */
 export async function spendSecondFactor(platform: PlatformLike, userId: string, code: string): Promise<boolean> {
-  const person = (await platform.db('users as u').where('u.id', userId).first(PERSON_COLUMNS)) as PersonRow;
-  if (!person.totp_enabled_at) return false;
+  const person = await findPerson(platform.db, userId);
+  if (!person?.totp_enabled_at) return false;
   return (
     (await spendTotp(platform, person, code, platform.clock.now())) ||
     (await spendRecoveryCode(platform.db, person, code))

@@ -51,3 +51,16 @@ export async function findAccountSummary(db: Queryable, accountId: string): Prom
     db.raw(`${ACCOUNT_QUOTA_SQL} as quota`),
   );
 }
+
+/** The account's name and whether it requires two-factor of its members, or undefined when there is no such account. */
+export async function findAccountSettings(
+  db: Queryable,
+  accountId: string,
+): Promise<{ id: string; name: string; require_two_factor: boolean } | undefined> {
+  const row = await db('accounts').where('id', accountId).first('id', 'name', 'require_two_factor');
+  return row ? { id: row.id, name: row.name, require_two_factor: row.require_two_factor === true } : undefined;
+}
+
+export async function updateRequireTwoFactor(db: Queryable, accountId: string, required: boolean): Promise<void> {
+  await db('accounts').where('id', accountId).update({ require_two_factor: required });
+}

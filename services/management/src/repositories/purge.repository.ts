@@ -78,6 +78,16 @@ async function lockSubmissions(db: Queryable, formId: string, ids: string[]): Pr
  * recipients' mailboxes), their idempotency keys, file rows and spam-filter examples. Quota and usage figures stay.
  * Deliveries are found through the form's webhooks (their unique index), not by a scan of every delivery.
  */
+/**
+ * A purge batch's transaction waits at most 5 s for a lock, and commits without waiting for the WAL flush, which keeps
+ * the purge's commits from queueing before ingest's: a commit lost in a crash leaves rows whose files are gone, which
+ * the next run selects again, as after any crash mid-batch.
+ */
+export async function startPurgeTransaction(trx: Knex.Transaction): Promise<void> {
+  await trx.raw(`SET LOCAL lock_timeout = '5s'`);
+  await trx.raw(`SET LOCAL synchronous_commit = off`);
+}
+
 export async function deleteSubmissionsOfForm(db: Queryable, formId: string, ids: string[]): Promise<number> {
   if (ids.length === 0) return 0;
   await lockSubmissions(db, formId, ids);

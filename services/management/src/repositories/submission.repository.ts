@@ -230,6 +230,10 @@ export async function findSubmission(
   return query.first(COLUMNS);
 }
 
+export async function submissionExists(db: Queryable, accountId: string, id: string): Promise<boolean> {
+  return Boolean(await db('submissions').where({ account_id: accountId, id }).first('id'));
+}
+
 export async function findSubmissionFiles(db: Queryable, accountId: string, submissionId: string): Promise<FileRow[]> {
   return db('submission_files').where({ account_id: accountId, submission_id: submissionId }).orderBy('id');
 }

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { auditContext, problem, recordAudit, route, type Platform, type Queryable } from '@intake/shared';
-import { hasSecondFactor } from '../domain/sign-in';
+import { findAccountSettings, updateRequireTwoFactor } from '../repositories/account.repository';
+import { memberHasSecondFactor } from '../repositories/person.repository';
 
 const TAGS = ['Account'];
 
@@ -12,10 +13,8 @@ const AccountSchema = Type.Object({
   }),
 });
 
-const presentAccount = async (db: Queryable, accountId: string) => {
-  const row = await db('accounts').where('id', accountId).first('id', 'name', 'require_two_factor');
-  return { id: row.id as string, name: row.name as string, require_two_factor: row.require_two_factor === true };
-};
+/** The principal's account (which exists while its key or session does). */
+const presentAccount = async (db: Queryable, accountId: string) => (await findAccountSettings(db, accountId))!;
 
 /** `GET /v1/account`. */
 export const getAccountRoute = route({
@@ -49,18 +48,20 @@ export const updateAccountRoute = route({
   problems: ['conflict'],
   async handler(ctx, { body, principal }, platform: Platform) {
     const { db } = platform;
-    if (body.require_two_factor && !(await hasSecondFactor(db, principal.memberId ?? '')))
+    if (body.require_two_factor && !(await memberHasSecondFactor(db, principal.memberId ?? '')))
       throw problem('conflict', 'Turn on two-factor for yourself first, then require it for everyone');
-    const before = await presentAccount(db, principal.accountId);
-    await db('accounts').where('id', principal.accountId).update({ require_two_factor: body.require_two_factor });
-    if (before.require_two_factor !== body.require_two_factor)
-      await recordAudit(db, {
-        ...auditContext(ctx, principal),
-        action: 'account.two_factor_required',
-        target: { type: 'account', id: principal.accountId },
-        details: { require_two_factor: body.require_two_factor },
-      });
-    ctx.body = await presentAccount(db, principal.accountId);
+    ctx.body = await db.transaction(async (trx) => {
+      const before = await presentAccount(trx, principal.accountId);
+      await updateRequireTwoFactor(trx, principal.accountId, body.require_two_factor);
+      if (before.require_two_factor !== body.require_two_factor)
+        await recordAudit(trx, {
+          ...auditContext(ctx, principal),
+          action: 'account.two_factor_required',
+          target: { type: 'account', id: principal.accountId },
+          details: { require_two_factor: body.require_two_factor },
+        });
+      return presentAccount(trx, principal.accountId);
+    });
   },
 });
 

@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
 import { isId, problem, routeGroup, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import { findAuditEntries, type AuditRow } from '../repositories/audit-log.repository';
 import { Page, Timestamp } from './schemas';
 
 const Entry = Type.Object(
@@ -40,20 +41,6 @@ const Filters = {
 const FilterQuery = Type.Object(Filters);
 type FilterValues = Static<typeof FilterQuery>;
 
-interface AuditRow {
-  id: string;
-  at: Date;
-  actor_type: string;
-  actor_id: string | null;
-  actor_label: string | null;
-  action: string;
-  target_type: string | null;
-  target_id: string | null;
-  ip: string | null;
-  user_agent: string | null;
-  details: Record<string, unknown>;
-}
-
 function present(row: AuditRow) {
   return {
     id: row.id,
@@ -84,14 +71,15 @@ function page(
   limit: number,
   beforeId?: string,
 ): Promise<AuditRow[]> {
-  const q = db('audit_log').where('account_id', accountId);
-  if (f.action) q.where('action', f.action);
-  const actor = f.actor;
-  if (actor) q.where((w) => w.where('actor_id', actor).orWhereRaw('lower(actor_label) = ?', [actor.toLowerCase()]));
-  if (f.since) q.where('at', '>=', instant(f.since, 'since'));
-  if (f.until) q.where('at', '<', instant(f.until, 'until'));
-  if (beforeId) q.where('id', '<', beforeId);
-  return q.orderBy('id', 'desc').limit(limit).select('*');
+  return findAuditEntries(db, {
+    accountId,
+    action: f.action,
+    actor: f.actor,
+    since: f.since ? instant(f.since, 'since') : undefined,
+    until: f.until ? instant(f.until, 'until') : undefined,
+    beforeId,
+    limit,
+  });
 }
 
 const decodeCursor = (cursor: string) => {

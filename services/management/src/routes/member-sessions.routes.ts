@@ -10,7 +10,9 @@ import {
   type Platform,
   type Principal,
 } from '@intake/shared';
-import { activeMemberships, hasSecondFactor, openMemberSession } from '../domain/sign-in';
+import { openMemberSession } from '../domain/sign-in';
+import { endMemberSession, findMemberById, listMemberSessions } from '../repositories/member.repository';
+import { activeMemberships, memberHasSecondFactor } from '../repositories/person.repository';
 import { setSessionCookie, TAGS } from './sessions.routes';
 import { List, NullableTimestamp, Timestamp } from './schemas';
 
@@ -30,8 +32,8 @@ function memberOf(principal: Principal): string {
 
 /** The user behind a member (every session and membership of that person). */
 async function userOf(platform: Platform, memberId: string): Promise<string> {
-  const row = await platform.db('members').where('id', memberId).first('user_id');
-  return row.user_id as string;
+  const member = await findMemberById(platform.db, memberId);
+  return member?.user_id as string;
 }
 
 /** `GET /v1/sessions`: the signed-in person's console sessions in this account. */
@@ -58,11 +60,7 @@ export const listMySessionsRoute = memberSessionRoute({
   problems: ['not-found'],
   async handler(ctx, { principal }, platform: Platform) {
     const memberId = memberOf(principal);
-    const rows = await platform
-      .db('console_sessions')
-      .where({ member_id: memberId, two_factor_pending: false })
-      .orderBy('created_at', 'desc')
-      .select('token_hash', 'created_at', 'last_seen_at', 'ip', 'user_agent');
+    const rows = await listMemberSessions(platform.db, memberId);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = {
       data: rows.map((r) => ({
@@ -90,16 +88,14 @@ export const endMySessionRoute = memberSessionRoute({
   problems: ['not-found'],
   async handler(ctx, { params, principal }, platform: Platform) {
     const memberId = memberOf(principal);
-    const ended = await platform
-      .db('console_sessions')
-      .where('member_id', memberId)
-      .whereRaw('left(token_hash, ?) = ?', [SESSION_ID_CHARS, params.id])
-      .delete();
-    if (ended === 0) throw problem('not-found', 'No such session of yours');
-    await recordAudit(platform.db, {
-      ...auditContext(ctx, principal),
-      action: 'session.ended',
-      target: { type: 'session', id: params.id },
+    await platform.db.transaction(async (trx) => {
+      if (!(await endMemberSession(trx, { memberId, id: params.id, chars: SESSION_ID_CHARS })))
+        throw problem('not-found', 'No such session of yours');
+      await recordAudit(trx, {
+        ...auditContext(ctx, principal),
+        action: 'session.ended',
+        target: { type: 'session', id: params.id },
+      });
     });
   },
 });
@@ -152,7 +148,7 @@ export const switchAccountRoute = memberSessionRoute({
     if (target.require_two_factor && !proven)
       throw problem(
         'conflict',
-        (await hasSecondFactor(platform.db, principal.memberId as string))
+        (await memberHasSecondFactor(platform.db, principal.memberId as string))
           ? `${target.account_name} requires two-factor sign-in: sign out and sign in there with your authentication code`
           : `${target.account_name} requires two-factor sign-in: set up an authenticator on the Security page first`,
       );

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
-import { changeMemberRole, inviteMember, listMembers, removeMember, type MemberRow } from '../domain/members';
+import { changeMemberRole, inviteMember, removeMember } from '../domain/members';
+import { listMembers, type MemberRow } from '../repositories/member.repository';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
 
 const RoleSchema = Type.Union(

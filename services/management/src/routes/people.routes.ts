@@ -8,7 +8,8 @@ import {
   requestPasswordReset,
   resetPassword,
 } from '../domain/credentials';
-import { hasSecondFactor, signInWithPassword } from '../domain/sign-in';
+import { signInWithPassword } from '../domain/sign-in';
+import { memberHasSecondFactor } from '../repositories/person.repository';
 import { ssoConfigured } from '../domain/sso';
 import { presentOpenedSession, SessionOpened, setSessionCookie, TAGS } from './sessions.routes';
 
@@ -93,7 +94,7 @@ export const passwordSignInRoute = signInRoute({
     ctx.status = 202;
     ctx.body = {
       two_factor_required: true,
-      enrolment_required: !(await hasSecondFactor(platform.db, signed.memberId)),
+      enrolment_required: !(await memberHasSecondFactor(platform.db, signed.memberId)),
       csrf_token: signed.session.csrfToken,
     };
   },

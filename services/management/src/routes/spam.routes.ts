@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { route, type Platform, type Queryable } from '@intake/shared';
+import { countShadowCaught, countSpamExamples } from '../repositories/spam.repository';
 
 /** As ingest's classifier (services/ingest/src/judge/spam-classifier.ts): examples of each kind before its verdict counts. */
 const MIN_EXAMPLES = 10;
@@ -26,34 +27,10 @@ const SpamModel = Type.Object(
   { additionalProperties: false },
 );
 
-/**
- * This month's posts that got in (received) although the rules or the classifier found a reason (the honeypot, the bot
- * challenge and the owner's mark are not theirs): what turning the filter on would have kept out.
- */
-const SHADOW_CAUGHT = `
-  SELECT count(*)::int AS n FROM submissions s JOIN forms f ON f.id = s.form_id
-  WHERE s.account_id = ? AND f.spam_filter = 'shadow' AND s.status = 'received' AND s.received_at >= ?
-    AND EXISTS (
-      SELECT 1 FROM json_array_elements_text(s.spam_reasons) r(reason)
-      WHERE CASE
-        WHEN r.reason ~ '^classifier:[0-9]+(\\.[0-9]+){0,1}$' THEN split_part(r.reason, ':', 2)::real >= ?
-        WHEN r.reason LIKE 'classifier:%' THEN false
-        ELSE split_part(r.reason, ':', 1) NOT IN ('honeypot', 'challenge-unavailable', 'marked-by-owner')
-      END)`;
-
 /** How the account's classifier stands, and what shadow mode would have caught since `monthStart`. */
 async function spamModelOf(db: Queryable, accountId: string, monthStart: Date) {
-  const { rows } = await db.raw<{ rows: { spam: number; ham: number; honeypot: number }[] }>(
-    `SELECT (SELECT count(*) FROM spam_examples WHERE account_id = ? AND is_spam)::int AS spam,
-            (SELECT count(*) FROM spam_examples WHERE account_id = ? AND NOT is_spam)::int AS ham,
-            (SELECT count(*) FROM (SELECT 1 FROM submissions s
-               WHERE s.account_id = ? AND s.spam_reason = 'honeypot'
-                 AND NOT EXISTS (SELECT 1 FROM spam_examples e WHERE e.submission_id = s.id)
-               LIMIT ?) h)::int AS honeypot`,
-    [accountId, accountId, accountId, CAPS.honeypotCatches],
-  );
-  const shadow = await db.raw<{ rows: { n: number }[] }>(SHADOW_CAUGHT, [accountId, monthStart, SPAM_THRESHOLD]);
-  const row = rows[0] ?? { spam: 0, ham: 0, honeypot: 0 };
+  const row = await countSpamExamples(db, accountId, { honeypotCap: CAPS.honeypotCatches });
+  const shadowCaught = await countShadowCaught(db, { accountId, since: monthStart, threshold: SPAM_THRESHOLD });
   const spam = Math.min(row.spam, CAPS.marksPerKind);
   const ham = Math.min(row.ham, CAPS.marksPerKind);
   return {
@@ -64,7 +41,7 @@ async function spamModelOf(db: Queryable, accountId: string, monthStart: Date) {
     learning: spam + row.honeypot < MIN_EXAMPLES || ham < MIN_EXAMPLES,
     threshold: SPAM_THRESHOLD,
     month: monthStart.toISOString().slice(0, 7),
-    shadow_caught: shadow.rows[0]?.n ?? 0,
+    shadow_caught: shadowCaught,
   };
 }
 

@@ -21,7 +21,9 @@ import {
   twoFactorStatus,
   type Who,
 } from '../domain/two-factor';
-import { hasSecondFactor, openMemberSession } from '../domain/sign-in';
+import { openMemberSession } from '../domain/sign-in';
+import { findMemberById } from '../repositories/member.repository';
+import { memberHasSecondFactor } from '../repositories/person.repository';
 import { presentOpenedSession, SessionSchema, setSessionCookie, TAGS } from './sessions.routes';
 import { NullableTimestamp } from './schemas';
 
@@ -47,7 +49,7 @@ async function memberSession(ctx: Context, platform: Platform, allow: { pending:
   if (!principal.memberId) throw problem('not-found', 'This session was opened with a key; keys have no second factor');
   const who: Who = { memberId: principal.memberId, accountId: principal.accountId };
   if (principal.twoFactorPending && !allow.pending) {
-    const enrolling = allow.enrolling && !(await hasSecondFactor(platform.db, who.memberId));
+    const enrolling = allow.enrolling && !(await memberHasSecondFactor(platform.db, who.memberId));
     if (!enrolling) throw problem('unauthorized', 'Enter the code of your authenticator first');
   }
   return { principal, who };
@@ -58,7 +60,8 @@ async function completeSession(ctx: Context, platform: Platform, tokenHash: stri
   const now = platform.clock.now();
   const client = clientOf(ctx);
   await endSession(platform.db, tokenHash);
-  const member = await platform.db('members').where('id', who.memberId).first('id', 'account_id', 'email');
+  const member = await findMemberById(platform.db, who.memberId);
+  if (!member) throw problem('unauthorized', 'The console session has expired or was ended; sign in again');
   const opened = await openMemberSession(platform.db, member, {
     client,
     now,

@@ -1,0 +1,64 @@
+import type { Queryable } from '@intake/shared';
+
+/**
+ * This month's posts that got in (received) although the rules or the classifier found a reason (the honeypot, the bot
+ * challenge and the owner's mark are not theirs): what turning the filter on would have kept out.
+ */
+const SHADOW_CAUGHT = `
+  SELECT count(*)::int AS n FROM submissions s JOIN forms f ON f.id = s.form_id
+  WHERE s.account_id = ? AND f.spam_filter = 'shadow' AND s.status = 'received' AND s.received_at >= ?
+    AND EXISTS (
+      SELECT 1 FROM json_array_elements_text(s.spam_reasons) r(reason)
+      WHERE CASE
+        WHEN r.reason ~ '^classifier:[0-9]+(\\.[0-9]+){0,1}$' THEN split_part(r.reason, ':', 2)::real >= ?
+        WHEN r.reason LIKE 'classifier:%' THEN false
+        ELSE split_part(r.reason, ':', 1) NOT IN ('honeypot', 'challenge-unavailable', 'marked-by-owner')
+      END)`;
+
+/** The account's marks of each kind, and its honeypot catches not marked (up to `honeypotCap`). */
+export async function countSpamExamples(
+  db: Queryable,
+  accountId: string,
+  props: { honeypotCap: number },
+): Promise<{ spam: number; ham: number; honeypot: number }> {
+  const { rows } = await db.raw<{ rows: { spam: number; ham: number; honeypot: number }[] }>(
+    `SELECT (SELECT count(*) FROM spam_examples WHERE account_id = ? AND is_spam)::int AS spam,
+            (SELECT count(*) FROM spam_examples WHERE account_id = ? AND NOT is_spam)::int AS ham,
+            (SELECT count(*) FROM (SELECT 1 FROM submissions s
+               WHERE s.account_id = ? AND s.spam_reason = 'honeypot'
+                 AND NOT EXISTS (SELECT 1 FROM spam_examples e WHERE e.submission_id = s.id)
+               LIMIT ?) h)::int AS honeypot`,
+    [accountId, accountId, accountId, props.honeypotCap],
+  );
+  return rows[0] ?? { spam: 0, ham: 0, honeypot: 0 };
+}
+
+/** SHADOW_CAUGHT's count for the account since `since`, the classifier counting from `threshold`. */
+export async function countShadowCaught(
+  db: Queryable,
+  props: { accountId: string; since: Date; threshold: number },
+): Promise<number> {
+  const shadow = await db.raw<{ rows: { n: number }[] }>(SHADOW_CAUGHT, [
+    props.accountId,
+    props.since,
+    props.threshold,
+  ]);
+  return shadow.rows[0]?.n ?? 0;
+}
+
+/**
+ * Records the owner's verdict on a submission as a training example of the account's spam
+ * classifier ("spam" or "not spam", the latest mark wins), with a copy of its fields as marked (json, in
+ * their posted order); the example goes with its submission. Inside the caller's transaction.
+ */
+export async function recordSpamMark(
+  trx: Queryable,
+  props: { accountId: string; id: string; spam: boolean },
+): Promise<void> {
+  await trx.raw(
+    `INSERT INTO spam_examples (submission_id, account_id, is_spam, payload, marked_at)
+     SELECT id, account_id, ?, payload, now() FROM submissions WHERE account_id = ? AND id = ?
+     ON CONFLICT (submission_id) DO UPDATE SET is_spam = excluded.is_spam, marked_at = excluded.marked_at`,
+    [props.spam, props.accountId, props.id],
+  );
+}
