@@ -20,6 +20,7 @@ async function busyAccount() {
   const hook = await call('POST', `/v1/forms/${form.body.id}/webhooks`, { url: 'http://127.0.0.1:9/hook' });
   await call('PATCH', `/v1/webhooks/${hook.body.id}`, { rotate_secret: true });
   await call('GET', `/v1/forms/${form.body.id}/export.ndjson?status=received`);
+  await call('GET', `/v1/forms/${form.body.id}/export.xlsx?tz=Europe/Paris`);
   const invited = await call('POST', '/v1/members', { email: 'audited@people.example', role: 'viewer' });
   await call('PATCH', `/v1/members/${invited.body.id}`, { role: 'editor' });
   await call('DELETE', `/v1/members/${invited.body.id}`);
@@ -47,6 +48,7 @@ describe('the audit log', () => {
       'webhook.created',
       'webhook.secret_rotated',
       'submissions.exported',
+      'submissions.exported',
       'member.invited',
       'member.role_changed',
       'member.removed',
@@ -66,6 +68,11 @@ describe('the audit log', () => {
     const text = JSON.stringify(log.body);
     for (const secret of ['turnstile-secret-value', 'private@people.example', a.hookSecret, a.managementKey])
       expect(text).not.toContain(secret);
+    const exports = log.body.data.filter((e: { action: string }) => e.action === 'submissions.exported');
+    expect(exports.map((e: { details: unknown }) => e.details)).toEqual([
+      { format: 'xlsx', filters: { tz: 'Europe/Paris' } },
+      { format: 'ndjson', filters: { status: 'received' } },
+    ]);
     expect(log.body.data.find((e: { action: string }) => e.action === 'member.role_changed').details).toEqual({
       from: 'viewer',
       to: 'editor',
@@ -86,14 +93,14 @@ describe('the audit log', () => {
     );
     expect(none.body).toEqual({ data: [], next_cursor: null });
     const byActor = await a.call('GET', `/v1/audit-log?actor=${forms.body.data[0].actor.id}`);
-    expect(byActor.body.data.length).toBe(11);
+    expect(byActor.body.data.length).toBe(12);
     const exported = await a.call('GET', '/v1/audit-log/export.ndjson');
     expect(exported.headers.get('content-type')).toMatch(/application\/x-ndjson/);
     const lines = exported.text
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l));
-    expect(lines.length).toBeGreaterThanOrEqual(11);
+    expect(lines.length).toBeGreaterThanOrEqual(12);
     expect(lines[lines.length - 1].action).toBe('form.created');
     expect((await a.call('GET', '/v1/audit-log?cursor=nonsense')).status).toBe(422);
     // Exporting the log is itself a sensitive read, and recorded.

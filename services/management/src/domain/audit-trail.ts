@@ -73,6 +73,7 @@ const RULES: Record<string, Rule> = {
     ),
   exportSubmissionsCsv: exported('csv'),
   exportSubmissionsNdjson: exported('ndjson'),
+  exportSubmissionsXlsx: exported('xlsx'),
   replayDelivery: ({ params }) =>
     one({
       action: 'deliveries.replayed',
@@ -101,7 +102,7 @@ const SELF_AUDITED = new Set([
   'eraseDataSubject',
 ]);
 
-function exported(format: 'csv' | 'ndjson'): Rule {
+function exported(format: 'csv' | 'ndjson' | 'xlsx'): Rule {
   return ({ params, query }) =>
     one({
       action: 'submissions.exported',
