@@ -147,3 +147,34 @@ describe('the audit log: who reads it, and what the database allows', () => {
     expect(await count()).toBe(0);
   });
 });
+
+describe('a change and its audit entry', () => {
+  it('commit together: when its entry cannot be written, the change is not made', async () => {
+    const a = await factories.account(ctx.platform.db);
+    const call = api(ctx.url, a.managementKey);
+    const form = await call('POST', '/v1/forms', { name: 'Kept as it was' });
+    const hook = await call('POST', `/v1/forms/${form.body.id}/webhooks`, { url: 'http://127.0.0.1:9/hook' });
+    const { db } = ctx.platform;
+    // This account's log refuses new entries (a full disk, a lost connection, as far as the change can tell).
+    await db.raw(`CREATE FUNCTION intake_test_refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN RAISE EXCEPTION 'the audit log refuses this entry'; END $$`);
+    await db.raw(`CREATE TRIGGER intake_test_refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW
+      WHEN (NEW.account_id = '${a.id}') EXECUTE FUNCTION intake_test_refuse_audit()`);
+    try {
+      const renamed = await call('PATCH', `/v1/forms/${form.body.id}`, { name: 'Changed without a record' });
+      const deleted = await call('DELETE', `/v1/webhooks/${hook.body.id}`);
+      const key = await call('POST', '/v1/api-keys', { type: 'submission', name: 'unrecorded' });
+      expect([renamed.status, deleted.status, key.status]).toEqual([500, 500, 500]);
+    } finally {
+      await db.raw('DROP TRIGGER intake_test_refuse_audit ON audit_log');
+      await db.raw('DROP FUNCTION intake_test_refuse_audit()');
+    }
+    expect((await call('GET', `/v1/forms/${form.body.id}`)).body.name).toBe('Kept as it was');
+    expect((await call('GET', `/v1/webhooks/${hook.body.id}`)).status).toBe(200);
+    expect(await db('api_keys').where({ account_id: a.id, name: 'unrecorded' })).toEqual([]);
+    // Written with the change, the entry is not written a second time after it.
+    await call('PATCH', `/v1/forms/${form.body.id}`, { name: 'Changed and recorded' });
+    const updates = await call('GET', '/v1/audit-log?action=form.updated');
+    expect(updates.body.data).toHaveLength(1);
+  });
+});

@@ -183,7 +183,7 @@ export async function markSecondFactor(db: Db, tokenHash: string): Promise<void>
   await db('console_sessions').where('token_hash', tokenHash).update({ second_factor: true });
 }
 
-export async function endSession(db: Db, tokenHash: string): Promise<void> {
+export async function endSession(db: Queryable, tokenHash: string): Promise<void> {
   await db('console_sessions').where('token_hash', tokenHash).delete();
 }
 

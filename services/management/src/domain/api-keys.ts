@@ -17,6 +17,7 @@ import {
   markApiKeyRevoked,
   type ApiKeyRow,
 } from '../repositories/api-key.repository';
+import { auditChange } from './audit-trail';
 
 export interface MintLimit {
   limit: number;
@@ -67,6 +68,8 @@ export async function mintApiKey(props: {
       created_by_id: props.by.id,
       created_by_label: props.by.label?.slice(0, 300) ?? null,
     });
+    const target = { type: 'api_key', id: row.id };
+    await auditChange(trx, [{ action: 'api_key.created', target, details: { type, role: row.role } }]);
     return { ...row, key };
   });
 }
@@ -81,8 +84,9 @@ export async function revokeApiKey(props: { db: Db; accountId: string; id: strin
     await lockAccount(trx, accountId);
     const key = await findApiKey(trx, accountId, id);
     if (!key) throw problem('not-found', `No API key ${id}`);
-    if (key.revoked_at) return;
+    if (key.revoked_at) return auditChange(trx, []); // revoked before: nothing changed, nothing to record
     await revokeKeys(trx, accountId, [key], now);
+    await auditChange(trx, [{ action: 'api_key.revoked', target: { type: 'api_key', id } }]);
   });
 }
 

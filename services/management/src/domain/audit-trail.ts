@@ -1,76 +1,54 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'koa';
 import {
   auditContext,
   recordAudit,
   type AuditEntry,
   type Platform,
+  type Queryable,
   type RouteInput,
   type RouteList,
 } from '@intake/shared';
 
 type Input = RouteInput<Record<string, string>, Record<string, unknown>, Record<string, unknown>>;
-type Entry = Pick<AuditEntry, 'action' | 'target' | 'details'>;
+/** What a change's audit entry says of it (who made it, and from where, the request knows). */
+export type Entry = Pick<AuditEntry, 'action' | 'target' | 'details'>;
+
+/** The request a change is made in: who, from where, and whether the change wrote its own entries. */
+interface AuditScope {
+  context: Pick<AuditEntry, 'accountId' | 'actor' | 'ip' | 'userAgent'>;
+  at: Date;
+  written: boolean;
+}
+const scope = new AsyncLocalStorage<AuditScope>();
+
+/**
+ * Writes a change's audit entries in the change's own transaction (`trx`), with who made it and from where as its
+ * request knows them: the change and its record commit together or not at all. Outside a management request (the
+ * operator CLI, the purge, a test calling the domain) it writes nothing; `withAuditTrail` then records nothing either.
+ */
+export async function auditChange(trx: Queryable, entries: Entry[]): Promise<void> {
+  const current = scope.getStore();
+  if (!current) return;
+  current.written = true;
+  for (const entry of entries) await recordAudit(trx, { ...current.context, ...entry }, current.at);
+}
+
+/** The names of what a change touched, never its values (a URL, a secret, an e-mail list stay out of the log). */
+export const changedFields = (body: object) => ({ changed: Object.keys(body ?? {}).sort() });
 /** What one successful request records: zero or more entries, read from its input and its answer. */
 type Rule = (input: Input, answer: Record<string, unknown>) => Entry[];
 
 const one = (entry: Entry): Entry[] => [entry];
-const str = (value: unknown) => (typeof value === 'string' ? value : null);
-/** The names of what a change touched, never its values (a URL, a secret, an e-mail list stay out of the log). */
-const changed = (body: Record<string, unknown>) => ({ changed: Object.keys(body ?? {}).sort() });
 
 /**
- * The audit entries of the management routes that do not record their own (members, sign-in, the audit log
- * itself do), by operation. Kept apart from the routes so each stays about its resource.
+ * The audit entries of what is not a change of the database but is recorded all the same, by operation: a test
+ * ping, a replay asked of the delivery service, an export. Every change writes its own entries, in its transaction
+ * (`auditChange`: forms, webhooks, submissions, API keys, replays queued, sign-out; members, sign-in and the account
+ * in their own code).
  */
 const RULES: Record<string, Rule> = {
-  createApiKey: ({ body }, a) =>
-    one({
-      action: 'api_key.created',
-      target: { type: 'api_key', id: str(a['id']) },
-      details: { type: body['type'], role: a['role'] },
-    }),
-  revokeApiKey: ({ params }) =>
-    one({ action: 'api_key.revoked', target: { type: 'api_key', id: params['id'] ?? null } }),
-  createForm: (_i, a) =>
-    one({ action: 'form.created', target: { type: 'form', id: str(a['id']) }, details: { slug: a['slug'] } }),
-  updateForm: ({ params, body }) =>
-    one({ action: 'form.updated', target: { type: 'form', id: params['id'] ?? null }, details: changed(body) }),
-  deleteForm: ({ params }) => one({ action: 'form.deleted', target: { type: 'form', id: params['id'] ?? null } }),
-  createWebhook: ({ params }, a) =>
-    one({
-      action: 'webhook.created',
-      target: { type: 'webhook', id: str(a['id']) },
-      details: { form_id: params['id'] },
-    }),
-  updateWebhook: ({ params, body }) => {
-    const target = { type: 'webhook', id: params['id'] ?? null };
-    const { rotate_secret: rotate, ...rest } = body;
-    return [
-      ...(Object.keys(rest).length > 0 ? [{ action: 'webhook.updated' as const, target, details: changed(rest) }] : []),
-      ...(rotate === true ? [{ action: 'webhook.secret_rotated' as const, target }] : []),
-    ];
-  },
-  deleteWebhook: ({ params }) =>
-    one({ action: 'webhook.deleted', target: { type: 'webhook', id: params['id'] ?? null } }),
   testWebhook: ({ params }) => one({ action: 'webhook.tested', target: { type: 'webhook', id: params['id'] ?? null } }),
-  updateSubmission: ({ params, body }) =>
-    one({
-      action: 'submission.status_changed',
-      target: { type: 'submission', id: params['id'] ?? null },
-      details: { status: body['status'] },
-    }),
-  deleteSubmission: ({ params }) =>
-    one({ action: 'submission.deleted', target: { type: 'submission', id: params['id'] ?? null } }),
-  bulkSubmissions: ({ body }, a) =>
-    (Array.isArray(a['done']) ? (a['done'] as string[]) : []).map((id) =>
-      body['action'] === 'delete'
-        ? { action: 'submission.deleted' as const, target: { type: 'submission', id } }
-        : {
-            action: 'submission.status_changed' as const,
-            target: { type: 'submission', id },
-            details: { status: body['action'] },
-          },
-    ),
   exportSubmissionsCsv: exported('csv'),
   exportSubmissionsNdjson: exported('ndjson'),
   exportSubmissionsXlsx: exported('xlsx'),
@@ -86,7 +64,6 @@ const RULES: Record<string, Rule> = {
       target: { type: 'webhook', id: params['id'] ?? null },
       details: { count: Array.isArray(a['replayed']) ? a['replayed'].length : 0 },
     }),
-  deleteCurrentSession: () => one({ action: 'session.signed_out' }),
   exportAuditLog: ({ query }) => one({ action: 'audit_log.exported', details: { filters: query } }),
 };
 
@@ -112,10 +89,10 @@ function exported(format: 'csv' | 'ndjson' | 'xlsx'): Rule {
 }
 
 /**
- * Wraps the management routes so every successful change (and export) is appended to the audit log after its
- * handler. A state-changing route without a rule of its own (one added later, say) is still recorded, as
- * `operation.<operationId>`; reads are recorded only where a rule says so (exports). The member routes record
- * their own entries, inside their transactions.
+ * Wraps the management routes so every successful change (and export) is in the audit log. A change writes its own
+ * entries in its transaction (`auditChange`); one that did not (a route added later, say) is recorded after its
+ * handler by its rule here, or as `operation.<operationId>`; reads are recorded only where a rule says so (exports).
+ * The member routes record their own entries, inside their transactions.
  */
 export function withAuditTrail(routes: RouteList<Platform>): RouteList<Platform> {
   return routes.map((def) => {
@@ -129,12 +106,16 @@ export function withAuditTrail(routes: RouteList<Platform>): RouteList<Platform>
     return {
       ...def,
       async handler(ctx: Context, input, platform: Platform) {
-        await def.handler(ctx, input, platform);
-        if (ctx.status >= 400) return;
+        const request: AuditScope = {
+          context: auditContext(ctx, input.principal),
+          at: platform.clock.now(),
+          written: false,
+        };
+        await scope.run(request, () => def.handler(ctx, input, platform));
+        if (ctx.status >= 400 || request.written) return;
         const answer = ctx.body && typeof ctx.body === 'object' && !('pipe' in ctx.body) ? ctx.body : {};
-        const at = platform.clock.now();
         for (const entry of rule(input as unknown as Input, answer as Record<string, unknown>))
-          await recordAudit(platform.db, { ...auditContext(ctx, input.principal), ...entry }, at);
+          await recordAudit(platform.db, { ...request.context, ...entry }, request.at);
       },
     };
   });

@@ -22,6 +22,7 @@ import {
   type FormStatus,
   type FormWrite,
 } from '../repositories/form.repository';
+import { auditChange, changedFields } from './audit-trail';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { AutoresponseSettings } from '../repositories/autoresponse.repository';
 
@@ -87,14 +88,21 @@ export async function createForm(
   for (let attempt = 0; ; attempt++) {
     const slug = input.slug ?? generateSlug(input.name, attempt);
     try {
-      return await insertForm(db, {
-        ...toColumns(input, secrets),
-        id: newId('form', now.getTime()),
-        account_id: accountId,
-        name: input.name,
-        slug,
-        created_at: now,
-        updated_at: now,
+      // A transaction per try: a slug taken ends it, and the next try starts afresh.
+      return await db.transaction(async (trx) => {
+        const form = await insertForm(trx, {
+          ...toColumns(input, secrets),
+          id: newId('form', now.getTime()),
+          account_id: accountId,
+          name: input.name,
+          slug,
+          created_at: now,
+          updated_at: now,
+        });
+        await auditChange(trx, [
+          { action: 'form.created', target: { type: 'form', id: form.id }, details: { slug: form.slug } },
+        ]);
+        return form;
       });
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
@@ -112,13 +120,20 @@ export async function getForm(props: Pick<Deps, 'db'> & { accountId: string; id:
 /** Applies the given fields; status may move between live, paused and draft in any direction. */
 export async function updateForm(props: Deps & { accountId: string; id: string; input: FormInput }): Promise<FormRow> {
   const { db, secrets, clock, accountId, id, input } = props;
-  if (Object.keys(input).length === 0) return getForm(props);
+  if (Object.keys(input).length === 0) {
+    await auditChange(db, []); // nothing changed, nothing to record
+    return getForm(props);
+  }
   try {
-    const row = await updateFormRow(db, accountId, id, {
-      ...toColumns(input, secrets),
-      updated_at: clock.now(),
+    const row = await db.transaction(async (trx) => {
+      const updated = await updateFormRow(trx, accountId, id, {
+        ...toColumns(input, secrets),
+        updated_at: clock.now(),
+      });
+      if (!updated) throw problem('not-found', `No form ${id}`);
+      await auditChange(trx, [{ action: 'form.updated', target: { type: 'form', id }, details: changedFields(input) }]);
+      return updated;
     });
-    if (!row) throw problem('not-found', `No form ${id}`);
     // After the commit: every ingest process drops its cached copy (old slug included) now.
     announceFormChange({ nats: props.nats, logger: props.logger, change: { form_id: row.id, slug: row.slug } });
     return row;
@@ -135,6 +150,7 @@ export async function deleteForm(props: Deps & { accountId: string; id: string }
     if (!(await lockForm(trx, accountId, id))) throw problem('not-found', `No form ${id}`);
     const fileKeys = await findFileKeysOfForm(trx, accountId, id);
     await deleteFormRow(trx, accountId, id);
+    await auditChange(trx, [{ action: 'form.deleted', target: { type: 'form', id } }]);
     return fileKeys;
   });
   announceFormChange({ nats: props.nats, logger, change: { form_id: id } });

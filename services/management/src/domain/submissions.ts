@@ -22,6 +22,7 @@ import {
   type SubmissionStatus,
 } from '../repositories/submission.repository';
 import { findForm } from '../repositories/form.repository';
+import { auditChange } from './audit-trail';
 import { getForm, removeBlobs } from './forms';
 import { announceSpamMark } from './spam-marks';
 import { recordSpamMark } from '../repositories/spam.repository';
@@ -95,6 +96,7 @@ export async function setSubmissionRead(
   const { db, clock, accountId, id, read } = props;
   const row = await updateSubmissionRead(db, accountId, id, read ? clock.now() : null);
   if (!row) throw problem('not-found', `No submission ${id}`);
+  await auditChange(db, []); // whether the owner has read a submission is theirs, not the audit log's
   return row;
 }
 
@@ -114,6 +116,7 @@ export async function deleteSubmission(props: Deps & { accountId: string; id: st
     if (!row) throw problem('not-found', `No submission ${id}`);
     const files = await findSubmissionFiles(trx, accountId, id);
     await deleteSubmissionRow(trx, accountId, id);
+    await auditChange(trx, [{ action: 'submission.deleted', target: { type: 'submission', id } }]);
     return files.map((f) => f.storage_key);
   });
   await removeBlobs({ ...props, keys });
@@ -139,6 +142,8 @@ export async function setSubmissionStatus(
     if (!row) throw problem('not-found', `No submission ${id}`);
     // Every mark, a repeated one too, is an example for the account's spam classifier.
     await recordSpamMark(trx, { accountId, id, spam: status === 'spam' });
+    const target = { type: 'submission', id };
+    await auditChange(trx, [{ action: 'submission.status_changed', target, details: { status } }]);
     if (row.status === status) return row;
     if (status === 'spam') return updateSubmissionStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
     const updated = await updateSubmissionStatus(trx, accountId, id, 'received', null);

@@ -13,6 +13,7 @@ import {
   type TestPingAnswer,
   type WebhookFormat,
 } from '@intake/shared';
+import { auditChange, changedFields, type Entry } from './audit-trail';
 import { replayableWebhook } from './deliveries';
 import {
   deleteWebhookRow,
@@ -87,15 +88,20 @@ export async function createWebhook(
   await assertAllowedUrl(props.url, props.config);
   await assertNewTarget(db, accountId, formId, props.url);
   const plainSecret = generateWebhookSecret();
-  const row = await insertWebhook(db, {
-    id: newId('webhook', now.getTime()),
-    account_id: accountId,
-    form_id: formId,
-    url: props.url,
-    format: props.format ?? 'standard',
-    secret: props.secrets.seal(plainSecret),
-    created_at: now,
-    updated_at: now,
+  const row = await db.transaction(async (trx) => {
+    const created = await insertWebhook(trx, {
+      id: newId('webhook', now.getTime()),
+      account_id: accountId,
+      form_id: formId,
+      url: props.url,
+      format: props.format ?? 'standard',
+      secret: props.secrets.seal(plainSecret),
+      created_at: now,
+      updated_at: now,
+    });
+    const target = { type: 'webhook', id: created.id };
+    await auditChange(trx, [{ action: 'webhook.created', target, details: { form_id: formId } }]);
+    return created;
   });
   return { ...row, recent: { succeeded: 0, failed: 0, pending: 0 }, plainSecret };
 }
@@ -130,12 +136,14 @@ export async function replayWebhook(
   props: OneWebhook & { filter: ReplayFilter; dryRun: boolean; now: Date },
 ): Promise<number> {
   await replayableWebhook(props.db, props.accountId, props.id, props.dryRun);
-  return queueReplays(props.db, {
-    accountId: props.accountId,
-    webhookId: props.id,
-    filter: props.filter,
-    now: props.now,
-    dryRun: props.dryRun,
+  return props.db.transaction(async (trx) => {
+    const { accountId, id: webhookId, filter, now, dryRun } = props;
+    const count = await queueReplays(trx, { accountId, webhookId, filter, now, dryRun });
+    if (!dryRun)
+      await auditChange(trx, [
+        { action: 'deliveries.replayed', target: { type: 'webhook', id: webhookId }, details: { count, filter } },
+      ]);
+    return count;
   });
 }
 
@@ -154,21 +162,39 @@ export async function updateWebhook(
     await assertNewTarget(db, accountId, current.form_id, changes.url, id);
   }
   const plainSecret = changes.rotate_secret ? generateWebhookSecret() : undefined;
-  const row = await updateWebhookRow(db, accountId, id, {
-    ...(changes.url !== undefined ? { url: changes.url } : {}),
-    ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
-    ...(changes.format !== undefined ? { format: changes.format } : {}),
-    ...(plainSecret ? { secret: props.secrets.seal(plainSecret) } : {}),
-    updated_at: props.now,
+  const row = await db.transaction(async (trx) => {
+    const updated = await updateWebhookRow(trx, accountId, id, {
+      ...(changes.url !== undefined ? { url: changes.url } : {}),
+      ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
+      ...(changes.format !== undefined ? { format: changes.format } : {}),
+      ...(plainSecret ? { secret: props.secrets.seal(plainSecret) } : {}),
+      updated_at: props.now,
+    });
+    if (!updated) throw problem('not-found', `No webhook ${id}`);
+    await auditChange(trx, webhookChanges(id, changes));
+    return updated;
   });
-  if (!row) throw problem('not-found', `No webhook ${id}`);
   const [withRecent] = await withHealth(db, accountId, [row], props.now);
   return { ...withRecent!, plainSecret };
 }
 
+/** The audit entries of a webhook's change: what changed (by name), and the secret's rotation apart. */
+function webhookChanges(id: string, changes: { rotate_secret?: boolean }): Entry[] {
+  const target = { type: 'webhook', id };
+  const { rotate_secret: rotate, ...rest } = changes;
+  return [
+    ...(Object.keys(rest).length > 0
+      ? [{ action: 'webhook.updated' as const, target, details: changedFields(rest) }]
+      : []),
+    ...(rotate === true ? [{ action: 'webhook.secret_rotated' as const, target }] : []),
+  ];
+}
+
 export async function deleteWebhook(props: OneWebhook): Promise<void> {
-  if (!(await deleteWebhookRow(props.db, props.accountId, props.id)))
-    throw problem('not-found', `No webhook ${props.id}`);
+  await props.db.transaction(async (trx) => {
+    if (!(await deleteWebhookRow(trx, props.accountId, props.id))) throw problem('not-found', `No webhook ${props.id}`);
+    await auditChange(trx, [{ action: 'webhook.deleted', target: { type: 'webhook', id: props.id } }]);
+  });
 }
 
 /** How long a test ping may take beyond its attempt's time-out: its wait for a send slot, and a margin. */

@@ -19,6 +19,7 @@ import {
   type ResponseDef,
   type SessionInfo,
 } from '@intake/shared';
+import { auditChange } from '../domain/audit-trail';
 import { Timestamp } from './schemas';
 
 export const SessionSchema = Type.Object(
@@ -142,7 +143,11 @@ export const deleteCurrentSessionRoute = currentSessionRoute({
   problems: ['not-found'],
   async handler(ctx, { principal }, { db, config }: Platform) {
     if (!principal.session) throw noSession();
-    await endSession(db, principal.session.tokenHash);
+    const { tokenHash } = principal.session;
+    await db.transaction(async (trx) => {
+      await endSession(trx, tokenHash);
+      await auditChange(trx, [{ action: 'session.signed_out' }]);
+    });
     ctx.set('Set-Cookie', sessionCookie(undefined, secure(ctx, config.PUBLIC_BASE_URL)));
   },
 });
