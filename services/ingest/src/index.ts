@@ -1,7 +1,7 @@
 import type { Platform, ServiceModule } from '@intake/shared';
 import { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 import { ingestRoutes } from './routes/ingest.routes';
-import { submissionMetrics } from './answer/submission-metrics';
+import { submissionMetrics } from './answer/answer';
 
 export { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 

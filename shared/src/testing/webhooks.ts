@@ -2,7 +2,7 @@ import type { Queryable } from '../base/db';
 import { newId } from '../contracts/ids';
 import type { SecretBox } from '../base/secrets';
 import { insertDelivery, type DeliveryRow, type DeliveryStatus } from '../webhooks/deliveries.repository';
-import { generateWebhookSecret } from '../webhooks/signing';
+import { generateWebhookSecret } from '../webhooks/sender';
 import type { WebhookFormat } from '../webhooks/chat';
 
 /**

@@ -10,7 +10,7 @@ export {
   type EventType,
 } from './sender';
 export { chatBody, WEBHOOK_FORMATS, type WebhookFormat } from './chat';
-export { generateWebhookSecret, serviceSignature, standardSignature } from './signing';
+export { generateWebhookSecret, serviceSignature, standardSignature } from './sender';
 export {
   checkWebhookUrl,
   urlRefusal,

@@ -1,8 +1,8 @@
+import { createHmac, randomBytes } from 'node:crypto';
 import { Agent, request } from 'undici';
 import type { AttemptOutcome } from '../telemetry/metrics';
 import { toTimestamp } from '../contracts/time';
 import { guardedLookup, urlRefusal } from './url-guard';
-import { serviceSignature, standardSignature } from './signing';
 import { withWebhookSpan } from './span';
 import { chatBody, type WebhookFormat } from './chat';
 
@@ -236,4 +236,23 @@ function describeError(err: unknown, timeoutMs: number): { outcome: AttemptOutco
     outcome: 'network_error',
     error: `${inner.code ?? e.code ?? 'network error'}: ${inner.message ?? e.message ?? String(err)}`,
   };
+}
+
+/** A new webhook signing secret: `whsec_` + base64 of 32 random bytes (shown to the owner once). */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/** `x-service-signature`: `sha256=` + hex HMAC-SHA256 of the raw body, keyed with the whole `whsec_...` string. */
+export function serviceSignature(secret: string, rawBody: string): string {
+  return `sha256=${createHmac('sha256', secret).update(rawBody, 'utf8').digest('hex')}`;
+}
+
+/**
+ * Standard Webhooks `webhook-signature`: `v1,` + base64 HMAC-SHA256 of `${id}.${timestamp}.${body}`,
+ * keyed with the base64-decoded part of the secret after `whsec_`.
+ */
+export function standardSignature(secret: string, id: string, timestampSeconds: number, rawBody: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${rawBody}`, 'utf8').digest('base64')}`;
 }

@@ -20,7 +20,7 @@ import {
   type Worker,
 } from '@intake/shared';
 import { attemptLeaseMs, deliveryStore, processDeliveryRequests, testPing, type DeliverDeps } from '../domain/deliver';
-import { fanOutSubmissions, type EventToFanOut } from '../domain/fan-out-batch';
+import { fanOutSubmissions, type EventToFanOut } from '../domain/fan-out';
 import {
   MAIL_LEASE_MS,
   MAX_MAIL_ATTEMPTS,

@@ -20,6 +20,7 @@ import {
   type Outcome,
   type SecretBox,
   type Within,
+  recordGroupOrEach,
 } from '@intake/shared';
 import { findWebhookOfAccount, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
 import {
@@ -30,7 +31,6 @@ import {
   type Lease,
 } from '../repositories/send-batch.repository';
 import { parkDeliveries } from '../repositories/parking.repository';
-import { recordGroupOrEach } from './record-group';
 import { HealthTally } from './health-tally';
 import type { Deferral, SendSlots, Slot, SlotTarget } from './send-slots';
 

@@ -1,4 +1,19 @@
-import { fileDownloadUrl, type Config, type Db, type Nats, type SecretBox, type SubmissionEvent } from '@intake/shared';
+import {
+  deliveryRequest,
+  newId,
+  parseDuration,
+  publishTraced,
+  type SubmissionEvent,
+  type Within,
+  fileDownloadUrl,
+  type Config,
+  type Db,
+  type Nats,
+  type SecretBox,
+} from '@intake/shared';
+import { findFanOutTargets, formKey, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
+import { mailRecipients, notificationRequest } from './notify';
+import { insertOwnerNotifications } from '../repositories/notification.repository';
 
 /** What fanning out needs of the platform. */
 export interface FanOutDeps {
@@ -29,4 +44,73 @@ export function submissionData(props: {
       url: fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now }),
     })),
   };
+}
+
+/** An event to fan out, and (from the consumer) the trace its publishes join. */
+export interface EventToFanOut {
+  event: SubmissionEvent;
+  within?: Within;
+}
+
+/**
+ * Fans out the events that arrived together: one query for the webhooks and notification addresses
+ * of their forms (spam has neither), one statement for all their deliveries (one per enabled webhook
+ * of each form), then one `delivery.requested` per delivery still waiting for its first attempt and
+ * one `delivery.notification` per submission of a form with addresses (and one more for its
+ * autoresponse when the form has one enabled), published as one batch, each message in its event's
+ * trace (a redelivered event finds its deliveries there and only republishes, which the stream
+ * deduplicates; the mail, by its `notifications` row, is sent once). Returns how many delivery
+ * requests were published.
+ */
+export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFanOut[]; now: Date }): Promise<number> {
+  const { db, nats, now } = props;
+  const items = props.events.filter(({ event }) => event.status === 'received');
+  const targets = await findFanOutTargets(
+    db,
+    items.map(({ event }) => event),
+  );
+  if (targets.size === 0) return 0;
+  const rows = items.flatMap(({ event }) => {
+    const hooks = targets.get(formKey(event))?.webhookIds ?? [];
+    if (hooks.length === 0) return [];
+    const data = submissionData({ event, config: props.config, secrets: props.secrets, now });
+    return hooks.map((webhookId) => ({
+      id: newId('delivery', now.getTime()),
+      account_id: event.account_id,
+      webhook_id: webhookId,
+      form_id: event.form_id,
+      submission_id: event.submission_id,
+      data,
+    }));
+  });
+  const pending = await insertDeliveriesOfSubmissions(db, rows);
+  // The owners' mail rows before their requests, so a request lost on its way leaves a row the pump finds.
+  const mails = items.flatMap(({ event }) => {
+    const to = mailRecipients(targets.get(formKey(event))?.notifyEmails ?? []);
+    return to.length > 0 ? [{ event, to }] : [];
+  });
+  await insertOwnerNotifications(
+    db,
+    mails.map(({ event, to }) => ({ accountId: event.account_id, submissionId: event.submission_id, recipients: to })),
+    { recheckMs: parseDuration(props.config.RECONCILE_AFTER), now },
+  );
+  const bySubmission = new Map(items.map((item) => [item.event.submission_id, item]));
+  const within = (submissionId: string): Within => bySubmission.get(submissionId)?.within ?? ((work) => work());
+  // One batch for all of them, each message in its event's trace.
+  await publishTraced(nats, [
+    ...pending.map((d) =>
+      deliveryRequest(
+        { deliveryId: d.id, trigger: 'schedule', target: { webhookId: d.webhook_id, accountId: d.account_id } },
+        within(d.submission_id),
+      ),
+    ),
+    ...mails.map(({ event, to }) => notificationRequest({ event, to }, within(event.submission_id))),
+    ...items.flatMap(({ event }) => {
+      const settings = targets.get(formKey(event))?.autoresponse;
+      return settings
+        ? [notificationRequest({ event, to: [], autoresponse: settings }, within(event.submission_id))]
+        : [];
+    }),
+  ]);
+  return pending.length;
 }

@@ -19,6 +19,7 @@ import {
   type SubmissionEvent,
   type TracedMessage,
   type Within,
+  recordGroupOrEach,
 } from '@intake/shared';
 import {
   claimSubmissionNotifications,
@@ -27,7 +28,6 @@ import {
   type NotificationOutcome,
 } from '../repositories/notification.repository';
 import { PARK_AFTER_MS, retryDelayMs } from './deliver';
-import { recordGroupOrEach } from './record-group';
 import { submissionMail } from './notification-mail';
 
 /**

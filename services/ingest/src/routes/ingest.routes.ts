@@ -2,9 +2,16 @@ import { Type } from '@sinclair/typebox';
 import { periodKey, problem, route, SLUG_PATTERN, toProblem } from '@intake/shared';
 import type { IngestDeps } from '../compose';
 import { ingestSubmission } from '../ingest';
-import { Created, isFormNavigation, present, presentRefusal, Replay, Spam } from '../answer/answer';
+import {
+  Created,
+  isFormNavigation,
+  noteSubmissionOutcome,
+  present,
+  presentRefusal,
+  Replay,
+  Spam,
+} from '../answer/answer';
 import { requestOrigin, type BodyKind } from '../read/body';
-import { noteSubmissionOutcome } from '../answer/submission-metrics';
 
 const Fields = Type.Record(Type.String(), Type.String(), {
   description:
