@@ -1,6 +1,6 @@
 import { ACK, createMailer, type Mailer } from '@intake/shared';
 import { eventually, factories, smtpSink, useTestPlatform, type SmtpSink } from '@intake/shared/testing';
-import { fanOutSubmissions } from '../services/delivery/src/domain/fan-out-batch';
+import { fanOutSubmissions } from '../services/delivery/src/domain/fan-out';
 import { notifySubmissions } from '../services/delivery/src/domain/notify';
 import { autorespond } from '../services/delivery/src/domain/autoresponse';
 import { eraseDataSubject } from '../services/management/src/domain/data-subjects';

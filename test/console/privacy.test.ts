@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import type { Page } from 'playwright-core';
 import { factories } from '@intake/shared/testing';
 import { screenshotDir, seriousViolations } from './browser';
 import { tombstoneSubmissions } from '../../services/management/src/repositories/purge.repository';
@@ -27,6 +28,18 @@ function usePrivacyConsole() {
   return c;
 }
 
+/** The Excel download: in the person's zone (the HTTP tests open the workbook in openpyxl); a workbook is a zip. */
+async function expectWorkbookDownload(page: Page) {
+  const [workbook] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('link', { name: 'Download for Excel' }).click(),
+  ]);
+  expect(workbook.suggestedFilename()).toBe('data-subject.xlsx');
+  expect(new URL(workbook.url()).searchParams.get('tz')).toBeTruthy();
+  const bytes = readFileSync((await workbook.path()) as string);
+  expect(bytes.subarray(0, 2).toString('latin1')).toBe('PK');
+}
+
 describe('console: privacy', () => {
   const c = usePrivacyConsole();
 
@@ -48,6 +61,7 @@ describe('console: privacy', () => {
       .trimEnd()
       .split('\n');
     expect(lines.map((l) => JSON.parse(l).payload.email).sort()).toEqual([` ${ADA.toUpperCase()} `, ADA].sort());
+    await expectWorkbookDownload(page);
 
     await page.getByRole('button', { name: 'Erase them…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Erase' }).click();

@@ -138,7 +138,7 @@ describe('data-subject requests: matching and the audit log', () => {
     const details = { email_sha256: createHash('sha256').update(ADA).digest('hex'), submissions: 2, files: 1 };
     expect(entries).toEqual([
       { action: 'data_subject.looked_up', actor_type: 'api_key', details },
-      { action: 'data_subject.exported', actor_type: 'api_key', details },
+      { action: 'data_subject.exported', actor_type: 'api_key', details: { ...details, format: 'ndjson' } },
       { action: 'data_subject.erased', actor_type: 'api_key', details },
     ]);
     expect(JSON.stringify(entries)).not.toContain('example.test');

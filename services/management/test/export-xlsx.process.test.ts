@@ -116,3 +116,67 @@ describe('export.csv?bom=true', () => {
     expect(parseCsv(plain.bytes.toString('utf8'))[1]?.slice(6)).toEqual(['Zoë']);
   });
 });
+
+describe('data-subjects/export.xlsx', () => {
+  it('opens in openpyxl: the person’s submissions newest first, a column per field, values as posted, audited', async () => {
+    const { account, form, call, submit } = await ownerWithFormOf(ctx);
+    const older = await submit({
+      payload: { email: ' Ada@Example.TEST', phone: '+44 20 7946 0000' },
+      receivedAt: new Date('2026-07-01T10:00:00.000Z'),
+    });
+    const newer = await submit({
+      payload: { name: '=HYPERLINK("https://evil.example")', email: 'ada@example.test' },
+      receivedAt: new Date('2026-07-02T10:00:00.000Z'),
+    });
+    await submit({ payload: { email: 'bob@example.test', other: 'not hers' } });
+    const { res, bytes } = await download(
+      `${ctx.url}/v1/data-subjects/export.xlsx?email=ada%40example.test&tz=Europe/Paris`,
+      account.managementKey,
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-disposition')).toBe('attachment; filename="data-subject.xlsx"');
+    const [header, ...rows] = (await openWorkbook(bytes)).rows;
+    expect(header?.map(([v]) => v)).toEqual([
+      'id',
+      'form_id',
+      'received_at (Europe/Paris)',
+      'status',
+      '_replyto',
+      'files',
+      'email',
+      'phone',
+      'name',
+    ]);
+    expect(rows).toEqual([
+      [
+        [newer.id, 's'],
+        [form.id, 's'],
+        ['2026-07-02T12:00:00', 'd'],
+        ['received', 's'],
+        [null, 'n'],
+        [null, 'n'],
+        ['ada@example.test', 's'],
+        [null, 'n'],
+        ['=HYPERLINK("https://evil.example")', 's'],
+      ],
+      [
+        [older.id, 's'],
+        [form.id, 's'],
+        ['2026-07-01T12:00:00', 'd'],
+        ['received', 's'],
+        [null, 'n'],
+        [null, 'n'],
+        [' Ada@Example.TEST', 's'],
+        ['+44 20 7946 0000', 's'],
+        [null, 'n'],
+      ],
+    ]);
+    const refused = await call('GET', '/v1/data-subjects/export.xlsx?email=ada%40example.test&tz=Nowhere');
+    expect(refused.status).toBe(422);
+    const audited = await ctx.platform
+      .db('audit_log')
+      .where({ account_id: account.id, action: 'data_subject.exported' })
+      .pluck('details');
+    expect(audited).toEqual([expect.objectContaining({ submissions: 2, format: 'xlsx' })]);
+  });
+});

@@ -47,7 +47,10 @@ describe('retention sweep', () => {
   it('finds the old processed marks through an index on their age, not by reading the table', async () => {
     const { db } = platform;
     const now = new Date();
-    const query = sweepVictims.processedEvents(db, { before: new Date(now.getTime() - RETENTION.processedEventsMs), batch: 5000 }).toSQL().toNative();
+    const query = sweepVictims
+      .processedEvents(db, { before: new Date(now.getTime() - RETENTION.processedEventsMs), batch: 5000 })
+      .toSQL()
+      .toNative();
     // A week of marks in one transaction, rolled back: the plan of the sweep's batch over them.
     const plan = await withPooledConnection(db, async (connection) => {
       await connection.query('BEGIN');

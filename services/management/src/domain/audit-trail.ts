@@ -76,6 +76,7 @@ const SELF_AUDITED = new Set([
   'updateAccount',
   'findDataSubjectSubmissions',
   'exportDataSubject',
+  'exportDataSubjectXlsx',
   'eraseDataSubject',
 ]);
 

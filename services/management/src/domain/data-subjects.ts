@@ -12,11 +12,14 @@ import {
 } from '@intake/shared';
 import {
   findFilesOf,
+  findSubjectFieldNames,
   findSubjectSubmissions,
   pageOfSubjectSubmissions,
   type SubjectSubmission,
+  type SubjectSubmissionText,
 } from '../repositories/data-subject.repository';
 import type { FileRow } from '../repositories/submission.repository';
+import { checkTimeZone, wallClock, xlsxStream, xlsxText } from './export-xlsx';
 import { purgeSubmissions } from './purge';
 
 /** Who asked, for the audit log: the request's actor and address. */
@@ -30,7 +33,7 @@ async function auditRequest(
   db: Queryable,
   asker: Asker,
   action: Extract<AuditAction, `data_subject.${string}`>,
-  props: { email: string; submissions: number; files: number },
+  props: { email: string; submissions: number; files: number; format?: 'ndjson' | 'xlsx' },
 ): Promise<void> {
   await recordAudit(db, {
     ...asker,
@@ -40,6 +43,7 @@ async function auditRequest(
       email_sha256: sha256Hex(normaliseEmail(props.email)),
       submissions: props.submissions,
       files: props.files,
+      ...(props.format ? { format: props.format } : {}),
     },
   });
 }
@@ -107,6 +111,27 @@ function exportLine(
   return `${head.slice(0, -1)},"payload":${row.payload_text}}\n`;
 }
 
+/** The person's submissions with their files, newest first, read in keyset batches of `batchSize`. */
+async function* subjectSubmissions(
+  props: Pick<Platform, 'db'> & { accountId: string; email: string; batchSize?: number },
+): AsyncGenerator<{ row: SubjectSubmissionText; files: FileRow[] }> {
+  const { db, accountId } = props;
+  const email = normaliseEmail(props.email);
+  const limit = props.batchSize ?? 500;
+  let after: { receivedAt: Date; id: string } | undefined;
+  for (;;) {
+    const rows = await pageOfSubjectSubmissions(db, { accountId, email, limit, after });
+    const files = await findFilesOf(
+      db,
+      rows.map((r) => r.id),
+    );
+    for (const row of rows) yield { row, files: files.filter((f) => f.submission_id === row.id) };
+    const last = rows[rows.length - 1];
+    if (!last || rows.length < limit) return;
+    after = { receivedAt: last.received_at, id: last.id };
+  }
+}
+
 /**
  * The person's submissions as NDJSON, streamed in keyset batches of `batchSize` (memory stays flat however many
  * there are): `{ id, form_id, received_at, status, files: [{ ..., url }], payload }` per line, file links signed for
@@ -119,41 +144,63 @@ export function exportDataSubject(
     batchSize?: number;
   },
 ): Readable {
-  const { db, accountId } = props;
-  const email = normaliseEmail(props.email);
-  const limit = props.batchSize ?? 500;
   return Readable.from(
     (async function* () {
-      let after: { receivedAt: Date; id: string } | undefined;
-      for (;;) {
-        const rows = await pageOfSubjectSubmissions(db, { accountId, email, limit, after });
-        const files = await findFilesOf(
-          db,
-          rows.map((r) => r.id),
-        );
-        for (const row of rows)
-          yield exportLine(
-            row,
-            files.filter((f) => f.submission_id === row.id),
-            props,
-          );
-        const last = rows[rows.length - 1];
-        if (!last || rows.length < limit) return;
-        after = { receivedAt: last.received_at, id: last.id };
-      }
+      for await (const { row, files } of subjectSubmissions(props)) yield exportLine(row, files, props);
     })(),
   );
 }
 
+/**
+ * The person's submissions as an Excel workbook (export-xlsx.ts: text cells exactly as posted, received times as
+ * dates in `zone`): one row each, newest first, their files as `name: link` lines in one cell, then a column per
+ * field name any of them has.
+ */
+export async function exportDataSubjectXlsx(
+  props: Pick<Platform, 'db' | 'config' | 'secrets' | 'clock'> & {
+    accountId: string;
+    email: string;
+    zone: string;
+    onError: (err: Error) => void;
+  },
+): Promise<Readable> {
+  const zone = checkTimeZone(props.zone);
+  const fields = await findSubjectFieldNames(props.db, {
+    accountId: props.accountId,
+    email: normaliseEmail(props.email),
+  });
+  const at = wallClock(zone);
+  const now = props.clock.now();
+  const link = (f: FileRow) =>
+    `${f.filename}: ${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now })}`;
+  const rows = (async function* () {
+    for await (const { row, files } of subjectSubmissions(props)) {
+      const payload = JSON.parse(row.payload_text) as Record<string, unknown>;
+      yield [
+        row.id,
+        row.form_id,
+        { at: at(row.received_at) },
+        row.status,
+        xlsxText(row.directions?.['reply_to'] ?? ''),
+        xlsxText(files.map(link).join('\n')),
+        ...fields.map((f) => (Object.hasOwn(payload, f) ? xlsxText(payload[f]) : null)),
+      ];
+    }
+  })();
+  const header = ['id', 'form_id', `received_at (${zone})`, 'status', '_replyto', 'files', ...fields];
+  return xlsxStream('Submissions', header, rows, props.onError);
+}
+
 /** The export, audited before it streams: what it covers is counted then. */
 export async function auditExport(
-  props: Pick<Platform, 'db'> & { accountId: string; email: string; asker: Asker },
+  props: Pick<Platform, 'db'> & { accountId: string; email: string; asker: Asker; format: 'ndjson' | 'xlsx' },
 ): Promise<void> {
   const { rows, files } = await subjectScope(props);
   await auditRequest(props.db, props.asker, 'data_subject.exported', {
     email: props.email,
     submissions: rows.length,
     files,
+    format: props.format,
   });
 }
 

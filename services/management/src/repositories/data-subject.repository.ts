@@ -74,3 +74,17 @@ export async function findFilesOf(db: Queryable, submissionIds: string[]): Promi
   if (submissionIds.length === 0) return [];
   return db('submission_files').whereIn('submission_id', submissionIds).orderBy('id');
 }
+
+/** The field names of the person's submissions, each once, in the order they first appear (oldest submission first). */
+export async function findSubjectFieldNames(
+  db: Queryable,
+  props: { accountId: string; email: string },
+): Promise<string[]> {
+  const subject = byEmail(db, props).select('received_at', 'payload').as('s');
+  return db
+    .from(subject)
+    .crossJoin(db.raw('json_object_keys(s.payload) WITH ORDINALITY AS k(key, n)'))
+    .groupBy('k.key')
+    .orderByRaw('min(s.received_at), min(k.n)')
+    .pluck('k.key');
+}

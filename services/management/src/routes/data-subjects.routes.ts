@@ -1,6 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
-import { auditExport, eraseDataSubject, exportDataSubject, lookUpDataSubject } from '../domain/data-subjects';
+import {
+  auditExport,
+  eraseDataSubject,
+  exportDataSubject,
+  exportDataSubjectXlsx,
+  lookUpDataSubject,
+} from '../domain/data-subjects';
+import { XLSX_TYPE } from '../domain/export';
 import { Timestamp } from './schemas';
 import { Status } from './submission-filters';
 
@@ -76,11 +83,49 @@ export const exportDataSubjectRoute = dataSubjectRoute({
   },
   async handler(ctx, { query, principal }, platform: Platform) {
     const asker = auditContext(ctx, principal);
-    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, asker });
+    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, asker, format: 'ndjson' });
     ctx.set('Content-Disposition', 'attachment; filename="data-subject.ndjson"');
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'application/x-ndjson; charset=utf-8';
     ctx.body = exportDataSubject({ ...platform, accountId: principal.accountId, email: query.email });
+  },
+});
+
+/** `GET /v1/data-subjects/export.xlsx?email=&tz=`: the same, as a workbook a spreadsheet opens. */
+export const exportDataSubjectXlsxRoute = dataSubjectRoute({
+  method: 'GET',
+  path: '/v1/data-subjects/export.xlsx',
+  operationId: 'exportDataSubjectXlsx',
+  summary: 'Export a person’s submissions as an Excel workbook, for someone who asked to see their data',
+  description:
+    'One row per submission, newest first: `id`, `form_id`, `received_at` (a date cell in `tz`, an IANA zone, UTC ' +
+    'by default), `status`, `_replyto`, `files` (`name: link` lines, links valid for seven days), then one column per ' +
+    'field any of them has. Values are text cells exactly as posted (never formulas). Audited like the NDJSON export.',
+  query: Type.Object({ ...EmailQuery.properties, tz: Type.Optional(Type.String({ maxLength: 64 })) }),
+  responses: {
+    200: {
+      description: 'The workbook, as an attachment',
+      contentType: XLSX_TYPE,
+      schema: Type.String(),
+      headers: {
+        'Content-Disposition': { description: '`attachment; filename="data-subject.xlsx"`', schema: Type.String() },
+      },
+    },
+  },
+  async handler(ctx, { query, principal }, platform: Platform) {
+    const asker = auditContext(ctx, principal);
+    const stream = await exportDataSubjectXlsx({
+      ...platform,
+      accountId: principal.accountId,
+      email: query.email,
+      zone: query.tz ?? 'UTC',
+      onError: (err) => platform.logger.warn({ err }, 'a data-subject workbook failed while streaming'),
+    });
+    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, asker, format: 'xlsx' });
+    ctx.set('Content-Disposition', 'attachment; filename="data-subject.xlsx"');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = XLSX_TYPE;
+    ctx.body = stream;
   },
 });
 
@@ -111,4 +156,9 @@ export const eraseDataSubjectRoute = dataSubjectRoute({
 });
 
 /** The data-subject routes, in the order the OpenAPI document lists them. */
-export const dataSubjectRoutes = [findDataSubjectRoute, exportDataSubjectRoute, eraseDataSubjectRoute];
+export const dataSubjectRoutes = [
+  findDataSubjectRoute,
+  exportDataSubjectRoute,
+  exportDataSubjectXlsxRoute,
+  eraseDataSubjectRoute,
+];

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { api, ok } from '../api';
 import type { ResponseBody } from '../api-types';
 import { Confirm, ErrorBox, StatusBadge, Table, TextField, formatTime, useAction } from '../components/ui';
+import { timeZone } from '../time';
 
 type Found = ResponseBody<'findDataSubjectSubmissions'>['data'];
 
@@ -74,10 +75,12 @@ export function PrivacyPage() {
   );
 }
 
-/** What was found, the NDJSON download and the erase button. */
+/** What was found, the Excel and NDJSON downloads and the erase button. */
 function Results({ found, onErase }: { found: { email: string; rows: Found }; onErase(): void }) {
   const n = found.rows.length;
-  const href = `/v1/data-subjects/export?email=${encodeURIComponent(found.email)}`;
+  const email = encodeURIComponent(found.email);
+  const href = `/v1/data-subjects/export?email=${email}`;
+  const workbook = `/v1/data-subjects/export.xlsx?email=${email}&tz=${encodeURIComponent(timeZone.value)}`;
   return (
     <section aria-labelledby="found-title">
       <h2 id="found-title">
@@ -86,6 +89,9 @@ function Results({ found, onErase }: { found: { email: string; rows: Found }; on
       {n > 0 && (
         <>
           <p>
+            <a href={workbook} download="data-subject.xlsx" class="button">
+              Download for Excel
+            </a>{' '}
             <a href={href} download="data-subject.ndjson" class="button">
               Download as NDJSON
             </a>{' '}
