@@ -72,9 +72,17 @@ describe('console: people', () => {
     await page.getByRole('button', { name: 'Invite' }).click();
     const link = page.getByText(/\/console\/join#/);
     await link.waitFor();
-    const url = (await link.innerText()).trim();
+    const first = (await link.innerText()).trim();
     await page.getByRole('cell', { name: editor, exact: true }).waitFor();
     await checkView(page, 'members', /^Members · Intake console$/);
+    // Sent again: a new link, and the first one no longer works.
+    await page.getByRole('button', { name: `Send invitation again to ${editor}` }).click();
+    await page
+      .getByText(/\/console\/join#/)
+      .filter({ hasNotText: first })
+      .waitFor();
+    const url = (await link.innerText()).trim();
+    expect(url).not.toBe(first);
 
     const joining = await newPage(c);
     await joining.goto(url);

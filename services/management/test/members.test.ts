@@ -87,6 +87,61 @@ describe('members: invitations', () => {
   });
 });
 
+describe('members: an invitation sent again', () => {
+  it('names who invites, to which account and as what; a new link replaces the old, until the person joins', async () => {
+    const a = await account();
+    const owner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
+    const grace = uniqueEmail('grace');
+    const invited = await api(ctx.url)('POST', '/v1/members', { email: grace, role: 'editor' }, { ...owner });
+    const first = smtp.mails.find((m) => m.to.includes(grace));
+    expect(first?.subject).toBe('Join Test account on Intake');
+    expect(first?.text).toContain(`${a.owner.email} invited you to Test account on Intake, as an editor`);
+
+    const resent = await a.call('POST', `/v1/members/${invited.body.id}/invitation`);
+    expect(resent.status).toBe(201);
+    expect(resent.body).toMatchObject({ id: invited.body.id, status: 'invited', role: 'editor' });
+    expect(resent.body.invitation_url).not.toBe(invited.body.invitation_url);
+    // By a key: the mail does not name the key.
+    expect(smtp.mails.filter((m) => m.to.includes(grace)).map((m) => m.text.split(' invited you')[0])).toEqual([
+      a.owner.email,
+      'An admin',
+    ]);
+    const old = await accept(ctx.url, invited.body.invitation_url, PASSWORD);
+    expect([old.res.status, old.res.body.type]).toEqual([410, problemType('link-expired')]);
+    expect((await accept(ctx.url, resent.body.invitation_url, PASSWORD)).res.status).toBe(201);
+
+    const joined = await a.call('POST', `/v1/members/${invited.body.id}/invitation`);
+    expect([joined.status, joined.body.type]).toEqual([409, problemType('conflict')]);
+    expect((await a.call('POST', '/v1/members/mem_00000000000000000000000000/invitation')).status).toBe(404);
+    const audited = await a.call('GET', '/v1/audit-log?action=member.invitation_resent');
+    expect(audited.body.data).toHaveLength(1);
+    expect(audited.body.data[0].target).toEqual({ type: 'member', id: invited.body.id });
+  });
+
+  it('is an owner’s to send again for an owner', async () => {
+    const a = await account();
+    const ownerHeaders = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
+    const boss = await api(ctx.url)(
+      'POST',
+      '/v1/members',
+      { email: uniqueEmail('boss'), role: 'owner' },
+      {
+        ...ownerHeaders,
+      },
+    );
+    const admin = await addTestMember(ctx.platform.db, a.id, 'admin');
+    const adminHeaders = await memberSessionHeaders(ctx.platform.db, a.id, admin.memberId);
+    const refused = await api(ctx.url)('POST', `/v1/members/${boss.body.id}/invitation`, undefined, {
+      ...adminHeaders,
+    });
+    expect([refused.status, refused.body.type]).toEqual([403, problemType('forbidden')]);
+    const byOwner = await api(ctx.url)('POST', `/v1/members/${boss.body.id}/invitation`, undefined, {
+      ...ownerHeaders,
+    });
+    expect(byOwner.status).toBe(201);
+  });
+});
+
 describe('members: invitations refused, and people in several accounts', () => {
   it('refuses an expired invitation, and a second invitation of the same e-mail', async () => {
     const a = await account();

@@ -10,6 +10,7 @@ export const AUDIT_ACTIONS = [
   'member.role_changed',
   'member.removed',
   'member.invitation_spent',
+  'member.invitation_resent',
   'session.signed_in',
   'session.sign_in_failed',
   'session.signed_out',

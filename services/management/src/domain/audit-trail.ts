@@ -72,6 +72,7 @@ const SELF_AUDITED = new Set([
   'inviteMember',
   'updateMember',
   'removeMember',
+  'resendInvitation',
   'endMySession',
   'updateAccount',
   'findDataSubjectSubmissions',

@@ -25,9 +25,11 @@ import {
   insertMember,
   isMemberEmail,
   lockMembers,
+  spendInvitationsOf,
   updateMemberRole,
   type MemberRow,
 } from '../repositories/member.repository';
+import { findAccountSettings } from '../repositories/account.repository';
 import { findUserByEmail } from '../repositories/person.repository';
 import { revokeKeys } from './api-keys';
 
@@ -89,26 +91,64 @@ export async function inviteMember(props: {
     );
     return { member: (await findMember(trx, accountId, id)) as MemberRow, invitationUrl };
   });
-  await mailInvitation(platform, email, invitation.invitationUrl);
+  await mailInvitation(platform, { email, role, url: invitation.invitationUrl, accountId, inviter: props.audit });
   return invitation;
 }
 
-/** Sends the invitation when SMTP is configured; without it the link is only in the answer (it is not logged). */
+/**
+ * Sends a member who has not joined yet a new invitation link (mailed when SMTP is configured, and returned): the
+ * links sent before stop working, so one that went astray cannot be used. A member who has joined is a 409; only an
+ * owner can send an owner's invitation again.
+ */
+export async function resendInvitation(props: {
+  platform: Pick<Platform, 'db' | 'config' | 'logger'>;
+  principal: Principal;
+  id: string;
+  audit: Omit<AuditEntry, 'accountId' | 'action'>;
+  now: Date;
+}): Promise<Invitation> {
+  const { platform, principal, id, now } = props;
+  const accountId = principal.accountId;
+  const invitation = await platform.db.transaction(async (trx) => {
+    await lockMembers(trx, accountId);
+    const member = await findMember(trx, accountId, id);
+    if (!member) throw problem('not-found', `No member ${id}`);
+    checkOwnerRule(principal.role, member.role);
+    if (member.status !== 'invited') throw problem('conflict', `${member.email} has joined already`);
+    await spendInvitationsOf(trx, id, now);
+    const invitationUrl = await issueInvitation(trx, platform.config.PUBLIC_BASE_URL, id, now);
+    const target = { type: 'member', id };
+    await recordAudit(trx, { ...props.audit, accountId, action: 'member.invitation_resent', target }, now);
+    return { member, invitationUrl };
+  });
+  const { email, role } = invitation.member;
+  await mailInvitation(platform, { email, role, url: invitation.invitationUrl, accountId, inviter: props.audit });
+  return invitation;
+}
+
+/**
+ * Sends the invitation when SMTP is configured; without it the link is only in the answer (it is not logged). The
+ * mail says who invites, to which account and with what role.
+ */
 async function mailInvitation(
-  platform: Pick<Platform, 'config' | 'logger'>,
-  email: string,
-  url: string,
+  platform: Pick<Platform, 'db' | 'config' | 'logger'>,
+  props: { email: string; role: Role; url: string; accountId: string; inviter: Pick<AuditEntry, 'actor'> },
 ): Promise<void> {
   if (!platform.config.SMTP_URL) return;
+  const account = (await findAccountSettings(platform.db, props.accountId))?.name ?? 'an Intake account';
+  const who =
+    props.inviter.actor.type === 'member' && props.inviter.actor.label ? props.inviter.actor.label : 'An admin';
   const mailer = createMailer(
     { SMTP_URL: platform.config.SMTP_URL, MAIL_FROM: platform.config.MAIL_FROM },
     platform.logger,
   );
   try {
     await mailer.send({
-      to: [email],
-      subject: 'You are invited to Intake',
-      text: `You have been invited to an Intake account. Open this link within 7 days to join:\n\n${url}\n`,
+      to: [props.email],
+      subject: `Join ${oneLine(account)} on Intake`,
+      text:
+        `${oneLine(who)} invited you to ${oneLine(account)} on Intake, as ${ROLE_WORDS[props.role]}. Open this link ` +
+        `within 7 days to join (it works once):\n\n${props.url}\n\nIf you did not expect it, ignore this message.\n`,
     });
   } catch (err) {
     platform.logger.warn({ err }, 'the invitation e-mail could not be sent; the link was returned to the inviter');
@@ -116,6 +156,17 @@ async function mailInvitation(
     mailer.close();
   }
 }
+
+/** A role in the invitation's words. */
+const ROLE_WORDS: Record<Role, string> = {
+  viewer: 'a viewer (you can read and export)',
+  editor: 'an editor (you can change forms, submissions and webhooks)',
+  admin: 'an admin (you also manage API keys and members)',
+  owner: 'an owner',
+};
+
+/** A name put in a mail's subject or text: on one line. */
+const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ');
 
 /** What changing or removing another member needs: who acts, on which member, for the audit log. */
 interface MemberChange {

@@ -174,3 +174,8 @@ export async function endMemberSession(
     .delete();
   return ended > 0;
 }
+
+/** Spends every unused invitation link of the member (a link sent again replaces them); how many. */
+export async function spendInvitationsOf(db: Queryable, memberId: string, now: Date): Promise<number> {
+  return db('member_invitations').where('member_id', memberId).whereNull('used_at').update({ used_at: now });
+}

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
-import { changeMemberRole, inviteMember, removeMember } from '../domain/members';
+import { changeMemberRole, inviteMember, removeMember, resendInvitation } from '../domain/members';
 import { listMembers, type MemberRow } from '../repositories/member.repository';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
 
@@ -149,5 +149,47 @@ export const removeMemberRoute = memberRoute({
   },
 });
 
+/** `POST /v1/members/:id/invitation`: a new link for a member who has not joined. */
+export const resendInvitationRoute = memberRoute({
+  method: 'POST',
+  path: '/v1/members/:id/invitation',
+  operationId: 'resendInvitation',
+  summary: 'Send an invited member a new invitation link (the links sent before stop working)',
+  description:
+    'For a member who has not joined yet (409 once they have): a new single-use link valid 7 days, e-mailed when ' +
+    'SMTP is configured and returned this once; every earlier link of theirs is spent. Only an owner can send an ' +
+    'owner’s invitation again. Audited as `member.invitation_resent`.',
+  role: 'admin',
+  params: IdParams('member', 'member id'),
+  responses: {
+    201: {
+      description: 'Sent again',
+      schema: Type.Composite([
+        Member,
+        Type.Object({ invitation_url: Type.String({ description: 'single use, valid 7 days, shown this once' }) }),
+      ]),
+    },
+  },
+  problems: ['not-found', 'conflict', 'forbidden'],
+  async handler(ctx, { params, principal }, platform: Platform) {
+    const { member, invitationUrl } = await resendInvitation({
+      platform,
+      principal,
+      id: params.id,
+      audit: auditContext(ctx, principal),
+      now: platform.clock.now(),
+    });
+    ctx.set('Cache-Control', 'no-store');
+    ctx.status = 201;
+    ctx.body = { ...presentMember(member), invitation_url: invitationUrl };
+  },
+});
+
 /** The member routes, in the order the OpenAPI document lists them. */
-export const memberRoutes = [listMembersRoute, inviteMemberRoute, updateMemberRoute, removeMemberRoute];
+export const memberRoutes = [
+  listMembersRoute,
+  inviteMemberRoute,
+  updateMemberRoute,
+  removeMemberRoute,
+  resendInvitationRoute,
+];

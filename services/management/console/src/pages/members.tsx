@@ -27,10 +27,7 @@ export function MembersPage() {
   const action = useAction();
   const role = session.value?.role as Role | undefined;
   const manage = atLeast(role, 'admin');
-  const changeRole = async (m: Member, to: Role) => {
-    await action.run(() => ok(api.PATCH('/v1/members/{id}', { params: { path: { id: m.id } }, body: { role: to } })));
-    await members.reload();
-  };
+  const { changeRole, resend } = useMemberChanges(action, { reload: members.reload, shown: setInvited });
   // Admins see who minted each key, so removing a member can offer to revoke theirs.
   const keys = useResource(() => (manage ? ok(api.GET('/v1/api-keys')) : Promise.resolve(null)), [manage]);
   const [revokeKeys, setRevokeKeys] = useState(true);
@@ -76,6 +73,7 @@ export function MembersPage() {
           owner={role === 'owner'}
           onRole={changeRole}
           onRemove={removing.ask}
+          onResend={(m) => void resend(m)}
         />
       )}
       <Confirm
@@ -96,6 +94,25 @@ export function MembersPage() {
       </Confirm>
     </>
   );
+}
+
+/** A member's role changed, and an invitation sent again (its new link shown through `shown`). */
+function useMemberChanges(
+  action: ReturnType<typeof useAction>,
+  props: { reload(): Promise<unknown>; shown(m: NewMember): void },
+) {
+  return {
+    changeRole: async (m: Member, to: Role) => {
+      await action.run(() => ok(api.PATCH('/v1/members/{id}', { params: { path: { id: m.id } }, body: { role: to } })));
+      await props.reload();
+    },
+    resend: async (m: Member) => {
+      const sent = await action.run(() =>
+        ok(api.POST('/v1/members/{id}/invitation', { params: { path: { id: m.id } } })),
+      );
+      if (sent) props.shown(sent);
+    },
+  };
 }
 
 /** The roles one may give: owners may make owners, admins the other roles. */
@@ -128,6 +145,7 @@ function MembersTable(props: {
   owner: boolean;
   onRole(m: Member, role: Role): void;
   onRemove(m: Member): void;
+  onResend(m: Member): void;
 }) {
   const may = (m: Member) => props.manage && (props.owner || m.role !== 'owner');
   return (
@@ -159,6 +177,11 @@ function MembersTable(props: {
           <td>{m.status}</td>
           <td class="nowrap">{formatTime(m.last_sign_in_at)}</td>
           <td>
+            {may(m) && m.status === 'invited' && (
+              <button type="button" class="link" onClick={() => props.onResend(m)}>
+                Send invitation again <span class="sr-only">to {m.email}</span>
+              </button>
+            )}{' '}
             {may(m) && (
               <button type="button" class="link danger-text" onClick={() => props.onRemove(m)}>
                 Remove <span class="sr-only">{m.email}</span>
