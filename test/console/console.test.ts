@@ -6,6 +6,7 @@ import { eventually, factories, listen } from '@intake/shared/testing';
 import { launchChromium, screenshotDir, seriousViolations } from './browser';
 import { startStack } from './stack';
 import { gradientPng } from './png';
+import { expectReflowed } from './owner';
 
 /**
  * The web console in real Chromium over the real stack (the four services, their workers, Postgres,
@@ -563,6 +564,7 @@ function formListCases(c: ConsoleContext, { expectAccessible, shot, pwned, nav }
     await page.getByRole('button', { name: 'Pause Contact' }).waitFor();
     expect((await stack.platform.db('forms').where({ id: formId }).first()).status).toBe('live');
     await expectAccessible('forms');
+    await expectReflowed(page, 'Forms');
     await shot('forms');
     await page.goto(`${stack.url}/console/forms/frm_nope/submissions`);
     await page.getByRole('heading', { name: 'Form not found' }).waitFor();

@@ -53,6 +53,28 @@ export const overflow = (page: Page) =>
   page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
 /**
+ * A table that reflows at 390 px (Forms, Members, API keys, Privacy): nothing in it scrolls sideways, and each of its
+ * controls lies whole within the viewport, where a person can see and press it.
+ */
+export async function expectReflowed(page: Page, label: string) {
+  await page.setViewportSize({ width: 390, height: 900 });
+  await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+  const region = page.getByRole('region', { name: label, exact: true });
+  const hidden = await region.evaluate((el) => el.scrollWidth - el.clientWidth);
+  const outside = await region.locator('button, select, a, input').evaluateAll((els) =>
+    els
+      .map((e) => ({
+        name: (e.textContent || e.getAttribute('aria-label') || '').trim(),
+        box: e.getBoundingClientRect(),
+      }))
+      .filter(({ box }) => box.left < 0 || box.right > 390)
+      .map(({ name }) => name),
+  );
+  expect({ label, hidden, outside }).toEqual({ label, hidden: 0, outside: [] });
+  await page.setViewportSize({ width: 1280, height: 900 });
+}
+
+/**
  * What every view must pass at both widths: no serious or critical axe violation, nothing wider than the viewport,
  * and a document title of its own. With CONSOLE_SCREENSHOTS set, a screenshot at each width.
  */

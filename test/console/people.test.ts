@@ -3,7 +3,7 @@ import { generate, generateSecret } from 'otplib';
 import { addTestMember, factories, memberSessionHeaders, uniqueEmail } from '@intake/shared/testing';
 import { hashPassword } from '../../services/management/src/domain/passwords';
 import { launchChromium } from './browser';
-import { checkView } from './owner';
+import { checkView, expectReflowed } from './owner';
 import { startStack } from './stack';
 
 /** People in the console, in real Chromium over the real stack: password sign-in, Members, invitations, Audit log. */
@@ -75,6 +75,7 @@ describe('console: people', () => {
     const first = (await link.innerText()).trim();
     await page.getByRole('cell', { name: editor, exact: true }).waitFor();
     await checkView(page, 'members', /^Members · Intake console$/);
+    await expectReflowed(page, 'Members');
     // Sent again: a new link, and the first one no longer works.
     await page.getByRole('button', { name: `Send invitation again to ${editor}` }).click();
     await page
@@ -210,6 +211,7 @@ describe('console: removing a member who minted keys', () => {
     const keys = page.getByRole('region', { name: 'API keys' });
     await keys.getByRole('cell', { name: leaver.email, exact: true }).waitFor();
     await checkView(page, 'api-keys-created-by', /^API keys · Intake console$/);
+    await expectReflowed(page, 'API keys');
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByRole('button', { name: `Remove ${leaver.email}` }).click();
     const revoke = page.getByLabel(/Also revoke the API key they created/);

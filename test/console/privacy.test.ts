@@ -4,7 +4,7 @@ import type { Page } from 'playwright-core';
 import { factories } from '@intake/shared/testing';
 import { screenshotDir, seriousViolations } from './browser';
 import { tombstoneSubmissions } from '../../services/management/src/repositories/purge.repository';
-import { checkView, useOwnerConsole, type OwnerConsole } from './owner';
+import { checkView, expectReflowed, useOwnerConsole, type OwnerConsole } from './owner';
 
 /** The console's Privacy page and a form's retention settings, in real Chromium over the real stack. */
 jest.setTimeout(60_000);
@@ -50,6 +50,7 @@ describe('console: privacy', () => {
     await page.getByRole('heading', { name: `2 submissions with ${ADA}` }).waitFor();
     expect(await page.getByRole('region', { name: 'Submissions found' }).getByRole('row').count()).toBe(3);
     expect(await seriousViolations(page)).toEqual([]);
+    await expectReflowed(page, 'Submissions found');
     const shots = screenshotDir();
     if (shots) await page.screenshot({ path: path.join(shots, 'privacy.png'), fullPage: true });
 

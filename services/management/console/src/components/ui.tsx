@@ -205,11 +205,22 @@ export function StatusBadge({ status }: { status: string }) {
   return <span class={`badge badge-${status}`}>{status}</span>;
 }
 
-/** A scrollable table with a header row (see `TableHead`); the children are its body rows. */
-export function Table(props: { label: string; class?: string; columns: ColumnSpec[]; children: ComponentChildren }) {
+/**
+ * A scrollable table with a header row (see `TableHead`); the children are its body rows. With `reflow`, on a narrow
+ * screen each row becomes a card, each cell on its own line under its column's name (styles.css), instead of a table
+ * to scroll sideways whose controls are out of sight.
+ */
+export function Table(props: {
+  label: string;
+  class?: string;
+  columns: ColumnSpec[];
+  reflow?: boolean;
+  children: ComponentChildren;
+}) {
+  const classes = [props.class, props.reflow ? 'reflow' : undefined].filter(Boolean).join(' ') || undefined;
   return (
     <TableWrap label={props.label}>
-      <table class={props.class}>
+      <table class={classes} style={props.reflow ? columnNames(props.columns) : undefined}>
         <TableHead columns={props.columns} />
         <tbody>{props.children}</tbody>
       </table>
@@ -218,6 +229,16 @@ export function Table(props: { label: string; class?: string; columns: ColumnSpe
 }
 
 type Column = { label: string; num?: boolean; hidden?: boolean };
+
+/** The names a reflowed table's cells show before them (`--c1`, `--c2`, … as CSS strings; none for a hidden one). */
+function columnNames(columns: ColumnSpec[]): Record<string, string> {
+  const names: Record<string, string> = {};
+  columns.forEach((c, i) => {
+    const column = typeof c === 'string' ? { label: c } : c;
+    if (!column.hidden) names[`--c${i + 1}`] = JSON.stringify(column.label);
+  });
+  return names;
+}
 /** A column: a plain label, or a label with how it is shown. */
 type ColumnSpec = string | Column;
 

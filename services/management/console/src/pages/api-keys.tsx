@@ -77,6 +77,7 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke(key: ApiKey): 
   return (
     <Table
       label="API keys"
+      reflow
       columns={['Type', 'Name', 'Prefix', 'Created', 'Created by', 'Last used', 'Revoked', ACTIONS_COLUMN]}
     >
       {keys.map((k) => (

@@ -61,6 +61,7 @@ function FormsTable({ forms, ...row }: RowProps & { forms: Listed[] }) {
   return (
     <Table
       label="Forms"
+      reflow
       columns={[
         { label: 'Name' },
         { label: 'Status' },

@@ -149,7 +149,7 @@ function MembersTable(props: {
 }) {
   const may = (m: Member) => props.manage && (props.owner || m.role !== 'owner');
   return (
-    <Table label="Members" columns={['Email', 'Name', 'Role', 'Status', 'Last sign-in', ACTIONS_COLUMN]}>
+    <Table label="Members" reflow columns={['Email', 'Name', 'Role', 'Status', 'Last sign-in', ACTIONS_COLUMN]}>
       {props.members.map((m) => (
         <tr key={m.id}>
           <td>

@@ -101,6 +101,7 @@ function Results({ found, onErase }: { found: { email: string; rows: Found }; on
           </p>
           <Table
             label="Submissions found"
+            reflow
             columns={[{ label: 'Received' }, { label: 'Status' }, { label: 'Submission' }]}
           >
             {found.rows.map((s) => (
