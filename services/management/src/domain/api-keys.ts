@@ -17,7 +17,7 @@ import {
   markApiKeyRevoked,
   type ApiKeyRow,
 } from '../repositories/api-key.repository';
-import { auditChange } from './audit-trail';
+import { auditChange, nothingToAudit } from './audit-trail';
 
 export interface MintLimit {
   limit: number;
@@ -84,7 +84,7 @@ export async function revokeApiKey(props: { db: Db; accountId: string; id: strin
     await lockAccount(trx, accountId);
     const key = await findApiKey(trx, accountId, id);
     if (!key) throw problem('not-found', `No API key ${id}`);
-    if (key.revoked_at) return auditChange(trx, []); // revoked before: nothing changed, nothing to record
+    if (key.revoked_at) return nothingToAudit(); // revoked before: nothing changed, nothing to record
     await revokeKeys(trx, accountId, [key], now);
     await auditChange(trx, [{ action: 'api_key.revoked', target: { type: 'api_key', id } }]);
   });

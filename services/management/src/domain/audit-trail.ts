@@ -34,6 +34,12 @@ export async function auditChange(trx: Queryable, entries: Entry[]): Promise<voi
   for (const entry of entries) await recordAudit(trx, { ...current.context, ...entry }, current.at);
 }
 
+/** Says a request changed nothing worth recording (so `withAuditTrail` records nothing for it after either). */
+export function nothingToAudit(): void {
+  const current = scope.getStore();
+  if (current) current.written = true;
+}
+
 /** The names of what a change touched, never its values (a URL, a secret, an e-mail list stay out of the log). */
 export const changedFields = (body: object) => ({ changed: Object.keys(body ?? {}).sort() });
 /** What one successful request records: zero or more entries, read from its input and its answer. */

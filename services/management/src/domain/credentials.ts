@@ -31,7 +31,7 @@ import {
   countLivePasswordResets,
   endSessionsOfUser,
   findUserByEmail,
-  findUserById,
+  findPerson,
   insertPasswordReset,
   insertUser,
   nameUserIfUnnamed,
@@ -85,12 +85,12 @@ export async function resetPassword(platform: Pick<Platform, 'db' | 'clock'>, to
   const now = platform.clock.now();
   await platform.db.transaction(async (trx) => {
     const userId = await spendPasswordReset(trx, sha256Hex(token.slice(0, 100)), now);
-    const user = userId ? await findUserById(trx, userId) : undefined;
+    const user = userId ? await findPerson(trx, userId) : undefined;
     if (!user) throw problem('link-expired', 'This reset link has expired or was used: ask for a new one');
     checkPasswordPolicy(password, user.email);
-    await updatePasswordHash(trx, user.id, await hashPassword(password));
-    await endSessionsOfUser(trx, user.id);
-    for (const m of await activeMemberships(trx, user.id))
+    await updatePasswordHash(trx, user.user_id, await hashPassword(password));
+    await endSessionsOfUser(trx, user.user_id);
+    for (const m of await activeMemberships(trx, user.user_id))
       await recordMemberAudit(trx, m, { action: 'password.changed', details: { via: 'reset link' } }, now);
   });
 }

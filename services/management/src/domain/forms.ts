@@ -22,7 +22,7 @@ import {
   type FormStatus,
   type FormWrite,
 } from '../repositories/form.repository';
-import { auditChange, changedFields } from './audit-trail';
+import { auditChange, changedFields, nothingToAudit } from './audit-trail';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { AutoresponseSettings } from '../repositories/autoresponse.repository';
 
@@ -121,7 +121,7 @@ export async function getForm(props: Pick<Deps, 'db'> & { accountId: string; id:
 export async function updateForm(props: Deps & { accountId: string; id: string; input: FormInput }): Promise<FormRow> {
   const { db, secrets, clock, accountId, id, input } = props;
   if (Object.keys(input).length === 0) {
-    await auditChange(db, []); // nothing changed, nothing to record
+    nothingToAudit(); // nothing changed, nothing to record
     return getForm(props);
   }
   try {

@@ -22,7 +22,7 @@ import {
   type SubmissionStatus,
 } from '../repositories/submission.repository';
 import { findForm } from '../repositories/form.repository';
-import { auditChange } from './audit-trail';
+import { auditChange, nothingToAudit } from './audit-trail';
 import { getForm, removeBlobs } from './forms';
 import { announceSpamMark } from './spam-marks';
 import { recordSpamMark } from '../repositories/spam.repository';
@@ -96,7 +96,7 @@ export async function setSubmissionRead(
   const { db, clock, accountId, id, read } = props;
   const row = await updateSubmissionRead(db, accountId, id, read ? clock.now() : null);
   if (!row) throw problem('not-found', `No submission ${id}`);
-  await auditChange(db, []); // whether the owner has read a submission is theirs, not the audit log's
+  nothingToAudit(); // whether the owner has read a submission is theirs, not the audit log's
   return row;
 }
 

@@ -37,10 +37,6 @@ export function findUserByEmail(db: Queryable, email: string): Promise<UserRow |
   return db('users').where('email', normaliseEmail(email)).first();
 }
 
-export function findUserById(db: Queryable, id: string): Promise<{ id: string; email: string } | undefined> {
-  return db('users').where('id', id).first('id', 'email');
-}
-
 /** The person behind a member, or undefined when the member has none (yet) or is gone. */
 export async function findPersonOfMember(db: Queryable, memberId: string): Promise<PersonRow | undefined> {
   return db('members as m').join('users as u', 'u.id', 'm.user_id').where('m.id', memberId).first(PERSON_COLUMNS);
@@ -61,11 +57,7 @@ export function activeMemberships(db: Queryable, userId: string) {
 
 /** Whether the person behind the member has an authenticator. */
 export async function memberHasSecondFactor(db: Queryable, memberId: string): Promise<boolean> {
-  const row = await db('members as m')
-    .join('users as u', 'u.id', 'm.user_id')
-    .where('m.id', memberId)
-    .first('u.totp_enabled_at');
-  return Boolean(row?.totp_enabled_at);
+  return Boolean((await findPersonOfMember(db, memberId))?.totp_enabled_at);
 }
 
 /** Creates a person; returns whether it was created (false: the e-mail belongs to someone already). */
