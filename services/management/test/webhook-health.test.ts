@@ -156,10 +156,15 @@ async function failingWebhook(mail: ReturnType<typeof useMail>, after: { alert: 
     await owner.target.close();
     throw err;
   }
-  // Written within a second of the attempts (the delivery process's health tally).
+  // Written within a second of the attempts (the delivery process's health tally), every attempt counted.
+  const attempts = await ctx.platform
+    .db('delivery_attempts as a')
+    .join('deliveries as d', 'd.id', 'a.delivery_id')
+    .where('d.webhook_id', owner.hook.id)
+    .count<{ n: string }[]>('* as n');
   const { failing_since } = await eventually(async () => {
     const row = await ctx.platform.db('webhooks').where({ id: owner.hook.id }).first();
-    return row.failing_since && row;
+    return row.failing_since && row.consecutive_failures === Number(attempts[0]?.n) && row;
   });
   const config = {
     ...ctx.platform.config,
