@@ -9,6 +9,7 @@ export default tseslint.config(
       'coverage/**',
       'deploy/**',
       'services/management/console/src/openapi.d.ts',
+      'services/management/console/src/operation-roles.ts',
     ],
   },
   js.configs.recommended,

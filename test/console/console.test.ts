@@ -6,7 +6,7 @@ import { eventually, factories, listen } from '@intake/shared/testing';
 import { launchChromium, screenshotDir, seriousViolations } from './browser';
 import { startStack } from './stack';
 import { gradientPng } from './png';
-import { expectReflowed } from './owner';
+import { expectReflowed, keySignIn } from './owner';
 
 /**
  * The web console in real Chromium over the real stack (the four services, their workers, Postgres,
@@ -163,7 +163,7 @@ function servingAndSignInCases(c: ConsoleContext, { expectAccessible, shot, nav 
     const { stack, context, page, account } = c;
     await page.goto(`${stack.url}/`);
     await page.getByLabel('Management key', { exact: true }).fill('svc_mgmt_wrong');
-    await page.getByRole('button', { name: 'Sign in with key' }).click();
+    await keySignIn(page).click();
     await page
       .getByRole('alert')
       .filter({ hasText: /not valid|revoked/ })
@@ -484,7 +484,7 @@ function keyCases(c: ConsoleContext, { expectAccessible, shot, nav }: PageChecks
     const laptopKey = (await page.getByLabel(/New management key/).textContent()) ?? '';
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Management key', { exact: true }).fill(laptopKey);
-    await page.getByRole('button', { name: 'Sign in with key' }).click();
+    await keySignIn(page).click();
     await nav('API keys').click();
     const row = page.getByRole('row').filter({ hasText: 'laptop' });
     await row.getByText('(this session)').waitFor();
@@ -493,13 +493,13 @@ function keyCases(c: ConsoleContext, { expectAccessible, shot, nav }: PageChecks
     await page.getByRole('dialog').getByRole('button', { name: 'Revoke key' }).click();
     await page.getByText('Your session has ended. Sign in again to continue.').waitFor();
     await page.getByLabel('Management key', { exact: true }).fill(laptopKey);
-    await page.getByRole('button', { name: 'Sign in with key' }).click();
+    await keySignIn(page).click();
     await page
       .getByRole('alert')
       .filter({ hasText: /revoked/ })
       .waitFor();
     await page.getByLabel('Management key', { exact: true }).fill(account.managementKey);
-    await page.getByRole('button', { name: 'Sign in with key' }).click();
+    await keySignIn(page).click();
     await nav('Usage').waitFor();
   });
 }

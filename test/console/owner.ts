@@ -78,6 +78,13 @@ export async function expectReflowed(page: Page, label: string) {
  * What every view must pass at both widths: no serious or critical axe violation, nothing wider than the viewport,
  * and a document title of its own. With CONSOLE_SCREENSHOTS set, a screenshot at each width.
  */
+/**
+ * The management key's button: "Sign in" until anyone has joined an account here, "Sign in with key" from then on
+ * (the worker's database holds whatever the tests before made).
+ */
+export const keySignIn = (page: Page) =>
+  page.getByRole('form', { name: 'Sign in with a management key' }).getByRole('button');
+
 export async function checkView(page: Page, name: string, title: RegExp) {
   const shots = screenshotDir();
   // The title is set by the view once it has rendered, a moment after its heading may show on a busy machine.

@@ -1,6 +1,12 @@
 import type { Browser, Page } from 'playwright-core';
 import { generate, generateSecret } from 'otplib';
-import { addTestMember, factories, memberSessionHeaders, uniqueEmail } from '@intake/shared/testing';
+import {
+  addTestMember,
+  emptyTestDatabaseUrl,
+  factories,
+  memberSessionHeaders,
+  uniqueEmail,
+} from '@intake/shared/testing';
 import { hashPassword } from '../../services/management/src/domain/passwords';
 import { launchChromium } from './browser';
 import { checkView, expectReflowed } from './owner';
@@ -165,28 +171,78 @@ describe('console: people, the audit log and keys', () => {
     await page.context().close();
   });
 
-  it('a read-only key sees Members but not Audit log', async () => {
-    const viewer = (await (
-      await fetch(`${c.stack.url}/v1/api-keys`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'management', role: 'viewer' }),
-      })
-    ).json()) as { key: string };
+  it('a viewer sees every page it may read, and no control its role would be refused', async () => {
+    const { db } = c.stack.platform;
+    const form = await factories.form(db, c.account.id);
+    const posted = await fetch(`${c.stack.url}/v1/f/${form.slug}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'visitor@example.com', message: 'hello' }),
+    });
+    expect(posted.status).toBe(201);
+    const { id: submissionId } = (await posted.json()) as { id: string };
+    // Added after the post, so nothing is sent to it; its delivery log gets one failed test ping.
+    const hook = await factories.webhook(c.stack.platform, { accountId: c.account.id, formId: form.id });
+    await factories.delivery(db, { accountId: c.account.id, webhookId: hook.id, formId: form.id, status: 'failed' });
+    const viewer = await addTestMember(db, c.account.id, 'viewer', { passwordHash: await hashPassword(PASSWORD) });
     const page = await newPage(c);
-    await page.goto(`${c.stack.url}/console`);
-    await page.getByLabel('Management key', { exact: true }).fill(viewer.key);
-    await page.getByRole('button', { name: 'Sign in with key' }).click();
-    await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
-    expect(await navLinks(page)).toContain('Members');
-    expect(await navLinks(page)).not.toContain('Audit log');
+    await signIn(page, c, viewer.email);
+    const controls = async (names: RegExp) => page.getByRole('button', { name: names }).count();
+
+    expect(await navLinks(page)).toEqual(expect.arrayContaining(['Forms', 'Usage', 'Members']));
+    expect(await navLinks(page)).not.toEqual(expect.arrayContaining(['Audit log']));
+    expect(await navLinks(page)).not.toContain('Privacy');
+    await page.getByRole('link', { name: 'Test form' }).waitFor();
+    expect(await page.getByRole('link', { name: 'New form' }).count()).toBe(0);
+    expect(await controls(/^(Pause|Resume)\b/)).toBe(0);
+    await checkView(page, 'viewer-forms', /^Forms · Intake console$/);
+
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await page.getByText('Your role may read this form’s settings').waitFor();
+    expect(await page.getByRole('textbox').count()).toBe(0);
+    expect(await controls(/Save|Delete/)).toBe(0);
+    await checkView(page, 'viewer-form-settings', /^Test form · Intake console$|Settings/);
+
+    await page.goto(`${c.stack.url}/console/forms/${form.id}/submissions`);
+    await page
+      .getByRole('checkbox', { name: /Select/ })
+      .first()
+      .check();
+    await page.getByRole('group', { name: 'Selected submissions' }).waitFor();
+    expect(await controls(/Mark selected|Delete selected/)).toBe(0);
+    await page.goto(`${c.stack.url}/console/submissions/${submissionId}`);
+    await page.getByRole('button', { name: 'Copy as JSON' }).waitFor();
+    expect(await controls(/Mark as|^Delete$/)).toBe(0);
+    // Reading it as a viewer does not try to mark it read (a change its role may not make).
+    expect(await db('submissions').where({ id: submissionId }).first('read_at')).toEqual({ read_at: null });
+
+    await page.goto(`${c.stack.url}/console/forms/${form.id}/webhooks`);
+    await page.getByRole('link', { name: 'Delivery log' }).waitFor();
+    expect(await page.getByLabel('Webhook URL').count()).toBe(0);
+    expect(await controls(/Send test ping|Edit URL|Disable|Enable|Rotate secret|Delete|Replay/)).toBe(0);
+    await checkView(page, 'viewer-webhooks', /Intake console$/);
+    await page.getByRole('link', { name: 'Delivery log' }).click();
+    await page.locator('details.delivery summary').first().click();
+    await page.getByText('Delivery log').first().waitFor();
+    expect(await controls(/Replay/)).toBe(0);
+
+    await page.goto(`${c.stack.url}/console/privacy`);
+    await page.getByText('this page needs admin or above').waitFor();
+    expect(await page.getByLabel('Email').count()).toBe(0);
+    await page.goto(`${c.stack.url}/console/api-keys`);
+    await page.getByText('Admins and owners make and revoke this account’s keys.').waitFor();
+    await checkView(page, 'viewer-api-keys', /^API keys · Intake console$/);
     await page.context().close();
   });
 });
 
 async function signInAsOwner(c: Ctx, page: Page) {
+  await signIn(page, c, c.owner);
+}
+
+async function signIn(page: Page, c: Ctx, email: string) {
   await page.goto(`${c.stack.url}/console`);
-  await page.getByLabel('Email', { exact: true }).fill(c.owner);
+  await page.getByLabel('Email', { exact: true }).fill(email);
   await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
   await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
@@ -256,5 +312,36 @@ describe('console: a person in two accounts', () => {
     await page.getByRole('link', { name: 'Audit log' }).waitFor();
     expect(await page.getByRole('link', { name: 'Globex contact' }).count()).toBe(0);
     await page.context().close();
+  });
+});
+
+describe('console: sign-in before anyone has joined', () => {
+  it('offers the management key alone with the operator’s commands, then members their own way in', async () => {
+    const stack = await startStack({ DATABASE_URL: await emptyTestDatabaseUrl('console_nobody_joined') });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      await page.goto(`${stack.url}/console`);
+      const keyForm = page.getByRole('form', { name: 'Sign in with a management key' });
+      await keyForm.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
+      await page.getByText('npm run admin -- accounts create').waitFor();
+      expect(await page.getByLabel('Password', { exact: true }).count()).toBe(0);
+      await checkView(page, 'sign-in-empty-install', /^Sign in · Intake console$/);
+
+      const { db } = stack.platform;
+      const account = await factories.account(db);
+      await addTestMember(db, account.id, 'owner', { passwordHash: await hashPassword(PASSWORD) });
+      await page.reload();
+      await page.getByLabel('Password', { exact: true }).waitFor();
+      await keyForm.getByRole('button', { name: 'Sign in with key' }).waitFor();
+      expect(await page.getByText('npm run admin -- accounts create').count()).toBe(0);
+      await page.getByText('a management key is for scripts and operators').waitFor();
+      await page.getByLabel('Management key', { exact: true }).fill(account.managementKey);
+      await keyForm.getByRole('button', { name: 'Sign in with key' }).click();
+      await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+    } finally {
+      await browser.close();
+      await stack.close();
+    }
   });
 });

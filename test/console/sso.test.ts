@@ -349,6 +349,7 @@ describe('console: single sign-on, who may sign in over HTTP', () => {
       password: true,
       sso: true,
       key: true,
+      members: true,
     });
     const { platform } = c.stack;
     const down = `http://127.0.0.1:${await freePort()}`;

@@ -1,5 +1,13 @@
 import type { Role } from '@intake/shared';
-import { eventually, factories, smtpSink, uniqueEmail, type SmtpSink } from '@intake/shared/testing';
+import {
+  addTestMember,
+  emptyTestDatabaseUrl,
+  eventually,
+  factories,
+  smtpSink,
+  uniqueEmail,
+  type SmtpSink,
+} from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 import { accept, clientAddress, PASSWORD, personWithPassword, sessionOf } from './people-helpers';
 import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
@@ -163,9 +171,28 @@ describe('password sign-in: switched off', () => {
         password: false,
         sso: false,
         key: true,
+        members: true,
       });
     } finally {
       await only.close();
+    }
+  });
+});
+
+describe('sign-in options before anyone has joined', () => {
+  it('offers only the management key on an empty install, and passwords once a member has joined', async () => {
+    const empty = await startManagement({ DATABASE_URL: await emptyTestDatabaseUrl('nobody_joined') });
+    try {
+      const options = async () => (await api(empty.url)('GET', '/v1/sign-in-options')).body;
+      expect(await options()).toEqual({ password: false, sso: false, key: true, members: false });
+      const { db } = empty.platform;
+      const account = await factories.account(db);
+      await addTestMember(db, account.id, 'owner', { status: 'invited' });
+      expect((await options()).members).toBe(false);
+      await personWithPassword(db, 'viewer');
+      expect(await options()).toEqual({ password: true, sso: false, key: true, members: true });
+    } finally {
+      await empty.close();
     }
   });
 });

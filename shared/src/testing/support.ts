@@ -32,10 +32,13 @@ export function testDatabaseUrl(): string {
   return `postgres://postgres@127.0.0.1:5432/intake_test_${checkout}${tag ? `_${tag}` : ''}_${process.env['JEST_WORKER_ID'] ?? '0'}`;
 }
 
-let migrated: Promise<void> | undefined;
+/** The databases this process has made ready, by URL. */
+const migrated = new Map<string, Promise<void>>();
 
 export async function migratedTestDatabase(url = testDatabaseUrl()): Promise<void> {
-  migrated ??= (async () => {
+  const ready = migrated.get(url);
+  if (ready) return ready;
+  const migrating = (async () => {
     await ensureDatabase(url);
     const db = createDb(url, { poolMax: 2 });
     try {
@@ -51,7 +54,19 @@ export async function migratedTestDatabase(url = testDatabaseUrl()): Promise<voi
     }
     await db.destroy();
   })();
-  return migrated;
+  migrated.set(url, migrating);
+  return migrating;
+}
+
+/**
+ * A database of its own for a test that needs an install with nothing in it (the worker's database holds what every
+ * test before it made), dropped first so it is empty; `createTestPlatform({ DATABASE_URL })` migrates it.
+ */
+export async function emptyTestDatabaseUrl(name: string): Promise<string> {
+  const url = `${testDatabaseUrl()}_${name.replace(/[^a-z0-9]/g, '')}`;
+  migrated.delete(url);
+  await recreateDatabase(url);
+  return url;
 }
 
 async function recreateDatabase(url: string): Promise<void> {

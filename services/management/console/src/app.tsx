@@ -20,17 +20,19 @@ import { MembersPage } from './pages/members';
 import { AuditLogPage } from './pages/audit-log';
 import { SecurityPage } from './pages/security';
 import { JoinPage, ResetPage } from './pages/join';
-import { atLeast, type Role } from './people';
+import { may, type Operation } from './people';
+import { RoleGate } from './components/role-gate';
 
+/** The navigation; a link whose page reads through an operation beyond the person's role is not shown. */
 const NAV = [
   { href: '/console/forms', label: 'Forms' },
   { href: '/console/api-keys', label: 'API keys' },
   { href: '/console/usage', label: 'Usage' },
-  { href: '/console/privacy', label: 'Privacy' },
-  { href: '/console/members', label: 'Members', role: 'viewer' },
-  { href: '/console/audit-log', label: 'Audit log', role: 'admin' },
+  { href: '/console/privacy', label: 'Privacy', reads: 'findDataSubjectSubmissions' },
+  { href: '/console/members', label: 'Members', reads: 'listMembers' },
+  { href: '/console/audit-log', label: 'Audit log', reads: 'listAuditLog' },
   { href: '/console/security', label: 'Security' },
-] as { href: string; label: string; role?: Role }[];
+] as { href: string; label: string; reads?: Operation }[];
 
 /** Which navigation link a path belongs to (a submission belongs to Forms). */
 const section = (path: string) =>
@@ -45,6 +47,25 @@ function ToForms() {
   return null;
 }
 
+/** The pages for admins, each saying so to a role below (it reads through an operation that role may not call). */
+const ForAdmins = {
+  ApiKeys: () => (
+    <RoleGate reads="listApiKeys" title="API keys" who="Admins and owners make and revoke this account’s keys.">
+      <ApiKeysPage />
+    </RoleGate>
+  ),
+  Privacy: () => (
+    <RoleGate reads="findDataSubjectSubmissions" title="Privacy" who="Admins answer data-subject requests.">
+      <PrivacyPage />
+    </RoleGate>
+  ),
+  AuditLog: () => (
+    <RoleGate reads="listAuditLog" title="Audit log" who="Admins and owners read the audit log.">
+      <AuditLogPage />
+    </RoleGate>
+  ),
+};
+
 /** The views, by URL; links under /console navigate without reloading (modified clicks open as usual). */
 function Views() {
   return (
@@ -55,11 +76,11 @@ function Views() {
       <Route path="/console/forms/new" component={FormPage} />
       <Route path="/console/forms/:id" component={FormPage} />
       <Route path="/console/submissions/:id" component={SubmissionPage} />
-      <Route path="/console/api-keys" component={ApiKeysPage} />
+      <Route path="/console/api-keys" component={ForAdmins.ApiKeys} />
       <Route path="/console/usage" component={UsagePage} />
-      <Route path="/console/privacy" component={PrivacyPage} />
+      <Route path="/console/privacy" component={ForAdmins.Privacy} />
       <Route path="/console/members" component={MembersPage} />
-      <Route path="/console/audit-log" component={AuditLogPage} />
+      <Route path="/console/audit-log" component={ForAdmins.AuditLog} />
       <Route path="/console/security" component={SecurityPage} />
       <Route path="/console/forms" component={FormsPage} />
       <Route path="/console" component={ToForms} />
@@ -77,7 +98,7 @@ function TopBar({ path }: { path: string }) {
       </a>
       <nav aria-label="Main">
         <ul>
-          {NAV.filter((n) => !n.role || atLeast(session.value?.role as Role | undefined, n.role)).map((n) => (
+          {NAV.filter((n) => !n.reads || may(n.reads)).map((n) => (
             <li key={n.href}>
               <a href={n.href} aria-current={section(path) === n.href ? 'page' : undefined}>
                 {n.label}

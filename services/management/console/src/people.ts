@@ -1,5 +1,6 @@
 import { api, ok, session, signedOutReason } from './api';
 import type { ResponseBody } from './api-types';
+import { OPERATION_ROLES } from './operation-roles';
 
 export type SignInOptions = ResponseBody<'getSignInOptions'>;
 export type Member = ResponseBody<'listMembers'>['data'][number];
@@ -11,6 +12,18 @@ export type Role = Member['role'];
 export const ROLES: Role[] = ['viewer', 'editor', 'admin', 'owner'];
 export const atLeast = (role: Role | undefined, needed: Role) =>
   role !== undefined && ROLES.indexOf(role) >= ROLES.indexOf(needed);
+
+export { OPERATION_ROLES };
+
+/** An operation of the API, by its operationId. */
+export type Operation = keyof typeof OPERATION_ROLES;
+
+/**
+ * Whether the person signed in may call `operation` (its least role, `x-required-role` in the OpenAPI document): the
+ * console shows no control its user's role would be refused.
+ */
+export const may = (operation: Operation) =>
+  atLeast(session.value?.role as Role | undefined, OPERATION_ROLES[operation]);
 
 /** A password sign-in waiting for its second step: the half-open session's CSRF token, and whether to enrol first. */
 export interface SecondFactorDue {

@@ -179,3 +179,8 @@ export async function endMemberSession(
 export async function spendInvitationsOf(db: Queryable, memberId: string, now: Date): Promise<number> {
   return db('member_invitations').where('member_id', memberId).whereNull('used_at').update({ used_at: now });
 }
+
+/** Whether anyone has joined any account here (a member with a person): the sign-in page offers passwords from then on. */
+export async function anyMemberJoined(db: Queryable): Promise<boolean> {
+  return (await db('members').where('status', 'active').first(db.raw('1 AS one'))) !== undefined;
+}

@@ -10,6 +10,7 @@ import {
 } from '../domain/credentials';
 import { signInWithPassword } from '../domain/sign-in';
 import { memberHasSecondFactor } from '../repositories/person.repository';
+import { anyMemberJoined } from '../repositories/member.repository';
 import { ssoConfigured } from '../domain/sso';
 import { presentOpenedSession, SessionOpened, setSessionCookie, TAGS } from './sessions.routes';
 
@@ -40,11 +41,23 @@ export const signInOptionsRoute = signInRoute({
   responses: {
     200: {
       description: 'The options',
-      schema: Type.Object({ password: Type.Boolean(), sso: Type.Boolean(), key: Type.Boolean() }),
+      schema: Type.Object({
+        password: Type.Boolean({
+          description: 'e-mail and password (false with OIDC_ONLY, or before anyone has joined)',
+        }),
+        sso: Type.Boolean(),
+        key: Type.Boolean(),
+        members: Type.Boolean({
+          description:
+            'whether anyone has joined an account here: until then the only way in is a management key, which the ' +
+            'operator makes with the CLI, and the console says so',
+        }),
+      }),
     },
   },
-  handler(ctx, _input, { config }: Platform) {
-    ctx.body = { password: !config.OIDC_ONLY, sso: ssoConfigured(config), key: true };
+  async handler(ctx, _input, { config, db }: Platform) {
+    const members = await anyMemberJoined(db);
+    ctx.body = { password: members && !config.OIDC_ONLY, sso: ssoConfigured(config), key: true, members };
   },
 });
 

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { may } from '../people';
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { Delivery } from '../api-types';
@@ -82,9 +83,11 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
         <button type="button" class="secondary" onClick={() => log.reload()}>
           Refresh
         </button>
-        <button type="button" disabled={action.pending} onClick={replayFailed}>
-          Replay all failed
-        </button>
+        {may('replayFailedDeliveries') && (
+          <button type="button" disabled={action.pending} onClick={replayFailed}>
+            Replay all failed
+          </button>
+        )}
       </div>
       <p class="muted small" aria-live="polite">
         {unsettled(log.data?.data) ? 'Deliveries are under way: this log updates on its own.' : ''}
@@ -98,7 +101,8 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
       {log.loading && !log.data && <Loading what="deliveries" />}
       {log.data && log.data.data.length === 0 && (
         <p class="empty">
-          No {status === 'all' ? '' : `${status} `}deliveries. Send a test ping from the webhook list.
+          No {status === 'all' ? '' : `${status} `}deliveries.
+          {may('testWebhook') ? ' Send a test ping from the webhook list.' : ''}
         </p>
       )}
       {log.data?.data.map((d) => (
@@ -117,9 +121,11 @@ function DeliveryEntry({ delivery: d, pending, onReplay }: { delivery: Delivery;
       </summary>
       <div class="toolbar">
         {d.submission_id && <a href={`/console/submissions/${d.submission_id}`}>Open the submission</a>}
-        <button type="button" class="secondary" disabled={pending} onClick={onReplay}>
-          Replay
-        </button>
+        {may('replayDelivery') && (
+          <button type="button" class="secondary" disabled={pending} onClick={onReplay}>
+            Replay
+          </button>
+        )}
         {d.last_error && <span class="muted">Last error: {d.last_error}</span>}
       </div>
       <AttemptTimeline delivery={d} />

@@ -5,6 +5,7 @@ import type { Form } from '../api-types';
 import { Confirm, ErrorBox, useAction } from '../components/ui';
 import { confirmAfterNavigation } from '../flash';
 import { useTitle } from '../title';
+import { may } from '../people';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 import { FormEditor } from './form/editor';
@@ -21,14 +22,53 @@ export function FormPage({ id }: { id?: string }) {
         <>
           <Snippets form={form} />
           <h2>Settings</h2>
-          <FormEditor form={form} onSaved={reload} />
-          <AutoresponseSettings form={form} onSaved={reload} />
-          <SpamSettings form={form} onSaved={reload} />
-          <RetentionSettings form={form} onSaved={reload} />
-          <DeleteForm form={form} />
+          {may('updateForm') ? (
+            <>
+              <FormEditor form={form} onSaved={reload} />
+              <AutoresponseSettings form={form} onSaved={reload} />
+              <SpamSettings form={form} onSaved={reload} />
+              <RetentionSettings form={form} onSaved={reload} />
+            </>
+          ) : (
+            <ReadOnlySettings form={form} />
+          )}
+          {may('deleteForm') && <DeleteForm form={form} />}
         </>
       )}
     </FormFrame>
+  );
+}
+
+const days = (n: number | null) => (n === null ? 'kept until deleted' : `${n} days`);
+
+/** What a role that may not change the form reads instead of its editors. */
+function ReadOnlySettings({ form }: { form: Form }) {
+  const rows: [string, string][] = [
+    ['Name', form.name],
+    ['Status', form.status],
+    ['Notification e-mails', form.notify_emails.join(', ') || 'none'],
+    ['Redirect after a post', form.redirect_url ?? 'the built-in thank-you page'],
+    ['Allowed origins', form.allowed_origins.join(', ') || 'any'],
+    ['Honeypot field', form.honeypot_field],
+    ['Bot challenge', form.bot_challenge ? form.bot_challenge.provider : 'none'],
+    ['Spam filter', form.spam_filter],
+    ['Autoresponse', form.autoresponse ? 'on' : 'off'],
+    ['Submissions kept', days(form.retention_days)],
+    ['Spam kept', days(form.spam_retention_days)],
+    ['Payload deleted once delivered', form.delete_after_delivery ? 'yes' : 'no'],
+  ];
+  return (
+    <>
+      <p class="muted">Your role may read this form’s settings; changing them needs the editor role.</p>
+      <dl class="settings">
+        {rows.map(([term, value]) => (
+          <div key={term}>
+            <dt>{term}</dt>
+            <dd>{value}</dd>
+          </div>
+        ))}
+      </dl>
+    </>
   );
 }
 

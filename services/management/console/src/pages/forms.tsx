@@ -3,6 +3,7 @@ import type { Form } from '../api-types';
 import { ErrorBox, Loading, StatusBadge, Table, useAction, useResource } from '../components/ui';
 import { Snippets } from '../components/snippets';
 import { useTitle } from '../title';
+import { may } from '../people';
 
 type Listed = Form & { month: number };
 
@@ -28,9 +29,11 @@ export function FormsPage() {
     <>
       <div class="page-head">
         <h1>Forms</h1>
-        <a href="/console/forms/new" class="button">
-          New form
-        </a>
+        {may('createForm') && (
+          <a href="/console/forms/new" class="button">
+            New form
+          </a>
+        )}
       </div>
       <ErrorBox error={forms.error ?? toggle.error} />
       {forms.loading && !forms.data && <Loading what="forms" />}
@@ -93,7 +96,7 @@ function FormRow({ form: f, pending, onStatus }: RowProps & { form: Listed }) {
       <td class="row-actions">
         <a href={`/console/forms/${f.id}/webhooks`}>Webhooks</a>
         <a href={`/console/forms/${f.id}`}>Settings</a>
-        {f.status === 'live' ? (
+        {!may('updateForm') ? null : f.status === 'live' ? (
           <button type="button" class="link" disabled={pending} onClick={() => onStatus(f, 'paused')}>
             Pause <span class="sr-only">{f.name}</span>
           </button>

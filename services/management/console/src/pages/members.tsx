@@ -16,7 +16,7 @@ import {
   useConfirmed,
   useResource,
 } from '../components/ui';
-import { atLeast, ROLES, type Member, type NewMember, type Role } from '../people';
+import { may, ROLES, type Member, type NewMember, type Role } from '../people';
 import { useTitle } from '../title';
 
 /** Members of the account: everyone sees them; admins invite, change roles and remove (owners only for owners). */
@@ -26,7 +26,7 @@ export function MembersPage() {
   const [invited, setInvited] = useState<NewMember | null>(null);
   const action = useAction();
   const role = session.value?.role as Role | undefined;
-  const manage = atLeast(role, 'admin');
+  const manage = may('inviteMember');
   const { changeRole, resend } = useMemberChanges(action, { reload: members.reload, shown: setInvited });
   // Admins see who minted each key, so removing a member can offer to revoke theirs.
   const keys = useResource(() => (manage ? ok(api.GET('/v1/api-keys')) : Promise.resolve(null)), [manage]);
@@ -147,7 +147,7 @@ function MembersTable(props: {
   onRemove(m: Member): void;
   onResend(m: Member): void;
 }) {
-  const may = (m: Member) => props.manage && (props.owner || m.role !== 'owner');
+  const mayChange = (m: Member) => props.manage && (props.owner || m.role !== 'owner');
   return (
     <Table label="Members" reflow columns={['Email', 'Name', 'Role', 'Status', 'Last sign-in', ACTIONS_COLUMN]}>
       {props.members.map((m) => (
@@ -158,7 +158,7 @@ function MembersTable(props: {
           </td>
           <td>{m.name ?? '—'}</td>
           <td>
-            {may(m) ? (
+            {mayChange(m) ? (
               <select
                 aria-label={`Role of ${m.email}`}
                 value={m.role}
@@ -177,12 +177,12 @@ function MembersTable(props: {
           <td>{m.status}</td>
           <td class="nowrap">{formatTime(m.last_sign_in_at)}</td>
           <td>
-            {may(m) && m.status === 'invited' && (
+            {mayChange(m) && m.status === 'invited' && (
               <button type="button" class="link" onClick={() => props.onResend(m)}>
                 Send invitation again <span class="sr-only">to {m.email}</span>
               </button>
             )}{' '}
-            {may(m) && (
+            {mayChange(m) && (
               <button type="button" class="link danger-text" onClick={() => props.onRemove(m)}>
                 Remove <span class="sr-only">{m.email}</span>
               </button>

@@ -51,7 +51,7 @@ export function SignIn() {
           </button>
         </p>
       )}
-      <KeySignIn />
+      {options.data && <KeySignIn membersExist={options.data.members} />}
     </main>
   );
 }
@@ -129,7 +129,11 @@ function ForgotPassword(props: { email: string; onBack(): void }) {
   );
 }
 
-function KeySignIn() {
+/**
+ * The management key's form. Before anyone has joined it is the only way in, its button says "Sign in" and the page says
+ * how an operator makes the first key; from then on it is for scripts and operators, its button "Sign in with key".
+ */
+function KeySignIn({ membersExist }: { membersExist: boolean }) {
   const [key, setKey] = useState('');
   const { pending, error, run } = useAction();
   const submit = (e: Event) => {
@@ -152,15 +156,23 @@ function KeySignIn() {
           onValue={setKey}
         />
         <SignInError error={error} />
-        <button type="submit" disabled={pending}>
-          Sign in with key
+        <button type="submit" class={membersExist ? 'secondary' : undefined} disabled={pending}>
+          {membersExist ? 'Sign in with key' : 'Sign in'}
         </button>
       </form>
-      <p class="muted small">
-        No key yet? An operator creates an account and its first key with <code>npm run admin -- accounts create</code>,
-        or invites its first owner with <code>npm run admin -- members add</code>. A key is exchanged for a session
-        cookie and is not kept in the browser.
-      </p>
+      {membersExist ? (
+        <p class="muted small">
+          Members sign in above; a management key is for scripts and operators. A key is exchanged for a session cookie
+          and is not kept in the browser.
+        </p>
+      ) : (
+        <p class="muted small">
+          No key yet? An operator creates an account and its first key with{' '}
+          <code>npm run admin -- accounts create</code>, or invites its first owner with{' '}
+          <code>npm run admin -- members add</code>. A key is exchanged for a session cookie and is not kept in the
+          browser.
+        </p>
+      )}
     </>
   );
 }

@@ -20,6 +20,7 @@ import { SpamLine } from '../components/spam-line';
 import { qs } from '../location';
 import { useLive, unsettled } from '../live';
 import { useTitle } from '../title';
+import { may } from '../people';
 import { confirmAfterNavigation } from '../flash';
 import { NotFound } from './not-found';
 import { apiFilters, filtersFromUrl, urlQuery } from './submissions/filters';
@@ -34,7 +35,7 @@ function useSubmission(id: string) {
   const marked = useRef('');
   const unread = sub.data?.id === id && !sub.data.read;
   useEffect(() => {
-    if (!unread || marked.current === id) return;
+    if (!unread || marked.current === id || !may('updateSubmission')) return;
     marked.current = id;
     void api.PATCH('/v1/submissions/{id}', { params: { path: { id } }, body: { read: true } }).then(() => sub.reload());
   }, [unread, id]);
@@ -156,21 +157,27 @@ function SubmissionActions({ submission: s, onChange }: { submission: Submission
   return (
     <>
       <div class="toolbar">
-        <button
-          type="button"
-          class="secondary"
-          disabled={action.pending}
-          onClick={() => patch({ status: spam ? 'received' : 'spam' })}
-        >
-          {spam ? 'Mark as not spam' : 'Mark as spam'}
-        </button>
-        <button type="button" class="secondary" disabled={action.pending} onClick={() => patch({ read: !s.read })}>
-          {s.read ? 'Mark as unread' : 'Mark as read'}
-        </button>
+        {may('updateSubmission') && (
+          <>
+            <button
+              type="button"
+              class="secondary"
+              disabled={action.pending}
+              onClick={() => patch({ status: spam ? 'received' : 'spam' })}
+            >
+              {spam ? 'Mark as not spam' : 'Mark as spam'}
+            </button>
+            <button type="button" class="secondary" disabled={action.pending} onClick={() => patch({ read: !s.read })}>
+              {s.read ? 'Mark as unread' : 'Mark as read'}
+            </button>
+          </>
+        )}
         <CopyButton text={asJson(s)} label="Copy as JSON" />
-        <button type="button" class="danger" onClick={() => setConfirm(true)}>
-          Delete
-        </button>
+        {may('deleteSubmission') && (
+          <button type="button" class="danger" onClick={() => setConfirm(true)}>
+            Delete
+          </button>
+        )}
       </div>
       <Confirm
         open={confirm}

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { may } from '../people';
 import { api, ok } from '../api';
 import type { Form } from '../api-types';
 import { ErrorBox, Loading, ShownOnce, SubmitRow, TextField, useAction, useResource } from '../components/ui';
@@ -35,17 +36,22 @@ function Webhooks({ form }: { form: Form }) {
           Verify the <code>x-service-signature</code> header with it. It is shown only this once: copy it now.
         </ShownOnce>
       )}
-      <AddWebhook
-        formId={form.id}
-        error={hooks.error}
-        onAdded={(added) => {
-          setSecret(added);
-          setDone('Webhook added. Copy its signing secret now.');
-        }}
-        onChange={hooks.reload}
-      />
+      {may('createWebhook') && (
+        <AddWebhook
+          formId={form.id}
+          error={hooks.error}
+          onAdded={(added) => {
+            setSecret(added);
+            setDone('Webhook added. Copy its signing secret now.');
+          }}
+          onChange={hooks.reload}
+        />
+      )}
+      {!may('createWebhook') && <ErrorBox error={hooks.error} />}
       {hooks.loading && !hooks.data && <Loading what="webhooks" />}
-      {hooks.data && hooks.data.data.length === 0 && <p class="empty">No webhooks yet: add one above.</p>}
+      {hooks.data && hooks.data.data.length === 0 && (
+        <p class="empty">No webhooks yet{may('createWebhook') ? ': add one above' : ''}.</p>
+      )}
       <ul class="cards">
         {hooks.data?.data.map((h) => (
           <WebhookCard

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { may } from '../../people';
 import { Confirm } from '../../components/ui';
 
 /** Which submissions are selected: ids of the page shown, or every one the filter matches (`all`). */
@@ -78,18 +79,22 @@ export function BulkActions(props: Props) {
               {submissionCount(total)} that match
             </button>
           )}
-          {props.spamView ? (
-            <button type="button" class="secondary" disabled={pending} onClick={() => act('received')}>
-              Mark selected as not spam
-            </button>
-          ) : (
-            <button type="button" class="secondary" disabled={pending} onClick={() => act('spam')}>
-              Mark selected as spam
-            </button>
+          {may('bulkSubmissions') && (
+            <>
+              {props.spamView ? (
+                <button type="button" class="secondary" disabled={pending} onClick={() => act('received')}>
+                  Mark selected as not spam
+                </button>
+              ) : (
+                <button type="button" class="secondary" disabled={pending} onClick={() => act('spam')}>
+                  Mark selected as spam
+                </button>
+              )}
+              <button type="button" class="danger" disabled={pending} onClick={() => setConfirmDelete(true)}>
+                Delete selected
+              </button>
+            </>
           )}
-          <button type="button" class="danger" disabled={pending} onClick={() => setConfirmDelete(true)}>
-            Delete selected
-          </button>
           {selection.all && (
             <>
               <a class="button secondary" href={props.exportLinks.xlsx} download>

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { may } from '../../people';
 import { api, ok } from '../../api';
 import type { Webhook, WebhookTest } from '../../api-types';
 import { Confirm, CopyButton, ErrorBox, SubmitRow, TextField, useAction } from '../../components/ui';
@@ -67,7 +68,7 @@ export function WebhookCard(props: CardProps) {
       </div>
       <WebhookHealth hook={hook} />
       <FormatPicker hook={hook} onChange={(message) => props.onChange(message)} />
-      <ReplayFailedSince hook={hook} onDone={(message) => props.onChange(message)} />
+      {may('replayWebhook') && <ReplayFailedSince hook={hook} onDone={(message) => props.onChange(message)} />}
       {editing && (
         <EditUrl
           hook={hook}
@@ -78,29 +79,37 @@ export function WebhookCard(props: CardProps) {
         />
       )}
       <div class="toolbar">
-        <button type="button" disabled={pending} onClick={ping}>
-          Send test ping
-        </button>
+        {may('testWebhook') && (
+          <button type="button" disabled={pending} onClick={ping}>
+            Send test ping
+          </button>
+        )}
         <button type="button" class="secondary" disabled={pending} onClick={sample}>
           Copy as curl
         </button>
         <a class="button secondary" href={`/console/forms/${props.formId}/webhooks/${hook.id}`}>
           Delivery log
         </a>
-        {!editing && (
-          <button type="button" class="secondary" disabled={pending} onClick={() => setEditing(true)}>
-            Edit URL
+        {may('updateWebhook') && (
+          <>
+            {!editing && (
+              <button type="button" class="secondary" disabled={pending} onClick={() => setEditing(true)}>
+                Edit URL
+              </button>
+            )}
+            <button type="button" class="secondary" disabled={pending} onClick={() => setEnabled(!hook.enabled)}>
+              {hook.enabled ? 'Disable' : 'Enable'}
+            </button>
+            <button type="button" class="secondary" disabled={pending} onClick={() => setConfirm('rotate')}>
+              Rotate secret
+            </button>
+          </>
+        )}
+        {may('deleteWebhook') && (
+          <button type="button" class="danger" disabled={pending} onClick={() => setConfirm('delete')}>
+            Delete
           </button>
         )}
-        <button type="button" class="secondary" disabled={pending} onClick={() => setEnabled(!hook.enabled)}>
-          {hook.enabled ? 'Disable' : 'Enable'}
-        </button>
-        <button type="button" class="secondary" disabled={pending} onClick={() => setConfirm('rotate')}>
-          Rotate secret
-        </button>
-        <button type="button" class="danger" disabled={pending} onClick={() => setConfirm('delete')}>
-          Delete
-        </button>
       </div>
       {pinging && <PingProgress />}
       {test && <TestResult test={test} />}

@@ -1,4 +1,5 @@
 import { useState } from 'preact/hooks';
+import { may } from '../../people';
 import { api, ok } from '../../api';
 import type { Webhook } from '../../api-types';
 import { ErrorBox, Field, SubmitRow, useAction } from '../../components/ui';
@@ -45,6 +46,8 @@ export function FormatPicker({ hook, onChange }: { hook: Webhook; onChange(messa
     );
     if (updated) onChange(`Webhook ${hook.url} now posts: ${FORMATS.find(([f]) => f === format)?.[1]}.`);
   };
+  if (!may('updateWebhook'))
+    return <p class="muted">Posts: {FORMATS.find(([f]) => f === hook.format)?.[1] ?? hook.format}</p>;
   return (
     <Field id={id} label="Posts">
       <select
