@@ -51,6 +51,40 @@ describe('console: autoresponse', () => {
   });
 });
 
+describe('console: notification e-mail', () => {
+  it('saves the sender name, the owner’s subject and text and a daily digest, and says a refused name at its field', async () => {
+    const { page, stack, account } = c;
+    const form = await factories.form(stack.platform.db, account.id);
+    await page.goto(`${stack.url}/console/forms/${form.id}`);
+    const section = page.getByRole('form', { name: 'Notification e-mail' });
+    await section.getByLabel('Sender name').fill('Acme "Support"');
+    await section.getByRole('button', { name: 'Save notification e-mail' }).click();
+    await section.getByText('It has characters that are not allowed here.').waitFor();
+    await section.getByLabel('Sender name').fill('Acme Support');
+    await section.getByLabel('How often').selectOption({ label: 'One digest a day' });
+    await section.getByLabel('Subject', { exact: true }).fill('New lead: {{name}}');
+    await section.getByLabel('Text', { exact: true }).fill('{{name}} wrote:\n\n{{message}}');
+    await section.getByRole('button', { name: 'Save notification e-mail' }).click();
+    await section.getByText('Saved.').waitFor();
+    const stored = await stack.platform
+      .db('forms')
+      .where({ id: form.id })
+      .first('mail_from_name', 'notification_template', 'notification_schedule', 'digest_through');
+    expect(stored).toEqual({
+      mail_from_name: 'Acme Support',
+      notification_template: { subject: 'New lead: {{name}}', text: '{{name}} wrote:\n\n{{message}}' },
+      notification_schedule: 'daily',
+      digest_through: expect.any(Date),
+    });
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 900 });
+      expect({ width, violations: await seriousViolations(page) }).toEqual({ width, violations: [] });
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await section.screenshot({ path: path.join(screenshotDir() ?? '/tmp', 'mail-settings.png') });
+  });
+});
+
 describe('console: webhook health, format and replay', () => {
   it('shows a failing webhook, changes its format, and replays its failed deliveries since a time', async () => {
     const { page, stack, account } = c;

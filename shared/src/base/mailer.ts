@@ -8,6 +8,8 @@ export interface Mail {
   text: string;
   html?: string;
   replyTo?: string;
+  /** The sender's display name (a form's `mail_from_name`); the address is always MAIL_FROM's. */
+  fromName?: string;
 }
 
 export interface Mailer {
@@ -34,9 +36,11 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
     };
   }
   const transport = nodemailer.createTransport({ pool: true, url: config.SMTP_URL }, { from: config.MAIL_FROM });
+  const fromAddress = addressOf(config.MAIL_FROM);
   return {
     async send(mail) {
       await transport.sendMail({
+        ...(mail.fromName ? { from: { name: mail.fromName, address: fromAddress } } : {}),
         to: mail.to,
         subject: mail.subject,
         text: mail.text,
@@ -48,4 +52,9 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
       transport.close();
     },
   };
+}
+
+/** The address of a MAIL_FROM such as `Intake <no-reply@example.com>` or `no-reply@example.com`. */
+export function addressOf(from: string): string {
+  return /<([^<>]+)>\s*$/.exec(from)?.[1]?.trim() ?? from.trim();
 }

@@ -37,3 +37,33 @@ export const AutoresponseSettings = Type.Object(
   { additionalProperties: false },
 );
 export type AutoresponseSettings = Static<typeof AutoresponseSettings>;
+
+/** The display name of a form's mails (the address stays MAIL_FROM): one line, no characters that end a name. */
+export const MailFromName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: '^[^\\u0000-\\u001f\\u007f<>"@\\\\]+$',
+  description: 'the display name of the form’s notification and autoresponse mails; the address stays MAIL_FROM',
+});
+
+/**
+ * The owner's notification: `subject` and `text` may name fields as `{{field name}}` (filled as plain text, as the
+ * autoresponse's); either left out keeps Intake's own. The text replaces the list of fields; files and the link to the
+ * submission follow it.
+ */
+export const NotificationTemplate = Type.Object(
+  {
+    subject: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\r\\n]*$', description: 'one line' }),
+    ),
+    text: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 10_000, description: 'plain text; `{{field name}}` placeholders' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type NotificationTemplate = Static<typeof NotificationTemplate>;
+
+/** `each`: a mail per received submission; `daily`: one digest a day of what was received. */
+export const NotificationSchedule = Type.Union([Type.Literal('each'), Type.Literal('daily')]);
+export type NotificationSchedule = Static<typeof NotificationSchedule>;

@@ -30,6 +30,7 @@ import {
 } from '../domain/notify';
 import { autorespond } from '../domain/autoresponse';
 import { recordNotificationOutcomes } from '../repositories/notification.repository';
+import { startDigests } from '../domain/digest';
 import { startWebhookUpkeep } from '../domain/webhook-health';
 import { SendSlots } from '../domain/send-slots';
 
@@ -255,6 +256,8 @@ export async function startDeliveryWorkers(
       }),
   };
   const started = consumers.map((name) => workers[name]());
+  // Daily digests go with the mail.
+  if (consumers.includes('mail')) started.push(startDigests({ db, mailer, logger, config, now: () => clock.now() }));
   // The webhooks' health sweep, replay and parking pumps, reconciler and test pings go with the sending.
   if (consumers.includes('send'))
     started.push(

@@ -15,6 +15,9 @@ import {
 import { claimAutoresponse } from '../repositories/autoresponse.repository';
 import { storedSubmissions, type NotificationOutcome } from '../repositories/notification.repository';
 import { mailRetry } from './notify';
+import { letterHtml } from './mail-html';
+import { fillPlaceholders, LINE_BREAKS } from './placeholders';
+import { findMailBranding } from '../repositories/mail-branding.repository';
 
 /** At most one autoresponse per account and mailbox (`mailboxOf`) within this window. */
 export const AUTORESPONSE_WINDOW_MS = 10 * 60_000;
@@ -42,33 +45,23 @@ export function autoresponseRecipient(payload: Record<string, string>, emailFiel
   return candidate.length <= 254 && ONE_ADDRESS.test(candidate) ? candidate : undefined;
 }
 
-// Control characters except tab and newline (kept in the text), and every line break for one-line values.
-// eslint-disable-next-line no-control-regex
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;
-// eslint-disable-next-line no-control-regex
-const LINE_BREAKS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
-
-/**
- * `{{field name}}` replaced by the field's value (empty when the submission has no such field), as
- * plain text: the mail has no HTML part, and in the subject every line break or control character
- * becomes a space, so a value can add no header. Placeholders inside values are not expanded.
- */
-export function fillPlaceholders(template: string, payload: Record<string, string>, oneLine: boolean): string {
-  const filled = template.replace(/\{\{\s*([^{}]+?)\s*\}\}/g, (_m, name: string) => {
-    const value = Object.hasOwn(payload, name) ? (payload[name] ?? '') : '';
-    return oneLine ? value.replace(LINE_BREAKS, ' ') : value.replace(CONTROLS, '');
-  });
-  return oneLine ? filled.replace(LINE_BREAKS, ' ').trim() : filled;
-}
-
-/** The autoresponse mail of one submission to `to`. */
-export function autoresponseMail(settings: AutoresponseSettings, event: SubmissionEvent, to: string): Mail {
-  const subject = fillPlaceholders(settings.subject, event.payload, true).slice(0, 250);
+/** The autoresponse mail of one submission to `to`, as text and as HTML (the same words, escaped), from `fromName`. */
+export function autoresponseMail(
+  settings: AutoresponseSettings,
+  event: SubmissionEvent,
+  to: string,
+  fromName?: string,
+): Mail {
+  const subject =
+    fillPlaceholders(settings.subject, event.payload, true).slice(0, 250) || event.form_name.replace(LINE_BREAKS, ' ');
+  const text = fillPlaceholders(settings.text, event.payload, false);
   return {
     to: [to],
-    subject: subject || event.form_name.replace(LINE_BREAKS, ' '),
-    text: fillPlaceholders(settings.text, event.payload, false),
+    subject,
+    text,
+    html: letterHtml(subject, text),
     ...(settings.reply_to ? { replyTo: settings.reply_to } : {}),
+    ...(fromName ? { fromName } : {}),
   };
 }
 
@@ -118,7 +111,8 @@ export async function autorespond(
   if (!(await storedSubmissions(deps.db, [event.submission_id])).has(event.submission_id)) return ACK;
   const attempts = claim.attemptCount + 1;
   try {
-    await deps.mailer.send(autoresponseMail(item.settings, event, to));
+    const branding = await findMailBranding(deps.db, event.form_id);
+    await deps.mailer.send(autoresponseMail(item.settings, event, to, branding.fromName));
   } catch (err) {
     recordNotification({ outcome: 'failed' });
     const final = attempts >= deps.maxAttempts;

@@ -6,6 +6,9 @@ import {
   type SecretBox,
   type SubmissionEvent,
 } from '@intake/shared';
+import { fillPlaceholders } from './placeholders';
+import { notificationHtml } from './mail-html';
+import type { MailBranding } from '../repositories/mail-branding.repository';
 
 /** Field names (compared ignoring case) whose value becomes the notification's Reply-To (docs/decisions.md, notification e-mail). */
 export const REPLY_TO_FIELDS = [
@@ -36,8 +39,9 @@ export function replyToOf(payload: Record<string, string>): string | undefined {
 }
 
 /**
- * The notification e-mail of one received submission: every field, the files with signed download links, and a link
- * to the submission in the console.
+ * The notification e-mail of one received submission: every field (or the owner's text, its placeholders filled), the
+ * files with signed download links, and a link to the submission in the console; as text and as HTML (every value
+ * escaped). Its subject is the post's `_subject`, else the owner's, else Intake's.
  */
 export function submissionMail(props: {
   event: SubmissionEvent;
@@ -45,31 +49,54 @@ export function submissionMail(props: {
   config: Pick<Config, 'PUBLIC_BASE_URL'>;
   secrets: SecretBox;
   now: Date;
+  branding?: MailBranding;
 }): Mail {
-  const { event } = props;
+  const { event, branding = {} } = props;
+  const { template } = branding;
   const fields = Object.entries(event.payload).map(
     ([name, value]) => `${name}: ${value.includes('\n') ? `\n  ${value.split('\n').join('\n  ')}` : value}`,
   );
-  const files = event.files.map(
-    (f) =>
-      `- ${f.filename} (${f.field}, ${f.size} bytes): ` +
-      `${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now })}`,
-  );
+  const files = event.files.map((f) => ({
+    ...f,
+    url: fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now }),
+  }));
+  const body = template?.text === undefined ? undefined : fillPlaceholders(template.text, event.payload, false);
+  const link = `${props.config.PUBLIC_BASE_URL}/console/submissions/${encodeURIComponent(event.submission_id)}`;
+  const title = `New submission to "${event.form_name}"`;
+  const received = `Received at ${event.received_at} (submission ${event.submission_id})`;
   const text = [
-    `New submission to "${event.form_name}"`,
-    `Received at ${event.received_at} (submission ${event.submission_id})`,
+    title,
+    received,
     '',
-    ...(fields.length ? fields : ['(no fields)']),
-    ...(files.length ? ['', 'Files (links expire in 7 days):', ...files] : []),
+    ...(body !== undefined ? [body] : fields.length ? fields : ['(no fields)']),
+    ...(files.length
+      ? [
+          '',
+          'Files (links expire in 7 days):',
+          ...files.map((f) => `- ${f.filename} (${f.field}, ${f.size} bytes): ${f.url}`),
+        ]
+      : []),
     '',
-    `Open it in the console: ${props.config.PUBLIC_BASE_URL}/console/submissions/${encodeURIComponent(event.submission_id)}`,
+    `Open it in the console: ${link}`,
     '',
   ].join('\n');
+  const ownSubject = template?.subject === undefined ? '' : fillPlaceholders(template.subject, event.payload, true);
   return {
     to: props.to,
     // The post's `_subject` and `_replyto` control fields, when it had them (ingest checked both).
-    subject: (event.directions?.subject ?? `New submission: ${event.form_name}`).replace(/[\r\n]+/g, ' '),
+    subject: (event.directions?.subject ?? (ownSubject || `New submission: ${event.form_name}`))
+      .replace(/[\r\n]+/g, ' ')
+      .slice(0, 250),
     text,
+    html: notificationHtml({
+      title,
+      received,
+      text: body,
+      fields: Object.entries(event.payload).map(([name, value]) => ({ name, value })),
+      files,
+      link: { href: link, label: 'Open it in the console' },
+    }),
     replyTo: event.directions?.reply_to ?? replyToOf(event.payload),
+    ...(branding.fromName ? { fromName: branding.fromName } : {}),
   };
 }

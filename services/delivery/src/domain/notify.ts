@@ -29,6 +29,7 @@ import {
 } from '../repositories/notification.repository';
 import { PARK_AFTER_MS, retryDelayMs } from './deliver';
 import { submissionMail } from './notification-mail';
+import { findMailBranding } from '../repositories/mail-branding.repository';
 
 /**
  * Publishes one submission's `delivery.notification` (the fan-out, for a form with addresses) inside
@@ -181,8 +182,9 @@ async function sendOne(
   // Deleted or erased since the claim: nothing of it leaves (its row went with it).
   if (!(await storedSubmissions(props.db, [event.submission_id])).has(event.submission_id)) return ACK;
   try {
+    const branding = await findMailBranding(props.db, event.form_id);
     await props.mailer.send(
-      submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now }),
+      submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now, branding }),
     );
   } catch (err) {
     recordNotification({ outcome: 'failed' });

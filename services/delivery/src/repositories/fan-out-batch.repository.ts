@@ -39,15 +39,18 @@ export async function findFanOutTargets(
     autoresponse: unknown;
   }>(db, {
     name: 'fanout_targets',
-    text: `SELECT f.account_id, f.id AS form_id, f.notify_emails, f.autoresponse,
+    // A form on a daily digest mails its owner no submission on its own (the digest worker does, once a day).
+    text: `SELECT f.account_id, f.id AS form_id, f.autoresponse,
+         CASE WHEN f.notification_schedule = 'each' THEN f.notify_emails ELSE '[]' END AS notify_emails,
          COALESCE(array_agg(w.id ORDER BY w.id) FILTER (WHERE w.id IS NOT NULL), '{}') AS webhook_ids
        FROM unnest($1::text[], $2::text[]) AS q(account_id, form_id)
        JOIN forms f ON f.id = q.form_id AND f.account_id = q.account_id
        LEFT JOIN webhooks w ON w.form_id = f.id AND w.account_id = f.account_id AND w.enabled
        GROUP BY f.id
        HAVING count(w.id) > 0
-         -- not a payload: notify_emails is the owner's list of addresses
-         OR CASE WHEN jsonb_typeof(f.notify_emails) = 'array' THEN jsonb_array_length(f.notify_emails) > 0 END
+         OR (f.notification_schedule = 'each'
+           -- not a payload: notify_emails is the owner's list of addresses
+           AND CASE WHEN jsonb_typeof(f.notify_emails) = 'array' THEN jsonb_array_length(f.notify_emails) > 0 END)
          OR (f.autoresponse->>'enabled') = 'true'`,
     values: [forms.map((f) => f.account_id), forms.map((f) => f.form_id)],
   });

@@ -6,6 +6,8 @@ import {
   problem,
   type Db,
   type Platform,
+  type NotificationSchedule,
+  type NotificationTemplate,
   type SpamFilter,
   type SpamRules,
 } from '@intake/shared';
@@ -41,6 +43,9 @@ export interface FormInput {
   retention_days?: number | null;
   spam_retention_days?: number | null;
   delete_after_delivery?: boolean;
+  mail_from_name?: string | null;
+  notification_template?: NotificationTemplate | null;
+  notification_schedule?: NotificationSchedule;
 }
 
 type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;

@@ -1,5 +1,12 @@
 import type { Knex } from 'knex';
-import { NEWEST_FIRST, type Queryable, type SpamFilter, type SpamRules } from '@intake/shared';
+import {
+  NEWEST_FIRST,
+  type NotificationSchedule,
+  type NotificationTemplate,
+  type Queryable,
+  type SpamFilter,
+  type SpamRules,
+} from '@intake/shared';
 import type { AutoresponseSettings } from './autoresponse.repository';
 
 export type FormStatus = 'live' | 'paused' | 'draft';
@@ -27,12 +34,19 @@ export interface FormRow {
   spam_retention_days: number | null;
   /** Payload and files go once every delivery succeeded and the e-mail is sent. */
   delete_after_delivery: boolean;
+  /** The display name of its mails; null: MAIL_FROM's. */
+  mail_from_name: string | null;
+  /** The owner's subject and text of the notification (json: kept as written). */
+  notification_template: NotificationTemplate | null;
+  notification_schedule: NotificationSchedule;
+  /** Where the next daily digest starts (the delivery service's). */
+  digest_through: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 /** Columns a form is written with; JSON arrays and objects are stringified for the json(b) columns. */
-export type FormWrite = Partial<Omit<FormRow, 'id' | 'account_id' | 'created_at'>>;
+export type FormWrite = Partial<Omit<FormRow, 'id' | 'account_id' | 'created_at' | 'digest_through'>>;
 
 function toDb(values: FormWrite): Record<string, unknown> {
   const out: Record<string, unknown> = { ...values };
@@ -40,6 +54,7 @@ function toDb(values: FormWrite): Record<string, unknown> {
   if (values.allowed_origins) out['allowed_origins'] = JSON.stringify(values.allowed_origins);
   if (values.spam_rules) out['spam_rules'] = JSON.stringify(values.spam_rules);
   if (values.autoresponse) out['autoresponse'] = JSON.stringify(values.autoresponse);
+  if (values.notification_template) out['notification_template'] = JSON.stringify(values.notification_template);
   return out;
 }
 
@@ -47,7 +62,9 @@ export async function insertForm(
   db: Queryable,
   row: FormWrite & { id: string; account_id: string; name: string; slug: string; created_at: Date },
 ): Promise<FormRow> {
-  const [created] = await db('forms').insert(toDb(row)).returning('*');
+  const columns = toDb(row);
+  if (row.notification_schedule === 'daily') columns['digest_through'] = row.created_at;
+  const [created] = await db('forms').insert(columns).returning('*');
   return created as FormRow;
 }
 
@@ -72,7 +89,13 @@ export async function updateFormRow(
   id: string,
   values: FormWrite,
 ): Promise<FormRow | undefined> {
-  const [row] = await db('forms').where({ account_id: accountId, id }).update(toDb(values)).returning('*');
+  const columns = toDb(values);
+  // A form that becomes daily has its first digest a day from now; one that was daily keeps its place.
+  if (values.notification_schedule === 'daily')
+    columns['digest_through'] = db.raw(`CASE WHEN notification_schedule = 'daily' THEN digest_through ELSE ? END`, [
+      values.updated_at ?? new Date(),
+    ]);
+  const [row] = await db('forms').where({ account_id: accountId, id }).update(columns).returning('*');
   return row as FormRow | undefined;
 }
 

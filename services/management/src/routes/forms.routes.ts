@@ -1,5 +1,15 @@
 import { Type } from '@sinclair/typebox';
-import { route, SLUG_PATTERN, SpamFilter, SpamRules, toTimestamp, type Platform } from '@intake/shared';
+import {
+  MailFromName,
+  NotificationSchedule,
+  NotificationTemplate,
+  route,
+  SLUG_PATTERN,
+  SpamFilter,
+  SpamRules,
+  toTimestamp,
+  type Platform,
+} from '@intake/shared';
 import { createForm, deleteForm, getForm, listForms, updateForm } from '../domain/forms';
 import type { FormRow } from '../repositories/form.repository';
 import { AutoresponseSettings } from './autoresponse-status';
@@ -31,6 +41,9 @@ const Form = Type.Object(
     delete_after_delivery: Type.Boolean({
       description: 'payload and files deleted once every webhook delivery succeeded and the e-mail is sent',
     }),
+    mail_from_name: Nullable(Type.String()),
+    notification_template: Nullable(NotificationTemplate),
+    notification_schedule: NotificationSchedule,
     ingest_url: Type.String({ description: '`{PUBLIC_BASE_URL}/v1/f/<slug>`: where the site posts' }),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -109,6 +122,21 @@ const fields = {
         'and account in 10 minutes: case, `+tags` and Gmail’s dots are one mailbox); null turns it off',
     }),
   ),
+  mail_from_name: Nullable(MailFromName),
+  notification_template: Nullable(
+    Type.Composite([NotificationTemplate], {
+      additionalProperties: false,
+      description:
+        'the owner’s notification: `subject` and `text` with `{{field name}}` placeholders (filled as plain text; ' +
+        'the HTML part shows them escaped); the text replaces the list of fields. A post’s `_subject` still wins. ' +
+        'Null: Intake’s own',
+    }),
+  ),
+  notification_schedule: Type.Union([Type.Literal('each'), Type.Literal('daily')], {
+    description:
+      '`each` (default): a mail to `notify_emails` per received submission; `daily`: one digest a day of what was ' +
+      'received (none on a day with nothing), the first a day after the switch',
+  }),
 };
 
 const CreateForm = Type.Object(
@@ -127,6 +155,9 @@ const CreateForm = Type.Object(
     retention_days: Type.Optional(fields.retention_days),
     spam_retention_days: Type.Optional(fields.spam_retention_days),
     delete_after_delivery: Type.Optional(fields.delete_after_delivery),
+    mail_from_name: Type.Optional(fields.mail_from_name),
+    notification_template: Type.Optional(fields.notification_template),
+    notification_schedule: Type.Optional(fields.notification_schedule),
   },
   { additionalProperties: false },
 );
@@ -149,6 +180,9 @@ export function presentForm(row: FormRow, baseUrl: string) {
     retention_days: row.retention_days,
     spam_retention_days: row.spam_retention_days,
     delete_after_delivery: row.delete_after_delivery,
+    mail_from_name: row.mail_from_name,
+    notification_template: row.notification_template ?? null,
+    notification_schedule: row.notification_schedule,
     ingest_url: `${baseUrl}/v1/f/${row.slug}`,
     created_at: toTimestamp(row.created_at),
     updated_at: toTimestamp(row.updated_at),

@@ -25,6 +25,7 @@ import * as deliveryParking from './025-delivery-parking';
 import * as deliveryReconciler from './026-delivery-reconciler';
 import * as notificationReconciler from './027-notification-reconciler';
 import * as submissionDirections from './028-submission-directions';
+import * as mailBranding from './029-mail-branding';
 
 export interface Migration {
   name: string;
@@ -61,4 +62,5 @@ export const migrations: Migration[] = [
   { name: '026-delivery-reconciler', ...deliveryReconciler },
   { name: '027-notification-reconciler', ...notificationReconciler },
   { name: '028-submission-directions', ...submissionDirections },
+  { name: '029-mail-branding', ...mailBranding },
 ];

@@ -10,6 +10,7 @@ import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
 import { FormEditor } from './form/editor';
 import { AutoresponseSettings } from './form/autoresponse-settings';
+import { MailSettings } from './form/mail-settings';
 import { SpamSettings } from './form/spam-settings';
 import { RetentionSettings } from './form/retention-settings';
 
@@ -25,6 +26,7 @@ export function FormPage({ id }: { id?: string }) {
           {may('updateForm') ? (
             <>
               <FormEditor form={form} onSaved={reload} />
+              <MailSettings form={form} onSaved={reload} />
               <AutoresponseSettings form={form} onSaved={reload} />
               <SpamSettings form={form} onSaved={reload} />
               <RetentionSettings form={form} onSaved={reload} />
@@ -47,6 +49,8 @@ function ReadOnlySettings({ form }: { form: Form }) {
     ['Name', form.name],
     ['Status', form.status],
     ['Notification e-mails', form.notify_emails.join(', ') || 'none'],
+    ['Notifications', form.notification_schedule === 'daily' ? 'one digest a day' : 'a mail for each submission'],
+    ['Sender name', form.mail_from_name ?? 'this Intake’s'],
     ['Redirect after a post', form.redirect_url ?? 'the built-in thank-you page'],
     ['Allowed origins', form.allowed_origins.join(', ') || 'any'],
     ['Honeypot field', form.honeypot_field],
