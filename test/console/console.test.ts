@@ -592,8 +592,24 @@ function formListCases(c: ConsoleContext, { expectAccessible, shot, pwned, nav }
     await page.getByRole('row').filter({ hasText: 'user26@example.com' }).waitFor();
     await page.getByRole('link', { name: 'Settings and snippets' }).click();
     await page.getByRole('button', { name: 'Delete form' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Delete form' }).click();
+    // The dialog names the form and how many submissions go with it; they go to the trash, then for good from there.
+    const dialog = page.getByRole('dialog');
+    await dialog.getByText(/^Delete “.+” and its 10,000 submissions\?$/).waitFor();
+    await dialog.getByRole('button', { name: 'Move to the trash' }).click();
     await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+    expect(await stack.platform.db('forms').where({ id: big.id }).first('deleted_at')).toEqual({
+      deleted_at: expect.any(Date),
+    });
+    await page.getByRole('link', { name: 'Trash' }).click();
+    const trash = page.getByRole('region', { name: 'Forms in the trash' });
+    await trash
+      .getByRole('button', { name: /^Delete for good/ })
+      .first()
+      .waitFor();
+    const name = (await stack.platform.db('forms').where({ id: big.id }).first('name')).name as string;
+    await trash.getByRole('button', { name: `Delete for good ${name}` }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete for good' }).click();
+    await page.getByRole('status').filter({ hasText: 'deleted for good' }).waitFor();
     expect(await stack.platform.db('forms').where({ id: big.id }).first()).toBeUndefined();
     const left = await stack.platform.db('submissions').where({ form_id: big.id }).count('* as n').first();
     expect(Number(left?.n)).toBe(0);

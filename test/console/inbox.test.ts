@@ -165,6 +165,29 @@ function bulkCases(c: OwnerConsole, formId: () => string) {
     await page.getByRole('link', { name: 'Clear' }).click();
     await countText(page).filter({ hasText: '60 submissions in the inbox' }).waitFor();
   });
+
+  it('moves selected submissions to the trash, and Undo brings them back', async () => {
+    const { page, stack } = c;
+    await page
+      .getByLabel(/^Select submission of /)
+      .first()
+      .check();
+    await page
+      .getByLabel(/^Select submission of /)
+      .nth(1)
+      .check();
+    await page.getByRole('button', { name: 'Delete selected' }).click();
+    await page.getByRole('dialog').getByText('They go to the trash with their files').waitFor();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('status').filter({ hasText: 'Moved to the trash: 2 submissions.' }).waitFor();
+    await countText(page).filter({ hasText: '58 submissions in the inbox' }).waitFor();
+    const trashed = () => stack.platform.db('submissions').where({ form_id: formId() }).whereNotNull('deleted_at');
+    expect(await trashed()).toHaveLength(2);
+    await page.getByRole('status').getByRole('button', { name: 'Undo' }).click();
+    await page.getByRole('status').filter({ hasText: 'Restored 2 from the trash.' }).waitFor();
+    await countText(page).filter({ hasText: '60 submissions in the inbox' }).waitFor();
+    expect(await trashed()).toEqual([]);
+  });
 }
 
 function detailCases(c: OwnerConsole) {

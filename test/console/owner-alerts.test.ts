@@ -57,10 +57,10 @@ describe('console: notification e-mail', () => {
     const form = await factories.form(stack.platform.db, account.id);
     await page.goto(`${stack.url}/console/forms/${form.id}`);
     const section = page.getByRole('form', { name: 'Notification e-mail' });
-    await section.getByLabel('Sender name').fill('Acme "Support"');
+    await section.getByLabel('Sender', { exact: true }).fill('Acme "Support"');
     await section.getByRole('button', { name: 'Save notification e-mail' }).click();
     await section.getByText('It has characters that are not allowed here.').waitFor();
-    await section.getByLabel('Sender name').fill('Acme Support');
+    await section.getByLabel('Sender', { exact: true }).fill('Acme Support');
     await section.getByLabel('How often').selectOption({ label: 'One digest a day' });
     await section.getByLabel('Subject', { exact: true }).fill('New lead: {{name}}');
     await section.getByLabel('Text', { exact: true }).fill('{{name}} wrote:\n\n{{message}}');

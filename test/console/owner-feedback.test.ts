@@ -145,6 +145,37 @@ function webhookCases(c: OwnerConsole, receiver: () => Awaited<ReturnType<typeof
   });
 }
 
+function trashCases(c: OwnerConsole) {
+  it('deletes a webhook and a form, saying so each time', async () => {
+    const { page, stack } = c;
+    const form = await stack.platform.db('forms').where({ account_id: c.account.id }).first();
+    await page.goto(`${stack.url}/console/forms/${form.id}/webhooks`);
+    await page.getByRole('button', { name: 'Delete' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Delete webhook' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /^Webhook .* deleted\.$/ })
+      .waitFor();
+    await page.getByRole('link', { name: 'Settings and snippets' }).click();
+    await page.getByRole('button', { name: 'Delete form' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Move to the trash' }).click();
+    await page
+      .getByRole('status')
+      .filter({
+        hasText: /^Form “.*” moved to the trash with its \d+ submissions?\. It can be restored from Forms → Trash\.$/,
+      })
+      .waitFor();
+    await checkView(page, 'forms', /^Forms · Intake console$/);
+    await page.getByRole('link', { name: 'Trash' }).click();
+    const trash = page.getByRole('region', { name: 'Forms in the trash' });
+    await trash.getByRole('button', { name: /^Restore/ }).waitFor();
+    await checkView(page, 'trash', /^Trash · Intake console$/);
+    await trash.getByRole('button', { name: /^Restore/ }).click();
+    await page.getByRole('status').filter({ hasText: 'restored with its submissions' }).waitFor();
+    expect(await stack.platform.db('forms').where({ id: form.id }).first('deleted_at')).toEqual({ deleted_at: null });
+  });
+}
+
 function frameCases(c: OwnerConsole) {
   it('copies a submission as JSON with its files', async () => {
     const { page, stack } = c;
@@ -163,26 +194,6 @@ function frameCases(c: OwnerConsole) {
     expect(copied.files).toEqual([
       expect.objectContaining({ field: 'cv', filename: 'cv.pdf', content_type: 'application/pdf', size: 12 }),
     ]);
-  });
-
-  it('deletes a webhook and a form, saying so each time', async () => {
-    const { page, stack } = c;
-    const form = await stack.platform.db('forms').where({ account_id: c.account.id }).first();
-    await page.goto(`${stack.url}/console/forms/${form.id}/webhooks`);
-    await page.getByRole('button', { name: 'Delete' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Delete webhook' }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: /^Webhook .* deleted\.$/ })
-      .waitFor();
-    await page.getByRole('link', { name: 'Settings and snippets' }).click();
-    await page.getByRole('button', { name: 'Delete form' }).click();
-    await page.getByRole('dialog').getByRole('button', { name: 'Delete form' }).click();
-    await page
-      .getByRole('status')
-      .filter({ hasText: /^Form “.*” deleted, with its submissions and webhooks\.$/ })
-      .waitFor();
-    await checkView(page, 'forms', /^Forms · Intake console$/);
   });
 
   it('answers an unknown address or a missing form with a titled not-found view and a way back', async () => {
@@ -244,5 +255,6 @@ describe('the owner’s everyday paths', () => {
     });
     webhookCases(c, () => receiver);
   });
+  describe('deleting, the trash and restoring', () => trashCases(c));
   describe('frames, confirmations and titles', () => frameCases(c));
 });

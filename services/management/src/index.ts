@@ -63,7 +63,11 @@ export const managementService: ServiceModule<Platform> = {
   startWorkers: async (platform) => [
     startRetentionSweeper(platform),
     // Removes what forms' retention settings make due (domain/purge.ts).
-    startPurger({ ...platform, intervalMs: platform.config.PURGE_INTERVAL_SECONDS * 1000 }),
+    startPurger({
+      ...platform,
+      intervalMs: platform.config.PURGE_INTERVAL_SECONDS * 1000,
+      trashDays: platform.config.TRASH_DAYS,
+    }),
     ...startUpkeep(platform),
     // Keeps the search index current, off ingest's write path (domain/search-indexer.ts).
     startSearchIndexer(platform),

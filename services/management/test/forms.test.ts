@@ -159,7 +159,7 @@ describe('forms, what works: changing and deleting', () => {
     expect(row.bot_challenge_secret).toBeNull();
   });
 
-  it('deletes a form with its submissions and their stored files', async () => {
+  it('deletes a form for good (permanently=true) with its submissions and their stored files', async () => {
     const { account, call } = await owner();
     const form = (await call('POST', '/v1/forms', { name: 'Doomed' })).body;
     const stored = await factories.submission(ctx.platform, {
@@ -171,6 +171,9 @@ describe('forms, what works: changing and deleting', () => {
     const key = stored.files[0]?.storage_key as string;
     expect((await call('DELETE', `/v1/forms/${form.id}`)).status).toBe(204);
     expect((await call('GET', `/v1/forms/${form.id}`)).status).toBe(404);
+    // In the trash, whole; then deleted for good.
+    expect(await ctx.platform.blobs.get(key)).toBeDefined();
+    expect((await call('DELETE', `/v1/forms/${form.id}?permanently=true`)).status).toBe(204);
     expect(await ctx.platform.db('submissions').where({ form_id: form.id }).first()).toBeUndefined();
     await expect(ctx.platform.blobs.get(key)).rejects.toThrow();
   });

@@ -1,6 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
 import { factories, useStarted } from '@intake/shared/testing';
+import { purgeDue } from '../src/domain/purge';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
 const ctx = useStarted(() => startManagement());
@@ -16,6 +17,10 @@ const everySubmissionRoute = (formId: string, id: string, status: string): [stri
   ['DELETE', `/v1/submissions/${id}`],
 ];
 const at = (iso: string) => new Date(iso);
+
+/** The purge as it runs TRASH_DAYS (30) and a day after now: what the trash holds goes for good. */
+const emptyTrash = () =>
+  purgeDue({ ...ctx.platform, clock: { now: () => new Date(Date.now() + 31 * 86_400_000) }, trashDays: 30 });
 
 describe('submissions, what works: listing and filtering', () => {
   it('lists newest first with cursor pages that cover every row once', async () => {
@@ -115,18 +120,20 @@ describe('submissions, what works: reading and deleting', () => {
     expect(await download.text()).toBe('%PDF-1.4 tiny');
   });
 
-  it('deletes one with its stored files', async () => {
+  it('deletes one to the trash, and with its stored files for good once the trash’s time is up', async () => {
     const { call, submit } = await ownerWithForm();
     const s = await submit({
       files: [{ field: 'f', filename: 'a.txt', contentType: 'text/plain', content: 'x' }],
     });
     expect((await call('DELETE', `/v1/submissions/${s.id}`)).status).toBe(204);
     expect((await call('GET', `/v1/submissions/${s.id}`)).status).toBe(404);
+    expect(await ctx.platform.blobs.get(s.files[0]?.storage_key as string)).toBeDefined();
+    await emptyTrash();
     await expect(ctx.platform.blobs.get(s.files[0]?.storage_key as string)).rejects.toThrow();
     expect(await ctx.platform.db('submission_files').where({ submission_id: s.id }).first()).toBeUndefined();
   });
 
-  it('deleting one also removes its webhook deliveries and its idempotency key (no copy of its data stays)', async () => {
+  it('deleting one for good also removes its webhook deliveries and its idempotency key (no copy of its data stays)', async () => {
     const { account, form, call, submit } = await ownerWithForm();
     const s = await submit({
       payload: { email: 'gone@person.test' },
@@ -146,6 +153,7 @@ describe('submissions, what works: reading and deleting', () => {
       { form_id: form.id, key: 'k-kept', submission_id: other.id, expires_at: new Date(Date.now() + 60_000) },
     ]);
     expect((await call('DELETE', `/v1/submissions/${s.id}`)).status).toBe(204);
+    await emptyTrash();
     expect(await ctx.platform.db('deliveries').where({ webhook_id: webhookId }).pluck('submission_id')).toEqual([
       other.id,
     ]);

@@ -154,6 +154,7 @@ const Env = Type.Object({
     description: 'with TRUST_PROXY: the client is the X-Forwarded-For entry this many hops from the right',
   }),
   AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 365 }),
+  TRASH_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
   OIDC_ISSUER: Type.Optional(Type.String({ format: 'uri' })),
   OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
   OIDC_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),

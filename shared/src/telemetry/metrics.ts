@@ -288,7 +288,7 @@ export function recordNotification(props: { outcome: 'sent' | 'failed' }): void 
   instruments().notifications.add(1, { outcome: props.outcome });
 }
 
-export type PurgeReason = 'retention' | 'spam' | 'delivered' | 'request';
+export type PurgeReason = 'retention' | 'spam' | 'delivered' | 'trash' | 'request';
 
 /** Management's purge: `count` submissions removed (or tombstoned) for `reason`. */
 export function recordPurged(props: { reason: PurgeReason; count: number }): void {

@@ -34,6 +34,7 @@ export async function findFormBySlug(db: Queryable, slug: string, period: string
       j.on('u.account_id', 'f.account_id').andOn('u.period', db.raw('?::date', [period])),
     )
     .where('f.slug', slug)
+    .whereNull('f.deleted_at')
     .first(
       'f.id',
       'f.account_id',

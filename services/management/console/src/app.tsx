@@ -6,6 +6,7 @@ import { Loading } from './components/ui';
 import { WhoAmI } from './components/account-switcher';
 import { SignIn } from './pages/sign-in';
 import { FormsPage } from './pages/forms';
+import { TrashPage } from './pages/trash';
 import { FormPage } from './pages/form';
 import { SubmissionsPage } from './pages/submissions';
 import { SubmissionPage } from './pages/submission';
@@ -74,6 +75,7 @@ function Views() {
       <Route path="/console/forms/:id/webhooks/:webhookId" component={DeliveryLogPage} />
       <Route path="/console/forms/:id/webhooks" component={WebhooksPage} />
       <Route path="/console/forms/new" component={FormPage} />
+      <Route path="/console/forms/trash" component={TrashPage} />
       <Route path="/console/forms/:id" component={FormPage} />
       <Route path="/console/submissions/:id" component={SubmissionPage} />
       <Route path="/console/api-keys" component={ForAdmins.ApiKeys} />

@@ -15,6 +15,7 @@ import {
   deleteFormRow,
   findFileKeysOfForm,
   lockForm,
+  setFormTrashed,
   findForm,
   insertForm,
   pageOfForms,
@@ -148,14 +149,42 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
   }
 }
 
-/** Deletes the form with its submissions, then their stored files (keys collected before the rows go). */
+/**
+ * Moves the form to the trash with its submissions (TRASH_DAYS, then the purge deletes it for good): it accepts no
+ * post and is no part of any read but the trash's from now on; `restoreForm` brings it back as it was.
+ */
 export async function deleteForm(props: Deps & { accountId: string; id: string }): Promise<void> {
+  const { db, logger, accountId, id } = props;
+  await db.transaction(async (trx) => {
+    if (!(await setFormTrashed(trx, accountId, id, props.clock.now()))) throw problem('not-found', `No form ${id}`);
+    await auditChange(trx, [{ action: 'form.deleted', target: { type: 'form', id }, details: { trash: true } }]);
+  });
+  // After the commit: every ingest process drops its cached copy now, and refuses the form's posts.
+  announceFormChange({ nats: props.nats, logger, change: { form_id: id } });
+}
+
+/** Takes a form out of the trash with its submissions, as they were (404 when it is not there). */
+export async function restoreForm(props: Deps & { accountId: string; id: string }): Promise<FormRow> {
+  const { db, accountId, id } = props;
+  await db.transaction(async (trx) => {
+    if (!(await setFormTrashed(trx, accountId, id, null))) throw problem('not-found', `No form ${id} in the trash`);
+    await auditChange(trx, [{ action: 'form.restored', target: { type: 'form', id } }]);
+  });
+  announceFormChange({ nats: props.nats, logger: props.logger, change: { form_id: id } });
+  return getForm(props);
+}
+
+/**
+ * Deletes a form in the trash for good, now: its submissions, then their stored files (keys collected before the rows
+ * go). A form not in the trash is moved there first (404 when the account has no such form).
+ */
+export async function deleteFormForGood(props: Deps & { accountId: string; id: string }): Promise<void> {
   const { db, blobs, logger, accountId, id } = props;
   const keys = await db.transaction(async (trx) => {
     if (!(await lockForm(trx, accountId, id))) throw problem('not-found', `No form ${id}`);
     const fileKeys = await findFileKeysOfForm(trx, accountId, id);
     await deleteFormRow(trx, accountId, id);
-    await auditChange(trx, [{ action: 'form.deleted', target: { type: 'form', id } }]);
+    await auditChange(trx, [{ action: 'form.deleted', target: { type: 'form', id }, details: { for_good: true } }]);
     return fileKeys;
   });
   announceFormChange({ nats: props.nats, logger, change: { form_id: id } });
@@ -178,9 +207,10 @@ export async function listForms(props: {
   accountId: string;
   limit: number;
   cursor?: string;
+  trashed?: boolean;
 }): Promise<{ rows: FormRow[]; nextCursor: string | null }> {
   const after = props.cursor ? decodeCursor(props.cursor, 'form') : undefined;
-  const rows = await pageOfForms(props.db, props.accountId, { after, limit: props.limit + 1 });
+  const rows = await pageOfForms(props.db, props.accountId, { after, limit: props.limit + 1, trashed: props.trashed });
   const page = rows.slice(0, props.limit);
   const last = page[page.length - 1];
   return { rows: page, nextCursor: rows.length > props.limit && last ? encodeCursor(last.created_at, last.id) : null };

@@ -15,6 +15,8 @@ import {
   findExpired,
   findFileKeys,
   findPurgeForms,
+  findTrashed,
+  deleteEmptyTrashedForms,
   takePurgeTallies,
   tombstoneSubmissions,
   type PurgeForm,
@@ -38,6 +40,8 @@ export const PURGE_BATCH = 200;
  * lifecycle").
  */
 export const PURGE_DUTY = 0.1;
+/** Days a deleted form or submission stays in the trash by default (TRASH_DAYS). */
+export const TRASH_DAYS = 30;
 const MAX_PAUSE_MS = 2000;
 
 /** How long to wait after a batch that took `batchMs` for the purge to work `duty` of the time (1: no wait). */
@@ -104,9 +108,17 @@ export async function purgeBatch(
 }
 
 /** What the purge does to one form, each a selection of batches and what is done to them. */
-function tasksOf(form: PurgeForm, now: Date) {
+function tasksOf(form: PurgeForm, now: Date, trashDays: number) {
   const ago = (days: number) => new Date(now.getTime() - days * DAY_MS);
   const tasks: { reason: Exclude<PurgeReason, 'request'>; mode: 'delete' | 'tombstone'; next: NextBatch }[] = [];
+  // The trash's time is up: a form's submissions with it (all of them when the form went there), first.
+  const trashed = ago(trashDays);
+  const all = form.deleted_at !== null && form.deleted_at < trashed;
+  tasks.push({
+    reason: 'trash',
+    mode: 'delete',
+    next: (db, limit) => findTrashed(db, { formId: form.id, before: trashed, limit, all }),
+  });
   const limits = [
     { reason: 'retention', days: form.retention_days, spamOnly: false },
     { reason: 'spam', days: form.spam_retention_days, spamOnly: true },
@@ -139,18 +151,23 @@ type NextBatch = (db: Queryable, limit: number) => Promise<string[]>;
  * transaction, and the end of a run turns every tally into one `submissions.purged` entry in that account's audit
  * log: a run killed halfway leaves its tally to the next run's entry, so what it removed is audited all the same.
  */
-export async function purgeDue(props: Deps & PurgePace & { signal?: AbortSignal }): Promise<PurgeCounts> {
+export async function purgeDue(
+  props: Deps & PurgePace & { signal?: AbortSignal; trashDays?: number },
+): Promise<PurgeCounts> {
   const { db } = props;
   const batchSize = props.batchSize ?? PURGE_BATCH;
   const duty = props.duty ?? PURGE_DUTY;
-  const counts: PurgeCounts = { retention: 0, spam: 0, delivered: 0, left: 0 };
+  const trashDays = props.trashDays ?? TRASH_DAYS;
+  const counts: PurgeCounts = { retention: 0, spam: 0, delivered: 0, trash: 0, left: 0 };
   const now = props.clock.now();
   try {
     for (const form of await findPurgeForms(db)) {
-      for (const task of tasksOf(form, now)) {
+      for (const task of tasksOf(form, now, trashDays)) {
         if (!(await purgeTask({ ...props, batchSize, duty, form, task, counts }))) return counts;
       }
     }
+    // Forms whose time in the trash is up, once their submissions are gone (their webhooks go with them).
+    await deleteEmptyTrashedForms(db, new Date(now.getTime() - trashDays * DAY_MS));
     return counts;
   } finally {
     await auditTallies(db, now);
@@ -212,13 +229,13 @@ async function purgeTask(
  * Runs `purgeDue` at start and every `intervalMs` (PURGE_INTERVAL_SECONDS), never two runs at once; one log line per
  * run that removed anything (what and how many), and one audit-log entry per account it touched (`purgeDue`). `stop()` aborts a run between batches and waits for it.
  */
-export function startPurger(props: Deps & PurgePace & { intervalMs: number }): Worker {
+export function startPurger(props: Deps & PurgePace & { intervalMs: number; trashDays?: number }): Worker {
   const controller = new AbortController();
   let running: Promise<unknown> | undefined;
   const run = () => {
     running ??= purgeDue({ ...props, signal: controller.signal })
       .then((n) => {
-        if (n.retention + n.spam + n.delivered + n.left > 0) props.logger.info({ purged: n }, 'purge run');
+        if (n.retention + n.spam + n.delivered + n.trash + n.left > 0) props.logger.info({ purged: n }, 'purge run');
       })
       .catch((err) => props.logger.warn({ err }, 'purge run failed; will retry'))
       .finally(() => (running = undefined));

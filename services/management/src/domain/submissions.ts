@@ -7,7 +7,8 @@ import {
   type Platform,
 } from '@intake/shared';
 import {
-  deleteSubmissionRow,
+  restoreSubmissionRows,
+  trashSubmissionRow,
   findSubmission,
   findSubmissionFiles,
   countOrEstimate,
@@ -23,7 +24,7 @@ import {
 } from '../repositories/submission.repository';
 import { findForm } from '../repositories/form.repository';
 import { auditChange, nothingToAudit } from './audit-trail';
-import { getForm, removeBlobs } from './forms';
+import { getForm } from './forms';
 import { announceSpamMark } from './spam-marks';
 import { recordSpamMark } from '../repositories/spam.repository';
 import { decodeCursor as decodeAt, encodeCursor as encodeAt } from './cursor';
@@ -111,15 +112,35 @@ export async function getSubmission(
 /** Deletes a submission and then its stored files. */
 export async function deleteSubmission(props: Deps & { accountId: string; id: string }): Promise<void> {
   const { db, accountId, id } = props;
-  const keys = await db.transaction(async (trx) => {
+  await db.transaction(async (trx) => {
     const row = await findSubmission(trx, accountId, id, { forUpdate: true });
-    if (!row) throw problem('not-found', `No submission ${id}`);
-    const files = await findSubmissionFiles(trx, accountId, id);
-    await deleteSubmissionRow(trx, accountId, id);
-    await auditChange(trx, [{ action: 'submission.deleted', target: { type: 'submission', id } }]);
-    return files.map((f) => f.storage_key);
+    if (!row || !(await trashSubmissionRow(trx, accountId, id, props.clock.now())))
+      throw problem('not-found', `No submission ${id}`);
+    await auditChange(trx, [
+      { action: 'submission.deleted', target: { type: 'submission', id }, details: { trash: true } },
+    ]);
   });
-  await removeBlobs({ ...props, keys });
+}
+
+/**
+ * Takes these of the account's submissions out of the trash (a submission of a form that is itself in the trash comes
+ * back with the form); returns the ids restored and those not in the account's trash.
+ */
+export async function restoreSubmissions(
+  props: Pick<Deps, 'db'> & { accountId: string; ids: string[] },
+): Promise<{ done: string[]; notFound: string[] }> {
+  const { db, accountId, ids } = props;
+  return db.transaction(async (trx) => {
+    const done = await restoreSubmissionRows(trx, accountId, ids);
+    const restored = new Set(done);
+    if (done.length === 0) nothingToAudit();
+    else
+      await auditChange(
+        trx,
+        done.map((id) => ({ action: 'submission.restored', target: { type: 'submission' as const, id } })),
+      );
+    return { done: ids.filter((id) => restored.has(id)), notFound: ids.filter((id) => !restored.has(id)) };
+  });
 }
 
 /**

@@ -41,12 +41,14 @@ export interface FormRow {
   notification_schedule: NotificationSchedule;
   /** Where the next daily digest starts (the delivery service's). */
   digest_through: Date | null;
+  /** When it went to the trash; null: not in it. */
+  deleted_at: Date | null;
   created_at: Date;
   updated_at: Date;
 }
 
 /** Columns a form is written with; JSON arrays and objects are stringified for the json(b) columns. */
-export type FormWrite = Partial<Omit<FormRow, 'id' | 'account_id' | 'created_at' | 'digest_through'>>;
+export type FormWrite = Partial<Omit<FormRow, 'id' | 'account_id' | 'created_at' | 'digest_through' | 'deleted_at'>>;
 
 function toDb(values: FormWrite): Record<string, unknown> {
   const out: Record<string, unknown> = { ...values };
@@ -68,19 +70,39 @@ export async function insertForm(
   return created as FormRow;
 }
 
-/** One page of the account's forms, newest first, after `after` (the last row of the previous page). */
+/**
+ * One page of the account's forms, newest first, after `after` (the last row of the previous page): those not in the
+ * trash, or (`trashed`) those in it.
+ */
 export async function pageOfForms(
   db: Queryable,
   accountId: string,
-  options: { after?: { at: Date; id: string }; limit: number },
+  options: { after?: { at: Date; id: string }; limit: number; trashed?: boolean },
 ): Promise<FormRow[]> {
   const query = db('forms').where({ account_id: accountId });
+  if (options.trashed) query.whereNotNull('deleted_at');
+  else query.whereNull('deleted_at');
   if (options.after) query.whereRaw('(created_at, id) < (?, ?)', [options.after.at, options.after.id]);
   return query.orderBy(NEWEST_FIRST).limit(options.limit);
 }
 
-export async function findForm(db: Queryable, accountId: string, id: string): Promise<FormRow | undefined> {
-  return db('forms').where({ account_id: accountId, id }).first();
+/** The account's form, unless it is in the trash (or, with `trashed`, only when it is). */
+export async function findForm(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  options: { trashed?: boolean } = {},
+): Promise<FormRow | undefined> {
+  const query = db('forms').where({ account_id: accountId, id });
+  return (options.trashed ? query.whereNotNull('deleted_at') : query.whereNull('deleted_at')).first();
+}
+
+/** Moves the form to the trash (or, `at` null, out of it); false when the account has no such form there to move. */
+export async function setFormTrashed(db: Queryable, accountId: string, id: string, at: Date | null): Promise<boolean> {
+  const query = db('forms').where({ account_id: accountId, id });
+  if (at) query.whereNull('deleted_at');
+  else query.whereNotNull('deleted_at');
+  return (await query.update({ deleted_at: at })) > 0;
 }
 
 export async function updateFormRow(
@@ -95,11 +117,15 @@ export async function updateFormRow(
     columns['digest_through'] = db.raw(`CASE WHEN notification_schedule = 'daily' THEN digest_through ELSE ? END`, [
       values.updated_at ?? new Date(),
     ]);
-  const [row] = await db('forms').where({ account_id: accountId, id }).update(columns).returning('*');
+  const [row] = await db('forms')
+    .where({ account_id: accountId, id })
+    .whereNull('deleted_at')
+    .update(columns)
+    .returning('*');
   return row as FormRow | undefined;
 }
 
-/** Locks the form's row until the transaction ends; false when the account has no such form. */
+/** Locks the form's row until the transaction ends (in the trash or not); false when the account has no such form. */
 export async function lockForm(trx: Knex.Transaction, accountId: string, id: string): Promise<boolean> {
   return Boolean(await trx('forms').where({ account_id: accountId, id }).forUpdate().first('id'));
 }

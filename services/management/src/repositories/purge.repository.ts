@@ -8,16 +8,50 @@ export interface PurgeForm {
   retention_days: number | null;
   spam_retention_days: number | null;
   delete_after_delivery: boolean;
+  /** When the form went to the trash; null: not in it. */
+  deleted_at: Date | null;
 }
 
-/** Every form with something the purge may have to do (spam retention is on by default: most forms). */
+/**
+ * Every form with something the purge may have to do (spam retention is on by default: most forms), the trash
+ * included: a form in it, or one with submissions in it.
+ */
 export async function findPurgeForms(db: Queryable): Promise<PurgeForm[]> {
   return db('forms')
     .whereNotNull('retention_days')
     .orWhereNotNull('spam_retention_days')
     .orWhere('delete_after_delivery', true)
+    .orWhereNotNull('deleted_at')
+    .orWhereExists(
+      db('submissions').whereRaw('submissions.form_id = forms.id').whereNotNull('deleted_at').select(db.raw('1')),
+    )
     .orderBy('id')
-    .select('id', 'account_id', 'retention_days', 'spam_retention_days', 'delete_after_delivery');
+    .select('id', 'account_id', 'retention_days', 'spam_retention_days', 'delete_after_delivery', 'deleted_at');
+}
+
+/**
+ * Up to `limit` of the form's submissions that went to the trash before `before`, or (`all`, for a form that went
+ * there before it) any of its submissions.
+ */
+export async function findTrashed(
+  db: Queryable,
+  props: { formId: string; before: Date; limit: number; all: boolean },
+): Promise<string[]> {
+  const query = db('submissions').where('form_id', props.formId);
+  if (!props.all) query.andWhere('deleted_at', '<', props.before);
+  return query.orderBy('id').limit(props.limit).pluck('id');
+}
+
+/** Deletes the forms that went to the trash before `before` and hold no submission any more (their webhooks go too). */
+export async function deleteEmptyTrashedForms(
+  db: Queryable,
+  before: Date,
+): Promise<{ id: string; account_id: string }[]> {
+  return db('forms')
+    .where('deleted_at', '<', before)
+    .whereNotExists(db('submissions').whereRaw('submissions.form_id = forms.id').select(db.raw('1')))
+    .delete()
+    .returning(['id', 'account_id']);
 }
 
 /** Up to `limit` submissions of the form received before `before`, oldest first (the form's time index). */
@@ -156,7 +190,7 @@ export async function tombstoneSubmissions(
 /** Adds `count` to the account's purge tally for `reason` (in the caller's transaction, with the removal). */
 export async function addToPurgeTally(
   db: Queryable,
-  props: { accountId: string; reason: 'retention' | 'spam' | 'delivered' | 'left'; count: number },
+  props: { accountId: string; reason: 'retention' | 'spam' | 'delivered' | 'trash' | 'left'; count: number },
 ): Promise<void> {
   await db.raw(
     `INSERT INTO purge_tally AS t (account_id, ??) VALUES (?, ?)
@@ -170,6 +204,7 @@ export interface PurgeTally {
   retention: number;
   spam: number;
   delivered: number;
+  trash: number;
   left: number;
 }
 
@@ -188,6 +223,7 @@ export async function takePurgeTallies(db: Knex, write: (trx: Knex.Transaction, 
         retention: Number(row.retention),
         spam: Number(row.spam),
         delivered: Number(row.delivered),
+        trash: Number(row.trash),
         left: Number(row.left),
       });
       await trx('purge_tally').where('account_id', accountId).delete();

@@ -70,6 +70,8 @@ function escapeLike(text: string): string {
 function filtered(db: Queryable, f: SubmissionFilter, byAccount = true, from?: Knex.Raw): Knex.QueryBuilder {
   const query: Knex.QueryBuilder = from ? db.from(from) : db('submissions');
   query.where(byAccount ? { account_id: f.accountId, form_id: f.formId } : { form_id: f.formId });
+  // The trash is no part of a form's submissions (its callers have checked the form is not in it).
+  query.whereNull('submissions.deleted_at');
   if (f.status) query.where('status', f.status);
   if (f.since) query.where('received_at', '>=', f.since);
   if (f.until) query.where('received_at', '<', f.until);
@@ -190,6 +192,7 @@ export async function updateSubmissionRead(
   const value = readAt ? db.raw('COALESCE(read_at, ?)', [readAt]) : null;
   const [row] = await db('submissions')
     .where({ account_id: accountId, id })
+    .whereNull('deleted_at')
     .update({ read_at: value })
     .returning(COLUMNS);
   return row as SubmissionRow | undefined;
@@ -219,19 +222,48 @@ export async function findPayloadFieldNames(db: Queryable, f: SubmissionFilter):
   return rows.map((r) => r.key);
 }
 
+/** The account's submissions outside the trash: not deleted, and not of a form that is. */
+function present(db: Queryable, accountId: string): Knex.QueryBuilder {
+  return db('submissions')
+    .where({ 'submissions.account_id': accountId })
+    .whereNull('submissions.deleted_at')
+    .whereNotExists(
+      db('forms').whereRaw('forms.id = submissions.form_id').whereNotNull('forms.deleted_at').select(db.raw('1')),
+    );
+}
+
 export async function findSubmission(
   db: Queryable,
   accountId: string,
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<SubmissionRow | undefined> {
-  const query = db('submissions').where({ account_id: accountId, id });
-  if (options.forUpdate) query.forUpdate();
-  return query.first(COLUMNS);
+  const query = present(db, accountId).where({ 'submissions.id': id });
+  if (options.forUpdate) query.forUpdate('submissions');
+  return query.first(COLUMNS.map((c) => `submissions.${c}`));
 }
 
 export async function submissionExists(db: Queryable, accountId: string, id: string): Promise<boolean> {
-  return Boolean(await db('submissions').where({ account_id: accountId, id }).first('id'));
+  return Boolean(await present(db, accountId).where({ 'submissions.id': id }).first('submissions.id'));
+}
+
+/** Moves the submission to the trash (files and all, as they are); false when it is not there to move. */
+export async function trashSubmissionRow(db: Queryable, accountId: string, id: string, at: Date): Promise<boolean> {
+  return (
+    (await db('submissions').where({ account_id: accountId, id }).whereNull('deleted_at').update({ deleted_at: at })) >
+    0
+  );
+}
+
+/** Takes these of the account's submissions out of the trash; returns those it did. */
+export async function restoreSubmissionRows(db: Queryable, accountId: string, ids: string[]): Promise<string[]> {
+  return db('submissions')
+    .where({ account_id: accountId })
+    .whereIn('id', ids)
+    .whereNotNull('deleted_at')
+    .update({ deleted_at: null })
+    .returning('id')
+    .then((rows: { id: string }[]) => rows.map((r) => r.id));
 }
 
 export async function findSubmissionFiles(db: Queryable, accountId: string, submissionId: string): Promise<FileRow[]> {
@@ -262,9 +294,15 @@ export async function deleteSubmissionRow(db: Queryable, accountId: string, id: 
   await db('submissions').where({ account_id: accountId, id }).delete();
 }
 
-/** A stored file by id alone: the signed link is its authorisation. */
+/** A stored file by id alone (the signed link is its authorisation), unless its submission or form is in the trash. */
 export async function findFileById(db: Queryable, id: string): Promise<FileRow | undefined> {
-  return db('submission_files').where({ id }).first();
+  return db('submission_files as f')
+    .join('submissions as s', 's.id', 'f.submission_id')
+    .join('forms as fo', 'fo.id', 's.form_id')
+    .where({ 'f.id': id })
+    .whereNull('s.deleted_at')
+    .whereNull('fo.deleted_at')
+    .first('f.*');
 }
 
 /** How many submissions a count reads before it settles for the planner's estimate. */

@@ -29,14 +29,14 @@ export interface RecentDeliveries {
 // Webhook rows, always scoped by account.
 
 export async function formExists(db: Queryable, accountId: string, formId: string): Promise<boolean> {
-  return Boolean(await db('forms').where({ account_id: accountId, id: formId }).first('id'));
+  return Boolean(await db('forms').where({ account_id: accountId, id: formId }).whereNull('deleted_at').first('id'));
 }
 
 type HealthColumns =
   'enabled' | 'disabled_reason' | 'last_success_at' | 'last_failure_at' | 'failing_since' | 'consecutive_failures';
 
 export async function findFormName(db: Queryable, accountId: string, formId: string): Promise<string | undefined> {
-  return (await db('forms').where({ account_id: accountId, id: formId }).first('name'))?.name;
+  return (await db('forms').where({ account_id: accountId, id: formId }).whereNull('deleted_at').first('name'))?.name;
 }
 
 export async function insertWebhook(db: Queryable, row: Omit<WebhookRow, HealthColumns>): Promise<WebhookRow> {

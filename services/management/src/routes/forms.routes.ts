@@ -10,10 +10,17 @@ import {
   toTimestamp,
   type Platform,
 } from '@intake/shared';
-import { createForm, deleteForm, getForm, listForms, updateForm } from '../domain/forms';
+import {
+  createForm,
+  deleteForm,
+  deleteFormForGood,
+  getForm,
+  listForms,
+  restoreForm,
+  updateForm,
+} from '../domain/forms';
 import type { FormRow } from '../repositories/form.repository';
 import { AutoresponseSettings } from './autoresponse-status';
-import { deleteRoute } from './delete-route';
 import { IdParams, Nullable, Page, Timestamp } from './schemas';
 
 const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], {
@@ -47,6 +54,12 @@ const Form = Type.Object(
     ingest_url: Type.String({ description: '`{PUBLIC_BASE_URL}/v1/f/<slug>`: where the site posts' }),
     created_at: Timestamp,
     updated_at: Timestamp,
+    deleted_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'when it went to the trash (`GET /v1/forms?deleted=true` lists those); null for every other form',
+    }),
+    purge_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'of a form in the trash: when it is deleted for good (`deleted_at` + TRASH_DAYS); else null',
+    }),
   },
   { additionalProperties: false },
 );
@@ -163,7 +176,7 @@ const CreateForm = Type.Object(
 );
 const UpdateForm = Type.Partial(Type.Object(fields), { additionalProperties: false });
 
-export function presentForm(row: FormRow, baseUrl: string) {
+export function presentForm(row: FormRow, baseUrl: string, trashDays: number) {
   return {
     id: row.id,
     name: row.name,
@@ -186,11 +199,14 @@ export function presentForm(row: FormRow, baseUrl: string) {
     ingest_url: `${baseUrl}/v1/f/${row.slug}`,
     created_at: toTimestamp(row.created_at),
     updated_at: toTimestamp(row.updated_at),
+    deleted_at: row.deleted_at ? toTimestamp(row.deleted_at) : null,
+    purge_at: row.deleted_at ? toTimestamp(new Date(row.deleted_at.getTime() + trashDays * 86_400_000)) : null,
   };
 }
 
 const TAGS = ['Forms'];
-const present = (config: Platform['config'], row: FormRow) => presentForm(row, config.PUBLIC_BASE_URL);
+const present = (config: Platform['config'], row: FormRow) =>
+  presentForm(row, config.PUBLIC_BASE_URL, config.TRASH_DAYS);
 
 /** `POST /v1/forms`. */
 export const createFormRoute = route({
@@ -222,6 +238,11 @@ export const listFormsRoute = route({
   query: Type.Object({
     limit: Type.Integer({ minimum: 1, maximum: 100, default: 25 }),
     cursor: Type.Optional(Type.String({ maxLength: 500, description: '`next_cursor` of the previous page' })),
+    deleted: Type.Optional(
+      Type.Boolean({
+        description: '`true`: the forms in the trash instead (each with `deleted_at`), until TRASH_DAYS remove them',
+      }),
+    ),
   }),
   responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Form) } },
   async handler(ctx, { query, principal }, { db, config }: Platform) {
@@ -230,6 +251,7 @@ export const listFormsRoute = route({
       accountId: principal.accountId,
       limit: query.limit,
       cursor: query.cursor,
+      trashed: query.deleted === true,
     });
     ctx.body = { data: rows.map((row) => present(config, row)), next_cursor: nextCursor };
   },
@@ -272,14 +294,55 @@ export const updateFormRoute = route({
 });
 
 /** `DELETE /v1/forms/:id`: the form with its submissions, files and webhooks. */
-export const deleteFormRoute = deleteRoute({
-  collection: '/v1/forms',
+export const deleteFormRoute = route({
+  method: 'DELETE',
+  path: '/v1/forms/:id',
   operationId: 'deleteForm',
-  summary: 'Delete a form with its submissions, their stored files, and its webhooks',
+  summary: 'Move a form with its submissions to the trash (or, `permanently=true`, delete it for good now)',
+  description:
+    'In the trash a form accepts no post (404 `form-not-found`, as if it did not exist), is left out of every list ' +
+    'and read, and keeps its slug, submissions, files and webhooks for TRASH_DAYS (30), when the purge deletes it ' +
+    'for good; `POST /v1/forms/:id/restore` brings it back as it was. Deliveries already under way finish. ' +
+    '`permanently=true` deletes the form (in the trash or not) with its submissions, stored files and webhooks now.',
   tags: TAGS,
-  kind: 'form',
-  remove: deleteForm,
+  auth: 'management',
+  params: IdParams('form', 'form id'),
+  query: Type.Object({
+    permanently: Type.Optional(Type.Boolean({ description: 'delete for good now, not to the trash (default false)' })),
+  }),
+  responses: { 204: { description: 'In the trash (or deleted)' } },
+  problems: ['not-found'],
+  async handler(_ctx, { params, query, principal }, platform: Platform) {
+    const remove = query.permanently === true ? deleteFormForGood : deleteForm;
+    await remove({ ...platform, accountId: principal.accountId, id: params.id });
+  },
+});
+
+/** `POST /v1/forms/:id/restore`: a form out of the trash. */
+export const restoreFormRoute = route({
+  method: 'POST',
+  path: '/v1/forms/:id/restore',
+  operationId: 'restoreForm',
+  summary: 'Bring a form back from the trash with its submissions, as it was',
+  tags: TAGS,
+  auth: 'management',
+  params: IdParams('form', 'form id'),
+  responses: { 200: { description: 'The form, live again as it was', schema: Form } },
+  problems: ['not-found'],
+  async handler(ctx, { params, principal }, platform: Platform) {
+    ctx.body = present(
+      platform.config,
+      await restoreForm({ ...platform, accountId: principal.accountId, id: params.id }),
+    );
+  },
 });
 
 /** The form routes, in the order the OpenAPI document lists them. */
-export const formRoutes = [createFormRoute, listFormsRoute, getFormRoute, updateFormRoute, deleteFormRoute];
+export const formRoutes = [
+  createFormRoute,
+  listFormsRoute,
+  getFormRoute,
+  updateFormRoute,
+  deleteFormRoute,
+  restoreFormRoute,
+];

@@ -4,6 +4,7 @@ import {
   deleteSubmission,
   getSubmission,
   listSubmissions,
+  restoreSubmissions,
   setSubmissionRead,
   setSubmissionStatus,
 } from '../domain/submissions';
@@ -228,10 +229,40 @@ export const updateSubmissionRoute = route({
 export const deleteSubmissionRoute = deleteRoute({
   collection: '/v1/submissions',
   operationId: 'deleteSubmission',
-  summary: 'Delete a submission and its stored files',
+  summary: 'Move a submission to the trash (its files are deleted with it after TRASH_DAYS)',
   tags: TAGS,
   kind: 'submission',
   remove: deleteSubmission,
+});
+
+/** `POST /v1/submissions/restore`: submissions out of the trash. */
+export const restoreSubmissionsRoute = route({
+  method: 'POST',
+  path: '/v1/submissions/restore',
+  operationId: 'restoreSubmissions',
+  summary: 'Bring submissions back from the trash, with their files',
+  description:
+    'A deleted submission stays in the trash TRASH_DAYS (30), hidden from every list, read, export and file link; ' +
+    'ids not in the account’s trash are listed in `not_found`. A data-subject erasure or the form’s retention ' +
+    'removes what the trash holds for good, as it does the rest.',
+  tags: TAGS,
+  auth: 'management',
+  body: Type.Object(
+    {
+      ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100, uniqueItems: true }),
+    },
+    { additionalProperties: false },
+  ),
+  responses: {
+    200: {
+      description: 'What was restored',
+      schema: Type.Object({ done: Type.Array(Type.String()), not_found: Type.Array(Type.String()) }),
+    },
+  },
+  async handler(ctx, { body, principal }, { db }: Platform) {
+    const { done, notFound } = await restoreSubmissions({ db, accountId: principal.accountId, ids: body.ids });
+    ctx.body = { done, not_found: notFound };
+  },
 });
 
 /** The submission routes, in the order the OpenAPI document lists them. */
@@ -243,4 +274,5 @@ export const submissionRoutes = [
   getSubmissionRoute,
   updateSubmissionRoute,
   deleteSubmissionRoute,
+  restoreSubmissionsRoute,
 ];

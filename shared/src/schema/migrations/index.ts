@@ -26,6 +26,7 @@ import * as deliveryReconciler from './026-delivery-reconciler';
 import * as notificationReconciler from './027-notification-reconciler';
 import * as submissionDirections from './028-submission-directions';
 import * as mailBranding from './029-mail-branding';
+import * as trash from './030-trash';
 
 export interface Migration {
   name: string;
@@ -63,4 +64,5 @@ export const migrations: Migration[] = [
   { name: '027-notification-reconciler', ...notificationReconciler },
   { name: '028-submission-directions', ...submissionDirections },
   { name: '029-mail-branding', ...mailBranding },
+  { name: '030-trash', ...trash },
 ];

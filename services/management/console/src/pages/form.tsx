@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { Form } from '../api-types';
-import { Confirm, ErrorBox, useAction } from '../components/ui';
+import { Confirm, ErrorBox, useAction, useResource } from '../components/ui';
 import { confirmAfterNavigation } from '../flash';
 import { useTitle } from '../title';
 import { may } from '../people';
@@ -89,10 +89,26 @@ function NewForm() {
   );
 }
 
+/** How many submissions the form holds, as the inbox counts them ("about N" beyond 10,000). */
+function useSubmissionCount(formId: string) {
+  const counted = useResource(
+    () =>
+      ok(api.GET('/v1/forms/{id}/submissions', { params: { path: { id: formId }, query: { limit: 1, total: true } } })),
+    [formId],
+  );
+  const total = counted.data?.total;
+  if (total === undefined) return undefined;
+  const n = total.toLocaleString('en');
+  return counted.data?.total_is_estimate ? `about ${n}` : n;
+}
+
 function DeleteForm({ form }: { form: Form }) {
   const { route } = useLocation();
   const [open, setOpen] = useState(false);
   const { error, run } = useAction();
+  const count = useSubmissionCount(form.id);
+  const withSubmissions =
+    count === undefined ? 'its submissions' : count === '1' ? 'its 1 submission' : `its ${count} submissions`;
   const remove = async () => {
     setOpen(false);
     const deleted = await run(async () => {
@@ -100,25 +116,34 @@ function DeleteForm({ form }: { form: Form }) {
       return true;
     });
     if (!deleted) return;
-    confirmAfterNavigation(`Form “${form.name}” deleted, with its submissions and webhooks.`, '/console/forms');
+    confirmAfterNavigation(
+      `Form “${form.name}” moved to the trash with ${withSubmissions}. It can be restored from Forms → Trash.`,
+      '/console/forms',
+    );
     route('/console/forms');
   };
   return (
     <section class="danger-zone" aria-labelledby="delete-title">
       <h2 id="delete-title">Delete this form</h2>
-      <p>Deletes the form with all its submissions, their files, and its webhooks. This cannot be undone.</p>
+      <p>
+        Moves the form to the trash with {withSubmissions}, their files and its webhooks: it stops accepting posts at
+        once. It can be restored from the trash until it is deleted for good (the trash says when).
+      </p>
       <ErrorBox error={error} />
       <button type="button" class="danger" onClick={() => setOpen(true)}>
         Delete form
       </button>
       <Confirm
         open={open}
-        title={`Delete “${form.name}”?`}
-        confirmLabel="Delete form"
+        title={`Delete “${form.name}” and ${withSubmissions}?`}
+        confirmLabel="Move to the trash"
         onConfirm={remove}
         onCancel={() => setOpen(false)}
       >
-        <p>All its submissions, files and webhooks are deleted too.</p>
+        <p>
+          “{form.name}” stops accepting posts now. It stays in the trash with {withSubmissions}, and can be restored
+          from Forms → Trash until it is deleted for good.
+        </p>
       </Confirm>
     </section>
   );

@@ -29,11 +29,16 @@ export function FormsPage() {
     <>
       <div class="page-head">
         <h1>Forms</h1>
-        {may('createForm') && (
-          <a href="/console/forms/new" class="button">
-            New form
+        <span class="steps">
+          {may('createForm') && (
+            <a href="/console/forms/new" class="button">
+              New form
+            </a>
+          )}
+          <a href="/console/forms/trash" class="button secondary">
+            Trash
           </a>
-        )}
+        </span>
       </div>
       <ErrorBox error={forms.error ?? toggle.error} />
       {forms.loading && !forms.data && <Loading what="forms" />}

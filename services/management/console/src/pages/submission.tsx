@@ -150,7 +150,10 @@ function SubmissionActions({ submission: s, onChange }: { submission: Submission
       return true;
     });
     if (!deleted) return;
-    confirmAfterNavigation('Submission deleted.', `/console/forms/${s.form_id}/submissions`);
+    confirmAfterNavigation('Submission moved to the trash.', `/console/forms/${s.form_id}/submissions`, {
+      label: 'Undo',
+      run: () => ok(api.POST('/v1/submissions/restore', { body: { ids: [s.id] } })),
+    });
     route(`/console/forms/${s.form_id}/submissions`);
   };
   const spam = s.status === 'spam';
@@ -186,7 +189,7 @@ function SubmissionActions({ submission: s, onChange }: { submission: Submission
         onConfirm={remove}
         onCancel={() => setConfirm(false)}
       >
-        <p>Its files are deleted too. This cannot be undone.</p>
+        <p>It goes to the trash with its files, and can be restored until the trash is emptied.</p>
       </Confirm>
       <ErrorBox error={action.error} />
     </>

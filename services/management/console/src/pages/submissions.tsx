@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { Form, Submission } from '../api-types';
+import { restoredFromTrash } from '../flash';
 import { qs } from '../location';
 import { timeZone } from '../time';
 import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
@@ -51,7 +52,7 @@ function useSubmissions(formId: string, filters: Filters) {
   }, [formId, JSON.stringify(apiFilters(filters)), filters.limit, filters.cursor, filters.order]);
 }
 
-const BULK_DONE = { delete: 'Deleted', spam: 'Marked as spam:', received: 'Marked as not spam:' };
+const BULK_DONE = { delete: 'Moved to the trash:', spam: 'Marked as spam:', received: 'Marked as not spam:' };
 
 /** Runs a bulk action on the selection: its ids, or every submission the filter matches. */
 async function runBulk(formId: string, selection: Selection, filters: Filters, action: BulkAction) {
@@ -59,10 +60,43 @@ async function runBulk(formId: string, selection: Selection, filters: Filters, a
     const filter = apiFilters(filters);
     const body = { action, filter };
     const result = await ok(api.POST('/v1/forms/{id}/submissions/bulk', { params: { path: { id: formId } }, body }));
-    return result.done;
+    return result.done; // a count: the filter's submissions are not listed
   }
   const ids = [...selection.selected];
-  return (await ok(api.POST('/v1/submissions/bulk', { body: { action, ids } }))).done.length;
+  return (await ok(api.POST('/v1/submissions/bulk', { body: { action, ids } }))).done;
+}
+
+/**
+ * The inbox's bulk actions on its selection, what the last one did, and Undo for submissions it moved to the trash by
+ * id (a whole filter's are not listed back); a submission restored from its own page's Undo reloads the list.
+ */
+function useBulk(formId: string, filters: Filters, selection: Selection, page: { reload(): Promise<void> }) {
+  const { url } = useLocation();
+  const bulk = useAction();
+  const [done, setDone] = useState('');
+  const [trashed, setTrashed] = useState<string[]>([]);
+  useEffect(() => {
+    setDone('');
+    setTrashed([]);
+  }, [url]);
+  useEffect(() => void page.reload(), [restoredFromTrash.value]);
+  const act = async (action: BulkAction) => {
+    const result = await bulk.run(() => runBulk(formId, selection, filters, action));
+    if (result === undefined) return;
+    const n = typeof result === 'number' ? result : result.length;
+    selection.clear();
+    setTrashed(action === 'delete' && typeof result !== 'number' ? result : []);
+    await page.reload();
+    setDone(`${BULK_DONE[action]} ${n.toLocaleString()} submission${n === 1 ? '' : 's'}.`);
+  };
+  const undo = async () => {
+    const restored = await bulk.run(() => ok(api.POST('/v1/submissions/restore', { body: { ids: trashed } })));
+    if (!restored) return;
+    setTrashed([]);
+    await page.reload();
+    setDone(`Restored ${restored.done.length.toLocaleString()} from the trash.`);
+  };
+  return { bulk, done, trashed, act, undo };
 }
 
 /**
@@ -74,23 +108,12 @@ function Inbox({ form }: { form: Form }) {
   const filters = filtersFromUrl(query);
   const page = useSubmissions(form.id, filters);
   const selection = useSelection();
-  const bulk = useAction();
-  const [done, setDone] = useState('');
+  const { bulk, done, trashed, act, undo } = useBulk(form.id, filters, selection, page);
   const columns = useColumns(form.id, page.data?.data);
   const base = `/console/forms/${form.id}/submissions`;
   const go = (f: Partial<Filters>) => route(`${base}${qs(urlQuery({ ...filters, cursor: '', ...f }))}`);
   // The selection belongs to what is shown: another page, filter, order or view starts without one.
-  useEffect(() => {
-    selection.clear();
-    setDone('');
-  }, [url]);
-  const act = async (action: BulkAction) => {
-    const n = await bulk.run(() => runBulk(form.id, selection, filters, action));
-    if (n === undefined) return;
-    selection.clear();
-    await page.reload();
-    setDone(`${BULK_DONE[action]} ${n.toLocaleString()} submission${n === 1 ? '' : 's'}.`);
-  };
+  useEffect(() => selection.clear(), [url]);
   const rows = page.data?.data;
   const total: Total =
     page.data?.total === undefined
@@ -123,6 +146,14 @@ function Inbox({ form }: { form: Form }) {
       {done && (
         <p class="ok" role="status">
           {done}
+          {trashed.length > 0 && (
+            <>
+              {' '}
+              <button type="button" class="link" disabled={bulk.pending} onClick={() => void undo()}>
+                Undo
+              </button>
+            </>
+          )}
         </p>
       )}
       {page.loading && !page.data && <Loading what="submissions" />}

@@ -44,8 +44,8 @@ export function MailSettings({ form, onSaved }: { form: Form; onSaved?(): Promis
       </p>
       <TextField
         id="m-from-name"
-        label="Sender name"
-        help="Empty: the name this Intake sends as. The address stays the same."
+        label="Sender"
+        help="The name the mails show as from. Empty: the name this Intake sends as. The address stays the same."
         maxLength={64}
         error={errors['mail_from_name']}
         {...bind('fromName')}

@@ -120,7 +120,7 @@ export function BulkActions(props: Props) {
         onConfirm={() => act('delete')}
         onCancel={() => setConfirmDelete(false)}
       >
-        <p>Their files are deleted too. This cannot be undone.</p>
+        <p>They go to the trash with their files, and can be restored until the trash is emptied.</p>
       </Confirm>
     </>
   );

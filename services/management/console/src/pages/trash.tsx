@@ -1,0 +1,92 @@
+import { useState } from 'preact/hooks';
+import { api, ok } from '../api';
+import type { Form } from '../api-types';
+import {
+  ACTIONS_COLUMN,
+  Confirm,
+  ErrorBox,
+  Loading,
+  Table,
+  formatTime,
+  useAction,
+  useResource,
+} from '../components/ui';
+import { may } from '../people';
+import { useTitle } from '../title';
+
+/** The forms in the trash: when each went, when it is deleted for good, and (for an editor) Restore and Delete for good. */
+export function TrashPage() {
+  useTitle('Trash');
+  const trash = useResource(() => ok(api.GET('/v1/forms', { params: { query: { deleted: true, limit: 100 } } })), []);
+  const action = useAction();
+  const [done, setDone] = useState('');
+  const [forGood, setForGood] = useState<Form | null>(null);
+  const restore = async (form: Form) => {
+    if (await action.run(() => ok(api.POST('/v1/forms/{id}/restore', { params: { path: { id: form.id } } }))))
+      setDone(`“${form.name}” restored with its submissions; it accepts posts again.`);
+    await trash.reload();
+  };
+  const remove = async (form: Form) => {
+    setForGood(null);
+    const path = { params: { path: { id: form.id }, query: { permanently: true } } };
+    if (await action.run(async () => (await ok(api.DELETE('/v1/forms/{id}', path)), true)))
+      setDone(`“${form.name}” deleted for good, with its submissions and files.`);
+    await trash.reload();
+  };
+  return (
+    <>
+      <p class="crumbs">
+        <a href="/console/forms">Forms</a> /
+      </p>
+      <h1>Trash</h1>
+      <p class="muted">
+        Deleted forms wait here, with their submissions, files and webhooks, until they are deleted for good.
+      </p>
+      {done && (
+        <p class="ok" role="status">
+          {done}
+        </p>
+      )}
+      <ErrorBox error={trash.error ?? action.error} />
+      {trash.loading && !trash.data && <Loading what="the trash" />}
+      {trash.data && trash.data.data.length === 0 && <p class="empty">The trash is empty.</p>}
+      {trash.data && trash.data.data.length > 0 && (
+        <Table label="Forms in the trash" reflow columns={['Name', 'Deleted', 'Deleted for good', ACTIONS_COLUMN]}>
+          {trash.data.data.map((f) => (
+            <tr key={f.id}>
+              <th scope="row">{f.name}</th>
+              <td class="nowrap">{formatTime(f.deleted_at)}</td>
+              <td class="nowrap">{formatTime(f.purge_at)}</td>
+              <td class="row-actions">
+                {may('restoreForm') && (
+                  <button type="button" class="link" disabled={action.pending} onClick={() => void restore(f)}>
+                    Restore <span class="sr-only">{f.name}</span>
+                  </button>
+                )}
+                {may('deleteForm') && (
+                  <button
+                    type="button"
+                    class="link danger-text"
+                    disabled={action.pending}
+                    onClick={() => setForGood(f)}
+                  >
+                    Delete for good <span class="sr-only">{f.name}</span>
+                  </button>
+                )}
+              </td>
+            </tr>
+          ))}
+        </Table>
+      )}
+      <Confirm
+        open={forGood !== null}
+        title={`Delete “${forGood?.name ?? ''}” for good?`}
+        confirmLabel="Delete for good"
+        onConfirm={() => forGood && void remove(forGood)}
+        onCancel={() => setForGood(null)}
+      >
+        <p>Its submissions and their files are deleted with it. This cannot be undone.</p>
+      </Confirm>
+    </>
+  );
+}
