@@ -3,6 +3,7 @@ import { eventually, factories, listen, registerOpenApi, useStarted } from '@int
 import { managementService, openApi } from '@intake/management';
 import { accountWithForm, startIngest, type IngestHarness } from '../../services/ingest/test/helpers';
 import { api } from '../../services/management/test/helpers';
+import { purgeDue } from '../../services/management/src/domain/purge';
 import { corpusPosts, type CorpusPost } from './corpus';
 
 /**
@@ -213,13 +214,17 @@ describe('the classifier', () => {
 });
 
 describe('marks', () => {
-  it('go with their submission: deleting a marked submission removes its example', async () => {
+  it('go with their submission: a marked submission deleted for good (out of the trash) takes its example', async () => {
     const owner = await ownerWithFilter(s, { spam_filter: 'shadow' });
     await mark(owner, [{ spam: true, payload: { email: 'someone@example.com', message: 'buy now' } }]);
     const examples = () => s.platform.db('spam_examples').where({ account_id: owner.account.id });
     const [example] = await examples();
     expect(example).toMatchObject({ is_spam: true, payload: { email: 'someone@example.com', message: 'buy now' } });
     expect((await owner.call('DELETE', `/v1/submissions/${example.submission_id}`)).status).toBe(204);
+    // In the trash it can still be restored, mark and all; once the trash's time is up it goes with its example.
+    expect(await examples()).toHaveLength(1);
+    const later = new Date(Date.now() + 31 * 86_400_000);
+    await purgeDue({ ...s.platform, clock: { now: () => later }, trashDays: 30 });
     expect(await examples()).toEqual([]);
   });
 });
