@@ -151,23 +151,34 @@ describe('console: joining with a password and two-factor already', () => {
 describe('console: people, the audit log and keys', () => {
   const c = usePeopleConsole();
 
-  it('shows the audit log to an owner, filtered by action', async () => {
+  it('shows the audit log to an owner in words, filtered by person and by action', async () => {
+    const invitee = uniqueEmail('invitee');
     await fetch(`${c.stack.url}/v1/members`, {
       method: 'POST',
       headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ email: uniqueEmail('invitee'), role: 'viewer' }),
+      body: JSON.stringify({ email: invitee, role: 'viewer' }),
     });
     const page = await newPage(c);
     await signInAsOwner(c, page);
     await page.getByRole('link', { name: 'Audit log' }).click();
     await page.getByRole('heading', { name: 'Audit log' }).waitFor();
     const table = page.getByRole('region', { name: 'Audit log' });
-    await table.getByText('member.invited').first().waitFor();
+    await table.getByText(new RegExp(`^Key “.+” invited ${invitee.replace(/[.+]/g, '\\$&')} as viewer\\.$`)).waitFor();
+    await table.getByText(`${c.owner} signed in (password).`).first().waitFor();
     await checkView(page, 'audit-log', /^Audit log · Intake console$/);
-    await page.getByLabel('Action').fill('member.invited');
-    await page.getByRole('button', { name: 'Filter' }).click();
-    await table.getByText('session.signed_in').first().waitFor({ state: 'detached' });
-    expect(await table.getByText('member.invited').count()).toBe(1);
+    await page.getByLabel('Person').selectOption({ label: c.owner });
+    await table
+      .getByText(/invited/)
+      .first()
+      .waitFor({ state: 'detached' });
+    expect(await table.getByText(`${c.owner} signed in (password).`).count()).toBeGreaterThan(0);
+    await page.getByLabel('Person').selectOption({ label: 'Anyone' });
+    await page.getByLabel('Action').selectOption({ label: 'Member invited' });
+    await table
+      .getByText(/signed in/)
+      .first()
+      .waitFor({ state: 'detached' });
+    expect(await table.getByText(/ invited .* as viewer\.$/).count()).toBeGreaterThan(0);
     await page.context().close();
   });
 

@@ -108,6 +108,55 @@ describe('the audit log', () => {
   });
 });
 
+describe('the audit log in words', () => {
+  it('says who did what to what, names each object as it is now, counts a bulk change in one entry', async () => {
+    const a = await factories.account(ctx.platform.db);
+    const call = api(ctx.url, a.managementKey);
+    const keyLabel = (await ctx.platform.db('api_keys').where({ account_id: a.id }).first('prefix')).prefix as string;
+    const form = (await call('POST', '/v1/forms', { name: 'Contact' })).body as { id: string };
+    await call('PATCH', `/v1/forms/${form.id}`, { name: 'Contact us' });
+    const ids: string[] = [];
+    for (let n = 0; n < 3; n++)
+      ids.push(
+        (await factories.submission(ctx.platform, { accountId: a.id, formId: form.id, payload: { n: `${n}` } })).id,
+      );
+    const bulk = await call('POST', '/v1/submissions/bulk', {
+      action: 'delete',
+      ids: [...ids, 'sub_01aaaaaaaaaaaaaaaaaaaaaaaa'],
+    });
+    expect(bulk.body.done.sort()).toEqual([...ids].sort());
+    const gone = (await call('POST', '/v1/forms', { name: 'Temporary' })).body as { id: string };
+    await call('DELETE', `/v1/forms/${gone.id}?permanently=true`);
+
+    const entries = (await call('GET', '/v1/audit-log?limit=20')).body.data as {
+      action: string;
+      summary: string;
+      target: { type: string; id: string; name: string | null } | null;
+    }[];
+    const said = entries.map((e) => e.summary);
+    const who = `Key “${keyLabel}”`;
+    expect(said).toEqual(
+      expect.arrayContaining([
+        `${who} created the form “Contact us”.`,
+        `${who} changed name of the form “Contact us”.`,
+        `${who} moved 3 submissions to the trash.`,
+        `${who} deleted the form ${gone.id} (since deleted) for good.`,
+      ]),
+    );
+    // One entry for the bulk, none per submission.
+    expect(entries.filter((e) => e.action === 'submission.deleted')).toEqual([]);
+    expect(entries.filter((e) => e.action === 'submissions.bulk_changed')).toHaveLength(1);
+    expect(entries.find((e) => e.action === 'form.created' && e.target?.id === form.id)?.target?.name).toBe(
+      'Contact us',
+    );
+
+    const actions = (await call('GET', '/v1/audit-log/actions')).body.data as { action: string; label: string }[];
+    expect(actions).toEqual(expect.arrayContaining([{ action: 'api_key.created', label: 'Api key created' }]));
+    const filtered = (await call('GET', '/v1/audit-log?action=submissions.bulk_changed')).body.data;
+    expect(filtered).toHaveLength(1);
+  });
+});
+
 describe('the audit log: who reads it, and what the database allows', () => {
   it('is for admins and owners; a member’s entries name the member', async () => {
     const a = await factories.account(ctx.platform.db);

@@ -1,9 +1,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Context } from 'koa';
+import type { Knex } from 'knex';
 import {
   auditContext,
   recordAudit,
   type AuditEntry,
+  type Db,
   type Platform,
   type Queryable,
   type RouteInput,
@@ -19,6 +21,8 @@ interface AuditScope {
   context: Pick<AuditEntry, 'accountId' | 'actor' | 'ip' | 'userAgent'>;
   at: Date;
   written: boolean;
+  /** Inside `auditAsOne`: the items' own entries are folded into its one entry. */
+  folded?: boolean;
 }
 const scope = new AsyncLocalStorage<AuditScope>();
 
@@ -31,7 +35,30 @@ export async function auditChange(trx: Queryable, entries: Entry[]): Promise<voi
   const current = scope.getStore();
   if (!current) return;
   current.written = true;
+  if (current.folded) return;
   for (const entry of entries) await recordAudit(trx, { ...current.context, ...entry }, current.at);
+}
+
+/**
+ * Runs a bulk change as one change: `run` handles its items in the one transaction it is given (each item's own
+ * transaction a savepoint of it), their own entries are not written, and `entry(count)` (for the count `run` returns;
+ * null to record nothing, as for read marks) is, in the same transaction, when anything was done.
+ */
+export async function auditAsOne(
+  db: Db,
+  entry: (count: number) => Entry | null,
+  run: (trx: Knex.Transaction) => Promise<number>,
+): Promise<number> {
+  const outer = scope.getStore();
+  return db.transaction(async (trx) => {
+    const count = outer ? await scope.run({ ...outer, folded: true }, () => run(trx)) : await run(trx);
+    const one = entry(count);
+    if (outer) {
+      outer.written = true;
+      if (one && count > 0) await recordAudit(trx, { ...outer.context, ...one }, outer.at);
+    }
+    return count;
+  });
 }
 
 /** Says a request changed nothing worth recording (so `withAuditTrail` records nothing for it after either). */

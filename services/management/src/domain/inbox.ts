@@ -8,6 +8,7 @@ import {
 } from '../repositories/submission.repository';
 import { getForm } from './forms';
 import { deleteSubmission, setSubmissionRead, setSubmissionStatus } from './submissions';
+import { auditAsOne } from './audit-trail';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
 
@@ -43,17 +44,49 @@ export async function bulkByFilter(props: Deps & SubmissionFilter & { action: Bu
   await getForm({ db: deps.db, accountId: deps.accountId, id: deps.formId });
   const ids = await findSubmissionIds(deps.db, deps);
   let done = 0;
-  for (const id of ids) {
-    try {
-      if (action === 'delete') await deleteSubmission({ ...deps, id });
-      else if (action === 'read' || action === 'unread')
-        await setSubmissionRead({ ...deps, id, read: action === 'read' });
-      else await setSubmissionStatus({ ...deps, id, status: action });
-      done++;
-    } catch (err) {
-      // One deleted meanwhile (by another request) is simply not done.
-      if (!(err instanceof Problem && err.slug === 'not-found')) throw err;
-    }
-  }
+  for (let i = 0; i < ids.length; i += BULK_CHUNK)
+    done += (await bulkChange({ ...deps, action, ids: ids.slice(i, i + BULK_CHUNK), target: deps.formId })).length;
   return { done };
+}
+
+/** Submissions a bulk change handles per transaction (and per audit entry). */
+export const BULK_CHUNK = 100;
+
+/**
+ * One action on each of these submissions of the account, each handled as its single-submission route handles it, in
+ * one transaction with one audit entry for them all (`submissions.bulk_changed` with the action and the count; none
+ * for read marks, which the log does not record). One deleted meanwhile is simply not done. Returns the ids done.
+ */
+export async function bulkChange(
+  props: Deps & { accountId: string; action: BulkAction; ids: string[]; target?: string },
+): Promise<string[]> {
+  const { action, ids, target, ...deps } = props;
+  const entry = (count: number) =>
+    action === 'read' || action === 'unread'
+      ? null
+      : {
+          action: 'submissions.bulk_changed' as const,
+          target: target ? { type: 'form', id: target } : undefined,
+          details: { action, count },
+        };
+  const done: string[] = [];
+  await auditAsOne(deps.db, entry, async (trx) => {
+    for (const id of ids) if (await changeOne({ ...deps, db: trx }, action, id)) done.push(id);
+    return done.length;
+  });
+  return done;
+}
+
+/** The action on one submission; false when it is not there (deleted meanwhile, another account's). */
+async function changeOne(deps: Deps & { accountId: string }, action: BulkAction, id: string): Promise<boolean> {
+  try {
+    if (action === 'delete') await deleteSubmission({ ...deps, id });
+    else if (action === 'read' || action === 'unread')
+      await setSubmissionRead({ ...deps, id, read: action === 'read' });
+    else await setSubmissionStatus({ ...deps, id, status: action });
+    return true;
+  } catch (err) {
+    if (!(err instanceof Problem && err.slug === 'not-found')) throw err;
+    return false;
+  }
 }

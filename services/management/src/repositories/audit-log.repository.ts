@@ -38,3 +38,42 @@ export function findAuditEntries(db: Queryable, f: AuditFilter): Promise<AuditRo
   if (f.beforeId) q.where('id', '<', f.beforeId);
   return q.orderBy('id', 'desc').limit(f.limit).select('*');
 }
+
+/** A target of an entry, by kind and id. */
+export interface AuditTarget {
+  type: string;
+  id: string;
+}
+
+/**
+ * The names of the account's objects that entries name, as they are now (a form in the trash included), by
+ * `type:id`: a form's or account's name, a webhook's URL, a member's e-mail, a key's name (or prefix). An object
+ * deleted since has none.
+ */
+export async function findTargetNames(
+  db: Queryable,
+  accountId: string,
+  targets: AuditTarget[],
+): Promise<Map<string, string>> {
+  const ids = (type: string) => [...new Set(targets.filter((t) => t.type === type).map((t) => t.id))];
+  const lookups: [string, Promise<{ id: string; name: string | null }[]>][] = [
+    ['form', db('forms').where('account_id', accountId).whereIn('id', ids('form')).select('id', 'name')],
+    [
+      'webhook',
+      db('webhooks').where('account_id', accountId).whereIn('id', ids('webhook')).select('id', 'url as name'),
+    ],
+    ['member', db('members').where('account_id', accountId).whereIn('id', ids('member')).select('id', 'email as name')],
+    [
+      'api_key',
+      db('api_keys')
+        .where('account_id', accountId)
+        .whereIn('id', ids('api_key'))
+        .select('id', db.raw(`coalesce(name, prefix || '…') AS name`)),
+    ],
+    ['account', db('accounts').where('id', accountId).whereIn('id', ids('account')).select('id', 'name')],
+  ];
+  const names = new Map<string, string>();
+  for (const [type, rows] of lookups)
+    for (const row of ids(type).length ? await rows : []) if (row.name) names.set(`${type}:${row.id}`, row.name);
+  return names;
+}

@@ -1,7 +1,8 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import { isId, problem, routeGroup, toTimestamp, type Platform, type Queryable } from '@intake/shared';
-import { findAuditEntries, type AuditRow } from '../repositories/audit-log.repository';
+import { AUDIT_ACTIONS, isId, problem, routeGroup, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import { findAuditEntries, findTargetNames, type AuditRow } from '../repositories/audit-log.repository';
+import { actionLabel, summarise } from '../domain/audit-words';
 import { Page, Timestamp } from './schemas';
 
 const Entry = Type.Object(
@@ -20,9 +21,21 @@ const Entry = Type.Object(
     }),
     action: Type.String({ description: 'e.g. `member.invited`, `form.updated`, `submissions.exported`' }),
     target: Type.Union([
-      Type.Object({ type: Type.String(), id: Type.Union([Type.String(), Type.Null()]) }),
+      Type.Object({
+        type: Type.String(),
+        id: Type.Union([Type.String(), Type.Null()]),
+        name: Type.Union([Type.String(), Type.Null()], {
+          description:
+            'its name now (a form’s or account’s name, a webhook’s URL, a member’s e-mail, a key’s name); ' +
+            'null for a submission or delivery, and for what was deleted since',
+        }),
+      }),
       Type.Null(),
     ]),
+    summary: Type.String({
+      description:
+        'who did what to what, in words, e.g. `ada@example.com moved 59 submissions of the form “Contact” to the trash.`',
+    }),
     ip: Type.Union([Type.String(), Type.Null()]),
     user_agent: Type.Union([Type.String(), Type.Null()]),
     details: Type.Record(Type.String(), Type.Unknown(), {
@@ -41,17 +54,31 @@ const Filters = {
 const FilterQuery = Type.Object(Filters);
 type FilterValues = Static<typeof FilterQuery>;
 
-function present(row: AuditRow) {
-  return {
-    id: row.id,
-    at: toTimestamp(row.at),
-    actor: { type: row.actor_type, id: row.actor_id, label: row.actor_label },
-    action: row.action,
-    target: row.target_type ? { type: row.target_type, id: row.target_id } : null,
-    ip: row.ip,
-    user_agent: row.user_agent,
-    details: row.details,
-  };
+/** The entries of a page as the API shows them: their targets named as they are now, and each said in words. */
+async function present(db: Queryable, accountId: string, rows: AuditRow[]) {
+  const targets = rows.flatMap((r) => (r.target_type && r.target_id ? [{ type: r.target_type, id: r.target_id }] : []));
+  const names = await findTargetNames(db, accountId, targets);
+  return rows.map((row) => {
+    const actor = { type: row.actor_type, id: row.actor_id, label: row.actor_label };
+    const target = row.target_type
+      ? {
+          type: row.target_type,
+          id: row.target_id,
+          name: (row.target_id && names.get(`${row.target_type}:${row.target_id}`)) || null,
+        }
+      : null;
+    return {
+      id: row.id,
+      at: toTimestamp(row.at),
+      actor,
+      action: row.action,
+      target,
+      summary: summarise({ actor, action: row.action, target, details: row.details }),
+      ip: row.ip,
+      user_agent: row.user_agent,
+      details: row.details,
+    };
+  });
 }
 
 const instant = (value: string, field: string) => {
@@ -118,7 +145,7 @@ export const listAuditLogRoute = auditLogRoute({
     const shown = rows.slice(0, query.limit);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = {
-      data: shown.map(present),
+      data: await present(db, principal.accountId, shown),
       next_cursor: more ? Buffer.from((shown[shown.length - 1] as AuditRow).id).toString('base64url') : null,
     };
   },
@@ -149,7 +176,7 @@ export const exportAuditLogRoute = auditLogRoute({
       let before: string | undefined;
       for (;;) {
         const rows = await page(db, principal.accountId, query, 500, before);
-        for (const row of rows) yield `${JSON.stringify(present(row))}\n`;
+        for (const entry of await present(db, principal.accountId, rows)) yield `${JSON.stringify(entry)}\n`;
         if (rows.length < 500) return;
         before = (rows[rows.length - 1] as AuditRow).id;
       }
@@ -161,4 +188,21 @@ export const exportAuditLogRoute = auditLogRoute({
   },
 });
 
-export const auditLogRoutes = [listAuditLogRoute, exportAuditLogRoute];
+/** `GET /v1/audit-log/actions`: what the log's action filter can be, in words. */
+export const listAuditActionsRoute = auditLogRoute({
+  method: 'GET',
+  path: '/v1/audit-log/actions',
+  operationId: 'listAuditActions',
+  summary: 'The actions the audit log records, each with its name in words (the options of its action filter)',
+  responses: {
+    200: {
+      description: 'Every action',
+      schema: Type.Object({ data: Type.Array(Type.Object({ action: Type.String(), label: Type.String() })) }),
+    },
+  },
+  handler(ctx) {
+    ctx.body = { data: AUDIT_ACTIONS.map((action) => ({ action, label: actionLabel(action) })) };
+  },
+});
+
+export const auditLogRoutes = [listAuditLogRoute, listAuditActionsRoute, exportAuditLogRoute];

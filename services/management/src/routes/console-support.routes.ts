@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { newId, problem, Problem, route, signedRequest, type Platform } from '@intake/shared';
+import { newId, problem, route, signedRequest, type Platform } from '@intake/shared';
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from '../domain/deliveries';
-import { deleteSubmission, setSubmissionStatus } from '../domain/submissions';
+import { bulkChange } from '../domain/inbox';
 import { findFormName, findWebhook } from '../repositories/webhook.repository';
 import { Delivery, presentDelivery } from './deliveries.routes';
 import { IdParams, List } from './schemas';
@@ -133,19 +133,8 @@ export const bulkSubmissionsRoute = route({
     },
   },
   async handler(ctx, { body, principal }, platform: Platform) {
-    const done: string[] = [];
-    const notFound: string[] = [];
-    for (const id of body.ids) {
-      try {
-        if (body.action === 'delete') await deleteSubmission({ ...platform, accountId: principal.accountId, id });
-        else await setSubmissionStatus({ db: platform.db, accountId: principal.accountId, id, status: body.action });
-        done.push(id);
-      } catch (err) {
-        if (err instanceof Problem && err.slug === 'not-found') notFound.push(id);
-        else throw err;
-      }
-    }
-    ctx.body = { done, not_found: notFound };
+    const done = await bulkChange({ ...platform, accountId: principal.accountId, action: body.action, ids: body.ids });
+    ctx.body = { done, not_found: body.ids.filter((id) => !done.includes(id)) };
   },
 });
 
