@@ -181,6 +181,10 @@ describe('console: people, the audit log and keys', () => {
     expect(await table.getByText(/ invited .* as viewer\.$/).count()).toBeGreaterThan(0);
     await page.context().close();
   });
+});
+
+describe('console: what a viewer sees', () => {
+  const c = usePeopleConsole();
 
   it('a viewer sees every page it may read, and no control its role would be refused', async () => {
     const { db } = c.stack.platform;
