@@ -115,7 +115,7 @@ describe('members: an invitation sent again', () => {
     expect((await a.call('POST', '/v1/members/mem_00000000000000000000000000/invitation')).status).toBe(404);
     const audited = await a.call('GET', '/v1/audit-log?action=member.invitation_resent');
     expect(audited.body.data).toHaveLength(1);
-    expect(audited.body.data[0].target).toEqual({ type: 'member', id: invited.body.id });
+    expect(audited.body.data[0].target).toEqual({ type: 'member', id: invited.body.id, name: invited.body.email });
   });
 
   it('is an owner’s to send again for an owner', async () => {

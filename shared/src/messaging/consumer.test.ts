@@ -170,11 +170,18 @@ describe('runConsumer: the messages it holds', () => {
         concurrency: 3,
         handleBatch: (messages) =>
           messages.map(({ data }) => {
-            const settled = new Promise<Outcome>((resolve) => waiting.set(nOf(data), () => resolve(ACK)));
+            // Released, a message leaves `waiting` at once (not a turn later), so the next look sees what is held.
+            const settled = new Promise<Outcome>((resolve) => {
+              const release = () => {
+                if (waiting.get(nOf(data)) === release) waiting.delete(nOf(data));
+                resolve(ACK);
+              };
+              waiting.set(nOf(data), release);
+            });
             most = Math.max(most, waiting.size);
             // Once the test is over (passed or not), what still arrives settles at once, so the consumer can stop.
             if (releaseAll) waiting.get(nOf(data))!();
-            return settled.finally(() => waiting.delete(nOf(data)));
+            return settled;
           }),
       });
       const acked = async () => (await info()).ack_floor.stream_seq;
