@@ -72,10 +72,12 @@ function viewCases(c: OwnerConsole, formId: () => string) {
     await page.getByText('1 selected').waitFor();
     await page.getByRole('link', { name: 'Next page' }).click();
     await page.getByRole('row').filter({ hasText: 'user35@example.com' }).waitFor();
+    await countText(page).filter({ hasText: '26–50 of 60 submissions in the inbox' }).waitFor();
     // Nothing ticked here, so nothing is selected: Delete selected cannot reach the row of page 1.
     expect(await page.getByRole('group', { name: 'Selected submissions' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Next page' }).click();
     await page.getByRole('row').filter({ hasText: 'user10@example.com' }).waitFor();
+    await countText(page).filter({ hasText: '51–60 of 60 submissions in the inbox' }).waitFor();
     expect(await rowsShown(page).count()).toBe(10);
     expect(await page.getByRole('link', { name: 'Next page' }).count()).toBe(0);
     await page.getByRole('link', { name: 'Previous page' }).click();
@@ -190,6 +192,72 @@ function bulkCases(c: OwnerConsole, formId: () => string) {
   });
 }
 
+function triageCases(c: OwnerConsole, formId: () => string) {
+  it('moves through the rows with j and k, selects with x, marks spam with e, and lists the keys on ?', async () => {
+    const { page, stack } = c;
+    await page.goto(`${stack.url}/console/forms/${formId()}/submissions`);
+    await page.getByRole('row').filter({ hasText: 'user60@example.com' }).waitFor();
+    const focusedRow = () => page.evaluate(() => document.activeElement?.closest('tr')?.textContent ?? '');
+    await page.keyboard.press('j');
+    expect(await focusedRow()).toContain('user60@example.com');
+    await page.keyboard.press('j');
+    await page.keyboard.press('j');
+    await page.keyboard.press('k');
+    expect(await focusedRow()).toContain('user59@example.com');
+    await page.keyboard.press('x');
+    await page.getByText('1 selected').waitFor();
+    await page.keyboard.press('?');
+    const help = page.getByRole('dialog', { name: 'Keyboard shortcuts' });
+    await help.getByText('mark the selected, or this one, as spam').waitFor();
+    await page.keyboard.press('Escape');
+    await help.waitFor({ state: 'hidden' });
+    await page.keyboard.press('e');
+    await page.getByRole('status').filter({ hasText: 'Marked as spam: 1 submission.' }).waitFor();
+    const status = async (email: string) =>
+      (await stack.platform.db('submissions').whereRaw("payload->>'email' = ?", [email]).first('status')).status;
+    expect(await status('user59@example.com')).toBe('spam');
+    await page.getByRole('link', { name: 'Spam' }).click();
+    await page.getByRole('row').filter({ hasText: 'user59@example.com' }).waitFor();
+    await page.keyboard.press('j');
+    await page.keyboard.press('e');
+    await page.getByRole('status').filter({ hasText: 'Marked as not spam: 1 submission.' }).waitFor();
+    expect(await status('user59@example.com')).toBe('received');
+  });
+
+  it('marks a selection read and unread, and shows a form’s message field as a column by default', async () => {
+    const { page, stack } = c;
+    await page.goto(`${stack.url}/console/forms/${formId()}/submissions`);
+    const row = page.getByRole('row').filter({ hasText: 'user57@example.com' });
+    expect(await row.getAttribute('class')).toBe('unread');
+    await row.getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Mark selected as read' }).click();
+    await page.getByRole('status').filter({ hasText: 'Marked as read: 1 submission.' }).waitFor();
+    await eventually(async () => (await row.getAttribute('class')) === null);
+    await row.getByRole('checkbox').check();
+    await page.getByRole('button', { name: 'Mark selected as unread' }).click();
+    await eventually(async () => (await row.getAttribute('class')) === 'unread');
+
+    const form = await factories.form(stack.platform.db, c.account.id);
+    await factories.submission(stack.platform, {
+      accountId: c.account.id,
+      formId: form.id,
+      payload: { name: 'Ada', email: 'ada@example.com', company: 'Engines', phone: '+44 1', message: 'Hello there' },
+    });
+    await page.goto(`${stack.url}/console/forms/${form.id}/submissions`);
+    const headers = page.locator('table.inbox thead th');
+    await eventually(async () => (await headers.allInnerTexts()).some((h) => h.includes('message')));
+    const shown = await headers.allInnerTexts();
+    expect(shown.filter((h) => ['name', 'email', 'company', 'phone', 'message'].includes(h.trim()))).toEqual([
+      'name',
+      'email',
+      'message',
+    ]);
+    // Back where the next cases start.
+    await page.goto(`${stack.url}/console/forms/${formId()}/submissions`);
+    await page.getByRole('row').filter({ hasText: 'user60@example.com' }).waitFor();
+  });
+}
+
 function detailCases(c: OwnerConsole) {
   it('opens a submission (now read), steps to the previous and next one of the list, and marks it unread', async () => {
     const { page } = c;
@@ -257,6 +325,7 @@ describe('the inbox', () => {
   describe('views, pages, order and columns', () => viewCases(c, () => formId));
   describe('stranger text', () => strangerTextCases(c));
   describe('bulk actions over the whole filter', () => bulkCases(c, () => formId));
+  describe('triage: keys, read marks, the message column', () => triageCases(c, () => formId));
   describe('the detail view', () => detailCases(c));
   describe('time zone', () => zoneCases(c, () => formId));
 });

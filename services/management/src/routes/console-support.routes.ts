@@ -109,7 +109,7 @@ export const bulkSubmissionsRoute = route({
   method: 'POST',
   path: '/v1/submissions/bulk',
   operationId: 'bulkSubmissions',
-  summary: 'Delete several submissions, or mark them spam or received, in one request',
+  summary: 'Move several submissions to the trash, or mark them spam, received, read or unread, in one request',
   description:
     'Each id is handled as by `DELETE` or `PATCH /v1/submissions/:id`; ids that do not exist (or belong to another ' +
     'account) are listed in `not_found` and do not stop the others.',
@@ -117,7 +117,13 @@ export const bulkSubmissionsRoute = route({
   auth: 'management',
   body: Type.Object(
     {
-      action: Type.Union([Type.Literal('delete'), Type.Literal('spam'), Type.Literal('received')]),
+      action: Type.Union([
+        Type.Literal('delete'),
+        Type.Literal('spam'),
+        Type.Literal('received'),
+        Type.Literal('read'),
+        Type.Literal('unread'),
+      ]),
       ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
         minItems: 1,
         maxItems: 100,

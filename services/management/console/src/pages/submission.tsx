@@ -24,6 +24,7 @@ import { may } from '../people';
 import { confirmAfterNavigation } from '../flash';
 import { NotFound } from './not-found';
 import { apiFilters, filtersFromUrl, urlQuery } from './submissions/filters';
+import { useSubmissionKeys } from './submissions/keys';
 
 /** Raster images are previewed (through <img>, so nothing in them runs); everything else is only downloaded. */
 const PREVIEWABLE = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
@@ -44,6 +45,7 @@ function useSubmission(id: string) {
 
 export function SubmissionPage({ id }: { id: string }) {
   const sub = useSubmission(id);
+  useSubmissionKeys();
   const deliveries = useResource(
     () => ok(api.GET('/v1/submissions/{id}/deliveries', { params: { path: { id } } })),
     [id],
@@ -103,7 +105,10 @@ function SubmissionNav({ submission: s }: { submission: SubmissionDetail }) {
   const { previous, next } = neighbours.data ?? { previous: null, next: null };
   return (
     <nav class="crumbs sub-nav" aria-label="Submissions">
-      <a href="/console/forms">Forms</a> / <a href={list}>{filters.status === 'spam' ? 'Spam' : 'Submissions'}</a>
+      <a href="/console/forms">Forms</a> /{' '}
+      <a href={list} data-list>
+        {filters.status === 'spam' ? 'Spam' : 'Submissions'}
+      </a>
       <span class="steps">
         {previous && (
           <a class="button secondary" href={`/console/submissions/${previous}${listQuery}`} rel="prev">

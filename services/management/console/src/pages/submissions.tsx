@@ -28,6 +28,7 @@ import {
   type Filters,
 } from './submissions/filters';
 import { InboxTable } from './submissions/table';
+import { ShortcutHelp, useInboxKeys } from './submissions/keys';
 import type { ExportLinkSet } from './submissions/bulk';
 
 export function SubmissionsPage({ id }: { id: string }) {
@@ -52,7 +53,13 @@ function useSubmissions(formId: string, filters: Filters) {
   }, [formId, JSON.stringify(apiFilters(filters)), filters.limit, filters.cursor, filters.order]);
 }
 
-const BULK_DONE = { delete: 'Moved to the trash:', spam: 'Marked as spam:', received: 'Marked as not spam:' };
+const BULK_DONE = {
+  delete: 'Moved to the trash:',
+  spam: 'Marked as spam:',
+  received: 'Marked as not spam:',
+  read: 'Marked as read:',
+  unread: 'Marked as unread:',
+};
 
 /** Runs a bulk action on the selection: its ids, or every submission the filter matches. */
 async function runBulk(formId: string, selection: Selection, filters: Filters, action: BulkAction) {
@@ -96,7 +103,18 @@ function useBulk(formId: string, filters: Filters, selection: Selection, page: {
     await page.reload();
     setDone(`Restored ${restored.done.length.toLocaleString()} from the trash.`);
   };
-  return { bulk, done, trashed, act, undo };
+  /** The `e` shortcut: these submissions to spam (in the spam view: out of it). */
+  const markSpam = async (ids: string[]) => {
+    const action = filters.status === 'spam' ? 'received' : 'spam';
+    const result = await bulk.run(() => ok(api.POST('/v1/submissions/bulk', { body: { action, ids } })));
+    if (!result) return;
+    selection.clear();
+    await page.reload();
+    setDone(
+      `${BULK_DONE[action]} ${result.done.length.toLocaleString()} submission${result.done.length === 1 ? '' : 's'}.`,
+    );
+  };
+  return { bulk, done, trashed, act, undo, markSpam };
 }
 
 /**
@@ -108,7 +126,7 @@ function Inbox({ form }: { form: Form }) {
   const filters = filtersFromUrl(query);
   const page = useSubmissions(form.id, filters);
   const selection = useSelection();
-  const { bulk, done, trashed, act, undo } = useBulk(form.id, filters, selection, page);
+  const { bulk, done, trashed, act, undo, markSpam } = useBulk(form.id, filters, selection, page);
   const columns = useColumns(form.id, page.data?.data);
   const base = `/console/forms/${form.id}/submissions`;
   const go = (f: Partial<Filters>) => route(`${base}${qs(urlQuery({ ...filters, cursor: '', ...f }))}`);
@@ -129,7 +147,7 @@ function Inbox({ form }: { form: Form }) {
         clearHref={isFiltered(filters) ? `${base}${qs(urlQuery({ status: filters.status }))}` : undefined}
         onApply={(d) => go({ since: d.since, until: d.until, q: d.q })}
       />
-      <ListControls filters={filters} total={total} onChange={go}>
+      <ListControls filters={filters} total={total} rows={rows?.length ?? 0} onChange={go}>
         <ColumnPicker columns={columns} />
       </ListControls>
       <ExportLinks {...exports} />
@@ -169,6 +187,7 @@ function Inbox({ form }: { form: Form }) {
           />
         </InboxContent>
       )}
+      <InboxKeys onSpam={markSpam} selection={selection} />
       <Pager
         base={base}
         filters={filters}
@@ -176,6 +195,23 @@ function Inbox({ form }: { form: Form }) {
         prev={page.data?.prev_cursor ?? null}
       />
     </div>
+  );
+}
+
+/** The inbox's keyboard shortcuts, and the link (and `?`) that lists them. */
+function InboxKeys(props: { onSpam(ids: string[]): void; selection: Selection }) {
+  const [help, setHelp] = useState(false);
+  useInboxKeys({ onSpam: props.onSpam, onHelp: () => setHelp(true), selectedIds: () => [...props.selection.selected] });
+  return (
+    <>
+      <p class="muted small">
+        <button type="button" class="link" onClick={() => setHelp(true)}>
+          Keyboard shortcuts
+        </button>{' '}
+        (<kbd>?</kbd>)
+      </p>
+      <ShortcutHelp open={help} onClose={() => setHelp(false)} />
+    </>
   );
 }
 
@@ -204,9 +240,17 @@ function ViewTabs({ base, filters }: { base: string; filters: Filters }) {
 }
 
 /** How many match (about how many, beyond 10,000), and the order, page size and columns of the list. */
+/** Where the page is in the list, when it shows a part of it: "51–100 of " (nothing for a list on one page). */
+function position(filters: Filters, rows: number, total: Total): string {
+  if (total === undefined || rows === 0 || (filters.page === 1 && rows >= total.count)) return '';
+  const from = (filters.page - 1) * filters.limit + 1;
+  return `${from.toLocaleString('en')}–${(from + rows - 1).toLocaleString('en')} of `;
+}
+
 function ListControls(props: {
   filters: Filters;
   total: Total;
+  rows: number;
   onChange(f: Partial<Filters>): void;
   children: preact.ComponentChildren;
 }) {
@@ -215,7 +259,7 @@ function ListControls(props: {
   return (
     <div class="toolbar list-controls">
       <p class="count" aria-live="polite">
-        {total === undefined ? '' : `${submissionCount(total)} ${what}`}
+        {total === undefined ? '' : `${position(filters, props.rows, total)}${submissionCount(total)} ${what}`}
       </p>
       <label for="s-order">Order</label>
       <select
@@ -292,12 +336,18 @@ function Pager(props: { base: string; filters: Filters; next: string | null; pre
   return (
     <nav class="pager" aria-label="Pages">
       {prev !== null && (
-        <a class="button secondary" href={`${base}${qs(urlQuery({ ...filters, cursor: prev }))}`}>
+        <a
+          class="button secondary"
+          href={`${base}${qs(urlQuery({ ...filters, cursor: prev, page: filters.page - 1 }))}`}
+        >
           Previous page
         </a>
       )}
       {next && (
-        <a class="button secondary" href={`${base}${qs(urlQuery({ ...filters, cursor: next }))}`}>
+        <a
+          class="button secondary"
+          href={`${base}${qs(urlQuery({ ...filters, cursor: next, page: filters.page + 1 }))}`}
+        >
           Next page
         </a>
       )}

@@ -30,7 +30,7 @@ export function useSelection() {
 }
 export type Selection = ReturnType<typeof useSelection>;
 
-export type BulkAction = 'delete' | 'spam' | 'received';
+export type BulkAction = 'delete' | 'spam' | 'received' | 'read' | 'unread';
 
 /** How many the filter matches, when asked: `estimate` when it is the planner's figure (over 10,000). */
 export type Total = { count: number; estimate: boolean } | undefined;
@@ -90,6 +90,12 @@ export function BulkActions(props: Props) {
                   Mark selected as spam
                 </button>
               )}
+              <button type="button" class="secondary" disabled={pending} onClick={() => act('read')}>
+                Mark selected as read
+              </button>
+              <button type="button" class="secondary" disabled={pending} onClick={() => act('unread')}>
+                Mark selected as unread
+              </button>
               <button type="button" class="danger" disabled={pending} onClick={() => setConfirmDelete(true)}>
                 Delete selected
               </button>

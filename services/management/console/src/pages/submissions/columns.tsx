@@ -19,16 +19,26 @@ export function fieldNames(rows: Submission[]): string[] {
   return [...names];
 }
 
+/** Names of a post's message field, as forms name it: the inbox shows it by default. */
+const MESSAGE = /^(message|your[-_ ]?message|comments?|body|text|enquiry|inquiry|question|details|notes?)$/i;
+
+/** The first three fields, the message among them: in place of the third when it comes later. */
+export function defaultColumns(seen: string[]): string[] {
+  const first = seen.slice(0, 3);
+  const message = seen.find((name) => MESSAGE.test(name));
+  return message && !first.includes(message) ? [...seen.slice(0, 2), message] : first;
+}
+
 /**
  * Which fields the inbox shows as columns: the owner's choice for this form (remembered in this browser), else the
- * first three fields of the page. The choice keeps its own order, the order fields were first seen in.
+ * first three fields of the page with its message field. The choice keeps its own order, the order fields were first seen in.
  */
 export function useColumns(formId: string, rows: Submission[] | undefined) {
   const [chosen, setChosen] = useState<string[] | null>(() => stored(formId));
   useEffect(() => setChosen(stored(formId)), [formId]);
   const seen = fieldNames(rows ?? []);
   const known = [...seen, ...(chosen ?? []).filter((c) => !seen.includes(c))];
-  const shown = chosen ?? seen.slice(0, 3);
+  const shown = chosen ?? defaultColumns(seen);
   const toggle = (name: string, on: boolean) => {
     const next = known.filter((k) => (k === name ? on : shown.includes(k)));
     setChosen(next);

@@ -16,6 +16,8 @@ export interface Filters {
   order: 'asc' | 'desc';
   limit: number;
   cursor: string;
+  /** Which page the cursor is (1 without one): the list says where it is, "51–100 of about 3,000". */
+  page: number;
 }
 
 export function filtersFromUrl(query: Record<string, string | undefined>): Filters {
@@ -28,6 +30,7 @@ export function filtersFromUrl(query: Record<string, string | undefined>): Filte
     order: query['order'] === 'asc' ? 'asc' : 'desc',
     limit: (PAGE_SIZES as readonly number[]).includes(limit) ? limit : PAGE_SIZES[0],
     cursor: query['cursor'] ?? '',
+    page: query['cursor'] ? Math.max(1, Math.floor(Number(query['page'])) || 1) : 1,
   };
 }
 
@@ -41,6 +44,7 @@ export function urlQuery(f: Partial<Filters>) {
     order: f.order === 'asc' ? 'asc' : undefined,
     limit: f.limit && f.limit !== PAGE_SIZES[0] ? f.limit : undefined,
     cursor: f.cursor,
+    page: f.cursor && f.page && f.page > 1 ? f.page : undefined,
   };
 }
 

@@ -74,7 +74,7 @@ function InboxRow(props: {
 }) {
   const { submission: s, selection, fields } = props;
   return (
-    <tr class={s.read ? undefined : 'unread'}>
+    <tr class={s.read ? undefined : 'unread'} data-id={s.id}>
       <td>
         <input
           type="checkbox"
