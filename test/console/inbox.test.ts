@@ -258,6 +258,34 @@ function triageCases(c: OwnerConsole, formId: () => string) {
   });
 }
 
+function savedViewCases(c: OwnerConsole, formId: () => string) {
+  it('saves the filters shown as a view the account shares, opens it from its link, and deletes it', async () => {
+    const { page, stack } = c;
+    await page.goto(`${stack.url}/console/forms/${formId()}/submissions`);
+    await page.getByLabel('Search').fill('Message 5');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    await countText(page).filter({ hasText: '11 submissions matching' }).waitFor();
+    const views = page.getByRole('navigation', { name: 'Saved views' });
+    await views.getByRole('button', { name: 'Save this view' }).click();
+    await views.getByLabel('View name').fill('Fives');
+    await views.getByRole('button', { name: 'Save view' }).click();
+    await views.getByRole('link', { name: 'Fives' }).waitFor();
+    expect(await stack.platform.db('saved_views').where({ form_id: formId() }).select('name', 'filters')).toEqual([
+      { name: 'Fives', filters: { q: 'Message 5' } },
+    ]);
+    await checkView(page, 'saved-views', /^Submissions · /);
+    await page.getByRole('link', { name: 'Clear' }).click();
+    await countText(page).filter({ hasText: '60 submissions in the inbox' }).waitFor();
+    await views.getByRole('link', { name: 'Fives' }).click();
+    await countText(page).filter({ hasText: '11 submissions matching' }).waitFor();
+    expect(await page.getByLabel('Search').inputValue()).toBe('Message 5');
+    await views.getByRole('button', { name: 'Delete the view Fives' }).click();
+    await views.getByRole('link', { name: 'Fives' }).waitFor({ state: 'detached' });
+    await page.goto(`${stack.url}/console/forms/${formId()}/submissions`);
+    await page.getByRole('row').filter({ hasText: 'user60@example.com' }).waitFor();
+  });
+}
+
 function detailCases(c: OwnerConsole) {
   it('opens a submission (now read), steps to the previous and next one of the list, and marks it unread', async () => {
     const { page } = c;
@@ -326,6 +354,7 @@ describe('the inbox', () => {
   describe('stranger text', () => strangerTextCases(c));
   describe('bulk actions over the whole filter', () => bulkCases(c, () => formId));
   describe('triage: keys, read marks, the message column', () => triageCases(c, () => formId));
+  describe('saved views', () => savedViewCases(c, () => formId));
   describe('the detail view', () => detailCases(c));
   describe('time zone', () => zoneCases(c, () => formId));
 });

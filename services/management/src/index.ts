@@ -23,6 +23,7 @@ import { twoFactorRoutes } from './routes/two-factor.routes';
 import { accountRoutes } from './routes/account.routes';
 import { auditLogRoutes } from './routes/audit-log.routes';
 import { spamRoutes } from './routes/spam.routes';
+import { viewRoutes } from './routes/views.routes';
 import { withAuditTrail } from './domain/audit-trail';
 import { startSearchIndexer } from './domain/search-indexer';
 import { startUpkeep } from './domain/upkeep';
@@ -47,6 +48,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...accountRoutes,
     ...auditLogRoutes,
     ...inboxRoutes,
+    ...viewRoutes,
     ...spamRoutes,
     ...docsRoutes(settings.config, () => openApi(settings)),
   ]);

@@ -27,6 +27,8 @@ export const AUDIT_ACTIONS = [
   'form.updated',
   'form.deleted',
   'form.restored',
+  'view.saved',
+  'view.deleted',
   'webhook.created',
   'webhook.updated',
   'webhook.secret_rotated',

@@ -15,6 +15,7 @@ export const ID_PREFIXES = {
   member: 'mem',
   user: 'usr',
   auditEntry: 'aud',
+  savedView: 'vw',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

@@ -45,6 +45,8 @@ const SAY: Record<(typeof AUDIT_ACTIONS)[number], Say> = {
     `changed ${Array.isArray(d['changed']) && d['changed'].length ? `${d['changed'].join(', ')} of ` : ''}${t}`,
   'form.deleted': (t, d) => (d['for_good'] ? `deleted ${t} for good` : `moved ${t} to the trash`),
   'form.restored': (t) => `restored ${t} from the trash`,
+  'view.saved': (t, d) => `saved the view “${text(d['name'])}” of ${t}`,
+  'view.deleted': () => 'deleted a saved view',
   'webhook.created': (t) => `added ${t}`,
   'webhook.updated': (t, d) =>
     `changed ${Array.isArray(d['changed']) && d['changed'].length ? `${d['changed'].join(', ')} of ` : ''}${t}`,

@@ -27,6 +27,7 @@ import * as notificationReconciler from './027-notification-reconciler';
 import * as submissionDirections from './028-submission-directions';
 import * as mailBranding from './029-mail-branding';
 import * as trash from './030-trash';
+import * as savedViews from './031-saved-views';
 
 export interface Migration {
   name: string;
@@ -65,4 +66,5 @@ export const migrations: Migration[] = [
   { name: '028-submission-directions', ...submissionDirections },
   { name: '029-mail-branding', ...mailBranding },
   { name: '030-trash', ...trash },
+  { name: '031-saved-views', ...savedViews },
 ];

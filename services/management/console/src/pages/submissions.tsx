@@ -29,6 +29,7 @@ import {
 } from './submissions/filters';
 import { InboxTable } from './submissions/table';
 import { ShortcutHelp, useInboxKeys } from './submissions/keys';
+import { SavedViews } from './submissions/views';
 import type { ExportLinkSet } from './submissions/bulk';
 
 export function SubmissionsPage({ id }: { id: string }) {
@@ -141,6 +142,7 @@ function Inbox({ form }: { form: Form }) {
   return (
     <div class="inbox-view">
       <ViewTabs base={base} filters={filters} />
+      <SavedViews formId={form.id} base={base} filters={filters} />
       {filters.status === 'spam' && <SpamModelPanel />}
       <FilterForm
         filters={filters}
