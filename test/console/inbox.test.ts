@@ -197,7 +197,7 @@ function triageCases(c: OwnerConsole, formId: () => string) {
     const { page, stack } = c;
     await page.goto(`${stack.url}/console/forms/${formId()}/submissions`);
     await page.getByRole('row').filter({ hasText: 'user60@example.com' }).waitFor();
-    const focusedRow = () => page.evaluate(() => document.activeElement?.closest('tr')?.textContent ?? '');
+    const focusedRow = () => page.evaluate<string>("document.activeElement?.closest('tr')?.textContent ?? ''");
     await page.keyboard.press('j');
     expect(await focusedRow()).toContain('user60@example.com');
     await page.keyboard.press('j');

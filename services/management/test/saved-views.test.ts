@@ -25,7 +25,7 @@ describe('saved views', () => {
     // Another member of the account sees it; a viewer may read it but not save one.
     const viewer = await addTestMember(ctx.platform.db, account.id, 'viewer');
     const headers = await memberSessionHeaders(ctx.platform.db, account.id, viewer.memberId);
-    const listed = await fetch(`${ctx.url}/v1/forms/${form.id}/views`, { headers });
+    const listed = await fetch(`${ctx.url}/v1/forms/${form.id}/views`, { headers: { ...headers } });
     expect(((await listed.json()) as { data: { name: string }[] }).data.map((v) => v.name)).toEqual(['Invoices']);
     const refused = await fetch(`${ctx.url}/v1/forms/${form.id}/views`, {
       method: 'POST',
