@@ -25,7 +25,9 @@ export function ErrorBox({ error, atFields = [] }: { error: unknown; atFields?: 
   const atField = e.errors.length > others.length;
   return (
     <div class="error" role="alert">
-      <strong>{atField ? 'Check the marked fields.' : e.title}</strong>
+      <strong>
+        {atField ? 'Check the marked fields.' : e.errors.length > 0 ? 'Some values were not accepted.' : e.title}
+      </strong>
       {e.errors.length === 0 && e.detail && <p>{e.detail}</p>}
       {others.length > 0 && (
         <ul>

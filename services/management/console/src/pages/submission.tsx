@@ -16,7 +16,7 @@ import {
 } from '../components/ui';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
 import { AutoresponseLine } from '../components/autoresponse-line';
-import { SpamLine } from '../components/spam-line';
+import { SpamLine, spamReasonText } from '../components/spam-line';
 import { qs } from '../location';
 import { useLive, unsettled } from '../live';
 import { useTitle } from '../title';
@@ -64,7 +64,7 @@ export function SubmissionPage({ id }: { id: string }) {
       </h1>
       <p class="muted">
         Received {formatTime(s.received_at)} · <code>{s.id}</code>
-        {s.spam_reason ? ` · spam reason: ${s.spam_reason}` : ''}
+        {s.spam_reason ? ` · spam because ${spamReasonText(s.spam_reason)}` : ''}
       </p>
       {s.purged_at && (
         <p class="notice">
