@@ -85,6 +85,27 @@ describe('console: notification e-mail', () => {
   });
 });
 
+describe('console: pages for visitors', () => {
+  it('saves the thank-you and not-sent pages’ words, and leaves out what is empty', async () => {
+    const { page, stack, account } = c;
+    const form = await factories.form(stack.platform.db, account.id);
+    await page.goto(`${stack.url}/console/forms/${form.id}`);
+    const section = page.getByRole('form', { name: 'Pages for visitors' });
+    await section.getByLabel('Thank-you title').fill('Merci!');
+    await section.getByLabel('Thank-you message').fill('We answer within a day.');
+    await section.getByLabel('Not-sent message').fill('Write to help@shop.example instead.');
+    await section.getByRole('button', { name: 'Save pages' }).click();
+    await section.getByText('Saved.').waitFor();
+    expect(await stack.platform.db('forms').where({ id: form.id }).first('pages')).toEqual({
+      pages: {
+        thank_you: { title: 'Merci!', message: 'We answer within a day.' },
+        refused: { message: 'Write to help@shop.example instead.' },
+      },
+    });
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+});
+
 describe('console: webhook health, format and replay', () => {
   it('shows a failing webhook, changes its format, and replays its failed deliveries since a time', async () => {
     const { page, stack, account } = c;

@@ -7,6 +7,7 @@ import {
   toTimestamp,
   type Directions,
   type StoredUpload,
+  type VisitorPages,
 } from '@intake/shared';
 import type { IngestDeps } from './compose';
 import type { IngestForm } from './read/form.repository';
@@ -31,7 +32,7 @@ export interface IngestRequest extends GateRequest {
   referrer: string | undefined;
 }
 
-export type IngestOutcome = { redirectUrl: string | null } & (
+export type IngestOutcome = { redirectUrl: string | null; pages?: VisitorPages | null } & (
   | { kind: 'created'; id: string; receivedAt: string; files: number }
   | { kind: 'spam' }
   | { kind: 'replay'; id: string; spam: boolean }
@@ -50,7 +51,13 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
   const { form, now } = gate;
   const redirectUrl = form.redirect_url;
   if (gate.replay)
-    return { kind: 'replay', id: gate.replay.submission_id, spam: gate.replay.status === 'spam', redirectUrl };
+    return {
+      kind: 'replay',
+      id: gate.replay.submission_id,
+      spam: gate.replay.status === 'spam',
+      redirectUrl,
+      pages: form.pages,
+    };
 
   const submissionId = newId('submission', now.getTime());
   const { fields, files } = await readBody({
@@ -74,11 +81,24 @@ export async function ingestSubmission(deps: IngestDeps, request: IngestRequest)
       await discard(deps, files);
       const replay = await findReplay(platform.db, { formId: form.id, key: request.idempotencyKey as string, now });
       if (!replay) throw problem('conflict', 'Another request with this Idempotency-Key is being processed; retry it');
-      return { kind: 'replay', id: replay.submission_id, spam: replay.status === 'spam', redirectUrl: next };
+      return {
+        kind: 'replay',
+        id: replay.submission_id,
+        spam: replay.status === 'spam',
+        redirectUrl: next,
+        pages: form.pages,
+      };
     }
     // Spam is answered as a success is, `_next` included: nothing tells a bot it was caught.
-    if (spam) return { kind: 'spam', redirectUrl: next };
-    return { kind: 'created', id: submissionId, receivedAt: toTimestamp(now), files: stored.length, redirectUrl: next };
+    if (spam) return { kind: 'spam', redirectUrl: next, pages: form.pages };
+    return {
+      kind: 'created',
+      id: submissionId,
+      receivedAt: toTimestamp(now),
+      files: stored.length,
+      redirectUrl: next,
+      pages: form.pages,
+    };
   } catch (err) {
     if (!unsettled.files) await discard(deps, files);
     throw err;

@@ -160,3 +160,35 @@ describe('a refused post from an HTML form, seen by the visitor', () => {
     expect(res.text).toContain('&quot;&gt;&lt;script&gt;');
   });
 });
+
+describe('the pages a visitor’s browser is shown, in the owner’s words or the visitor’s language', () => {
+  const h = useStarted(() => startIngest());
+
+  it('shows the owner’s thank-you and refusal pages (escaped), else Intake’s own in the visitor’s language', async () => {
+    const german = { ...NAVIGATION, 'accept-language': 'de-CH, de;q=0.9, en;q=0.5' };
+    const plain = await accountWithForm(h);
+    const built = await plain.post('message=hi', german);
+    expect(built.status).toBe(201);
+    expect(built.text).toContain('<html lang="de">');
+    expect(built.text).toContain('<h1>Vielen Dank</h1><p>Ihre Nachricht ist angekommen.</p>');
+    const japanese = await plain.post('message=hi', { ...NAVIGATION, 'accept-language': 'ja' });
+    expect(japanese.text).toContain('<h1>Thank you</h1>');
+
+    // Set before the form's first post, so no process has a copy of it cached.
+    const pages = JSON.stringify({
+      thank_you: { title: 'Merci <3', message: 'We answer within a day.\nOr call us.' },
+      refused: { title: 'Not this time', message: 'Write to help@shop.example instead.' },
+    });
+    const owned = await accountWithForm(h);
+    await h.platform.db('forms').where({ id: owned.form.id }).update({ pages });
+    const own = await owned.post('message=hi', german);
+    expect(own.text).toContain('<h1>Merci &lt;3</h1><p>We answer within a day.<br>Or call us.</p>');
+    const closed = await accountWithForm(h, { form: { status: 'paused' } });
+    await h.platform.db('forms').where({ id: closed.form.id }).update({ pages });
+    const refused = await closed.post('message=hi', german);
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('<h1>Not this time</h1><p>Write to help@shop.example instead.</p>');
+    expect(refused.text).toContain('does not accept submissions');
+    expect(refused.text).toContain('>Zurück</a>');
+  });
+});

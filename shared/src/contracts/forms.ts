@@ -67,3 +67,19 @@ export type NotificationTemplate = Static<typeof NotificationTemplate>;
 /** `each`: a mail per received submission; `daily`: one digest a day of what was received. */
 export const NotificationSchedule = Type.Union([Type.Literal('each'), Type.Literal('daily')]);
 export type NotificationSchedule = Static<typeof NotificationSchedule>;
+
+/** A page a visitor's browser is shown: the owner's title and message (plain text), either left out for Intake's own. */
+const VisitorPage = Type.Object(
+  {
+    title: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[^\\r\\n]*$' })),
+    message: Type.Optional(Type.String({ minLength: 1, maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+
+/** The pages after a browser's plain form post: the thank-you page, and the page of a refused post. */
+export const VisitorPages = Type.Object(
+  { thank_you: Type.Optional(VisitorPage), refused: Type.Optional(VisitorPage) },
+  { additionalProperties: false },
+);
+export type VisitorPages = Static<typeof VisitorPages>;

@@ -1,7 +1,15 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { escapeHtml, recordSubmission, toProblem, type Problem, type SubmissionOutcome } from '@intake/shared';
+import {
+  escapeHtml,
+  recordSubmission,
+  toProblem,
+  type Problem,
+  type SubmissionOutcome,
+  type VisitorPages,
+} from '@intake/shared';
 import type { Context, Next } from 'koa';
 import type { IngestOutcome } from '../ingest';
+import { refusedPage, thankYouPage } from './visitor-words';
 
 /** The answers of `POST /v1/f/:slug` (documented in the OpenAPI by the route). */
 export const Created = Type.Object({
@@ -38,7 +46,12 @@ export function isFormNavigation(ctx: Context): boolean {
  * (and headers, e.g. Retry-After) with the reason and a link back: to the page the form was on, with what the
  * visitor typed (history), else to the `Referer` (browsers send only the origin of another site's page).
  */
-export function presentRefusal(ctx: Context, refused: Problem, redirectUrl: string | null | undefined): void {
+export function presentRefusal(
+  ctx: Context,
+  refused: Problem,
+  form: { redirect_url: string | null; pages: VisitorPages | null } | undefined,
+): void {
+  const redirectUrl = form?.redirect_url;
   ctx.set('Cache-Control', 'no-store');
   for (const [name, value] of Object.entries(refused.headers)) ctx.set(name, value);
   ctx.type = 'text/html; charset=utf-8';
@@ -53,11 +66,7 @@ export function presentRefusal(ctx: Context, refused: Problem, redirectUrl: stri
   const referer = ctx.get('referer');
   const back = /^https?:\/\//i.test(referer) ? escapeHtml(referer) : 'javascript:history.back()';
   ctx.status = refused.status;
-  ctx.body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Not sent: ${escapeHtml(refused.title)}</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}</style></head>
-<body><h1>Your submission was not sent</h1><p>${escapeHtml(refused.title)}. ${escapeHtml(refused.detail)}</p><p><a href="${back}" onclick="history.back(); return false">Go back</a></p></body></html>
-`;
+  ctx.body = refusedPage(ctx, form?.pages, refused, back);
 }
 
 /** The spec's JSON answers; for a browser's form post, 303 to the form's redirect_url or a small thank-you page. */
@@ -89,14 +98,8 @@ export function present(ctx: Context, outcome: IngestOutcome): void {
   }
   ctx.status = json.status;
   ctx.type = 'text/html; charset=utf-8';
-  ctx.body = THANK_YOU;
+  ctx.body = thankYouPage(ctx, outcome.pages);
 }
-
-const THANK_YOU = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Thank you</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:4rem auto;padding:0 1rem;color:#222}</style></head>
-<body><h1>Thank you</h1><p>Your submission has been received.</p><p><a href="javascript:history.back()">Go back</a></p></body></html>
-`;
 
 /** Where the submit handler leaves how the post ended, for the metrics middleware. */
 const OUTCOME = 'submissionOutcome';

@@ -4,6 +4,7 @@ import {
   type Queryable,
   type SpamFilter,
   type SpamRules,
+  type VisitorPages,
 } from '@intake/shared';
 
 /** The form as ingest sees it, with what the checks before the body need: plan limits and this month's usage. */
@@ -23,6 +24,8 @@ export interface IngestForm {
   monthly_quota: number;
   max_file_bytes: number;
   used: number;
+  /** The owner's thank-you and refusal pages (null: Intake's own, in the visitor's language). */
+  pages: VisitorPages | null;
 }
 
 /** One query for everything the checks before the body need. `period` is the `YYYY-MM-01` of the current UTC month. */
@@ -47,6 +50,7 @@ export async function findFormBySlug(db: Queryable, slug: string, period: string
       'f.allowed_origins',
       'f.spam_filter',
       'f.spam_rules',
+      'f.pages',
       db.raw('coalesce(a.quota_override, p.monthly_quota)::int as monthly_quota'),
       'p.max_file_bytes',
       db.raw('coalesce(u.used, 0)::int as used'),

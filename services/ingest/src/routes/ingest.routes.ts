@@ -123,7 +123,7 @@ export const submitForm = route({
         refused.slug === 'form-not-found'
           ? undefined
           : await deps.formCache.get(params.slug, periodKey(deps.platform.clock.now())).catch(() => undefined);
-      presentRefusal(ctx, refused, form?.redirect_url);
+      presentRefusal(ctx, refused, form);
     } finally {
       // Answered before the whole body was read (refused early): close rather than read the rest.
       if (!ctx.req.complete) ctx.set('Connection', 'close');

@@ -10,6 +10,7 @@ import {
   type NotificationTemplate,
   type SpamFilter,
   type SpamRules,
+  type VisitorPages,
 } from '@intake/shared';
 import {
   deleteFormRow,
@@ -47,6 +48,7 @@ export interface FormInput {
   mail_from_name?: string | null;
   notification_template?: NotificationTemplate | null;
   notification_schedule?: NotificationSchedule;
+  pages?: VisitorPages | null;
 }
 
 type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;

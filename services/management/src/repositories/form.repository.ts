@@ -6,6 +6,7 @@ import {
   type Queryable,
   type SpamFilter,
   type SpamRules,
+  type VisitorPages,
 } from '@intake/shared';
 import type { AutoresponseSettings } from './autoresponse.repository';
 
@@ -39,6 +40,8 @@ export interface FormRow {
   /** The owner's subject and text of the notification (json: kept as written). */
   notification_template: NotificationTemplate | null;
   notification_schedule: NotificationSchedule;
+  /** The owner's pages for visitors' browsers (json: kept as written). */
+  pages: VisitorPages | null;
   /** Where the next daily digest starts (the delivery service's). */
   digest_through: Date | null;
   /** When it went to the trash; null: not in it. */
@@ -57,6 +60,7 @@ function toDb(values: FormWrite): Record<string, unknown> {
   if (values.spam_rules) out['spam_rules'] = JSON.stringify(values.spam_rules);
   if (values.autoresponse) out['autoresponse'] = JSON.stringify(values.autoresponse);
   if (values.notification_template) out['notification_template'] = JSON.stringify(values.notification_template);
+  if (values.pages) out['pages'] = JSON.stringify(values.pages);
   return out;
 }
 

@@ -8,6 +8,7 @@ import {
   SpamFilter,
   SpamRules,
   toTimestamp,
+  VisitorPages,
   type Platform,
 } from '@intake/shared';
 import {
@@ -51,6 +52,7 @@ const Form = Type.Object(
     mail_from_name: Nullable(Type.String()),
     notification_template: Nullable(NotificationTemplate),
     notification_schedule: NotificationSchedule,
+    pages: Nullable(VisitorPages),
     ingest_url: Type.String({ description: '`{PUBLIC_BASE_URL}/v1/f/<slug>`: where the site posts' }),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -145,6 +147,15 @@ const fields = {
         'Null: Intake’s own',
     }),
   ),
+  pages: Nullable(
+    Type.Composite([VisitorPages], {
+      additionalProperties: false,
+      description:
+        'what a browser’s plain form post shows the visitor: `thank_you` and `refused` (a refused post’s page, above ' +
+        'the reason), each `{ title?, message? }` in plain text; left out, Intake’s own in the visitor’s language ' +
+        '(Accept-Language: en, de, fr, es, it, nl, pt). Not used with a redirect_url, where the site shows its own',
+    }),
+  ),
   notification_schedule: Type.Union([Type.Literal('each'), Type.Literal('daily')], {
     description:
       '`each` (default): a mail to `notify_emails` per received submission; `daily`: one digest a day of what was ' +
@@ -171,6 +182,7 @@ const CreateForm = Type.Object(
     mail_from_name: Type.Optional(fields.mail_from_name),
     notification_template: Type.Optional(fields.notification_template),
     notification_schedule: Type.Optional(fields.notification_schedule),
+    pages: Type.Optional(fields.pages),
   },
   { additionalProperties: false },
 );
@@ -196,6 +208,7 @@ export function presentForm(row: FormRow, baseUrl: string, trashDays: number) {
     mail_from_name: row.mail_from_name,
     notification_template: row.notification_template ?? null,
     notification_schedule: row.notification_schedule,
+    pages: row.pages ?? null,
     ingest_url: `${baseUrl}/v1/f/${row.slug}`,
     created_at: toTimestamp(row.created_at),
     updated_at: toTimestamp(row.updated_at),

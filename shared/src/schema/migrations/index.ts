@@ -28,6 +28,7 @@ import * as submissionDirections from './028-submission-directions';
 import * as mailBranding from './029-mail-branding';
 import * as trash from './030-trash';
 import * as savedViews from './031-saved-views';
+import * as visitorPages from './032-visitor-pages';
 
 export interface Migration {
   name: string;
@@ -67,4 +68,5 @@ export const migrations: Migration[] = [
   { name: '029-mail-branding', ...mailBranding },
   { name: '030-trash', ...trash },
   { name: '031-saved-views', ...savedViews },
+  { name: '032-visitor-pages', ...visitorPages },
 ];

@@ -11,6 +11,7 @@ import { Snippets } from '../components/snippets';
 import { FormEditor } from './form/editor';
 import { AutoresponseSettings } from './form/autoresponse-settings';
 import { MailSettings } from './form/mail-settings';
+import { VisitorPagesSettings } from './form/visitor-pages';
 import { SpamSettings } from './form/spam-settings';
 import { RetentionSettings } from './form/retention-settings';
 
@@ -27,6 +28,7 @@ export function FormPage({ id }: { id?: string }) {
             <>
               <FormEditor form={form} onSaved={reload} />
               <MailSettings form={form} onSaved={reload} />
+              <VisitorPagesSettings form={form} onSaved={reload} />
               <AutoresponseSettings form={form} onSaved={reload} />
               <SpamSettings form={form} onSaved={reload} />
               <RetentionSettings form={form} onSaved={reload} />
@@ -51,6 +53,7 @@ function ReadOnlySettings({ form }: { form: Form }) {
     ['Notification e-mails', form.notify_emails.join(', ') || 'none'],
     ['Notifications', form.notification_schedule === 'daily' ? 'one digest a day' : 'a mail for each submission'],
     ['Sender name', form.mail_from_name ?? 'this Intake’s'],
+    ['Thank-you page', form.pages?.thank_you?.title ?? 'Intake’s own, in the visitor’s language'],
     ['Redirect after a post', form.redirect_url ?? 'the built-in thank-you page'],
     ['Allowed origins', form.allowed_origins.join(', ') || 'any'],
     ['Honeypot field', form.honeypot_field],
