@@ -339,6 +339,22 @@ function zoneCases(c: OwnerConsole, formId: () => string) {
     await countText(page).filter({ hasText: '60 submissions matching' }).waitFor();
     await page.reload();
     expect(await page.getByLabel('Time zone').inputValue()).toBe('America/New_York');
+    // The link carries the zone its days were chosen in: a colleague in Tokyo opening it sees the same 60.
+    const link = page.url();
+    expect(new URL(link).searchParams.get('tz')).toBe('America/New_York');
+    const tokyo = await page.context().browser()!.newContext({ timezoneId: 'Asia/Tokyo' });
+    try {
+      const colleague = await tokyo.newPage();
+      await colleague.goto(`${stack.url}/console`);
+      await colleague.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
+      await colleague.getByLabel('Management key', { exact: true }).press('Enter');
+      await colleague.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+      await colleague.goto(link);
+      await countText(colleague).filter({ hasText: '60 submissions matching' }).waitFor();
+      expect(await colleague.getByLabel('Time zone').inputValue()).toBe('America/New_York');
+    } finally {
+      await tokyo.close();
+    }
   });
 }
 

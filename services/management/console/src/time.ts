@@ -27,9 +27,11 @@ function storedZone(): string {
 /** The zone every time in the console is shown and filtered in: the owner's choice, else the browser's. */
 export const timeZone = signal<string>(storedZone());
 
-export function setTimeZone(zone: string) {
+/** Shows the console in `zone`: remembered in this browser, unless `remember` is false (a link's zone, for its view). */
+export function setTimeZone(zone: string, remember = true) {
   if (!validZone(zone)) return;
   timeZone.value = zone;
+  if (!remember) return;
   try {
     if (zone === browserZone()) localStorage.removeItem(STORE_KEY);
     else localStorage.setItem(STORE_KEY, zone);

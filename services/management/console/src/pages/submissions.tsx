@@ -23,6 +23,7 @@ import {
   PAGE_SIZES,
   apiFilters,
   filtersFromUrl,
+  useLinkZone,
   isFiltered,
   urlQuery,
   type Filters,
@@ -124,6 +125,7 @@ function useBulk(formId: string, filters: Filters, selection: Selection, page: {
  */
 function Inbox({ form }: { form: Form }) {
   const { query, url, route } = useLocation();
+  useLinkZone(query);
   const filters = filtersFromUrl(query);
   const page = useSubmissions(form.id, filters);
   const selection = useSelection();

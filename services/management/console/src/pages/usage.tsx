@@ -1,6 +1,6 @@
 import { api, ok } from '../api';
 import type { Usage } from '../api-types';
-import { ErrorBox, Figures, Loading, Table, formatBytes, useResource } from '../components/ui';
+import { ErrorBox, Figures, Loading, Table, formatBytes, formatTime, useResource } from '../components/ui';
 import { DayChart } from './usage/day-chart';
 import { useTitle } from '../title';
 
@@ -15,7 +15,7 @@ export function UsagePage() {
     <>
       <h1>Usage</h1>
       <p class="muted">
-        {u.plan.name} plan · {u.period.month} (UTC) · resets {new Date(u.period.end).toLocaleDateString()}
+        {u.plan.name} plan · {u.period.month} (UTC) · resets {formatTime(u.period.end)}
       </p>
       <QuotaAlert share={share} />
       <Quota usage={u} share={share} />

@@ -45,7 +45,17 @@ export function urlQuery(f: Partial<Filters>) {
     limit: f.limit && f.limit !== PAGE_SIZES[0] ? f.limit : undefined,
     cursor: f.cursor,
     page: f.cursor && f.page && f.page > 1 ? f.page : undefined,
+    // Days are days in a zone: a link with them carries the zone they were chosen in.
+    tz: f.since || f.until ? timeZone.value : undefined,
   };
+}
+
+/** A link's zone (`tz`, which its days were chosen in) becomes the zone this view shows and filters in. */
+export function useLinkZone(query: Record<string, string | undefined>) {
+  const zone = query['tz'];
+  useEffect(() => {
+    if (zone && zone !== timeZone.value) setTimeZone(zone, false);
+  }, [zone]);
 }
 
 /** Whether anything narrows the view beyond inbox or spam. */
