@@ -1,5 +1,5 @@
 import type { ComponentChildren, JSX } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError } from '../api';
 import { formatTime } from '../time';
 import { otherErrors } from './field-errors';
@@ -137,6 +137,8 @@ export function Confirm(props: {
   onCancel(): void;
 }) {
   const ref = useRef<HTMLDialogElement>(null);
+  // Its own id: a page may hold several confirmations, each named by its own title.
+  const titleId = `confirm-${useId()}`;
   useEffect(() => {
     const d = ref.current;
     if (!d) return;
@@ -144,8 +146,8 @@ export function Confirm(props: {
     if (!props.open && d.open) d.close();
   }, [props.open]);
   return (
-    <dialog ref={ref} aria-labelledby="confirm-title" onCancel={props.onCancel} onClose={props.onCancel}>
-      <h2 id="confirm-title">{props.title}</h2>
+    <dialog ref={ref} aria-labelledby={titleId} onCancel={props.onCancel} onClose={props.onCancel}>
+      <h2 id={titleId}>{props.title}</h2>
       <div>{props.children}</div>
       <div class="actions">
         <button type="button" class="secondary" onClick={props.onCancel}>

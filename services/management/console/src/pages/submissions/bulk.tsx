@@ -57,16 +57,23 @@ const plural = (n: number) => `${n.toLocaleString()} submission${n === 1 ? '' : 
 /** "Select all of about N", as "Select all 59". */
 const of = (total: Total) => (total?.estimate ? 'of ' : '');
 
+/** Marks at once beyond which the console asks before they train the spam filter. */
+export const TRAIN_ASK_OVER = 20;
+
 /** The actions on the selection (deleting asks first); when a whole page is selected, the offer to take every match. */
 export function BulkActions(props: Props) {
   const { selection, total, pending } = props;
   const [confirmDelete, setConfirmDelete] = useState(false);
+  const [confirmMark, setConfirmMark] = useState<'spam' | 'received' | null>(null);
   const count = selection.all && total !== undefined ? total.count : selection.selected.size;
   const counted = selection.all && total !== undefined ? submissionCount(total) : plural(count);
   const act = (action: BulkAction) => {
     setConfirmDelete(false);
+    setConfirmMark(null);
     props.onAct(action);
   };
+  // Each mark teaches the account's spam filter: more than TRAIN_ASK_OVER at once is asked about first.
+  const mark = (action: 'spam' | 'received') => (count > TRAIN_ASK_OVER ? setConfirmMark(action) : act(action));
   const wholePage = props.pageRows > 0 && selection.selected.size === props.pageRows;
   return (
     <>
@@ -82,11 +89,11 @@ export function BulkActions(props: Props) {
           {may('bulkSubmissions') && (
             <>
               {props.spamView ? (
-                <button type="button" class="secondary" disabled={pending} onClick={() => act('received')}>
+                <button type="button" class="secondary" disabled={pending} onClick={() => mark('received')}>
                   Mark selected as not spam
                 </button>
               ) : (
-                <button type="button" class="secondary" disabled={pending} onClick={() => act('spam')}>
+                <button type="button" class="secondary" disabled={pending} onClick={() => mark('spam')}>
                   Mark selected as spam
                 </button>
               )}
@@ -119,14 +126,50 @@ export function BulkActions(props: Props) {
           </button>
         </div>
       )}
+      <BulkConfirms
+        counted={counted}
+        confirmDelete={confirmDelete}
+        confirmMark={confirmMark}
+        act={act}
+        cancel={() => {
+          setConfirmDelete(false);
+          setConfirmMark(null);
+        }}
+      />
+    </>
+  );
+}
+
+/** The questions a bulk action asks first: a delete, and marks beyond TRAIN_ASK_OVER (they teach the spam filter). */
+function BulkConfirms(props: {
+  counted: string;
+  confirmDelete: boolean;
+  confirmMark: 'spam' | 'received' | null;
+  act(action: BulkAction): void;
+  cancel(): void;
+}) {
+  return (
+    <>
       <Confirm
-        open={confirmDelete}
-        title={`Delete ${counted}?`}
+        open={props.confirmDelete}
+        title={`Delete ${props.counted}?`}
         confirmLabel="Delete"
-        onConfirm={() => act('delete')}
-        onCancel={() => setConfirmDelete(false)}
+        onConfirm={() => props.act('delete')}
+        onCancel={props.cancel}
       >
         <p>They go to the trash with their files, and can be restored until the trash is emptied.</p>
+      </Confirm>
+      <Confirm
+        open={props.confirmMark !== null}
+        title={`Mark ${props.counted} as ${props.confirmMark === 'spam' ? 'spam' : 'not spam'}?`}
+        confirmLabel={props.confirmMark === 'spam' ? 'Mark as spam' : 'Mark as not spam'}
+        onConfirm={() => props.confirmMark && props.act(props.confirmMark)}
+        onCancel={props.cancel}
+      >
+        <p>
+          Each mark teaches this account’s spam filter. Marking many at once (a client’s test posts, say) can teach it
+          more than you mean: mark them only if they all are what you say.
+        </p>
       </Confirm>
     </>
   );
