@@ -128,7 +128,13 @@ async function startRig(rig: Rig, processes: ServiceProcess[]): Promise<void> {
   await rig.platform.db('outbox').delete();
   // A short attempt time-out, so a request whose acknowledgement was lost comes back soon; the
   // receiver answers at once, so an attempt never runs out of it.
-  const env = processEnv(rig.platform.config, { NATS_STREAM_REPLICAS: '3', WEBHOOK_TIMEOUT_MS: '3000' });
+  // A delivery request a node took down with it is asked for again after RECONCILE_AFTER (15 minutes in production):
+  // here within the test's minute, as stream-lost.test.ts does.
+  const env = processEnv(rig.platform.config, {
+    NATS_STREAM_REPLICAS: '3',
+    WEBHOOK_TIMEOUT_MS: '3000',
+    RECONCILE_AFTER: '10s',
+  });
   const names = ['ingest', 'usage', 'delivery', 'delivery'] as const;
   await Promise.all(
     names.map(async (name) => processes.push(await startService(name, env, { ready: true, timeoutMs: 150_000 }))),
