@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * A form's e-mail in its owner's name (issue 48): `mail_from_name` (the display name of its notification and
+ * A form's e-mail in its owner's name: `mail_from_name` (the display name of its notification and
  * autoresponse mails; the address stays MAIL_FROM), `notification_template` (the owner's subject and text of the
  * notification, with `{{field}}` placeholders), and `notification_schedule`: `each` (a mail per submission, as before)
  * or `daily` (one digest a day). `digest_through` is where the next digest starts: the end of the last one, or when the

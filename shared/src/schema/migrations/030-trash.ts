@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The trash (issue 48): a deleted form or submission is kept `TRASH_DAYS` with `deleted_at` set, hidden from every read
+ * The trash: a deleted form or submission is kept `TRASH_DAYS` with `deleted_at` set, hidden from every read
  * but the trash's, and can be restored; management removes it for good after that. A form's submissions go with it
  * without marks of their own (their form's `deleted_at` hides them). The partial indexes find what the trash holds
  * and what is due, and are empty for almost every row; a nullable column without a default is added without a rewrite.

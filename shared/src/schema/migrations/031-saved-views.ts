@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * Saved views (issue 48): an inbox's filters kept under a name, per form, shared by everyone in the account. `filters`
+ * Saved views: an inbox's filters kept under a name, per form, shared by everyone in the account. `filters`
  * is the console's own form of them (the view, days, search, order), never submission data.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /**
- * The pages a visitor's browser is shown after a plain form post (issue 48): the owner's title and message for the
+ * The pages a visitor's browser is shown after a plain form post: the owner's title and message for the
  * thank-you page and for the page of a refused post; null keeps Intake's own, in the visitor's language.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -63,16 +63,16 @@ const BULK_DONE = {
   unread: 'Marked as unread:',
 };
 
-/** Runs a bulk action on the selection: its ids, or every submission the filter matches. */
-async function runBulk(formId: string, selection: Selection, filters: Filters, action: BulkAction) {
-  if (selection.all) {
+/** Runs a bulk action on `ids`, else on the selection: its ids, or every submission the filter matches. */
+async function runBulk(formId: string, selection: Selection, filters: Filters, action: BulkAction, ids?: string[]) {
+  if (!ids && selection.all) {
     const filter = apiFilters(filters);
     const body = { action, filter };
     const result = await ok(api.POST('/v1/forms/{id}/submissions/bulk', { params: { path: { id: formId } }, body }));
     return result.done; // a count: the filter's submissions are not listed
   }
-  const ids = [...selection.selected];
-  return (await ok(api.POST('/v1/submissions/bulk', { body: { action, ids } }))).done;
+  const chosen = ids ?? [...selection.selected];
+  return (await ok(api.POST('/v1/submissions/bulk', { body: { action, ids: chosen } }))).done;
 }
 
 /**
@@ -89,8 +89,8 @@ function useBulk(formId: string, filters: Filters, selection: Selection, page: {
     setTrashed([]);
   }, [url]);
   useEffect(() => void page.reload(), [restoredFromTrash.value]);
-  const act = async (action: BulkAction) => {
-    const result = await bulk.run(() => runBulk(formId, selection, filters, action));
+  const act = async (action: BulkAction, ids?: string[]) => {
+    const result = await bulk.run(() => runBulk(formId, selection, filters, action, ids));
     if (result === undefined) return;
     const n = typeof result === 'number' ? result : result.length;
     selection.clear();
@@ -106,16 +106,7 @@ function useBulk(formId: string, filters: Filters, selection: Selection, page: {
     setDone(`Restored ${restored.done.length.toLocaleString()} from the trash.`);
   };
   /** The `e` shortcut: these submissions to spam (in the spam view: out of it). */
-  const markSpam = async (ids: string[]) => {
-    const action = filters.status === 'spam' ? 'received' : 'spam';
-    const result = await bulk.run(() => ok(api.POST('/v1/submissions/bulk', { body: { action, ids } })));
-    if (!result) return;
-    selection.clear();
-    await page.reload();
-    setDone(
-      `${BULK_DONE[action]} ${result.done.length.toLocaleString()} submission${result.done.length === 1 ? '' : 's'}.`,
-    );
-  };
+  const markSpam = (ids: string[]) => act(filters.status === 'spam' ? 'received' : 'spam', ids);
   return { bulk, done, trashed, act, undo, markSpam };
 }
 
