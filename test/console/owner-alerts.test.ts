@@ -103,6 +103,8 @@ describe('console: pages for visitors', () => {
       },
     });
     expect(await seriousViolations(page)).toEqual([]);
+    const dir = screenshotDir();
+    if (dir) await section.screenshot({ path: path.join(dir, 'visitor-pages.png') });
   });
 });
 
