@@ -25,6 +25,7 @@ export * from './telemetry/spans';
 export * from './auth/api-keys';
 export * from './auth/roles';
 export * from './auth/sessions';
+export * from './auth/projects';
 export * from './messaging/consumer';
 export * from './messaging/event-payload';
 export * from './messaging/form-changes';

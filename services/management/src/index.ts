@@ -3,6 +3,7 @@ import { startRetentionSweeper } from './domain/retention';
 import { apiKeyRoutes } from './routes/api-keys.routes';
 import { healthRoutes } from './routes/health.routes';
 import { formRoutes } from './routes/forms.routes';
+import { projectRoutes } from './routes/projects.routes';
 import { docsRoutes } from './routes/docs.routes';
 import { submissionRoutes } from './routes/submissions.routes';
 import { fileRoutes } from './routes/files.routes';
@@ -33,6 +34,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
   return withAuditTrail([
     ...healthRoutes,
     ...apiKeyRoutes,
+    ...projectRoutes,
     ...formRoutes,
     ...submissionRoutes,
     ...fileRoutes,

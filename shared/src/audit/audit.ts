@@ -29,6 +29,9 @@ export const AUDIT_ACTIONS = [
   'form.restored',
   'view.saved',
   'view.deleted',
+  'project.created',
+  'project.updated',
+  'project.deleted',
   'webhook.created',
   'webhook.updated',
   'webhook.secret_rotated',
@@ -60,6 +63,26 @@ export interface AuditEntry {
   userAgent?: string | null;
 }
 
+/**
+ * The project of each kind of target, found as the entry is written (it stays the project it was in then): an entry
+ * about a deletion is written before the row goes.
+ */
+const PROJECT_OF: Record<string, string> = {
+  form: 'SELECT project_id FROM forms WHERE id = ?',
+  submission: 'SELECT f.project_id FROM submissions s JOIN forms f ON f.id = s.form_id WHERE s.id = ?',
+  webhook: 'SELECT f.project_id FROM webhooks w JOIN forms f ON f.id = w.form_id WHERE w.id = ?',
+  delivery: `SELECT f.project_id FROM deliveries d JOIN webhooks w ON w.id = d.webhook_id JOIN forms f ON f.id = w.form_id
+    WHERE d.id = ?`,
+  view: 'SELECT f.project_id FROM saved_views v JOIN forms f ON f.id = v.form_id WHERE v.id = ?',
+};
+
+function projectOf(db: Queryable, target: AuditEntry['target']) {
+  if (!target?.id) return null;
+  if (target.type === 'project') return target.id;
+  const lookup = PROJECT_OF[target.type];
+  return lookup ? db.raw(`(${lookup})`, [target.id]) : null;
+}
+
 /** Appends one entry (the table refuses updates and deletes, see migration 013). */
 export async function recordAudit(db: Queryable, entry: AuditEntry, at: Date = new Date()): Promise<void> {
   await db('audit_log').insert({
@@ -72,6 +95,7 @@ export async function recordAudit(db: Queryable, entry: AuditEntry, at: Date = n
     action: entry.action,
     target_type: entry.target?.type ?? null,
     target_id: entry.target?.id ?? null,
+    project_id: projectOf(db, entry.target),
     ip: entry.ip?.slice(0, 100) ?? null,
     user_agent: entry.userAgent?.slice(0, 300) ?? null,
     details: JSON.stringify(entry.details ?? {}),

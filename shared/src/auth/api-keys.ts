@@ -37,6 +37,11 @@ export interface Principal {
   type: KeyType;
   /** What the request may do (see roles.ts): the key's role, or the member's as it is now. */
   role: Role;
+  /**
+   * The projects the member or key is limited to; null: the whole account. A limited principal reaches only those
+   * projects' forms and what they hold (see projects.ts); only viewers and editors are ever limited.
+   */
+  projectIds: string[] | null;
   /** Set when the request came from a member's console session. */
   memberId?: string;
   actor: Actor;
@@ -72,7 +77,7 @@ export async function authenticateKey(db: Db, token: string, now: Date = new Dat
   if (!type || token.length > 200) throw problem('invalid-key', 'The API key is not valid');
   const row = await db('api_keys')
     .where({ key_hash: sha256Hex(token) })
-    .first('id', 'account_id', 'type', 'revoked_at', 'last_used_at', 'role', 'name', 'prefix');
+    .first('id', 'account_id', 'type', 'revoked_at', 'last_used_at', 'role', 'name', 'prefix', 'project_ids');
   if (!row || row.revoked_at !== null || row.type !== type)
     throw problem('invalid-key', 'The API key is not valid or has been revoked');
   if (!row.last_used_at || now.getTime() - new Date(row.last_used_at).getTime() >= LAST_USED_RESOLUTION_MS) {
@@ -84,6 +89,7 @@ export async function authenticateKey(db: Db, token: string, now: Date = new Dat
     type: row.type,
     // A management key made without a role (before roles existed, or by a caller naming none) is an admin key.
     role: row.type === 'management' ? (row.role ?? 'admin') : 'viewer',
+    projectIds: row.project_ids ?? null,
     actor: { type: 'api_key', id: row.id, label: row.name ?? row.prefix },
   };
 }

@@ -86,6 +86,8 @@ interface SessionRow {
   key_label: string | null;
   member_role: string | null;
   member_email: string | null;
+  member_project_ids: string[] | null;
+  key_project_ids: string[] | null;
 }
 
 /** The session row with what it stands for now: its key (revoked?, role) or its member (role, e-mail). */
@@ -109,6 +111,8 @@ function findSessionRow(db: Db, tokenHash: string): Promise<SessionRow | undefin
       db.raw(`coalesce(k.role, 'admin') as key_role`),
       db.raw('coalesce(k.name, k.prefix) as key_label'),
       'm.role as member_role',
+      'm.project_ids as member_project_ids',
+      'k.project_ids as key_project_ids',
       'm.email as member_email',
     );
 }
@@ -127,6 +131,7 @@ function principalOf(row: SessionRow): Principal {
       keyId: null,
       type: 'management',
       role: row.member_role as Role,
+      projectIds: row.member_project_ids,
       memberId: row.member_id,
       actor: { type: 'member', id: row.member_id, label: row.member_email },
     };
@@ -135,6 +140,7 @@ function principalOf(row: SessionRow): Principal {
     keyId: row.key_id,
     type: 'management',
     role: row.key_role as Role,
+    projectIds: row.key_project_ids,
     actor: { type: 'api_key', id: row.key_id, label: row.key_label },
   };
 }

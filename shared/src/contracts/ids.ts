@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   user: 'usr',
   auditEntry: 'aud',
   savedView: 'vw',
+  project: 'prj',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIXES;

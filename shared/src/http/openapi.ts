@@ -124,7 +124,11 @@ function operationOf(def: RouteSpec): unknown {
     ...(def.description ? { description: def.description } : {}),
     tags: def.tags,
     ...(def.auth === 'management'
-      ? { security: [{ managementKey: [] }, { consoleSession: [] }], 'x-required-role': requiredRole(def) }
+      ? {
+          security: [{ managementKey: [] }, { consoleSession: [] }],
+          'x-required-role': requiredRole(def),
+          ...(def.accountWide ? { 'x-account-wide': true } : {}),
+        }
       : { security: [] }),
     ...(def.params || def.query ? { parameters: parametersOf(def) } : {}),
     ...(requestBody ? { requestBody } : {}),

@@ -9,6 +9,7 @@ import { problem, type FieldError, type ProblemSlug } from '../contracts/problem
 import { unstorableFields } from '../contracts/text';
 import { requireSession, SESSION_COOKIE } from '../auth/sessions';
 import { requiredRole, requireRole, type Role } from '../auth/roles';
+import { requireInProjects } from '../auth/projects';
 
 export type Auth = 'management' | 'none';
 
@@ -53,6 +54,11 @@ export interface RouteDef<
    * method `editor`; routes about keys, members and the audit log set `admin`.
    */
   role?: Role;
+  /**
+   * True for a route about the whole account (its members, its spam model): a member or key limited to projects is
+   * refused it with 403 `forbidden`. Every other route is open to them, for what lies in their projects.
+   */
+  accountWide?: boolean;
   params?: P;
   query?: Q;
   /** A JSON body, parsed and validated before the handler runs. */
@@ -92,7 +98,7 @@ export function route<P extends TObject, Q extends TObject, B extends TSchema, D
 }
 
 /** What the routes of one group (a file's, mostly) have in common. */
-export type RouteGroup = Pick<RouteDef, 'tags' | 'auth' | 'role'>;
+export type RouteGroup = Pick<RouteDef, 'tags' | 'auth' | 'role' | 'accountWide'>;
 
 /**
  * A `route` for one group: each definition names only what is its own, and may still set a field of the group
@@ -231,10 +237,15 @@ function handling<D>(def: RouteDef<TObject, TObject, TSchema, D>, options: { db:
     const principal =
       def.auth === 'management' ? await requireManagementKey(options.db, ctx) : (undefined as unknown as Principal);
     // Before any input is read: a request beyond its role learns nothing and changes nothing.
-    if (def.auth === 'management') requireRole(principal.role, needed);
+    if (def.auth === 'management') {
+      requireRole(principal.role, needed);
+      if (def.accountWide && principal.projectIds !== null)
+        throw problem('forbidden', 'This is about the whole account; your role is limited to projects');
+    }
     const params = checkPathParams({ ...ctx.params });
     const query = checkQuery({ ...ctx.query });
     const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
+    if (def.auth === 'management') await requireInProjects(options.db, principal, { path: params as Record<string, unknown>, query, body });
     // Set before the handler runs, so what wraps it (the audit trail) sees the success it answers.
     if (noContent) ctx.status = 204;
     await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>, options.deps);

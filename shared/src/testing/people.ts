@@ -13,7 +13,7 @@ export async function addTestMember(
   db: Db,
   accountId: string,
   role: Role,
-  props: { email?: string; status?: 'active' | 'invited'; passwordHash?: string } = {},
+  props: { email?: string; status?: 'active' | 'invited'; passwordHash?: string; projectIds?: string[] } = {},
 ): Promise<{ memberId: string; userId: string; email: string }> {
   const email = (props.email ?? uniqueEmail(role)).toLowerCase();
   let user = await db('users').where({ email }).first('id');
@@ -29,6 +29,7 @@ export async function addTestMember(
     user_id: user.id,
     role,
     status: props.status ?? 'active',
+    project_ids: props.projectIds ?? null,
   });
   return { memberId, userId: user.id as string, email };
 }
@@ -46,13 +47,19 @@ export async function memberSessionHeaders(db: Db, accountId: string, memberId: 
 }
 
 /** A management key with `role`, made directly in the database. */
-export async function managementKeyWithRole(db: Db, accountId: string, role: KeyRole): Promise<string> {
+export async function managementKeyWithRole(
+  db: Db,
+  accountId: string,
+  role: KeyRole,
+  props: { projectIds?: string[] } = {},
+): Promise<string> {
   const { key, prefix, hash } = generateKey('management');
   await db('api_keys').insert({
     id: newId('apiKey'),
     account_id: accountId,
     type: 'management',
     role,
+    project_ids: props.projectIds ?? null,
     prefix,
     key_hash: hash,
   });

@@ -223,6 +223,8 @@ export const factories = {
       redirect_url: string | null;
       bot_challenge_provider: ChallengeProvider | null;
       bot_challenge_secret: string | null;
+      /** Its project; left out: the account's default (the database's trigger puts it there). */
+      project_id: string;
     }> = {},
   ): Promise<{ id: string; slug: string }> {
     const id = newId('form');
@@ -238,6 +240,7 @@ export const factories = {
       redirect_url: props.redirect_url ?? null,
       bot_challenge_provider: props.bot_challenge_provider ?? null,
       bot_challenge_secret: props.bot_challenge_secret ?? null,
+      project_id: props.project_id ?? null,
     });
     return { id, slug };
   },

@@ -34,6 +34,8 @@ export async function mintApiKey(props: {
   type: KeyType;
   /** A management key's role (admin when unset); null for a submission key. */
   role?: KeyRole | null;
+  /** The projects a viewer or editor key is limited to (checked by `projectLimit`); null: the whole account. */
+  projectIds?: string[] | null;
   name?: string | null;
   /** Who mints it (kept with the key: `created_by`). */
   by: Actor;
@@ -60,6 +62,7 @@ export async function mintApiKey(props: {
       account_id: accountId,
       type,
       role: type === 'management' ? (props.role ?? 'admin') : null,
+      project_ids: props.projectIds ?? null,
       name: props.name ?? null,
       prefix,
       key_hash: hash,
@@ -69,7 +72,8 @@ export async function mintApiKey(props: {
       created_by_label: props.by.label?.slice(0, 300) ?? null,
     });
     const target = { type: 'api_key', id: row.id };
-    await auditChange(trx, [{ action: 'api_key.created', target, details: { type, role: row.role } }]);
+    const details = { type, role: row.role, ...(row.project_ids ? { project_ids: row.project_ids } : {}) };
+    await auditChange(trx, [{ action: 'api_key.created', target, details }]);
     return { ...row, key };
   });
 }

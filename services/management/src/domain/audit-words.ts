@@ -47,6 +47,9 @@ const SAY: Record<(typeof AUDIT_ACTIONS)[number], Say> = {
   'form.restored': (t) => `restored ${t} from the trash`,
   'view.saved': (t, d) => `saved the view “${text(d['name'])}” of ${t}`,
   'view.deleted': () => 'deleted a saved view',
+  'project.created': (t) => `created ${t}`,
+  'project.updated': (t, d) => `renamed ${t}${d['name'] ? ` to “${text(d['name'])}”` : ''}`,
+  'project.deleted': (_t, d) => `deleted the project “${text(d['name'])}”`,
   'webhook.created': (t) => `added ${t}`,
   'webhook.updated': (t, d) =>
     `changed ${Array.isArray(d['changed']) && d['changed'].length ? `${d['changed'].join(', ')} of ` : ''}${t}`,
@@ -87,6 +90,7 @@ export function actionLabel(action: string): string {
 
 const TARGET_WORDS: Record<string, string> = {
   form: 'the form',
+  project: 'the project',
   webhook: 'the webhook',
   member: 'the member',
   api_key: 'the key',

@@ -27,6 +27,8 @@ import {
   type FormWrite,
 } from '../repositories/form.repository';
 import { auditChange, changedFields, nothingToAudit } from './audit-trail';
+import { requireProjects } from './projects';
+import { defaultProjectId } from '../repositories/project.repository';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { AutoresponseSettings } from '../repositories/autoresponse.repository';
 
@@ -49,6 +51,7 @@ export interface FormInput {
   notification_template?: NotificationTemplate | null;
   notification_schedule?: NotificationSchedule;
   pages?: VisitorPages | null;
+  project_id?: string;
 }
 
 type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;
@@ -87,12 +90,19 @@ function slugTaken(slug: string) {
   });
 }
 
-/** Creates a form. A given slug that is taken answers 409; a generated one is retried. */
+/**
+ * Creates a form in the project it names (404 when the account has none such), else in the account's default project
+ * or, for a principal limited to projects without it, their first. A given slug that is taken answers 409; a
+ * generated one is retried.
+ */
 export async function createForm(
-  props: Deps & { accountId: string; input: FormInput & { name: string } },
+  props: Deps & { accountId: string; projects: string[] | null; input: FormInput & { name: string } },
 ): Promise<FormRow> {
-  const { db, secrets, clock, accountId, input } = props;
+  const { db, secrets, clock, accountId } = props;
   const now = clock.now();
+  if (props.input.project_id) await requireProjects(db, accountId, [props.input.project_id], 'body/project_id');
+  const input = { ...props.input, project_id: props.input.project_id ?? (await defaultProjectId(db, accountId, props.projects)) };
+  if (!input.project_id) throw problem('not-found', 'You can see no project to create the form in');
   for (let attempt = 0; ; attempt++) {
     const slug = input.slug ?? generateSlug(input.name, attempt);
     try {
@@ -128,6 +138,7 @@ export async function getForm(props: Pick<Deps, 'db'> & { accountId: string; id:
 /** Applies the given fields; status may move between live, paused and draft in any direction. */
 export async function updateForm(props: Deps & { accountId: string; id: string; input: FormInput }): Promise<FormRow> {
   const { db, secrets, clock, accountId, id, input } = props;
+  if (input.project_id) await requireProjects(db, accountId, [input.project_id], 'body/project_id');
   if (Object.keys(input).length === 0) {
     nothingToAudit(); // nothing changed, nothing to record
     return getForm(props);
@@ -185,8 +196,8 @@ export async function deleteFormForGood(props: Deps & { accountId: string; id: s
   const keys = await db.transaction(async (trx) => {
     if (!(await lockForm(trx, accountId, id))) throw problem('not-found', `No form ${id}`);
     const fileKeys = await findFileKeysOfForm(trx, accountId, id);
-    await deleteFormRow(trx, accountId, id);
     await auditChange(trx, [{ action: 'form.deleted', target: { type: 'form', id }, details: { for_good: true } }]);
+    await deleteFormRow(trx, accountId, id);
     return fileKeys;
   });
   announceFormChange({ nats: props.nats, logger, change: { form_id: id } });
@@ -210,9 +221,16 @@ export async function listForms(props: {
   limit: number;
   cursor?: string;
   trashed?: boolean;
+  /** The projects whose forms are listed (null: all). */
+  projects: string[] | null;
 }): Promise<{ rows: FormRow[]; nextCursor: string | null }> {
   const after = props.cursor ? decodeCursor(props.cursor, 'form') : undefined;
-  const rows = await pageOfForms(props.db, props.accountId, { after, limit: props.limit + 1, trashed: props.trashed });
+  const rows = await pageOfForms(props.db, props.accountId, {
+    after,
+    limit: props.limit + 1,
+    trashed: props.trashed,
+    projects: props.projects,
+  });
   const page = rows.slice(0, props.limit);
   const last = page[page.length - 1];
   return { rows: page, nextCursor: rows.length > props.limit && last ? encodeCursor(last.created_at, last.id) : null };

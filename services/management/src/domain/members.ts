@@ -32,6 +32,7 @@ import {
 import { findAccountSettings } from '../repositories/account.repository';
 import { findUserByEmail } from '../repositories/person.repository';
 import { revokeKeys } from './api-keys';
+import { projectLimit } from './projects';
 
 /** An invitation link is valid this long, and once. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -68,12 +69,15 @@ export async function inviteMember(props: {
   accountId: string;
   email: string;
   role: Role;
+  /** The projects it is limited to (viewers and editors); null or undefined: the whole account. */
+  projectIds?: string[] | null;
   actorRole: Role;
   audit: Omit<AuditEntry, 'accountId' | 'action'>;
   now: Date;
 }): Promise<Invitation> {
   const { platform, accountId, role, now } = props;
   checkOwnerRule(props.actorRole, role);
+  const projectIds = await projectLimit(platform.db, accountId, role, props.projectIds);
   const email = normaliseEmail(props.email);
   const invitation = await platform.db.transaction(async (trx) => {
     await lockMembers(trx, accountId);
@@ -82,11 +86,12 @@ export async function inviteMember(props: {
     const id = newId('member', now.getTime());
     const user = await findUserByEmail(trx, email);
     const member = { id, account_id: accountId, email, role, status: 'invited' as const, created_at: now };
-    if (!(await insertMember(trx, { ...member, user_id: user?.id ?? null }))) throw taken();
+    if (!(await insertMember(trx, { ...member, project_ids: projectIds, user_id: user?.id ?? null }))) throw taken();
     const invitationUrl = await issueInvitation(trx, platform.config.PUBLIC_BASE_URL, id, now);
+    const details = { email, role, ...(projectIds ? { project_ids: projectIds } : {}) };
     await recordAudit(
       trx,
-      { ...props.audit, accountId, action: 'member.invited', target: { type: 'member', id }, details: { email, role } },
+      { ...props.audit, accountId, action: 'member.invited', target: { type: 'member', id }, details },
       now,
     );
     return { member: (await findMember(trx, accountId, id)) as MemberRow, invitationUrl };
@@ -210,16 +215,29 @@ async function changeMember(
   });
 }
 
-/** Changes a member's role; takes effect on their open sessions at once (sessions read the role per request). */
-export async function changeMemberRole(props: MemberChange & { role: Role }): Promise<MemberRow> {
-  const { id, role } = props;
+/**
+ * Changes a member's role or the projects it is limited to (`projectIds` null: the whole account; undefined: as it
+ * was, while the role allows a limit); takes effect on their open sessions at once (sessions read both per request).
+ */
+export async function changeMemberRole(
+  props: MemberChange & { role?: Role; projectIds?: string[] | null },
+): Promise<MemberRow> {
+  const { db, principal, id } = props;
+  const current = await findMember(db, principal.accountId, id);
+  if (!current) throw problem('not-found', `No member ${id}`);
+  const role = props.role ?? current.role;
+  const kept = role === 'viewer' || role === 'editor' ? current.project_ids : null;
+  const projectIds = await projectLimit(db, principal.accountId, role, props.projectIds === undefined ? kept : props.projectIds);
   const member = await changeMember(props, role, async (trx, member) => {
-    await updateMemberRole(trx, id, role);
-    return member.role === role
-      ? undefined
-      : { action: 'member.role_changed', details: { from: member.role, to: role } };
+    await updateMemberRole(trx, id, role, projectIds);
+    const sameProjects = JSON.stringify(member.project_ids) === JSON.stringify(projectIds);
+    if (member.role === role && sameProjects) return undefined;
+    return {
+      action: 'member.role_changed',
+      details: { from: member.role, to: role, ...(sameProjects ? {} : { project_ids: projectIds }) },
+    };
   });
-  return { ...member, role };
+  return { ...member, role, project_ids: projectIds };
 }
 
 /**

@@ -45,7 +45,8 @@ export async function saveView(props: {
 
 export async function deleteView(props: { db: Db; accountId: string; id: string }): Promise<void> {
   await props.db.transaction(async (trx) => {
-    if (!(await deleteSavedViewRow(trx, props.accountId, props.id))) throw problem('not-found', `No view ${props.id}`);
+    // Written first, so the entry finds the view's project; a view that is not there takes it back.
     await auditChange(trx, [{ action: 'view.deleted', target: { type: 'view', id: props.id } }]);
+    if (!(await deleteSavedViewRow(trx, props.accountId, props.id))) throw problem('not-found', `No view ${props.id}`);
   });
 }

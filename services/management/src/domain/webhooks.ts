@@ -192,8 +192,9 @@ function webhookChanges(id: string, changes: { rotate_secret?: boolean }): Entry
 
 export async function deleteWebhook(props: OneWebhook): Promise<void> {
   await props.db.transaction(async (trx) => {
-    if (!(await deleteWebhookRow(trx, props.accountId, props.id))) throw problem('not-found', `No webhook ${props.id}`);
+    // Written first, so the entry finds the webhook's project; a webhook that is not there takes it back.
     await auditChange(trx, [{ action: 'webhook.deleted', target: { type: 'webhook', id: props.id } }]);
+    if (!(await deleteWebhookRow(trx, props.accountId, props.id))) throw problem('not-found', `No webhook ${props.id}`);
   });
 }
 

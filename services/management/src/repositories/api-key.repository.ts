@@ -6,6 +6,8 @@ export interface ApiKeyRow {
   account_id: string;
   type: KeyType;
   role: KeyRole | null;
+  /** The projects a management key is limited to; null: the whole account. */
+  project_ids: string[] | null;
   name: string | null;
   prefix: string;
   created_at: Date;
@@ -21,6 +23,7 @@ const COLUMNS = [
   'account_id',
   'type',
   'role',
+  'project_ids',
   'name',
   'prefix',
   'created_at',
@@ -38,6 +41,7 @@ export async function insertApiKey(
     account_id: string;
     type: KeyType;
     role?: KeyRole | null;
+    project_ids?: string[] | null;
     name: string | null;
     prefix: string;
     key_hash: string;

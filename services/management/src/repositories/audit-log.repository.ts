@@ -10,6 +10,7 @@ export interface AuditRow {
   action: string;
   target_type: string | null;
   target_id: string | null;
+  project_id: string | null;
   ip: string | null;
   user_agent: string | null;
   details: Record<string, unknown>;
@@ -20,6 +21,7 @@ export interface AuditFilter {
   accountId: string;
   action?: string | undefined;
   actor?: string | undefined;
+  projectId?: string | undefined;
   since?: Date | undefined;
   until?: Date | undefined;
   /** Entries before this one (newest first). */
@@ -31,6 +33,7 @@ export interface AuditFilter {
 export function findAuditEntries(db: Queryable, f: AuditFilter): Promise<AuditRow[]> {
   const q = db('audit_log').where('account_id', f.accountId);
   if (f.action) q.where('action', f.action);
+  if (f.projectId) q.where('project_id', f.projectId);
   const actor = f.actor;
   if (actor) q.where((w) => w.where('actor_id', actor).orWhereRaw('lower(actor_label) = ?', [actor.toLowerCase()]));
   if (f.since) q.where('at', '>=', f.since);
@@ -58,6 +61,7 @@ export async function findTargetNames(
   const ids = (type: string) => [...new Set(targets.filter((t) => t.type === type).map((t) => t.id))];
   const lookups: [string, Promise<{ id: string; name: string | null }[]>][] = [
     ['form', db('forms').where('account_id', accountId).whereIn('id', ids('form')).select('id', 'name')],
+    ['project', db('projects').where('account_id', accountId).whereIn('id', ids('project')).select('id', 'name')],
     [
       'webhook',
       db('webhooks').where('account_id', accountId).whereIn('id', ids('webhook')).select('id', 'url as name'),

@@ -16,6 +16,7 @@ export type ChallengeProvider = 'turnstile' | 'hcaptcha' | 'recaptcha';
 export interface FormRow {
   id: string;
   account_id: string;
+  project_id: string;
   name: string;
   slug: string;
   status: FormStatus;
@@ -81,9 +82,16 @@ export async function insertForm(
 export async function pageOfForms(
   db: Queryable,
   accountId: string,
-  options: { after?: { at: Date; id: string }; limit: number; trashed?: boolean },
+  options: {
+    after?: { at: Date; id: string };
+    limit: number;
+    trashed?: boolean;
+    /** Only these projects' forms (null: every project's). */
+    projects: string[] | null;
+  },
 ): Promise<FormRow[]> {
   const query = db('forms').where({ account_id: accountId });
+  if (options.projects !== null) query.whereIn('project_id', options.projects);
   if (options.trashed) query.whereNotNull('deleted_at');
   else query.whereNull('deleted_at');
   if (options.after) query.whereRaw('(created_at, id) < (?, ?)', [options.after.at, options.after.id]);

@@ -7,6 +7,8 @@ export interface MemberRow {
   email: string;
   user_id: string | null;
   role: Role;
+  /** The projects the member is limited to; null: the whole account. */
+  project_ids: string[] | null;
   status: 'invited' | 'active';
   created_at: Date;
   last_sign_in_at: Date | null;
@@ -19,6 +21,7 @@ const COLUMNS = [
   'm.email',
   'm.user_id',
   'm.role',
+  'm.project_ids',
   'm.status',
   'm.created_at',
   'm.last_sign_in_at',
@@ -73,6 +76,7 @@ export async function insertMember(
     account_id: string;
     email: string;
     role: Role;
+    project_ids?: string[] | null;
     status: 'invited' | 'active';
     created_at: Date;
     user_id: string | null;
@@ -82,8 +86,13 @@ export async function insertMember(
   return rows.length > 0;
 }
 
-export async function updateMemberRole(db: Queryable, id: string, role: Role): Promise<void> {
-  await db('members').where({ id }).update({ role });
+export async function updateMemberRole(
+  db: Queryable,
+  id: string,
+  role: Role,
+  projectIds: string[] | null,
+): Promise<void> {
+  await db('members').where({ id }).update({ role, project_ids: projectIds });
 }
 
 /** Removes a member; their sessions end with the row (the foreign key cascades). */

@@ -2,7 +2,8 @@ import { Type } from '@sinclair/typebox';
 import { problem, routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { mintApiKey, revokeApiKey } from '../domain/api-keys';
 import { listApiKeys, type ApiKeyRow } from '../repositories/api-key.repository';
-import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
+import { IdParams, List, Nullable, NullableTimestamp, ProjectIds, ShownProjectIds, Timestamp } from './schemas';
+import { projectLimit } from '../domain/projects';
 
 const apiKeyRoute = routeGroup({ tags: ['API keys'], auth: 'management', role: 'admin' });
 
@@ -15,6 +16,7 @@ const ApiKey = Type.Object(
     role: Type.Union([KeyRole, Type.Null()], {
       description: 'a management key’s role (`admin` for keys made before roles); null for a submission key',
     }),
+    project_ids: ShownProjectIds,
     name: Nullable(Type.String()),
     prefix: Type.String({ description: 'the first characters of the key, to recognise it' }),
     created_at: Timestamp,
@@ -51,6 +53,7 @@ function present(row: ApiKeyRow) {
     id: row.id,
     type: row.type,
     role: row.type === 'management' ? (row.role ?? 'admin') : null,
+    project_ids: row.project_ids,
     name: row.name,
     prefix: row.prefix,
     created_at: toTimestamp(row.created_at),
@@ -78,6 +81,7 @@ export const createApiKeyRoute = apiKeyRoute({
             'a management key’s role: `admin` (the default), `editor`, or `viewer` (read-only: dashboards and exports)',
         }),
       ),
+      project_ids: Type.Optional(Nullable(ProjectIds)),
     },
     { additionalProperties: false },
   ),
@@ -88,8 +92,14 @@ export const createApiKeyRoute = apiKeyRoute({
       throw problem('validation-failed', 'body/role is only for management keys', {
         errors: [{ field: 'body/role', message: 'is only for management keys' }],
       });
+    if (body.type === 'submission' && body.project_ids)
+      throw problem('validation-failed', 'body/project_ids is only for management keys', {
+        errors: [{ field: 'body/project_ids', message: 'is only for management keys' }],
+      });
+    const role = body.type === 'management' ? (body.role ?? 'admin') : null;
     const created = await mintApiKey({
-      role: body.type === 'management' ? (body.role ?? 'admin') : null,
+      role,
+      projectIds: await projectLimit(db, principal.accountId, role, body.project_ids),
       db,
       accountId: principal.accountId,
       type: body.type,

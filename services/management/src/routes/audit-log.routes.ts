@@ -1,6 +1,6 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import { AUDIT_ACTIONS, isId, problem, routeGroup, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import { AUDIT_ACTIONS, idPattern, isId, problem, routeGroup, toTimestamp, type Platform, type Queryable } from '@intake/shared';
 import { findAuditEntries, findTargetNames, type AuditRow } from '../repositories/audit-log.repository';
 import { actionLabel, summarise } from '../domain/audit-words';
 import { Page, Timestamp } from './schemas';
@@ -32,6 +32,14 @@ const Entry = Type.Object(
       }),
       Type.Null(),
     ]),
+    project: Type.Union(
+      [Type.Object({ id: Type.String(), name: Type.Union([Type.String(), Type.Null()]) }), Type.Null()],
+      {
+        description:
+          'the project the target was in when the entry was written (its name now; null once deleted); null for ' +
+          'what is in no project (members, keys, the account)',
+      },
+    ),
     summary: Type.String({
       description:
         'who did what to what, in words, e.g. `ada@example.com moved 59 submissions of the form “Contact” to the trash.`',
@@ -50,13 +58,19 @@ const Filters = {
   actor: Type.Optional(Type.String({ maxLength: 320, description: 'only this actor: its id, or a member’s e-mail' })),
   since: Type.Optional(Type.String({ format: 'date-time', description: 'entries at or after this time' })),
   until: Type.Optional(Type.String({ format: 'date-time', description: 'entries before this time' })),
+  project_id: Type.Optional(
+    Type.String({ pattern: idPattern('project'), description: 'only entries about what lies in this project' }),
+  ),
 };
 const FilterQuery = Type.Object(Filters);
 type FilterValues = Static<typeof FilterQuery>;
 
 /** The entries of a page as the API shows them: their targets named as they are now, and each said in words. */
 async function present(db: Queryable, accountId: string, rows: AuditRow[]) {
-  const targets = rows.flatMap((r) => (r.target_type && r.target_id ? [{ type: r.target_type, id: r.target_id }] : []));
+  const targets = rows.flatMap((r) => [
+    ...(r.target_type && r.target_id ? [{ type: r.target_type, id: r.target_id }] : []),
+    ...(r.project_id ? [{ type: 'project', id: r.project_id }] : []),
+  ]);
   const names = await findTargetNames(db, accountId, targets);
   return rows.map((row) => {
     const actor = { type: row.actor_type, id: row.actor_id, label: row.actor_label };
@@ -73,6 +87,7 @@ async function present(db: Queryable, accountId: string, rows: AuditRow[]) {
       actor,
       action: row.action,
       target,
+      project: row.project_id ? { id: row.project_id, name: names.get(`project:${row.project_id}`) ?? null } : null,
       summary: summarise({ actor, action: row.action, target, details: row.details }),
       ip: row.ip,
       user_agent: row.user_agent,
@@ -102,6 +117,7 @@ function page(
     accountId,
     action: f.action,
     actor: f.actor,
+    projectId: f.project_id,
     since: f.since ? instant(f.since, 'since') : undefined,
     until: f.until ? instant(f.until, 'until') : undefined,
     beforeId,

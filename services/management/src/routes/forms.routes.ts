@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import {
+  idPattern,
   MailFromName,
   NotificationSchedule,
   NotificationTemplate,
@@ -33,6 +34,7 @@ const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 
 const Form = Type.Object(
   {
     id: Type.String({ description: '`frm_...`' }),
+    project_id: Type.String({ description: '`prj_...`: the project it is in' }),
     name: Type.String(),
     slug: Type.String(),
     status: Status,
@@ -68,6 +70,12 @@ const Form = Type.Object(
 
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
+  project_id: Type.String({
+    pattern: idPattern('project'),
+    description:
+      'the project it is in (`PATCH` moves it, with its submissions, webhooks and views). Left out on creation: the ' +
+      'account’s default project (for a member or key limited to projects without it, the first of theirs)',
+  }),
   slug: Type.String({
     minLength: 1,
     maxLength: 64,
@@ -166,6 +174,7 @@ const fields = {
 const CreateForm = Type.Object(
   {
     ...fields,
+    project_id: Type.Optional(fields.project_id),
     slug: Type.Optional(fields.slug),
     status: Type.Optional(fields.status),
     honeypot_field: Type.Optional(fields.honeypot_field),
@@ -191,6 +200,7 @@ const UpdateForm = Type.Partial(Type.Object(fields), { additionalProperties: fal
 export function presentForm(row: FormRow, baseUrl: string, trashDays: number) {
   return {
     id: row.id,
+    project_id: row.project_id,
     name: row.name,
     slug: row.slug,
     status: row.status,
@@ -233,7 +243,12 @@ export const createFormRoute = route({
   responses: { 201: { description: 'Created', schema: Form } },
   problems: ['conflict'],
   async handler(ctx, { body, principal }, platform: Platform) {
-    const form = await createForm({ ...platform, accountId: principal.accountId, input: body });
+    const form = await createForm({
+      ...platform,
+      accountId: principal.accountId,
+      projects: principal.projectIds,
+      input: body,
+    });
     ctx.status = 201;
     ctx.set('Location', `/v1/forms/${form.id}`);
     ctx.body = present(platform.config, form);
@@ -256,6 +271,7 @@ export const listFormsRoute = route({
         description: '`true`: the forms in the trash instead (each with `deleted_at`), until TRASH_DAYS remove them',
       }),
     ),
+    project_id: Type.Optional(Type.String({ pattern: idPattern('project'), description: 'only this project’s forms' })),
   }),
   responses: { 200: { description: 'One page; `next_cursor` is null on the last', schema: Page(Form) } },
   async handler(ctx, { query, principal }, { db, config }: Platform) {
@@ -265,6 +281,8 @@ export const listFormsRoute = route({
       limit: query.limit,
       cursor: query.cursor,
       trashed: query.deleted === true,
+      // The guard let a limited principal name only its own projects.
+      projects: query.project_id ? [query.project_id] : principal.projectIds,
     });
     ctx.body = { data: rows.map((row) => present(config, row)), next_cursor: nextCursor };
   },

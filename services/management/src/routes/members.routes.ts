@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { changeMemberRole, inviteMember, removeMember, resendInvitation } from '../domain/members';
 import { listMembers, type MemberRow } from '../repositories/member.repository';
-import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
+import { IdParams, List, Nullable, NullableTimestamp, ProjectIds, ShownProjectIds, Timestamp } from './schemas';
 
 const RoleSchema = Type.Union(
   [Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin'), Type.Literal('owner')],
@@ -19,6 +19,7 @@ const Member = Type.Object(
     email: Type.String(),
     name: Nullable(Type.String()),
     role: RoleSchema,
+    project_ids: ShownProjectIds,
     status: Type.Union([Type.Literal('active'), Type.Literal('invited')]),
     created_at: Timestamp,
     last_sign_in_at: NullableTimestamp,
@@ -32,6 +33,7 @@ export function presentMember(row: MemberRow) {
     email: row.email,
     name: row.name,
     role: row.role,
+    project_ids: row.project_ids,
     status: row.status,
     created_at: toTimestamp(row.created_at),
     last_sign_in_at: row.last_sign_in_at ? toTimestamp(row.last_sign_in_at) : null,
@@ -46,6 +48,7 @@ export const listMembersRoute = memberRoute({
   path: '/v1/members',
   operationId: 'listMembers',
   summary: 'List the account’s members and open invitations',
+  accountWide: true,
   responses: { 200: { description: 'The members, oldest first', schema: List(Member) } },
   async handler(ctx, { principal }, { db }: Platform) {
     ctx.body = { data: (await listMembers(db, principal.accountId)).map(presentMember) };
@@ -63,7 +66,11 @@ export const inviteMemberRoute = memberRoute({
     'the link in the console and sets a password, or signs in with SSO as that e-mail.',
   role: 'admin',
   body: Type.Object(
-    { email: Type.String({ format: 'email', maxLength: 320 }), role: RoleSchema },
+    {
+      email: Type.String({ format: 'email', maxLength: 320 }),
+      role: RoleSchema,
+      project_ids: Type.Optional(Nullable(ProjectIds)),
+    },
     { additionalProperties: false },
   ),
   responses: {
@@ -82,6 +89,7 @@ export const inviteMemberRoute = memberRoute({
       accountId: principal.accountId,
       email: body.email,
       role: body.role,
+      projectIds: body.project_ids,
       actorRole: principal.role,
       audit: auditContext(ctx, principal),
       now: platform.clock.now(),
@@ -97,11 +105,17 @@ export const updateMemberRoute = memberRoute({
   method: 'PATCH',
   path: '/v1/members/:id',
   operationId: 'updateMember',
-  summary: 'Change a member’s role (at once, on their open sessions too)',
-  description: 'Only an owner can make or unmake an owner; the account’s last owner stays one (409).',
+  summary: 'Change a member’s role or the projects they are limited to (at once, on their open sessions too)',
+  description:
+    'Only an owner can make or unmake an owner; the account’s last owner stays one (409). A viewer or editor keeps ' +
+    'their projects unless `project_ids` is given (null: the whole account); a member made admin or owner has the ' +
+    'whole account.',
   role: 'admin',
   params: IdParams('member', 'member id'),
-  body: Type.Object({ role: RoleSchema }, { additionalProperties: false }),
+  body: Type.Object(
+    { role: Type.Optional(RoleSchema), project_ids: Type.Optional(Nullable(ProjectIds)) },
+    { additionalProperties: false, minProperties: 1 },
+  ),
   responses: { 200: { description: 'The member', schema: Member } },
   problems: ['not-found', 'conflict', 'forbidden'],
   async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
@@ -110,6 +124,7 @@ export const updateMemberRoute = memberRoute({
       principal,
       id: params.id,
       role: body.role,
+      projectIds: body.project_ids,
       audit: auditContext(ctx, principal),
       now: clock.now(),
     });

@@ -17,3 +17,19 @@ export const Page = <T extends TSchema>(item: T) =>
       description: 'pass as `cursor` for the next page; null on the last page',
     }),
   });
+
+/** The projects a member or key is limited to (viewers and editors only); left out or null: the whole account. */
+export const ProjectIds = Type.Array(Type.String({ pattern: idPattern('project') }), {
+  minItems: 1,
+  maxItems: 100,
+  uniqueItems: true,
+  description:
+    'limits a viewer or editor to these projects’ forms and what they hold (anything else answers 404, as another ' +
+    'account’s would); null or left out: the whole account. Admins and owners always have the whole account',
+});
+/** `project_ids` as a member or key shows it: empty once every project it named was deleted. */
+export const ShownProjectIds = Nullable(
+  Type.Array(Type.String(), {
+    description: 'the projects it is limited to (empty once all of them were deleted: it sees nothing); null: all',
+  }),
+);

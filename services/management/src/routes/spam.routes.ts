@@ -51,6 +51,7 @@ export const getSpamModelRoute = route({
   path: '/v1/spam/model',
   operationId: 'getSpamModel',
   summary: 'How the account’s spam classifier is doing, and what shadow mode would have caught this month',
+  accountWide: true,
   description:
     'The examples the classifier learns from (the owner’s marks of each kind, the honeypot’s catches as spam), ' +
     'whether it is still learning, and how many of this month’s received posts to forms in shadow mode it or the rules ' +

@@ -33,6 +33,12 @@ export const Usage = Type.Object(
     spam: Count('submissions caught as spam this month (not counted toward the quota)'),
     file_bytes: Count('bytes of files uploaded this month'),
     stored_file_bytes: Count('bytes of all files the account stores now, whatever the month'),
+    project_ids: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description:
+        'the projects the report is limited to (`project_id`, or the caller’s own limit): `spam`, `file_bytes`, ' +
+        '`stored_file_bytes`, `forms` and `days` are then those projects’ forms’ (as they are now), while `limit`, ' +
+        '`used` and `remaining` stay the account’s, whose quota ingest enforces; null: the whole account',
+    }),
     forms: Type.Array(
       Type.Object({
         form_id: Type.String(),

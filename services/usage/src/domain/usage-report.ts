@@ -21,8 +21,14 @@ export function parseMonth(month: string): Date {
  * ingest enforces the quota on; the spam, byte and breakdown figures come from the usage consumer.
  * The limit is the account's current quota (quota_override, else the plan's).
  */
-export async function usageReport(props: { db: Db; accountId: string; at: Date }): Promise<UsageReport> {
-  const { db, accountId, at } = props;
+export async function usageReport(props: {
+  db: Db;
+  accountId: string;
+  at: Date;
+  /** Only these projects' forms (a limited principal's, or the one asked for); null: the account's. */
+  projects: string[] | null;
+}): Promise<UsageReport> {
+  const { db, accountId, at, projects } = props;
   const account = await findAccountQuota(db, accountId);
   if (!account) throw problem('not-found', 'The account no longer exists');
   const { start, end } = monthOf(at);
@@ -30,9 +36,9 @@ export async function usageReport(props: { db: Db; accountId: string; at: Date }
   const to = end.toISOString().slice(0, 10);
   const [counters, forms, byDay, stored] = await Promise.all([
     findCounters(db, accountId, from),
-    findUsageByForm(db, accountId, from, to),
-    findUsageByDay(db, accountId, from, to),
-    sumStoredFileBytes(db, accountId),
+    findUsageByForm(db, accountId, from, to, projects),
+    findUsageByDay(db, accountId, from, to, projects),
+    sumStoredFileBytes(db, accountId, projects),
   ]);
   const days: UsageReport['days'] = [];
   for (let d = new Date(start); d < end; d = new Date(d.getTime() + 86_400_000)) {
@@ -46,8 +52,10 @@ export async function usageReport(props: { db: Db; accountId: string; at: Date }
     limit: account.limit,
     used: counters.used,
     remaining: Math.max(0, account.limit - counters.used),
-    spam: counters.spam,
-    file_bytes: counters.file_bytes,
+    // A project's spam and bytes are its forms' (the counters are the account's).
+    spam: projects ? days.reduce((n, d) => n + d.spam, 0) : counters.spam,
+    file_bytes: projects ? days.reduce((n, d) => n + Number(d.file_bytes), 0) : counters.file_bytes,
+    project_ids: projects,
     stored_file_bytes: stored,
     forms,
     days,

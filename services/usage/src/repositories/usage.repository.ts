@@ -38,18 +38,28 @@ export async function findCounters(db: Queryable, accountId: string, period: str
   return { used: row?.used ?? 0, spam: row?.spam ?? 0, file_bytes: row?.file_bytes ?? 0 };
 }
 
-/** Per-form totals over [from, to) days, with the form's current name and slug (null once the form is deleted). */
+/** Only the rows of forms now in these projects (null: every row). */
+type Projects = string[] | null;
+const formsOf = (db: Queryable, projects: string[]) => db('forms').whereIn('project_id', projects).select('id');
+
+/**
+ * Per-form totals over [from, to) days, with the form's current name and slug (null once the form is deleted; a
+ * project's report leaves deleted forms out).
+ */
 export async function findUsageByForm(
   db: Queryable,
   accountId: string,
   from: string,
   to: string,
+  projects: Projects,
 ): Promise<(BreakdownRow & { form_id: string; name: string | null; slug: string | null })[]> {
-  const rows = await db('usage_daily as u')
+  const query = db('usage_daily as u')
     .leftJoin('forms as f', (join) => {
       join.on('f.id', '=', 'u.form_id').andOn('f.account_id', '=', 'u.account_id');
     })
-    .where('u.account_id', accountId)
+    .where('u.account_id', accountId);
+  if (projects) query.whereIn('u.form_id', formsOf(db, projects));
+  const rows = await query
     .andWhere('u.day', '>=', from)
     .andWhere('u.day', '<', to)
     .groupBy('u.form_id', 'f.name', 'f.slug')
@@ -71,9 +81,11 @@ export async function findUsageByDay(
   accountId: string,
   from: string,
   to: string,
+  projects: Projects,
 ): Promise<Map<string, BreakdownRow>> {
-  const rows: (BreakdownRow & { day: string })[] = await db('usage_daily')
-    .where('account_id', accountId)
+  const query = db('usage_daily').where('account_id', accountId);
+  if (projects) query.whereIn('form_id', formsOf(db, projects));
+  const rows: (BreakdownRow & { day: string })[] = await query
     .andWhere('day', '>=', from)
     .andWhere('day', '<', to)
     .groupBy('day')
@@ -86,10 +98,14 @@ export async function findUsageByDay(
   return new Map(rows.map((r) => [r.day, { received: r.received, spam: r.spam, file_bytes: r.file_bytes }]));
 }
 
-/** Bytes of every file the account stores now (deleted submissions take their files with them). */
-export async function sumStoredFileBytes(db: Queryable, accountId: string): Promise<number> {
-  const row = await db('submission_files')
-    .where({ account_id: accountId })
-    .first(db.raw('coalesce(sum(size), 0)::bigint as bytes'));
+/** Bytes of every file the account (or its projects') stores now (deleted submissions take their files with them). */
+export async function sumStoredFileBytes(db: Queryable, accountId: string, projects: Projects): Promise<number> {
+  const query = db('submission_files').where({ account_id: accountId });
+  if (projects)
+    query.whereIn(
+      'submission_id',
+      db('submissions').where({ account_id: accountId }).whereIn('form_id', formsOf(db, projects)).select('id'),
+    );
+  const row = await query.first(db.raw('coalesce(sum(size), 0)::bigint as bytes'));
   return Number(row?.bytes ?? 0);
 }

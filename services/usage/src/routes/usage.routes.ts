@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { route, type Platform } from '@intake/shared';
+import { idPattern, route, type Platform } from '@intake/shared';
 import { parseMonth, usageReport } from '../domain/usage-report';
 import { Usage } from '../domain/usage-report.schema';
 
@@ -24,6 +24,9 @@ export const getUsage = route({
         description: '`YYYY-MM` (UTC); defaults to the current month',
       }),
     ),
+    project_id: Type.Optional(
+      Type.String({ pattern: idPattern('project'), description: 'only this project’s forms (see `project_ids`)' }),
+    ),
   }),
   responses: { 200: { description: 'The usage', schema: Usage } },
   async handler(ctx, { query, principal }, { db, clock }: Platform) {
@@ -31,6 +34,8 @@ export const getUsage = route({
       db,
       accountId: principal.accountId,
       at: query.month ? parseMonth(query.month) : clock.now(),
+      // The route's guard lets a limited principal name only a project of its own.
+      projects: query.project_id ? [query.project_id] : principal.projectIds,
     });
   },
 });

@@ -29,6 +29,7 @@ import * as mailBranding from './029-mail-branding';
 import * as trash from './030-trash';
 import * as savedViews from './031-saved-views';
 import * as visitorPages from './032-visitor-pages';
+import * as projects from './033-projects';
 
 export interface Migration {
   name: string;
@@ -69,4 +70,5 @@ export const migrations: Migration[] = [
   { name: '030-trash', ...trash },
   { name: '031-saved-views', ...savedViews },
   { name: '032-visitor-pages', ...visitorPages },
+  { name: '033-projects', ...projects },
 ];
