@@ -1,4 +1,13 @@
-import { ID_PREFIXES, roleAtLeast, ROLES, sha256Hex, type IdKind, type Role } from '@intake/shared';
+import {
+  ID_PREFIXES,
+  newId,
+  roleAtLeast,
+  ROLES,
+  sha256Hex,
+  type IdKind,
+  type KeyRole,
+  type Role,
+} from '@intake/shared';
 import {
   addTestMember,
   createTestPlatform,
@@ -39,6 +48,7 @@ interface Schema {
 }
 interface Operation {
   'x-required-role'?: Role;
+  'x-account-wide'?: boolean;
   parameters?: { name: string; in: string; required?: boolean; schema: Schema }[];
   requestBody?: { content: Record<string, { schema: Schema }> };
 }
@@ -112,6 +122,8 @@ interface Target {
   receiverUrl: string;
   accountId: string;
   adminKey: string;
+  /** A project of the account that holds none of the fresh resources. */
+  otherProject: string;
   doc: { paths: Record<string, Record<string, Operation>> };
   summary: string[];
 }
@@ -124,20 +136,28 @@ async function freshIds(t: Target): Promise<Ids> {
     managementKey: t.adminKey,
   });
   const invitee = await addTestMember(platform.db, accountId, 'viewer', { status: 'invited' });
+  const project = newId('project');
+  await platform.db('projects').insert({ id: project, account_id: accountId, name: `Fresh ${project}` });
+  const savedView = newId('savedView');
+  await platform.db('saved_views').insert({
+    id: savedView,
+    account_id: accountId,
+    form_id: resources.form,
+    name: 'Fresh',
+    filters: JSON.stringify({}),
+  });
   await managementKeyWithRole(platform.db, accountId, 'viewer');
   const key = await platform.db('api_keys').where({ account_id: accountId }).orderBy('id', 'desc').first('id');
-  return { ...resources, apiKey: key.id, member: invitee.memberId };
+  return { ...resources, apiKey: key.id, member: invitee.memberId, project, savedView };
 }
 
-/** A caller of `role`: a member's session, or a management key (roles a key can have). */
-async function callerOf(t: Target, role: Role, via: 'key' | 'session'): Promise<Caller> {
-  if (via === 'key' && role !== 'owner')
-    return {
-      role,
-      via,
-      headers: { authorization: `Bearer ${await managementKeyWithRole(t.platform.db, t.accountId, role)}` },
-    };
-  const { memberId } = await addTestMember(t.platform.db, t.accountId, role);
+/** A caller of `role`: a member's session, or a management key (roles a key can have); limited to `projectIds`. */
+async function callerOf(t: Target, role: Role, via: 'key' | 'session', projectIds?: string[]): Promise<Caller> {
+  if (via === 'key' && role !== 'owner') {
+    const key = await managementKeyWithRole(t.platform.db, t.accountId, role as KeyRole, { projectIds });
+    return { role, via, headers: { authorization: `Bearer ${key}` } };
+  }
+  const { memberId } = await addTestMember(t.platform.db, t.accountId, role, { projectIds });
   const headers = await memberSessionHeaders(t.platform.db, t.accountId, memberId);
   const token = /intake_session=(.*)/.exec(headers.cookie)?.[1] ?? '';
   return { role, via, headers: { ...headers }, session: sha256Hex(token).slice(0, 32) };
@@ -201,6 +221,8 @@ function useTarget(): Target {
     t.accountId = account.id;
     t.adminKey = account.managementKey;
     await addTestMember(t.platform.db, account.id, 'owner');
+    t.otherProject = newId('project');
+    await t.platform.db('projects').insert({ id: t.otherProject, account_id: account.id, name: 'Another client' });
     t.doc = (await (await fetch(`${t.url}/openapi`)).json()) as Target['doc'];
   });
   afterAll(async () => {
@@ -252,6 +274,66 @@ async function checkOperation(
   }
 }
 
+/** Kinds of ids that lie in a project. */
+const SCOPED_KINDS = new Set<IdKind>(['project', 'form', 'submission', 'file', 'webhook', 'delivery', 'savedView']);
+
+/**
+ * Calls one operation as viewers and editors limited to projects: limited to the project that holds the fresh
+ * resources, a caller is let through as its role is, but refused (403, nothing changed) what is about the whole
+ * account; limited to another project, a caller naming those resources in the path gets 404 with nothing changed, and
+ * no answer it gets names any of them.
+ */
+async function checkLimited(
+  t: Target,
+  method: string,
+  template: string,
+  op: Operation,
+  counts: { ok: number; other: string[]; hidden: number },
+) {
+  const needed = op['x-required-role'] as Role;
+  const forbidden = `${t.platform.config.PROBLEMS_URL}/forbidden`;
+  const home = await t.platform.db('projects').where({ account_id: t.accountId, is_default: true }).first('id');
+  for (const [role, via, where] of [
+    ['viewer', 'key', 'own'],
+    ['editor', 'session', 'own'],
+    ['viewer', 'session', 'other'],
+    ['editor', 'key', 'other'],
+  ] as const) {
+    if (!roleAtLeast(role, needed)) continue;
+    if (via === 'key' && (template === '/v1/sessions' || template.startsWith('/v1/sessions/'))) continue;
+    const caller = await callerOf(t, role, via, [where === 'own' ? home.id : t.otherProject]);
+    // The project named is the one that holds the resources: the own callers', not the others'.
+    const ids = { ...(await freshIds(t)), project: home.id };
+    const before = await digest(t);
+    const res = await send(t, method, template, op, caller, { ...ids, session: caller.session });
+    const name = `${method.toUpperCase()} ${template} as ${role} ${via} limited to the ${where} project → ${res.status} ${res.text.slice(0, 200)}`;
+    if (op['x-account-wide']) {
+      expect({ name, status: res.status, type: res.type }).toEqual({ name, status: 403, type: forbidden });
+      expect({ name, digest: await digest(t) }).toEqual({ name, digest: before });
+    } else if (where === 'own') {
+      const refused = [401, 403].includes(res.status) || /projects you can see/.test(res.text);
+      expect({ name, refused }).toEqual({ name, refused: false });
+      if (res.status < 400) counts.ok += 1;
+      else counts.other.push(name);
+    } else {
+      const pathKinds = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => kindOf(p.schema));
+      if (pathKinds.some((kind) => kind && SCOPED_KINDS.has(kind))) {
+        expect({ name, status: res.status, hidden: /projects you can see/.test(res.text) }).toEqual({
+          name,
+          status: 404,
+          hidden: true,
+        });
+        expect({ name, digest: await digest(t) }).toEqual({ name, digest: before });
+        counts.hidden += 1;
+      }
+      const named = [ids.form, ids.submission, ids.file, ids.webhook, ids.delivery, home.id].filter((id) =>
+        res.text.includes(id as string),
+      );
+      expect({ name, named }).toEqual({ name, named: [] });
+    }
+  }
+}
+
 describe('every management and usage route, for every role (generated from /openapi)', () => {
   const t = useTarget();
 
@@ -297,5 +379,19 @@ describe('every management and usage route, for every role (generated from /open
     );
     // The generated requests fit their schemas: nearly every allowed call succeeds.
     expect(counts.other.length).toBeLessThanOrEqual(Math.ceil(counts.ok / 20));
+  }, 300_000);
+
+  it('lets a viewer or editor limited to projects reach only what lies in them, and nothing about the whole account', async () => {
+    const counts = { ok: 0, other: [] as string[], hidden: 0 };
+    for (const [template, ops] of Object.entries(t.doc.paths))
+      for (const [method, op] of Object.entries(ops))
+        if (op['x-required-role']) await checkLimited(t, method, template, op, counts);
+    t.summary.push(
+      `  limited to the resources' project, allowed calls answered 2xx/3xx: ${counts.ok}`,
+      ...counts.other.map((o) => `  allowed but refused by input: ${o}`),
+      `  limited to another project, calls naming those resources answered 404: ${counts.hidden}`,
+    );
+    expect(counts.other.length).toBeLessThanOrEqual(Math.ceil(counts.ok / 20));
+    expect(counts.hidden).toBeGreaterThan(20);
   }, 300_000);
 });

@@ -46,18 +46,23 @@ function differences(a, b, at = '', found = [], limit = 8) {
 }
 
 /**
- * The least role of every operation (the document's `x-required-role`), by operationId, for the console to show a
- * person only the controls their role may use.
+ * The least role of every operation (the document's `x-required-role`), by operationId, and the operations about the
+ * whole account (`x-account-wide`, refused to a person limited to projects), for the console to show a person only
+ * the controls they may use.
  */
 async function rolesOf(doc) {
   const roles = {};
+  const accountWide = [];
   for (const item of Object.values(doc.paths))
     for (const op of Object.values(item))
-      if (op && typeof op === 'object' && op.operationId && op['x-required-role'])
+      if (op && typeof op === 'object' && op.operationId && op['x-required-role']) {
         roles[op.operationId] = op['x-required-role'];
+        if (op['x-account-wide']) accountWide.push(op.operationId);
+      }
   const sorted = Object.fromEntries(Object.entries(roles).sort(([a], [b]) => a.localeCompare(b)));
   return pretty(
-    `${HEADER.replace('openapi-typescript', 'console/openapi.mjs')}\nexport const OPERATION_ROLES = ${JSON.stringify(sorted)} as const;\n`,
+    `${HEADER.replace('openapi-typescript', 'console/openapi.mjs')}\nexport const OPERATION_ROLES = ${JSON.stringify(sorted)} as const;\n` +
+      `export const ACCOUNT_WIDE: readonly string[] = ${JSON.stringify(accountWide.sort())};\n`,
     ROLES,
   );
 }

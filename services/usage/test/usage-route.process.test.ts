@@ -3,7 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { eventually, factories, openApiOf } from '@intake/shared/testing';
+import { newId } from '@intake/shared';
+import { eventually, factories, managementKeyWithRole, openApiOf } from '@intake/shared/testing';
 import { usageService } from '../src';
 import { api, manualClock, processedCount, startUsage, type UsageHarness } from './helpers';
 
@@ -137,6 +138,41 @@ describe('GET /v1/usage: what works', () => {
   });
 });
 
+describe('GET /v1/usage of a project', () => {
+  it('counts that project’s forms (asked for with project_id, or a limited key’s own), the quota staying the account’s', async () => {
+    const { db } = h.platform;
+    const account = await factories.account(db, { plan: 'pro', quota: 50 });
+    const client = newId('project');
+    await db('projects').insert({ id: client, account_id: account.id, name: 'Client' });
+    const form = await factories.form(db, account.id);
+    const theirs = await factories.form(db, account.id, { project_id: client });
+    clock.set('2030-01-31T23:00:00.000Z');
+    const events = await submitAroundJanuary(account.id, form.id, theirs.id);
+    await settled(events.map((e) => e.eventId));
+
+    const expected = {
+      used: 2,
+      remaining: 48,
+      spam: 1,
+      file_bytes: 0,
+      stored_file_bytes: 0,
+      project_ids: [client],
+      forms: [{ form_id: theirs.id, name: 'Test form', slug: theirs.slug, received: 0, spam: 1, file_bytes: 0 }],
+    };
+    const asked = await api(h.url, account.managementKey)(`/v1/usage?month=2030-01&project_id=${client}`);
+    expect(asked.body).toMatchObject(expected);
+    const limited = await managementKeyWithRole(db, account.id, 'viewer', { projectIds: [client] });
+    expect((await api(h.url, limited)('/v1/usage?month=2030-01')).body).toMatchObject(expected);
+    const home = await db('projects').where({ account_id: account.id, is_default: true }).first('id');
+    expect((await api(h.url, limited)(`/v1/usage?project_id=${home.id}`)).status).toBe(404);
+    expect((await api(h.url, account.managementKey)('/v1/usage?month=2030-01')).body).toMatchObject({
+      spam: 1,
+      file_bytes: 2048,
+      project_ids: null,
+    });
+  });
+});
+
 describe('GET /v1/usage: its description', () => {
   it('is described in the OpenAPI document, which a standard validator accepts', async () => {
     const doc = openApiOf(usageService.routes(h.platform));
@@ -160,7 +196,7 @@ describe('GET /v1/usage: its description', () => {
     )['/v1/usage']!['get']!;
     expect(op.operationId).toBe('getUsage');
     expect(op.security).toEqual([{ managementKey: [] }, { consoleSession: [] }]);
-    expect(op.parameters.map((p) => p.name)).toEqual(['month']);
+    expect(op.parameters.map((p) => p.name)).toEqual(['month', 'project_id']);
     expect(Object.keys(op.responses['200']!.content!['application/json']!.schema.properties)).toEqual(
       expect.arrayContaining([
         'plan',

@@ -245,7 +245,8 @@ function handling<D>(def: RouteDef<TObject, TObject, TSchema, D>, options: { db:
     const params = checkPathParams({ ...ctx.params });
     const query = checkQuery({ ...ctx.query });
     const body = def.body ? checkBody(ctx.request.body ?? {}) : undefined;
-    if (def.auth === 'management') await requireInProjects(options.db, principal, { path: params as Record<string, unknown>, query, body });
+    if (def.auth === 'management')
+      await requireInProjects(options.db, principal, { path: params as Record<string, unknown>, query, body });
     // Set before the handler runs, so what wraps it (the audit trail) sees the success it answers.
     if (noContent) ctx.status = 204;
     await def.handler(ctx, { params, query, body, principal } as RouteInput<never, never, never>, options.deps);

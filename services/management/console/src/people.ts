@@ -1,6 +1,6 @@
 import { api, ok, session, signedOutReason } from './api';
 import type { ResponseBody } from './api-types';
-import { OPERATION_ROLES } from './operation-roles';
+import { ACCOUNT_WIDE, OPERATION_ROLES } from './operation-roles';
 
 export type SignInOptions = ResponseBody<'getSignInOptions'>;
 export type Member = ResponseBody<'listMembers'>['data'][number];
@@ -19,11 +19,13 @@ export { OPERATION_ROLES };
 export type Operation = keyof typeof OPERATION_ROLES;
 
 /**
- * Whether the person signed in may call `operation` (its least role, `x-required-role` in the OpenAPI document): the
- * console shows no control its user's role would be refused.
+ * Whether the person signed in may call `operation` (its least role, `x-required-role` in the OpenAPI document, and
+ * for a person limited to projects, not one about the whole account): the console shows no control its user would be
+ * refused.
  */
 export const may = (operation: Operation) =>
-  atLeast(session.value?.role as Role | undefined, OPERATION_ROLES[operation]);
+  atLeast(session.value?.role as Role | undefined, OPERATION_ROLES[operation]) &&
+  !(session.value?.project_ids && ACCOUNT_WIDE.includes(operation));
 
 /** A password sign-in waiting for its second step: the half-open session's CSRF token, and whether to enrol first. */
 export interface SecondFactorDue {

@@ -101,7 +101,10 @@ export async function createForm(
   const { db, secrets, clock, accountId } = props;
   const now = clock.now();
   if (props.input.project_id) await requireProjects(db, accountId, [props.input.project_id], 'body/project_id');
-  const input = { ...props.input, project_id: props.input.project_id ?? (await defaultProjectId(db, accountId, props.projects)) };
+  const input = {
+    ...props.input,
+    project_id: props.input.project_id ?? (await defaultProjectId(db, accountId, props.projects)),
+  };
   if (!input.project_id) throw problem('not-found', 'You can see no project to create the form in');
   for (let attempt = 0; ; attempt++) {
     const slug = input.slug ?? generateSlug(input.name, attempt);

@@ -227,7 +227,12 @@ export async function changeMemberRole(
   if (!current) throw problem('not-found', `No member ${id}`);
   const role = props.role ?? current.role;
   const kept = role === 'viewer' || role === 'editor' ? current.project_ids : null;
-  const projectIds = await projectLimit(db, principal.accountId, role, props.projectIds === undefined ? kept : props.projectIds);
+  const projectIds = await projectLimit(
+    db,
+    principal.accountId,
+    role,
+    props.projectIds === undefined ? kept : props.projectIds,
+  );
   const member = await changeMember(props, role, async (trx, member) => {
     await updateMemberRole(trx, id, role, projectIds);
     const sameProjects = JSON.stringify(member.project_ids) === JSON.stringify(projectIds);

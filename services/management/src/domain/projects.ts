@@ -72,7 +72,9 @@ export async function deleteProject(props: Deps & { accountId: string; id: strin
         `The project holds ${forms} form${forms === 1 ? '' : 's'} (the trash’s included): move or delete them first`,
       );
     await deleteProjectRow(trx, accountId, id);
-    await auditChange(trx, [{ action: 'project.deleted', target: { type: 'project', id }, details: { name: project.name } }]);
+    await auditChange(trx, [
+      { action: 'project.deleted', target: { type: 'project', id }, details: { name: project.name } },
+    ]);
   });
 }
 
@@ -81,7 +83,9 @@ export async function requireProjects(db: Db, accountId: string, ids: string[], 
   const found = new Set(await existingProjectIds(db, accountId, ids));
   const missing = ids.find((id) => !found.has(id));
   if (missing)
-    throw problem('not-found', `No project ${missing}`, { errors: [{ field, message: 'is not a project of this account' }] });
+    throw problem('not-found', `No project ${missing}`, {
+      errors: [{ field, message: 'is not a project of this account' }],
+    });
 }
 
 /**
@@ -97,7 +101,12 @@ export async function projectLimit(
   if (!projectIds) return null;
   if (role !== 'viewer' && role !== 'editor')
     throw problem('validation-failed', 'body/project_ids is only for viewers and editors', {
-      errors: [{ field: 'body/project_ids', message: 'is only for viewers and editors: admins and owners see the whole account' }],
+      errors: [
+        {
+          field: 'body/project_ids',
+          message: 'is only for viewers and editors: admins and owners see the whole account',
+        },
+      ],
     });
   await requireProjects(db, accountId, projectIds, 'body/project_ids');
   return projectIds;

@@ -1,6 +1,15 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import { AUDIT_ACTIONS, idPattern, isId, problem, routeGroup, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import {
+  AUDIT_ACTIONS,
+  idPattern,
+  isId,
+  problem,
+  routeGroup,
+  toTimestamp,
+  type Platform,
+  type Queryable,
+} from '@intake/shared';
 import { findAuditEntries, findTargetNames, type AuditRow } from '../repositories/audit-log.repository';
 import { actionLabel, summarise } from '../domain/audit-words';
 import { Page, Timestamp } from './schemas';

@@ -35,6 +35,9 @@ export const SessionSchema = Type.Object(
     role: Type.Union([Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin'), Type.Literal('owner')], {
       description: 'what this session may do, as it is now',
     }),
+    project_ids: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description: 'the projects the role is limited to, as it is now; null: the whole account',
+    }),
     csrf_token: Type.String({ description: 'send as `x-csrf-token` with every state-changing request' }),
     created_at: Timestamp,
     expires_at: Type.String({ format: 'date-time', description: 'absolute end, 12 hours after sign-in' }),
@@ -53,6 +56,7 @@ export function presentSession(principal: Principal, session: SessionInfo) {
     member_id: principal.memberId ?? null,
     email: principal.memberId ? principal.actor.label : null,
     role: principal.role,
+    project_ids: principal.projectIds,
     csrf_token: session.csrfToken,
     created_at: toTimestamp(session.createdAt),
     expires_at: toTimestamp(session.expiresAt),

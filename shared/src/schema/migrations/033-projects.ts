@@ -47,7 +47,9 @@ export async function up(knex: Knex): Promise<void> {
     FOR EACH ROW EXECUTE FUNCTION intake_default_project()`);
 
   await knex.raw('ALTER TABLE forms ADD COLUMN project_id text REFERENCES projects (id)');
-  await knex.raw(`UPDATE forms f SET project_id = p.id FROM projects p WHERE p.account_id = f.account_id AND p.is_default`);
+  await knex.raw(
+    `UPDATE forms f SET project_id = p.id FROM projects p WHERE p.account_id = f.account_id AND p.is_default`,
+  );
   await knex.raw('ALTER TABLE forms ALTER COLUMN project_id SET NOT NULL');
   await knex.raw('CREATE INDEX forms_project_idx ON forms (project_id)');
   await knex.raw(`CREATE FUNCTION intake_form_project() RETURNS trigger LANGUAGE plpgsql AS $$
