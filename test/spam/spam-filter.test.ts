@@ -1,7 +1,7 @@
 import { buildServiceApp, periodKey, type SpamRules } from '@intake/shared';
 import { eventually, factories, listen, registerOpenApi, useStarted } from '@intake/shared/testing';
 import { managementService, openApi } from '@intake/management';
-import { accountWithForm, startIngest, type IngestHarness } from '../../services/ingest/test/helpers';
+import { accountWithForm, poster, startIngest, type IngestHarness } from '../../services/ingest/test/helpers';
 import { api } from '../../services/management/test/helpers';
 import { purgeDue } from '../../services/management/src/domain/purge';
 import { corpusPosts, type CorpusPost } from './corpus';
@@ -197,6 +197,42 @@ describe('the classifier', () => {
       const res = await owner.post(heldOutSpam().payload);
       return res.status === 200 && (await owner.latest()).spam_reasons[0]?.startsWith('classifier:');
     });
+  });
+
+  it('learns per project: marks teach their project’s forms, not another project’s, nor a form with its own', async () => {
+    const owner = await ownerWithFilter(s, { spam_filter: 'on' });
+    const form = async (body: Record<string, unknown>) => {
+      const res = await owner.call('POST', '/v1/forms', { name: 'Sibling', spam_filter: 'on', ...body });
+      expect(res.status).toBe(201);
+      return { id: res.body.id as string, post: poster(s.url, res.body.slug as string) };
+    };
+    const client = (await owner.call('POST', '/v1/projects', { name: 'Client' })).body.id as string;
+    const sibling = await form({});
+    const elsewhere = await form({ project_id: client });
+    const alone = await form({ spam_model: 'form' });
+    await mark(owner, training());
+
+    const scoreOf = async (target: { id: string; post: ReturnType<typeof poster> }) => {
+      await target.post(heldOutSpam().payload);
+      const row = await s.platform.db('submissions').where({ form_id: target.id }).orderBy('id', 'desc').first();
+      return row.spam_score as number | null;
+    };
+    expect(await scoreOf(sibling)).toBeGreaterThanOrEqual(0.9);
+    expect(await scoreOf(elsewhere)).toBeNull();
+    expect(await scoreOf(alone)).toBeNull();
+    const model = async (query: string) => (await owner.call('GET', `/v1/spam/model?${query}`)).body;
+    expect(await model(`form_id=${sibling.id}`)).toMatchObject({ scope: { type: 'project' }, learning: false });
+    expect(await model(`form_id=${elsewhere.id}`)).toMatchObject({
+      scope: { type: 'project', id: client },
+      spam_marks: 0,
+      learning: true,
+    });
+    expect(await model(`form_id=${alone.id}`)).toMatchObject({ scope: { type: 'form', id: alone.id }, spam_marks: 0 });
+
+    // Moved into the trained project, the form is judged by its classifier from its next post.
+    const home = (await owner.call('GET', `/v1/forms/${owner.form.id}`)).body.project_id as string;
+    expect((await owner.call('PATCH', `/v1/forms/${elsewhere.id}`, { project_id: home })).status).toBe(200);
+    await eventually(async () => ((await scoreOf(elsewhere)) ?? 0) >= 0.9);
   });
 
   it('rescuing a caught post fires it once: counted and its created event written', async () => {

@@ -80,31 +80,31 @@ describe('projects', () => {
   });
 });
 
-describe('members and keys limited to projects', () => {
-  /** The client's people: a member's session and a key, each an editor limited to the client's project. */
-  async function clientPeople(a: Awaited<ReturnType<typeof agency>>) {
-    const invited = await a.call('POST', '/v1/members', {
-      email: `client-${Date.now()}@example.com`,
-      role: 'editor',
-      project_ids: [a.client.id],
-    });
-    expect(invited.body).toMatchObject({ role: 'editor', project_ids: [a.client.id] });
-    const member = await addTestMember(ctx.platform.db, a.account.id, 'editor', { projectIds: [a.client.id] });
-    const headers = await memberSessionHeaders(ctx.platform.db, a.account.id, member.memberId);
-    const key = await a.call('POST', '/v1/api-keys', {
-      type: 'management',
-      role: 'editor',
-      project_ids: [a.client.id],
-    });
-    expect(key.body).toMatchObject({ role: 'editor', project_ids: [a.client.id] });
-    return {
-      session: api(ctx.url, undefined) as Call,
-      sessionHeaders: { ...headers } as Record<string, string>,
-      key: api(ctx.url, key.body.key as string),
-      memberId: member.memberId,
-    };
-  }
+/** The client's people: a member's session and a key, each an editor limited to the client's project. */
+async function clientPeople(a: Awaited<ReturnType<typeof agency>>) {
+  const invited = await a.call('POST', '/v1/members', {
+    email: `client-${Date.now()}@example.com`,
+    role: 'editor',
+    project_ids: [a.client.id],
+  });
+  expect(invited.body).toMatchObject({ role: 'editor', project_ids: [a.client.id] });
+  const member = await addTestMember(ctx.platform.db, a.account.id, 'editor', { projectIds: [a.client.id] });
+  const headers = await memberSessionHeaders(ctx.platform.db, a.account.id, member.memberId);
+  const key = await a.call('POST', '/v1/api-keys', {
+    type: 'management',
+    role: 'editor',
+    project_ids: [a.client.id],
+  });
+  expect(key.body).toMatchObject({ role: 'editor', project_ids: [a.client.id] });
+  return {
+    session: api(ctx.url, undefined) as Call,
+    sessionHeaders: { ...headers } as Record<string, string>,
+    key: api(ctx.url, key.body.key as string),
+    memberId: member.memberId,
+  };
+}
 
+describe('members and keys limited to projects', () => {
   it('sees and changes only their projects’ forms and what they hold; the rest is 404 as another account’s', async () => {
     const a = await agency();
     const submission = await factories.submission(ctx.platform, {
@@ -137,6 +137,7 @@ describe('members and keys limited to projects', () => {
         ['POST', '/v1/submissions/bulk', { ids: [submission.id], action: 'delete' }],
         ['GET', `/v1/projects/${a.home.id}`],
         ['GET', `/v1/forms?project_id=${a.home.id}`],
+        ['GET', `/v1/spam/model?form_id=${a.own.id}`],
         ['PATCH', `/v1/forms/${a.theirs.id}`, { project_id: a.home.id }],
         ['POST', '/v1/forms', { name: 'Sneaky', project_id: a.home.id }],
       ] as const) {
@@ -145,7 +146,8 @@ describe('members and keys limited to projects', () => {
       }
       // Account-wide pages are not theirs; their own project's forms are.
       expect((await call('GET', '/v1/members')).status).toBe(403);
-      expect((await call('GET', '/v1/spam/model')).status).toBe(403);
+      expect((await call('GET', '/v1/spam/model')).body.scope).toEqual({ type: 'project', id: a.client.id });
+      expect((await call('GET', `/v1/spam/model?project_id=${a.home.id}`)).status).toBe(404);
       expect((await call('PATCH', `/v1/forms/${a.theirs.id}`, { name: `Renamed by ${who}` })).status).toBe(200);
       const created = await call('POST', '/v1/forms', { name: `New by ${who}` });
       expect(created.body.project_id).toBe(a.client.id);
@@ -153,7 +155,9 @@ describe('members and keys limited to projects', () => {
     expect((await a.call('GET', `/v1/forms/${a.own.id}`)).body.name).toBe('Agency contact');
     expect((await a.call('GET', `/v1/submissions/${submission.id}`)).status).toBe(200);
   });
+});
 
+describe('project limits', () => {
   it('limits only viewers and editors; a role change to admin lifts the limit; a deleted project leaves the rest', async () => {
     const a = await agency();
     for (const role of ['admin'])

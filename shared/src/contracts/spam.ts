@@ -12,6 +12,23 @@ export const SpamFilter = Type.Union([Type.Literal('off'), Type.Literal('shadow'
 });
 export type SpamFilter = Static<typeof SpamFilter>;
 
+/** Whose classifier a form uses: its project's (default), or its own. */
+export const SpamModelScope = Type.Union([Type.Literal('project'), Type.Literal('form')], {
+  description:
+    '`project` (default): the classifier of the form’s project, which learns from the marks and honeypot catches of ' +
+    'every form of the project that uses it; `form`: one of its own, which learns from this form alone (a client’s ' +
+    'test posts marked there teach no other form)',
+});
+export type SpamModelScope = Static<typeof SpamModelScope>;
+
+/**
+ * The SQL condition (on `forms f`) of the forms whose examples train a classifier, and its binding: a project's forms
+ * that use the project's, or the one form with its own.
+ */
+export function spamModelForms(scope: { kind: SpamModelScope; id: string }): [string, string] {
+  return scope.kind === 'form' ? ['f.id = ?', scope.id] : ["f.project_id = ? AND f.spam_model = 'project'", scope.id];
+}
+
 const Entry = (maxLength: number, description: string) =>
   Type.Array(Type.String({ minLength: 1, maxLength }), { maxItems: 500, uniqueItems: true, description });
 

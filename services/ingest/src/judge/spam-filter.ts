@@ -39,7 +39,7 @@ export async function filterPost(
       reasons.push('duplicate');
   }
   const byRule = reasons[0];
-  const model = await deps.spamModels.get(form.account_id);
+  const model = await deps.spamModels.get(form);
   const score = model ? model.score(features.tokens) : null;
   const caught = score !== null && score >= SPAM_THRESHOLD;
   if (caught) reasons.push(`classifier:${score.toFixed(2)}`);

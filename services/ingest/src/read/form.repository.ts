@@ -3,6 +3,7 @@ import {
   type FormStatus,
   type Queryable,
   type SpamFilter,
+  type SpamModelScope,
   type SpamRules,
   type VisitorPages,
 } from '@intake/shared';
@@ -11,6 +12,7 @@ import {
 export interface IngestForm {
   id: string;
   account_id: string;
+  project_id: string;
   name: string;
   status: FormStatus;
   honeypot_field: string;
@@ -21,6 +23,8 @@ export interface IngestForm {
   allowed_origins: string[];
   spam_filter: SpamFilter;
   spam_rules: SpamRules;
+  /** Whose classifier judges its posts: its project's or its own. */
+  spam_model: SpamModelScope;
   monthly_quota: number;
   max_file_bytes: number;
   used: number;
@@ -41,6 +45,7 @@ export async function findFormBySlug(db: Queryable, slug: string, period: string
     .first(
       'f.id',
       'f.account_id',
+      'f.project_id',
       'f.name',
       'f.status',
       'f.honeypot_field',
@@ -50,6 +55,7 @@ export async function findFormBySlug(db: Queryable, slug: string, period: string
       'f.allowed_origins',
       'f.spam_filter',
       'f.spam_rules',
+      'f.spam_model',
       'f.pages',
       db.raw('coalesce(a.quota_override, p.monthly_quota)::int as monthly_quota'),
       'p.max_file_bytes',

@@ -9,6 +9,7 @@ import {
   type NotificationSchedule,
   type NotificationTemplate,
   type SpamFilter,
+  type SpamModelScope,
   type SpamRules,
   type VisitorPages,
 } from '@intake/shared';
@@ -52,6 +53,7 @@ export interface FormInput {
   notification_schedule?: NotificationSchedule;
   pages?: VisitorPages | null;
   project_id?: string;
+  spam_model?: SpamModelScope;
 }
 
 type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;
@@ -156,8 +158,14 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
       await auditChange(trx, [{ action: 'form.updated', target: { type: 'form', id }, details: changedFields(input) }]);
       return updated;
     });
-    // After the commit: every ingest process drops its cached copy (old slug included) now.
-    announceFormChange({ nats: props.nats, logger: props.logger, change: { form_id: row.id, slug: row.slug } });
+    // After the commit: every ingest process drops its cached copy (old slug included) now, and the account's spam
+    // models when the form changed whose model it uses.
+    const models = input.project_id !== undefined || input.spam_model !== undefined ? { account_id: accountId } : {};
+    announceFormChange({
+      nats: props.nats,
+      logger: props.logger,
+      change: { form_id: row.id, slug: row.slug, ...models },
+    });
     return row;
   } catch (err) {
     if (isUniqueViolation(err) && input.slug) throw slugTaken(input.slug);

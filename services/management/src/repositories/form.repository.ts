@@ -5,6 +5,7 @@ import {
   type NotificationTemplate,
   type Queryable,
   type SpamFilter,
+  type SpamModelScope,
   type SpamRules,
   type VisitorPages,
 } from '@intake/shared';
@@ -28,6 +29,8 @@ export interface FormRow {
   allowed_origins: string[];
   spam_filter: SpamFilter;
   spam_rules: SpamRules;
+  /** Whose classifier judges its posts: its project's or its own. */
+  spam_model: SpamModelScope;
   /** The confirmation mailed to the submitter (json: kept as written). */
   autoresponse: AutoresponseSettings | null;
   /** Days a submission is kept; null: until deleted. */

@@ -1,4 +1,7 @@
-import type { Queryable } from '@intake/shared';
+import { spamModelForms, type Queryable, type SpamModelScope } from '@intake/shared';
+
+/** A classifier: a project's (for its forms that use it) or one form's own. */
+export type ModelScope = { kind: SpamModelScope; id: string };
 
 /**
  * This month's posts that got in (received) although the rules or the classifier found a reason (the honeypot, the bot
@@ -6,7 +9,7 @@ import type { Queryable } from '@intake/shared';
  */
 const SHADOW_CAUGHT = `
   SELECT count(*)::int AS n FROM submissions s JOIN forms f ON f.id = s.form_id
-  WHERE s.account_id = ? AND f.spam_filter = 'shadow' AND s.status = 'received' AND s.received_at >= ?
+  WHERE s.account_id = ? AND FORMS AND f.spam_filter = 'shadow' AND s.status = 'received' AND s.received_at >= ?
     AND EXISTS (
       SELECT 1 FROM json_array_elements_text(s.spam_reasons) r(reason)
       WHERE CASE
@@ -15,35 +18,55 @@ const SHADOW_CAUGHT = `
         ELSE split_part(r.reason, ':', 1) NOT IN ('honeypot', 'challenge-unavailable', 'marked-by-owner')
       END)`;
 
-/** The account's marks of each kind, and its honeypot catches not marked (up to `honeypotCap`). */
+/** The marks of each kind of a classifier's forms, and their honeypot catches not marked (up to `honeypotCap`). */
 export async function countSpamExamples(
   db: Queryable,
   accountId: string,
+  scope: ModelScope,
   props: { honeypotCap: number },
 ): Promise<{ spam: number; ham: number; honeypot: number }> {
+  const [forms, id] = spamModelForms(scope);
+  const marks = `SELECT count(*) FROM spam_examples e JOIN submissions s ON s.id = e.submission_id
+    JOIN forms f ON f.id = s.form_id WHERE e.account_id = ? AND ${forms}`;
   const { rows } = await db.raw<{ rows: { spam: number; ham: number; honeypot: number }[] }>(
-    `SELECT (SELECT count(*) FROM spam_examples WHERE account_id = ? AND is_spam)::int AS spam,
-            (SELECT count(*) FROM spam_examples WHERE account_id = ? AND NOT is_spam)::int AS ham,
-            (SELECT count(*) FROM (SELECT 1 FROM submissions s
-               WHERE s.account_id = ? AND s.spam_reason = 'honeypot'
+    `SELECT (${marks} AND e.is_spam)::int AS spam,
+            (${marks} AND NOT e.is_spam)::int AS ham,
+            (SELECT count(*) FROM (SELECT 1 FROM submissions s JOIN forms f ON f.id = s.form_id
+               WHERE s.account_id = ? AND s.spam_reason = 'honeypot' AND ${forms}
                  AND NOT EXISTS (SELECT 1 FROM spam_examples e WHERE e.submission_id = s.id)
                LIMIT ?) h)::int AS honeypot`,
-    [accountId, accountId, accountId, props.honeypotCap],
+    [accountId, id, accountId, id, accountId, id, props.honeypotCap],
   );
   return rows[0] ?? { spam: 0, ham: 0, honeypot: 0 };
 }
 
-/** SHADOW_CAUGHT's count for the account since `since`, the classifier counting from `threshold`. */
+/** SHADOW_CAUGHT's count for a classifier's forms since `since`, the classifier counting from `threshold`. */
 export async function countShadowCaught(
   db: Queryable,
-  props: { accountId: string; since: Date; threshold: number },
+  props: { accountId: string; scope: ModelScope; since: Date; threshold: number },
 ): Promise<number> {
-  const shadow = await db.raw<{ rows: { n: number }[] }>(SHADOW_CAUGHT, [
+  const [forms, id] = spamModelForms(props.scope);
+  const shadow = await db.raw<{ rows: { n: number }[] }>(SHADOW_CAUGHT.replace('FORMS', forms), [
     props.accountId,
+    id,
     props.since,
     props.threshold,
   ]);
   return shadow.rows[0]?.n ?? 0;
+}
+
+/** The classifier a form uses (its project's, or its own), or undefined when the account has no such form. */
+export async function modelScopeOfForm(
+  db: Queryable,
+  accountId: string,
+  formId: string,
+): Promise<ModelScope | undefined> {
+  const form = await db('forms')
+    .where({ account_id: accountId, id: formId })
+    .whereNull('deleted_at')
+    .first('project_id', 'spam_model');
+  if (!form) return undefined;
+  return form.spam_model === 'form' ? { kind: 'form', id: formId } : { kind: 'project', id: form.project_id };
 }
 
 /**

@@ -30,6 +30,7 @@ import * as trash from './030-trash';
 import * as savedViews from './031-saved-views';
 import * as visitorPages from './032-visitor-pages';
 import * as projects from './033-projects';
+import * as spamModelScope from './034-spam-model-scope';
 
 export interface Migration {
   name: string;
@@ -71,4 +72,5 @@ export const migrations: Migration[] = [
   { name: '031-saved-views', ...savedViews },
   { name: '032-visitor-pages', ...visitorPages },
   { name: '033-projects', ...projects },
+  { name: '034-spam-model-scope', ...spamModelScope },
 ];

@@ -4,11 +4,12 @@ import { ErrorBox, Figures, useResource } from './ui';
 const MONTH = new Intl.DateTimeFormat(undefined, { month: 'long', year: 'numeric', timeZone: 'UTC' });
 
 /**
- * How the account's spam classifier is doing, where the owner looks at spam: what it learns from (the owner's
- * marks, the honeypot's catches), whether it is still learning, and what shadow mode would have caught this month.
+ * How the form's spam classifier (its project's, or its own) is doing, where the owner looks at spam: what it learns
+ * from (the owner's marks, the honeypot's catches), whether it is still learning, and what shadow mode would have
+ * caught this month.
  */
-export function SpamModelPanel() {
-  const model = useResource(() => ok(api.GET('/v1/spam/model')), []);
+export function SpamModelPanel({ formId }: { formId: string }) {
+  const model = useResource(() => ok(api.GET('/v1/spam/model', { params: { query: { form_id: formId } } })), [formId]);
   if (model.error) return <ErrorBox error={model.error} />;
   const m = model.data;
   if (!m) return null;
@@ -24,7 +25,9 @@ export function SpamModelPanel() {
   const spam = m.spam_marks + m.honeypot_catches;
   return (
     <section aria-labelledby="spam-model-title" class="spam-model">
-      <h2 id="spam-model-title">Spam classifier</h2>
+      <h2 id="spam-model-title">
+        {m.scope.type === 'form' ? 'Spam classifier (this form’s own)' : 'Spam classifier (the project’s)'}
+      </h2>
       <Figures figures={figures} />
       <p class="muted" data-testid="spam-model-state">
         {m.learning

@@ -15,6 +15,7 @@ function valuesOf(form: Form) {
   const r = form.spam_rules;
   return {
     mode: form.spam_filter,
+    model: form.spam_model,
     domains: (r.blocked_domains ?? []).join('\n'),
     addresses: (r.blocked_addresses ?? []).join('\n'),
     disposable: r.block_disposable ?? false,
@@ -42,6 +43,11 @@ function rulesOf(v: Values): Rules {
   return rules;
 }
 
+const MODELS: [Form['spam_model'], string][] = [
+  ['project', 'The project’s: learns from the marks on all its forms'],
+  ['form', 'This form’s own: learns from this form alone'],
+];
+
 const MODES: [Mode, string][] = [
   ['off', 'Off: only the honeypot and the bot challenge'],
   ['shadow', 'Shadow: score and record reasons, change nothing'],
@@ -53,7 +59,7 @@ export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise
   const section = useSettingsSection({
     form,
     valuesOf,
-    bodyOf: (v: Values) => ({ spam_filter: v.mode, spam_rules: rulesOf(v) }),
+    bodyOf: (v: Values) => ({ spam_filter: v.mode, spam_rules: rulesOf(v), spam_model: v.model }),
     onSaved,
   });
   const { bind, saved, action, submit } = section;
@@ -66,6 +72,13 @@ export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise
         help="The classifier learns from your “spam” and “not spam” marks."
         options={MODES}
         {...bind('mode')}
+      />
+      <SelectField
+        id="s-model"
+        label="Classifier"
+        help="Marks teach only the classifier of the form they are made on: its project’s, or its own."
+        options={MODELS}
+        {...bind('model')}
       />
       <SpamRuleFields {...section} />
       <ErrorBox error={action.error} />
