@@ -4,6 +4,7 @@ import { apiKeyRoutes } from './routes/api-keys.routes';
 import { healthRoutes } from './routes/health.routes';
 import { formRoutes } from './routes/forms.routes';
 import { projectRoutes } from './routes/projects.routes';
+import { dashboardRoutes } from './routes/dashboard.routes';
 import { docsRoutes } from './routes/docs.routes';
 import { submissionRoutes } from './routes/submissions.routes';
 import { fileRoutes } from './routes/files.routes';
@@ -35,6 +36,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...healthRoutes,
     ...apiKeyRoutes,
     ...projectRoutes,
+    ...dashboardRoutes,
     ...formRoutes,
     ...submissionRoutes,
     ...fileRoutes,

@@ -31,6 +31,7 @@ import * as savedViews from './031-saved-views';
 import * as visitorPages from './032-visitor-pages';
 import * as projects from './033-projects';
 import * as spamModelScope from './034-spam-model-scope';
+import * as dashboard from './035-dashboard';
 
 export interface Migration {
   name: string;
@@ -73,4 +74,5 @@ export const migrations: Migration[] = [
   { name: '032-visitor-pages', ...visitorPages },
   { name: '033-projects', ...projects },
   { name: '034-spam-model-scope', ...spamModelScope },
+  { name: '035-dashboard', ...dashboard },
 ];

@@ -1,0 +1,114 @@
+import type { Queryable } from '@intake/shared';
+
+/** Unread submissions are counted up to this many per form (an index-only scan that stops there). */
+export const UNREAD_CAP = 1000;
+
+export interface DayRow {
+  day: string;
+  received: number;
+  spam: number;
+}
+
+export interface FormStatsRow {
+  id: string;
+  name: string;
+  slug: string;
+  status: string;
+  created_at: Date;
+  unread: number;
+  last_submission_at: Date | null;
+  failing_webhooks: number;
+}
+
+const FAILING = `(w.failing_since IS NOT NULL OR w.disabled_reason = 'failing')`;
+
+/**
+ * A page of a project's forms (out of the trash, newest first, after `after`) with what a dashboard shows of each: its
+ * unread submissions (up to UNREAD_CAP, from their partial index), its last submission (one step back along its
+ * (form_id, received_at) index) and its failing webhooks. Work per form is bounded, whatever it holds.
+ */
+export async function findFormStats(
+  db: Queryable,
+  props: { accountId: string; projectId: string; limit: number; after?: { at: Date; id: string } },
+): Promise<FormStatsRow[]> {
+  const query = db('forms as f')
+    .where({ 'f.account_id': props.accountId, 'f.project_id': props.projectId })
+    .whereNull('f.deleted_at')
+    .select(
+      'f.id',
+      'f.name',
+      'f.slug',
+      'f.status',
+      'f.created_at',
+      db.raw(
+        `(SELECT count(*) FROM (SELECT 1 FROM submissions s WHERE s.form_id = f.id AND s.read_at IS NULL
+           AND s.status = 'received' AND s.deleted_at IS NULL LIMIT ?) u)::int AS unread`,
+        [UNREAD_CAP],
+      ),
+      db.raw(`(SELECT s.received_at FROM submissions s WHERE s.form_id = f.id AND s.deleted_at IS NULL
+        ORDER BY s.received_at DESC LIMIT 1) AS last_submission_at`),
+      db.raw(`(SELECT count(*) FROM webhooks w WHERE w.form_id = f.id AND ${FAILING})::int AS failing_webhooks`),
+    )
+    .orderBy([
+      { column: 'f.created_at', order: 'desc' },
+      { column: 'f.id', order: 'desc' },
+    ])
+    .limit(props.limit);
+  if (props.after) query.whereRaw('(f.created_at, f.id) < (?, ?)', [props.after.at, props.after.id]);
+  return query;
+}
+
+/** Received and spam per UTC day since `from` of the given forms, by form (`usage_daily`'s primary key). */
+export async function findFormDays(
+  db: Queryable,
+  accountId: string,
+  formIds: string[],
+  from: string,
+): Promise<(DayRow & { form_id: string })[]> {
+  if (formIds.length === 0) return [];
+  return db('usage_daily')
+    .where('account_id', accountId)
+    .whereIn('form_id', formIds)
+    .andWhere('day', '>=', from)
+    .select('form_id', db.raw(`to_char(day, 'YYYY-MM-DD') AS day`), 'received', 'spam');
+}
+
+/** Received and spam per UTC day since `from` of the forms now in `projects` (null: all), by project. */
+export async function findProjectDays(
+  db: Queryable,
+  accountId: string,
+  projects: string[] | null,
+  from: string,
+): Promise<(DayRow & { project_id: string })[]> {
+  const query = db('usage_daily as d')
+    .join('forms as f', 'f.id', 'd.form_id')
+    .where('d.account_id', accountId)
+    .andWhere('d.day', '>=', from)
+    .groupBy('f.project_id', 'd.day')
+    .select(
+      'f.project_id',
+      db.raw(`to_char(d.day, 'YYYY-MM-DD') AS day`),
+      db.raw('sum(d.received)::int AS received'),
+      db.raw('sum(d.spam)::int AS spam'),
+    );
+  if (projects) query.whereIn('f.project_id', projects);
+  return query;
+}
+
+/** Failing webhooks per project of the account (of forms out of the trash). */
+export async function findFailingWebhooks(
+  db: Queryable,
+  accountId: string,
+  projects: string[] | null,
+): Promise<Map<string, number>> {
+  const query = db('webhooks as w')
+    .join('forms as f', 'f.id', 'w.form_id')
+    .where('f.account_id', accountId)
+    .whereNull('f.deleted_at')
+    .whereRaw(FAILING)
+    .groupBy('f.project_id')
+    .select('f.project_id', db.raw('count(*)::int AS n'));
+  if (projects) query.whereIn('f.project_id', projects);
+  const rows: { project_id: string; n: number }[] = await query;
+  return new Map(rows.map((r) => [r.project_id, r.n]));
+}
