@@ -10,11 +10,17 @@ afterAll(() => ctx.close());
 const DAY = 86_400_000;
 const day = (ago: number) => new Date(Date.now() - ago * DAY).toISOString().slice(0, 10);
 
-/** What the usage consumer would have counted for a form on a day. */
+/** What the usage consumer would have counted for a form on a day: its row, and its project's roll-up. */
 async function counted(accountId: string, formId: string, ago: number, received: number, spam: number) {
-  await ctx.platform
-    .db('usage_daily')
-    .insert({ account_id: accountId, form_id: formId, day: day(ago), received, spam });
+  const { db } = ctx.platform;
+  await db('usage_daily').insert({ account_id: accountId, form_id: formId, day: day(ago), received, spam });
+  const { project_id } = await db('forms').where({ id: formId }).first('project_id');
+  await db.raw(
+    `INSERT INTO usage_daily_projects AS u (account_id, project_id, day, received, spam) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (account_id, project_id, day) DO UPDATE
+       SET received = u.received + excluded.received, spam = u.spam + excluded.spam`,
+    [accountId, project_id, day(ago), received, spam],
+  );
 }
 
 describe('dashboards', () => {
@@ -69,6 +75,15 @@ describe('dashboards', () => {
     const today = project.body.forms[0].days.at(-1);
     expect(today).toEqual({ date: day(0), received: 3, spam: 1 });
     expect((await call('GET', `/v1/projects/${client}/dashboard?days=91`)).status).toBe(422);
+
+    // A form moved to another project takes its counted days along.
+    expect((await call('PATCH', `/v1/forms/${quote}`, { project_id: home })).status).toBe(200);
+    const moved = await call('GET', '/v1/dashboard?days=90');
+    expect(moved.body.projects).toEqual([
+      expect.objectContaining({ id: home, form_count: 2, received: 110, spam: 105 }),
+      expect.objectContaining({ id: client, form_count: 0, received: 0, spam: 0 }),
+    ]);
+    expect(moved.body.totals).toMatchObject({ received: 110, spam: 105 });
   });
 
   it('pages a project’s forms, and shows a member limited to projects only theirs', async () => {

@@ -159,6 +159,9 @@ describe('GET /v1/usage of a project', () => {
       project_ids: [client],
       forms: [{ form_id: theirs.id, name: 'Test form', slug: theirs.slug, received: 0, spam: 1, file_bytes: 0 }],
     };
+    // The consumer rolls each batch up per project too, for the dashboards.
+    const rolled = await db('usage_daily_projects').where({ account_id: account.id, project_id: client });
+    expect(rolled.map((r) => [r.received, r.spam])).toEqual([[0, 1]]);
     const asked = await api(h.url, account.managementKey)(`/v1/usage?month=2030-01&project_id=${client}`);
     expect(asked.body).toMatchObject(expected);
     const limited = await managementKeyWithRole(db, account.id, 'viewer', { projectIds: [client] });

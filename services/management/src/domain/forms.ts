@@ -30,6 +30,7 @@ import {
 import { auditChange, changedFields, nothingToAudit } from './audit-trail';
 import { requireProjects } from './projects';
 import { defaultProjectId } from '../repositories/project.repository';
+import { moveFormUsage } from '../repositories/dashboard.repository';
 import { decodeCursor, encodeCursor } from './cursor';
 import type { AutoresponseSettings } from '../repositories/autoresponse.repository';
 
@@ -150,11 +151,14 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
   }
   try {
     const row = await db.transaction(async (trx) => {
+      const before = input.project_id ? await findForm(trx, accountId, id, { lock: true }) : undefined;
       const updated = await updateFormRow(trx, accountId, id, {
         ...toColumns(input, secrets),
         updated_at: clock.now(),
       });
       if (!updated) throw problem('not-found', `No form ${id}`);
+      if (before && before.project_id !== updated.project_id)
+        await moveFormUsage(trx, { accountId, formId: id, from: before.project_id, to: updated.project_id });
       await auditChange(trx, [{ action: 'form.updated', target: { type: 'form', id }, details: changedFields(input) }]);
       return updated;
     });

@@ -73,26 +73,40 @@ export async function findFormDays(
     .select('form_id', db.raw(`to_char(day, 'YYYY-MM-DD') AS day`), 'received', 'spam');
 }
 
-/** Received and spam per UTC day since `from` of the forms now in `projects` (null: all), by project. */
+/**
+ * Received and spam per UTC day since `from` by project (those in `projects`; null: all), from the rollup the usage
+ * consumer keeps (`usage_daily_projects`): a row per project and day, whatever the number of forms.
+ */
 export async function findProjectDays(
   db: Queryable,
   accountId: string,
   projects: string[] | null,
   from: string,
 ): Promise<(DayRow & { project_id: string })[]> {
-  const query = db('usage_daily as d')
-    .join('forms as f', 'f.id', 'd.form_id')
-    .where('d.account_id', accountId)
-    .andWhere('d.day', '>=', from)
-    .groupBy('f.project_id', 'd.day')
-    .select(
-      'f.project_id',
-      db.raw(`to_char(d.day, 'YYYY-MM-DD') AS day`),
-      db.raw('sum(d.received)::int AS received'),
-      db.raw('sum(d.spam)::int AS spam'),
-    );
-  if (projects) query.whereIn('f.project_id', projects);
+  const query = db('usage_daily_projects')
+    .where('account_id', accountId)
+    .andWhere('day', '>=', from)
+    .select('project_id', db.raw(`to_char(day, 'YYYY-MM-DD') AS day`), 'received', 'spam');
+  if (projects) query.whereIn('project_id', projects);
   return query;
+}
+
+/** Moves a form's counted usage from one project's rollup to another's (in the transaction that moves the form). */
+export async function moveFormUsage(
+  db: Queryable,
+  props: { accountId: string; formId: string; from: string; to: string },
+): Promise<void> {
+  await db.raw(
+    `WITH moved AS (SELECT day, received, spam FROM usage_daily WHERE account_id = :account AND form_id = :form),
+     taken AS (
+       UPDATE usage_daily_projects u SET received = u.received - m.received, spam = u.spam - m.spam
+       FROM moved m WHERE u.account_id = :account AND u.project_id = :from AND u.day = m.day)
+     INSERT INTO usage_daily_projects AS u (account_id, project_id, day, received, spam)
+     SELECT :account, :to, day, received, spam FROM moved ORDER BY day
+     ON CONFLICT (account_id, project_id, day) DO UPDATE
+       SET received = u.received + excluded.received, spam = u.spam + excluded.spam`,
+    { account: props.accountId, form: props.formId, from: props.from, to: props.to },
+  );
 }
 
 /** Failing webhooks per project of the account (of forms out of the trash). */

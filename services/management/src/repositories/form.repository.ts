@@ -101,14 +101,15 @@ export async function pageOfForms(
   return query.orderBy(NEWEST_FIRST).limit(options.limit);
 }
 
-/** The account's form, unless it is in the trash (or, with `trashed`, only when it is). */
+/** The account's form, unless it is in the trash (or, with `trashed`, only when it is); `lock`: its row locked. */
 export async function findForm(
   db: Queryable,
   accountId: string,
   id: string,
-  options: { trashed?: boolean } = {},
+  options: { trashed?: boolean; lock?: boolean } = {},
 ): Promise<FormRow | undefined> {
   const query = db('forms').where({ account_id: accountId, id });
+  if (options.lock) query.forUpdate();
   return (options.trashed ? query.whereNotNull('deleted_at') : query.whereNull('deleted_at')).first();
 }
 

@@ -47,6 +47,17 @@ const COUNT_EVENTS = `WITH ev AS MATERIALIZED (
        ON CONFLICT (account_id, form_id, day) DO UPDATE
          SET received = u.received + excluded.received, spam = u.spam + excluded.spam,
            file_bytes = u.file_bytes + excluded.file_bytes),
+     -- FOR SHARE: a form moving to another project (management moves its usage along) waits for this batch, or this
+     -- batch for the move, so each count lands in the project the form is in when it commits.
+     form_projects AS (
+       SELECT id, project_id FROM forms WHERE id IN (SELECT form_id FROM fresh) ORDER BY id FOR SHARE),
+     by_project AS (
+       INSERT INTO usage_daily_projects AS u (account_id, project_id, day, received, spam)
+       SELECT fresh.account_id, fp.project_id, fresh.day, sum(fresh.received), sum(fresh.spam)
+       FROM fresh JOIN form_projects fp ON fp.id = fresh.form_id
+       GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+       ON CONFLICT (account_id, project_id, day) DO UPDATE
+         SET received = u.received + excluded.received, spam = u.spam + excluded.spam),
      monthly AS (
        INSERT INTO usage_counters AS u (account_id, period, used, spam, file_bytes)
        SELECT account_id, period, 0, sum(spam), sum(file_bytes) FROM fresh
