@@ -29,3 +29,6 @@ export type ApiKey = ResponseBody<'listApiKeys'>['data'][number];
 export type NewApiKey = ResponseBody<'createApiKey', 201>;
 export type Usage = ResponseBody<'getUsage'>;
 export type Problem = components['schemas']['Problem'];
+export type Project = ResponseBody<'listProjects'>['data'][number];
+export type AccountDashboard = ResponseBody<'getAccountDashboard'>;
+export type ProjectDashboard = ResponseBody<'getProjectDashboard'>;

@@ -6,6 +6,8 @@ import { Loading } from './components/ui';
 import { WhoAmI } from './components/account-switcher';
 import { SignIn } from './pages/sign-in';
 import { FormsPage } from './pages/forms';
+import { DashboardPage } from './pages/dashboard';
+import { ProjectPage } from './pages/project';
 import { TrashPage } from './pages/trash';
 import { FormPage } from './pages/form';
 import { SubmissionsPage } from './pages/submissions';
@@ -26,6 +28,7 @@ import { RoleGate } from './components/role-gate';
 
 /** The navigation; a link whose page reads through an operation beyond the person's role is not shown. */
 const NAV = [
+  { href: '/console/dashboard', label: 'Dashboard' },
   { href: '/console/forms', label: 'Forms' },
   { href: '/console/api-keys', label: 'API keys' },
   { href: '/console/usage', label: 'Usage' },
@@ -37,7 +40,11 @@ const NAV = [
 
 /** Which navigation link a path belongs to (a submission belongs to Forms). */
 const section = (path: string) =>
-  path.startsWith('/console/submissions') ? '/console/forms' : NAV.find((n) => path.startsWith(n.href))?.href;
+  path.startsWith('/console/submissions')
+    ? '/console/forms'
+    : path.startsWith('/console/projects')
+      ? '/console/dashboard'
+      : NAV.find((n) => path.startsWith(n.href))?.href;
 
 /** /console itself shows the forms (replacing the URL, so back does not return to it). */
 function ToForms() {
@@ -78,6 +85,8 @@ function Views() {
       <Route path="/console/forms/trash" component={TrashPage} />
       <Route path="/console/forms/:id" component={FormPage} />
       <Route path="/console/submissions/:id" component={SubmissionPage} />
+      <Route path="/console/dashboard" component={DashboardPage} />
+      <Route path="/console/projects/:id" component={ProjectPage} />
       <Route path="/console/api-keys" component={ForAdmins.ApiKeys} />
       <Route path="/console/usage" component={UsagePage} />
       <Route path="/console/privacy" component={ForAdmins.Privacy} />

@@ -19,6 +19,7 @@ import {
   type Action,
 } from '../components/ui';
 import { useTitle } from '../title';
+import { limitWords, ProjectLimit, useProjects } from '../components/projects';
 
 export function ApiKeysPage() {
   useTitle('API keys');
@@ -52,33 +53,57 @@ export function ApiKeysPage() {
 }
 
 const KEY_TYPES = plainOptions<ApiKey['type']>(['submission', 'management']);
+type KeyRole = NonNullable<ApiKey['role']>;
+const KEY_ROLES = plainOptions<KeyRole>(['admin', 'editor', 'viewer']);
 
-/** Creates a key of a type, with an optional name; the new key (shown once) is handed up. */
+/**
+ * Creates a key of a type, with an optional name (and for a management key its role, and for a viewer or editor the
+ * projects it is limited to); the new key (shown once) is handed up.
+ */
 function CreateKey({ action, onCreated }: { action: Action; onCreated(key: NewApiKey): Promise<void> }) {
+  const projects = useProjects();
   const [type, setType] = useState<ApiKey['type']>('submission');
+  const [role, setRole] = useState<KeyRole>('admin');
+  const [limit, setLimit] = useState<string[]>([]);
   const [name, setName] = useState('');
+  const limited = type === 'management' && role !== 'admin';
   const submit = async (e: Event) => {
     e.preventDefault();
-    const key = await action.run(() => ok(api.POST('/v1/api-keys', { body: { type, name: name.trim() || null } })));
+    const body = {
+      type,
+      name: name.trim() || null,
+      ...(type === 'management' ? { role, project_ids: limited && limit.length > 0 ? limit : null } : {}),
+    };
+    const key = await action.run(() => ok(api.POST('/v1/api-keys', { body })));
     if (!key) return;
     void onCreated(key);
     setName('');
+    setLimit([]);
   };
   return (
-    <form class="inline-form" onSubmit={submit}>
-      <SelectField id="k-type" label="Type" value={type} options={KEY_TYPES} onValue={setType} />
-      <TextField id="k-name" label="Name" grow maxLength={200} value={name} onValue={setName} />
+    <form class="stack" aria-label="Create a key" onSubmit={submit}>
+      <div class="inline-form">
+        <SelectField id="k-type" label="Type" value={type} options={KEY_TYPES} onValue={setType} />
+        {type === 'management' && (
+          <SelectField id="k-role" label="Role" value={role} options={KEY_ROLES} onValue={setRole} />
+        )}
+        <TextField id="k-name" label="Name" grow maxLength={200} value={name} onValue={setName} />
+      </div>
+      {limited && (projects.data?.length ?? 0) > 1 && (
+        <ProjectLimit projects={projects.data} value={limit} onValue={setLimit} what="the key" />
+      )}
       <SubmitRow pending={action.pending}>Create key</SubmitRow>
     </form>
   );
 }
 
 function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke(key: ApiKey): void }) {
+  const projects = useProjects();
   return (
     <Table
       label="API keys"
       reflow
-      columns={['Type', 'Name', 'Prefix', 'Created', 'Created by', 'Last used', 'Revoked', ACTIONS_COLUMN]}
+      columns={['Type', 'Name', 'Prefix', 'Access', 'Created', 'Created by', 'Last used', 'Revoked', ACTIONS_COLUMN]}
     >
       {keys.map((k) => (
         <tr key={k.id} class={k.revoked_at ? 'revoked' : ''}>
@@ -90,6 +115,7 @@ function KeysTable({ keys, onRevoke }: { keys: ApiKey[]; onRevoke(key: ApiKey): 
           <td>
             <code>{k.prefix}…</code>
           </td>
+          <td>{k.role ? `${k.role} · ${limitWords(projects.data, k.project_ids)}` : 'posts only'}</td>
           <td class="nowrap">{formatTime(k.created_at)}</td>
           <td>{k.created_by?.label ?? (k.created_by ? k.created_by.type : '—')}</td>
           <td class="nowrap">{formatTime(k.last_used_at)}</td>

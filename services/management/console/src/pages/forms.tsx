@@ -1,5 +1,7 @@
+import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
-import type { Form } from '../api-types';
+import type { Form, Project } from '../api-types';
+import { ProjectSelect, projectName, useProjects } from '../components/projects';
 import { ErrorBox, Loading, StatusBadge, Table, useAction, useResource } from '../components/ui';
 import { Snippets } from '../components/snippets';
 import { useTitle } from '../title';
@@ -7,10 +9,13 @@ import { may } from '../people';
 
 type Listed = Form & { month: number };
 
-/** The account's forms, each with this month's received count (left at 0 when usage cannot be read). */
-async function loadForms(): Promise<Listed[]> {
+/**
+ * The account's forms (of one project, when `project` names one), each with this month's received count (left at 0
+ * when usage cannot be read).
+ */
+async function loadForms(project: string): Promise<Listed[]> {
   const [list, usage] = await Promise.all([
-    ok(api.GET('/v1/forms', { params: { query: { limit: 25 } } })),
+    ok(api.GET('/v1/forms', { params: { query: { limit: 100, ...(project ? { project_id: project } : {}) } } })),
     ok(api.GET('/v1/usage')).catch(() => undefined),
   ]);
   const counts = new Map((usage?.forms ?? []).map((f) => [f.form_id, f.received]));
@@ -19,7 +24,10 @@ async function loadForms(): Promise<Listed[]> {
 
 export function FormsPage() {
   useTitle('Forms');
-  const forms = useResource(loadForms, []);
+  const { query, route } = useLocation();
+  const project = query['project'] ?? '';
+  const projects = useProjects();
+  const forms = useResource(() => loadForms(project), [project]);
   const toggle = useAction();
   const setStatus = async (form: Form, status: Form['status']) => {
     await toggle.run(() => ok(api.PATCH('/v1/forms/{id}', { params: { path: { id: form.id } }, body: { status } })));
@@ -31,7 +39,7 @@ export function FormsPage() {
         <h1>Forms</h1>
         <span class="steps">
           {may('createForm') && (
-            <a href="/console/forms/new" class="button">
+            <a href={`/console/forms/new${project ? `?project=${project}` : ''}`} class="button">
               New form
             </a>
           )}
@@ -40,11 +48,24 @@ export function FormsPage() {
           </a>
         </span>
       </div>
+      <ProjectSelect
+        id="forms-project"
+        label="Show"
+        all="All projects"
+        projects={(projects.data?.length ?? 0) > 1 ? projects.data : []}
+        value={project}
+        onValue={(p) => route(p ? `/console/forms?project=${p}` : '/console/forms')}
+      />
       <ErrorBox error={forms.error ?? toggle.error} />
       {forms.loading && !forms.data && <Loading what="forms" />}
       {forms.data && forms.data.length === 0 && <NoForms />}
       {forms.data && forms.data.length > 0 && (
-        <FormsTable forms={forms.data} pending={toggle.pending} onStatus={setStatus} />
+        <FormsTable
+          forms={forms.data}
+          projects={!project && (projects.data?.length ?? 0) > 1 ? projects.data : undefined}
+          pending={toggle.pending}
+          onStatus={setStatus}
+        />
       )}
     </>
   );
@@ -63,7 +84,12 @@ function NoForms() {
   );
 }
 
-type RowProps = { pending: boolean; onStatus(form: Form, status: Form['status']): void };
+type RowProps = {
+  pending: boolean;
+  onStatus(form: Form, status: Form['status']): void;
+  /** Set when the table shows several projects' forms: each row names its project. */
+  projects?: Project[];
+};
 
 function FormsTable({ forms, ...row }: RowProps & { forms: Listed[] }) {
   return (
@@ -72,6 +98,7 @@ function FormsTable({ forms, ...row }: RowProps & { forms: Listed[] }) {
       reflow
       columns={[
         { label: 'Name' },
+        ...(row.projects ? [{ label: 'Project' }] : []),
         { label: 'Status' },
         { label: 'This month', num: true },
         { label: 'Ingest URL' },
@@ -85,12 +112,17 @@ function FormsTable({ forms, ...row }: RowProps & { forms: Listed[] }) {
   );
 }
 
-function FormRow({ form: f, pending, onStatus }: RowProps & { form: Listed }) {
+function FormRow({ form: f, pending, onStatus, projects }: RowProps & { form: Listed }) {
   return (
     <tr>
       <th scope="row">
         <a href={`/console/forms/${f.id}/submissions`}>{f.name}</a>
       </th>
+      {projects && (
+        <td>
+          <a href={`/console/projects/${f.project_id}`}>{projectName(projects, f.project_id)}</a>
+        </td>
+      )}
       <td>
         <StatusBadge status={f.status} />
       </td>

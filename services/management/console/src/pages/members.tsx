@@ -18,11 +18,14 @@ import {
 } from '../components/ui';
 import { may, ROLES, type Member, type NewMember, type Role } from '../people';
 import { useTitle } from '../title';
+import type { Project } from '../api-types';
+import { limitWords, ProjectLimit, useProjects } from '../components/projects';
 
 /** Members of the account: everyone sees them; admins invite, change roles and remove (owners only for owners). */
 export function MembersPage() {
   useTitle('Members');
   const members = useResource(() => ok(api.GET('/v1/members')), []);
+  const projects = useProjects();
   const [invited, setInvited] = useState<NewMember | null>(null);
   const action = useAction();
   const role = session.value?.role as Role | undefined;
@@ -58,6 +61,7 @@ export function MembersPage() {
       {manage && (
         <Invite
           owner={role === 'owner'}
+          projects={projects.data}
           onInvited={async (m) => {
             setInvited(m);
             await members.reload();
@@ -69,6 +73,7 @@ export function MembersPage() {
       {members.data && (
         <MembersTable
           members={members.data.data}
+          projects={projects.data}
           manage={manage}
           owner={role === 'owner'}
           onRole={changeRole}
@@ -118,21 +123,32 @@ function useMemberChanges(
 /** The roles one may give: owners may make owners, admins the other roles. */
 const roleOptions = (owner: boolean) => plainOptions(ROLES.filter((r) => owner || r !== 'owner'));
 
-function Invite(props: { owner: boolean; onInvited(m: NewMember): Promise<void> }) {
+/** Viewers and editors may be limited to projects; admins and owners have the whole account. */
+const limitable = (role: Role) => role === 'viewer' || role === 'editor';
+
+function Invite(props: { owner: boolean; projects: Project[] | undefined; onInvited(m: NewMember): Promise<void> }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('viewer');
+  const [limit, setLimit] = useState<string[]>([]);
   const action = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
-    const m = await action.run(() => ok(api.POST('/v1/members', { body: { email: email.trim(), role } })));
+    const project_ids = limitable(role) && limit.length > 0 ? limit : null;
+    const m = await action.run(() => ok(api.POST('/v1/members', { body: { email: email.trim(), role, project_ids } })));
     if (!m) return;
     setEmail('');
+    setLimit([]);
     await props.onInvited(m);
   };
   return (
-    <form class="inline-form" onSubmit={submit}>
-      <TextField id="invite-email" label="Email" type="email" required grow value={email} onValue={setEmail} />
-      <SelectField id="invite-role" label="Role" value={role} options={roleOptions(props.owner)} onValue={setRole} />
+    <form class="stack" aria-label="Invite a member" onSubmit={submit}>
+      <div class="inline-form">
+        <TextField id="invite-email" label="Email" type="email" required grow value={email} onValue={setEmail} />
+        <SelectField id="invite-role" label="Role" value={role} options={roleOptions(props.owner)} onValue={setRole} />
+      </div>
+      {limitable(role) && (props.projects?.length ?? 0) > 1 && (
+        <ProjectLimit projects={props.projects} value={limit} onValue={setLimit} what="them" />
+      )}
       <SubmitRow pending={action.pending}>Invite</SubmitRow>
       <ErrorBox error={action.error} />
     </form>
@@ -141,6 +157,7 @@ function Invite(props: { owner: boolean; onInvited(m: NewMember): Promise<void> 
 
 function MembersTable(props: {
   members: Member[];
+  projects: Project[] | undefined;
   manage: boolean;
   owner: boolean;
   onRole(m: Member, role: Role): void;
@@ -149,7 +166,11 @@ function MembersTable(props: {
 }) {
   const mayChange = (m: Member) => props.manage && (props.owner || m.role !== 'owner');
   return (
-    <Table label="Members" reflow columns={['Email', 'Name', 'Role', 'Status', 'Last sign-in', ACTIONS_COLUMN]}>
+    <Table
+      label="Members"
+      reflow
+      columns={['Email', 'Name', 'Role', 'Projects', 'Status', 'Last sign-in', ACTIONS_COLUMN]}
+    >
       {props.members.map((m) => (
         <tr key={m.id}>
           <td>
@@ -174,6 +195,7 @@ function MembersTable(props: {
               m.role
             )}
           </td>
+          <td>{limitWords(props.projects, m.project_ids)}</td>
           <td>{m.status}</td>
           <td class="nowrap">{formatTime(m.last_sign_in_at)}</td>
           <td>

@@ -1,7 +1,7 @@
 import { api, ok } from '../api';
 import type { Usage } from '../api-types';
 import { ErrorBox, Figures, Loading, Table, formatBytes, formatTime, useResource } from '../components/ui';
-import { DayChart } from './usage/day-chart';
+import { DayChart } from '../components/day-chart';
 import { useTitle } from '../title';
 
 export function UsagePage() {

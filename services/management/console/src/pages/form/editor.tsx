@@ -4,6 +4,7 @@ import { api, ApiError, ok } from '../../api';
 import type { Form, FormSettings } from '../../api-types';
 import { Confirm, ErrorBox, SubmitRow, useAction } from '../../components/ui';
 import { fieldErrors } from '../../components/field-errors';
+import { useProjects } from '../../components/projects';
 import { confirmAfterNavigation } from '../../flash';
 import {
   API_FIELDS,
@@ -37,6 +38,7 @@ function settingsOf(v: Values, form?: Form): FormSettings | ApiError {
     allowed_origins: lines(v.origins),
   };
   if (v.slug.trim()) body.slug = v.slug.trim();
+  if (v.project && v.project !== form?.project_id) body.project_id = v.project;
   const providerChanged = v.provider !== (form?.bot_challenge?.provider ?? '');
   if (!v.provider) body.bot_challenge = null;
   else if (v.secret) body.bot_challenge = { provider: v.provider, secret: v.secret };
@@ -70,8 +72,9 @@ function useSave(values: Values, form: Form | undefined, onSaved: (saved: Form) 
 
 /** Creates a form (then opens it, saying so) or saves an existing one's settings (then shows them as saved). */
 export function FormEditor({ form, onSaved }: { form?: Form; onSaved?(): Promise<void> }) {
-  const { route } = useLocation();
-  const [values, setValues] = useState(() => initialValues(form));
+  const { route, query } = useLocation();
+  const projects = useProjects();
+  const [values, setValues] = useState(() => initialValues(form, query['project'] ?? ''));
   const [saved, setSaved] = useState(false);
   const { action, submit, save, confirmSlug, cancelSlug } = useSave(values, form, async (result) => {
     setValues(initialValues(result));
@@ -93,7 +96,7 @@ export function FormEditor({ form, onSaved }: { form?: Form; onSaved?(): Promise
   };
   return (
     <form class="stack" onSubmit={submit}>
-      <IdentityFields {...editing} savedSlug={form?.slug} />
+      <IdentityFields {...editing} savedSlug={form?.slug} projects={projects.data} />
       <BotChallengeFields {...editing} keepsSecret={Boolean(form?.bot_challenge)} />
       <DeliveryFields {...editing} />
       <ErrorBox error={action.error} atFields={API_FIELDS} />

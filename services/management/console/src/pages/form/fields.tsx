@@ -1,12 +1,15 @@
 import { SelectField, TextField } from '../../components/ui';
+import { ProjectSelect } from '../../components/projects';
+import type { Project } from '../../api-types';
 import type { Form } from '../../api-types';
 
 type Provider = NonNullable<Form['bot_challenge']>['provider'];
 
 /** What the editor's controls hold: a form's settings as text, or the defaults of a new form. */
-export function initialValues(form?: Form) {
+export function initialValues(form?: Form, project = '') {
   return {
     name: form?.name ?? '',
+    project: form?.project_id ?? project,
     slug: form?.slug ?? '',
     status: form?.status ?? 'live',
     honeypot: form?.honeypot_field ?? '_gotcha',
@@ -22,6 +25,7 @@ export type Values = ReturnType<typeof initialValues>;
 /** The API's name of each setting the editor shows, so an error the API reports is shown at its field. */
 const API_NAMES = {
   name: 'name',
+  project: 'project_id',
   slug: 'slug',
   status: 'status',
   honeypot: 'honeypot_field',
@@ -67,13 +71,19 @@ const PROVIDERS: [Provider | '', string][] = [
 ];
 
 /** Name, slug (with a warning when an existing form's slug changes), status and the honeypot field. */
-export function IdentityFields(editing: Editing & { savedSlug?: string }) {
+export function IdentityFields(editing: Editing & { savedSlug?: string; projects?: Project[] }) {
   const { values, savedSlug } = editing;
   const slug = values.slug.trim();
   const slugChanges = savedSlug !== undefined && slug !== '' && slug !== savedSlug;
   return (
     <>
       <TextField id="f-name" label="Name" required maxLength={200} {...bind(editing, 'name')} />
+      <ProjectSelect
+        id="f-project"
+        help="Moving a form takes its submissions, webhooks and views along; people limited to projects see it where it is."
+        projects={editing.projects}
+        {...bind(editing, 'project')}
+      />
       <TextField
         id="f-slug"
         label="Slug"

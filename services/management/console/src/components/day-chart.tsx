@@ -1,29 +1,46 @@
-import type { Usage } from '../../api-types';
-import { Table } from '../../components/ui';
+import { useId } from 'preact/hooks';
+import { Table } from './ui';
 
-type Days = Usage['days'];
+type Days = { date: string; received: number; spam: number }[];
 
-/** Received and spam per day of the month, as stacked bars; the same figures are in a table for screen readers. */
-export function DayChart({ days }: { days: Days }) {
+/**
+ * Received and spam per day, as stacked bars, under `title` (the usage page's month, a dashboard's window); the same
+ * figures are in a table for screen readers.
+ */
+export function DayChart({
+  days,
+  title = 'Per day',
+  period = 'this month',
+}: {
+  days: Days;
+  title?: string;
+  period?: string;
+}) {
+  const id = useId();
   const max = Math.max(1, ...days.map((d) => d.received + d.spam));
   const total = days.reduce((n, d) => n + d.received, 0);
+  const spam = days.reduce((n, d) => n + d.spam, 0);
+  const share = total + spam > 0 ? Math.round((spam / (total + spam)) * 100) : 0;
   return (
-    <section aria-labelledby="chart-title">
-      <h2 id="chart-title">Per day</h2>
+    <section aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
       <figure class="chart">
-        <DayBars days={days} max={max} total={total} />
+        <DayBars days={days} max={max} label={`Submissions per day ${period}: ${total} received, ${share} % spam`} />
         <div class="chart-axis" aria-hidden="true" style={{ gridTemplateColumns: `repeat(${days.length}, 1fr)` }}>
-          {[0, 7, 14, 21, 28].map((i) =>
-            days[i] ? (
-              <span key={i} style={{ gridColumn: `${i + 1}`, gridRow: '1' }}>
-                {days[i].date.slice(5)}
-              </span>
-            ) : null,
-          )}
+          {days
+            .map((_d, i) => i)
+            .filter((i) => i % Math.max(7, Math.ceil(days.length / 5)) === 0)
+            .map((i) =>
+              days[i] ? (
+                <span key={i} style={{ gridColumn: `${i + 1}`, gridRow: '1' }}>
+                  {days[i].date.slice(5)}
+                </span>
+              ) : null,
+            )}
         </div>
         <figcaption class="legend">
           <span class="key received" aria-hidden="true" /> received <span class="key spam" aria-hidden="true" /> spam ·
-          tallest bar {max} a day
+          tallest bar {max} a day · {share} % spam
         </figcaption>
       </figure>
       <details>
@@ -45,15 +62,10 @@ export function DayChart({ days }: { days: Days }) {
   );
 }
 
-function DayBars({ days, max, total }: { days: Days; max: number; total: number }) {
+function DayBars({ days, max, label }: { days: Days; max: number; label: string }) {
   const width = 100 / Math.max(1, days.length);
   return (
-    <svg
-      viewBox="0 0 100 40"
-      preserveAspectRatio="none"
-      role="img"
-      aria-label={`Submissions per day this month: ${total} received in total`}
-    >
+    <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label={label}>
       {days.map((d, i) => {
         const h = (d.received / max) * 38;
         const hs = (d.spam / max) * 38;

@@ -1,0 +1,140 @@
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso';
+import { api, ok } from '../api';
+import type { AccountDashboard } from '../api-types';
+import { DayChart } from '../components/day-chart';
+import { ErrorBox, Figures, Loading, SubmitRow, Table, TextField, useAction, useResource } from '../components/ui';
+import { fieldErrors } from '../components/field-errors';
+import { confirmAfterNavigation } from '../flash';
+import { may } from '../people';
+import { useTitle } from '../title';
+
+/** The windows a dashboard offers, in days. */
+export const WINDOWS = [30, 90] as const;
+export type Window = (typeof WINDOWS)[number];
+
+/** The window in the URL (`?days=90`), 30 by default. */
+export function useWindow(): Window {
+  const { query } = useLocation();
+  return query['days'] === '90' ? 90 : 30;
+}
+
+/** Links to the other windows; the one shown is marked as current. */
+export function WindowLinks({ base, days }: { base: string; days: Window }) {
+  return (
+    <nav aria-label="Period" class="tabs">
+      <ul>
+        {WINDOWS.map((n) => (
+          <li key={n}>
+            <a href={n === 30 ? base : `${base}?days=${n}`} aria-current={n === days ? 'page' : undefined}>
+              Last {n} days
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+/** Spam as a share of everything that came: “4 %”, or “–” when nothing came. */
+export const spamShare = (received: number, spam: number) =>
+  received + spam === 0 ? '–' : `${Math.round((spam / (received + spam)) * 100)} %`;
+
+/** The account at a glance: submissions per day, and each project the person sees with its figures. */
+export function DashboardPage() {
+  useTitle('Dashboard');
+  const days = useWindow();
+  const board = useResource(() => ok(api.GET('/v1/dashboard', { params: { query: { days } } })), [days]);
+  const b = board.data;
+  return (
+    <>
+      <div class="page-head">
+        <h1>Dashboard</h1>
+        <WindowLinks base="/console/dashboard" days={days} />
+      </div>
+      <ErrorBox error={board.error} />
+      {!b && !board.error && <Loading what="the dashboard" />}
+      {b && (
+        <>
+          <Figures
+            figures={[
+              ['Received', b.totals.received.toLocaleString()],
+              ['Spam', `${b.totals.spam.toLocaleString()} (${spamShare(b.totals.received, b.totals.spam)})`],
+              ['Spam this week', b.totals.spam_week.toLocaleString()],
+              ['Failing webhooks', b.totals.failing_webhooks.toLocaleString()],
+            ]}
+          />
+          <DayChart days={b.days} title="Submissions per day" period={`in the last ${days} days`} />
+          <ProjectsTable projects={b.projects} days={days} />
+          {may('createProject') && <NewProject />}
+        </>
+      )}
+    </>
+  );
+}
+
+function ProjectsTable({ projects, days }: { projects: AccountDashboard['projects']; days: Window }) {
+  return (
+    <section aria-labelledby="projects-title">
+      <h2 id="projects-title">Projects</h2>
+      <Table
+        label="Projects at a glance"
+        reflow
+        columns={[
+          { label: 'Project' },
+          { label: 'Forms', num: true },
+          { label: `Received (${days} days)`, num: true },
+          { label: 'Spam share', num: true },
+          { label: 'Spam this week', num: true },
+          { label: 'Failing webhooks', num: true },
+          { label: 'Last submission' },
+        ]}
+      >
+        {projects.map((p) => (
+          <tr key={p.id}>
+            <th scope="row">
+              <a href={`/console/projects/${p.id}${days === 30 ? '' : `?days=${days}`}`}>{p.name}</a>
+            </th>
+            <td class="num">{p.form_count}</td>
+            <td class="num">{p.received.toLocaleString()}</td>
+            <td class="num">{spamShare(p.received, p.spam)}</td>
+            <td class="num">{p.spam_week.toLocaleString()}</td>
+            <td class={`num${p.failing_webhooks > 0 ? ' failing' : ''}`}>{p.failing_webhooks}</td>
+            <td>{p.last_day ?? `none in ${days} days`}</td>
+          </tr>
+        ))}
+      </Table>
+    </section>
+  );
+}
+
+/** Creates a project (then opens it). */
+function NewProject() {
+  const { route } = useLocation();
+  const [name, setName] = useState('');
+  const action = useAction();
+  const create = async (e: Event) => {
+    e.preventDefault();
+    const made = await action.run(() => ok(api.POST('/v1/projects', { body: { name: name.trim() } })));
+    if (!made) return;
+    confirmAfterNavigation(`Project “${made.name}” created.`, `/console/projects/${made.id}`);
+    route(`/console/projects/${made.id}`);
+  };
+  return (
+    <form class="stack" aria-labelledby="new-project-title" onSubmit={(e) => void create(e)}>
+      <h2 id="new-project-title">New project</h2>
+      <TextField
+        id="p-name"
+        label="Name"
+        help="A client’s or a site’s forms together; people and keys can be limited to it."
+        required
+        maxLength={100}
+        value={name}
+        onValue={setName}
+        error={fieldErrors(action.error)['name']}
+      />
+      <ErrorBox error={action.error} atFields={['name']} />
+      <SubmitRow pending={action.pending}>Create project</SubmitRow>
+    </form>
+  );
+}
