@@ -148,8 +148,7 @@ exports.run = async function run({ log }) {
       const which = side === 'a' ? 'small' : 'large';
       log(`round ${n}: ${which} account`);
       const out = {};
-      for (const name of names)
-        out[name] = await median(() => get(urls(accounts[which])[name], accounts[which].key));
+      for (const name of names) out[name] = await median(() => get(urls(accounts[which])[name], accounts[which].key));
       return out;
     });
     const rows = names.map((name) => {
