@@ -23,6 +23,7 @@ import { peopleRoutes } from './routes/people.routes';
 import { memberSessionRoutes } from './routes/member-sessions.routes';
 import { twoFactorRoutes } from './routes/two-factor.routes';
 import { accountRoutes } from './routes/account.routes';
+import { accountCreationRoutes } from './routes/accounts.routes';
 import { auditLogRoutes } from './routes/audit-log.routes';
 import { spamRoutes } from './routes/spam.routes';
 import { viewRoutes } from './routes/views.routes';
@@ -50,6 +51,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...memberSessionRoutes,
     ...twoFactorRoutes,
     ...accountRoutes,
+    ...accountCreationRoutes,
     ...auditLogRoutes,
     ...inboxRoutes,
     ...viewRoutes,

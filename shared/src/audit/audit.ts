@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   'project.created',
   'project.updated',
   'project.deleted',
+  'account.created',
   'webhook.created',
   'webhook.updated',
   'webhook.secret_rotated',

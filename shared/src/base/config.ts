@@ -162,6 +162,12 @@ const Env = Type.Object({
   OIDC_AUTO_JOIN_ACCOUNT: Type.Optional(Type.String({ pattern: '^acc_[0-9a-hjkmnp-tv-z]{26}$' })),
   OIDC_AUTO_JOIN_ROLE: Type.Optional(Type.String({ pattern: '^(viewer|editor|admin|owner)$' })),
   OIDC_ONLY: Type.Boolean({ default: false }),
+  ACCOUNT_CREATION: Type.Union([Type.Literal('operator'), Type.Literal('owners'), Type.Literal('anyone')], {
+    default: 'owners',
+    description:
+      'who creates accounts: the operator CLI alone; also any owner, from the console (`owners`); also anyone, by ' +
+      'signing up with an e-mail address they confirm (`anyone`)',
+  }),
   PURGE_INTERVAL_SECONDS: Type.Integer({
     minimum: 1,
     maximum: 86_400,

@@ -47,6 +47,8 @@ const SAY: Record<(typeof AUDIT_ACTIONS)[number], Say> = {
   'form.restored': (t) => `restored ${t} from the trash`,
   'view.saved': (t, d) => `saved the view “${text(d['name'])}” of ${t}`,
   'view.deleted': () => 'deleted a saved view',
+  'account.created': (_t, d) =>
+    `created the account “${text(d['name'])}”${d['method'] === 'sign-up' ? ' by signing up' : ''}`,
   'project.created': (t) => `created ${t}`,
   'project.updated': (t, d) => `renamed ${t}${d['name'] ? ` to “${text(d['name'])}”` : ''}`,
   'project.deleted': (_t, d) => `deleted the project “${text(d['name'])}”`,

@@ -47,6 +47,9 @@ export const signInOptionsRoute = signInRoute({
         }),
         sso: Type.Boolean(),
         key: Type.Boolean(),
+        account_creation: Type.Union([Type.Literal('operator'), Type.Literal('owners'), Type.Literal('anyone')], {
+          description: 'who makes accounts here (ACCOUNT_CREATION); `anyone`: the sign-in page offers to sign up',
+        }),
         members: Type.Boolean({
           description:
             'whether anyone has joined an account here: until then the only way in is a management key, which the ' +
@@ -57,7 +60,13 @@ export const signInOptionsRoute = signInRoute({
   },
   async handler(ctx, _input, { config, db }: Platform) {
     const members = await anyMemberJoined(db);
-    ctx.body = { password: members && !config.OIDC_ONLY, sso: ssoConfigured(config), key: true, members };
+    ctx.body = {
+      password: members && !config.OIDC_ONLY,
+      sso: ssoConfigured(config),
+      key: true,
+      account_creation: config.OIDC_ONLY && config.ACCOUNT_CREATION === 'anyone' ? 'owners' : config.ACCOUNT_CREATION,
+      members,
+    };
   },
 });
 

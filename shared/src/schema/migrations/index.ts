@@ -32,6 +32,7 @@ import * as visitorPages from './032-visitor-pages';
 import * as projects from './033-projects';
 import * as spamModelScope from './034-spam-model-scope';
 import * as dashboard from './035-dashboard';
+import * as signUps from './036-sign-ups';
 
 export interface Migration {
   name: string;
@@ -75,4 +76,5 @@ export const migrations: Migration[] = [
   { name: '033-projects', ...projects },
   { name: '034-spam-model-scope', ...spamModelScope },
   { name: '035-dashboard', ...dashboard },
+  { name: '036-sign-ups', ...signUps },
 ];
