@@ -8,6 +8,7 @@ import { SignIn } from './pages/sign-in';
 import { FormsPage } from './pages/forms';
 import { DashboardPage } from './pages/dashboard';
 import { ProjectPage } from './pages/project';
+import { NewAccountPage, SignUpPage } from './pages/accounts';
 import { TrashPage } from './pages/trash';
 import { FormPage } from './pages/form';
 import { SubmissionsPage } from './pages/submissions';
@@ -86,6 +87,7 @@ function Views() {
       <Route path="/console/forms/:id" component={FormPage} />
       <Route path="/console/submissions/:id" component={SubmissionPage} />
       <Route path="/console/dashboard" component={DashboardPage} />
+      <Route path="/console/accounts/new" component={NewAccountPage} />
       <Route path="/console/projects/:id" component={ProjectPage} />
       <Route path="/console/api-keys" component={ForAdmins.ApiKeys} />
       <Route path="/console/usage" component={UsagePage} />
@@ -142,6 +144,7 @@ function Console() {
   // Links from an invitation or reset e-mail work signed in or not.
   if (path === '/console/join') return <JoinPage />;
   if (path === '/console/reset') return <ResetPage />;
+  if (path === '/console/sign-up') return <SignUpPage />;
   if (session.value === undefined) return <Loading what="the console" />;
   if (session.value === null) return <SignIn />;
   return (

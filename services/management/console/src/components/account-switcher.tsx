@@ -18,7 +18,13 @@ export function WhoAmI() {
   const action = useAction();
   const { route } = useLocation();
   const list = accounts.data?.data ?? [];
-  if (list.length < 2) return <span class="muted small whoami">{signedInAs()}</span>;
+  if (list.length < 2)
+    return (
+      <span class="account-switcher">
+        <span class="muted small whoami">{signedInAs()}</span>
+        <NewAccountLink />
+      </span>
+    );
   const current = list.find((a) => a.current);
   const switchTo = async (accountId: string) => {
     const switched = await action.run(async () => {
@@ -51,11 +57,24 @@ export function WhoAmI() {
           </option>
         ))}
       </select>
+      <NewAccountLink />
       {action.error !== undefined && (
         <span id="account-switcher-error" role="alert" class="small danger-text">
           {action.error instanceof ApiError ? action.error.detail || action.error.title : 'The switch failed'}
         </span>
       )}
     </span>
+  );
+}
+
+/** For an owner signed in as a person, where accounts may be made by owners: a link to make another. */
+function NewAccountLink() {
+  const options = useResource(() => ok(api.GET('/v1/sign-in-options')), []);
+  const owner = session.value?.member_id && session.value.role === 'owner';
+  if (!owner || !options.data || options.data.account_creation === 'operator') return null;
+  return (
+    <a class="small" href="/console/accounts/new">
+      New account
+    </a>
   );
 }

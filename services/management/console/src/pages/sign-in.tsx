@@ -52,6 +52,11 @@ export function SignIn() {
         </p>
       )}
       {options.data && <KeySignIn membersExist={options.data.members} />}
+      {options.data?.account_creation === 'anyone' && (
+        <p>
+          No account yet? <a href="/console/sign-up">Sign up</a>
+        </p>
+      )}
     </main>
   );
 }
