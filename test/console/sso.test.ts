@@ -349,6 +349,7 @@ describe('console: single sign-on, who may sign in over HTTP', () => {
       password: true,
       sso: true,
       key: true,
+      account_creation: 'owners',
       members: true,
     });
     const { platform } = c.stack;

@@ -171,6 +171,7 @@ describe('password sign-in: switched off', () => {
         password: false,
         sso: false,
         key: true,
+        account_creation: 'owners',
         members: true,
       });
     } finally {
@@ -184,13 +185,14 @@ describe('sign-in options before anyone has joined', () => {
     const empty = await startManagement({ DATABASE_URL: await emptyTestDatabaseUrl('nobody_joined') });
     try {
       const options = async () => (await api(empty.url)('GET', '/v1/sign-in-options')).body;
-      expect(await options()).toEqual({ password: false, sso: false, key: true, members: false });
+      const creation = { account_creation: 'owners' };
+      expect(await options()).toEqual({ password: false, sso: false, key: true, ...creation, members: false });
       const { db } = empty.platform;
       const account = await factories.account(db);
       await addTestMember(db, account.id, 'owner', { status: 'invited' });
       expect((await options()).members).toBe(false);
       await personWithPassword(db, 'viewer');
-      expect(await options()).toEqual({ password: true, sso: false, key: true, members: true });
+      expect(await options()).toEqual({ password: true, sso: false, key: true, ...creation, members: true });
     } finally {
       await empty.close();
     }
