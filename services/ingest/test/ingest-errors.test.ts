@@ -1,5 +1,7 @@
 import http from 'node:http';
-import { factories, listen, useStarted } from '@intake/shared/testing';
+import net from 'node:net';
+import { eventually, factories, listen, useStarted } from '@intake/shared/testing';
+import { DRAIN_LIMIT_BYTES } from '../src/routes/ingest.routes';
 import { accountWithForm, slugOf, startIngest, submissionsOf, type IngestHarness } from './helpers';
 
 /** Unknown, paused and draft forms, the monthly quota and the per-IP rate limit (RATE_LIMIT_POINTS of 3). */
@@ -125,6 +127,37 @@ function bodyCases(h: IngestHarness) {
       'content-type': 'application/json',
     });
     expect([res.status, slugOf(res)]).toEqual([413, 'body-too-large']);
+  });
+
+  it('answers 413 before an over-large body, then reads the rest it declared and keeps the connection; a huge one closes', async () => {
+    const { form } = await accountWithForm(h);
+    const { port } = new URL(h.url);
+    const head = (length: number) =>
+      `POST /v1/f/${form.slug} HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
+    const socket = net.connect(Number(port), '127.0.0.1');
+    let received = '';
+    socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    const rest = 2 * 1024 * 1024;
+    socket.write(head(rest));
+    // The answer comes before the body does; the body is sent after it, in pieces, as a slow client would.
+    await eventually(() => received.includes('413 Payload Too Large') && received.includes('body-too-large'));
+    expect(received).not.toMatch(/connection: close/i);
+    for (let sent = 0; sent < rest; sent += 64 * 1024) socket.write(Buffer.alloc(64 * 1024, 0x78));
+    received = '';
+    socket.write(`GET /v1/f/${form.slug} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await eventually(() => /^HTTP\/1\.1 \d{3}/.test(received));
+    socket.end();
+    await closed;
+
+    const huge = net.connect(Number(port), '127.0.0.1');
+    let answer = '';
+    huge.on('data', (c: Buffer) => (answer += c.toString('latin1')));
+    const hugeClosed = new Promise<void>((resolve) => huge.on('close', () => resolve()));
+    huge.on('error', () => undefined);
+    huge.write(head(DRAIN_LIMIT_BYTES + 1));
+    await hugeClosed;
+    expect(answer).toMatch(/^HTTP\/1\.1 413 .*connection: close/is);
   });
 
   it('415 unsupported-media-type for other content types, charsets and compressed bodies', async () => {

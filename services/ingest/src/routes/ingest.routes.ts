@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { Type } from '@sinclair/typebox';
 import { periodKey, problem, route, SLUG_PATTERN, toProblem } from '@intake/shared';
 import type { IngestDeps } from '../compose';
@@ -12,6 +13,7 @@ import {
   Spam,
 } from '../answer/answer';
 import { requestOrigin, type BodyKind } from '../read/body';
+import { LIMITS } from '../read/limits';
 
 const Fields = Type.Record(Type.String(), Type.String(), {
   description:
@@ -125,11 +127,31 @@ export const submitForm = route({
           : await deps.formCache.get(params.slug, periodKey(deps.platform.clock.now())).catch(() => undefined);
       presentRefusal(ctx, refused, form);
     } finally {
-      // Answered before the whole body was read (refused early): close rather than read the rest.
-      if (!ctx.req.complete) ctx.set('Connection', 'close');
+      if (!ctx.req.complete)
+        finishUnreadBody(ctx.req, ctx.get('content-length'), (name, value) => ctx.set(name, value));
     }
   },
 });
+
+/** A rest of a refused post this small is read and dropped rather than cut off. */
+export const DRAIN_LIMIT_BYTES = 4 * LIMITS.bodyBytes;
+
+/**
+ * A post answered before its whole body was read (refused early: too large, unknown form, rate limited, ...). Closing
+ * at once while the client still sends makes the server's kernel answer its data with a reset, and the client's may
+ * then drop the answer it had not read yet (seen as ECONNRESET instead of the 413): so a declared rest of a few
+ * megabytes is read and dropped, as nginx's lingering close does, and the connection stays usable. A bigger rest, or
+ * one of unknown length, still closes: reading it would cost more than the client's lost answer.
+ */
+export function finishUnreadBody(
+  req: IncomingMessage,
+  contentLength: string,
+  setHeader: (name: string, value: string) => void,
+): void {
+  const declared = /^\d{1,12}$/.test(contentLength) ? Number(contentLength) : undefined;
+  if (req.destroyed || declared === undefined || declared > DRAIN_LIMIT_BYTES) return setHeader('Connection', 'close');
+  req.resume();
+}
 
 /** Ingest's public routes. */
 export const ingestRoutes = [submitForm];
