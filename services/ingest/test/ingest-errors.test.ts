@@ -150,6 +150,26 @@ function bodyCases(h: IngestHarness) {
     socket.end();
     await closed;
 
+    // A client that asked to close sends its body only after the answer and our end of the connection (FIN) came: it
+    // still goes in, rather than into a reset, and the connection ends when the client's does.
+    const closing = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+    let closingAnswer = '';
+    const errors: string[] = [];
+    closing.on('data', (c: Buffer) => (closingAnswer += c.toString('latin1')));
+    closing.on('error', (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
+    const ended = new Promise<void>((resolve) => closing.on('end', () => resolve()));
+    const closingClosed = new Promise<void>((resolve) => closing.on('close', () => resolve()));
+    closing.write(head(rest).replace('Host: x', 'Host: x\r\nConnection: close'));
+    await ended;
+    expect(closingAnswer).toMatch(/^HTTP\/1\.1 413 /);
+    for (let sent = 0; sent < rest; sent += 64 * 1024) {
+      await new Promise((resolve) => setImmediate(resolve));
+      closing.write(Buffer.alloc(64 * 1024, 0x78));
+    }
+    closing.end();
+    await closingClosed;
+    expect(errors).toEqual([]);
+
     const huge = net.connect(Number(port), '127.0.0.1');
     let answer = '';
     huge.on('data', (c: Buffer) => (answer += c.toString('latin1')));

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import { Type } from '@sinclair/typebox';
 import { periodKey, problem, route, SLUG_PATTERN, toProblem } from '@intake/shared';
 import type { IngestDeps } from '../compose';
@@ -135,13 +136,16 @@ export const submitForm = route({
 
 /** A rest of a refused post this small is read and dropped rather than cut off. */
 export const DRAIN_LIMIT_BYTES = 4 * LIMITS.bodyBytes;
+/** How long a connection that closes after a refusal still takes what the client sends before it goes. */
+export const LINGER_MS = 2000;
 
 /**
  * A post answered before its whole body was read (refused early: too large, unknown form, rate limited, ...). Closing
  * at once while the client still sends makes the server's kernel answer its data with a reset, and the client's may
- * then drop the answer it had not read yet (seen as ECONNRESET instead of the 413): so a declared rest of a few
- * megabytes is read and dropped, as nginx's lingering close does, and the connection stays usable. A bigger rest, or
- * one of unknown length, still closes: reading it would cost more than the client's lost answer.
+ * then drop the answer it had not read yet (ECONNRESET instead of the 413). So, as nginx's lingering close does: a
+ * declared rest of a few megabytes is read and dropped and the connection stays usable; and a connection that closes
+ * after the answer (a bigger or unknown rest, or the client asked to) ends our side first, then takes and drops what
+ * still comes for up to LINGER_MS, and only then goes.
  */
 export function finishUnreadBody(
   req: IncomingMessage,
@@ -149,8 +153,28 @@ export function finishUnreadBody(
   setHeader: (name: string, value: string) => void,
 ): void {
   const declared = /^\d{1,12}$/.test(contentLength) ? Number(contentLength) : undefined;
-  if (req.destroyed || declared === undefined || declared > DRAIN_LIMIT_BYTES) return setHeader('Connection', 'close');
-  req.resume();
+  if (!req.destroyed && declared !== undefined && declared <= DRAIN_LIMIT_BYTES) req.resume();
+  else setHeader('Connection', 'close');
+  lingerOnClose(req);
+}
+
+/** Node closes a connection after its last answer with `destroySoon`: this one first lingers (see above). */
+function lingerOnClose(req: IncomingMessage): void {
+  const socket = req.socket as Socket & { destroySoon?: () => void };
+  if (socket.destroyed || typeof socket.destroySoon !== 'function') return;
+  socket.destroySoon = function lingeringClose() {
+    const gone = () => socket.destroy();
+    const timer = setTimeout(gone, LINGER_MS);
+    timer.unref();
+    socket.once('end', () => {
+      clearTimeout(timer);
+      gone();
+    });
+    socket.on('error', () => undefined);
+    socket.end();
+    if (!req.destroyed) req.resume();
+    socket.resume();
+  };
 }
 
 /** Ingest's public routes. */
