@@ -129,6 +129,34 @@ function bodyCases(h: IngestHarness) {
     expect([res.status, slugOf(res)]).toEqual([413, 'body-too-large']);
   });
 
+  it('415 unsupported-media-type for other content types, charsets and compressed bodies', async () => {
+    const { post } = await accountWithForm(h);
+    expect(slugOf(await post('hello', { 'content-type': 'text/plain' }))).toBe('unsupported-media-type');
+    expect(slugOf(await post('a=1', { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }))).toBe(
+      'unsupported-media-type',
+    );
+    expect(
+      (await post('a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' })).status,
+    ).toBe(415);
+  });
+
+  it('400 bad-body for a post with no body and no content type, storing and counting nothing', async () => {
+    const { account, form, post } = await accountWithForm(h);
+    const res = await post();
+    expect([res.status, slugOf(res)]).toEqual([400, 'bad-body']);
+    expect(await submissionsOf(h, form.id)).toHaveLength(0);
+    expect(await h.platform.db('usage_counters').where({ account_id: account.id }).first()).toBeUndefined();
+  });
+
+  it('422 for an Idempotency-Key that is too long', async () => {
+    const { post } = await accountWithForm(h);
+    const res = await post({ a: '1' }, { 'idempotency-key': 'k'.repeat(300) });
+    expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
+  });
+}
+
+/** How a connection ends after a post refused before its body was read. */
+function unreadBodyCases(h: IngestHarness) {
   it('answers 413 before an over-large body, then reads the rest it declared and keeps the connection; a huge one closes', async () => {
     const { form } = await accountWithForm(h);
     const { port } = new URL(h.url);
@@ -179,31 +207,6 @@ function bodyCases(h: IngestHarness) {
     await hugeClosed;
     expect(answer).toMatch(/^HTTP\/1\.1 413 .*connection: close/is);
   });
-
-  it('415 unsupported-media-type for other content types, charsets and compressed bodies', async () => {
-    const { post } = await accountWithForm(h);
-    expect(slugOf(await post('hello', { 'content-type': 'text/plain' }))).toBe('unsupported-media-type');
-    expect(slugOf(await post('a=1', { 'content-type': 'application/x-www-form-urlencoded; charset=iso-8859-1' }))).toBe(
-      'unsupported-media-type',
-    );
-    expect(
-      (await post('a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'gzip' })).status,
-    ).toBe(415);
-  });
-
-  it('400 bad-body for a post with no body and no content type, storing and counting nothing', async () => {
-    const { account, form, post } = await accountWithForm(h);
-    const res = await post();
-    expect([res.status, slugOf(res)]).toEqual([400, 'bad-body']);
-    expect(await submissionsOf(h, form.id)).toHaveLength(0);
-    expect(await h.platform.db('usage_counters').where({ account_id: account.id }).first()).toBeUndefined();
-  });
-
-  it('422 for an Idempotency-Key that is too long', async () => {
-    const { post } = await accountWithForm(h);
-    const res = await post({ a: '1' }, { 'idempotency-key': 'k'.repeat(300) });
-    expect([res.status, slugOf(res)]).toEqual([422, 'validation-failed']);
-  });
 }
 
 describe('POST /v1/f/:slug — what errors', () => {
@@ -212,6 +215,7 @@ describe('POST /v1/f/:slug — what errors', () => {
   formQuotaAndRateCases(h);
 
   describe('bodies', () => bodyCases(h));
+  describe('a body refused before it was read', () => unreadBodyCases(h));
 });
 
 /**
