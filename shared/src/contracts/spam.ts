@@ -21,11 +21,22 @@ export const SpamModelScope = Type.Union([Type.Literal('project'), Type.Literal(
 });
 export type SpamModelScope = Static<typeof SpamModelScope>;
 
+/** A classifier: a project's (for its forms that use it) or one form's own. */
+export interface SpamModelOf {
+  kind: SpamModelScope;
+  id: string;
+}
+
+/** The classifier a form uses: its own, or its project's. */
+export function spamModelOf(form: { id: string; project_id: string; spam_model: SpamModelScope }): SpamModelOf {
+  return form.spam_model === 'form' ? { kind: 'form', id: form.id } : { kind: 'project', id: form.project_id };
+}
+
 /**
  * The SQL condition (on `forms f`) of the forms whose examples train a classifier, and its binding: a project's forms
  * that use the project's, or the one form with its own.
  */
-export function spamModelForms(scope: { kind: SpamModelScope; id: string }): [string, string] {
+export function spamModelForms(scope: SpamModelOf): [string, string] {
   return scope.kind === 'form' ? ['f.id = ?', scope.id] : ["f.project_id = ? AND f.spam_model = 'project'", scope.id];
 }
 

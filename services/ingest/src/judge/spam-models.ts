@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import { spamModelForms, type Db } from '@intake/shared';
+import { spamModelForms, spamModelOf, type Db, type SpamModelOf } from '@intake/shared';
 import type { IngestForm } from '../read/form.repository';
 import { trainModel, type SpamModel } from './spam-classifier';
 
@@ -50,10 +50,7 @@ export function createSpamModels(props: { db: Db }): SpamModels {
   });
   return {
     get(form) {
-      const scope =
-        form.spam_model === 'form'
-          ? { kind: 'form' as const, id: form.id }
-          : { kind: 'project' as const, id: form.project_id };
+      const scope = spamModelOf(form);
       const key = `${form.account_id} ${scope.kind} ${scope.id}`;
       const hit = entries.get(key);
       if (hit) return hit;
@@ -75,11 +72,7 @@ export function createSpamModels(props: { db: Db }): SpamModels {
   };
 }
 
-async function loadModel(
-  db: Db,
-  accountId: string,
-  scope: Parameters<typeof spamModelForms>[0],
-): Promise<SpamModel | undefined> {
+async function loadModel(db: Db, accountId: string, scope: SpamModelOf): Promise<SpamModel | undefined> {
   const [forms, id] = spamModelForms(scope);
   const { rows } = await db.raw<{ rows: { payload: Record<string, string>; is_spam: boolean }[] }>(
     EXAMPLES.replaceAll('FORMS', forms),

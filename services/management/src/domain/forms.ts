@@ -104,11 +104,10 @@ export async function createForm(
   const { db, secrets, clock, accountId } = props;
   const now = clock.now();
   if (props.input.project_id) await requireProjects(db, accountId, [props.input.project_id], 'body/project_id');
-  const input = {
-    ...props.input,
-    project_id: props.input.project_id ?? (await defaultProjectId(db, accountId, props.projects)),
-  };
-  if (!input.project_id) throw problem('not-found', 'You can see no project to create the form in');
+  // Left out, the database puts it in the account's default project; a principal limited to projects gets its own.
+  const project = props.input.project_id ?? (props.projects && (await defaultProjectId(db, accountId, props.projects)));
+  if (project === undefined) throw problem('not-found', 'You can see no project to create the form in');
+  const input = { ...props.input, ...(project ? { project_id: project } : {}) };
   for (let attempt = 0; ; attempt++) {
     const slug = input.slug ?? generateSlug(input.name, attempt);
     try {

@@ -1,7 +1,6 @@
-import { spamModelForms, type Queryable, type SpamModelScope } from '@intake/shared';
+import { spamModelForms, spamModelOf, type Queryable, type SpamModelOf } from '@intake/shared';
 
-/** A classifier: a project's (for its forms that use it) or one form's own. */
-export type ModelScope = { kind: SpamModelScope; id: string };
+export type ModelScope = SpamModelOf;
 
 /**
  * This month's posts that got in (received) although the rules or the classifier found a reason (the honeypot, the bot
@@ -65,8 +64,7 @@ export async function modelScopeOfForm(
     .where({ account_id: accountId, id: formId })
     .whereNull('deleted_at')
     .first('project_id', 'spam_model');
-  if (!form) return undefined;
-  return form.spam_model === 'form' ? { kind: 'form', id: formId } : { kind: 'project', id: form.project_id };
+  return form ? spamModelOf({ id: formId, ...form }) : undefined;
 }
 
 /**

@@ -52,7 +52,7 @@ export function FormsPage() {
         id="forms-project"
         label="Show"
         all="All projects"
-        projects={(projects.data?.length ?? 0) > 1 ? projects.data : []}
+        projects={projects.data}
         value={project}
         onValue={(p) => route(p ? `/console/forms?project=${p}` : '/console/forms')}
       />
