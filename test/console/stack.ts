@@ -14,10 +14,12 @@ export const CONSOLE_INDEX = path.resolve(__dirname, '../../services/management/
 /**
  * The whole stack in this process on one loopback port, routed as the ingress routes it (`/v1/f/*`
  * ingest, `/v1/usage` usage, the rest management), with every worker and the outbox relay running,
- * on a real test platform whose PUBLIC_BASE_URL is this server's own address (with `overrides` to its config).
+ * on a real test platform whose PUBLIC_BASE_URL is this server's own address (with `overrides` to its config); the
+ * workers of the services named in `without` are not started (a test runs them as processes of their own).
  */
 export async function startStack(
   overrides: ConfigOverrides = {},
+  options: { without?: ServiceModule['name'][] } = {},
 ): Promise<{ url: string; platform: TestPlatform; close(): Promise<void> }> {
   if (!existsSync(CONSOLE_INDEX))
     throw new Error('The console is not built: run `npm run build -w services/management` (npm test builds it)');
@@ -41,7 +43,8 @@ export async function startStack(
     Object.entries(modules).map(([name, m]) => [name, buildServiceApp(m, platform).callback()]),
   ) as unknown as Record<ServiceModule['name'], http.RequestListener>;
   const workers: Worker[] = [];
-  for (const m of Object.values(modules)) workers.push(...(await m.startWorkers(platform)));
+  for (const m of Object.values(modules))
+    if (!options.without?.includes(m.name)) workers.push(...(await m.startWorkers(platform)));
   workers.push(startTestRelay(platform, 100));
   handler = (req, res) => {
     const p = req.url ?? '/';

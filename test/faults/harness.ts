@@ -61,14 +61,15 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
 }
 
 /**
- * Starts one service process on a free port and waits (20 s unless `timeoutMs`) until `/livez` answers; with
+ * Starts one service process on a free port and waits (20 s unless `timeoutMs`) until `/livez` answers (what it
+ * writes is kept in `output` when given, else its standard output is dropped); with
  * `ready: true`, until `/readyz` answers 200 and its workers run (they start once NATS answers; `workers: false` waits
  * for readiness alone, as when NATS is down on purpose).
  */
 export async function startService(
   name: ServiceName,
   env: Record<string, string>,
-  options: { ready?: boolean; workers?: boolean; timeoutMs?: number } = {},
+  options: { ready?: boolean; workers?: boolean; timeoutMs?: number; output?: string[] } = {},
 ): Promise<ServiceProcess> {
   const main = path.join(ROOT, 'services', name, 'dist', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run npx tsc -b first`);
@@ -76,8 +77,11 @@ export async function startService(
 
   const child = spawn(process.execPath, [main], {
     env: { ...process.env, OTEL_SDK_DISABLED: 'true', ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', options.output ? 'pipe' : 'ignore', options.output ? 'pipe' : 'inherit'],
   });
+  // What it writes, when the caller keeps it (its log, for a test that reads it).
+  for (const stream of options.output ? [child.stdout, child.stderr] : [])
+    stream?.on('data', (chunk: Buffer) => options.output!.push(chunk.toString('utf8')));
   const url = `http://127.0.0.1:${port}`;
   const probe = options.ready ? '/readyz' : '/livez';
   // One that does not come up in time is not left running (it would keep Jest from exiting).

@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { marked } from 'marked';
-import { chatBody, type WebhookFormat } from '@intake/shared';
+import { chatBody, type ChatFormat } from '@intake/shared';
 import { accountWithForm, receiver, startDelivery, submit, type Received } from './helpers';
 
 const ctx = useStarted(() => startDelivery({ PUBLIC_BASE_URL: 'https://intake.example' }));
@@ -11,7 +11,7 @@ const ctx = useStarted(() => startDelivery({ PUBLIC_BASE_URL: 'https://intake.ex
  * (the fields it requires and the limits it enforces) and answers as that service does, a 400 with
  * the reason when the message would be refused.
  */
-const CHECKS: Record<Exclude<WebhookFormat, 'standard'>, (body: Record<string, unknown>) => string | undefined> = {
+const CHECKS: Record<ChatFormat, (body: Record<string, unknown>) => string | undefined> = {
   // https://api.slack.com/messaging/webhooks, https://api.slack.com/reference/block-kit/blocks
   slack(body) {
     if (typeof body['text'] !== 'string' || body['text'] === '') return 'no_text';
@@ -58,7 +58,7 @@ const CHECKS: Record<Exclude<WebhookFormat, 'standard'>, (body: Record<string, u
 };
 
 /** A stand-in for `format`'s service: answers 400 with the reason when the shape is wrong. */
-function chatService(format: Exclude<WebhookFormat, 'standard'>) {
+function chatService(format: ChatFormat) {
   return receiver((req: Received, _n: number, res: http.ServerResponse) => {
     let problem: string | undefined;
     try {
@@ -71,7 +71,7 @@ function chatService(format: Exclude<WebhookFormat, 'standard'>) {
   });
 }
 
-async function deliverTo(format: Exclude<WebhookFormat, 'standard'>, payload: Record<string, string>) {
+async function deliverTo(format: ChatFormat, payload: Record<string, string>) {
   const service = await chatService(format);
   try {
     const { accountId, formId } = await accountWithForm(ctx.platform);

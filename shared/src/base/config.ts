@@ -113,6 +113,12 @@ const Env = Type.Object({
   WEBHOOK_FAILURE_ALERT_AFTER: Type.String({ pattern: LONG_DURATION, default: '1h' }),
   WEBHOOK_DISABLE_AFTER: Type.String({ pattern: LONG_DURATION, default: '5d' }),
   WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  // Where the integrations' APIs are (see shared/src/webhooks/integrations.ts): their public addresses, changed only by
+  // tests, which point them at local stand-ins.
+  GOOGLE_OAUTH_TOKEN_URL: Type.String({ format: 'uri', default: 'https://oauth2.googleapis.com/token' }),
+  GOOGLE_SHEETS_API_URL: Type.String({ format: 'uri', default: 'https://sheets.googleapis.com' }),
+  AIRTABLE_API_URL: Type.String({ format: 'uri', default: 'https://api.airtable.com' }),
+  NOTION_API_URL: Type.String({ format: 'uri', default: 'https://api.notion.com' }),
   SEND_CONCURRENCY: Type.Integer({
     minimum: 1,
     maximum: 10_000,

@@ -1,6 +1,19 @@
-/** What a webhook posts: Intake's signed envelope, or a message in a chat service's incoming-webhook shape. */
-export type WebhookFormat = 'standard' | 'slack' | 'discord' | 'teams';
-export const WEBHOOK_FORMATS: readonly WebhookFormat[] = ['standard', 'slack', 'discord', 'teams'];
+import { INTEGRATION_FORMATS, type IntegrationFormat } from './integrations';
+
+/** A chat service whose incoming webhooks get a readable message. */
+export type ChatFormat = 'slack' | 'discord' | 'teams';
+export const CHAT_FORMATS: readonly ChatFormat[] = ['slack', 'discord', 'teams'];
+
+/**
+ * What a webhook sends: Intake's signed envelope (`standard`), a message in a chat service's incoming-webhook shape,
+ * or (an integration) a row, record or page written through a tool's API.
+ */
+export type WebhookFormat = 'standard' | ChatFormat | IntegrationFormat;
+export const WEBHOOK_FORMATS: readonly WebhookFormat[] = ['standard', ...CHAT_FORMATS, ...INTEGRATION_FORMATS];
+
+export function isChatFormat(format: string): format is ChatFormat {
+  return (CHAT_FORMATS as readonly string[]).includes(format);
+}
 
 /** What a chat message tells: the form, the fields in their posted order, the files, a link to the console. */
 export interface ChatContext {
@@ -137,7 +150,7 @@ function teams(m: Message): Record<string, unknown> {
 }
 
 /** The body a chat-format webhook posts for a delivery. */
-export function chatBody(format: Exclude<WebhookFormat, 'standard'>, ctx: ChatContext): Record<string, unknown> {
+export function chatBody(format: ChatFormat, ctx: ChatContext): Record<string, unknown> {
   const message = messageOf(ctx);
   if (format === 'slack') return slack(message);
   if (format === 'discord') return discord(message);

@@ -9,7 +9,27 @@ export {
   type Envelope,
   type EventType,
 } from './sender';
-export { chatBody, WEBHOOK_FORMATS, type WebhookFormat } from './chat';
+export {
+  chatBody,
+  CHAT_FORMATS,
+  isChatFormat,
+  WEBHOOK_FORMATS,
+  type ChatFormat,
+  type WebhookFormat,
+} from './chat';
+export {
+  destinationPage,
+  INTEGRATION_FORMATS,
+  isIntegration,
+  retryAfterMs,
+  RETRY_AFTER_MAX_MS,
+  type AirtableDestination,
+  type Destination,
+  type IntegrationFormat,
+  type NotionDestination,
+  type ServiceAccountKey,
+  type SheetsDestination,
+} from './integrations';
 export { generateWebhookSecret, serviceSignature, standardSignature } from './sender';
 export {
   checkWebhookUrl,

@@ -4,7 +4,8 @@ import type { AttemptOutcome } from '../telemetry/metrics';
 import { toTimestamp } from '../contracts/time';
 import { guardedLookup, urlRefusal } from './url-guard';
 import { withWebhookSpan } from './span';
-import { chatBody, type WebhookFormat } from './chat';
+import { chatBody, isChatFormat, type WebhookFormat } from './chat';
+import { retryAfterMs } from './integrations';
 
 export const USER_AGENT = 'Service-Webhooks/1';
 /** How much of a receiver's answer is kept in the delivery log. */
@@ -30,6 +31,8 @@ export interface AttemptResult {
   startedAt: Date;
   /** The first RESPONSE_BODY_LIMIT bytes of the answer. */
   responseBody: string | null;
+  /** How long the receiver asked us to wait before the next attempt (its `Retry-After` on a 429 or 503). */
+  retryAfterMs?: number;
 }
 
 /**
@@ -84,7 +87,7 @@ export function signedRequest(props: SignedRequestProps): { body: string; header
   };
   const chat = props.chat;
   const body = JSON.stringify(
-    chat && chat.format !== 'standard'
+    chat && isChatFormat(chat.format)
       ? chatBody(chat.format, { type: props.type, data: props.data, formName: chat.formName, baseUrl: chat.baseUrl })
       : envelope,
   );
@@ -153,12 +156,15 @@ async function attemptOnce(props: SendProps, traceHeaders: Record<string, string
     });
     const responseBody = await readLimited(res.body, RESPONSE_BODY_LIMIT);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
+    const wait =
+      res.statusCode === 429 || res.statusCode === 503 ? retryAfterMs(res.headers['retry-after'], new Date()) : undefined;
     return done({
       ok,
       outcome: ok ? 'success' : 'http_error',
       statusCode: res.statusCode,
       error: ok ? null : `receiver answered ${res.statusCode}`,
       responseBody,
+      ...(wait !== undefined ? { retryAfterMs: wait } : {}),
     });
   } catch (err) {
     return done({ ok: false, statusCode: null, ...describeError(err, props.timeoutMs), responseBody: null });

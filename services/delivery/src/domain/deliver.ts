@@ -21,7 +21,9 @@ import {
   type SecretBox,
   type Within,
   recordGroupOrEach,
+  isIntegration,
 } from '@intake/shared';
+import { sendToIntegration, type IntegrationApis } from '../integrations';
 import { findWebhookOfAccount, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
 import {
   claimDeliveries,
@@ -114,7 +116,8 @@ export interface DeliverDeps {
   config: Pick<
     Config,
     'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS' | 'PUBLIC_BASE_URL'
-  >;
+  > &
+    IntegrationApis;
   now(): Date;
 }
 
@@ -318,7 +321,8 @@ async function recordScheduled(
       recordDeliveryLatency((now.getTime() - receivedAt(target.submission_id)) / 1000);
     return ACK;
   }
-  const delay = retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number);
+  // The ladder's step, or longer when the receiver asked for a longer wait (`Retry-After` on a 429 or 503).
+  const delay = Math.max(retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number), result.retryAfterMs ?? 0);
   const next = new Date(now.getTime() + delay);
   await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: next }, target.webhook_id);
   countAttempt(target, result, true);
@@ -427,8 +431,26 @@ async function slotWithin(slots: SendSlots, target: DeliveryTarget, waitMs: numb
   }
 }
 
-/** One signed POST of the delivery to its webhook, as the envelope or its chat message. */
+/**
+ * One attempt of the delivery: a signed POST to its webhook (the envelope or its chat message), or, for an
+ * integration, its row, record or page written through the tool's API.
+ */
 function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: number): Promise<AttemptResult> {
+  if (isIntegration(target.format) && target.destination && target.sealed_credential)
+    return sendToIntegration(
+      target.format,
+      {
+        type: target.event_type,
+        data: target.data,
+        formName: target.form_name,
+        webhookId: target.webhook_id,
+        destination: target.destination,
+        credential: deps.secrets.open(target.sealed_credential),
+        apis: deps.config,
+        timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,
+      },
+      deps.now(),
+    );
   return sendWebhook({
     agent: deps.agent,
     url: target.url,

@@ -1,12 +1,16 @@
-import type { DeliveryRow, Queryable, WebhookFormat } from '@intake/shared';
+import type { DeliveryRow, Destination, Queryable, WebhookFormat } from '@intake/shared';
 
 /** A delivery with what sending needs from its webhook. */
 export interface DeliveryTarget extends DeliveryRow {
   url: string;
   enabled: boolean;
   sealed_secret: string;
-  /** What the webhook posts: the signed envelope or a chat message. */
+  /** What the webhook sends: the signed envelope, a chat message, or (an integration) a row, record or page. */
   format: WebhookFormat;
+  /** An integration's destination; null for a webhook. */
+  destination: Destination | null;
+  /** An integration's credential, sealed with SECRETS_KEY; null for a webhook. */
+  sealed_credential: string | null;
   /** For a chat message's title. */
   form_name: string;
   /** Attempts made by the schedule (replays and tests not counted): the next scheduled attempt is this + 1. */

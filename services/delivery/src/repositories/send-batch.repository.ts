@@ -44,7 +44,8 @@ export const CLAIM_DELIVERIES = {
      cur AS MATERIALIZED (
        SELECT d.id, d.account_id, d.webhook_id, d.form_id, d.submission_id, d.event_type, d.data, d.status,
          d.attempt_count, d.last_error, d.last_status_code, d.next_attempt_at, d.created_at, d.updated_at,
-         d.lease_until, w.url, w.enabled, w.secret AS sealed_secret, w.format, f.name AS form_name, ask.trigger, ask.lease_ms,
+         d.lease_until, w.url, w.enabled, w.secret AS sealed_secret, w.format, w.destination, w.credential AS sealed_credential,
+         f.name AS form_name, ask.trigger, ask.lease_ms,
          (SELECT count(*)::int FROM delivery_attempts a WHERE a.delivery_id = d.id AND a.trigger = 'schedule') AS scheduled_attempts
        FROM ask JOIN deliveries d ON d.id = ask.id JOIN webhooks w ON w.id = d.webhook_id JOIN forms f ON f.id = d.form_id),
      taken AS (
@@ -56,7 +57,8 @@ export const CLAIM_DELIVERIES = {
        RETURNING d.id)
      SELECT cur.id, cur.account_id, cur.webhook_id, cur.form_id, cur.submission_id, cur.event_type, cur.data,
        cur.status, cur.attempt_count, cur.last_error, cur.last_status_code, cur.next_attempt_at, cur.created_at,
-       cur.updated_at, cur.url, cur.enabled, cur.sealed_secret, cur.format, cur.form_name, cur.scheduled_attempts,
+       cur.updated_at, cur.url, cur.enabled, cur.sealed_secret, cur.format, cur.destination, cur.sealed_credential,
+       cur.form_name, cur.scheduled_attempts,
        EXISTS (SELECT 1 FROM taken t WHERE t.id = cur.id) AS taken,
        -- Capped at one whole lease: the holder's may have started a moment after this statement did.
        least(ceil(cur.lease_ms), ceil(greatest(0, extract(epoch FROM cur.lease_until - now()) * 1000)))::int AS remaining_ms

@@ -12,7 +12,9 @@ import {
   type SecretBox,
   type TestPingAnswer,
   type WebhookFormat,
+  isIntegration,
 } from '@intake/shared';
+import { integrationSettings, type DestinationInput, type IntegrationSettings } from './integrations';
 import { auditChange, changedFields, type Entry } from './audit-trail';
 import { replayableWebhook } from './deliveries';
 import {
@@ -79,28 +81,58 @@ async function findOr404(db: Db, accountId: string, id: string): Promise<Webhook
   return row;
 }
 
-/** Creates a webhook on one of the account's forms; the new secret is returned this once and stored sealed. */
+/** 422 for `field` of the body, which this kind of webhook does not take (`message`). */
+function notTaken(field: string, message: string): never {
+  throw problem('validation-failed', `body/${field} ${message}`, { errors: [{ field: `body/${field}`, message }] });
+}
+
+/**
+ * Where a new webhook sends: its URL (checked as a target), or an integration's destination and credential (checked
+ * as that integration takes them, its URL being the destination's page).
+ */
+async function targetOf(
+  props: Deps & { url?: string; format: WebhookFormat; destination?: DestinationInput },
+): Promise<{ url: string; integration?: IntegrationSettings }> {
+  if (isIntegration(props.format)) {
+    if (props.url !== undefined) notTaken('url', `is not taken by ${props.format}: it writes to its destination`);
+    if (props.destination === undefined) notTaken('destination', `is required for ${props.format}`);
+    const integration = integrationSettings(props.format, props.destination);
+    return { url: integration.url, integration };
+  }
+  if (props.destination !== undefined) notTaken('destination', 'is only taken by google_sheets, airtable and notion');
+  if (props.url === undefined) notTaken('url', 'is required');
+  await assertAllowedUrl(props.url, props.config);
+  return { url: props.url };
+}
+
+/**
+ * Creates a webhook (or an integration) on one of the account's forms; the new secret is returned this once and
+ * stored sealed, as is an integration's credential (never returned).
+ */
 export async function createWebhook(
-  props: Deps & { accountId: string; formId: string; url: string; format?: WebhookFormat },
+  props: Deps & { accountId: string; formId: string; url?: string; format?: WebhookFormat; destination?: DestinationInput },
 ): Promise<WebhookWithHealth & { plainSecret: string }> {
   const { db, accountId, formId, now } = props;
   if (!(await formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
-  await assertAllowedUrl(props.url, props.config);
-  await assertNewTarget(db, accountId, formId, props.url);
+  const format = props.format ?? 'standard';
+  const { url, integration } = await targetOf({ ...props, format });
+  await assertNewTarget(db, accountId, formId, url);
   const plainSecret = generateWebhookSecret();
   const row = await db.transaction(async (trx) => {
     const created = await insertWebhook(trx, {
       id: newId('webhook', now.getTime()),
       account_id: accountId,
       form_id: formId,
-      url: props.url,
-      format: props.format ?? 'standard',
+      url,
+      format,
       secret: props.secrets.seal(plainSecret),
+      destination: integration?.destination ?? null,
+      credential: integration ? props.secrets.seal(integration.credential) : null,
       created_at: now,
       updated_at: now,
     });
     const target = { type: 'webhook', id: created.id };
-    await auditChange(trx, [{ action: 'webhook.created', target, details: { form_id: formId } }]);
+    await auditChange(trx, [{ action: 'webhook.created', target, details: { form_id: formId, format } }]);
     return created;
   });
   return { ...row, recent: { succeeded: 0, failed: 0, pending: 0 }, plainSecret };
@@ -147,26 +179,63 @@ export async function replayWebhook(
   });
 }
 
-/** Changes url and/or enabled; `rotate_secret: true` replaces the secret and returns the new one this once. */
+/** What a change of a webhook may touch. */
+export interface WebhookChanges {
+  url?: string;
+  enabled?: boolean;
+  rotate_secret?: boolean;
+  format?: WebhookFormat;
+  destination?: DestinationInput;
+}
+
+/**
+ * What a change does to where the webhook sends: a webhook's new URL checked as a target; an integration's
+ * destination merged into the current one (a credential left out is kept). A webhook does not become an integration
+ * or the other way round, nor an integration another tool's.
+ */
+async function changedTarget(
+  props: Deps & { current: WebhookRow; changes: WebhookChanges },
+): Promise<{ url?: string; integration?: IntegrationSettings }> {
+  const { current, changes } = props;
+  if (isIntegration(current.format)) {
+    if (changes.format !== undefined && changes.format !== current.format)
+      notTaken('format', `cannot change an integration (${current.format}): add another instead`);
+    if (changes.url !== undefined) notTaken('url', `is not taken by ${current.format}: it writes to its destination`);
+    if (changes.destination === undefined) return {};
+    const integration = integrationSettings(current.format, changes.destination, {
+      destination: current.destination!,
+      credential: props.secrets.open(current.credential!),
+    });
+    return { url: integration.url, integration };
+  }
+  if (changes.format !== undefined && isIntegration(changes.format))
+    notTaken('format', 'cannot make a webhook an integration: add the integration instead');
+  if (changes.destination !== undefined)
+    notTaken('destination', 'is only taken by google_sheets, airtable and notion');
+  if (changes.url !== undefined) await assertAllowedUrl(changes.url, props.config);
+  return changes.url !== undefined ? { url: changes.url } : {};
+}
+
+/**
+ * Changes url, enabled, format or an integration's destination; `rotate_secret: true` replaces the secret and returns
+ * the new one this once.
+ */
 export async function updateWebhook(
-  props: Deps & {
-    accountId: string;
-    id: string;
-    changes: { url?: string; enabled?: boolean; rotate_secret?: boolean; format?: WebhookFormat };
-  },
+  props: Deps & { accountId: string; id: string; changes: WebhookChanges },
 ): Promise<WebhookWithHealth & { plainSecret?: string }> {
   const { db, accountId, id, changes } = props;
   const current = await findOr404(db, accountId, id);
-  if (changes.url !== undefined) {
-    await assertAllowedUrl(changes.url, props.config);
-    await assertNewTarget(db, accountId, current.form_id, changes.url, id);
-  }
+  const { url, integration } = await changedTarget({ ...props, current });
+  if (url !== undefined) await assertNewTarget(db, accountId, current.form_id, url, id);
   const plainSecret = changes.rotate_secret ? generateWebhookSecret() : undefined;
   const row = await db.transaction(async (trx) => {
     const updated = await updateWebhookRow(trx, accountId, id, {
-      ...(changes.url !== undefined ? { url: changes.url } : {}),
+      ...(url !== undefined ? { url } : {}),
       ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
       ...(changes.format !== undefined ? { format: changes.format } : {}),
+      ...(integration
+        ? { destination: integration.destination, credential: props.secrets.seal(integration.credential) }
+        : {}),
       ...(plainSecret ? { secret: props.secrets.seal(plainSecret) } : {}),
       updated_at: props.now,
     });

@@ -1,4 +1,4 @@
-import type { Queryable, WebhookFormat } from '@intake/shared';
+import type { Destination, Queryable, WebhookFormat } from '@intake/shared';
 
 export interface WebhookRow {
   id: string;
@@ -11,6 +11,10 @@ export interface WebhookRow {
   disabled_reason: 'failing' | null;
   /** Sealed with SECRETS_KEY (platform.secrets); never presented. */
   secret: string;
+  /** An integration's destination (no credential in it); null for a webhook. */
+  destination: Destination | null;
+  /** An integration's credential, sealed with SECRETS_KEY; never presented. Null for a webhook. */
+  credential: string | null;
   last_success_at: Date | null;
   last_failure_at: Date | null;
   failing_since: Date | null;
@@ -62,7 +66,9 @@ export async function updateWebhookRow(
   db: Queryable,
   accountId: string,
   id: string,
-  changes: Partial<Pick<WebhookRow, 'url' | 'enabled' | 'secret' | 'format' | 'updated_at'>>,
+  changes: Partial<
+    Pick<WebhookRow, 'url' | 'enabled' | 'secret' | 'format' | 'destination' | 'credential' | 'updated_at'>
+  >,
 ): Promise<WebhookRow | undefined> {
   // Enabled again by its owner: the failing streak and the reason it was disabled are forgotten.
   const reenable =

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { routeGroup, toTimestamp, WEBHOOK_FORMATS, type Platform } from '@intake/shared';
+import { shownDestination } from '../domain/integrations';
 import {
   createWebhook,
   deleteWebhook,
@@ -15,13 +16,49 @@ import { when } from './submission-filters';
 
 const webhookRoute = routeGroup({ tags: ['Webhooks'], auth: 'management' });
 
-const Format = Type.Union(
-  [Type.Literal('standard'), Type.Literal('slack'), Type.Literal('discord'), Type.Literal('teams')],
+const Format = Type.Union(WEBHOOK_FORMATS.map((f) => Type.Literal(f)), {
+  description:
+    '`standard`: the signed JSON envelope; `slack`, `discord`, `teams`: a readable message in that service’s ' +
+    'incoming-webhook shape (form name, fields, a link to the submission in the console); `google_sheets`, ' +
+    '`airtable`, `notion`: an integration, which writes each submission as a row, record or page through that ' +
+    'tool’s API (see `destination`)',
+});
+const Text = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, description });
+const DestinationInput = Type.Object(
   {
-    description:
-      '`standard`: the signed JSON envelope; `slack`, `discord`, `teams`: a readable message in that service’s ' +
-      'incoming-webhook shape (form name, fields, a link to the submission in the console)',
+    spreadsheet_id: Type.Optional(Text(300, 'google_sheets: the spreadsheet’s id, or its address')),
+    sheet: Type.Optional(Text(100, 'google_sheets: the sheet (tab) rows go to; default `Sheet1`')),
+    service_account_key: Type.Optional(
+      Text(20_000, 'google_sheets: the service account’s JSON key file, whole; sealed, never shown again'),
+    ),
+    base_id: Type.Optional(Text(100, 'airtable: the base’s id (`app…`)')),
+    table: Type.Optional(Text(255, 'airtable: the table’s id (`tbl…`) or name')),
+    database_id: Type.Optional(Text(300, 'notion: the database’s id, or its address')),
+    token: Type.Optional(
+      Text(500, 'airtable: a personal access token; notion: an integration secret. Sealed, never shown again'),
+    ),
   },
+  {
+    additionalProperties: false,
+    description:
+      'Where an integration writes, and its credential (required with an integration’s `format`, refused with ' +
+      'another). On a change, the fields given replace the current ones; a credential left out is kept.',
+  },
+);
+const Destination = Nullable(
+  Type.Object(
+    {
+      spreadsheet_id: Type.Optional(Type.String()),
+      sheet: Type.Optional(Type.String()),
+      client_email: Type.Optional(
+        Type.String({ description: 'google_sheets: the service account, which the spreadsheet is shared with' }),
+      ),
+      base_id: Type.Optional(Type.String()),
+      table: Type.Optional(Type.String()),
+      database_id: Type.Optional(Type.String()),
+    },
+    { description: 'an integration’s destination (never its credential); null for a webhook' },
+  ),
 );
 const Health = Type.Object({
   last_24h: Type.Object(
@@ -37,9 +74,10 @@ const Webhook = Type.Object(
   {
     id: Type.String({ description: '`wh_...`' }),
     form_id: Type.String({ description: '`frm_...`' }),
-    url: Type.String({ description: 'delivery target (https)' }),
+    url: Type.String({ description: 'delivery target (https); an integration’s: its destination’s page' }),
     enabled: Type.Boolean(),
     format: Format,
+    destination: Destination,
     disabled_reason: Nullable(
       Type.Literal('failing', { description: 'disabled by Intake after failing for WEBHOOK_DISABLE_AFTER' }),
     ),
@@ -78,6 +116,7 @@ function present(row: WebhookWithHealth) {
     url: row.url,
     enabled: row.enabled,
     format: row.format,
+    destination: shownDestination(row.destination),
     disabled_reason: row.disabled_reason,
     health: {
       last_24h: row.recent,
@@ -107,12 +146,23 @@ export const createWebhookRoute = webhookRoute({
   operationId: 'createWebhook',
   summary: 'Add a webhook to a form (the signing secret is returned this once)',
   params: IdParams('form', 'form id'),
-  body: Type.Object({ url: Url, format: Type.Optional(Format) }, { additionalProperties: false }),
+  description:
+    'A webhook takes `url`; an integration (`format` `google_sheets`, `airtable` or `notion`) takes `destination` ' +
+    'instead, whose credential is sealed and never returned. Both get the same deliveries, retries, log, health ' +
+    'and replay; an integration’s test ping checks that its credential reaches the destination and writes nothing.',
+  body: Type.Object(
+    {
+      url: Type.Optional(Type.String({ ...Url, description: `${Url.description}; required unless an integration` })),
+      format: Type.Optional(Format),
+      destination: Type.Optional(DestinationInput),
+    },
+    { additionalProperties: false },
+  ),
   responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
   problems: ['not-found', 'conflict', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
     const deps = webhookDeps(platform, principal.accountId);
-    const created = await createWebhook({ ...deps, formId: params.id, url: body.url, format: body.format });
+    const created = await createWebhook({ ...deps, formId: params.id, ...body });
     ctx.status = 201;
     ctx.set('Location', `/v1/webhooks/${created.id}`);
     ctx.body = { ...present(created), secret: created.plainSecret };
@@ -156,7 +206,9 @@ export const updateWebhookRoute = webhookRoute({
   method: 'PATCH',
   path: '/v1/webhooks/:id',
   operationId: 'updateWebhook',
-  summary: 'Change a webhook’s url or enabled flag; `rotate_secret: true` returns a new secret this once',
+  summary:
+    'Change a webhook’s url, enabled flag, format or an integration’s destination; `rotate_secret: true` returns a ' +
+    'new secret this once',
   params: IdParams('webhook', 'webhook id'),
   body: Type.Object(
     {
@@ -165,6 +217,7 @@ export const updateWebhookRoute = webhookRoute({
         Type.Boolean({ description: '`true` also clears `disabled_reason` and the failing streak' }),
       ),
       format: Type.Optional(Format),
+      destination: Type.Optional(DestinationInput),
       rotate_secret: Type.Optional(Type.Boolean()),
     },
     { additionalProperties: false },

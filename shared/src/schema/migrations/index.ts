@@ -33,6 +33,7 @@ import * as projects from './033-projects';
 import * as spamModelScope from './034-spam-model-scope';
 import * as dashboard from './035-dashboard';
 import * as signUps from './036-sign-ups';
+import * as integrations from './037-integrations';
 
 export interface Migration {
   name: string;
@@ -77,4 +78,5 @@ export const migrations: Migration[] = [
   { name: '034-spam-model-scope', ...spamModelScope },
   { name: '035-dashboard', ...dashboard },
   { name: '036-sign-ups', ...signUps },
+  { name: '037-integrations', ...integrations },
 ];
