@@ -9,14 +9,7 @@ export {
   type Envelope,
   type EventType,
 } from './sender';
-export {
-  chatBody,
-  CHAT_FORMATS,
-  isChatFormat,
-  WEBHOOK_FORMATS,
-  type ChatFormat,
-  type WebhookFormat,
-} from './chat';
+export { chatBody, CHAT_FORMATS, isChatFormat, WEBHOOK_FORMATS, type ChatFormat, type WebhookFormat } from './chat';
 export {
   destinationPage,
   INTEGRATION_FORMATS,

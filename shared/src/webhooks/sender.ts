@@ -157,7 +157,9 @@ async function attemptOnce(props: SendProps, traceHeaders: Record<string, string
     const responseBody = await readLimited(res.body, RESPONSE_BODY_LIMIT);
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     const wait =
-      res.statusCode === 429 || res.statusCode === 503 ? retryAfterMs(res.headers['retry-after'], new Date()) : undefined;
+      res.statusCode === 429 || res.statusCode === 503
+        ? retryAfterMs(res.headers['retry-after'], new Date())
+        : undefined;
     return done({
       ok,
       outcome: ok ? 'success' : 'http_error',

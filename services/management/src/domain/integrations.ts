@@ -151,8 +151,7 @@ export function integrationSettings(
 }
 
 /** The destination as shown to the owner: the stored one (it holds no credential), sheet's client e-mail included. */
-export function shownDestination(destination: Destination | null): Destination | null {
-  if (!destination) return null;
+export function shownDestination(destination: Destination): Destination {
   if ('spreadsheet_id' in destination) {
     const { spreadsheet_id, sheet, client_email } = destination as SheetsDestination;
     return { spreadsheet_id, sheet, client_email };

@@ -110,7 +110,13 @@ async function targetOf(
  * stored sealed, as is an integration's credential (never returned).
  */
 export async function createWebhook(
-  props: Deps & { accountId: string; formId: string; url?: string; format?: WebhookFormat; destination?: DestinationInput },
+  props: Deps & {
+    accountId: string;
+    formId: string;
+    url?: string;
+    format?: WebhookFormat;
+    destination?: DestinationInput;
+  },
 ): Promise<WebhookWithHealth & { plainSecret: string }> {
   const { db, accountId, formId, now } = props;
   if (!(await formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
@@ -210,8 +216,7 @@ async function changedTarget(
   }
   if (changes.format !== undefined && isIntegration(changes.format))
     notTaken('format', 'cannot make a webhook an integration: add the integration instead');
-  if (changes.destination !== undefined)
-    notTaken('destination', 'is only taken by google_sheets, airtable and notion');
+  if (changes.destination !== undefined) notTaken('destination', 'is only taken by google_sheets, airtable and notion');
   if (changes.url !== undefined) await assertAllowedUrl(changes.url, props.config);
   return changes.url !== undefined ? { url: changes.url } : {};
 }

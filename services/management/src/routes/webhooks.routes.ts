@@ -16,13 +16,16 @@ import { when } from './submission-filters';
 
 const webhookRoute = routeGroup({ tags: ['Webhooks'], auth: 'management' });
 
-const Format = Type.Union(WEBHOOK_FORMATS.map((f) => Type.Literal(f)), {
-  description:
-    '`standard`: the signed JSON envelope; `slack`, `discord`, `teams`: a readable message in that service’s ' +
-    'incoming-webhook shape (form name, fields, a link to the submission in the console); `google_sheets`, ' +
-    '`airtable`, `notion`: an integration, which writes each submission as a row, record or page through that ' +
-    'tool’s API (see `destination`)',
-});
+const Format = Type.Union(
+  WEBHOOK_FORMATS.map((f) => Type.Literal(f)),
+  {
+    description:
+      '`standard`: the signed JSON envelope; `slack`, `discord`, `teams`: a readable message in that service’s ' +
+      'incoming-webhook shape (form name, fields, a link to the submission in the console); `google_sheets`, ' +
+      '`airtable`, `notion`: an integration, which writes each submission as a row, record or page through that ' +
+      'tool’s API (see `destination`)',
+  },
+);
 const Text = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, description });
 const DestinationInput = Type.Object(
   {
@@ -45,7 +48,7 @@ const DestinationInput = Type.Object(
       'another). On a change, the fields given replace the current ones; a credential left out is kept.',
   },
 );
-const Destination = Nullable(
+const Destination = Type.Optional(
   Type.Object(
     {
       spreadsheet_id: Type.Optional(Type.String()),
@@ -57,7 +60,7 @@ const Destination = Nullable(
       table: Type.Optional(Type.String()),
       database_id: Type.Optional(Type.String()),
     },
-    { description: 'an integration’s destination (never its credential); null for a webhook' },
+    { description: 'an integration’s destination (never its credential); absent for a webhook' },
   ),
 );
 const Health = Type.Object({
@@ -116,7 +119,7 @@ function present(row: WebhookWithHealth) {
     url: row.url,
     enabled: row.enabled,
     format: row.format,
-    destination: shownDestination(row.destination),
+    ...(row.destination ? { destination: shownDestination(row.destination) } : {}),
     disabled_reason: row.disabled_reason,
     health: {
       last_24h: row.recent,
