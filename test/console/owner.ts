@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { eventually, factories } from '@intake/shared/testing';
+import { eventually, factories, type ConfigOverrides } from '@intake/shared/testing';
 import { launchChromium, screenshotDir, seriousViolations } from './browser';
 import { startStack } from './stack';
 
@@ -17,13 +17,13 @@ export interface OwnerConsole {
 }
 
 /**
- * For a whole file: the stack, Chromium (in New York's time zone, so the browser's zone is not UTC) with one page,
- * and an owner's account, signed in.
+ * For a whole file: the stack (its configuration changed by `overrides`, read when it starts), Chromium (in New York's
+ * time zone, so the browser's zone is not UTC) with one page, and an owner's account, signed in.
  */
-export function useOwnerConsole(): OwnerConsole {
+export function useOwnerConsole(overrides: () => ConfigOverrides = () => ({})): OwnerConsole {
   const c = { consoleErrors: [] } as unknown as OwnerConsole;
   beforeAll(async () => {
-    [c.stack, c.browser] = await Promise.all([startStack(), launchChromium()]);
+    [c.stack, c.browser] = await Promise.all([startStack(overrides()), launchChromium()]);
     c.account = await factories.account(c.stack.platform.db, { plan: 'pro', name: 'Acme' });
     c.context = await c.browser.newContext({
       viewport: { width: 1280, height: 900 },

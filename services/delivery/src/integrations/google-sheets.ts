@@ -20,11 +20,11 @@ const SCOPES = ['https://www.googleapis.com/auth/spreadsheets'];
 export const FIXED_COLUMNS = ['Submission', 'Received at'] as const;
 
 /**
- * The HTTP client of every Google call: one attempt is one try (the delivery ladder retries, honouring
- * `Retry-After`), and the token request goes where GOOGLE_OAUTH_TOKEN_URL says.
+ * The HTTP client of every Google call: Node's own fetch (gaxios would load node-fetch), one try per attempt (the
+ * delivery ladder retries, honouring `Retry-After`), and the token request goes where GOOGLE_OAUTH_TOKEN_URL says.
  */
 function transporterFor(apis: IntegrationApis): Gaxios {
-  const transporter = new Gaxios();
+  const transporter = new Gaxios({ fetchImplementation: fetch });
   transporter.interceptors.request.add({
     resolved: (options: GaxiosOptionsPrepared) => {
       options.retry = false;

@@ -14,6 +14,7 @@ import { FormPage } from './pages/form';
 import { SubmissionsPage } from './pages/submissions';
 import { SubmissionPage } from './pages/submission';
 import { WebhooksPage } from './pages/webhooks';
+import { IntegrationsPage } from './pages/integrations';
 import { DeliveryLogPage } from './pages/delivery-log';
 import { ApiKeysPage } from './pages/api-keys';
 import { UsagePage } from './pages/usage';
@@ -82,6 +83,7 @@ function Views() {
       <Route path="/console/forms/:id/submissions" component={SubmissionsPage} />
       <Route path="/console/forms/:id/webhooks/:webhookId" component={DeliveryLogPage} />
       <Route path="/console/forms/:id/webhooks" component={WebhooksPage} />
+      <Route path="/console/forms/:id/integrations" component={IntegrationsPage} />
       <Route path="/console/forms/new" component={FormPage} />
       <Route path="/console/forms/trash" component={TrashPage} />
       <Route path="/console/forms/:id" component={FormPage} />

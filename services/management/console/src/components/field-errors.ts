@@ -74,3 +74,16 @@ export function otherErrors(error: unknown, shown: string[]): string[] {
       return said.charAt(0).toUpperCase() + said.slice(1);
     });
 }
+
+/** A problem's field errors inside one object of the body (`body/destination/token` is `token` of `destination`). */
+export function nestedFieldErrors(error: unknown, object: string): Record<string, string> {
+  if (!(error instanceof ApiError)) return {};
+  const out: Record<string, string> = {};
+  for (const e of error.errors) {
+    const [where, name, inner] = e.field.split('/');
+    if (where !== 'body' || name !== object || !inner) continue;
+    const text = `It ${plainMessage(e.message)}.`;
+    out[inner] = out[inner] ? `${out[inner]} ${text}` : text;
+  }
+  return out;
+}

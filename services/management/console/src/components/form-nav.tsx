@@ -6,12 +6,13 @@ import { useTitle } from '../title';
 import { NotFound } from '../pages/not-found';
 import { ErrorBox, Loading, StatusBadge, useResource } from './ui';
 
-/** The form's own navigation: its submissions, its webhooks, its settings. */
+/** The form's own navigation: its submissions, its webhooks, its integrations, its settings. */
 function FormTabs({ base }: { base: string }) {
   const { path } = useLocation();
   const tabs = [
     { href: `${base}/submissions`, label: 'Submissions' },
     { href: `${base}/webhooks`, label: 'Webhooks' },
+    { href: `${base}/integrations`, label: 'Integrations' },
     { href: base, label: 'Settings and snippets' },
   ];
   return (

@@ -6,6 +6,7 @@ import { ErrorBox, Loading, ShownOnce, SubmitRow, TextField, useAction, useResou
 import { fieldErrors } from '../components/field-errors';
 import { FormFrame } from '../components/form-nav';
 import { WebhookCard } from './webhooks/card';
+import { isIntegration } from './integrations';
 
 export function WebhooksPage({ id }: { id: string }) {
   return (
@@ -22,6 +23,8 @@ function Webhooks({ form }: { form: Form }) {
   const hooks = useResource(() => ok(api.GET('/v1/forms/{id}/webhooks', path)), [form.id]);
   const [secret, setSecret] = useState<Secret | null>(null);
   const [done, setDone] = useState('');
+  // Integrations have a page of their own.
+  const webhooks = hooks.data?.data.filter((h) => !isIntegration(h));
   return (
     <>
       <h2>Webhooks</h2>
@@ -49,11 +52,11 @@ function Webhooks({ form }: { form: Form }) {
       )}
       {!may('createWebhook') && <ErrorBox error={hooks.error} />}
       {hooks.loading && !hooks.data && <Loading what="webhooks" />}
-      {hooks.data && hooks.data.data.length === 0 && (
+      {webhooks && webhooks.length === 0 && (
         <p class="empty">No webhooks yet{may('createWebhook') ? ': add one above' : ''}.</p>
       )}
       <ul class="cards">
-        {hooks.data?.data.map((h) => (
+        {webhooks?.map((h) => (
           <WebhookCard
             key={h.id}
             hook={h}

@@ -6,17 +6,17 @@ import { Confirm, CopyButton, ErrorBox, SubmitRow, TextField, useAction } from '
 import { fieldErrors } from '../../components/field-errors';
 import { FormatPicker, ReplayFailedSince, WebhookHealth } from './health';
 
-type CardProps = {
+export type CardProps = {
   hook: Webhook;
   formId: string;
   /** The list changed; `message` confirms what was done, when the card itself goes away. */
   onChange(message?: string): void;
-  onSecret(secret: string): void;
+  onSecret?(secret: string): void;
 };
-type Confirming = 'rotate' | 'delete' | null;
+export type Confirming = 'rotate' | 'delete' | null;
 
 /** What can be done to one webhook: ping it, show a signed sample, enable or disable, rotate its secret, delete. */
-function useWebhookActions({ hook, onChange, onSecret }: CardProps) {
+export function useWebhookActions({ hook, onChange, onSecret }: CardProps) {
   const action = useAction();
   const [test, setTest] = useState<WebhookTest | null>(null);
   const [pinging, setPinging] = useState(false);
@@ -42,13 +42,13 @@ function useWebhookActions({ hook, onChange, onSecret }: CardProps) {
       const updated = await action.run(() =>
         ok(api.PATCH('/v1/webhooks/{id}', { ...path, body: { rotate_secret: true } })),
       );
-      if (updated?.secret) onSecret(updated.secret);
+      if (updated?.secret) onSecret?.(updated.secret);
     } else if (what === 'delete') {
       const deleted = await action.run(async () => {
         await ok(api.DELETE('/v1/webhooks/{id}', path));
         return true;
       });
-      if (deleted) onChange(`Webhook ${hook.url} deleted.`);
+      if (deleted) onChange(`${hook.destination ? 'Integration' : 'Webhook'} ${hook.url} deleted.`);
     }
   };
   return { action, test, pinging, curl, ping, sample, setEnabled, confirmed };
@@ -162,7 +162,7 @@ function EditUrl({ hook, onDone }: { hook: Webhook; onDone(changed?: string): vo
 }
 
 /** Said while a test ping waits for the receiver (which may take up to the deployment's timeout). */
-function PingProgress() {
+export function PingProgress() {
   return (
     <p class="progress" role="status">
       <progress aria-label="Test ping under way" /> Sending a test ping and waiting for the receiver to answer…
@@ -170,10 +170,10 @@ function PingProgress() {
   );
 }
 
-function TestResult({ test }: { test: WebhookTest }) {
+export function TestResult({ test, label = 'Test ping' }: { test: WebhookTest; label?: string }) {
   return (
     <p class={test.ok ? 'ok' : 'error'} role="status">
-      Test ping: {test.ok ? 'succeeded' : 'failed'} · status {test.status_code || 'none'} · {test.duration_ms} ms
+      {label}: {test.ok ? 'succeeded' : 'failed'} · status {test.status_code || 'none'} · {test.duration_ms} ms
       {test.error ? ` · ${test.error}` : ''}
     </p>
   );
@@ -193,13 +193,20 @@ function CurlSample({ curl }: { curl: string }) {
   );
 }
 
-function ConfirmChange(props: { confirm: Confirming; onConfirm(): void; onCancel(): void }) {
+export function ConfirmChange(props: {
+  confirm: Confirming;
+  onConfirm(): void;
+  onCancel(): void;
+  /** What is deleted: `webhook` unless said. */
+  noun?: string;
+}) {
   const rotate = props.confirm === 'rotate';
+  const noun = props.noun ?? 'webhook';
   return (
     <Confirm
       open={props.confirm !== null}
-      title={rotate ? 'Rotate the signing secret?' : 'Delete this webhook?'}
-      confirmLabel={rotate ? 'Rotate secret' : 'Delete webhook'}
+      title={rotate ? 'Rotate the signing secret?' : `Delete this ${noun}?`}
+      confirmLabel={rotate ? 'Rotate secret' : `Delete ${noun}`}
       onConfirm={props.onConfirm}
       onCancel={props.onCancel}
     >
