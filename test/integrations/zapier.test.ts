@@ -1,0 +1,118 @@
+import { spawnSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { eventually, factories } from '@intake/shared/testing';
+import { startStack } from '../console/stack';
+
+/**
+ * The Zapier app (integrations/zapier), checked by Zapier's own CLI and run by Zapier's own app tester against the
+ * real stack: its authentication, its form list, the REST hook's subscribe, a delivery turned into the Zap's data,
+ * the polling fallback agreeing with it, and unsubscribe.
+ */
+const APP_DIR = path.resolve(__dirname, '../../integrations/zapier');
+// Zapier's packages are CommonJS, and the app is plain JavaScript: loaded as Zapier loads them.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const zapier = require('zapier-platform-core') as {
+  createAppTester(app: unknown): (method: unknown, bundle: Record<string, unknown>) => Promise<unknown>;
+};
+const App = require(APP_DIR) as {
+  authentication: { test: unknown };
+  triggers: Record<string, { operation: Record<string, unknown> }>;
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
+const appTester = zapier.createAppTester(App);
+const hook = App.triggers['new_submission']!.operation;
+
+const t = {} as {
+  stack: Awaited<ReturnType<typeof startStack>>;
+  key: string;
+  hooks: string[];
+  server: http.Server;
+  url: string;
+};
+
+beforeAll(async () => {
+  t.stack = await startStack();
+  t.key = (await factories.account(t.stack.platform.db, { name: 'Acme' })).managementKey;
+  t.hooks = [];
+  // Zapier's side of a REST hook: the URL it subscribes, which takes what Intake posts.
+  t.server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      t.hooks.push(Buffer.concat(chunks).toString('utf8'));
+      res.end('{"status":"success"}');
+    });
+  });
+  await new Promise<void>((resolve) => t.server.listen(0, '127.0.0.1', resolve));
+  t.url = `http://127.0.0.1:${(t.server.address() as AddressInfo).port}/hooks/standard/1/abc`;
+}, 60_000);
+afterAll(async () => {
+  await t.stack?.close();
+  await new Promise((resolve) => t.server?.close(resolve));
+});
+
+describe('the Zapier app', () => {
+  it('passes zapier validate', () => {
+    const cli = require.resolve('zapier-platform-cli/src/bin/run');
+    const run = spawnSync(process.execPath, [cli, 'validate', '--without-style'], {
+      cwd: APP_DIR,
+      env: { ...process.env, DISABLE_ZAPIER_ANALYTICS: '1', NO_UPDATE_NOTIFIER: '1' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect({ status: run.status, out: run.stdout }).toEqual({
+      status: 0,
+      out: expect.stringContaining('This project is structurally sound!'),
+    });
+  });
+
+  it('authenticates with a management key, and refuses another', async () => {
+    const auth = { authData: { base_url: `${t.stack.url}/`, api_key: t.key } };
+    expect(await appTester(App.authentication.test, auth)).toMatchObject({ name: 'Acme' });
+    const wrong = { authData: { base_url: t.stack.url, api_key: 'sk_live_not_a_key' } };
+    await expect(appTester(App.authentication.test, wrong)).rejects.toThrow(
+      'Intake refused the management key: The API key is not valid',
+    );
+  });
+
+  it('subscribes a form, turns a delivery into the Zap’s data as the polling fallback does, and unsubscribes', async () => {
+    const authData = { base_url: t.stack.url, api_key: t.key };
+    const created = await fetch(`${t.stack.url}/v1/forms`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'Contact' }),
+    });
+    const form = (await created.json()) as { id: string; slug: string };
+    const forms = (await appTester(App.triggers['form']!.operation['perform'], { authData })) as { id: string }[];
+    expect(forms).toContainEqual({ id: form.id, name: 'Contact' });
+
+    const inputData = { form_id: form.id };
+    const subscribed = (await appTester(hook['performSubscribe'], { authData, inputData, targetUrl: t.url })) as {
+      id: string;
+    };
+    expect(subscribed.id).toMatch(/^wh_/);
+    const posted = await fetch(`${t.stack.url}/v1/f/${form.slug}`, {
+      method: 'POST',
+      headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=Ada&email=ada%40example.com',
+    });
+    const { id } = (await posted.json()) as { id: string };
+    const body = await eventually(() => t.hooks.find((h) => h.includes(id)), { message: 'the delivery to Zapier' });
+    const fromHook = (await appTester(hook['perform'], { authData, inputData, cleanedRequest: JSON.parse(body) })) as {
+      id: string;
+    }[];
+    expect(fromHook).toEqual([
+      expect.objectContaining({ id, form_id: form.id, field__name: 'Ada', field__email: 'ada@example.com' }),
+    ]);
+    const listed = (await appTester(hook['performList'], { authData, inputData })) as Record<string, unknown>[];
+    expect(listed[0]).toEqual(fromHook[0]);
+
+    await appTester(hook['performUnsubscribe'], { authData, inputData, subscribeData: subscribed });
+    const gone = await fetch(`${t.stack.url}/v1/webhooks/${subscribed.id}`, {
+      headers: { authorization: `Bearer ${t.key}` },
+    });
+    expect(gone.status).toBe(404);
+  }, 30_000);
+});
