@@ -3,8 +3,8 @@
 const { baseUrl } = require('../authentication');
 
 /**
- * A submission as a Zap sees it: its id (Zapier's dedupe key), form, time, each posted field at the top level (as
- * `field__<name>` too, so a field named like ours stays reachable) and its files.
+ * A submission as a Zap sees it: its id (Zapier's dedupe key), form and time, each posted field as `field__<name>` (so
+ * no field can shadow ours), all of them in `payload`, and its files.
  */
 function flatten(submission) {
   const fields = {};
