@@ -49,6 +49,10 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
     REDIS_URL: config.REDIS_URL ?? '',
     SECRETS_KEY: config.SECRETS_KEY,
     FILES_DIR: config.FILES_DIR,
+    GOOGLE_OAUTH_TOKEN_URL: config.GOOGLE_OAUTH_TOKEN_URL,
+    GOOGLE_SHEETS_API_URL: config.GOOGLE_SHEETS_API_URL,
+    AIRTABLE_API_URL: config.AIRTABLE_API_URL,
+    NOTION_API_URL: config.NOTION_API_URL,
     // The platform's NATS credentials and TLS files, when it has them.
     ...Object.fromEntries(SECURITY.flatMap((key) => (config[key] === undefined ? [] : [[key, String(config[key])]]))),
     WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',

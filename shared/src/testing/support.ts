@@ -101,6 +101,11 @@ export function testConfig(overrides: ConfigOverrides = {}): Config {
       SECRETS_KEY: 'test-secrets-key-0123456789abcdef',
       // The machine's Redis: tests exercise the shared rate limit (a test without Redis passes '').
       REDIS_URL: 'redis://127.0.0.1:6379',
+      // The integrations' APIs are never the real ones in a test: a test that calls one points it at its stand-in.
+      GOOGLE_OAUTH_TOKEN_URL: 'https://oauth2.googleapis.invalid/token',
+      GOOGLE_SHEETS_API_URL: 'https://sheets.googleapis.invalid',
+      AIRTABLE_API_URL: 'https://api.airtable.invalid',
+      NOTION_API_URL: 'https://api.notion.invalid',
       ...overrides,
       // A directory of its own only when the test did not name one (a test's own is its to remove).
       FILES_DIR: overrides.FILES_DIR ?? mkdtempSync(path.join(tmpdir(), 'intake-files-')),
