@@ -6,7 +6,7 @@ import { ErrorBox, Loading, ShownOnce, SubmitRow, TextField, useAction, useResou
 import { fieldErrors } from '../components/field-errors';
 import { FormFrame } from '../components/form-nav';
 import { WebhookCard } from './webhooks/card';
-import { isIntegration } from './integrations';
+import { isIntegration } from './integrations/settings';
 
 export function WebhooksPage({ id }: { id: string }) {
   return (

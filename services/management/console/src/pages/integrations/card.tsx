@@ -3,9 +3,16 @@ import { may } from '../../people';
 import { api, ok } from '../../api';
 import type { Webhook } from '../../api-types';
 import { ErrorBox, SubmitRow, useAction } from '../../components/ui';
-import { destinationOf, toolName, ToolSettings, type Settings, type Tool } from '../integrations';
-import { ConfirmChange, PingProgress, TestResult, useWebhookActions, type CardProps, type Confirming } from './card';
-import { ReplayFailedSince, WebhookHealth } from './health';
+import { destinationOf, toolName, ToolSettings, type Settings, type Tool } from './settings';
+import {
+  ConfirmChange,
+  PingProgress,
+  TestResult,
+  useWebhookActions,
+  type CardProps,
+  type Confirming,
+} from '../webhooks/card';
+import { ReplayFailedSince, WebhookHealth } from '../webhooks/health';
 
 /** Where an integration writes, in a line. */
 function whereTo(hook: Webhook): string {
