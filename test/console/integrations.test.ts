@@ -1,6 +1,8 @@
 import {
+  airtableStandIn,
   googleStandIn,
   notionStandIn,
+  type AirtableStandIn,
   serviceAccountKey,
   type GoogleStandIn,
   type NotionStandIn,
@@ -10,7 +12,7 @@ import { checkView, useOwnerConsole } from './owner';
 /**
  * Connecting tools in the console, in Chromium over the real stack, the tools' APIs being local stand-ins: Google
  * Sheets connected and checked, Notion refused at its field then connected, its token changed to one Notion refuses
- * and the check saying so; integrations apart from the webhooks.
+ * and the check saying so, Airtable connected and checked; integrations apart from the webhooks.
  */
 jest.setTimeout(120_000);
 
@@ -18,25 +20,30 @@ const SPREADSHEET = '1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms';
 const DATABASE = '1429989f-e8ac-4eff-bc8f-57f56486db54';
 const TOKEN = `ntn_${'5'.repeat(46)}`;
 const KEY = serviceAccountKey('forms@acme-project.iam.gserviceaccount.com');
-const apis = {} as { google: GoogleStandIn; notion: NotionStandIn };
+const BASE = 'appQ4mXw8rT2zL9kP';
+const PAT = `pat${'a'.repeat(14)}.${'0'.repeat(64)}`;
+const apis = {} as { google: GoogleStandIn; notion: NotionStandIn; airtable: AirtableStandIn };
 
 beforeAll(async () => {
-  [apis.google, apis.notion] = await Promise.all([
+  [apis.google, apis.notion, apis.airtable] = await Promise.all([
     googleStandIn(),
     notionStandIn({ databaseId: DATABASE, token: TOKEN }),
+    airtableStandIn({ baseId: BASE, token: PAT }),
   ]);
+  apis.airtable.tables.push({ id: 'tblLeads0000000001', name: 'Leads', fields: [], records: [] });
   apis.google.register(KEY);
   apis.google.spreadsheets.set(SPREADSHEET, {
     sheets: new Map([['Leads', []]]),
     sharedWith: new Set([KEY.client_email]),
   });
 });
-afterAll(() => Promise.all([apis.google?.close(), apis.notion?.close()]));
+afterAll(() => Promise.all([apis.google?.close(), apis.notion?.close(), apis.airtable?.close()]));
 
 const c = useOwnerConsole(() => ({
   GOOGLE_OAUTH_TOKEN_URL: `${apis.google.url}/token`,
   GOOGLE_SHEETS_API_URL: apis.google.url,
   NOTION_API_URL: apis.notion.url,
+  AIRTABLE_API_URL: apis.airtable.url,
 }));
 
 describe('integrations in the console', () => {
@@ -96,6 +103,16 @@ describe('integrations in the console', () => {
       })
       .waitFor();
     await checkView(page, 'integrations-refused', /^Integrations · Leads · Intake console$/);
+
+    await page.getByLabel('Tool', { exact: true }).selectOption({ label: 'Airtable' });
+    await page.getByLabel('Base id', { exact: true }).fill(BASE);
+    await page.getByLabel('Table', { exact: true }).fill('Leads');
+    await page.getByLabel('Personal access token', { exact: true }).fill(PAT);
+    await page.getByRole('button', { name: 'Connect Airtable' }).click();
+    await page.getByRole('status').filter({ hasText: 'Airtable connected.' }).waitFor();
+    const airtable = page.getByRole('listitem').filter({ hasText: `Airtable: table “Leads” of base ${BASE}` });
+    await airtable.getByRole('button', { name: 'Check connection' }).click();
+    await airtable.getByRole('status').filter({ hasText: 'Connection check: succeeded · status 200' }).waitFor();
 
     await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
     await page.getByText('No webhooks yet').waitFor();

@@ -220,6 +220,7 @@ describe('connecting', () => {
     expect((await call('POST', `/v1/webhooks/${webhook.id}/test`)).body).toMatchObject({ ok: true });
     const refused = await call('PATCH', `/v1/webhooks/${webhook.id}`, { format: 'standard' });
     expect(refused.status).toBe(422);
+    expect((await call('GET', `/v1/webhooks/${webhook.id}/sample`)).status).toBe(409); // it signs no request
     const again = await call('POST', `/v1/forms/${form.id}/webhooks`, {
       format: 'airtable',
       destination: { base_id: BASE_ID, table: 'tblLeads0000000001', token: AIRTABLE_TOKEN },

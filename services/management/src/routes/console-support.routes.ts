@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { newId, problem, route, signedRequest, type Platform } from '@intake/shared';
+import { isIntegration, newId, problem, route, signedRequest, type Platform } from '@intake/shared';
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from '../domain/deliveries';
 import { bulkChange } from '../domain/inbox';
 import { findFormName, findWebhook } from '../repositories/webhook.repository';
@@ -70,15 +70,17 @@ export const getWebhookSampleRoute = route({
   summary: 'A signed sample `webhook.test` request for this webhook, with a curl command that sends it',
   description:
     'Signed with the webhook’s secret exactly as a real attempt is (both signatures); the secret itself is not ' +
-    'returned. Nothing is sent or stored.',
+    'returned. Nothing is sent or stored. An integration sends no signed request: 409.',
   tags: ['Webhooks'],
   auth: 'management',
   params: IdParams('webhook', 'webhook id'),
   responses: { 200: { description: 'The request', schema: SignedSample } },
-  problems: ['not-found'],
+  problems: ['not-found', 'conflict'],
   async handler(ctx, { params, principal }, { db, secrets, clock, config }: Platform) {
     const webhook = await findWebhook(db, principal.accountId, params.id);
     if (!webhook) throw problem('not-found', `No webhook ${params.id}`);
+    if (isIntegration(webhook.format))
+      throw problem('conflict', `${params.id} is an integration (${webhook.format}): it writes through the tool's API`);
     const now = clock.now();
     const { body, headers } = signedRequest({
       type: 'webhook.test',
