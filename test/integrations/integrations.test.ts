@@ -22,12 +22,13 @@ async function connect(formId: string, format: string, destination: Record<strin
 }
 
 describe('Google Sheets', () => {
-  it('appends a row per submission under a header kept in posted field order, new fields as new columns', async () => {
+  it('appends a row per submission under a header kept in posted field order, new fields as new columns (the grid grown)', async () => {
     t.google.register(KEY);
     const rows = [['Submission', 'Received at', 'name']];
     t.google.spreadsheets.set(SPREADSHEET, {
       sheets: new Map([['Leads', rows]]),
       sharedWith: new Set([KEY.client_email]),
+      columns: new Map([['Leads', 4]]), // fewer than the fields will need: the sheet is given more
     });
     const form = await newForm();
     const webhook = await connect(form.id, 'google_sheets', {
@@ -63,6 +64,7 @@ describe('Google Sheets', () => {
       '',
       '+44 20 7946 0000',
     ]);
+    expect(t.google.spreadsheets.get(SPREADSHEET)!.columns!.get('Leads')).toBe(6);
   }, 60_000);
 
   it('tells the owner when the spreadsheet is not shared with the service account', async () => {

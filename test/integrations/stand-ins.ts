@@ -85,8 +85,11 @@ export function serviceAccountKey(email = 'intake-writer@project-1.iam.gservicea
 }
 
 export interface GoogleStandIn extends StandIn {
-  /** Spreadsheets by id: each sheet's rows, and the service accounts it is shared with. */
-  spreadsheets: Map<string, { sheets: Map<string, string[][]>; sharedWith: Set<string> }>;
+  /** Spreadsheets by id: each sheet's rows (and columns, 26 unless said), the service accounts it is shared with. */
+  spreadsheets: Map<
+    string,
+    { sheets: Map<string, string[][]>; sharedWith: Set<string>; columns?: Map<string, number> }
+  >;
   /** Service accounts Google knows (their keys' public halves by client e-mail). */
   register(key: { client_email: string; private_key: string }): void;
   /** Access tokens issued, by client e-mail. */
@@ -124,7 +127,69 @@ const googleError = (status: number, message: string, state: string) => ({
   body: { error: { code: status, message, status: state } },
 });
 
-/** Google's token endpoint and the Sheets API's values methods. */
+type Spreadsheet = GoogleStandIn['spreadsheets'] extends Map<string, infer S> ? S : never;
+type Request = Parameters<Handler>[0];
+
+const columnsOf = (spreadsheet: Spreadsheet, sheet: string) => spreadsheet.columns?.get(sheet) ?? 26;
+
+/** `spreadsheets.get` (the sheets' properties) and `spreadsheets.batchUpdate` (appendDimension of columns). */
+function spreadsheetMethod(req: Request, spreadsheet: Spreadsheet): ReturnType<Handler> {
+  const names = [...spreadsheet.sheets.keys()];
+  if (req.method === 'GET') {
+    const sheets = names.map((title, sheetId) => ({
+      properties: { sheetId, title, gridProperties: { columnCount: columnsOf(spreadsheet, title) } },
+    }));
+    return { status: 200, body: { sheets } };
+  }
+  const { requests } = JSON.parse(req.body) as {
+    requests: { appendDimension?: { sheetId: number; dimension: string; length: number } }[];
+  };
+  for (const { appendDimension: add } of requests) {
+    const title = add && add.dimension === 'COLUMNS' ? names[add.sheetId] : undefined;
+    if (!add || title === undefined) return googleError(400, 'Invalid requests[0]', 'INVALID_ARGUMENT');
+    spreadsheet.columns ??= new Map();
+    spreadsheet.columns.set(title, columnsOf(spreadsheet, title) + add.length);
+  }
+  return { status: 200, body: { replies: requests.map(() => ({})) } };
+}
+
+/** `values.get` of the header row, `values.update` of it, `values.append` of rows: within the sheet's grid. */
+function valuesMethod(
+  req: Request,
+  spreadsheet: Spreadsheet,
+  call: { id: string; range: string; append: boolean },
+): ReturnType<Handler> {
+  const { sheet, headerOnly } = parseRange(call.range);
+  const rows = spreadsheet.sheets.get(sheet);
+  if (!rows) return googleError(400, `Unable to parse range: ${call.range}`, 'INVALID_ARGUMENT');
+  if (req.method === 'GET' && headerOnly)
+    return {
+      status: 200,
+      body: { range: call.range, majorDimension: 'ROWS', ...(rows[0] ? { values: [rows[0]] } : {}) },
+    };
+  if (req.query.get('valueInputOption') !== 'RAW') throw new Error('valueInputOption');
+  const values = (JSON.parse(req.body) as { values: unknown[][] }).values;
+  if (!values.every((row) => row.every((cell) => typeof cell === 'string'))) throw new Error('cells');
+  const widest = Math.max(...values.map((row) => row.length));
+  if (widest > columnsOf(spreadsheet, sheet))
+    return googleError(
+      400,
+      `Range ('${sheet}'!A1) exceeds grid limits. Max rows: 1000, max columns: ${columnsOf(spreadsheet, sheet)}`,
+      'INVALID_ARGUMENT',
+    );
+  if (req.method === 'PUT' && !call.append) {
+    rows[0] = values[0] as string[];
+    return { status: 200, body: { spreadsheetId: call.id, updatedRange: call.range, updatedRows: 1 } };
+  }
+  if (req.method === 'POST' && call.append && req.query.get('insertDataOption') === 'INSERT_ROWS') {
+    rows.push(...(values as string[][]));
+    const at = `'${sheet}'!A${rows.length}`;
+    return { status: 200, body: { spreadsheetId: call.id, updates: { updatedRange: at, updatedRows: 1 } } };
+  }
+  return googleError(400, 'Invalid request', 'INVALID_ARGUMENT');
+}
+
+/** Google's token endpoint, the Sheets API's values methods, its spreadsheet's properties and column growth. */
 export async function googleStandIn(): Promise<GoogleStandIn> {
   const keys = new Map<string, string>();
   const issued = new Map<string, string>();
@@ -141,7 +206,7 @@ export async function googleStandIn(): Promise<GoogleStandIn> {
       issued.set(token, email);
       return { status: 200, body: { access_token: token, expires_in: 3599, token_type: 'Bearer' } };
     }
-    const match = /^\/v4\/spreadsheets\/([^/]+)\/values\/([^/]+?)(:append)?$/.exec(req.path);
+    const match = /^\/v4\/spreadsheets\/([^/:]+)(?::batchUpdate|\/values\/([^/]+?)(:append)?)?$/.exec(req.path);
     if (!match) return googleError(404, 'Not found', 'NOT_FOUND');
     const email = issued.get(bearer(req.headers) ?? '');
     if (!email) return googleError(401, 'Request had invalid authentication credentials.', 'UNAUTHENTICATED');
@@ -149,25 +214,8 @@ export async function googleStandIn(): Promise<GoogleStandIn> {
     if (!spreadsheet) return googleError(404, 'Requested entity was not found.', 'NOT_FOUND');
     if (!spreadsheet.sharedWith.has(email))
       return googleError(403, 'The caller does not have permission', 'PERMISSION_DENIED');
-    const range = decodeURIComponent(match[2]!);
-    const { sheet, headerOnly } = parseRange(range);
-    const rows = spreadsheet.sheets.get(sheet);
-    if (!rows) return googleError(400, `Unable to parse range: ${range}`, 'INVALID_ARGUMENT');
-    if (req.method === 'GET' && headerOnly)
-      return { status: 200, body: { range, majorDimension: 'ROWS', ...(rows[0] ? { values: [rows[0]] } : {}) } };
-    if (req.query.get('valueInputOption') !== 'RAW') throw new Error('valueInputOption');
-    const values = (JSON.parse(req.body) as { values: unknown[][] }).values;
-    if (!values.every((row) => row.every((cell) => typeof cell === 'string'))) throw new Error('cells');
-    if (req.method === 'PUT' && !match[3]) {
-      rows[0] = values[0] as string[];
-      return { status: 200, body: { spreadsheetId: match[1], updatedRange: range, updatedRows: 1 } };
-    }
-    if (req.method === 'POST' && match[3] && req.query.get('insertDataOption') === 'INSERT_ROWS') {
-      rows.push(...(values as string[][]));
-      const at = `'${sheet}'!A${rows.length}`;
-      return { status: 200, body: { spreadsheetId: match[1], updates: { updatedRange: at, updatedRows: 1 } } };
-    }
-    return googleError(400, 'Invalid request', 'INVALID_ARGUMENT');
+    if (match[2] === undefined) return spreadsheetMethod(req, spreadsheet);
+    return valuesMethod(req, spreadsheet, { id: match[1]!, range: decodeURIComponent(match[2]), append: !!match[3] });
   };
   const standIn = await serve(handle, (status) =>
     status === 429

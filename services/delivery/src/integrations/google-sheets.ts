@@ -121,6 +121,46 @@ async function headerRow(attempt: IntegrationAttempt): Promise<string[]> {
 }
 
 /**
+ * Writes the header row, first giving the sheet the columns it needs: a new sheet has 26, and Sheets refuses a range
+ * beyond its grid. Runs only when a field is new, so its extra read costs nothing per submission.
+ */
+async function extendHeader(attempt: IntegrationAttempt, header: string[]): Promise<void> {
+  const destination = attempt.destination as SheetsDestination;
+  const { sheets: client, options } = api(attempt);
+  const spreadsheetId = destination.spreadsheet_id;
+  const got = await client.spreadsheets
+    .get({ spreadsheetId, fields: 'sheets(properties(sheetId,title,gridProperties(columnCount)))' }, options)
+    .catch((err: unknown) => refusal(err, destination));
+  const sheet = got.data.sheets?.find((s) => s.properties?.title === destination.sheet)?.properties;
+  const columns = sheet?.gridProperties?.columnCount ?? header.length;
+  if (sheet?.sheetId != null && columns < header.length)
+    await client.spreadsheets
+      .batchUpdate(
+        {
+          spreadsheetId,
+          requestBody: {
+            requests: [
+              { appendDimension: { sheetId: sheet.sheetId, dimension: 'COLUMNS', length: header.length - columns } },
+            ],
+          },
+        },
+        options,
+      )
+      .catch((err: unknown) => refusal(err, destination));
+  await client.spreadsheets.values
+    .update(
+      {
+        spreadsheetId,
+        range: `${quoted(destination.sheet)}!A1`,
+        valueInputOption: 'RAW',
+        requestBody: { values: [header] },
+      },
+      options,
+    )
+    .catch((err: unknown) => refusal(err, destination));
+}
+
+/**
  * Google Sheets: one row per submission appended to the sheet, its cells under the header row, which keeps the
  * fields in the order they were first posted (a new field adds a column at the end; a column the owner renamed or
  * added is left alone and stays empty). Cells are written as they were typed (RAW), so a value that starts with `=`
@@ -141,18 +181,7 @@ export const googleSheets: Integration = {
       const current = await headerRow(attempt);
       const wanted = [...FIXED_COLUMNS, ...row.fields.map(([name]) => name)];
       const missing = wanted.filter((name, i) => !current.includes(name) && wanted.indexOf(name) === i);
-      if (missing.length > 0)
-        await client.spreadsheets.values
-          .update(
-            {
-              spreadsheetId: destination.spreadsheet_id,
-              range: `${quoted(destination.sheet)}!A1`,
-              valueInputOption: 'RAW',
-              requestBody: { values: [[...current, ...missing]] },
-            },
-            options,
-          )
-          .catch((err: unknown) => refusal(err, destination));
+      if (missing.length > 0) await extendHeader(attempt, [...current, ...missing]);
       return { header: [...current, ...missing], added: missing };
     });
     const cells = new Map<string, string>([
