@@ -9,6 +9,9 @@ interface Table {
   fields: { id: string; name: string; type: string }[];
 }
 
+/** How long Airtable says a client over its rate limit (5 requests a second per base) must wait. */
+const AIRTABLE_RATE_WAIT_MS = 30_000;
+
 /** A base's tables, kept a minute per base and token (a new field in Airtable is seen within the minute). */
 const schemas = new LRUCache<string, Table[]>({ max: 500, ttl: 60_000 });
 
@@ -43,7 +46,9 @@ async function call<T>(attempt: IntegrationAttempt, method: 'GET' | 'POST', path
   throw new IntegrationError(
     res.statusCode,
     `Airtable answered ${res.statusCode}${said ? `: ${said}` : ''}${advice}`,
-    retryAfterMs(res.headers['retry-after'], new Date()),
+    // Airtable asks a client over its rate to wait 30 s, in its documentation rather than a header.
+    retryAfterMs(res.headers['retry-after'], new Date()) ??
+      (res.statusCode === 429 ? AIRTABLE_RATE_WAIT_MS : undefined),
     text.slice(0, 1024),
   );
 }
