@@ -100,8 +100,18 @@ export async function post(slug: string, fields: Record<string, string>): Promis
   return ((await res.json()) as { id: string }).id;
 }
 
-export type Attempt = { status_code: number | null; error: string | null; response_body: string | null };
-export type Delivery = { submission_id: string | null; status: string; attempts: Attempt[] };
+export type Attempt = {
+  started_at: string;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+};
+export type Delivery = {
+  submission_id: string | null;
+  status: string;
+  next_attempt_at: string | null;
+  attempts: Attempt[];
+};
 
 /** The delivery of a submission once it has ended (succeeded or failed). */
 export async function endedDelivery(webhookId: string, submissionId: string): Promise<Delivery> {

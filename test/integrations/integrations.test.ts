@@ -1,3 +1,4 @@
+import { eventually } from '@intake/shared/testing';
 import {
   AIRTABLE_TOKEN,
   BASE_ID,
@@ -11,6 +12,7 @@ import {
   post,
   SPREADSHEET,
   t,
+  type Delivery,
 } from './harness';
 
 integrationSuite();
@@ -124,6 +126,23 @@ describe('Airtable', () => {
     expect(delivery.attempts[0]!.error).toMatch(/^Airtable answered 429/);
     const writes = t.airtable.requests.filter((r) => r.method === 'POST').slice(-2);
     expect(writes[1]!.at - writes[0]!.at).toBeGreaterThanOrEqual(1900);
+  }, 30_000);
+
+  it('waits the 30 s Airtable documents after a 429 that names no wait', async () => {
+    const form = await newForm();
+    const webhook = await connect(form.id, 'airtable', { base_id: BASE_ID, table: 'Leads', token: AIRTABLE_TOKEN });
+    await call('POST', `/v1/webhooks/${webhook.id}/test`); // reads the table once, so the next call is the write
+    t.airtable.rateLimitNext(1, null);
+    const id = await post(form.slug, { name: 'Lin' });
+    const waiting = await eventually(
+      async () => {
+        const list = (await call('GET', `/v1/webhooks/${webhook.id}/deliveries`)).body.data as unknown as Delivery[];
+        return list.find((d) => d.submission_id === id && d.status === 'retrying');
+      },
+      { message: 'the delivery waits for its retry' },
+    );
+    const wait = Date.parse(waiting.next_attempt_at!) - Date.parse(waiting.attempts[0]!.started_at);
+    expect(wait).toBeGreaterThanOrEqual(29_000);
   }, 30_000);
 
   it('shows the owner a refused token, in the test ping and in the delivery log', async () => {

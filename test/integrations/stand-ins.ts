@@ -15,8 +15,8 @@ export interface StandIn {
   url: string;
   /** Every request's method, path and query, and its raw headers and body. */
   requests: { at: number; method: string; path: string; headers: http.IncomingHttpHeaders; body: string }[];
-  /** The next `count` API requests are answered 429 with `Retry-After: seconds`. */
-  rateLimitNext(count: number, seconds: number): void;
+  /** The next `count` API requests are answered 429, with `Retry-After: seconds` unless null. */
+  rateLimitNext(count: number, seconds: number | null): void;
   close(): Promise<void>;
 }
 
@@ -28,9 +28,9 @@ type Handler = (req: {
   body: string;
 }) => { status: number; body: unknown; headers?: Record<string, string> };
 
-async function serve(handle: Handler, limited: (status: number, retryAfter: number) => unknown): Promise<StandIn> {
+async function serve(handle: Handler, limited: (status: number) => unknown): Promise<StandIn> {
   const requests: StandIn['requests'] = [];
-  let limit = { count: 0, seconds: 0 };
+  let limit: { count: number; seconds: number | null } = { count: 0, seconds: 0 };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -42,12 +42,13 @@ async function serve(handle: Handler, limited: (status: number, retryAfter: numb
       let answer: ReturnType<Handler>;
       if (limit.count > 0 && !url.pathname.endsWith('/token')) {
         limit.count -= 1;
-        answer = { status: 429, body: limited(429, limit.seconds), headers: { 'retry-after': String(limit.seconds) } };
+        const headers: Record<string, string> = limit.seconds === null ? {} : { 'retry-after': String(limit.seconds) };
+        answer = { status: 429, body: limited(429), headers };
       } else {
         try {
           answer = handle({ method, path: url.pathname, query: url.searchParams, headers: req.headers, body });
         } catch (err) {
-          answer = { status: 400, body: limited(400, 0) ?? { error: String(err) } };
+          answer = { status: 400, body: limited(400) ?? { error: String(err) } };
         }
       }
       res.writeHead(answer.status, { 'content-type': 'application/json', ...answer.headers });
