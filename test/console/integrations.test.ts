@@ -73,6 +73,18 @@ describe('integrations in the console', () => {
     );
     expect(await page.content()).not.toContain(KEY.private_key.split('\n')[1]);
     await checkView(page, 'integrations', /^Integrations · Leads · Intake console$/);
+
+    await card.getByRole('link', { name: 'Delivery log' }).click();
+    await page
+      .getByRole('heading', { name: `Delivery log: Google Sheets: sheet “Leads” of spreadsheet ${SPREADSHEET}` })
+      .waitFor();
+    const tab = page.getByRole('navigation', { name: 'Form' }).getByRole('link', { name: 'Integrations' });
+    expect(await tab.getAttribute('aria-current')).toBe('page');
+    await page.getByText('webhook.test').click(); // opens the check's delivery, its attempt and the note it left
+    await page.getByText('Connected: the service account can read “Leads” (0 columns in its header row)').waitFor();
+    await checkView(page, 'integration-log', /^Delivery log · Leads · Intake console$/);
+    await page.getByRole('link', { name: 'Integrations', exact: true }).first().click();
+    await page.getByRole('heading', { name: 'Integrations', level: 2 }).waitFor();
   });
 
   it('says at its field what Notion setting is wrong, and what Notion answered a refused token', async () => {

@@ -83,6 +83,7 @@ function Views() {
       <Route path="/console/forms/:id/submissions" component={SubmissionsPage} />
       <Route path="/console/forms/:id/webhooks/:webhookId" component={DeliveryLogPage} />
       <Route path="/console/forms/:id/webhooks" component={WebhooksPage} />
+      <Route path="/console/forms/:id/integrations/:webhookId" component={DeliveryLogPage} />
       <Route path="/console/forms/:id/integrations" component={IntegrationsPage} />
       <Route path="/console/forms/new" component={FormPage} />
       <Route path="/console/forms/trash" component={TrashPage} />

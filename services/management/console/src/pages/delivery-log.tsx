@@ -2,13 +2,14 @@ import { useState } from 'preact/hooks';
 import { may } from '../people';
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
-import type { Delivery } from '../api-types';
+import type { Delivery, Webhook } from '../api-types';
 import type { operations } from '../openapi';
 import { qs } from '../location';
 import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
 import { useLive, unsettled } from '../live';
+import { integrationName, isIntegration } from './integrations/settings';
 
 const FILTERS = ['all', 'failed', 'pending', 'succeeded'] as const;
 type Status = NonNullable<operations['listWebhookDeliveries']['parameters']['query']>['status'];
@@ -36,14 +37,15 @@ function useDeliveryLog(formId: string, webhookId: string, status: string) {
 }
 
 function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string }) {
-  const { query, route } = useLocation();
+  const { query, route, path } = useLocation();
   const status = query['status'] ?? 'all';
   const { hook, log } = useDeliveryLog(formId, webhookId, status);
   // The log follows retries as they run, and shows new deliveries as they come.
   useLive(unsettled(log.data?.data), log.reload, true);
   const action = useAction();
   const [message, setMessage] = useState('');
-  const base = `/console/forms/${formId}/webhooks/${webhookId}`;
+  // An integration's log is under its form's integrations, a webhook's under its webhooks.
+  const base = `/console/forms/${formId}/${path.includes('/integrations/') ? 'integrations' : 'webhooks'}/${webhookId}`;
   const replay = async (id: string) => {
     const queued = await action.run(() => ok(api.POST('/v1/deliveries/{id}/replay', { params: { path: { id } } })));
     if (queued) setMessage('Replay queued; its attempt shows here as soon as it is made.');
@@ -57,14 +59,10 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
       setMessage(`Queued ${done.replayed.length} failed deliver${done.replayed.length === 1 ? 'y' : 'ies'} again.`);
     await log.reload();
   };
+  const integration = hook.data && isIntegration(hook.data);
   return (
     <>
-      <p class="crumbs">
-        <a href={`/console/forms/${formId}/webhooks`}>Webhooks</a> /
-      </p>
-      <h2>
-        Delivery log{hook.data ? ':' : ''} {hook.data && <span class="wrap">{hook.data.url}</span>}
-      </h2>
+      <LogHeading formId={formId} hook={hook.data} />
       <div class="toolbar">
         <label for="d-status">Show</label>
         <select
@@ -102,12 +100,37 @@ function DeliveryLog({ formId, webhookId }: { formId: string; webhookId: string 
       {log.data && log.data.data.length === 0 && (
         <p class="empty">
           No {status === 'all' ? '' : `${status} `}deliveries.
-          {may('testWebhook') ? ' Send a test ping from the webhook list.' : ''}
+          {may('testWebhook')
+            ? integration
+              ? ' Check the connection from the integrations list.'
+              : ' Send a test ping from the webhook list.'
+            : ''}
         </p>
       )}
       {log.data?.data.map((d) => (
         <DeliveryEntry key={d.id} delivery={d} pending={action.pending} onReplay={() => replay(d.id)} />
       ))}
+    </>
+  );
+}
+
+/** The log's way back and heading: an integration's is reached from the integrations, named by tool and destination. */
+function LogHeading({ formId, hook }: { formId: string; hook: Webhook | undefined }) {
+  const integration = hook && isIntegration(hook);
+  return (
+    <>
+      <p class="crumbs">
+        {integration ? (
+          <a href={`/console/forms/${formId}/integrations`}>Integrations</a>
+        ) : (
+          <a href={`/console/forms/${formId}/webhooks`}>Webhooks</a>
+        )}{' '}
+        /
+      </p>
+      <h2>
+        Delivery log{hook ? ':' : ''}{' '}
+        {hook && <span class="wrap">{integration ? integrationName(hook) : hook.url}</span>}
+      </h2>
     </>
   );
 }

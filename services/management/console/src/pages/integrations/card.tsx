@@ -3,7 +3,7 @@ import { may } from '../../people';
 import { api, ok } from '../../api';
 import type { Webhook } from '../../api-types';
 import { ErrorBox, SubmitRow, useAction } from '../../components/ui';
-import { destinationOf, toolName, ToolSettings, type Settings, type Tool } from './settings';
+import { destinationOf, integrationName, toolName, ToolSettings, type Settings, type Tool } from './settings';
 import {
   ConfirmChange,
   PingProgress,
@@ -13,14 +13,6 @@ import {
   type Confirming,
 } from '../webhooks/card';
 import { ReplayFailedSince, WebhookHealth } from '../webhooks/health';
-
-/** Where an integration writes, in a line. */
-function whereTo(hook: Webhook): string {
-  const d = hook.destination ?? {};
-  if (hook.format === 'google_sheets') return `sheet “${d.sheet}” of spreadsheet ${d.spreadsheet_id}`;
-  if (hook.format === 'airtable') return `table “${d.table}” of base ${d.base_id}`;
-  return `database ${d.database_id}`;
-}
 
 /** One connected tool: where it writes, how it fares, a connection check, a change of settings, disable, delete. */
 export function IntegrationCard(props: CardProps) {
@@ -33,9 +25,7 @@ export function IntegrationCard(props: CardProps) {
   return (
     <li class="card">
       <div class="card-head">
-        <h3 class="wrap">
-          {tool}: {whereTo(hook)}
-        </h3>
+        <h3 class="wrap">{integrationName(hook)}</h3>
         <span class={`badge badge-${hook.enabled ? 'live' : 'paused'}`}>{hook.enabled ? 'enabled' : 'disabled'}</span>
       </div>
       {hook.destination?.client_email && (
@@ -63,7 +53,7 @@ export function IntegrationCard(props: CardProps) {
         <a class="button secondary" href={hook.url} target="_blank" rel="noopener noreferrer">
           Open in {tool}
         </a>
-        <a class="button secondary" href={`/console/forms/${props.formId}/webhooks/${hook.id}`}>
+        <a class="button secondary" href={`/console/forms/${props.formId}/integrations/${hook.id}`}>
           Delivery log
         </a>
         {may('updateWebhook') && (

@@ -11,6 +11,18 @@ export const TOOLS: readonly (readonly [Tool, string])[] = [
 export const toolName = (format: string) => TOOLS.find(([f]) => f === format)?.[1] ?? format;
 export const isIntegration = (hook: Webhook) => TOOLS.some(([f]) => f === hook.format);
 
+/** Where an integration writes, in a line: its tool, then the sheet, table or database. */
+export function integrationName(hook: Webhook): string {
+  const d = hook.destination ?? {};
+  const where =
+    hook.format === 'google_sheets'
+      ? `sheet “${d.sheet}” of spreadsheet ${d.spreadsheet_id}`
+      : hook.format === 'airtable'
+        ? `table “${d.table}” of base ${d.base_id}`
+        : `database ${d.database_id}`;
+  return `${toolName(hook.format)}: ${where}`;
+}
+
 /** The settings a tool takes, as typed (the credential's field empty on a change means: keep it). */
 export type Settings = Record<string, string>;
 
