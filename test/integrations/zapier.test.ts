@@ -27,7 +27,7 @@ const hook = App.triggers['new_submission']!.operation;
 const t = {} as {
   stack: Awaited<ReturnType<typeof startStack>>;
   key: string;
-  hooks: string[];
+  hooks: { body: string; signature: string }[];
   server: http.Server;
   url: string;
 };
@@ -41,7 +41,8 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      t.hooks.push(Buffer.concat(chunks).toString('utf8'));
+      const signature = String(req.headers['x-service-signature']);
+      t.hooks.push({ body: Buffer.concat(chunks).toString('utf8'), signature });
       res.end('{"status":"success"}');
     });
   });
@@ -77,7 +78,7 @@ describe('the Zapier app', () => {
     );
   });
 
-  it('subscribes a form, turns a delivery into the Zap’s data as the polling fallback does, and unsubscribes', async () => {
+  it('subscribes a form, turns a signed delivery into the Zap’s data as the polling fallback does (a forged one into nothing), and unsubscribes', async () => {
     const authData = { base_url: t.stack.url, api_key: t.key };
     const created = await fetch(`${t.stack.url}/v1/forms`, {
       method: 'POST',
@@ -91,21 +92,32 @@ describe('the Zapier app', () => {
     const inputData = { form_id: form.id };
     const subscribed = (await appTester(hook['performSubscribe'], { authData, inputData, targetUrl: t.url })) as {
       id: string;
+      secret: string;
     };
-    expect(subscribed.id).toMatch(/^wh_/);
+    expect(subscribed).toEqual({ id: expect.stringMatching(/^wh_/), secret: expect.stringMatching(/^whsec_/) });
     const posted = await fetch(`${t.stack.url}/v1/f/${form.slug}`, {
       method: 'POST',
       headers: { accept: 'application/json', 'content-type': 'application/x-www-form-urlencoded' },
       body: 'name=Ada&email=ada%40example.com',
     });
     const { id } = (await posted.json()) as { id: string };
-    const body = await eventually(() => t.hooks.find((h) => h.includes(id)), { message: 'the delivery to Zapier' });
-    const fromHook = (await appTester(hook['perform'], { authData, inputData, cleanedRequest: JSON.parse(body) })) as {
-      id: string;
-    }[];
+    const delivered = await eventually(() => t.hooks.find((h) => h.body.includes(id)), {
+      message: 'the delivery to Zapier',
+    });
+    // As Zapier hands a hook's request to the trigger: parsed, and raw with its headers named its way.
+    const request = (signature: string) => ({
+      authData,
+      inputData,
+      subscribeData: subscribed,
+      cleanedRequest: JSON.parse(delivered.body),
+      rawRequest: { content: delivered.body, headers: { 'Http-X-Service-Signature': signature } },
+    });
+    const fromHook = (await appTester(hook['perform'], request(delivered.signature))) as { id: string }[];
     expect(fromHook).toEqual([
       expect.objectContaining({ id, form_id: form.id, field__name: 'Ada', field__email: 'ada@example.com' }),
     ]);
+    const forged = `sha256=${'0'.repeat(64)}`;
+    expect(await appTester(hook['perform'], request(forged))).toEqual([]);
     const listed = (await appTester(hook['performList'], { authData, inputData })) as Record<string, unknown>[];
     expect(listed[0]).toEqual(fromHook[0]);
 

@@ -1,5 +1,6 @@
 'use strict';
 
+const crypto = require('node:crypto');
 const { baseUrl } = require('../authentication');
 
 /**
@@ -28,6 +29,30 @@ function receivedAt(id) {
   return new Date(ms).toISOString();
 }
 
+/** A header of Zapier's raw request, however Zapier spells its name (`Http-X-Service-Signature`, or as sent). */
+function header(headers, name) {
+  const wanted = [name, `http-${name}`];
+  const found = Object.keys(headers || {}).find((k) => wanted.includes(k.toLowerCase()));
+  return found === undefined ? undefined : String(headers[found]);
+}
+
+/**
+ * Whether the request carries `x-service-signature` (`sha256=` and the hex HMAC-SHA256 of the raw body, keyed with the
+ * whole `whsec_…` secret) made with the secret this subscription was given. A subscription made before the app kept
+ * secrets has none to check with, and is trusted as before.
+ */
+function signedByIntake(bundle) {
+  const secret = bundle.subscribeData && bundle.subscribeData.secret;
+  if (!secret) return true;
+  const raw = bundle.rawRequest || {};
+  if (typeof raw.content !== 'string') return false;
+  const given = Buffer.from(header(raw.headers, 'x-service-signature') || '');
+  const expected = Buffer.from(
+    `sha256=${crypto.createHmac('sha256', secret).update(raw.content, 'utf8').digest('hex')}`,
+  );
+  return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+}
+
 const SAMPLE = flatten({
   submission_id: 'sub_01hx3m2k9d7b8c6n4p5q0r1s2t',
   form_id: 'frm_01hx3m2k9d7b8c6n4p5q0r1s2t',
@@ -47,14 +72,17 @@ module.exports = {
     type: 'hook',
     inputFields: [{ key: 'form_id', label: 'Form', required: true, dynamic: 'form.id.name' }],
 
-    /** Subscribes: a webhook of the form posting to Zapier's URL (its id kept to unsubscribe). */
+    /**
+     * Subscribes: a webhook of the form posting to Zapier's URL; its id is kept to unsubscribe, its signing secret to
+     * check each request.
+     */
     async performSubscribe(z, bundle) {
       const res = await z.request({
         url: `${baseUrl(bundle)}/v1/forms/${encodeURIComponent(bundle.inputData.form_id)}/webhooks`,
         method: 'POST',
         body: { url: bundle.targetUrl },
       });
-      return { id: res.data.id };
+      return { id: res.data.id, secret: res.data.secret };
     },
 
     async performUnsubscribe(z, bundle) {
@@ -66,8 +94,12 @@ module.exports = {
       return {};
     },
 
-    /** A delivery's envelope (`submission.created`); a test ping (`webhook.test`) triggers nothing. */
+    /**
+     * A delivery's envelope (`submission.created`), once its signature is checked; a request not signed with the
+     * subscription's secret, and a test ping (`webhook.test`), trigger nothing.
+     */
     perform(z, bundle) {
+      if (!signedByIntake(bundle)) return [];
       const envelope = bundle.cleanedRequest || {};
       if (envelope.type !== 'submission.created' || !envelope.data) return [];
       const data = envelope.data;
