@@ -87,7 +87,7 @@ export function signedRequest(props: SignedRequestProps): { body: string; header
   };
   const chat = props.chat;
   const body = JSON.stringify(
-    chat && isChatFormat(chat.format)
+    chat && chat.format !== 'standard' && isChatFormat(chat.format)
       ? chatBody(chat.format, { type: props.type, data: props.data, formName: chat.formName, baseUrl: chat.baseUrl })
       : envelope,
   );

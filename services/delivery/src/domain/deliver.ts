@@ -436,7 +436,8 @@ async function slotWithin(slots: SendSlots, target: DeliveryTarget, waitMs: numb
  * integration, its row, record or page written through the tool's API.
  */
 function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: number): Promise<AttemptResult> {
-  if (isIntegration(target.format) && target.destination && target.sealed_credential)
+  // A webhook has no destination: it never asks (so a webhook's attempt runs no integration code).
+  if (target.destination && target.sealed_credential && isIntegration(target.format))
     return sendToIntegration(
       target.format,
       {

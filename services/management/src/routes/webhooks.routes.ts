@@ -159,7 +159,8 @@ export const createWebhookRoute = webhookRoute({
       format: Type.Optional(Format),
       destination: Type.Optional(DestinationInput),
     },
-    { additionalProperties: false },
+    // `url`, or an integration's `format` and `destination`.
+    { additionalProperties: false, minProperties: 1 },
   ),
   responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
   problems: ['not-found', 'conflict', 'validation-failed'],
