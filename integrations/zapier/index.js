@@ -35,6 +35,9 @@ module.exports = {
     test: authentication.test,
     connectionLabel: authentication.connectionLabel,
   },
+  // The app makes its requests with z.request, which Zapier logs; its patch of Node's http module would log nothing more
+  // (and stays patched in a process that runs the app beside other code, as the tests do).
+  flags: { skipHttpPatch: true },
   beforeRequest: [withKey],
   afterResponse: [refused],
   triggers: { [forms.key]: forms, [newSubmission.key]: newSubmission },

@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { eventually, factories } from '@intake/shared/testing';
@@ -50,6 +51,12 @@ beforeAll(async () => {
   t.url = `http://127.0.0.1:${(t.server.address() as AddressInfo).port}/hooks/standard/1/abc`;
 }, 60_000);
 afterAll(async () => {
+  // Zapier's platform patches Node's http modules for its logs unless the app says not to; left patched, they broke
+  // the raw requests of the next test files in this Jest worker.
+  expect([http, https].map((m) => (m as { patchedByZapier?: boolean }).patchedByZapier)).toEqual([
+    undefined,
+    undefined,
+  ]);
   await t.stack?.close();
   await new Promise((resolve) => t.server?.close(resolve));
 });
