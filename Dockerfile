@@ -16,6 +16,8 @@ COPY services/ingest/package.json services/ingest/tsconfig.json services/ingest/
 COPY services/management/package.json services/management/tsconfig.json services/management/
 COPY services/delivery/package.json services/delivery/tsconfig.json services/delivery/
 COPY services/usage/package.json services/usage/tsconfig.json services/usage/
+# A workspace no image runs, whose manifest npm needs all the same (the lockfile names it).
+COPY integrations/zapier/package.json integrations/zapier/
 # --ignore-scripts: the root "prepare" script compiles, and the sources are not copied yet. --omit=peer leaves
 # out what only test tools pull in (aws-cdk-lib, the peer of the package that ships helm); what the console's bundle
 # needs of a peer (preact-render-to-string, which preact-iso imports) is a devDependency of management.
@@ -44,6 +46,7 @@ COPY services/ingest/package.json services/ingest/
 COPY services/management/package.json services/management/
 COPY services/delivery/package.json services/delivery/
 COPY services/usage/package.json services/usage/
+COPY integrations/zapier/package.json integrations/zapier/
 RUN case "$SERVICE" in ingest|management|delivery|usage) ;; \
       *) echo "build with --build-arg SERVICE=ingest|management|delivery|usage (got '$SERVICE')" >&2; exit 1 ;; esac
 # TypeScript (declarations and the sources some packages ship), source maps and Markdown are never read at run
