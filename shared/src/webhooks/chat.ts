@@ -2,7 +2,7 @@ import { INTEGRATION_FORMATS, type IntegrationFormat } from './integrations';
 
 /** A chat service whose incoming webhooks get a readable message. */
 export type ChatFormat = 'slack' | 'discord' | 'teams';
-export const CHAT_FORMATS: readonly ChatFormat[] = ['slack', 'discord', 'teams'];
+const CHAT_FORMATS: readonly ChatFormat[] = ['slack', 'discord', 'teams'];
 
 /**
  * What a webhook sends: Intake's signed envelope (`standard`), a message in a chat service's incoming-webhook shape,

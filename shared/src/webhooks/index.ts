@@ -9,13 +9,11 @@ export {
   type Envelope,
   type EventType,
 } from './sender';
-export { chatBody, CHAT_FORMATS, isChatFormat, WEBHOOK_FORMATS, type ChatFormat, type WebhookFormat } from './chat';
+export { chatBody, WEBHOOK_FORMATS, type ChatFormat, type WebhookFormat } from './chat';
 export {
-  destinationPage,
   INTEGRATION_FORMATS,
   isIntegration,
   retryAfterMs,
-  RETRY_AFTER_MAX_MS,
   type AirtableDestination,
   type Destination,
   type IntegrationFormat,

@@ -39,21 +39,8 @@ export interface ServiceAccountKey {
   private_key_id?: string;
 }
 
-/** The destination's page, stored as the webhook's `url` for the owner to open (nothing is ever sent to it). */
-export function destinationPage(format: IntegrationFormat, destination: Destination): string {
-  if (format === 'google_sheets') {
-    const d = destination as SheetsDestination;
-    return `https://docs.google.com/spreadsheets/d/${d.spreadsheet_id}/edit#sheet=${encodeURIComponent(d.sheet)}`;
-  }
-  if (format === 'airtable') {
-    const d = destination as AirtableDestination;
-    return `https://airtable.com/${d.base_id}/${encodeURIComponent(d.table)}`;
-  }
-  return `https://www.notion.so/${(destination as NotionDestination).database_id.replace(/-/g, '')}`;
-}
-
 /** The longest wait a receiver's `Retry-After` may ask for; a longer one is held to this. */
-export const RETRY_AFTER_MAX_MS = 3_600_000;
+const RETRY_AFTER_MAX_MS = 3_600_000;
 
 /**
  * What a `Retry-After` header asks for, in milliseconds from `now` (RFC 9110: seconds, or an HTTP date), at most

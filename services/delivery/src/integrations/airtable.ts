@@ -1,7 +1,14 @@
 import { LRUCache } from 'lru-cache';
 import { request } from 'undici';
 import { retryAfterMs, type AirtableDestination } from '@intake/shared';
-import { credentialKey, IntegrationError, submissionRow, type Integration, type IntegrationAttempt } from './attempt';
+import {
+  credentialKey,
+  fieldsByName,
+  IntegrationError,
+  submissionRow,
+  type Integration,
+  type IntegrationAttempt,
+} from './attempt';
 
 interface Table {
   id: string;
@@ -81,17 +88,11 @@ export const airtable: Integration = {
   async write(attempt) {
     const { base_id: base } = attempt.destination as AirtableDestination;
     const table = await tableOf(attempt);
-    const row = submissionRow(attempt.data);
-    const nameOf = (field: string) =>
-      table.fields.find((f) => f.name === field)?.name ??
-      table.fields.find((f) => f.name.toLowerCase() === field.toLowerCase())?.name;
-    const fields: Record<string, string> = {};
-    const skipped: string[] = [];
-    for (const [name, value] of [['Submission', row.id], ['Received at', row.receivedAt], ...row.fields] as const) {
-      const target = nameOf(name);
-      if (target && !(target in fields)) fields[target] = value;
-      else if (!target && name !== 'Submission' && name !== 'Received at') skipped.push(name);
-    }
+    const { values: fields, skipped } = fieldsByName(
+      submissionRow(attempt.data),
+      table.fields.map((f) => f.name),
+      (_name, value) => value,
+    );
     const created = await call<{ records: { id: string }[] }>(attempt, 'POST', `/v0/${base}/${table.id}`, {
       records: [{ fields }],
       typecast: true,

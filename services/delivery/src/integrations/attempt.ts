@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import {
   receivedAt,
+  sha256Hex,
   toTimestamp,
   type AttemptResult,
   type Config,
@@ -86,8 +86,34 @@ export function submissionRow(data: Record<string, unknown>): SubmissionRow {
 }
 
 /** A key for a credential in a cache: its sha256 (the credential itself is not kept as a key). */
-export const credentialKey = (credential: string): string =>
-  createHash('sha256').update(credential).digest('base64url');
+export const credentialKey = (credential: string): string => sha256Hex(credential);
+
+/** The submission's id and time, written under these names (Sheets' first columns; elsewhere fields by these names). */
+export const FIXED_FIELDS = ['Submission', 'Received at'] as const;
+
+/**
+ * A submission's fields mapped by name onto a destination's (`names`: exactly, else ignoring case), each value made
+ * into what that field takes (`made`: undefined when it cannot be); the id and time go where there are fields of their
+ * names. `skipped`: the posted fields that found no field of their name, or one already written, or could not be made.
+ */
+export function fieldsByName<V>(
+  row: SubmissionRow,
+  names: readonly string[],
+  made: (name: string, value: string) => V | undefined,
+): { values: Record<string, V>; skipped: string[] } {
+  const nameOf = (field: string) =>
+    names.find((n) => n === field) ?? names.find((n) => n.toLowerCase() === field.toLowerCase());
+  const values: Record<string, V> = {};
+  const skipped: string[] = [];
+  const all: [string, string][] = [[FIXED_FIELDS[0], row.id], [FIXED_FIELDS[1], row.receivedAt], ...row.fields];
+  for (const [field, value] of all) {
+    const name = nameOf(field);
+    const written = name !== undefined && !(name in values) ? made(name, value) : undefined;
+    if (written !== undefined) values[name!] = written;
+    else if (!(FIXED_FIELDS as readonly string[]).includes(field)) skipped.push(field);
+  }
+  return { values, skipped };
+}
 
 /**
  * Runs one attempt of an integration and reports it as every attempt is reported (never throws): a note of what was

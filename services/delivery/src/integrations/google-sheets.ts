@@ -6,6 +6,7 @@ import { retryAfterMs, type ServiceAccountKey, type SheetsDestination } from '@i
 import {
   asText,
   credentialKey,
+  FIXED_FIELDS,
   IntegrationError,
   submissionRow,
   type Integration,
@@ -16,8 +17,6 @@ import {
 /** Google's token endpoint, which the auth library calls and the tests move (GOOGLE_OAUTH_TOKEN_URL). */
 const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 const SCOPES = ['https://www.googleapis.com/auth/spreadsheets'];
-/** The columns every sheet starts with, before the form's fields. */
-export const FIXED_COLUMNS = ['Submission', 'Received at'] as const;
 
 /**
  * The HTTP client of every Google call: Node's own fetch (gaxios would load node-fetch), one try per attempt (the
@@ -104,19 +103,28 @@ function refusal(err: unknown, destination: SheetsDestination): never {
   );
 }
 
-function api(attempt: IntegrationAttempt): { sheets: sheets_v4.Sheets; options: Record<string, unknown> } {
+/** One attempt's way to the sheet: the API client, the request options, the destination, its refusals worded. */
+interface Sheet {
+  client: sheets_v4.Sheets;
+  options: Record<string, unknown>;
+  destination: SheetsDestination;
+  refused(err: unknown): never;
+}
+
+function sheetOf(attempt: IntegrationAttempt): Sheet {
+  const destination = attempt.destination as SheetsDestination;
   return {
-    sheets: sheets({ version: 'v4', auth: clientFor(attempt), rootUrl: `${attempt.apis.GOOGLE_SHEETS_API_URL}/` }),
+    client: sheets({ version: 'v4', auth: clientFor(attempt), rootUrl: `${attempt.apis.GOOGLE_SHEETS_API_URL}/` }),
     options: { retry: false, signal: attempt.signal, timeout: attempt.timeoutMs },
+    destination,
+    refused: (err) => refusal(err, destination),
   };
 }
 
-async function headerRow(attempt: IntegrationAttempt): Promise<string[]> {
-  const destination = attempt.destination as SheetsDestination;
-  const { sheets: client, options } = api(attempt);
+async function headerRow({ client, options, destination, refused }: Sheet): Promise<string[]> {
   const got = await client.spreadsheets.values
     .get({ spreadsheetId: destination.spreadsheet_id, range: `${quoted(destination.sheet)}!1:1` }, options)
-    .catch((err: unknown) => refusal(err, destination));
+    .catch(refused);
   return (got.data.values?.[0] ?? []).map((cell) => asText(cell));
 }
 
@@ -124,40 +132,23 @@ async function headerRow(attempt: IntegrationAttempt): Promise<string[]> {
  * Writes the header row, first giving the sheet the columns it needs: a new sheet has 26, and Sheets refuses a range
  * beyond its grid. Runs only when a field is new, so its extra read costs nothing per submission.
  */
-async function extendHeader(attempt: IntegrationAttempt, header: string[]): Promise<void> {
-  const destination = attempt.destination as SheetsDestination;
-  const { sheets: client, options } = api(attempt);
+async function extendHeader({ client, options, destination, refused }: Sheet, header: string[]): Promise<void> {
   const spreadsheetId = destination.spreadsheet_id;
   const got = await client.spreadsheets
     .get({ spreadsheetId, fields: 'sheets(properties(sheetId,title,gridProperties(columnCount)))' }, options)
-    .catch((err: unknown) => refusal(err, destination));
+    .catch(refused);
   const sheet = got.data.sheets?.find((s) => s.properties?.title === destination.sheet)?.properties;
   const columns = sheet?.gridProperties?.columnCount ?? header.length;
-  if (sheet?.sheetId != null && columns < header.length)
+  if (sheet?.sheetId != null && columns < header.length) {
+    const grow = { sheetId: sheet.sheetId, dimension: 'COLUMNS', length: header.length - columns };
     await client.spreadsheets
-      .batchUpdate(
-        {
-          spreadsheetId,
-          requestBody: {
-            requests: [
-              { appendDimension: { sheetId: sheet.sheetId, dimension: 'COLUMNS', length: header.length - columns } },
-            ],
-          },
-        },
-        options,
-      )
-      .catch((err: unknown) => refusal(err, destination));
+      .batchUpdate({ spreadsheetId, requestBody: { requests: [{ appendDimension: grow }] } }, options)
+      .catch(refused);
+  }
+  const range = `${quoted(destination.sheet)}!A1`;
   await client.spreadsheets.values
-    .update(
-      {
-        spreadsheetId,
-        range: `${quoted(destination.sheet)}!A1`,
-        valueInputOption: 'RAW',
-        requestBody: { values: [header] },
-      },
-      options,
-    )
-    .catch((err: unknown) => refusal(err, destination));
+    .update({ spreadsheetId, range, valueInputOption: 'RAW', requestBody: { values: [header] } }, options)
+    .catch(refused);
 }
 
 /**
@@ -168,25 +159,25 @@ async function extendHeader(attempt: IntegrationAttempt, header: string[]): Prom
  */
 export const googleSheets: Integration = {
   async check(attempt) {
-    const header = await headerRow(attempt);
+    const header = await headerRow(sheetOf(attempt));
     const { sheet } = attempt.destination as SheetsDestination;
     return `Connected: the service account can read “${sheet}” (${header.length} columns in its header row)`;
   },
 
   async write(attempt) {
-    const destination = attempt.destination as SheetsDestination;
+    const sheet = sheetOf(attempt);
+    const { client, options, destination } = sheet;
     const row = submissionRow(attempt.data);
-    const { sheets: client, options } = api(attempt);
     const { header, added } = await oneAtATime(attempt.webhookId, async () => {
-      const current = await headerRow(attempt);
-      const wanted = [...FIXED_COLUMNS, ...row.fields.map(([name]) => name)];
+      const current = await headerRow(sheet);
+      const wanted = [...FIXED_FIELDS, ...row.fields.map(([name]) => name)];
       const missing = wanted.filter((name, i) => !current.includes(name) && wanted.indexOf(name) === i);
-      if (missing.length > 0) await extendHeader(attempt, [...current, ...missing]);
+      if (missing.length > 0) await extendHeader(sheet, [...current, ...missing]);
       return { header: [...current, ...missing], added: missing };
     });
     const cells = new Map<string, string>([
-      [FIXED_COLUMNS[0], row.id],
-      [FIXED_COLUMNS[1], row.receivedAt],
+      [FIXED_FIELDS[0], row.id],
+      [FIXED_FIELDS[1], row.receivedAt],
     ]);
     for (const [name, value] of row.fields) if (!cells.has(name)) cells.set(name, value);
     const appended = await client.spreadsheets.values
@@ -200,7 +191,7 @@ export const googleSheets: Integration = {
         },
         options,
       )
-      .catch((err: unknown) => refusal(err, destination));
+      .catch(sheet.refused);
     const where = appended.data.updates?.updatedRange ?? destination.sheet;
     return `Appended a row at ${where}${added.length > 0 ? `; new columns: ${added.join(', ')}` : ''}`;
   },

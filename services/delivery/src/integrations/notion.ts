@@ -1,7 +1,14 @@
 import { APIResponseError, Client } from '@notionhq/client';
 import { LRUCache } from 'lru-cache';
 import { retryAfterMs, type NotionDestination } from '@intake/shared';
-import { credentialKey, IntegrationError, submissionRow, type Integration, type IntegrationAttempt } from './attempt';
+import {
+  credentialKey,
+  fieldsByName,
+  IntegrationError,
+  submissionRow,
+  type Integration,
+  type IntegrationAttempt,
+} from './attempt';
 
 type Property = { id: string; type: string; name?: string };
 interface Schema {
@@ -122,17 +129,9 @@ export const notion: Integration = {
     const api = client(attempt);
     const schema = await schemaOf(attempt, api);
     const row = submissionRow(attempt.data);
-    const names = Object.keys(schema.properties);
-    const nameOf = (field: string) =>
-      names.find((n) => n === field) ?? names.find((n) => n.toLowerCase() === field.toLowerCase());
-    const properties: Record<string, Record<string, unknown>> = {};
-    const skipped: string[] = [];
-    for (const [field, value] of [['Submission', row.id], ['Received at', row.receivedAt], ...row.fields] as const) {
-      const name = nameOf(field);
-      const made = name && !(name in properties) ? propertyValue(schema.properties[name]!.type, value) : undefined;
-      if (made) properties[name!] = made;
-      else if (field !== 'Submission' && field !== 'Received at') skipped.push(field);
-    }
+    const { values: properties, skipped } = fieldsByName(row, Object.keys(schema.properties), (name, value) =>
+      propertyValue(schema.properties[name]!.type, value),
+    );
     properties[schema.title] ??= { title: richText(`${attempt.formName}: ${row.id}`) };
     const page = (await api.pages
       .create({

@@ -1,10 +1,11 @@
 import { createPrivateKey } from 'node:crypto';
 import {
-  destinationPage,
   problem,
   type Destination,
   type IntegrationFormat,
   type ServiceAccountKey,
+  type AirtableDestination,
+  type NotionDestination,
   type SheetsDestination,
 } from '@intake/shared';
 
@@ -150,11 +151,15 @@ export function integrationSettings(
   return { destination, credential, url: destinationPage(format, destination) };
 }
 
-/** The destination as shown to the owner: the stored one (it holds no credential), sheet's client e-mail included. */
-export function shownDestination(destination: Destination): Destination {
-  if ('spreadsheet_id' in destination) {
-    const { spreadsheet_id, sheet, client_email } = destination as SheetsDestination;
-    return { spreadsheet_id, sheet, client_email };
+/** The destination's page, stored as the webhook's `url` for the owner to open (nothing is ever sent to it). */
+function destinationPage(format: IntegrationFormat, destination: Destination): string {
+  if (format === 'google_sheets') {
+    const d = destination as SheetsDestination;
+    return `https://docs.google.com/spreadsheets/d/${d.spreadsheet_id}/edit#sheet=${encodeURIComponent(d.sheet)}`;
   }
-  return destination;
+  if (format === 'airtable') {
+    const d = destination as AirtableDestination;
+    return `https://airtable.com/${d.base_id}/${encodeURIComponent(d.table)}`;
+  }
+  return `https://www.notion.so/${(destination as NotionDestination).database_id.replace(/-/g, '')}`;
 }

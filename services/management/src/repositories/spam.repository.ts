@@ -1,7 +1,5 @@
 import { spamModelForms, spamModelOf, type Queryable, type SpamModelOf } from '@intake/shared';
 
-export type ModelScope = SpamModelOf;
-
 /**
  * This month's posts that got in (received) although the rules or the classifier found a reason (the honeypot, the bot
  * challenge and the owner's mark are not theirs): what turning the filter on would have kept out.
@@ -21,7 +19,7 @@ const SHADOW_CAUGHT = `
 export async function countSpamExamples(
   db: Queryable,
   accountId: string,
-  scope: ModelScope,
+  scope: SpamModelOf,
   props: { honeypotCap: number },
 ): Promise<{ spam: number; ham: number; honeypot: number }> {
   const [forms, id] = spamModelForms(scope);
@@ -42,7 +40,7 @@ export async function countSpamExamples(
 /** SHADOW_CAUGHT's count for a classifier's forms since `since`, the classifier counting from `threshold`. */
 export async function countShadowCaught(
   db: Queryable,
-  props: { accountId: string; scope: ModelScope; since: Date; threshold: number },
+  props: { accountId: string; scope: SpamModelOf; since: Date; threshold: number },
 ): Promise<number> {
   const [forms, id] = spamModelForms(props.scope);
   const shadow = await db.raw<{ rows: { n: number }[] }>(SHADOW_CAUGHT.replace('FORMS', forms), [
@@ -59,7 +57,7 @@ export async function modelScopeOfForm(
   db: Queryable,
   accountId: string,
   formId: string,
-): Promise<ModelScope | undefined> {
+): Promise<SpamModelOf | undefined> {
   const form = await db('forms')
     .where({ account_id: accountId, id: formId })
     .whereNull('deleted_at')

@@ -1,11 +1,14 @@
 import { Type } from '@sinclair/typebox';
-import { idPattern, problem, route, type Platform, type Principal, type Queryable } from '@intake/shared';
 import {
-  countShadowCaught,
-  countSpamExamples,
-  modelScopeOfForm,
-  type ModelScope,
-} from '../repositories/spam.repository';
+  idPattern,
+  problem,
+  route,
+  type Platform,
+  type Principal,
+  type Queryable,
+  type SpamModelOf,
+} from '@intake/shared';
+import { countShadowCaught, countSpamExamples, modelScopeOfForm } from '../repositories/spam.repository';
 import { defaultProjectId, findProject } from '../repositories/project.repository';
 
 /** As ingest's classifier (services/ingest/src/judge/spam-classifier.ts): examples of each kind before its verdict counts. */
@@ -43,7 +46,7 @@ const SpamModel = Type.Object(
 );
 
 /** How a classifier stands, and what shadow mode would have caught since `monthStart` on its forms. */
-async function spamModelOf(db: Queryable, accountId: string, scope: ModelScope, monthStart: Date) {
+async function spamModelOf(db: Queryable, accountId: string, scope: SpamModelOf, monthStart: Date) {
   const row = await countSpamExamples(db, accountId, scope, { honeypotCap: CAPS.honeypotCatches });
   const shadowCaught = await countShadowCaught(db, { accountId, scope, since: monthStart, threshold: SPAM_THRESHOLD });
   const spam = Math.min(row.spam, CAPS.marksPerKind);

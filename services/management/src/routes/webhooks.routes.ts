@@ -1,6 +1,5 @@
 import { Type } from '@sinclair/typebox';
 import { routeGroup, toTimestamp, WEBHOOK_FORMATS, type Platform } from '@intake/shared';
-import { shownDestination } from '../domain/integrations';
 import {
   createWebhook,
   deleteWebhook,
@@ -119,7 +118,7 @@ function present(row: WebhookWithHealth) {
     url: row.url,
     enabled: row.enabled,
     format: row.format,
-    ...(row.destination ? { destination: shownDestination(row.destination) } : {}),
+    ...(row.destination ? { destination: row.destination } : {}),
     disabled_reason: row.disabled_reason,
     health: {
       last_24h: row.recent,

@@ -48,14 +48,18 @@ function words(name: string): string {
 
 /**
  * A problem's field errors, by the top-level name of the body field they belong to (`body/notify_emails/1` belongs to
- * `notify_emails`), in plain words; an entry of a list says which line it is.
+ * `notify_emails`), in plain words; an entry of a list says which line it is. With `within`, those of that object of
+ * the body, by their names in it (`body/destination/token` is `token` within `destination`).
  */
-export function fieldErrors(error: unknown): Record<string, string> {
+export function fieldErrors(error: unknown, within?: string): Record<string, string> {
   if (!(error instanceof ApiError)) return {};
+  const prefix = within === undefined ? ['body'] : ['body', within];
   const out: Record<string, string> = {};
   for (const e of error.errors) {
-    const [where, name, index] = e.field.split('/');
-    if (where !== 'body' || !name) continue;
+    const path = e.field.split('/');
+    if (prefix.some((p, i) => path[i] !== p)) continue;
+    const [name, index] = path.slice(prefix.length);
+    if (!name) continue;
     const line = index !== undefined && /^\d+$/.test(index) ? `Line ${Number(index) + 1} ` : 'It ';
     const text = `${line}${plainMessage(e.message)}.`;
     out[name] = out[name] ? `${out[name]} ${text}` : text;
@@ -73,17 +77,4 @@ export function otherErrors(error: unknown, shown: string[]): string[] {
       const said = `${field ? `${field.charAt(0).toUpperCase()}${field.slice(1)} ` : ''}${plainMessage(e.message)}`;
       return said.charAt(0).toUpperCase() + said.slice(1);
     });
-}
-
-/** A problem's field errors inside one object of the body (`body/destination/token` is `token` of `destination`). */
-export function nestedFieldErrors(error: unknown, object: string): Record<string, string> {
-  if (!(error instanceof ApiError)) return {};
-  const out: Record<string, string> = {};
-  for (const e of error.errors) {
-    const [where, name, inner] = e.field.split('/');
-    if (where !== 'body' || name !== object || !inner) continue;
-    const text = `It ${plainMessage(e.message)}.`;
-    out[inner] = out[inner] ? `${out[inner]} ${text}` : text;
-  }
-  return out;
 }

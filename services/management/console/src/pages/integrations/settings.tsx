@@ -1,6 +1,6 @@
 import type { Webhook } from '../../api-types';
 import { TextField } from '../../components/ui';
-import { nestedFieldErrors } from '../../components/field-errors';
+import { fieldErrors } from '../../components/field-errors';
 
 export type Tool = 'google_sheets' | 'airtable' | 'notion';
 export const TOOLS: readonly (readonly [Tool, string])[] = [
@@ -123,7 +123,7 @@ export function ToolSettings(props: {
   changing?: boolean;
 }) {
   const { settings, changing } = props;
-  const errors = nestedFieldErrors(props.error, 'destination');
+  const errors = fieldErrors(props.error, 'destination');
   return (
     <>
       {SETTINGS[props.tool].map((s) => (
