@@ -2,9 +2,10 @@
  * The shape of the code, checked by `npm test` (dependency-cruiser):
  * - no circular imports anywhere;
  * - `shared/src` is in layers, each importing only the layers below it:
- *     base (config, logger, db connections, secrets, ordered JSON, batch queue, blob store, mailer)
- *     < contracts (what crosses a boundary, and no behaviour beyond checking it: problems, ids, time, text, events,
- *       forms, notifications, spam settings)
+ *     base (config, logger, db connections and the text Postgres stores, secrets, ordered JSON, batch queue, blob store,
+ *       mailer)
+ *     < contracts (what crosses a boundary, and no behaviour beyond checking it: problems, time and ids, e-mail
+ *       addresses, events, forms, notifications, spam settings)
  *     < schema (the migrations, the migrator, the SQL of the tables' shape) and telemetry (metrics, spans, the SDK)
  *     < auth (API keys, console sessions, roles) and messaging (NATS, consumers, publisher, outbox, form changes, an
  *       event's fields read back)

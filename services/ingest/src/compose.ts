@@ -1,8 +1,8 @@
 import { startOutbox, subscribeFormChanges, type Outbox, type Platform } from '@intake/shared';
-import { createRateLimiter, type IngestRateLimiter } from './judge/rate-limit';
+import { createRateLimiter, type IngestRateLimiter } from './judge/gate';
 import { createFormCache, type FormCache } from './read/form-cache';
 import { createGroupWriter, type GroupWriter } from './store/group-writer';
-import { createSpamModels, type SpamModels } from './judge/spam-models';
+import { createSpamModels, type SpamModels } from './judge/spam-classifier';
 import { UnsettledFiles } from './store/unsettled-files';
 
 /** What one ingest process keeps between posts, made once where the service is composed and passed to what uses it. */

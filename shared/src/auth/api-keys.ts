@@ -60,14 +60,6 @@ export interface SessionInfo {
   secondFactor: boolean;
 }
 
-/** Reads `Authorization: Bearer <key>`; undefined when the header is absent. A malformed header is an invalid key. */
-export function bearerToken(header: string | undefined): string | undefined {
-  if (header === undefined || header === '') return undefined;
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) throw problem('invalid-key', 'The Authorization header must be "Bearer <key>"');
-  return match[1];
-}
-
 /** `last_used_at` is refreshed at most this often per key, so using a key costs no write per request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
 

@@ -1,6 +1,6 @@
+import Ajv from 'ajv';
 import { accessSync, constants } from 'node:fs';
 import { Type, type Static } from '@sinclair/typebox';
-import Ajv from 'ajv';
 
 /** A duration in whole units up to days (`30m`, `1h`, `5d`), or `0`. */
 const LONG_DURATION = '^\\s*(0|\\d+(ms|s|m|h|d))\\s*$';
@@ -203,6 +203,7 @@ export interface Config extends Omit<
   | 'WEBHOOK_RETRY_SCHEDULE'
   | 'WEBHOOK_FAILURE_ALERT_AFTER'
   | 'WEBHOOK_DISABLE_AFTER'
+  | 'RECONCILE_AFTER'
   | 'DATABASE_DIRECT_URL'
 > {
   PROBLEMS_URL: string;
@@ -215,6 +216,8 @@ export interface Config extends Omit<
   WEBHOOK_FAILURE_ALERT_AFTER: number;
   /** Milliseconds a webhook fails without a success before it is disabled; 0 never. */
   WEBHOOK_DISABLE_AFTER: number;
+  /** RECONCILE_AFTER in milliseconds. */
+  RECONCILE_AFTER: number;
   /** True when S3_BUCKET is set: files go to object storage instead of FILES_DIR. */
   s3Enabled: boolean;
 }
@@ -301,6 +304,7 @@ export function loadConfig(
     WEBHOOK_RETRY_SCHEDULE: Object.freeze(env2.WEBHOOK_RETRY_SCHEDULE.split(',').map(parseDuration)),
     WEBHOOK_FAILURE_ALERT_AFTER: parseDuration(env2.WEBHOOK_FAILURE_ALERT_AFTER),
     WEBHOOK_DISABLE_AFTER: parseDuration(env2.WEBHOOK_DISABLE_AFTER),
+    RECONCILE_AFTER: parseDuration(env2.RECONCILE_AFTER),
     s3Enabled: Boolean(env2.S3_BUCKET),
     DATABASE_URL: verifiedFull(env2.DATABASE_URL, env2.DATABASE_CA_FILE),
     DATABASE_DIRECT_URL: verifiedFull(env2.DATABASE_DIRECT_URL ?? env2.DATABASE_URL, env2.DATABASE_CA_FILE),

@@ -1,5 +1,4 @@
-import { firstIdAt, newId } from './ids';
-import { toTimestamp, monthOf, periodKey } from './time';
+import { firstIdAt, newId, toTimestamp, monthOf, periodKey } from './time';
 
 describe('ids', () => {
   it('prefixes ids by kind', () => {

@@ -1,12 +1,11 @@
-import type { Context, Middleware } from 'koa';
 import type Router from '@koa/router';
-import { koaBody } from 'koa-body';
-import { type Static, type TSchema, type TObject } from '@sinclair/typebox';
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
-import type { Db } from '../base/db';
-import { authenticateKey, bearerToken, type Principal } from '../auth/api-keys';
+import type { Context, Middleware } from 'koa';
+import { koaBody } from 'koa-body';
+import type { Static, TSchema, TObject } from '@sinclair/typebox';
+import { type Db, unstorableFields } from '../base/db';
+import { authenticateKey, type Principal } from '../auth/api-keys';
 import { problem, type FieldError, type ProblemSlug } from '../contracts/problems';
-import { unstorableFields } from '../contracts/text';
 import { requireSession, SESSION_COOKIE } from '../auth/sessions';
 import { requiredRole, requireRole, type Role } from '../auth/roles';
 import { requireInProjects } from '../auth/projects';
@@ -163,6 +162,14 @@ function validator(ajv: Ajv, schema: TSchema | undefined, location: string): (va
       throw problem('validation-failed', errors.map((e) => `${e.field} ${e.message}`).join('; '), { errors });
     return value;
   };
+}
+
+/** Reads `Authorization: Bearer <key>`; undefined when the header is absent. A malformed header is an invalid key. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined || header === '') return undefined;
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) throw problem('invalid-key', 'The Authorization header must be "Bearer <key>"');
+  return match[1];
 }
 
 /**

@@ -31,12 +31,17 @@
  * The pulls are nats.js's own `consumer.fetch()`, sized to the free slots. Its `consume()` is not
  * used: it refills its buffer as messages reach the client, not as the handler frees slots, so a
  * slow handler would leave messages buffered (held, not kept alive) beyond `concurrency`.
+ *
+ * A submission event may go without its fields (too large for a message): `eventWithPayload`, at the end, reads
+ * them back.
  */
 import type { Consumer, JsMsg } from 'nats';
 import { context, SpanKind, trace, type Span } from '@opentelemetry/api';
 import { parseJsonOrdered } from '../base/ordered-json';
 import type { Logger } from '../base/logger';
-import { failSpan } from '../telemetry/spans';
+import type { Db } from '../base/db';
+import type { SubmissionEvent } from '../contracts/events';
+import { failSpan } from '../telemetry/signals';
 import { isProblem } from '../contracts/problems';
 import { contextFromHeaders, type Nats } from './nats';
 
@@ -381,4 +386,17 @@ class ConsumerRun {
     this.held.release(msg);
     if (this.held.size === 0) this.emptied?.();
   }
+}
+
+/**
+ * The event with its fields, read from the submission when the message went without them; none
+ * when that submission has been deleted since (nothing to send). Spam events are returned as they
+ * are (nobody sends their fields).
+ */
+export async function eventWithPayload(db: Db, event: SubmissionEvent): Promise<SubmissionEvent | undefined> {
+  if (!event.payload_omitted || event.status !== 'received') return event;
+  const row: { payload: Record<string, string> } | undefined = await db('submissions')
+    .where({ id: event.submission_id })
+    .first('payload');
+  return row ? { ...event, payload: row.payload } : undefined;
 }

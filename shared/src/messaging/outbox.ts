@@ -22,16 +22,14 @@
  * row is removed only after JetStream acknowledged its event. A NOTIFY lost while the relay was
  * disconnected is covered by the poll.
  */
-import type { Knex } from 'knex';
 import pg from 'pg';
+import type { Knex } from 'knex';
 import { trace, SpanKind, context, type Tracer } from '@opentelemetry/api';
 import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
-import { newId } from '../contracts/ids';
+import { newId } from '../contracts/time';
 import type { Logger } from '../base/logger';
-import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './nats';
-import { StreamPublisher } from './stream-publisher';
-import { failSpan } from '../telemetry/spans';
-import { recordOversizedEvent } from '../telemetry/metrics';
+import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders, StreamPublisher } from './nats';
+import { failSpan, recordOversizedEvent } from '../telemetry/signals';
 
 const CHANNEL = 'intake_outbox';
 

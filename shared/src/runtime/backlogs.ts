@@ -1,7 +1,7 @@
 import type { BatchObservableResult } from '@opentelemetry/api';
-import type { Db } from '../base/db';
-import { instruments } from '../telemetry/metrics';
 import type { ConsumerInfo } from 'nats';
+import type { Db } from '../base/db';
+import { instruments } from '../telemetry/signals';
 import type { Nats } from '../messaging/nats';
 
 /**

@@ -2,8 +2,7 @@ import { Readable } from 'node:stream';
 import type { BlobStore } from '../base/blob-store';
 import type { Db } from '../base/db';
 import type { Directions, SubmissionEvent, SubmissionStatus } from '../contracts/events';
-import { newId } from '../contracts/ids';
-import type { Clock } from '../contracts/time';
+import { newId, type Clock } from '../contracts/time';
 import { notifyOutboxRelays } from '../messaging/outbox';
 import { prepareItem, preparePost, storeSubmissions, type StoreItem, type StoredUpload } from '../submissions/store';
 

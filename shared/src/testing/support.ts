@@ -1,19 +1,18 @@
-import { createHash, randomBytes } from 'node:crypto';
 import http from 'node:http';
+import path from 'node:path';
+import pg from 'pg';
+import { createHash, randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { loadConfig, type Config } from '../base/config';
-import pg from 'pg';
 import { createDb, ensureDatabase, type Db } from '../base/db';
 import { migrate, UnknownMigrationsError } from '../schema/migrate';
 import { createLogger } from '../base/logger';
 import { createPlatform, closePlatform, type Platform } from '../runtime/platform';
-import type { Clock } from '../contracts/time';
+import { type Clock, newId } from '../contracts/time';
 import type { ChallengeProvider, FormStatus } from '../contracts/forms';
 import { generateKey, type KeyType } from '../auth/api-keys';
-import { newId } from '../contracts/ids';
 import { storeTestSubmission } from './submissions';
 import { webhookFactories } from './webhooks';
 

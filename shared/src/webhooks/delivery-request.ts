@@ -1,10 +1,9 @@
 import { context, propagation, SpanKind, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { SUBJECTS, type DeliveryRequested } from '../contracts/events';
-import { newId } from '../contracts/ids';
+import { newId } from '../contracts/time';
 import type { Within } from '../messaging/consumer';
-import { toNatsHeaders, type Nats } from '../messaging/nats';
-import { StreamPublisher, type StreamMessage } from '../messaging/stream-publisher';
-import { failSpan } from '../telemetry/spans';
+import { toNatsHeaders, type Nats, StreamPublisher, type StreamMessage } from '../messaging/nats';
+import { failSpan } from '../telemetry/signals';
 
 const tracer = trace.getTracer('intake-delivery');
 

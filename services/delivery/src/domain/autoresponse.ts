@@ -1,7 +1,6 @@
 import {
   ACK,
   eventWithPayload,
-  parseDuration,
   recordNotification,
   type AutoresponseSettings,
   type Config,
@@ -100,7 +99,7 @@ export async function autorespond(
     { accountId: event.account_id, formId: event.form_id, submissionId: event.submission_id, to },
     {
       leaseMs: deps.leaseMs,
-      recheckMs: parseDuration(deps.config.RECONCILE_AFTER),
+      recheckMs: deps.config.RECONCILE_AFTER,
       windowMs: AUTORESPONSE_WINDOW_MS,
       now: deps.now,
     },

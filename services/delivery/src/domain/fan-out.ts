@@ -1,7 +1,6 @@
 import {
   deliveryRequest,
   newId,
-  parseDuration,
   publishTraced,
   type SubmissionEvent,
   type Within,
@@ -92,7 +91,7 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFan
   await insertOwnerNotifications(
     db,
     mails.map(({ event, to }) => ({ accountId: event.account_id, submissionId: event.submission_id, recipients: to })),
-    { recheckMs: parseDuration(props.config.RECONCILE_AFTER), now },
+    { recheckMs: props.config.RECONCILE_AFTER, now },
   );
   const bySubmission = new Map(items.map((item) => [item.event.submission_id, item]));
   const within = (submissionId: string): Within => bySubmission.get(submissionId)?.within ?? ((work) => work());

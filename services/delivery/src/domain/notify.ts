@@ -13,7 +13,6 @@ import {
   type Nats,
   type AutoresponseSettings,
   type NotificationRequested,
-  parseDuration,
   type Outcome,
   type SecretBox,
   type SubmissionEvent,
@@ -119,7 +118,7 @@ export async function notifySubmissions(
       submissionId: event.submission_id,
       recipients,
     })),
-    { leaseMs: MAIL_LEASE_MS, recheckMs: parseDuration(props.config.RECONCILE_AFTER), now },
+    { leaseMs: MAIL_LEASE_MS, recheckMs: props.config.RECONCILE_AFTER, now },
   );
   const sends = wanted.flatMap((w, k) => {
     const claim = claims[k]!;
@@ -154,7 +153,7 @@ export function mailRetry(
   const delay = retryDelayMs(config.WEBHOOK_RETRY_SCHEDULE, attempts);
   if (delay > PARK_AFTER_MS) return { lookAgainAt: new Date(now.getTime() + delay), outcome: ACK };
   return {
-    lookAgainAt: new Date(now.getTime() + delay + parseDuration(config.RECONCILE_AFTER)),
+    lookAgainAt: new Date(now.getTime() + delay + config.RECONCILE_AFTER),
     outcome: { retryInMs: delay },
   };
 }

@@ -1,6 +1,5 @@
 import {
   deliveryRequest,
-  parseDuration,
   publishTraced,
   startPeriodic,
   toTimestamp,
@@ -153,7 +152,7 @@ export function startWebhookUpkeep(props: {
   /** The process's send slots, whose broken webhooks' parked deliveries the pump keeps parked but for their probe. */
   slots?: SendSlots;
 }): Worker[] {
-  const afterMs = parseDuration(props.config.RECONCILE_AFTER);
+  const afterMs = props.config.RECONCILE_AFTER;
   return [
     startPeriodic({
       intervalMs: HEALTH_SWEEP_MS,
@@ -185,7 +184,7 @@ export function startWebhookUpkeep(props: {
         const step = await reconcileDeliveries({ ...props, now: props.clock.now(), afterMs });
         if (step !== 'backlog' && step.parked > 0)
           props.logger.info(
-            { parked: step.parked, after: props.config.RECONCILE_AFTER },
+            { parked: step.parked, afterMs },
             'deliveries still waiting were handed to the parking pump',
           );
       },

@@ -1,8 +1,17 @@
-import { authenticateKey, bearerToken, keyTypeOf, periodKey, problem, type Platform } from '@intake/shared';
+import {
+  authenticateKey,
+  bearerToken,
+  keyTypeOf,
+  periodKey,
+  problem,
+  type Platform,
+  BatchQueue,
+  clientKey,
+} from '@intake/shared';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { IngestForm } from '../read/form.repository';
 import { findReplay, type Replay } from '../store/submission.repository';
 import type { FormCache } from '../read/form-cache';
-import type { IngestRateLimiter } from './rate-limit';
 import { LIMITS } from '../read/limits';
 
 export interface GateRequest {
@@ -95,5 +104,120 @@ function checkIdempotencyKey(key: string): void {
       `Idempotency-Key must be 1 to ${LIMITS.idempotencyKeyChars} printable ASCII characters`,
       { errors: [{ field: 'header/idempotency-key', message: 'is not a valid key' }] },
     );
+  }
+}
+
+// The rate limit: a step of the gate, per client and form.
+
+type Redis = NonNullable<Platform['redis']>;
+
+export interface IngestRateLimiter {
+  /** Takes one point for this IP on this form; 429 rate-limited with Retry-After when none is left. */
+  consume(formId: string, ip: string): Promise<void>;
+}
+
+/**
+ * Per IP per form, RATE_LIMIT_POINTS per RATE_LIMIT_WINDOW_SECONDS, counted in Redis so every
+ * replica shares the count. When Redis is down an in-process limiter with the same budget takes
+ * over, so posts keep being accepted (and still limited, per process); without REDIS_URL that
+ * limiter is the only one. Posts of one IP and form that arrive together are counted in one call
+ * (`takeTogether`).
+ */
+export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>): IngestRateLimiter {
+  const { config, redis } = platform;
+  const points = config.RATE_LIMIT_POINTS;
+  const duration = config.RATE_LIMIT_WINDOW_SECONDS;
+  const inProcess = new RateLimiterMemory({ points, duration, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` });
+  const limiter = redis
+    ? new RateLimiterRedis({
+        points,
+        duration,
+        storeClient: redis,
+        keyPrefix: `${config.NATS_PREFIX}:ingest-rl`,
+        rejectIfRedisNotReady: true,
+        insuranceLimiter: inProcess,
+      })
+    : inProcess;
+  // The posts of one key in the same turn of the event loop take their points in one call, and
+  // the turn's calls leave in one write, at once (the client does not pipeline on its own).
+  const takes = new BatchQueue<string, Taken>(
+    async (keys) =>
+      (await (redis ? inOneWrite(redis, () => takeTogether(limiter, keys)) : takeTogether(limiter, keys))).map(
+        (value) => ({
+          status: 'fulfilled' as const,
+          value,
+        }),
+      ),
+    { maxGroup: 100, maxInFlight: Infinity, gatherTurn: true },
+  );
+  return {
+    async consume(formId, ip) {
+      const taken = await takes.push(`${formId}:${clientKey(ip)}`);
+      if (taken === undefined) return;
+      if (typeof taken === 'object') throw taken.failed;
+      const seconds = Math.max(1, Math.ceil(taken / 1000));
+      throw problem(
+        'rate-limited',
+        `Too many posts to this form from your address; try again in ${seconds} s`,
+        {},
+        { 'Retry-After': String(seconds) },
+      );
+    },
+  };
+}
+
+/** A post's answer: allowed (undefined), refused (the milliseconds until the window resets), or the limiter's failure. */
+export type Taken = number | undefined | { failed: unknown };
+
+/**
+ * One `consume(key, n)` per distinct key for its n posts, then each post learns its place: the
+ * i-th (from 0) of n is refused when the count after the call, less the n - i - 1 posts after it,
+ * exceeds the budget. That is what n calls one after another would have answered (a refused
+ * post's point is counted too), in one round trip: under a flood from one address, which is what
+ * the limit is for, Redis gets one call per turn instead of one per post. A key whose call fails
+ * fails only its own posts. (Refusals come from the count, not from a block: the limiters run
+ * without `inMemoryBlockOnConsumed`, whose refusals carry no count.)
+ */
+export async function takeTogether(
+  limiter: Pick<RateLimiterRedis | RateLimiterMemory, 'consume' | 'points'>,
+  keys: string[],
+): Promise<Taken[]> {
+  const counts = new Map<string, number>();
+  for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
+  const after = new Map<string, RateLimiterRes | { failed: unknown }>();
+  await Promise.all(
+    [...counts].map(async ([key, n]) => {
+      try {
+        after.set(key, await limiter.consume(key, n));
+      } catch (err) {
+        after.set(key, err instanceof RateLimiterRes ? err : { failed: err });
+      }
+    }),
+  );
+  const seen = new Map<string, number>();
+  return keys.map((key) => {
+    const res = after.get(key)!;
+    if (!(res instanceof RateLimiterRes)) return res;
+    const place = seen.get(key) ?? 0;
+    seen.set(key, place + 1);
+    const count = res.consumedPoints - counts.get(key)! + place + 1;
+    return count > limiter.points ? res.msBeforeNext : undefined;
+  });
+}
+
+/**
+ * Runs `issue` with the Redis connection's socket corked: the commands it sends before returning
+ * (`takeTogether` calls `consume` for every key before its first await) go out in one write when
+ * it returns, as the client's auto-pipelining would send them, but in this turn of the event loop
+ * instead of the next.
+ */
+export function inOneWrite<T>(redis: Pick<Redis, 'stream'>, issue: () => T): T {
+  // Undefined before the client first connects.
+  const socket = redis.stream as Redis['stream'] | undefined;
+  socket?.cork();
+  try {
+    return issue();
+  } finally {
+    socket?.uncork();
   }
 }

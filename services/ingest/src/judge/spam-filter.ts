@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto';
 import MailChecker from 'mailchecker';
+import { createHash } from 'node:crypto';
 import { DEFAULT_DUPLICATE_WINDOW_HOURS, type Db, type SpamRules } from '@intake/shared';
 import type { IngestForm } from '../read/form.repository';
-import { domainOf, postFeatures, SPAM_THRESHOLD, type PostFeatures } from './spam-classifier';
-import type { SpamModels } from './spam-models';
+import { domainOf, postFeatures, SPAM_THRESHOLD, type PostFeatures, type SpamModels } from './spam-classifier';
 
 /** What the spam filter makes of a post: the reason that makes it spam (only when `on`), its score and every reason found. */
 export interface FilterVerdict {

@@ -7,8 +7,17 @@ import {
   type ObservableGauge,
   type Meter,
   type MeterProvider,
+  SpanStatusCode,
+  type Span,
+  type SpanOptions,
+  type Tracer,
 } from '@opentelemetry/api';
 import type { ProblemSlug } from '../contracts/problems';
+
+/**
+ * What the code records for OpenTelemetry: its metric instruments (the catalog below) and its spans (`inActiveSpan`
+ * and `failSpan`, at the end). The SDK that exports both is `sdk.ts`.
+ */
 
 /**
  * THE catalog of Intake's metric instruments: every metric any service records is created here,
@@ -298,4 +307,31 @@ export function recordPurged(props: { reason: PurgeReason; count: number }): voi
 /** Management's purge: a batch left for the next run because its files or its rows could not be removed. */
 export function recordPurgeFailure(props: { stage: 'files' | 'rows' }): void {
   instruments().purgeFailures.add(1, { stage: props.stage });
+}
+
+// Spans.
+
+/** Marks a span failed: the error recorded as an exception event, the status ERROR. */
+export function failSpan(span: Span, err: unknown): void {
+  span.recordException(err as Error);
+  span.setStatus({ code: SpanStatusCode.ERROR });
+}
+
+/** Runs `fn` in a new active span that ends when `fn` settles; a throw marks the span failed and goes on up. */
+export function inActiveSpan<T>(
+  tracer: Tracer,
+  name: string,
+  options: SpanOptions,
+  fn: (span: Span) => Promise<T>,
+): Promise<T> {
+  return tracer.startActiveSpan(name, options, async (span) => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      failSpan(span, err);
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }
