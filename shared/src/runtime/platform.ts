@@ -101,7 +101,7 @@ function connectRedis(url: string, caFile: string | undefined, logger: Logger): 
     enableOfflineQueue: false,
     // Off: ioredis would hold every command until the next setImmediate, and ingest's rate limit,
     // which already gathers a turn's posts and sends them from a setImmediate of its own, then
-    // waited one more turn of the event loop per post (see rules/rate-limit.ts in ingest).
+    // waited one more turn of the event loop per post (see judge/gate.ts in ingest).
     enableAutoPipelining: false,
     connectTimeout: 2000,
     retryStrategy: (n) => Math.min(n * 200, 2000),
