@@ -74,6 +74,29 @@ describe('the retry ladder: a later success, and what counts as a failure', () =
     }
   });
 
+  it('waits as long as a 429 or 503 asks in Retry-After when that is longer than the ladder step, never less', async () => {
+    const target = await receiver((_req, n, res) => {
+      res.statusCode = n === 1 ? 429 : n === 2 ? 503 : 204;
+      // 2 s against a 200 ms first step; 0 s against a 400 ms second step (the ladder's step wins).
+      if (n <= 2) res.setHeader('retry-after', n === 1 ? '2' : '0');
+      res.end();
+    });
+    try {
+      const { accountId, formId } = await accountWithForm(ctx.platform);
+      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+      const event = await submit(ctx.platform, { accountId, formId });
+      await eventually(
+        () => ctx.platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(),
+        { timeoutMs: 10_000 },
+      );
+      const [first, second, third] = target.requests.map((r) => r.at) as [number, number, number];
+      expect(second - first).toBeGreaterThanOrEqual(1990);
+      expect(third - second).toBeGreaterThanOrEqual((LADDER[1] as number) - 10);
+    } finally {
+      await target.close();
+    }
+  });
+
   it('counts a redirect (not followed) and a refused connection as failures', async () => {
     const other = await receiver();
     const target = await receiver((_req, _n, res) => {

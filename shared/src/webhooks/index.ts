@@ -13,7 +13,6 @@ export { chatBody, WEBHOOK_FORMATS, type ChatFormat, type WebhookFormat } from '
 export {
   INTEGRATION_FORMATS,
   isIntegration,
-  retryAfterMs,
   type AirtableDestination,
   type Destination,
   type IntegrationFormat,
@@ -21,7 +20,7 @@ export {
   type ServiceAccountKey,
   type SheetsDestination,
 } from './integrations';
-export { generateWebhookSecret, serviceSignature, standardSignature } from './sender';
+export { generateWebhookSecret, retryAfterMs, serviceSignature, standardSignature } from './sender';
 export {
   checkWebhookUrl,
   urlRefusal,

@@ -38,18 +38,3 @@ export interface ServiceAccountKey {
   private_key: string;
   private_key_id?: string;
 }
-
-/** The longest wait a receiver's `Retry-After` may ask for; a longer one is held to this. */
-const RETRY_AFTER_MAX_MS = 3_600_000;
-
-/**
- * What a `Retry-After` header asks for, in milliseconds from `now` (RFC 9110: seconds, or an HTTP date), at most
- * RETRY_AFTER_MAX_MS; undefined when absent or unreadable.
- */
-export function retryAfterMs(header: string | string[] | null | undefined, now: Date): number | undefined {
-  const value = (Array.isArray(header) ? header[0] : header)?.trim();
-  if (!value) return undefined;
-  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now.getTime();
-  if (!Number.isFinite(ms)) return undefined;
-  return Math.min(Math.max(ms, 0), RETRY_AFTER_MAX_MS);
-}

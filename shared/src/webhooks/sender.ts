@@ -5,7 +5,6 @@ import { type AttemptOutcome, inActiveSpan } from '../telemetry/signals';
 import { toTimestamp } from '../contracts/time';
 import { guardedLookup, urlRefusal } from './url-guard';
 import { chatBody, isChatFormat, type WebhookFormat } from './chat';
-import { retryAfterMs } from './integrations';
 
 export const USER_AGENT = 'Service-Webhooks/1';
 /** How much of a receiver's answer is kept in the delivery log. */
@@ -87,7 +86,7 @@ export function signedRequest(props: SignedRequestProps): { body: string; header
   };
   const chat = props.chat;
   const body = JSON.stringify(
-    chat && chat.format !== 'standard' && isChatFormat(chat.format)
+    chat && isChatFormat(chat.format)
       ? chatBody(chat.format, { type: props.type, data: props.data, formName: chat.formName, baseUrl: chat.baseUrl })
       : envelope,
   );
@@ -263,6 +262,21 @@ export function serviceSignature(secret: string, rawBody: string): string {
 export function standardSignature(secret: string, id: string, timestampSeconds: number, rawBody: string): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${rawBody}`, 'utf8').digest('base64')}`;
+}
+
+/** The longest wait a receiver's `Retry-After` may ask for; a longer one is held to this. */
+const RETRY_AFTER_MAX_MS = 3_600_000;
+
+/**
+ * What a `Retry-After` header asks for, in milliseconds from `now` (RFC 9110: seconds, or an HTTP date), at most
+ * RETRY_AFTER_MAX_MS; undefined when absent or unreadable.
+ */
+export function retryAfterMs(header: string | string[] | null | undefined, now: Date): number | undefined {
+  const value = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (!value) return undefined;
+  const ms = /^\d+$/.test(value) ? Number(value) * 1000 : Date.parse(value) - now.getTime();
+  if (!Number.isFinite(ms)) return undefined;
+  return Math.min(Math.max(ms, 0), RETRY_AFTER_MAX_MS);
 }
 
 // The span of a webhook request.
