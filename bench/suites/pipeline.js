@@ -38,6 +38,7 @@ const {
   settle,
   offerAtRate,
   formPoster,
+  variedBodies,
   inTurns,
   cpuTimes,
   busyShare,
@@ -203,6 +204,7 @@ async function measureLayout({
   try {
     await warmUp(layout);
     if (!stagesOnly) await ingestAlone(layout);
+    if (!stagesOnly && indexesSearch) await variedPosts(layout);
     else if (floorToo) layout.out.floor = await measureFloor();
     await endToEnd(layout);
     if (!stagesOnly) {
@@ -275,6 +277,40 @@ async function ingestTurn({ name, db, quiet, duration, log, rows, postForm }, tu
     note: `usage counted ${quietStored} ${round((performance.now() - noHookEnd) / 1000, 1)} s after the load`,
   });
   return noHook;
+}
+
+/**
+ * 1b. The search index under varied posts (`variedBodies`: words of real mail): the same load with no webhook, each
+ *     post its own words, so that the indexer meets as many new keys as real forms give it; its lag meanwhile, and
+ *     how long after the load the last one is indexed.
+ */
+async function variedPosts({ name, db, stack, quiet, duration, log, rows, out }) {
+  await settle(db);
+  log(`${name}: ingest of varied posts, no webhook, 32 connections for ${duration} s`);
+  const lag = searchLag(db);
+  const posted = await load({
+    url: `${stack.url}/v1/f/${quiet.slug}`,
+    duration,
+    headers: { 'content-type': TYPE },
+    bodies: variedBodies(),
+  });
+  const end = performance.now();
+  await until(
+    async () => Number((await db.raw('SELECT count(*) AS n FROM search_backlog')).rows[0].n) === 0,
+    300_000,
+    `${name}: search index`,
+  );
+  const indexedAfter = (performance.now() - end) / 1000;
+  const stored = await storedCount(db, quiet.formId);
+  await until(async () => (await counted(db, quiet.formId)) >= stored, 300_000, `${name}: usage counts`);
+  out.variedLag = { ...(await lag.stop()), rps: posted.rps, indexedAfter };
+  rows.push({
+    name: `${name}: ingest of varied posts, no webhook (32 conns)`,
+    rps: posted.rps,
+    p50: posted.p50,
+    p99: posted.p99,
+    note: `search index lag p99 ${out.variedLag.p99} ms, max ${out.variedLag.max} ms; all indexed ${round(indexedAfter, 1)} s after the load`,
+  });
 }
 
 /** 2. End to end with a webhook: completion rate, drain, CPU per submission. */
@@ -583,6 +619,7 @@ function allInOneFigures(a) {
     'npm start: duplicate webhook requests': a.duplicates,
     'npm start: CPU µs per submission': JSON.stringify(a.cpu),
     'npm start: search index lag during the load': searchLagText(a.searchLag),
+    'npm start: search index lag, varied posts': variedLagText(a.variedLag),
   };
 }
 
@@ -599,7 +636,15 @@ function separateFigures(s) {
     'separate: duplicate webhook requests': s.duplicates,
     'separate: CPU µs per submission': JSON.stringify(s.cpu),
     'separate: search index lag during the load': searchLagText(s.searchLag),
+    'separate: search index lag, varied posts': variedLagText(s.variedLag),
   };
+}
+
+/** The search indexer's lag under varied posts (`variedPosts`) against its target. */
+function variedLagText(lag) {
+  return lag
+    ? `${searchLagText(lag)}; ingest ${lag.rps} req/s, all indexed ${round(lag.indexedAfter, 1)} s after the load`
+    : 'not measured';
 }
 
 /** The search indexer's lag (`searchLag`) against its target. */

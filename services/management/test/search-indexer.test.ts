@@ -53,6 +53,22 @@ describe('the search indexer', () => {
     expect(await backlogOf(owner.form.id)).toEqual([]);
   });
 
+  it('merges each batch into the indexes before it commits, so no search reads a pending list', async () => {
+    const owner = await ownerWithForm(ctx);
+    for (let i = 0; i < 20; i++)
+      await owner.submit({
+        payload: { message: `pending words number ${i}, ${i * 7919}`, email: `q${i}@example.test` },
+      });
+    await drainSearchBacklog(ctx.platform.db, 8);
+    // What a merge now would move: nothing is left waiting.
+    const { rows } = await ctx.platform.db.raw(
+      `SELECT gin_clean_pending_list('submission_search_keys_idx') AS keys,
+              gin_clean_pending_list('submission_search_emails_idx') AS emails`,
+    );
+    expect(rows[0]).toEqual({ keys: 0, emails: 0 });
+    expect(await searchRowsOf(owner.form.id)).toHaveLength(20);
+  });
+
   it('running, indexes a new post within moments', async () => {
     const owner = await ownerWithForm(ctx);
     const indexer = startSearchIndexer({ ...ctx.platform, intervalMs: 50 });

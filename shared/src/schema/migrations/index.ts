@@ -34,6 +34,7 @@ import * as spamModelScope from './034-spam-model-scope';
 import * as dashboard from './035-dashboard';
 import * as signUps from './036-sign-ups';
 import * as integrations from './037-integrations';
+import * as searchMergePerBatch from './038-search-merge-per-batch';
 
 export interface Migration {
   name: string;
@@ -79,4 +80,5 @@ export const migrations: Migration[] = [
   { name: '035-dashboard', ...dashboard },
   { name: '036-sign-ups', ...signUps },
   { name: '037-integrations', ...integrations },
+  { name: '038-search-merge-per-batch', ...searchMergePerBatch },
 ];
