@@ -44,22 +44,28 @@ async function seedForm(db, { accountId, formId, rows, log }) {
  * wait for each other on a row both insert instead of deadlocking.
  */
 async function indexSeeded(db, formId) {
-  const which = formId ? db.raw('WHERE form_id = ?', [formId]) : db.raw('');
+  // (An empty raw as a binding goes to Postgres as a parameter, `$1`: the clause is left out instead.)
   await db.raw(
     `INSERT INTO submission_search (submission_id, account_id, form_id, bucket, keys, emails)
     SELECT id, account_id, form_id, intake_search_bucket(received_at), intake_search_keys(form_id, received_at, payload),
-           intake_subject_emails(payload) FROM submissions ? ORDER BY id ON CONFLICT DO NOTHING`,
-    [which],
+           intake_subject_emails(payload) FROM submissions ${formId ? 'WHERE form_id = ?' : ''}
+    ORDER BY id ON CONFLICT DO NOTHING`,
+    formId ? [formId] : [],
   );
   if (formId) await db('search_backlog').where({ form_id: formId }).delete();
   else await db.raw('TRUNCATE search_backlog');
   await mergePendingLists(db);
 }
 
-/** What the indexer does after each batch (migration 038): the GIN indexes' pending lists merged into their trees. */
+/**
+ * What the indexer does after each batch (migration 038): the GIN indexes' pending lists merged into their trees (when
+ * they exist: the seed drops them while it writes).
+ */
 async function mergePendingLists(db) {
   await db.raw(
-    `SELECT gin_clean_pending_list('submission_search_keys_idx'), gin_clean_pending_list('submission_search_emails_idx')`,
+    `SELECT gin_clean_pending_list(i)
+     FROM unnest(ARRAY[to_regclass('submission_search_keys_idx'), to_regclass('submission_search_emails_idx')]) AS i
+     WHERE i IS NOT NULL`,
   );
 }
 
@@ -79,6 +85,22 @@ async function accountWithForm(db, name) {
  * remembers them and their keys): the indexes of the submissions and their search keys are dropped while the rows go
  * in and built again after (far faster than keeping them).
  */
+/**
+ * The secondary indexes of the two tables as the migrations made them, which the seed drops and builds again: read
+ * before the first drop and kept in `bench_data_seed` until the seed is done, so that a seed stopped between the two
+ * (the tables then without them) still builds them when it runs again.
+ */
+async function secondaryIndexes(db) {
+  const kept = await db('bench_data_seed').where({ name: 'indexes' }).first();
+  if (kept) return kept.v;
+  const { rows } = await db.raw(
+    `SELECT indexname, indexdef FROM pg_indexes
+     WHERE tablename IN ('submissions', 'submission_search') AND indexname NOT LIKE '%_pkey'`,
+  );
+  await db('bench_data_seed').insert({ name: 'indexes', rows: rows.length, v: JSON.stringify(rows) });
+  return rows;
+}
+
 async function seeded(db, log) {
   await db.raw('CREATE TABLE IF NOT EXISTS bench_data_seed (name text PRIMARY KEY, rows int, v json)');
   const have = await db('bench_data_seed').select();
@@ -87,12 +109,10 @@ async function seeded(db, log) {
   const others = have.find((r) => r.name === 'others' && r.rows === TABLE - SMALL - LARGE);
   if (small && large && others) return { small: small.v, large: large.v };
   log(`seeding ${SMALL.toLocaleString()} + ${LARGE.toLocaleString()} submissions, ${TABLE.toLocaleString()} in all`);
-  await db.raw('TRUNCATE submissions, submission_files, usage_daily, search_backlog, bench_data_seed CASCADE');
-  const { rows: indexes } = await db.raw(
-    `SELECT indexname, indexdef FROM pg_indexes
-     WHERE tablename IN ('submissions', 'submission_search') AND indexname NOT LIKE '%_pkey'`,
-  );
-  for (const i of indexes) await db.raw(`DROP INDEX ${i.indexname}`);
+  await db.raw('TRUNCATE submissions, submission_files, usage_daily, search_backlog CASCADE');
+  await db('bench_data_seed').whereNot({ name: 'indexes' }).delete();
+  const indexes = await secondaryIndexes(db);
+  for (const i of indexes) await db.raw(`DROP INDEX IF EXISTS ${i.indexname}`);
   const out = {};
   const sizes = [
     ['small', SMALL],
@@ -113,13 +133,15 @@ async function seeded(db, log) {
   await db.transaction(async (trx) => {
     // The trigram index sorts far less often with room to do it in memory.
     await trx.raw(`SET LOCAL maintenance_work_mem = '1GB'`);
-    for (const i of indexes) await trx.raw(i.indexdef);
+    for (const i of indexes)
+      await trx.raw(i.indexdef.replace(/^CREATE (UNIQUE )?INDEX /, 'CREATE $1INDEX IF NOT EXISTS '));
   });
   log(`  indexes built in ${round((Date.now() - started) / 1000)} s`);
   await db.raw(`INSERT INTO usage_daily (account_id, form_id, day, received, spam)
     SELECT account_id, form_id, received_at::date, count(*) FILTER (WHERE status = 'received'),
            count(*) FILTER (WHERE status = 'spam') FROM submissions GROUP BY 1, 2, 3`);
   await db.raw('VACUUM ANALYZE submissions, submission_search, search_backlog, usage_daily');
+  await db('bench_data_seed').where({ name: 'indexes' }).delete();
   await db('bench_data_seed').insert([
     { name: 'small', rows: SMALL, v: JSON.stringify(out.small) },
     { name: 'large', rows: LARGE, v: JSON.stringify(out.large) },
