@@ -9,6 +9,8 @@ const { randomBytes } = require('node:crypto');
 const { newId } = require('../shared/dist');
 const { managementKeyWithRole } = require('../shared/dist/testing/people');
 const { round } = require('./stack');
+// What the indexer does after each batch (migration 038), for rows the seed indexes in bulk.
+const { mergeSearchPendingLists } = require('../services/management/dist/repositories/search.repository');
 
 const DATABASE_URL = process.env.BENCH_DATA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench_data';
 const LARGE = Number(process.env.BENCH_DATA_ROWS ?? 1_000_000);
@@ -54,19 +56,7 @@ async function indexSeeded(db, formId) {
   );
   if (formId) await db('search_backlog').where({ form_id: formId }).delete();
   else await db.raw('TRUNCATE search_backlog');
-  await mergePendingLists(db);
-}
-
-/**
- * What the indexer does after each batch (migration 038): the GIN indexes' pending lists merged into their trees (when
- * they exist: the seed drops them while it writes).
- */
-async function mergePendingLists(db) {
-  await db.raw(
-    `SELECT gin_clean_pending_list(i)
-     FROM unnest(ARRAY[to_regclass('submission_search_keys_idx'), to_regclass('submission_search_emails_idx')]) AS i
-     WHERE i IS NOT NULL`,
-  );
+  await mergeSearchPendingLists(db);
 }
 
 /** A new account (quota out of the way) with one form (no retention: the management process's own purge leaves it). */
@@ -154,7 +144,6 @@ module.exports = {
   seeded,
   seedForm,
   indexSeeded,
-  mergePendingLists,
   accountWithForm,
   DATABASE_URL,
   LARGE,

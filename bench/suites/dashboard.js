@@ -14,7 +14,8 @@ const { ensureDatabase, createDb, migrate, newId } = require('../../shared/dist'
 const { managementKeyWithRole } = require('../../shared/dist/testing/people');
 const { freePort, startProcess, inTurns } = require('../lib');
 const { percentile, round } = require('../stack');
-const { mergePendingLists } = require('../data-seed');
+// What the indexer does after each batch (migration 038), for rows seeded in bulk.
+const { mergeSearchPendingLists } = require('../../services/management/dist/repositories/search.repository');
 
 const ROOT = path.join(__dirname, '..', '..');
 const DATABASE_URL =
@@ -86,7 +87,7 @@ async function seeded(db, log) {
     SELECT id, account_id, form_id, intake_search_bucket(received_at), intake_search_keys(form_id, received_at, payload),
            intake_subject_emails(payload) FROM submissions ORDER BY id ON CONFLICT DO NOTHING`);
   await db.raw('TRUNCATE search_backlog');
-  await mergePendingLists(db);
+  await mergeSearchPendingLists(db);
   await db.raw(`INSERT INTO usage_daily (account_id, form_id, day, received, spam)
     SELECT account_id, form_id, received_at::date, count(*) FILTER (WHERE status = 'received'),
            count(*) FILTER (WHERE status = 'spam') FROM submissions GROUP BY 1, 2, 3`);

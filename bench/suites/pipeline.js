@@ -268,7 +268,7 @@ async function ingestTurn({ name, db, quiet, duration, log, rows, postForm }, tu
   const noHookEnd = performance.now();
   const quietStored = await storedCount(db, quiet.formId);
   // Everything counted before the next measurement: the background work is the layout's, not the next turn's.
-  await until(async () => (await counted(db, quiet.formId)) >= quietStored, 300_000, `${name}: usage counts`);
+  await untilCounted(db, quiet.formId, quietStored, name);
   rows.push({
     name: `${name}: ingest, no webhook (32 conns), round ${turn}`,
     rps: noHook.rps,
@@ -301,8 +301,7 @@ async function variedPosts({ name, db, stack, quiet, duration, log, rows, out })
     `${name}: search index`,
   );
   const indexedAfter = (performance.now() - end) / 1000;
-  const stored = await storedCount(db, quiet.formId);
-  await until(async () => (await counted(db, quiet.formId)) >= stored, 300_000, `${name}: usage counts`);
+  await untilCounted(db, quiet.formId, await storedCount(db, quiet.formId), name);
   out.variedLag = { ...(await lag.stop()), rps: posted.rps, indexedAfter };
   rows.push({
     name: `${name}: ingest of varied posts, no webhook (32 conns)`,
@@ -311,6 +310,11 @@ async function variedPosts({ name, db, stack, quiet, duration, log, rows, out })
     p99: posted.p99,
     note: `search index lag p99 ${out.variedLag.p99} ms, max ${out.variedLag.max} ms; all indexed ${round(indexedAfter, 1)} s after the load`,
   });
+}
+
+/** Until usage has counted `stored` posts of the form: the background work is the phase's, not the next one's. */
+function untilCounted(db, formId, stored, name) {
+  return until(async () => (await counted(db, formId)) >= stored, 300_000, `${name}: usage counts`);
 }
 
 /** 2. End to end with a webhook: completion rate, drain, CPU per submission. */
