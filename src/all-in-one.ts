@@ -8,7 +8,7 @@ import {
   serve,
   startBackgroundThread,
   telemetryWorker,
-  usesDevelopmentSecretsKey,
+  warnAboutDefaults,
   type ServiceModule,
   type ServiceState,
   type Worker,
@@ -31,8 +31,7 @@ export async function startAllInOne(
 ): Promise<{ url: string; shutdown(): Promise<void> }> {
   const config = loadConfig(env);
   const platform = await createPlatform(config, { service: 'all-in-one', migrate: true });
-  if (usesDevelopmentSecretsKey(config))
-    platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
+  warnAboutDefaults(platform);
   const state: ServiceState = { draining: false };
   const modules = {
     ingest: ingestService,

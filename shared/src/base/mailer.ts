@@ -18,23 +18,20 @@ export interface Mailer {
 }
 
 /**
- * SMTP through nodemailer when SMTP_URL is set; otherwise each mail is logged, not sent. Rejects when
- * the server refuses. The connections are pooled (nodemailer's defaults: up to 5, each reused for up
- * to 100 mails): a connection per mail cost a TCP and SMTP handshake each; `?pool=false` in
- * SMTP_URL turns pooling off.
+ * SMTP through nodemailer when SMTP_URL is set. Rejects when the server refuses. The connections are pooled
+ * (nodemailer's defaults: up to 5, each reused for up to 100 mails): a connection per mail cost a TCP and SMTP
+ * handshake each; `?pool=false` in SMTP_URL turns pooling off.
+ *
+ * Without SMTP_URL nothing is sent. Outside production (`npm start`, NODE_ENV unset or `development`) each mail is
+ * logged whole, so a newcomer finds their reset or sign-up link in the log; in production (or when NODE_ENV is not
+ * given) only that a mail was dropped, to whom and its subject: its text holds reset, invitation and sign-up links and
+ * submissions, which a log must not keep.
  */
-export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, logger: Logger): Mailer {
-  if (!config.SMTP_URL) {
-    return {
-      async send(mail) {
-        logger.info(
-          { mail: { to: mail.to, subject: mail.subject, replyTo: mail.replyTo, text: mail.text } },
-          'SMTP_URL is not set: mail logged, not sent',
-        );
-      },
-      close() {},
-    };
-  }
+export function createMailer(
+  config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'> & Partial<Pick<Config, 'NODE_ENV'>>,
+  logger: Logger,
+): Mailer {
+  if (!config.SMTP_URL) return mailLogsWholeMail(config) ? loggingMailer(logger) : droppingMailer(logger);
   const transport = nodemailer.createTransport({ pool: true, url: config.SMTP_URL }, { from: config.MAIL_FROM });
   const fromAddress = addressOf(config.MAIL_FROM);
   return {
@@ -57,4 +54,38 @@ export function createMailer(config: Pick<Config, 'SMTP_URL' | 'MAIL_FROM'>, log
 /** The address of a MAIL_FROM such as `Intake <no-reply@example.com>` or `no-reply@example.com`. */
 export function addressOf(from: string): string {
   return /<([^<>]+)>\s*$/.exec(from)?.[1]?.trim() ?? from.trim();
+}
+
+/** Whether a process without SMTP_URL may log a mail whole: only when NODE_ENV is given and is not production. */
+function mailLogsWholeMail(config: Partial<Pick<Config, 'NODE_ENV'>>): boolean {
+  return config.NODE_ENV !== undefined && config.NODE_ENV !== 'production';
+}
+
+function loggingMailer(logger: Logger): Mailer {
+  return {
+    async send(mail) {
+      logger.info(
+        { mail: { to: mail.to, subject: mail.subject, replyTo: mail.replyTo, text: mail.text } },
+        'SMTP_URL is not set: mail logged, not sent (NODE_ENV is not production)',
+      );
+    },
+    close() {},
+  };
+}
+
+function droppingMailer(logger: Logger): Mailer {
+  return {
+    async send(mail) {
+      logger.warn({ mail: { to: mail.to, subject: mail.subject } }, 'SMTP_URL is not set: mail dropped, not sent');
+    },
+    close() {},
+  };
+}
+
+/** The start-up warning of a process that will drop or log its mail, or undefined when SMTP_URL is set. */
+export function mailWarning(config: Pick<Config, 'SMTP_URL' | 'NODE_ENV'>): string | undefined {
+  if (config.SMTP_URL) return undefined;
+  return mailLogsWholeMail(config)
+    ? 'SMTP_URL is not set: mail (password resets, invitations, notifications) is written to this log, not sent'
+    : 'SMTP_URL is not set: mail (password resets, invitations, notifications) is dropped, not sent; set SMTP_URL';
 }

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import Router from '@koa/router';
 import { loadConfig, usesDevelopmentSecretsKey, type Config } from '../base/config';
+import { mailWarning } from '../base/mailer';
 import { createPlatform, serve, type Platform, type Worker } from './platform';
 import { ensureStreams } from '../messaging/nats';
 import { startOutbox, type Outbox } from '../messaging/outbox';
@@ -90,8 +91,7 @@ async function startServiceWorkers<D>(module: ServiceModule<D>, platform: Platfo
 export async function runStandalone<D>(module: ServiceModule<D>): Promise<void> {
   const config = loadConfig(process.env);
   const platform = await createPlatform(config, { service: module.name, natsInBackground: true });
-  if (usesDevelopmentSecretsKey(config))
-    platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
+  warnAboutDefaults(platform);
   const state: ServiceState = { draining: false, workers: 'waiting for NATS' };
   const app = buildServiceApp(module, platform, state);
   const workers: Worker[] = [
@@ -146,6 +146,14 @@ function startWorkersOnceNats<D>(
       }
     }
   })();
+}
+
+/** The start-up warnings of a process running on a default it should not keep: the development key, no SMTP_URL. */
+export function warnAboutDefaults(platform: Platform): void {
+  if (usesDevelopmentSecretsKey(platform.config))
+    platform.logger.warn('SECRETS_KEY is not set: using the development key; set it before storing real secrets');
+  const mail = mailWarning(platform.config);
+  if (mail) platform.logger.warn(mail);
 }
 
 /**

@@ -111,7 +111,7 @@ export async function requestSignUp(props: Deps & { email: string; accountName: 
     client: from,
     expires_at: new Date(now.getTime() + SIGN_UP_TTL_MS),
   });
-  const mailer = createMailer({ SMTP_URL: config.SMTP_URL, MAIL_FROM: config.MAIL_FROM }, props.logger);
+  const mailer = createMailer(config, props.logger);
   try {
     await mailer.send({
       to: [email],
