@@ -81,6 +81,33 @@ describe('loadConfig', () => {
   });
 });
 
+describe('loadConfig: a wrong value in the error', () => {
+  it.each([
+    [
+      'DATABASE_URL',
+      'postgresx://postgres:PGPASS_SECRET_9917@127.0.0.1:5432/x',
+      '"postgresx://[redacted]@127.0.0.1:5432/x"',
+    ],
+    ['REDIS_URL', 'redis//:REDISPASS_SECRET_4412@127.0.0.1:16700', '"redis//:[redacted]@127.0.0.1:16700"'],
+    ['SMTP_URL', 'smtpx://u:SMTPPASS_SECRET_5521@127.0.0.1:25', '"smtpx://[redacted]@127.0.0.1:25"'],
+    ['DATABASE_URL', 'mysql://db.example/x?password=PGPASS_SECRET_9917', '"mysql://db.example/x?[redacted]"'],
+    ['SECRETS_KEY', 'SHORTKEY_SECRET', '15 characters, not shown'],
+  ])(
+    'never prints a credential in %s when its value is wrong, and still shows the part to fix',
+    (name, value, shown) => {
+      let message = '';
+      try {
+        loadConfig({ [name]: value });
+      } catch (err) {
+        message = (err as Error).message;
+      }
+      expect(message).toContain(`${name} `);
+      expect(message).toContain(`(got ${shown})`);
+      expect(message).not.toMatch(/SECRET_\d+|SHORTKEY/);
+    },
+  );
+});
+
 describe('loadConfig: credentials and TLS', () => {
   it('refuses incomplete or conflicting NATS credentials and TLS files it cannot read, naming them', () => {
     expect(() => loadConfig({ NATS_USER: 'intake' })).toThrow(/NATS_USER and NATS_PASSWORD go together/);

@@ -257,6 +257,19 @@ const ajv = new Ajv({ coerceTypes: true, useDefaults: true, allErrors: true, rem
 require('ajv-formats')(ajv, ['uri']);
 const validateEnv = ajv.compile<Env>(Env);
 
+/**
+ * A setting's value as a configuration error shows it, since the error goes to the log: nothing of a credential
+ * (`*_KEY`, `*_PASSWORD`, `*_SECRET`, `*_TOKEN`), and neither the user information nor the query of an address
+ * (`postgres://user:password@host/db?password=...`), even a malformed one (`redis//:password@host`).
+ */
+export function printableSetting(name: string, value: string): string {
+  if (/_(KEY|PASSWORD|SECRET|TOKEN)$/.test(name)) return `${value.length} characters, not shown`;
+  const at = value.lastIndexOf('@');
+  const scheme = /^[a-z][a-z0-9+.-]*(:\/\/|\/\/:?|:)/i.exec(value)?.[0] ?? '';
+  const shown = at < 0 ? value : `${scheme}[redacted]@${value.slice(at + 1)}`;
+  return `"${shown.replace(/\?.*$/s, '?[redacted]')}"`;
+}
+
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 export function parseDuration(text: string): number {
@@ -286,7 +299,8 @@ export function loadConfig(
   if (!validateEnv(raw)) {
     const problems = (validateEnv.errors ?? []).map((e) => {
       const name = e.instancePath.replace(/^\//, '') || String(e.params['missingProperty'] ?? '');
-      return `${name} ${e.message ?? 'is invalid'}${name in raw ? ` (got "${String(env[name] ?? overrides[name as keyof Env])}")` : ''}`;
+      const value = name in raw ? String(env[name] ?? overrides[name as keyof Env]) : undefined;
+      return `${name} ${e.message ?? 'is invalid'}${value === undefined ? '' : ` (got ${printableSetting(name, value)})`}`;
     });
     throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   }
