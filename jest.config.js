@@ -29,7 +29,8 @@ const project = (name, dir) => ({
   displayName: name,
   rootDir: path.join(__dirname, dir),
   testMatch: ['<rootDir>/src/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
-  testEnvironment: 'node',
+  // Node's, killing what a file left running when it ends (scripts/jest-environment.js).
+  testEnvironment: path.join(__dirname, 'scripts/jest-environment.js'),
   transform,
   transformIgnorePatterns,
   moduleNameMapper,
@@ -48,6 +49,15 @@ const project = (name, dir) => ({
  * Every run starts on fresh test databases (scripts/jest-fresh-databases.js) and adds each file's time to
  * `.test-timings.json` (scripts/test-timings.js); `npm run test:slowest` lists them.
  */
+/**
+ * How long a test waits for a process it starts (a service's `/readyz`, a NATS or Postgres of its own) before it
+ * fails: INTAKE_TEST_STARTUP_MS, 60 s unless set; generous, since on a loaded machine a start-up is slow, not broken
+ * (shared/src/testing/processes.ts's startupBudgetMs reads the same).
+ */
+const startupBudgetMs = Number(process.env.INTAKE_TEST_STARTUP_MS ?? 60_000);
+if (!Number.isFinite(startupBudgetMs) || startupBudgetMs <= 0)
+  throw new Error(`INTAKE_TEST_STARTUP_MS is a number of milliseconds, not ${process.env.INTAKE_TEST_STARTUP_MS}`);
+
 const ALONE = /\.alone\.test\.ts$/;
 const PROCESS = /\.process\.test\.ts$/;
 const alone = process.env.JEST_ALONE === '1';
@@ -83,8 +93,10 @@ function projects() {
 
 module.exports = {
   projects: projects(),
-  globalSetup: path.join(__dirname, 'scripts/jest-fresh-databases.js'),
+  globalSetup: path.join(__dirname, 'scripts/jest-setup.js'),
+  globalTeardown: path.join(__dirname, 'scripts/jest-teardown.js'),
   reporters: ['default', path.join(__dirname, 'scripts/test-timings.js')],
-  testTimeout: 30000,
+  // A test's own time, plus a process start-up's budget (a hook that starts a service waits up to that long).
+  testTimeout: 30_000 + startupBudgetMs,
   maxWorkers: alone ? 1 : process.env.CI ? 2 : '50%',
 };

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { eventually, useTestPlatform } from '@intake/shared/testing';
+import { eventually, startupBudgetMs, useTestPlatform } from '@intake/shared/testing';
 
 /**
  * `startBackgroundThread` (the all-in-one's second thread), in a process of its own
@@ -39,7 +39,10 @@ describe('background thread', () => {
 
   it('wakes the relays of the thread, which has a platform of its own, and stops it before the process ends', async () => {
     const p = start();
-    await eventually(() => p.output().includes('started'), { message: 'the thread to start', timeoutMs: 20_000 });
+    await eventually(() => p.output().includes('started'), {
+      message: 'the thread to start',
+      timeoutMs: startupBudgetMs(),
+    });
     p.send('wake');
     await eventually(() => p.output().includes('woken, pool intake-thread-test-background'), {
       message: 'the wake-up',
@@ -53,7 +56,10 @@ describe('background thread', () => {
 
   it('still ends its drain normally when the thread breaks while stopping (logged, not fatal)', async () => {
     const p = start({ THREAD_FAIL_STOP: '1' });
-    await eventually(() => p.output().includes('started'), { message: 'the thread to start', timeoutMs: 20_000 });
+    await eventually(() => p.output().includes('started'), {
+      message: 'the thread to start',
+      timeoutMs: startupBudgetMs(),
+    });
     p.send('stop');
     await eventually(() => p.output().includes('stopped\n'), { message: 'the stop' });
     p.child.stdin?.end();

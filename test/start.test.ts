@@ -2,7 +2,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
-import { eventually, listen } from '@intake/shared/testing';
+import { eventually, listen, startupBudgetMs } from '@intake/shared/testing';
 
 /**
  * `npm start`'s process: one port, routed like the ingress, creates its database, answers HTTP on its
@@ -32,10 +32,10 @@ function useAllInOneProcess() {
     app.child.stdout?.on('data', (d) => (app.output += d));
     app.child.stderr?.on('data', (d) => (app.output += d));
     app.url = await eventually(() => /listening on (http:\/\/localhost:\d+)/.exec(app.output)?.[1], {
-      timeoutMs: 20_000,
+      timeoutMs: startupBudgetMs(),
       message: 'the ready line',
     });
-  }, 30_000);
+  });
 
   afterAll(async () => {
     if (app.child.exitCode === null) app.child.kill('SIGKILL');

@@ -24,7 +24,7 @@ beforeAll(async () => {
     }),
     launchChromium(),
   ]);
-}, 60_000);
+});
 afterAll(async () => {
   await browser?.close();
   await stack?.close();

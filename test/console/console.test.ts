@@ -101,7 +101,7 @@ function useConsole(): ConsoleContext {
       c.dialogs.push(d.message());
       void d.dismiss();
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await c.browser?.close();

@@ -369,7 +369,7 @@ describe('the inbox', () => {
   beforeAll(async () => {
     formId = (await factories.form(c.stack.platform.db, c.account.id)).id;
     await seedInbox(c, formId);
-  }, 60_000);
+  });
 
   describe('views, pages, order and columns', () => viewCases(c, () => formId));
   describe('stranger text', () => strangerTextCases(c));

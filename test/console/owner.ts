@@ -40,7 +40,7 @@ export function useOwnerConsole(overrides: () => ConfigOverrides = () => ({})): 
     await c.page.getByLabel('Management key', { exact: true }).fill(c.account.managementKey);
     await c.page.getByLabel('Management key', { exact: true }).press('Enter');
     await c.page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
-  }, 60_000);
+  });
   afterAll(async () => {
     await c.browser?.close();
     await c.stack?.close();

@@ -88,7 +88,7 @@ function useTraceProbe() {
       timeoutMs: 20_000,
       message: `the probe to listen (${output})`,
     });
-  }, 30_000);
+  });
 
   afterAll(async () => {
     if (child && child.exitCode === null) {

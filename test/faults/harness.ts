@@ -9,6 +9,8 @@ import {
   factories,
   freePort,
   listen,
+  ProcessEnded,
+  startupBudgetMs,
   type ConfigOverrides,
   type OwnServer,
   type TestPlatform,
@@ -65,7 +67,7 @@ export function processEnv(config: Config, env: Record<string, string> = {}): Re
 }
 
 /**
- * Starts one service process on a free port and waits (20 s unless `timeoutMs`) until `/livez` answers (what it
+ * Starts one service process on a free port and waits (the start-up budget, startupBudgetMs, unless `timeoutMs`) until `/livez` answers (what it
  * writes is kept in `output` when given, else its standard output is dropped); with
  * `ready: true`, until `/readyz` answers 200 and its workers run (they start once NATS answers; `workers: false` waits
  * for readiness alone, as when NATS is down on purpose).
@@ -91,13 +93,20 @@ export async function startService(
   // One that does not come up in time is not left running (it would keep Jest from exiting).
   await eventually(
     async () => {
-      if (child.exitCode !== null) throw new Error(`${name} exited with ${child.exitCode}`);
+      // Ended on its own, or killed (by the test environment once a hook gave up on it): no more waiting.
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new ProcessEnded(`${name} exited with ${child.exitCode ?? child.signalCode}`);
       const res = await fetch(`${url}${probe}`);
       if (res.status !== 200) return false;
       if (!options.ready || options.workers === false) return true;
       return ((await res.json()) as { workers?: string }).workers === 'started';
     },
-    { timeoutMs: options.timeoutMs ?? 20_000, intervalMs: 50, message: `${name} process to answer ${probe}` },
+    {
+      timeoutMs: options.timeoutMs ?? startupBudgetMs(),
+      intervalMs: 50,
+      message: `${name} process to answer ${probe}`,
+      stopOn: (err) => err instanceof ProcessEnded,
+    },
   ).catch((err: unknown) => {
     child.kill('SIGKILL');
     throw err;
@@ -134,9 +143,10 @@ export function faultSuite(): { platform: TestPlatform; processes: ServiceProces
       .whereIn('status', ['pending', 'retrying'])
       .update({ status: 'failed', last_error: 'left waiting by another test file' });
   });
+  // Each step on its own: a set-up that failed half-way (no platform yet) still stops what it started.
   afterAll(async () => {
     await stopAll(suite.processes);
-    await suite.platform.close();
+    await suite.platform?.close();
   });
   return suite;
 }
@@ -172,11 +182,15 @@ export function faultSuiteWithServer(
     };
     suite.platform = await createTestPlatform(use(own.url));
   });
+  // Each step on its own: a set-up that failed half-way (no server, or no platform yet) still stops what it started.
   afterAll(async () => {
-    await stopAll(suite.processes);
-    if (down) await own.start();
-    await suite.platform.close();
-    await own.destroy();
+    try {
+      await stopAll(suite.processes);
+      if (down) await own.start();
+      await suite.platform?.close();
+    } finally {
+      await own?.destroy();
+    }
   });
   return suite;
 }

@@ -47,7 +47,7 @@ describe('fault: a three-node NATS cluster with streams on three replicas', () =
     await Promise.all(rig.cluster?.nodes.map((n) => n.start().catch(() => undefined)) ?? []);
     await rig.platform?.close().catch(() => undefined);
     await rig.cluster?.destroy();
-  }, 60_000);
+  });
 
   it('provisions both streams and the durable consumers with three replicas', () => provisioned(rig));
 

@@ -71,7 +71,7 @@ describe('NATS with a user and password', () => {
     expect(delivered).toBe(10);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/NATS refused this process's credentials .*NATS_USER and NATS_PASSWORD/);
-  }, 90_000);
+  });
 });
 
 describe('NATS with an nkey', () => {
@@ -87,7 +87,7 @@ describe('NATS with an nkey', () => {
 
   it('connects with the seed file and delivers', async () => {
     expect(await deliversThrough(suite, 5)).toBe(5);
-  }, 90_000);
+  });
 });
 
 describe('NATS over TLS with a private CA and client certificates', () => {
@@ -117,5 +117,5 @@ describe('NATS over TLS with a private CA and client certificates', () => {
     expect(delivered).toBe(5);
     expect(untrusting.code).toBe(1);
     expect(untrusting.stderr).toMatch(/TLS handshake with NATS failed .*NATS_TLS_CA_FILE/);
-  }, 90_000);
+  });
 });

@@ -59,5 +59,5 @@ describe('fault: NATS absent when the services start', () => {
     } finally {
       await target.close();
     }
-  }, 90_000);
+  });
 });

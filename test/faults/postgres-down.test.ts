@@ -35,7 +35,7 @@ function usePlatformOnOwnPostgres() {
       logger: createLogger({ level: 'silent', service: 'test' }),
     });
     await migrate(ctx.platform.db);
-  }, 60_000);
+  });
   afterAll(async () => {
     const { platform } = ctx;
     await stopAll(processes);
@@ -128,5 +128,5 @@ describe('fault: Postgres unreachable', () => {
     const withFiles = submissions.reduce((sum, s) => sum + Number(s.file_count), 0);
     expect(Number(fileRows?.n)).toBe(withFiles);
     expect(files).toHaveLength(withFiles);
-  }, 90_000);
+  });
 });

@@ -104,5 +104,5 @@ describe('restore drill: dump, drop, restore', () => {
     expect(after.submissions).toHaveLength(states.length);
     // The two pending deliveries (their requests were in JetStream) are asked for again; the parked one already is.
     expect(resent).toEqual({ walked: states.length, parked: 2 });
-  }, 90_000);
+  });
 });

@@ -73,5 +73,5 @@ describe('fault: an ingest pod stopped in a rolling update under steady posts', 
       await poster.stop();
       await ingress.close();
     }
-  }, 60_000);
+  });
 });

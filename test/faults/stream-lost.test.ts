@@ -70,5 +70,5 @@ describe('fault: the deliveries stream is deleted under pending deliveries', () 
       open();
       await target.close();
     }
-  }, 90_000);
+  });
 });

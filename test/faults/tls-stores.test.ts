@@ -116,5 +116,5 @@ describe('Postgres and Redis over TLS with a private CA', () => {
     expect(rows).toEqual([{ ssl: true, n: expect.any(Number) }]);
     expect(keys).toHaveLength(1);
     expect(refused).toMatch(/self.signed|unable to verify|certificate/i);
-  }, 90_000);
+  });
 });

@@ -67,7 +67,7 @@ describe('Google Sheets', () => {
       '+44 20 7946 0000',
     ]);
     expect(t.google.spreadsheets.get(SPREADSHEET)!.columns!.get('Leads')).toBe(6);
-  }, 60_000);
+  });
 
   it('tells the owner when the spreadsheet is not shared with the service account', async () => {
     t.google.spreadsheets.set('1' + 'n'.repeat(30), { sheets: new Map([['Sheet1', []]]), sharedWith: new Set() });
@@ -81,7 +81,7 @@ describe('Google Sheets', () => {
     expect(ping.body['error']).toBe(
       `Google Sheets answered 403: The caller does not have permission (share the spreadsheet with ${KEY.client_email} as an editor)`,
     );
-  }, 30_000);
+  });
 });
 
 describe('Airtable', () => {
@@ -108,7 +108,7 @@ describe('Airtable', () => {
     expect(t.airtable.tables[0]!.records).toEqual([
       expect.objectContaining({ fields: { Submission: id, Name: 'Ada', Email: 'ada@example.com' } }),
     ]);
-  }, 30_000);
+  });
 
   it('retries a 429 after the Retry-After the API sent, not the ladder’s shorter step', async () => {
     const form = await newForm();
@@ -126,7 +126,7 @@ describe('Airtable', () => {
     expect(delivery.attempts[0]!.error).toMatch(/^Airtable answered 429/);
     const writes = t.airtable.requests.filter((r) => r.method === 'POST').slice(-2);
     expect(writes[1]!.at - writes[0]!.at).toBeGreaterThanOrEqual(1900);
-  }, 30_000);
+  });
 
   it('waits the 30 s Airtable documents after a 429 that names no wait', async () => {
     const form = await newForm();
@@ -143,7 +143,7 @@ describe('Airtable', () => {
     );
     const wait = Date.parse(waiting.next_attempt_at!) - Date.parse(waiting.attempts[0]!.started_at);
     expect(wait).toBeGreaterThanOrEqual(29_000);
-  }, 30_000);
+  });
 
   it('shows the owner a refused token, in the test ping and in the delivery log', async () => {
     const form = await newForm();
@@ -160,7 +160,7 @@ describe('Airtable', () => {
     const id = await post(form.slug, { name: 'Lin' });
     const delivery = await endedDelivery(webhook.id, id);
     expect(delivery.attempts[0]).toMatchObject({ status_code: 401, error: refused });
-  }, 60_000);
+  });
 });
 
 describe('Notion', () => {
@@ -181,7 +181,7 @@ describe('Notion', () => {
       Email: { email: 'ada@example.com' },
       Plan: { select: { name: 'Team  yearly' } },
     });
-  }, 30_000);
+  });
 });
 
 describe('connecting', () => {
@@ -231,7 +231,7 @@ describe('connecting', () => {
       expect({ status: res.status, errors: res.body['errors'] }).toEqual({ status: 422, errors: [{ field, message }] });
     }
     expect(t.answers.join('\n')).not.toContain('SECRET-PEM');
-  }, 30_000);
+  });
 
   it('changes a destination keeping its credential, and refuses turning an integration into something else', async () => {
     const form = await newForm();
@@ -247,7 +247,7 @@ describe('connecting', () => {
       destination: { base_id: BASE_ID, table: 'tblLeads0000000001', token: AIRTABLE_TOKEN },
     });
     expect(again.status).toBe(409);
-  }, 30_000);
+  });
 });
 
 describe('credentials', () => {

@@ -49,7 +49,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => t.server.listen(0, '127.0.0.1', resolve));
   t.url = `http://127.0.0.1:${(t.server.address() as AddressInfo).port}/hooks/standard/1/abc`;
-}, 60_000);
+});
 afterAll(async () => {
   // Zapier's platform patches Node's http modules for its logs unless the app says not to; left patched, they broke
   // the raw requests of the next test files in this Jest worker.
@@ -133,5 +133,5 @@ describe('the Zapier app', () => {
       headers: { authorization: `Bearer ${t.key}` },
     });
     expect(gone.status).toBe(404);
-  }, 30_000);
+  });
 });

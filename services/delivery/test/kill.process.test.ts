@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
-import { createTestPlatform, eventually, type TestPlatform, factories } from '@intake/shared/testing';
+import { createTestPlatform, eventually, startupBudgetMs, type TestPlatform, factories } from '@intake/shared/testing';
 import { startPlatformRelay, type Worker } from '@intake/shared';
 import { accountWithForm, receiver, submit } from './helpers';
 
@@ -55,7 +55,7 @@ describe('a delivery process killed mid-attempt', () => {
       const first = startProcess(platform);
       children.push(first);
       const event = await submit(platform, { accountId, formId });
-      await eventually(() => target.requests.length === 1, { timeoutMs: 15_000, message: 'first attempt' });
+      await eventually(() => target.requests.length === 1, { timeoutMs: startupBudgetMs(), message: 'first attempt' });
       first.kill('SIGKILL');
       await new Promise((resolve) => first.once('exit', resolve));
       killed = true;
@@ -69,7 +69,7 @@ describe('a delivery process killed mid-attempt', () => {
       children.push(startProcess(platform));
       const delivery = await eventually(
         () => platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(),
-        { timeoutMs: 20_000, message: 'redelivered attempt' },
+        { timeoutMs: startupBudgetMs(), message: 'redelivered attempt' },
       );
       expect(killed).toBe(true);
       expect(target.requests).toHaveLength(2);

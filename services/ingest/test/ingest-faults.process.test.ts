@@ -88,7 +88,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
     await migrate(platform.db);
     server = await listen(buildServiceApp(ingest, platform).callback());
     registerOpenApi(server.url, openApi(platform));
-  }, 60_000);
+  });
   afterAll(async () => {
     await server.close();
     for (const stream of [platform.nats.names.eventsStream, platform.nats.names.deliveriesStream])
@@ -148,7 +148,7 @@ describe('POST /v1/f/:slug — Postgres down', () => {
     }
     expect(unsettled.size).toBe(0);
     expect(localKeys(filesDir, account.id)).toEqual([]);
-  }, 30_000);
+  });
 });
 
 /**

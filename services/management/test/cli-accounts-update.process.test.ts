@@ -29,7 +29,7 @@ describe('operator CLI: accounts update --email (the address that receives quota
     expect(await platform.db('accounts').where({ id: account.id }).first('contact_email')).toEqual({
       contact_email: 'owner@example.test',
     });
-  }, 60_000);
+  });
 
   it('clears it with --email ""', async () => {
     const account = await factories.account(platform.db, { contactEmail: 'old@example.test' });

@@ -81,12 +81,12 @@ describe('operator CLI', () => {
     } finally {
       await server.close();
     }
-  }, 60_000);
+  });
 
   it('uses the plan’s quota when --quota is not given', async () => {
     const { stdout } = await admin(['accounts', 'create', '--plan', 'free']);
     expect(JSON.parse(stdout)).toMatchObject({ plan: 'free', quota: 100 });
-  }, 60_000);
+  });
 
   it.each([
     [['accounts', 'create']],

@@ -32,5 +32,5 @@ describe("the console's copy of the OpenAPI document", () => {
     if (mode === 'write') console.log(result.output);
     // On failure the output says where the copy differs and what to run.
     expect(result).toEqual({ code: 0, output: mode === 'write' ? expect.stringMatching(/^wrote /) : '' });
-  }, 60_000);
+  });
 });

@@ -102,7 +102,7 @@ describe('usage consumer: counting over real JetStream and Postgres: a burst, cr
         { form_id: formB.id, received: 20, spam: 8 },
       ].sort((a, b) => a.form_id.localeCompare(b.form_id)),
     );
-  }, 30_000);
+  });
 });
 
 describe('usage consumer: counting over real JetStream and Postgres: days, months and poison messages', () => {

@@ -24,5 +24,5 @@ describe('own servers for fault tests', () => {
     } finally {
       await Promise.all([postgres.destroy(), nats.destroy(), redis.destroy()]);
     }
-  }, 60_000);
+  });
 });

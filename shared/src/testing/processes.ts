@@ -9,6 +9,16 @@ import { eventually } from './support';
 
 const run = promisify(execFile);
 
+/**
+ * How long a test waits for a process it starts to be ready before it fails: INTAKE_TEST_STARTUP_MS, 60 s unless set
+ * (jest.config.js adds it to every test's time-out). A start-up on a loaded machine is slow, not broken: a test waits
+ * for readiness, never for a fixed time, and never fails on a budget a busy box misses.
+ */
+export function startupBudgetMs(): number {
+  const budget = Number(process.env['INTAKE_TEST_STARTUP_MS'] ?? 60_000);
+  return Number.isFinite(budget) && budget > 0 ? budget : 60_000;
+}
+
 /** A free TCP port on loopback. */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -32,6 +42,9 @@ export async function portOpen(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
+
+/** Thrown while waiting for a process that has ended: it will not become ready (see `eventually`'s stopOn). */
+export class ProcessEnded extends Error {}
 
 /** A server process of our own for fault tests: it can be stopped and started again on the same port and data. */
 export interface OwnServer {
@@ -79,11 +92,21 @@ export function ownProcess(props: {
     url: props.url,
     async start() {
       await stopping;
-      child = spawn(props.command, props.args, { stdio: 'ignore', uid: props.uid, gid: props.gid });
-      await eventually(() => (props.ready ?? (() => portOpen(props.port)))(), {
-        timeoutMs: 15_000,
-        message: `${props.command} on port ${props.port}`,
-      });
+      const started = spawn(props.command, props.args, { stdio: 'ignore', uid: props.uid, gid: props.gid });
+      child = started;
+      await eventually(
+        () => {
+          // Ended (refused its settings, or killed by the test environment once a hook gave up on it): stop waiting.
+          if (started.exitCode !== null || started.signalCode !== null)
+            throw new ProcessEnded(`${props.command} exited with ${started.exitCode ?? started.signalCode}`);
+          return (props.ready ?? (() => portOpen(props.port)))();
+        },
+        {
+          timeoutMs: startupBudgetMs(),
+          message: `${props.command} on port ${props.port}`,
+          stopOn: (err) => err instanceof ProcessEnded,
+        },
+      );
     },
     stop: (signal) => stop(signal),
     async destroy() {

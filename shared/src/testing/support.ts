@@ -166,7 +166,13 @@ export type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
 /** Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps in tests). */
 export async function eventually<T>(
   probe: () => Promise<T> | T,
-  options: { timeoutMs?: number; intervalMs?: number; message?: string } = {},
+  options: {
+    timeoutMs?: number;
+    intervalMs?: number;
+    message?: string;
+    /** An error the probe throws that ends the wait at once (it will not come true), thrown as it is. */
+    stopOn?: (err: unknown) => boolean;
+  } = {},
 ): Promise<Truthy<T>> {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000);
   let last: unknown;
@@ -175,6 +181,7 @@ export async function eventually<T>(
       const value = await probe();
       if (value) return value as Truthy<T>;
     } catch (err) {
+      if (options.stopOn?.(err)) throw err;
       last = err;
     }
     if (Date.now() > deadline)
