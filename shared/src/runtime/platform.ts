@@ -106,7 +106,17 @@ function connectRedis(url: string, caFile: string | undefined, logger: Logger): 
     connectTimeout: 2000,
     retryStrategy: (n) => Math.min(n * 200, 2000),
   });
-  redis.on('error', (err) => logger.debug({ err }, 'redis connection error'));
+  // The message and code only: ioredis attaches the refused command, whose arguments (`HELLO 3 AUTH default ...`)
+  // hold the password. A refusal of the credentials is said once at warn (until Redis accepts them again), since at
+  // info it showed only as `"redis":"down"` in /v1/health.
+  let refusalSaid = false;
+  redis.on('ready', () => (refusalSaid = false));
+  redis.on('error', (err: Error & { code?: string }) => {
+    logger.debug({ err: { message: err.message, code: err.code } }, 'redis connection error');
+    if (refusalSaid || !/^(WRONGPASS|NOAUTH|NOPERM)\b/.test(err.message)) return;
+    refusalSaid = true;
+    logger.warn({ err: { message: err.message } }, 'Redis refuses the credentials in REDIS_URL; retrying');
+  });
   return redis;
 }
 
