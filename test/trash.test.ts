@@ -167,4 +167,25 @@ describe('the trash: its time is up', () => {
       gone.body.id,
     ]);
   });
+  it('restores nothing past TRASH_DAYS, before the purge has reached it too', async () => {
+    const { platform } = stack;
+    const { form, call, post } = await accountWithForm();
+    const recent = await post({ email: 'recent@example.com' });
+    const old = await post({ email: 'old@example.com' });
+    for (const id of [recent.body.id, old.body.id])
+      expect((await call('DELETE', `/v1/submissions/${id}`)).status).toBe(204);
+    // In the trash a day longer than TRASH_DAYS (30 here), and no purge has run since.
+    const longAgo = new Date(Date.now() - 31 * DAY_MS);
+    await platform.db('submissions').where({ id: old.body.id }).update({ deleted_at: longAgo });
+    expect((await call('POST', '/v1/submissions/restore', { ids: [recent.body.id, old.body.id] })).body).toEqual({
+      done: [recent.body.id],
+      not_found: [old.body.id],
+    });
+
+    expect((await call('DELETE', `/v1/forms/${form.id}`)).status).toBe(204);
+    await platform.db('forms').where({ id: form.id }).update({ deleted_at: longAgo });
+    expect((await call('POST', `/v1/forms/${form.id}/restore`)).status).toBe(404);
+    await platform.db('forms').where({ id: form.id }).update({ deleted_at: new Date() });
+    expect((await call('POST', `/v1/forms/${form.id}/restore`)).status).toBe(200);
+  });
 });

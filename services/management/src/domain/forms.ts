@@ -17,6 +17,7 @@ import {
   deleteFormRow,
   findFileKeysOfForm,
   lockForm,
+  restoreFormRow,
   setFormTrashed,
   findForm,
   insertForm,
@@ -27,6 +28,7 @@ import {
   type FormStatus,
   type FormWrite,
 } from '../repositories/form.repository';
+import { trashedBefore } from './purge';
 import { auditChange, changedFields, nothingToAudit } from './audit-trail';
 import { requireProjects } from './projects';
 import { defaultProjectId } from '../repositories/project.repository';
@@ -190,11 +192,18 @@ export async function deleteForm(props: Deps & { accountId: string; id: string }
   announceFormChange({ nats: props.nats, logger, change: { form_id: id } });
 }
 
-/** Takes a form out of the trash with its submissions, as they were (404 when it is not there). */
-export async function restoreForm(props: Deps & { accountId: string; id: string }): Promise<FormRow> {
+/**
+ * Takes a form out of the trash with its submissions, as they were (404 when it is not there, or has been there longer
+ * than `trashDays`: it is deleted for good, whether or not the purge has reached it yet).
+ */
+export async function restoreForm(
+  props: Deps & { accountId: string; id: string; trashDays: number },
+): Promise<FormRow> {
   const { db, accountId, id } = props;
+  const trashedSince = trashedBefore(props.clock.now(), props.trashDays);
   await db.transaction(async (trx) => {
-    if (!(await setFormTrashed(trx, accountId, id, null))) throw problem('not-found', `No form ${id} in the trash`);
+    if (!(await restoreFormRow(trx, accountId, id, trashedSince)))
+      throw problem('not-found', `No form ${id} in the trash`);
     await auditChange(trx, [{ action: 'form.restored', target: { type: 'form', id } }]);
   });
   announceFormChange({ nats: props.nats, logger: props.logger, change: { form_id: id } });

@@ -42,6 +42,14 @@ export const PURGE_BATCH = 200;
 export const PURGE_DUTY = 0.1;
 /** Days a deleted form or submission stays in the trash by default (TRASH_DAYS). */
 export const TRASH_DAYS = 30;
+
+/**
+ * The moment before which what went to the trash is deleted for good: the purge removes it, and a restore no longer
+ * finds it, even before the purge has reached it.
+ */
+export function trashedBefore(now: Date, trashDays: number): Date {
+  return new Date(now.getTime() - trashDays * DAY_MS);
+}
 const MAX_PAUSE_MS = 2000;
 
 /** How long to wait after a batch that took `batchMs` for the purge to work `duty` of the time (1: no wait). */
@@ -112,7 +120,7 @@ function tasksOf(form: PurgeForm, now: Date, trashDays: number) {
   const ago = (days: number) => new Date(now.getTime() - days * DAY_MS);
   const tasks: { reason: Exclude<PurgeReason, 'request'>; mode: 'delete' | 'tombstone'; next: NextBatch }[] = [];
   // The trash's time is up: a form's submissions with it (all of them when the form went there), first.
-  const trashed = ago(trashDays);
+  const trashed = trashedBefore(now, trashDays);
   const all = form.deleted_at !== null && form.deleted_at < trashed;
   tasks.push({
     reason: 'trash',
@@ -167,7 +175,7 @@ export async function purgeDue(
       }
     }
     // Forms whose time in the trash is up, once their submissions are gone (their webhooks go with them).
-    await deleteEmptyTrashedForms(db, new Date(now.getTime() - trashDays * DAY_MS));
+    await deleteEmptyTrashedForms(db, trashedBefore(now, trashDays));
     return counts;
   } finally {
     await auditTallies(db, now);

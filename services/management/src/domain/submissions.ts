@@ -22,6 +22,7 @@ import {
   type SubmissionRow,
   type SubmissionStatus,
 } from '../repositories/submission.repository';
+import { trashedBefore } from './purge';
 import { findForm } from '../repositories/form.repository';
 import { auditChange, nothingToAudit } from './audit-trail';
 import { getForm } from './forms';
@@ -127,11 +128,13 @@ export async function deleteSubmission(props: Deps & { accountId: string; id: st
  * back with the form); returns the ids restored and those not in the account's trash.
  */
 export async function restoreSubmissions(
-  props: Pick<Deps, 'db'> & { accountId: string; ids: string[] },
+  props: Pick<Deps, 'db' | 'clock'> & { accountId: string; ids: string[]; trashDays: number },
 ): Promise<{ done: string[]; notFound: string[] }> {
   const { db, accountId, ids } = props;
+  // Past TRASH_DAYS it is deleted for good, whether or not the purge has reached it yet.
+  const trashedSince = trashedBefore(props.clock.now(), props.trashDays);
   return db.transaction(async (trx) => {
-    const done = await restoreSubmissionRows(trx, accountId, ids);
+    const done = await restoreSubmissionRows(trx, accountId, ids, trashedSince);
     const restored = new Set(done);
     if (done.length === 0) nothingToAudit();
     else

@@ -114,11 +114,25 @@ export async function findForm(
 }
 
 /** Moves the form to the trash (or, `at` null, out of it); false when the account has no such form there to move. */
-export async function setFormTrashed(db: Queryable, accountId: string, id: string, at: Date | null): Promise<boolean> {
-  const query = db('forms').where({ account_id: accountId, id });
-  if (at) query.whereNull('deleted_at');
-  else query.whereNotNull('deleted_at');
-  return (await query.update({ deleted_at: at })) > 0;
+export async function setFormTrashed(db: Queryable, accountId: string, id: string, at: Date): Promise<boolean> {
+  return (
+    (await db('forms').where({ account_id: accountId, id }).whereNull('deleted_at').update({ deleted_at: at })) > 0
+  );
+}
+
+/** Takes the form out of the trash if it went there after `trashedSince` (older ones are deleted for good, if not yet purged). */
+export async function restoreFormRow(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  trashedSince: Date,
+): Promise<boolean> {
+  return (
+    (await db('forms')
+      .where({ account_id: accountId, id })
+      .where('deleted_at', '>', trashedSince)
+      .update({ deleted_at: null })) > 0
+  );
 }
 
 export async function updateFormRow(

@@ -255,12 +255,20 @@ export async function trashSubmissionRow(db: Queryable, accountId: string, id: s
   );
 }
 
-/** Takes these of the account's submissions out of the trash; returns those it did. */
-export async function restoreSubmissionRows(db: Queryable, accountId: string, ids: string[]): Promise<string[]> {
+/**
+ * Takes these of the account's submissions out of the trash, those that went there after `trashedSince` (older ones
+ * are deleted for good, if not yet purged); returns those it did.
+ */
+export async function restoreSubmissionRows(
+  db: Queryable,
+  accountId: string,
+  ids: string[],
+  trashedSince: Date,
+): Promise<string[]> {
   return db('submissions')
     .where({ account_id: accountId })
     .whereIn('id', ids)
-    .whereNotNull('deleted_at')
+    .where('deleted_at', '>', trashedSince)
     .update({ deleted_at: null })
     .returning('id')
     .then((rows: { id: string }[]) => rows.map((r) => r.id));

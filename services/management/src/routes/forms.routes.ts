@@ -368,7 +368,12 @@ export const restoreFormRoute = route({
   async handler(ctx, { params, principal }, platform: Platform) {
     ctx.body = present(
       platform.config,
-      await restoreForm({ ...platform, accountId: principal.accountId, id: params.id }),
+      await restoreForm({
+        ...platform,
+        accountId: principal.accountId,
+        id: params.id,
+        trashDays: platform.config.TRASH_DAYS,
+      }),
     );
   },
 });

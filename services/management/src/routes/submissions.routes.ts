@@ -259,8 +259,14 @@ export const restoreSubmissionsRoute = route({
       schema: Type.Object({ done: Type.Array(Type.String()), not_found: Type.Array(Type.String()) }),
     },
   },
-  async handler(ctx, { body, principal }, { db }: Platform) {
-    const { done, notFound } = await restoreSubmissions({ db, accountId: principal.accountId, ids: body.ids });
+  async handler(ctx, { body, principal }, { db, clock, config }: Platform) {
+    const { done, notFound } = await restoreSubmissions({
+      db,
+      clock,
+      accountId: principal.accountId,
+      ids: body.ids,
+      trashDays: config.TRASH_DAYS,
+    });
     ctx.body = { done, not_found: notFound };
   },
 });
