@@ -50,10 +50,19 @@ describe('export, what works: CSV', () => {
       d: '\t=1',
       e: 'plain = text',
       f: 'a@b.example',
+      g: '\n=1+1',
     };
     await submit({ payload });
     const [, row] = parseCsv((await call('GET', `/v1/forms/${form.id}/export.csv`)).text);
-    expect(row?.slice(6)).toEqual([`'${payload.a}`, "'@SUM(1)", "'-2+3", "'\t=1", 'plain = text', 'a@b.example']);
+    expect(row?.slice(6)).toEqual([
+      `'${payload.a}`,
+      "'@SUM(1)",
+      "'-2+3",
+      "'\t=1",
+      'plain = text',
+      'a@b.example',
+      "'\n=1+1",
+    ]);
     const line = JSON.parse((await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text);
     expect(line.payload).toEqual(payload);
   });
@@ -134,8 +143,8 @@ describe('export, what errors', () => {
   });
 });
 
-/** What a spreadsheet runs as a formula: a cell that starts with = + - @, a tab or a CR (OWASP's list). */
-const FORMULA_LEAD = /^[=+\-@\t\r]/;
+/** What a spreadsheet runs as a formula: a cell that starts with = + - @, a tab, a CR (OWASP's list) or a LF. */
+const FORMULA_LEAD = /^[=+\-@\t\r\n]/;
 
 const PIECES = ['=', '+', '-', '@', '\t', '\r', '\n', '\r\n', ',', '"', "'", ' ', 'a', '1', '=1+1', '=HYPERLINK("x")'];
 const hostileText = fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 6 }).map((a) => a.join(''));

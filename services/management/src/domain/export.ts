@@ -39,13 +39,13 @@ async function* submissionsOf(
 
 /**
  * A payload value or field name as a CSV cell. Both come from anyone on the internet, and spreadsheet
- * programs run a cell that starts with = + - @ (or a tab/CR before them) as a formula: such cells
- * get a leading apostrophe (OWASP's CSV-injection advice). NDJSON exports names and values untouched.
+ * programs run a cell that starts with = + - @ (or a tab, CR or LF before them) as a formula: such cells
+ * get a leading apostrophe (OWASP's CSV-injection advice; a line feed too, which some programs skip). NDJSON exports names and values untouched.
  */
 export function csvCell(value: unknown): string {
   if (value === undefined || value === null) return '';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+  return /^[=+\-@\t\r\n]/.test(text) ? `'${text}` : text;
 }
 
 /**

@@ -15,7 +15,7 @@ const DOCS: Record<Format, { operationId: string; summary: string; description: 
     description:
       'Same filters as the list, newest first. Columns: `id`, `received_at`, `status`, `files`, `spam_score`, ' +
       '`spam_reasons`, then each payload field in order of first appearance; CRLF line ends. A cell starting with ' +
-      '= + - @ (a formula to a spreadsheet) gets a leading apostrophe. `bom=true` begins the file with a byte-order ' +
+      '= + - @ (a formula to a spreadsheet, after a tab, CR or LF too) gets a leading apostrophe. `bom=true` begins the file with a byte-order ' +
       'mark, so Excel and LibreOffice read it as UTF-8 (the console asks for it); for a spreadsheet, prefer `export.xlsx`.',
   },
   ndjson: {
