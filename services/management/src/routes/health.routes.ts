@@ -9,7 +9,6 @@ const Stream = Type.Object({
   stream: Type.String({ description: 'the JetStream stream' }),
   replicas: Type.Integer({ description: 'replicas it is configured with (NATS_STREAM_REPLICAS)' }),
   current: Type.Integer({ description: 'replicas up to date, the leader among them' }),
-  leader: Type.Union([Type.String(), Type.Null()], { description: 'the node that leads it (null: none)' }),
   quorum: Type.Boolean({ description: 'false: it takes no publish and delivers nothing until nodes return' }),
 });
 const Health = Type.Object({
@@ -26,6 +25,33 @@ const Health = Type.Object({
   time: Type.String({ format: 'date-time' }),
 });
 
+/** How long one check's answer serves every request (the route is public: a flood makes one check a second). */
+const REUSE_MS = 1000;
+const recent = new WeakMap<Platform, { at: number; answer: ReturnType<typeof check> }>();
+
+/**
+ * The dependencies' state, checked at most once a second per process: concurrent and following requests share the
+ * check under way or just made. Which NATS node leads a stream stays out of the public answer (`nats stream info`
+ * tells the operator).
+ */
+function health(platform: Platform): ReturnType<typeof check> {
+  const now = Date.now();
+  const last = recent.get(platform);
+  if (last && now - last.at < REUSE_MS) return last.answer;
+  const answer = check(platform);
+  recent.set(platform, { at: now, answer });
+  return answer;
+}
+
+async function check(platform: Platform) {
+  const [dependencies, streams] = await Promise.all([checkDependencies(platform), checkStreams(platform.nats)]);
+  const checks = { ...dependencies, streams: streams.every((s) => s.quorum) ? ('ok' as const) : ('down' as const) };
+  const ok = Object.values(checks).every((s) => s !== 'down');
+  const shown = streams.map(({ stream, replicas, current, quorum }) => ({ stream, replicas, current, quorum }));
+  const body = { status: ok ? ('ok' as const) : ('degraded' as const), checks, streams: shown };
+  return { ok, body: { ...body, time: platform.clock.now().toISOString() } };
+}
+
 /** `GET /v1/health`: the state of the dependencies, for a monitor. */
 export const getHealthRoute = route({
   method: 'GET',
@@ -33,7 +59,7 @@ export const getHealthRoute = route({
   operationId: 'getHealth',
   summary: 'Service health: the state of Postgres, NATS and Redis',
   description:
-    'Answers 200 when every dependency responds and both JetStream streams have a quorum of current replicas, and 503 (same body) when not, so a monitor can use the status code alone.',
+    'Answers 200 when every dependency responds and both JetStream streams have a quorum of current replicas, and 503 (same body) when not, so a monitor can use the status code alone. Checked at most once a second: requests within that second get the same answer (its `time`).',
   tags: ['Health'],
   auth: 'none',
   responses: {
@@ -41,11 +67,9 @@ export const getHealthRoute = route({
     503: { description: 'A dependency is down', schema: Health },
   },
   async handler(ctx, _input, platform: Platform) {
-    const [dependencies, streams] = await Promise.all([checkDependencies(platform), checkStreams(platform.nats)]);
-    const checks = { ...dependencies, streams: streams.every((s) => s.quorum) ? ('ok' as const) : ('down' as const) };
-    const ok = Object.values(checks).every((s) => s !== 'down');
+    const { ok, body } = await health(platform);
     ctx.status = ok ? 200 : 503;
-    ctx.body = { status: ok ? 'ok' : 'degraded', checks, streams, time: platform.clock.now().toISOString() };
+    ctx.body = body;
   },
 });
 
