@@ -49,33 +49,34 @@ export function composeIngest(platform: Platform, options: IngestOptions = {}): 
 
 /**
  * Drops a form's cached copy as soon as management announces a change to it (and its account's
- * spam model when the change is a mark); after a NATS reconnection (notices sent meanwhile are
- * lost) drops every copy.
+ * spam model when the change is a mark); after a NATS reconnection, or on a new connection that
+ * replaces one closed for good (notices sent meanwhile are lost), drops every copy.
  */
 function followFormChanges(platform: Platform, formCache: FormCache, spamModels: SpamModels): { stop(): void } {
   let stopped = false;
-  let subscription: { stop(): void } | undefined;
+  const forgetAll = (): void => {
+    formCache.clear();
+    spamModels.clear();
+  };
   // From the first connection on: before it, nothing can be announced, and the cache's time limit covers the rest.
-  void platform.nats.connected
-    .then(async () => {
-      if (stopped) return;
-      subscription = subscribeFormChanges(platform.nats, (change) => {
-        formCache.forget(change);
-        if (change.account_id !== undefined) spamModels.forget(change.account_id);
-      });
-      for await (const status of platform.nats.nc.status()) {
+  const subscription = subscribeFormChanges(platform.nats, (change) => {
+    formCache.forget(change);
+    if (change.account_id !== undefined) spamModels.forget(change.account_id);
+  });
+  const stopWatching = platform.nats.eachConnection((nc, replacement) => {
+    if (replacement) forgetAll();
+    void (async () => {
+      for await (const status of nc.status()) {
         if (stopped) break;
-        if (status.type === 'reconnect') {
-          formCache.clear();
-          spamModels.clear();
-        }
+        if (status.type === 'reconnect') forgetAll();
       }
-    })
-    .catch(() => undefined);
+    })().catch(() => undefined);
+  });
   return {
     stop() {
       stopped = true;
-      subscription?.stop();
+      stopWatching();
+      subscription.stop();
     },
   };
 }

@@ -66,6 +66,13 @@ const Env = Type.Object({
   ),
   NATS_TLS_CERT_FILE: Type.Optional(Type.String({ description: 'a client certificate (PEM), with NATS_TLS_KEY_FILE' })),
   NATS_TLS_KEY_FILE: Type.Optional(Type.String()),
+  NATS_REFUSED_LIVENESS_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 60,
+    description:
+      "how long NATS may refuse this process's credentials on a reconnect (or its connection stay closed for good) " +
+      'before /livez answers 503, so the pod is restarted and reads its Secret again; it keeps retrying meanwhile',
+  }),
   NATS_STREAM_REPLICAS: Type.Integer({
     minimum: 1,
     maximum: 5,

@@ -1,4 +1,5 @@
 import type { Logger } from '../base/logger';
+import type { Subscription } from 'nats';
 import type { Nats } from './nats';
 
 /**
@@ -26,18 +27,29 @@ export function announceFormChange(props: { nats: Nats; logger: Logger; change: 
   }
 }
 
-/** Calls `onChange` for every notice until `stop()`. Malformed notices are ignored. */
+/**
+ * Calls `onChange` for every notice until `stop()`, on the connection now and on each that replaces one closed for
+ * good (subscribing from NATS's first connection on). Malformed notices are ignored.
+ */
 export function subscribeFormChanges(nats: Nats, onChange: (change: FormChange) => void): { stop(): void } {
-  const subscription = nats.nc.subscribe(nats.names.subject(FORM_CHANGED_SUBJECT), {
-    callback: (err, msg) => {
-      if (err) return;
-      try {
-        const change = msg.json<FormChange>();
-        if (change && typeof change.form_id === 'string') onChange(change);
-      } catch {
-        // not a notice of ours
-      }
-    },
+  let subscription: Subscription | undefined;
+  const stopFollowing = nats.eachConnection((nc) => {
+    subscription = nc.subscribe(nats.names.subject(FORM_CHANGED_SUBJECT), {
+      callback: (err, msg) => {
+        if (err) return;
+        try {
+          const change = msg.json<FormChange>();
+          if (change && typeof change.form_id === 'string') onChange(change);
+        } catch {
+          // not a notice of ours
+        }
+      },
+    });
   });
-  return { stop: () => subscription.unsubscribe() };
+  return {
+    stop() {
+      stopFollowing();
+      subscription?.unsubscribe();
+    },
+  };
 }

@@ -33,9 +33,20 @@ export interface Nats {
   readonly jsm: JetStreamManager;
   /**
    * Resolves once the first connection is made and JetStream answered; rejects (NatsRefused) only when the server
-   * refuses this process's credentials or certificate, which retrying cannot mend.
+   * refuses this process's credentials or certificate at that first connection, which retrying cannot mend.
    */
   readonly connected: Promise<void>;
+  /**
+   * Calls `listener` with the connection now (when there is one) and with each new connection that replaces one
+   * closed for good (`replacement` true): core subscriptions are made on each. Returns a function that stops it.
+   */
+  eachConnection(listener: (nc: NatsConnection, replacement: boolean) => void): () => void;
+  /**
+   * Since when (epoch ms) this process has been cut off in a way that waiting may not mend: NATS refuses its
+   * credentials on a reconnect, or its connection was closed for good and no new one is made yet. Undefined while it
+   * is connected, or only disconnected (NATS down or unreachable). `/livez` fails once it is old (see mountProbes).
+   */
+  lostSince(): number | undefined;
   /** Drains the connection (closes it once it comes, when it has not yet). */
   close(): Promise<void>;
   /** Subject and stream names, all derived from NATS_PREFIX so test runs never share them. */
@@ -77,6 +88,25 @@ export interface NatsOptions {
   security?: Partial<ConnectionOptions>;
   /** Told of each failed attempt at the first connection (it is tried again every 2 s). */
   onConnectError?(err: unknown): void;
+  /**
+   * Told when the connection is lost in a way waiting may not mend: NATS refused the credentials on a reconnect, or
+   * the connection closed for good (a new one is then made); and when it is back (`err` undefined).
+   */
+  onLost?(what: 'refused' | 'closed' | 'back', err?: unknown): void;
+}
+
+type Clients = { nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager };
+
+/** nats.js's error codes for credentials the server refuses (a status `error` carries the code). */
+const REFUSED_CODES = /AUTHORIZATION_VIOLATION|AUTHENTICATION_EXPIRED|ACCOUNT_EXPIRED/;
+
+/**
+ * The wait before each reconnect attempt: 0.5 s, growing by a tenth of the time already spent disconnected up to 5 s,
+ * ±20 % so that every pod does not knock at once (a server refusing credentials answers each knock with work).
+ */
+function reconnectDelay(disconnectedAt: number | undefined): number {
+  const down = disconnectedAt === undefined ? 0 : Date.now() - disconnectedAt;
+  return Math.min(5000, 500 + down / 10) * (0.8 + Math.random() * 0.4);
 }
 
 /**
@@ -84,40 +114,19 @@ export interface NatsOptions {
  * cluster announces are added). Returns at once: a process listens and answers what needs no NATS while NATS is
  * down or late; `connected` resolves at the first connection, before which `nc`, `js` and `jsm` throw
  * NatsNotConnected.
+ *
+ * After the first connection nothing ends it but `close()`: a reconnect NATS refuses (a password rotated out of
+ * order, an expired user JWT) is tried again with backoff (nats.js would give up after the same refusal twice:
+ * `ignoreAuthErrorAbort`), credential files are read again at each attempt (natsSecurity), and should nats.js close
+ * the connection anyway, a new one is made: the consumers and publishers take it up (they ask for `nc`/`js` again
+ * after an error, and `eachConnection` renews core subscriptions). `lostSince` tells liveness how long it has lasted.
  */
 export function connectNatsInBackground(url: string, prefix: string, name: string, options: NatsOptions = {}): Nats {
-  let clients: { nc: NatsConnection; js: JetStreamClient; jsm: JetStreamManager } | undefined;
-  let closed = false;
-  const connected = (async () => {
-    for (;;) {
-      try {
-        const nc = await connect({
-          ...options.security,
-          servers: url.split(',').map((s) => s.trim()),
-          name,
-          maxReconnectAttempts: -1,
-          reconnectTimeWait: 500,
-          timeout: 5000,
-          noAsyncTraces: true,
-        });
-        if (closed) {
-          await nc.close();
-          return;
-        }
-        clients = { nc, js: nc.jetstream(), jsm: await nc.jetstreamManager({ timeout: 5000 }) };
-        return;
-      } catch (err) {
-        if (closed) return;
-        const refused = refusal(err);
-        if (refused) throw refused;
-        options.onConnectError?.(err);
-        await new Promise((resolve) => setTimeout(resolve, 2000).unref());
-      }
-    }
-  })();
-  const get = (): NonNullable<typeof clients> => {
-    if (!clients) throw new NatsNotConnected();
-    return clients;
+  const link = new NatsLink(url, name, options);
+  const connected = link.connectFirst();
+  const get = (): Clients => {
+    if (!link.clients) throw new NatsNotConnected();
+    return link.clients;
   };
   return {
     get nc() {
@@ -130,14 +139,131 @@ export function connectNatsInBackground(url: string, prefix: string, name: strin
       return get().jsm;
     },
     connected,
-    async close() {
-      closed = true;
-      if (clients) await clients.nc.drain().catch(() => clients?.nc.close());
-    },
+    eachConnection: (listener) => link.eachConnection(listener),
+    lostSince: () => link.lostSince(),
+    close: () => link.close(),
     names: natsNames(prefix),
     replicas: options.replicas ?? 1,
     maxStreamBytes: options.maxStreamBytes,
   };
+}
+
+/** The connection of the moment, what replaces it when nats.js closes it for good, and since when it is lost. */
+class NatsLink {
+  clients: Clients | undefined;
+  private closing = false;
+  private readonly listeners = new Set<(nc: NatsConnection, replacement: boolean) => void>();
+  private refusedSince: number | undefined;
+  private closedSince: number | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly name: string,
+    private readonly options: NatsOptions,
+  ) {}
+
+  /** Tries every 2 s until the first connection; rejects (NatsRefused) when the server refuses the credentials. */
+  async connectFirst(): Promise<void> {
+    for (;;) {
+      try {
+        const first = await this.open();
+        if (this.closing) return void (await first.nc.close());
+        return this.adopt(first, false);
+      } catch (err) {
+        if (this.closing) return;
+        const refused = refusal(err);
+        if (refused) throw refused;
+        this.options.onConnectError?.(err);
+        await new Promise((resolve) => setTimeout(resolve, 2000).unref());
+      }
+    }
+  }
+
+  eachConnection(listener: (nc: NatsConnection, replacement: boolean) => void): () => void {
+    this.listeners.add(listener);
+    if (this.clients) listener(this.clients.nc, false);
+    return () => this.listeners.delete(listener);
+  }
+
+  lostSince(): number | undefined {
+    const times = [this.refusedSince, this.closedSince].filter((t): t is number => t !== undefined);
+    return times.length ? Math.min(...times) : undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const { clients } = this;
+    if (clients) await clients.nc.drain().catch(() => clients.nc.close());
+  }
+
+  /** One connection that reconnects for ever (refusals included, with backoff), and its JetStream clients. */
+  private async open(): Promise<Clients> {
+    const disconnected: { at?: number } = {};
+    const nc = await connect({
+      ...this.options.security,
+      servers: this.url.split(',').map((s) => s.trim()),
+      name: this.name,
+      maxReconnectAttempts: -1,
+      ignoreAuthErrorAbort: true,
+      reconnectDelayHandler: () => reconnectDelay(disconnected.at),
+      timeout: 5000,
+      noAsyncTraces: true,
+    });
+    try {
+      const opened = { nc, js: nc.jetstream(), jsm: await nc.jetstreamManager({ timeout: 5000 }) };
+      void this.watch(nc, disconnected).catch(() => undefined);
+      return opened;
+    } catch (err) {
+      await nc.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Follows a connection's status: when it was disconnected (for the backoff), and refusals until it is back. */
+  private async watch(nc: NatsConnection, disconnected: { at?: number }): Promise<void> {
+    for await (const status of nc.status()) {
+      if (status.type === 'disconnect') disconnected.at ??= Date.now();
+      else if (status.type === 'reconnect') {
+        disconnected.at = undefined;
+        if (this.refusedSince !== undefined) this.options.onLost?.('back');
+        this.refusedSince = undefined;
+      } else if (status.type === 'error' && REFUSED_CODES.test(String(status.data))) {
+        if (this.refusedSince === undefined) this.options.onLost?.('refused', status.data);
+        this.refusedSince ??= Date.now();
+      }
+    }
+  }
+
+  /** Takes `next` as the connection, and makes a new one should nats.js close it for good. */
+  private adopt(next: Clients, replacement: boolean): void {
+    this.clients = next;
+    this.closedSince = undefined;
+    this.refusedSince = undefined;
+    void next.nc.closed().then((err) => {
+      if (this.closing || this.clients !== next) return;
+      this.closedSince = Date.now();
+      this.options.onLost?.('closed', err);
+      void this.replace();
+    });
+    for (const listener of this.listeners) listener(next.nc, replacement);
+  }
+
+  /** A new connection for one closed for good: tried with backoff (1 s doubling to 30 s) until one is made. */
+  private async replace(): Promise<void> {
+    for (let attempt = 0; !this.closing; attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 1000 * 2 ** attempt)).unref());
+      if (this.closing) return;
+      try {
+        const next = await this.open();
+        if (this.closing) return void (await next.nc.close());
+        this.options.onLost?.('back');
+        return this.adopt(next, true);
+      } catch (err) {
+        if (refusal(err)) this.refusedSince ??= Date.now();
+        this.options.onConnectError?.(err);
+      }
+    }
+  }
 }
 
 /** The server refused this process's credentials or certificate: a setting is wrong, and retrying will not mend it. */
@@ -183,18 +309,35 @@ export function natsSecurity(config: {
   const options: Partial<ConnectionOptions> = {};
   if (config.NATS_USER !== undefined) Object.assign(options, { user: config.NATS_USER, pass: config.NATS_PASSWORD });
   if (config.NATS_TOKEN !== undefined) options.token = config.NATS_TOKEN;
+  // Read at each connect (a Secret updated in place, a refreshed user JWT), the last good contents kept when a read
+  // fails; the first read is now, so a missing file stops the process at start.
   if (config.NATS_CREDS_FILE !== undefined)
-    options.authenticator = credsAuthenticator(new Uint8Array(readFileSync(config.NATS_CREDS_FILE)));
+    options.authenticator = credsAuthenticator(rereadFile(config.NATS_CREDS_FILE, (text) => text));
   if (config.NATS_NKEY_SEED_FILE !== undefined)
-    options.authenticator = nkeyAuthenticator(
-      new TextEncoder().encode(readFileSync(config.NATS_NKEY_SEED_FILE, 'utf8').trim()),
-    );
+    options.authenticator = nkeyAuthenticator(rereadFile(config.NATS_NKEY_SEED_FILE, (text) => text.trim()));
   if (config.NATS_TLS_CA_FILE !== undefined || config.NATS_TLS_CERT_FILE !== undefined)
     options.tls = {
       ...(config.NATS_TLS_CA_FILE ? { caFile: config.NATS_TLS_CA_FILE } : {}),
       ...(config.NATS_TLS_CERT_FILE ? { certFile: config.NATS_TLS_CERT_FILE, keyFile: config.NATS_TLS_KEY_FILE } : {}),
     };
   return options;
+}
+
+/**
+ * A function giving a file's contents (through `shape`) as read now, or as last read when it cannot be read (nats.js
+ * closes the connection for good when an authenticator throws); the first read is at once and throws.
+ */
+function rereadFile(file: string, shape: (text: string) => string): () => Uint8Array {
+  const read = (): Uint8Array => new TextEncoder().encode(shape(readFileSync(file, 'utf8')));
+  let last = read();
+  return () => {
+    try {
+      last = read();
+    } catch {
+      // Mid-update or gone: the contents last read.
+    }
+    return last;
+  };
 }
 
 /** Connects (connectNatsInBackground) and waits for the first connection. */
@@ -326,7 +469,8 @@ export class StreamPublisher {
   private readonly waiting = new Map<string, (err?: Error) => void>();
   private counter = 0;
 
-  constructor(private readonly nc: NatsConnection) {}
+  /** `nc`: the connection it publishes on (a new connection needs a new publisher). */
+  constructor(readonly nc: NatsConnection) {}
 
   /**
    * Resolves when the stream has acknowledged every message (a duplicate counts as stored); rejects on the first

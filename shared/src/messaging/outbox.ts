@@ -115,11 +115,16 @@ export interface Outbox {
 export function startOutbox(options: OutboxOptions): Outbox {
   const { db, nats, logger } = options;
   // Made at the first publish: NATS may not have answered yet when the outbox starts (a publish before it does fails
-  // and leaves its rows to the relay).
+  // and leaves its rows to the relay); made again on a new connection (one closed for good is replaced).
   let publisher: StreamPublisher | undefined;
   const sink: EventSink = {
     get publisher() {
-      return (publisher ??= new StreamPublisher(nats.nc));
+      const { nc } = nats;
+      if (publisher?.nc !== nc) {
+        publisher?.close();
+        publisher = new StreamPublisher(nc);
+      }
+      return publisher;
     },
     nats,
     logger,

@@ -82,7 +82,11 @@ export async function checkStreams(nats: Nats, timeoutMs = 1500): Promise<Stream
 }
 
 /**
- * Kubernetes probes for one service: `/livez` answers while the process runs its event loop; `/readyz` answers 200
+ * Kubernetes probes for one service: `/livez` answers 200 while the process runs its event loop, and 503 once NATS
+ * has refused its credentials on reconnecting (or its connection has stayed closed for good) for longer than
+ * NATS_REFUSED_LIVENESS_SECONDS: it keeps retrying by itself, but a restarted pod reads its Secret again (a password
+ * changed in the environment), or stops at start naming the setting, visibly; NATS merely down or unreachable never
+ * fails it (a restart would not mend that). `/readyz` answers 200
  * when the pod can answer its requests: Postgres responds and it is not draining (503 otherwise). NATS and Redis are
  * not in it: ingest accepts posts without either (the outbox, the in-process limiter), and a blip of either must not
  * take every pod out of its Service; their state is in `GET /v1/health`, the metrics and the logs.
@@ -93,7 +97,14 @@ export function mountProbes(
   state: { draining: boolean; workers?: 'waiting for NATS' | 'started' },
 ): void {
   router.get('/livez', (ctx) => {
-    ctx.body = { status: 'ok' };
+    const lostSince = platform.nats.lostSince();
+    const lostSeconds = lostSince === undefined ? 0 : Math.floor((Date.now() - lostSince) / 1000);
+    if (lostSeconds <= platform.config.NATS_REFUSED_LIVENESS_SECONDS) {
+      ctx.body = { status: 'ok' };
+      return;
+    }
+    ctx.status = 503;
+    ctx.body = { status: 'nats-lost', detail: `NATS refused or closed this process's connection ${lostSeconds} s ago` };
   });
   router.get('/readyz', async (ctx) => {
     const checks = await checkDependencies(platform, ['postgres']);

@@ -69,6 +69,16 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
       reported = true;
       logger.warn({ err, nats_url: config.NATS_URL }, 'NATS does not answer yet (NATS_URL); retrying every 2 s');
     },
+    onLost: (what, err) => {
+      if (what === 'back') return logger.info('NATS connection back');
+      logger.error(
+        { err, nats_url: config.NATS_URL },
+        what === 'refused'
+          ? "NATS refuses this process's credentials on reconnecting; retrying (check the NATS_* credentials and the " +
+              `server's); /livez fails after NATS_REFUSED_LIVENESS_SECONDS (${config.NATS_REFUSED_LIVENESS_SECONDS} s)`
+          : 'the NATS connection closed for good; making a new one',
+      );
+    },
   });
   const provisioned = nats.connected.then(() =>
     ensureStreams(nats).catch((err) => logger.warn({ err }, 'could not provision JetStream streams yet')),

@@ -1,6 +1,7 @@
 import { context } from '@opentelemetry/api';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import type { Subscription } from 'nats';
 import type { Logger } from '../base/logger';
 import { contextFromHeaders, currentTraceHeaders, toNatsHeaders, type Nats } from '../messaging/nats';
 
@@ -63,26 +64,31 @@ export function serveTestPings(
   logger: Logger,
   ping: (request: TestPingRequest) => Promise<TestPingAnswer>,
 ): { stop(): Promise<void> } {
-  const subscription = nats.nc.subscribe(nats.names.subject(TEST_PING_SUBJECT), {
-    queue: TEST_PING_QUEUE,
-    callback: (err, msg) => {
-      if (err) return;
-      let request: unknown;
-      try {
-        request = JSON.parse(msg.string());
-      } catch {
-        return;
-      }
-      if (!Value.Check(TestPingRequest, request)) return;
-      context
-        .with(contextFromHeaders(msg.headers), () => ping(request))
-        .then((answer) => msg.respond(JSON.stringify(answer)))
-        .catch((pingErr: unknown) => logger.warn({ err: pingErr }, 'test ping failed'));
-    },
+  let subscription: Subscription | undefined;
+  // On the connection now and on each that replaces one closed for good.
+  const stopFollowing = nats.eachConnection((nc) => {
+    subscription = nc.subscribe(nats.names.subject(TEST_PING_SUBJECT), {
+      queue: TEST_PING_QUEUE,
+      callback: (err, msg) => {
+        if (err) return;
+        let request: unknown;
+        try {
+          request = JSON.parse(msg.string());
+        } catch {
+          return;
+        }
+        if (!Value.Check(TestPingRequest, request)) return;
+        context
+          .with(contextFromHeaders(msg.headers), () => ping(request))
+          .then((answer) => msg.respond(JSON.stringify(answer)))
+          .catch((pingErr: unknown) => logger.warn({ err: pingErr }, 'test ping failed'));
+      },
+    });
   });
   return {
     async stop() {
-      await subscription.drain().catch(() => undefined);
+      stopFollowing();
+      await subscription?.drain().catch(() => undefined);
     },
   };
 }
