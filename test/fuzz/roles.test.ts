@@ -171,7 +171,9 @@ function digest(t: Target): Promise<Record<string, string>> {
     t.platform.db,
     {
       forms: rowsOf('forms', 'account_id = :a'),
-      webhooks: rowsOf('webhooks', `form_id in ${forms}`),
+      // What a call sets; not the health the delivery process tallies after an earlier call's attempts, which may land
+      // at any moment on a loaded machine (last_success_at, consecutive_failures…).
+      webhooks: rowsOf('webhooks', `form_id in ${forms}`, 'id, url, enabled, secret, format, destination, credential'),
       submissions: rowsOf('submissions', 'account_id = :a', 'id, status'),
       deliveries: `(select count(*) from deliveries where webhook_id in ${webhooks})`,
       delivery_attempts: '(select count(*) from delivery_attempts)',
