@@ -101,6 +101,44 @@ describe('docker-compose.yml', () => {
   });
 });
 
+describe('docker-compose.yml: production defaults', () => {
+  const text = read('docker-compose.yml');
+  const compose = parse(text, { merge: true });
+  const services = compose.services as Record<string, { ports?: string[]; environment?: Record<string, string> }>;
+
+  it('keeps the SSRF guard on unless .env turns it off', () => {
+    for (const svc of ['migrate', ...SERVICES])
+      expect(services[svc]?.environment?.['WEBHOOK_ALLOW_PRIVATE_NETWORKS']).toBe(
+        '${WEBHOOK_ALLOW_PRIVATE_NETWORKS:-false}',
+      );
+  });
+
+  it('publishes the gateway alone to the network: every tool listens on loopback', () => {
+    const published = Object.entries(services).flatMap(([name, s]) => (s.ports ?? []).map((port) => ({ name, port })));
+    expect(published.map((p) => p.name).sort()).toEqual(
+      ['grafana', 'jaeger', 'mailpit', 'minio'].concat('gateway').sort(),
+    );
+    for (const { name, port } of published)
+      expect({ name, port }).toEqual({
+        name,
+        port: name === 'gateway' ? '8080:8080' : expect.stringMatching(/^127\.0\.0\.1:/),
+      });
+  });
+
+  it("writes no credential of a running stack: MinIO's come from .env, which .env.example lists and git ignores", () => {
+    expect(text).not.toContain('intake-secret');
+    const required = (value: string | undefined) => expect(value).toMatch(/^\$\{MINIO_ROOT_PASSWORD:\?[^}]*\}$/);
+    required(services['minio']?.environment?.['MINIO_ROOT_PASSWORD']);
+    required(services['minio-bucket']?.environment?.['MINIO_ROOT_PASSWORD']);
+    for (const svc of SERVICES) required(services[svc]?.environment?.['AWS_SECRET_ACCESS_KEY']);
+    expect(compose.services['minio-bucket'].command.join(' ')).toContain('"$$MINIO_ROOT_PASSWORD"');
+    const example = read('.env.example');
+    for (const name of new Set([...text.matchAll(/\$\{(\w+):[?-]/g)].map((m) => m[1] as string)))
+      expect({ name, listed: new RegExp(`^#? ?${name}=`, 'm').test(example) }).toEqual({ name, listed: true });
+    expect(read('.gitignore').split('\n')).toContain('.env');
+  });
+});
+
 describe('gateway (deploy/gateway/nginx.conf)', () => {
   const conf = read('deploy/gateway/nginx.conf');
 

@@ -37,8 +37,9 @@ describe('the retry ladder: every attempt failing', () => {
         next_attempt_at: null,
       });
       const attempts = await ctx.platform.db('delivery_attempts').where({ delivery_id: id }).orderBy('id');
+      // The receiver is on loopback (private networks allowed): its status is logged, its answer's body never.
       expect(attempts.map((a) => [a.attempt, a.status_code, a.response_body])).toEqual(
-        [1, 2, 3, 4, 5].map((n) => [n, 503, 'down for maintenance']),
+        [1, 2, 3, 4, 5].map((n) => [n, 503, null]),
       );
       // Nothing more is scheduled after the fifth failure: the message is gone from the work queue.
       const { nats } = ctx.platform;

@@ -143,6 +143,52 @@ describe('SSRF guard', () => {
   });
 });
 
+/**
+ * With WEBHOOK_ALLOW_PRIVATE_NETWORKS a receiver may be inside our network, and the delivery log (read by every
+ * viewer) would read it back: an answer that may have come from a private address keeps its status, never its body.
+ */
+describe('private networks allowed: what the log keeps of a private receiver', () => {
+  it('keeps no answer body from a loopback receiver, named by address or by a name, whatever the status', async () => {
+    const target = await receiver((_req, n, res) => {
+      res.statusCode = n % 2 ? 200 : 500;
+      res.end('{"server_id":"NBJY-internal","version":"2.9.10"}');
+    });
+    const agent = createWebhookAgent({ allowPrivateNetworks: true, timeoutMs: 2000 });
+    const port = new URL(target.url).port;
+    try {
+      const results = [];
+      for (const url of [target.url, `http://localhost:${port}/varz`, `${target.url}/again`, target.url])
+        results.push(
+          await sendWebhook({
+            agent,
+            url,
+            allowPrivateNetworks: true,
+            timeoutMs: 2000,
+            type: 'webhook.test',
+            deliveryId: 'whd_x',
+            data: {},
+            attempt: 1,
+            secret: 'whsec_AAAA',
+            now: new Date(),
+          }),
+        );
+      expect(target.requests).toHaveLength(4);
+      expect(results.map((r) => [r.statusCode, r.error, r.responseBody])).toEqual([
+        [200, null, null],
+        [500, 'receiver answered 500', null],
+        [200, null, null],
+        [500, 'receiver answered 500', null],
+      ]);
+      expect(agent.answersOnlyFromPublicAddresses(target.url)).toBe(false);
+      // An origin it never reached counts as private too.
+      expect(agent.answersOnlyFromPublicAddresses('https://hooks.example.com/x')).toBe(false);
+    } finally {
+      await agent.close();
+      await target.close();
+    }
+  });
+});
+
 /** A refusal tells that the target is not allowed, never what a name resolved to or whether it exists. */
 describe('SSRF guard: what a refusal tells', () => {
   it('the connect-time lookup fails a private name and a missing one alike, never naming an address', async () => {

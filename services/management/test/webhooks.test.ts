@@ -107,7 +107,8 @@ describe('webhook routes, what works: test pings', () => {
               attempt: 1,
               trigger: 'test',
               status_code: 202,
-              response_body: 'thanks',
+              // The receiver is on loopback, allowed by WEBHOOK_ALLOW_PRIVATE_NETWORKS: its body is not kept.
+              response_body: null,
               error: null,
             }),
           ],
@@ -176,7 +177,7 @@ describe('webhook routes, what works: the delivery log and replays', () => {
           a.trigger,
           a.response_body,
         ]),
-      ).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'schedule', 'boom']));
+      ).toEqual([1, 2, 3, 4, 5].map((n) => [n, 'schedule', null]));
 
       target.heal();
       const second = await submit(ctx.platform, { accountId, formId });

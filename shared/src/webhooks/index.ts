@@ -5,6 +5,7 @@ export {
   USER_AGENT,
   RESPONSE_BODY_LIMIT,
   type AttemptResult,
+  type WebhookAgent,
   type ChatTarget,
   type Envelope,
   type EventType,

@@ -1,9 +1,9 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { Agent, request } from 'undici';
+import { Agent, buildConnector, request } from 'undici';
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
 import { type AttemptOutcome, inActiveSpan } from '../telemetry/signals';
 import { toTimestamp } from '../contracts/time';
-import { guardedLookup, urlRefusal } from './url-guard';
+import { guardedLookup, isBlockedAddress, urlRefusal } from './url-guard';
 import { chatBody, isChatFormat, type WebhookFormat } from './chat';
 
 export const USER_AGENT = 'Service-Webhooks/1';
@@ -28,7 +28,11 @@ export interface AttemptResult {
   error: string | null;
   durationMs: number;
   startedAt: Date;
-  /** The first RESPONSE_BODY_LIMIT bytes of the answer. */
+  /**
+   * The first RESPONSE_BODY_LIMIT bytes of the answer; null when the answer may have come from a private address
+   * (allowed only with WEBHOOK_ALLOW_PRIVATE_NETWORKS): the delivery log, which every viewer reads, never shows what
+   * a service inside our network said.
+   */
   responseBody: string | null;
   /** How long the receiver asked us to wait before the next attempt (its `Retry-After` on a 429 or 503). */
   retryAfterMs?: number;
@@ -36,19 +40,66 @@ export interface AttemptResult {
 
 /**
  * The HTTP client for webhooks: bounded timeouts, no redirects, and (unless private networks are allowed) a lookup
- * that refuses private addresses.
+ * that refuses private addresses. It notes the address each of its connections reached, by origin, so an attempt
+ * knows whether its answer may have come from inside our network (see `answersOnlyFromPublicAddresses`).
  */
-export function createWebhookAgent(props: { allowPrivateNetworks: boolean; timeoutMs: number }): Agent {
-  return new Agent({
-    // The attempt's own deadline (lagTolerantTimeout) decides; these only bound a stuck socket.
-    headersTimeout: props.timeoutMs + 1000,
-    bodyTimeout: props.timeoutMs + 1000,
-    connectTimeout: props.timeoutMs,
-    keepAliveTimeout: 4000,
-    connect: props.allowPrivateNetworks
-      ? { timeout: props.timeoutMs }
-      : { timeout: props.timeoutMs, lookup: guardedLookup as never },
-  });
+export class WebhookAgent extends Agent {
+  readonly #peers: Map<string, 'public' | 'private'>;
+
+  constructor(props: { allowPrivateNetworks: boolean; timeoutMs: number }) {
+    const peers = new Map<string, 'public' | 'private'>();
+    const connect = buildConnector({
+      timeout: props.timeoutMs,
+      ...(props.allowPrivateNetworks ? {} : { lookup: guardedLookup as never }),
+    });
+    super({
+      // The attempt's own deadline (lagTolerantTimeout) decides; these only bound a stuck socket.
+      headersTimeout: props.timeoutMs + 1000,
+      bodyTimeout: props.timeoutMs + 1000,
+      connectTimeout: props.timeoutMs,
+      keepAliveTimeout: 4000,
+      connect: (options, callback) =>
+        connect(options, (...result) => {
+          const socket = result[1];
+          if (socket) notePeer(peers, originKey(options), socket.remoteAddress);
+          callback(...result);
+        }),
+    });
+    this.#peers = peers;
+  }
+
+  /**
+   * True when every connection this agent made to `url`'s origin reached a public address. False for an origin it
+   * has not connected to, and for good once one of its connections reached a private one (a name that resolves
+   * now outside, now inside our network counts as inside).
+   */
+  answersOnlyFromPublicAddresses(url: string): boolean {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return false;
+    }
+    return this.#peers.get(originKey(parsed)) === 'public';
+  }
+}
+
+/** Origins remembered per agent; past this the record starts again (an origin not in it counts as private). */
+const PEER_ORIGINS_KEPT = 10_000;
+
+function notePeer(peers: Map<string, 'public' | 'private'>, origin: string, address: string | undefined): void {
+  if (peers.get(origin) === 'private') return;
+  if (peers.size >= PEER_ORIGINS_KEPT) peers.clear();
+  peers.set(origin, address !== undefined && !isBlockedAddress(address) ? 'public' : 'private');
+}
+
+/** An origin as undici's connector and a parsed URL both name it. */
+function originKey(u: { protocol: string; hostname: string; port: string | number | null | undefined }): string {
+  return `${u.protocol}//${u.hostname}:${u.port || (u.protocol === 'http:' ? 80 : 443)}`;
+}
+
+export function createWebhookAgent(props: { allowPrivateNetworks: boolean; timeoutMs: number }): WebhookAgent {
+  return new WebhookAgent(props);
 }
 
 /**
@@ -108,7 +159,7 @@ export function signedRequest(props: SignedRequestProps): { body: string; header
 }
 
 export interface SendProps extends SignedRequestProps {
-  agent: Agent;
+  agent: WebhookAgent;
   url: string;
   allowPrivateNetworks: boolean;
   timeoutMs: number;
@@ -153,7 +204,8 @@ async function attemptOnce(props: SendProps, traceHeaders: Record<string, string
       dispatcher: props.agent,
       signal: deadline.signal,
     });
-    const responseBody = await readLimited(res.body, RESPONSE_BODY_LIMIT);
+    const excerpt = await readLimited(res.body, RESPONSE_BODY_LIMIT);
+    const responseBody = props.agent.answersOnlyFromPublicAddresses(props.url) ? excerpt : null;
     const ok = res.statusCode >= 200 && res.statusCode < 300;
     const wait =
       res.statusCode === 429 || res.statusCode === 503

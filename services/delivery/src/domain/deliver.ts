@@ -1,4 +1,3 @@
-import type { Agent } from 'undici';
 import {
   ACK,
   BatchQueue,
@@ -20,6 +19,7 @@ import {
   type Outcome,
   type SecretBox,
   type Within,
+  type WebhookAgent,
   recordGroupOrEach,
   isIntegration,
 } from '@intake/shared';
@@ -112,7 +112,7 @@ export interface DeliverDeps {
   slots: SendSlots;
   db: Db;
   secrets: SecretBox;
-  agent: Agent;
+  agent: WebhookAgent;
   config: Pick<
     Config,
     'WEBHOOK_RETRY_SCHEDULE' | 'WEBHOOK_TIMEOUT_MS' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS' | 'PUBLIC_BASE_URL'

@@ -10,7 +10,13 @@ const Attempt = Type.Object({
   duration_ms: Type.Integer(),
   status_code: Nullable(Type.Integer({ description: 'null when the endpoint did not answer' })),
   error: Nullable(Type.String()),
-  response_body: Nullable(Type.String({ description: 'the first 1 KiB of the answer' })),
+  response_body: Nullable(
+    Type.String({
+      description:
+        'the first 1 KiB of the answer; null when it may have come from a private address (a receiver inside the ' +
+        'network, allowed by WEBHOOK_ALLOW_PRIVATE_NETWORKS)',
+    }),
+  ),
 });
 export const Delivery = Type.Object(
   {
