@@ -17,7 +17,7 @@ export * from './contracts/spam';
 export * from './contracts/time';
 export * from './schema/accounts';
 export * from './schema/migrate';
-export { migrations } from './schema/migrations';
+export { migrations, type Migration } from './schema/migrations';
 export * from './telemetry/signals';
 export * from './telemetry/sdk';
 export * from './auth/api-keys';

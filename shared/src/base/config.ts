@@ -54,6 +54,14 @@ const Env = Type.Object({
     description:
       "connections in each process's Postgres pool (pods × PG_POOL_MAX + the relays' LISTEN within max_connections)",
   }),
+  MIGRATION_LOCK_WAIT_SECONDS: Type.Integer({
+    minimum: 0,
+    maximum: 86_400,
+    default: 600,
+    description:
+      'how long a migrator waits, idle, for another one that holds the migration lock before it fails naming it ' +
+      '(0: tries once); the chart sets migrations.lockWaitSeconds',
+  }),
   NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
   NATS_PREFIX: Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', default: 'intake' }),
   NATS_USER: Type.Optional(Type.String({ description: 'NATS user (with NATS_PASSWORD)' })),

@@ -18,7 +18,20 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value))
 // json columns (payloads, envelopes) come back with their names in stored order, numeric names too.
 pg.types.setTypeParser(pg.types.builtins.JSON, parseJsonOrdered);
 
-export function createDb(databaseUrl: string, options: { poolMax?: number; applicationName?: string } = {}): Db {
+export function createDb(
+  databaseUrl: string,
+  options: {
+    poolMax?: number;
+    applicationName?: string;
+    /**
+     * Postgres checks this often (ms) whether the client of a running statement is still there, and ends the session
+     * when it is gone (client_connection_check_interval, Postgres 14 and later on Linux; ignored where Postgres lacks
+     * it). The migrators set it: a migrator killed mid-statement (an index build, a wait) leaves no backend behind.
+     */
+    clientConnectionCheckMs?: number;
+  } = {},
+): Db {
+  const checkMs = options.clientConnectionCheckMs;
   return knex({
     client: 'pg',
     connection: {
@@ -26,7 +39,23 @@ export function createDb(databaseUrl: string, options: { poolMax?: number; appli
       application_name: options.applicationName ?? 'intake',
       connectionTimeoutMillis: 5000,
     },
-    pool: { min: 0, max: options.poolMax ?? 10, acquireTimeoutMillis: 5000 },
+    pool: {
+      min: 0,
+      max: options.poolMax ?? 10,
+      acquireTimeoutMillis: 5000,
+      ...(checkMs === undefined
+        ? {}
+        : {
+            afterCreate: (connection: pg.Client, done: (err: Error | null, connection: pg.Client) => void) => {
+              connection.query(`SET client_connection_check_interval = ${Math.trunc(checkMs)}`).then(
+                () => done(null, connection),
+                // 42704: an older Postgres without the setting; 22023: a platform where it must stay 0.
+                (err: { code?: string }) =>
+                  done(err.code === '42704' || err.code === '22023' ? null : (err as Error), connection),
+              );
+            },
+          }),
+    },
     acquireConnectionTimeout: 5000,
   });
 }

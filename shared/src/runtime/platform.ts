@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { hostname } from 'node:os';
 import { Redis } from 'ioredis';
 import type { Config } from '../base/config';
 import { createDb, ensureDatabase, type Db } from '../base/db';
-import { migrate } from '../schema/migrate';
+import { describeLockHolder, migrate } from '../schema/migrate';
 import { createLogger, type Logger } from '../base/logger';
 import { connectNatsInBackground, ensureStreams, natsSecurity, type Nats } from '../messaging/nats';
 import { SecretBox } from '../base/secrets';
@@ -46,9 +47,17 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   if (options.migrate) {
     // Behind a pooler the migrations (and their lock) go to Postgres itself.
     await ensureDatabase(direct);
-    const migrating = createDb(direct, { poolMax: 2, applicationName: `intake-${options.service}-migrate` });
+    const migrating = createDb(direct, {
+      poolMax: 2,
+      applicationName: `intake-${options.service}-migrate ${hostname()}`,
+      clientConnectionCheckMs: 5000,
+    });
     try {
-      await migrate(migrating);
+      await migrate(migrating, {
+        lockWaitMs: config.MIGRATION_LOCK_WAIT_SECONDS * 1000,
+        onLockWait: (holder) =>
+          logger.warn({ holder: describeLockHolder(holder) }, 'waiting for another migrator to finish'),
+      });
     } finally {
       await migrating.destroy();
     }

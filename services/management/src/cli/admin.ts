@@ -86,12 +86,11 @@ async function updateAccount(
 /** `migrate --unlock`: knex's lock cleared under the migrators' advisory lock, on Postgres itself; runs no migration. */
 async function unlock(env: NodeJS.ProcessEnv): Promise<{ code: number; stdout?: unknown; stderr?: string }> {
   const config = loadConfig(env);
-  const db = createDb(config.DATABASE_DIRECT_URL, {
-    poolMax: 2,
-    applicationName: 'intake-admin',
-  });
+  const db = createDb(config.DATABASE_DIRECT_URL, { poolMax: 2, applicationName: 'intake-admin' });
   try {
-    return { code: 0, stdout: { unlocked: await unlockMigrations(db) } };
+    // Waits, idle, for a migrator that runs (its lock is not stale); fails naming it after MIGRATION_LOCK_WAIT_SECONDS.
+    const unlocked = await unlockMigrations(db, { lockWaitMs: config.MIGRATION_LOCK_WAIT_SECONDS * 1000 });
+    return { code: 0, stdout: { unlocked } };
   } catch (err) {
     return { code: 1, stderr: String((err as Error).message) };
   } finally {
@@ -108,7 +107,7 @@ async function withDatabase(
   await ensureDatabase(config.DATABASE_URL);
   const db = createDb(config.DATABASE_URL, { poolMax: 2, applicationName: 'intake-admin' });
   try {
-    await migrate(db);
+    await migrate(db, { lockWaitMs: config.MIGRATION_LOCK_WAIT_SECONDS * 1000 });
     return { code: 0, stdout: await action(db) };
   } catch (err) {
     return { code: 1, stderr: isProblem(err) ? err.detail : String((err as Error).message) };

@@ -1,5 +1,9 @@
 import '@intake/shared/register';
+import { hostname } from 'node:os';
 import {
+  describeLockHolder,
+  MigrationLockBusyError,
+  type Migration,
   connectNatsInBackground,
   natsSecurity,
   withTimeout,
@@ -13,6 +17,12 @@ import {
 /** How long the migrations Job waits for NATS before it fails. */
 const NATS_WAIT_MS = 30_000;
 
+/** How often Postgres checks that a migrator's client is still there while it runs a statement (an index build). */
+const CLIENT_CHECK_MS = 5000;
+
+/** The exit code when another migrator held the lock past MIGRATION_LOCK_WAIT_SECONDS (EX_TEMPFAIL): the chart's Job fails at once on it. */
+export const LOCK_BUSY_EXIT_CODE = 75;
+
 /**
  * `node services/management/dist/cli/migrate.js`: what the Helm chart's pre-install/pre-upgrade
  * Job and docker compose's one-shot `migrate` service run before the services start. Creates the
@@ -21,16 +31,31 @@ const NATS_WAIT_MS = 30_000;
  */
 export async function runMigrations(
   env: NodeJS.ProcessEnv = process.env,
-  options: { natsWaitMs?: number } = {},
+  options: { natsWaitMs?: number; migrations?: readonly Migration[]; log?: (line: string) => void } = {},
 ): Promise<{ migrations: string[]; streams: string[]; cleared_stale_lock: boolean }> {
   const config = loadConfig(env);
   // Postgres itself, not a pooler (DATABASE_DIRECT_URL): the migrations hold a lock for their whole run.
   const url = config.DATABASE_DIRECT_URL;
   await ensureDatabase(url).catch(() => undefined); // a managed database usually exists and the role may not create one
-  const db = createDb(url, { poolMax: 2, applicationName: 'intake-migrate' });
+  // Named after the host (a Job's pod), which a migrator waiting for this one's lock names in its log.
+  const db = createDb(url, {
+    poolMax: 2,
+    applicationName: `intake-migrate ${hostname()}`,
+    clientConnectionCheckMs: CLIENT_CHECK_MS,
+  });
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   try {
-    // A lock a killed Job left is cleared (and said so in the output line).
-    const { clearedStaleLock } = await migrate(db);
+    // A lock a killed Job left is cleared (and said so in the output line). Another migrator's run is waited for, idle.
+    const { clearedStaleLock } = await migrate(db, {
+      migrations: options.migrations,
+      lockWaitMs: config.MIGRATION_LOCK_WAIT_SECONDS * 1000,
+      onLockWait: (holder, waitedMs) =>
+        log(
+          `waiting for the migration lock (${Math.round(waitedMs / 1000)} s of ` +
+            `MIGRATION_LOCK_WAIT_SECONDS=${config.MIGRATION_LOCK_WAIT_SECONDS}): another migrator holds it: ` +
+            describeLockHolder(holder),
+        ),
+    });
     const done: { name: string }[] = await db('knex_migrations').select('name').orderBy('id');
     const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate', {
       replicas: config.NATS_STREAM_REPLICAS,
@@ -59,14 +84,18 @@ export async function runMigrations(
   }
 }
 
-if (require.main === module) {
-  runMigrations().then(
-    (result) => {
-      process.stdout.write(`${JSON.stringify({ status: 'migrated', ...result })}\n`);
-    },
-    (err) => {
-      process.stderr.write(`migration failed: ${(err as Error).message}\n`);
-      process.exitCode = 1;
-    },
-  );
+/** The process: one JSON line on stdout, or the failure on stderr and a non-zero exit code. */
+export async function main(
+  env: NodeJS.ProcessEnv = process.env,
+  options: Parameters<typeof runMigrations>[1] = {},
+): Promise<void> {
+  try {
+    const result = await runMigrations(env, options);
+    process.stdout.write(`${JSON.stringify({ status: 'migrated', ...result })}\n`);
+  } catch (err) {
+    process.stderr.write(`migration failed: ${(err as Error).message}\n`);
+    process.exitCode = err instanceof MigrationLockBusyError ? LOCK_BUSY_EXIT_CODE : 1;
+  }
 }
+
+if (require.main === module) void main();

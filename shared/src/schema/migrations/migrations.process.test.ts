@@ -3,7 +3,13 @@ import pg from 'pg';
 import { spawn } from 'node:child_process';
 import { eventually } from '../../testing/support';
 import { createDb, ensureDatabase, type Db } from '../../base/db';
-import { migrate, unlockMigrations, UnknownMigrationsError } from '../migrate';
+import {
+  migrate,
+  MigrationLockBusyError,
+  unlockMigrations,
+  UnknownMigrationsError,
+  type MigrationLockHolder,
+} from '../migrate';
 import { migrations } from './index';
 
 /** A database of its own (dropped afterwards): these tests rewrite its migration history. */
@@ -56,15 +62,20 @@ describe('migrate', () => {
     const child = spawn(process.execPath, ['-e', script], { cwd: __dirname, stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       await new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
-      // While it runs, another migrator waits for it (it does not fail, nor clear the lock under it).
-      const waiting = migrate(db);
-      await eventually(async () => {
-        const { rows } = await db.raw(
-          `SELECT 1 FROM pg_stat_activity WHERE datname = ? AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
-          [name],
-        );
-        return rows.length === 1;
-      });
+      // While it runs, another migrator waits for it (it does not fail, nor clear the lock under it), and is told who.
+      const told: (MigrationLockHolder | undefined)[] = [];
+      const waiting = migrate(db, { onLockWait: (holder) => told.push(holder) });
+      await eventually(() => told.length > 0);
+      const { rows } = await db.raw(
+        `SELECT a.pid FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+          WHERE a.datname = ? AND l.locktype = 'advisory' AND l.granted`,
+        [name],
+      );
+      expect(told[0]?.pid).toBe(rows[0].pid);
+      // One that may wait less gives up after its wait, naming the holder.
+      const impatient = migrate(db, { lockWaitMs: 1500 });
+      await expect(impatient).rejects.toBeInstanceOf(MigrationLockBusyError);
+      await expect(impatient).rejects.toThrow(`Postgres pid ${rows[0].pid}`);
       expect(await db('knex_migrations_lock').first('is_locked')).toEqual({ is_locked: 1 });
       child.kill('SIGKILL');
       expect(await waiting).toEqual({ clearedStaleLock: true });
