@@ -88,6 +88,30 @@ describe('branded e-mail: the settings', () => {
     const reset = await call('PATCH', `/v1/forms/${form.id}`, { mail_from_name: null, notification_template: null });
     expect(reset.body).toMatchObject({ mail_from_name: null, notification_template: null });
   });
+
+  it('refuses a from-name that a mail client would show as another address or reorder: encoded-words, bidi and C1 controls', async () => {
+    const { form, call } = await brandedForm({ mail_from_name: 'Acme Support' });
+    for (const name of [
+      '=?utf-8?B?PGV2aWxAcHJvYmUudGVzdD4=?=', // decodes to <evil@probe.test>
+      '=?UTF-8?q?evil=40probe.test?=',
+      'Acme =?iso-8859-1?Q?=3Cx=40y.z=3E?= Support',
+      'Acme \u202eetset.eborp@live',
+      'Acme\u0085Support',
+      'Acme\u2066Support',
+    ]) {
+      const res = await call('PATCH', `/v1/forms/${form.id}`, { mail_from_name: name });
+      expect({ name, status: res.status, type: res.body.type, named: JSON.stringify(res.body) }).toEqual({
+        name,
+        status: 422,
+        type: expect.stringMatching(/validation-failed$/),
+        named: expect.stringContaining('mail_from_name'),
+      });
+    }
+    for (const name of ['Acme Support', 'Café Müller', 'Q&A = help?', 'שלום']) {
+      const res = await call('PATCH', `/v1/forms/${form.id}`, { mail_from_name: name });
+      expect({ name, status: res.status }).toEqual({ name, status: 200 });
+    }
+  });
 });
 
 describe('branded e-mail: the notification', () => {

@@ -38,11 +38,16 @@ export const AutoresponseSettings = Type.Object(
 );
 export type AutoresponseSettings = Static<typeof AutoresponseSettings>;
 
-/** The display name of a form's mails (the address stays MAIL_FROM): one line, no characters that end a name. */
+/**
+ * The display name of a form's mails (the address stays MAIL_FROM): one line, no characters that end a name, and
+ * nothing a mail client would turn into another address or show reordered: no `=?` (an RFC 2047 encoded-word, which
+ * clients decode, `=?utf-8?B?PGV2aWxAeC55ej4=?=` to `<evil@x.yz>`), no C1 controls (U+0080–U+009F) and no bidi
+ * marks, embeddings, overrides or isolates (U+061C, U+200E–U+200F, U+202A–U+202E, U+2066–U+2069).
+ */
 export const MailFromName = Type.String({
   minLength: 1,
   maxLength: 64,
-  pattern: '^[^\\u0000-\\u001f\\u007f<>"@\\\\]+$',
+  pattern: '^(?!.*=\\?)[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069<>"@\\\\]+$',
   description: 'the display name of the form’s notification and autoresponse mails; the address stays MAIL_FROM',
 });
 
