@@ -3,6 +3,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Webhook } from 'standardwebhooks';
 import { eventually, factories } from '@intake/shared/testing';
 import { startStack } from '../console/stack';
 
@@ -28,7 +29,7 @@ const hook = App.triggers['new_submission']!.operation;
 const t = {} as {
   stack: Awaited<ReturnType<typeof startStack>>;
   key: string;
-  hooks: { body: string; signature: string }[];
+  hooks: { body: string; headers: http.IncomingHttpHeaders }[];
   server: http.Server;
   url: string;
 };
@@ -42,8 +43,7 @@ beforeAll(async () => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const signature = String(req.headers['x-service-signature']);
-      t.hooks.push({ body: Buffer.concat(chunks).toString('utf8'), signature });
+      t.hooks.push({ body: Buffer.concat(chunks).toString('utf8'), headers: req.headers });
       res.end('{"status":"success"}');
     });
   });
@@ -85,7 +85,7 @@ describe('the Zapier app', () => {
     );
   });
 
-  it('subscribes a form, turns a signed delivery into the Zap’s data as the polling fallback does (a forged one into nothing), and unsubscribes', async () => {
+  it('subscribes a form, turns a signed delivery into the Zap’s data as the polling fallback does (a forged, replayed or secret-less one into nothing), and unsubscribes', async () => {
     const authData = { base_url: t.stack.url, api_key: t.key };
     const created = await fetch(`${t.stack.url}/v1/forms`, {
       method: 'POST',
@@ -111,20 +111,7 @@ describe('the Zapier app', () => {
     const delivered = await eventually(() => t.hooks.find((h) => h.body.includes(id)), {
       message: 'the delivery to Zapier',
     });
-    // As Zapier hands a hook's request to the trigger: parsed, and raw with its headers named its way.
-    const request = (signature: string) => ({
-      authData,
-      inputData,
-      subscribeData: subscribed,
-      cleanedRequest: JSON.parse(delivered.body),
-      rawRequest: { content: delivered.body, headers: { 'Http-X-Service-Signature': signature } },
-    });
-    const fromHook = (await appTester(hook['perform'], request(delivered.signature))) as { id: string }[];
-    expect(fromHook).toEqual([
-      expect.objectContaining({ id, form_id: form.id, field__name: 'Ada', field__email: 'ada@example.com' }),
-    ]);
-    const forged = `sha256=${'0'.repeat(64)}`;
-    expect(await appTester(hook['perform'], request(forged))).toEqual([]);
+    const { fromHook } = await hookRequests({ authData, inputData, subscribed, delivered, id, formId: form.id });
     const listed = (await appTester(hook['performList'], { authData, inputData })) as Record<string, unknown>[];
     expect(listed[0]).toEqual(fromHook[0]);
 
@@ -135,3 +122,57 @@ describe('the Zapier app', () => {
     expect(gone.status).toBe(404);
   });
 });
+
+/**
+ * A delivery handed to the trigger as Zapier hands a hook's request (parsed, and raw with its headers named its way):
+ * the genuine one triggers; forged, tampered, replayed (signed six minutes ago by the Standard Webhooks library) and
+ * secret-less ones trigger nothing.
+ */
+async function hookRequests(p: {
+  authData: object;
+  inputData: object;
+  subscribed: { id: string; secret: string };
+  delivered: { body: string; headers: http.IncomingHttpHeaders };
+  id: string;
+  formId: string;
+}) {
+  const { authData, inputData, subscribed, delivered, id } = p;
+  // As Zapier hands a hook's request to the trigger: parsed, and raw with its headers named its way.
+  const zapierNamed = (headers: Record<string, unknown>) =>
+    Object.fromEntries(
+      Object.entries(headers).map(([k, v]) => [`Http-${k.replace(/(^|-)\w/g, (c) => c.toUpperCase())}`, v]),
+    );
+  const request = (headers: Record<string, unknown>, body = delivered.body, subscribeData: object = subscribed) => ({
+    authData,
+    inputData,
+    subscribeData,
+    cleanedRequest: JSON.parse(body),
+    rawRequest: { content: body, headers: zapierNamed(headers) },
+  });
+  const fromHook = (await appTester(hook['perform'], request(delivered.headers))) as { id: string }[];
+  expect(fromHook).toEqual([
+    expect.objectContaining({ id, form_id: p.formId, field__name: 'Ada', field__email: 'ada@example.com' }),
+  ]);
+  const forged = { ...delivered.headers, 'webhook-signature': `v1,${Buffer.alloc(32).toString('base64')}` };
+  expect(await appTester(hook['perform'], request(forged))).toEqual([]);
+  const tampered = delivered.body.replace('Ada', 'Eve');
+  expect(await appTester(hook['perform'], request(delivered.headers, tampered))).toEqual([]);
+  // The same request caught and sent again later: signed (by the Standard Webhooks library) six minutes ago.
+  const webhookId = String(delivered.headers['webhook-id']);
+  const signedAgo = (minutes: number) => {
+    const at = new Date(Date.now() - minutes * 60_000);
+    const signature = new Webhook(subscribed.secret).sign(webhookId, at, delivered.body);
+    return {
+      'webhook-id': webhookId,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': signature,
+    };
+  };
+  expect(await appTester(hook['perform'], request(signedAgo(1)))).toHaveLength(1);
+  expect(await appTester(hook['perform'], request(signedAgo(6)))).toEqual([]);
+  // A subscription without a stored secret accepts nothing, however the request is signed.
+  expect(await appTester(hook['perform'], request(delivered.headers, delivered.body, { id: subscribed.id }))).toEqual(
+    [],
+  );
+  return { fromHook };
+}

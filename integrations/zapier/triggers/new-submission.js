@@ -29,28 +29,42 @@ function receivedAt(id) {
   return new Date(ms).toISOString();
 }
 
-/** A header of Zapier's raw request, however Zapier spells its name (`Http-X-Service-Signature`, or as sent). */
+/** A header of Zapier's raw request, however Zapier spells its name (`Http-Webhook-Signature`, or as sent). */
 function header(headers, name) {
   const wanted = [name, `http-${name}`];
   const found = Object.keys(headers || {}).find((k) => wanted.includes(k.toLowerCase()));
   return found === undefined ? undefined : String(headers[found]);
 }
 
+/** How old a signed request may be (Standard Webhooks' tolerance, either way of our clock), in seconds. */
+const TOLERANCE_SECONDS = 5 * 60;
+
 /**
- * Whether the request carries `x-service-signature` (`sha256=` and the hex HMAC-SHA256 of the raw body, keyed with the
- * whole `whsec_…` secret) made with the secret this subscription was given. A subscription made before the app kept
- * secrets has none to check with, and is trusted as before.
+ * Whether the request is Intake's, signed for this subscription, and recent: its `webhook-signature` (Standard
+ * Webhooks: `v1,` and the base64 HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed with the secret's
+ * base64 part after `whsec_`) made with the secret this subscription was given, and its `webhook-timestamp` within
+ * five minutes of now, so a request caught and sent again later triggers nothing. A subscription without a secret
+ * (made before the app kept them) can check nothing and accepts nothing: turning the Zap off and on renews it.
  */
-function signedByIntake(bundle) {
+function signedByIntake(bundle, nowMs = Date.now()) {
   const secret = bundle.subscribeData && bundle.subscribeData.secret;
-  if (!secret) return true;
+  if (typeof secret !== 'string' || !secret.startsWith('whsec_')) return false;
   const raw = bundle.rawRequest || {};
   if (typeof raw.content !== 'string') return false;
-  const given = Buffer.from(header(raw.headers, 'x-service-signature') || '');
+  const id = header(raw.headers, 'webhook-id');
+  const timestamp = header(raw.headers, 'webhook-timestamp');
+  const signatures = header(raw.headers, 'webhook-signature');
+  if (!id || !timestamp || !signatures || !/^\d{1,12}$/.test(timestamp)) return false;
+  if (Math.abs(nowMs / 1000 - Number(timestamp)) > TOLERANCE_SECONDS) return false;
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   const expected = Buffer.from(
-    `sha256=${crypto.createHmac('sha256', secret).update(raw.content, 'utf8').digest('hex')}`,
+    crypto.createHmac('sha256', key).update(`${id}.${timestamp}.${raw.content}`, 'utf8').digest('base64'),
   );
-  return given.length === expected.length && crypto.timingSafeEqual(given, expected);
+  return signatures.split(' ').some((entry) => {
+    const [version, signature] = entry.split(',');
+    const given = Buffer.from(signature || '');
+    return version === 'v1' && given.length === expected.length && crypto.timingSafeEqual(given, expected);
+  });
 }
 
 const SAMPLE = flatten({
@@ -95,8 +109,8 @@ module.exports = {
     },
 
     /**
-     * A delivery's envelope (`submission.created`), once its signature is checked; a request not signed with the
-     * subscription's secret, and a test ping (`webhook.test`), trigger nothing.
+     * A delivery's envelope (`submission.created`), once its signature and age are checked; a request not signed with
+     * the subscription's secret, one older than five minutes, and a test ping (`webhook.test`), trigger nothing.
      */
     perform(z, bundle) {
       if (!signedByIntake(bundle)) return [];
