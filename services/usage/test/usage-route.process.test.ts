@@ -139,7 +139,7 @@ describe('GET /v1/usage: what works', () => {
 });
 
 describe('GET /v1/usage of a project', () => {
-  it('counts that project’s forms (asked for with project_id, or a limited key’s own), the quota staying the account’s', async () => {
+  it('counts that project’s forms (asked for with project_id, or a limited key’s own), used included, the quota staying the account’s', async () => {
     const { db } = h.platform;
     const account = await factories.account(db, { plan: 'pro', quota: 50 });
     const client = newId('project');
@@ -150,8 +150,10 @@ describe('GET /v1/usage of a project', () => {
     const events = await submitAroundJanuary(account.id, form.id, theirs.id);
     await settled(events.map((e) => e.eventId));
 
+    // The other project's two received submissions count toward the account's quota, not toward this report's used.
     const expected = {
-      used: 2,
+      limit: 50,
+      used: 0,
       remaining: 48,
       spam: 1,
       file_bytes: 0,
@@ -169,10 +171,25 @@ describe('GET /v1/usage of a project', () => {
     const home = await db('projects').where({ account_id: account.id, is_default: true }).first('id');
     expect((await api(h.url, limited)(`/v1/usage?project_id=${home.id}`)).status).toBe(404);
     expect((await api(h.url, account.managementKey)('/v1/usage?month=2030-01')).body).toMatchObject({
+      used: 2,
+      remaining: 48,
       spam: 1,
       file_bytes: 2048,
       project_ids: null,
     });
+  });
+
+  it('answers 404 for a project of another account, to a principal of the whole account too', async () => {
+    const { db } = h.platform;
+    const mine = await factories.account(db);
+    const theirs = await factories.account(db);
+    const theirProject = await db('projects').where({ account_id: theirs.id, is_default: true }).first('id');
+    const res = await api(h.url, mine.managementKey)(`/v1/usage?project_id=${theirProject.id}`);
+    expect({ status: res.status, type: res.body.type }).toEqual({
+      status: 404,
+      type: expect.stringMatching(/not-found$/),
+    });
+    expect((await api(h.url, mine.managementKey)(`/v1/usage?project_id=${newId('project')}`)).status).toBe(404);
   });
 });
 

@@ -28,16 +28,22 @@ export const Usage = Type.Object(
       { description: 'the UTC calendar month the figures are for' },
     ),
     limit: Count('the monthly submission quota: the account’s override, else its plan’s'),
-    used: Count('received submissions this month: the number the quota is enforced on'),
-    remaining: Count('limit - used, never below 0; at 0 ingest answers 402 quota-exceeded'),
+    used: Count(
+      'received submissions this month: the number the quota is enforced on; in a report limited to projects, ' +
+        'those projects’ forms’ received submissions (as counted from the submission events)',
+    ),
+    remaining: Count(
+      'what is left of the account’s quota this month (its limit less the whole account’s used), never below 0; ' +
+        'at 0 ingest answers 402 quota-exceeded, to every form of the account',
+    ),
     spam: Count('submissions caught as spam this month (not counted toward the quota)'),
     file_bytes: Count('bytes of files uploaded this month'),
     stored_file_bytes: Count('bytes of all files the account stores now, whatever the month'),
     project_ids: Type.Union([Type.Array(Type.String()), Type.Null()], {
       description:
         'the projects the report is limited to (`project_id`, or the caller’s own limit): `spam`, `file_bytes`, ' +
-        '`stored_file_bytes`, `forms` and `days` are then those projects’ forms’ (as they are now), while `limit`, ' +
-        '`used` and `remaining` stay the account’s, whose quota ingest enforces; null: the whole account',
+        '`used`, `stored_file_bytes`, `forms` and `days` are then those projects’ forms’ (as they are now), while ' +
+        '`limit` and `remaining` stay the account’s, whose quota ingest enforces; null: the whole account',
     }),
     forms: Type.Array(
       Type.Object({

@@ -1,6 +1,7 @@
 import { monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
 import type { UsageReport } from './usage-report.schema';
 import {
+  countAccountProjects,
   findAccountQuota,
   findCounters,
   findUsageByDay,
@@ -20,6 +21,11 @@ export function parseMonth(month: string): Date {
  * The account's usage for the UTC month containing `at`. `used` is usage_counters.used, the number
  * ingest enforces the quota on; the spam, byte and breakdown figures come from the usage consumer.
  * The limit is the account's current quota (quota_override, else the plan's).
+ *
+ * Limited to projects (a limited principal's, or the one asked for), every count is those projects' forms',
+ * `used` included (their received submissions, as the consumer counted them); `limit` and `remaining` stay the
+ * account's quota and what is left of it, which is when ingest refuses these forms too. A project that is not the
+ * account's is not found, as any id of another account is.
  */
 export async function usageReport(props: {
   db: Db;
@@ -31,6 +37,8 @@ export async function usageReport(props: {
   const { db, accountId, at, projects } = props;
   const account = await findAccountQuota(db, accountId);
   if (!account) throw problem('not-found', 'The account no longer exists');
+  if (projects && (await countAccountProjects(db, accountId, projects)) < new Set(projects).size)
+    throw problem('not-found', 'No such project');
   const { start, end } = monthOf(at);
   const from = periodKey(start);
   const to = end.toISOString().slice(0, 10);
@@ -50,9 +58,9 @@ export async function usageReport(props: {
     plan: { id: account.plan_id, name: account.plan_name },
     period: { month: from.slice(0, 7), start: toTimestamp(start), end: toTimestamp(end) },
     limit: account.limit,
-    used: counters.used,
+    used: projects ? days.reduce((n, d) => n + d.received, 0) : counters.used,
     remaining: Math.max(0, account.limit - counters.used),
-    // A project's spam and bytes are its forms' (the counters are the account's).
+    // A project's received, spam and bytes are its forms' (the counters are the account's).
     spam: projects ? days.reduce((n, d) => n + d.spam, 0) : counters.spam,
     file_bytes: projects ? days.reduce((n, d) => n + Number(d.file_bytes), 0) : counters.file_bytes,
     project_ids: projects,

@@ -33,6 +33,16 @@ export async function findAccountQuota(db: Queryable, accountId: string): Promis
   );
 }
 
+/** How many of these projects are the account's (an id of another account's project is not counted). */
+export async function countAccountProjects(db: Queryable, accountId: string, projects: string[]): Promise<number> {
+  const row = await db('projects')
+    .where({ account_id: accountId })
+    .whereIn('id', projects)
+    .count<{ n: string }>('* as n')
+    .first();
+  return Number(row?.n ?? 0);
+}
+
 export async function findCounters(db: Queryable, accountId: string, period: string): Promise<CounterRow> {
   const row = await db('usage_counters').where({ account_id: accountId, period }).first('used', 'spam', 'file_bytes');
   return { used: row?.used ?? 0, spam: row?.spam ?? 0, file_bytes: row?.file_bytes ?? 0 };

@@ -10,7 +10,8 @@ export function UsagePage() {
   if (usage.error) return <ErrorBox error={usage.error} />;
   if (!usage.data) return <Loading what="usage" />;
   const u = usage.data;
-  const share = u.limit > 0 ? u.used / u.limit : 1;
+  // The quota is the account's: its share used is what ingest goes by, whatever projects the report is limited to.
+  const share = u.limit > 0 ? (u.limit - u.remaining) / u.limit : 1;
   return (
     <>
       <h1>Usage</h1>
@@ -49,7 +50,7 @@ function Quota({ usage: u, share }: { usage: Usage; share: number }) {
   const percent = percentOf(share);
   const shown = share > 0 && share < 0.01 ? 'under 1' : String(percent);
   const figures: [string, string][] = [
-    ['Used', u.used.toLocaleString()],
+    [u.project_ids ? 'Used by these projects' : 'Used', u.used.toLocaleString()],
     ['Limit', u.limit.toLocaleString()],
     ['Remaining', u.remaining.toLocaleString()],
     ['Spam caught', u.spam.toLocaleString()],
@@ -65,7 +66,7 @@ function Quota({ usage: u, share }: { usage: Usage; share: number }) {
         aria-label="Share of the monthly limit used"
         aria-valuemin={0}
         aria-valuemax={u.limit}
-        aria-valuenow={Math.min(u.used, u.limit)}
+        aria-valuenow={u.limit - u.remaining}
         aria-valuetext={`${shown} % used, ${u.remaining} remaining`}
       >
         <svg viewBox="0 0 100 4" preserveAspectRatio="none" aria-hidden="true" focusable="false">
