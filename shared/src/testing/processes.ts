@@ -5,19 +5,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { eventually } from './support';
+import { eventually, startupBudgetMs } from './support';
 
 const run = promisify(execFile);
-
-/**
- * How long a test waits for a process it starts to be ready before it fails: INTAKE_TEST_STARTUP_MS, 60 s unless set
- * (jest.config.js adds it to every test's time-out). A start-up on a loaded machine is slow, not broken: a test waits
- * for readiness, never for a fixed time, and never fails on a budget a busy box misses.
- */
-export function startupBudgetMs(): number {
-  const budget = Number(process.env['INTAKE_TEST_STARTUP_MS'] ?? 60_000);
-  return Number.isFinite(budget) && budget > 0 ? budget : 60_000;
-}
 
 /** A free TCP port on loopback. */
 export async function freePort(): Promise<number> {

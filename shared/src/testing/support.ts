@@ -160,6 +160,24 @@ export async function listen(
   };
 }
 
+/**
+ * How long a test waits for a process it starts to be ready before it fails: INTAKE_TEST_STARTUP_MS, 60 s unless set
+ * (jest.config.js adds it to every test's time-out). A start-up on a loaded machine is slow, not broken: a test waits
+ * for readiness, never for a fixed time, and never fails on a budget a busy box misses.
+ */
+export function startupBudgetMs(): number {
+  const budget = Number(process.env['INTAKE_TEST_STARTUP_MS'] ?? 60_000);
+  return Number.isFinite(budget) && budget > 0 ? budget : 60_000;
+}
+
+/**
+ * How long `eventually` waits unless told: half the start-up budget (30 s by default). A condition that comes true
+ * costs no more for it; one that never does fails a little later, and a loaded machine's slowness is not a failure.
+ */
+export function defaultWaitMs(): number {
+  return Math.max(10_000, startupBudgetMs() / 2);
+}
+
 /** What `eventually` resolves with: the probe's value without its falsy members. */
 export type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
 
@@ -174,7 +192,8 @@ export async function eventually<T>(
     stopOn?: (err: unknown) => boolean;
   } = {},
 ): Promise<Truthy<T>> {
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000);
+  const timeoutMs = options.timeoutMs ?? defaultWaitMs();
+  const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
@@ -186,7 +205,7 @@ export async function eventually<T>(
     }
     if (Date.now() > deadline)
       throw new Error(
-        `${options.message ?? 'condition not met'} within ${options.timeoutMs ?? 10_000} ms${last ? `: ${String(last)}` : ''}`,
+        `${options.message ?? 'condition not met'} within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`,
       );
     await new Promise((r) => setTimeout(r, options.intervalMs ?? 25));
   }
