@@ -57,6 +57,7 @@ describe('members: invitations', () => {
       email: ada,
       role: 'editor',
       account_name: 'Test account',
+      password: true,
     });
     const short = await accept(ctx.url, invited.body.invitation_url, 'short');
     expect([short.res.status, short.res.body.errors]).toEqual([

@@ -99,11 +99,17 @@ export async function resetPassword(platform: Pick<Platform, 'db' | 'clock'>, to
  * What an invitation link shows before it is accepted (nothing when it is unknown, used or expired). Not whether the
  * e-mail has a password here: the inviter holds the link too, and that would tell them.
  */
-export async function describeInvitation(platform: Pick<Platform, 'db' | 'clock'>, token: string) {
+export async function describeInvitation(platform: Pick<Platform, 'db' | 'clock' | 'config'>, token: string) {
   const invitation = await findInvitation(platform.db, token, platform.clock.now());
   if (!invitation) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
   const account = await findAccountSettings(platform.db, invitation.account_id);
-  return { email: invitation.email as string, role: invitation.role as string, account_name: account?.name as string };
+  return {
+    email: invitation.email as string,
+    role: invitation.role as string,
+    account_name: account?.name as string,
+    // The invitation is itself the reason to offer a password, whether or not anyone has joined yet.
+    password: !platform.config.OIDC_ONLY,
+  };
 }
 
 /** Wrong passwords (or codes) an invitation takes before it is spent: the person is then invited again. */

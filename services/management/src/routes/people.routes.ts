@@ -168,6 +168,11 @@ export const lookupInvitationRoute = route({
         email: Type.String(),
         role: Type.String(),
         account_name: Type.String(),
+        password: Type.Boolean({
+          description:
+            'whether it may be accepted with a password here (false with OIDC_ONLY): the join page offers the ' +
+            'password form on this, even on a new installation where no one has joined yet',
+        }),
       }),
     },
   },

@@ -11,7 +11,8 @@ type Accepted = ResponseBody<'acceptInvitation', 202>;
 /**
  * `/console/join#<token>`: an invitation, accepted with a password: a new one, or the person's own (the page does not
  * know which: the inviter holds the link too). With two-factor on, the person's code next; when the account requires
- * two-factor and the person has none, enrolment.
+ * two-factor and the person has none, enrolment. The password form is offered on the invitation's word (`password`),
+ * not the sign-in page's: on a new installation no one has joined yet, and the first owner joins here.
  */
 export function JoinPage() {
   useTitle('Join');
@@ -35,7 +36,7 @@ export function JoinPage() {
             </p>
           )}
           {data && options.data?.sso && <JoinWithSso token={token} />}
-          {data && options.data?.password && <JoinWithPassword token={token} onEnrol={setEnrol} />}
+          {data?.password && <JoinWithPassword token={token} onEnrol={setEnrol} />}
         </>
       )}
     </main>
