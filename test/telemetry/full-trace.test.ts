@@ -370,6 +370,42 @@ function metricAndLogCases(steps: Steps) {
   });
 }
 
+/** What no span attribute may carry: a request's query values, and a chat webhook's path (its secret). */
+function redactionCases(ctx: Pipeline, steps: Steps) {
+  it('keeps query values out of SERVER spans (a file link’s signature, a data subject’s e-mail)', async () => {
+    const query = 'expires=1796771148&signature=SIGNATURESECRET&email=otlp-visitor%40probe.test';
+    await (await fetch(`${ctx.ingestUrl}/v1/f/query-probe?${query}`)).arrayBuffer();
+    const server = await eventually(
+      () => steps.spans().find((s) => s.kind === SpanKind.SERVER && s.attributes['url.path'] === '/v1/f/query-probe'),
+      { message: 'the SERVER span of the GET' },
+    );
+    expect(server.attributes['url.query']).toBe('expires=REDACTED&signature=REDACTED&email=REDACTED');
+    const all = JSON.stringify(steps.spans().map((s) => [s.attributes, s.events, s.status]));
+    expect(all).not.toContain('SIGNATURESECRET');
+    expect(all).not.toContain('otlp-visitor');
+  });
+
+  it('keeps a chat webhook’s path, which is its secret, out of the CLIENT span’s url.full', async () => {
+    const account = await factories.account(ctx.platform.db);
+    const form = await factories.form(ctx.platform.db, account.id);
+    const url = `${ctx.receiverUrl}/services/T000/B000/SLACKPATHSECRET`;
+    await factories.webhook(ctx.platform, { accountId: account.id, formId: form.id, url, format: 'slack' });
+    const res = await steps.post(form.slug, JSON.stringify({ name: 'Ada' }));
+    const { id: submissionId } = (await res.json()) as { id: string };
+    const delivery = await steps.deliveryOf(submissionId);
+    const [client] = await eventually(
+      () => steps.attemptSpans(delivery.id).length === 1 && steps.attemptSpans(delivery.id),
+      { message: 'the attempt span' },
+    );
+    expect(client!.attributes['url.full']).toBe(`${ctx.receiverUrl}/REDACTED`);
+    // The receiver's own SERVER span (in this process too) is a third party's: it knows its own path.
+    const ours = steps
+      .spans()
+      .filter((s) => s.kind !== SpanKind.SERVER || !/^\/services\//.test(String(s.attributes['url.path'])));
+    expect(JSON.stringify(ours.map((s) => [s.attributes, s.events, s.status]))).not.toContain('SLACKPATHSECRET');
+  });
+}
+
 /**
  * The real ingest app, outbox relay and delivery workers in this process, with the SDK started
  * by telemetry.ts exporting to memory: one trace from the form post's HTTP SERVER span through
@@ -383,4 +419,6 @@ describe('telemetry: one trace from a form post to each webhook attempt', () => 
 
   describe('traces', () => traceCases(ctx, steps));
   describe('metrics and logs', () => metricAndLogCases(steps));
+  // Last: the metrics above count this file's deliveries, which these would add to.
+  describe('what traces keep out', () => redactionCases(ctx, steps));
 });

@@ -345,9 +345,10 @@ export const REDACTED = 'REDACTED';
 /**
  * The URL as it may appear in telemetry: no user:password, every query value replaced by
  * `REDACTED` (receivers' tokens often ride in the query). The path is kept (it identifies the
- * endpoint); an unparsable URL is reported by its scheme only.
+ * endpoint), except a chat webhook's: Slack, Discord and Teams put their secret in it, so it is
+ * `/REDACTED`. An unparsable URL is reported by its scheme only.
  */
-export function telemetryUrl(raw: string): string {
+export function telemetryUrl(raw: string, format?: string): string {
   let url: URL;
   try {
     url = new URL(raw);
@@ -357,12 +358,15 @@ export function telemetryUrl(raw: string): string {
   url.username = '';
   url.password = '';
   url.hash = '';
+  if (format !== undefined && isChatFormat(format)) url.pathname = `/${REDACTED}`;
   for (const key of new Set(url.searchParams.keys())) url.searchParams.set(key, REDACTED);
   return url.toString();
 }
 
 export interface WebhookSpanProps {
   url: string;
+  /** The webhook's format: a chat webhook's path is its secret, kept out of `url.full`. */
+  chat?: { format: string };
   webhookId?: string;
   deliveryId: string;
   attempt: number;
@@ -399,7 +403,7 @@ export async function withWebhookSpan<R extends WebhookSpanResult>(
   }
   const attributes: Attributes = {
     'http.request.method': 'POST',
-    'url.full': telemetryUrl(props.url),
+    'url.full': telemetryUrl(props.url, props.chat?.format),
     ...server,
     ...(props.webhookId ? { 'intake.webhook.id': props.webhookId } : {}),
     'intake.webhook.delivery_id': props.deliveryId,
