@@ -87,13 +87,38 @@ const Env = Type.Object({
     default: 1,
     description: 'replicas of every JetStream stream and durable consumer (3 on a 3-node cluster; at most the nodes)',
   }),
+  NATS_EVENTS_MAX_BYTES: Type.Optional(
+    Type.Integer({
+      minimum: 1_048_576,
+      description:
+        'the most bytes the events stream (<PREFIX>_EVENTS) keeps, reserved up front on every replica: when full it ' +
+        'drops its oldest events (unread ones too, should fan-out be that far behind: the submission reconciler then ' +
+        'fans them out from Postgres). Unset: NATS_STREAM_MAX_BYTES, else a new stream is unbounded and an existing one keeps its limit',
+    }),
+  ),
+  NATS_DELIVERIES_MAX_BYTES: Type.Optional(
+    Type.Integer({
+      minimum: 1_048_576,
+      description:
+        'the most bytes the deliveries stream (<PREFIX>_DELIVERIES, a work queue of requests not yet settled) ' +
+        'keeps, reserved up front on every replica: when full it refuses new requests, retried until there is room. ' +
+        'Unset: NATS_STREAM_MAX_BYTES, else a new stream is unbounded and an existing one keeps its limit',
+    }),
+  ),
+  NATS_EVENTS_MAX_AGE: Type.Optional(
+    Type.String({
+      pattern: LONG_DURATION,
+      description:
+        'how long the events stream keeps an event (at least 10m): unset, a new stream keeps 7d and an existing one ' +
+        "keeps its own (an operator's change stays)",
+    }),
+  ),
   NATS_STREAM_MAX_BYTES: Type.Optional(
     Type.Integer({
       minimum: 1_048_576,
       description:
-        'the most bytes each JetStream stream keeps: a full events stream drops its oldest (consumed) events, a full ' +
-        'deliveries stream refuses new requests, retried until there is room. Unset: a new stream is unbounded (a ' +
-        "week of events) and an existing one keeps its limit (an operator's change stays)",
+        'deprecated: both NATS_EVENTS_MAX_BYTES and NATS_DELIVERIES_MAX_BYTES where they are unset (the same bound ' +
+        'for both streams, each reserving it up front on every replica)',
     }),
   ),
   REDIS_URL: Type.Optional(
@@ -220,6 +245,7 @@ export interface Config extends Omit<
   | 'WEBHOOK_DISABLE_AFTER'
   | 'RECONCILE_AFTER'
   | 'DATABASE_DIRECT_URL'
+  | 'NATS_EVENTS_MAX_AGE'
 > {
   PROBLEMS_URL: string;
   /** Postgres itself, for LISTEN and the migrations: DATABASE_DIRECT_URL, else DATABASE_URL. */
@@ -233,6 +259,8 @@ export interface Config extends Omit<
   WEBHOOK_DISABLE_AFTER: number;
   /** RECONCILE_AFTER in milliseconds. */
   RECONCILE_AFTER: number;
+  /** NATS_EVENTS_MAX_AGE in milliseconds; undefined leaves an existing events stream's own. */
+  NATS_EVENTS_MAX_AGE?: number;
   /** True when S3_BUCKET is set: files go to object storage instead of FILES_DIR. */
   s3Enabled: boolean;
 }
@@ -322,6 +350,10 @@ export function loadConfig(
   const env2 = raw as Env;
   if (env2.NODE_ENV === 'production') refusePublishedSecretsKey(env2.SECRETS_KEY);
   checkNatsCredentials(env2);
+  if (env2.NATS_EVENTS_MAX_AGE !== undefined && parseDuration(env2.NATS_EVENTS_MAX_AGE) < 10 * 60_000)
+    throw new ConfigError(
+      'NATS_EVENTS_MAX_AGE must be at least 10m (the streams drop a message id seen again within 10 minutes)',
+    );
   for (const key of ['DATABASE_CA_FILE', 'REDIS_CA_FILE'] as const) readable(key, env2[key]);
   if (env2.REDIS_CA_FILE && !env2.REDIS_URL?.startsWith('rediss://'))
     throw new ConfigError('REDIS_CA_FILE is for TLS: REDIS_URL must then start with rediss://');
@@ -334,6 +366,7 @@ export function loadConfig(
     WEBHOOK_FAILURE_ALERT_AFTER: parseDuration(env2.WEBHOOK_FAILURE_ALERT_AFTER),
     WEBHOOK_DISABLE_AFTER: parseDuration(env2.WEBHOOK_DISABLE_AFTER),
     RECONCILE_AFTER: parseDuration(env2.RECONCILE_AFTER),
+    NATS_EVENTS_MAX_AGE: env2.NATS_EVENTS_MAX_AGE === undefined ? undefined : parseDuration(env2.NATS_EVENTS_MAX_AGE),
     s3Enabled: Boolean(env2.S3_BUCKET),
     DATABASE_URL: verifiedFull(env2.DATABASE_URL, env2.DATABASE_CA_FILE),
     DATABASE_DIRECT_URL: verifiedFull(env2.DATABASE_DIRECT_URL ?? env2.DATABASE_URL, env2.DATABASE_CA_FILE),

@@ -6,6 +6,7 @@ import {
   type Migration,
   connectNatsInBackground,
   natsSecurity,
+  streamLimits,
   withTimeout,
   createDb,
   ensureDatabase,
@@ -59,7 +60,7 @@ export async function runMigrations(
     const done: { name: string }[] = await db('knex_migrations').select('name').orderBy('id');
     const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate', {
       replicas: config.NATS_STREAM_REPLICAS,
-      maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
+      streams: streamLimits(config),
       security: natsSecurity(config),
     });
     try {
