@@ -28,7 +28,14 @@ import { trace, SpanKind, context, type Tracer } from '@opentelemetry/api';
 import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
 import { newId } from '../contracts/time';
 import type { Logger } from '../base/logger';
-import { type Nats, currentTraceHeaders, toNatsHeaders, contextFromHeaders, StreamPublisher } from './nats';
+import {
+  type Nats,
+  currentTraceHeaders,
+  toNatsHeaders,
+  contextFromHeaders,
+  NatsNotConnected,
+  StreamPublisher,
+} from './nats';
 import { failSpan, recordOversizedEvent } from '../telemetry/signals';
 
 const CHANNEL = 'intake_outbox';
@@ -423,7 +430,10 @@ function publishCommitted(sink: EventSink, db: Db): Pick<Outbox, 'publish' | 'st
         await publishEvents(sink, batch);
         remove(batch.map((e) => e.event_id));
       } catch (err) {
-        logger.warn({ err, events: batch.length }, 'events left to the outbox relay');
+        // Before NATS's first answer every commit ends here, and the process has said once that it waits for NATS.
+        if (err instanceof NatsNotConnected)
+          logger.debug({ events: batch.length }, 'NATS not connected yet: events left to the outbox relay');
+        else logger.warn({ err, events: batch.length }, 'events left to the outbox relay');
       }
       if (waiting.length > 0 && !stopped) await new Promise((resolve) => setTimeout(resolve, COMMITTED.gapMs));
     }

@@ -7,7 +7,7 @@ import type { Config } from '../base/config';
 import { createDb, ensureDatabase, type Db } from '../base/db';
 import { describeLockHolder, migrate } from '../schema/migrate';
 import { createLogger, type Logger } from '../base/logger';
-import { connectNatsInBackground, ensureStreams, natsSecurity, streamLimits, type Nats } from '../messaging/nats';
+import { connectNatsInBackground, ensureStreams, natsSecurity, type Nats } from '../messaging/nats';
 import { SecretBox } from '../base/secrets';
 import { systemClock, type Clock } from '../contracts/time';
 import type { BlobStore } from '../base/blob-store';
@@ -70,13 +70,19 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   let reported = false;
   const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {
     replicas: config.NATS_STREAM_REPLICAS,
-    streams: streamLimits(config),
+    maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
     security: natsSecurity(config),
     onConnectError: (err) => {
       // Once, then at debug: a service waits for NATS as long as it takes.
       if (reported) return logger.debug({ err }, 'NATS does not answer yet');
       reported = true;
-      logger.warn({ err, nats_url: config.NATS_URL }, 'NATS does not answer yet (NATS_URL); retrying every 2 s');
+      logger.warn(
+        { err, nats_url: config.NATS_URL },
+        options.natsInBackground
+          ? 'waiting for NATS (NATS_URL), retrying every 2 s: serving meanwhile, posts wait in the outbox; webhooks, ' +
+              'mail and usage counting start once it answers'
+          : 'NATS does not answer yet (NATS_URL); retrying every 2 s',
+      );
     },
     onLost: (what, err) => {
       if (what === 'back') return logger.info('NATS connection back');

@@ -106,35 +106,40 @@ export async function runStandalone<D>(module: ServiceModule<D>): Promise<void> 
     name: module.name,
   });
   platform.logger.info({ url }, `intake ${module.name} listening on ${url}`);
-  // Credentials or a certificate NATS refuses are a setting to fix: stop, saying which (the pod restarts, visibly).
+  exitWhenNatsRefuses(platform);
+  startWorkersOnceNats(platform, state, workers, () => startServiceWorkers(module, platform));
+}
+
+/** Credentials or a certificate NATS refuses are a setting to fix: stop, saying which (the pod restarts, visibly). */
+export function exitWhenNatsRefuses(platform: Platform): void {
   platform.nats.connected.catch((err: unknown) => {
     platform.logger.fatal({ err }, (err as Error).message);
     process.stderr.write(`${(err as Error).message}\n`);
     process.exit(1);
   });
-  startWorkersOnceNats(module, platform, state, workers);
 }
 
 /**
- * Starts the service's workers (and its outbox relay) once NATS has answered, into `workers` (which shutdown stops);
- * a start that fails (a stream not there yet) is tried again every 2 s; nothing starts once draining.
+ * Starts a process's workers (`start`: consumers, pumps, the outbox relay, threads) once NATS has answered, into
+ * `workers` (which shutdown stops), and marks `state.workers`; a start that fails (a stream not there yet) is tried
+ * again every 2 s, so `start` stops what it started before failing; nothing starts once draining.
  */
-function startWorkersOnceNats<D>(
-  module: ServiceModule<D>,
+export function startWorkersOnceNats(
   platform: Platform,
   state: ServiceState,
   workers: Worker[],
+  start: () => Promise<Worker[]>,
 ): void {
   void (async () => {
     const refused = await platform.nats.connected.then(
       () => false,
       () => true,
     );
-    if (refused) return; // runStandalone stops the process
+    if (refused) return; // exitWhenNatsRefuses stops the process
     while (!state.draining) {
       try {
         await ensureStreams(platform.nats);
-        const started = await startServiceWorkers(module, platform);
+        const started = await start();
         if (state.draining) await Promise.allSettled(started.map((w) => w.stop()));
         else workers.push(...started);
         state.workers = 'started';
