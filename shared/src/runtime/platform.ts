@@ -7,7 +7,7 @@ import type { Config } from '../base/config';
 import { createDb, ensureDatabase, type Db } from '../base/db';
 import { describeLockHolder, migrate } from '../schema/migrate';
 import { createLogger, type Logger } from '../base/logger';
-import { connectNatsInBackground, ensureStreams, natsSecurity, type Nats } from '../messaging/nats';
+import { connectNatsInBackground, ensureStreams, natsSecurity, streamLimits, type Nats } from '../messaging/nats';
 import { SecretBox } from '../base/secrets';
 import { systemClock, type Clock } from '../contracts/time';
 import type { BlobStore } from '../base/blob-store';
@@ -70,7 +70,7 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   let reported = false;
   const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, `intake-${options.service}`, {
     replicas: config.NATS_STREAM_REPLICAS,
-    maxStreamBytes: config.NATS_STREAM_MAX_BYTES,
+    streams: streamLimits(config),
     security: natsSecurity(config),
     onConnectError: (err) => {
       // Once, then at debug: a service waits for NATS as long as it takes.
