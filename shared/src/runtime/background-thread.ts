@@ -1,14 +1,24 @@
 import { hostname } from 'node:os';
-import { isMainThread, parentPort, Worker as Thread, workerData } from 'node:worker_threads';
+import {
+  isMainThread,
+  MessageChannel,
+  parentPort,
+  Worker as Thread,
+  workerData,
+  type MessagePort,
+} from 'node:worker_threads';
 import { loadConfig } from '../base/config';
 import type { Logger } from '../base/logger';
 import { closePlatform, createPlatform, type Platform, type Worker } from './platform';
-import { serviceNameFromEntry, startTelemetry } from '../telemetry/sdk';
+import { serviceNameFromEntry, servesPrometheus, startTelemetry } from '../telemetry/sdk';
+import { collectFromThread } from '../telemetry/thread-metrics';
 
 /** What the main thread tells its background thread. */
 type ToThread = 'stop';
 interface ThreadData {
   service: string;
+  /** Where the main thread asks for the thread's metrics, when it serves METRICS_PORT (telemetry/sdk.ts reads it). */
+  metricsPort?: MessagePort;
 }
 
 /** How long a stopping thread may take to finish what it holds before it is terminated. */
@@ -37,14 +47,25 @@ export async function startBackgroundThread(options: {
   thread?: string;
 }): Promise<Worker> {
   const { logger } = options;
+  const env = options.env ?? process.env;
+  // The thread's metrics reach this process's one /metrics (METRICS_PORT) through its main thread.
+  const metrics = servesPrometheus(env) ? new MessageChannel() : undefined;
   const thread = new Thread(options.entry, {
-    workerData: { service: options.service } satisfies ThreadData,
-    env: threadEnv(options.env ?? process.env, options.thread ?? 'background'),
+    workerData: {
+      service: options.service,
+      ...(metrics ? { metricsPort: metrics.port2 } : {}),
+    } satisfies ThreadData,
+    transferList: metrics ? [metrics.port2] : [],
+    env: threadEnv(env, options.thread ?? 'background'),
   });
+  const stopCollecting = metrics ? collectFromThread(metrics.port1) : () => undefined;
   await new Promise<void>((resolve, reject) => {
     thread.once('message', () => resolve());
     thread.once('error', reject);
     thread.once('exit', (code) => reject(new Error(`the background thread exited with ${code} before it started`)));
+  }).catch((err: unknown) => {
+    stopCollecting();
+    throw err;
   });
   thread.removeAllListeners();
   let stopping = false;
@@ -68,6 +89,7 @@ export async function startBackgroundThread(options: {
       const timer = setTimeout(() => void thread.terminate(), STOP_TIMEOUT_MS);
       await exited;
       clearTimeout(timer);
+      stopCollecting();
     },
   };
 }
@@ -75,9 +97,11 @@ export async function startBackgroundThread(options: {
 /**
  * The thread's telemetry has the process's service name and an instance of its own
  * (`service.instance.id`: the process's, else `<host>-<pid>`, plus `-<name>`; and
- * `intake.thread=<name>`), so that its metrics never add to the same series as another thread's.
+ * `intake.thread=<name>`), so that its metrics pushed over OTLP never add to the same series as another thread's.
+ * It opens no METRICS_PORT of its own (the main thread's has the port, and serves the thread's metrics with its own).
  */
 function threadEnv(env: NodeJS.ProcessEnv, name: string): NodeJS.ProcessEnv {
+  const { METRICS_PORT: _served, ...rest } = env;
   const attributes = (env['OTEL_RESOURCE_ATTRIBUTES'] ?? '').split(',').filter((a) => a.includes('='));
   const instance = attributes
     .find((a) => a.trim().startsWith('service.instance.id='))
@@ -85,7 +109,7 @@ function threadEnv(env: NodeJS.ProcessEnv, name: string): NodeJS.ProcessEnv {
     ?.trim();
   const kept = attributes.filter((a) => !a.trim().startsWith('service.instance.id='));
   return {
-    ...env,
+    ...rest,
     OTEL_SERVICE_NAME: env['OTEL_SERVICE_NAME'] ?? serviceNameFromEntry(process.argv[1]),
     OTEL_RESOURCE_ATTRIBUTES: [
       ...kept,

@@ -1,12 +1,18 @@
 import { NodeSDK } from '@opentelemetry/sdk-node';
 import { OTLPMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { PeriodicExportingMetricReader, type MetricReader } from '@opentelemetry/sdk-metrics';
 import type { NodeSDKConfiguration } from '@opentelemetry/sdk-node';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
 import { KoaInstrumentation } from '@opentelemetry/instrumentation-koa';
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg';
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis';
+import { isMainThread, MessagePort, workerData } from 'node:worker_threads';
+import {
+  answerMetricRequests,
+  OnRequestMetricReader,
+  ProcessPrometheusExporter,
+  threadMetricsProducer,
+} from './thread-metrics';
 
 /**
  * OpenTelemetry for one process: traces and metrics exported over OTLP/HTTP, configured by the
@@ -39,7 +45,22 @@ const UNTRACED_PATHS = new Set(['/livez', '/readyz']);
 
 export function telemetryConfigured(env: Record<string, string | undefined>): boolean {
   if (/^true$/i.test(env['OTEL_SDK_DISABLED'] ?? '')) return false;
-  return otlpConfigured(env) || metricsPort(env) !== undefined;
+  return otlpConfigured(env) || metricsPort(env) !== undefined || parentMetricsPort() !== undefined;
+}
+
+/** True when this process serves Prometheus text on METRICS_PORT (its threads then send it their metrics). */
+export function servesPrometheus(env: Record<string, string | undefined>): boolean {
+  return telemetryConfigured(env) && metricsPort(env) !== undefined;
+}
+
+/**
+ * In a thread of `startBackgroundThread` whose process serves METRICS_PORT: the port on which its main thread asks
+ * for its metrics (thread-metrics.ts).
+ */
+function parentMetricsPort(): MessagePort | undefined {
+  if (isMainThread) return undefined;
+  const port = (workerData as { metricsPort?: unknown } | null | undefined)?.metricsPort;
+  return port instanceof MessagePort ? port : undefined;
 }
 
 function otlpConfigured(env: Record<string, string | undefined>): boolean {
@@ -58,15 +79,21 @@ function metricsPort(env: Record<string, string | undefined>): number | undefine
 
 /**
  * The metric readers: OTLP push (when an endpoint is set) and Prometheus text on METRICS_PORT (when set), side by
- * side; undefined leaves the SDK's own choice from the OTEL_* variables.
+ * side; undefined leaves the SDK's own choice from the OTEL_* variables. The Prometheus text includes the metrics of
+ * the process's threads, which, instead of a server of their own, answer their main thread's requests
+ * (thread-metrics.ts).
  */
 function metricReaders(env: Record<string, string | undefined>): MetricReader[] | undefined {
   const port = metricsPort(env);
-  if (port === undefined) return undefined;
-  return [
-    new PrometheusExporter({ port, host: '0.0.0.0' }),
-    ...(otlpConfigured(env) ? [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() })] : []),
-  ];
+  const toParent = parentMetricsPort();
+  if (port === undefined && !toParent) return undefined;
+  const otlp = otlpConfigured(env) ? [new PeriodicExportingMetricReader({ exporter: new OTLPMetricExporter() })] : [];
+  if (toParent) {
+    const reader = new OnRequestMetricReader();
+    answerMetricRequests(toParent, reader);
+    return [reader, ...otlp];
+  }
+  return [new ProcessPrometheusExporter({ port, host: '0.0.0.0', metricProducers: [threadMetricsProducer] }), ...otlp];
 }
 
 /**
