@@ -106,11 +106,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end }}
 {{- with .Values.postgres.tls.caSecret }}
 - name: DATABASE_CA_FILE
-  value: /etc/intake/postgres-ca/{{ $.Values.postgres.tls.caKey }}
+  value: /etc/intake/postgres-ca/ca.crt
 {{- end }}
 {{- with .Values.redis.tls.caSecret }}
 - name: REDIS_CA_FILE
-  value: /etc/intake/redis-ca/{{ $.Values.redis.tls.caKey }}
+  value: /etc/intake/redis-ca/ca.crt
 {{- end }}
 {{- with .Values.oidc.issuer }}
 - name: OIDC_ISSUER
@@ -218,7 +218,11 @@ else secrets.keys.<credential> in secrets.existingSecret.
   valueFrom: { secretKeyRef: { name: {{ $name }}, key: {{ $key }} } }
 {{- end -}}
 
-{{/* The volumes of the credentials given as files (NATS's credentials or seed, the CAs), and extraVolumes. */}}
+{{/*
+The volumes of the credentials given as files (NATS's credentials or seed, the CAs), and extraVolumes. Of a CA Secret
+only the certificate is mounted (items): an operator's CA Secret may hold the CA's private key too (CloudNativePG's
+<cluster>-ca does), which a pod that only verifies servers must not be able to read.
+*/}}
 {{- define "intake.credentialVolumes" -}}
 {{- if has .Values.nats.auth.method (list "creds" "nkey") }}
 - name: nats-auth
@@ -226,15 +230,23 @@ else secrets.keys.<credential> in secrets.existingSecret.
 {{- end }}
 {{- with .Values.nats.tls.secret }}
 - name: nats-tls
-  secret: { secretName: {{ . }}, defaultMode: 0440 }
+  secret:
+    secretName: {{ . }}
+    defaultMode: 0440
+    items:
+      - { key: ca.crt, path: ca.crt }
+      {{- if $.Values.nats.tls.clientCertificate }}
+      - { key: tls.crt, path: tls.crt }
+      - { key: tls.key, path: tls.key }
+      {{- end }}
 {{- end }}
 {{- with .Values.postgres.tls.caSecret }}
 - name: postgres-ca
-  secret: { secretName: {{ . }}, defaultMode: 0444 }
+  secret: { secretName: {{ . }}, defaultMode: 0444, items: [{ key: {{ $.Values.postgres.tls.caKey }}, path: ca.crt }] }
 {{- end }}
 {{- with .Values.redis.tls.caSecret }}
 - name: redis-ca
-  secret: { secretName: {{ . }}, defaultMode: 0444 }
+  secret: { secretName: {{ . }}, defaultMode: 0444, items: [{ key: {{ $.Values.redis.tls.caKey }}, path: ca.crt }] }
 {{- end }}
 {{- with .Values.extraVolumes }}
 {{ toYaml . }}
