@@ -270,6 +270,7 @@ export async function startDeliveryWorkers(
         clock,
         sendConsumer: CONSUMERS.send,
         slots: deliverDeps.slots,
+        fanOut: { consumer: CONSUMERS.fanOut, secrets },
       }),
       answerTestPings(deliverDeps, platform),
     );

@@ -61,7 +61,14 @@ export interface EventToFanOut {
  * deduplicates; the mail, by its `notifications` row, is sent once). Returns how many delivery
  * requests were published.
  */
-export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFanOut[]; now: Date }): Promise<number> {
+export async function fanOutSubmissions(
+  props: FanOutDeps & {
+    events: EventToFanOut[];
+    now: Date;
+    /** Of a submission's enabled webhooks, the ones to fan out to (the submission reconciler's); all when absent. */
+    webhooksOf?: (submissionId: string) => readonly string[];
+  },
+): Promise<number> {
   const { db, nats, now } = props;
   const items = props.events.filter(({ event }) => event.status === 'received');
   const targets = await findFanOutTargets(
@@ -70,7 +77,9 @@ export async function fanOutSubmissions(props: FanOutDeps & { events: EventToFan
   );
   if (targets.size === 0) return 0;
   const rows = items.flatMap(({ event }) => {
-    const hooks = targets.get(formKey(event))?.webhookIds ?? [];
+    const enabled = targets.get(formKey(event))?.webhookIds ?? [];
+    const only = props.webhooksOf?.(event.submission_id);
+    const hooks = only ? enabled.filter((id) => only.includes(id)) : enabled;
     if (hooks.length === 0) return [];
     const data = submissionData({ event, config: props.config, secrets: props.secrets, now });
     return hooks.map((webhookId) => ({

@@ -9,6 +9,7 @@ import {
   type Mail,
   type Mailer,
   type Nats,
+  type SecretBox,
   type Worker,
 } from '@intake/shared';
 import {
@@ -27,6 +28,7 @@ import {
   requeueDueDeliveries,
   requeueDueNotifications,
 } from './parking';
+import { reconcileSubmissions } from './submission-reconciler';
 
 /** How often the health sweep runs. */
 export const HEALTH_SWEEP_MS = 60_000;
@@ -151,8 +153,37 @@ export function startWebhookUpkeep(props: {
   sendConsumer: string;
   /** The process's send slots, whose broken webhooks' parked deliveries the pump keeps parked but for their probe. */
   slots?: SendSlots;
+  /** With the fan-out consumer's durable name: the submission reconciler runs too (it fans out from Postgres). */
+  fanOut?: { consumer: string; secrets: SecretBox };
 }): Worker[] {
   const afterMs = props.config.RECONCILE_AFTER;
+  const { fanOut } = props;
+  // A quarter of RECONCILE_AFTER when that is shorter, so a delivery is watched soon after it comes of age.
+  const reconcileMs = Math.max(100, Math.min(RECONCILE_MS, afterMs / 4));
+  const submissionReconciler = fanOut
+    ? [
+        startPeriodic({
+          intervalMs: reconcileMs,
+          logger: props.logger,
+          failure: 'submission reconciler failed; will retry',
+          task: async () => {
+            const step = await reconcileSubmissions({
+              ...props,
+              secrets: fanOut.secrets,
+              fanOutConsumer: fanOut.consumer,
+              now: props.clock.now(),
+              afterMs,
+            });
+            if (step.submissions > 0)
+              props.logger.warn(
+                { submissions: step.submissions, deliveries: step.deliveries, walked: step.walked, afterMs },
+                'stored submissions without their webhook deliveries were fanned out again: their events never ' +
+                  'reached fan-out (an events stream purged, restored, or bounded and full while fan-out was behind)',
+              );
+          },
+        }),
+      ]
+    : [];
   return [
     startPeriodic({
       intervalMs: HEALTH_SWEEP_MS,
@@ -176,8 +207,7 @@ export function startWebhookUpkeep(props: {
       },
     }),
     startPeriodic({
-      // A quarter of RECONCILE_AFTER when that is shorter, so a delivery is watched soon after it comes of age.
-      intervalMs: Math.max(100, Math.min(RECONCILE_MS, afterMs / 4)),
+      intervalMs: reconcileMs,
       logger: props.logger,
       failure: 'delivery reconciler failed; will retry',
       task: async () => {
@@ -189,5 +219,6 @@ export function startWebhookUpkeep(props: {
           );
       },
     }),
+    ...submissionReconciler,
   ];
 }
