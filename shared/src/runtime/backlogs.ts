@@ -33,6 +33,10 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
         const info = await nats.jsm.streams.info(stream);
         result.observe(i.streamBytes, info.state.bytes, { stream });
         result.observe(i.streamMaxBytes, info.config.max_bytes, { stream });
+        const first = info.state.messages > 0 ? Date.parse(info.state.first_ts) : NaN;
+        result.observe(i.streamOldestAge, Number.isNaN(first) ? 0 : Math.max(0, (Date.now() - first) / 1000), {
+          stream,
+        });
         for await (const info of nats.jsm.consumers.list(stream)) {
           const attrs = { stream, consumer: info.name };
           result.observe(i.consumerPending, info.num_pending, attrs);
@@ -68,6 +72,7 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
     i.consumerOldestAge,
     i.streamBytes,
     i.streamMaxBytes,
+    i.streamOldestAge,
     ...(db ? [i.outboxPending, i.outboxLag] : []),
   ];
   i.meter.addBatchObservableCallback(callback, observed);

@@ -158,6 +158,16 @@ export const METRICS = {
     description: "The stream's size limit (NATS_STREAM_MAX_BYTES; -1: none); a full stream refuses new messages",
     attributes: ['stream'],
   },
+  streamOldestAge: {
+    // Named with its unit (not unit 's'): Prometheus scrapes it under this name with no relabelling.
+    name: 'intake.stream.oldest_age_seconds',
+    kind: 'gauge',
+    unit: '{second}',
+    description:
+      'Age of the oldest message a stream still holds: once a bounded events stream is full (or at its max_age), the ' +
+      'window of events it keeps; a consumer whose oldest pending message nears it is about to lose events',
+    attributes: ['stream'],
+  },
   consumerAckPending: {
     name: 'intake.consumer.ack_pending',
     kind: 'gauge',
@@ -230,6 +240,7 @@ function createInstruments(meter: Meter) {
     consumerAckPending: gauge(METRICS.consumerAckPending),
     streamBytes: gauge(METRICS.streamBytes),
     streamMaxBytes: gauge(METRICS.streamMaxBytes),
+    streamOldestAge: gauge(METRICS.streamOldestAge),
     purged: counter(METRICS.purged),
     purgeFailures: counter(METRICS.purgeFailures),
   };
