@@ -491,7 +491,7 @@ function clusterCases({ render }: Helm) {
     // A Job that finds another one's migrations running waits, idle, then fails at once naming it (exit 75), unretried.
     expect(env(pod, 'MIGRATION_LOCK_WAIT_SECONDS')?.value).toBe('120');
     expect((job.spec as { podFailurePolicy: unknown }).podFailurePolicy).toEqual({
-      rules: [{ action: 'FailJob', onExitCodes: { containerName: 'migrate', operator: 'In', values: [75] } }],
+      rules: [{ action: 'FailJob', onExitCodes: { containerName: 'migrate', operator: 'In', values: [65, 75] } }],
     });
     const account = objects.find(
       (o) => o.kind === 'ServiceAccount' && o.metadata.name === 'rel-migrate',

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { buildServiceApp } from '@intake/shared';
+import { buildServiceApp, createDb } from '@intake/shared';
 import {
   createTestPlatform,
   freePort,
@@ -11,7 +11,7 @@ import {
   type TestPlatform,
 } from '@intake/shared/testing';
 import { managementService, runAdmin } from '../src';
-import { runMigrations } from '../src/cli/migrate';
+import { exitCodeFor, NEWER_SCHEMA_EXIT_CODE, runMigrations } from '../src/cli/migrate';
 import { api } from './helpers';
 
 const run = promisify(execFile);
@@ -115,5 +115,26 @@ describe('operator CLI', () => {
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('from 0 to 2147483647');
     }
+  });
+});
+
+describe('the migrations Job before a rollback', () => {
+  const db = createDb(testDatabaseUrl());
+  beforeAll(() => migratedTestDatabase());
+  afterAll(() => db.destroy());
+
+  it('refuses a database a newer release migrated, with the exit code the chart’s Job does not retry', async () => {
+    // What the migrate Job of an older revision meets before `helm rollback` to it: the rollback stops there.
+    const newer = { name: '999-from-a-newer-release', batch: 99, migration_time: new Date() };
+    await db('knex_migrations').insert(newer);
+    try {
+      const failure = runMigrations({ DATABASE_URL: testDatabaseUrl() }).catch((err: unknown) => err);
+      const err = await failure;
+      expect((err as Error).message).toMatch(/999-from-a-newer-release.*Roll forward/);
+      expect(exitCodeFor(err)).toBe(NEWER_SCHEMA_EXIT_CODE);
+    } finally {
+      await db('knex_migrations').where({ name: newer.name }).delete();
+    }
+    expect(exitCodeFor(new Error('NATS did not answer'))).toBe(1);
   });
 });

@@ -13,6 +13,7 @@ import {
   ensureStreams,
   loadConfig,
   migrate,
+  UnknownMigrationsError,
 } from '@intake/shared';
 
 /** How long the migrations Job waits for NATS before it fails. */
@@ -23,6 +24,18 @@ const CLIENT_CHECK_MS = 5000;
 
 /** The exit code when another migrator held the lock past MIGRATION_LOCK_WAIT_SECONDS (EX_TEMPFAIL): the chart's Job fails at once on it. */
 export const LOCK_BUSY_EXIT_CODE = 75;
+
+/**
+ * The exit code when a newer release migrated the database (EX_DATAERR): a retry would refuse again, so the chart's
+ * Job fails at once on it too; before a `helm rollback`, that failure stops the rollback.
+ */
+export const NEWER_SCHEMA_EXIT_CODE = 65;
+
+/** The process's exit code for a failure of runMigrations: the two the chart's Job does not retry, else 1. */
+export function exitCodeFor(err: unknown): number {
+  if (err instanceof MigrationLockBusyError) return LOCK_BUSY_EXIT_CODE;
+  return err instanceof UnknownMigrationsError ? NEWER_SCHEMA_EXIT_CODE : 1;
+}
 
 /**
  * `node services/management/dist/cli/migrate.js`: what the Helm chart's pre-install/pre-upgrade
@@ -95,7 +108,7 @@ export async function main(
     process.stdout.write(`${JSON.stringify({ status: 'migrated', ...result })}\n`);
   } catch (err) {
     process.stderr.write(`migration failed: ${(err as Error).message}\n`);
-    process.exitCode = err instanceof MigrationLockBusyError ? LOCK_BUSY_EXIT_CODE : 1;
+    process.exitCode = exitCodeFor(err);
   }
 }
 
