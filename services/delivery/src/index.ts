@@ -1,4 +1,4 @@
-import type { ServiceModule } from '@intake/shared';
+import { observeFailingWebhooks, type ServiceModule } from '@intake/shared';
 import { startDeliveryWorkers } from './consumers/consumers';
 
 /** The delivery service: webhook fan-out and sending (with the retry ladder) and notification e-mail, all JetStream consumers. */
@@ -8,7 +8,8 @@ export const deliveryService: ServiceModule = {
   cors: false,
   routes: () => [],
   compose: () => undefined,
-  startWorkers: (platform) => startDeliveryWorkers(platform),
+  // Its consumers, and `intake.webhooks.failing` (the webhooks failing for WEBHOOK_FAILURE_ALERT_AFTER) at each scrape.
+  startWorkers: async (platform) => [...(await startDeliveryWorkers(platform)), observeFailingWebhooks(platform)],
 };
 
 export {

@@ -92,7 +92,9 @@ export const METRICS = {
     kind: 'counter',
     unit: '{attempt}',
     description: 'Webhook attempts by outcome: success, http_error, timeout, network_error, blocked',
-    attributes: ['outcome', 'webhook_id'],
+    // No webhook id: one series per webhook never expires in a pod and reaches the SDK's 2,000-series cap, past which
+    // attempts fold into an overflow series. Per webhook: `intake.webhooks.failing`, the console's health, the spans.
+    attributes: ['outcome'],
   },
   attemptDuration: {
     name: 'intake.delivery.attempt.duration',
@@ -186,6 +188,24 @@ export const METRICS = {
       'delivery) or request (a data-subject erasure)',
     attributes: ['reason'],
   },
+  webhooksFailing: {
+    name: 'intake.webhooks.failing',
+    kind: 'gauge',
+    unit: '{webhook}',
+    description:
+      'Enabled webhooks whose every attempt has failed for WEBHOOK_FAILURE_ALERT_AFTER or longer (their owners are ' +
+      'mailed; the console shows which): a count from Postgres, the same on every delivery pod (alert on max)',
+    attributes: [],
+  },
+  purgeLag: {
+    name: 'intake.purge.lag',
+    kind: 'gauge',
+    unit: 's',
+    description:
+      'How long the oldest submission due for removal (retention, spam retention, the trash) has been due (0 when ' +
+      'none): the purge is behind when it grows; the same on every management pod (alert on max)',
+    attributes: [],
+  },
   purgeFailures: {
     name: 'intake.purge.failures',
     kind: 'counter',
@@ -243,6 +263,8 @@ function createInstruments(meter: Meter) {
     streamOldestAge: gauge(METRICS.streamOldestAge),
     purged: counter(METRICS.purged),
     purgeFailures: counter(METRICS.purgeFailures),
+    webhooksFailing: gauge(METRICS.webhooksFailing),
+    purgeLag: gauge(METRICS.purgeLag),
   };
 }
 
@@ -275,11 +297,14 @@ export function recordAttempt(props: {
   outcome: AttemptOutcome;
   seconds: number;
   willRetry: boolean;
-  /** The webhook attempted (the failure rate per endpoint: one series per webhook and outcome). */
+  /**
+   * The webhook attempted: not a label (unbounded, see METRICS.attempts); the attempt's span carries it
+   * (`intake.webhook.id`), and `intake.webhooks.failing` counts the webhooks failing.
+   */
   webhookId?: string;
 }): void {
   const i = instruments();
-  i.attempts.add(1, { outcome: props.outcome, ...(props.webhookId ? { webhook_id: props.webhookId } : {}) });
+  i.attempts.add(1, { outcome: props.outcome });
   i.attemptDuration.record(props.seconds, { outcome: props.outcome });
   if (props.willRetry) i.retries.add(1);
 }
