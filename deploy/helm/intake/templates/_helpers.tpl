@@ -37,6 +37,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 - name: NATS_STREAM_MAX_BYTES
   value: {{ . | int64 | quote }}
 {{- end }}
+{{- with .Values.nats.eventsMaxBytes }}
+- name: NATS_EVENTS_MAX_BYTES
+  value: {{ . | int64 | quote }}
+{{- end }}
+{{- with .Values.nats.deliveriesMaxBytes }}
+- name: NATS_DELIVERIES_MAX_BYTES
+  value: {{ . | int64 | quote }}
+{{- end }}
+{{- with .Values.nats.eventsMaxAge }}
+- name: NATS_EVENTS_MAX_AGE
+  value: {{ . | quote }}
+{{- end }}
 - name: SHUTDOWN_DELAY_SECONDS
   value: {{ .Values.shutdownDelaySeconds | quote }}
 - name: PG_POOL_MAX
