@@ -466,7 +466,7 @@ function clusterCases({ render }: Helm) {
     ]);
     const changed = deploymentOf(set, 'ingest');
     const pod = fullPod(changed);
-    expect(pod.terminationGracePeriodSeconds).toBe(55);
+    expect(pod.terminationGracePeriodSeconds).toBe(58); // the preStop sleep (3) runs within the grace too
     expect(pod.containers[0]?.lifecycle).toEqual({ preStop: { sleep: { seconds: 3 } } });
     expect([pod.priorityClassName, env(pod, 'PG_POOL_MAX')?.value]).toEqual(['intake-high', '4']);
     const template = (

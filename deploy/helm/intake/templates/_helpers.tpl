@@ -180,10 +180,15 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{- end }}
 {{- end -}}
 
-{{/* The grace a pod has after SIGTERM: the shutdown delay, the requests in flight (10 s), one webhook attempt, a margin. */}}
+{{/*
+The grace a pod has after SIGTERM: a preStop sleep (it runs first, within the grace), the shutdown delay, the requests
+in flight (10 s), one webhook attempt, a margin.
+*/}}
 {{- define "intake.terminationGrace" -}}
 {{- if kindIs "invalid" .Values.terminationGracePeriodSeconds -}}
-{{- add .Values.shutdownDelaySeconds 10 (div (add .Values.config.webhookTimeoutMs 999) 1000) 5 -}}
+{{- $sleep := 0 -}}
+{{- with (get .Values.preStop "sleep") }}{{ $sleep = int (.seconds | default 0) }}{{ end -}}
+{{- add $sleep .Values.shutdownDelaySeconds 10 (div (add .Values.config.webhookTimeoutMs 999) 1000) 5 -}}
 {{- else -}}
 {{- .Values.terminationGracePeriodSeconds -}}
 {{- end -}}
