@@ -54,6 +54,8 @@ describe('Helm chart deploy/helm/intake: values.schema.json', () => {
       { s3: { enabled: false }, files: { existingClaim: '' } },
       { nats: { url: 'http://nats:4222' } },
       { nats: { url: 'nats://nats-0:4222,http://nats-1:4222' } },
+      // A URL's user and password are not used for NATS (nats.js ignores them), and would be printed in errors.
+      { nats: { url: 'nats://intake:secret@nats-0:4222' } },
       { nats: { streamReplicas: 0 } },
       { nats: { streamReplicas: 'three' } },
       { config: { webhookRetrySchedule: 'soon' } },
@@ -554,6 +556,13 @@ function routeCases({ helm, render }: Helm) {
       exit: 0,
       output: '',
     });
+    // A budget that no eviction can meet (usage runs one pod by default) would hold every node drain.
+    const stuck = await helm('template', 'rel', chart, '--set', 'services.usage.pdb.enabled=true');
+    expect(stuck.code).not.toBe(0);
+    expect(stuck.stdout).toContain("services.usage.pdb: minAvailable (1) is not below the service's fewest pods (1)");
+    const budgets = await render(['--set', 'services.usage.pdb.enabled=true', '--set', 'services.usage.replicas=2']);
+    const budget = budgets.find((o) => o.kind === 'PodDisruptionBudget' && o.metadata.name === 'rel-usage');
+    expect(budget?.spec).toMatchObject({ minAvailable: 1, unhealthyPodEvictionPolicy: 'AlwaysAllow' });
     // Without Redis no REDIS_URL is rendered (each ingest pod rate-limits alone).
     const noRedis = fullPod(deploymentOf(await render(['--set', 'redis.enabled=false']), 'ingest'));
     expect(env(noRedis, 'REDIS_URL')).toBeUndefined();

@@ -218,6 +218,10 @@ else (null) a soft spread over nodes and zones; a constraint without a labelSele
 {{- if gt (int $svc.autoscaling.minReplicas) (int $svc.autoscaling.maxReplicas) -}}
 {{- fail (printf "services.%s.autoscaling: minReplicas (%v) is above maxReplicas (%v)" $name $svc.autoscaling.minReplicas $svc.autoscaling.maxReplicas) -}}
 {{- end -}}
+{{- $fewest := ternary $svc.autoscaling.minReplicas $svc.replicas $svc.autoscaling.enabled -}}
+{{- if and $svc.pdb.enabled (not (kindIs "string" $svc.pdb.minAvailable)) (ge (int $svc.pdb.minAvailable) (int $fewest)) -}}
+{{- fail (printf "services.%s.pdb: minAvailable (%v) is not below the service's fewest pods (%v): no pod could ever be evicted, and every node drain would wait for it" $name $svc.pdb.minAvailable $fewest) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
