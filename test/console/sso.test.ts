@@ -1,11 +1,9 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
-import readline from 'node:readline';
 import type { Browser, Page } from 'playwright-core';
 import { buildServiceApp, newId } from '@intake/shared';
 import { addTestMember, factories, freePort, listen, uniqueEmail } from '@intake/shared/testing';
 import { managementService } from '@intake/management';
 import { launchChromium } from './browser';
+import { callback, CLIENT, startProvider, throughProvider } from './oidc';
 import { checkView } from './owner';
 import { startStack } from './stack';
 
@@ -15,32 +13,7 @@ import { startStack } from './stack';
  */
 jest.setTimeout(90_000);
 
-const CLIENT = { id: 'intake-console', secret: 'a test-only client secret of some length' };
 const ALLOWED = 'people.example,acme.example';
-
-/** The provider in its own process (it is an ES module only); the redirect URI is told once the stack listens. */
-async function startProvider() {
-  const child = spawn(process.execPath, [path.join(__dirname, 'oidc-provider.mjs')], {
-    env: { ...process.env, OIDC_CLIENT_ID: CLIENT.id, OIDC_CLIENT_SECRET: CLIENT.secret },
-    stdio: ['pipe', 'pipe', 'ignore'],
-  });
-  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const first = await lines.next();
-  if (first.done) throw new Error('the OpenID provider did not start');
-  const { issuer } = JSON.parse(first.value as string) as { issuer: string };
-  return {
-    issuer,
-    async register(redirectUri: string) {
-      child.stdin.write(`${redirectUri}\n`);
-      if ((await lines.next()).value !== 'ready') throw new Error('the OpenID provider did not take the client');
-    },
-    close: () =>
-      new Promise<void>((resolve) => {
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
-}
 
 interface Ctx {
   provider: Awaited<ReturnType<typeof startProvider>>;
@@ -76,66 +49,6 @@ function useSsoStack(): Ctx {
     await c.provider?.close();
   });
   return c;
-}
-
-/** A cookie jar good enough for one host's flow: names to values. */
-class Jar {
-  private readonly cookies = new Map<string, string>();
-  take(res: Response): void {
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = (pair as string).indexOf('=');
-      this.cookies.set((pair as string).slice(0, eq).trim(), (pair as string).slice(eq + 1).trim());
-    }
-  }
-  get(name: string): string | undefined {
-    return this.cookies.get(name);
-  }
-  header(): string {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-}
-
-/**
- * Starts a sign-in at the app, logs in at the provider's form as `login`, and stops at the callback: its URL and
- * the app's flow cookie, so a test can complete it as it is, or tampered with.
- */
-async function throughProvider(c: Ctx, login: string, start?: RequestInit): Promise<{ callback: URL; sso: string }> {
-  const app = new Jar();
-  const first = await fetch(`${c.stack.url}/console/auth/login`, { redirect: 'manual', ...start });
-  app.take(first);
-  const html = start?.method === 'POST' ? await first.text() : '';
-  const refresh = /url=([^"]+)"/.exec(html)?.[1]?.replace(/&amp;/g, '&');
-  let url = new URL(first.headers.get('location') ?? refresh ?? 'about:blank');
-  const provider = new Jar();
-  for (let hops = 0; hops < 10; hops++) {
-    if (url.href.startsWith(`${c.stack.url}/console/auth/callback`))
-      return { callback: url, sso: app.get('intake_sso') ?? '' };
-    let res = await fetch(url, { redirect: 'manual', headers: { cookie: provider.header() } });
-    provider.take(res);
-    if (res.status === 200) {
-      const action = /action="([^"]+)"/.exec(await res.text())?.[1] as string;
-      res = await fetch(new URL(action, url), {
-        method: 'POST',
-        redirect: 'manual',
-        headers: { cookie: provider.header(), 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({ prompt: 'login', login, password: 'any' }).toString(),
-      });
-      provider.take(res);
-    }
-    url = new URL(res.headers.get('location') as string, url);
-  }
-  throw new Error(`the provider never sent us back (last at ${url.href})`);
-}
-
-/** The callback, as the browser would send it (with the flow cookie). */
-async function callback(url: URL, sso: string): Promise<{ res: Response; html: string; session: string | undefined }> {
-  const res = await fetch(url, { redirect: 'manual', headers: { cookie: `intake_sso=${sso}` } });
-  const session = res.headers
-    .getSetCookie()
-    .map((l) => /^intake_session=([^;]+)/.exec(l)?.[1])
-    .find(Boolean);
-  return { res, html: await res.text(), session };
 }
 
 const sessionsOf = async (c: Ctx, memberId: string) =>
@@ -227,7 +140,7 @@ function expectRefused(out: Awaited<ReturnType<typeof callback>>, status: number
 describe('console: single sign-on refusals over HTTP', () => {
   it('signs in over HTTP as well (the baseline the refusals differ from)', async () => {
     const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     const out = await callback(url, sso);
     expect(out.res.status).toBe(200);
     expect(out.html).toContain('<meta http-equiv="refresh" content="0;url=/console">');
@@ -240,7 +153,7 @@ describe('console: single sign-on refusals over HTTP', () => {
 
   it('refuses a wrong or missing state, and a callback without the flow cookie', async () => {
     const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     const wrong = new URL(url);
     wrong.searchParams.set('state', 'not-the-state');
     expectRefused(await callback(wrong, sso), 400, 'This sign-in cannot be completed');
@@ -253,7 +166,7 @@ describe('console: single sign-on refusals over HTTP', () => {
 
   it('refuses a replayed code', async () => {
     const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     expect((await callback(url, sso)).session).toBeDefined();
     expectRefused(await callback(url, sso), 400, 'The identity provider’s answer did not check out');
     expect(await sessionsOf(c, memberId)).toBe(1);
@@ -261,7 +174,7 @@ describe('console: single sign-on refusals over HTTP', () => {
 
   it('refuses an ID token whose nonce is not the one this sign-in sent', async () => {
     const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     const { secrets } = c.stack.platform;
     const tampered = secrets.seal(JSON.stringify({ ...JSON.parse(secrets.open(sso)), nonce: 'another-nonce' }));
     expectRefused(await callback(url, tampered), 400, 'did not check out');
@@ -270,7 +183,7 @@ describe('console: single sign-on refusals over HTTP', () => {
 
   it('refuses an e-mail the provider does not say is verified', async () => {
     const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
-    const { callback: url, sso } = await throughProvider(c, `unverified:${email}`);
+    const { callback: url, sso } = await throughProvider(c.stack.url, `unverified:${email}`);
     expectRefused(await callback(url, sso), 403, 'E-mail address not verified');
     expect(await sessionsOf(c, memberId)).toBe(0);
   });
@@ -278,7 +191,7 @@ describe('console: single sign-on refusals over HTTP', () => {
   it('refuses an e-mail outside OIDC_ALLOWED_DOMAINS, even of a member', async () => {
     const email = `someone-${Date.now()}@elsewhere.example`;
     const { memberId } = await addTestMember(c.stack.platform.db, c.account.id, 'editor', { email });
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     expectRefused(await callback(url, sso), 403, 'E-mail domain not allowed');
     expect(await sessionsOf(c, memberId)).toBe(0);
   });
@@ -288,7 +201,7 @@ describe('console: single sign-on, who may sign in over HTTP', () => {
   it('refuses a removed member (who does not auto-join either)', async () => {
     const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
     expect((await mgmt(c, 'DELETE', `/v1/members/${memberId}`)).status).toBe(204);
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     expectRefused(await callback(url, sso), 403, 'Not a member here');
     expect(await c.stack.platform.db('members').where({ email }).first()).toBeUndefined();
   });
@@ -297,7 +210,7 @@ describe('console: single sign-on, who may sign in over HTTP', () => {
     const { memberId, email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
     expect((await mgmt(c, 'DELETE', `/v1/members/${memberId}`)).status).toBe(204);
     expect((await mgmt(c, 'POST', '/v1/members', { email, role: 'viewer' })).status).toBe(201);
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     const out = await callback(url, sso);
     expectRefused(out, 403, 'An invitation waits for you');
     const account = await c.stack.platform.db('accounts').where('id', c.account.id).first('name');
@@ -307,7 +220,7 @@ describe('console: single sign-on, who may sign in over HTTP', () => {
 
   it('refuses the provider’s error answer without showing its words', async () => {
     const { email } = await addTestMember(c.stack.platform.db, c.account.id, 'editor');
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     const denied = new URL(`${c.stack.url}/console/auth/callback`);
     denied.searchParams.set('error', 'access_denied');
     denied.searchParams.set('error_description', '<script>alert(1)</script>');
@@ -320,7 +233,7 @@ describe('console: single sign-on, who may sign in over HTTP', () => {
 
   it('joins OIDC_AUTO_JOIN_ACCOUNT on a new person’s first sign-in from an allowed domain', async () => {
     const email = `new-${Date.now()}@acme.example`;
-    const { callback: url, sso } = await throughProvider(c, email);
+    const { callback: url, sso } = await throughProvider(c.stack.url, email);
     const out = await callback(url, sso);
     expect(out.session).toBeDefined();
     const { db } = c.stack.platform;
@@ -335,7 +248,7 @@ describe('console: single sign-on, who may sign in over HTTP', () => {
     const { id, invitation_url } = (await invited.json()) as { id: string; invitation_url: string };
     const someoneElse = uniqueEmail('other');
     const form = new URLSearchParams({ invitation: invitation_url.split('#')[1] as string });
-    const { callback: url, sso } = await throughProvider(c, someoneElse, {
+    const { callback: url, sso } = await throughProvider(c.stack.url, someoneElse, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: form.toString(),

@@ -20,6 +20,7 @@ export const AUDIT_ACTIONS = [
   'member.two_factor_enabled',
   'member.two_factor_disabled',
   'member.recovery_codes_renewed',
+  'member.credentials_removed',
   'account.two_factor_required',
   'api_key.created',
   'api_key.revoked',

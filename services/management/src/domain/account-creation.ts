@@ -13,7 +13,13 @@ import {
 } from '@intake/shared';
 import { insertAccount } from '../repositories/account.repository';
 import { insertMember } from '../repositories/member.repository';
-import { findPersonOfMember, findUserByEmail, insertUser, updatePasswordHash } from '../repositories/person.repository';
+import {
+  findPersonOfMember,
+  findUserByEmail,
+  insertUser,
+  markEmailVerified,
+  updatePasswordHash,
+} from '../repositories/person.repository';
 import {
   countRecentSignUps,
   findLiveSignUp,
@@ -184,9 +190,15 @@ async function spendAndPerson(
 ): Promise<string> {
   if (!(await spendSignUp(trx, signUp.token_hash, props.now)))
     throw problem('link-expired', 'This sign-up link has expired or was used: sign up again');
-  if (props.userId) return props.userId;
+  // The link was mailed to the address: opening it proves the mailbox (one who exists also gave their password and
+  // second factor, so what they set up is theirs).
+  if (props.userId) {
+    await markEmailVerified(trx, props.userId, props.now);
+    return props.userId;
+  }
   const userId = newId('user', props.now.getTime());
-  if (!(await insertUser(trx, { id: userId, email: signUp.email, name: null, created_at: props.now })))
+  const person = { id: userId, email: signUp.email, name: null, created_at: props.now, email_verified_at: props.now };
+  if (!(await insertUser(trx, person)))
     throw problem('conflict', 'This address was just signed up another way: open the link again');
   if (props.passwordHash) await updatePasswordHash(trx, userId, props.passwordHash);
   return userId;

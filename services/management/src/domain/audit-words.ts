@@ -36,6 +36,11 @@ const SAY: Record<(typeof AUDIT_ACTIONS)[number], Say> = {
   'member.two_factor_enabled': () => 'turned two-factor sign-in on',
   'member.two_factor_disabled': () => 'turned two-factor sign-in off',
   'member.recovery_codes_renewed': () => 'made new recovery codes',
+  'member.credentials_removed': (_t, d) => {
+    const what = Array.isArray(d['removed']) ? d['removed'].map(text).filter(Boolean) : [];
+    const via = d['via'] === 'sso' ? 'single sign-on' : 'a reset link';
+    return `proved their e-mail address with ${via}: ${what.join(', ') || 'what was'} set up before it was verified removed`;
+  },
   'account.two_factor_required': (_t, d) =>
     d['require_two_factor'] === false ? 'stopped requiring two-factor sign-in' : 'required two-factor sign-in',
   'api_key.created': (t, d) => `created ${d['type'] ? `a ${text(d['type'])} key, ` : ''}${t}`,

@@ -9,6 +9,7 @@ import {
   type SessionInfo,
 } from '@intake/shared';
 import { findInvitation } from './members';
+import { proveMailbox, type Removed } from './mailbox-proof';
 import { spendSecondFactor } from './two-factor';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from './passwords';
 import {
@@ -80,19 +81,52 @@ export function requestPasswordReset(
   })().catch((err) => platform.logger.warn({ err }, 'a password reset could not be sent'));
 }
 
-/** Sets a new password with a reset token (once, within the hour); every session of the person ends. */
-export async function resetPassword(platform: Pick<Platform, 'db' | 'clock'>, token: string, password: string) {
+/**
+ * Sets a new password with a reset token (once, within the hour); every session of the person ends. The link proves
+ * the mailbox: a person whose address no one had proven also loses the authenticator and recovery codes set up
+ * before (docs/people.md, "Whose address"), which a mail to the address says.
+ */
+export async function resetPassword(
+  platform: Pick<Platform, 'db' | 'clock' | 'config' | 'logger'>,
+  token: string,
+  password: string,
+  client?: Client,
+) {
   const now = platform.clock.now();
-  await platform.db.transaction(async (trx) => {
+  const { email, removed } = await platform.db.transaction(async (trx) => {
     const userId = await spendPasswordReset(trx, sha256Hex(token.slice(0, 100)), now);
     const user = userId ? await findPerson(trx, userId) : undefined;
     if (!user) throw problem('link-expired', 'This reset link has expired or was used: ask for a new one');
     checkPasswordPolicy(password, user.email);
+    const removed = await proveMailbox(trx, { userId: user.user_id, via: 'reset link', now, client });
     await updatePasswordHash(trx, user.user_id, await hashPassword(password));
     await endSessionsOfUser(trx, user.user_id);
     for (const m of await activeMemberships(trx, user.user_id))
-      await recordMemberAudit(trx, m, { action: 'password.changed', details: { via: 'reset link' } }, now);
+      await recordMemberAudit(trx, m, { action: 'password.changed', details: { via: 'reset link' }, ...client }, now);
+    return { email: user.email, removed };
   });
+  if (removed.length > 0) await mailRemoved(platform, email, removed);
+}
+
+/** Tells the mailbox's owner that their reset removed an authenticator someone set up before the address was proven. */
+async function mailRemoved(platform: Pick<Platform, 'config' | 'logger'>, email: string, removed: Removed) {
+  const mailer = createMailer(platform.config, platform.logger);
+  try {
+    await mailer.send({
+      to: [email],
+      subject: 'Your Intake password is changed, and two-factor sign-in is off',
+      text:
+        `The password of ${email} on Intake was changed with a reset link. Until now no one had proven that this ` +
+        `address is theirs (it joined through an invitation link, which the person who invites holds too), so the ` +
+        `${removed.join(' and the ')} set up on it before were removed: whoever set them up may not have been you.\n\n` +
+        `If you set up the authenticator app yourself, set it up again on the console's Security page:\n\n` +
+        `${platform.config.PUBLIC_BASE_URL}/console/security\n`,
+    });
+  } catch (err) {
+    platform.logger.warn({ err }, 'the mail about a removed authenticator could not be sent');
+  } finally {
+    mailer.close();
+  }
 }
 
 /**

@@ -13,6 +13,7 @@ import { insertMember, pendingInvitations } from '../repositories/member.reposit
 import { openMemberSession, type Client } from './sign-in';
 import { activeMemberships, findUserByEmail, insertUser } from '../repositories/person.repository';
 import { findAccountSettings } from '../repositories/account.repository';
+import { proveMailbox } from './mailbox-proof';
 
 /** A sign-in refused: said on a readable page, with no session. `detail` is text, never markup. */
 export class SsoRefusal extends Error {
@@ -86,6 +87,14 @@ async function refusal(people: People, email: string): Promise<SsoRefusal> {
 }
 
 /**
+ * The identity proves the person's mailbox: a person whose address no one had proven (made by an invitation link)
+ * loses the password, authenticator and recovery codes set up on it, and their sessions (docs/people.md, "Whose
+ * address").
+ */
+const proven = (trx: Trx, userId: string, people: People) =>
+  proveMailbox(trx, { userId, via: 'sso', now: people.now, client: people.client });
+
+/**
  * Signs in the person with this verified e-mail to their active membership used last. Someone new to this
  * installation (no person with the e-mail yet) joins OIDC_AUTO_JOIN_ACCOUNT when it is set; a person who exists
  * but has no active membership (removed, or only invited) is refused: an invitation is joined only by its link.
@@ -94,7 +103,11 @@ export async function signInIdentity(people: People, identity: Identity): Promis
   const { db } = people;
   const user = await findUserByEmail(db, identity.email);
   const [member] = user ? await activeMemberships(db, user.id) : [];
-  if (member) return open(db, member, people);
+  if (user && member)
+    return db.transaction(async (trx) => {
+      await proven(trx, user.id, people);
+      return open(trx, member, people);
+    });
   if (user || !people.config.OIDC_AUTO_JOIN_ACCOUNT || !people.config.OIDC_AUTO_JOIN_ROLE)
     throw await refusal(people, identity.email);
   return autoJoin(people, identity, people.config.OIDC_AUTO_JOIN_ACCOUNT, people.config.OIDC_AUTO_JOIN_ROLE);
@@ -107,8 +120,8 @@ async function autoJoin(people: People, identity: Identity, accountId: string, r
   return db.transaction(async (trx) => {
     const userId = newId('user', now.getTime());
     // Someone else created the person at the same moment: they are not new, so no auto-join.
-    if (!(await insertUser(trx, { id: userId, email: identity.email, name: identity.name, created_at: now })))
-      throw noMembership(identity.email);
+    const person = { id: userId, email: identity.email, name: identity.name, created_at: now, email_verified_at: now };
+    if (!(await insertUser(trx, person))) throw noMembership(identity.email);
     const member = { id: newId('member', now.getTime()), account_id: accountId, email: identity.email };
     const joinedNow = { ...member, user_id: userId, role: role as Role, status: 'active' as const, created_at: now };
     if (!(await insertMember(trx, joinedNow)))
@@ -124,7 +137,8 @@ async function autoJoin(people: People, identity: Identity, accountId: string, r
 
 /**
  * Joins an invitation with the SSO identity: only when the identity's verified e-mail is the invitation's, and once
- * (the invitation is spent in the same transaction). The person is created without a password when new.
+ * (the invitation is spent in the same transaction). The person is created without a password when new, and the
+ * identity proves their mailbox.
  */
 export async function joinIdentity(people: People, identity: Identity, token: string): Promise<SignedInBySso> {
   const { db, now } = people;
@@ -142,6 +156,7 @@ export async function joinIdentity(people: People, identity: Identity, token: st
   return db.transaction(async (trx) => {
     const userId = await joinMember(trx, { invitation, user, name: identity.name, passwordHash: undefined, now });
     if (!userId) throw expired();
+    await proven(trx, userId, people);
     const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
     await joined(trx, member, people, 'invitation');
     return open(trx, member, people);

@@ -10,6 +10,7 @@ export interface UserRow {
   totp_enabled_at: Date | null;
   recovery_codes: string[];
   totp_last_step?: string | number | null;
+  email_verified_at?: Date | null;
 }
 
 /** A person as their second factor needs them, found from one of their memberships (or by id). */
@@ -60,10 +61,13 @@ export async function memberHasSecondFactor(db: Queryable, memberId: string): Pr
   return Boolean((await findPersonOfMember(db, memberId))?.totp_enabled_at);
 }
 
-/** Creates a person; returns whether it was created (false: the e-mail belongs to someone already). */
+/**
+ * Creates a person; returns whether it was created (false: the e-mail belongs to someone already).
+ * `email_verified_at`: when the way they came proved their mailbox (SSO, a sign-up link); left out for an invitation.
+ */
 export async function insertUser(
   db: Queryable,
-  user: { id: string; email: string; name: string | null; created_at: Date },
+  user: { id: string; email: string; name: string | null; created_at: Date; email_verified_at?: Date },
 ): Promise<boolean> {
   const rows = await db('users').insert(user).onConflict('email').ignore().returning('id');
   return rows.length > 0;
@@ -144,4 +148,42 @@ export async function spendPasswordReset(db: Queryable, tokenHash: string, now: 
 export async function endSessionsOfUser(db: Queryable, userId: string): Promise<void> {
   const memberIds = db('members').where('user_id', userId).select('id');
   await db('console_sessions').whereIn('member_id', memberIds).delete();
+}
+
+/** What a person holds that proving their mailbox may take away, read under a row lock (to change it next). */
+export interface UnprovenPerson {
+  email_verified_at: Date | null;
+  password_hash: string | null;
+  totp_secret: string | null;
+  totp_enabled_at: Date | null;
+  recovery_codes: string[];
+}
+
+export async function lockPersonCredentials(db: Queryable, userId: string): Promise<UnprovenPerson | undefined> {
+  return db('users')
+    .where('id', userId)
+    .forUpdate()
+    .first('email_verified_at', 'password_hash', 'totp_secret', 'totp_enabled_at', 'recovery_codes');
+}
+
+/**
+ * Marks the person's mailbox proven at `now` (when it was not yet), removing with it what `remove` names: the
+ * password, the authenticator (its secret, enrolment and last step) and the recovery codes.
+ */
+export async function markEmailVerified(
+  db: Queryable,
+  userId: string,
+  now: Date,
+  remove: { password?: boolean; secondFactor?: boolean } = {},
+): Promise<void> {
+  await db('users')
+    .where('id', userId)
+    .whereNull('email_verified_at')
+    .update({
+      email_verified_at: now,
+      ...(remove.password ? { password_hash: null } : {}),
+      ...(remove.secondFactor
+        ? { totp_secret: null, totp_enabled_at: null, totp_last_step: null, recovery_codes: JSON.stringify([]) }
+        : {}),
+    });
 }

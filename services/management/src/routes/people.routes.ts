@@ -144,11 +144,15 @@ export const confirmPasswordResetRoute = signInRoute({
   path: '/v1/password-resets/confirm',
   operationId: 'confirmPasswordReset',
   summary: 'Choose a new password with a reset link’s token (every session of the person ends)',
+  description:
+    'The link proves the mailbox: when no one had proven this address before (a person made by an invitation ' +
+    'link), the authenticator and recovery codes set up on it are removed too, audited as ' +
+    '`member.credentials_removed` and said in a mail to the address.',
   body: Type.Object({ token: Token, password: Password }, { additionalProperties: false }),
   responses: { 204: { description: 'Changed; sign in with it' } },
   problems: ['link-expired'],
   async handler(ctx, { body }, platform: Platform) {
-    await resetPassword(platform, body.token, body.password);
+    await resetPassword(platform, body.token, body.password, clientOf(ctx));
   },
 });
 

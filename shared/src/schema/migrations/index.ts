@@ -35,6 +35,7 @@ import * as dashboard from './035-dashboard';
 import * as signUps from './036-sign-ups';
 import * as integrations from './037-integrations';
 import * as searchMergePerBatch from './038-search-merge-per-batch';
+import * as emailVerification from './039-email-verification';
 
 export interface Migration {
   name: string;
@@ -81,4 +82,5 @@ export const migrations: Migration[] = [
   { name: '036-sign-ups', ...signUps },
   { name: '037-integrations', ...integrations },
   { name: '038-search-merge-per-batch', ...searchMergePerBatch },
+  { name: '039-email-verification', ...emailVerification },
 ];
