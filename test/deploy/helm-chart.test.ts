@@ -826,6 +826,17 @@ function monitoringCases({ render }: Helm) {
     expectCollectorNames(monitor);
   });
 
+  it('ships the Grafana dashboard as a ConfigMap for Grafana’s sidecar when asked for', async () => {
+    expect((await render([])).some((o) => o.kind === 'ConfigMap')).toBe(false);
+    const objects = await render(['--set', 'metrics.dashboards.enabled=true']);
+    const map = objects.find((o) => o.kind === 'ConfigMap') as K8sObject & { data: Record<string, string> };
+    await validateObject(map);
+    expect(map.metadata.labels?.['grafana_dashboard']).toBe('1');
+    expect(JSON.parse(map.data['intake-dashboard.json'] ?? '')).toEqual(
+      JSON.parse(read('deploy/grafana/intake-dashboard.json')),
+    );
+  });
+
   it('scales delivery on its pending requests with KEDA instead of its CPU HPA, and lets Prometheus scrape', async () => {
     const objects = await render(['--set', 'keda.enabled=true']);
     const scaled = objects.find((o) => o.kind === 'ScaledObject') as K8sObject;
