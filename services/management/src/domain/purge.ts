@@ -1,4 +1,6 @@
 import {
+  instruments,
+  observeGauge,
   problem,
   recordAudit,
   recordPurged,
@@ -19,6 +21,8 @@ import {
   deleteEmptyTrashedForms,
   takePurgeTallies,
   tombstoneSubmissions,
+  purgeLagSeconds,
+  underFormPurgeLock,
   type PurgeForm,
   startPurgeTransaction,
 } from '../repositories/purge.repository';
@@ -71,8 +75,16 @@ export interface PurgePace {
   duty?: number;
 }
 
-/** What one run removed, by reason; `left` counts batches left for the next run (storage or database refused). */
-export type PurgeCounts = Record<Exclude<PurgeReason, 'request'>, number> & { left: number };
+/**
+ * What one run removed, by reason; `left` counts batches left for the next run (storage or database refused);
+ * `skipped` the forms another replica was purging (it has them); `raced` the submissions a batch selected that were
+ * gone before it removed them (an erasure, or a purge of another replica: double work, 0 when the forms' locks hold).
+ */
+export type PurgeCounts = Record<Exclude<PurgeReason, 'request'>, number> & {
+  left: number;
+  skipped: number;
+  raced: number;
+};
 
 /**
  * Removes one batch of one form: the files first, then (only if storage took them) the rows in one short transaction.
@@ -154,25 +166,41 @@ type NextBatch = (db: Queryable, limit: number) => Promise<string[]>;
  * One purge run: for every form, what its retention, spam retention and delete-after-delivery make due, in batches
  * of `batchSize` until none is left, a batch is left for the next run, or `signal` aborts (a stopping process ends
  * its run between batches). Nothing is remembered between runs: what is due is found again, so a run that dies
- * halfway is resumed by the next one, on this replica or another (two replicas purging at once delete the same
- * rows twice, which is harmless). Each batch adds what it removed to its account's purge tally in its own
+ * halfway is resumed by the next one, on this replica or another. Each form is purged under an advisory lock of its
+ * own, taken without waiting: replicas purging at once split the forms between them, and never select the same rows
+ * (before, every replica walked every form in the same order, selected the same batches and waited on each other's
+ * row locks: contention, not throughput). Each batch adds what it removed to its account's purge tally in its own
  * transaction, and the end of a run turns every tally into one `submissions.purged` entry in that account's audit
  * log: a run killed halfway leaves its tally to the next run's entry, so what it removed is audited all the same.
  */
 export async function purgeDue(
-  props: Deps & PurgePace & { signal?: AbortSignal; trashDays?: number },
+  props: Deps &
+    PurgePace & {
+      signal?: AbortSignal;
+      trashDays?: number;
+      /** Benchmarks only: purge without the forms' locks, as every replica did before (bench/purge-replicas.js). */
+      uncoordinated?: boolean;
+    },
 ): Promise<PurgeCounts> {
   const { db } = props;
   const batchSize = props.batchSize ?? PURGE_BATCH;
   const duty = props.duty ?? PURGE_DUTY;
   const trashDays = props.trashDays ?? TRASH_DAYS;
-  const counts: PurgeCounts = { retention: 0, spam: 0, delivered: 0, trash: 0, left: 0 };
+  const counts: PurgeCounts = { retention: 0, spam: 0, delivered: 0, trash: 0, left: 0, skipped: 0, raced: 0 };
   const now = props.clock.now();
   try {
     for (const form of await findPurgeForms(db)) {
-      for (const task of tasksOf(form, now, trashDays)) {
-        if (!(await purgeTask({ ...props, batchSize, duty, form, task, counts }))) return counts;
-      }
+      const purgeForm = async () => {
+        for (const task of tasksOf(form, now, trashDays))
+          if (!(await purgeTask({ ...props, batchSize, duty, form, task, counts }))) return false;
+        return true;
+      };
+      // One replica at a time per form: another one holding it is purging it now; this one goes on with the next.
+      const run = props.uncoordinated
+        ? { locked: true as const, value: await purgeForm() }
+        : await underFormPurgeLock(db, form.id, purgeForm);
+      if (!run.locked) counts.skipped++;
+      else if (!run.value) return counts;
     }
     // Forms whose time in the trash is up, once their submissions are gone (their webhooks go with them).
     await deleteEmptyTrashedForms(db, trashedBefore(now, trashDays));
@@ -228,6 +256,7 @@ async function purgeTask(
       return true;
     }
     props.counts[task.reason] += removed;
+    props.counts.raced += ids.length - removed;
     recordPurged({ reason: task.reason, count: removed });
     if (ids.length < batchSize) return true;
   }
@@ -239,11 +268,13 @@ async function purgeTask(
  */
 export function startPurger(props: Deps & PurgePace & { intervalMs: number; trashDays?: number }): Worker {
   const controller = new AbortController();
+  const lag = observePurgeLag({ db: props.db, clock: props.clock, trashDays: props.trashDays ?? TRASH_DAYS });
   let running: Promise<unknown> | undefined;
   const run = () => {
     running ??= purgeDue({ ...props, signal: controller.signal })
       .then((n) => {
-        if (n.retention + n.spam + n.delivered + n.trash + n.left > 0) props.logger.info({ purged: n }, 'purge run');
+        if (n.retention + n.spam + n.delivered + n.trash + n.left + n.raced > 0)
+          props.logger.info({ purged: n }, 'purge run');
       })
       .catch((err) => props.logger.warn({ err }, 'purge run failed; will retry'))
       .finally(() => (running = undefined));
@@ -256,9 +287,31 @@ export function startPurger(props: Deps & PurgePace & { intervalMs: number; tras
       clearImmediate(first);
       clearInterval(timer);
       controller.abort();
+      await lag.stop();
       await running;
     },
   };
+}
+
+/** How long a computed purge lag serves the scrapes that follow (one pass over the forms per pod at most this often). */
+const LAG_CACHE_MS = 30_000;
+
+/**
+ * `intake.purge.lag` at each scrape: how long the oldest submission due for removal has been due (`purgeLagSeconds`),
+ * computed at most every 30 s (the figure moves by hours, not seconds).
+ */
+export function observePurgeLag(props: Pick<Deps, 'db' | 'clock'> & { trashDays: number; cacheMs?: number }): Worker {
+  let last: { at: number; lag: Promise<number> } | undefined;
+  return observeGauge(instruments().purgeLag, () => {
+    const at = Date.now();
+    if (!last || at - last.at >= (props.cacheMs ?? LAG_CACHE_MS)) {
+      const lag = purgeLagSeconds(props.db, { now: props.clock.now(), trashDays: props.trashDays });
+      last = { at, lag };
+      // A failure is not kept: the next scrape asks again.
+      lag.catch(() => (last = undefined));
+    }
+    return last.lag;
+  });
 }
 
 /** Removes the given submissions of the account now, form by form, as retention does; throws 503 if storage refuses. */

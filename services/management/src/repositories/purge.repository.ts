@@ -30,6 +30,78 @@ export async function findPurgeForms(db: Queryable): Promise<PurgeForm[]> {
 }
 
 /**
+ * The purge's advisory locks are the two-key form (class, form): apart from the migrators' one-key lock. The class is
+ * an arbitrary constant ("PRG1").
+ */
+const PURGE_LOCK_CLASS = 0x50524731;
+
+/**
+ * Runs `work` under a session-level advisory lock on the form, taken without waiting on a connection of its own (held
+ * for the work, released after; a replica that dies releases it with its connection). Answers `{ locked: false }`
+ * at once when another replica holds it: two replicas never purge the same form at once, and each goes on with the
+ * forms the other does not hold.
+ */
+export async function underFormPurgeLock<T>(
+  db: Knex,
+  formId: string,
+  work: () => Promise<T>,
+): Promise<{ locked: false } | { locked: true; value: T }> {
+  const client = db.client as {
+    acquireConnection(): Promise<PgConnection>;
+    releaseConnection(c: PgConnection): Promise<void>;
+  };
+  const connection = await client.acquireConnection();
+  try {
+    const { rows } = await connection.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_lock($1, hashtext($2)) AS locked',
+      [PURGE_LOCK_CLASS, formId],
+    );
+    if (!rows[0]?.locked) return { locked: false };
+    try {
+      return { locked: true, value: await work() };
+    } finally {
+      await connection.query('SELECT pg_advisory_unlock($1, hashtext($2))', [PURGE_LOCK_CLASS, formId]);
+    }
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+interface PgConnection {
+  query<R>(sql: string, values: unknown[]): Promise<{ rows: R[] }>;
+}
+
+/**
+ * Seconds the oldest submission due for removal has been due, over every form (0 when none): past its form's
+ * retention or spam retention, or past its time in the trash (a submission there, or a form there with submissions
+ * left). One index probe per form with a limit (the (form_id, received_at) index, the spam and trash partial indexes).
+ */
+export async function purgeLagSeconds(db: Knex, props: { now: Date; trashDays: number }): Promise<number> {
+  const { rows } = await db.raw<{ rows: { lag: number | null }[] }>(
+    `WITH now AS (SELECT ?::timestamptz AS t, make_interval(days => ?) AS trash)
+     SELECT greatest(0, max(extract(epoch FROM due))) ::float AS lag FROM (
+       SELECT (SELECT t FROM now) - make_interval(days => f.retention_days) - o.received_at AS due
+       FROM forms f CROSS JOIN LATERAL (SELECT s.received_at FROM submissions s WHERE s.form_id = f.id
+                                        ORDER BY s.received_at LIMIT 1) o
+       WHERE f.retention_days IS NOT NULL
+       UNION ALL
+       SELECT (SELECT t FROM now) - make_interval(days => f.spam_retention_days) - o.received_at
+       FROM forms f CROSS JOIN LATERAL (SELECT s.received_at FROM submissions s WHERE s.form_id = f.id
+                                        AND s.status = 'spam' ORDER BY s.received_at LIMIT 1) o
+       WHERE f.spam_retention_days IS NOT NULL
+       UNION ALL
+       SELECT (SELECT t - trash FROM now) - o.deleted_at
+       FROM forms f CROSS JOIN LATERAL (SELECT s.deleted_at FROM submissions s WHERE s.form_id = f.id
+                                        AND s.deleted_at IS NOT NULL ORDER BY s.deleted_at LIMIT 1) o
+       UNION ALL
+       SELECT (SELECT t - trash FROM now) - f.deleted_at FROM forms f
+       WHERE f.deleted_at IS NOT NULL AND EXISTS (SELECT 1 FROM submissions s WHERE s.form_id = f.id)
+     ) d`,
+    [props.now, props.trashDays],
+  );
+  return Number(rows[0]?.lag ?? 0);
+}
+
+/**
  * Up to `limit` of the form's submissions that went to the trash before `before`, or (`all`, for a form that went
  * there before it) any of its submissions.
  */
