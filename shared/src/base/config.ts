@@ -180,7 +180,8 @@ const Env = Type.Object({
     default: '15m',
     description:
       'a delivery or mail still waiting this long after it was made, or after the pump asked for it, is asked for ' +
-      'again: a lost, purged or restored stream took its request',
+      'again: a lost, purged or restored stream took its request; a received submission this old without a delivery ' +
+      'for a webhook its form had is fanned out again: a lost stream, or a full bounded one, took its event',
   }),
   WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({
     minimum: 1,
