@@ -64,9 +64,13 @@ describe('npm start’s /metrics', () => {
       const { text, families } = await eventually(
         async () => {
           const s = await scrape(metricsPort);
-          return sumOf(s.families.get('intake_deliveries_total'), { outcome: 'succeeded' }) >= 3 ? s : undefined;
+          const delivered = sumOf(s.families.get('intake_deliveries_total'), { outcome: 'succeeded' }) >= 3;
+          // A thread busy past the scrape's wait is left out of that scrape: the next one has it.
+          return delivered && s.families.has('intake_purge_lag') && s.families.has('intake_webhooks_failing')
+            ? s
+            : undefined;
         },
-        { message: 'three deliveries on /metrics' },
+        { message: 'three deliveries and both threads’ gauges on /metrics' },
       ).catch(async (err: unknown) => {
         console.log(
           (await scrape(metricsPort)).text
@@ -86,6 +90,9 @@ describe('npm start’s /metrics', () => {
       expect(sumOf(families.get('intake_delivery_attempts_total'), { outcome: 'success' })).toBe(3);
       expect(latency?.type).toBe('HISTOGRAM');
       expect(Number(latency?.metrics[0]?.buckets?.['+Inf'])).toBe(3);
+      // The bookkeeping thread's (management's purge) and the background thread's gauges from Postgres.
+      expect(families.get('intake_purge_lag')?.metrics.map((m) => m.value)).toEqual(['0']);
+      expect(families.get('intake_webhooks_failing')?.metrics.map((m) => m.value)).toEqual(['0']);
       // The main thread's, in the same exposition.
       expect(sumOf(families.get('intake_submissions_total'), { outcome: 'received' })).toBe(3);
       expect(families.get('intake_consumer_pending')?.metrics.length).toBeGreaterThan(0);
