@@ -3,7 +3,7 @@ import { newId } from '../contracts/time';
 import type { SecretBox } from '../base/secrets';
 import { insertDelivery, type DeliveryRow, type DeliveryStatus } from '../webhooks/deliveries.repository';
 import { generateWebhookSecret } from '../webhooks/sender';
-import type { WebhookFormat } from '../webhooks/chat';
+import { isChatFormat, shownChatUrl, type WebhookFormat } from '../webhooks/chat';
 
 /**
  * Factories for webhooks and deliveries, built as the product builds them: a webhook's secret is
@@ -24,7 +24,10 @@ export const webhookFactories = {
       id,
       account_id: props.accountId,
       form_id: props.formId,
-      url,
+      // A chat webhook's URL sealed as management stores it, only what may be shown in `url`.
+      ...(props.format && isChatFormat(props.format)
+        ? { url: shownChatUrl(url), credential: platform.secrets.seal(url) }
+        : { url }),
       enabled: props.enabled ?? true,
       format: props.format ?? 'standard',
       secret: platform.secrets.seal(secret),

@@ -15,6 +15,23 @@ export function isChatFormat(format: string): format is ChatFormat {
   return (CHAT_FORMATS as readonly string[]).includes(format);
 }
 
+/**
+ * A chat webhook's URL as Intake shows and stores it in the clear: its scheme and host, and of its path only `…` and
+ * the last four characters. Slack, Discord and Teams put the webhook's secret in the path (and Teams' workflows in
+ * the query): whoever has the URL posts to the channel, so the whole URL is sealed with SECRETS_KEY (in
+ * `webhooks.credential`, as an integration's credential) and never shown again.
+ */
+export function shownChatUrl(raw: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return '…';
+  }
+  const rest = `${url.pathname}${url.search}`;
+  return `${url.protocol}//${url.host}/…${rest.length >= 16 ? rest.slice(-4) : ''}`;
+}
+
 /** What a chat message tells: the form, the fields in their posted order, the files, a link to the console. */
 export interface ChatContext {
   /** The envelope type (`submission.created`, `webhook.test`). */

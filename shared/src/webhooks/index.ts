@@ -10,7 +10,7 @@ export {
   type Envelope,
   type EventType,
 } from './sender';
-export { chatBody, WEBHOOK_FORMATS, type ChatFormat, type WebhookFormat } from './chat';
+export { chatBody, isChatFormat, shownChatUrl, WEBHOOK_FORMATS, type ChatFormat, type WebhookFormat } from './chat';
 export {
   INTEGRATION_FORMATS,
   isIntegration,

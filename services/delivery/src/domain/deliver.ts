@@ -21,6 +21,7 @@ import {
   type Within,
   type WebhookAgent,
   recordGroupOrEach,
+  isChatFormat,
   isIntegration,
 } from '@intake/shared';
 import { sendToIntegration, type IntegrationApis } from '../integrations';
@@ -454,7 +455,11 @@ function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: numbe
     );
   return sendWebhook({
     agent: deps.agent,
-    url: target.url,
+    // A chat webhook's URL is its credential, sealed (its `url` is only what may be shown); one stored before: as is.
+    url:
+      isChatFormat(target.format) && target.sealed_credential
+        ? deps.secrets.open(target.sealed_credential)
+        : target.url,
     webhookId: target.webhook_id,
     allowPrivateNetworks: deps.config.WEBHOOK_ALLOW_PRIVATE_NETWORKS,
     timeoutMs: deps.config.WEBHOOK_TIMEOUT_MS,

@@ -9,7 +9,7 @@ export interface DeliveryTarget extends DeliveryRow {
   format: WebhookFormat;
   /** An integration's destination; null for a webhook. */
   destination: Destination | null;
-  /** An integration's credential, sealed with SECRETS_KEY; null for a webhook. */
+  /** An integration's credential, or a chat webhook's whole URL, sealed with SECRETS_KEY; null for a standard webhook. */
   sealed_credential: string | null;
   /** For a chat message's title. */
   form_name: string;

@@ -12,8 +12,10 @@ import {
   type SecretBox,
   type TestPingAnswer,
   type WebhookFormat,
+  isChatFormat,
   isIntegration,
 } from '@intake/shared';
+import { fullUrl, storedUrl } from './chat-urls';
 import { integrationSettings, type DestinationInput, type IntegrationSettings } from './integrations';
 import { auditChange, changedFields, type Entry } from './audit-trail';
 import { replayableWebhook } from './deliveries';
@@ -70,8 +72,14 @@ function sameTarget(a: string, b: string): boolean {
 }
 
 /** 409 conflict when another webhook of the form already sends to this URL (each would get every submission twice). */
-async function assertNewTarget(db: Db, accountId: string, formId: string, url: string, self?: string): Promise<void> {
-  const same = (await listWebhooksOfForm(db, accountId, formId)).find((w) => w.id !== self && sameTarget(w.url, url));
+async function assertNewTarget(
+  props: { db: Db; secrets: SecretBox; accountId: string; formId: string; url: string },
+  self?: string,
+): Promise<void> {
+  const { db, secrets, accountId, formId, url } = props;
+  const same = (await listWebhooksOfForm(db, accountId, formId)).find(
+    (w) => w.id !== self && sameTarget(fullUrl(w, secrets), url),
+  );
   if (same) throw problem('conflict', `This form already has a webhook to this URL (${same.id})`);
 }
 
@@ -122,18 +130,19 @@ export async function createWebhook(
   if (!(await formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
   const format = props.format ?? 'standard';
   const { url, integration } = await targetOf({ ...props, format });
-  await assertNewTarget(db, accountId, formId, url);
+  await assertNewTarget({ ...props, url });
   const plainSecret = generateWebhookSecret();
   const row = await db.transaction(async (trx) => {
     const created = await insertWebhook(trx, {
       id: newId('webhook', now.getTime()),
       account_id: accountId,
       form_id: formId,
-      url,
       format,
       secret: props.secrets.seal(plainSecret),
       destination: integration?.destination ?? null,
-      credential: integration ? props.secrets.seal(integration.credential) : null,
+      ...(integration
+        ? { url, credential: props.secrets.seal(integration.credential) }
+        : storedUrl(format, url, props.secrets)),
       created_at: now,
       updated_at: now,
     });
@@ -217,8 +226,23 @@ async function changedTarget(
   if (changes.format !== undefined && isIntegration(changes.format))
     notTaken('format', 'cannot make a webhook an integration: add the integration instead');
   if (changes.destination !== undefined) notTaken('destination', 'is only taken by google_sheets, airtable and notion');
-  if (changes.url !== undefined) await assertAllowedUrl(changes.url, props.config);
-  return changes.url !== undefined ? { url: changes.url } : {};
+  // A chat webhook's URL as shown, sent back unchanged (a form saved as it was), is no new URL.
+  const url = isChatFormat(current.format) && changes.url === current.url ? undefined : changes.url;
+  if (url !== undefined) await assertAllowedUrl(url, props.config);
+  return url !== undefined ? { url } : {};
+}
+
+/**
+ * How a webhook's new URL or format is stored: a chat webhook's URL sealed (chat-urls.ts), a standard one's in the
+ * clear; nothing when neither changes.
+ */
+function storedChange(
+  current: WebhookRow,
+  changes: { url?: string; format?: WebhookFormat },
+  secrets: SecretBox,
+): { url?: string; credential?: string | null } {
+  if (isIntegration(current.format) || (changes.url === undefined && changes.format === undefined)) return {};
+  return storedUrl(changes.format ?? current.format, changes.url ?? fullUrl(current, secrets), secrets);
 }
 
 /**
@@ -231,11 +255,14 @@ export async function updateWebhook(
   const { db, accountId, id, changes } = props;
   const current = await findOr404(db, accountId, id);
   const { url, integration } = await changedTarget({ ...props, current });
-  if (url !== undefined) await assertNewTarget(db, accountId, current.form_id, url, id);
+  if (url !== undefined)
+    await assertNewTarget({ db, secrets: props.secrets, accountId, formId: current.form_id, url }, id);
   const plainSecret = changes.rotate_secret ? generateWebhookSecret() : undefined;
   const row = await db.transaction(async (trx) => {
     const updated = await updateWebhookRow(trx, accountId, id, {
-      ...(url !== undefined ? { url } : {}),
+      ...(integration && url !== undefined
+        ? { url }
+        : storedChange(current, { url, format: changes.format }, props.secrets)),
       ...(changes.enabled !== undefined ? { enabled: changes.enabled } : {}),
       ...(changes.format !== undefined ? { format: changes.format } : {}),
       ...(integration

@@ -1,4 +1,11 @@
-import { NEWEST_FIRST, type DeliveryRow, type Queryable } from '@intake/shared';
+import {
+  isChatFormat,
+  NEWEST_FIRST,
+  shownChatUrl,
+  type DeliveryRow,
+  type Queryable,
+  type WebhookFormat,
+} from '@intake/shared';
 
 /** A delivery as the log shows it (its envelope data stays out of the log). */
 export type DeliveryLogRow = Omit<DeliveryRow, 'account_id' | 'form_id' | 'data'>;
@@ -98,11 +105,12 @@ export async function findDelivery(
 /** The current URL of each of the account's webhooks in `ids`, by id. */
 export async function findWebhookUrls(db: Queryable, accountId: string, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const rows: { id: string; url: string }[] = await db('webhooks')
+  const rows: { id: string; url: string; format: WebhookFormat; credential: string | null }[] = await db('webhooks')
     .where({ account_id: accountId })
     .whereIn('id', [...new Set(ids)])
-    .select('id', 'url');
-  return new Map(rows.map((r) => [r.id, r.url]));
+    .select('id', 'url', 'format', 'credential');
+  // A chat webhook's URL is its credential: only what may be shown of it.
+  return new Map(rows.map((r) => [r.id, isChatFormat(r.format) && !r.credential ? shownChatUrl(r.url) : r.url]));
 }
 
 export async function isWebhookEnabled(db: Queryable, accountId: string, webhookId: string): Promise<boolean> {

@@ -13,7 +13,10 @@ export interface WebhookRow {
   secret: string;
   /** An integration's destination (no credential in it); null for a webhook. */
   destination: Destination | null;
-  /** An integration's credential, sealed with SECRETS_KEY; never presented. Null for a webhook. */
+  /**
+   * Sealed with SECRETS_KEY, never presented: an integration's credential, or a chat webhook's whole URL (its `url`
+   * then holds only what may be shown). Null for a standard webhook.
+   */
   credential: string | null;
   last_success_at: Date | null;
   last_failure_at: Date | null;
@@ -140,4 +143,22 @@ export async function queueReplays(
 
 export async function deleteWebhookRow(db: Queryable, accountId: string, id: string): Promise<boolean> {
   return (await db('webhooks').where({ account_id: accountId, id }).delete()) > 0;
+}
+
+/** Chat webhooks whose URL is not sealed yet, across accounts (the management process's upkeep). */
+export async function chatWebhooksInTheClear(db: Queryable): Promise<Pick<WebhookRow, 'id' | 'url' | 'format'>[]> {
+  return db('webhooks')
+    .whereIn('format', ['slack', 'discord', 'teams'])
+    .whereNull('credential')
+    .select('id', 'url', 'format');
+}
+
+/** Stores a chat webhook's URL sealed, unless it changed meanwhile (`url` is still the one that was sealed). */
+export async function sealChatUrl(
+  db: Queryable,
+  id: string,
+  was: string,
+  stored: { url: string; credential: string | null },
+): Promise<void> {
+  await db('webhooks').where({ id, url: was }).whereNull('credential').update(stored);
 }

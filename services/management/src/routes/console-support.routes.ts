@@ -3,6 +3,7 @@ import { isIntegration, newId, problem, route, signedRequest, type Platform } fr
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from '../domain/deliveries';
 import { bulkChange } from '../domain/inbox';
 import { findFormName, findWebhook } from '../repositories/webhook.repository';
+import { shownUrl } from '../domain/chat-urls';
 import { Delivery, presentDelivery } from './deliveries.routes';
 import { IdParams, List } from './schemas';
 
@@ -97,12 +98,12 @@ export const getWebhookSampleRoute = route({
       },
     });
     const curl = [
-      `curl -X POST ${shellQuote(webhook.url)}`,
+      `curl -X POST ${shellQuote(shownUrl(webhook))}`,
       ...Object.entries(headers).map(([k, v]) => `-H ${shellQuote(`${k}: ${v}`)}`),
       `--data-raw ${shellQuote(body)}`,
     ].join(' \\\n  ');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { method: 'POST', url: webhook.url, headers, body, curl };
+    ctx.body = { method: 'POST', url: shownUrl(webhook), headers, body, curl };
   },
 });
 

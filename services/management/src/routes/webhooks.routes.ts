@@ -10,6 +10,7 @@ import {
   updateWebhook,
   type WebhookWithHealth,
 } from '../domain/webhooks';
+import { shownUrl } from '../domain/chat-urls';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from './schemas';
 import { when } from './submission-filters';
 
@@ -76,7 +77,12 @@ const Webhook = Type.Object(
   {
     id: Type.String({ description: '`wh_...`' }),
     form_id: Type.String({ description: '`frm_...`' }),
-    url: Type.String({ description: 'delivery target (https); an integration’s: its destination’s page' }),
+    url: Type.String({
+      description:
+        'delivery target (https); an integration’s: its destination’s page. A chat webhook’s (`slack`, `discord`, ' +
+        '`teams`) is its credential: sealed at rest, and shown only as scheme, host, `/…` and the last four ' +
+        'characters (`https://hooks.slack.com/…Xy7Q`)',
+    }),
     enabled: Type.Boolean(),
     format: Format,
     destination: Destination,
@@ -115,7 +121,7 @@ function present(row: WebhookWithHealth) {
   return {
     id: row.id,
     form_id: row.form_id,
-    url: row.url,
+    url: shownUrl(row),
     enabled: row.enabled,
     format: row.format,
     ...(row.destination ? { destination: row.destination } : {}),

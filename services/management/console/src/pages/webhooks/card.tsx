@@ -127,9 +127,12 @@ export function WebhookCard(props: CardProps) {
   );
 }
 
+/** A chat webhook's URL is its credential: the API shows only its host, so a new one is typed whole. */
+const CHAT_FORMATS: Webhook['format'][] = ['slack', 'discord', 'teams'];
+
 /** Changes the webhook's URL in place; the refusal of a URL is said at the field. */
 function EditUrl({ hook, onDone }: { hook: Webhook; onDone(changed?: string): void }) {
-  const [url, setUrl] = useState(hook.url);
+  const [url, setUrl] = useState(CHAT_FORMATS.includes(hook.format) ? '' : hook.url);
   const save = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
