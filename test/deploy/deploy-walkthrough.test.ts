@@ -137,6 +137,15 @@ describe('docs/deploy.md: the production install, as a reader copies it', () => 
   describe('rendered and validated', () => renderCases(h, release));
   describe('its Secrets and NATS', () => wiringCases(release));
   describe('its figures', () => figureCases(release));
+
+  it('docs/scaling.md’s connections for the chart’s defaults are the ones the chart renders', async () => {
+    const defaults = releaseFigures(await h.render([], { name: 'intake', namespace: 'forms' }));
+    const scaling = readFileSync(path.join(root, 'docs/scaling.md'), 'utf8').replace(/\s+/g, ' ');
+    const [ingest, management, delivery, usage] = defaults.most;
+    expect(scaling).toContain(
+      `(${ingest} + ${management} + ${delivery} + ${usage}) × 10 + ${ingest} + ${management} + 2 = ${defaults.connections}`,
+    );
+  });
 });
 
 function renderCases(h: Helm, release: Release) {
@@ -325,6 +334,7 @@ function releaseFigures(objects: K8sObject[]) {
   });
   return {
     connections,
+    most: rows.map((r) => r.max + r.surge),
     podsSentence: `ingest ${rows[0]?.max}, management ${rows[1]?.max}, delivery ${rows[2]?.max} and usage ${rows[3]?.max} pods`,
     min: requests((r) => r.min),
     max: requests((r) => r.max),

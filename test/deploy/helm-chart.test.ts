@@ -806,6 +806,11 @@ function monitoringCases({ render }: Helm) {
     const rule = objects.find((o) => o.kind === 'PrometheusRule') as K8sObject;
     // Both against the Prometheus Operator's CRD schemas.
     for (const crd of [monitor, rule]) await validateObject(crd);
+    // Each alert links the runbooks of the version deployed, not of a branch that moves on.
+    const links = JSON.stringify(rule.spec).match(/"runbook_url":"[^"#]+/g) ?? [];
+    expect(new Set(links)).toEqual(
+      new Set(['"runbook_url":"https://github.com/intake-forms/intake/blob/v0.1.0/docs/runbooks.md']),
+    );
     const rules = (rule.spec as { groups: { rules: Rule[] }[] }).groups.flatMap((g) => g.rules);
     expectRulesChecked(rules);
     expect(rules.map((r) => r.alert)).toEqual(
