@@ -331,10 +331,9 @@ function metricAndLogCases(steps: Steps) {
     expect(delta('intake.submissions{outcome=form-not-found}')).toBe(1);
     expect(delta('intake.submissions{outcome=bad-body}')).toBe(1);
     expect(delta('intake.ingest.duration{outcome=received}')).toBe(2); // histogram: the count
-    // Attempts are counted per webhook too (the failure rate per endpoint).
-    expect(delta(`intake.delivery.attempts{outcome=success,webhook_id=${ok.webhookId}}`)).toBe(1);
-    expect(delta(`intake.delivery.attempts{outcome=success,webhook_id=${flaky.webhookId}}`)).toBe(1);
-    expect(delta(`intake.delivery.attempts{outcome=http_error,webhook_id=${flaky.webhookId}}`)).toBe(1);
+    // Attempts by outcome only: a label per webhook reached the SDK's series cap (the failing webhooks are a gauge).
+    expect(delta('intake.delivery.attempts{outcome=success}')).toBe(2);
+    expect(delta('intake.delivery.attempts{outcome=http_error}')).toBe(1);
     expect(delta('intake.delivery.latency{}')).toBe(2); // post → webhook, at each 2xx
     expect(delta('intake.delivery.attempt.duration{outcome=http_error}')).toBe(1);
     expect(delta('intake.delivery.retries{}')).toBe(1);
