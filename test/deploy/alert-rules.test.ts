@@ -24,6 +24,41 @@ const staging = 'namespace="staging"';
 
 const cases: Case[] = [
   {
+    name: 'a fan-out behind by over half of what the events stream keeps pages; the same lag on a longer window does not',
+    series: [
+      // The fan-out's oldest pending event ages a minute a minute; the stream keeps an hour (bounded and full).
+      {
+        series: `intake_consumer_oldest_pending_age_seconds{${forms},service="rel-delivery",stream="INTAKE_EVENTS",consumer="fan-out"}`,
+        values: '0+60x60',
+      },
+      {
+        series: `intake_stream_oldest_age_seconds{${forms},service="rel-delivery",stream="INTAKE_EVENTS"}`,
+        values: '3600x60',
+      },
+      // Staging keeps a day: the same lag is far from its window.
+      {
+        series: `intake_consumer_oldest_pending_age_seconds{${staging},service="rel-delivery",stream="INTAKE_EVENTS",consumer="fan-out"}`,
+        values: '0+60x60',
+      },
+      {
+        series: `intake_stream_oldest_age_seconds{${staging},service="rel-delivery",stream="INTAKE_EVENTS"}`,
+        values: '86400x60',
+      },
+    ],
+    alerts: [
+      { eval_time: '25m', alertname: 'IntakeFanOutNearWindow', exp_alerts: [] },
+      {
+        eval_time: '40m',
+        alertname: 'IntakeFanOutNearWindow',
+        exp_alerts: [
+          {
+            exp_labels: { severity: 'critical', namespace: 'forms', stream: 'INTAKE_EVENTS', consumer: 'fan-out' },
+          },
+        ],
+      },
+    ],
+  },
+  {
     name: 'a migrate Job whose pod failed and was retried does not page; one failed for good does, then stops',
     series: [
       // Revision 3: one pod failed at 2m, the retry succeeded (the Job never got the Failed condition).
