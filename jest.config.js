@@ -99,4 +99,8 @@ module.exports = {
   // A test's own time, plus a process start-up's budget (a hook that starts a service waits up to that long).
   testTimeout: 30_000 + startupBudgetMs,
   maxWorkers: alone ? 1 : process.env.CI ? 2 : '50%',
+  // Tests always run in worker processes, never in Jest's own (Jest runs in band with one worker unless a memory limit
+  // is set): what a failing test leaves in its process (a pool, a relay polling) ends with the worker, which Jest
+  // stops at the end, instead of holding the run open ("Jest did not exit"). A worker past 2 GB idle is replaced too.
+  workerIdleMemoryLimit: '2GB',
 };

@@ -23,9 +23,9 @@ function processesWith(name: string, value: string): string[] {
 }
 
 /**
- * Jest on the fixtures in test/fixtures/cleanup (fault tests that fail on purpose, one in a test, one in its set-up),
- * with the suite's own configuration, in one process as the `.alone` part runs; every process it starts carries a mark
- * of this test's own in its environment.
+ * Jest on the fixtures in test/fixtures/cleanup (tests that fail on purpose: a fault test in its test, one in its
+ * set-up, one leaving a relay polling in its own process), with the suite's own configuration and one worker, as the
+ * `.alone` part runs; every process it starts carries a mark of this test's own in its environment.
  */
 describe('a run whose fault tests fail', () => {
   it('ends by itself, failed, and leaves no process running', async () => {
@@ -42,7 +42,7 @@ describe('a run whose fault tests fail', () => {
     delete env['JEST_ALONE'];
     const jest = spawn(
       process.execPath,
-      [require.resolve('jest/bin/jest'), '--ci', '--runInBand', '--config', 'test/fixtures/cleanup/jest.config.js'],
+      [require.resolve('jest/bin/jest'), '--ci', '--maxWorkers=1', '--config', 'test/fixtures/cleanup/jest.config.js'],
       { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
@@ -64,7 +64,7 @@ describe('a run whose fault tests fail', () => {
     const code = await exited;
 
     expect(code).toBe(1);
-    expect(output).toMatch(/Tests:\s+2 failed, 2 total/);
+    expect(output).toMatch(/Tests:\s+3 failed, 3 total/);
     expect(output).not.toContain('did not exit');
     const started = [...seen].join('\n');
     for (const expected of [
