@@ -34,7 +34,7 @@ async function startWith(overrides: ConfigOverrides) {
 }
 
 const owners = useStarted(() => startWith({}));
-const anyone = useStarted(() => startWith({ ACCOUNT_CREATION: 'anyone' }));
+const anyone = useStarted(() => startWith({ ACCOUNT_CREATION: 'anyone', TRUST_PROXY: true }));
 const operator = useStarted(() => startWith({ ACCOUNT_CREATION: 'operator' }));
 
 /** Signs a person in with their password: their session's headers. */
@@ -101,9 +101,10 @@ describe('anyone signs up (ACCOUNT_CREATION=anyone)', () => {
     expect(await db('users').where({ email }).first()).toBeUndefined();
     const token = linkIn(email);
     expect(token).toBeDefined();
-    expect(anyone.smtp.mails.find((m) => m.to.includes(email))?.subject).toBe(
-      'Confirm your Intake account “Ada’s studio”',
-    );
+    // The visitor's words stay out of the subject (a mail from the operator's domain); the body quotes them.
+    const mail = anyone.smtp.mails.find((m) => m.to.includes(email));
+    expect(mail?.subject).toBe('Confirm your Intake account');
+    expect(mail?.text).toContain('an Intake account named "Ada’s studio"');
 
     const weak = await call('POST', '/v1/sign-ups/confirm', { token, password: 'short' }, clientAddress());
     expect(weak.status).toBe(422);
@@ -131,6 +132,9 @@ describe('anyone signs up (ACCOUNT_CREATION=anyone)', () => {
       clientAddress(),
     );
     expect(wrong.status).toBe(401);
+    // Audited in the person's account as a failed sign-in, as a wrong password anywhere else is.
+    const failures = await db('audit_log').where({ account_id: known.accountId, action: 'session.sign_in_failed' });
+    expect(failures.map((e) => e.details)).toEqual([{ method: 'sign-up', reason: 'credentials' }]);
     const right = await call('POST', '/v1/sign-ups/confirm', { token, password: PASSWORD }, clientAddress());
     expect(right.status).toBe(201);
     const memberships = await call('GET', '/v1/sessions/accounts', undefined, sessionOf(right).headers);
@@ -142,5 +146,18 @@ describe('anyone signs up (ACCOUNT_CREATION=anyone)', () => {
     for (let i = 0; i < 4; i++)
       statuses.push((await call('POST', '/v1/sign-ups', { email, account_name: `Flood ${i}` }, from)).status);
     expect(statuses).toEqual([202, 202, 202, 429]);
+  });
+
+  it('counts an IPv6 client by its /64: ten links from one, then 429 whatever address of it asks', async () => {
+    const call = api(anyone.url);
+    const net = clientAddress()['x-forwarded-for'].replace(/::1$/, '');
+    const statuses = [];
+    for (let i = 1; i <= 11; i++) {
+      const from = { 'x-forwarded-for': `${net}:${i.toString(16)}:0:0:${i.toString(16)}` };
+      statuses.push(
+        (await call('POST', '/v1/sign-ups', { email: uniqueEmail('v6'), account_name: 'Mine' }, from)).status,
+      );
+    }
+    expect(statuses).toEqual([...Array<number>(10).fill(202), 429]);
   });
 });

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import {
+  clientKey,
   createMailer,
   newId,
   normaliseEmail,
@@ -28,7 +29,7 @@ import {
   type SignUpRow,
 } from '../repositories/sign-up.repository';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from './passwords';
-import { checkSignInLimits, openMemberSession, recordSignInFailure, type Client } from './sign-in';
+import { auditFailure, checkSignInLimits, openMemberSession, recordSignInFailure, type Client } from './sign-in';
 import { spendSecondFactor } from './two-factor';
 
 /** The plan of an account a person makes (the operator changes it with `accounts update`). */
@@ -99,7 +100,8 @@ export async function requestSignUp(props: Deps & { email: string; accountName: 
   if (config.ACCOUNT_CREATION !== 'anyone' || config.OIDC_ONLY) throw signUpOff();
   const email = normaliseEmail(props.email);
   const now = props.clock.now();
-  const from = client.ip ?? 'unknown';
+  // An IPv6 client by its /64, as every per-client limit counts (clientKey): one subscriber picks addresses in it freely.
+  const from = client.ip ? clientKey(client.ip) : 'unknown';
   const since = new Date(now.getTime() - SIGN_UP_LIMITS.windowMs);
   const recent = await countRecentSignUps(db, { email, client: from, since });
   if (recent.email >= SIGN_UP_LIMITS.perEmail || recent.client >= SIGN_UP_LIMITS.perClient)
@@ -121,9 +123,12 @@ export async function requestSignUp(props: Deps & { email: string; accountName: 
   try {
     await mailer.send({
       to: [email],
-      subject: `Confirm your Intake account “${props.accountName.replace(/[\r\n]+/g, ' ')}”`,
+      // The visitor's account name stays out of the subject, which mail clients show as the operator's own words: in
+      // the body it is quoted, as what someone typed.
+      subject: 'Confirm your Intake account',
       text:
-        `Someone (we hope you) asked for an Intake account with this address. Open this link within a day to ` +
+        `Someone (we hope you) asked for an Intake account named ${JSON.stringify(props.accountName)} with this ` +
+        `address. Open this link within a day to ` +
         `confirm it and choose your password (it works once):\n\n${config.PUBLIC_BASE_URL}/console/sign-up#${token}\n\n` +
         'If it was not you, ignore this message: nothing was made.\n',
     });
@@ -154,14 +159,17 @@ export async function confirmSignUp(
   const user = await findUserByEmail(db, signUp.email);
   let secondFactor = false;
   if (user) {
+    // A wrong password or code here is a failed sign-in of that person, audited in their accounts as elsewhere.
     if (!(await verifyPassword(user.password_hash, props.password))) {
       await recordSignInFailure(db, signUp.email, client, now);
+      await auditFailure(db, user.id, client, now, 'credentials', 'sign-up');
       throw problem('unauthorized', 'This address already signs in here: give its password');
     }
     if (user.totp_enabled_at) {
       if (props.code === undefined) return { kind: 'code-due' };
       if (!(await spendSecondFactor(props, user.id, props.code))) {
         await recordSignInFailure(db, signUp.email, client, now);
+        await auditFailure(db, user.id, client, now, 'second factor', 'sign-up');
         throw problem('unauthorized', 'The authentication code is wrong or was used already');
       }
       secondFactor = true;
