@@ -6,15 +6,27 @@ import type { Knex } from 'knex';
  * `usage_daily_projects`: usage per project and day, rolled up by the usage consumer as it counts each batch (with the
  * project its form is in then) and moved along with a form that changes project, so that a chart of 90 days reads 90
  * rows per project whatever the number of forms. Filled here from `usage_daily`. CONCURRENTLY: ingest keeps writing
- * while this runs.
+ * while this runs. A build killed mid-way (a Job killed, a lost connection) leaves an INVALID index that IF NOT EXISTS
+ * would keep (maintained on every insert, never used): it is dropped and built again, as in 016, 018, 020 and 023.
  */
 export const config = { transaction: false };
 
+/** Drops the index if a killed CONCURRENTLY build left it INVALID. */
+async function dropIfInvalid(knex: Knex, index: string): Promise<void> {
+  const valid = await knex.raw<{ rows: { valid: boolean }[] }>(
+    'SELECT i.indisvalid AS valid FROM pg_index i WHERE i.indexrelid = to_regclass(?)',
+    [index],
+  );
+  if (valid.rows[0]?.valid === false) await knex.raw(`DROP INDEX CONCURRENTLY ${index}`);
+}
+
 export async function up(knex: Knex): Promise<void> {
+  await dropIfInvalid(knex, 'submissions_unread_idx');
   await knex.raw(
     `CREATE INDEX CONCURRENTLY IF NOT EXISTS submissions_unread_idx ON submissions (form_id)
      WHERE read_at IS NULL AND status = 'received' AND deleted_at IS NULL`,
   );
+  await dropIfInvalid(knex, 'usage_daily_day_idx');
   await knex.raw('CREATE INDEX CONCURRENTLY IF NOT EXISTS usage_daily_day_idx ON usage_daily (account_id, day)');
   await knex.raw(`CREATE TABLE IF NOT EXISTS usage_daily_projects (
     account_id text NOT NULL REFERENCES accounts (id) ON DELETE CASCADE,

@@ -12,6 +12,26 @@ import {
 } from '../migrate';
 import { migrations } from './index';
 
+/** Marks the indexes INVALID (what a CONCURRENTLY build killed mid-way leaves), runs the migration again: all valid. */
+async function expectInvalidIndexesRebuilt(db: Db, name: string, indexes: string[]): Promise<void> {
+  const migration = migrations.find((m) => m.name === name);
+  if (!migration) throw new Error(`${name} is missing`);
+  const validity = async (): Promise<boolean[]> =>
+    Promise.all(
+      indexes.map(async (index) => {
+        const { rows } = await db.raw<{ rows: { valid: boolean }[] }>(
+          'SELECT indisvalid AS valid FROM pg_index WHERE indexrelid = to_regclass(?)',
+          [index],
+        );
+        return rows[0]?.valid ?? false;
+      }),
+    );
+  await db.raw(`UPDATE pg_index SET indisvalid = false WHERE indexrelid = ANY(?::regclass[])`, [indexes]);
+  expect(await validity()).toEqual(indexes.map(() => false));
+  await migration.up(db);
+  expect(await validity()).toEqual(indexes.map(() => true));
+}
+
 /** A database of its own (dropped afterwards): these tests rewrite its migration history. */
 describe('migrate', () => {
   const name = `intake_migrations_${randomBytes(4).toString('hex')}`;
@@ -48,6 +68,10 @@ describe('migrate', () => {
     await expect(failure).rejects.not.toThrow(/drop/i);
     await db('knex_migrations').delete();
     await db('knex_migrations').insert(migrations.map((m) => ({ name: m.name, batch: 1, migration_time: new Date() })));
+  });
+
+  it('builds again an index that a killed CONCURRENTLY build left INVALID (035)', async () => {
+    await expectInvalidIndexesRebuilt(db, '035-dashboard', ['submissions_unread_idx', 'usage_daily_day_idx']);
   });
 
   it('clears the lock a migrator killed mid-run left, and waits for one that still runs', async () => {
