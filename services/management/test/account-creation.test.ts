@@ -161,3 +161,18 @@ describe('anyone signs up (ACCOUNT_CREATION=anyone)', () => {
     expect(statuses).toEqual([...Array<number>(10).fill(202), 429]);
   });
 });
+
+describe('sign-up links under concurrency', () => {
+  it('counts concurrent requests one after another: 20 at once for one address send exactly 3 links', async () => {
+    const call = api(anyone.url);
+    const email = uniqueEmail('rush');
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        call('POST', '/v1/sign-ups', { email, account_name: `Rush ${i}` }, clientAddress()).then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 202)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(17);
+    expect(await anyone.platform.db('sign_ups').where({ email }).pluck('account_name')).toHaveLength(3);
+  });
+});

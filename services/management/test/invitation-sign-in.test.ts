@@ -146,6 +146,24 @@ describe('guessing passwords through an invitation', () => {
     expect(spent).toHaveLength(1);
   });
 
+  it('takes a try before checking the password: 20 concurrent guesses get 401 on all but the last try, then 410', async () => {
+    const person = await personWithPassword(ctx.platform.db, 'editor');
+    const b = await invitedElsewhere(person.email);
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        acceptWith(b.token, { password: `wrong guess number ${i}` }, clientAddress()).then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 401)).toHaveLength(INVITATION_WRONG_TRIES - 1);
+    expect(statuses.filter((s) => s === 410)).toHaveLength(20 - (INVITATION_WRONG_TRIES - 1));
+    const failed = await ctx.platform
+      .db('audit_log')
+      .where({ account_id: person.accountId, action: 'session.sign_in_failed' })
+      .pluck('details');
+    expect(failed).toHaveLength(INVITATION_WRONG_TRIES);
+    expect((await acceptWith(b.token, { password: PASSWORD }, clientAddress())).status).toBe(410);
+  });
+
   it('never gives a password to a person who signs in with SSO: the inviter holding the link cannot set one', async () => {
     const account = await factories.account(ctx.platform.db);
     const ssoOnly = await addTestMember(ctx.platform.db, account.id, 'owner', { email: uniqueEmail('sso-only') });

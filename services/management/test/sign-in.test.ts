@@ -160,6 +160,43 @@ describe('password sign-in: who the limits count', () => {
   });
 });
 
+describe('password sign-in: concurrent guesses', () => {
+  it('takes the slot before the password is checked: 20 concurrent wrong guesses get exactly the limit of 401s, the rest 429', async () => {
+    const p = await person();
+    const guesser = clientAddress();
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => signIn(p.email, `wrong guess ${i}`, guesser).then((r) => r.status)),
+    );
+    const { limit } = SIGN_IN_LIMITS.perEmailAndClient;
+    expect(statuses.filter((s) => s === 401)).toHaveLength(limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(20 - limit);
+    // The right password from elsewhere still works.
+    expect((await signIn(p.email, PASSWORD, p.from)).status).toBe(201);
+  });
+
+  it('gives the slot back when the password is right: it is no failure', async () => {
+    const p = await person();
+    const guesser = clientAddress();
+    const { limit } = SIGN_IN_LIMITS.perEmailAndClient;
+    for (let i = 1; i < limit; i += 1) expect((await signIn(p.email, 'wrong wrong wrong', guesser)).status).toBe(401);
+    expect((await signIn(p.email, PASSWORD, guesser)).status).toBe(201);
+    expect((await signIn(p.email, 'wrong wrong wrong', guesser)).status).toBe(401);
+    expect((await signIn(p.email, PASSWORD, guesser)).status).toBe(429);
+  });
+
+  it('counts concurrent guesses from many clients against the per-e-mail ceiling exactly', async () => {
+    const p = await person();
+    const { limit } = SIGN_IN_LIMITS.perEmail;
+    const statuses = await Promise.all(
+      Array.from({ length: limit + 10 }, () =>
+        signIn(p.email, 'wrong wrong wrong', clientAddress()).then((r) => r.status),
+      ),
+    );
+    expect(statuses.filter((s) => s === 401)).toHaveLength(limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(10);
+  });
+});
+
 describe('password sign-in: switched off', () => {
   it('OIDC_ONLY=true turns passwords off', async () => {
     const only = await startManagement({ OIDC_ONLY: true });

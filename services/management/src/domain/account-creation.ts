@@ -21,15 +21,9 @@ import {
   markEmailVerified,
   updatePasswordHash,
 } from '../repositories/person.repository';
-import {
-  countRecentSignUps,
-  findLiveSignUp,
-  insertSignUp,
-  spendSignUp,
-  type SignUpRow,
-} from '../repositories/sign-up.repository';
+import { findLiveSignUp, insertSignUpWithin, spendSignUp, type SignUpRow } from '../repositories/sign-up.repository';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from './passwords';
-import { auditFailure, checkSignInLimits, openMemberSession, recordSignInFailure, type Client } from './sign-in';
+import { auditFailure, openMemberSession, withSignInSlot, type Client } from './sign-in';
 import { spendSecondFactor } from './two-factor';
 
 /** The plan of an account a person makes (the operator changes it with `accounts update`). */
@@ -103,22 +97,26 @@ export async function requestSignUp(props: Deps & { email: string; accountName: 
   // An IPv6 client by its /64, as every per-client limit counts (clientKey): one subscriber picks addresses in it freely.
   const from = client.ip ? clientKey(client.ip) : 'unknown';
   const since = new Date(now.getTime() - SIGN_UP_LIMITS.windowMs);
-  const recent = await countRecentSignUps(db, { email, client: from, since });
-  if (recent.email >= SIGN_UP_LIMITS.perEmail || recent.client >= SIGN_UP_LIMITS.perClient)
+  const token = randomBytes(32).toString('base64url');
+  // Counted and recorded at once (concurrent requests one after another), before the mail goes.
+  const recorded = await insertSignUpWithin(
+    db,
+    {
+      token_hash: sha256Hex(token),
+      email,
+      account_name: props.accountName,
+      client: from,
+      expires_at: new Date(now.getTime() + SIGN_UP_TTL_MS),
+    },
+    { since, perEmail: SIGN_UP_LIMITS.perEmail, perClient: SIGN_UP_LIMITS.perClient },
+  );
+  if (!recorded)
     throw problem(
       'rate-limited',
       'Too many sign-up links were sent: try again in an hour',
       {},
       { 'Retry-After': '3600' },
     );
-  const token = randomBytes(32).toString('base64url');
-  await insertSignUp(db, {
-    token_hash: sha256Hex(token),
-    email,
-    account_name: props.accountName,
-    client: from,
-    expires_at: new Date(now.getTime() + SIGN_UP_TTL_MS),
-  });
   const mailer = createMailer(config, props.logger);
   try {
     await mailer.send({
@@ -155,26 +153,30 @@ export async function confirmSignUp(
   const now = props.clock.now();
   const signUp = await findLiveSignUp(db, sha256Hex(props.token.slice(0, 200)), now);
   if (!signUp) throw problem('link-expired', 'This sign-up link has expired or was used: sign up again');
-  await checkSignInLimits(db, signUp.email, client, now);
-  const user = await findUserByEmail(db, signUp.email);
-  let secondFactor = false;
-  if (user) {
-    // A wrong password or code here is a failed sign-in of that person, audited in their accounts as elsewhere.
-    if (!(await verifyPassword(user.password_hash, props.password))) {
-      await recordSignInFailure(db, signUp.email, client, now);
-      await auditFailure(db, user.id, client, now, 'credentials', 'sign-up');
-      throw problem('unauthorized', 'This address already signs in here: give its password');
-    }
-    if (user.totp_enabled_at) {
-      if (props.code === undefined) return { kind: 'code-due' };
-      if (!(await spendSecondFactor(props, user.id, props.code))) {
-        await recordSignInFailure(db, signUp.email, client, now);
-        await auditFailure(db, user.id, client, now, 'second factor', 'sign-up');
-        throw problem('unauthorized', 'The authentication code is wrong or was used already');
+  const checked = await withSignInSlot(db, { email: signUp.email, client, now }, async (attempt) => {
+    const user = await findUserByEmail(db, signUp.email);
+    let secondFactor = false;
+    if (user) {
+      // A wrong password or code here is a failed sign-in of that person, audited in their accounts as elsewhere.
+      if (!(await verifyPassword(user.password_hash, props.password))) {
+        attempt.failed();
+        await auditFailure(db, user.id, client, now, 'credentials', 'sign-up');
+        throw problem('unauthorized', 'This address already signs in here: give its password');
       }
-      secondFactor = true;
-    }
-  } else checkPasswordPolicy(props.password, signUp.email);
+      if (user.totp_enabled_at) {
+        if (props.code === undefined) return undefined;
+        if (!(await spendSecondFactor(props, user.id, props.code))) {
+          attempt.failed();
+          await auditFailure(db, user.id, client, now, 'second factor', 'sign-up');
+          throw problem('unauthorized', 'The authentication code is wrong or was used already');
+        }
+        secondFactor = true;
+      }
+    } else checkPasswordPolicy(props.password, signUp.email);
+    return { user, secondFactor };
+  });
+  if (!checked) return { kind: 'code-due' };
+  const { user, secondFactor } = checked;
   const passwordHash = user ? undefined : await hashPassword(props.password);
   return db.transaction(async (trx) => {
     const userId = await spendAndPerson(trx, signUp, { userId: user?.id, passwordHash, now });

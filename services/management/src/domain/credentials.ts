@@ -12,19 +12,14 @@ import { findInvitation } from './members';
 import { proveMailbox, type Removed } from './mailbox-proof';
 import { spendSecondFactor } from './two-factor';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from './passwords';
-import {
-  auditFailure,
-  checkSignInLimits,
-  openHalfSession,
-  openMemberSession,
-  recordSignInFailure,
-  type Client,
-} from './sign-in';
+import { auditFailure, openHalfSession, openMemberSession, withSignInSlot, type Attempt, type Client } from './sign-in';
 import { findAccountSettings } from '../repositories/account.repository';
 import {
   activateMember,
-  countWrongInvitationTry,
   findMemberById,
+  releaseInvitationTry,
+  reserveInvitationTry,
+  spendIfTried,
   spendInvitation,
 } from '../repositories/member.repository';
 import {
@@ -180,25 +175,68 @@ export async function acceptInvitation(props: {
   const now = platform.clock.now();
   const invitation = await findInvitation(platform.db, props.token, now);
   if (!invitation) throw expired();
-  await checkSignInLimits(platform.db, invitation.email, client, now);
-  const user = await findUserByEmail(platform.db, invitation.email);
-  const wrongTry = (reason: string) => failedTry(platform, { invitation, userId: user?.id, client, now, reason });
-  let secondFactor = false;
-  if (user) {
-    // A person who exists proves their password. One without any (who signs in with SSO) gets no password from an
-    // invitation, whose link the inviter holds too: the same answer as a wrong password (verified against nothing).
-    if (!(await verifyPassword(user.password_hash, props.password))) throw await wrongTry('credentials');
-    if (user.totp_enabled_at) {
-      if (props.code === undefined) return { kind: 'code-due' };
-      if (!(await spendSecondFactor(platform, user.id, props.code))) throw await wrongTry('second factor');
-      secondFactor = true;
-    }
-  } else checkPasswordPolicy(props.password, invitation.email);
+  const { db } = platform;
+  // The sign-in limits' slot, then one of the invitation's tries, are taken before the password is checked (so
+  // concurrent guesses get no more than either allows); a right answer gives both back.
+  return withSignInSlot(db, { email: invitation.email, client, now }, async (attempt) => {
+    const user = await findUserByEmail(db, invitation.email);
+    const wrongTry = (reason: string) =>
+      failedTry(platform, attempt, { invitation, userId: user?.id, client, now, reason });
+    let secondFactor = false;
+    if (user) {
+      if (!(await reserveInvitationTry(db, invitation.token_hash, INVITATION_WRONG_TRIES))) throw expired();
+      let wrong = false;
+      try {
+        // A person who exists proves their password. One without any (who signs in with SSO) gets no password from
+        // an invitation, whose link the inviter holds too: the same answer as a wrong password (verified against
+        // nothing).
+        if (!(await verifyPassword(user.password_hash, props.password))) {
+          wrong = true;
+          throw await wrongTry('credentials');
+        }
+        if (user.totp_enabled_at) {
+          if (props.code === undefined) return { kind: 'code-due' as const };
+          if (!(await spendSecondFactor(platform, user.id, props.code))) {
+            wrong = true;
+            throw await wrongTry('second factor');
+          }
+          secondFactor = true;
+        }
+      } finally {
+        if (!wrong) await releaseInvitationTry(db, invitation.token_hash);
+      }
+    } else checkPasswordPolicy(props.password, invitation.email);
+    return join(platform, {
+      invitation,
+      user,
+      secondFactor,
+      name: props.name ?? null,
+      password: props.password,
+      client,
+      now,
+    });
+  });
+}
+
+/** The invitation's right answer: the member joins, the person made when new, and a session opens. */
+async function join(
+  platform: Pick<Platform, 'db' | 'clock'>,
+  props: {
+    invitation: NonNullable<Awaited<ReturnType<typeof findInvitation>>>;
+    user: Awaited<ReturnType<typeof findUserByEmail>>;
+    secondFactor: boolean;
+    name: string | null;
+    password: string;
+    client: Client;
+    now: Date;
+  },
+): Promise<Accepted> {
+  const { invitation, user, secondFactor, client, now } = props;
   const passwordHash = user ? undefined : await hashPassword(props.password);
   const account = await findAccountSettings(platform.db, invitation.account_id);
   const enrolmentDue = account?.require_two_factor === true && !user?.totp_enabled_at;
   return platform.db.transaction(async (trx) => {
-    const userId = await joinMember(trx, { invitation, user, name: props.name ?? null, passwordHash, now });
+    const userId = await joinMember(trx, { invitation, user, name: props.name, passwordHash, now });
     if (!userId) throw expired();
     const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
     await recordMemberAudit(trx, member, { action: 'member.joined', details: { method: 'password' }, ...client }, now);
@@ -218,6 +256,7 @@ export async function acceptInvitation(props: {
  */
 async function failedTry(
   platform: Pick<Platform, 'db'>,
+  attempt: Attempt,
   props: {
     invitation: { token_hash: string; id: string; account_id: string; email: string };
     userId: string | undefined;
@@ -228,9 +267,9 @@ async function failedTry(
 ) {
   const { db } = platform;
   const { invitation, client, now, reason } = props;
-  await recordSignInFailure(db, invitation.email, client, now);
+  attempt.failed();
   if (props.userId) await auditFailure(db, props.userId, client, now, reason, 'invitation');
-  if (await countWrongInvitationTry(db, invitation.token_hash, { limit: INVITATION_WRONG_TRIES, now })) {
+  if (await spendIfTried(db, invitation.token_hash, { limit: INVITATION_WRONG_TRIES, now })) {
     const member = { id: invitation.id, account_id: invitation.account_id, email: invitation.email };
     await recordMemberAudit(
       db,

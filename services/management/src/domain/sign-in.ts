@@ -12,7 +12,7 @@ import {
 } from '@intake/shared';
 import { markSignedIn } from '../repositories/member.repository';
 import { activeMemberships, findUserByEmail, type UserRow } from '../repositories/person.repository';
-import { addSignInFailures, recentSignInFailures } from '../repositories/sign-in.repository';
+import { releaseSignInSlot, takeSignInSlot } from '../repositories/sign-in.repository';
 import { verifyPassword } from './passwords';
 
 /**
@@ -44,13 +44,37 @@ function subjects(email: string, client: Client) {
   ];
 }
 
-/** 429 rate-limited with Retry-After when the e-mail, the client, or the pair has used up its failures. */
-export async function checkSignInLimits(db: Queryable, email: string, client: Client, now: Date): Promise<void> {
-  for (const { subject, limit, windowMs } of subjects(email, client)) {
-    const failures = await recentSignInFailures(db, { subject, since: new Date(now.getTime() - windowMs), limit });
-    if (failures.length < limit) continue;
-    const oldest = failures[failures.length - 1] as Date;
-    const retryAfter = Math.max(1, Math.ceil((oldest.getTime() + windowMs - now.getTime()) / 1000));
+/** What an attempt does with its failure slot: `failed()` keeps it (a wrong password or code counts), else it is given back. */
+export interface Attempt {
+  failed(): void;
+}
+
+/**
+ * Runs a sign-in attempt (anything that checks a password or a second factor) in a failure slot taken before it:
+ * 429 rate-limited with Retry-After when the e-mail, the client or the pair has used up its failures, counting the
+ * attempts still in flight. An attempt that calls `failed()` leaves its slot as the failure; any other outcome
+ * (success, a code still due, an invalid new password, an error) gives it back. So N concurrent wrong guesses get
+ * exactly the limit's number of answers and the rest 429, and the work is the same for an unknown e-mail.
+ */
+export async function withSignInSlot<T>(
+  db: Queryable,
+  props: { email: string; client: Client; now: Date },
+  attempt: (attempt: Attempt) => Promise<T>,
+): Promise<T> {
+  const { email, client, now } = props;
+  const list = subjects(email, client);
+  const slot = await takeSignInSlot(db, {
+    subjects: list.map(({ subject, limit, windowMs }) => ({
+      subject,
+      limit,
+      since: new Date(now.getTime() - windowMs),
+    })),
+    at: now,
+    forgetBefore: new Date(now.getTime() - LONGEST_WINDOW_MS),
+  });
+  if (!slot.taken) {
+    const windowMs = list.find((s) => s.subject === slot.subject)?.windowMs ?? LONGEST_WINDOW_MS;
+    const retryAfter = Math.max(1, Math.ceil((slot.oldest.getTime() + windowMs - now.getTime()) / 1000));
     throw problem(
       'rate-limited',
       'Too many failed sign-ins for this e-mail or from this address; try again later',
@@ -58,25 +82,23 @@ export async function checkSignInLimits(db: Queryable, email: string, client: Cl
       { 'Retry-After': String(retryAfter) },
     );
   }
-}
-
-export async function recordSignInFailure(db: Queryable, email: string, client: Client, now: Date): Promise<void> {
-  // The table only needs the longest window: older rows go as new ones come.
-  await addSignInFailures(db, {
-    subjects: subjects(email, client).map((s) => s.subject),
-    at: now,
-    forgetBefore: new Date(now.getTime() - LONGEST_WINDOW_MS),
-  });
+  let failed = false;
+  try {
+    return await attempt({ failed: () => void (failed = true) });
+  } finally {
+    if (!failed) await releaseSignInSlot(db, slot.ids);
+  }
 }
 
 const wrong = () => problem('unauthorized', 'The e-mail or password is wrong');
 
 /**
- * A failed attempt: counted for the limits before the answer; written to the audit log of every account the
- * person belongs to after it, so an unknown e-mail (no accounts) answers in the same time as a wrong password.
+ * A failed attempt: its slot stays as the failure (see withSignInSlot); written to the audit log of every account
+ * the person belongs to after the answer, so an unknown e-mail (no accounts) answers in the same time as a wrong
+ * password.
  */
-async function failed(db: Db, user: UserRow | undefined, email: string, client: Client, now: Date, reason: string) {
-  await recordSignInFailure(db, email, client, now);
+function failed(db: Db, attempt: Attempt, user: UserRow | undefined, client: Client, now: Date, reason: string) {
+  attempt.failed();
   if (user) void auditFailure(db, user.id, client, now, reason).catch(() => undefined);
   return wrong();
 }
@@ -111,18 +133,19 @@ export async function signInWithPassword(props: {
   const { db } = platform;
   if (platform.config.OIDC_ONLY)
     throw problem('forbidden', 'Passwords are turned off on this installation: sign in with SSO');
-  await checkSignInLimits(db, email, client, now);
-  const user = await findUserByEmail(db, email);
-  const ok = await verifyPassword(user?.password_hash, password);
-  if (!user || !ok) throw await failed(db, user, email, client, now, 'credentials');
-  const memberships = await activeMemberships(db, user.id);
-  const member = props.accountId ? memberships.find((m) => m.account_id === props.accountId) : memberships[0];
-  if (!member) throw await failed(db, user, email, client, now, 'no membership');
-  const secondFactor = user.totp_enabled_at !== null || member.require_two_factor === true;
-  const opened = secondFactor
-    ? await openHalfSession(db, member, { client, now })
-    : await openMemberSession(db, member, { client, now, method: 'password' });
-  return { ...opened, memberId: member.id, accountId: member.account_id, secondFactor };
+  return withSignInSlot(db, { email, client, now }, async (attempt) => {
+    const user = await findUserByEmail(db, email);
+    const ok = await verifyPassword(user?.password_hash, password);
+    if (!user || !ok) throw failed(db, attempt, user, client, now, 'credentials');
+    const memberships = await activeMemberships(db, user.id);
+    const member = props.accountId ? memberships.find((m) => m.account_id === props.accountId) : memberships[0];
+    if (!member) throw failed(db, attempt, user, client, now, 'no membership');
+    const secondFactor = user.totp_enabled_at !== null || member.require_two_factor === true;
+    const opened = secondFactor
+      ? await openHalfSession(db, member, { client, now })
+      : await openMemberSession(db, member, { client, now, method: 'password' });
+    return { ...opened, memberId: member.id, accountId: member.account_id, secondFactor };
+  });
 }
 
 /**

@@ -3,7 +3,7 @@ import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
 import { problem, recordMemberAudit, sha256Hex, toTimestamp, type Platform, type Queryable } from '@intake/shared';
 import { verifyPassword } from './passwords';
-import { auditFailure, checkSignInLimits, recordSignInFailure, type Client } from './sign-in';
+import { auditFailure, withSignInSlot, type Client } from './sign-in';
 import { findAccountSettings } from '../repositories/account.repository';
 import {
   activeMemberships,
@@ -172,14 +172,16 @@ async function proveIdentity(
   client: Client,
   now: Date,
 ): Promise<void> {
-  await checkSignInLimits(platform.db, person.email, client, now);
-  const ok = proof.code
-    ? (await spendTotp(platform, person, proof.code, now)) || (await spendRecoveryCode(platform.db, person, proof.code))
-    : await verifyPassword(person.password_hash, proof.password ?? '');
-  if (ok) return;
-  await recordSignInFailure(platform.db, person.email, client, now);
-  throw problem('validation-failed', 'The code or password is wrong', {
-    errors: [{ field: proof.code ? 'body/code' : 'body/password', message: 'is wrong' }],
+  await withSignInSlot(platform.db, { email: person.email, client, now }, async (attempt) => {
+    const ok = proof.code
+      ? (await spendTotp(platform, person, proof.code, now)) ||
+        (await spendRecoveryCode(platform.db, person, proof.code))
+      : await verifyPassword(person.password_hash, proof.password ?? '');
+    if (ok) return;
+    attempt.failed();
+    throw problem('validation-failed', 'The code or password is wrong', {
+      errors: [{ field: proof.code ? 'body/code' : 'body/password', message: 'is wrong' }],
+    });
   });
 }
 
@@ -237,12 +239,13 @@ export async function checkSecondFactor(
   const person = await personOf(platform.db, who.memberId);
   if (!person.totp_enabled_at)
     throw problem('conflict', 'This account requires two-factor: enrol an authenticator to finish signing in');
-  await checkSignInLimits(platform.db, person.email, client, now);
-  if ((await spendTotp(platform, person, code, now)) || (await spendRecoveryCode(platform.db, person, code)))
-    return true;
-  await recordSignInFailure(platform.db, person.email, client, now);
-  await auditFailure(platform.db, person.user_id, client, now, 'second factor');
-  return false;
+  return withSignInSlot(platform.db, { email: person.email, client, now }, async (attempt) => {
+    if ((await spendTotp(platform, person, code, now)) || (await spendRecoveryCode(platform.db, person, code)))
+      return true;
+    attempt.failed();
+    await auditFailure(platform.db, person.user_id, client, now, 'second factor');
+    return false;
+  });
 }
 
 /**

@@ -134,21 +134,40 @@ export async function spendInvitation(db: Queryable, tokenHash: string, now: Dat
   return spent === 1;
 }
 
-/** Counts a wrong try of an invitation, spending it at the `limit`-th; whether it is spent now. */
-export async function countWrongInvitationTry(
+/**
+ * Takes one of an invitation's `limit` tries before a password or code is checked against it, so that concurrent
+ * guesses cannot all pass a count none has added to yet: false when the invitation is spent, or its tries are all
+ * used or in flight. A right answer gives the try back (releaseInvitationTry); a wrong one keeps it (spendIfTried).
+ */
+export async function reserveInvitationTry(db: Queryable, tokenHash: string, limit: number): Promise<boolean> {
+  const updated = await db('member_invitations')
+    .where('token_hash', tokenHash)
+    .whereNull('used_at')
+    .where('failed_attempts', '<', limit)
+    .increment('failed_attempts', 1);
+  return updated > 0;
+}
+
+/** Gives back a try taken by reserveInvitationTry: what it guarded was right (or not checked). */
+export async function releaseInvitationTry(db: Queryable, tokenHash: string): Promise<void> {
+  await db('member_invitations')
+    .where('token_hash', tokenHash)
+    .where('failed_attempts', '>', 0)
+    .decrement('failed_attempts', 1);
+}
+
+/** After a wrong try: spends the invitation once `limit` wrong tries are kept; whether this call spent it. */
+export async function spendIfTried(
   db: Queryable,
   tokenHash: string,
   props: { limit: number; now: Date },
 ): Promise<boolean> {
-  const [row] = await db('member_invitations')
+  const updated = await db('member_invitations')
     .where('token_hash', tokenHash)
     .whereNull('used_at')
-    .update({
-      failed_attempts: db.raw('failed_attempts + 1'),
-      used_at: db.raw('CASE WHEN failed_attempts + 1 >= ? THEN ?::timestamptz END', [props.limit, props.now]),
-    })
-    .returning('used_at');
-  return Boolean(row?.used_at);
+    .where('failed_attempts', '>=', props.limit)
+    .update({ used_at: props.now });
+  return updated > 0;
 }
 
 /** The names of the accounts whose unused, unexpired invitations wait for `email`. */

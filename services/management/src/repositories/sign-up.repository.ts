@@ -10,15 +10,28 @@ export interface SignUpRow {
   used_at: Date | null;
 }
 
-export async function insertSignUp(
+/**
+ * Records a sign-up link unless the address or the client already had `limits` links since `since`: the count and
+ * the insert in one transaction, under an advisory lock on the address and one on the client (taken in one order),
+ * so that concurrent requests are counted one after another. Whether it was recorded.
+ */
+export async function insertSignUpWithin(
   db: Queryable,
   row: Pick<SignUpRow, 'token_hash' | 'email' | 'account_name' | 'client' | 'expires_at'>,
-): Promise<void> {
-  await db('sign_ups').insert(row);
+  props: { since: Date; perEmail: number; perClient: number },
+): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    for (const key of [`sign-ups:client:${row.client}`, `sign-ups:email:${row.email}`].sort())
+      await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [key]);
+    const recent = await countRecentSignUps(trx, { email: row.email, client: row.client, since: props.since });
+    if (recent.email >= props.perEmail || recent.client >= props.perClient) return false;
+    await trx('sign_ups').insert(row);
+    return true;
+  });
 }
 
 /** Sign-up links sent since `since` to the address, and from the client address. */
-export async function countRecentSignUps(
+async function countRecentSignUps(
   db: Queryable,
   props: { email: string; client: string; since: Date },
 ): Promise<{ email: number; client: number }> {
