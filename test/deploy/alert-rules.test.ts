@@ -151,6 +151,56 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'one pod cut off from NATS for 5 minutes pages (min, not max); a short cut and another release do not',
+    series: [
+      // Ingest: pod a stays connected, pod b is cut off from 2m on (its credentials refused, say).
+      { series: `intake_nats_connected{${forms},service="rel-ingest",pod="rel-ingest-a"}`, values: '1x20' },
+      { series: `intake_nats_connected{${forms},service="rel-ingest",pod="rel-ingest-b"}`, values: '1 1 0x18' },
+      // Delivery: cut off 3 minutes (a NATS restart), then back.
+      { series: `intake_nats_connected{${forms},service="rel-delivery",pod="rel-delivery-a"}`, values: '1 0x3 1x16' },
+      { series: `intake_nats_connected{${staging},service="rel-usage",pod="rel-usage-a"}`, values: '0x20' },
+    ],
+    alerts: [
+      { eval_time: '5m', alertname: 'IntakeNatsDisconnected', exp_alerts: [] },
+      {
+        eval_time: '10m',
+        alertname: 'IntakeNatsDisconnected',
+        exp_alerts: [{ exp_labels: { severity: 'critical', namespace: 'forms', service: 'rel-ingest' } }],
+      },
+    ],
+  },
+  {
+    name: 'ack pending over 80 % of the max_ack_pending NATS has warns, and stops once it is raised (nats consumer edit)',
+    series: [
+      // 9,000 unsettled against 10,000; at 15m the limit is raised to 20,000 by hand (not the chart's value).
+      {
+        series: `intake_consumer_ack_pending{${forms},service="rel-delivery",stream="INTAKE_DELIVERIES",consumer="delivery-send"}`,
+        values: '9000x30',
+      },
+      {
+        series: `intake_consumer_max_ack_pending{${forms},service="rel-delivery",stream="INTAKE_DELIVERIES",consumer="delivery-send"}`,
+        values: '10000x15 20000x15',
+      },
+      // Another release with a larger limit: its 9,000 are not this release's alert.
+      {
+        series: `intake_consumer_ack_pending{${staging},service="rel-delivery",stream="INTAKE_DELIVERIES",consumer="delivery-send"}`,
+        values: '9000x30',
+      },
+      {
+        series: `intake_consumer_max_ack_pending{${staging},service="rel-delivery",stream="INTAKE_DELIVERIES",consumer="delivery-send"}`,
+        values: '50000x30',
+      },
+    ],
+    alerts: [
+      {
+        eval_time: '12m',
+        alertname: 'IntakeAckPendingHeadroom',
+        exp_alerts: [{ exp_labels: { severity: 'warning', namespace: 'forms' } }],
+      },
+      { eval_time: '25m', alertname: 'IntakeAckPendingHeadroom', exp_alerts: [] },
+    ],
+  },
+  {
     name: 'another Intake in the same Prometheus neither fires this release’s alerts nor hides them',
     series: [
       { series: `intake_outbox_lag_seconds{${staging},service="rel-ingest"}`, values: '600x30' },

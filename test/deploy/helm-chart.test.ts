@@ -819,6 +819,7 @@ function monitoringCases({ render }: Helm) {
         'IntakeOutboxBehind',
         'IntakeConsumerBehind',
         'IntakeAckPendingHeadroom',
+        'IntakeNatsDisconnected',
         'IntakeStreamNearlyFull',
         'IntakeWebhookFailing',
         'IntakePurgeFailing',

@@ -1,5 +1,5 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
-import { freePort } from '@intake/shared/testing';
+import { eventually, freePort } from '@intake/shared/testing';
 import { faultSuite, formWithReceiver, pool, post, startService } from '../faults/harness';
 
 /** One metric family as parse-prometheus-text-format gives it. */
@@ -22,11 +22,12 @@ describe('metrics Prometheus can scrape', () => {
     const { platform, processes } = suite;
     const { target, slug, env } = await formWithReceiver(platform);
     try {
-      const [ingestPort, deliveryPort] = [await freePort(), await freePort()];
+      const [ingestPort, deliveryPort, managementPort] = [await freePort(), await freePort(), await freePort()];
       const metrics = (port: number) => ({ ...env, METRICS_PORT: String(port), OTEL_SDK_DISABLED: 'false' });
       const ingest = await startService('ingest', metrics(ingestPort), { ready: true });
       const delivery = await startService('delivery', metrics(deliveryPort), { ready: true });
-      processes.push(ingest, delivery);
+      const management = await startService('management', metrics(managementPort), { ready: true });
+      processes.push(ingest, delivery, management);
       const posts = await pool(6, 2, (i) => post(ingest.url, slug, { name: 'scraped', n: String(i) }));
 
       const scrape = async (port: number): Promise<Map<string, Family>> => {
@@ -66,8 +67,39 @@ describe('metrics Prometheus can scrape', () => {
       expect(submissions?.metrics).toContainEqual(
         expect.objectContaining({ labels: expect.objectContaining({ outcome: 'received' }), value: '6' }),
       );
+      await zeroSeriesAndNatsGauges(scrape, { ingestPort, deliveryPort, managementPort });
     } finally {
       await target.close();
     }
   });
 });
+
+/**
+ * The counters of rare failures are there at 0 from the start (so increase() sees the first), every process says it is
+ * connected to NATS, and the send consumer's max_ack_pending is the one its pods set (SEND_MAX_ACK_PENDING's default).
+ */
+async function zeroSeriesAndNatsGauges(
+  scrape: (port: number) => Promise<Map<string, Family>>,
+  ports: { ingestPort: number; deliveryPort: number; managementPort: number },
+): Promise<void> {
+  const values = (family: Family | undefined, label: string) =>
+    Object.fromEntries((family?.metrics ?? []).map((m) => [m.labels?.[label] ?? '', m.value]));
+  // The purge and the relays start once NATS answers: wait for their series.
+  const management = await eventually(async () => {
+    const families = await scrape(ports.managementPort);
+    return families.has('intake_purge_failures_total') && families.has('intake_outbox_oversized_total') && families;
+  });
+  expect(values(management.get('intake_purge_failures_total'), 'stage')).toEqual({ files: '0', rows: '0' });
+  expect(values(management.get('intake_outbox_oversized_total'), 'outcome')).toEqual({ slimmed: '0', dropped: '0' });
+  const ingest = await scrape(ports.ingestPort);
+  expect(values(ingest.get('intake_outbox_oversized_total'), 'outcome')).toEqual({ slimmed: '0', dropped: '0' });
+  const delivery = await scrape(ports.deliveryPort);
+  for (const families of [management, ingest, delivery])
+    expect(families.get('intake_nats_connected')?.metrics).toEqual([expect.objectContaining({ value: '1' })]);
+  expect(
+    delivery
+      .get('intake_consumer_max_ack_pending')
+      ?.metrics.filter((m) => m.labels?.['consumer'] === 'delivery-send')
+      .map((m) => m.value),
+  ).toEqual(['10000']);
+}

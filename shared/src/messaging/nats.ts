@@ -47,6 +47,11 @@ export interface Nats {
    * is connected, or only disconnected (NATS down or unreachable). `/livez` fails once it is old (see mountProbes).
    */
   lostSince(): number | undefined;
+  /**
+   * Whether this process has a connection to NATS now: made, not disconnected (NATS down, unreachable, a reconnect
+   * under way), not refused and not closed. The `intake.nats.connected` gauge.
+   */
+  isConnected(): boolean;
   /** Drains the connection (closes it once it comes, when it has not yet). */
   close(): Promise<void>;
   /** Subject and stream names, all derived from NATS_PREFIX so test runs never share them. */
@@ -166,6 +171,7 @@ export function connectNatsInBackground(url: string, prefix: string, name: strin
     connected,
     eachConnection: (listener) => link.eachConnection(listener),
     lostSince: () => link.lostSince(),
+    isConnected: () => link.isConnected(),
     close: () => link.close(),
     names: natsNames(prefix),
     replicas: options.replicas ?? 1,
@@ -180,6 +186,8 @@ class NatsLink {
   private readonly listeners = new Set<(nc: NatsConnection, replacement: boolean) => void>();
   private refusedSince: number | undefined;
   private closedSince: number | undefined;
+  /** The connection of the moment is disconnected (between nats.js's `disconnect` and `reconnect`). */
+  private disconnected = false;
 
   constructor(
     private readonly url: string,
@@ -215,6 +223,17 @@ class NatsLink {
     return times.length ? Math.min(...times) : undefined;
   }
 
+  isConnected(): boolean {
+    const { clients } = this;
+    return (
+      clients !== undefined &&
+      !this.disconnected &&
+      this.refusedSince === undefined &&
+      this.closedSince === undefined &&
+      !clients.nc.isClosed()
+    );
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     const { clients } = this;
@@ -247,9 +266,13 @@ class NatsLink {
   /** Follows a connection's status: when it was disconnected (for the backoff), and refusals until it is back. */
   private async watch(nc: NatsConnection, disconnected: { at?: number }): Promise<void> {
     for await (const status of nc.status()) {
-      if (status.type === 'disconnect') disconnected.at ??= Date.now();
-      else if (status.type === 'reconnect') {
+      const current = this.clients?.nc === nc;
+      if (status.type === 'disconnect') {
+        disconnected.at ??= Date.now();
+        if (current) this.disconnected = true;
+      } else if (status.type === 'reconnect') {
         disconnected.at = undefined;
+        if (current) this.disconnected = false;
         if (this.refusedSince !== undefined) this.options.onLost?.('back');
         this.refusedSince = undefined;
       } else if (status.type === 'error' && REFUSED_CODES.test(String(status.data))) {
@@ -262,6 +285,7 @@ class NatsLink {
   /** Takes `next` as the connection, and makes a new one should nats.js close it for good. */
   private adopt(next: Clients, replacement: boolean): void {
     this.clients = next;
+    this.disconnected = false;
     this.closedSince = undefined;
     this.refusedSince = undefined;
     void next.nc.closed().then((err) => {

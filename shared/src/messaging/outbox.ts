@@ -36,7 +36,7 @@ import {
   NatsNotConnected,
   StreamPublisher,
 } from './nats';
-import { failSpan, recordOversizedEvent } from '../telemetry/signals';
+import { failSpan, recordOversizedEvent, zeroOversizedEvents } from '../telemetry/signals';
 
 const CHANNEL = 'intake_outbox';
 
@@ -121,6 +121,7 @@ export interface Outbox {
 /** The committed events of one process (see the module's comment): created where the service is composed. */
 export function startOutbox(options: OutboxOptions): Outbox {
   const { db, nats, logger } = options;
+  zeroOversizedEvents();
   // Made at the first publish: NATS may not have answered yet when the outbox starts (a publish before it does fails
   // and leaves its rows to the relay); made again on a new connection (one closed for good is replaced).
   let publisher: StreamPublisher | undefined;

@@ -1,8 +1,8 @@
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { AckPolicy } from 'nats';
-import { createTestPlatform, eventually, type TestPlatform } from '../testing';
-import { ensureConsumer } from '../messaging/nats';
+import { createTestPlatform, eventually, startNatsServer, type OwnServer, type TestPlatform } from '../testing';
+import { connectNatsInBackground, ensureConsumer, ensureStreams, type Nats } from '../messaging/nats';
 import { observeBacklogs, oldestPendingAge } from './backlogs';
 
 describe('the age of a consumer’s oldest unacknowledged message', () => {
@@ -81,6 +81,63 @@ describe('the age of the oldest message a stream holds (intake.stream.oldest_age
       expect(age).toBeGreaterThanOrEqual(0.3);
       expect(age).toBeLessThanOrEqual((Date.now() - publishedAt) / 1000 + 0.05);
       expect((await ages()).get(nats.names.deliveriesStream)).toBe(0);
+    } finally {
+      stop();
+    }
+  });
+});
+
+/**
+ * `intake.nats.connected` of a process on a NATS server of the test's own, stopped and started again, and the send
+ * consumer's `max_ack_pending` as NATS has it (changed after creation, as `nats consumer edit` would).
+ */
+describe('whether the process is connected to NATS, and a consumer’s max_ack_pending', () => {
+  const reader = new TestReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  let server: OwnServer;
+  let nats: Nats;
+  beforeAll(async () => {
+    server = await startNatsServer();
+    nats = connectNatsInBackground(server.url, `lows${Date.now()}`, 'backlogs-test');
+    await nats.connected;
+    await ensureStreams(nats);
+    metrics.setGlobalMeterProvider(provider);
+  });
+  afterAll(async () => {
+    metrics.disable();
+    await provider.shutdown();
+    await nats?.close();
+    await server?.destroy();
+  });
+  const observed = async (name: string) => {
+    const { resourceMetrics } = await reader.collect();
+    const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+    return (metric?.dataPoints ?? []).map((p) => ({ attributes: p.attributes, value: p.value as number }));
+  };
+
+  it('is 1 while connected, 0 once NATS is gone, 1 again when it is back; max_ack_pending follows an edit', async () => {
+    const stream = nats.names.deliveriesStream;
+    const send = { durable_name: 'delivery-send', ack_policy: AckPolicy.Explicit, max_ack_pending: 100 };
+    await ensureConsumer(nats, stream, send);
+    await nats.jsm.consumers.update(stream, 'delivery-send', { max_ack_pending: 250 });
+    const stop = observeBacklogs({ nats });
+    try {
+      expect(await observed('intake.nats.connected')).toEqual([{ attributes: {}, value: 1 }]);
+      expect(await observed('intake.consumer.max_ack_pending')).toEqual([
+        { attributes: { stream, consumer: 'delivery-send' }, value: 250 },
+      ]);
+      await server.stop();
+      const cutOffAt = Date.now();
+      await eventually(async () => (await observed('intake.nats.connected'))[0]?.value === 0, {
+        message: 'intake.nats.connected to be 0 with NATS stopped',
+      });
+      // Cut off, the collection does not wait out JetStream timeouts (a scrape would time out, this gauge with it).
+      expect(Date.now() - cutOffAt).toBeLessThan(5000);
+      await server.start();
+      await eventually(async () => (await observed('intake.nats.connected'))[0]?.value === 1, {
+        timeoutMs: 30_000,
+        message: 'intake.nats.connected to be 1 again',
+      });
     } finally {
       stop();
     }

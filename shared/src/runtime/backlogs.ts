@@ -19,8 +19,8 @@ export async function oldestPendingAge(nats: Nats, stream: string, info: Consume
 }
 
 /**
- * Observes, at each metric collection, the size and size limit of Intake's streams, the pending counts of every
- * durable consumer on them and (when `db` is given: processes that run an outbox relay) the outbox backlog and
+ * Observes, at each metric collection, whether this process is connected to NATS, the size and size limit of Intake's streams, the pending counts of every
+ * durable consumer on them (and their max_ack_pending) and (when `db` is given: processes that run an outbox relay) the outbox backlog and
  * its lag. Reads JetStream consumer info and one Postgres query; errors skip that collection.
  * Returns a function that stops observing.
  */
@@ -41,6 +41,9 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
           const attrs = { stream, consumer: info.name };
           result.observe(i.consumerPending, info.num_pending, attrs);
           result.observe(i.consumerAckPending, info.num_ack_pending, attrs);
+          // -1 (no limit) is left out: the headroom alert divides by it.
+          if (info.config.max_ack_pending !== undefined && info.config.max_ack_pending > 0)
+            result.observe(i.consumerMaxAckPending, info.config.max_ack_pending, attrs);
           result.observe(i.consumerOldestAge, await oldestPendingAge(nats, stream, info), attrs);
         }
       } catch {
@@ -64,11 +67,16 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
     }
   };
   const callback = async (result: BatchObservableResult): Promise<void> => {
-    await Promise.all([streamGauges(result), outboxGauges(result)]);
+    const connected = nats.isConnected();
+    result.observe(i.natsConnected, connected ? 1 : 0);
+    // Cut off, a JetStream request waits out its timeout (5 s each): the scrape would time out, this gauge with it.
+    await Promise.all([connected ? streamGauges(result) : undefined, outboxGauges(result)]);
   };
   const observed = [
     i.consumerPending,
     i.consumerAckPending,
+    i.consumerMaxAckPending,
+    i.natsConnected,
     i.consumerOldestAge,
     i.streamBytes,
     i.streamMaxBytes,

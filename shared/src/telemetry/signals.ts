@@ -179,6 +179,24 @@ export const METRICS = {
       'step of up to a minute; longer ones are parked in Postgres)',
     attributes: ['stream', 'consumer'],
   },
+  consumerMaxAckPending: {
+    name: 'intake.consumer.max_ack_pending',
+    kind: 'gauge',
+    unit: '{message}',
+    description:
+      "A JetStream consumer's max_ack_pending as NATS has it (SEND_MAX_ACK_PENDING, or a `nats consumer edit`): past " +
+      'it the server hands out no more; alert on intake.consumer.ack_pending over it',
+    attributes: ['stream', 'consumer'],
+  },
+  natsConnected: {
+    name: 'intake.nats.connected',
+    kind: 'gauge',
+    unit: '1',
+    description:
+      'Whether this process is connected to NATS now (1) or not (0: down, unreachable, refused, closed); a process ' +
+      'cut off publishes nothing and consumes nothing, its posts wait in the outbox',
+    attributes: [],
+  },
   purged: {
     name: 'intake.purge.submissions',
     kind: 'counter',
@@ -258,6 +276,8 @@ function createInstruments(meter: Meter) {
     outboxOversized: counter(METRICS.outboxOversized),
     consumerPending: gauge(METRICS.consumerPending),
     consumerAckPending: gauge(METRICS.consumerAckPending),
+    consumerMaxAckPending: gauge(METRICS.consumerMaxAckPending),
+    natsConnected: gauge(METRICS.natsConnected),
     streamBytes: gauge(METRICS.streamBytes),
     streamMaxBytes: gauge(METRICS.streamMaxBytes),
     streamOldestAge: gauge(METRICS.streamOldestAge),
@@ -322,6 +342,25 @@ export function recordDeferred(): void {
 /** Delivery: a delivery reached its final state. */
 export function recordDelivery(props: { outcome: 'succeeded' | 'failed' }): void {
   instruments().deliveries.add(1, { outcome: props.outcome });
+}
+
+/**
+ * Adds 0 to a counter for each attribute set it is known to be recorded with, so that its series exist from the start:
+ * `increase()`/`rate()` see the first event (a series that appears at 1 has no earlier sample to grow from). Call it
+ * where the recording starts (the SDK is started by then).
+ */
+function zeroInitialise(counter: Counter, sets: readonly Attributes[]): void {
+  for (const attrs of sets) counter.add(0, attrs);
+}
+
+/** Outbox relay started: its oversized-event counter at 0 for both outcomes. */
+export function zeroOversizedEvents(): void {
+  zeroInitialise(instruments().outboxOversized, [{ outcome: 'slimmed' }, { outcome: 'dropped' }]);
+}
+
+/** Purge started: its failure counter at 0 for both stages. */
+export function zeroPurgeFailures(): void {
+  zeroInitialise(instruments().purgeFailures, [{ stage: 'files' }, { stage: 'rows' }]);
 }
 
 /** Outbox relay: an event too large for a NATS message was published without its fields, or dropped. */

@@ -5,6 +5,7 @@ import {
   recordAudit,
   recordPurged,
   recordPurgeFailure,
+  zeroPurgeFailures,
   type Platform,
   type PurgeReason,
   type Queryable,
@@ -268,6 +269,7 @@ async function purgeTask(
  */
 export function startPurger(props: Deps & PurgePace & { intervalMs: number; trashDays?: number }): Worker {
   const controller = new AbortController();
+  zeroPurgeFailures();
   const lag = observePurgeLag({ db: props.db, clock: props.clock, trashDays: props.trashDays ?? TRASH_DAYS });
   let running: Promise<unknown> | undefined;
   const run = () => {
