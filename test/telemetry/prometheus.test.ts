@@ -93,6 +93,10 @@ async function zeroSeriesAndNatsGauges(
   expect(values(management.get('intake_outbox_oversized_total'), 'outcome')).toEqual({ slimmed: '0', dropped: '0' });
   const ingest = await scrape(ports.ingestPort);
   expect(values(ingest.get('intake_outbox_oversized_total'), 'outcome')).toEqual({ slimmed: '0', dropped: '0' });
+  // The outcomes answered 5xx (and spam: none was posted) at 0; received has counted the posts.
+  expect(values(ingest.get('intake_submissions_total'), 'outcome')).toEqual(
+    expect.objectContaining({ spam: '0', 'internal-error': '0', 'bad-gateway': '0', 'service-unavailable': '0' }),
+  );
   const delivery = await scrape(ports.deliveryPort);
   for (const families of [management, ingest, delivery])
     expect(families.get('intake_nats_connected')?.metrics).toEqual([expect.objectContaining({ value: '1' })]);

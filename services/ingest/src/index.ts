@@ -1,4 +1,4 @@
-import type { Platform, ServiceModule } from '@intake/shared';
+import { zeroSubmissionOutcomes, type Platform, type ServiceModule } from '@intake/shared';
 import { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 import { ingestRoutes } from './routes/ingest.routes';
 import { submissionMetrics } from './answer/answer';
@@ -33,6 +33,8 @@ export function createIngestService(
     // unknown outcome (those not settled stay in storage).
     startWorkers: async (platform) => {
       const { unsettled, formChanges, events } = compose(platform);
+      // The SDK has started by now (the app may be built before it is).
+      zeroSubmissionOutcomes();
       return [
         {
           async stop() {

@@ -12,7 +12,7 @@ import {
   type SpanOptions,
   type Tracer,
 } from '@opentelemetry/api';
-import type { ProblemSlug } from '../contracts/problems';
+import { PROBLEM_SLUGS, PROBLEMS, type ProblemSlug } from '../contracts/problems';
 
 /**
  * What the code records for OpenTelemetry: its metric instruments (the catalog below) and its spans (`inActiveSpan`
@@ -356,6 +356,18 @@ function zeroInitialise(counter: Counter, sets: readonly Attributes[]): void {
 /** Outbox relay started: its oversized-event counter at 0 for both outcomes. */
 export function zeroOversizedEvents(): void {
   zeroInitialise(instruments().outboxOversized, [{ outcome: 'slimmed' }, { outcome: 'dropped' }]);
+}
+
+/**
+ * Ingest started: its submissions counter at 0 for `received`, `spam` and the slugs answered 5xx (an outage's first
+ * error counts). Not every 4xx slug: they are many, and a refusal's first one matters little.
+ */
+export function zeroSubmissionOutcomes(): void {
+  const failures = PROBLEM_SLUGS.filter((slug) => PROBLEMS[slug].status >= 500);
+  zeroInitialise(
+    instruments().submissions,
+    ['received', 'spam', ...failures].map((outcome) => ({ outcome })),
+  );
 }
 
 /** Purge started: its failure counter at 0 for both stages. */
