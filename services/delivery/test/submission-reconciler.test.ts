@@ -1,11 +1,14 @@
-import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { emptyTestDatabaseUrl, eventually, factories, useStarted } from '@intake/shared/testing';
 import { CONSUMERS } from '../src';
 import { fanOutSubmissions } from '../src/domain/fan-out';
 import { reconcileSubmissions } from '../src/domain/submission-reconciler';
 import { accountWithForm, receiver, startDelivery, storedWithoutEvent, submit } from './helpers';
 
 // RECONCILE_AFTER is a day: the process's own reconciler leaves these submissions alone; the test's passes run a day on.
-const ctx = useStarted(() => startDelivery({ RECONCILE_AFTER: '1d' }));
+// A database of its own: a pass repairs every submission it finds, and other files leave theirs in the worker's.
+const ctx = useStarted(async () =>
+  startDelivery({ RECONCILE_AFTER: '1d', DATABASE_URL: await emptyTestDatabaseUrl('subreconciler') }),
+);
 const DAY = 86_400_000;
 
 /** One pass of the submission reconciler, as the process runs it, a day after now (or `at`). */

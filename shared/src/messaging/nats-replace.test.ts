@@ -1,5 +1,5 @@
 import { AckPolicy } from 'nats';
-import { eventually, useTestPlatform } from '../testing';
+import { createTestPlatform, emptyTestDatabaseUrl, eventually, useStarted } from '../testing';
 import { ACK, runConsumer } from './consumer';
 import { outboxRow, startOutbox } from './outbox';
 
@@ -9,7 +9,10 @@ import { outboxRow, startOutbox } from './outbox';
  * publishes on the new connection, and `eachConnection` hands it to whoever keeps core subscriptions. Before, a closed
  * connection stayed closed until the pod was restarted, which nothing asked for.
  */
-const platform = useTestPlatform();
+// A database of its own: the relay publishes every outbox row, and other files leave theirs in the worker's.
+const platform = useStarted(async () =>
+  createTestPlatform({ DATABASE_URL: await emptyTestDatabaseUrl('natsreplace') }),
+);
 
 describe('a NATS connection closed for good', () => {
   it('is replaced by a new one, on which consuming and publishing resume', async () => {

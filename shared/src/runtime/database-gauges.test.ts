@@ -1,7 +1,7 @@
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
 import { newId } from '../contracts/time';
-import { createTestPlatform, factories, type TestPlatform } from '../testing';
+import { createTestPlatform, emptyTestDatabaseUrl, factories, type TestPlatform } from '../testing';
 import { recordAttempt, type AttemptOutcome } from '../telemetry/signals';
 import { OnRequestMetricReader } from '../telemetry/thread-metrics';
 import { observeFailingWebhooks } from './database-gauges';
@@ -19,7 +19,8 @@ describe('webhook metrics with many webhooks', () => {
   const reader = new OnRequestMetricReader();
   const provider = new MeterProvider({ readers: [reader] });
   beforeAll(async () => {
-    platform = await createTestPlatform();
+    // A database of its own: the gauge counts every failing webhook, and other files leave theirs in the worker's.
+    platform = await createTestPlatform({ DATABASE_URL: await emptyTestDatabaseUrl('gauges') });
     metrics.setGlobalMeterProvider(provider);
   });
   afterAll(async () => {
