@@ -24,7 +24,16 @@ describe('metrics Prometheus can scrape', () => {
     try {
       const [ingestPort, deliveryPort, managementPort] = [await freePort(), await freePort(), await freePort()];
       const metrics = (port: number) => ({ ...env, METRICS_PORT: String(port), OTEL_SDK_DISABLED: 'false' });
-      const ingest = await startService('ingest', metrics(ingestPort), { ready: true });
+      const ingestLog: string[] = [];
+      const ingest = await startService(
+        'ingest',
+        { ...metrics(ingestPort), LOG_LEVEL: 'info' },
+        { ready: true, output: ingestLog },
+      );
+      // The start-up log says where the signals go: metrics on the port, and no traces (no OTLP endpoint).
+      expect(ingestLog.join('')).toContain(
+        `OpenTelemetry: metrics served on METRICS_PORT ${ingestPort} (no OTLP endpoint: no traces exported)`,
+      );
       const delivery = await startService('delivery', metrics(deliveryPort), { ready: true });
       const management = await startService('management', metrics(managementPort), { ready: true });
       processes.push(ingest, delivery, management);

@@ -175,10 +175,7 @@ export function telemetryWorker(
     ? observeBacklogs({ nats: platform.nats, db: options.publishesEvents ? platform.db : undefined })
     : undefined;
   if (telemetry.enabled)
-    platform.logger.info(
-      { service_name: telemetry.serviceName },
-      'OpenTelemetry traces and metrics are exported over OTLP',
-    );
+    platform.logger.info({ service_name: telemetry.serviceName }, `OpenTelemetry: ${telemetry.destination}`);
   return {
     async stop() {
       stopObserving?.();

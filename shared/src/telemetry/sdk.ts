@@ -26,6 +26,8 @@ export interface Telemetry {
   /** True when an SDK was started (an OTLP endpoint is configured, or a test passed its own processors). */
   readonly enabled: boolean;
   readonly serviceName: string;
+  /** Where its signals go, in words for the start-up log (empty when it is off). */
+  readonly destination: string;
   /** Flushes pending spans and metrics and stops the exporters (called on shutdown). */
   shutdown(): Promise<void>;
 }
@@ -146,7 +148,7 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   if (current) return current;
   const testing = Boolean(options.spanProcessors || options.metricReaders);
   if (!testing && !telemetryConfigured(options.env)) {
-    current = { enabled: false, serviceName: options.serviceName, shutdown: async () => undefined };
+    current = { enabled: false, serviceName: options.serviceName, destination: '', shutdown: async () => undefined };
     return current;
   }
   const readers = options.metricReaders ?? metricReaders(options.env);
@@ -162,9 +164,15 @@ export function startTelemetry(options: TelemetryOptions): Telemetry {
   });
   sdk.start();
   let stopping: Promise<void> | undefined;
+  const port = metricsPort(options.env);
   current = {
     enabled: true,
     serviceName: options.env['OTEL_SERVICE_NAME'] ?? options.serviceName,
+    destination: otlpConfigured(options.env)
+      ? `traces and metrics exported over OTLP${port ? `, metrics also on METRICS_PORT ${port}` : ''}`
+      : port
+        ? `metrics served on METRICS_PORT ${port} (no OTLP endpoint: no traces exported)`
+        : 'to the test readers',
     shutdown: () => (stopping ??= sdk.shutdown().catch(() => undefined)),
   };
   return current;
