@@ -69,7 +69,12 @@ describe('metrics Prometheus can scrape', () => {
         expect.objectContaining({ labels: expect.objectContaining({ outcome: 'success' }), value: '6' }),
       );
       expect(attempts?.metrics.filter((m) => m.labels?.['webhook_id'] !== undefined)).toEqual([]);
-      expect(families.get('intake_webhooks_failing')?.metrics).toEqual([expect.objectContaining({ value: '0' })]);
+      // One series, no label per webhook: a count of the database's failing webhooks (the worker's database holds other
+      // files' too; shared/src/runtime/database-gauges.test.ts checks the count on a database of its own).
+      const failing = families.get('intake_webhooks_failing')?.metrics ?? [];
+      expect(failing).toHaveLength(1);
+      expect(Number(failing[0]?.value)).toBeGreaterThanOrEqual(0);
+      expect(Object.keys(failing[0]?.labels ?? {}).filter((l) => l !== 'otel_scope_name')).toEqual([]);
       expect(oldest?.metrics.map((m) => m.labels?.['consumer']).sort()).toEqual(
         expect.arrayContaining(['delivery-fanout', 'delivery-send']),
       );
