@@ -1,8 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { eventually, listen, startNatsServer, type OwnServer } from '@intake/shared/testing';
+import { createAccountKey, managementApi } from './all-in-one';
 
 /**
  * `npm start` before NATS is up, as a newcomer runs it: the process listens and is ready on Postgres alone, says once
@@ -103,26 +104,4 @@ async function startReceiver() {
     });
   });
   return { url: server.url, received, close: () => server.close() };
-}
-
-/** Creates an account with the operator CLI and returns its management key. */
-function createAccountKey(databaseUrl: string): string {
-  const admin = spawnSync(
-    process.execPath,
-    [path.resolve(__dirname, '../services/management/dist/cli/admin.js'), 'accounts', 'create', '--plan', 'team'],
-    { env: { ...process.env, DATABASE_URL: databaseUrl }, encoding: 'utf8' },
-  );
-  return (JSON.parse(admin.stdout) as { management_key: string }).management_key;
-}
-
-/** Calls the management API with a key and returns the status and JSON body. */
-function managementApi(url: string, key: string) {
-  return async (method: string, apiPath: string, body?: unknown) => {
-    const res = await fetch(`${url}${apiPath}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
 }

@@ -1,8 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import pg from 'pg';
 import { eventually, listen, startupBudgetMs } from '@intake/shared/testing';
+import { createAccountKey, managementApi } from './all-in-one';
 
 /**
  * `npm start`'s process: one port, routed like the ingress, creates its database, answers HTTP on its
@@ -92,7 +93,7 @@ describe('all-in-one process', () => {
   it('takes a post all the way: stored, counted by the usage consumer, sent to the webhook', async () => {
     const receiver = await startWebhookReceiver();
     try {
-      const api = managementApi(app.url, createAccountKey(app.database));
+      const api = managementApi(app.url, createAccountKey(`postgres://postgres@127.0.0.1:5432/${app.database}`));
       const form = await api('POST', '/v1/forms', { name: 'Contact' });
       expect(form.status).toBe(201);
       expect((await api('POST', `/v1/forms/${form.body.id}/webhooks`, { url: `${receiver.url}/hook` })).status).toBe(
@@ -150,28 +151,6 @@ async function startWebhookReceiver() {
     });
   });
   return { url: server.url, received, close: () => server.close() };
-}
-
-/** Creates an account with the operator CLI and returns its management key. */
-function createAccountKey(database: string): string {
-  const admin = spawnSync(
-    process.execPath,
-    [path.resolve(__dirname, '../services/management/dist/cli/admin.js'), 'accounts', 'create', '--plan', 'team'],
-    { env: { ...process.env, DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}` }, encoding: 'utf8' },
-  );
-  return (JSON.parse(admin.stdout) as { management_key: string }).management_key;
-}
-
-/** Calls the management API with a key and returns the status and JSON body. */
-function managementApi(url: string, key: string) {
-  return async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
 }
 
 /** The application names of the process's connections to its database, one per pool. */

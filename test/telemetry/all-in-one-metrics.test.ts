@@ -1,9 +1,10 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import pg from 'pg';
 import { eventually, freePort, listen, startupBudgetMs } from '@intake/shared/testing';
+import { createAccountKey, managementApi } from '../all-in-one';
 
 /** One metric family as parse-prometheus-text-format gives it. */
 interface Family {
@@ -44,7 +45,7 @@ describe('npm start’s /metrics', () => {
       });
     });
     try {
-      const api = managementApi(url, createAccountKey(database));
+      const api = managementApi(url, createAccountKey(`postgres://postgres@127.0.0.1:5432/${database}`));
       const form = await api('POST', '/v1/forms', { name: 'Scraped' });
       expect(form.status).toBe(201);
       expect((await api('POST', `/v1/forms/${form.body.id}/webhooks`, { url: `${receiver.url}/hook` })).status).toBe(
@@ -147,26 +148,4 @@ function sumOf(f: Family | undefined, labels: Record<string, string> = {}): numb
   return (f?.metrics ?? [])
     .filter((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v))
     .reduce((n, m) => n + Number(m.value ?? 0), 0);
-}
-
-/** Creates an account with the operator CLI and returns its management key. */
-function createAccountKey(database: string): string {
-  const admin = spawnSync(
-    process.execPath,
-    [path.resolve(__dirname, '../../services/management/dist/cli/admin.js'), 'accounts', 'create', '--plan', 'team'],
-    { env: { ...process.env, DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}` }, encoding: 'utf8' },
-  );
-  return (JSON.parse(admin.stdout) as { management_key: string }).management_key;
-}
-
-/** Calls the management API with a key and returns the status and JSON body. */
-function managementApi(url: string, key: string) {
-  return async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
 }

@@ -47,8 +47,8 @@ async function walkUpTo(props: { db: Db; nats: Nats; fanOutConsumer: string; now
  * which their `notifications` rows send once). Its event was lost before fan-out read it. The deliveries' unique key
  * (webhook, submission) makes a second fan-out of the same submission, by this or by the consumer, a no-op, and the
  * send claim decides by the delivery's state, so a webhook gets the submission once. Walks each submission once, in
- * id order from where it stopped (the first pass starts at its own `now - afterMs`), at most WALK_STEPS × WALK_STEP
- * per pass, one process at a time.
+ * id order from its cursor (with no cursor, from `now - afterMs`), at most WALK_STEPS × WALK_STEP per pass, one
+ * process at a time.
  */
 export async function reconcileSubmissions(
   props: FanOutDeps & { fanOutConsumer: string; now: Date; afterMs: number },

@@ -25,9 +25,8 @@ const CURSOR = 'submissions';
  * after its cursor whose ids sort below `before` (received before then, by the primary key's index). Of those, each
  * still received (not spam, not in the trash, not purged) of a form (not in the trash) with an enabled webhook made
  * no later than the submission and holding no delivery of it is handed to `repair`, with those webhooks; the cursor
- * moves past the step only once `repair` has returned, so a step whose repair fails is walked again. The first walk
- * starts at `start` (the reconciler covers the submissions received from its first pass on). Answers undefined when
- * another process is walking.
+ * moves past the step only once `repair` has returned, so a step whose repair fails is walked again. With no cursor
+ * the walk starts at `start`: older submissions are not walked. Answers undefined when another process is walking.
  */
 export async function walkSubmissionsWithoutDeliveries(
   db: Db,
