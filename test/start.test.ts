@@ -57,8 +57,14 @@ describe('all-in-one process', () => {
   });
 
   it('created and migrated its database and answers /v1/health with the state of each dependency', async () => {
-    const res = await fetch(`${app.url}/v1/health`);
-    expect(res.status).toBe(200);
+    // Ready on Postgres alone: NATS and the streams join in the background, so health turns 200 once they have.
+    const res = await eventually(
+      async () => {
+        const answer = await fetch(`${app.url}/v1/health`);
+        return answer.status === 200 ? answer : undefined;
+      },
+      { message: '/v1/health answering 200' },
+    );
     expect(await res.json()).toMatchObject({
       status: 'ok',
       // No REDIS_URL: no Redis, each process rate-limits alone.
