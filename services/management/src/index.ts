@@ -14,7 +14,7 @@ import { openApiDocument } from './openapi';
 import { sessionRoutes } from './routes/sessions.routes';
 import { consoleSupportRoutes } from './routes/console-support.routes';
 import { inboxRoutes } from './routes/inbox.routes';
-import { mountConsole } from './routes/console-page';
+import { mountConsole } from './platform/console-page';
 import { mountSso } from './routes/sso.routes';
 import { startPurger } from './domain/purge';
 import { dataSubjectRoutes } from './routes/data-subjects.routes';

@@ -6,7 +6,7 @@ import zlib from 'node:zlib';
 import Koa from 'koa';
 import { listen } from '@intake/shared/testing';
 import type { KoaRouter, Platform } from '@intake/shared';
-import { mountConsole } from '../src/routes/console-page';
+import { mountConsole } from '../src/platform/console-page';
 
 /** About 60 KB of script, as the console's bundle is. */
 const BIG_JS = Array.from({ length: 1500 }, (_, i) => `export const value${i} = 'item ${i}';\n`).join('');

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { problem, PROBLEM_SLUGS, route, type Config, type Platform, type RouteList } from '@intake/shared';
 import { describeProblem, isProblemSlug, problemCatalogue } from '../domain/problem-catalogue';
-import { consoleCsp, safetyHeaders } from './console-page';
+import { consoleCsp, safetyHeaders } from '../platform/console-page';
 import { docsPage, problemListPage, problemPage } from './docs-page';
 
 const ProblemType = Type.Object({

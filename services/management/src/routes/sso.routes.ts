@@ -1,7 +1,7 @@
 import type Koa from 'koa';
 import { clientOf, escapeHtml, sessionCookie, type Platform } from '@intake/shared';
 import { finishSso, SSO_COOKIE, SSO_PATHS, SSO_TTL_MS, ssoConfigured, SsoRefusal, startSso } from '../domain/sso';
-import { consoleCsp, safetyHeaders } from './console-page';
+import { consoleCsp, safetyHeaders } from '../platform/console-page';
 import { secure } from './sessions.routes';
 
 const STYLE =

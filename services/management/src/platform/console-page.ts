@@ -7,7 +7,7 @@ import zlib from 'node:zlib';
 import type Koa from 'koa';
 import type { KoaRouter, Platform } from '@intake/shared';
 
-/** Where `npm run build` writes the console (services/management/dist/console), from src/routes or dist/routes. */
+/** Where `npm run build` writes the console (services/management/dist/console), from src/platform or dist/platform. */
 export const CONSOLE_DIR = path.resolve(__dirname, '../../dist/console');
 
 const TYPES: Record<string, string> = {
