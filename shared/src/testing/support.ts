@@ -181,7 +181,11 @@ export function defaultWaitMs(): number {
 /** What `eventually` resolves with: the probe's value without its falsy members. */
 export type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
 
-/** Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps in tests). */
+/**
+ * Polls `probe` until it returns a truthy value or the deadline passes (no fixed sleeps in tests). A `timeoutMs` shorter
+ * than the default wait is raised to it: a wait says how long a slow-but-working machine may take at least, and a
+ * loaded box (the suite beside another, or `stress-ng`) missed the 10–20 s ones tests used to state.
+ */
 export async function eventually<T>(
   probe: () => Promise<T> | T,
   options: {
@@ -192,7 +196,7 @@ export async function eventually<T>(
     stopOn?: (err: unknown) => boolean;
   } = {},
 ): Promise<Truthy<T>> {
-  const timeoutMs = options.timeoutMs ?? defaultWaitMs();
+  const timeoutMs = Math.max(options.timeoutMs ?? 0, defaultWaitMs());
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
