@@ -31,7 +31,7 @@ export default tseslint.config(
   // name or by path). The OpenAPI aggregator is the one exception: it reads the others' route definitions.
   ...['ingest', 'management', 'delivery', 'usage'].map((service) => ({
     files: [`services/${service}/src/**/*.ts`],
-    ignores: ['services/management/src/openapi.ts'],
+    ignores: ['services/management/src/platform/openapi.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -50,10 +50,11 @@ export default tseslint.config(
       ],
     },
   })),
-  // Management's SQL lives in its repositories: a route or a domain function calls one, and holds a transaction at
-  // most (`db.transaction`), never a query of its own.
+  // Management's SQL lives in its repositories (`*.repository.ts`, beside the routes and domain of their feature): a
+  // route or a domain function calls one, and holds a transaction at most (`db.transaction`), never a query of its own.
   {
-    files: ['services/management/src/domain/**/*.ts', 'services/management/src/routes/**/*.ts'],
+    files: ['services/management/src/{people,submissions,webhooks,lifecycle,platform}/**/*.ts'],
+    ignores: ['**/*.repository.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
@@ -63,7 +64,7 @@ export default tseslint.config(
           'MemberExpression[property.name=/^(raw|schema|fn)$/]',
         ].map((selector) => ({
           selector,
-          message: 'SQL goes in services/management/src/repositories; call a repository function here.',
+          message: 'SQL goes in a *.repository.ts; call a repository function here.',
         })),
       ],
     },

@@ -6,7 +6,7 @@
  */
 const path = require('node:path');
 const { createDb, createLogger, LocalBlobStore } = require('../shared/dist');
-const { purgeDue } = require(path.join(__dirname, '../services/management/dist/domain/purge'));
+const { purgeDue } = require(path.join(__dirname, '../services/management/dist/lifecycle/purge'));
 
 const db = createDb(process.env.DATABASE_URL, { poolMax: 2 });
 const controller = new AbortController();

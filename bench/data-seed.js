@@ -10,7 +10,7 @@ const { newId } = require('../shared/dist');
 const { managementKeyWithRole } = require('../shared/dist/testing/people');
 const { round } = require('./stack');
 // What the indexer does after each batch (migration 038), for rows the seed indexes in bulk.
-const { mergeSearchPendingLists } = require('../services/management/dist/repositories/search.repository');
+const { mergeSearchPendingLists } = require('../services/management/dist/submissions/search.repository');
 
 const DATABASE_URL = process.env.BENCH_DATA_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench_data';
 const LARGE = Number(process.env.BENCH_DATA_ROWS ?? 1_000_000);

@@ -13,7 +13,7 @@
 const path = require('node:path');
 const { createDb, createLogger, ensureDatabase, LocalBlobStore, migrate, newId } = require('../shared/dist');
 const { factories } = require('../shared/dist/testing');
-const { purgeDue } = require(path.join(__dirname, '../services/management/dist/domain/purge'));
+const { purgeDue } = require(path.join(__dirname, '../services/management/dist/lifecycle/purge'));
 
 const base = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench_purge';
 const FORMS = Number(process.env.BENCH_PURGE_FORMS ?? 6);

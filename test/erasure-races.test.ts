@@ -3,8 +3,8 @@ import { eventually, factories, smtpSink, useTestPlatform, type SmtpSink } from 
 import { fanOutSubmissions } from '../services/delivery/src/domain/fan-out';
 import { notifySubmissions } from '../services/delivery/src/domain/notify';
 import { autorespond } from '../services/delivery/src/domain/autoresponse';
-import { eraseDataSubject } from '../services/management/src/domain/data-subjects';
-import { deleteSubmissionsOfForm } from '../services/management/src/repositories/purge.repository';
+import { eraseDataSubject } from '../services/management/src/lifecycle/data-subjects';
+import { deleteSubmissionsOfForm } from '../services/management/src/lifecycle/purge.repository';
 
 /**
  * Erasure and deletion against the delivery service's work on the same submission, on the real Postgres: what was

@@ -1,5 +1,5 @@
 import { factories } from '@intake/shared/testing';
-import { purgeDue } from '../services/management/src/domain/purge';
+import { purgeDue } from '../services/management/src/lifecycle/purge';
 import { startStack } from './console/stack';
 
 /**

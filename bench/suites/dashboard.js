@@ -15,7 +15,7 @@ const { managementKeyWithRole } = require('../../shared/dist/testing/people');
 const { freePort, startProcess, inTurns } = require('../lib');
 const { percentile, round } = require('../stack');
 // What the indexer does after each batch (migration 038), for rows seeded in bulk.
-const { mergeSearchPendingLists } = require('../../services/management/dist/repositories/search.repository');
+const { mergeSearchPendingLists } = require('../../services/management/dist/submissions/search.repository');
 
 const ROOT = path.join(__dirname, '..', '..');
 const DATABASE_URL =

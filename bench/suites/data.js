@@ -109,7 +109,7 @@ async function measureQueries({ db, management, forms, log }) {
 
 /** Count (exact, or the planner's estimate beyond 10,000) and a month's per-day usage, at small and at large. */
 async function measureCountAndUsage({ db, forms }) {
-  const { countOrEstimate } = require(path.join(ROOT, 'services/management/dist/repositories/submission.repository'));
+  const { countOrEstimate } = require(path.join(ROOT, 'services/management/dist/submissions/submission.repository'));
   const { findUsageByDay } = require(path.join(ROOT, 'services/usage/dist/repositories/usage.repository'));
   const month = new Date(Date.now() - 40 * DAY_MS);
   const from = `${month.toISOString().slice(0, 7)}-01`;

@@ -3,7 +3,7 @@ import { eventually, factories, listen, registerOpenApi, useStarted } from '@int
 import { managementService, openApi } from '@intake/management';
 import { accountWithForm, poster, startIngest, type IngestHarness } from '../../services/ingest/test/helpers';
 import { api } from '../../services/management/test/helpers';
-import { purgeDue } from '../../services/management/src/domain/purge';
+import { purgeDue } from '../../services/management/src/lifecycle/purge';
 import { corpusPosts, type CorpusPost } from './corpus';
 
 /**

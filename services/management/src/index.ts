@@ -1,35 +1,35 @@
 import { type Config, type Platform, type RouteList, type ServiceModule } from '@intake/shared';
-import { startRetentionSweeper } from './domain/retention';
-import { apiKeyRoutes } from './routes/api-keys.routes';
-import { healthRoutes } from './routes/health.routes';
-import { formRoutes } from './routes/forms.routes';
-import { projectRoutes } from './routes/projects.routes';
-import { dashboardRoutes } from './routes/dashboard.routes';
-import { docsRoutes } from './routes/docs.routes';
-import { submissionRoutes } from './routes/submissions.routes';
-import { fileRoutes } from './routes/files.routes';
-import { webhookRoutes } from './routes/webhooks.routes';
-import { deliveryRoutes } from './routes/deliveries.routes';
-import { openApiDocument } from './openapi';
-import { sessionRoutes } from './routes/sessions.routes';
-import { consoleSupportRoutes } from './routes/console-support.routes';
-import { inboxRoutes } from './routes/inbox.routes';
+import { startRetentionSweeper } from './lifecycle/retention';
+import { apiKeyRoutes } from './people/api-keys.routes';
+import { healthRoutes } from './platform/health.routes';
+import { formRoutes } from './submissions/forms.routes';
+import { projectRoutes } from './submissions/projects.routes';
+import { dashboardRoutes } from './submissions/dashboard.routes';
+import { docsRoutes } from './platform/docs.routes';
+import { submissionRoutes } from './submissions/submissions.routes';
+import { fileRoutes } from './submissions/files.routes';
+import { webhookRoutes } from './webhooks/webhooks.routes';
+import { deliveryRoutes } from './webhooks/deliveries.routes';
+import { openApiDocument } from './platform/openapi';
+import { sessionRoutes } from './people/sessions.routes';
+import { consoleSupportRoutes } from './webhooks/console-support.routes';
+import { inboxRoutes } from './submissions/inbox.routes';
 import { mountConsole } from './platform/console-page';
-import { mountSso } from './routes/sso.routes';
-import { startPurger } from './domain/purge';
-import { dataSubjectRoutes } from './routes/data-subjects.routes';
-import { memberRoutes } from './routes/members.routes';
-import { peopleRoutes } from './routes/people.routes';
-import { memberSessionRoutes } from './routes/member-sessions.routes';
-import { twoFactorRoutes } from './routes/two-factor.routes';
-import { accountRoutes } from './routes/account.routes';
-import { accountCreationRoutes } from './routes/accounts.routes';
-import { auditLogRoutes } from './routes/audit-log.routes';
-import { spamRoutes } from './routes/spam.routes';
-import { viewRoutes } from './routes/views.routes';
-import { withAuditTrail } from './domain/audit-trail';
-import { startSearchIndexer } from './domain/search-indexer';
-import { startUpkeep } from './domain/upkeep';
+import { mountSso } from './people/sso.routes';
+import { startPurger } from './lifecycle/purge';
+import { dataSubjectRoutes } from './lifecycle/data-subjects.routes';
+import { memberRoutes } from './people/members.routes';
+import { peopleRoutes } from './people/people.routes';
+import { memberSessionRoutes } from './people/member-sessions.routes';
+import { twoFactorRoutes } from './people/two-factor.routes';
+import { accountRoutes } from './people/account.routes';
+import { accountCreationRoutes } from './people/accounts.routes';
+import { auditLogRoutes } from './platform/audit-log.routes';
+import { spamRoutes } from './submissions/spam.routes';
+import { viewRoutes } from './submissions/views.routes';
+import { withAuditTrail } from './platform/audit-trail';
+import { startSearchIndexer } from './submissions/search-indexer';
+import { startUpkeep } from './lifecycle/upkeep';
 
 /** Management's routes, in the order the OpenAPI document lists them; `/openapi` serves the document of all four services. */
 function managementRoutes(settings: { config: Config }): RouteList<Platform> {
@@ -67,17 +67,17 @@ export const managementService: ServiceModule<Platform> = {
   routes: managementRoutes,
   // Management keeps no per-process state of its own: its handlers get the platform.
   compose: (platform) => platform,
-  // Management always runs, so it keeps the bookkeeping tables from growing (see domain/retention.ts).
+  // Management always runs, so it keeps the bookkeeping tables from growing (see lifecycle/retention.ts).
   startWorkers: async (platform) => [
     startRetentionSweeper(platform),
-    // Removes what forms' retention settings make due (domain/purge.ts).
+    // Removes what forms' retention settings make due (lifecycle/purge.ts).
     startPurger({
       ...platform,
       intervalMs: platform.config.PURGE_INTERVAL_SECONDS * 1000,
       trashDays: platform.config.TRASH_DAYS,
     }),
     ...startUpkeep(platform),
-    // Keeps the search index current, off ingest's write path (domain/search-indexer.ts).
+    // Keeps the search index current, off ingest's write path (submissions/search-indexer.ts).
     startSearchIndexer(platform),
   ],
   // The web console at /console (built into dist/console by `npm run build`); / redirects there. Single sign-on's
@@ -93,5 +93,5 @@ export function openApi(settings: { config: Config }): Record<string, unknown> {
   return openApiDocument(settings.config, managementRoutes(settings));
 }
 
-export { createAccount } from './domain/accounts';
+export { createAccount } from './people/accounts';
 export { runAdmin } from './cli/admin';

@@ -1,5 +1,5 @@
 import { factories, managementKeyWithRole, useStarted } from '@intake/shared/testing';
-import { sealChatUrlsInTheClear } from '../src/domain/chat-urls';
+import { sealChatUrlsInTheClear } from '../src/webhooks/chat-urls';
 import { api, newOwner, startManagementWithWorkers } from './helpers';
 import { receiver } from '../../delivery/test/helpers';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { factories, useStarted } from '@intake/shared/testing';
-import { drainSearchBacklog } from '../src/domain/search-indexer';
+import { drainSearchBacklog } from '../src/submissions/search-indexer';
 import { api, ownerWithForm, startManagement } from './helpers';
 
 const ADA = 'ada@example.test';

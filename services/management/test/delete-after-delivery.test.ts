@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { eventually, useStarted } from '@intake/shared/testing';
-import { purgeDue } from '../src/domain/purge';
+import { purgeDue } from '../src/lifecycle/purge';
 import { ownerWithForm, startManagementWithWorkers } from './helpers';
 import { receiver } from '../../delivery/test/helpers';
-import { drainSearchBacklog } from '../src/domain/search-indexer';
+import { drainSearchBacklog } from '../src/submissions/search-indexer';
 
 /** A receiver that refuses (500) the submissions whose body says `refuse`, until healed. */
 async function choosyReceiver() {

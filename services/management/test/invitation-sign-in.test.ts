@@ -1,7 +1,7 @@
 import { generate } from 'otplib';
 import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
-import { INVITATION_WRONG_TRIES } from '../src/domain/credentials';
-import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
+import { INVITATION_WRONG_TRIES } from '../src/people/credentials';
+import { SIGN_IN_LIMITS } from '../src/people/sign-in';
 import { api, startManagement } from './helpers';
 import { clientAddress, PASSWORD, personWithPassword, sessionOf } from './people-helpers';
 

@@ -1,6 +1,6 @@
 import type { Db, Role } from '@intake/shared';
 import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
-import { hashPassword } from '../src/domain/passwords';
+import { hashPassword } from '../src/people/passwords';
 import { api } from './helpers';
 
 /** The password of every person these tests make. */

@@ -1,4 +1,4 @@
-import { pauseAfter, PURGE_DUTY } from '../src/domain/purge';
+import { pauseAfter, PURGE_DUTY } from '../src/lifecycle/purge';
 
 describe('the purge’s pace', () => {
   it('waits after each batch so that it works `duty` of the time, at most 2 s at once', () => {

@@ -2,8 +2,8 @@ import { metrics } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import { OnRequestMetricReader } from '@intake/shared';
 import { createTestPlatform, emptyTestDatabaseUrl, factories, type TestPlatform } from '@intake/shared/testing';
-import { observePurgeLag, purgeDue, type PurgeCounts } from '../src/domain/purge';
-import { purgeLagSeconds } from '../src/repositories/purge.repository';
+import { observePurgeLag, purgeDue, type PurgeCounts } from '../src/lifecycle/purge';
+import { purgeLagSeconds } from '../src/lifecycle/purge.repository';
 
 const DAY = 24 * 60 * 60 * 1000;
 

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createTestPlatform, factories, freePort, type TestPlatform } from '@intake/shared/testing';
-import { purgeDue } from '../src/domain/purge';
+import { purgeDue } from '../src/lifecycle/purge';
 import { startS3 } from '../../ingest/test/files';
 
 const DAY = 24 * 60 * 60 * 1000;

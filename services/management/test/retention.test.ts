@@ -1,7 +1,7 @@
 import { newId, withPooledConnection } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { RETENTION, sweepRetention } from '../src/domain/retention';
-import { sweepVictims } from '../src/repositories/retention.repository';
+import { RETENTION, sweepRetention } from '../src/lifecycle/retention';
+import { sweepVictims } from '../src/lifecycle/retention.repository';
 
 describe('retention sweep', () => {
   const platform = useTestPlatform();

@@ -1,6 +1,6 @@
 import { eventually, useStarted } from '@intake/shared/testing';
-import { drainSearchBacklog, startSearchIndexer } from '../src/domain/search-indexer';
-import { tombstoneSubmissions } from '../src/repositories/purge.repository';
+import { drainSearchBacklog, startSearchIndexer } from '../src/submissions/search-indexer';
+import { tombstoneSubmissions } from '../src/lifecycle/purge.repository';
 import { ownerWithForm, startManagement } from './helpers';
 
 const ctx = useStarted(() => startManagement());

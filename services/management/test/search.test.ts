@@ -2,8 +2,8 @@ import type { Knex } from 'knex';
 import fc from 'fast-check';
 import { newId } from '@intake/shared';
 import { useStarted } from '@intake/shared/testing';
-import { drainSearchBacklog } from '../src/domain/search-indexer';
-import { listSubmissionsPage } from '../src/repositories/submission.repository';
+import { drainSearchBacklog } from '../src/submissions/search-indexer';
+import { listSubmissionsPage } from '../src/submissions/submission.repository';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
 const ctx = useStarted(() => startManagement());

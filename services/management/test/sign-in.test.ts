@@ -10,7 +10,7 @@ import {
 } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 import { accept, clientAddress, PASSWORD, personWithPassword, sessionOf } from './people-helpers';
-import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
+import { SIGN_IN_LIMITS } from '../src/people/sign-in';
 
 let ctx: Awaited<ReturnType<typeof startManagement>>;
 let smtp: SmtpSink;

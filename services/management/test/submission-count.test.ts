@@ -1,5 +1,5 @@
 import { useStarted } from '@intake/shared/testing';
-import { EXACT_COUNT_UP_TO } from '../src/repositories/submission.repository';
+import { EXACT_COUNT_UP_TO } from '../src/submissions/submission.repository';
 import { ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
 const ctx = useStarted(() => startManagement());

@@ -1,7 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
 import { factories, useStarted } from '@intake/shared/testing';
-import { purgeDue } from '../src/domain/purge';
+import { purgeDue } from '../src/lifecycle/purge';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
 const ctx = useStarted(() => startManagement());

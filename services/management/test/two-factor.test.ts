@@ -5,7 +5,7 @@ import QRCode from 'qrcode';
 import { buildServiceApp, type Role } from '@intake/shared';
 import { addTestMember, createTestPlatform, factories, listen, managementKeyWithRole } from '@intake/shared/testing';
 import { managementService } from '../src';
-import { SIGN_IN_LIMITS } from '../src/domain/sign-in';
+import { SIGN_IN_LIMITS } from '../src/people/sign-in';
 import { api } from './helpers';
 import { PASSWORD, personWithPassword, sessionOf } from './people-helpers';
 

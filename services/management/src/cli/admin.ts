@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createDb, ensureDatabase, loadConfig, migrate, isProblem, unlockMigrations, type Db } from '@intake/shared';
-import { createAccount, setAccountContactEmail, type PlanId } from '../domain/accounts';
+import { createAccount, setAccountContactEmail, type PlanId } from '../people/accounts';
 import { addMember, MEMBERS_USAGE } from './members';
 
 /** The largest quota the accounts.quota_override column (a Postgres integer) holds. */

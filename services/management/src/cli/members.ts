@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createLogger, isId, isRole, loadConfig, problem, type Db } from '@intake/shared';
-import { inviteMember } from '../domain/members';
+import { inviteMember } from '../people/members';
 
 export const MEMBERS_USAGE = `       npm run --silent admin -- members add --account ACCOUNT_ID --email ADDRESS --role viewer|editor|admin|owner
 

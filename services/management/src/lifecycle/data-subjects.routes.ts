@@ -1,0 +1,164 @@
+import { Type } from '@sinclair/typebox';
+import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import {
+  auditExport,
+  eraseDataSubject,
+  exportDataSubject,
+  exportDataSubjectXlsx,
+  lookUpDataSubject,
+} from './data-subjects';
+import { XLSX_TYPE } from '../submissions/export';
+import { Timestamp } from '../platform/schemas';
+import { Status } from '../submissions/submission-filters';
+
+/** A person's data across every form of the account: for those who answer for the account (admins and owners). */
+const dataSubjectRoute = routeGroup({ tags: ['Data subjects'], auth: 'management', role: 'admin' });
+
+/** The person's address: one e-mail address (a field value matches it trimmed and ignoring case). */
+const EmailQuery = Type.Object({
+  email: Type.String({
+    format: 'email',
+    minLength: 3,
+    maxLength: 320,
+    description: 'the person’s e-mail address; a submission matches when any field value equals it (trimmed, any case)',
+  }),
+});
+
+const SubjectSubmission = Type.Object(
+  { id: Type.String({ description: '`sub_...`' }), form_id: Type.String(), received_at: Timestamp, status: Status },
+  { additionalProperties: false },
+);
+
+/** `GET /v1/data-subjects/submissions?email=`: where a person's address appears, across the account's forms. */
+export const findDataSubjectRoute = dataSubjectRoute({
+  method: 'GET',
+  path: '/v1/data-subjects/submissions',
+  operationId: 'findDataSubjectSubmissions',
+  summary: 'List every submission of the account in which a field value is this e-mail address',
+  description:
+    'Across all of the account’s forms, newest first; for answering a person’s access or erasure request. Complete ' +
+    'at once: a submission stored a moment ago is found (and exported and erased) before the search index has it. ' +
+    'Audited ' +
+    'as `data_subject.looked_up` (the address as its sha256, who asked, how many submissions and files).',
+  query: EmailQuery,
+  responses: {
+    200: {
+      description: 'The submissions',
+      schema: Type.Object({ data: Type.Array(SubjectSubmission) }, { additionalProperties: false }),
+    },
+  },
+  async handler(ctx, { query, principal }, { db }: Platform) {
+    const asker = auditContext(ctx, principal);
+    const rows = await lookUpDataSubject({ db, accountId: principal.accountId, email: query.email, asker });
+    ctx.body = {
+      data: rows.map((r) => ({
+        id: r.id,
+        form_id: r.form_id,
+        received_at: toTimestamp(r.received_at),
+        status: r.status,
+      })),
+    };
+  },
+});
+
+/** `GET /v1/data-subjects/export?email=`: what an owner sends the person who asked. */
+export const exportDataSubjectRoute = dataSubjectRoute({
+  method: 'GET',
+  path: '/v1/data-subjects/export',
+  operationId: 'exportDataSubject',
+  summary: 'Export a person’s submissions as NDJSON, with their full payloads and file links',
+  description:
+    'One line per submission, newest first: `{ id, form_id, received_at, status, files, payload }`; `files` carry ' +
+    'signed download links valid for seven days, `payload` keeps the fields in the order they were posted.',
+  query: EmailQuery,
+  responses: {
+    200: {
+      description: 'The file, as an attachment',
+      contentType: 'application/x-ndjson',
+      schema: Type.String(),
+      headers: {
+        'Content-Disposition': { description: '`attachment; filename="data-subject.ndjson"`', schema: Type.String() },
+      },
+    },
+  },
+  async handler(ctx, { query, principal }, platform: Platform) {
+    const asker = auditContext(ctx, principal);
+    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, asker, format: 'ndjson' });
+    ctx.set('Content-Disposition', 'attachment; filename="data-subject.ndjson"');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = 'application/x-ndjson; charset=utf-8';
+    ctx.body = exportDataSubject({ ...platform, accountId: principal.accountId, email: query.email });
+  },
+});
+
+/** `GET /v1/data-subjects/export.xlsx?email=&tz=`: the same, as a workbook a spreadsheet opens. */
+export const exportDataSubjectXlsxRoute = dataSubjectRoute({
+  method: 'GET',
+  path: '/v1/data-subjects/export.xlsx',
+  operationId: 'exportDataSubjectXlsx',
+  summary: 'Export a person’s submissions as an Excel workbook, for someone who asked to see their data',
+  description:
+    'One row per submission, newest first: `id`, `form_id`, `received_at` (a date cell in `tz`, an IANA zone, UTC ' +
+    'by default), `status`, `_replyto`, `files` (`name: link` lines, links valid for seven days), then one column per ' +
+    'field any of them has. Values are text cells exactly as posted (never formulas). Audited like the NDJSON export.',
+  query: Type.Object({ ...EmailQuery.properties, tz: Type.Optional(Type.String({ maxLength: 64 })) }),
+  responses: {
+    200: {
+      description: 'The workbook, as an attachment',
+      contentType: XLSX_TYPE,
+      schema: Type.String(),
+      headers: {
+        'Content-Disposition': { description: '`attachment; filename="data-subject.xlsx"`', schema: Type.String() },
+      },
+    },
+  },
+  async handler(ctx, { query, principal }, platform: Platform) {
+    const asker = auditContext(ctx, principal);
+    const stream = await exportDataSubjectXlsx({
+      ...platform,
+      accountId: principal.accountId,
+      email: query.email,
+      zone: query.tz ?? 'UTC',
+      onError: (err) => platform.logger.warn({ err }, 'a data-subject workbook failed while streaming'),
+    });
+    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, asker, format: 'xlsx' });
+    ctx.set('Content-Disposition', 'attachment; filename="data-subject.xlsx"');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.type = XLSX_TYPE;
+    ctx.body = stream;
+  },
+});
+
+/** `DELETE /v1/data-subjects?email=`: erases them as retention does. */
+export const eraseDataSubjectRoute = dataSubjectRoute({
+  method: 'DELETE',
+  path: '/v1/data-subjects',
+  operationId: 'eraseDataSubject',
+  summary: 'Delete every submission of the account in which a field value is this e-mail address',
+  description:
+    'Each goes as retention removes one: its files from storage first, then its deliveries and attempts, its ' +
+    'notification and idempotency rows and the submission itself. Usage already counted stays. If storage refuses, ' +
+    'what was not removed stays and the answer is 503: ask again.',
+  query: EmailQuery,
+  responses: {
+    200: {
+      description: 'How many submissions were deleted',
+      schema: Type.Object({ deleted: Type.Integer({ minimum: 0 }) }, { additionalProperties: false }),
+    },
+  },
+  problems: ['service-unavailable'],
+  async handler(ctx, { query, principal }, platform: Platform) {
+    const asker = auditContext(ctx, principal);
+    ctx.body = {
+      deleted: await eraseDataSubject({ ...platform, accountId: principal.accountId, email: query.email, asker }),
+    };
+  },
+});
+
+/** The data-subject routes, in the order the OpenAPI document lists them. */
+export const dataSubjectRoutes = [
+  findDataSubjectRoute,
+  exportDataSubjectRoute,
+  exportDataSubjectXlsxRoute,
+  eraseDataSubjectRoute,
+];

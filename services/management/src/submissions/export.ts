@@ -1,0 +1,159 @@
+import { PassThrough, Readable, pipeline } from 'node:stream';
+import { stringify } from 'csv-stringify';
+import { toTimestamp, type Platform } from '@intake/shared';
+import {
+  findPayloadFieldNames,
+  listSubmissionsPage,
+  type SubmissionFilter,
+  type SubmissionRow,
+} from './submission.repository';
+import { getForm } from './forms';
+import { spamReasonsOf, spamScoreOf } from './spam-marks';
+import { checkTimeZone, wallClock, xlsxStream, xlsxText } from './export-xlsx';
+
+export type ExportFormat = 'csv' | 'ndjson' | 'xlsx';
+
+const FIXED_COLUMNS = ['id', 'received_at', 'status', 'files', 'spam_score', 'spam_reasons'];
+
+/** The media type of an Excel workbook. */
+export const XLSX_TYPE = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+/**
+ * Every matching submission, newest first, read in keyset batches of `batchSize` rows, so a
+ * hundred thousand rows never sit in memory. Rows received after `until` (the export's start
+ * when not given) are left out, so a submission arriving mid-export cannot bring an unknown field.
+ */
+async function* submissionsOf(
+  props: Pick<Platform, 'db'> & SubmissionFilter & { batchSize: number },
+): AsyncGenerator<SubmissionRow> {
+  const { db, batchSize, ...filter } = props;
+  let after: { receivedAt: Date; id: string } | undefined;
+  for (;;) {
+    const rows = await listSubmissionsPage(db, { ...filter, after, limit: batchSize });
+    yield* rows;
+    const last = rows[rows.length - 1];
+    if (!last || rows.length < batchSize) return;
+    after = { receivedAt: last.received_at, id: last.id };
+  }
+}
+
+/**
+ * A payload value or field name as a CSV cell. Both come from anyone on the internet, and spreadsheet
+ * programs run a cell that starts with = + - @ (or a tab, CR or LF before them) as a formula: such cells
+ * get a leading apostrophe (OWASP's CSV-injection advice; a line feed too, which some programs skip). NDJSON exports names and values untouched.
+ */
+export function csvCell(value: unknown): string {
+  if (value === undefined || value === null) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return /^[=+\-@\t\r\n]/.test(text) ? `'${text}` : text;
+}
+
+/**
+ * Streams a form's submissions as CSV (RFC 4180: CRLF line ends, quoted where needed, a header
+ * row of `id, received_at, status, files, spam_score, spam_reasons` (the reasons space-separated) and one column per payload field seen) or as NDJSON
+ * (one JSON object per line). Two passes: Postgres lists the field names, then rows stream.
+ */
+export async function exportSubmissions(
+  props: Pick<Platform, 'db' | 'clock' | 'logger'> &
+    Omit<SubmissionFilter, 'formId'> & {
+      formId: string;
+      format: ExportFormat;
+      batchSize?: number;
+      /** xlsx: the zone of the received times (default UTC). */
+      timeZone?: string;
+      /** csv: begin with a byte-order mark, so spreadsheet programs read it as UTF-8. */
+      bom?: boolean;
+    },
+): Promise<{ filename: string; contentType: string; stream: Readable }> {
+  const { db, clock, logger, format, batchSize = 1000, timeZone, bom, ...given } = props;
+  const zone = checkTimeZone(timeZone ?? 'UTC');
+  const form = await getForm({ db, accountId: given.accountId, id: given.formId });
+  const now = clock.now();
+  const filter: SubmissionFilter = {
+    ...given,
+    until: given.until && given.until < now ? given.until : new Date(now.getTime() + 1),
+  };
+  const rows = submissionsOf({ db, batchSize, ...filter });
+  const onError = (err: Error | null) => {
+    if (err && (err as { code?: string }).code !== 'ERR_STREAM_PREMATURE_CLOSE')
+      logger.warn({ err, formId: form.id }, 'export stream failed');
+  };
+  if (format === 'ndjson') {
+    const lines = Readable.from(
+      (async function* () {
+        for await (const row of rows) {
+          const line = {
+            id: row.id,
+            form_id: row.form_id,
+            received_at: toTimestamp(row.received_at),
+            status: row.status,
+            files: row.file_count,
+            spam_score: spamScoreOf(row),
+            spam_reasons: spamReasonsOf(row),
+            payload: row.payload,
+          };
+          yield `${JSON.stringify(line)}\n`;
+        }
+      })(),
+    );
+    return {
+      filename: `${form.slug}-submissions.ndjson`,
+      contentType: 'application/x-ndjson; charset=utf-8',
+      stream: pipeline(lines, new PassThrough(), onError),
+    };
+  }
+  const fields = await findPayloadFieldNames(db, filter);
+  if (format === 'xlsx') return xlsxExport({ slug: form.slug, zone, fields, rows, onError });
+  const records = Readable.from(
+    (async function* () {
+      yield [...FIXED_COLUMNS, ...fields.map(csvCell)];
+      for await (const row of rows)
+        yield [
+          row.id,
+          toTimestamp(row.received_at),
+          row.status,
+          String(row.file_count),
+          csvCell(spamScoreOf(row)),
+          csvCell(spamReasonsOf(row).join(' ')),
+          ...fields.map((f) => csvCell(Object.hasOwn(row.payload, f) ? row.payload[f] : undefined)),
+        ];
+    })(),
+  );
+  // A cell holding a bare CR or LF is quoted too (RFC 4180): spreadsheets and Python's csv end a row at either.
+  const csv = stringify({ bom: bom === true, record_delimiter: 'windows', quoted_match: /[\r\n]/ });
+  return {
+    filename: `${form.slug}-submissions.csv`,
+    contentType: 'text/csv; charset=utf-8; header=present',
+    stream: pipeline(records, csv, onError),
+  };
+}
+
+/** The rows as an Excel workbook (export-xlsx.ts): the CSV's columns, received times in `zone`. */
+function xlsxExport(props: {
+  slug: string;
+  zone: string;
+  fields: string[];
+  rows: AsyncGenerator<SubmissionRow>;
+  onError: (err: Error) => void;
+}): { filename: string; contentType: string; stream: Readable } {
+  const { zone, fields, rows } = props;
+  const at = wallClock(zone);
+  const values = (async function* () {
+    for await (const row of rows)
+      yield [
+        row.id,
+        { at: at(row.received_at) },
+        row.status,
+        row.file_count,
+        spamScoreOf(row),
+        xlsxText(spamReasonsOf(row).join(' ')),
+        ...fields.map((f) => (Object.hasOwn(row.payload, f) ? xlsxText(row.payload[f]) : null)),
+      ];
+  })();
+  const header = [...FIXED_COLUMNS.map((c) => (c === 'received_at' ? `received_at (${zone})` : c)), ...fields];
+  return {
+    filename: `${props.slug}-submissions.xlsx`,
+    contentType: XLSX_TYPE,
+    stream: xlsxStream('Submissions', header, values, props.onError),
+  };
+}

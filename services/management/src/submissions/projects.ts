@@ -1,0 +1,113 @@
+import { isUniqueViolation, newId, problem, type Db, type Platform, type Principal, type Role } from '@intake/shared';
+import {
+  countFormsOfProject,
+  deleteProjectRow,
+  existingProjectIds,
+  findProject,
+  findProjects,
+  insertProject,
+  renameProject,
+  type ProjectRow,
+} from './project.repository';
+import { auditChange } from '../platform/audit-trail';
+
+type Deps = Pick<Platform, 'db' | 'clock'>;
+
+const nameTaken = (name: string) =>
+  problem('conflict', `A project named "${name}" already exists`, {
+    errors: [{ field: 'body/name', message: 'is already taken' }],
+  });
+
+/** The projects a principal sees: the account's, or those it is limited to. */
+export function listProjects(db: Db, principal: Principal): Promise<ProjectRow[]> {
+  return findProjects(db, principal.accountId, principal.projectIds);
+}
+
+export async function getProject(db: Db, accountId: string, id: string): Promise<ProjectRow> {
+  const project = await findProject(db, accountId, id);
+  if (!project) throw problem('not-found', `No project ${id}`);
+  return project;
+}
+
+export async function createProject(props: Deps & { accountId: string; name: string }): Promise<ProjectRow> {
+  const { db, accountId, name } = props;
+  const id = newId('project', props.clock.now().getTime());
+  try {
+    await db.transaction(async (trx) => {
+      await insertProject(trx, { id, account_id: accountId, name, created_at: props.clock.now() });
+      await auditChange(trx, [{ action: 'project.created', target: { type: 'project', id }, details: { name } }]);
+    });
+  } catch (err) {
+    throw isUniqueViolation(err) ? nameTaken(name) : err;
+  }
+  return getProject(db, accountId, id);
+}
+
+export async function updateProject(props: Deps & { accountId: string; id: string; name: string }) {
+  const { db, accountId, id, name } = props;
+  try {
+    await db.transaction(async (trx) => {
+      if (!(await renameProject(trx, accountId, id, name, props.clock.now())))
+        throw problem('not-found', `No project ${id}`);
+      await auditChange(trx, [{ action: 'project.updated', target: { type: 'project', id }, details: { name } }]);
+    });
+  } catch (err) {
+    throw isUniqueViolation(err) ? nameTaken(name) : err;
+  }
+  return getProject(db, accountId, id);
+}
+
+/** Deletes an empty project (409 while it holds forms, the trash's included, and for the account's default). */
+export async function deleteProject(props: Deps & { accountId: string; id: string }): Promise<void> {
+  const { db, accountId, id } = props;
+  await db.transaction(async (trx) => {
+    const project = await findProject(trx, accountId, id);
+    if (!project) throw problem('not-found', `No project ${id}`);
+    if (project.is_default)
+      throw problem('conflict', 'The default project cannot be deleted: forms created without a project go there');
+    const forms = await countFormsOfProject(trx, id);
+    if (forms > 0)
+      throw problem(
+        'conflict',
+        `The project holds ${forms} form${forms === 1 ? '' : 's'} (the trash’s included): move or delete them first`,
+      );
+    await deleteProjectRow(trx, accountId, id);
+    await auditChange(trx, [
+      { action: 'project.deleted', target: { type: 'project', id }, details: { name: project.name } },
+    ]);
+  });
+}
+
+/** 404 unless every id names a project of the account (a member's or key's list, a form's new project). */
+export async function requireProjects(db: Db, accountId: string, ids: string[], field: string): Promise<void> {
+  const found = new Set(await existingProjectIds(db, accountId, ids));
+  const missing = ids.find((id) => !found.has(id));
+  if (missing)
+    throw problem('not-found', `No project ${missing}`, {
+      errors: [{ field, message: 'is not a project of this account' }],
+    });
+}
+
+/**
+ * The list a member or key with `role` is limited to: null (the whole account) when none is given; 422 for an admin
+ * or owner, who always have the whole account; 404 when one is not a project of the account.
+ */
+export async function projectLimit(
+  db: Db,
+  accountId: string,
+  role: Role | null,
+  projectIds: string[] | null | undefined,
+): Promise<string[] | null> {
+  if (!projectIds) return null;
+  if (role !== 'viewer' && role !== 'editor')
+    throw problem('validation-failed', 'body/project_ids is only for viewers and editors', {
+      errors: [
+        {
+          field: 'body/project_ids',
+          message: 'is only for viewers and editors: admins and owners see the whole account',
+        },
+      ],
+    });
+  await requireProjects(db, accountId, projectIds, 'body/project_ids');
+  return projectIds;
+}
