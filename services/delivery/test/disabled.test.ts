@@ -1,6 +1,6 @@
 import { createWebhookAgent, newId, type DeliveryRequested } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { deliveryStore, processDeliveryRequests, SendSlots } from '../src';
+import { attemptLeaseMs, deliveryStore, processDeliveryRequests, SendSlots } from '../src';
 import { receiver } from './helpers';
 
 /** The worker itself never calls a disabled webhook, whatever was queued before it was disabled. */
@@ -36,7 +36,7 @@ describe('a disabled webhook', () => {
         agent,
         config: platform.config,
         now: () => new Date(),
-        store: deliveryStore(platform.db),
+        store: deliveryStore(platform.db, attemptLeaseMs(2000)),
         slots: new SendSlots({ total: 64, perEndpoint: 8 }),
       };
       const processDeliveryRequest = async (d: typeof deps, request: DeliveryRequested) =>

@@ -1,13 +1,16 @@
 import { createWebhookAgent, newId, withPooledConnection } from '@intake/shared';
-import { factories, useTestPlatform } from '@intake/shared/testing';
-import { deliveryStore, MAX_ATTEMPTS, processDeliveryRequests, SendSlots } from '../src';
+import { eventually, factories, useTestPlatform } from '@intake/shared/testing';
+import { attemptLeaseMs, deliveryStore, MAX_ATTEMPTS, processDeliveryRequests, SendSlots } from '../src';
 import { CLAIM_DELIVERIES, claimDeliveries } from '../src/repositories/send-batch.repository';
 import { receiver } from './helpers';
 
 const platform = useTestPlatform();
 
-async function setUp(delayMs: number) {
-  const target = await receiver((_r, _n, res) => setTimeout(() => res.end('ok'), delayMs));
+/** A receiver that answers after `delayMs`, or when `gate` resolves. */
+async function setUp(delayMs: number | Promise<void>, leaseMs = attemptLeaseMs(2000)) {
+  const target = await receiver((_r, _n, res) =>
+    typeof delayMs === 'number' ? setTimeout(() => res.end('ok'), delayMs) : void delayMs.then(() => res.end('ok')),
+  );
   const agent = createWebhookAgent({ allowPrivateNetworks: true, timeoutMs: 2000 });
   const account = await factories.account(platform.db);
   const form = await factories.form(platform.db, account.id);
@@ -24,13 +27,14 @@ async function setUp(delayMs: number) {
     agent,
     config: { ...platform.config, WEBHOOK_TIMEOUT_MS: 2000 },
     now: () => new Date(),
-    store: deliveryStore(platform.db),
+    store: deliveryStore(platform.db, leaseMs),
     slots: new SendSlots({ total: 64, perEndpoint: 8 }),
   };
   const request = { event_id: `${id}.initial`, delivery_id: id, trigger: 'schedule' as const };
   return {
     target,
     id,
+    deps,
     handle: async () => (await processDeliveryRequests(deps, [{ request }]))[0]!,
     close: async () => {
       await agent.close();
@@ -90,6 +94,45 @@ describe('the attempt lease on a delivery: copies handled while an attempt runs'
       expect(outcome).toEqual({ ack: true });
       expect(t.target.requests).toHaveLength(1);
     });
+  });
+});
+
+describe('the attempt lease on a delivery: kept while the attempt runs', () => {
+  it('extends the lease of an attempt that outlasts it, so a copy handled meanwhile sends nothing', async () => {
+    // A lease far shorter than the attempt, as when a starved process takes longer than twice the time-out.
+    const leaseMs = 400;
+    let answer!: () => void;
+    const t = await setUp(new Promise<void>((resolve) => (answer = resolve)), leaseMs);
+    const keeper = t.deps.store.start(platform.logger);
+    try {
+      const first = t.handle();
+      await eventually(() => t.target.requests.length === 1, { message: 'the attempt at the receiver' });
+      const sentAt = Date.now();
+      const lease = async () =>
+        (await platform.db('deliveries').where({ id: t.id }).first(platform.db.raw('lease_until > now() AS held')))
+          .held as boolean;
+      // Three leases' time later the attempt still holds its delivery.
+      await eventually(async () => Date.now() - sentAt > 3 * leaseMs && (await lease()), {
+        message: 'the lease kept past its length',
+      });
+      expect(await t.handle()).toEqual({ retryInMs: expect.any(Number) });
+      expect(t.target.requests).toHaveLength(1);
+
+      answer();
+      expect(await first).toEqual({ ack: true });
+      // Recorded: the lease has ended and stays ended; the copy finds the delivery done.
+      await keeper.stop();
+      expect(await platform.db('deliveries').where({ id: t.id }).first('status', 'lease_until')).toEqual({
+        status: 'succeeded',
+        lease_until: null,
+      });
+      expect(await t.handle()).toEqual({ ack: true });
+      expect(t.target.requests).toHaveLength(1);
+    } finally {
+      answer();
+      await keeper.stop();
+      await t.close();
+    }
   });
 });
 

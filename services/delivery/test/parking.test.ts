@@ -1,6 +1,6 @@
 import { ACK, firstIdAt, newId } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import { deliveryStore, processDeliveryRequests, SendSlots } from '../src';
+import { attemptLeaseMs, deliveryStore, processDeliveryRequests, SendSlots } from '../src';
 import { reconcileDeliveries, requeueDueDeliveries } from '../src/domain/parking';
 import { BREAK, type Slot } from '../src/domain/send-slots';
 import type { ClaimAsk } from '../src/repositories/send-batch.repository';
@@ -195,7 +195,7 @@ describe('requests for a broken webhook', () => {
         account_id: accountId,
       },
     });
-    const store = deliveryStore(db);
+    const store = deliveryStore(db, attemptLeaseMs(2000));
     const claimed: string[] = [];
     const deps = {
       db,

@@ -1,6 +1,6 @@
 import { createWebhookAgent, TEST_PING_SLOT_WAIT_MS } from '@intake/shared';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { deliveryStore, testPing, type DeliverDeps } from '../src/domain/deliver';
+import { attemptLeaseMs, deliveryStore, testPing, type DeliverDeps } from '../src/domain/deliver';
 import { SendSlots } from '../src/domain/send-slots';
 import { accountWithForm, answering, receiver } from './helpers';
 
@@ -20,7 +20,7 @@ function deps(slots: SendSlots): DeliverDeps & { close(): Promise<void> } {
     config: platform.config,
     slots,
     now: () => new Date(),
-    store: deliveryStore(platform.db),
+    store: deliveryStore(platform.db, attemptLeaseMs(2000)),
     close: () => agent.close(),
   };
 }

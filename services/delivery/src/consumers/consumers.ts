@@ -172,7 +172,15 @@ function sendPath(platform: Platform): DeliverDeps {
   });
   // A slow receiver holds at most its webhook's slots, a busy account at most its share (SendSlots).
   const slots = new SendSlots({ total: config.SEND_CONCURRENCY, perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY });
-  return { db, secrets, agent, config, slots, now: () => clock.now(), store: deliveryStore(db) };
+  return {
+    db,
+    secrets,
+    agent,
+    config,
+    slots,
+    now: () => clock.now(),
+    store: deliveryStore(db, attemptLeaseMs(config.WEBHOOK_TIMEOUT_MS)),
+  };
 }
 
 /** `first`, and once it has stopped, `then`. */
@@ -189,7 +197,7 @@ function thenStop(first: Worker, then: Worker): Worker {
 export function startTestPings(platform: Platform): Worker {
   const deps = sendPath(platform);
   const pings = answerTestPings(deps, platform);
-  const health = deps.store.health.start(platform.logger);
+  const health = deps.store.start(platform.logger);
   return {
     async stop() {
       await thenStop(pings, health).stop();
@@ -243,7 +251,7 @@ export async function startDeliveryWorkers(
           gatherMs: 1,
           handleBatch: sendRequested(deliverDeps),
         }),
-        deliverDeps.store.health.start(logger),
+        deliverDeps.store.start(logger),
       ),
     mail: () =>
       runConsumer({

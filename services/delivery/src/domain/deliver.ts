@@ -20,6 +20,8 @@ import {
   type SecretBox,
   type Within,
   type WebhookAgent,
+  type Logger,
+  type Worker,
   recordGroupOrEach,
   isChatFormat,
   isIntegration,
@@ -35,6 +37,7 @@ import {
 } from '../repositories/send-batch.repository';
 import { parkDeliveries } from '../repositories/parking.repository';
 import { HealthTally } from './health-tally';
+import { LeaseKeeper } from './lease-keeper';
 import type { Deferral, SendSlots, Slot, SlotTarget } from './send-slots';
 
 /** The spec's maximum: the first attempt and four retries. */
@@ -70,7 +73,12 @@ function waitFor(lease: Lease): Outcome {
  * delivery parked until its next attempt.
  */
 export interface DeliveryStore {
+  /** How long a claim leases a delivery for its attempt (attemptLeaseMs); extended while the attempt runs. */
+  readonly leaseMs: number;
+  /** Claims deliveries (see claimDeliveries); a lease taken is kept while its attempt runs, until `done`. */
   claim(asks: ClaimAsk[]): Promise<DeliveryClaim[]>;
+  /** The claim of `id` is over, its attempt recorded or not made: its lease is no longer kept. */
+  done(id: string): void;
   release(id: string): Promise<void>;
   /** Records an attempt at `webhookId`, and tallies it in the webhook's health once recorded. */
   record(record: AttemptRecord, webhookId: string): Promise<void>;
@@ -78,6 +86,8 @@ export interface DeliveryStore {
   park(parked: { id: string; dueAt: Date }[]): Promise<void>;
   /** Writes the health tallied so far (and on stop, what is left). */
   health: HealthTally;
+  /** Writes the health every second and keeps the leases of attempts in flight, until stopped. */
+  start(logger: Logger): Worker;
 }
 
 /**
@@ -86,8 +96,9 @@ export interface DeliveryStore {
  * while a record is written share the next statement). A group of records that fails is recorded
  * one by one, so an attempt is never left unrecorded because of another.
  */
-export function deliveryStore(db: Db): DeliveryStore {
+export function deliveryStore(db: Db, leaseMs: number): DeliveryStore {
   const health = new HealthTally(db);
+  const leases = new LeaseKeeper(db, leaseMs);
   const records = new BatchQueue<AttemptRecord, void>(
     (group) => recordGroupOrEach(group, (some) => recordDeliveryAttempts(db, some)),
     // One write in flight, a second only once the first has run 20 ms (a lock, a slow disk): records that end
@@ -96,7 +107,13 @@ export function deliveryStore(db: Db): DeliveryStore {
     { maxGroup: 64, maxInFlight: 2, spareAfterMs: 20 },
   );
   return {
-    claim: (asks) => claimDeliveries(db, asks, MAX_ATTEMPTS),
+    leaseMs,
+    claim: async (asks) => {
+      const claims = await claimDeliveries(db, asks, MAX_ATTEMPTS);
+      claims.forEach((claim, i) => claim.lease.taken && leases.hold(asks[i]!.id));
+      return claims;
+    },
+    done: (id) => leases.done(id),
     release: (id) => releaseDeliveryLease(db, id),
     record: async (record, webhookId) => {
       await records.push(record);
@@ -104,6 +121,10 @@ export function deliveryStore(db: Db): DeliveryStore {
     },
     park: (parked) => parkDeliveries(db, parked),
     health,
+    start(logger) {
+      const workers = [health.start(logger), leases.start(logger)];
+      return { stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };
+    },
   };
 }
 
@@ -149,7 +170,7 @@ export async function processDeliveryRequests(deps: DeliverDeps, items: RequestT
   const parked = await parkBeforeClaim(deps, items, waits);
   const notNow = (i: number): boolean => waits[i] !== undefined && (!waits[i]!.broken || parked);
   const toClaim = items.filter((_, i) => !notNow(i));
-  const leaseMs = attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS);
+  const leaseMs = deps.store.leaseMs;
   const claims =
     toClaim.length === 0
       ? []
@@ -164,7 +185,7 @@ export async function processDeliveryRequests(deps: DeliverDeps, items: RequestT
       return Promise.resolve(wait!.broken ? ACK : { retryInMs: wait!.deferMs });
     }
     const claim = claims[k++]!;
-    return within(() => deliverClaimed(deps, request, claim));
+    return within(() => deliverClaimed(deps, request, claim)).finally(() => deps.store.done(request.delivery_id));
   });
 }
 
@@ -368,11 +389,23 @@ export async function testPing(
     now,
   });
   // Read with what sending needs of its webhook; a new row nobody else knows of needs no lease.
-  const [claim] = await deps.store.claim([
-    { id: deliveryId, trigger: 'replay', leaseMs: attemptLeaseMs(deps.config.WEBHOOK_TIMEOUT_MS) },
-  ]);
+  const [claim] = await deps.store.claim([{ id: deliveryId, trigger: 'replay', leaseMs: deps.store.leaseMs }]);
   const target = claim?.target;
   if (!target) return undefined; // the webhook was deleted meanwhile (its deliveries with it)
+  try {
+    return await attemptPing(deps, target, now);
+  } finally {
+    deps.store.done(deliveryId);
+  }
+}
+
+/** The test ping's one attempt, through the webhook's send slots, and its record. */
+async function attemptPing(
+  deps: DeliverDeps,
+  target: DeliveryTarget,
+  now: Date,
+): Promise<AttemptResult & { deliveryId: string }> {
+  const deliveryId = target.id;
   const slot = await slotWithin(deps.slots, target, TEST_PING_SLOT_WAIT_MS);
   let result: AttemptResult;
   if (!slot) {

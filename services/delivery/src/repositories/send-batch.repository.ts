@@ -99,3 +99,17 @@ export async function releaseDeliveryLease(db: Db, id: string): Promise<void> {
     values: [id],
   });
 }
+
+/**
+ * Extends the leases of deliveries whose attempts are still in flight, in one statement: each by `leaseMs` from now. A
+ * lease already given back or ended by the attempt's record (`lease_until` NULL) stays ended.
+ */
+export async function extendDeliveryLeases(db: Db, ids: string[], leaseMs: number): Promise<void> {
+  if (ids.length === 0) return;
+  await runPrepared(db, {
+    name: 'delivery_extend_leases',
+    text: `UPDATE deliveries SET lease_until = now() + make_interval(secs => $2::float8 / 1000)
+           WHERE id = ANY($1::text[]) AND lease_until IS NOT NULL`,
+    values: [ids, leaseMs],
+  });
+}
