@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { buildServiceApp, createDb } from '@intake/shared';
+import { buildServiceApp, createDb, newId } from '@intake/shared';
 import {
   createTestPlatform,
   freePort,
@@ -115,6 +115,20 @@ describe('operator CLI', () => {
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('from 0 to 2147483647');
     }
+  });
+});
+
+describe('operator CLI: members add', () => {
+  const db = createDb(testDatabaseUrl());
+  beforeAll(() => migratedTestDatabase());
+  afterAll(() => db.destroy());
+
+  it('refuses an account that does not exist: exit 1, the account named, no one invited', async () => {
+    const env = { ...process.env, DATABASE_URL: testDatabaseUrl(), LOG_LEVEL: 'silent' };
+    const missing = newId('account', Date.now());
+    const args = ['members', 'add', '--account', missing, '--email', 'nobody@example.test', '--role', 'owner'];
+    expect(await runAdmin(args, env)).toEqual({ code: 1, stderr: `No account ${missing}` });
+    expect(await db('members').where({ account_id: missing }).first('id')).toBeUndefined();
   });
 });
 

@@ -196,10 +196,15 @@ async function clearKnexLock(db: Db): Promise<boolean> {
   return (await db('knex_migrations_lock').where({ is_locked: 1 }).update({ is_locked: 0 })) > 0;
 }
 
+/** The names of the migrations the database has run, in the order it ran them (none before the first run). */
+export async function appliedMigrations(db: Db): Promise<string[]> {
+  if (!(await db.schema.hasTable('knex_migrations'))) return [];
+  return db('knex_migrations').orderBy('id').pluck('name');
+}
+
 /** Fails with UnknownMigrationsError, which says what to do, rather than knex's "migration directory is corrupt". */
 async function refuseUnknownMigrations(db: Db, list: readonly Migration[]): Promise<void> {
-  if (!(await db.schema.hasTable('knex_migrations'))) return;
-  const done: string[] = await db('knex_migrations').orderBy('id').pluck('name');
+  const done = await appliedMigrations(db);
   const known = new Set(list.map((m) => m.name));
   const unknown = done.filter((name) => !known.has(name));
   if (unknown.length > 0) throw new UnknownMigrationsError(unknown);

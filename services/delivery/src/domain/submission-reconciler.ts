@@ -1,5 +1,8 @@
 import { buildSubmissionCreatedEvent, firstIdAt, type Db, type Nats } from '@intake/shared';
-import { walkSubmissionsWithoutDeliveries } from '../repositories/submission-reconciler.repository';
+import {
+  findOldestOutboxTime,
+  walkSubmissionsWithoutDeliveries,
+} from '../repositories/submission-reconciler.repository';
 import { fanOutSubmissions, type FanOutDeps } from './fan-out';
 
 /** Submissions walked per transaction, and transactions per pass at most. */
@@ -26,8 +29,8 @@ export interface SubmissionReconcileStep {
 async function walkUpTo(props: { db: Db; nats: Nats; fanOutConsumer: string; now: Date; afterMs: number }) {
   const { db, nats } = props;
   let time = props.now.getTime() - props.afterMs;
-  const outbox = (await db('outbox').orderBy('seq').first('created_at')) as { created_at: Date } | undefined;
-  if (outbox) time = Math.min(time, outbox.created_at.getTime());
+  const outbox = await findOldestOutboxTime(db);
+  if (outbox) time = Math.min(time, outbox.getTime());
   const stream = nats.names.eventsStream;
   const info = await nats.jsm.consumers.info(stream, props.fanOutConsumer).catch(() => undefined);
   if (info && info.num_pending + info.num_ack_pending > 0) {

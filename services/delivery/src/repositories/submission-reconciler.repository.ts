@@ -99,3 +99,9 @@ async function submissionsOf(
     webhookIds: hooks.get(submission.id) ?? [],
   }));
 }
+
+/** When the oldest post still in the outbox (stored, its event not yet published) was written; undefined when none. */
+export async function findOldestOutboxTime(db: Db): Promise<Date | undefined> {
+  const row = (await db('outbox').orderBy('seq').first('created_at')) as { created_at: Date } | undefined;
+  return row?.created_at;
+}

@@ -1,7 +1,8 @@
 import naiveBayes from 'wink-naive-bayes-text-classifier';
 import { LRUCache } from 'lru-cache';
-import { spamModelForms, spamModelOf, type Db, type SpamModelOf } from '@intake/shared';
+import { spamModelOf, type Db, type SpamModelOf } from '@intake/shared';
 import type { IngestForm } from '../read/form.repository';
+import { findSpamExamples } from './spam.repository';
 
 /** An account's classifier, trained on its examples; `score` is the probability (0–1) that a post is spam. */
 export interface SpamModel {
@@ -187,25 +188,6 @@ export interface SpamModels {
   clear(): void;
 }
 
-/**
- * The examples a model learns from, newest first: the owner's marks (`spam_examples`, which go with
- * their submissions) and the honeypot catches as spam, of the forms it is trained for (`FORMS`: a project's that use
- * its model, or one form's), each kind capped.
- */
-const EXAMPLES = `
-  (SELECT e.payload, e.is_spam FROM spam_examples e JOIN submissions s ON s.id = e.submission_id
-    JOIN forms f ON f.id = s.form_id
-    WHERE e.account_id = ? AND e.is_spam AND FORMS ORDER BY e.marked_at DESC LIMIT ?)
-  UNION ALL
-  (SELECT e.payload, e.is_spam FROM spam_examples e JOIN submissions s ON s.id = e.submission_id
-    JOIN forms f ON f.id = s.form_id
-    WHERE e.account_id = ? AND NOT e.is_spam AND FORMS ORDER BY e.marked_at DESC LIMIT ?)
-  UNION ALL
-  (SELECT s.payload, true FROM submissions s JOIN forms f ON f.id = s.form_id
-    WHERE s.account_id = ? AND s.spam_reason = 'honeypot' AND FORMS
-      AND NOT EXISTS (SELECT 1 FROM spam_examples e WHERE e.submission_id = s.id)
-    ORDER BY s.received_at DESC LIMIT ?)`;
-
 const LIMITS = { marksPerKind: 2000, honeypotCatches: 500, ttlMs: 10 * 60_000, maxAccounts: 10_000 };
 
 /**
@@ -245,10 +227,11 @@ export function createSpamModels(props: { db: Db }): SpamModels {
 }
 
 async function loadModel(db: Db, accountId: string, scope: SpamModelOf): Promise<SpamModel | undefined> {
-  const [forms, id] = spamModelForms(scope);
-  const { rows } = await db.raw<{ rows: { payload: Record<string, string>; is_spam: boolean }[] }>(
-    EXAMPLES.replaceAll('FORMS', forms),
-    [accountId, id, LIMITS.marksPerKind, accountId, id, LIMITS.marksPerKind, accountId, id, LIMITS.honeypotCatches],
-  );
+  const rows = await findSpamExamples(db, {
+    accountId,
+    scope,
+    marksPerKind: LIMITS.marksPerKind,
+    honeypotCatches: LIMITS.honeypotCatches,
+  });
   return trainModel(rows.map((r) => ({ payload: r.payload, spam: r.is_spam })));
 }

@@ -2,6 +2,7 @@ import MailChecker from 'mailchecker';
 import { createHash } from 'node:crypto';
 import { DEFAULT_DUPLICATE_WINDOW_HOURS, type Db, type SpamRules } from '@intake/shared';
 import type { IngestForm } from '../read/form.repository';
+import { postSeenWithin } from './spam.repository';
 import { domainOf, postFeatures, SPAM_THRESHOLD, type PostFeatures, type SpamModels } from './spam-classifier';
 
 /** What the spam filter makes of a post: the reason that makes it spam (only when `on`), its score and every reason found. */
@@ -34,7 +35,7 @@ export async function filterPost(
   let hash: string | undefined;
   if (rules.duplicateWindowMs !== undefined) {
     hash = payloadHash(payload);
-    if (await seenWithin(deps.db, form.id, hash, new Date(post.now.getTime() - rules.duplicateWindowMs)))
+    if (await postSeenWithin(deps.db, form.id, hash, new Date(post.now.getTime() - rules.duplicateWindowMs)))
       reasons.push('duplicate');
   }
   const byRule = reasons[0];
@@ -45,15 +46,6 @@ export async function filterPost(
   let spam: string | undefined;
   if (form.spam_filter === 'on') spam = byRule ?? (caught && model?.ready ? reasons[reasons.length - 1] : undefined);
   return { spam, score, reasons, payloadHash: hash };
-}
-
-/** Whether the form stored a post with these fields since `since` (spam included). */
-async function seenWithin(db: Db, formId: string, hash: string, since: Date): Promise<boolean> {
-  const { rows } = await db.raw<{ rows: unknown[] }>(
-    'SELECT 1 FROM submissions WHERE form_id = ? AND payload_hash = ? AND received_at > ? LIMIT 1',
-    [formId, hash, since],
-  );
-  return rows.length > 0;
 }
 
 /** A form's rules, ready to apply: made once per form row ingest reads (`compiledRules`), not per post. */

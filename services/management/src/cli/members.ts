@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createLogger, isId, isRole, loadConfig, problem, type Db } from '@intake/shared';
+import { accountExists } from '../people/account.repository';
 import { inviteMember } from '../people/members';
 
 export const MEMBERS_USAGE = `       npm run --silent admin -- members add --account ACCOUNT_ID --email ADDRESS --role viewer|editor|admin|owner
@@ -34,7 +35,7 @@ export async function addMember(
   const config = loadConfig(env);
   const logger = createLogger({ level: config.LOG_LEVEL, service: 'admin', destination: 2 });
   return withDatabase(env, async (db) => {
-    if (!(await db('accounts').where({ id: account }).first('id'))) throw problem('not-found', `No account ${account}`);
+    if (!(await accountExists(db, account))) throw problem('not-found', `No account ${account}`);
     const { member, invitationUrl } = await inviteMember({
       platform: { db, config, logger },
       accountId: account,

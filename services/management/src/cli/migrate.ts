@@ -1,6 +1,7 @@
 import '@intake/shared/register';
 import { hostname } from 'node:os';
 import {
+  appliedMigrations,
   describeLockHolder,
   MigrationLockBusyError,
   type Migration,
@@ -70,7 +71,7 @@ export async function runMigrations(
             describeLockHolder(holder),
         ),
     });
-    const done: { name: string }[] = await db('knex_migrations').select('name').orderBy('id');
+    const done = await appliedMigrations(db);
     const nats = connectNatsInBackground(config.NATS_URL, config.NATS_PREFIX, 'intake-migrate', {
       replicas: config.NATS_STREAM_REPLICAS,
       streams: streamLimits(config),
@@ -86,7 +87,7 @@ export async function runMigrations(
       );
       await ensureStreams(nats);
       return {
-        migrations: done.map((m) => m.name),
+        migrations: done,
         streams: [nats.names.eventsStream, nats.names.deliveriesStream],
         cleared_stale_lock: clearedStaleLock,
       };

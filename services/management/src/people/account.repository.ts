@@ -52,6 +52,11 @@ export async function findAccountSummary(db: Queryable, accountId: string): Prom
   );
 }
 
+/** Whether the account exists. */
+export async function accountExists(db: Queryable, accountId: string): Promise<boolean> {
+  return (await db('accounts').where('id', accountId).first('id')) !== undefined;
+}
+
 /** The account's name and whether it requires two-factor of its members, or undefined when there is no such account. */
 export async function findAccountSettings(
   db: Queryable,
