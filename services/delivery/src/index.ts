@@ -19,7 +19,14 @@ export {
   startTestPings,
   type DeliveryConsumer,
 } from './consumers/consumers';
-export { processDeliveryRequests, deliveryStore, attemptLeaseMs, MAX_ATTEMPTS, retryDelayMs } from './domain/deliver';
+export {
+  processDeliveryRequests,
+  deliveryStore,
+  attemptLeaseMs,
+  MAX_ATTEMPTS,
+  retryDelayMs,
+  RETRY_JITTER,
+} from './domain/deliver';
 export { SendSlots } from './domain/send-slots';
 export { submissionData } from './domain/fan-out';
 export { notifySubmissions, requestNotification, MAX_MAIL_ATTEMPTS, MAIL_LEASE_MS } from './domain/notify';

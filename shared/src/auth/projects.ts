@@ -1,5 +1,5 @@
 import type { Db } from '../base/db';
-import { ID_PREFIXES, isId, type IdKind } from '../contracts/time';
+import { ID_PREFIXES, isId, type IdKind } from '../contracts/ids';
 import { problem } from '../contracts/problems';
 import type { Principal } from './api-keys';
 

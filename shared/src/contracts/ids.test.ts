@@ -1,4 +1,5 @@
-import { firstIdAt, newId, toTimestamp, monthOf, periodKey } from './time';
+import { toTimestamp, monthOf, periodKey } from './time';
+import { firstIdAt, newId } from './ids';
 
 describe('ids', () => {
   it('prefixes ids by kind', () => {

@@ -43,7 +43,8 @@ import type { Db } from '../base/db';
 import type { SubmissionEvent } from '../contracts/events';
 import { failSpan } from '../telemetry/signals';
 import { isProblem } from '../contracts/problems';
-import { contextFromHeaders, type Nats } from './nats';
+import { contextFromHeaders } from './trace-headers';
+import { type Nats } from './nats';
 
 /** What a handler tells the consumer to do with a message. */
 export type Outcome = { ack: true } | { retryInMs: number } | { drop: string };

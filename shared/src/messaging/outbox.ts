@@ -26,16 +26,11 @@ import pg from 'pg';
 import type { Knex } from 'knex';
 import { trace, SpanKind, context, type Tracer } from '@opentelemetry/api';
 import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
-import { newId } from '../contracts/time';
+import { newId } from '../contracts/ids';
 import type { Logger } from '../base/logger';
-import {
-  type Nats,
-  currentTraceHeaders,
-  toNatsHeaders,
-  contextFromHeaders,
-  NatsNotConnected,
-  StreamPublisher,
-} from './nats';
+import { type Nats, NatsNotConnected } from './nats';
+import { currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './trace-headers';
+import { StreamPublisher } from './stream-publisher';
 import { failSpan, recordOversizedEvent, zeroOversizedEvents } from '../telemetry/signals';
 
 const CHANNEL = 'intake_outbox';

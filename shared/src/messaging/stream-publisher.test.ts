@@ -1,6 +1,6 @@
 import { AckPolicy, DeliverPolicy, DiscardPolicy, headers } from 'nats';
 import { createTestPlatform, type TestPlatform } from '../testing';
-import { StreamPublisher, type StreamMessage } from './nats';
+import { StreamPublisher, type StreamMessage } from './stream-publisher';
 
 let platform: TestPlatform;
 let publisher: StreamPublisher;

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { DiscardPolicy, nanos } from 'nats';
 import { createTestPlatform, startNatsServer, testConfig, uniqueNatsPrefix, type TestPlatform } from '../testing';
-import { connectNats, ensureStreams, streamLimits, StreamProvisioningError, type Nats } from './nats';
+import { connectNats, type Nats } from './nats';
+import { ensureStreams, streamLimits, StreamProvisioningError } from './streams';
 
 const MiB = 1_048_576;
 const HOUR_MS = 3_600_000;

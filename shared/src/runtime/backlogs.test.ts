@@ -2,7 +2,8 @@ import { metrics } from '@opentelemetry/api';
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { AckPolicy } from 'nats';
 import { createTestPlatform, eventually, startNatsServer, type OwnServer, type TestPlatform } from '../testing';
-import { connectNatsInBackground, ensureConsumer, ensureStreams, type Nats } from '../messaging/nats';
+import { connectNatsInBackground, type Nats } from '../messaging/nats';
+import { ensureConsumer, ensureStreams } from '../messaging/streams';
 import { observeBacklogs, oldestPendingAge } from './backlogs';
 
 describe('the age of a consumer’s oldest unacknowledged message', () => {

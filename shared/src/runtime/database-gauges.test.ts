@@ -1,6 +1,6 @@
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
-import { newId } from '../contracts/time';
+import { newId } from '../contracts/ids';
 import { createTestPlatform, emptyTestDatabaseUrl, factories, type TestPlatform } from '../testing';
 import { recordAttempt, type AttemptOutcome } from '../telemetry/signals';
 import { OnRequestMetricReader } from '../telemetry/thread-metrics';

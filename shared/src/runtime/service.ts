@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import { loadConfig, usesDevelopmentSecretsKey, type Config } from '../base/config';
 import { mailWarning } from '../base/mailer';
 import { createPlatform, serve, type Platform, type Worker } from './platform';
-import { ensureStreams } from '../messaging/nats';
+import { ensureStreams } from '../messaging/streams';
 import { startOutbox, type Outbox } from '../messaging/outbox';
 import { mountProbes } from './health';
 import { baseApp } from '../http/app';

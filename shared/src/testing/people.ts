@@ -1,4 +1,4 @@
-import { newId } from '../contracts/time';
+import { newId } from '../contracts/ids';
 import { openSession, SESSION_COOKIE, CSRF_HEADER } from '../auth/sessions';
 import { generateKey } from '../auth/api-keys';
 import type { KeyRole, Role } from '../auth/roles';

@@ -2,7 +2,8 @@ import { Readable } from 'node:stream';
 import type { BlobStore } from '../base/blob-store';
 import type { Db } from '../base/db';
 import type { Directions, SubmissionEvent, SubmissionStatus } from '../contracts/events';
-import { newId, type Clock } from '../contracts/time';
+import { type Clock } from '../contracts/time';
+import { newId } from '../contracts/ids';
 import { notifyOutboxRelays } from '../messaging/outbox';
 import { prepareItem, preparePost, storeSubmissions, type StoreItem, type StoredUpload } from '../submissions/store';
 

@@ -1,5 +1,5 @@
 import type { Queryable } from '../base/db';
-import { newId } from '../contracts/time';
+import { newId } from '../contracts/ids';
 import type { SecretBox } from '../base/secrets';
 import { insertDelivery, type DeliveryRow, type DeliveryStatus } from '../webhooks/deliveries.repository';
 import { generateWebhookSecret } from '../webhooks/sender';

@@ -1,8 +1,10 @@
 import { context, propagation, SpanKind, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { SUBJECTS, type DeliveryRequested } from '../contracts/events';
-import { newId } from '../contracts/time';
+import { newId } from '../contracts/ids';
 import type { Within } from '../messaging/consumer';
-import { toNatsHeaders, type Nats, StreamPublisher, type StreamMessage } from '../messaging/nats';
+import { toNatsHeaders } from '../messaging/trace-headers';
+import { type Nats } from '../messaging/nats';
+import { StreamPublisher, type StreamMessage } from '../messaging/stream-publisher';
 import { failSpan } from '../telemetry/signals';
 
 const tracer = trace.getTracer('intake-delivery');

@@ -3,7 +3,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import type { Subscription } from 'nats';
 import type { Logger } from '../base/logger';
-import { contextFromHeaders, currentTraceHeaders, toNatsHeaders, type Nats } from '../messaging/nats';
+import { contextFromHeaders, currentTraceHeaders, toNatsHeaders } from '../messaging/trace-headers';
+import { type Nats } from '../messaging/nats';
 
 /**
  * The test ping (`POST /v1/webhooks/:id/test`) is made by the delivery service, through the send path every attempt

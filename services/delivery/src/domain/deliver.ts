@@ -49,9 +49,17 @@ export const MAX_ATTEMPTS = 5;
  */
 export const PARK_AFTER_MS = 60_000;
 
-/** The wait after failed attempt `n` (1-based); a schedule shorter than the ladder repeats its last step. */
-export function retryDelayMs(schedule: readonly number[], attempt: number): number {
-  return schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
+/** The most a retry waits past its step, as a share of the step (RETRY_JITTER × step). */
+export const RETRY_JITTER = 0.1;
+
+/**
+ * The wait after failed attempt `n` (1-based): the schedule's step (a schedule shorter than the ladder repeats its last
+ * step), plus up to a tenth of it at random. Never earlier than the step the spec gives; the jitter spreads the retries
+ * of the many deliveries one outage failed at once, so a receiver coming back is not met by all of them in one second.
+ */
+export function retryDelayMs(schedule: readonly number[], attempt: number, random: () => number = Math.random): number {
+  const step = schedule[Math.min(attempt - 1, schedule.length - 1)] ?? 1000;
+  return step + Math.floor(step * RETRY_JITTER * random());
 }
 
 /**
