@@ -2,8 +2,8 @@
 # The image of one Intake service. Build from the repository root, once per service:
 #   docker build --build-arg SERVICE=ingest -t intake-ingest .
 # SERVICE is ingest, management, delivery or usage. The image runs services/$SERVICE/dist/main.js.
-# The management image also carries the migrations (node services/management/dist/cli/migrate.js)
-# and the operator CLI (node services/management/dist/cli/admin.js).
+# The management image also carries the migrations (node services/management/dist/cli/migrate.js),
+# the operator CLI (node services/management/dist/cli/admin.js) and the built web console (console/dist).
 # docker-compose.yml and the Helm chart (deploy/helm/intake) use these four images.
 ARG NODE_IMAGE=node:22-bookworm-slim
 
@@ -12,6 +12,7 @@ FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json tsconfig.base.json ./
 COPY shared/package.json shared/tsconfig.json shared/
+COPY console/package.json console/tsconfig.json console/
 COPY services/ingest/package.json services/ingest/tsconfig.json services/ingest/
 COPY services/management/package.json services/management/tsconfig.json services/management/
 COPY services/delivery/package.json services/delivery/tsconfig.json services/delivery/
@@ -20,17 +21,18 @@ COPY services/usage/package.json services/usage/tsconfig.json services/usage/
 COPY integrations/zapier/package.json integrations/zapier/
 # --ignore-scripts: the root "prepare" script compiles, and the sources are not copied yet. --omit=peer leaves
 # out what only test tools pull in (aws-cdk-lib, the peer of the package that ships helm); what the console's bundle
-# needs of a peer (preact-render-to-string, which preact-iso imports) is a devDependency of management.
+# needs of a peer (preact-render-to-string, which preact-iso imports) is a devDependency of the console.
 RUN npm ci --ignore-scripts --omit=peer --no-audit --no-fund
 # .dockerignore keeps tests, build output and node_modules out of these.
 COPY shared shared
+COPY console console
 COPY services services
 # /out: what a runtime needs of each workspace (its package.json, compiled JavaScript, top-level .js such
 # as shared/register.js), without declarations, source maps or build info.
-# The web console is built too: static files in services/management/dist/console, served at /console.
+# The web console is built too: static files in console/dist, which management serves at /console.
 RUN npx tsc -b shared services/ingest services/management services/delivery services/usage \
-  && npm run --silent build:console -w services/management \
-  && for ws in shared services/*; do \
+  && npm run --silent build -w console \
+  && for ws in shared console services/*; do \
        mkdir -p "/out/$ws" && cp -R "$ws/package.json" "$ws/dist" "/out/$ws/" \
        && find "$ws" -maxdepth 1 -name '*.js' -exec cp {} "/out/$ws/" \; ; \
      done \
@@ -42,6 +44,7 @@ ARG SERVICE
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY shared/package.json shared/
+COPY console/package.json console/
 COPY services/ingest/package.json services/ingest/
 COPY services/management/package.json services/management/
 COPY services/delivery/package.json services/delivery/
@@ -60,7 +63,7 @@ COPY --from=build /out /out
 RUN for link in node_modules/@intake/*; do \
        ws="$(readlink "$link" | sed 's|^\.\./\.\./||')" && cp -R "/out/$ws/." "$ws/"; \
      done \
-  && for ws in services/*; do [ -d "$ws/dist" ] || rm -rf "$ws"; done \
+  && for ws in console services/*; do [ -d "$ws/dist" ] || rm -rf "$ws"; done \
   && test -f "services/$SERVICE/dist/main.js" \
   && for dep in $(grep -rhoE 'require\("@intake/[a-z]+' shared/dist services/*/dist | sed 's|.*@intake/||' | sort -u); do \
        [ -e "node_modules/@intake/$dep" ] || { echo "the $SERVICE image runs code that requires @intake/$dep," \

@@ -20,6 +20,7 @@ const moduleNameMapper = {
   '^@intake/shared$': path.join(__dirname, 'shared/src/index.ts'),
   '^@intake/shared/testing$': path.join(__dirname, 'shared/src/testing/index.ts'),
   '^@intake/shared/register$': path.join(__dirname, 'shared/src/register.ts'),
+  '^@intake/shared/ordered-json$': path.join(__dirname, 'shared/src/base/ordered-json.ts'),
   '^@intake/(ingest|management|delivery|usage)$': path.join(__dirname, 'services/$1/src/index.ts'),
   // Its package exports an `import` entry only, which Jest's require does not take.
   '^@octokit/webhooks-methods$': path.join(__dirname, 'node_modules/@octokit/webhooks-methods/dist-node/index.js'),
@@ -38,10 +39,12 @@ const project = (name, dir) => ({
 
 /**
  * The parts of the suite (README, "Tests"). `npm test` runs the first two at once, then the third:
- * - `JEST_PART=unit` (`npm run test:unit`): the workspaces' tests that start no process of their own;
- * - `JEST_PART=system` (`npm run test:system`): the system tests (`test/`: Chromium, clusters, kills, Helm, fuzz) and
- *   the workspaces' `*.process.test.ts` (a server or a child process of their own: a NATS or Postgres to stop, the
- *   admin CLI, an ES-module script, Python's openpyxl);
+ * - `JEST_PART=unit` (`npm run test:unit`): the workspaces' tests that start no process of their own (the console's
+ *   beside its sources);
+ * - `JEST_PART=system` (`npm run test:system`): the system tests (`test/`: Chromium, clusters, kills, Helm, fuzz), the
+ *   console's browser tests (`console/test/`: the whole stack and Chromium) and the workspaces' `*.process.test.ts` (a
+ *   server or a child process of their own: a NATS or Postgres to stop, the admin CLI, an ES-module script, Python's
+ *   openpyxl);
  * - `JEST_ALONE=1`: the tests that time something under a load of their own (`*.alone.test.ts`: one account beside
  *   another's load, a NATS cluster electing leaders while posts flow), one at a time, after the others: beside the other
  *   test files on two cores it is the machine's load they would measure (the cluster test took 88 s alone, 123 s or
@@ -72,20 +75,25 @@ const workspaces = [
   project('delivery', 'services/delivery'),
   project('usage', 'services/usage'),
 ];
-const system = require('node:fs').existsSync(path.join(__dirname, 'test'))
-  ? { ...project('system', '.'), testMatch: ['<rootDir>/test/**/*.test.ts'] }
-  : undefined;
+const testsUnder = (name, dir) =>
+  require('node:fs').existsSync(path.join(__dirname, dir, 'test'))
+    ? { ...project(name, dir), testMatch: ['<rootDir>/test/**/*.test.ts'] }
+    : undefined;
+// The system tests, and the console's browser tests (they start the whole stack and Chromium).
+const system = [testsUnder('system', '.'), testsUnder('console', 'console')].filter(Boolean);
 const ignoring = (p, ...patterns) => ({ ...p, testPathIgnorePatterns: ['/node_modules/', ...patterns] });
 
 function projects() {
-  if (alone) return system ? [{ ...system, testMatch: ['<rootDir>/test/**/*.alone.test.ts'] }] : [];
-  const units = workspaces.map((p) => ignoring(p, ALONE.source, PROCESS.source));
+  if (alone) return system.map((p) => ({ ...p, testMatch: ['<rootDir>/test/**/*.alone.test.ts'] }));
+  // The console's unit tests sit beside its sources (the tests under console/test drive it in Chromium: system).
+  const consoleUnits = { ...project('console:unit', 'console'), testMatch: ['<rootDir>/src/**/*.test.ts'] };
+  const units = [...workspaces, consoleUnits].map((p) => ignoring(p, ALONE.source, PROCESS.source));
   const processes = workspaces.map((p) => ({
     ...ignoring(p, ALONE.source),
     displayName: `${p.displayName}:processes`,
     testMatch: ['<rootDir>/src/**/*.process.test.ts', '<rootDir>/test/**/*.process.test.ts'],
   }));
-  const systems = [...(system ? [ignoring(system, ALONE.source)] : []), ...processes];
+  const systems = [...system.map((p) => ignoring(p, ALONE.source)), ...processes];
   if (part === 'unit') return units;
   if (part === 'system') return systems;
   return [...units, ...systems];

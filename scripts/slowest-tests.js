@@ -9,7 +9,7 @@ const count = Number(process.argv[2] ?? 15);
 const partOf = (file) =>
   /\.alone\.test\.ts$/.test(file)
     ? 'alone'
-    : file.startsWith('test/') || /\.process\.test\.ts$/.test(file)
+    : /^(console\/)?test\//.test(file) || /\.process\.test\.ts$/.test(file)
       ? 'system'
       : 'unit';
 

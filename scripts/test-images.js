@@ -452,8 +452,13 @@ async function deliverSubmission(run, key) {
   await expectStatus('GET /v1/usage', await fetch(run.url('usage', '/v1/usage'), { headers: auth }), 200);
   const consoleRes = await fetch(run.url('management', '/console/'));
   const page = await consoleRes.text();
-  if (consoleRes.status !== 200 || !/<script[^>]+assets\//.test(page))
+  const script = /<script[^>]+src="([^"]*\/assets\/[^"]+)"/.exec(page)?.[1];
+  if (consoleRes.status !== 200 || !script)
     throw new StepError(`GET /console/ on management: ${consoleRes.status} ${page.slice(0, 200)}`);
+  // The bundle itself, from the console package's built files in the image (console/dist).
+  const bundle = await fetch(run.url('management', script));
+  await bundle.arrayBuffer();
+  if (bundle.status !== 200) throw new StepError(`GET ${script} on management: ${bundle.status}`);
   return `${submission.id} delivered, signature verified; usage answers; management serves the console`;
 }
 

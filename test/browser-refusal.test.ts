@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { buildServiceApp } from '@intake/shared';
 import { createTestPlatform, factories, listen, useStarted } from '@intake/shared/testing';
 import { createIngestService } from '@intake/ingest';
-import { launchChromium } from './console/browser';
+import { launchChromium } from '../console/test/browser';
 
 /** Ingest, and a site on another origin whose page has a plain HTML form posting to a form of `slug`. */
 function useIngestAndSite() {

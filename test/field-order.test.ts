@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { eventually, factories, smtpSink, type SmtpSink } from '@intake/shared/testing';
-import { startStack } from './console/stack';
+import { startStack } from '../console/test/stack';
 
 /**
  * Posted order is a property of the whole system: whatever names a form has, in whatever order, and

@@ -1,6 +1,6 @@
 import { factories } from '@intake/shared/testing';
 import { purgeDue } from '../services/management/src/lifecycle/purge';
-import { startStack } from './console/stack';
+import { startStack } from '../console/test/stack';
 
 /**
  * The trash, over HTTP through the whole stack (ingest, management, workers): a deleted form or submission is hidden

@@ -1,5 +1,5 @@
 import { eventually, factories } from '@intake/shared/testing';
-import { startStack } from '../console/stack';
+import { startStack } from '../../console/test/stack';
 import { processEnv, startService, type ServiceProcess } from '../faults/harness';
 import {
   airtableStandIn,

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { eventually, factories } from '@intake/shared/testing';
-import { startStack } from '../console/stack';
+import { startStack } from '../../console/test/stack';
 
 /**
  * The Zapier app (integrations/zapier), checked by Zapier's own CLI and run by Zapier's own app tester against the

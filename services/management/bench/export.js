@@ -2,7 +2,7 @@
 // Run: npx tsc -b && node services/management/bench/export.js [rows]   (uses DATABASE_URL's server, database intake_bench)
 'use strict';
 const { buildServiceApp, createPlatform, closePlatform, loadConfig, newId } = require('@intake/shared');
-const { listen } = require('@intake/shared/dist/testing');
+const { listen } = require('@intake/shared/testing');
 const { managementService } = require('../dist');
 
 async function main() {

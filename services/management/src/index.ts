@@ -80,7 +80,7 @@ export const managementService: ServiceModule<Platform> = {
     // Keeps the search index current, off ingest's write path (submissions/search-indexer.ts).
     startSearchIndexer(platform),
   ],
-  // The web console at /console (built into dist/console by `npm run build`); / redirects there. Single sign-on's
+  // The web console at /console (the @intake/console package's built files); / redirects there. Single sign-on's
   // redirects under /console/auth come first.
   extend: (app, router, platform) => {
     mountSso(app, platform);

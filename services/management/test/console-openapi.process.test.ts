@@ -4,11 +4,12 @@ import { useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
 /**
- * The web console is typed by a committed copy of the OpenAPI document (console/openapi.json), from which its
- * build generates types (console/src/openapi.d.ts): the copy must be what GET /openapi serves today. With
- * OPENAPI_WRITE=1 (`npm run openapi:write -w services/management`) the test rewrites it instead.
+ * The web console (the `@intake/console` package) is typed by a committed copy of the OpenAPI document
+ * (console/openapi.json), from which its build generates types (console/src/openapi.d.ts): the copy must be what
+ * GET /openapi serves today. With OPENAPI_WRITE=1 (`npm run openapi:write -w services/management`) the test rewrites
+ * it instead.
  */
-const SCRIPT = path.resolve(__dirname, '../console/openapi.mjs');
+const SCRIPT = path.join(path.dirname(require.resolve('@intake/console/package.json')), 'openapi.mjs');
 
 /** Runs console/openapi.mjs with the served document on stdin; resolves to its exit code and output. */
 function runScript(mode: 'check' | 'write', served: unknown): Promise<{ code: number; output: string }> {

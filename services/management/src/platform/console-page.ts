@@ -7,8 +7,8 @@ import zlib from 'node:zlib';
 import type Koa from 'koa';
 import type { KoaRouter, Platform } from '@intake/shared';
 
-/** Where `npm run build` writes the console (services/management/dist/console), from src/platform or dist/platform. */
-export const CONSOLE_DIR = path.resolve(__dirname, '../../dist/console');
+/** Where the console package (`@intake/console`) builds its static files: its dist/, found through the package. */
+export const CONSOLE_DIR = path.join(path.dirname(require.resolve('@intake/console/package.json')), 'dist');
 
 const TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',

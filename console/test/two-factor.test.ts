@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { generate } from 'otplib';
 import { addTestMember, eventually, factories, memberSessionHeaders, uniqueEmail } from '@intake/shared/testing';
-import { hashPassword } from '../../services/management/src/domain/passwords';
+import { hashPassword } from '../../services/management/src/people/passwords';
 import { launchChromium } from './browser';
 import { checkView } from './owner';
 import { startStack } from './stack';

@@ -6,7 +6,7 @@ import {
   serviceAccountKey,
   type GoogleStandIn,
   type NotionStandIn,
-} from '../integrations/stand-ins';
+} from '../../test/integrations/stand-ins';
 import { checkView, useOwnerConsole } from './owner';
 
 /**

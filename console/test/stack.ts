@@ -9,7 +9,8 @@ import { managementService } from '@intake/management';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
 
-export const CONSOLE_INDEX = path.resolve(__dirname, '../../services/management/dist/console/index.html');
+/** The built console (console/dist), which management serves at /console. */
+export const CONSOLE_INDEX = path.resolve(__dirname, '../dist/index.html');
 
 /**
  * The whole stack in this process on one loopback port, routed as the ingress routes it (`/v1/f/*`
@@ -22,7 +23,7 @@ export async function startStack(
   options: { without?: ServiceModule['name'][] } = {},
 ): Promise<{ url: string; platform: TestPlatform; close(): Promise<void> }> {
   if (!existsSync(CONSOLE_INDEX))
-    throw new Error('The console is not built: run `npm run build -w services/management` (npm test builds it)');
+    throw new Error('The console is not built: run `npm run build -w console` (npm test builds it)');
   let handler: http.RequestListener = (_req, res) => res.writeHead(503).end();
   const server = http.createServer((req, res) => handler(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

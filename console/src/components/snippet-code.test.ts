@@ -1,4 +1,4 @@
-import { snippets } from '../console/src/components/snippet-code';
+import { snippets } from './snippet-code';
 
 const form = { ingest_url: 'https://intake.example/v1/f/contact', honeypot_field: '_gotcha' };
 

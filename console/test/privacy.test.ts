@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { factories } from '@intake/shared/testing';
 import { screenshotDir, seriousViolations } from './browser';
-import { tombstoneSubmissions } from '../../services/management/src/repositories/purge.repository';
+import { tombstoneSubmissions } from '../../services/management/src/lifecycle/purge.repository';
 import { checkView, expectReflowed, useOwnerConsole, type OwnerConsole } from './owner';
 
 /** The console's Privacy page and a form's retention settings, in real Chromium over the real stack. */

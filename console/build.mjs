@@ -1,5 +1,6 @@
 /* global console */
-// Builds the web console into dist/console: hashed JS and CSS under assets/, and index.html that loads them.
+// Builds the web console into console/dist: hashed JS and CSS under assets/, and index.html that loads them
+// (management serves that directory at /console).
 // Fails when the JS the browser loads grows past its budget (60 KB gzipped).
 import { build } from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -9,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const out = path.resolve(here, '../dist/console');
+const out = path.join(here, 'dist');
 const BUDGET_GZIP_BYTES = 60 * 1024;
 
 rmSync(out, { recursive: true, force: true });

@@ -1,6 +1,6 @@
 import { signal } from '@preact/signals';
 import createClient from 'openapi-fetch';
-import { parseJsonOrdered } from '@intake/shared/src/base/ordered-json';
+import { parseJsonOrdered } from '@intake/shared/ordered-json';
 import type { paths } from './openapi';
 import type { Problem, Session } from './api-types';
 

@@ -7,7 +7,7 @@ import {
   memberSessionHeaders,
   uniqueEmail,
 } from '@intake/shared/testing';
-import { hashPassword } from '../../services/management/src/domain/passwords';
+import { hashPassword } from '../../services/management/src/people/passwords';
 import { launchChromium } from './browser';
 import { checkView, expectReflowed } from './owner';
 import { startStack } from './stack';

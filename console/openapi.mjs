@@ -5,8 +5,9 @@
 // (src/operation-roles.ts, not committed either).
 //   node console/openapi.mjs check < served.json   exits 1 and says what to run when the copy is out of date
 //   node console/openapi.mjs write < served.json   rewrites the copy (and the types)
-//   node console/openapi.mjs types                 writes the types from the copy (`build:console` runs it)
-// test/console-openapi.process.test.ts pipes GET /openapi in; `npm run openapi:write` runs that test in write mode.
+//   node console/openapi.mjs types                 writes the types from the copy (the package's `build` runs it)
+// Management's test/console-openapi.process.test.ts pipes its GET /openapi in; `npm run openapi:write -w
+// services/management` runs that test in write mode.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
