@@ -10,7 +10,12 @@ const LONG_DURATION = '^\\s*(0|\\d+(ms|s|m|h|d))\\s*$';
  * Parsed and validated once at start-up; the result is frozen and passed in as `deps.config`.
  */
 const Env = Type.Object({
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+  PORT: Type.Integer({
+    minimum: 0,
+    maximum: 65535,
+    default: 8080,
+    description: 'the HTTP port every service (and `npm start`) listens on',
+  }),
   METRICS_PORT: Type.Optional(
     Type.Integer({
       minimum: 1,
@@ -26,9 +31,25 @@ const Env = Type.Object({
       'after SIGTERM, how long a process keeps serving (readiness 503) while its endpoints are removed from the ' +
       'Service and the ingress, before it stops listening and drains; the chart sets 5',
   }),
-  PUBLIC_BASE_URL: Type.String({ format: 'uri', default: 'http://localhost:8080' }),
-  PROBLEMS_URL: Type.Optional(Type.String({ format: 'uri' })),
-  DATABASE_URL: Type.String({ pattern: '^postgres(ql)?://', default: 'postgres://postgres@127.0.0.1:5432/intake' }),
+  PUBLIC_BASE_URL: Type.String({
+    format: 'uri',
+    default: 'http://localhost:8080',
+    description:
+      'the address clients use: ingest URLs, signed file links, the console links in mail, problem `type` URLs and the ' +
+      'OpenAPI server are built from it (set it when you change PORT or put Intake behind a proxy)',
+  }),
+  PROBLEMS_URL: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description:
+        "the base of problem documents' `type` URLs; unset: PUBLIC_BASE_URL + `/problems`, which Intake serves",
+    }),
+  ),
+  DATABASE_URL: Type.String({
+    pattern: '^postgres(ql)?://',
+    default: 'postgres://postgres@127.0.0.1:5432/intake',
+    description: 'Postgres (or a PgBouncer in transaction mode); the migrations create the database when the role may',
+  }),
   DATABASE_DIRECT_URL: Type.Optional(
     Type.String({
       pattern: '^postgres(ql)?://',
@@ -62,10 +83,20 @@ const Env = Type.Object({
       'how long a migrator waits, idle, for another one that holds the migration lock before it fails naming it ' +
       '(0: tries once); the chart sets migrations.lockWaitSeconds',
   }),
-  NATS_URL: Type.String({ default: 'nats://127.0.0.1:4222' }),
-  NATS_PREFIX: Type.String({ pattern: '^[a-z][a-z0-9_]{0,39}$', default: 'intake' }),
+  NATS_URL: Type.String({
+    default: 'nats://127.0.0.1:4222',
+    description:
+      'NATS with JetStream; comma-separate several servers (list every node of a cluster); a user and ' +
+      'password in the URL are not used',
+  }),
+  NATS_PREFIX: Type.String({
+    pattern: '^[a-z][a-z0-9_]{0,39}$',
+    default: 'intake',
+    description:
+      'prefix of every subject and stream (`<PREFIX>.submission.created`, `INTAKE_EVENTS`, `INTAKE_DELIVERIES`)',
+  }),
   NATS_USER: Type.Optional(Type.String({ description: 'NATS user (with NATS_PASSWORD)' })),
-  NATS_PASSWORD: Type.Optional(Type.String()),
+  NATS_PASSWORD: Type.Optional(Type.String({ description: 'the password of NATS_USER' })),
   NATS_TOKEN: Type.Optional(Type.String({ description: 'a NATS token, instead of a user' })),
   NATS_CREDS_FILE: Type.Optional(Type.String({ description: 'a NATS credentials file (user JWT and nkey seed)' })),
   NATS_NKEY_SEED_FILE: Type.Optional(Type.String({ description: 'a file holding a NATS nkey seed (SU...)' })),
@@ -73,7 +104,7 @@ const Env = Type.Object({
     Type.String({ description: "the CA (PEM) that signed the NATS servers' certificates" }),
   ),
   NATS_TLS_CERT_FILE: Type.Optional(Type.String({ description: 'a client certificate (PEM), with NATS_TLS_KEY_FILE' })),
-  NATS_TLS_KEY_FILE: Type.Optional(Type.String()),
+  NATS_TLS_KEY_FILE: Type.Optional(Type.String({ description: 'the private key (PEM) of NATS_TLS_CERT_FILE' })),
   NATS_REFUSED_LIVENESS_SECONDS: Type.Integer({
     minimum: 1,
     default: 60,
@@ -91,7 +122,7 @@ const Env = Type.Object({
     Type.Integer({
       minimum: 1_048_576,
       description:
-        'the most bytes the events stream (<PREFIX>_EVENTS) keeps, reserved up front on every replica: when full it ' +
+        'the most bytes the events stream (`<PREFIX>_EVENTS`) keeps, reserved up front on every replica: when full it ' +
         'drops its oldest events (unread ones too, should fan-out be that far behind: the submission reconciler then ' +
         'fans them out from Postgres). Unset: NATS_STREAM_MAX_BYTES, else a new stream is unbounded and an existing one keeps its limit',
     }),
@@ -100,7 +131,7 @@ const Env = Type.Object({
     Type.Integer({
       minimum: 1_048_576,
       description:
-        'the most bytes the deliveries stream (<PREFIX>_DELIVERIES, a work queue of requests not yet settled) ' +
+        'the most bytes the deliveries stream (`<PREFIX>_DELIVERIES`, a work queue of requests not yet settled) ' +
         'keeps, reserved up front on every replica: when full it refuses new requests, retried until there is room. ' +
         'Unset: NATS_STREAM_MAX_BYTES, else a new stream is unbounded and an existing one keeps its limit',
     }),
@@ -128,37 +159,122 @@ const Env = Type.Object({
         "Redis for ingest's rate limit, shared by every replica; unset or empty: no Redis, each process counts alone",
     }),
   ),
-  S3_ENDPOINT: Type.Optional(Type.String({ format: 'uri' })),
-  S3_BUCKET: Type.Optional(Type.String({ minLength: 3 })),
-  S3_REGION: Type.String({ default: 'us-east-1' }),
-  S3_FORCE_PATH_STYLE: Type.Boolean({ default: false }),
-  AWS_ACCESS_KEY_ID: Type.Optional(Type.String()),
-  AWS_SECRET_ACCESS_KEY: Type.Optional(Type.String()),
-  FILES_DIR: Type.String({ default: '.data/files' }),
-  SMTP_URL: Type.Optional(Type.String({ pattern: '^smtps?://' })),
-  MAIL_FROM: Type.String({ default: 'Intake <no-reply@localhost>' }),
-  RATE_LIMIT_POINTS: Type.Integer({ minimum: 1, default: 60 }),
+  S3_ENDPOINT: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description: 'an S3-compatible endpoint (MinIO, …); unset: AWS S3 in S3_REGION',
+    }),
+  ),
+  S3_BUCKET: Type.Optional(
+    Type.String({
+      minLength: 3,
+      description: 'the bucket that holds uploaded files; unset: files go to FILES_DIR',
+    }),
+  ),
+  S3_REGION: Type.String({ default: 'us-east-1', description: "the bucket's region" }),
+  S3_FORCE_PATH_STYLE: Type.Boolean({
+    default: false,
+    description: 'path-style bucket URLs (`endpoint/bucket/key`), as MinIO and most S3-compatible stores need',
+  }),
+  AWS_ACCESS_KEY_ID: Type.Optional(
+    Type.String({
+      description: "S3 credentials, with AWS_SECRET_ACCESS_KEY; unset: the AWS SDK's default chain (a pod's role, …)",
+    }),
+  ),
+  AWS_SECRET_ACCESS_KEY: Type.Optional(Type.String({ description: 'the secret of AWS_ACCESS_KEY_ID' })),
+  FILES_DIR: Type.String({
+    default: '.data/files',
+    description:
+      'where files go without S3_BUCKET (relative to the working directory); every process that serves or deletes ' +
+      'them must see the same directory',
+  }),
+  SMTP_URL: Type.Optional(
+    Type.String({
+      pattern: '^smtps?://',
+      description:
+        '`smtp://user:pass@host:port` (or `smtps://`), pooled (5 connections a process, 100 mails each; `?pool=false` ' +
+        'opens one per mail); unset: no mail is sent: logged whole outside production, dropped with a warning ' +
+        'naming recipients and subject in production',
+    }),
+  ),
+  MAIL_FROM: Type.String({
+    default: 'Intake <no-reply@localhost>',
+    description: "the sender of every mail; a form's `mail_from_name` replaces only its display name",
+  }),
+  RATE_LIMIT_POINTS: Type.Integer({
+    minimum: 1,
+    default: 60,
+    description: 'posts ingest accepts per client (an IPv6 client: its /64) and form in RATE_LIMIT_WINDOW_SECONDS',
+  }),
   FORM_CACHE_MS: Type.Integer({
     minimum: 0,
     maximum: 60_000,
     default: 1000,
     description: 'how long an ingest process may use a form it read (status, plan, settings) before reading it again',
   }),
-  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 600 }),
+  RATE_LIMIT_WINDOW_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 600,
+    description: "the window of ingest's rate limit, in seconds",
+  }),
   WEBHOOK_RETRY_SCHEDULE: Type.String({
     pattern: '^\\s*\\d+(ms|s|m|h)(\\s*,\\s*\\d+(ms|s|m|h))*\\s*$',
     default: '1s,10s,1m,10m,1h',
+    description:
+      'the waits before the retries of a failed webhook attempt or mail (`ms`, `s`, `m`, `h`, comma-separated): ' +
+      'failed attempt n waits step n (five attempts use the first four); a shorter list repeats its last step',
   }),
-  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 1, default: 10000 }),
-  WEBHOOK_FAILURE_ALERT_AFTER: Type.String({ pattern: LONG_DURATION, default: '1h' }),
-  WEBHOOK_DISABLE_AFTER: Type.String({ pattern: LONG_DURATION, default: '5d' }),
-  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({ default: false }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({
+    minimum: 1,
+    default: 10000,
+    description:
+      'the time a receiver has for a whole webhook attempt, connection included; a worker killed mid-attempt has ' +
+      'its request redelivered after twice this',
+  }),
+  WEBHOOK_FAILURE_ALERT_AFTER: Type.String({
+    pattern: LONG_DURATION,
+    default: '1h',
+    description:
+      "a webhook failing this long without a success: its form's notify_emails get one e-mail per streak, and the " +
+      'metric intake.webhooks.failing counts it; `0`: no e-mail',
+  }),
+  WEBHOOK_DISABLE_AFTER: Type.String({
+    pattern: LONG_DURATION,
+    default: '5d',
+    description:
+      'a webhook failing this long without a success is disabled (`disabled_reason: "failing"`) and its form\'s ' +
+      'notify_emails told; `0`: never',
+  }),
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: Type.Boolean({
+    default: false,
+    description:
+      'false: webhooks only to https URLs whose host resolves to public addresses, checked at save and at every ' +
+      'connection; true: also http and loopback or private targets (development and tests), and the delivery log ' +
+      'then keeps no answer body from a private address',
+  }),
   // Where the integrations' APIs are (see shared/src/webhooks/integrations.ts): their public addresses, changed only by
   // tests, which point them at local stand-ins.
-  GOOGLE_OAUTH_TOKEN_URL: Type.String({ format: 'uri', default: 'https://oauth2.googleapis.com/token' }),
-  GOOGLE_SHEETS_API_URL: Type.String({ format: 'uri', default: 'https://sheets.googleapis.com' }),
-  AIRTABLE_API_URL: Type.String({ format: 'uri', default: 'https://api.airtable.com' }),
-  NOTION_API_URL: Type.String({ format: 'uri', default: 'https://api.notion.com' }),
+  GOOGLE_OAUTH_TOKEN_URL: Type.String({
+    format: 'uri',
+    default: 'https://oauth2.googleapis.com/token',
+    description:
+      "the token endpoint of Google Sheets' service accounts (never a key file's own `token_uri`); for tests",
+  }),
+  GOOGLE_SHEETS_API_URL: Type.String({
+    format: 'uri',
+    default: 'https://sheets.googleapis.com',
+    description: 'the Google Sheets API; for tests',
+  }),
+  AIRTABLE_API_URL: Type.String({
+    format: 'uri',
+    default: 'https://api.airtable.com',
+    description: 'the Airtable API; for tests',
+  }),
+  NOTION_API_URL: Type.String({
+    format: 'uri',
+    default: 'https://api.notion.com',
+    description: 'the Notion API; for tests',
+  }),
   SEND_CONCURRENCY: Type.Integer({
     minimum: 1,
     maximum: 10_000,
@@ -189,26 +305,90 @@ const Env = Type.Object({
     default: 8,
     description: 'webhook attempts in flight per slow webhook (answers taking a second or more) and delivery process',
   }),
-  BOT_CHALLENGE_VERIFY_URL: Type.Optional(Type.String({ format: 'uri' })),
-  SECRETS_KEY: Type.Optional(Type.String({ minLength: 16 })),
-  KEY_MINT_LIMIT: Type.Integer({ minimum: 1, default: 20 }),
-  KEY_MINT_WINDOW_SECONDS: Type.Integer({ minimum: 1, default: 3600 }),
-  TRUST_PROXY: Type.Boolean({ default: false }),
+  BOT_CHALLENGE_VERIFY_URL: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description: "where ingest checks every bot-challenge token instead of the provider's own siteverify URL (tests)",
+    }),
+  ),
+  SECRETS_KEY: Type.Optional(
+    Type.String({
+      minLength: 16,
+      description:
+        'encrypts webhook, bot-challenge and integration secrets at rest and signs file links; in production ' +
+        '(NODE_ENV=production) required, and never a key written in this repository (`openssl rand -base64 32`); ' +
+        'changing it makes stored secrets unreadable. Unset outside production: a development key',
+    }),
+  ),
+  KEY_MINT_LIMIT: Type.Integer({
+    minimum: 1,
+    default: 20,
+    description: 'API keys an account may create per KEY_MINT_WINDOW_SECONDS (beyond: 429)',
+  }),
+  KEY_MINT_WINDOW_SECONDS: Type.Integer({
+    minimum: 1,
+    default: 3600,
+    description: 'the window of KEY_MINT_LIMIT, in seconds',
+  }),
+  TRUST_PROXY: Type.Boolean({
+    default: false,
+    description:
+      'read the client address from X-Forwarded-For (set it behind an ingress or a gateway); it feeds the rate ' +
+      'limits, the sign-in limits and the audit log',
+  }),
   TRUSTED_PROXY_HOPS: Type.Integer({
     minimum: 1,
     maximum: 10,
     default: 1,
     description: 'with TRUST_PROXY: the client is the X-Forwarded-For entry this many hops from the right',
   }),
-  AUDIT_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 36_500, default: 365 }),
-  TRASH_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30 }),
-  OIDC_ISSUER: Type.Optional(Type.String({ format: 'uri' })),
-  OIDC_CLIENT_ID: Type.Optional(Type.String({ minLength: 1 })),
-  OIDC_CLIENT_SECRET: Type.Optional(Type.String({ minLength: 1 })),
-  OIDC_ALLOWED_DOMAINS: Type.Optional(Type.String()),
-  OIDC_AUTO_JOIN_ACCOUNT: Type.Optional(Type.String({ pattern: '^acc_[0-9a-hjkmnp-tv-z]{26}$' })),
-  OIDC_AUTO_JOIN_ROLE: Type.Optional(Type.String({ pattern: '^(viewer|editor|admin|owner)$' })),
-  OIDC_ONLY: Type.Boolean({ default: false }),
+  AUDIT_RETENTION_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 36_500,
+    default: 365,
+    description: 'how long audit log entries are kept, in days (older ones are deleted every hour)',
+  }),
+  TRASH_DAYS: Type.Integer({
+    minimum: 1,
+    maximum: 3650,
+    default: 30,
+    description: 'how long deleted forms and submissions wait in the trash, restorable, before the purge removes them',
+  }),
+  OIDC_ISSUER: Type.Optional(
+    Type.String({
+      format: 'uri',
+      description:
+        "single sign-on: the OpenID Connect provider's issuer URL (with OIDC_CLIENT_ID); the redirect URI to register " +
+        'is PUBLIC_BASE_URL + `/console/auth/callback`',
+    }),
+  ),
+  OIDC_CLIENT_ID: Type.Optional(
+    Type.String({ minLength: 1, description: "this installation's client id at the provider" }),
+  ),
+  OIDC_CLIENT_SECRET: Type.Optional(
+    Type.String({ minLength: 1, description: "the client's secret at the provider (unset for a public client)" }),
+  ),
+  OIDC_ALLOWED_DOMAINS: Type.Optional(
+    Type.String({
+      description: 'comma-separated e-mail domains: only addresses at these may sign in with SSO; unset: any domain',
+    }),
+  ),
+  OIDC_AUTO_JOIN_ACCOUNT: Type.Optional(
+    Type.String({
+      pattern: '^acc_[0-9a-hjkmnp-tv-z]{26}$',
+      description: 'with OIDC_AUTO_JOIN_ROLE: a person new to the installation joins this account at first SSO sign-in',
+    }),
+  ),
+  OIDC_AUTO_JOIN_ROLE: Type.Optional(
+    Type.String({
+      pattern: '^(viewer|editor|admin|owner)$',
+      description: 'the role of a person who auto-joins OIDC_AUTO_JOIN_ACCOUNT: viewer, editor, admin or owner',
+    }),
+  ),
+  OIDC_ONLY: Type.Boolean({
+    default: false,
+    description: 'true: password sign-in is off, members sign in with SSO only',
+  }),
   ACCOUNT_CREATION: Type.Union([Type.Literal('operator'), Type.Literal('owners'), Type.Literal('anyone')], {
     default: 'owners',
     description:
@@ -231,11 +411,18 @@ const Env = Type.Object({
       Type.Literal('trace'),
       Type.Literal('silent'),
     ],
-    { default: 'info' },
+    { default: 'info', description: 'the least severe log level written (pino); logs are JSON lines on stdout' },
   ),
-  NODE_ENV: Type.String({ default: 'development' }),
+  NODE_ENV: Type.String({
+    default: 'development',
+    description:
+      '`production` requires a SECRETS_KEY of your own and, without SMTP_URL, drops mail instead of logging it whole',
+  }),
 });
 type Env = Static<typeof Env>;
+
+/** The settings' schema: what `loadConfig` validates, and what `npm run docs:config` renders as docs/configuration.md. */
+export const settingsSchema = Env;
 
 export interface Config extends Omit<
   Env,
