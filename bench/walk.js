@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `node bench/walk.js` (after `npx tsc -b`): the files whose code one submission runs, from its post to its webhook
- * attempt and its usage count (docs/decisions.md, "The path of one submission"). Ingest, delivery and usage run as
+ * attempt and its usage count (docs/architecture.md#the-path-of-one-submission). Ingest, delivery and usage run as
  * their own processes, each counting its functions' calls (bench/walk-probe.js). After a warm-up, the calls of
  * IDLE_MS without a post are taken (longer than the longest periodic task, the reconciler's 30 s), then those of a
  * window in which one submission is posted and arrives at its webhook and in `usage_daily`; a function counts when it

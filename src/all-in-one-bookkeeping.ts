@@ -3,7 +3,7 @@
  * consumer, which counts every submission, and management's workers (retention, console
  * sessions, the purge, the search indexer). None of it is on a webhook's way, so it runs apart from the background thread's
  * relay and delivery: their event loop and heap then never wait for its transactions and
- * collections (docs/decisions.md, "Processes and threads").
+ * collections (docs/decisions/operations.md#processes-and-threads).
  */
 import '@intake/shared/register';
 import { runBackgroundThread, type Worker } from '@intake/shared';

@@ -65,7 +65,7 @@ export async function startAllInOne(
 /**
  * Ingest's workers (its per-process state) stay on the main thread; the relay and delivery's consumers run on a
  * background thread, on the second core, and usage's consumer and management's sweepers on a bookkeeping thread, apart
- * from the webhooks' way (docs/decisions.md, "Processes and threads"). A part that cannot start stops those before it.
+ * from the webhooks' way (docs/decisions/operations.md#processes-and-threads). A part that cannot start stops those before it.
  */
 async function startAllInOneWorkers(platform: Platform, env: NodeJS.ProcessEnv): Promise<Worker[]> {
   const started: Worker[] = [];

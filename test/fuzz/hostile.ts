@@ -2,7 +2,7 @@ import fc from 'fast-check';
 
 /**
  * Hostile values for the property tests: what an attacker or a broken client sends. Each class
- * is named in docs/decisions.md ("Bad input"): NUL and other control characters, unpaired surrogates,
+ * is named in docs/decisions/ingest.md#bad-input and management-api.md#bad-input: NUL and other control characters, unpaired surrogates,
  * bidi overrides, very long strings, ids of another prefix or shape, out-of-range numbers and
  * values of the wrong type.
  */

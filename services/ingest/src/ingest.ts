@@ -119,7 +119,7 @@ async function judgePost(
   checkFields(fields);
   const { payload, challengeToken, control } = buildPayload(fields, form);
   // An empty post (no value once the control fields are out, no file) is refused, unless it is
-  // spam by its honeypot (answered as spam is); see docs/decisions.md, "Ingest".
+  // spam by its honeypot (answered as spam is); see docs/decisions/ingest.md#bad-input.
   if (isEmpty(payload, post.files) && !honeypotFilled(fields, form.honeypot_field))
     throw problem('validation-failed', 'The submission is empty: no field has a value and no file was sent', {
       errors: [{ field: 'body', message: 'has no field with a value (control fields aside) and no file' }],
@@ -145,7 +145,7 @@ async function judgePost(
 
 /**
  * Spam stores no files (they are deleted now), except a post kept because the bot-challenge
- * provider could not answer: its owner may rescue it, and must then get all of it (see docs/decisions.md, "Ingest").
+ * provider could not answer: its owner may rescue it, and must then get all of it (docs/decisions/ingest.md#honeypot-and-bot-challenge).
  */
 async function filesToKeep({ platform }: IngestDeps, spam: SpamReason, files: StoredUpload[]): Promise<StoredUpload[]> {
   const stored = spam && spam !== CHALLENGE_UNAVAILABLE ? [] : files;

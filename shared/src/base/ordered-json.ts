@@ -3,7 +3,7 @@
  *
  * A JavaScript object lists integer-like names ("9", "10") first and in numeric order, whatever
  * order they were written in; every other name keeps its insertion order. A form's fields are
- * kept in posted order end to end (docs/decisions.md, "Posted field order"), so an object with
+ * kept in posted order end to end (docs/decisions/ingest.md#posted-field-order), so an object with
  * such a name is a Proxy that lists its names in the order given: `Object.keys`, `Object.entries`,
  * `for…in` and `JSON.stringify` all follow it. Objects without one are plain, null-prototype
  * objects (as cheap as ever), and `__proto__` or `constructor` are names like any other.

@@ -51,7 +51,7 @@ export const SubmissionEvent = Type.Object({
   account_id: Type.String(),
   status: SubmissionStatus,
   received_at: Type.String({ description: 'ISO timestamp of the submission' }),
-  /** Stored field values: always strings (see docs/decisions.md, "Ingest", for JSON values and repeated fields). Empty when `payload_omitted`. */
+  /** Stored field values: always strings (see docs/decisions/ingest.md#bodies-and-limits for JSON values and repeated fields). Empty when `payload_omitted`. */
   payload: Type.Record(Type.String(), Type.String()),
   /** The fields were too large to travel in the message (`EVENT_PAYLOAD_MAX_BYTES`): read them from the submission (`eventWithPayload`). */
   payload_omitted: Type.Optional(Type.Literal(true)),

@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { problem, type Problem } from '../contracts/problems';
 
 /**
- * The time limits of a public HTTP endpoint (docs/decisions.md, "HTTP"):
+ * The time limits of a public HTTP endpoint (docs/decisions/operations.md#http):
  * - `headersTimeoutMs`: the whole request head must arrive within this (a client sending its
  *   headers a byte a second is answered 408 and closed);
  * - `minBodyBytesPerSecond` over `bodyWindowMs`: a body must keep arriving at least this fast,

@@ -30,7 +30,7 @@ const STOP_TIMEOUT_MS = 30_000;
  * the main thread answers HTTP. `entry` is a compiled module that calls `runBackgroundThread`;
  * the thread builds its own platform (database pool, NATS and Redis connections) from the same
  * environment, with `application_name` `intake-<service>`. (A service run alone keeps its relay on its main thread: measured, a relay
- * thread made the ingest process slower; see docs/decisions.md, "Processes and threads".)
+ * thread made the ingest process slower; see docs/decisions/operations.md#processes-and-threads.)
  *
  * - Resolves once the thread's workers have started; a thread that cannot start rejects.
  * - `stop()` lets the thread finish what its workers hold and close its platform.

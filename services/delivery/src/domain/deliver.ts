@@ -166,7 +166,7 @@ export interface RequestToSend {
  * attempts recorded (an attempt cut short by a crash was never recorded, so it is simply made
  * again); a failure is retried by JetStream redelivery after the ladder's step (a step over
  * PARK_AFTER_MS parked in Postgres and asked for again when due), the fifth failure marks the
- * delivery `failed`. A replay is one extra attempt outside the ladder (see docs/decisions.md, "Webhooks").
+ * delivery `failed`. A replay is one extra attempt outside the ladder (docs/decisions/delivery.md#replay-test-ping-and-the-log).
  */
 export async function processDeliveryRequests(deps: DeliverDeps, items: RequestToSend[]): Promise<Promise<Outcome>[]> {
   if (items.length === 0) return [];

@@ -10,7 +10,7 @@ import { fillPlaceholders } from './placeholders';
 import { notificationHtml } from './mail-html';
 import type { MailBranding } from '../repositories/mail-branding.repository';
 
-/** Field names (compared ignoring case) whose value becomes the notification's Reply-To (docs/decisions.md, notification e-mail). */
+/** Field names (compared ignoring case) whose value becomes the notification's Reply-To (docs/decisions/mail.md#notification-e-mail). */
 export const REPLY_TO_FIELDS = [
   'email',
   'e-mail',

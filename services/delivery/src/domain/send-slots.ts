@@ -12,8 +12,8 @@ import { LRUCache } from 'lru-cache';
  *   second where 48 gave 1,197–1,216, on the 2-core box).
  *
  * An attempt that may not start now is deferred: its message goes back to JetStream for about as long as one of its
- * webhook's attempts takes (when a slot may be free again; at least DEFER_MS.first, at most DEFER_MS.longest, with
- * jitter so a backlog does not come back at once), and its slot in the consumer goes to another message, so a
+ * webhook's attempts takes (when a slot may be free again: their average, or the age of the oldest in flight when that
+ * is longer; at least DEFER_MS.first, at most DEFER_MS.longest, with jitter so a backlog does not come back at once), and its slot in the consumer goes to another message, so a
  * receiver that hangs never holds more than its share. A request names its delivery's webhook and account (and a
  * deferred delivery's are remembered), so when there is no slot for it, it is deferred, or parked, before any
  * statement reads it (`beforeClaim`).
@@ -60,7 +60,7 @@ export const SLOW_MS = 1000;
  * `longestMs`); every other attempt is parked in Postgres until about the next probe (`Deferral.broken`), and the
  * parking pump keeps a broken webhook's parked deliveries parked but for its probe (`brokenFor`). Its first success
  * ends it. A receiver answering 500 at once otherwise takes two attempts a second for each post a second (the first and
- * the 1 s retry), and their CPU slowed every other account's webhooks on the same replicas (docs/decisions.md). A
+ * the 1 s retry), and their CPU slowed every other account's webhooks on the same replicas (docs/decisions/delivery.md#one-account-cannot-hold-up-another). A
  * deferred attempt is not made, so it keeps its number on the ladder: no delivery fails sooner for it.
  */
 export const BREAK = { after: 50, firstMs: 1000, longestMs: 30_000 };
@@ -164,7 +164,16 @@ export class SendSlots {
     const slow = endpoint !== undefined && this.isSlow(endpoint);
     const cap = Math.min(share, slow ? perEndpoint : Math.max(perEndpoint, share - perEndpoint));
     if (this.inFlight < total && account < share && held < cap) return undefined;
-    return { deferMs: deferral(endpoint?.averageMs ?? 0) };
+    return { deferMs: deferral(this.attemptMs(endpoint)) };
+  }
+
+  /**
+   * About how long one of a webhook's attempts takes: the moving average of those that ended, or longer while one in
+   * flight has run longer (a receiver that never answers has no average until its first time-out).
+   */
+  private attemptMs(endpoint: Endpoint | undefined): number {
+    const oldest = endpoint?.started[0];
+    return Math.max(endpoint?.averageMs ?? 0, oldest === undefined ? 0 : this.now() - oldest);
   }
 
   private isSlow(endpoint: Endpoint): boolean {

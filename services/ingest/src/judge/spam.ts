@@ -15,8 +15,8 @@ export function honeypotFilled(fields: Fields, honeypotField: string): boolean {
 /**
  * The spam verdict of a post, decided once: a filled honeypot is spam (no provider call); else a
  * form with a bot challenge asks its provider: `failed` refuses the post (challenge-failed), an
- * unavailable provider keeps it, out of the way, as spam (`challenge-unavailable`, see docs/decisions.md,
- * "Ingest"). Returns the spam reason, or undefined for a genuine post.
+ * unavailable provider keeps it, out of the way, as spam (`challenge-unavailable`, see
+ * docs/decisions/ingest.md#honeypot-and-bot-challenge). Returns the spam reason, or undefined for a genuine post.
  */
 export async function spamVerdict(props: {
   fields: Fields;

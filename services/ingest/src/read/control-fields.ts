@@ -3,7 +3,7 @@ import type { IngestForm } from './form.repository';
 
 /**
  * The control fields owners know from Formspree: directions to Intake, taken out of the stored payload like the
- * honeypot (docs/decisions.md, "Control fields"). `_subject` is the owner's notification's subject, `_replyto` its
+ * honeypot (docs/decisions/ingest.md#control-fields). `_subject` is the owner's notification's subject, `_replyto` its
  * Reply-To, `_next` where a browser goes after a success.
  */
 export const CONTROL_FIELDS = { subject: '_subject', replyTo: '_replyto', next: '_next' } as const;

@@ -1,4 +1,4 @@
-/** Bounds on what one post may carry (documented in docs/decisions.md, "Ingest"). */
+/** Bounds on what one post may carry (documented in docs/decisions/ingest.md#bodies-and-limits). */
 export const LIMITS = {
   /** Bytes of a urlencoded or JSON body, and of the non-file fields of a multipart body. */
   bodyBytes: 1024 * 1024,
