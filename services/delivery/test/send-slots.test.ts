@@ -95,3 +95,16 @@ describe('send slots', () => {
     expect([attempt(true), attempt(true)]).toEqual([true, true]);
   });
 });
+
+describe('send slots, beside a receiver that never answers', () => {
+  it('defer a webhook whose attempt has hung as long as it has hung, before any of its attempts has ended', () => {
+    let now = 0;
+    const slots = new SendSlots({ total: 64, perEndpoint: 8, now: () => now });
+    for (let i = 0; i < 8; i++) take(slots, 'acc_a', 'wh_hangs');
+    now += 8000;
+    // No average yet (none ended): without the age of the oldest in flight it would come back every 250 ms.
+    const deferred = take(slots, 'acc_a', 'wh_hangs') as { deferMs: number };
+    expect(deferred.deferMs).toBeGreaterThanOrEqual(4000);
+    expect(deferred.deferMs).toBeLessThanOrEqual(8000);
+  });
+});

@@ -13,10 +13,10 @@ import { LRUCache } from 'lru-cache';
  *
  * An attempt that may not start now is deferred: its message goes back to JetStream for about as long as one of its
  * webhook's attempts takes (when a slot may be free again: their average, or the age of the oldest in flight when that
- * is longer; at least DEFER_MS.first, at most DEFER_MS.longest, with jitter so a backlog does not come back at once), and its slot in the consumer goes to another message, so a
- * receiver that hangs never holds more than its share. A request names its delivery's webhook and account (and a
- * deferred delivery's are remembered), so when there is no slot for it, it is deferred, or parked, before any
- * statement reads it (`beforeClaim`).
+ * is longer; at least DEFER_MS.first, at most DEFER_MS.longest, with jitter so a backlog does not come back at once),
+ * and its slot in the consumer goes to another message, so a receiver that hangs never holds more than its share. A
+ * request names its delivery's webhook and account (and a deferred delivery's are remembered), so when there is no slot
+ * for it, it is deferred, or parked, before any statement reads it (`beforeClaim`).
  */
 export interface SendSlotsOptions {
   /** Attempts in flight in this process (SEND_CONCURRENCY). */
