@@ -1,6 +1,23 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** A query of the database: knex called on a table (`db('forms')`, `platform.db('forms')`), raw SQL, the schema. */
+const queryOutsideRepository = [
+  "CallExpression[callee.type='Identifier'][callee.name=/^(db|trx|knex)$/]",
+  "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(db|trx|knex)$/]",
+  'CallExpression[callee.object.name=/^(db|trx|knex)$/][callee.property.name=/^(select|insert|update|del|delete|from|with|table|into|count|first)$/]',
+  'MemberExpression[property.name=/^(raw|fn|queryBuilder)$/]',
+  "MemberExpression[property.name='schema'][object.name=/^(db|trx|knex)$/]",
+  // A driver's own client (`client.query(sql)`).
+  "CallExpression[callee.property.name='query']",
+].map((selector) => ({ selector, message: 'A query goes in a *.repository.ts; call a repository function here.' }));
+
+const nothingAfterSpread = {
+  selector: 'ObjectExpression > SpreadElement ~ *',
+  message:
+    'Nothing after a spread on the per-post path: V8 makes a new hidden class for every such object. Write the properties out, or use Object.assign.',
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -8,8 +25,8 @@ export default tseslint.config(
       '**/node_modules/**',
       'coverage/**',
       'deploy/**',
-      'services/management/console/src/openapi.d.ts',
-      'services/management/console/src/operation-roles.ts',
+      'console/src/openapi.d.ts',
+      'console/src/operation-roles.ts',
     ],
   },
   js.configs.recommended,
@@ -50,29 +67,19 @@ export default tseslint.config(
       ],
     },
   })),
-  // Management's SQL lives in its repositories (`*.repository.ts`, beside the routes and domain of their feature): a
-  // route or a domain function calls one, and holds a transaction at most (`db.transaction`), never a query of its own.
+  // Every service's SQL lives in its repositories (`*.repository.ts`): a route, a domain function, a consumer or the
+  // CLI calls one, and holds a transaction at most (`db.transaction`), never a query of its own. shared/src is outside
+  // the rule: its runtime parts (the migrator, the outbox relay, sessions, the audit writer…) are their own repositories.
+  // Ingest's block below repeats these selectors (a file's later `no-restricted-syntax` replaces an earlier one).
   {
-    files: ['services/management/src/{people,submissions,webhooks,lifecycle,platform}/**/*.ts'],
+    files: ['services/*/src/**/*.ts'],
     ignores: ['**/*.repository.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        ...[
-          "CallExpression[callee.type='Identifier'][callee.name=/^(db|trx|knex)$/]",
-          "CallExpression[callee.type='MemberExpression'][callee.property.name='db']",
-          'MemberExpression[property.name=/^(raw|schema|fn)$/]',
-        ].map((selector) => ({
-          selector,
-          message: 'SQL goes in a *.repository.ts; call a repository function here.',
-        })),
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', ...queryOutsideRepository] },
   },
   // The unit part of the suite starts no process of its own (jest.config.js): a workspace test that needs a server or a
   // child process of its own is named `*.process.test.ts` and runs in the system part.
   {
-    files: ['shared/src/**/*.test.ts', 'services/*/test/**/*.ts'],
+    files: ['shared/src/**/*.test.ts', 'services/*/test/**/*.ts', 'console/src/**/*.test.ts'],
     ignores: ['**/*.process.test.ts'],
     rules: {
       'no-restricted-imports': [
@@ -102,16 +109,12 @@ export default tseslint.config(
   // old generation's collector each time (measured on Node 20's V8).
   {
     files: ['services/ingest/src/**/*.ts', 'shared/src/submissions/**/*.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: 'ObjectExpression > SpreadElement ~ *',
-          message:
-            'Nothing after a spread on the per-post path: V8 makes a new hidden class for every such object. Write the properties out, or use Object.assign.',
-        },
-      ],
-    },
+    rules: { 'no-restricted-syntax': ['error', nothingAfterSpread] },
+  },
+  {
+    files: ['services/ingest/src/**/*.ts'],
+    ignores: ['**/*.repository.ts'],
+    rules: { 'no-restricted-syntax': ['error', nothingAfterSpread, ...queryOutsideRepository] },
   },
   // Functions and components of at most 80 lines (blank lines and comments aside) in every source file: services,
   // shared, the web console, tests, benchmarks and scripts. The migration that declares the tables (one CREATE after
