@@ -8,7 +8,6 @@ import {
   type JetStreamClient,
   type JetStreamManager,
 } from 'nats';
-import type { StreamLimits } from './streams';
 
 /**
  * The NATS connection of every service and its security: made in the background and replaced when nats.js gives up on
@@ -50,6 +49,16 @@ export interface Nats {
   replicas: number;
   /** The streams' bounds (streamLimits); one undefined leaves an existing stream's own as it is. */
   streams: StreamLimits;
+}
+
+/** The bounds ensureStreams applies, each only when set (an existing stream keeps its own otherwise). */
+export interface StreamLimits {
+  /** NATS_EVENTS_MAX_BYTES, else NATS_STREAM_MAX_BYTES. */
+  eventsMaxBytes?: number;
+  /** NATS_DELIVERIES_MAX_BYTES, else NATS_STREAM_MAX_BYTES. */
+  deliveriesMaxBytes?: number;
+  /** NATS_EVENTS_MAX_AGE in milliseconds. */
+  eventsMaxAgeMs?: number;
 }
 
 /** What using NATS before its first connection throws: callers treat it as NATS being down. */

@@ -1,17 +1,7 @@
 import { type ConsumerConfig, type StreamConfig, RetentionPolicy, DiscardPolicy, StorageType, nanos } from 'nats';
-import type { Nats } from './nats';
+import type { Nats, StreamLimits } from './nats';
 
 /** The JetStream streams every service provisions at start, their bounds, and the durable consumers. */
-
-/** The bounds ensureStreams applies, each only when set (an existing stream keeps its own otherwise). */
-export interface StreamLimits {
-  /** NATS_EVENTS_MAX_BYTES, else NATS_STREAM_MAX_BYTES. */
-  eventsMaxBytes?: number;
-  /** NATS_DELIVERIES_MAX_BYTES, else NATS_STREAM_MAX_BYTES. */
-  deliveriesMaxBytes?: number;
-  /** NATS_EVENTS_MAX_AGE in milliseconds. */
-  eventsMaxAgeMs?: number;
-}
 
 /** The stream bounds of the settings: a stream's own, else the deprecated NATS_STREAM_MAX_BYTES for both. */
 export function streamLimits(config: {
