@@ -18,6 +18,7 @@ export * from './contracts/time';
 export * from './contracts/ids';
 export * from './schema/accounts';
 export * from './schema/migrate';
+export * from './schema/notifications';
 export { migrations, type Migration } from './schema/migrations';
 export * from './telemetry/signals';
 export { OnRequestMetricReader } from './telemetry/thread-metrics';

@@ -1,16 +1,10 @@
 import type { Knex } from 'knex';
-import { newId, type Db, type Queryable } from '@intake/shared';
+import { claimNotifications, newId, type ClaimedNotification, type Db, type Queryable } from '@intake/shared';
 
 /** A day: a digest covers whole days from where the last one ended. */
 export const DAY_MS = 86_400_000;
 
-export interface DigestRow {
-  id: string;
-  account_id: string;
-  dedup_key: string;
-  recipients: string[];
-  attempt_count: number;
-}
+export type DigestRow = ClaimedNotification<'digest'>;
 
 /** A digest's form and window, from its key (`digest:<form id>:<start ms>-<end ms>`). */
 export function digestKey(formId: string, start: Date, end: Date): string {
@@ -64,34 +58,12 @@ export async function queueDueDigests(db: Db, props: { now: Date; limit: number 
   });
 }
 
-/**
- * Claims digests to send: pending ones, and ones left `sending` before `staleBefore` by a sender that stopped before
- * recording the outcome. Marks them `sending` and counts the attempt; SKIP LOCKED, so one sender claims each.
- */
-export async function claimDigests(
+/** Claims digests to send (shared's claimNotifications: pending ones, and ones whose sender stopped mid-send). */
+export function claimDigests(
   trx: Knex.Transaction,
   options: { limit: number; now: Date; staleBefore: Date },
 ): Promise<DigestRow[]> {
-  const rows: DigestRow[] = await trx('notifications')
-    .where({ kind: 'digest' })
-    .andWhere((w) =>
-      w
-        .where('status', 'pending')
-        .orWhere((s) => s.where('status', 'sending').andWhere('claimed_at', '<', options.staleBefore)),
-    )
-    .orderBy('created_at')
-    .limit(options.limit)
-    .forUpdate()
-    .skipLocked()
-    .select('id', 'account_id', 'dedup_key', 'recipients', 'attempt_count');
-  if (rows.length > 0)
-    await trx('notifications')
-      .whereIn(
-        'id',
-        rows.map((r) => r.id),
-      )
-      .update({ status: 'sending', claimed_at: options.now, attempt_count: trx.raw('attempt_count + 1') });
-  return rows;
+  return claimNotifications(trx, { kinds: ['digest'], ...options });
 }
 
 export interface DigestContents {

@@ -3,7 +3,7 @@ import { monthOf, recordNotification, type Db, type Logger, type Mailer } from '
 import { findAccountQuota, findCounters } from '../repositories/usage.repository';
 import {
   insertNotificationOnce,
-  claimNotifications,
+  claimQuotaWarnings,
   markNotificationFailed,
   markNotificationSent,
   type QuotaNotificationRow,
@@ -128,7 +128,7 @@ export async function sendQuotaWarnings(props: {
   if (props.ids && props.ids.length === 0) return 0;
   const now = props.now();
   const claimed = await db.transaction(async (trx) => {
-    const rows = await claimNotifications(trx, {
+    const rows = await claimQuotaWarnings(trx, {
       ids: props.ids,
       limit: props.limit ?? 20,
       now,

@@ -1,16 +1,9 @@
 import type { Knex } from 'knex';
-import { newId, type Queryable } from '@intake/shared';
+import { claimNotifications, newId, type ClaimedNotification, type Queryable } from '@intake/shared';
 
 export const QUOTA_KINDS = ['quota-80', 'quota-100'] as const;
 
-export interface QuotaNotificationRow {
-  id: string;
-  account_id: string;
-  kind: (typeof QUOTA_KINDS)[number];
-  dedup_key: string;
-  recipients: string[];
-  attempt_count: number;
-}
+export type QuotaNotificationRow = ClaimedNotification<(typeof QUOTA_KINDS)[number]>;
 
 // The quota-warning rows of the notifications table (other kinds belong to other services).
 
@@ -45,37 +38,12 @@ export async function insertNotificationOnce(
   return inserted[0]?.id;
 }
 
-/**
- * Claims quota warnings to send (all, or only `ids`): pending ones, and ones left `sending` by a
- * sender that stopped before recording the outcome (claimed before `staleBefore`). Marks them
- * `sending` and counts the attempt; SKIP LOCKED so that one sender claims each.
- */
-export async function claimNotifications(
+/** Claims quota warnings to send (all, or only `ids`): shared's claimNotifications over the quota kinds. */
+export function claimQuotaWarnings(
   trx: Knex.Transaction,
   options: { ids?: string[]; limit: number; now: Date; staleBefore: Date },
 ): Promise<QuotaNotificationRow[]> {
-  const q = trx('notifications')
-    .whereIn('kind', QUOTA_KINDS as unknown as string[])
-    .andWhere((w) =>
-      w
-        .where('status', 'pending')
-        .orWhere((s) => s.where('status', 'sending').andWhere('claimed_at', '<', options.staleBefore)),
-    );
-  if (options.ids) q.whereIn('id', options.ids);
-  const rows: QuotaNotificationRow[] = await q
-    .orderBy('created_at')
-    .limit(options.limit)
-    .forUpdate()
-    .skipLocked()
-    .select('id', 'account_id', 'kind', 'dedup_key', 'recipients', 'attempt_count');
-  if (rows.length > 0)
-    await trx('notifications')
-      .whereIn(
-        'id',
-        rows.map((r) => r.id),
-      )
-      .update({ status: 'sending', claimed_at: options.now, attempt_count: trx.raw('attempt_count + 1') });
-  return rows;
+  return claimNotifications(trx, { kinds: QUOTA_KINDS, ...options });
 }
 
 /** Records a claimed warning as sent (only while it is still this sender's claim). */
