@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { nkeys } from 'nats';
-import { eventually, startNatsServer, testCertificates } from '@intake/shared/testing';
+import { eventually, startNatsServer, startupBudgetMs, testCertificates } from '@intake/shared/testing';
 import {
   faultSuiteWithServer,
   formWithReceiver,
@@ -49,7 +49,8 @@ function refusedStart(
   });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+  // A refused start exits at once; a loaded machine may take its start-up budget to get there.
+  const timer = setTimeout(() => child.kill('SIGKILL'), startupBudgetMs());
   return new Promise((resolve) =>
     child.once('exit', (code) => {
       clearTimeout(timer);
