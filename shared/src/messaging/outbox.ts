@@ -24,14 +24,14 @@
  */
 import pg from 'pg';
 import type { Knex } from 'knex';
-import { trace, SpanKind, context, type Tracer } from '@opentelemetry/api';
+import { trace, context, type Tracer } from '@opentelemetry/api';
 import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
 import { newId } from '../contracts/ids';
 import type { Logger } from '../base/logger';
 import { type Nats, NatsNotConnected } from './nats';
 import { currentTraceHeaders, toNatsHeaders, contextFromHeaders } from './trace-headers';
-import { StreamPublisher } from './stream-publisher';
-import { failSpan, recordOversizedEvent, zeroOversizedEvents } from '../telemetry/signals';
+import { publishInSpans, StreamPublisher } from './stream-publisher';
+import { recordOversizedEvent, zeroOversizedEvents } from '../telemetry/signals';
 
 const CHANNEL = 'intake_outbox';
 
@@ -349,39 +349,13 @@ const PUBLISH_TIMEOUT_MS = 5000;
  */
 async function publishEvents({ publisher, nats, logger, tracer }: EventSink, rows: OutboxEvent[]): Promise<void> {
   const maxBytes = (nats.nc.info?.max_payload ?? 1024 * 1024) - MESSAGE_HEADROOM_BYTES;
-  const spans = rows.flatMap((row) => {
+  const messages = rows.flatMap((row) => {
     const data = fitted(row, maxBytes, logger);
     if (data === undefined) return [];
-    const parent = contextFromParent(row.headers);
     const subject = nats.names.subject(row.subject);
-    const span = tracer.startSpan(
-      `publish ${subject}`,
-      {
-        kind: SpanKind.PRODUCER,
-        attributes: {
-          'messaging.system': 'nats',
-          'messaging.operation.type': 'send',
-          'messaging.operation.name': 'publish',
-          'messaging.destination.name': subject,
-          'messaging.message.id': row.event_id,
-        },
-      },
-      parent,
-    );
-    const headers = context.with(trace.setSpan(parent, span), () => toNatsHeaders(currentTraceHeaders()));
-    return [{ span, message: { subject, data, msgId: row.event_id, headers } }];
+    return [{ subject, data, msgId: row.event_id, parent: contextFromParent(row.headers) }];
   });
-  try {
-    await publisher.publishAll(
-      spans.map((s) => s.message),
-      PUBLISH_TIMEOUT_MS,
-    );
-  } catch (err) {
-    for (const { span } of spans) failSpan(span, err);
-    throw err;
-  } finally {
-    for (const { span } of spans) span.end();
-  }
+  await publishInSpans(publisher, tracer, messages, PUBLISH_TIMEOUT_MS);
 }
 
 /**

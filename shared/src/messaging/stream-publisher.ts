@@ -1,4 +1,7 @@
 import { createInbox, type MsgHdrs, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { propagation, SpanKind, trace, type Attributes, type Context, type Tracer } from '@opentelemetry/api';
+import { failSpan } from '../telemetry/signals';
+import { toNatsHeaders } from './trace-headers';
 
 export interface StreamMessage {
   subject: string;
@@ -110,5 +113,55 @@ export class StreamPublisher {
   close(): void {
     this.subscription?.unsubscribe();
     this.subscription = undefined;
+  }
+}
+
+/** A message for `publishInSpans`: its subject, body and id, the context its span continues, the span's own attributes. */
+export interface SpanMessage extends Omit<StreamMessage, 'headers'> {
+  parent: Context;
+  attributes?: Attributes;
+}
+
+/**
+ * Publishes `messages` as one batch, each inside a PRODUCER span of its own (a child of its `parent`) whose context
+ * rides in the message's headers, so its consumer continues the trace. The spans end when the batch is acknowledged,
+ * failed with the error (thrown on) when it is not. The outbox relay and the deliveries' requests publish this way.
+ */
+export async function publishInSpans(
+  publisher: StreamPublisher,
+  tracer: Tracer,
+  messages: SpanMessage[],
+  timeoutMs: number,
+): Promise<void> {
+  const traced = messages.map(({ parent, attributes, ...message }) => {
+    const span = tracer.startSpan(
+      `publish ${message.subject}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: {
+          'messaging.system': 'nats',
+          'messaging.operation.type': 'send',
+          'messaging.operation.name': 'publish',
+          'messaging.destination.name': message.subject,
+          'messaging.message.id': message.msgId,
+          ...attributes,
+        },
+      },
+      parent,
+    );
+    const carrier: Record<string, string> = {};
+    propagation.inject(trace.setSpan(parent, span), carrier);
+    return { span, message: { ...message, headers: toNatsHeaders(carrier) } };
+  });
+  try {
+    await publisher.publishAll(
+      traced.map((t) => t.message),
+      timeoutMs,
+    );
+  } catch (err) {
+    for (const { span } of traced) failSpan(span, err);
+    throw err;
+  } finally {
+    for (const { span } of traced) span.end();
   }
 }

@@ -1,11 +1,9 @@
-import { context, propagation, SpanKind, trace, type Attributes, type Span } from '@opentelemetry/api';
+import { context, trace, type Attributes } from '@opentelemetry/api';
 import { SUBJECTS, type DeliveryRequested } from '../contracts/events';
 import { newId } from '../contracts/ids';
 import type { Within } from '../messaging/consumer';
-import { toNatsHeaders } from '../messaging/trace-headers';
 import { type Nats } from '../messaging/nats';
-import { StreamPublisher, type StreamMessage } from '../messaging/stream-publisher';
-import { failSpan } from '../telemetry/signals';
+import { publishInSpans, StreamPublisher } from '../messaging/stream-publisher';
 
 const tracer = trace.getTracer('intake-delivery');
 
@@ -66,33 +64,12 @@ export async function publishTraced(nats: Nats, items: TracedMessage[]): Promise
   if (items.length === 0) return;
   let publisher = publishers.get(nats.nc);
   if (!publisher) publishers.set(nats.nc, (publisher = new StreamPublisher(nats.nc)));
-  const spans: Span[] = [];
-  const messages = items.map(({ subject: relative, message, attributes, within = (work) => work() }) =>
-    within((): StreamMessage => {
-      const subject = nats.names.subject(relative);
-      const span = tracer.startSpan(`publish ${subject}`, {
-        kind: SpanKind.PRODUCER,
-        attributes: {
-          'messaging.system': 'nats',
-          'messaging.operation.type': 'send',
-          'messaging.operation.name': 'publish',
-          'messaging.destination.name': subject,
-          'messaging.message.id': message.event_id,
-          ...attributes,
-        },
-      });
-      spans.push(span);
-      const carrier: Record<string, string> = {};
-      propagation.inject(trace.setSpan(context.active(), span), carrier);
-      return { subject, data: JSON.stringify(message), msgId: message.event_id, headers: toNatsHeaders(carrier) };
-    }),
-  );
-  try {
-    await publisher.publishAll(messages, 5000);
-  } catch (err) {
-    for (const span of spans) failSpan(span, err);
-    throw err;
-  } finally {
-    for (const span of spans) span.end();
-  }
+  const messages = items.map(({ subject, message, attributes, within = (work) => work() }) => ({
+    subject: nats.names.subject(subject),
+    data: JSON.stringify(message),
+    msgId: message.event_id,
+    parent: within(() => context.active()),
+    attributes,
+  }));
+  await publishInSpans(publisher, tracer, messages, 5000);
 }
