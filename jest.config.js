@@ -61,12 +61,14 @@ const startupBudgetMs = Number(process.env.INTAKE_TEST_STARTUP_MS ?? 60_000);
 if (!Number.isFinite(startupBudgetMs) || startupBudgetMs <= 0)
   throw new Error(`INTAKE_TEST_STARTUP_MS is a number of milliseconds, not ${process.env.INTAKE_TEST_STARTUP_MS}`);
 
+const UNIT = /\.unit\.test\.ts$/;
 const ALONE = /\.alone\.test\.ts$/;
 const PROCESS = /\.process\.test\.ts$/;
 const alone = process.env.JEST_ALONE === '1';
-const part = process.env.JEST_PART;
-if (part !== undefined && part !== 'unit' && part !== 'system')
-  throw new Error(`JEST_PART is unit or system, not ${part}`);
+const PARTS = ['unit', 'integration', 'system'];
+/** JEST_PART: one tier, or several joined by `+` (`integration+system`: one run, both on the workers at once). */
+const parts = process.env.JEST_PART ? process.env.JEST_PART.split('+') : PARTS;
+for (const p of parts) if (!PARTS.includes(p)) throw new Error(`JEST_PART is made of ${PARTS.join(', ')}, not ${p}`);
 
 const workspaces = [
   project('shared', 'shared'),
@@ -83,20 +85,30 @@ const testsUnder = (name, dir) =>
 const system = [testsUnder('system', '.'), testsUnder('console', 'console')].filter(Boolean);
 const ignoring = (p, ...patterns) => ({ ...p, testPathIgnorePatterns: ['/node_modules/', ...patterns] });
 
+/**
+ * The tiers (README, "Tests"):
+ * - unit (`*.unit.test.ts` in the workspaces and the console's sources): pure, no Postgres, NATS or Redis
+ *   (scripts/jest-pure.js refuses a connection to one);
+ * - integration (the workspaces' other `*.test.ts`): against the running Postgres, NATS and Redis, no process of its own;
+ * - system (`test/`, `console/test/`, `*.process.test.ts`): processes, Chromium, clusters, kills, Helm, fuzz;
+ * - alone (JEST_ALONE=1, `*.alone.test.ts`): after the others, one at a time.
+ */
 function projects() {
   if (alone) return system.map((p) => ({ ...p, testMatch: ['<rootDir>/test/**/*.alone.test.ts'] }));
-  // The console's unit tests sit beside its sources (the tests under console/test drive it in Chromium: system).
-  const consoleUnits = { ...project('console:unit', 'console'), testMatch: ['<rootDir>/src/**/*.test.ts'] };
-  const units = [...workspaces, consoleUnits].map((p) => ignoring(p, ALONE.source, PROCESS.source));
-  const processes = workspaces.map((p) => ({
-    ...ignoring(p, ALONE.source),
-    displayName: `${p.displayName}:processes`,
-    testMatch: ['<rootDir>/src/**/*.process.test.ts', '<rootDir>/test/**/*.process.test.ts'],
+  const sourcesOf = (p, suffix, name) => ({
+    ...p,
+    displayName: `${p.displayName}:${name}`,
+    testMatch: [`<rootDir>/src/**/*.${suffix}.test.ts`, `<rootDir>/test/**/*.${suffix}.test.ts`],
+  });
+  const units = [...workspaces, project('console', 'console')].map((p) => ({
+    ...sourcesOf(p, 'unit', 'unit'),
+    setupFiles: [path.join(__dirname, 'scripts/jest-pure.js')],
   }));
+  const integration = workspaces.map((p) => ignoring(p, UNIT.source, ALONE.source, PROCESS.source));
+  const processes = workspaces.map((p) => ignoring(sourcesOf(p, 'process', 'processes'), ALONE.source));
   const systems = [...system.map((p) => ignoring(p, ALONE.source)), ...processes];
-  if (part === 'unit') return units;
-  if (part === 'system') return systems;
-  return [...units, ...systems];
+  const tiers = { unit: units, integration, system: systems };
+  return parts.flatMap((p) => tiers[p]);
 }
 
 module.exports = {
