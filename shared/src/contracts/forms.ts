@@ -12,16 +12,22 @@ export const ChallengeProvider = Type.Union([
 ]);
 export type ChallengeProvider = Static<typeof ChallengeProvider>;
 
+/** What a mail template's text may hold. */
+const PLACEHOLDERS =
+  'plain text; `{{field name}}` placeholders, and `{{form}}` and `{{project}}` for the form’s name and its ' +
+  'project’s (empty in the default project) unless a field has that name';
+
 /**
  * A form's autoresponse: the confirmation mailed to whoever filled the form in. `subject` and
- * `text` may name fields as `{{field name}}` (filled as plain text); the recipient is the value of
- * `email_field`, or of the first field named `email`, `e-mail`, `email_address` or `_replyto`.
+ * `text` may name fields as `{{field name}}` (filled as plain text), the form as `{{form}}` and its
+ * client as `{{project}}`; the recipient is the value of `email_field`, or of the first field named
+ * `email`, `e-mail`, `email_address` or `_replyto`.
  */
 export const AutoresponseSettings = Type.Object(
   {
     enabled: Type.Boolean(),
     subject: Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\r\\n]*$', description: 'one line' }),
-    text: Type.String({ minLength: 1, maxLength: 10_000, description: 'plain text; `{{field name}}` placeholders' }),
+    text: Type.String({ minLength: 1, maxLength: 10_000, description: PLACEHOLDERS }),
     // A pattern, not `format: email`: the delivery service checks messages with TypeBox, which knows no formats.
     reply_to: Type.Optional(
       Type.String({
@@ -48,12 +54,14 @@ export const MailFromName = Type.String({
   minLength: 1,
   maxLength: 64,
   pattern: '^(?!.*=\\?)[^\\u0000-\\u001f\\u007f-\\u009f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069<>"@\\\\]+$',
-  description: 'the display name of the form’s notification and autoresponse mails; the address stays MAIL_FROM',
+  description:
+    'the display name of the form’s notification, autoresponse and digest mails; the address stays MAIL_FROM. ' +
+    'Unset: the name of the form’s project (not the default project’s) when it fits these rules, else MAIL_FROM’s',
 });
 
 /**
  * The owner's notification: `subject` and `text` may name fields as `{{field name}}` (filled as plain text, as the
- * autoresponse's); either left out keeps Intake's own. The text replaces the list of fields; files and the link to the
+ * autoresponse's), and `{{form}}` and `{{project}}`; either left out keeps Intake's own. The text replaces the list of fields; files and the link to the
  * submission follow it.
  */
 export const NotificationTemplate = Type.Object(
@@ -61,9 +69,7 @@ export const NotificationTemplate = Type.Object(
     subject: Type.Optional(
       Type.String({ minLength: 1, maxLength: 200, pattern: '^[^\\r\\n]*$', description: 'one line' }),
     ),
-    text: Type.Optional(
-      Type.String({ minLength: 1, maxLength: 10_000, description: 'plain text; `{{field name}}` placeholders' }),
-    ),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: 10_000, description: PLACEHOLDERS })),
   },
   { additionalProperties: false },
 );
@@ -88,3 +94,38 @@ export const VisitorPages = Type.Object(
   { additionalProperties: false },
 );
 export type VisitorPages = Static<typeof VisitorPages>;
+
+/**
+ * The project a form is named with (docs/decisions/projects.md#the-client-named-with-its-form): its project, unless
+ * that is the account's default project, where a form made without a project goes and which names no client. Null: the
+ * form is named alone, as it was before projects.
+ */
+export const FormProject = Type.Union(
+  [Type.Object({ id: Type.String({ description: '`prj_...`' }), name: Type.String() }), Type.Null()],
+  {
+    description:
+      'the client the form belongs to: its project, or null when the form is in the account’s default project ' +
+      '(where forms made without a project go)',
+  },
+);
+export type FormProject = Static<typeof FormProject>;
+
+/** A form's project as a query reads it (from `forms.project_id` joined to `projects`). */
+export interface ProjectColumns {
+  project_id: string | null;
+  project_name: string | null;
+  project_is_default: boolean | null;
+}
+
+/** The project a form is named with, from its project's columns: null for the default project or none. */
+export function formProject(row: ProjectColumns): FormProject {
+  return row.project_id && row.project_name !== null && row.project_is_default === false
+    ? { id: row.project_id, name: row.project_name }
+    : null;
+}
+
+/** A form's name with its client's, as mails, messages and file names word it: `Contact — Acme Dental`. */
+export function formAndProject(formName: string, project: FormProject | string | undefined): string {
+  const client = typeof project === 'string' ? project : project?.name;
+  return client ? `${formName} — ${client}` : formName;
+}

@@ -280,6 +280,13 @@ export const factories = {
     return { id, slug };
   },
 
+  /** A project of the account (not its default), named `name`. */
+  async project(db: Db, accountId: string, name: string): Promise<{ id: string; name: string }> {
+    const id = newId('project');
+    await db('projects').insert({ id, account_id: accountId, name });
+    return { id, name };
+  },
+
   /** A submission stored as ingest stores it (`storeTestSubmission`). */
   submission: storeTestSubmission,
   ...webhookFactories,

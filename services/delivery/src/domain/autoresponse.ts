@@ -1,6 +1,7 @@
 import {
   ACK,
   eventWithPayload,
+  formAndProject,
   recordNotification,
   type AutoresponseSettings,
   type Config,
@@ -16,7 +17,7 @@ import { storedSubmissions, type NotificationOutcome } from '../repositories/not
 import { mailRetry } from './notify';
 import { letterHtml } from './mail-html';
 import { fillPlaceholders, LINE_BREAKS } from './placeholders';
-import { findMailBranding } from '../repositories/mail-branding.repository';
+import { findMailBranding, type MailBranding } from '../repositories/mail-branding.repository';
 
 /** At most one autoresponse per account and mailbox (`mailboxOf`) within this window. */
 export const AUTORESPONSE_WINDOW_MS = 10 * 60_000;
@@ -44,16 +45,22 @@ export function autoresponseRecipient(payload: Record<string, string>, emailFiel
   return candidate.length <= 254 && ONE_ADDRESS.test(candidate) ? candidate : undefined;
 }
 
-/** The autoresponse mail of one submission to `to`, as text and as HTML (the same words, escaped), from `fromName`. */
+/**
+ * The autoresponse mail of one submission to `to`, as text and as HTML (the same words, escaped), from the branding's
+ * `fromName`; `{{form}}` and `{{project}}` name the form and its client.
+ */
 export function autoresponseMail(
   settings: AutoresponseSettings,
   event: SubmissionEvent,
   to: string,
-  fromName?: string,
+  branding: Pick<MailBranding, 'fromName' | 'project'> = {},
 ): Mail {
+  const { fromName, project } = branding;
+  const names = { form: event.form_name, project };
   const subject =
-    fillPlaceholders(settings.subject, event.payload, true).slice(0, 250) || event.form_name.replace(LINE_BREAKS, ' ');
-  const text = fillPlaceholders(settings.text, event.payload, false);
+    fillPlaceholders(settings.subject, event.payload, true, names).slice(0, 250) ||
+    formAndProject(event.form_name, project).replace(LINE_BREAKS, ' ').slice(0, 250);
+  const text = fillPlaceholders(settings.text, event.payload, false, names);
   return {
     to: [to],
     subject,
@@ -111,7 +118,7 @@ export async function autorespond(
   const attempts = claim.attemptCount + 1;
   try {
     const branding = await findMailBranding(deps.db, event.form_id);
-    await deps.mailer.send(autoresponseMail(item.settings, event, to, branding.fromName));
+    await deps.mailer.send(autoresponseMail(item.settings, event, to, branding));
   } catch (err) {
     recordNotification({ outcome: 'failed' });
     const final = attempts >= deps.maxAttempts;

@@ -1,4 +1,5 @@
 import {
+  formAndProject,
   recordNotification,
   startPeriodic,
   toTimestamp,
@@ -39,10 +40,18 @@ function summary(payload: Record<string, string>): string {
   return line.length > 140 ? `${line.slice(0, 139)}…` : line || '(no fields)';
 }
 
-/** The digest mail of a form's window. */
+/** The digest mail of a form's window, the form named with its client (`project`) when it has one. */
 export function digestMail(
   contents: DigestContents,
-  props: { formId: string; start: Date; end: Date; to: string[]; publicBaseUrl: string; fromName?: string },
+  props: {
+    formId: string;
+    start: Date;
+    end: Date;
+    to: string[];
+    publicBaseUrl: string;
+    fromName?: string;
+    project?: string;
+  },
 ): Mail {
   const { count, newest } = contents;
   const inbox = `${props.publicBaseUrl}/console/forms/${encodeURIComponent(props.formId)}/submissions`;
@@ -53,10 +62,13 @@ export function digestMail(
     href: `${props.publicBaseUrl}/console/submissions/${encodeURIComponent(s.id)}`,
   }));
   const more = count > newest.length ? `and ${count - newest.length} more` : '';
-  const title = `${count} new submission${count === 1 ? '' : 's'} to "${contents.formName}"`;
+  const client = props.project ? ` — ${props.project}` : '';
+  const title = `${count} new submission${count === 1 ? '' : 's'} to "${contents.formName}"${client}`;
   return {
     to: props.to,
-    subject: `Daily digest: ${contents.formName} (${count} new)`.replace(/[\r\n]+/g, ' ').slice(0, 250),
+    subject: `Daily digest: ${formAndProject(contents.formName, props.project)} (${count} new)`
+      .replace(/[\r\n]+/g, ' ')
+      .slice(0, 250),
     text: [
       title,
       period,
@@ -102,12 +114,13 @@ export async function sendDigests(deps: DigestDeps, limit = 20): Promise<number>
       await recordDigest(db, row.id, { status: 'skipped', error });
       continue;
     }
-    const { fromName } = await findMailBranding(db, window.formId);
+    const { fromName, project } = await findMailBranding(db, window.formId);
     const mail = digestMail(contents, {
       ...window,
       to: row.recipients,
       publicBaseUrl: deps.config.PUBLIC_BASE_URL,
       fromName,
+      project,
     });
     try {
       await deps.mailer.send(mail);

@@ -1,12 +1,13 @@
 import {
   fileDownloadUrl,
+  formAndProject,
   isReplyAddress,
   type Config,
   type Mail,
   type SecretBox,
   type SubmissionEvent,
 } from '@intake/shared';
-import { fillPlaceholders } from './placeholders';
+import { fillPlaceholders, LINE_BREAKS } from './placeholders';
 import { notificationHtml } from './mail-html';
 import type { MailBranding } from '../repositories/mail-branding.repository';
 
@@ -41,7 +42,8 @@ export function replyToOf(payload: Record<string, string>): string | undefined {
 /**
  * The notification e-mail of one received submission: every field (or the owner's text, its placeholders filled), the
  * files with signed download links, and a link to the submission in the console; as text and as HTML (every value
- * escaped). Its subject is the post's `_subject`, else the owner's, else Intake's.
+ * escaped). Its subject is the post's `_subject`, else the owner's, else Intake's. The form is named with its client
+ * (`branding.project`) in Intake's subject and in the body.
  */
 export function submissionMail(props: {
   event: SubmissionEvent;
@@ -60,9 +62,13 @@ export function submissionMail(props: {
     ...f,
     url: fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now }),
   }));
-  const body = template?.text === undefined ? undefined : fillPlaceholders(template.text, event.payload, false);
+  const names = { form: event.form_name, project: branding.project };
+  const body = template?.text === undefined ? undefined : fillPlaceholders(template.text, event.payload, false, names);
   const link = `${props.config.PUBLIC_BASE_URL}/console/submissions/${encodeURIComponent(event.submission_id)}`;
-  const title = `New submission to "${event.form_name}"`;
+  const title = `New submission to "${event.form_name}"${branding.project ? ` — ${branding.project}` : ''}`.replace(
+    LINE_BREAKS,
+    ' ',
+  );
   const received = `Received at ${event.received_at} (submission ${event.submission_id})`;
   const text = [
     title,
@@ -80,12 +86,16 @@ export function submissionMail(props: {
     `Open it in the console: ${link}`,
     '',
   ].join('\n');
-  const ownSubject = template?.subject === undefined ? '' : fillPlaceholders(template.subject, event.payload, true);
+  const ownSubject =
+    template?.subject === undefined ? '' : fillPlaceholders(template.subject, event.payload, true, names);
   return {
     to: props.to,
     // The post's `_subject` and `_replyto` control fields, when it had them (ingest checked both).
-    subject: (event.directions?.subject ?? (ownSubject || `New submission: ${event.form_name}`))
-      .replace(/[\r\n]+/g, ' ')
+    subject: (
+      event.directions?.subject ??
+      (ownSubject || `New submission: ${formAndProject(event.form_name, branding.project)}`)
+    )
+      .replace(LINE_BREAKS, ' ')
       .slice(0, 250),
     text,
     html: notificationHtml({

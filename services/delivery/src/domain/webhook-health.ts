@@ -1,5 +1,7 @@
 import {
   deliveryRequest,
+  formAndProject,
+  formProject,
   publishTraced,
   startPeriodic,
   toTimestamp,
@@ -59,6 +61,7 @@ function healthMail(
     : [];
   if (to.length === 0) return undefined;
   const hours = (props.config.WEBHOOK_DISABLE_AFTER / 3_600_000).toFixed(0);
+  const client = formProject(webhook)?.name;
   const what = props.disabled
     ? 'It has been disabled: new submissions are not sent to it. Fix the endpoint, enable the webhook again, ' +
       'then replay what failed meanwhile.'
@@ -66,7 +69,8 @@ function healthMail(
       ? `Deliveries are still retried. If it keeps failing for ${hours} hours in all, it will be disabled.`
       : 'Deliveries are still retried.';
   const text = [
-    `The webhook ${webhook.id} of the form "${webhook.form_name}" (${displayUrl(webhook.url)}) has failed`,
+    `The webhook ${webhook.id} of the form "${webhook.form_name}"${client ? ` of ${client}` : ''} ` +
+      `(${displayUrl(webhook.url)}) has failed`,
     `without a success since ${toTimestamp(webhook.failing_since)} (${webhook.consecutive_failures} failed attempts in a row).`,
     '',
     `Last error: ${webhook.last_error ?? '(none recorded)'}`,
@@ -76,7 +80,7 @@ function healthMail(
     `${props.config.PUBLIC_BASE_URL}/console/forms/${webhook.form_id}/webhooks/${webhook.id}`,
     '',
   ].join('\n');
-  const subject = `${props.disabled ? 'Webhook disabled' : 'Webhook failing'}: ${webhook.form_name}`;
+  const subject = `${props.disabled ? 'Webhook disabled' : 'Webhook failing'}: ${formAndProject(webhook.form_name, client)}`;
   return { to, subject: subject.replace(/[\r\n]+/g, ' ').slice(0, 200), text };
 }
 

@@ -1,10 +1,16 @@
 import { Value } from '@sinclair/typebox/value';
-import { MailFromName, NotificationTemplate, type Queryable } from '@intake/shared';
+import { formProject, MailFromName, NotificationTemplate, type ProjectColumns, type Queryable } from '@intake/shared';
 
-/** What a form's owner made of its mails: the sender's display name and the notification's template. */
+/**
+ * What a form's owner made of its mails: the sender's display name and the notification's template; and the client
+ * (its project, unless the account's default) that its mails name beside it.
+ */
 export interface MailBranding {
+  /** The sender's display name: the form's `mail_from_name`, else its client's name when that can be one. */
   fromName?: string;
   template?: NotificationTemplate;
+  /** The name of the form's project, when it is not the account's default (`formProject`). */
+  project?: string;
 }
 
 /**
@@ -12,12 +18,24 @@ export interface MailBranding {
  * value that does not fit its schema (written by hand) is left out, and a form gone has none.
  */
 export async function findMailBranding(db: Queryable, formId: string): Promise<MailBranding> {
-  const row: { mail_from_name: unknown; notification_template: unknown } | undefined = await db('forms')
-    .where({ id: formId })
-    .first('mail_from_name', 'notification_template');
+  const row: ({ mail_from_name: unknown; notification_template: unknown } & ProjectColumns) | undefined = await db(
+    'forms as f',
+  )
+    .leftJoin('projects as p', 'p.id', 'f.project_id')
+    .where('f.id', formId)
+    .first(
+      'f.mail_from_name',
+      'f.notification_template',
+      'p.id as project_id',
+      'p.name as project_name',
+      'p.is_default as project_is_default',
+    );
   if (!row) return {};
+  const project = formProject(row);
+  const fromName = [row.mail_from_name, project?.name].find((name) => Value.Check(MailFromName, name));
   return {
-    ...(Value.Check(MailFromName, row.mail_from_name) ? { fromName: row.mail_from_name } : {}),
+    ...(fromName !== undefined ? { fromName } : {}),
     ...(Value.Check(NotificationTemplate, row.notification_template) ? { template: row.notification_template } : {}),
+    ...(project ? { project: project.name } : {}),
   };
 }

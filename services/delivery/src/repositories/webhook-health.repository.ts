@@ -1,7 +1,7 @@
-import { runPrepared, type Db } from '@intake/shared';
+import { runPrepared, type Db, type ProjectColumns } from '@intake/shared';
 
-/** A failing webhook as its alert e-mail describes it. */
-export interface FailingWebhook {
+/** A failing webhook as its alert e-mail describes it (its form's project too, which the mail names as its client). */
+export interface FailingWebhook extends ProjectColumns {
   id: string;
   form_id: string;
   form_name: string;
@@ -18,7 +18,9 @@ export interface FailingWebhook {
  */
 
 const RETURNING = `RETURNING w.id, w.form_id, f.name AS form_name, w.url, f.notify_emails, w.failing_since,
-  w.consecutive_failures,
+  w.consecutive_failures, f.project_id,
+  (SELECT p.name FROM projects p WHERE p.id = f.project_id) AS project_name,
+  (SELECT p.is_default FROM projects p WHERE p.id = f.project_id) AS project_is_default,
   (SELECT d.last_error FROM deliveries d WHERE d.webhook_id = w.id AND d.last_error IS NOT NULL
    ORDER BY d.updated_at DESC LIMIT 1) AS last_error`;
 

@@ -146,8 +146,9 @@ const fields = {
       additionalProperties: false,
       description:
         'the owner’s notification: `subject` and `text` with `{{field name}}` placeholders (filled as plain text; ' +
-        'the HTML part shows them escaped); the text replaces the list of fields. A post’s `_subject` still wins. ' +
-        'Null: Intake’s own',
+        'the HTML part shows them escaped), and `{{form}}` and `{{project}}` (the form’s name and its project’s, ' +
+        'empty in the default project; a field of that name wins); the text replaces the list of fields. A post’s ' +
+        '`_subject` still wins. Null: Intake’s own, which names the project beside the form',
     }),
   ),
   pages: Nullable(
