@@ -1,92 +1,40 @@
 import { useState } from 'preact/hooks';
-import { may } from '../../people';
 import { api, ok } from '../../api';
 import type { Webhook } from '../../api-types';
 import { ErrorBox, SubmitRow, useAction } from '../../components/ui';
 import { destinationOf, integrationName, toolName, ToolSettings, type Settings, type Tool } from './settings';
-import {
-  ConfirmChange,
-  PingProgress,
-  TestResult,
-  useWebhookActions,
-  type CardProps,
-  type Confirming,
-} from '../webhooks/card';
-import { ReplayFailedSince, WebhookHealth } from '../webhooks/health';
+import { HookCard, useWebhookActions, type CardProps } from '../webhooks/card';
 
 /** One connected tool: where it writes, how it fares, a connection check, a change of settings, disable, delete. */
 export function IntegrationCard(props: CardProps) {
   const { hook } = props;
-  const { action, test, pinging, ping, setEnabled, confirmed } = useWebhookActions(props);
-  const [confirm, setConfirm] = useState<Confirming>(null);
-  const [editing, setEditing] = useState(false);
-  const pending = action.pending;
   const tool = toolName(hook.format);
   return (
-    <li class="card">
-      <div class="card-head">
-        <h3 class="wrap">{integrationName(hook)}</h3>
-        <span class={`badge badge-${hook.enabled ? 'live' : 'paused'}`}>{hook.enabled ? 'enabled' : 'disabled'}</span>
-      </div>
-      {hook.destination?.client_email && (
-        <p class="muted wrap">
-          Writes as <code>{hook.destination.client_email}</code>: share the spreadsheet with it as an editor.
-        </p>
-      )}
-      <WebhookHealth hook={hook} />
-      {may('replayWebhook') && <ReplayFailedSince hook={hook} onDone={(message) => props.onChange(message)} />}
-      {editing && (
-        <ChangeConnection
-          hook={hook}
-          onDone={(changed) => {
-            setEditing(false);
-            if (changed) props.onChange(`${tool} connection changed.`);
-          }}
-        />
-      )}
-      <div class="toolbar">
-        {may('testWebhook') && (
-          <button type="button" disabled={pending} onClick={ping}>
-            Check connection
-          </button>
-        )}
+    <HookCard
+      {...props}
+      actions={useWebhookActions(props)}
+      title={integrationName(hook)}
+      intro={
+        hook.destination?.client_email && (
+          <p class="muted wrap">
+            Writes as <code>{hook.destination.client_email}</code>: share the spreadsheet with it as an editor.
+          </p>
+        )
+      }
+      folder="integrations"
+      pingLabel="Check connection"
+      testLabel="Connection check"
+      tools={
         <a class="button secondary" href={hook.url} target="_blank" rel="noopener noreferrer">
           Open in {tool}
         </a>
-        <a class="button secondary" href={`/console/forms/${props.formId}/integrations/${hook.id}`}>
-          Delivery log
-        </a>
-        {may('updateWebhook') && (
-          <>
-            {!editing && (
-              <button type="button" class="secondary" disabled={pending} onClick={() => setEditing(true)}>
-                Change connection
-              </button>
-            )}
-            <button type="button" class="secondary" disabled={pending} onClick={() => setEnabled(!hook.enabled)}>
-              {hook.enabled ? 'Disable' : 'Enable'}
-            </button>
-          </>
-        )}
-        {may('deleteWebhook') && (
-          <button type="button" class="danger" disabled={pending} onClick={() => setConfirm('delete')}>
-            Delete
-          </button>
-        )}
-      </div>
-      {pinging && <PingProgress />}
-      {test && <TestResult test={test} label="Connection check" />}
-      <ErrorBox error={action.error} />
-      <ConfirmChange
-        confirm={confirm}
-        noun="integration"
-        onConfirm={() => {
-          setConfirm(null);
-          void confirmed(confirm);
-        }}
-        onCancel={() => setConfirm(null)}
-      />
-    </li>
+      }
+      editLabel="Change connection"
+      editor={(done) => (
+        <ChangeConnection hook={hook} onDone={(changed) => done(changed ? `${tool} connection changed.` : undefined)} />
+      )}
+      noun="integration"
+    />
   );
 }
 

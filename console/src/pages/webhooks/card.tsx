@@ -1,3 +1,4 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { may } from '../../people';
 import { api, ok } from '../../api';
@@ -13,7 +14,7 @@ export type CardProps = {
   onChange(message?: string): void;
   onSecret?(secret: string): void;
 };
-export type Confirming = 'rotate' | 'delete' | null;
+type Confirming = 'rotate' | 'delete' | null;
 
 /** What can be done to one webhook: ping it, show a signed sample, enable or disable, rotate its secret, delete. */
 export function useWebhookActions({ hook, onChange, onSecret }: CardProps) {
@@ -54,55 +55,80 @@ export function useWebhookActions({ hook, onChange, onSecret }: CardProps) {
   return { action, test, pinging, curl, ping, sample, setEnabled, confirmed };
 }
 
-export function WebhookCard(props: CardProps) {
-  const { hook } = props;
-  const { action, test, pinging, curl, ping, sample, setEnabled, confirmed } = useWebhookActions(props);
+/** What a card shows besides the parts every webhook card has (see HookCard). */
+type HookCardProps = CardProps & {
+  actions: ReturnType<typeof useWebhookActions>;
+  title: string;
+  /** Said under the title, before the health. */
+  intro?: ComponentChildren;
+  /** Shown after the health, before the replay. */
+  children?: ComponentChildren;
+  /** The folder of the delivery log's page (`/console/forms/<form>/<folder>/<id>`). */
+  folder: 'webhooks' | 'integrations';
+  pingLabel: string;
+  /** How the ping's result is named. */
+  testLabel?: string;
+  /** Buttons and links after the ping. */
+  tools: ComponentChildren;
+  editLabel: string;
+  /** The form that changes the webhook; `done` closes it, with the message to confirm a change. */
+  editor(done: (message?: string) => void): ComponentChildren;
+  /** Offers to rotate the signing secret. */
+  rotates?: boolean;
+  /** What is deleted (see ConfirmChange). */
+  noun?: string;
+};
+
+/**
+ * One webhook or integration as a card: its name and state, health, replay, the change form while open, and a toolbar
+ * (ping, the card's own tools, delivery log, change, enable or disable, rotate, delete) with what its actions answer.
+ */
+export function HookCard(props: HookCardProps) {
+  const { hook, actions } = props;
+  const { action, test, pinging, curl, ping, setEnabled, confirmed } = actions;
   const [confirm, setConfirm] = useState<Confirming>(null);
   const [editing, setEditing] = useState(false);
   const pending = action.pending;
   return (
     <li class="card">
       <div class="card-head">
-        <h3 class="wrap">{hook.url}</h3>
+        <h3 class="wrap">{props.title}</h3>
         <span class={`badge badge-${hook.enabled ? 'live' : 'paused'}`}>{hook.enabled ? 'enabled' : 'disabled'}</span>
       </div>
+      {props.intro}
       <WebhookHealth hook={hook} />
-      <FormatPicker hook={hook} onChange={(message) => props.onChange(message)} />
+      {props.children}
       {may('replayWebhook') && <ReplayFailedSince hook={hook} onDone={(message) => props.onChange(message)} />}
-      {editing && (
-        <EditUrl
-          hook={hook}
-          onDone={(changed) => {
-            setEditing(false);
-            if (changed) props.onChange(`Webhook URL changed to ${changed}.`);
-          }}
-        />
-      )}
+      {editing &&
+        props.editor((message) => {
+          setEditing(false);
+          if (message) props.onChange(message);
+        })}
       <div class="toolbar">
         {may('testWebhook') && (
           <button type="button" disabled={pending} onClick={ping}>
-            Send test ping
+            {props.pingLabel}
           </button>
         )}
-        <button type="button" class="secondary" disabled={pending} onClick={sample}>
-          Copy as curl
-        </button>
-        <a class="button secondary" href={`/console/forms/${props.formId}/webhooks/${hook.id}`}>
+        {props.tools}
+        <a class="button secondary" href={`/console/forms/${props.formId}/${props.folder}/${hook.id}`}>
           Delivery log
         </a>
         {may('updateWebhook') && (
           <>
             {!editing && (
               <button type="button" class="secondary" disabled={pending} onClick={() => setEditing(true)}>
-                Edit URL
+                {props.editLabel}
               </button>
             )}
             <button type="button" class="secondary" disabled={pending} onClick={() => setEnabled(!hook.enabled)}>
               {hook.enabled ? 'Disable' : 'Enable'}
             </button>
-            <button type="button" class="secondary" disabled={pending} onClick={() => setConfirm('rotate')}>
-              Rotate secret
-            </button>
+            {props.rotates && (
+              <button type="button" class="secondary" disabled={pending} onClick={() => setConfirm('rotate')}>
+                Rotate secret
+              </button>
+            )}
           </>
         )}
         {may('deleteWebhook') && (
@@ -112,11 +138,12 @@ export function WebhookCard(props: CardProps) {
         )}
       </div>
       {pinging && <PingProgress />}
-      {test && <TestResult test={test} />}
+      {test && <TestResult test={test} label={props.testLabel} />}
       {curl && <CurlSample curl={curl} />}
       <ErrorBox error={action.error} />
       <ConfirmChange
         confirm={confirm}
+        noun={props.noun}
         onConfirm={() => {
           setConfirm(null);
           void confirmed(confirm);
@@ -124,6 +151,29 @@ export function WebhookCard(props: CardProps) {
         onCancel={() => setConfirm(null)}
       />
     </li>
+  );
+}
+
+export function WebhookCard(props: CardProps) {
+  const actions = useWebhookActions(props);
+  return (
+    <HookCard
+      {...props}
+      actions={actions}
+      title={props.hook.url}
+      folder="webhooks"
+      pingLabel="Send test ping"
+      tools={
+        <button type="button" class="secondary" disabled={actions.action.pending} onClick={actions.sample}>
+          Copy as curl
+        </button>
+      }
+      editLabel="Edit URL"
+      editor={(done) => <EditUrl hook={props.hook} onDone={(url) => done(url && `Webhook URL changed to ${url}.`)} />}
+      rotates
+    >
+      <FormatPicker hook={props.hook} onChange={(message) => props.onChange(message)} />
+    </HookCard>
   );
 }
 
@@ -165,7 +215,7 @@ function EditUrl({ hook, onDone }: { hook: Webhook; onDone(changed?: string): vo
 }
 
 /** Said while a test ping waits for the receiver (which may take up to the deployment's timeout). */
-export function PingProgress() {
+function PingProgress() {
   return (
     <p class="progress" role="status">
       <progress aria-label="Test ping under way" /> Sending a test ping and waiting for the receiver to answer…
@@ -173,7 +223,7 @@ export function PingProgress() {
   );
 }
 
-export function TestResult({ test, label = 'Test ping' }: { test: WebhookTest; label?: string }) {
+function TestResult({ test, label = 'Test ping' }: { test: WebhookTest; label?: string }) {
   return (
     <p class={test.ok ? 'ok' : 'error'} role="status">
       {label}: {test.ok ? 'succeeded' : 'failed'} · status {test.status_code || 'none'} · {test.duration_ms} ms
@@ -196,7 +246,7 @@ function CurlSample({ curl }: { curl: string }) {
   );
 }
 
-export function ConfirmChange(props: {
+function ConfirmChange(props: {
   confirm: Confirming;
   onConfirm(): void;
   onCancel(): void;
