@@ -1,9 +1,20 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { AccountDashboard } from '../api-types';
 import { DayChart } from '../components/day-chart';
-import { ErrorBox, Figures, Loading, SubmitRow, Table, TextField, useAction, useResource } from '../components/ui';
+import {
+  ErrorBox,
+  Figures,
+  Loading,
+  SubmitRow,
+  Table,
+  TextField,
+  useAction,
+  useResource,
+  type Resource,
+} from '../components/ui';
 import { fieldErrors } from '../components/field-errors';
 import { confirmAfterNavigation } from '../flash';
 import { may } from '../people';
@@ -40,36 +51,67 @@ export function WindowLinks({ base, days }: { base: string; days: Window }) {
 export const spamShare = (received: number, spam: number) =>
   received + spam === 0 ? '–' : `${Math.round((spam / (received + spam)) * 100)} %`;
 
+/**
+ * A board (the account's, a project's): its title with the window links, then once loaded its figures, its
+ * submissions per day over the window, and `children` (what else the board shows).
+ */
+export function Board<Data extends { days: AccountDashboard['days'] }>(props: {
+  title: string;
+  base: string;
+  days: Window;
+  board: Resource<Data>;
+  /** What is loading, as “Loading …” says it. */
+  what: string;
+  figures(data: Data): [string, string][];
+  children(data: Data): ComponentChildren;
+}) {
+  const { board, days } = props;
+  const b = board.data;
+  return (
+    <>
+      <div class="page-head">
+        <h1>{props.title}</h1>
+        <WindowLinks base={props.base} days={days} />
+      </div>
+      <ErrorBox error={board.error} />
+      {!b && !board.error && <Loading what={props.what} />}
+      {b && (
+        <>
+          <Figures figures={props.figures(b)} />
+          <DayChart days={b.days} title="Submissions per day" period={`in the last ${days} days`} />
+          {props.children(b)}
+        </>
+      )}
+    </>
+  );
+}
+
 /** The account at a glance: submissions per day, and each project the person sees with its figures. */
 export function DashboardPage() {
   useTitle('Dashboard');
   const days = useWindow();
   const board = useResource(() => ok(api.GET('/v1/dashboard', { params: { query: { days } } })), [days]);
-  const b = board.data;
   return (
-    <>
-      <div class="page-head">
-        <h1>Dashboard</h1>
-        <WindowLinks base="/console/dashboard" days={days} />
-      </div>
-      <ErrorBox error={board.error} />
-      {!b && !board.error && <Loading what="the dashboard" />}
-      {b && (
+    <Board
+      title="Dashboard"
+      base="/console/dashboard"
+      days={days}
+      board={board}
+      what="the dashboard"
+      figures={(b) => [
+        ['Received', b.totals.received.toLocaleString()],
+        ['Spam', `${b.totals.spam.toLocaleString()} (${spamShare(b.totals.received, b.totals.spam)})`],
+        ['Spam this week', b.totals.spam_week.toLocaleString()],
+        ['Failing webhooks', b.totals.failing_webhooks.toLocaleString()],
+      ]}
+    >
+      {(b) => (
         <>
-          <Figures
-            figures={[
-              ['Received', b.totals.received.toLocaleString()],
-              ['Spam', `${b.totals.spam.toLocaleString()} (${spamShare(b.totals.received, b.totals.spam)})`],
-              ['Spam this week', b.totals.spam_week.toLocaleString()],
-              ['Failing webhooks', b.totals.failing_webhooks.toLocaleString()],
-            ]}
-          />
-          <DayChart days={b.days} title="Submissions per day" period={`in the last ${days} days`} />
           <ProjectsTable projects={b.projects} days={days} />
           {may('createProject') && <NewProject />}
         </>
       )}
-    </>
+    </Board>
   );
 }
 

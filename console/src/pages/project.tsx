@@ -2,12 +2,9 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { ProjectDashboard } from '../api-types';
-import { DayChart } from '../components/day-chart';
 import {
   Confirm,
   ErrorBox,
-  Figures,
-  Loading,
   StatusBadge,
   SubmitRow,
   Table,
@@ -20,7 +17,7 @@ import { fieldErrors } from '../components/field-errors';
 import { confirmAfterNavigation } from '../flash';
 import { may } from '../people';
 import { useTitle } from '../title';
-import { spamShare, useWindow, WindowLinks } from './dashboard';
+import { Board, spamShare, useWindow } from './dashboard';
 
 /** A project at a glance: its submissions per day and a page of its forms with what needs the owner's attention. */
 export function ProjectPage({ id }: { id: string }) {
@@ -44,38 +41,37 @@ export function ProjectPage({ id }: { id: string }) {
       <p class="crumbs">
         <a href="/console/dashboard">Dashboard</a> /
       </p>
-      <div class="page-head">
-        <h1>{b?.project.name ?? 'Project'}</h1>
-        <WindowLinks base={base} days={days} />
-      </div>
-      <ErrorBox error={board.error} />
-      {!b && !board.error && <Loading what="the project" />}
-      {b && (
-        <>
-          <Figures
-            figures={[
-              ['Forms', b.project.form_count.toLocaleString()],
-              ['Received', b.totals.received.toLocaleString()],
-              ['Spam share', spamShare(b.totals.received, b.totals.spam)],
-              ['Spam this week', b.totals.spam_week.toLocaleString()],
-              ['Failing webhooks', b.totals.failing_webhooks.toLocaleString()],
-            ]}
-          />
-          <DayChart days={b.days} title="Submissions per day" period={`in the last ${days} days`} />
-          <ProjectForms board={b} days={days} />
-          {b.next_cursor && (
-            <p>
-              <a
-                href={`${base}?${new URLSearchParams({ ...(days === 30 ? {} : { days: '90' }), cursor: b.next_cursor })}`}
-              >
-                More forms
-              </a>
-            </p>
-          )}
-          {may('updateProject') && <RenameProject id={id} name={b.project.name} onSaved={board.reload} />}
-          {may('deleteProject') && !b.project.is_default && <DeleteProject id={id} board={b} />}
-        </>
-      )}
+      <Board
+        title={b?.project.name ?? 'Project'}
+        base={base}
+        days={days}
+        board={board}
+        what="the project"
+        figures={(b) => [
+          ['Forms', b.project.form_count.toLocaleString()],
+          ['Received', b.totals.received.toLocaleString()],
+          ['Spam share', spamShare(b.totals.received, b.totals.spam)],
+          ['Spam this week', b.totals.spam_week.toLocaleString()],
+          ['Failing webhooks', b.totals.failing_webhooks.toLocaleString()],
+        ]}
+      >
+        {(b) => (
+          <>
+            <ProjectForms board={b} days={days} />
+            {b.next_cursor && (
+              <p>
+                <a
+                  href={`${base}?${new URLSearchParams({ ...(days === 30 ? {} : { days: '90' }), cursor: b.next_cursor })}`}
+                >
+                  More forms
+                </a>
+              </p>
+            )}
+            {may('updateProject') && <RenameProject id={id} name={b.project.name} onSaved={board.reload} />}
+            {may('deleteProject') && !b.project.is_default && <DeleteProject id={id} board={b} />}
+          </>
+        )}
+      </Board>
     </>
   );
 }
