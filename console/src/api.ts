@@ -73,6 +73,18 @@ export async function ok<Data>(call: Promise<{ data?: Data; error?: unknown; res
   return data as Data;
 }
 
+/**
+ * The status and data of a successful call, for an operation whose 202 asks for a next step (a second factor); a
+ * failed call throws its problem document as `ok` does.
+ */
+export async function answerOf<Data>(
+  call: Promise<{ data?: Data; error?: unknown; response: Response }>,
+): Promise<{ status: number; data: Data }> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw problemOf(response.status, error);
+  return { status: response.status, data: data as Data };
+}
+
 export async function loadSession(): Promise<void> {
   try {
     const { data, response } = await api.GET('/v1/sessions/current');

@@ -1,4 +1,4 @@
-import { api, ok, session, signedOutReason } from './api';
+import { answerOf, api, ok, session, signedOutReason } from './api';
 import type { ResponseBody } from './api-types';
 import { ACCOUNT_WIDE, OPERATION_ROLES } from './operation-roles';
 
@@ -35,9 +35,8 @@ export interface SecondFactorDue {
 
 /** E-mail and password: a session, or (with a second factor due) what the second step needs. */
 export async function signInWithPassword(email: string, password: string): Promise<SecondFactorDue | null> {
-  const { data, error, response } = await api.POST('/v1/sessions/password', { body: { email, password } });
-  if (!response.ok) await ok(Promise.resolve({ data, error, response }));
-  if (response.status === 202) {
+  const { status, data } = await answerOf(api.POST('/v1/sessions/password', { body: { email, password } }));
+  if (status === 202) {
     const due = data as unknown as ResponseBody<'signInWithPassword', 202>;
     return { csrf: due.csrf_token, enrolmentRequired: due.enrolment_required };
   }

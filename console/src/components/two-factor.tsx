@@ -9,13 +9,16 @@ type Confirmed = ResponseBody<'confirmTwoFactorEnrolment'>;
 /** A half-open session's calls send its CSRF token themselves (the console has no session yet). */
 const csrfHeaders = (csrf?: string) => (csrf ? { headers: { 'x-csrf-token': csrf } } : {});
 
-/** The code field both steps use: digits from an app, or a recovery code (letters and a dash). */
-function CodeField(props: { id: string; value: string; onValue(v: string): void }) {
+/**
+ * The field of a second factor: digits from an app, or a recovery code (letters and a dash). `afterPassword`: asked
+ * once a password was accepted (sign-up, joining), which it says.
+ */
+function CodeField(props: { id: string; value: string; onValue(v: string): void; afterPassword?: boolean }) {
   return (
     <TextField
       id={props.id}
       label="Authentication code"
-      help="The 6-digit code of your authenticator app, or one of your recovery codes."
+      help={`${props.afterPassword ? 'Your password is right. Now the' : 'The'} 6-digit code of your authenticator app, or one of your recovery codes.`}
       autocomplete="one-time-code"
       spellcheck={false}
       required
@@ -23,6 +26,20 @@ function CodeField(props: { id: string; value: string; onValue(v: string): void 
       onValue={props.onValue}
     />
   );
+}
+
+/**
+ * The code a password form asks for once its answer says a second factor is due (sign-up, joining): `body` for the
+ * request (empty until then), `ask()` when the answer asks, and its `field` (nothing until then).
+ */
+export function useCodeWhenDue(id: string) {
+  const [code, setCode] = useState('');
+  const [due, setDue] = useState(false);
+  return {
+    body: due ? { code: code.trim() } : {},
+    ask: () => setDue(true),
+    field: due && <CodeField id={id} value={code} onValue={setCode} afterPassword />,
+  };
 }
 
 /** The second step of a password sign-in: a code, or (when the account requires it and there is none) enrolment. */

@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
-import { api, loadSession, ok, type session } from '../api';
+import { answerOf, api, loadSession, ok, type session } from '../api';
+import { useCodeWhenDue } from '../components/two-factor';
 import { ErrorBox, SubmitRow, TextField, useAction } from '../components/ui';
 import { fieldErrors } from '../components/field-errors';
 import { confirmAfterNavigation } from '../flash';
@@ -72,19 +73,14 @@ function AskForAccount() {
 
 function ConfirmSignUp({ token }: { token: string }) {
   const [password, setPassword] = useState('');
-  const [code, setCode] = useState('');
-  const [codeDue, setCodeDue] = useState(false);
+  const code = useCodeWhenDue('signup-code');
   const action = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body = { token, password, ...(codeDue ? { code: code.trim() } : {}) };
-    const answer = await action.run(async () => {
-      const { data, error, response } = await api.POST('/v1/sign-ups/confirm', { body });
-      if (!response.ok) await ok(Promise.resolve({ data, error, response }));
-      return { status: response.status, data };
-    });
+    const body = { token, password, ...code.body };
+    const answer = await action.run(() => answerOf(api.POST('/v1/sign-ups/confirm', { body })));
     if (!answer) return;
-    if (answer.status === 202) return setCodeDue(true);
+    if (answer.status === 202) return code.ask();
     signedIn(answer.data as NonNullable<typeof session.value>);
     window.location.replace('/console/dashboard');
   };
@@ -100,18 +96,7 @@ function ConfirmSignUp({ token }: { token: string }) {
         onValue={setPassword}
         help="Choose one: at least 12 characters, not a common one. If this address signs in here already, enter its password."
       />
-      {codeDue && (
-        <TextField
-          id="signup-code"
-          label="Authentication code"
-          help="Your password is right. Now the 6-digit code of your authenticator app, or one of your recovery codes."
-          autocomplete="one-time-code"
-          spellcheck={false}
-          required
-          value={code}
-          onValue={setCode}
-        />
-      )}
+      {code.field}
       <ErrorBox error={action.error} />
       <SubmitRow pending={action.pending}>Create my account</SubmitRow>
     </form>

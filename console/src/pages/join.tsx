@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import { api, ok, type session } from '../api';
+import { answerOf, api, ok, type session } from '../api';
 import type { ResponseBody } from '../api-types';
-import { SecondFactorStep } from '../components/two-factor';
+import { SecondFactorStep, useCodeWhenDue } from '../components/two-factor';
 import { ErrorBox, Loading, TextField, useAction, useResource } from '../components/ui';
 import { linkToken, signedIn, type SecondFactorDue } from '../people';
 import { useTitle } from '../title';
@@ -47,8 +47,7 @@ export function JoinPage() {
 function JoinWithPassword({ token, onEnrol }: { token: string; onEnrol(due: SecondFactorDue): void }) {
   const [password, setPassword] = useState('');
   const [name, setName] = useState('');
-  const [code, setCode] = useState('');
-  const [codeDue, setCodeDue] = useState(false);
+  const code = useCodeWhenDue('join-code');
   const action = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -56,18 +55,14 @@ function JoinWithPassword({ token, onEnrol }: { token: string; onEnrol(due: Seco
       token,
       password,
       ...(name.trim() ? { name: name.trim() } : {}),
-      ...(codeDue ? { code: code.trim() } : {}),
+      ...code.body,
     };
-    const answer = await action.run(async () => {
-      const { data, error, response } = await api.POST('/v1/invitations/accept', { body });
-      if (!response.ok) await ok(Promise.resolve({ data, error, response }));
-      return { status: response.status, data };
-    });
+    const answer = await action.run(() => answerOf(api.POST('/v1/invitations/accept', { body })));
     if (!answer) return;
     if (answer.status === 202) {
       const due = answer.data as unknown as Accepted;
       if (due.enrolment_required) onEnrol({ csrf: due.csrf_token ?? '', enrolmentRequired: true });
-      else setCodeDue(true);
+      else code.ask();
       return;
     }
     signedIn(answer.data as NonNullable<typeof session.value>);
@@ -86,18 +81,7 @@ function JoinWithPassword({ token, onEnrol }: { token: string; onEnrol(due: Seco
         onValue={setPassword}
         help="If you have an Intake password here already, enter it. If not, choose one: at least 12 characters, not a common one."
       />
-      {codeDue && (
-        <TextField
-          id="join-code"
-          label="Authentication code"
-          help="Your password is right. Now the 6-digit code of your authenticator app, or one of your recovery codes."
-          autocomplete="one-time-code"
-          spellcheck={false}
-          required
-          value={code}
-          onValue={setCode}
-        />
-      )}
+      {code.field}
       <ErrorBox error={action.error} />
       <button type="submit" disabled={action.pending}>
         Join
