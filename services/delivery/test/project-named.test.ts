@@ -1,8 +1,9 @@
 import PostalMime from 'postal-mime';
-import { createMailer, type Mailer } from '@intake/shared';
+import { Webhook } from 'standardwebhooks';
+import { createMailer, requestTestPing, type Mailer } from '@intake/shared';
 import { eventually, factories, smtpSink, useStarted, type SmtpSink } from '@intake/shared/testing';
 import { sendDigests, sweepWebhookHealth } from '../src';
-import { startDelivery } from './helpers';
+import { receiver, startDelivery } from './helpers';
 
 /** A project name a page or a mail would run as markup if it were not escaped. */
 const HOSTILE = '<img src=x onerror=alert(1)>';
@@ -162,5 +163,51 @@ describe('the client named in the other mails of a form', () => {
     expect(mail.text).toContain(
       `The webhook ${hook.id} of the form "Contact" of Acme Dental (https://hooks.example.com/…)`,
     );
+  });
+});
+
+describe('the client named in webhooks', () => {
+  it('puts the form’s project beside form_id in the signed envelope, and in a test ping’s', async () => {
+    const target = await receiver();
+    try {
+      const { account, form, client, submit } = await contactForm(HOSTILE);
+      const hook = await factories.webhook(ctx.platform, { accountId: account.id, formId: form.id, url: target.url });
+      const stored = await submit({ name: 'Ada' });
+      const [request] = await eventually(() => target.requests.length === 1 && target.requests);
+      const envelope = new Webhook(hook.secret).verify(request!.body, request!.headers as Record<string, string>);
+      expect(envelope).toMatchObject({
+        type: 'submission.created',
+        data: { submission_id: stored.id, form_id: form.id, project: { id: client!.id, name: HOSTILE } },
+      });
+
+      const ping = { account_id: account.id, webhook_id: hook.id };
+      expect(await requestTestPing(ctx.platform.nats, ping, 10_000)).toMatchObject({ ok: true });
+      expect(JSON.parse(target.requests[1]!.body)).toMatchObject({
+        type: 'webhook.test',
+        data: { form_id: form.id, project: { id: client!.id, name: HOSTILE }, sample: true },
+      });
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('names the client in a chat message’s title, escaped as the service needs', async () => {
+    const target = await receiver();
+    try {
+      const { account, form, submit } = await contactForm('Acme <Dental> & Co');
+      await factories.webhook(ctx.platform, {
+        accountId: account.id,
+        formId: form.id,
+        url: target.url,
+        format: 'slack',
+      });
+      await submit({ name: 'Ada' });
+      const [request] = await eventually(() => target.requests.length === 1 && target.requests);
+      const message = JSON.parse(request!.body) as { text: string; blocks: { text: { text: string } }[] };
+      expect(message.text).toBe('New submission to "Contact" — Acme &lt;Dental&gt; &amp; Co');
+      expect(message.blocks[0]!.text.text).toBe('New submission to "Contact" — Acme <Dental> & Co');
+    } finally {
+      await target.close();
+    }
   });
 });

@@ -45,6 +45,7 @@ describe('webhook delivery of submission.created: the signed request', () => {
         data: {
           submission_id: event.submission_id,
           form_id: formId,
+          project: null, // the account's default project
           payload: { name: 'Ada Lovelace', note: 'ünïcødé ✓ "quotes"' },
           files: [],
         },
@@ -112,6 +113,7 @@ describe('webhook delivery of submission.created: which webhooks and fields are 
       expect(JSON.parse(req!.body).data).toEqual({
         submission_id: event.submission_id,
         form_id: formId,
+        project: null,
         payload: { name: 'Ada', essay: 'long text' },
         files: [],
       });

@@ -81,7 +81,8 @@ describe('webhook routes, what works: test pings', () => {
         type: 'webhook.test',
         id: expect.stringMatching(/^whd_/),
         created_at: expect.any(String),
-        data: { form_id: formId, sample: true },
+        // `project`: null for a form in the account's default project.
+        data: { form_id: formId, project: null, sample: true },
       });
       expect(req!.headers).toMatchObject({
         'x-service-event': 'webhook.test',

@@ -32,7 +32,7 @@ export function shownChatUrl(raw: string): string {
   return `${url.protocol}//${url.host}/…${rest.length >= 16 ? rest.slice(-4) : ''}`;
 }
 
-/** What a chat message tells: the form, the fields in their posted order, the files, a link to the console. */
+/** What a chat message tells: the form (with its client), the fields in their posted order, the files, a link to the console. */
 export interface ChatContext {
   /** The envelope type (`submission.created`, `webhook.test`). */
   type: string;
@@ -57,11 +57,17 @@ function cut(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/** The form as a message names it: in quotes, with its client (the envelope's `project`) after it. */
+function formOf(ctx: ChatContext): string {
+  const project = ctx.data['project'] as { name?: unknown } | null | undefined;
+  return `"${ctx.formName}"${typeof project?.name === 'string' ? ` — ${project.name}` : ''}`;
+}
+
 /** The readable content of a delivery, whatever the service. */
 function messageOf(ctx: ChatContext): Message {
   const { data } = ctx;
   if (ctx.type === 'webhook.test')
-    return { title: `Test message from Intake for "${ctx.formName}"`, fields: [], link: undefined };
+    return { title: `Test message from Intake for ${formOf(ctx)}`, fields: [], link: undefined };
   const payload = (data['payload'] ?? {}) as Record<string, unknown>;
   const entries = Object.entries(payload).map(([k, v]): [string, string] => [
     cut(k, 200),
@@ -73,7 +79,7 @@ function messageOf(ctx: ChatContext): Message {
   if (files.length > 0) fields.push(['Files', cut(files.map((f) => String(f.filename)).join(', '), VALUE_MAX)]);
   const id = typeof data['submission_id'] === 'string' ? data['submission_id'] : undefined;
   return {
-    title: `New submission to "${ctx.formName}"`,
+    title: `New submission to ${formOf(ctx)}`,
     fields,
     link: id ? `${ctx.baseUrl}/console/submissions/${encodeURIComponent(id)}` : undefined,
   };

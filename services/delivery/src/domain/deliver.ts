@@ -1,6 +1,7 @@
 import {
   ACK,
   BatchQueue,
+  formProject,
   insertDelivery,
   newId,
   recordAttempt,
@@ -373,7 +374,7 @@ function countAttempt(target: DeliveryTarget, result: AttemptResult, willRetry: 
 
 /**
  * A test ping (`POST /v1/webhooks/:id/test`, asked for by management over NATS): a `webhook.test` delivery
- * `{ form_id, sample: true }` made now and attempted once, never retried, through the path every attempt takes: the
+ * `{ form_id, project, sample: true }` made now and attempted once, never retried, through the path every attempt takes: the
  * webhook's send slots (a ping to an endpoint whose slots are all held by attempts it has not answered waits up to
  * TEST_PING_SLOT_WAIT_MS, then fails without being sent), the same signed request, the same record (trigger `test`).
  * Answers undefined when the account has no such webhook.
@@ -393,7 +394,7 @@ export async function testPing(
     form_id: webhook.form_id,
     submission_id: null,
     event_type: 'webhook.test',
-    data: { form_id: webhook.form_id, sample: true },
+    data: { form_id: webhook.form_id, project: formProject(webhook), sample: true },
     now,
   });
   // Read with what sending needs of its webhook; a new row nobody else knows of needs no lease.

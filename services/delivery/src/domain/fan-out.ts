@@ -2,6 +2,7 @@ import {
   deliveryRequest,
   newId,
   publishTraced,
+  type FormProject,
   type SubmissionEvent,
   type Within,
   fileDownloadUrl,
@@ -22,9 +23,13 @@ export interface FanOutDeps {
   secrets: SecretBox;
 }
 
-/** The envelope `data` of a submission.created delivery: the spec's fields plus the files with signed download links. */
+/**
+ * The envelope `data` of a submission.created delivery: the spec's fields, the form's project (`{ id, name }`, null in
+ * the account's default project) and the files with signed download links.
+ */
 export function submissionData(props: {
   event: SubmissionEvent;
+  project: FormProject;
   config: Pick<Config, 'PUBLIC_BASE_URL'>;
   secrets: SecretBox;
   now: Date;
@@ -33,6 +38,7 @@ export function submissionData(props: {
   return {
     submission_id: event.submission_id,
     form_id: event.form_id,
+    project: props.project,
     payload: event.payload,
     files: event.files.map((f) => ({
       id: f.id,
@@ -77,11 +83,13 @@ export async function fanOutSubmissions(
   );
   if (targets.size === 0) return 0;
   const rows = items.flatMap(({ event }) => {
-    const enabled = targets.get(formKey(event))?.webhookIds ?? [];
+    const target = targets.get(formKey(event));
+    const enabled = target?.webhookIds ?? [];
     const only = props.webhooksOf?.(event.submission_id);
     const hooks = only ? enabled.filter((id) => only.includes(id)) : enabled;
     if (hooks.length === 0) return [];
-    const data = submissionData({ event, config: props.config, secrets: props.secrets, now });
+    const project = target?.project ?? null;
+    const data = submissionData({ event, project, config: props.config, secrets: props.secrets, now });
     return hooks.map((webhookId) => ({
       id: newId('delivery', now.getTime()),
       account_id: event.account_id,

@@ -76,8 +76,8 @@ async function tableOf(attempt: IntegrationAttempt): Promise<Table> {
 /**
  * Airtable: one record per submission in the table, each field written to the table's field of the same name (exactly,
  * else ignoring case; values as text, which Airtable converts to the field's type: `typecast`). A posted field the
- * table does not have is skipped and named in the delivery log; `Submission` and `Received at` are written when the
- * table has fields by those names.
+ * table does not have is skipped and named in the delivery log; `Submission`, `Received at` and (a form in a project)
+ * `Project` are written when the table has fields by those names.
  */
 export const airtable: Integration = {
   async check(attempt) {

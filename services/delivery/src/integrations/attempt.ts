@@ -53,11 +53,15 @@ export class IntegrationError extends Error {
   }
 }
 
-/** A submission as an integration writes it: its id, when it came, its fields in posted order as text. */
+/**
+ * A submission as an integration writes it: its id, when it came, its fields in posted order as text, and its form's
+ * client (the envelope's `project`; undefined in the account's default project, and in a delivery made before it).
+ */
 export interface SubmissionRow {
   id: string;
   receivedAt: string;
   fields: [string, string][];
+  project: string | undefined;
 }
 
 /** The longest text a cell, field or property gets (Sheets holds 50,000 characters a cell). */
@@ -78,10 +82,12 @@ export function asText(value: unknown): string {
 export function submissionRow(data: Record<string, unknown>): SubmissionRow {
   const id = String(data['submission_id']);
   const payload = (data['payload'] ?? {}) as Record<string, unknown>;
+  const project = data['project'] as { name?: unknown } | null | undefined;
   return {
     id,
     receivedAt: toTimestamp(new Date(receivedAt(id))),
     fields: Object.entries(payload).map(([name, value]) => [name, asText(value)]),
+    project: typeof project?.name === 'string' ? asText(project.name) : undefined,
   };
 }
 
@@ -92,9 +98,16 @@ export const credentialKey = (credential: string): string => sha256Hex(credentia
 export const FIXED_FIELDS = ['Submission', 'Received at'] as const;
 
 /**
+ * The form's client, written under this name when the form is in a project (Sheets' third column; elsewhere a field by
+ * this name), unless a posted field of that name took it.
+ */
+export const PROJECT_FIELD = 'Project';
+
+/**
  * A submission's fields mapped by name onto a destination's (`names`: exactly, else ignoring case), each value made
- * into what that field takes (`made`: undefined when it cannot be); the id and time go where there are fields of their
- * names. `skipped`: the posted fields that found no field of their name, or one already written, or could not be made.
+ * into what that field takes (`made`: undefined when it cannot be); the id, the time and the client go where there are
+ * fields of their names (the client after the posted fields, which keep a field of its name they already wrote to).
+ * `skipped`: the posted fields that found no field of their name, or one already written, or could not be made.
  */
 export function fieldsByName<V>(
   row: SubmissionRow,
@@ -105,12 +118,18 @@ export function fieldsByName<V>(
     names.find((n) => n === field) ?? names.find((n) => n.toLowerCase() === field.toLowerCase());
   const values: Record<string, V> = {};
   const skipped: string[] = [];
-  const all: [string, string][] = [[FIXED_FIELDS[0], row.id], [FIXED_FIELDS[1], row.receivedAt], ...row.fields];
-  for (const [field, value] of all) {
+  // [name, value, posted]: only a posted field is named as skipped.
+  const all: [string, string, boolean][] = [
+    [FIXED_FIELDS[0], row.id, false],
+    [FIXED_FIELDS[1], row.receivedAt, false],
+    ...row.fields.map(([field, value]): [string, string, boolean] => [field, value, true]),
+    ...(row.project === undefined ? [] : [[PROJECT_FIELD, row.project, false] as [string, string, boolean]]),
+  ];
+  for (const [field, value, posted] of all) {
     const name = nameOf(field);
     const written = name !== undefined && !(name in values) ? made(name, value) : undefined;
     if (written !== undefined) values[name!] = written;
-    else if (!(FIXED_FIELDS as readonly string[]).includes(field)) skipped.push(field);
+    else if (posted) skipped.push(field);
   }
   return { values, skipped };
 }

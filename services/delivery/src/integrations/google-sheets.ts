@@ -8,6 +8,7 @@ import {
   credentialKey,
   FIXED_FIELDS,
   IntegrationError,
+  PROJECT_FIELD,
   submissionRow,
   type Integration,
   type IntegrationApis,
@@ -154,7 +155,7 @@ async function extendHeader({ client, options, destination, refused }: Sheet, he
 /**
  * Google Sheets: one row per submission appended to the sheet, its cells under the header row, which keeps the
  * fields in the order they were first posted (a new field adds a column at the end; a column the owner renamed or
- * added is left alone and stays empty). Cells are written as they were typed (RAW), so a value that starts with `=`
+ * added is left alone and stays empty); a form in a project gets a `Project` column with its client's name. Cells are written as they were typed (RAW), so a value that starts with `=`
  * stays text and never becomes a formula.
  */
 export const googleSheets: Integration = {
@@ -170,7 +171,8 @@ export const googleSheets: Integration = {
     const row = submissionRow(attempt.data);
     const { header, added } = await oneAtATime(attempt.webhookId, async () => {
       const current = await headerRow(sheet);
-      const wanted = [...FIXED_FIELDS, ...row.fields.map(([name]) => name)];
+      const client = row.project === undefined ? [] : [PROJECT_FIELD];
+      const wanted = [...FIXED_FIELDS, ...client, ...row.fields.map(([name]) => name)];
       const missing = wanted.filter((name, i) => !current.includes(name) && wanted.indexOf(name) === i);
       if (missing.length > 0) await extendHeader(sheet, [...current, ...missing]);
       return { header: [...current, ...missing], added: missing };
@@ -180,6 +182,7 @@ export const googleSheets: Integration = {
       [FIXED_FIELDS[1], row.receivedAt],
     ]);
     for (const [name, value] of row.fields) if (!cells.has(name)) cells.set(name, value);
+    if (row.project !== undefined && !cells.has(PROJECT_FIELD)) cells.set(PROJECT_FIELD, row.project);
     const appended = await client.spreadsheets.values
       .append(
         {

@@ -1,6 +1,6 @@
 import { APIResponseError, Client } from '@notionhq/client';
 import { LRUCache } from 'lru-cache';
-import { retryAfterMs, type NotionDestination } from '@intake/shared';
+import { formAndProject, retryAfterMs, type NotionDestination } from '@intake/shared';
 import {
   credentialKey,
   fieldsByName,
@@ -116,7 +116,8 @@ async function schemaOf(attempt: IntegrationAttempt, notion: Client): Promise<Sc
 /**
  * Notion: one page per submission in the database, each field written to the property of the same name (exactly, else
  * ignoring case) as that property's type takes it (text, e-mail, phone, URL, number, checkbox, select, multi-select,
- * date). The title is the field of the title property's name, else the form's name and the submission's id. A field
+ * date); a form in a project writes its client to a `Project` property. The title is the field of the title
+ * property's name, else the form's name (with its client's) and the submission's id. A field
  * with no property, or whose value the property's type cannot take, is skipped and named in the delivery log.
  */
 export const notion: Integration = {
@@ -132,7 +133,7 @@ export const notion: Integration = {
     const { values: properties, skipped } = fieldsByName(row, Object.keys(schema.properties), (name, value) =>
       propertyValue(schema.properties[name]!.type, value),
     );
-    properties[schema.title] ??= { title: richText(`${attempt.formName}: ${row.id}`) };
+    properties[schema.title] ??= { title: richText(`${formAndProject(attempt.formName, row.project)}: ${row.id}`) };
     const page = (await api.pages
       .create({
         parent: { type: 'data_source_id', data_source_id: schema.dataSourceId },

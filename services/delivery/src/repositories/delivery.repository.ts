@@ -1,4 +1,4 @@
-import type { DeliveryRow, Destination, Queryable, WebhookFormat } from '@intake/shared';
+import type { DeliveryRow, Destination, ProjectColumns, Queryable, WebhookFormat } from '@intake/shared';
 
 /** A delivery with what sending needs from its webhook. */
 export interface DeliveryTarget extends DeliveryRow {
@@ -32,11 +32,22 @@ export async function updateDeliveryStatus(
     .update({ status: props.status, last_error: props.lastError, next_attempt_at: null, updated_at: props.now });
 }
 
-/** One of the account's webhooks, for a test ping; undefined when the account has none by that id. */
+/** One of the account's webhooks with its form's project, for a test ping; undefined when the account has none by that id. */
 export async function findWebhookOfAccount(
   db: Queryable,
   accountId: string,
   webhookId: string,
-): Promise<{ id: string; account_id: string; form_id: string } | undefined> {
-  return db('webhooks').where({ id: webhookId, account_id: accountId }).first('id', 'account_id', 'form_id');
+): Promise<({ id: string; account_id: string; form_id: string } & ProjectColumns) | undefined> {
+  return db('webhooks as w')
+    .join('forms as f', 'f.id', 'w.form_id')
+    .leftJoin('projects as p', 'p.id', 'f.project_id')
+    .where({ 'w.id': webhookId, 'w.account_id': accountId })
+    .first(
+      'w.id',
+      'w.account_id',
+      'w.form_id',
+      'p.id as project_id',
+      'p.name as project_name',
+      'p.is_default as project_is_default',
+    );
 }

@@ -1,14 +1,15 @@
 import { Value } from '@sinclair/typebox/value';
-import { AutoresponseSettings, runPrepared, type Db } from '@intake/shared';
+import { AutoresponseSettings, formProject, runPrepared, type Db, type FormProject } from '@intake/shared';
 
 /**
  * What a form's received submissions fan out to: its enabled webhooks (in id order), its
- * notification addresses and its autoresponse (when enabled).
+ * notification addresses and its autoresponse (when enabled); and its project, which its webhooks' envelopes name.
  */
 export interface FanOutTargets {
   webhookIds: string[];
   notifyEmails: string[];
   autoresponse: AutoresponseSettings | undefined;
+  project: FormProject;
 }
 
 /** The form's autoresponse when it is enabled and well-formed (the column is written only through its schema). */
@@ -37,16 +38,21 @@ export async function findFanOutTargets(
     webhook_ids: string[];
     notify_emails: unknown;
     autoresponse: unknown;
+    project_id: string | null;
+    project_name: string | null;
+    project_is_default: boolean | null;
   }>(db, {
     name: 'fanout_targets',
     // A form on a daily digest mails its owner no submission on its own (the digest worker does, once a day).
     text: `SELECT f.account_id, f.id AS form_id, f.autoresponse,
          CASE WHEN f.notification_schedule = 'each' THEN f.notify_emails ELSE '[]' END AS notify_emails,
-         COALESCE(array_agg(w.id ORDER BY w.id) FILTER (WHERE w.id IS NOT NULL), '{}') AS webhook_ids
+         COALESCE(array_agg(w.id ORDER BY w.id) FILTER (WHERE w.id IS NOT NULL), '{}') AS webhook_ids,
+         p.id AS project_id, p.name AS project_name, p.is_default AS project_is_default
        FROM unnest($1::text[], $2::text[]) AS q(account_id, form_id)
        JOIN forms f ON f.id = q.form_id AND f.account_id = q.account_id
+       LEFT JOIN projects p ON p.id = f.project_id
        LEFT JOIN webhooks w ON w.form_id = f.id AND w.account_id = f.account_id AND w.enabled
-       GROUP BY f.id
+       GROUP BY f.id, p.id
        HAVING count(w.id) > 0
          OR (f.notification_schedule = 'each'
            -- not a payload: notify_emails is the owner's list of addresses
@@ -61,6 +67,7 @@ export async function findFanOutTargets(
         webhookIds: r.webhook_ids,
         notifyEmails: Array.isArray(r.notify_emails) ? r.notify_emails.filter((a) => typeof a === 'string') : [],
         autoresponse: enabledAutoresponse(r.autoresponse),
+        project: formProject(r),
       },
     ]),
   );

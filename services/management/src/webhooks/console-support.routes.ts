@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { isIntegration, newId, problem, route, signedRequest, type Platform } from '@intake/shared';
+import { formProject, isIntegration, newId, problem, route, signedRequest, type Platform } from '@intake/shared';
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from './deliveries';
 import { bulkChange } from '../submissions/inbox';
-import { findFormName, findWebhook } from './webhook.repository';
+import { findFormNames, findWebhook } from './webhook.repository';
 import { shownUrl } from './chat-urls';
 import { Delivery, presentDelivery } from './deliveries.routes';
 import { IdParams, List } from '../platform/schemas';
@@ -83,17 +83,18 @@ export const getWebhookSampleRoute = route({
     if (isIntegration(webhook.format))
       throw problem('conflict', `${params.id} is an integration (${webhook.format}): it writes through the tool's API`);
     const now = clock.now();
+    const form = await findFormNames(db, principal.accountId, webhook.form_id);
     const { body, headers } = signedRequest({
       type: 'webhook.test',
       deliveryId: newId('delivery', now.getTime()),
-      data: { form_id: webhook.form_id, sample: true },
+      data: { form_id: webhook.form_id, project: form ? formProject(form) : null, sample: true },
       attempt: 1,
       secret: secrets.open(webhook.secret),
       now,
       // A chat webhook's sample is the message its service gets.
       chat: {
         format: webhook.format,
-        formName: (await findFormName(db, principal.accountId, webhook.form_id)) ?? '',
+        formName: form?.name ?? '',
         baseUrl: config.PUBLIC_BASE_URL,
       },
     });

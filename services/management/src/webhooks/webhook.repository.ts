@@ -1,4 +1,4 @@
-import type { Destination, Queryable, WebhookFormat } from '@intake/shared';
+import type { Destination, ProjectColumns, Queryable, WebhookFormat } from '@intake/shared';
 
 export interface WebhookRow {
   id: string;
@@ -42,8 +42,17 @@ export async function formExists(db: Queryable, accountId: string, formId: strin
 type HealthColumns =
   'enabled' | 'disabled_reason' | 'last_success_at' | 'last_failure_at' | 'failing_since' | 'consecutive_failures';
 
-export async function findFormName(db: Queryable, accountId: string, formId: string): Promise<string | undefined> {
-  return (await db('forms').where({ account_id: accountId, id: formId }).whereNull('deleted_at').first('name'))?.name;
+/** A form's name and its project's columns (`formProject` makes its client of them); undefined when it is gone. */
+export async function findFormNames(
+  db: Queryable,
+  accountId: string,
+  formId: string,
+): Promise<({ name: string } & ProjectColumns) | undefined> {
+  return db('forms as f')
+    .leftJoin('projects as p', 'p.id', 'f.project_id')
+    .where({ 'f.account_id': accountId, 'f.id': formId })
+    .whereNull('f.deleted_at')
+    .first('f.name', 'p.id as project_id', 'p.name as project_name', 'p.is_default as project_is_default');
 }
 
 export async function insertWebhook(db: Queryable, row: Omit<WebhookRow, HealthColumns>): Promise<WebhookRow> {

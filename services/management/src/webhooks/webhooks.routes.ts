@@ -157,7 +157,11 @@ export const createWebhookRoute = webhookRoute({
   description:
     'A webhook takes `url`; an integration (`format` `google_sheets`, `airtable` or `notion`) takes `destination` ' +
     'instead, whose credential is sealed and never returned. Both get the same deliveries, retries, log, health ' +
-    'and replay; an integration’s test ping checks that its credential reaches the destination and writes nothing.',
+    'and replay; an integration’s test ping checks that its credential reaches the destination and writes nothing. ' +
+    'A webhook is posted the envelope `{ type, id, created_at, data }`; `data` of `submission.created` is ' +
+    '`{ submission_id, form_id, project, payload, files }`: the spec’s fields, `project` (`{ id, name }` of the ' +
+    'form’s project, null when the form is in the account’s default project) and `files` (`{ id, field, filename, ' +
+    'content_type, size, url }`, links signed for 7 days); receivers should ignore fields they do not know.',
   body: Type.Object(
     {
       url: Type.Optional(Type.String({ ...Url, description: `${Url.description}; required unless an integration` })),
@@ -266,7 +270,8 @@ export const testWebhookRoute = webhookRoute({
   operationId: 'testWebhook',
   summary: 'Send a signed `webhook.test` envelope now and report what the endpoint answered',
   description:
-    'Synchronous; creates no submission. A delivery process makes it as it makes every attempt (the same signed ' +
+    'Synchronous; creates no submission; `data` is `{ form_id, project, sample: true }`. A delivery process makes ' +
+    'it as it makes every attempt (the same signed ' +
     'request, address checks and per-webhook send slots: an endpoint whose slots are all held by unanswered attempts ' +
     'is not sent another, and the answer says so). The ping appears in the delivery log as a `webhook.test` delivery ' +
     'with one attempt. 503 when no delivery process answers.',
