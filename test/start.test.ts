@@ -114,7 +114,9 @@ describe('all-in-one process', () => {
       expect(post.status).toBe(201);
       const { id } = (await post.json()) as { id: string };
 
-      await eventually(() => receiver.received.length > 0, { message: 'the webhook' });
+      // The relay and consumers start on their threads once NATS answers, after the ready line: on a loaded machine
+      // that is a start-up, waited for on the start-up budget.
+      await eventually(() => receiver.received.length > 0, { timeoutMs: startupBudgetMs(), message: 'the webhook' });
       expect(receiver.received.map((r) => [r.body.type, r.body.data.submission_id])).toEqual([
         ['submission.created', id],
       ]);
@@ -123,7 +125,7 @@ describe('all-in-one process', () => {
           const report = (await api('GET', '/v1/usage')).body as { forms: { form_id: string; received: number }[] };
           return report.forms.find((f) => f.form_id === form.body.id && f.received === 1);
         },
-        { message: 'the post counted by the usage consumer' },
+        { timeoutMs: startupBudgetMs(), message: 'the post counted by the usage consumer' },
       );
       expect(usage).toMatchObject({ received: 1 });
       // Delivery's consumers ran on the background thread and usage's on the bookkeeping thread, each with a pool of its own.
