@@ -3,7 +3,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { useStarted } from '@intake/shared/testing';
+import { factories, useStarted } from '@intake/shared/testing';
 import { ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 import { parseCsv } from './seed';
 
@@ -91,6 +91,29 @@ describe('export.xlsx', () => {
     const [header, row] = (await openWorkbook(bytes)).rows;
     expect(header?.[1]).toEqual(['received_at (UTC)', 's']);
     expect(row?.[1]).toEqual(['2026-01-15T23:59:59', 'd']);
+  });
+
+  it('gives a form in a project a project column of text cells, and names the file after the client and the day in tz', async () => {
+    const { account, form, submit } = await ownerWithFormOf(ctx);
+    const client = await factories.project(ctx.platform.db, account.id, 'Hale Dental');
+    await ctx.platform.db('forms').where({ id: form.id }).update({ name: 'Job application', project_id: client.id });
+    await submit({ payload: { name: 'Ada' } });
+    const before = new Date();
+    const { res, bytes } = await download(
+      `${ctx.url}/v1/forms/${form.id}/export.xlsx?tz=Pacific/Kiritimati`,
+      account.managementKey,
+    );
+    // UTC+14: its day is a day ahead of UTC's for most of the UTC day.
+    const day = new Date(before.getTime() + 14 * 3_600_000).toISOString().slice(0, 10);
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="hale-dental-job-application-${day}.xlsx"`,
+    );
+    const [header, row] = (await openWorkbook(bytes)).rows;
+    expect(header?.slice(6).map(([v]) => v)).toEqual(['project', 'name']);
+    expect(row?.slice(6)).toEqual([
+      ['Hale Dental', 's'],
+      ['Ada', 's'],
+    ]);
   });
 
   it('cuts a value over Excel’s 32,767 characters with a note, and the workbook still opens', async () => {

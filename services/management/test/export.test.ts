@@ -68,6 +68,53 @@ describe('export, what works: CSV', () => {
   });
 });
 
+describe('export, what works: a form in a project', () => {
+  /** A form named `name` of a new account, in a new project named `project`. */
+  async function clientForm(project: string, name = 'Contact') {
+    const owner = await ownerWithForm();
+    const client = await factories.project(ctx.platform.db, owner.account.id, project);
+    await ctx.platform.db('forms').where({ id: owner.form.id }).update({ name, project_id: client.id });
+    return { ...owner, client };
+  }
+  const today = () => new Date().toISOString().slice(0, 10);
+
+  it('CSV and NDJSON name the project in every row, and the file after the client, the form and the day', async () => {
+    const { form, call, submit, client } = await clientForm('Acme Dental');
+    const s = await submit({ payload: { name: 'Ada' }, receivedAt: new Date('2026-05-01T00:00:00.000Z') });
+    const res = await call('GET', `/v1/forms/${form.id}/export.csv`);
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="acme-dental-contact-${today()}.csv"`);
+    expect(parseCsv(res.text)).toEqual([
+      [...FIXED_COLUMNS, 'project', 'name'],
+      [s.id, '2026-05-01T00:00:00.000Z', 'received', '0', '', '', 'Acme Dental', 'Ada'],
+    ]);
+    const ndjson = await call('GET', `/v1/forms/${form.id}/export.ndjson`);
+    expect(ndjson.headers.get('content-disposition')).toBe(
+      `attachment; filename="acme-dental-contact-${today()}.ndjson"`,
+    );
+    expect(JSON.parse(ndjson.text)).toMatchObject({ id: s.id, project: { id: client.id, name: 'Acme Dental' } });
+  });
+
+  it('gives a name outside ASCII as RFC 6266’s filename*, with an ASCII filename beside it', async () => {
+    const { form, call, submit } = await clientForm('Zoë Café & 田中', 'Café form');
+    await submit({ payload: { name: 'Ada' } });
+    const res = await call('GET', `/v1/forms/${form.id}/export.csv`);
+    const wanted = `zoë-café-田中-café-form-${today()}.csv`;
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="zoe-cafe-cafe-form-${today()}.csv"; filename*=UTF-8''${encodeURIComponent(wanted)}`,
+    );
+  });
+
+  it('slugs a project named like markup or a path into letters and dashes, and its cell stays text', async () => {
+    const { form, call, submit } = await clientForm('<img src=x onerror=alert(1)>/../"x"');
+    await submit({ payload: { name: 'Ada' } });
+    const res = await call('GET', `/v1/forms/${form.id}/export.csv`);
+    expect(res.headers.get('content-disposition')).toBe(
+      `attachment; filename="img-src-x-onerror-alert-1-x-contact-${today()}.csv"`,
+    );
+    expect(parseCsv(res.text)[1]![6]).toBe('<img src=x onerror=alert(1)>/../"x"');
+  });
+});
+
 describe('export, what works: NDJSON, volume and an empty form', () => {
   it('NDJSON: one JSON object per line with the filters of the list', async () => {
     const { form, call, submit } = await ownerWithForm();
@@ -87,6 +134,7 @@ describe('export, what works: NDJSON, volume and an empty form', () => {
       {
         id: a.id,
         form_id: form.id,
+        project: null, // the account's default project
         received_at: '2026-05-01T00:00:00.000Z',
         status: 'received',
         files: 0,

@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import { formProject, type FormProject, type Queryable } from '@intake/shared';
 
 export interface ProjectRow {
   id: string;
@@ -48,6 +48,25 @@ export async function findProjects(
 
 export async function findProject(db: Queryable, accountId: string, id: string): Promise<ProjectRow | undefined> {
   return (await findProjects(db, accountId, null, [id]))[0];
+}
+
+/**
+ * The projects `ids` as forms in them are named (`formProject`: null for the account's default project), by id; an id
+ * of no project of the account is left out.
+ */
+export async function findFormProjects(
+  db: Queryable,
+  accountId: string,
+  ids: string[],
+): Promise<Map<string, FormProject>> {
+  if (ids.length === 0) return new Map();
+  const rows: { id: string; name: string; is_default: boolean }[] = await db('projects')
+    .where({ account_id: accountId })
+    .whereIn('id', [...new Set(ids)])
+    .select('id', 'name', 'is_default');
+  return new Map(
+    rows.map((r) => [r.id, formProject({ project_id: r.id, project_name: r.name, project_is_default: r.is_default })]),
+  );
 }
 
 /** The ids of the account's projects among `ids` (to check a list a caller names). */

@@ -1,8 +1,19 @@
-import { isUniqueViolation, newId, problem, type Db, type Platform, type Principal, type Role } from '@intake/shared';
+import {
+  isUniqueViolation,
+  newId,
+  problem,
+  type Db,
+  type FormProject,
+  type Platform,
+  type Principal,
+  type Queryable,
+  type Role,
+} from '@intake/shared';
 import {
   countFormsOfProject,
   deleteProjectRow,
   existingProjectIds,
+  findFormProjects,
   findProject,
   findProjects,
   insertProject,
@@ -21,6 +32,20 @@ const nameTaken = (name: string) =>
 /** The projects a principal sees: the account's, or those it is limited to. */
 export function listProjects(db: Db, principal: Principal): Promise<ProjectRow[]> {
   return findProjects(db, principal.accountId, principal.projectIds);
+}
+
+/**
+ * The project each of these forms is named with (`formProject`: null in the account's default project), read in one
+ * query for all of them.
+ */
+export async function projectsOfForms(
+  db: Queryable,
+  accountId: string,
+  forms: readonly { project_id: string | null }[],
+): Promise<(form: { project_id: string | null }) => FormProject> {
+  const ids = forms.flatMap((f) => (f.project_id ? [f.project_id] : []));
+  const found = await findFormProjects(db, accountId, ids);
+  return (form) => (form.project_id ? (found.get(form.project_id) ?? null) : null);
 }
 
 export async function getProject(db: Db, accountId: string, id: string): Promise<ProjectRow> {

@@ -14,7 +14,8 @@ const DOCS: Record<Format, { operationId: string; summary: string; description: 
     summary: 'Export a form’s submissions as CSV (RFC 4180, one column per field seen), streamed',
     description:
       'Same filters as the list, newest first. Columns: `id`, `received_at`, `status`, `files`, `spam_score`, ' +
-      '`spam_reasons`, then each payload field in order of first appearance; CRLF line ends. A cell starting with ' +
+      '`spam_reasons`, `project` (the project’s name, only for a form in a project other than the default), then ' +
+      'each payload field in order of first appearance; CRLF line ends. A cell starting with ' +
       '= + - @ (a formula to a spreadsheet, after a tab, CR or LF too) gets a leading apostrophe. `bom=true` begins the file with a byte-order ' +
       'mark, so Excel and LibreOffice read it as UTF-8 (the console asks for it); for a spreadsheet, prefer `export.xlsx`.',
   },
@@ -22,7 +23,9 @@ const DOCS: Record<Format, { operationId: string; summary: string; description: 
     operationId: 'exportSubmissionsNdjson',
     summary: 'Export a form’s submissions as NDJSON (one JSON object per line), streamed',
     description:
-      'Same filters as the list, newest first. Each line: `{ id, form_id, received_at, status, files, payload }`.',
+      'Same filters as the list, newest first. Each line: `{ id, form_id, project, received_at, status, files, ' +
+      'spam_score, spam_reasons, payload }`; `project` is `{ id, name }` of the form’s project, null in the ' +
+      'account’s default project.',
   },
   xlsx: {
     operationId: 'exportSubmissionsXlsx',
@@ -71,7 +74,11 @@ function exportRoute(format: Format) {
         schema: Type.String(),
         headers: {
           'Content-Disposition': {
-            description: `\`attachment; filename="<slug>-submissions.${format}"\``,
+            description:
+              `\`attachment; filename="<slug>-submissions.${format}"\`; for a form in a project other than the ` +
+              `default, the project, the form and the day of the export (in \`tz\` when given, else UTC), e.g. ` +
+              `\`attachment; filename="acme-dental-contact-2026-12-02.${format}"\`, with RFC 6266's \`filename*\` ` +
+              `(UTF-8) when either name has letters outside ASCII, which \`filename\` then leaves out`,
             schema: Type.String(),
           },
         },
@@ -93,7 +100,8 @@ function exportRoute(format: Format) {
         timeZone: typeof query.tz === 'string' ? query.tz : undefined,
         bom: query.bom === 'true',
       });
-      ctx.set('Content-Disposition', `attachment; filename="${out.filename}"`);
+      // RFC 6266, by the `content-disposition` package: `filename*` when the name is not ASCII.
+      ctx.attachment(out.name.filename, { fallback: out.name.fallback });
       ctx.set('Cache-Control', 'no-store');
       ctx.type = out.contentType;
       ctx.body = out.stream;
