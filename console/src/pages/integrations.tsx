@@ -2,9 +2,10 @@ import { useState } from 'preact/hooks';
 import { may } from '../people';
 import { api, ok } from '../api';
 import type { Form } from '../api-types';
-import { ErrorBox, Loading, SelectField, SubmitRow, useAction, useResource } from '../components/ui';
+import { ErrorBox, Loading, SelectField, SubmitRow, useAction } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { IntegrationCard } from './integrations/card';
+import { useFormHooks } from './webhooks/card';
 import {
   destinationOf,
   isIntegration,
@@ -24,9 +25,7 @@ export function IntegrationsPage({ id }: { id: string }) {
 }
 
 function Integrations({ form }: { form: Form }) {
-  const path = { params: { path: { id: form.id } } };
-  const hooks = useResource(() => ok(api.GET('/v1/forms/{id}/webhooks', path)), [form.id]);
-  const [done, setDone] = useState('');
+  const { hooks, done, changed } = useFormHooks(form.id);
   const connected = hooks.data?.data.filter(isIntegration) ?? [];
   return (
     <>
@@ -45,26 +44,10 @@ function Integrations({ form }: { form: Form }) {
       {hooks.data && connected.length === 0 && <p class="empty">No tool connected yet.</p>}
       <ul class="cards">
         {connected.map((h) => (
-          <IntegrationCard
-            key={h.id}
-            hook={h}
-            formId={form.id}
-            onChange={(message) => {
-              if (message) setDone(message);
-              void hooks.reload();
-            }}
-          />
+          <IntegrationCard key={h.id} hook={h} formId={form.id} onChange={changed} />
         ))}
       </ul>
-      {may('createWebhook') && (
-        <Connect
-          formId={form.id}
-          onAdded={(message) => {
-            setDone(message);
-            void hooks.reload();
-          }}
-        />
-      )}
+      {may('createWebhook') && <Connect formId={form.id} onAdded={changed} />}
     </>
   );
 }

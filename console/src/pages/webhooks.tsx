@@ -5,7 +5,7 @@ import type { Form } from '../api-types';
 import { ErrorBox, Loading, ShownOnce, SubmitRow, TextField, useAction, useResource } from '../components/ui';
 import { fieldErrors } from '../components/field-errors';
 import { FormFrame } from '../components/form-nav';
-import { WebhookCard } from './webhooks/card';
+import { useFormHooks, WebhookCard } from './webhooks/card';
 import { isIntegration } from './integrations/settings';
 
 export function WebhooksPage({ id }: { id: string }) {
@@ -19,10 +19,8 @@ export function WebhooksPage({ id }: { id: string }) {
 type Secret = { label: string; value: string };
 
 function Webhooks({ form }: { form: Form }) {
-  const path = { params: { path: { id: form.id } } };
-  const hooks = useResource(() => ok(api.GET('/v1/forms/{id}/webhooks', path)), [form.id]);
+  const { hooks, done, setDone, changed } = useFormHooks(form.id);
   const [secret, setSecret] = useState<Secret | null>(null);
-  const [done, setDone] = useState('');
   // Integrations have a page of their own.
   const webhooks = hooks.data?.data.filter((h) => !isIntegration(h));
   return (
@@ -61,10 +59,7 @@ function Webhooks({ form }: { form: Form }) {
             key={h.id}
             hook={h}
             formId={form.id}
-            onChange={(message) => {
-              if (message) setDone(message);
-              void hooks.reload();
-            }}
+            onChange={changed}
             onSecret={(value) => setSecret({ label: `New signing secret of ${h.url}`, value })}
           />
         ))}

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { may } from '../../people';
 import { api, ok } from '../../api';
 import type { Webhook, WebhookTest } from '../../api-types';
-import { Confirm, CopyButton, ErrorBox, SubmitRow, TextField, useAction } from '../../components/ui';
+import { Confirm, CopyButton, ErrorBox, SubmitRow, TextField, useAction, useResource } from '../../components/ui';
 import { fieldErrors } from '../../components/field-errors';
 import { FormatPicker, ReplayFailedSince, WebhookHealth } from './health';
 
@@ -15,6 +15,23 @@ export type CardProps = {
   onSecret?(secret: string): void;
 };
 type Confirming = 'rotate' | 'delete' | null;
+
+/**
+ * A form's webhooks and integrations (one list, each page shows its own) and the message confirming the last change:
+ * `changed(message)` says it, when there is one, and loads the list again (what a card's `onChange` does).
+ */
+export function useFormHooks(formId: string) {
+  const hooks = useResource(
+    () => ok(api.GET('/v1/forms/{id}/webhooks', { params: { path: { id: formId } } })),
+    [formId],
+  );
+  const [done, setDone] = useState('');
+  const changed = (message?: string) => {
+    if (message) setDone(message);
+    void hooks.reload();
+  };
+  return { hooks, done, setDone, changed };
+}
 
 /** What can be done to one webhook: ping it, show a signed sample, enable or disable, rotate its secret, delete. */
 export function useWebhookActions({ hook, onChange, onSecret }: CardProps) {
