@@ -127,6 +127,18 @@ export function ShownOnce({ label, value, children }: { label: string; value: st
   );
 }
 
+/** A native <dialog> shown as a modal while `open` (focus is trapped in it, Escape closes it): its ref. */
+export function useModal(open: boolean) {
+  const ref = useRef<HTMLDialogElement>(null);
+  useEffect(() => {
+    const d = ref.current;
+    if (!d) return;
+    if (open && !d.open) d.showModal();
+    if (!open && d.open) d.close();
+  }, [open]);
+  return ref;
+}
+
 /** A modal confirmation (native <dialog>: focus is trapped and Escape cancels). */
 export function Confirm(props: {
   open: boolean;
@@ -136,15 +148,9 @@ export function Confirm(props: {
   onConfirm(): void;
   onCancel(): void;
 }) {
-  const ref = useRef<HTMLDialogElement>(null);
+  const ref = useModal(props.open);
   // Its own id: a page may hold several confirmations, each named by its own title.
   const titleId = `confirm-${useId()}`;
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (props.open && !d.open) d.showModal();
-    if (!props.open && d.open) d.close();
-  }, [props.open]);
   return (
     <dialog ref={ref} aria-labelledby={titleId} onCancel={props.onCancel} onClose={props.onCancel}>
       <h2 id={titleId}>{props.title}</h2>

@@ -1,4 +1,5 @@
 import { useEffect, useRef } from 'preact/hooks';
+import { useModal } from '../../components/ui';
 
 /** The inbox's keyboard shortcuts, as the help lists them. */
 export const SHORTCUTS: [string, string][] = [
@@ -52,13 +53,7 @@ export function useInboxKeys(props: { onSpam(ids: string[]): void; onHelp(): voi
 
 /** The shortcuts, in a dialog (Escape or Close shuts it). */
 export function ShortcutHelp(props: { open: boolean; onClose(): void }) {
-  const ref = useRef<HTMLDialogElement>(null);
-  useEffect(() => {
-    const d = ref.current;
-    if (!d) return;
-    if (props.open && !d.open) d.showModal();
-    if (!props.open && d.open) d.close();
-  }, [props.open]);
+  const ref = useModal(props.open);
   return (
     <dialog ref={ref} aria-labelledby="keys-title" onClose={props.onClose} onCancel={props.onClose}>
       <h2 id="keys-title">Keyboard shortcuts</h2>
