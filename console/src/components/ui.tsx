@@ -348,6 +348,24 @@ export function SubmitRow({ pending, children }: { pending?: boolean; children: 
   );
 }
 
+/**
+ * The end of a form that saves settings: the action's error (what `atFields` does not show at a field), “Saved.” once
+ * saved, and the submit button.
+ */
+export function SaveRow(props: { action: Action; saved: boolean; atFields?: string[]; children: ComponentChildren }) {
+  return (
+    <>
+      <ErrorBox error={props.action.error} atFields={props.atFields} />
+      {props.saved && (
+        <p class="ok" role="status">
+          Saved.
+        </p>
+      )}
+      <SubmitRow pending={props.action.pending}>{props.children}</SubmitRow>
+    </>
+  );
+}
+
 /** A `Field` around a select of `options` (each a value and its text), described by the field's help and error. */
 export function SelectField<T extends string>(props: {
   id: string;

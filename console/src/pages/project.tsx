@@ -5,11 +5,11 @@ import type { ProjectDashboard } from '../api-types';
 import {
   Confirm,
   ErrorBox,
+  formatTime,
+  SaveRow,
   StatusBadge,
-  SubmitRow,
   Table,
   TextField,
-  formatTime,
   useAction,
   useResource,
 } from '../components/ui';
@@ -156,13 +156,9 @@ function RenameProject({ id, name, onSaved }: { id: string; name: string; onSave
         onValue={setValue}
         error={fieldErrors(action.error)['name']}
       />
-      <ErrorBox error={action.error} atFields={['name']} />
-      {saved && (
-        <p class="ok" role="status">
-          Saved.
-        </p>
-      )}
-      <SubmitRow pending={action.pending}>Rename project</SubmitRow>
+      <SaveRow action={action} saved={saved} atFields={['name']}>
+        Rename project
+      </SaveRow>
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import type { Form } from '../../api-types';
 import { useSettingsSection } from './settings-section';
-import { Check, ErrorBox, SubmitRow, TextField } from '../../components/ui';
+import { Check, SaveRow, TextField } from '../../components/ui';
 
 function valuesOf(form: Form) {
   const a = form.autoresponse;
@@ -60,13 +60,9 @@ export function AutoresponseSettings({ form, onSaved }: { form: Form; onSaved?()
         help="Empty: the first field named email, e-mail, email_address or _replyto."
         {...bind('emailField')}
       />
-      <ErrorBox error={action.error} />
-      {saved && (
-        <p class="ok" role="status">
-          Saved.
-        </p>
-      )}
-      <SubmitRow pending={action.pending}>Save autoresponse</SubmitRow>
+      <SaveRow action={action} saved={saved}>
+        Save autoresponse
+      </SaveRow>
     </form>
   );
 }

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, ok } from '../../api';
 import type { Form, FormSettings } from '../../api-types';
-import { Confirm, ErrorBox, SubmitRow, useAction } from '../../components/ui';
+import { Confirm, SaveRow, useAction } from '../../components/ui';
 import { fieldErrors } from '../../components/field-errors';
 import { useProjects } from '../../components/projects';
 import { confirmAfterNavigation } from '../../flash';
@@ -99,13 +99,9 @@ export function FormEditor({ form, onSaved }: { form?: Form; onSaved?(): Promise
       <IdentityFields {...editing} savedSlug={form?.slug} projects={projects.data} />
       <BotChallengeFields {...editing} keepsSecret={Boolean(form?.bot_challenge)} />
       <DeliveryFields {...editing} />
-      <ErrorBox error={action.error} atFields={API_FIELDS} />
-      {saved && (
-        <p class="ok" role="status">
-          Saved.
-        </p>
-      )}
-      <SubmitRow pending={action.pending}>{form ? 'Save changes' : 'Create form'}</SubmitRow>
+      <SaveRow action={action} saved={saved} atFields={API_FIELDS}>
+        {form ? 'Save changes' : 'Create form'}
+      </SaveRow>
       <Confirm
         open={confirmSlug}
         title="Change the ingest URL?"

@@ -1,6 +1,6 @@
 import type { Form } from '../../api-types';
 import { useSettingsSection } from './settings-section';
-import { ErrorBox, SelectField, SubmitRow, TextField } from '../../components/ui';
+import { SaveRow, SelectField, TextField } from '../../components/ui';
 import { fieldErrors } from '../../components/field-errors';
 
 function valuesOf(form: Form) {
@@ -66,13 +66,9 @@ export function MailSettings({ form, onSaved }: { form: Form; onSaved?(): Promis
         error={errors['notification_template']}
         {...bind('text')}
       />
-      <ErrorBox error={action.error} atFields={['mail_from_name', 'notification_template']} />
-      {saved && (
-        <p class="ok" role="status">
-          Saved.
-        </p>
-      )}
-      <SubmitRow pending={action.pending}>Save notification e-mail</SubmitRow>
+      <SaveRow action={action} saved={saved} atFields={['mail_from_name', 'notification_template']}>
+        Save notification e-mail
+      </SaveRow>
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import type { Form } from '../../api-types';
 import { useSettingsSection, type Binding } from './settings-section';
-import { Check, ErrorBox, SelectField, SubmitRow, TextField } from '../../components/ui';
+import { Check, SaveRow, SelectField, TextField } from '../../components/ui';
 
 type Rules = Form['spam_rules'];
 type Mode = Form['spam_filter'];
@@ -81,13 +81,9 @@ export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise
         {...bind('model')}
       />
       <SpamRuleFields {...section} />
-      <ErrorBox error={action.error} />
-      {saved && (
-        <p class="ok" role="status">
-          Saved.
-        </p>
-      )}
-      <SubmitRow pending={action.pending}>Save spam filter</SubmitRow>
+      <SaveRow action={action} saved={saved}>
+        Save spam filter
+      </SaveRow>
     </form>
   );
 }

@@ -1,6 +1,6 @@
 import type { Form } from '../../api-types';
 import { useSettingsSection } from './settings-section';
-import { ErrorBox, SubmitRow, TextField } from '../../components/ui';
+import { SaveRow, TextField } from '../../components/ui';
 
 function valuesOf(form: Form) {
   return {
@@ -51,13 +51,9 @@ export function VisitorPagesSettings({ form, onSaved }: { form: Form; onSaved?()
         maxLength={1000}
         {...bind('refusedMessage')}
       />
-      <ErrorBox error={action.error} />
-      {saved && (
-        <p class="ok" role="status">
-          Saved.
-        </p>
-      )}
-      <SubmitRow pending={action.pending}>Save pages</SubmitRow>
+      <SaveRow action={action} saved={saved}>
+        Save pages
+      </SaveRow>
     </form>
   );
 }
