@@ -22,6 +22,9 @@ const moduleNameMapper = {
   '^@intake/shared/register$': path.join(__dirname, 'shared/src/register.ts'),
   '^@intake/shared/ordered-json$': path.join(__dirname, 'shared/src/base/ordered-json.ts'),
   '^@intake/(ingest|management|delivery|usage)$': path.join(__dirname, 'services/$1/src/index.ts'),
+  // Management serves the OpenAPI document the build wrote (platform/built-openapi.ts); in Jest, the same document
+  // built from the four services' sources, so a test serves the routes it runs.
+  '(^|/)platform/built-openapi$': path.join(__dirname, 'scripts/openapi-document.js'),
   // Its package exports an `import` entry only, which Jest's require does not take.
   '^@octokit/webhooks-methods$': path.join(__dirname, 'node_modules/@octokit/webhooks-methods/dist-node/index.js'),
 };
@@ -102,7 +105,7 @@ function projects() {
   });
   const units = [...workspaces, project('console', 'console')].map((p) => ({
     ...sourcesOf(p, 'unit', 'unit'),
-    setupFiles: [path.join(__dirname, 'scripts/jest-pure.js')],
+    setupFilesAfterEnv: [path.join(__dirname, 'scripts/jest-pure.js')],
   }));
   const integration = workspaces.map((p) => ignoring(p, UNIT.source, ALONE.source, PROCESS.source));
   const processes = workspaces.map((p) => ignoring(sourcesOf(p, 'process', 'processes'), ALONE.source));

@@ -1,7 +1,9 @@
 /**
- * The unit tier's guard (jest.config.js, `*.unit.test.ts`): a unit test is pure, it reaches no Postgres, NATS or Redis.
- * A connection to one of their ports, or to the address a setting names, fails at once with the reason, so a test that
- * needs a server is moved to the integration tier (`*.test.ts`) instead of passing here by luck of what runs.
+ * The unit tier's guard (jest.config.js `setupFilesAfterEnv` for `*.unit.test.ts`): a unit test is pure, it reaches no
+ * Postgres, NATS or Redis. While a unit file runs, a connection to one of their ports fails at once with the reason,
+ * so a test that needs a server is named an integration test (`*.test.ts`) instead of passing by luck of what runs.
+ * Node's `net` is shared by every file a Jest worker runs, so the guard is put back when the file ends: the next file
+ * in the worker may be an integration test.
  */
 const net = require('node:net');
 
@@ -23,3 +25,7 @@ net.Socket.prototype.connect = function guardedConnect(...args) {
     );
   return connect.apply(this, args);
 };
+// eslint-disable-next-line no-undef -- Jest's global in a setup file run after the environment
+afterAll(() => {
+  net.Socket.prototype.connect = connect;
+});
