@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { Context } from 'koa';
 import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { changeMemberRole, inviteMember, removeMember, resendInvitation } from './members';
 import { listMembers, type MemberRow } from './member.repository';
@@ -34,6 +35,19 @@ const Member = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** A member invited, or invited again, with their link: single use, valid 7 days, shown this once. */
+const Invited = Type.Composite([
+  Member,
+  Type.Object({ invitation_url: Type.String({ description: 'single use, valid 7 days, shown this once' }) }),
+]);
+
+/** Answers 201 with the invited member and their link, never cached (the link signs them in). */
+function answerInvited(ctx: Context, invited: { member: MemberRow; invitationUrl: string }) {
+  ctx.set('Cache-Control', 'no-store');
+  ctx.status = 201;
+  ctx.body = { ...presentMember(invited.member), invitation_url: invited.invitationUrl };
+}
 
 export function presentMember(row: MemberRow) {
   return {
@@ -84,15 +98,12 @@ export const inviteMemberRoute = memberRoute({
   responses: {
     201: {
       description: 'Invited',
-      schema: Type.Composite([
-        Member,
-        Type.Object({ invitation_url: Type.String({ description: 'single use, valid 7 days, shown this once' }) }),
-      ]),
+      schema: Invited,
     },
   },
   problems: ['conflict', 'forbidden'],
   async handler(ctx, { body, principal }, platform: Platform) {
-    const { member, invitationUrl } = await inviteMember({
+    const invited = await inviteMember({
       platform,
       accountId: principal.accountId,
       email: body.email,
@@ -102,9 +113,7 @@ export const inviteMemberRoute = memberRoute({
       audit: auditContext(ctx, principal),
       now: platform.clock.now(),
     });
-    ctx.set('Cache-Control', 'no-store');
-    ctx.status = 201;
-    ctx.body = { ...presentMember(member), invitation_url: invitationUrl };
+    answerInvited(ctx, invited);
   },
 });
 
@@ -187,24 +196,19 @@ export const resendInvitationRoute = memberRoute({
   responses: {
     201: {
       description: 'Sent again',
-      schema: Type.Composite([
-        Member,
-        Type.Object({ invitation_url: Type.String({ description: 'single use, valid 7 days, shown this once' }) }),
-      ]),
+      schema: Invited,
     },
   },
   problems: ['not-found', 'conflict', 'forbidden'],
   async handler(ctx, { params, principal }, platform: Platform) {
-    const { member, invitationUrl } = await resendInvitation({
+    const invited = await resendInvitation({
       platform,
       principal,
       id: params.id,
       audit: auditContext(ctx, principal),
       now: platform.clock.now(),
     });
-    ctx.set('Cache-Control', 'no-store');
-    ctx.status = 201;
-    ctx.body = { ...presentMember(member), invitation_url: invitationUrl };
+    answerInvited(ctx, invited);
   },
 });
 
