@@ -27,10 +27,14 @@ RUN npm ci --ignore-scripts --omit=peer --no-audit --no-fund
 COPY shared shared
 COPY console console
 COPY services services
+COPY scripts/openapi-document.js scripts/
 # /out: what a runtime needs of each workspace (its package.json, compiled JavaScript, top-level .js such
 # as shared/register.js), without declarations, source maps or build info.
+# The OpenAPI document of the four services is built from their compiled routes into management's dist (openapi.json,
+# which management serves at /openapi), so the management image carries no other service.
 # The web console is built too: static files in console/dist, which management serves at /console.
 RUN npx tsc -b shared services/ingest services/management services/delivery services/usage \
+  && node scripts/openapi-document.js \
   && npm run --silent build -w console \
   && for ws in shared console services/*; do \
        mkdir -p "/out/$ws" && cp -R "$ws/package.json" "$ws/dist" "/out/$ws/" \

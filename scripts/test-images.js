@@ -323,7 +323,7 @@ async function buildImage(svc) {
   return mb(await imageSize(image(svc)));
 }
 
-/** Each image runs as uid 1000, carries no development dependencies and no other service (but management). */
+/** Each image runs as uid 1000, carries no development dependencies and no other service. */
 async function checkImageContents() {
   for (const svc of SERVICES) {
     const listing = await podman([
@@ -338,10 +338,10 @@ async function checkImageContents() {
     const [uid, ...rest] = listing.stdout.trim().split('\n');
     if (uid !== '1000') throw new StepError(`${svc} runs as uid ${uid}, not 1000`);
     if (!rest.includes('no-dev')) throw new StepError(`${svc} carries development dependencies`);
-    if (svc !== 'management' && rest.some((l) => SERVICES.includes(l) && l !== svc))
+    if (rest.some((l) => SERVICES.includes(l) && l !== svc))
       throw new StepError(`the ${svc} image carries other services: ${rest.join(' ')}`);
   }
-  return 'uid 1000, no dev dependencies, one service per image (management also needs the others)';
+  return 'uid 1000, no dev dependencies, one service per image';
 }
 
 /** Runs the migrate CLI from the management image; records the streams it created in `run.streams`. */
@@ -459,7 +459,11 @@ async function deliverSubmission(run, key) {
   const bundle = await fetch(run.url('management', script));
   await bundle.arrayBuffer();
   if (bundle.status !== 200) throw new StepError(`GET ${script} on management: ${bundle.status}`);
-  return `${submission.id} delivered, signature verified; usage answers; management serves the console`;
+  // The OpenAPI document the build wrote into the image, with the container's PUBLIC_BASE_URL as its server.
+  const openapi = await expectStatus('GET /openapi', await fetch(run.url('management', '/openapi')), 200);
+  if (openapi.servers?.[0]?.url !== run.url('management', '') || !openapi.paths?.['/v1/f/{slug}'])
+    throw new StepError(`GET /openapi on management: ${JSON.stringify(openapi).slice(0, 200)}`);
+  return `${submission.id} delivered, signature verified; usage answers; management serves the console and /openapi`;
 }
 
 /** SIGTERM to each container: it drains (its log says so) and exits with code 0; returns each one's time. */

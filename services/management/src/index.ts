@@ -10,7 +10,8 @@ import { submissionRoutes } from './submissions/submissions.routes';
 import { fileRoutes } from './submissions/files.routes';
 import { webhookRoutes } from './webhooks/webhooks.routes';
 import { deliveryRoutes } from './webhooks/deliveries.routes';
-import { openApiDocument } from './platform/openapi';
+import { openApiFor } from './platform/openapi';
+import { builtOpenApi } from './platform/built-openapi';
 import { sessionRoutes } from './people/sessions.routes';
 import { consoleSupportRoutes } from './webhooks/console-support.routes';
 import { inboxRoutes } from './submissions/inbox.routes';
@@ -88,10 +89,15 @@ export const managementService: ServiceModule<Platform> = {
   },
 };
 
-/** The one OpenAPI document of the four services (what `GET /openapi` serves), from the configuration alone. */
+/**
+ * The one OpenAPI document of the four services (what `GET /openapi` serves): the one the build wrote
+ * (scripts/openapi-document.js), with the configuration's server URL and problem-type paths.
+ */
 export function openApi(settings: { config: Config }): Record<string, unknown> {
-  return openApiDocument(settings.config, managementRoutes(settings));
+  return openApiFor(builtOpenApi(), settings.config);
 }
+
+export { BUILD_SETTINGS, OPENAPI_FILE, openApiDocument } from './platform/openapi';
 
 export { createAccount } from './people/accounts';
 export { runAdmin } from './cli/admin';

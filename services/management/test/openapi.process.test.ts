@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import type Koa from 'koa';
 import type { KoaRouter as Router } from '@intake/shared';
-import { buildServiceApp, PROBLEM_SLUGS, type Platform, type ServiceModule } from '@intake/shared';
+import { buildServiceApp, loadConfig, PROBLEM_SLUGS, type Platform, type ServiceModule } from '@intake/shared';
 import { contractViolations, listen, type OpenApiDoc, useStarted } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
-import { managementService } from '../src';
+import { managementService, openApi, openApiDocument } from '../src';
 import { routeFor } from '../../../src/all-in-one';
 import { api, startManagement } from './helpers';
 
@@ -174,6 +174,23 @@ describe('OpenAPI document', () => {
         body: { type: 'http://x/problems/not-found', title: 't', status: 404, detail: 'd' },
       }),
     ).toEqual([]);
+  });
+});
+
+describe('the built OpenAPI document', () => {
+  it('takes the server URL and the problem pages’ path from the configuration, as the routes make them for it', () => {
+    const config = loadConfig({
+      PUBLIC_BASE_URL: 'https://forms.example.org',
+      PROBLEMS_URL: 'https://forms.example.org/errors/types',
+    });
+    const routes = [ingestService, managementService, usageService, deliveryService].flatMap((m) =>
+      m.routes({ config }),
+    );
+    const served = openApi({ config }) as OpenApiDoc & { servers: unknown };
+    expect(served.servers).toEqual([{ url: 'https://forms.example.org' }]);
+    expect(Object.keys(served.paths)).toEqual(expect.arrayContaining(['/errors/types', '/errors/types/{slug}']));
+    // Byte for byte, the order of the paths included.
+    expect(JSON.stringify(served)).toBe(JSON.stringify(openApiDocument(config, routes)));
   });
 });
 
