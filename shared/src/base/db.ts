@@ -24,6 +24,12 @@ export function createDb(
     poolMax?: number;
     applicationName?: string;
     /**
+     * How long a query waits for a connection, a free one of the pool or a new one from Postgres, before it fails (5 s):
+     * a service under a burst answers 503 rather than queueing without end. Tests set more (their start-up budget's
+     * share): on a loaded machine a pool of a few connections serving a hundred concurrent inserts waits longer.
+     */
+    waitMs?: number;
+    /**
      * Postgres checks this often (ms) whether the client of a running statement is still there, and ends the session
      * when it is gone (client_connection_check_interval, Postgres 14 and later on Linux; ignored where Postgres lacks
      * it). The migrators set it: a migrator killed mid-statement (an index build, a wait) leaves no backend behind.
@@ -32,17 +38,18 @@ export function createDb(
   } = {},
 ): Db {
   const checkMs = options.clientConnectionCheckMs;
+  const waitMs = options.waitMs ?? 5000;
   return knex({
     client: 'pg',
     connection: {
       connectionString: databaseUrl,
       application_name: options.applicationName ?? 'intake',
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: waitMs,
     },
     pool: {
       min: 0,
       max: options.poolMax ?? 10,
-      acquireTimeoutMillis: 5000,
+      acquireTimeoutMillis: waitMs,
       ...(checkMs === undefined
         ? {}
         : {
@@ -56,7 +63,7 @@ export function createDb(
             },
           }),
     },
-    acquireConnectionTimeout: 5000,
+    acquireConnectionTimeout: waitMs,
   });
 }
 

@@ -35,6 +35,8 @@ export interface PlatformOptions {
   clock?: Clock;
   logger?: Logger;
   poolMax?: number;
+  /** How long a query waits for a connection (createDb's `waitMs`; tests set their budget's share). */
+  dbWaitMs?: number;
   /**
    * Returns without waiting for NATS (a service's process: it listens and is ready on Postgres alone, and starts
    * its workers once NATS answers; see runStandalone). Otherwise NATS is waited for and the streams provisioned.
@@ -66,6 +68,7 @@ export async function createPlatform(config: Config, options: PlatformOptions): 
   const db = createDb(config.DATABASE_URL, {
     poolMax: options.poolMax ?? config.PG_POOL_MAX,
     applicationName: `intake-${options.service}`,
+    waitMs: options.dbWaitMs,
   });
   const redis = config.REDIS_URL ? connectRedis(config.REDIS_URL, config.REDIS_CA_FILE, logger) : undefined;
   let reported = false;

@@ -40,7 +40,7 @@ export async function migratedTestDatabase(url = testDatabaseUrl()): Promise<voi
   if (ready) return ready;
   const migrating = (async () => {
     await ensureDatabase(url);
-    const db = createDb(url, { poolMax: 2 });
+    const db = createDb(url, { poolMax: 2, waitMs: defaultWaitMs() });
     try {
       await migrate(db);
     } catch (err) {
@@ -48,7 +48,7 @@ export async function migratedTestDatabase(url = testDatabaseUrl()): Promise<voi
       if (!(err instanceof UnknownMigrationsError)) throw err;
       await db.destroy();
       await recreateDatabase(url);
-      const fresh = createDb(url, { poolMax: 2 });
+      const fresh = createDb(url, { poolMax: 2, waitMs: defaultWaitMs() });
       await migrate(fresh).finally(() => fresh.destroy());
       return;
     }
@@ -129,6 +129,8 @@ export async function createTestPlatform(
     clock: options.clock,
     logger: createLogger({ level: config.LOG_LEVEL, service: 'test' }),
     poolMax: 20,
+    // A file's platform serves its tests' concurrent writes: on a loaded machine they wait their turn, not fail.
+    dbWaitMs: defaultWaitMs(),
   });
   return {
     ...platform,
