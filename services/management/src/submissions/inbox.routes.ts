@@ -44,6 +44,15 @@ export const submissionNeighboursRoute = route({
 
 const FilterBody = Type.Object({ ...Filters }, { additionalProperties: false });
 
+/** What a bulk change does to each submission (`BulkAction`), for both bulk routes: by filter and by ids. */
+export const BulkActionSchema = Type.Union([
+  Type.Literal('delete'),
+  Type.Literal('spam'),
+  Type.Literal('received'),
+  Type.Literal('read'),
+  Type.Literal('unread'),
+]);
+
 /** `POST /v1/forms/:id/submissions/bulk`: one action on every submission a filter matches. */
 export const bulkByFilterRoute = route({
   method: 'POST',
@@ -58,13 +67,7 @@ export const bulkByFilterRoute = route({
   params: IdParams('form', 'form id'),
   body: Type.Object(
     {
-      action: Type.Union([
-        Type.Literal('delete'),
-        Type.Literal('spam'),
-        Type.Literal('received'),
-        Type.Literal('read'),
-        Type.Literal('unread'),
-      ]),
+      action: BulkActionSchema,
       filter: FilterBody,
     },
     { additionalProperties: false },

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { formProject, isIntegration, newId, problem, route, signedRequest, type Platform } from '@intake/shared';
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from './deliveries';
 import { bulkChange } from '../submissions/inbox';
+import { BulkActionSchema } from '../submissions/inbox.routes';
 import { findFormNames, findWebhook } from './webhook.repository';
 import { shownUrl } from './chat-urls';
 import { Delivery, presentDelivery } from './deliveries.routes';
@@ -121,13 +122,7 @@ export const bulkSubmissionsRoute = route({
   auth: 'management',
   body: Type.Object(
     {
-      action: Type.Union([
-        Type.Literal('delete'),
-        Type.Literal('spam'),
-        Type.Literal('received'),
-        Type.Literal('read'),
-        Type.Literal('unread'),
-      ]),
+      action: BulkActionSchema,
       ids: Type.Array(Type.String({ minLength: 1, maxLength: 64 }), {
         minItems: 1,
         maxItems: 100,
