@@ -87,14 +87,21 @@ describe('the Zapier app', () => {
 
   it('subscribes a form, turns a signed delivery into the Zap’s data as the polling fallback does (a forged, replayed or secret-less one into nothing), and unsubscribes', async () => {
     const authData = { base_url: t.stack.url, api_key: t.key };
-    const created = await fetch(`${t.stack.url}/v1/forms`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ name: 'Contact' }),
-    });
-    const form = (await created.json()) as { id: string; slug: string };
+    const make = async (path: string, body: object) => {
+      const res = await fetch(`${t.stack.url}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return (await res.json()) as { id: string; slug: string };
+    };
+    // A client's form, beside the agency's own of the same name: the Form list tells them apart by the client.
+    const client = await make('/v1/projects', { name: 'Acme Dental' });
+    const form = await make('/v1/forms', { name: 'Contact', project_id: client.id });
+    const own = await make('/v1/forms', { name: 'Contact' });
     const forms = (await appTester(App.triggers['form']!.operation['perform'], { authData })) as { id: string }[];
-    expect(forms).toContainEqual({ id: form.id, name: 'Contact' });
+    expect(forms).toContainEqual({ id: form.id, name: 'Contact — Acme Dental' });
+    expect(forms).toContainEqual({ id: own.id, name: 'Contact' });
 
     const inputData = { form_id: form.id };
     const subscribed = (await appTester(hook['performSubscribe'], { authData, inputData, targetUrl: t.url })) as {
@@ -112,6 +119,7 @@ describe('the Zapier app', () => {
       message: 'the delivery to Zapier',
     });
     const { fromHook } = await hookRequests({ authData, inputData, subscribed, delivered, id, formId: form.id });
+    expect(fromHook[0]).toMatchObject({ project_id: client.id, project_name: 'Acme Dental' });
     const listed = (await appTester(hook['performList'], { authData, inputData })) as Record<string, unknown>[];
     expect(listed[0]).toEqual(fromHook[0]);
 

@@ -4,15 +4,19 @@ const crypto = require('node:crypto');
 const { baseUrl } = require('../authentication');
 
 /**
- * A submission as a Zap sees it: its id (Zapier's dedupe key), form and time, each posted field as `field__<name>` (so
- * no field can shadow ours), all of them in `payload`, and its files.
+ * A submission as a Zap sees it: its id (Zapier's dedupe key), form, the form's project (the client; null in the
+ * account's default project) and time, each posted field as `field__<name>` (so no field can shadow ours), all of them
+ * in `payload`, and its files.
  */
 function flatten(submission) {
   const fields = {};
   for (const [name, value] of Object.entries(submission.payload || {})) fields[`field__${name}`] = value;
+  const project = submission.project || null;
   return {
     id: submission.submission_id,
     form_id: submission.form_id,
+    project_id: project ? project.id : null,
+    project_name: project ? project.name : null,
     received_at: submission.received_at,
     payload: submission.payload || {},
     ...fields,
@@ -70,6 +74,7 @@ function signedByIntake(bundle, nowMs = Date.now()) {
 const SAMPLE = flatten({
   submission_id: 'sub_01hx3m2k9d7b8c6n4p5q0r1s2t',
   form_id: 'frm_01hx3m2k9d7b8c6n4p5q0r1s2t',
+  project: { id: 'prj_01hx3m2k9d7b8c6n4p5q0r1s2t', name: 'Acme Dental' },
   received_at: '2024-05-06T09:30:00.000Z',
   payload: { name: 'Ada Lovelace', email: 'ada@example.com', message: 'Hello' },
   files: [],
@@ -120,16 +125,18 @@ module.exports = {
       return [flatten({ ...data, received_at: receivedAt(data.submission_id) })];
     },
 
-    /** The polling fallback, and what the Zap editor shows: the form's newest submissions. */
+    /** The polling fallback, and what the Zap editor shows: the form's newest submissions, with its project. */
     async performList(z, bundle) {
-      const res = await z.request({
-        url: `${baseUrl(bundle)}/v1/forms/${encodeURIComponent(bundle.inputData.form_id)}/submissions`,
-        params: { limit: 25 },
-      });
+      const form = `${baseUrl(bundle)}/v1/forms/${encodeURIComponent(bundle.inputData.form_id)}`;
+      const [res, about] = await Promise.all([
+        z.request({ url: `${form}/submissions`, params: { limit: 25 } }),
+        z.request({ url: form }),
+      ]);
       return res.data.data.map((s) =>
         flatten({
           submission_id: s.id,
           form_id: s.form_id,
+          project: about.data.project,
           received_at: s.received_at,
           payload: s.payload,
           files: s.files,
@@ -141,6 +148,8 @@ module.exports = {
     outputFields: [
       { key: 'id', label: 'Submission ID' },
       { key: 'form_id', label: 'Form ID' },
+      { key: 'project_id', label: 'Project ID' },
+      { key: 'project_name', label: 'Project' },
       { key: 'received_at', label: 'Received at', type: 'datetime' },
     ],
   },

@@ -8,12 +8,14 @@ import { api, ownerWithForm, startManagement } from './helpers';
 const ADA = 'ada@example.test';
 
 /**
- * An owner with two forms: Ada posted to both (her address in different fields and cases), Bob to one. Her first post
- * is in the search index; the others still wait for the indexer (migration 024): a request must find both kinds.
+ * An owner with two forms, the second in the project “Acme Dental”: Ada posted to both (her address in different
+ * fields and cases), Bob to one. Her first post is in the search index; the others still wait for the indexer
+ * (migration 024): a request must find both kinds.
  */
 async function adaAndBob(ctx: Parameters<typeof ownerWithForm>[0]) {
   const owner = await ownerWithForm(ctx);
-  const second = await factories.form(ctx.platform.db, owner.account.id);
+  const client = await factories.project(ctx.platform.db, owner.account.id, 'Acme Dental');
+  const second = await factories.form(ctx.platform.db, owner.account.id, { project_id: client.id });
   const first = await owner.submit({
     payload: { message: 'Hi', name: 'Ada', email: ` Ada@Example.TEST `, z: 'last' },
     files: [{ content: 'her cv', filename: 'cv.pdf', field: 'cv' }],
@@ -26,14 +28,14 @@ async function adaAndBob(ctx: Parameters<typeof ownerWithForm>[0]) {
     payload: { contact: ADA },
   });
   const bob = await owner.submit({ payload: { email: 'bob@example.test', note: `not ${ADA} herself` } });
-  return { ...owner, first, other, bob };
+  return { ...owner, client, first, other, bob };
 }
 
 const ctx = useStarted(() => startManagement());
 
 describe('data-subject requests, what works', () => {
   it('finds every submission of the account in which a field value is the address, trimmed and in any case', async () => {
-    const { call, first, other } = await adaAndBob(ctx);
+    const { call, first, other, client } = await adaAndBob(ctx);
     // Another account's submission with her address is not this owner's.
     const stranger = await ownerWithForm(ctx);
     await stranger.submit({ payload: { email: ADA } });
@@ -44,16 +46,22 @@ describe('data-subject requests, what works', () => {
     );
     expect(status).toBe(200);
     expect(body.data.map((s: { id: string }) => s.id)).toEqual([other.id, first.id]);
-    expect(body.data[0]).toEqual({
-      id: other.id,
-      form_id: expect.stringMatching(/^frm_/),
-      received_at: expect.any(String),
-      status: 'received',
-    });
+    // Each names its form, and the form's project unless that is the account's default.
+    expect(body.data).toEqual([
+      {
+        id: other.id,
+        form_id: expect.stringMatching(/^frm_/),
+        form_name: 'Test form',
+        project: { id: client.id, name: 'Acme Dental' },
+        received_at: expect.any(String),
+        status: 'received',
+      },
+      expect.objectContaining({ id: first.id, form_name: 'Test form', project: null }),
+    ]);
   });
 
   it('exports them as NDJSON with the payload in posted order and file links that download', async () => {
-    const { call, first } = await adaAndBob(ctx);
+    const { call, first, other, client } = await adaAndBob(ctx);
     const res = await call('GET', `/v1/data-subjects/export?email=${ADA}`);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/x-ndjson/);
@@ -63,7 +71,14 @@ describe('data-subject requests, what works', () => {
     // Posted order kept (jsonb would sort the keys shortest first).
     expect(line).toContain(`"payload":{"message":"Hi","name":"Ada","email":" Ada@Example.TEST ","z":"last"}`);
     const parsed = JSON.parse(line);
-    expect(parsed).toMatchObject({ id: first.id, status: 'received', files: [{ field: 'cv', filename: 'cv.pdf' }] });
+    expect(parsed).toMatchObject({
+      id: first.id,
+      form_name: 'Test form',
+      project: null,
+      status: 'received',
+      files: [{ field: 'cv', filename: 'cv.pdf' }],
+    });
+    expect(JSON.parse(lines[0]!)).toMatchObject({ id: other.id, project: { id: client.id, name: 'Acme Dental' } });
     const download = await fetch(parsed.files[0].url.replace(ctx.platform.config.PUBLIC_BASE_URL, ctx.url));
     expect(await download.text()).toBe('her cv');
   });

@@ -164,6 +164,8 @@ describe('data-subjects/export.xlsx', () => {
     expect(header?.map(([v]) => v)).toEqual([
       'id',
       'form_id',
+      'form',
+      'project',
       'received_at (Europe/Paris)',
       'status',
       '_replyto',
@@ -176,6 +178,8 @@ describe('data-subjects/export.xlsx', () => {
       [
         [newer.id, 's'],
         [form.id, 's'],
+        ['Test form', 's'],
+        [null, 'n'], // the account's default project
         ['2026-07-02T12:00:00', 'd'],
         ['received', 's'],
         [null, 'n'],
@@ -187,6 +191,8 @@ describe('data-subjects/export.xlsx', () => {
       [
         [older.id, 's'],
         [form.id, 's'],
+        ['Test form', 's'],
+        [null, 'n'], // the account's default project
         ['2026-07-01T12:00:00', 'd'],
         ['received', 's'],
         [null, 'n'],

@@ -84,8 +84,8 @@ describe('GET /v1/usage: what works', () => {
     });
     expect(jan.body.forms).toEqual(
       expect.arrayContaining([
-        { form_id: form.id, name: 'Test form', slug: form.slug, received: 2, spam: 0, file_bytes: 2048 },
-        { form_id: other.id, name: 'Test form', slug: other.slug, received: 0, spam: 1, file_bytes: 0 },
+        { form_id: form.id, name: 'Test form', slug: form.slug, project: null, received: 2, spam: 0, file_bytes: 2048 },
+        { form_id: other.id, name: 'Test form', slug: other.slug, project: null, received: 0, spam: 1, file_bytes: 0 },
       ]),
     );
     expect(jan.body.forms).toHaveLength(2);
@@ -159,7 +159,18 @@ describe('GET /v1/usage of a project', () => {
       file_bytes: 0,
       stored_file_bytes: 0,
       project_ids: [client],
-      forms: [{ form_id: theirs.id, name: 'Test form', slug: theirs.slug, received: 0, spam: 1, file_bytes: 0 }],
+      // Each form named with its project (the client), null in the account's default project.
+      forms: [
+        {
+          form_id: theirs.id,
+          name: 'Test form',
+          slug: theirs.slug,
+          project: { id: client, name: 'Client' },
+          received: 0,
+          spam: 1,
+          file_bytes: 0,
+        },
+      ],
     };
     // The consumer rolls each batch up per project too, for the dashboards.
     const rolled = await db('usage_daily_projects').where({ account_id: account.id, project_id: client });
@@ -170,13 +181,14 @@ describe('GET /v1/usage of a project', () => {
     expect((await api(h.url, limited)('/v1/usage?month=2030-01')).body).toMatchObject(expected);
     const home = await db('projects').where({ account_id: account.id, is_default: true }).first('id');
     expect((await api(h.url, limited)(`/v1/usage?project_id=${home.id}`)).status).toBe(404);
-    expect((await api(h.url, account.managementKey)('/v1/usage?month=2030-01')).body).toMatchObject({
-      used: 2,
-      remaining: 48,
-      spam: 1,
-      file_bytes: 2048,
-      project_ids: null,
-    });
+    const whole = (await api(h.url, account.managementKey)('/v1/usage?month=2030-01')).body;
+    expect(whole).toMatchObject({ used: 2, remaining: 48, spam: 1, file_bytes: 2048, project_ids: null });
+    expect(whole.forms.map((f: { form_id: string; project: unknown }) => [f.form_id, f.project])).toEqual(
+      [
+        [form.id, null],
+        [theirs.id, { id: client, name: 'Client' }],
+      ].sort(([a], [b]) => String(a).localeCompare(String(b))),
+    );
   });
 
   it('answers 404 for a project of another account, to a principal of the whole account too', async () => {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Queryable, SubmissionStatus } from '@intake/shared';
+import type { ProjectColumns, Queryable, SubmissionStatus } from '@intake/shared';
 import type { FileRow } from '../submissions/submission.repository';
 
 export interface SubjectSubmission {
@@ -87,4 +87,18 @@ export async function findSubjectFieldNames(
     .groupBy('k.key')
     .orderByRaw('min(s.received_at), min(k.n)')
     .pluck('k.key');
+}
+
+/** The forms `ids` of the account (those in the trash too), with their names and their projects' columns. */
+export async function findFormsNamed(
+  db: Queryable,
+  accountId: string,
+  ids: string[],
+): Promise<({ id: string; name: string } & ProjectColumns)[]> {
+  if (ids.length === 0) return [];
+  return db('forms as f')
+    .leftJoin('projects as p', 'p.id', 'f.project_id')
+    .where('f.account_id', accountId)
+    .whereIn('f.id', [...new Set(ids)])
+    .select('f.id', 'f.name', 'p.id as project_id', 'p.name as project_name', 'p.is_default as project_is_default');
 }

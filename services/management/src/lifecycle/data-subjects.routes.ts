@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { auditContext, FormProject, routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import {
   auditExport,
   eraseDataSubject,
@@ -25,7 +25,14 @@ const EmailQuery = Type.Object({
 });
 
 const SubjectSubmission = Type.Object(
-  { id: Type.String({ description: '`sub_...`' }), form_id: Type.String(), received_at: Timestamp, status: Status },
+  {
+    id: Type.String({ description: '`sub_...`' }),
+    form_id: Type.String(),
+    form_name: Type.Union([Type.String(), Type.Null()], { description: 'its form’s name; null once deleted' }),
+    project: FormProject,
+    received_at: Timestamp,
+    status: Status,
+  },
   { additionalProperties: false },
 );
 
@@ -54,6 +61,8 @@ export const findDataSubjectRoute = dataSubjectRoute({
       data: rows.map((r) => ({
         id: r.id,
         form_id: r.form_id,
+        form_name: r.form?.name ?? null,
+        project: r.form?.project ?? null,
         received_at: toTimestamp(r.received_at),
         status: r.status,
       })),
@@ -68,7 +77,8 @@ export const exportDataSubjectRoute = dataSubjectRoute({
   operationId: 'exportDataSubject',
   summary: 'Export a person’s submissions as NDJSON, with their full payloads and file links',
   description:
-    'One line per submission, newest first: `{ id, form_id, received_at, status, files, payload }`; `files` carry ' +
+    'One line per submission, newest first: `{ id, form_id, form_name, project, received_at, status, files, ' +
+    'payload }` (`project`: `{ id, name }` of the form’s project, null in the default project); `files` carry ' +
     'signed download links valid for seven days, `payload` keeps the fields in the order they were posted.',
   query: EmailQuery,
   responses: {
@@ -98,7 +108,8 @@ export const exportDataSubjectXlsxRoute = dataSubjectRoute({
   operationId: 'exportDataSubjectXlsx',
   summary: 'Export a person’s submissions as an Excel workbook, for someone who asked to see their data',
   description:
-    'One row per submission, newest first: `id`, `form_id`, `received_at` (a date cell in `tz`, an IANA zone, UTC ' +
+    'One row per submission, newest first: `id`, `form_id`, `form` (its name), `project` (its project’s name, ' +
+    'empty in the default project), `received_at` (a date cell in `tz`, an IANA zone, UTC ' +
     'by default), `status`, `_replyto`, `files` (`name: link` lines, links valid for seven days), then one column per ' +
     'field any of them has. Values are text cells exactly as posted (never formulas). Audited like the NDJSON export.',
   query: Type.Object({ ...EmailQuery.properties, tz: Type.Optional(Type.String({ maxLength: 64 })) }),

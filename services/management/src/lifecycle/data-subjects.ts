@@ -1,5 +1,6 @@
 import { Readable } from 'node:stream';
 import {
+  formProject,
   normaliseEmail,
   fileDownloadUrl,
   recordAudit,
@@ -7,11 +8,13 @@ import {
   toTimestamp,
   type AuditAction,
   type AuditEntry,
+  type FormProject,
   type Platform,
   type Queryable,
 } from '@intake/shared';
 import {
   findFilesOf,
+  findFormsNamed,
   findSubjectFieldNames,
   findSubjectSubmissions,
   pageOfSubjectSubmissions,
@@ -48,6 +51,31 @@ async function auditRequest(
   });
 }
 
+/** A form as a person's results name it: its name and its client (null in the account's default project). */
+export interface NamedForm {
+  name: string;
+  project: FormProject;
+}
+
+/**
+ * The names of the forms `ids` by id, read once each: `known` keeps those already read (an export's earlier
+ * batches'). A form deleted since has none.
+ */
+async function namesOfForms(
+  db: Queryable,
+  accountId: string,
+  ids: string[],
+  known = new Map<string, NamedForm>(),
+): Promise<Map<string, NamedForm>> {
+  const rows = await findFormsNamed(
+    db,
+    accountId,
+    ids.filter((id) => !known.has(id)),
+  );
+  for (const row of rows) known.set(row.id, { name: row.name, project: formProject(row) });
+  return known;
+}
+
 /** The person's submissions and how many files they hold. */
 async function subjectScope(props: Pick<Platform, 'db'> & { accountId: string; email: string }) {
   const rows = await findDataSubject(props);
@@ -58,17 +86,22 @@ async function subjectScope(props: Pick<Platform, 'db'> & { accountId: string; e
   return { rows, files: files.length };
 }
 
-/** The lookup, audited. */
+/** The lookup, audited; each submission with its form's name and client (null for a form deleted since). */
 export async function lookUpDataSubject(
   props: Pick<Platform, 'db'> & { accountId: string; email: string; asker: Asker },
-): Promise<SubjectSubmission[]> {
+): Promise<(SubjectSubmission & { form: NamedForm | null })[]> {
   const { rows, files } = await subjectScope(props);
   await auditRequest(props.db, props.asker, 'data_subject.looked_up', {
     email: props.email,
     submissions: rows.length,
     files,
   });
-  return rows;
+  const forms = await namesOfForms(
+    props.db,
+    props.accountId,
+    rows.map((r) => r.form_id),
+  );
+  return rows.map((r) => ({ ...r, form: forms.get(r.form_id) ?? null }));
 }
 
 /** Every submission of the account with a field whose value is `email`. */
@@ -88,6 +121,7 @@ function exportLine(
     payload_text: string;
     directions: Record<string, string> | null;
   },
+  form: NamedForm | undefined,
   files: FileRow[],
   platform: Pick<Platform, 'config' | 'secrets' | 'clock'>,
 ): string {
@@ -95,6 +129,8 @@ function exportLine(
   const head = JSON.stringify({
     id: row.id,
     form_id: row.form_id,
+    form_name: form?.name ?? null,
+    project: form?.project ?? null,
     received_at: toTimestamp(row.received_at),
     status: row.status,
     files: files.map((f) => ({
@@ -111,13 +147,14 @@ function exportLine(
   return `${head.slice(0, -1)},"payload":${row.payload_text}}\n`;
 }
 
-/** The person's submissions with their files, newest first, read in keyset batches of `batchSize`. */
+/** The person's submissions with their files and forms, newest first, read in keyset batches of `batchSize`. */
 async function* subjectSubmissions(
   props: Pick<Platform, 'db'> & { accountId: string; email: string; batchSize?: number },
-): AsyncGenerator<{ row: SubjectSubmissionText; files: FileRow[] }> {
+): AsyncGenerator<{ row: SubjectSubmissionText; form: NamedForm | undefined; files: FileRow[] }> {
   const { db, accountId } = props;
   const email = normaliseEmail(props.email);
   const limit = props.batchSize ?? 500;
+  const forms = new Map<string, NamedForm>();
   let after: { receivedAt: Date; id: string } | undefined;
   for (;;) {
     const rows = await pageOfSubjectSubmissions(db, { accountId, email, limit, after });
@@ -125,7 +162,14 @@ async function* subjectSubmissions(
       db,
       rows.map((r) => r.id),
     );
-    for (const row of rows) yield { row, files: files.filter((f) => f.submission_id === row.id) };
+    await namesOfForms(
+      db,
+      accountId,
+      rows.map((r) => r.form_id),
+      forms,
+    );
+    for (const row of rows)
+      yield { row, form: forms.get(row.form_id), files: files.filter((f) => f.submission_id === row.id) };
     const last = rows[rows.length - 1];
     if (!last || rows.length < limit) return;
     after = { receivedAt: last.received_at, id: last.id };
@@ -134,8 +178,8 @@ async function* subjectSubmissions(
 
 /**
  * The person's submissions as NDJSON, streamed in keyset batches of `batchSize` (memory stays flat however many
- * there are): `{ id, form_id, received_at, status, files: [{ ..., url }], payload }` per line, file links signed for
- * the usual seven days.
+ * there are): `{ id, form_id, form_name, project, received_at, status, files: [{ ..., url }], payload }` per line,
+ * file links signed for the usual seven days.
  */
 export function exportDataSubject(
   props: Pick<Platform, 'db' | 'config' | 'secrets' | 'clock'> & {
@@ -146,15 +190,15 @@ export function exportDataSubject(
 ): Readable {
   return Readable.from(
     (async function* () {
-      for await (const { row, files } of subjectSubmissions(props)) yield exportLine(row, files, props);
+      for await (const { row, form, files } of subjectSubmissions(props)) yield exportLine(row, form, files, props);
     })(),
   );
 }
 
 /**
  * The person's submissions as an Excel workbook (export-xlsx.ts: text cells exactly as posted, received times as
- * dates in `zone`): one row each, newest first, their files as `name: link` lines in one cell, then a column per
- * field name any of them has.
+ * dates in `zone`): one row each, newest first, with its form's name and project (empty in the default project), their
+ * files as `name: link` lines in one cell, then a column per field name any of them has.
  */
 export async function exportDataSubjectXlsx(
   props: Pick<Platform, 'db' | 'config' | 'secrets' | 'clock'> & {
@@ -174,11 +218,13 @@ export async function exportDataSubjectXlsx(
   const link = (f: FileRow) =>
     `${f.filename}: ${fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now })}`;
   const rows = (async function* () {
-    for await (const { row, files } of subjectSubmissions(props)) {
+    for await (const { row, form, files } of subjectSubmissions(props)) {
       const payload = JSON.parse(row.payload_text) as Record<string, unknown>;
       yield [
         row.id,
         row.form_id,
+        xlsxText(form?.name ?? ''),
+        xlsxText(form?.project?.name ?? ''),
         { at: at(row.received_at) },
         row.status,
         xlsxText(row.directions?.['reply_to'] ?? ''),
@@ -187,7 +233,17 @@ export async function exportDataSubjectXlsx(
       ];
     }
   })();
-  const header = ['id', 'form_id', `received_at (${zone})`, 'status', '_replyto', 'files', ...fields];
+  const header = [
+    'id',
+    'form_id',
+    'form',
+    'project',
+    `received_at (${zone})`,
+    'status',
+    '_replyto',
+    'files',
+    ...fields,
+  ];
   return xlsxStream('Submissions', header, rows, props.onError);
 }
 

@@ -81,3 +81,11 @@ export async function findTargetNames(
     for (const row of ids(type).length ? await rows : []) if (row.name) names.set(`${type}:${row.id}`, row.name);
   return names;
 }
+
+/** The account's default project (where a form goes that names none), whose forms name no client. */
+export async function findDefaultProjectId(db: Queryable, accountId: string): Promise<string | undefined> {
+  const row: { id: string } | undefined = await db('projects')
+    .where({ account_id: accountId, is_default: true })
+    .first('id');
+  return row?.id;
+}

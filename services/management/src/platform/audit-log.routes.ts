@@ -10,7 +10,7 @@ import {
   type Platform,
   type Queryable,
 } from '@intake/shared';
-import { findAuditEntries, findTargetNames, type AuditRow } from './audit-log.repository';
+import { findAuditEntries, findDefaultProjectId, findTargetNames, type AuditRow } from './audit-log.repository';
 import { actionLabel, summarise } from './audit-words';
 import { Page, Timestamp } from './schemas';
 
@@ -80,7 +80,10 @@ async function present(db: Queryable, accountId: string, rows: AuditRow[]) {
     ...(r.target_type && r.target_id ? [{ type: r.target_type, id: r.target_id }] : []),
     ...(r.project_id ? [{ type: 'project', id: r.project_id }] : []),
   ]);
-  const names = await findTargetNames(db, accountId, targets);
+  const [names, defaultProject] = await Promise.all([
+    findTargetNames(db, accountId, targets),
+    findDefaultProjectId(db, accountId),
+  ]);
   return rows.map((row) => {
     const actor = { type: row.actor_type, id: row.actor_id, label: row.actor_label };
     const target = row.target_type
@@ -97,7 +100,17 @@ async function present(db: Queryable, accountId: string, rows: AuditRow[]) {
       action: row.action,
       target,
       project: row.project_id ? { id: row.project_id, name: names.get(`project:${row.project_id}`) ?? null } : null,
-      summary: summarise({ actor, action: row.action, target, details: row.details }),
+      summary: summarise({
+        actor,
+        action: row.action,
+        target,
+        details: row.details,
+        // The client of what lies in a project other than the default, by its name now (a project names itself).
+        client:
+          row.project_id && row.project_id !== defaultProject && row.target_type !== 'project'
+            ? names.get(`project:${row.project_id}`)
+            : undefined,
+      }),
       ip: row.ip,
       user_agent: row.user_agent,
       details: row.details,

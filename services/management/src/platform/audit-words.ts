@@ -6,6 +6,8 @@ export interface Worded {
   action: string;
   target: { type: string; id: string | null; name: string | null } | null;
   details: Record<string, unknown>;
+  /** The client the target belongs to: its project's name, when that is not the account's default. */
+  client?: string;
 }
 
 type Say = (target: string, d: Record<string, unknown>) => string;
@@ -106,11 +108,11 @@ const TARGET_WORDS: Record<string, string> = {
   account: 'the account',
 };
 
-/** The target as a reader names it: its kind and its name (or id, or “since deleted”). */
-function targetWords(target: Worded['target']): string {
+/** The target as a reader names it: its kind and its name (or id, or “since deleted”); a form with its client. */
+function targetWords(target: Worded['target'], client?: string): string {
   if (!target) return '';
   const kind = TARGET_WORDS[target.type] ?? target.type;
-  if (target.name) return `${kind} “${target.name}”`;
+  if (target.name) return `${kind} “${target.name}”${target.type === 'form' && client ? ` (${client})` : ''}`;
   if (target.type === 'submission' || target.type === 'delivery') return kind;
   return target.id ? `${kind} ${target.id} (since deleted)` : kind;
 }
@@ -123,11 +125,16 @@ export function actorWords(actor: Worded['actor']): string {
   return actor.label ?? actor.id ?? 'Someone';
 }
 
-/** The entry as one sentence: who did what to what. */
+/**
+ * The entry as one sentence: who did what to what, and for what lies in a client's project, whose: a form is named
+ * with it (`the form “Contact” (Acme Dental)`), anything else of it ends with it (`… (Acme Dental).`).
+ */
 export function summarise(entry: Worded): string {
   const say = SAY[entry.action as AuditAction & (typeof AUDIT_ACTIONS)[number]];
+  const target = targetWords(entry.target, entry.client);
   const what = say
-    ? say(targetWords(entry.target), entry.details)
-    : `called ${entry.action.replace(/^operation\./, '')}${entry.target ? ` on ${targetWords(entry.target)}` : ''}`;
-  return `${actorWords(entry.actor)} ${what}.`;
+    ? say(target, entry.details)
+    : `called ${entry.action.replace(/^operation\./, '')}${entry.target ? ` on ${target}` : ''}`;
+  const named = entry.target?.type === 'form' && entry.target.name;
+  return `${actorWords(entry.actor)} ${what}${entry.client && !named ? ` (${entry.client})` : ''}.`;
 }

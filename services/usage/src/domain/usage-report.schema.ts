@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { FormProject } from '@intake/shared';
 
 /** The body of `GET /v1/usage`: one schema for the route's validation, the OpenAPI document and the domain's type. */
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds' });
@@ -50,6 +51,11 @@ export const Usage = Type.Object(
         form_id: Type.String(),
         name: Type.Union([Type.String(), Type.Null()], { description: 'null once the form is deleted' }),
         slug: Type.Union([Type.String(), Type.Null()], { description: 'null once the form is deleted' }),
+        project: Type.Union(FormProject.anyOf, {
+          description:
+            'the project the form is in, named with it; null when that is the account’s default project, or once ' +
+            'the form is deleted',
+        }),
         ...Breakdown,
       }),
       { description: 'forms with any submission this month' },

@@ -1,4 +1,4 @@
-import { monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
+import { formProject, monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
 import type { UsageReport } from './usage-report.schema';
 import {
   countAccountProjects,
@@ -65,7 +65,10 @@ export async function usageReport(props: {
     file_bytes: projects ? days.reduce((n, d) => n + Number(d.file_bytes), 0) : counters.file_bytes,
     project_ids: projects,
     stored_file_bytes: stored,
-    forms,
+    forms: forms.map(({ project_id, project_name, project_is_default, ...form }) => ({
+      ...form,
+      project: formProject({ project_id, project_name, project_is_default }),
+    })),
     days,
   };
 }

@@ -1,4 +1,4 @@
-import { ACCOUNT_QUOTA_SQL, accountWithPlan, type Queryable } from '@intake/shared';
+import { ACCOUNT_QUOTA_SQL, accountWithPlan, type ProjectColumns, type Queryable } from '@intake/shared';
 
 export interface AccountQuota {
   account_id: string;
@@ -53,8 +53,8 @@ type Projects = string[] | null;
 const formsOf = (db: Queryable, projects: string[]) => db('forms').whereIn('project_id', projects).select('id');
 
 /**
- * Per-form totals over [from, to) days, with the form's current name and slug (null once the form is deleted; a
- * project's report leaves deleted forms out).
+ * Per-form totals over [from, to) days, with the form's current name, slug and project (null once the form is
+ * deleted; a project's report leaves deleted forms out).
  */
 export async function findUsageByForm(
   db: Queryable,
@@ -62,22 +62,26 @@ export async function findUsageByForm(
   from: string,
   to: string,
   projects: Projects,
-): Promise<(BreakdownRow & { form_id: string; name: string | null; slug: string | null })[]> {
+): Promise<(BreakdownRow & ProjectColumns & { form_id: string; name: string | null; slug: string | null })[]> {
   const query = db('usage_daily as u')
     .leftJoin('forms as f', (join) => {
       join.on('f.id', '=', 'u.form_id').andOn('f.account_id', '=', 'u.account_id');
     })
+    .leftJoin('projects as p', 'p.id', 'f.project_id')
     .where('u.account_id', accountId);
   if (projects) query.whereIn('u.form_id', formsOf(db, projects));
   const rows = await query
     .andWhere('u.day', '>=', from)
     .andWhere('u.day', '<', to)
-    .groupBy('u.form_id', 'f.name', 'f.slug')
+    .groupBy('u.form_id', 'f.name', 'f.slug', 'p.id')
     .orderBy('u.form_id')
     .select(
       'u.form_id',
       'f.name',
       'f.slug',
+      'p.id as project_id',
+      'p.name as project_name',
+      'p.is_default as project_is_default',
       db.raw('sum(u.received)::int as received'),
       db.raw('sum(u.spam)::int as spam'),
       db.raw('sum(u.file_bytes)::bigint as file_bytes'),
