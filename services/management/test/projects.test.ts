@@ -41,6 +41,8 @@ describe('projects', () => {
 
     // Names are unique ignoring case; a project of another account is no project here.
     expect((await call('POST', '/v1/projects', { name: 'client a' })).status).toBe(409);
+    const renamed = await call('PATCH', `/v1/projects/${client.id}`, { name: 'default' });
+    expect(renamed).toMatchObject({ status: 409, body: { errors: [{ field: 'body/name' }] } });
     const stranger = await factories.account(ctx.platform.db);
     const strangers = (await api(ctx.url, stranger.managementKey)('GET', '/v1/projects')).body.data[0].id as string;
     expect((await call('POST', '/v1/forms', { name: 'X', project_id: strangers })).status).toBe(404);

@@ -9,6 +9,7 @@ import {
   type Queryable,
   type Role,
 } from '@intake/shared';
+import type { Knex } from 'knex';
 import {
   countFormsOfProject,
   deleteProjectRow,
@@ -54,32 +55,38 @@ export async function getProject(db: Db, accountId: string, id: string): Promise
   return project;
 }
 
-export async function createProject(props: Deps & { accountId: string; name: string }): Promise<ProjectRow> {
-  const { db, accountId, name } = props;
-  const id = newId('project', props.clock.now().getTime());
+/**
+ * Writes a change that names project `id` (`change`, in one transaction, its audit entry with it), a name another
+ * project of the account has answering 409 at the field; then the project as it now is.
+ */
+async function saveNamed(
+  props: Deps & { accountId: string; id: string; name: string },
+  change: (trx: Knex.Transaction) => Promise<void>,
+): Promise<ProjectRow> {
   try {
-    await db.transaction(async (trx) => {
-      await insertProject(trx, { id, account_id: accountId, name, created_at: props.clock.now() });
-      await auditChange(trx, [{ action: 'project.created', target: { type: 'project', id }, details: { name } }]);
-    });
+    await props.db.transaction(change);
   } catch (err) {
-    throw isUniqueViolation(err) ? nameTaken(name) : err;
+    throw isUniqueViolation(err) ? nameTaken(props.name) : err;
   }
-  return getProject(db, accountId, id);
+  return getProject(props.db, props.accountId, props.id);
+}
+
+export async function createProject(props: Deps & { accountId: string; name: string }): Promise<ProjectRow> {
+  const { accountId, name } = props;
+  const id = newId('project', props.clock.now().getTime());
+  return saveNamed({ ...props, id }, async (trx) => {
+    await insertProject(trx, { id, account_id: accountId, name, created_at: props.clock.now() });
+    await auditChange(trx, [{ action: 'project.created', target: { type: 'project', id }, details: { name } }]);
+  });
 }
 
 export async function updateProject(props: Deps & { accountId: string; id: string; name: string }) {
-  const { db, accountId, id, name } = props;
-  try {
-    await db.transaction(async (trx) => {
-      if (!(await renameProject(trx, accountId, id, name, props.clock.now())))
-        throw problem('not-found', `No project ${id}`);
-      await auditChange(trx, [{ action: 'project.updated', target: { type: 'project', id }, details: { name } }]);
-    });
-  } catch (err) {
-    throw isUniqueViolation(err) ? nameTaken(name) : err;
-  }
-  return getProject(db, accountId, id);
+  const { accountId, id, name } = props;
+  return saveNamed(props, async (trx) => {
+    if (!(await renameProject(trx, accountId, id, name, props.clock.now())))
+      throw problem('not-found', `No project ${id}`);
+    await auditChange(trx, [{ action: 'project.updated', target: { type: 'project', id }, details: { name } }]);
+  });
 }
 
 /** Deletes an empty project (409 while it holds forms, the trash's included, and for the account's default). */
