@@ -41,19 +41,8 @@ const project = (name, dir) => ({
 });
 
 /**
- * The parts of the suite (README, "Tests"). `npm test` runs the first two at once, then the third:
- * - `JEST_PART=unit` (`npm run test:unit`): the workspaces' tests that start no process of their own (the console's
- *   beside its sources);
- * - `JEST_PART=system` (`npm run test:system`): the system tests (`test/`: Chromium, clusters, kills, Helm, fuzz), the
- *   console's browser tests (`console/test/`: the whole stack and Chromium) and the workspaces' `*.process.test.ts` (a
- *   server or a child process of their own: a NATS or Postgres to stop, the admin CLI, an ES-module script, Python's
- *   openpyxl);
- * - `JEST_ALONE=1`: the tests that time something under a load of their own (`*.alone.test.ts`: one account beside
- *   another's load, a NATS cluster electing leaders while posts flow), one at a time, after the others: beside the other
- *   test files on two cores it is the machine's load they would measure (the cluster test took 88 s alone, 123 s or
- *   268 s and its deadlines missed beside the console's Chromium tests).
  * Every run starts on fresh test databases (scripts/jest-fresh-databases.js) and adds each file's time to
- * `.test-timings.json` (scripts/test-timings.js); `npm run test:slowest` lists them.
+ * `.test-timings.json` (scripts/test-timings.js); `npm run test:slowest` lists them. The tiers: see projects() below.
  */
 /**
  * How long a test waits for a process it starts (a service's `/readyz`, a NATS or Postgres of its own) before it
@@ -94,7 +83,10 @@ const ignoring = (p, ...patterns) => ({ ...p, testPathIgnorePatterns: ['/node_mo
  *   (scripts/jest-pure.js refuses a connection to one);
  * - integration (the workspaces' other `*.test.ts`): against the running Postgres, NATS and Redis, no process of its own;
  * - system (`test/`, `console/test/`, `*.process.test.ts`): processes, Chromium, clusters, kills, Helm, fuzz;
- * - alone (JEST_ALONE=1, `*.alone.test.ts`): after the others, one at a time.
+ * - alone (JEST_ALONE=1, `*.alone.test.ts`): the tests that put a load of their own on the machine (one account beside
+ *   another's load, a NATS cluster electing leaders while posts flow), after the others, one at a time: beside the other
+ *   files on two cores it is their load that would decide (the cluster test took 88 s alone, 123 s or 268 s beside the
+ *   console's Chromium tests).
  */
 function projects() {
   if (alone) return system.map((p) => ({ ...p, testMatch: ['<rootDir>/test/**/*.alone.test.ts'] }));
