@@ -1,43 +1,9 @@
 import PostalMime from 'postal-mime';
-import { buildServiceApp, type Worker } from '@intake/shared';
-import {
-  createTestPlatform,
-  eventually,
-  factories,
-  listen,
-  smtpSink,
-  startTestRelay,
-  useStarted,
-  type TestPlatform,
-} from '@intake/shared/testing';
-import { deliveryService } from '@intake/delivery';
-import { managementService } from '../src';
-import { api } from './helpers';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { api, ownerWithForm, startManagementWithMail } from './helpers';
 
-/** Moves the platform's clock (the window between two autoresponses to one address is measured on it). */
-let offsetMs = 0;
-const clock = { now: () => new Date(Date.now() + offsetMs) };
-
-const ctx = useStarted(async () => {
-  const smtp = await smtpSink();
-  const platform: TestPlatform = await createTestPlatform(
-    { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Intake <no-reply@intake.test>' },
-    { clock },
-  );
-  const server = await listen(buildServiceApp(managementService, platform).callback());
-  const workers: Worker[] = [...(await deliveryService.startWorkers(platform)), startTestRelay(platform, 100)];
-  return {
-    platform,
-    url: server.url,
-    smtp,
-    async close() {
-      await server.close();
-      await Promise.allSettled(workers.map((w) => w.stop()));
-      await platform.close();
-      await smtp.close();
-    },
-  };
-});
+/** The platform's clock is moved: the window between two autoresponses to one address is measured on it. */
+const ctx = useStarted(startManagementWithMail);
 
 const SETTINGS = {
   enabled: true,
@@ -48,14 +14,10 @@ const SETTINGS = {
 
 /** An account whose form has an autoresponse set through the API. */
 async function formWithAutoresponse(settings: Record<string, unknown> = SETTINGS) {
-  const account = await factories.account(ctx.platform.db);
-  const form = await factories.form(ctx.platform.db, account.id);
-  const call = api(ctx.url, account.managementKey);
-  const patched = await call('PATCH', `/v1/forms/${form.id}`, { autoresponse: settings });
-  expect(patched.status).toBe(200);
+  const owner = await ownerWithForm(ctx, { settings: { autoresponse: settings } });
   const submit = (payload: Record<string, string>, status: 'received' | 'spam' = 'received') =>
-    factories.submission(ctx.platform, { accountId: account.id, formId: form.id, payload, status });
-  return { account, form, call, submit };
+    owner.submit({ payload, status });
+  return { ...owner, submit };
 }
 
 const mailsTo = (address: string) =>
@@ -160,7 +122,7 @@ describe('autoresponse: never a mail cannon', () => {
     );
     expect(mailsTo('Victim@Example.com')).toHaveLength(1);
 
-    offsetMs += 10 * 60_000 + 1000;
+    ctx.clock.offsetMs += 10 * 60_000 + 1000;
     await submit({ name: 'Later', email: 'victim@example.com', message: 'x' });
     await eventually(() => mailsTo('victim@example.com').length === 2);
   });

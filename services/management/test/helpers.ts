@@ -1,9 +1,10 @@
-import { buildServiceApp, type Worker } from '@intake/shared';
+import { buildServiceApp, createMailer, type Clock, type Worker } from '@intake/shared';
 import {
   createTestPlatform,
   expectMatchesOpenApi,
   factories,
   listen,
+  smtpSink,
   startTestRelay,
   type ConfigOverrides,
   type TestPlatform,
@@ -30,13 +31,18 @@ export async function startManagement(
 
 /**
  * Management and the delivery workers on one platform (webhook retries every `retryMs`, the outbox relay polling
- * every `pollMs`); private networks are allowed in tests, so local receivers work.
+ * every `pollMs`; `overrides` and `clock` as createTestPlatform takes them); private networks are allowed in tests, so
+ * local receivers work.
  */
-export async function startManagementWithWorkers(options: { retryMs: number; pollMs: number }) {
-  const platform: TestPlatform = await createTestPlatform({
-    WEBHOOK_RETRY_SCHEDULE: Array(4).fill(`${options.retryMs}ms`).join(','),
-    WEBHOOK_TIMEOUT_MS: 2000,
-  });
+export async function startManagementWithWorkers(
+  options: { retryMs: number; pollMs: number },
+  overrides: ConfigOverrides = {},
+  clock?: Clock,
+) {
+  const platform: TestPlatform = await createTestPlatform(
+    { WEBHOOK_RETRY_SCHEDULE: Array(4).fill(`${options.retryMs}ms`).join(','), WEBHOOK_TIMEOUT_MS: 2000, ...overrides },
+    { clock },
+  );
   const server = await listen(buildServiceApp(managementService, platform).callback());
   const workers: Worker[] = [
     ...(await deliveryService.startWorkers(platform)),
@@ -49,6 +55,34 @@ export async function startManagementWithWorkers(options: { retryMs: number; pol
       await server.close();
       await Promise.allSettled(workers.map((w) => w.stop()));
       await platform.close();
+    },
+  };
+}
+
+/**
+ * Management and the delivery workers (as startManagementWithWorkers) mailing to an SMTP sink, on a clock the test
+ * moves (`clock.offsetMs`, for windows and due times); `mailer` sends as the delivery workers do, `mailsTo(address)` is
+ * what the sink took for an address.
+ */
+export async function startManagementWithMail() {
+  const smtp = await smtpSink();
+  const clock = { offsetMs: 0, now: () => new Date(Date.now() + clock.offsetMs) };
+  const started = await startManagementWithWorkers(
+    { retryMs: 300, pollMs: 100 },
+    { SMTP_URL: smtp.url, MAIL_FROM: 'Intake <no-reply@intake.test>' },
+    clock,
+  );
+  const mailer = createMailer(started.platform.config, started.platform.logger);
+  return {
+    ...started,
+    smtp,
+    clock,
+    mailer,
+    mailsTo: (address: string) => smtp.mails.filter((m) => m.to.includes(address)),
+    async close() {
+      mailer.close();
+      await started.close();
+      await smtp.close();
     },
   };
 }
@@ -108,11 +142,20 @@ export function api(url: string, key?: string, options: { contract?: boolean } =
 
 type SubmissionProps = Omit<Parameters<typeof factories.submission>[1], 'accountId' | 'formId'>;
 
-/** A fresh account with one form, a caller holding its management key, and `submit` storing a post to the form. */
-export async function ownerWithForm(ctx: { platform: TestPlatform; url: string }) {
+/**
+ * A fresh account with one form (`row`: what its factory sets, `settings`: what is then PATCHed through the API, the
+ * answer being `patched`), a caller holding its management key, and `submit` storing a post to the form.
+ */
+export async function ownerWithForm(
+  ctx: { platform: TestPlatform; url: string },
+  options: { row?: Parameters<typeof factories.form>[2]; settings?: Record<string, unknown> } = {},
+) {
   const account = await factories.account(ctx.platform.db);
-  const form = await factories.form(ctx.platform.db, account.id);
+  const form = await factories.form(ctx.platform.db, account.id, options.row);
+  const call = api(ctx.url, account.managementKey);
+  const patched = options.settings && (await call('PATCH', `/v1/forms/${form.id}`, options.settings));
+  if (patched) expect(patched.status).toBe(200);
   const submit = (props: SubmissionProps = {}) =>
     factories.submission(ctx.platform, { accountId: account.id, formId: form.id, ...props });
-  return { account, form, call: api(ctx.url, account.managementKey), submit };
+  return { account, form, call, submit, patched: patched?.body };
 }

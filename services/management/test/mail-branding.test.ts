@@ -1,61 +1,20 @@
 import PostalMime from 'postal-mime';
-import { buildServiceApp, createMailer, type Worker } from '@intake/shared';
-import {
-  createTestPlatform,
-  eventually,
-  factories,
-  listen,
-  smtpSink,
-  startTestRelay,
-  useStarted,
-  type TestPlatform,
-} from '@intake/shared/testing';
-import { deliveryService, sendDigests, DIGEST_LISTED } from '@intake/delivery';
-import { managementService } from '../src';
-import { api } from './helpers';
+import { randomBytes } from 'node:crypto';
+import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { sendDigests, DIGEST_LISTED } from '@intake/delivery';
+import { ownerWithForm, startManagementWithMail } from './helpers';
 
-/** Moves the platform's clock: a daily digest is due a day after the last. */
-let offsetMs = 0;
-const clock = { now: () => new Date(Date.now() + offsetMs) };
+/** The platform's clock is moved: a daily digest is due a day after the last. */
+const ctx = useStarted(startManagementWithMail);
 const DAY_MS = 86_400_000;
-
-const ctx = useStarted(async () => {
-  const smtp = await smtpSink();
-  const platform: TestPlatform = await createTestPlatform(
-    { SMTP_URL: `smtp://127.0.0.1:${smtp.port}`, MAIL_FROM: 'Intake <no-reply@intake.test>' },
-    { clock },
-  );
-  const server = await listen(buildServiceApp(managementService, platform).callback());
-  const workers: Worker[] = [...(await deliveryService.startWorkers(platform)), startTestRelay(platform, 100)];
-  const mailer = createMailer(platform.config, platform.logger);
-  return {
-    platform,
-    url: server.url,
-    smtp,
-    mailer,
-    async close() {
-      mailer.close();
-      await server.close();
-      await Promise.allSettled(workers.map((w) => w.stop()));
-      await platform.close();
-      await smtp.close();
-    },
-  };
-});
-
-const mailsTo = (address: string) => ctx.smtp.mails.filter((m) => m.to.includes(address));
 
 /** A form of a new account, set through the API with `settings`; `owner` is its one notification address. */
 async function brandedForm(settings: Record<string, unknown>) {
-  const account = await factories.account(ctx.platform.db);
-  const owner = `owner-${account.id.slice(-8).toLowerCase()}@shop.example`;
-  const form = await factories.form(ctx.platform.db, account.id, { notify_emails: [owner] });
-  const call = api(ctx.url, account.managementKey);
-  const patched = await call('PATCH', `/v1/forms/${form.id}`, settings);
-  expect(patched.status).toBe(200);
+  const owner = `owner-${randomBytes(4).toString('hex')}@shop.example`;
+  const made = await ownerWithForm(ctx, { row: { notify_emails: [owner] }, settings });
   const submit = (payload: Record<string, string>, status: 'received' | 'spam' = 'received') =>
-    factories.submission(ctx.platform, { accountId: account.id, formId: form.id, payload, status });
-  return { account, form, owner, call, submit, patched: patched.body };
+    made.submit({ payload, status });
+  return { ...made, owner, submit };
 }
 
 describe('branded e-mail: the settings', () => {
@@ -121,7 +80,7 @@ describe('branded e-mail: the notification', () => {
       notification_template: { subject: 'New lead: {{name}}', text: 'From {{name}} <{{email}}>:\n\n{{message}}' },
     });
     const stored = await submit({ name: 'Ada', email: 'ada@example.com', message: '<script>alert(1)</script>\nBye' });
-    const [mail] = await eventually(() => mailsTo(owner).length === 1 && mailsTo(owner));
+    const [mail] = await eventually(() => ctx.mailsTo(owner).length === 1 && ctx.mailsTo(owner));
     const parsed = await PostalMime.parse(mail!.raw);
     expect(parsed.from).toEqual({ name: 'Acme Support', address: 'no-reply@intake.test' });
     expect(parsed.subject).toBe('New lead: Ada');
@@ -142,7 +101,7 @@ describe('branded e-mail: the notification', () => {
       payload: { name: 'Grace', note: 'a & b' },
       directions: { subject: 'Order #42' },
     });
-    const [mail] = await eventually(() => mailsTo(owner).length === 1 && mailsTo(owner));
+    const [mail] = await eventually(() => ctx.mailsTo(owner).length === 1 && ctx.mailsTo(owner));
     const parsed = await PostalMime.parse(mail!.raw);
     expect([parsed.subject, parsed.from?.name]).toEqual(['Order #42', 'Shop']);
     expect(parsed.text).toContain('note: a & b');
@@ -155,7 +114,9 @@ describe('branded e-mail: the notification', () => {
       autoresponse: { enabled: true, subject: 'Thanks', text: 'We got it.' },
     });
     await submit({ email: 'grace@example.com' });
-    const [mail] = await eventually(() => mailsTo('grace@example.com').length === 1 && mailsTo('grace@example.com'));
+    const [mail] = await eventually(
+      () => ctx.mailsTo('grace@example.com').length === 1 && ctx.mailsTo('grace@example.com'),
+    );
     const parsed = await PostalMime.parse(mail!.raw);
     expect(parsed.from).toEqual({ name: 'Acme Support', address: 'no-reply@intake.test' });
     expect(parsed.html).toContain('We got it.');
@@ -164,9 +125,9 @@ describe('branded e-mail: the notification', () => {
 
 describe('branded e-mail: the daily digest', () => {
   afterEach(() => {
-    offsetMs = 0;
+    ctx.clock.offsetMs = 0;
   });
-  const digests = () => sendDigests({ ...ctx.platform, mailer: ctx.mailer, now: () => clock.now() });
+  const digests = () => sendDigests({ ...ctx.platform, mailer: ctx.mailer, now: () => ctx.clock.now() });
 
   it('mails no submission on its own, then one digest a day of what was received, once', async () => {
     const daily = await brandedForm({ notification_schedule: 'daily', mail_from_name: 'Acme' });
@@ -175,15 +136,15 @@ describe('branded e-mail: the daily digest', () => {
     await daily.submit({ name: 'Bot' }, 'spam');
     // A form mailing each submission gets its mail; by then the daily form's would have been sent too.
     await each.submit({ name: 'Ada' });
-    await eventually(() => mailsTo(each.owner).length === 1);
-    expect(mailsTo(daily.owner)).toEqual([]);
+    await eventually(() => ctx.mailsTo(each.owner).length === 1);
+    expect(ctx.mailsTo(daily.owner)).toEqual([]);
     expect(await digests()).toBe(0); // not due yet
 
-    offsetMs = DAY_MS + 60_000;
+    ctx.clock.offsetMs = DAY_MS + 60_000;
     expect(await digests()).toBe(1);
     expect(await digests()).toBe(0);
-    const [mail] = mailsTo(daily.owner);
-    expect(mailsTo(daily.owner)).toHaveLength(1);
+    const [mail] = ctx.mailsTo(daily.owner);
+    expect(ctx.mailsTo(daily.owner)).toHaveLength(1);
     const parsed = await PostalMime.parse(mail!.raw);
     expect(parsed.from?.name).toBe('Acme');
     expect(parsed.subject).toBe(`Daily digest: Test form (${DIGEST_LISTED + 2} new)`);
@@ -194,9 +155,9 @@ describe('branded e-mail: the daily digest', () => {
     expect(parsed.html).toContain('Open the inbox');
 
     // The next day has nothing: no mail, its row says why.
-    offsetMs = 2 * DAY_MS + 120_000;
+    ctx.clock.offsetMs = 2 * DAY_MS + 120_000;
     expect(await digests()).toBe(0);
-    expect(mailsTo(daily.owner)).toHaveLength(1);
+    expect(ctx.mailsTo(daily.owner)).toHaveLength(1);
     const rows = await ctx.platform
       .db('notifications')
       .where({ kind: 'digest', account_id: daily.account.id })
