@@ -1,12 +1,8 @@
 import { purgeAuditLog } from '@intake/shared';
-import { addTestMember, factories, memberSessionHeaders } from '@intake/shared/testing';
+import { addTestMember, factories, memberSessionHeaders, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-beforeAll(async () => {
-  ctx = await startManagement({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: true });
-});
-afterAll(() => ctx.close());
+const ctx = useStarted(() => startManagement({ WEBHOOK_ALLOW_PRIVATE_NETWORKS: true }));
 
 /** An account whose admin key makes a few changes, so its log has entries. */
 async function busyAccount() {

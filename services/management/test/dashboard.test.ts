@@ -1,11 +1,7 @@
-import { factories, managementKeyWithRole } from '@intake/shared/testing';
+import { factories, managementKeyWithRole, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-beforeAll(async () => {
-  ctx = await startManagement();
-});
-afterAll(() => ctx.close());
+const ctx = useStarted(() => startManagement());
 
 const DAY = 86_400_000;
 const day = (ago: number) => new Date(Date.now() - ago * DAY).toISOString().slice(0, 10);

@@ -1,15 +1,11 @@
 import { generate } from 'otplib';
-import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
+import { addTestMember, factories, uniqueEmail, useStarted } from '@intake/shared/testing';
 import { INVITATION_WRONG_TRIES } from '../src/people/credentials';
 import { SIGN_IN_LIMITS } from '../src/people/sign-in';
 import { api, startManagement } from './helpers';
 import { clientAddress, PASSWORD, personWithPassword, sessionOf } from './people-helpers';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-beforeAll(async () => {
-  ctx = await startManagement({ TRUST_PROXY: true });
-});
-afterAll(() => ctx.close());
+const ctx = useStarted(() => startManagement({ TRUST_PROXY: true }));
 
 type Headers = Record<string, string>;
 const call = (method: string, path: string, body?: unknown, headers: Headers = {}) =>

@@ -1,11 +1,7 @@
-import { addTestMember, factories, memberSessionHeaders } from '@intake/shared/testing';
+import { addTestMember, factories, memberSessionHeaders, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-beforeAll(async () => {
-  ctx = await startManagement();
-});
-afterAll(() => ctx.close());
+const ctx = useStarted(() => startManagement());
 
 type Call = ReturnType<typeof api>;
 const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((x) => x.id).sort();

@@ -1,11 +1,7 @@
-import { addTestMember, factories, memberSessionHeaders } from '@intake/shared/testing';
+import { addTestMember, factories, memberSessionHeaders, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-beforeAll(async () => {
-  ctx = await startManagement();
-});
-afterAll(() => ctx.close());
+const ctx = useStarted(() => startManagement());
 
 describe('saved views', () => {
   it('keeps named inbox filters per form for the whole account; refuses a bad filter, a taken name, another’s form', async () => {

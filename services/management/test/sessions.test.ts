@@ -1,12 +1,8 @@
-import { factories } from '@intake/shared/testing';
+import { factories, useStarted } from '@intake/shared/testing';
 import { SESSION_IDLE_MS, sha256Hex, sweepSessions } from '@intake/shared';
 import { api, startManagement } from './helpers';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-beforeAll(async () => {
-  ctx = await startManagement();
-});
-afterAll(() => ctx.close());
+const ctx = useStarted(() => startManagement());
 
 async function signIn(key: string) {
   const res = await api(ctx.url)('POST', '/v1/sessions', { key });

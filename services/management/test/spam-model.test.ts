@@ -1,11 +1,7 @@
-import { factories } from '@intake/shared/testing';
+import { factories, useStarted } from '@intake/shared/testing';
 import { api, ownerWithForm, startManagement } from './helpers';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-beforeAll(async () => {
-  ctx = await startManagement();
-});
-afterAll(() => ctx.close());
+const ctx = useStarted(() => startManagement());
 
 const reasonsOf = (id: string, reasons: string[]) =>
   ctx.platform
