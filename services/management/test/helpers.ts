@@ -29,6 +29,20 @@ export async function startManagement(
   };
 }
 
+/** Management mailing to an SMTP sink (`smtp`): invitations, password resets. */
+export async function startManagementWithSmtp(overrides: ConfigOverrides = {}) {
+  const smtp = await smtpSink();
+  const started = await startManagement({ SMTP_URL: smtp.url, ...overrides });
+  return {
+    ...started,
+    smtp,
+    async close() {
+      await started.close();
+      await smtp.close();
+    },
+  };
+}
+
 /**
  * Management and the delivery workers on one platform (webhook retries every `retryMs`, the outbox relay polling
  * every `pollMs`; `overrides` and `clock` as createTestPlatform takes them); private networks are allowed in tests, so

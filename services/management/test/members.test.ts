@@ -3,23 +3,13 @@ import {
   addTestMember,
   managementKeyWithRole,
   memberSessionHeaders,
-  smtpSink,
-  type SmtpSink,
   uniqueEmail,
+  useStarted,
 } from '@intake/shared/testing';
-import { api, startManagement } from './helpers';
+import { api, startManagementWithSmtp } from './helpers';
 import { accept, PASSWORD, sessionOf } from './people-helpers';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-let smtp: SmtpSink;
-beforeAll(async () => {
-  smtp = await smtpSink();
-  ctx = await startManagement({ SMTP_URL: smtp.url });
-});
-afterAll(async () => {
-  await ctx.close();
-  await smtp.close();
-});
+const ctx = useStarted(() => startManagementWithSmtp());
 
 const problemType = (slug: string) => `${ctx.platform.config.PROBLEMS_URL}/${slug}`;
 
@@ -28,6 +18,15 @@ async function account() {
   const a = await factories.account(ctx.platform.db);
   const owner = await addTestMember(ctx.platform.db, a.id, 'owner');
   return { ...a, owner, call: api(ctx.url, a.managementKey) };
+}
+
+/** An account (as `account`) with an admin besides its owner, and the headers of each one's console session. */
+async function accountWithAdmin() {
+  const a = await account();
+  const admin = await addTestMember(ctx.platform.db, a.id, 'admin');
+  const asAdmin = await memberSessionHeaders(ctx.platform.db, a.id, admin.memberId);
+  const asOwner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
+  return { a, admin, asAdmin, asOwner };
 }
 
 describe('members: invitations', () => {
@@ -44,7 +43,7 @@ describe('members: invitations', () => {
       last_sign_in_at: null,
     });
     expect(invited.body.invitation_url).toMatch(new RegExp(`^${ctx.platform.config.PUBLIC_BASE_URL}/console/join#`));
-    const mail = smtp.mails.find((m) => m.to.includes(ada));
+    const mail = ctx.smtp.mails.find((m) => m.to.includes(ada));
     expect(mail?.text).toContain(invited.body.invitation_url);
     const stored = await ctx.platform.db('member_invitations').where({ member_id: invited.body.id }).first();
     expect(new Date(stored.expires_at).getTime() - Date.now()).toBeGreaterThan(6.9 * 86_400_000);
@@ -94,7 +93,7 @@ describe('members: an invitation sent again', () => {
     const owner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
     const grace = uniqueEmail('grace');
     const invited = await api(ctx.url)('POST', '/v1/members', { email: grace, role: 'editor' }, { ...owner });
-    const first = smtp.mails.find((m) => m.to.includes(grace));
+    const first = ctx.smtp.mails.find((m) => m.to.includes(grace));
     expect(first?.subject).toBe('Join Test account on Intake');
     expect(first?.text).toContain(`${a.owner.email} invited you to Test account on Intake, as an editor`);
 
@@ -103,7 +102,7 @@ describe('members: an invitation sent again', () => {
     expect(resent.body).toMatchObject({ id: invited.body.id, status: 'invited', role: 'editor' });
     expect(resent.body.invitation_url).not.toBe(invited.body.invitation_url);
     // By a key: the mail does not name the key.
-    expect(smtp.mails.filter((m) => m.to.includes(grace)).map((m) => m.text.split(' invited you')[0])).toEqual([
+    expect(ctx.smtp.mails.filter((m) => m.to.includes(grace)).map((m) => m.text.split(' invited you')[0])).toEqual([
       a.owner.email,
       'An admin',
     ]);
@@ -188,10 +187,7 @@ describe('members: invitations refused, and people in several accounts', () => {
 
 describe('members: roles and owners', () => {
   it('only an owner makes, changes or removes an owner; the last owner stays', async () => {
-    const a = await account();
-    const admin = await addTestMember(ctx.platform.db, a.id, 'admin');
-    const asAdmin = await memberSessionHeaders(ctx.platform.db, a.id, admin.memberId);
-    const asOwner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
+    const { a, admin, asAdmin, asOwner } = await accountWithAdmin();
     const call = api(ctx.url);
     const made = await call('POST', '/v1/members', { email: 'boss@people.example', role: 'owner' }, { ...asAdmin });
     expect([made.status, made.body.type]).toEqual([403, problemType('forbidden')]);
@@ -227,10 +223,7 @@ describe('members: roles and owners', () => {
 
 describe('members: keys they minted', () => {
   it('shows who minted each key, and revokes a removed member’s keys when asked to', async () => {
-    const a = await account();
-    const admin = await addTestMember(ctx.platform.db, a.id, 'admin');
-    const asAdmin = await memberSessionHeaders(ctx.platform.db, a.id, admin.memberId);
-    const asOwner = await memberSessionHeaders(ctx.platform.db, a.id, a.owner.memberId);
+    const { a, admin, asAdmin, asOwner } = await accountWithAdmin();
     const call = api(ctx.url);
     const minted: { id: string; key: string }[] = [];
     for (const name of ['ci deploys', 'dashboard'])

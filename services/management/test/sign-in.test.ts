@@ -4,24 +4,14 @@ import {
   emptyTestDatabaseUrl,
   eventually,
   factories,
-  smtpSink,
   uniqueEmail,
-  type SmtpSink,
+  useStarted,
 } from '@intake/shared/testing';
-import { api, startManagement } from './helpers';
+import { api, startManagement, startManagementWithSmtp } from './helpers';
 import { accept, clientAddress, PASSWORD, personWithPassword, sessionOf } from './people-helpers';
 import { SIGN_IN_LIMITS } from '../src/people/sign-in';
 
-let ctx: Awaited<ReturnType<typeof startManagement>>;
-let smtp: SmtpSink;
-beforeAll(async () => {
-  smtp = await smtpSink();
-  ctx = await startManagement({ SMTP_URL: smtp.url, TRUST_PROXY: true });
-});
-afterAll(async () => {
-  await ctx.close();
-  await smtp.close();
-});
+const ctx = useStarted(() => startManagementWithSmtp({ TRUST_PROXY: true }));
 
 const signIn = (email: string, password: string, headers: Record<string, string> = {}) =>
   api(ctx.url)('POST', '/v1/sessions/password', { email, password }, headers);
@@ -243,7 +233,7 @@ describe('password reset', () => {
     const asked = await api(ctx.url)('POST', '/v1/password-resets', { email: p.email });
     expect(asked.status).toBe(202);
     expect((await api(ctx.url)('POST', '/v1/password-resets', { email: uniqueEmail('nobody') })).status).toBe(202);
-    const mail = await eventually(() => smtp.mails.find((m) => m.to.includes(p.email)));
+    const mail = await eventually(() => ctx.smtp.mails.find((m) => m.to.includes(p.email)));
     const token = /\/console\/reset#([A-Za-z0-9_-]+)/.exec(mail.text)?.[1] as string;
     expect(token).toBeDefined();
     const weak = await api(ctx.url)('POST', '/v1/password-resets/confirm', { token, password: 'password1234' });
@@ -265,7 +255,7 @@ describe('secrets at rest', () => {
     const password = 'an unguessable sentence 42';
     expect((await accept(ctx.url, invited.body.invitation_url, password)).res.status).toBe(201);
     await api(ctx.url)('POST', '/v1/password-resets', { email: p.email });
-    const reset = await eventually(() => smtp.mails.find((m) => m.to.includes(p.email) && /reset#/.test(m.text)));
+    const reset = await eventually(() => ctx.smtp.mails.find((m) => m.to.includes(p.email) && /reset#/.test(m.text)));
     const resetToken = /reset#([A-Za-z0-9_-]+)/.exec(reset.text)?.[1] as string;
     const dump = JSON.stringify(
       await Promise.all(
