@@ -3,6 +3,7 @@ import { useLocation } from 'preact-iso';
 import { api, ApiError, ok } from '../api';
 import type { Form } from '../api-types';
 import { useTitle } from '../title';
+import { ClientCrumb, formTitle } from './projects';
 import { NotFound } from '../pages/not-found';
 import { ErrorBox, Loading, StatusBadge, useResource } from './ui';
 
@@ -34,8 +35,9 @@ function FormTabs({ base }: { base: string }) {
 }
 
 /**
- * Loads a form and frames one of its views (`view` names it in the document title) with the form's name and its own
- * navigation; the view gets the form and a way to load it again (after its settings change).
+ * Loads a form and frames one of its views (`view` names it in the document title) with the form's name, its client
+ * (a breadcrumb, and the title: `Submissions · Contact · Acme Dental`) and its own navigation; the view gets the form
+ * and a way to load it again (after its settings change).
  */
 export function FormFrame(props: {
   formId: string;
@@ -44,14 +46,14 @@ export function FormFrame(props: {
 }) {
   const { formId, children } = props;
   const form = useResource(() => ok(api.GET('/v1/forms/{id}', { params: { path: { id: formId } } })), [formId]);
-  useTitle(form.data ? `${props.view} · ${form.data.name}` : undefined);
+  useTitle(form.data ? `${props.view} · ${formTitle(form.data)}` : undefined);
   if (form.error instanceof ApiError && form.error.status === 404) return <NotFound what="form" />;
   if (form.error) return <ErrorBox error={form.error} />;
   if (!form.data) return <Loading what="the form" />;
   return (
     <>
       <p class="crumbs">
-        <a href="/console/forms">Forms</a> /
+        <a href="/console/forms">Forms</a> /<ClientCrumb project={form.data.project} />
       </p>
       <h1>
         <span class="wrap">{form.data.name}</span> <StatusBadge status={form.data.status} />

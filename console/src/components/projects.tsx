@@ -7,6 +7,24 @@ export function useProjects() {
   return useResource(async () => (await ok(api.GET('/v1/projects'))).data, []);
 }
 
+/** A form's project as the API names it beside the form: null in the account's default project (no client). */
+export type FormProject = { id: string; name: string } | null;
+
+/** A form named with its client, as titles word it: `Contact · Acme Dental` (the form alone in no client's project). */
+export const formTitle = (form: { name: string; project: FormProject }) =>
+  form.project ? `${form.name} · ${form.project.name}` : form.name;
+
+/** The client as a step of a breadcrumb (its project's page), before the form's; nothing for a form of no client. */
+export function ClientCrumb({ project }: { project: FormProject }) {
+  if (!project) return null;
+  return (
+    <>
+      {' '}
+      <a href={`/console/projects/${encodeURIComponent(project.id)}`}>{project.name}</a> /
+    </>
+  );
+}
+
 /** A project's name as a person reads it. */
 export const projectName = (projects: Project[] | undefined, id: string) =>
   projects?.find((p) => p.id === id)?.name ?? 'a project';

@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ok } from '../api';
 import { ErrorBox, Loading, SelectField, Table, formatTime, useAction, useResource } from '../components/ui';
 import type { AuditEntry } from '../people';
+import { ProjectSelect, useProjects } from '../components/projects';
 import { useTitle } from '../title';
 
 /** The people and keys the log can be narrowed to: members by e-mail, keys by id (an entry names either). */
@@ -18,17 +19,29 @@ function usePeople() {
   }, []);
 }
 
-/** The audit log, newest first, a page at a time, each entry in words; filtered by person and action; exported. */
+type Filters = { action: string; actor: string; project_id: string };
+
+/**
+ * The audit log, newest first, a page at a time, each entry in words (an entry about a client's form names the client);
+ * filtered by person, action and project; exported.
+ */
 export function AuditLogPage() {
   useTitle('Audit log');
-  const [action, setAction] = useState('');
-  const [actor, setActor] = useState('');
+  const [chosen, setChosen] = useState<Filters>({ action: '', actor: '', project_id: '' });
   const [entries, setEntries] = useState<AuditEntry[] | null>(null);
   const [cursor, setCursor] = useState<string | null>(null);
   const loading = useAction();
   const people = usePeople();
+  const projects = useProjects();
   const actions = useResource(() => ok(api.GET('/v1/audit-log/actions')), []);
-  const filters = (a = action, p = actor) => ({ ...(a ? { action: a } : {}), ...(p ? { actor: p } : {}) });
+  // Only the filters chosen, so the query names no empty one.
+  const filters = (f = chosen) =>
+    Object.fromEntries(Object.entries(f).filter(([, value]) => value !== '')) as Partial<Filters>;
+  const choose = (change: Partial<Filters>) => {
+    const next = { ...chosen, ...change };
+    setChosen(next);
+    void load(null, filters(next));
+  };
   const load = async (from: string | null, f = filters()) => {
     const page = await loading.run(() =>
       ok(api.GET('/v1/audit-log', { params: { query: { limit: 50, ...f, ...(from ? { cursor: from } : {}) } } })),
@@ -40,7 +53,7 @@ export function AuditLogPage() {
   useEffect(() => {
     void load(null);
   }, []);
-  const exportUrl = `/v1/audit-log/export.ndjson?${new URLSearchParams(filters()).toString()}`;
+  const exportUrl = `/v1/audit-log/export.ndjson?${new URLSearchParams(filters() as Record<string, string>).toString()}`;
   const actionOptions = [
     ['', 'Any action'] as const,
     ...(actions.data?.data ?? []).map((a) => [a.action, a.label] as const),
@@ -55,22 +68,23 @@ export function AuditLogPage() {
         <SelectField
           id="audit-actor"
           label="Person"
-          value={actor}
+          value={chosen.actor}
           options={people.data ?? [['', 'Anyone']]}
-          onValue={(value) => {
-            setActor(value);
-            void load(null, filters(action, value));
-          }}
+          onValue={(actor) => choose({ actor })}
         />
         <SelectField
           id="audit-action"
           label="Action"
-          value={action}
+          value={chosen.action}
           options={actionOptions}
-          onValue={(value) => {
-            setAction(value);
-            void load(null, filters(value, actor));
-          }}
+          onValue={(action) => choose({ action })}
+        />
+        <ProjectSelect
+          id="audit-project"
+          all="Any project"
+          projects={projects.data}
+          value={chosen.project_id}
+          onValue={(project_id) => choose({ project_id })}
         />
         <a class="button secondary" href={exportUrl} download="audit-log.ndjson">
           Export NDJSON
@@ -79,7 +93,7 @@ export function AuditLogPage() {
       <ErrorBox error={loading.error ?? people.error ?? actions.error} />
       {entries === null && loading.pending && <Loading what="the audit log" />}
       {entries && entries.length === 0 && (
-        <p class="empty">No entries{actor || action ? ' match these filters' : ''}.</p>
+        <p class="empty">No entries{Object.keys(filters()).length > 0 ? ' match these filters' : ''}.</p>
       )}
       {entries && entries.length > 0 && <EntriesTable entries={entries} />}
       {cursor && (

@@ -75,9 +75,13 @@ export function PrivacyPage() {
   );
 }
 
-/** What was found, the Excel and NDJSON downloads and the erase button. */
+/**
+ * What was found, each with its form and (a column of its own when any is a client's) the form's client; the Excel and
+ * NDJSON downloads and the erase button.
+ */
 function Results({ found, onErase }: { found: { email: string; rows: Found }; onErase(): void }) {
   const n = found.rows.length;
+  const clients = found.rows.some((s) => s.project);
   const email = encodeURIComponent(found.email);
   const href = `/v1/data-subjects/export?email=${email}`;
   const workbook = `/v1/data-subjects/export.xlsx?email=${email}&tz=${encodeURIComponent(timeZone.value)}`;
@@ -102,11 +106,13 @@ function Results({ found, onErase }: { found: { email: string; rows: Found }; on
           <Table
             label="Submissions found"
             reflow
-            columns={[{ label: 'Received' }, { label: 'Status' }, { label: 'Submission' }]}
+            columns={['Received', 'Form', ...(clients ? ['Project'] : []), 'Status', 'Submission']}
           >
             {found.rows.map((s) => (
               <tr key={s.id}>
                 <td>{formatTime(s.received_at)}</td>
+                <td>{s.form_name ?? '(deleted form)'}</td>
+                {clients && <td>{s.project?.name ?? ''}</td>}
                 <td>
                   <StatusBadge status={s.status} />
                 </td>

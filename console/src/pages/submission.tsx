@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ApiError, ok } from '../api';
-import type { Delivery, SubmissionDetail } from '../api-types';
+import type { Delivery, Form, SubmissionDetail } from '../api-types';
 import {
   Confirm,
   CopyButton,
@@ -16,6 +16,7 @@ import {
 } from '../components/ui';
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
 import { AutoresponseLine } from '../components/autoresponse-line';
+import { ClientCrumb, formTitle } from '../components/projects';
 import { SpamLine, spamReasonText } from '../components/spam-line';
 import { qs } from '../location';
 import { useLive, unsettled } from '../live';
@@ -43,22 +44,35 @@ function useSubmission(id: string) {
   return sub;
 }
 
+/** The submission's form, for its name and client (undefined until read, or when it cannot be). */
+function useFormOf(formId: string | undefined): Form | undefined {
+  const form = useResource(
+    async () =>
+      formId ? ok(api.GET('/v1/forms/{id}', { params: { path: { id: formId } } })).catch(() => undefined) : undefined,
+    [formId],
+  );
+  return form.data;
+}
+
 export function SubmissionPage({ id }: { id: string }) {
   const sub = useSubmission(id);
+  const form = useFormOf(sub.data?.form_id);
   useSubmissionKeys();
   const deliveries = useResource(
     () => ok(api.GET('/v1/submissions/{id}/deliveries', { params: { path: { id } } })),
     [id],
   );
   useLive(unsettled(deliveries.data?.data), deliveries.reload);
-  useTitle(sub.data ? `Submission of ${formatTime(sub.data.received_at)}` : undefined);
+  useTitle(
+    sub.data ? `Submission of ${formatTime(sub.data.received_at)}${form ? ` · ${formTitle(form)}` : ''}` : undefined,
+  );
   if (sub.error instanceof ApiError && sub.error.status === 404) return <NotFound what="submission" />;
   if (sub.error) return <ErrorBox error={sub.error} />;
   if (!sub.data) return <Loading what="the submission" />;
   const s = sub.data;
   return (
     <>
-      <SubmissionNav submission={s} />
+      <SubmissionNav submission={s} form={form} />
       <h1>
         Submission <StatusBadge status={s.status} />
       </h1>
@@ -87,8 +101,11 @@ export function SubmissionPage({ id }: { id: string }) {
   );
 }
 
-/** Back to the list it was opened from, and the previous and next submission in that list (same filters, order). */
-function SubmissionNav({ submission: s }: { submission: SubmissionDetail }) {
+/**
+ * Where it is (the form's client and the form, when read) and back to the list it was opened from, and the previous and
+ * next submission in that list (same filters, order).
+ */
+function SubmissionNav({ submission: s, form }: { submission: SubmissionDetail; form: Form | undefined }) {
   const { query } = useLocation();
   const filters = filtersFromUrl(query);
   const listQuery = qs(urlQuery({ ...filters, cursor: '', limit: undefined }));
@@ -105,7 +122,13 @@ function SubmissionNav({ submission: s }: { submission: SubmissionDetail }) {
   const { previous, next } = neighbours.data ?? { previous: null, next: null };
   return (
     <nav class="crumbs sub-nav" aria-label="Submissions">
-      <a href="/console/forms">Forms</a> /{' '}
+      <a href="/console/forms">Forms</a> /
+      {form && (
+        <>
+          <ClientCrumb project={form.project} />{' '}
+          <a href={`/console/forms/${encodeURIComponent(form.id)}`}>{form.name}</a> /
+        </>
+      )}{' '}
       <a href={list} data-list>
         {filters.status === 'spam' ? 'Spam' : 'Submissions'}
       </a>

@@ -12,6 +12,7 @@ import {
   useResource,
 } from '../components/ui';
 import { may } from '../people';
+import { formTitle } from '../components/projects';
 import { useTitle } from '../title';
 
 /** The forms in the trash: when each went, when it is deleted for good, and (for an editor) Restore and Delete for good. */
@@ -23,14 +24,14 @@ export function TrashPage() {
   const [forGood, setForGood] = useState<Form | null>(null);
   const restore = async (form: Form) => {
     if (await action.run(() => ok(api.POST('/v1/forms/{id}/restore', { params: { path: { id: form.id } } }))))
-      setDone(`“${form.name}” restored with its submissions; it accepts posts again.`);
+      setDone(`“${formTitle(form)}” restored with its submissions; it accepts posts again.`);
     await trash.reload();
   };
   const remove = async (form: Form) => {
     setForGood(null);
     const path = { params: { path: { id: form.id }, query: { permanently: true } } };
     if (await action.run(async () => (await ok(api.DELETE('/v1/forms/{id}', path)), true)))
-      setDone(`“${form.name}” deleted for good, with its submissions and files.`);
+      setDone(`“${formTitle(form)}” deleted for good, with its submissions and files.`);
     await trash.reload();
   };
   return (
@@ -51,36 +52,11 @@ export function TrashPage() {
       {trash.loading && !trash.data && <Loading what="the trash" />}
       {trash.data && trash.data.data.length === 0 && <p class="empty">The trash is empty.</p>}
       {trash.data && trash.data.data.length > 0 && (
-        <Table label="Forms in the trash" reflow columns={['Name', 'Deleted', 'Deleted for good', ACTIONS_COLUMN]}>
-          {trash.data.data.map((f) => (
-            <tr key={f.id}>
-              <th scope="row">{f.name}</th>
-              <td class="nowrap">{formatTime(f.deleted_at)}</td>
-              <td class="nowrap">{formatTime(f.purge_at)}</td>
-              <td class="row-actions">
-                {may('restoreForm') && (
-                  <button type="button" class="link" disabled={action.pending} onClick={() => void restore(f)}>
-                    Restore <span class="sr-only">{f.name}</span>
-                  </button>
-                )}
-                {may('deleteForm') && (
-                  <button
-                    type="button"
-                    class="link danger-text"
-                    disabled={action.pending}
-                    onClick={() => setForGood(f)}
-                  >
-                    Delete for good <span class="sr-only">{f.name}</span>
-                  </button>
-                )}
-              </td>
-            </tr>
-          ))}
-        </Table>
+        <TrashTable forms={trash.data.data} pending={action.pending} onRestore={restore} onForGood={setForGood} />
       )}
       <Confirm
         open={forGood !== null}
-        title={`Delete “${forGood?.name ?? ''}” for good?`}
+        title={`Delete “${forGood ? formTitle(forGood) : ''}” for good?`}
         confirmLabel="Delete for good"
         onConfirm={() => forGood && void remove(forGood)}
         onCancel={() => setForGood(null)}
@@ -88,5 +64,45 @@ export function TrashPage() {
         <p>Its submissions and their files are deleted with it. This cannot be undone.</p>
       </Confirm>
     </>
+  );
+}
+
+/** The forms in the trash, each named with its client in a column of its own when any is a client's. */
+function TrashTable(props: {
+  forms: Form[];
+  pending: boolean;
+  onRestore(form: Form): Promise<void>;
+  onForGood(form: Form): void;
+}) {
+  const clients = props.forms.some((f) => f.project);
+  const columns = ['Name', ...(clients ? ['Project'] : []), 'Deleted', 'Deleted for good', ACTIONS_COLUMN];
+  return (
+    <Table label="Forms in the trash" reflow columns={columns}>
+      {props.forms.map((f) => (
+        <tr key={f.id}>
+          <th scope="row">{f.name}</th>
+          {clients && <td>{f.project?.name ?? ''}</td>}
+          <td class="nowrap">{formatTime(f.deleted_at)}</td>
+          <td class="nowrap">{formatTime(f.purge_at)}</td>
+          <td class="row-actions">
+            {may('restoreForm') && (
+              <button type="button" class="link" disabled={props.pending} onClick={() => void props.onRestore(f)}>
+                Restore <span class="sr-only">{formTitle(f)}</span>
+              </button>
+            )}
+            {may('deleteForm') && (
+              <button
+                type="button"
+                class="link danger-text"
+                disabled={props.pending}
+                onClick={() => props.onForGood(f)}
+              >
+                Delete for good <span class="sr-only">{formTitle(f)}</span>
+              </button>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }

@@ -79,7 +79,9 @@ function Quota({ usage: u, share }: { usage: Usage; share: number }) {
   );
 }
 
+/** Each form's month, named with its client in a column of its own when any form is a client's. */
 function PerForm({ forms }: { forms: Usage['forms'] }) {
+  const clients = forms.some((f) => f.project);
   return (
     <section aria-labelledby="per-form-title">
       <h2 id="per-form-title">Per form</h2>
@@ -90,6 +92,7 @@ function PerForm({ forms }: { forms: Usage['forms'] }) {
           label="Usage per form"
           columns={[
             'Form',
+            ...(clients ? ['Project'] : []),
             { label: 'Received', num: true },
             { label: 'Spam', num: true },
             { label: 'Files', num: true },
@@ -98,6 +101,7 @@ function PerForm({ forms }: { forms: Usage['forms'] }) {
           {forms.map((f) => (
             <tr key={f.form_id}>
               <th scope="row">{f.name ?? `(deleted form ${f.form_id})`}</th>
+              {clients && <td>{f.project?.name ?? ''}</td>}
               <td class="num">{f.received}</td>
               <td class="num">{f.spam}</td>
               <td class="num">{formatBytes(f.file_bytes)}</td>

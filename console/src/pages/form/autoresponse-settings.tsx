@@ -40,7 +40,8 @@ export function AutoresponseSettings({ form, onSaved }: { form: Form; onSaved?()
       <h2 id="autoresponse-title">Autoresponse</h2>
       <p class="muted">
         A confirmation mailed to whoever filled the form in, for received submissions only, at most one per address in
-        10 minutes. Write <code>{'{{field name}}'}</code> to insert a field’s value (as plain text).
+        10 minutes. Write <code>{'{{field name}}'}</code> to insert a field’s value (as plain text),{' '}
+        <code>{'{{form}}'}</code> and <code>{'{{project}}'}</code> for the form’s and its project’s names.
       </p>
       <Check checked={values.enabled} onValue={set('enabled')}>
         Send an autoresponse

@@ -39,13 +39,14 @@ export function MailSettings({ form, onSaved }: { form: Form; onSaved?(): Promis
       <h2 id="mail-title">Notification e-mail</h2>
       <p class="muted">
         What the form’s notification addresses receive, and in whose name its mails (autoresponses too) arrive. Write{' '}
-        <code>{'{{field name}}'}</code> to insert a field’s value (as plain text); a post’s <code>_subject</code> still
-        names its own mail.
+        <code>{'{{field name}}'}</code> to insert a field’s value (as plain text), <code>{'{{form}}'}</code> and{' '}
+        <code>{'{{project}}'}</code> for the form’s and its project’s names; a post’s <code>_subject</code> still names
+        its own mail. Left empty, the subject names the form and its project.
       </p>
       <TextField
         id="m-from-name"
         label="Sender"
-        help="The name the mails show as from. Empty: the name this Intake sends as. The address stays the same."
+        help="The name the mails show as from. Empty: the form’s project, or (in the default project) the name this Intake sends as. The address stays the same."
         maxLength={64}
         error={errors['mail_from_name']}
         {...bind('fromName')}
