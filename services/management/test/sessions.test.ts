@@ -4,6 +4,13 @@ import { api, startManagement } from './helpers';
 
 const ctx = useStarted(() => startManagement());
 
+/** Moves the clock of the session of `token` back (its last use, its expiry) instead of waiting. */
+const ageSession = (token: string, times: { last_seen_at?: Date; expires_at?: Date }) =>
+  ctx.platform
+    .db('console_sessions')
+    .where({ token_hash: sha256Hex(token) })
+    .update(times);
+
 async function signIn(key: string) {
   const res = await api(ctx.url)('POST', '/v1/sessions', { key });
   const setCookie = res.headers.get('set-cookie') ?? '';
@@ -121,18 +128,12 @@ describe('console sessions, what must be refused', () => {
   it('an idle session and one past its absolute expiry are ended', async () => {
     const account = await factories.account(ctx.platform.db);
     const idle = await signIn(account.managementKey);
-    await ctx.platform
-      .db('console_sessions')
-      .where({ token_hash: sha256Hex(idle.token) })
-      .update({ last_seen_at: new Date(Date.now() - SESSION_IDLE_MS - 1000) });
+    await ageSession(idle.token, { last_seen_at: new Date(Date.now() - SESSION_IDLE_MS - 1000) });
     expect((await api(ctx.url)('GET', '/v1/forms', undefined, { cookie: idle.cookie })).status).toBe(401);
     expect(await ctx.platform.db('console_sessions').where({ token_hash: sha256Hex(idle.token) })).toHaveLength(0);
 
     const old = await signIn(account.managementKey);
-    await ctx.platform
-      .db('console_sessions')
-      .where({ token_hash: sha256Hex(old.token) })
-      .update({ expires_at: new Date(Date.now() - 1000) });
+    await ageSession(old.token, { expires_at: new Date(Date.now() - 1000) });
     expect((await api(ctx.url)('GET', '/v1/forms', undefined, { cookie: old.cookie })).status).toBe(401);
   });
 
@@ -140,10 +141,7 @@ describe('console sessions, what must be refused', () => {
     const account = await factories.account(ctx.platform.db);
     const live = await signIn(account.managementKey);
     const idle = await signIn(account.managementKey);
-    await ctx.platform
-      .db('console_sessions')
-      .where({ token_hash: sha256Hex(idle.token) })
-      .update({ last_seen_at: new Date(Date.now() - SESSION_IDLE_MS - 1000) });
+    await ageSession(idle.token, { last_seen_at: new Date(Date.now() - SESSION_IDLE_MS - 1000) });
     expect(await sweepSessions(ctx.platform.db, new Date())).toBeGreaterThanOrEqual(1);
     const left = await ctx.platform.db('console_sessions').where({ account_id: account.id }).pluck('token_hash');
     expect(left).toEqual([sha256Hex(live.token)]);
