@@ -37,6 +37,14 @@ function serve(from: string) {
   return listen(app.callback());
 }
 
+/** A directory laid out as `npm run build` lays out the console (assets/ and the given files, by path). */
+function consoleDir(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'intake-console-'));
+  mkdirSync(path.join(dir, 'assets'));
+  for (const [name, text] of Object.entries(files)) writeFileSync(path.join(dir, name), text);
+  return dir;
+}
+
 /** The console's static serving, over a directory laid out as `npm run build` lays it out. */
 describe('console page serving', () => {
   let dir: string;
@@ -44,14 +52,11 @@ describe('console page serving', () => {
   let missing: Awaited<ReturnType<typeof listen>>;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'intake-console-'));
-    mkdirSync(path.join(dir, 'assets'));
-    writeFileSync(
-      path.join(dir, 'index.html'),
-      '<!doctype html><script type="module" src="/console/assets/main-AB.js">',
-    );
-    writeFileSync(path.join(dir, 'assets', 'main-AB.js'), 'export {};');
-    writeFileSync(path.join(dir, 'secret.txt'), 'not an asset');
+    dir = consoleDir({
+      'index.html': '<!doctype html><script type="module" src="/console/assets/main-AB.js">',
+      'assets/main-AB.js': 'export {};',
+      'secret.txt': 'not an asset',
+    });
     server = await serve(dir);
     missing = await serve(path.join(dir, 'nowhere'));
   });
@@ -114,11 +119,11 @@ describe('console page compression', () => {
   let server: Awaited<ReturnType<typeof listen>>;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'intake-console-'));
-    mkdirSync(path.join(dir, 'assets'));
-    writeFileSync(path.join(dir, 'index.html'), '<!doctype html>');
-    writeFileSync(path.join(dir, 'assets', 'main-AB.js'), 'export {};');
-    writeFileSync(path.join(dir, 'assets', 'app-CD.js'), BIG_JS);
+    dir = consoleDir({
+      'index.html': '<!doctype html>',
+      'assets/main-AB.js': 'export {};',
+      'assets/app-CD.js': BIG_JS,
+    });
     server = await serve(dir);
   });
   afterAll(async () => {
