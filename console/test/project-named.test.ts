@@ -67,6 +67,10 @@ const c = useClientConsole();
 describe('the client named in a form’s pages', () => {
   it('names the client in the inbox’s breadcrumb and title, and in a submission’s', async () => {
     const { page } = c;
+    // The forms list's buttons tell the two “Contact” forms apart to a screen reader too.
+    await page.goto(`${c.stack.url}/console/forms`);
+    await page.getByRole('button', { name: 'Resume Contact · Acme Dental' }).waitFor();
+    await page.getByRole('button', { name: 'Pause Contact', exact: true }).waitFor();
     await page.goto(`${c.stack.url}/console/forms/${c.contact.id}/submissions`);
     const crumbs = page.locator('.crumbs');
     await crumbs.getByRole('link', { name: 'Acme Dental' }).waitFor();

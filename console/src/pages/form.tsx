@@ -7,6 +7,7 @@ import { confirmAfterNavigation } from '../flash';
 import { useTitle } from '../title';
 import { may } from '../people';
 import { FormFrame } from '../components/form-nav';
+import { formTitle } from '../components/projects';
 import { Snippets } from '../components/snippets';
 import { FormEditor } from './form/editor';
 import { AutoresponseSettings } from './form/autoresponse-settings';
@@ -120,7 +121,7 @@ function DeleteForm({ form }: { form: Form }) {
     });
     if (!deleted) return;
     confirmAfterNavigation(
-      `Form “${form.name}” moved to the trash with ${withSubmissions}. It can be restored from Forms → Trash.`,
+      `Form “${formTitle(form)}” moved to the trash with ${withSubmissions}. It can be restored from Forms → Trash.`,
       '/console/forms',
     );
     route('/console/forms');
@@ -138,14 +139,14 @@ function DeleteForm({ form }: { form: Form }) {
       </button>
       <Confirm
         open={open}
-        title={`Delete “${form.name}” and ${withSubmissions}?`}
+        title={`Delete “${formTitle(form)}” and ${withSubmissions}?`}
         confirmLabel="Move to the trash"
         onConfirm={remove}
         onCancel={() => setOpen(false)}
       >
         <p>
-          “{form.name}” stops accepting posts now. It stays in the trash with {withSubmissions}, and can be restored
-          from Forms → Trash until it is deleted for good.
+          “{formTitle(form)}” stops accepting posts now. It stays in the trash with {withSubmissions}, and can be
+          restored from Forms → Trash until it is deleted for good.
         </p>
       </Confirm>
     </section>

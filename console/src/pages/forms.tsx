@@ -1,7 +1,7 @@
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { Form, Project } from '../api-types';
-import { ProjectSelect, projectName, useProjects } from '../components/projects';
+import { ProjectSelect, formTitle, projectName, useProjects } from '../components/projects';
 import { ErrorBox, Loading, StatusBadge, Table, useAction, useResource } from '../components/ui';
 import { Snippets } from '../components/snippets';
 import { useTitle } from '../title';
@@ -135,11 +135,11 @@ function FormRow({ form: f, pending, onStatus, projects }: RowProps & { form: Li
         <a href={`/console/forms/${f.id}`}>Settings</a>
         {!may('updateForm') ? null : f.status === 'live' ? (
           <button type="button" class="link" disabled={pending} onClick={() => onStatus(f, 'paused')}>
-            Pause <span class="sr-only">{f.name}</span>
+            Pause <span class="sr-only">{formTitle(f)}</span>
           </button>
         ) : (
           <button type="button" class="link" disabled={pending} onClick={() => onStatus(f, 'live')}>
-            Resume <span class="sr-only">{f.name}</span>
+            Resume <span class="sr-only">{formTitle(f)}</span>
           </button>
         )}
       </td>
