@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import pg from 'pg';
-import { eventually, listen, startupBudgetMs } from '@intake/shared/testing';
-import { createAccountKey, managementApi } from './all-in-one';
+import { eventually, startupBudgetMs } from '@intake/shared/testing';
+import { databaseUrl, formWithWebhook, spawnAllInOne, startWebhookReceiver, stopAllInOne } from './all-in-one';
 
 /**
  * `npm start`'s process: one port, routed like the ingress, creates its database, answers HTTP on its
@@ -11,41 +10,24 @@ import { createAccountKey, managementApi } from './all-in-one';
  */
 /** Starts the built all-in-one process on its own database for the whole file, and drops that database after. */
 function useAllInOneProcess() {
+  const database = `intake_start_${randomBytes(4).toString('hex')}`;
+  let started: ReturnType<typeof spawnAllInOne> | undefined;
   const app = {
-    database: `intake_start_${randomBytes(4).toString('hex')}`,
-    child: undefined as unknown as ChildProcess,
-    output: '',
+    database,
     url: '',
+    get child(): ChildProcess {
+      if (!started) throw new Error('the all-in-one process has not been started');
+      return started.child;
+    },
+    get output(): string {
+      return started?.output() ?? '';
+    },
   };
-
   beforeAll(async () => {
-    app.child = spawn(process.execPath, [path.resolve(__dirname, '../dist/all-in-one.js')], {
-      env: {
-        ...process.env,
-        PORT: '0',
-        DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${app.database}`,
-        NATS_PREFIX: `t${randomBytes(4).toString('hex')}`,
-        LOG_LEVEL: 'info',
-        WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'true',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    app.child.stdout?.on('data', (d) => (app.output += d));
-    app.child.stderr?.on('data', (d) => (app.output += d));
-    app.url = await eventually(() => /listening on (http:\/\/localhost:\d+)/.exec(app.output)?.[1], {
-      timeoutMs: startupBudgetMs(),
-      message: 'the ready line',
-    });
+    started = spawnAllInOne(database);
+    app.url = await started.url;
   });
-
-  afterAll(async () => {
-    if (app.child.exitCode === null) app.child.kill('SIGKILL');
-    const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${app.database} WITH (FORCE)`);
-    await client.end();
-  });
-
+  afterAll(() => stopAllInOne(started?.child, database));
   return app;
 }
 
@@ -99,18 +81,8 @@ describe('all-in-one process', () => {
   it('takes a post all the way: stored, counted by the usage consumer, sent to the webhook', async () => {
     const receiver = await startWebhookReceiver();
     try {
-      const api = managementApi(app.url, createAccountKey(`postgres://postgres@127.0.0.1:5432/${app.database}`));
-      const form = await api('POST', '/v1/forms', { name: 'Contact' });
-      expect(form.status).toBe(201);
-      expect((await api('POST', `/v1/forms/${form.body.id}/webhooks`, { url: `${receiver.url}/hook` })).status).toBe(
-        201,
-      );
-
-      const post = await fetch(`${app.url}/v1/f/${form.body.slug}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-        body: 'name=Ada&message=Hello',
-      });
+      const { api, formId, post: postForm } = await formWithWebhook(app.url, app.database, receiver.url);
+      const post = await postForm('name=Ada&message=Hello');
       expect(post.status).toBe(201);
       const { id } = (await post.json()) as { id: string };
 
@@ -123,7 +95,7 @@ describe('all-in-one process', () => {
       const usage = await eventually(
         async () => {
           const report = (await api('GET', '/v1/usage')).body as { forms: { form_id: string; received: number }[] };
-          return report.forms.find((f) => f.form_id === form.body.id && f.received === 1);
+          return report.forms.find((f) => f.form_id === formId && f.received === 1);
         },
         { timeoutMs: startupBudgetMs(), message: 'the post counted by the usage consumer' },
       );
@@ -145,25 +117,9 @@ describe('all-in-one process', () => {
   });
 });
 
-type Delivery = { id: string; body: { type: string; data: { submission_id: string } } };
-
-/** A local webhook receiver that records each delivery's id and body. */
-async function startWebhookReceiver() {
-  const received: Delivery[] = [];
-  const server = await listen((req, res) => {
-    let body = '';
-    req.on('data', (c) => (body += c));
-    req.on('end', () => {
-      received.push({ id: String(req.headers['webhook-id']), body: JSON.parse(body) });
-      res.end();
-    });
-  });
-  return { url: server.url, received, close: () => server.close() };
-}
-
 /** The application names of the process's connections to its database, one per pool. */
 async function applicationNames(database: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:5432/${database}` });
+  const client = new pg.Client({ connectionString: databaseUrl(database) });
   await client.connect();
   const { rows } = await client.query<{ application_name: string }>(
     `SELECT DISTINCT application_name FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE 'intake-%'`,

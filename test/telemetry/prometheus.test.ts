@@ -1,13 +1,6 @@
-import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { eventually, freePort } from '@intake/shared/testing';
 import { faultSuite, formWithReceiver, pool, post, startService } from '../faults/harness';
-
-/** One metric family as parse-prometheus-text-format gives it. */
-interface Family {
-  name: string;
-  type: string;
-  metrics: { labels?: Record<string, string>; value?: string; buckets?: Record<string, string> }[];
-}
+import { scrape as scrapeMetrics, type Family } from './scrape';
 
 /**
  * METRICS_PORT: each service process serves its metrics as Prometheus text at /metrics (beside OTLP push, off here),
@@ -40,9 +33,9 @@ describe('metrics Prometheus can scrape', () => {
       const posts = await pool(6, 2, (i) => post(ingest.url, slug, { name: 'scraped', n: String(i) }));
 
       const scrape = async (port: number): Promise<Map<string, Family>> => {
-        const res = await fetch(`http://127.0.0.1:${port}/metrics`);
-        expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
-        return new Map((parsePrometheusTextFormat(await res.text()) as Family[]).map((f) => [f.name, f]));
+        const scraped = await scrapeMetrics(port);
+        expect(scraped.contentType).toMatch(/^text\/plain/);
+        return scraped.families;
       };
       // The latency is recorded when each webhook's answer is: wait for all six.
       let families = new Map<string, Family>();
