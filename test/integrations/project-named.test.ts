@@ -95,7 +95,8 @@ describe('the client in integrations', () => {
     expect(first.attempts[0]!.response_body).toMatch(/^Created record rec\w+ in “Clients”$/);
     const second = await endedDelivery(hook, await post(form.slug, { name: 'Lin', project: 'a new kitchen' }));
     expect(second.status).toBe('succeeded');
-    expect(t.airtable.tables.at(-1)!.records.map((r) => r.fields)).toEqual([
+    const records = t.airtable.tables.at(-1)!.records as { fields: Record<string, string> }[];
+    expect(records.map((r) => r.fields)).toEqual([
       { Name: 'Ada', Project: 'Hale Dental' },
       { Name: 'Lin', Project: 'a new kitchen' },
     ]);
