@@ -1,8 +1,8 @@
 import type http from 'node:http';
-import { eventually, factories, useStarted } from '@intake/shared/testing';
+import { eventually, useStarted } from '@intake/shared/testing';
 import { marked } from 'marked';
 import { chatBody, type ChatFormat } from '@intake/shared';
-import { accountWithForm, receiver, startDelivery, submit, type Received } from './helpers';
+import { formWithHook, receiver, startDelivery, submit, type Received } from './helpers';
 
 const ctx = useStarted(() => startDelivery({ PUBLIC_BASE_URL: 'https://intake.example' }));
 
@@ -74,8 +74,7 @@ function chatService(format: ChatFormat) {
 async function deliverTo(format: ChatFormat, payload: Record<string, string>) {
   const service = await chatService(format);
   try {
-    const { accountId, formId } = await accountWithForm(ctx.platform);
-    await factories.webhook(ctx.platform, { accountId, formId, url: `${service.url}/hook`, format });
+    const { accountId, formId } = await formWithHook(ctx.platform, { url: `${service.url}/hook`, format });
     const event = await submit(ctx.platform, { accountId, formId, payload });
     const delivery = await eventually(() =>
       ctx.platform

@@ -1,7 +1,7 @@
 import { createWebhookAgent, newId, type DeliveryRequested } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
 import { attemptLeaseMs, deliveryStore, processDeliveryRequests, SendSlots } from '../src';
-import { receiver } from './helpers';
+import { formWithHook, receiver } from './helpers';
 
 /** The worker itself never calls a disabled webhook, whatever was queued before it was disabled. */
 describe('a disabled webhook', () => {
@@ -11,21 +11,14 @@ describe('a disabled webhook', () => {
     const target = await receiver();
     const agent = createWebhookAgent({ allowPrivateNetworks: true, timeoutMs: 2000 });
     try {
-      const account = await factories.account(platform.db);
-      const form = await factories.form(platform.db, account.id);
-      const hook = await factories.webhook(platform, {
-        accountId: account.id,
-        formId: form.id,
-        url: target.url,
-        enabled: false,
-      });
+      const { accountId, formId, hook } = await formWithHook(platform, { url: target.url, enabled: false });
       const delivery = (status: 'failed' | 'retrying') =>
         factories.delivery(platform.db, {
-          accountId: account.id,
+          accountId,
           webhookId: hook.id,
-          formId: form.id,
+          formId,
           submissionId: newId('submission'),
-          data: { submission_id: 'x', form_id: form.id, payload: {} },
+          data: { submission_id: 'x', form_id: formId, payload: {} },
           status,
           attemptCount: status === 'failed' ? 5 : 1,
         });

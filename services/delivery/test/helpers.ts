@@ -70,11 +70,29 @@ export function answering(status: number, body = ''): (req: Received, n: number,
   };
 }
 
+/** A `receiver` answer: 500 to the first `failures` requests, 204 after. */
+export function failingFirst(failures: number): (req: Received, n: number, res: http.ServerResponse) => void {
+  return (_req, n, res) => {
+    res.statusCode = n <= failures ? 500 : 204;
+    res.end();
+  };
+}
+
 /** An account with one form (and its notification addresses). */
 export async function accountWithForm(platform: Platform, notifyEmails: string[] = []) {
   const account = await factories.account(platform.db);
   const form = await factories.form(platform.db, account.id, { notify_emails: notifyEmails });
   return { accountId: account.id, formId: form.id, managementKey: account.managementKey };
+}
+
+/** An account with one form (as `accountWithForm`) and one webhook of the form (`url`, and what else is given). */
+export async function formWithHook(
+  platform: Platform,
+  webhook: Omit<Parameters<typeof factories.webhook>[1], 'accountId' | 'formId'>,
+) {
+  const owner = await accountWithForm(platform);
+  const hook = await factories.webhook(platform, { accountId: owner.accountId, formId: owner.formId, ...webhook });
+  return { ...owner, hook };
 }
 
 /**

@@ -4,7 +4,7 @@ import { attemptLeaseMs, deliveryStore, processDeliveryRequests, SendSlots } fro
 import { reconcileDeliveries, requeueDueDeliveries } from '../src/domain/parking';
 import { BREAK, type Slot } from '../src/domain/send-slots';
 import type { ClaimAsk } from '../src/repositories/send-batch.repository';
-import { accountWithForm, receiver, startDelivery, submit } from './helpers';
+import { accountWithForm, failingFirst, formWithHook, receiver, startDelivery, submit } from './helpers';
 
 // The second retry waits two minutes: over PARK_AFTER_MS, so it is parked in Postgres, not left in JetStream. The
 // process's own reconciler leaves alone what this file's reconciler test makes (a day, not 15 minutes).
@@ -17,13 +17,9 @@ const MINUTE = 60_000;
 describe('a retry that waits over a minute', () => {
   it('leaves JetStream, waits in Postgres, and is asked for once when due', async () => {
     const { db, nats } = ctx.platform;
-    const target = await receiver((_req, n, res) => {
-      res.statusCode = n <= 2 ? 500 : 204;
-      res.end();
-    });
+    const target = await receiver(failingFirst(2));
     try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+      const { accountId, formId } = await formWithHook(ctx.platform, { url: target.url });
       await submit(ctx.platform, { accountId, formId });
       const parked = await eventually(
         () =>
@@ -70,8 +66,7 @@ describe('the reconciler', () => {
       res.end();
     });
     try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      const webhook = await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+      const { accountId, formId, hook: webhook } = await formWithHook(ctx.platform, { url: target.url });
       // Deliveries as a fan-out made them, whose requests a lost stream took: two twenty minutes old (one of them has
       // since succeeded), one a minute old. Ids are ULIDs, so an id says when its delivery was made.
       const made = async (minutesAgo: number, n: number, status: string, eventType = 'submission.created') => {

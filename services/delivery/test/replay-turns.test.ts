@@ -1,26 +1,21 @@
 import { insertDelivery, newId } from '@intake/shared';
-import { factories, useTestPlatform } from '@intake/shared/testing';
+import { useTestPlatform } from '@intake/shared/testing';
 import { pumpReplays } from '../src';
+import { formWithHook } from './helpers';
 
 const platform = useTestPlatform();
 
 /** An account with a webhook and `count` of its deliveries queued for replay, the first at `from`, a second apart. */
 async function queuedReplays(count: number, from: Date) {
-  const account = await factories.account(platform.db);
-  const form = await factories.form(platform.db, account.id);
-  const hook = await factories.webhook(platform, {
-    accountId: account.id,
-    formId: form.id,
-    url: 'http://127.0.0.1:9/hook',
-  });
+  const { accountId, formId, hook } = await formWithHook(platform, { url: 'http://127.0.0.1:9/hook' });
   const ids: string[] = [];
   for (let i = 0; i < count; i += 1) {
     const id = newId('delivery');
     await insertDelivery(platform.db, {
       id,
-      account_id: account.id,
+      account_id: accountId,
       webhook_id: hook.id,
-      form_id: form.id,
+      form_id: formId,
       submission_id: null,
       event_type: 'webhook.test',
       data: {},

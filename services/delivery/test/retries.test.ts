@@ -1,5 +1,5 @@
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import { accountWithForm, answering, receiver, startDelivery, submit } from './helpers';
+import { answering, failingFirst, formWithHook, receiver, startDelivery, submit } from './helpers';
 
 const LADDER = [200, 400, 600, 800];
 
@@ -14,8 +14,7 @@ describe('the retry ladder: every attempt failing', () => {
   it('makes 5 attempts spaced by the schedule, keeps the id, refreshes created_at, then marks the delivery failed', async () => {
     const target = await receiver(answering(503, 'down for maintenance'));
     try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+      const { accountId, formId } = await formWithHook(ctx.platform, { url: target.url });
       await submit(ctx.platform, { accountId, formId });
       await eventually(() => target.requests.length === 5, { timeoutMs: 15_000 });
       const envelopes = target.requests.map((r) => JSON.parse(r.body));
@@ -54,20 +53,21 @@ describe('the retry ladder: every attempt failing', () => {
   });
 });
 
+/** Posts to a new form whose webhook goes to `url`; its delivery once it has succeeded, the retries it took waited for. */
+async function succeededDelivery(url: string) {
+  const owner = await formWithHook(ctx.platform, { url });
+  const event = await submit(ctx.platform, owner);
+  return eventually(
+    () => ctx.platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(),
+    { timeoutMs: 10_000 },
+  );
+}
+
 describe('the retry ladder: a later success, and what counts as a failure', () => {
   it('succeeds on a later attempt: a retry after two failures is acknowledged', async () => {
-    const target = await receiver((_req, n, res) => {
-      res.statusCode = n <= 2 ? 500 : 204;
-      res.end();
-    });
+    const target = await receiver(failingFirst(2));
     try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
-      const event = await submit(ctx.platform, { accountId, formId });
-      const delivery = await eventually(
-        () => ctx.platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(),
-        { timeoutMs: 10_000 },
-      );
+      const delivery = await succeededDelivery(target.url);
       expect(delivery).toMatchObject({ attempt_count: 3, last_status_code: 204, last_error: null });
       expect(target.requests.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3']);
     } finally {
@@ -83,13 +83,7 @@ describe('the retry ladder: a later success, and what counts as a failure', () =
       res.end();
     });
     try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
-      const event = await submit(ctx.platform, { accountId, formId });
-      await eventually(
-        () => ctx.platform.db('deliveries').where({ submission_id: event.submission_id, status: 'succeeded' }).first(),
-        { timeoutMs: 10_000 },
-      );
+      await succeededDelivery(target.url);
       const [first, second, third] = target.requests.map((r) => r.at) as [number, number, number];
       expect(second - first).toBeGreaterThanOrEqual(1990);
       expect(third - second).toBeGreaterThanOrEqual((LADDER[1] as number) - 10);
@@ -106,8 +100,7 @@ describe('the retry ladder: a later success, and what counts as a failure', () =
       res.end();
     });
     try {
-      const { accountId, formId } = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { accountId, formId, url: target.url });
+      const { accountId, formId } = await formWithHook(ctx.platform, { url: target.url });
       const closed = await receiver();
       await closed.close();
       await factories.webhook(ctx.platform, { accountId, formId, url: closed.url });

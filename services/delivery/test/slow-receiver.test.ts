@@ -1,6 +1,6 @@
 import type { Platform } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import { accountWithForm, receiver, startDelivery, submit } from './helpers';
+import { formWithHook, receiver, startDelivery, submit } from './helpers';
 
 /**
  * Long enough that, on a loaded machine too, the other receiver is served before any hanging attempt times out: what
@@ -17,25 +17,47 @@ async function attemptsOf(platform: Pick<Platform, 'db'>, formId: string) {
     .select('delivery_attempts.id');
 }
 
+/** A receiver that never answers and one that answers at once; `close()` closes both. */
+async function hangingAndFast() {
+  const hanging = await receiver(() => undefined);
+  const fast = await receiver();
+  return { hanging, fast, close: () => Promise.all([hanging.close(), fast.close()]) };
+}
+
+/** Posts to `owner`'s form and waits until `fast` has it: the post, and how long that took. */
+async function servedAtOnce(
+  platform: Platform,
+  fast: Awaited<ReturnType<typeof receiver>>,
+  owner: { accountId: string; formId: string },
+) {
+  const started = Date.now();
+  const quick = await submit(platform, owner);
+  await eventually(() => fast.requests.some((r) => r.body.includes(quick.submission_id)));
+  return { quick, ms: Date.now() - started };
+}
+
+/** Delivery with a webhook time-out of TIMEOUT_MS and retries 10 s apart (none within a test). */
+const startHanging = () => startDelivery({ WEBHOOK_TIMEOUT_MS: TIMEOUT_MS, WEBHOOK_RETRY_SCHEDULE: '10s' });
+
+/** Two new accounts' forms, one with a webhook to the hanging receiver (`slowOwner`), one to the fast one. */
+async function ownersOf(platform: Platform, receivers: { hanging: { url: string }; fast: { url: string } }) {
+  const slowOwner = await formWithHook(platform, { url: receivers.hanging.url });
+  const fastOwner = await formWithHook(platform, { url: receivers.fast.url });
+  return { slowOwner, fastOwner };
+}
+
 describe('a receiver that hangs', () => {
-  const ctx = useStarted(() => startDelivery({ WEBHOOK_TIMEOUT_MS: TIMEOUT_MS, WEBHOOK_RETRY_SCHEDULE: '10s' }));
+  const ctx = useStarted(startHanging);
 
   it('times out after WEBHOOK_TIMEOUT_MS and never delays another receiver’s deliveries', async () => {
-    const hanging = await receiver(() => undefined); // never answers
-    const fast = await receiver();
+    const { hanging, fast, close } = await hangingAndFast();
     try {
-      const slowOwner = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { ...slowOwner, url: hanging.url });
-      const fastOwner = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { ...fastOwner, url: fast.url });
+      const { slowOwner, fastOwner } = await ownersOf(ctx.platform, { hanging, fast });
       // Several hanging deliveries first, then the fast receiver's.
       const stuck = await Promise.all([1, 2, 3].map(() => submit(ctx.platform, slowOwner)));
       await eventually(() => hanging.requests.length === 3);
-      const started = Date.now();
-      const quick = await submit(ctx.platform, fastOwner);
-      await eventually(() => fast.requests.some((r) => r.body.includes(quick.submission_id)));
-      const waited = Date.now() - started;
-      console.log(`fast receiver served in ${waited} ms while 3 deliveries hung`);
+      const { quick, ms } = await servedAtOnce(ctx.platform, fast, fastOwner);
+      console.log(`fast receiver served in ${ms} ms while 3 deliveries hung`);
       // Served while the three attempts still hang (none has timed out and been recorded yet).
       const stuckIds = (
         await ctx.platform
@@ -79,61 +101,49 @@ describe('a receiver that hangs', () => {
         expect(a.duration_ms).toBeGreaterThanOrEqual(TIMEOUT_MS - 100);
       }
     } finally {
-      await Promise.all([hanging.close(), fast.close()]);
+      await close();
     }
   });
 });
 
 describe('a hanging receiver beside another account', () => {
-  const ctx = useStarted(() => startDelivery({ WEBHOOK_TIMEOUT_MS: TIMEOUT_MS, WEBHOOK_RETRY_SCHEDULE: '10s' }));
+  const ctx = useStarted(startHanging);
 
   it('gives a hanging webhook only its own slots: another account’s webhook is served at once beside 100 stuck posts', async () => {
-    const hanging = await receiver(() => undefined); // never answers
-    const fast = await receiver();
+    const { hanging, fast, close } = await hangingAndFast();
     try {
-      const slowOwner = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { ...slowOwner, url: hanging.url });
-      const fastOwner = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { ...fastOwner, url: fast.url });
+      const { slowOwner, fastOwner } = await ownersOf(ctx.platform, { hanging, fast });
       // More stuck posts than the process has send slots (SEND_CONCURRENCY, 64).
       await Promise.all(Array.from({ length: 100 }, () => submit(ctx.platform, slowOwner)));
       await eventually(() => hanging.requests.length >= 8);
-      const started = Date.now();
-      const quick = await submit(ctx.platform, fastOwner);
-      await eventually(() => fast.requests.some((r) => r.body.includes(quick.submission_id)));
-      const waited = Date.now() - started;
-      console.log(`fast receiver served in ${waited} ms beside 100 hanging posts`);
+      const { ms } = await servedAtOnce(ctx.platform, fast, fastOwner);
+      console.log(`fast receiver served in ${ms} ms beside 100 hanging posts`);
       // Before any hanging attempt timed out; the hanging webhook had at most its account's share (48 of 64 slots).
       const held = hanging.requests.length;
       expect(await attemptsOf(ctx.platform, slowOwner.formId)).toEqual([]);
       expect(held).toBeLessThanOrEqual(48);
     } finally {
-      await Promise.all([hanging.close(), fast.close()]);
+      await close();
     }
   });
 
   it('leaves the same account’s other webhooks room beside its hanging one', async () => {
-    const hanging = await receiver(() => undefined); // never answers
-    const fast = await receiver();
+    const { hanging, fast, close } = await hangingAndFast();
     try {
-      const owner = await accountWithForm(ctx.platform);
-      await factories.webhook(ctx.platform, { ...owner, url: hanging.url });
+      const owner = await formWithHook(ctx.platform, { url: hanging.url });
       const otherForm = await factories.form(ctx.platform.db, owner.accountId);
       const second = { accountId: owner.accountId, formId: otherForm.id };
       await factories.webhook(ctx.platform, { ...second, url: fast.url });
       await Promise.all(Array.from({ length: 100 }, () => submit(ctx.platform, owner)));
       await eventually(() => hanging.requests.length >= 8);
-      const started = Date.now();
-      const quick = await submit(ctx.platform, second);
-      await eventually(() => fast.requests.some((r) => r.body.includes(quick.submission_id)));
-      const waited = Date.now() - started;
-      console.log(`the account's other webhook served in ${waited} ms beside its 100 hanging posts`);
+      const { ms } = await servedAtOnce(ctx.platform, fast, second);
+      console.log(`the account's other webhook served in ${ms} ms beside its 100 hanging posts`);
       // Before any attempt timed out, the hanging webhook held at most its account's share less 8 (40).
       const held = hanging.requests.length;
       expect(await attemptsOf(ctx.platform, owner.formId)).toEqual([]);
       expect(held).toBeLessThanOrEqual(40);
     } finally {
-      await Promise.all([hanging.close(), fast.close()]);
+      await close();
     }
   });
 });

@@ -2,7 +2,7 @@ import { emptyTestDatabaseUrl, eventually, factories, useStarted } from '@intake
 import { CONSUMERS } from '../src';
 import { fanOutSubmissions } from '../src/domain/fan-out';
 import { reconcileSubmissions } from '../src/domain/submission-reconciler';
-import { accountWithForm, receiver, startDelivery, storedWithoutEvent, submit } from './helpers';
+import { formWithHook, receiver, startDelivery, storedWithoutEvent, submit } from './helpers';
 
 // RECONCILE_AFTER is a day: the process's own reconciler leaves these submissions alone; the test's passes run a day on.
 // A database of its own: a pass repairs every submission it finds, and other files leave theirs in the worker's.
@@ -31,8 +31,7 @@ describe('the submission reconciler: a stored submission whose event never reach
     const target = await receiver();
     const newer = await receiver();
     try {
-      const form = await accountWithForm(ctx.platform);
-      const hook = await factories.webhook(ctx.platform, { ...form, url: target.url });
+      const { hook, ...form } = await formWithHook(ctx.platform, { url: target.url });
       const about = (submissionId: string) =>
         target.requests.filter((r) => JSON.parse(r.body).data.submission_id === submissionId);
 
