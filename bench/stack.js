@@ -13,7 +13,8 @@ const {
   closePlatform,
   createLogger,
 } = require('../shared/dist');
-const { freePort, startProcess, emptyBenchDatabase } = require('./lib');
+const { request } = require('undici');
+const { freePort, startProcess, emptyBenchDatabase, inTurns } = require('./lib');
 
 const ROOT = path.join(__dirname, '..');
 const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/intake_bench';
@@ -169,4 +170,67 @@ async function until(probe, timeoutMs, message) {
 
 const round = (n, digits = 1) => Math.round(n * 10 ** digits) / 10 ** digits;
 
-module.exports = { benchPlatform, formWithWebhook, receiver, mailSink, service, percentile, until, round };
+/** GETs `url` with the key and reads the whole body; throws unless 200. */
+async function get(url, key) {
+  const res = await request(url, { headers: { authorization: `Bearer ${key}` } });
+  const body = await res.body.text();
+  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${body.slice(0, 300)}`);
+  return body;
+}
+
+/** The median of `repeats` timings of `fn`, in ms. */
+async function median(fn, repeats) {
+  const times = [];
+  for (let i = 0; i < repeats; i++) {
+    const started = performance.now();
+    await fn();
+    times.push(performance.now() - started);
+  }
+  return percentile(
+    times.sort((a, b) => a - b),
+    50,
+  );
+}
+
+/**
+ * The same requests at a small and a large scale: `urls.small` and `urls.large` name the same requests, each GET with
+ * `keys[side]`. After one warm-up of each, in `rounds` turns (`inTurns`) the median of `repeats` of each; per request
+ * the medians at each side, the ratio of the large side's sum to the small one's, and each round's ratio (the spread).
+ * `what` names a side in the log.
+ */
+async function smallAgainstLarge({ urls, keys, rounds, repeats, log, what }) {
+  const names = Object.keys(urls.small);
+  for (const side of ['small', 'large']) for (const name of names) await get(urls[side][name], keys[side]); // warm
+  const turns = await inTurns(rounds, async (turn, n) => {
+    const side = turn === 'a' ? 'small' : 'large';
+    log(`round ${n}: ${side} ${what}`);
+    const out = {};
+    for (const name of names) out[name] = await median(() => get(urls[side][name], keys[side]), repeats);
+    return out;
+  });
+  const sum = (xs) => xs.reduce((a, b) => a + b, 0);
+  return names.map((name) => {
+    const small = turns.map((t) => t.a[name]);
+    const large = turns.map((t) => t.b[name]);
+    return {
+      name,
+      smallMs: small.map((x) => round(x, 2)),
+      largeMs: large.map((x) => round(x, 2)),
+      ratio: sum(large) / sum(small),
+      rounds: large.map((l, i) => round(l / small[i], 2)),
+    };
+  });
+}
+
+module.exports = {
+  benchPlatform,
+  formWithWebhook,
+  receiver,
+  mailSink,
+  service,
+  percentile,
+  until,
+  round,
+  median,
+  smallAgainstLarge,
+};

@@ -9,11 +9,10 @@
  */
 const path = require('node:path');
 const { randomBytes } = require('node:crypto');
-const { request } = require('undici');
 const { ensureDatabase, createDb, migrate, newId } = require('../../shared/dist');
 const { managementKeyWithRole } = require('../../shared/dist/testing/people');
-const { freePort, startProcess, inTurns } = require('../lib');
-const { percentile, round } = require('../stack');
+const { freePort, startProcess } = require('../lib');
+const { round, smallAgainstLarge } = require('../stack');
 // What the indexer does after each batch (migration 038), for rows seeded in bulk.
 const { mergeSearchPendingLists } = require('../../services/management/dist/submissions/search.repository');
 
@@ -98,27 +97,6 @@ async function seeded(db, log) {
   return out;
 }
 
-/** GETs `url` with the key and reads the whole body; throws unless 200. */
-async function get(url, key) {
-  const res = await request(url, { headers: { authorization: `Bearer ${key}` } });
-  const body = await res.body.text();
-  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${body.slice(0, 300)}`);
-  return body;
-}
-
-async function median(fn) {
-  const times = [];
-  for (let i = 0; i < REPEATS; i++) {
-    const started = performance.now();
-    await fn();
-    times.push(performance.now() - started);
-  }
-  return percentile(
-    times.sort((a, b) => a - b),
-    50,
-  );
-}
-
 exports.run = async function run({ log }) {
   await ensureDatabase(DATABASE_URL);
   const db = createDb(DATABASE_URL, { poolMax: 4 });
@@ -144,29 +122,15 @@ exports.run = async function run({ log }) {
     'project dashboard (90 days, first 25 forms)': `${base}/v1/projects/${a.project}/dashboard?days=90`,
   });
   try {
-    const names = Object.keys(urls(accounts.small));
-    for (const side of ['small', 'large'])
-      for (const name of names) await get(urls(accounts[side])[name], accounts[side].key); // warm
-    const turns = await inTurns(ROUNDS, async (side, n) => {
-      const which = side === 'a' ? 'small' : 'large';
-      log(`round ${n}: ${which} account`);
-      const out = {};
-      for (const name of names) out[name] = await median(() => get(urls(accounts[which])[name], accounts[which].key));
-      return out;
+    const measured = await smallAgainstLarge({
+      urls: { small: urls(accounts.small), large: urls(accounts.large) },
+      keys: { small: accounts.small.key, large: accounts.large.key },
+      rounds: ROUNDS,
+      repeats: REPEATS,
+      log,
+      what: 'account',
     });
-    const rows = names.map((name) => {
-      const small = turns.map((t) => t.a[name]);
-      const large = turns.map((t) => t.b[name]);
-      const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-      return {
-        name,
-        smallMs: small.map((x) => round(x, 2)),
-        largeMs: large.map((x) => round(x, 2)),
-        ratio: round(sum(large) / sum(small), 2),
-        rounds: large.map((l, i) => round(l / small[i], 2)),
-        target: '≤ 2',
-      };
-    });
+    const rows = measured.map((r) => ({ ...r, ratio: round(r.ratio, 2), target: '≤ 2' }));
     const figures = Object.fromEntries(
       rows.map((r) => [
         `${r.name}: 500 forms, 1,000,000 submissions ÷ 10 forms`,

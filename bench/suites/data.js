@@ -16,10 +16,9 @@ const os = require('node:os');
 const { rmSync } = require('node:fs');
 const path = require('node:path');
 const { randomBytes } = require('node:crypto');
-const { request } = require('undici');
 const { ensureDatabase, createDb, migrate } = require('../../shared/dist');
-const { freePort, startProcess, inTurns } = require('../lib');
-const { percentile, round } = require('../stack');
+const { freePort, startProcess } = require('../lib');
+const { median, smallAgainstLarge } = require('../stack');
 const { seeded, DATABASE_URL, RARE_WORD } = require('../data-seed');
 const { measureExports, measurePurge, report } = require('../data-measure');
 
@@ -27,30 +26,6 @@ const ROOT = path.join(__dirname, '..', '..');
 const DAY_MS = 86_400_000;
 const REPEATS = 9;
 const ROUNDS = 3;
-
-async function timed(fn) {
-  const started = performance.now();
-  const result = await fn();
-  return { ms: performance.now() - started, result };
-}
-
-/** GETs `url` with the key and reads the whole body; throws unless 200. */
-async function get(url, key) {
-  const res = await request(url, { headers: { authorization: `Bearer ${key}` } });
-  const body = await res.body.text();
-  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}: ${body.slice(0, 300)}`);
-  return body;
-}
-
-/** The median of REPEATS timings of `fn`, in ms. */
-async function median(fn) {
-  const times = [];
-  for (let i = 0; i < REPEATS; i++) times.push((await timed(fn)).ms);
-  return percentile(
-    times.sort((a, b) => a - b),
-    50,
-  );
-}
 
 /** The five inbox and lookup requests of a form: a page, a deep page, a filter, a search, a data-subject lookup. */
 async function requestsOf(db, management, form) {
@@ -84,27 +59,8 @@ async function measureQueries({ db, management, forms, log }) {
     small: await requestsOf(db, management, forms.small),
     large: await requestsOf(db, management, forms.large),
   };
-  const names = Object.keys(urls.small);
-  for (const side of ['small', 'large']) for (const name of names) await get(urls[side][name], forms[side].key); // warm
-  const turns = await inTurns(ROUNDS, async (side, n) => {
-    log(`round ${n}: ${side === 'a' ? 'small' : 'large'} form`);
-    const form = side === 'a' ? 'small' : 'large';
-    const out = {};
-    for (const name of names) out[name] = await median(() => get(urls[form][name], forms[form].key));
-    return out;
-  });
-  return names.map((name) => {
-    const small = turns.map((t) => t.a[name]);
-    const large = turns.map((t) => t.b[name]);
-    const sum = (xs) => xs.reduce((a, b) => a + b, 0);
-    return {
-      name,
-      smallMs: small.map((x) => round(x, 2)),
-      largeMs: large.map((x) => round(x, 2)),
-      ratio: sum(large) / sum(small),
-      rounds: large.map((l, i) => round(l / small[i], 2)),
-    };
-  });
+  const keys = { small: forms.small.key, large: forms.large.key };
+  return smallAgainstLarge({ urls, keys, rounds: ROUNDS, repeats: REPEATS, log, what: 'form' });
 }
 
 /** Count (exact, or the planner's estimate beyond 10,000) and a month's per-day usage, at small and at large. */
@@ -120,11 +76,11 @@ async function measureCountAndUsage({ db, forms }) {
     // The answer once, then the median time of REPEATS, like the requests above.
     const countOf = async (f) => ({
       result: await countOrEstimate(db, f),
-      ms: await median(() => countOrEstimate(db, f)),
+      ms: await median(() => countOrEstimate(db, f), REPEATS),
     });
     const count = await countOf(filter);
     const rare = await countOf({ ...filter, q: RARE_WORD });
-    const usageMs = await median(() => findUsageByDay(db, forms[side].accountId, from, next));
+    const usageMs = await median(() => findUsageByDay(db, forms[side].accountId, from, next), REPEATS);
     out[side] = { count, rare, usageMs };
   }
   return out;
