@@ -1,6 +1,6 @@
 import { createPublicKey, generateKeyPairSync, randomBytes, verify } from 'node:crypto';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { listen } from '@intake/shared/testing';
 
 /**
  * Local stand-ins for the APIs the integrations call, written from each API's public reference and answering as it
@@ -31,7 +31,7 @@ type Handler = (req: {
 async function serve(handle: Handler, limited: (status: number) => unknown): Promise<StandIn> {
   const requests: StandIn['requests'] = [];
   let limit: { count: number; seconds: number | null } = { count: 0, seconds: 0 };
-  const server = http.createServer((req, res) => {
+  const server = await listen((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -55,16 +55,11 @@ async function serve(handle: Handler, limited: (status: number) => unknown): Pro
       res.end(JSON.stringify(answer.body));
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    url: server.url,
     requests,
     rateLimitNext: (count, seconds) => (limit = { count, seconds }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }
 

@@ -1,10 +1,10 @@
 import type http from 'node:http';
 import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import Router from '@koa/router';
 import { createHttpServer, type ServerLimits } from './server';
 import { baseApp } from './app';
 import { createLogger } from '../base/logger';
+import { listen } from '../testing/support';
 
 const PROBLEMS_URL = 'https://problems.test';
 
@@ -31,19 +31,8 @@ function reader(delayMs = 0): http.RequestListener {
   };
 }
 
-async function start(handler: http.RequestListener) {
-  const server = createHttpServer(handler, { problemsUrl: PROBLEMS_URL, limits: LIMITS });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+const start = (handler: http.RequestListener) =>
+  listen(createHttpServer(handler, { problemsUrl: PROBLEMS_URL, limits: LIMITS }));
 
 /** Runs `test` against a server with `handler` on a free port, and closes it afterwards whatever happens. */
 async function withServer(handler: http.RequestListener, test: (port: number) => Promise<void>) {

@@ -145,15 +145,16 @@ export async function createTestPlatform(
   };
 }
 
-/** Serves a request handler on a free loopback port. */
+/** Serves a request handler (or a server of one's own, as `createHttpServer` makes) on a free loopback port. */
 export async function listen(
-  handler: http.RequestListener,
-): Promise<{ url: string; server: http.Server; close(): Promise<void> }> {
-  const server = http.createServer(handler);
+  served: http.RequestListener | http.Server,
+): Promise<{ url: string; port: number; server: http.Server; close(): Promise<void> }> {
+  const server = typeof served === 'function' ? http.createServer(served) : served;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
+    port,
     server,
     close: () =>
       new Promise<void>((resolve) => {
