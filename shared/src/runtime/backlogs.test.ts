@@ -1,17 +1,11 @@
-import { metrics } from '@opentelemetry/api';
-import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { AckPolicy } from 'nats';
-import { createTestPlatform, eventually, startNatsServer, type OwnServer, type TestPlatform } from '../testing';
+import { eventually, startNatsServer, useMetrics, useTestPlatform, type OwnServer } from '../testing';
 import { connectNatsInBackground, type Nats } from '../messaging/nats';
 import { ensureConsumer, ensureStreams } from '../messaging/streams';
 import { observeBacklogs, oldestPendingAge } from './backlogs';
 
 describe('the age of a consumer’s oldest unacknowledged message', () => {
-  let platform: TestPlatform;
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-  });
-  afterAll(() => platform.close());
+  const platform = useTestPlatform();
 
   it('is the age of the first message of its own subject after its ack floor, and 0 when it has none', async () => {
     const { nats } = platform;
@@ -41,30 +35,11 @@ describe('the age of a consumer’s oldest unacknowledged message', () => {
   });
 });
 
-/** Collects when asked (a test's reader). */
-class TestReader extends MetricReader {
-  protected async onForceFlush(): Promise<void> {}
-  protected async onShutdown(): Promise<void> {}
-}
-
 describe('the age of the oldest message a stream holds (intake.stream.oldest_age_seconds)', () => {
-  let platform: TestPlatform;
-  const reader = new TestReader();
-  const provider = new MeterProvider({ readers: [reader] });
-  beforeAll(async () => {
-    platform = await createTestPlatform();
-    metrics.setGlobalMeterProvider(provider);
-  });
-  afterAll(async () => {
-    metrics.disable();
-    await provider.shutdown();
-    await platform.close();
-  });
+  const platform = useTestPlatform();
+  const collect = useMetrics();
   const ages = async () => {
-    const { resourceMetrics } = await reader.collect();
-    const metric = resourceMetrics.scopeMetrics
-      .flatMap((s) => s.metrics)
-      .find((m) => m.descriptor.name === 'intake.stream.oldest_age_seconds');
+    const metric = await collect('intake.stream.oldest_age_seconds');
     return new Map((metric?.dataPoints ?? []).map((p) => [p.attributes['stream'], p.value as number]));
   };
 
@@ -93,8 +68,7 @@ describe('the age of the oldest message a stream holds (intake.stream.oldest_age
  * consumer's `max_ack_pending` as NATS has it (changed after creation, as `nats consumer edit` would).
  */
 describe('whether the process is connected to NATS, and a consumer’s max_ack_pending', () => {
-  const reader = new TestReader();
-  const provider = new MeterProvider({ readers: [reader] });
+  const collect = useMetrics();
   let server: OwnServer;
   let nats: Nats;
   beforeAll(async () => {
@@ -102,17 +76,13 @@ describe('whether the process is connected to NATS, and a consumer’s max_ack_p
     nats = connectNatsInBackground(server.url, `lows${Date.now()}`, 'backlogs-test');
     await nats.connected;
     await ensureStreams(nats);
-    metrics.setGlobalMeterProvider(provider);
   });
   afterAll(async () => {
-    metrics.disable();
-    await provider.shutdown();
     await nats?.close();
     await server?.destroy();
   });
   const observed = async (name: string) => {
-    const { resourceMetrics } = await reader.collect();
-    const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+    const metric = await collect(name);
     return (metric?.dataPoints ?? []).map((p) => ({ attributes: p.attributes, value: p.value as number }));
   };
 

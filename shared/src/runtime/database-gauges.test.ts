@@ -1,9 +1,6 @@
-import { metrics } from '@opentelemetry/api';
-import { MeterProvider, type MetricData } from '@opentelemetry/sdk-metrics';
 import { newId } from '../contracts/ids';
-import { createTestPlatform, emptyTestDatabaseUrl, factories, type TestPlatform } from '../testing';
+import { createTestPlatform, emptyTestDatabaseUrl, factories, useMetrics, type TestPlatform } from '../testing';
 import { recordAttempt, type AttemptOutcome } from '../telemetry/signals';
-import { OnRequestMetricReader } from '../telemetry/thread-metrics';
 import { observeFailingWebhooks } from './database-gauges';
 
 const HOUR = 60 * 60 * 1000;
@@ -15,23 +12,13 @@ const OUTCOMES: AttemptOutcome[] = ['success', 'http_error', 'timeout', 'network
  * WEBHOOK_FAILURE_ALERT_AFTER are one gauge that counts every one of them.
  */
 describe('webhook metrics with many webhooks', () => {
+  const collect = useMetrics();
   let platform: TestPlatform;
-  const reader = new OnRequestMetricReader();
-  const provider = new MeterProvider({ readers: [reader] });
   beforeAll(async () => {
     // A database of its own: the gauge counts every failing webhook, and other files leave theirs in the worker's.
     platform = await createTestPlatform({ DATABASE_URL: await emptyTestDatabaseUrl('gauges') });
-    metrics.setGlobalMeterProvider(provider);
   });
-  afterAll(async () => {
-    metrics.disable();
-    await provider.shutdown();
-    await platform.close();
-  });
-  const collect = async (name: string): Promise<MetricData | undefined> => {
-    const { resourceMetrics } = await reader.collect();
-    return resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
-  };
+  afterAll(() => platform.close());
 
   it('counts every attempt at 2,500 webhooks in at most one series per outcome, none in overflow', async () => {
     for (let i = 0; i < 2500; i++)

@@ -1,4 +1,7 @@
+import { metrics } from '@opentelemetry/api';
+import { MeterProvider } from '@opentelemetry/sdk-metrics';
 import type { Outbox } from '../messaging/outbox';
+import { OnRequestMetricReader } from '../telemetry/thread-metrics';
 import type { Platform } from '../runtime/platform';
 import { startPlatformRelay } from '../runtime/service';
 import type { Clock } from '../contracts/time';
@@ -9,6 +12,24 @@ const hooks = globalThis as unknown as {
   beforeAll(fn: () => Promise<unknown>, timeoutMs?: number): void;
   afterAll(fn: () => Promise<unknown>, timeoutMs?: number): void;
 };
+
+/**
+ * The global meter provider for the tests of one file (or `describe` block), read on request: the function returned
+ * gives the metric of that name as the code recorded it (undefined if it recorded none). Disabled after them.
+ */
+export function useMetrics() {
+  const reader = new OnRequestMetricReader();
+  const provider = new MeterProvider({ readers: [reader] });
+  hooks.beforeAll(async () => metrics.setGlobalMeterProvider(provider));
+  hooks.afterAll(async () => {
+    metrics.disable();
+    await provider.shutdown();
+  });
+  return async (name: string) => {
+    const { resourceMetrics } = await reader.collect();
+    return resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === name);
+  };
+}
 
 /**
  * A real test platform for the tests of one file (or `describe` block): created before them,
