@@ -115,11 +115,19 @@ export async function runPrepared<Row>(
     try {
       return (await connection.query(query)).rows as Row[];
     } catch (err) {
-      if (err && typeof err === 'object')
-        Object.assign(err, { backendPid: (connection as { processID?: number }).processID });
-      throw err;
+      throw withBackendPid(err, connection);
     }
   });
+}
+
+/**
+ * `err` (a statement's error) with `backendPid`, the server process of `connection` that ran it: after a broken
+ * connection, the statement is over once that process is gone.
+ */
+export function withBackendPid(err: unknown, connection: unknown): unknown {
+  if (err && typeof err === 'object')
+    Object.assign(err, { backendPid: (connection as { processID?: number }).processID });
+  return err;
 }
 
 /** Creates the database named in `databaseUrl` when it does not exist (connecting to the `postgres` database to do so). */

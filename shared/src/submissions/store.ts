@@ -1,4 +1,11 @@
-import { discardConnection, runPrepared, withPooledConnection, type Db, type Queryable } from '../base/db';
+import {
+  discardConnection,
+  runPrepared,
+  withBackendPid,
+  withPooledConnection,
+  type Db,
+  type Queryable,
+} from '../base/db';
 import { CLAIM_AND_ADMIT, STORE_GROUP, WITHDRAW_CLAIMS } from './store-submissions.sql';
 import {
   buildSubmissionCreatedEvent,
@@ -235,9 +242,7 @@ function admitAndStore(
       return { lost, refused, gone: stored.rows[0]?.gone ?? [] };
     } catch (err) {
       await connection.query('ROLLBACK').catch((rollbackErr: unknown) => discardConnection(connection, rollbackErr));
-      if (err && typeof err === 'object')
-        Object.assign(err, { backendPid: (connection as { processID?: number }).processID });
-      throw err;
+      throw withBackendPid(err, connection);
     }
   });
 }
