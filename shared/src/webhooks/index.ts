@@ -2,6 +2,7 @@ export {
   createWebhookAgent,
   sendWebhook,
   signedRequest,
+  timeAttempt,
   USER_AGENT,
   RESPONSE_BODY_LIMIT,
   type AttemptResult,

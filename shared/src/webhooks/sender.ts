@@ -38,6 +38,16 @@ export interface AttemptResult {
   retryAfterMs?: number;
 }
 
+/** Times an attempt begun at `startedAt` (a webhook's or an integration's): `done(result)` adds its start and duration. */
+export function timeAttempt(startedAt: Date) {
+  const started = performance.now();
+  return (partial: Omit<AttemptResult, 'durationMs' | 'startedAt'>): AttemptResult => ({
+    ...partial,
+    startedAt,
+    durationMs: Math.round(performance.now() - started),
+  });
+}
+
 /**
  * The HTTP client for webhooks: bounded timeouts, no redirects, and (unless private networks are allowed) a lookup
  * that refuses private addresses. It notes the address each of its connections reached, by origin, so an attempt
@@ -178,13 +188,7 @@ export function sendWebhook(props: SendProps): Promise<AttemptResult> {
 }
 
 async function attemptOnce(props: SendProps, traceHeaders: Record<string, string>): Promise<AttemptResult> {
-  const startedAt = props.now;
-  const started = performance.now();
-  const done = (partial: Omit<AttemptResult, 'durationMs' | 'startedAt'>): AttemptResult => ({
-    ...partial,
-    startedAt,
-    durationMs: Math.round(performance.now() - started),
-  });
+  const done = timeAttempt(props.now);
   const refusal = urlRefusal(props.url, props.allowPrivateNetworks);
   if (refusal)
     return done({

@@ -1,6 +1,7 @@
 import {
   receivedAt,
   sha256Hex,
+  timeAttempt,
   toTimestamp,
   type AttemptResult,
   type Config,
@@ -143,12 +144,7 @@ export async function runIntegration(
   attempt: IntegrationAttempt,
   startedAt: Date,
 ): Promise<AttemptResult> {
-  const started = performance.now();
-  const done = (partial: Omit<AttemptResult, 'durationMs' | 'startedAt'>): AttemptResult => ({
-    ...partial,
-    startedAt,
-    durationMs: Math.round(performance.now() - started),
-  });
+  const done = timeAttempt(startedAt);
   try {
     const note = await (attempt.type === 'webhook.test' ? integration.check(attempt) : integration.write(attempt));
     return done({ ok: true, outcome: 'success', statusCode: 200, error: null, responseBody: note });
