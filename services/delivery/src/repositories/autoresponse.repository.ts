@@ -1,13 +1,11 @@
 import { mailboxOf, newId, type Db, type Queryable } from '@intake/shared';
+import type { NotificationClaim } from './notification.repository';
 
-/** What claiming a submission's autoresponse found. */
-export type AutoresponseClaim =
-  /** This process sends it now. */
-  | { taken: true; id: string; attemptCount: number }
-  /** Sent, failed for good, or skipped (no address, or one mailed to that address within the window). */
-  | { taken: false; done: true }
-  /** Another process is sending it: its lease still runs this long. */
-  | { taken: false; done: false; remainingMs: number };
+/**
+ * What claiming a submission's autoresponse found, as for its notification; skipped is no address, or one mailed to
+ * that address within the window.
+ */
+export type AutoresponseClaim = NotificationClaim;
 
 /** Why an autoresponse was not sent, as its notification row records it. */
 export const SKIPPED = {

@@ -7,10 +7,10 @@ import {
   type StoredSubmission,
 } from '@intake/shared';
 
-/** What claiming a submission's notification found: this process holds its send, or why not. */
+/** What claiming a submission's notification (or its autoresponse) found: this process holds its send, or why not. */
 export type NotificationClaim =
   | { taken: true; id: string; attemptCount: number }
-  /** Sent or failed for good: nothing to do. */
+  /** Sent, failed for good or skipped: nothing to do. */
   | { taken: false; done: true }
   /** Another process (or another copy of the message) is sending it: its lease still runs this long. */
   | { taken: false; done: false; remainingMs: number };
