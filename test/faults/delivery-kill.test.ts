@@ -30,6 +30,11 @@ describe('fault: delivery process killed mid-burst', () => {
       });
       await first.stop('SIGKILL');
       const atKill = target.envelopes.length;
+      const sentBeforeKill = new Set(target.envelopes.map((e) => e.id));
+      // What the killed process had recorded: its state in Postgres no longer moves.
+      const recordedBeforeKill = new Set(
+        (await platform.db('deliveries').where({ form_id: formId, status: 'succeeded' }).select('id')).map((r) => r.id),
+      );
       processes.push(await startService('delivery', env, { ready: true }));
 
       await eventually(() => target.submissionIds().size === BURST, {
@@ -53,8 +58,14 @@ describe('fault: delivery process killed mid-burst', () => {
       expect(target.submissionIds()).toEqual(accepted);
       expect(rows).toHaveLength(BURST);
       expect(distinct).toEqual(new Set(rows.map((r) => r.id)));
-      // A duplicate can only be an attempt that was in flight when the process died (64 at most).
-      expect(duplicates).toBeLessThanOrEqual(64);
+      // A duplicate can only be an attempt the killed process had sent but not recorded: sent before the kill, never a
+      // delivery recorded as succeeded by then. (Not a count: beside the 64 attempts at receivers, the records of
+      // attempts already answered wait their turn to be written, more of them on a loaded machine: 69 were.)
+      const counts = new Map<string, number>();
+      for (const e of target.envelopes) counts.set(e.id, (counts.get(e.id) ?? 0) + 1);
+      const twice = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
+      expect(twice.filter((id) => !sentBeforeKill.has(id) || recordedBeforeKill.has(id))).toEqual([]);
+      expect(twice.length).toBeLessThanOrEqual(atKill - recordedBeforeKill.size);
     } finally {
       await target.close();
     }
