@@ -4,6 +4,7 @@ import { fanOutSubmissions } from '../services/delivery/src/domain/fan-out';
 import { notifySubmissions } from '../services/delivery/src/domain/notify';
 import { autorespond } from '../services/delivery/src/domain/autoresponse';
 import { eraseDataSubject } from '../services/management/src/lifecycle/data-subjects';
+import { unaudited } from '../services/management/src/platform/audit-trail';
 import { deleteSubmissionsOfForm } from '../services/management/src/lifecycle/purge.repository';
 
 /**
@@ -53,7 +54,7 @@ describe('an erasure while mail is queued', () => {
   it('sends neither the owner’s notification nor the autoresponse afterwards, and their rows do not come back', async () => {
     const s = await submitted();
     // The fan-out queued both mails (their messages carry the payload); then the person is erased.
-    expect(await eraseDataSubject({ ...platform, accountId: s.accountId, email: VISITOR })).toBe(1);
+    expect(await eraseDataSubject({ ...platform, audit: unaudited, accountId: s.accountId, email: VISITOR })).toBe(1);
     const deps = { ...platform, mailer, now: new Date() };
     expect(await notifySubmissions({ ...deps, items: [{ event: s.event, to: ['owner@example.com'] }] })).toEqual([ACK]);
     const settings = { enabled: true, subject: 'Thanks', text: 'We got {{message}}' };

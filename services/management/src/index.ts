@@ -28,13 +28,12 @@ import { accountCreationRoutes } from './people/accounts.routes';
 import { auditLogRoutes } from './platform/audit-log.routes';
 import { spamRoutes } from './submissions/spam.routes';
 import { viewRoutes } from './submissions/views.routes';
-import { withAuditTrail } from './platform/audit-trail';
 import { startSearchIndexer } from './submissions/search-indexer';
 import { startUpkeep } from './lifecycle/upkeep';
 
 /** Management's routes, in the order the OpenAPI document lists them; `/openapi` serves the document of all four services. */
 function managementRoutes(settings: { config: Config }): RouteList<Platform> {
-  return withAuditTrail([
+  return [
     ...healthRoutes,
     ...apiKeyRoutes,
     ...projectRoutes,
@@ -58,7 +57,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...viewRoutes,
     ...spamRoutes,
     ...docsRoutes(settings.config, () => openApi(settings)),
-  ]);
+  ];
 }
 
 /** The management service: forms, submissions, webhooks, deliveries, API keys, health, OpenAPI, docs, problem types. */

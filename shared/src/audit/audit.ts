@@ -51,7 +51,7 @@ export const AUDIT_ACTIONS = [
   'data_subject.erased',
   'audit_log.exported',
 ] as const;
-/** A listed action, or `operation.<operationId>` for a change made through a route with no action of its own. */
+/** A listed action, or `operation.<operationId>`, which versions before 2026-12-02 wrote for a route without one. */
 export type AuditAction = (typeof AUDIT_ACTIONS)[number] | `operation.${string}`;
 
 export interface AuditEntry {

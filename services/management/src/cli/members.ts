@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { createLogger, isId, isRole, loadConfig, problem, type Db } from '@intake/shared';
 import { accountExists } from '../people/account.repository';
 import { inviteMember } from '../people/members';
+import { auditAs } from '../platform/audit-trail';
 
 export const MEMBERS_USAGE = `       npm run --silent admin -- members add --account ACCOUNT_ID --email ADDRESS --role viewer|editor|admin|owner
 
@@ -36,14 +37,15 @@ export async function addMember(
   const logger = createLogger({ level: config.LOG_LEVEL, service: 'admin', destination: 2 });
   return withDatabase(env, async (db) => {
     if (!(await accountExists(db, account))) throw problem('not-found', `No account ${account}`);
+    const now = new Date();
     const { member, invitationUrl } = await inviteMember({
       platform: { db, config, logger },
       accountId: account,
       email,
       role: role as never,
       actorRole: 'owner',
-      audit: { actor: { type: 'operator', id: null, label: 'operator CLI' } },
-      now: new Date(),
+      audit: auditAs({ accountId: account, actor: { type: 'operator', id: null, label: 'operator CLI' } }, now),
+      now,
     });
     return {
       id: member.id,

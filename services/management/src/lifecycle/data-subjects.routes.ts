@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { auditContext, FormProject, routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { FormProject, routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import {
   auditExport,
   eraseDataSubject,
@@ -10,6 +10,7 @@ import {
 import { XLSX_TYPE } from '../submissions/export';
 import { Timestamp } from '../platform/schemas';
 import { Status } from '../submissions/submission-filters';
+import { auditOf } from '../platform/audit-trail';
 
 /** A person's data across every form of the account: for those who answer for the account (admins and owners). */
 const dataSubjectRoute = routeGroup({ tags: ['Data subjects'], auth: 'management', role: 'admin' });
@@ -54,9 +55,10 @@ export const findDataSubjectRoute = dataSubjectRoute({
       schema: Type.Object({ data: Type.Array(SubjectSubmission) }, { additionalProperties: false }),
     },
   },
-  async handler(ctx, { query, principal }, { db }: Platform) {
-    const asker = auditContext(ctx, principal);
-    const rows = await lookUpDataSubject({ db, accountId: principal.accountId, email: query.email, asker });
+  async handler(ctx, { query, principal }, platform: Platform) {
+    const { db } = platform;
+    const audit = auditOf(ctx, principal, platform);
+    const rows = await lookUpDataSubject({ db, accountId: principal.accountId, email: query.email, audit });
     ctx.body = {
       data: rows.map((r) => ({
         id: r.id,
@@ -92,8 +94,8 @@ export const exportDataSubjectRoute = dataSubjectRoute({
     },
   },
   async handler(ctx, { query, principal }, platform: Platform) {
-    const asker = auditContext(ctx, principal);
-    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, asker, format: 'ndjson' });
+    const audit = auditOf(ctx, principal, platform);
+    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, audit, format: 'ndjson' });
     ctx.set('Content-Disposition', 'attachment; filename="data-subject.ndjson"');
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'application/x-ndjson; charset=utf-8';
@@ -124,7 +126,7 @@ export const exportDataSubjectXlsxRoute = dataSubjectRoute({
     },
   },
   async handler(ctx, { query, principal }, platform: Platform) {
-    const asker = auditContext(ctx, principal);
+    const audit = auditOf(ctx, principal, platform);
     const stream = await exportDataSubjectXlsx({
       ...platform,
       accountId: principal.accountId,
@@ -132,7 +134,7 @@ export const exportDataSubjectXlsxRoute = dataSubjectRoute({
       zone: query.tz ?? 'UTC',
       onError: (err) => platform.logger.warn({ err }, 'a data-subject workbook failed while streaming'),
     });
-    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, asker, format: 'xlsx' });
+    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, audit, format: 'xlsx' });
     ctx.set('Content-Disposition', 'attachment; filename="data-subject.xlsx"');
     ctx.set('Cache-Control', 'no-store');
     ctx.type = XLSX_TYPE;
@@ -159,9 +161,9 @@ export const eraseDataSubjectRoute = dataSubjectRoute({
   },
   problems: ['service-unavailable'],
   async handler(ctx, { query, principal }, platform: Platform) {
-    const asker = auditContext(ctx, principal);
+    const audit = auditOf(ctx, principal, platform);
     ctx.body = {
-      deleted: await eraseDataSubject({ ...platform, accountId: principal.accountId, email: query.email, asker }),
+      deleted: await eraseDataSubject({ ...platform, accountId: principal.accountId, email: query.email, audit }),
     };
   },
 });

@@ -3,11 +3,9 @@ import {
   formProject,
   normaliseEmail,
   fileDownloadUrl,
-  recordAudit,
   sha256Hex,
   toTimestamp,
   type AuditAction,
-  type AuditEntry,
   type FormProject,
   type Platform,
   type Queryable,
@@ -24,9 +22,7 @@ import {
 import type { FileRow } from '../submissions/submission.repository';
 import { checkTimeZone, wallClock, xlsxStream, xlsxText } from '../submissions/export-xlsx';
 import { purgeSubmissions } from './purge';
-
-/** Who asked, for the audit log: the request's actor and address. */
-export type Asker = Pick<AuditEntry, 'accountId' | 'actor' | 'ip' | 'userAgent'>;
+import type { Audit } from '../platform/audit-trail';
 
 /**
  * Records a data-subject request in the audit log: who asked, what (`looked_up`, `exported`, `erased`), the address
@@ -34,12 +30,11 @@ export type Asker = Pick<AuditEntry, 'accountId' | 'actor' | 'ip' | 'userAgent'>
  */
 async function auditRequest(
   db: Queryable,
-  asker: Asker,
+  audit: Audit,
   action: Extract<AuditAction, `data_subject.${string}`>,
   props: { email: string; submissions: number; files: number; format?: 'ndjson' | 'xlsx' },
 ): Promise<void> {
-  await recordAudit(db, {
-    ...asker,
+  await audit.record(db, {
     action,
     target: { type: 'data_subject', id: null },
     details: {
@@ -88,10 +83,10 @@ async function subjectScope(props: Pick<Platform, 'db'> & { accountId: string; e
 
 /** The lookup, audited; each submission with its form's name and client (null for a form deleted since). */
 export async function lookUpDataSubject(
-  props: Pick<Platform, 'db'> & { accountId: string; email: string; asker: Asker },
+  props: Pick<Platform, 'db'> & { accountId: string; email: string; audit: Audit },
 ): Promise<(SubjectSubmission & { form: NamedForm | null })[]> {
   const { rows, files } = await subjectScope(props);
-  await auditRequest(props.db, props.asker, 'data_subject.looked_up', {
+  await auditRequest(props.db, props.audit, 'data_subject.looked_up', {
     email: props.email,
     submissions: rows.length,
     files,
@@ -249,10 +244,10 @@ export async function exportDataSubjectXlsx(
 
 /** The export, audited before it streams: what it covers is counted then. */
 export async function auditExport(
-  props: Pick<Platform, 'db'> & { accountId: string; email: string; asker: Asker; format: 'ndjson' | 'xlsx' },
+  props: Pick<Platform, 'db'> & { accountId: string; email: string; audit: Audit; format: 'ndjson' | 'xlsx' },
 ): Promise<void> {
   const { rows, files } = await subjectScope(props);
-  await auditRequest(props.db, props.asker, 'data_subject.exported', {
+  await auditRequest(props.db, props.audit, 'data_subject.exported', {
     email: props.email,
     submissions: rows.length,
     files,
@@ -262,18 +257,13 @@ export async function auditExport(
 
 /**
  * Erases the person's submissions as retention does (files first, then every row that holds their data); audited
- * with what went when an `asker` is given.
+ * with what went.
  */
 export async function eraseDataSubject(
-  props: Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'> & { accountId: string; email: string; asker?: Asker },
+  props: Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'> & { accountId: string; email: string; audit: Audit },
 ): Promise<number> {
   const { rows, files } = await subjectScope(props);
   const deleted = await purgeSubmissions({ ...props, rows });
-  if (props.asker)
-    await auditRequest(props.db, props.asker, 'data_subject.erased', {
-      email: props.email,
-      submissions: deleted,
-      files,
-    });
+  await auditRequest(props.db, props.audit, 'data_subject.erased', { email: props.email, submissions: deleted, files });
   return deleted;
 }

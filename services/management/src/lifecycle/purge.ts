@@ -2,7 +2,6 @@ import {
   instruments,
   observeGauge,
   problem,
-  recordAudit,
   recordPurged,
   recordPurgeFailure,
   zeroPurgeFailures,
@@ -27,6 +26,7 @@ import {
   type PurgeForm,
   startPurgeTransaction,
 } from './purge.repository';
+import { auditAs } from '../platform/audit-trail';
 
 type Deps = Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'>;
 
@@ -214,17 +214,8 @@ export async function purgeDue(
 /** One entry per account with a purge tally: what the purge removed (or left) since its last entry, and how many. */
 async function auditTallies(db: Deps['db'], at: Date): Promise<void> {
   await takePurgeTallies(db, async (trx, { account_id: accountId, ...details }) => {
-    await recordAudit(
-      trx,
-      {
-        accountId,
-        actor: { type: 'system', id: null, label: 'purge' },
-        action: 'submissions.purged',
-        target: { type: 'account', id: accountId },
-        details,
-      },
-      at,
-    );
+    const purge = auditAs({ accountId, actor: { type: 'system', id: null, label: 'purge' } }, at);
+    await purge.record(trx, { action: 'submissions.purged', target: { type: 'account', id: accountId }, details });
   });
 }
 

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { auditContext, problem, recordAudit, route, type Platform, type Queryable } from '@intake/shared';
+import { problem, route, type Platform, type Queryable } from '@intake/shared';
 import { findAccountSettings, updateRequireTwoFactor } from './account.repository';
 import { memberHasSecondFactor } from './person.repository';
+import { auditOf } from '../platform/audit-trail';
 
 const TAGS = ['Account'];
 
@@ -54,8 +55,7 @@ export const updateAccountRoute = route({
       const before = await presentAccount(trx, principal.accountId);
       await updateRequireTwoFactor(trx, principal.accountId, body.require_two_factor);
       if (before.require_two_factor !== body.require_two_factor)
-        await recordAudit(trx, {
-          ...auditContext(ctx, principal),
+        await auditOf(ctx, principal, platform).record(trx, {
           action: 'account.two_factor_required',
           target: { type: 'account', id: principal.accountId },
           details: { require_two_factor: body.require_two_factor },

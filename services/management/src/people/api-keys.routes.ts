@@ -12,6 +12,7 @@ import {
   Timestamp,
 } from '../platform/schemas';
 import { projectLimit } from '../submissions/projects';
+import { auditOf, changeBy } from '../platform/audit-trail';
 
 const apiKeyRoute = routeGroup({ tags: ['API keys'], auth: 'management', role: 'admin' });
 
@@ -95,7 +96,8 @@ export const createApiKeyRoute = apiKeyRoute({
   ),
   responses: { 201: { description: 'Created', schema: CreatedApiKey } },
   problems: ['rate-limited'],
-  async handler(ctx, { body, principal }, { db, clock, config }: Platform) {
+  async handler(ctx, { body, principal }, platform: Platform) {
+    const { db, clock, config } = platform;
     if (body.type === 'submission' && body.role !== undefined)
       throw problem('validation-failed', 'body/role is only for management keys', {
         errors: [{ field: 'body/role', message: 'is only for management keys' }],
@@ -109,6 +111,7 @@ export const createApiKeyRoute = apiKeyRoute({
       role,
       projectIds: await projectLimit(db, principal.accountId, role, body.project_ids),
       db,
+      audit: auditOf(ctx, principal, platform),
       accountId: principal.accountId,
       type: body.type,
       name: body.name,
@@ -142,8 +145,8 @@ export const revokeApiKeyRoute = apiKeyRoute({
   params: IdParams('apiKey', 'API key id'),
   responses: { 204: { description: 'Revoked' } },
   problems: ['not-found', 'conflict'],
-  async handler(ctx, { params, principal }, { db, clock }: Platform) {
-    await revokeApiKey({ db, accountId: principal.accountId, id: params.id, now: clock.now() });
+  async handler(ctx, { params, principal }, platform: Platform) {
+    await revokeApiKey({ ...changeBy(ctx, principal, platform), id: params.id, now: platform.clock.now() });
   },
 });
 

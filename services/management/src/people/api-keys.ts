@@ -17,7 +17,7 @@ import {
   markApiKeyRevoked,
   type ApiKeyRow,
 } from './api-key.repository';
-import { auditChange, nothingToAudit } from '../platform/audit-trail';
+import type { Audit } from '../platform/audit-trail';
 
 export interface MintLimit {
   limit: number;
@@ -30,6 +30,7 @@ export interface MintLimit {
  */
 export async function mintApiKey(props: {
   db: Db;
+  audit: Audit;
   accountId: string;
   type: KeyType;
   /** A management key's role (admin when unset); null for a submission key. */
@@ -73,7 +74,7 @@ export async function mintApiKey(props: {
     });
     const target = { type: 'api_key', id: row.id };
     const details = { type, role: row.role, ...(row.project_ids ? { project_ids: row.project_ids } : {}) };
-    await auditChange(trx, [{ action: 'api_key.created', target, details }]);
+    await props.audit.record(trx, { action: 'api_key.created', target, details });
     return { ...row, key };
   });
 }
@@ -82,15 +83,21 @@ export async function mintApiKey(props: {
  * Revokes a key at once. The account's last active management key cannot be revoked
  * (that would lock the owner out): mint a new one first.
  */
-export async function revokeApiKey(props: { db: Db; accountId: string; id: string; now: Date }): Promise<void> {
+export async function revokeApiKey(props: {
+  db: Db;
+  audit: Audit;
+  accountId: string;
+  id: string;
+  now: Date;
+}): Promise<void> {
   const { db, accountId, id, now } = props;
   await db.transaction(async (trx) => {
     await lockAccount(trx, accountId);
     const key = await findApiKey(trx, accountId, id);
     if (!key) throw problem('not-found', `No API key ${id}`);
-    if (key.revoked_at) return nothingToAudit(); // revoked before: nothing changed, nothing to record
+    if (key.revoked_at) return; // revoked before: nothing changed, nothing to record
     await revokeKeys(trx, accountId, [key], now);
-    await auditChange(trx, [{ action: 'api_key.revoked', target: { type: 'api_key', id } }]);
+    await props.audit.record(trx, { action: 'api_key.revoked', target: { type: 'api_key', id } });
   });
 }
 

@@ -1,20 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import {
-  endSession,
-  problem,
-  recordAudit,
-  routeGroup,
-  toTimestamp,
-  auditContext,
-  clientOf,
-  type Platform,
-  type Principal,
-} from '@intake/shared';
+import { endSession, problem, routeGroup, toTimestamp, clientOf, type Platform, type Principal } from '@intake/shared';
 import { openMemberSession } from './sign-in';
 import { endMemberSession, findMemberById, listMemberSessions } from './member.repository';
 import { activeMemberships, memberHasSecondFactor } from './person.repository';
 import { setSessionCookie, TAGS } from './sessions.routes';
 import { List, NullableTimestamp, Timestamp } from '../platform/schemas';
+import { auditOf } from '../platform/audit-trail';
 
 const memberSessionRoute = routeGroup({ tags: TAGS, auth: 'management' });
 
@@ -91,8 +82,7 @@ export const endMySessionRoute = memberSessionRoute({
     await platform.db.transaction(async (trx) => {
       if (!(await endMemberSession(trx, { memberId, id: params.id, chars: SESSION_ID_CHARS })))
         throw problem('not-found', 'No such session of yours');
-      await recordAudit(trx, {
-        ...auditContext(ctx, principal),
+      await auditOf(ctx, principal, platform).record(trx, {
         action: 'session.ended',
         target: { type: 'session', id: params.id },
       });

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { auditContext, routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { changeMemberRole, inviteMember, removeMember, resendInvitation } from './members';
 import { listMembers, type MemberRow } from './member.repository';
 import {
@@ -12,6 +12,7 @@ import {
   ShownProjectIds,
   Timestamp,
 } from '../platform/schemas';
+import { auditOf } from '../platform/audit-trail';
 
 const RoleSchema = Type.Union(
   [Type.Literal('viewer'), Type.Literal('editor'), Type.Literal('admin'), Type.Literal('owner')],
@@ -110,7 +111,7 @@ export const inviteMemberRoute = memberRoute({
       role: body.role,
       projectIds: body.project_ids,
       actorRole: principal.role,
-      audit: auditContext(ctx, principal),
+      audit: auditOf(ctx, principal, platform),
       now: platform.clock.now(),
     });
     answerInvited(ctx, invited);
@@ -135,14 +136,15 @@ export const updateMemberRoute = memberRoute({
   ),
   responses: { 200: { description: 'The member', schema: Member } },
   problems: ['not-found', 'conflict', 'forbidden'],
-  async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
+  async handler(ctx, { params, body, principal }, platform: Platform) {
+    const { db, clock } = platform;
     const member = await changeMemberRole({
       db,
       principal,
       id: params.id,
       role: body.role,
       projectIds: body.project_ids,
-      audit: auditContext(ctx, principal),
+      audit: auditOf(ctx, principal, platform),
       now: clock.now(),
     });
     ctx.body = presentMember(member);
@@ -169,13 +171,14 @@ export const removeMemberRoute = memberRoute({
   }),
   responses: { 204: { description: 'Removed' } },
   problems: ['not-found', 'conflict', 'forbidden'],
-  async handler(ctx, { params, query, principal }, { db, clock }: Platform) {
+  async handler(ctx, { params, query, principal }, platform: Platform) {
+    const { db, clock } = platform;
     await removeMember({
       db,
       principal,
       id: params.id,
       revokeKeys: query.revoke_keys === true,
-      audit: auditContext(ctx, principal),
+      audit: auditOf(ctx, principal, platform),
       now: clock.now(),
     });
   },
@@ -205,7 +208,7 @@ export const resendInvitationRoute = memberRoute({
       platform,
       principal,
       id: params.id,
-      audit: auditContext(ctx, principal),
+      audit: auditOf(ctx, principal, platform),
       now: platform.clock.now(),
     });
     answerInvited(ctx, invited);

@@ -5,7 +5,6 @@ import {
   newId,
   normaliseEmail,
   problem,
-  recordAudit,
   roleAtLeast,
   sha256Hex,
   type AuditEntry,
@@ -33,6 +32,7 @@ import { findAccountSettings } from './account.repository';
 import { findUserByEmail } from './person.repository';
 import { revokeKeys } from './api-keys';
 import { projectLimit } from '../submissions/projects';
+import type { Audit } from '../platform/audit-trail';
 
 /** An invitation link is valid this long, and once. */
 export const INVITATION_TTL_MS = 7 * 86_400_000;
@@ -72,7 +72,7 @@ export async function inviteMember(props: {
   /** The projects it is limited to (viewers and editors); null or undefined: the whole account. */
   projectIds?: string[] | null;
   actorRole: Role;
-  audit: Omit<AuditEntry, 'accountId' | 'action'>;
+  audit: Audit;
   now: Date;
 }): Promise<Invitation> {
   const { platform, accountId, role, now } = props;
@@ -89,14 +89,10 @@ export async function inviteMember(props: {
     if (!(await insertMember(trx, { ...member, project_ids: projectIds, user_id: user?.id ?? null }))) throw taken();
     const invitationUrl = await issueInvitation(trx, platform.config.PUBLIC_BASE_URL, id, now);
     const details = { email, role, ...(projectIds ? { project_ids: projectIds } : {}) };
-    await recordAudit(
-      trx,
-      { ...props.audit, accountId, action: 'member.invited', target: { type: 'member', id }, details },
-      now,
-    );
+    await props.audit.record(trx, { action: 'member.invited', target: { type: 'member', id }, details });
     return { member: (await findMember(trx, accountId, id)) as MemberRow, invitationUrl };
   });
-  await mailInvitation(platform, { email, role, url: invitation.invitationUrl, accountId, inviter: props.audit });
+  await mailInvitation(platform, { email, role, url: invitation.invitationUrl, accountId, inviter: props.audit.who });
   return invitation;
 }
 
@@ -109,7 +105,7 @@ export async function resendInvitation(props: {
   platform: Pick<Platform, 'db' | 'config' | 'logger'>;
   principal: Principal;
   id: string;
-  audit: Omit<AuditEntry, 'accountId' | 'action'>;
+  audit: Audit;
   now: Date;
 }): Promise<Invitation> {
   const { platform, principal, id, now } = props;
@@ -123,11 +119,11 @@ export async function resendInvitation(props: {
     await spendInvitationsOf(trx, id, now);
     const invitationUrl = await issueInvitation(trx, platform.config.PUBLIC_BASE_URL, id, now);
     const target = { type: 'member', id };
-    await recordAudit(trx, { ...props.audit, accountId, action: 'member.invitation_resent', target }, now);
+    await props.audit.record(trx, { action: 'member.invitation_resent', target });
     return { member, invitationUrl };
   });
   const { email, role } = invitation.member;
-  await mailInvitation(platform, { email, role, url: invitation.invitationUrl, accountId, inviter: props.audit });
+  await mailInvitation(platform, { email, role, url: invitation.invitationUrl, accountId, inviter: props.audit.who });
   return invitation;
 }
 
@@ -137,12 +133,12 @@ export async function resendInvitation(props: {
  */
 async function mailInvitation(
   platform: Pick<Platform, 'db' | 'config' | 'logger'>,
-  props: { email: string; role: Role; url: string; accountId: string; inviter: Pick<AuditEntry, 'actor'> },
+  props: { email: string; role: Role; url: string; accountId: string; inviter: Audit['who'] },
 ): Promise<void> {
   if (!platform.config.SMTP_URL) return;
   const account = (await findAccountSettings(platform.db, props.accountId))?.name ?? 'an Intake account';
-  const who =
-    props.inviter.actor.type === 'member' && props.inviter.actor.label ? props.inviter.actor.label : 'An admin';
+  const actor = props.inviter?.actor;
+  const who = actor?.type === 'member' && actor.label ? actor.label : 'An admin';
   const mailer = createMailer(
     { SMTP_URL: platform.config.SMTP_URL, MAIL_FROM: platform.config.MAIL_FROM },
     platform.logger,
@@ -178,7 +174,7 @@ interface MemberChange {
   db: Db;
   principal: Principal;
   id: string;
-  audit: Omit<AuditEntry, 'accountId' | 'action'>;
+  audit: Audit;
   now: Date;
 }
 
@@ -192,7 +188,7 @@ async function changeMember(
   role: Role | undefined,
   apply: (trx: Knex.Transaction, member: MemberRow) => Promise<Pick<AuditEntry, 'action' | 'details'> | undefined>,
 ): Promise<MemberRow> {
-  const { db, principal, id, now } = props;
+  const { db, principal, id } = props;
   return db.transaction(async (trx) => {
     await lockMembers(trx, principal.accountId);
     const member = await findMember(trx, principal.accountId, id);
@@ -205,12 +201,7 @@ async function changeMember(
         'An account always keeps one active owner: make someone who has joined owner first (an invitation does not count)',
       );
     const changed = await apply(trx, member);
-    if (changed)
-      await recordAudit(
-        trx,
-        { ...props.audit, accountId: principal.accountId, target: { type: 'member', id }, ...changed },
-        now,
-      );
+    if (changed) await props.audit.record(trx, { target: { type: 'member', id }, ...changed });
     return member;
   });
 }
@@ -266,13 +257,10 @@ async function revokeKeysMintedBy(trx: Knex.Transaction, props: MemberChange, me
   await lockAccount(trx, accountId);
   const keys = await findActiveKeysMintedBy(trx, accountId, memberId);
   await revokeKeys(trx, accountId, keys, props.now);
-  for (const key of keys) {
-    await recordAudit(
-      trx,
-      { ...props.audit, accountId, action: 'api_key.revoked', target: { type: 'api_key', id: key.id } },
-      props.now,
-    );
-  }
+  await props.audit.record(
+    trx,
+    ...keys.map((key) => ({ action: 'api_key.revoked' as const, target: { type: 'api_key', id: key.id } })),
+  );
   return keys.map((k) => k.id);
 }
 

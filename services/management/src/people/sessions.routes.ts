@@ -1,10 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
 import {
-  auditContext,
   authenticateKey,
   authenticateSession,
-  recordAudit,
   endSession,
   openSession,
   problem,
@@ -19,7 +17,7 @@ import {
   type ResponseDef,
   type SessionInfo,
 } from '@intake/shared';
-import { auditChange } from '../platform/audit-trail';
+import { auditOf } from '../platform/audit-trail';
 import { Timestamp } from '../platform/schemas';
 
 export const SessionSchema = Type.Object(
@@ -110,12 +108,13 @@ export const createSessionRoute = route({
     201: SessionOpened('Signed in'),
   },
   problems: ['invalid-key', 'insufficient-scope'],
-  async handler(ctx, { body }, { db, clock, config }: Platform) {
+  async handler(ctx, { body }, platform: Platform) {
+    const { db, clock, config } = platform;
     const principal = await authenticateKey(db, body.key.trim(), clock.now());
     if (principal.type !== 'management')
       throw problem('insufficient-scope', 'This is a submission key; sign in with a management key (svc_mgmt_...)');
     const { token, session } = await openSession(db, principal, clock.now());
-    await recordAudit(db, { ...auditContext(ctx, principal), action: 'session.signed_in', details: { method: 'key' } });
+    await auditOf(ctx, principal, platform).record(db, { action: 'session.signed_in', details: { method: 'key' } });
     setSessionCookie(ctx, token, config.PUBLIC_BASE_URL);
     ctx.status = 201;
     ctx.body = presentSession(principal, session);
@@ -145,14 +144,14 @@ export const deleteCurrentSessionRoute = currentSessionRoute({
   summary: 'Sign out: end the console session on the server and clear its cookie',
   responses: { 204: { description: 'Signed out' } },
   problems: ['not-found'],
-  async handler(ctx, { principal }, { db, config }: Platform) {
+  async handler(ctx, { principal }, platform: Platform) {
     if (!principal.session) throw noSession();
     const { tokenHash } = principal.session;
-    await db.transaction(async (trx) => {
+    await platform.db.transaction(async (trx) => {
       await endSession(trx, tokenHash);
-      await auditChange(trx, [{ action: 'session.signed_out' }]);
+      await auditOf(ctx, principal, platform).record(trx, { action: 'session.signed_out' });
     });
-    ctx.set('Set-Cookie', sessionCookie(undefined, secure(ctx, config.PUBLIC_BASE_URL)));
+    ctx.set('Set-Cookie', sessionCookie(undefined, secure(ctx, platform.config.PUBLIC_BASE_URL)));
   },
 });
 

@@ -13,6 +13,7 @@ import {
 import { findAuditEntries, findDefaultProjectId, findTargetNames, type AuditRow } from './audit-log.repository';
 import { actionLabel, summarise } from './audit-words';
 import { Page, Timestamp } from './schemas';
+import { auditOf } from './audit-trail';
 
 const Entry = Type.Object(
   {
@@ -206,10 +207,13 @@ export const exportAuditLogRoute = auditLogRoute({
       },
     },
   },
-  async handler(ctx, { query, principal }, { db }: Platform) {
+  async handler(ctx, { query, principal }, platform: Platform) {
+    const { db } = platform;
     // Checked before the answer starts, so a bad filter is a problem, not a broken stream.
     if (query.since) instant(query.since, 'since');
     if (query.until) instant(query.until, 'until');
+    // Exporting the log is itself a sensitive read, and recorded (before the stream reads it: the export holds it).
+    await auditOf(ctx, principal, platform).record(db, { action: 'audit_log.exported', details: { filters: query } });
     async function* lines() {
       let before: string | undefined;
       for (;;) {

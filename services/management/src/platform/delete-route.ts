@@ -1,5 +1,6 @@
 import { route, type IdKind, type Platform } from '@intake/shared';
 import { IdParams } from './schemas';
+import { changeBy, type Audit } from './audit-trail';
 
 /**
  * `DELETE <collection>/:id` of something an account owns: 204, or 404 when it is not the account's (the domain's
@@ -11,7 +12,7 @@ export function deleteRoute(props: {
   summary: string;
   tags: string[];
   kind: IdKind;
-  remove(props: Platform & { accountId: string; id: string }): Promise<unknown>;
+  remove(props: Platform & { audit: Audit; accountId: string; id: string }): Promise<unknown>;
 }) {
   return route({
     method: 'DELETE',
@@ -23,8 +24,8 @@ export function deleteRoute(props: {
     params: IdParams(props.kind, `${props.kind} id`),
     responses: { 204: { description: 'Deleted' } },
     problems: ['not-found'],
-    async handler(_ctx, { params, principal }, platform: Platform) {
-      await props.remove({ ...platform, accountId: principal.accountId, id: params.id });
+    async handler(ctx, { params, principal }, platform: Platform) {
+      await props.remove({ ...changeBy(ctx, principal, platform), id: params.id });
     },
   });
 }

@@ -19,6 +19,7 @@ import type { FormRow } from './form.repository';
 import { projectsOfForms } from './projects';
 import { AutoresponseSettings } from './autoresponse-status';
 import { IdParams, Nullable, Page, Timestamp } from '../platform/schemas';
+import { changeBy } from '../platform/audit-trail';
 
 const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], {
   description: 'only `live` forms accept posts; any transition is allowed',
@@ -251,8 +252,7 @@ export const createFormRoute = route({
   problems: ['conflict'],
   async handler(ctx, { body, principal }, platform: Platform) {
     const form = await createForm({
-      ...platform,
-      accountId: principal.accountId,
+      ...changeBy(ctx, principal, platform),
       projects: principal.projectIds,
       input: body,
     });
@@ -326,7 +326,11 @@ export const updateFormRoute = route({
   responses: { 200: { description: 'The updated form', schema: Form } },
   problems: ['not-found', 'conflict'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
-    const form = await updateForm({ ...platform, accountId: principal.accountId, id: params.id, input: body });
+    const form = await updateForm({
+      ...changeBy(ctx, principal, platform),
+      id: params.id,
+      input: body,
+    });
     ctx.body = await presentOne(platform, principal.accountId, form);
   },
 });
@@ -350,9 +354,9 @@ export const deleteFormRoute = route({
   }),
   responses: { 204: { description: 'In the trash (or deleted)' } },
   problems: ['not-found'],
-  async handler(_ctx, { params, query, principal }, platform: Platform) {
+  async handler(ctx, { params, query, principal }, platform: Platform) {
     const remove = query.permanently === true ? deleteFormForGood : deleteForm;
-    await remove({ ...platform, accountId: principal.accountId, id: params.id });
+    await remove({ ...changeBy(ctx, principal, platform), id: params.id });
   },
 });
 
@@ -369,8 +373,7 @@ export const restoreFormRoute = route({
   problems: ['not-found'],
   async handler(ctx, { params, principal }, platform: Platform) {
     const form = await restoreForm({
-      ...platform,
-      accountId: principal.accountId,
+      ...changeBy(ctx, principal, platform),
       id: params.id,
       trashDays: platform.config.TRASH_DAYS,
     });

@@ -29,7 +29,7 @@ import {
   type FormWrite,
 } from './form.repository';
 import { trashedBefore } from '../lifecycle/purge';
-import { auditChange, changedFields, nothingToAudit } from '../platform/audit-trail';
+import { changedFields, type Audit } from '../platform/audit-trail';
 import { requireProjects } from './projects';
 import { defaultProjectId } from './project.repository';
 import { moveFormUsage } from './dashboard.repository';
@@ -60,6 +60,8 @@ export interface FormInput {
 }
 
 type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'nats'>;
+/** What a change of a form needs: the platform's parts, and the audit log's writer for whoever makes it. */
+type ChangeDeps = Deps & { audit: Audit };
 
 /**
  * A URL-safe slug from a name: lower-case ASCII letters, digits and single hyphens. The first try is the name's slug
@@ -101,7 +103,7 @@ function slugTaken(slug: string) {
  * generated one is retried.
  */
 export async function createForm(
-  props: Deps & { accountId: string; projects: string[] | null; input: FormInput & { name: string } },
+  props: ChangeDeps & { accountId: string; projects: string[] | null; input: FormInput & { name: string } },
 ): Promise<FormRow> {
   const { db, secrets, clock, accountId } = props;
   const now = clock.now();
@@ -124,9 +126,11 @@ export async function createForm(
           created_at: now,
           updated_at: now,
         });
-        await auditChange(trx, [
-          { action: 'form.created', target: { type: 'form', id: form.id }, details: { slug: form.slug } },
-        ]);
+        await props.audit.record(trx, {
+          action: 'form.created',
+          target: { type: 'form', id: form.id },
+          details: { slug: form.slug },
+        });
         return form;
       });
     } catch (err) {
@@ -143,13 +147,12 @@ export async function getForm(props: Pick<Deps, 'db'> & { accountId: string; id:
 }
 
 /** Applies the given fields; status may move between live, paused and draft in any direction. */
-export async function updateForm(props: Deps & { accountId: string; id: string; input: FormInput }): Promise<FormRow> {
+export async function updateForm(
+  props: ChangeDeps & { accountId: string; id: string; input: FormInput },
+): Promise<FormRow> {
   const { db, secrets, clock, accountId, id, input } = props;
   if (input.project_id) await requireProjects(db, accountId, [input.project_id], 'body/project_id');
-  if (Object.keys(input).length === 0) {
-    nothingToAudit(); // nothing changed, nothing to record
-    return getForm(props);
-  }
+  if (Object.keys(input).length === 0) return getForm(props); // nothing changed, nothing to record
   try {
     const row = await db.transaction(async (trx) => {
       const before = input.project_id ? await findForm(trx, accountId, id, { lock: true }) : undefined;
@@ -160,7 +163,11 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
       if (!updated) throw problem('not-found', `No form ${id}`);
       if (before && before.project_id !== updated.project_id)
         await moveFormUsage(trx, { accountId, formId: id, from: before.project_id, to: updated.project_id });
-      await auditChange(trx, [{ action: 'form.updated', target: { type: 'form', id }, details: changedFields(input) }]);
+      await props.audit.record(trx, {
+        action: 'form.updated',
+        target: { type: 'form', id },
+        details: changedFields(input),
+      });
       return updated;
     });
     // After the commit: every ingest process drops its cached copy (old slug included) now, and the account's spam
@@ -182,11 +189,11 @@ export async function updateForm(props: Deps & { accountId: string; id: string; 
  * Moves the form to the trash with its submissions (TRASH_DAYS, then the purge deletes it for good): it accepts no
  * post and is no part of any read but the trash's from now on; `restoreForm` brings it back as it was.
  */
-export async function deleteForm(props: Deps & { accountId: string; id: string }): Promise<void> {
+export async function deleteForm(props: ChangeDeps & { accountId: string; id: string }): Promise<void> {
   const { db, logger, accountId, id } = props;
   await db.transaction(async (trx) => {
     if (!(await setFormTrashed(trx, accountId, id, props.clock.now()))) throw problem('not-found', `No form ${id}`);
-    await auditChange(trx, [{ action: 'form.deleted', target: { type: 'form', id }, details: { trash: true } }]);
+    await props.audit.record(trx, { action: 'form.deleted', target: { type: 'form', id }, details: { trash: true } });
   });
   // After the commit: every ingest process drops its cached copy now, and refuses the form's posts.
   announceFormChange({ nats: props.nats, logger, change: { form_id: id } });
@@ -197,14 +204,14 @@ export async function deleteForm(props: Deps & { accountId: string; id: string }
  * than `trashDays`: it is deleted for good, whether or not the purge has reached it yet).
  */
 export async function restoreForm(
-  props: Deps & { accountId: string; id: string; trashDays: number },
+  props: ChangeDeps & { accountId: string; id: string; trashDays: number },
 ): Promise<FormRow> {
   const { db, accountId, id } = props;
   const trashedSince = trashedBefore(props.clock.now(), props.trashDays);
   await db.transaction(async (trx) => {
     if (!(await restoreFormRow(trx, accountId, id, trashedSince)))
       throw problem('not-found', `No form ${id} in the trash`);
-    await auditChange(trx, [{ action: 'form.restored', target: { type: 'form', id } }]);
+    await props.audit.record(trx, { action: 'form.restored', target: { type: 'form', id } });
   });
   announceFormChange({ nats: props.nats, logger: props.logger, change: { form_id: id } });
   return getForm(props);
@@ -214,12 +221,16 @@ export async function restoreForm(
  * Deletes a form in the trash for good, now: its submissions, then their stored files (keys collected before the rows
  * go). A form not in the trash is moved there first (404 when the account has no such form).
  */
-export async function deleteFormForGood(props: Deps & { accountId: string; id: string }): Promise<void> {
+export async function deleteFormForGood(props: ChangeDeps & { accountId: string; id: string }): Promise<void> {
   const { db, blobs, logger, accountId, id } = props;
   const keys = await db.transaction(async (trx) => {
     if (!(await lockForm(trx, accountId, id))) throw problem('not-found', `No form ${id}`);
     const fileKeys = await findFileKeysOfForm(trx, accountId, id);
-    await auditChange(trx, [{ action: 'form.deleted', target: { type: 'form', id }, details: { for_good: true } }]);
+    await props.audit.record(trx, {
+      action: 'form.deleted',
+      target: { type: 'form', id },
+      details: { for_good: true },
+    });
     await deleteFormRow(trx, accountId, id);
     return fileKeys;
   });

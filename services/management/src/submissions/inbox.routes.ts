@@ -3,6 +3,7 @@ import { route, type Platform } from '@intake/shared';
 import { bulkByFilter, submissionNeighbours } from './inbox';
 import { IdParams, Nullable } from '../platform/schemas';
 import { Filters, Order, when } from './submission-filters';
+import { changeBy } from '../platform/audit-trail';
 
 /** `GET /v1/submissions/:id/neighbours`: the submissions before and after one in its form's list. */
 export const submissionNeighboursRoute = route({
@@ -82,8 +83,7 @@ export const bulkByFilterRoute = route({
   async handler(ctx, { params, body, principal }, platform: Platform) {
     const { status, q, since, until } = body.filter;
     ctx.body = await bulkByFilter({
-      ...platform,
-      accountId: principal.accountId,
+      ...changeBy(ctx, principal, platform),
       formId: params.id,
       action: body.action,
       status,

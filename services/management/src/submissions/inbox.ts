@@ -8,7 +8,7 @@ import {
 } from './submission.repository';
 import { getForm } from './forms';
 import { deleteSubmission, setSubmissionRead, setSubmissionStatus } from './submissions';
-import { auditAsOne } from '../platform/audit-trail';
+import { auditAsOne, type Audit } from '../platform/audit-trail';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
 
@@ -39,7 +39,9 @@ export async function submissionNeighbours(
  * Applies one action to every submission of a form the filter matches when asked (their ids are read first, so
  * what arrives meanwhile is left alone). Each is handled as its single-submission route handles it.
  */
-export async function bulkByFilter(props: Deps & SubmissionFilter & { action: BulkAction }): Promise<{ done: number }> {
+export async function bulkByFilter(
+  props: Deps & SubmissionFilter & { audit: Audit; action: BulkAction },
+): Promise<{ done: number }> {
   const { action, ...deps } = props;
   await getForm({ db: deps.db, accountId: deps.accountId, id: deps.formId });
   const ids = await findSubmissionIds(deps.db, deps);
@@ -58,9 +60,9 @@ export const BULK_CHUNK = 100;
  * for read marks, which the log does not record). One deleted meanwhile is simply not done. Returns the ids done.
  */
 export async function bulkChange(
-  props: Deps & { accountId: string; action: BulkAction; ids: string[]; target?: string },
+  props: Deps & { audit: Audit; accountId: string; action: BulkAction; ids: string[]; target?: string },
 ): Promise<string[]> {
-  const { action, ids, target, ...deps } = props;
+  const { action, ids, target, audit, ...deps } = props;
   const entry = (count: number) =>
     action === 'read' || action === 'unread'
       ? null
@@ -70,15 +72,19 @@ export async function bulkChange(
           details: { action, count },
         };
   const done: string[] = [];
-  await auditAsOne(deps.db, entry, async (trx) => {
-    for (const id of ids) if (await changeOne({ ...deps, db: trx }, action, id)) done.push(id);
+  await auditAsOne(deps.db, audit, entry, async (trx, items) => {
+    for (const id of ids) if (await changeOne({ ...deps, db: trx, audit: items }, action, id)) done.push(id);
     return done.length;
   });
   return done;
 }
 
 /** The action on one submission; false when it is not there (deleted meanwhile, another account's). */
-async function changeOne(deps: Deps & { accountId: string }, action: BulkAction, id: string): Promise<boolean> {
+async function changeOne(
+  deps: Deps & { audit: Audit; accountId: string },
+  action: BulkAction,
+  id: string,
+): Promise<boolean> {
   try {
     if (action === 'delete') await deleteSubmission({ ...deps, id });
     else if (action === 'read' || action === 'unread')

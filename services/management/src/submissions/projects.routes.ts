@@ -3,6 +3,7 @@ import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { createProject, deleteProject, getProject, listProjects, updateProject } from './projects';
 import type { ProjectRow } from './project.repository';
 import { IdParams, List, Timestamp } from '../platform/schemas';
+import { changeBy } from '../platform/audit-trail';
 
 const Project = Type.Object(
   {
@@ -55,7 +56,7 @@ export const createProjectRoute = projectRoute({
   responses: { 201: { description: 'Created', schema: Project } },
   problems: ['conflict'],
   async handler(ctx, { body, principal }, platform: Platform) {
-    const project = await createProject({ ...platform, accountId: principal.accountId, name: body.name });
+    const project = await createProject({ ...changeBy(ctx, principal, platform), name: body.name });
     ctx.status = 201;
     ctx.set('Location', `/v1/projects/${project.id}`);
     ctx.body = present(project);
@@ -86,9 +87,7 @@ export const updateProjectRoute = projectRoute({
   responses: { 200: { description: 'The project', schema: Project } },
   problems: ['not-found', 'conflict'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
-    ctx.body = present(
-      await updateProject({ ...platform, accountId: principal.accountId, id: params.id, name: body.name }),
-    );
+    ctx.body = present(await updateProject({ ...changeBy(ctx, principal, platform), id: params.id, name: body.name }));
   },
 });
 
@@ -104,8 +103,8 @@ export const deleteProjectRoute = projectRoute({
   params: IdParams('project', 'project id'),
   responses: { 204: { description: 'Deleted' } },
   problems: ['not-found', 'conflict'],
-  async handler(_ctx, { params, principal }, platform: Platform) {
-    await deleteProject({ ...platform, accountId: principal.accountId, id: params.id });
+  async handler(ctx, { params, principal }, platform: Platform) {
+    await deleteProject({ ...changeBy(ctx, principal, platform), id: params.id });
   },
 });
 

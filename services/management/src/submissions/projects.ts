@@ -21,9 +21,9 @@ import {
   renameProject,
   type ProjectRow,
 } from './project.repository';
-import { auditChange } from '../platform/audit-trail';
+import type { Audit } from '../platform/audit-trail';
 
-type Deps = Pick<Platform, 'db' | 'clock'>;
+type Deps = Pick<Platform, 'db' | 'clock'> & { audit: Audit };
 
 const nameTaken = (name: string) =>
   problem('conflict', `A project named "${name}" already exists`, {
@@ -76,7 +76,7 @@ export async function createProject(props: Deps & { accountId: string; name: str
   const id = newId('project', props.clock.now().getTime());
   return saveNamed({ ...props, id }, async (trx) => {
     await insertProject(trx, { id, account_id: accountId, name, created_at: props.clock.now() });
-    await auditChange(trx, [{ action: 'project.created', target: { type: 'project', id }, details: { name } }]);
+    await props.audit.record(trx, { action: 'project.created', target: { type: 'project', id }, details: { name } });
   });
 }
 
@@ -85,7 +85,7 @@ export async function updateProject(props: Deps & { accountId: string; id: strin
   return saveNamed(props, async (trx) => {
     if (!(await renameProject(trx, accountId, id, name, props.clock.now())))
       throw problem('not-found', `No project ${id}`);
-    await auditChange(trx, [{ action: 'project.updated', target: { type: 'project', id }, details: { name } }]);
+    await props.audit.record(trx, { action: 'project.updated', target: { type: 'project', id }, details: { name } });
   });
 }
 
@@ -104,9 +104,11 @@ export async function deleteProject(props: Deps & { accountId: string; id: strin
         `The project holds ${forms} form${forms === 1 ? '' : 's'} (the trash’s included): move or delete them first`,
       );
     await deleteProjectRow(trx, accountId, id);
-    await auditChange(trx, [
-      { action: 'project.deleted', target: { type: 'project', id }, details: { name: project.name } },
-    ]);
+    await props.audit.record(trx, {
+      action: 'project.deleted',
+      target: { type: 'project', id },
+      details: { name: project.name },
+    });
   });
 }
 

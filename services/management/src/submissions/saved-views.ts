@@ -1,11 +1,12 @@
 import { isUniqueViolation, newId, problem, type Db, type Principal } from '@intake/shared';
 import { deleteSavedViewRow, insertSavedView, type SavedViewRow, type ViewFilters } from './saved-view.repository';
 import { formExists } from '../webhooks/webhook.repository';
-import { auditChange } from '../platform/audit-trail';
+import type { Audit } from '../platform/audit-trail';
 
 /** Saves the form's filters under a name, for everyone in the account (404 for a form not the account's, 409 for a name taken). */
 export async function saveView(props: {
   db: Db;
+  audit: Audit;
   principal: Principal;
   formId: string;
   name: string;
@@ -25,9 +26,11 @@ export async function saveView(props: {
         created_by: principal.actor.label ?? principal.actor.id,
         created_at: props.now,
       });
-      await auditChange(trx, [
-        { action: 'view.saved', target: { type: 'form', id: formId }, details: { name: view.name } },
-      ]);
+      await props.audit.record(trx, {
+        action: 'view.saved',
+        target: { type: 'form', id: formId },
+        details: { name: view.name },
+      });
       return view;
     });
   } catch (err) {
@@ -38,10 +41,10 @@ export async function saveView(props: {
   }
 }
 
-export async function deleteView(props: { db: Db; accountId: string; id: string }): Promise<void> {
+export async function deleteView(props: { db: Db; audit: Audit; accountId: string; id: string }): Promise<void> {
   await props.db.transaction(async (trx) => {
     // Written first, so the entry finds the view's project; a view that is not there takes it back.
-    await auditChange(trx, [{ action: 'view.deleted', target: { type: 'view', id: props.id } }]);
+    await props.audit.record(trx, { action: 'view.deleted', target: { type: 'view', id: props.id } });
     if (!(await deleteSavedViewRow(trx, props.accountId, props.id))) throw problem('not-found', `No view ${props.id}`);
   });
 }

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { route, type Platform } from '@intake/shared';
 import { exportSubmissions, XLSX_TYPE } from './export';
 import { IdParams } from '../platform/schemas';
+import { auditOf } from '../platform/audit-trail';
 import { Filters, when } from './submission-filters';
 
 const EXPORT_TYPES = { csv: 'text/csv', ndjson: 'application/x-ndjson', xlsx: XLSX_TYPE } as const;
@@ -99,6 +100,13 @@ function exportRoute(format: Format) {
         q: query.q,
         timeZone: typeof query.tz === 'string' ? query.tz : undefined,
         bom: query.bom === 'true',
+      });
+      // An export is a read an owner must be able to trace: who took which of the form's submissions, and when.
+      const filters = Object.fromEntries(Object.entries(query).filter(([, v]) => v !== undefined));
+      await auditOf(ctx, principal, platform).record(platform.db, {
+        action: 'submissions.exported',
+        target: { type: 'form', id: params.id },
+        details: { format, filters },
       });
       // RFC 6266, by the `content-disposition` package: `filename*` when the name is not ASCII.
       ctx.attachment(out.name.filename, { fallback: out.name.fallback });

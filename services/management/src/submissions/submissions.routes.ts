@@ -13,6 +13,7 @@ import type { FileRow, SubmissionRow } from './submission.repository';
 import { IdParams, Nullable, Page, Timestamp } from '../platform/schemas';
 import { AutoresponseStatus, autoresponseOf } from './autoresponse-status';
 import { deleteRoute } from '../platform/delete-route';
+import { changeBy } from '../platform/audit-trail';
 import { exportCsvRoute, exportNdjsonRoute, exportXlsxRoute } from './submission-export.routes';
 import { Filters, Order, Status, when } from './submission-filters';
 
@@ -217,10 +218,10 @@ export const updateSubmissionRoute = route({
   ),
   responses: { 200: { description: 'The submission', schema: Submission } },
   problems: ['not-found'],
-  async handler(ctx, { params, body, principal }, { db, clock, nats, logger }: Platform) {
-    const target = { db, accountId: principal.accountId, id: params.id };
-    let row = body.status ? await setSubmissionStatus({ ...target, nats, logger, status: body.status }) : undefined;
-    if (body.read !== undefined) row = await setSubmissionRead({ ...target, clock, read: body.read });
+  async handler(ctx, { params, body, principal }, platform: Platform) {
+    const target = { ...changeBy(ctx, principal, platform), id: params.id };
+    let row = body.status ? await setSubmissionStatus({ ...target, status: body.status }) : undefined;
+    if (body.read !== undefined) row = await setSubmissionRead({ ...target, read: body.read });
     ctx.body = presentSubmission(row as NonNullable<typeof row>);
   },
 });
@@ -259,13 +260,11 @@ export const restoreSubmissionsRoute = route({
       schema: Type.Object({ done: Type.Array(Type.String()), not_found: Type.Array(Type.String()) }),
     },
   },
-  async handler(ctx, { body, principal }, { db, clock, config }: Platform) {
+  async handler(ctx, { body, principal }, platform: Platform) {
     const { done, notFound } = await restoreSubmissions({
-      db,
-      clock,
-      accountId: principal.accountId,
+      ...changeBy(ctx, principal, platform),
       ids: body.ids,
-      trashDays: config.TRASH_DAYS,
+      trashDays: platform.config.TRASH_DAYS,
     });
     ctx.body = { done, not_found: notFound };
   },

@@ -24,7 +24,7 @@ import {
 } from './submission.repository';
 import { trashedBefore } from '../lifecycle/purge';
 import { findForm } from './form.repository';
-import { auditChange, nothingToAudit } from '../platform/audit-trail';
+import type { Audit } from '../platform/audit-trail';
 import { getForm } from './forms';
 import { announceSpamMark } from './spam-marks';
 import { recordSpamMark } from './spam.repository';
@@ -98,8 +98,7 @@ export async function setSubmissionRead(
   const { db, clock, accountId, id, read } = props;
   const row = await updateSubmissionRead(db, accountId, id, read ? clock.now() : null);
   if (!row) throw problem('not-found', `No submission ${id}`);
-  nothingToAudit(); // whether the owner has read a submission is theirs, not the audit log's
-  return row;
+  return row; // whether the owner has read a submission is theirs, not the audit log's
 }
 
 export async function getSubmission(
@@ -111,15 +110,17 @@ export async function getSubmission(
 }
 
 /** Deletes a submission and then its stored files. */
-export async function deleteSubmission(props: Deps & { accountId: string; id: string }): Promise<void> {
+export async function deleteSubmission(props: Deps & { audit: Audit; accountId: string; id: string }): Promise<void> {
   const { db, accountId, id } = props;
   await db.transaction(async (trx) => {
     const row = await findSubmission(trx, accountId, id, { forUpdate: true });
     if (!row || !(await trashSubmissionRow(trx, accountId, id, props.clock.now())))
       throw problem('not-found', `No submission ${id}`);
-    await auditChange(trx, [
-      { action: 'submission.deleted', target: { type: 'submission', id }, details: { trash: true } },
-    ]);
+    await props.audit.record(trx, {
+      action: 'submission.deleted',
+      target: { type: 'submission', id },
+      details: { trash: true },
+    });
   });
 }
 
@@ -128,7 +129,7 @@ export async function deleteSubmission(props: Deps & { accountId: string; id: st
  * back with the form); returns the ids restored and those not in the account's trash.
  */
 export async function restoreSubmissions(
-  props: Pick<Deps, 'db' | 'clock'> & { accountId: string; ids: string[]; trashDays: number },
+  props: Pick<Deps, 'db' | 'clock'> & { audit: Audit; accountId: string; ids: string[]; trashDays: number },
 ): Promise<{ done: string[]; notFound: string[] }> {
   const { db, accountId, ids } = props;
   // Past TRASH_DAYS it is deleted for good, whether or not the purge has reached it yet.
@@ -136,12 +137,10 @@ export async function restoreSubmissions(
   return db.transaction(async (trx) => {
     const done = await restoreSubmissionRows(trx, accountId, ids, trashedSince);
     const restored = new Set(done);
-    if (done.length === 0) nothingToAudit();
-    else
-      await auditChange(
-        trx,
-        done.map((id) => ({ action: 'submission.restored', target: { type: 'submission' as const, id } })),
-      );
+    await props.audit.record(
+      trx,
+      ...done.map((id) => ({ action: 'submission.restored' as const, target: { type: 'submission', id } })),
+    );
     return { done: ids.filter((id) => restored.has(id)), notFound: ids.filter((id) => !restored.has(id)) };
   });
 }
@@ -158,7 +157,12 @@ export async function restoreSubmissions(
  */
 export async function setSubmissionStatus(
   props: Pick<Deps, 'db'> &
-    Partial<Pick<Platform, 'nats' | 'logger'>> & { accountId: string; id: string; status: SubmissionStatus },
+    Partial<Pick<Platform, 'nats' | 'logger'>> & {
+      audit: Audit;
+      accountId: string;
+      id: string;
+      status: SubmissionStatus;
+    },
 ): Promise<SubmissionRow> {
   const { db, accountId, id, status } = props;
   const marked = await db.transaction(async (trx) => {
@@ -167,7 +171,7 @@ export async function setSubmissionStatus(
     // Every mark, a repeated one too, is an example for the account's spam classifier.
     await recordSpamMark(trx, { accountId, id, spam: status === 'spam' });
     const target = { type: 'submission', id };
-    await auditChange(trx, [{ action: 'submission.status_changed', target, details: { status } }]);
+    await props.audit.record(trx, { action: 'submission.status_changed', target, details: { status } });
     if (row.status === status) return row;
     if (status === 'spam') return updateSubmissionStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
     const updated = await updateSubmissionStatus(trx, accountId, id, 'received', null);

@@ -6,6 +6,7 @@ import { formExists } from '../webhooks/webhook.repository';
 import { deleteRoute } from '../platform/delete-route';
 import { IdParams, List, Timestamp } from '../platform/schemas';
 import { Order, Status } from './submission-filters';
+import { auditOf } from '../platform/audit-trail';
 
 const Day = Type.String({
   pattern: '^\\d{4}-\\d{2}-\\d{2}$',
@@ -76,9 +77,11 @@ export const saveViewRoute = route({
   ),
   responses: { 201: { description: 'Saved', schema: View } },
   problems: ['not-found', 'conflict'],
-  async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
+  async handler(ctx, { params, body, principal }, platform: Platform) {
+    const { db, clock } = platform;
     const view = await saveView({
       db,
+      audit: auditOf(ctx, principal, platform),
       principal,
       formId: params.id,
       name: body.name.trim(),
@@ -96,7 +99,7 @@ export const deleteViewRoute = deleteRoute({
   summary: 'Delete a saved view',
   tags: TAGS,
   kind: 'savedView',
-  remove: ({ db, accountId, id }) => deleteView({ db, accountId, id }),
+  remove: deleteView,
 });
 
 export const viewRoutes = [listViewsRoute, saveViewRoute, deleteViewRoute];

@@ -7,6 +7,7 @@ import { findFormNames, findWebhook } from './webhook.repository';
 import { shownUrl } from './chat-urls';
 import { Delivery, presentDelivery } from './deliveries.routes';
 import { IdParams, List } from '../platform/schemas';
+import { changeBy } from '../platform/audit-trail';
 
 /** Quotes a string for a POSIX shell. */
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
@@ -52,13 +53,8 @@ export const replayFailedDeliveriesRoute = route({
     },
   },
   problems: ['not-found', 'conflict', 'service-unavailable'],
-  async handler(ctx, { params, principal }, { db, nats }: Platform) {
-    const replayed = await replayFailedDeliveries({
-      db,
-      nats,
-      accountId: principal.accountId,
-      webhookId: params.id,
-    });
+  async handler(ctx, { params, principal }, platform: Platform) {
+    const replayed = await replayFailedDeliveries({ ...changeBy(ctx, principal, platform), webhookId: params.id });
     ctx.status = 202;
     ctx.body = { replayed };
   },
@@ -138,7 +134,7 @@ export const bulkSubmissionsRoute = route({
     },
   },
   async handler(ctx, { body, principal }, platform: Platform) {
-    const done = await bulkChange({ ...platform, accountId: principal.accountId, action: body.action, ids: body.ids });
+    const done = await bulkChange({ ...changeBy(ctx, principal, platform), action: body.action, ids: body.ids });
     ctx.body = { done, not_found: body.ids.filter((id) => !done.includes(id)) };
   },
 });

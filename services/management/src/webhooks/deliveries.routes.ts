@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { route, toTimestamp, type Platform } from '@intake/shared';
 import { deliveryLog, replayDelivery, type DeliveryWithAttempts } from './deliveries';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from '../platform/schemas';
+import { changeBy } from '../platform/audit-trail';
 
 const Attempt = Type.Object({
   attempt: Type.Integer({ minimum: 1, maximum: 5, description: 'the `x-service-attempt` sent' }),
@@ -124,8 +125,8 @@ export const replayDeliveryRoute = route({
     },
   },
   problems: ['not-found', 'conflict', 'service-unavailable'],
-  async handler(ctx, { params, principal }, { db, nats }: Platform) {
-    const delivery = await replayDelivery({ db, nats, accountId: principal.accountId, id: params.id });
+  async handler(ctx, { params, principal }, platform: Platform) {
+    const delivery = await replayDelivery({ ...changeBy(ctx, principal, platform), id: params.id });
     ctx.status = 202;
     ctx.body = { id: delivery.id, status: delivery.status, replay: 'queued' };
   },

@@ -12,6 +12,7 @@ import {
 } from './delivery-log.repository';
 import { findWebhook, type WebhookRow } from './webhook.repository';
 import { submissionExists } from '../submissions/submission.repository';
+import { unaudited, type Audit } from '../platform/audit-trail';
 
 /** The spec's log size. */
 export const DELIVERY_LOG_LIMIT = 50;
@@ -86,12 +87,17 @@ export const REPLAY_FAILED_LIMIT = 500;
 
 /** Queues a replay of every failed delivery of a webhook (oldest first, at most REPLAY_FAILED_LIMIT). */
 export async function replayFailedDeliveries(
-  props: Pick<Platform, 'db' | 'nats'> & { accountId: string; webhookId: string },
+  props: Pick<Platform, 'db' | 'nats'> & { audit: Audit; accountId: string; webhookId: string },
 ): Promise<string[]> {
   const { db, nats, accountId, webhookId } = props;
   await replayableWebhook(db, accountId, webhookId);
   const ids = await findFailedDeliveryIds(db, accountId, webhookId, REPLAY_FAILED_LIMIT);
-  for (const id of ids) await replayDelivery({ db, nats, accountId, id });
+  for (const id of ids) await replayDelivery({ db, nats, audit: unaudited, accountId, id });
+  await props.audit.record(db, {
+    action: 'deliveries.replayed',
+    target: { type: 'webhook', id: webhookId },
+    details: { count: ids.length },
+  });
   return ids;
 }
 
@@ -99,6 +105,8 @@ export async function replayFailedDeliveries(
 export async function replayDelivery(props: {
   db: Db;
   nats: Nats;
+  /** Records the replay once it is queued (the replays of `replayFailedDeliveries` are recorded as one). */
+  audit: Audit;
   accountId: string;
   id: string;
 }): Promise<{ id: string; status: string; webhook_id: string }> {
@@ -117,5 +125,7 @@ export async function replayDelivery(props: {
       { 'Retry-After': '5' },
     );
   }
+  const target = { type: 'delivery', id: delivery.id };
+  await props.audit.record(props.db, { action: 'deliveries.replayed', target, details: { count: 1 } });
   return delivery;
 }

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { routeGroup, toTimestamp, WEBHOOK_FORMATS, type Platform } from '@intake/shared';
+import type { Context } from 'koa';
+import { routeGroup, toTimestamp, WEBHOOK_FORMATS, type Platform, type Principal } from '@intake/shared';
 import {
   createWebhook,
   deleteWebhook,
@@ -13,6 +14,7 @@ import {
 import { shownUrl } from './chat-urls';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from '../platform/schemas';
 import { when } from '../submissions/submission-filters';
+import { auditOf, changeBy } from '../platform/audit-trail';
 
 const webhookRoute = routeGroup({ tags: ['Webhooks'], auth: 'management' });
 
@@ -138,13 +140,17 @@ function present(row: WebhookWithHealth) {
   };
 }
 
-/** What the webhook domain functions need of the platform, with the time of the request and the account. */
-const webhookDeps = ({ db, secrets, config, clock }: Platform, accountId: string) => ({
-  db,
-  secrets,
-  config,
-  now: clock.now(),
-  accountId,
+/**
+ * What the webhook domain functions need of the platform, with the time of the request, the account, and the audit
+ * log's writer for the request's principal.
+ */
+const webhookDeps = (ctx: Context, principal: Principal, platform: Platform) => ({
+  db: platform.db,
+  secrets: platform.secrets,
+  config: platform.config,
+  now: platform.clock.now(),
+  accountId: principal.accountId,
+  audit: auditOf(ctx, principal, platform),
 });
 
 /** `POST /v1/forms/:id/webhooks`: a new webhook, its signing secret shown this once. */
@@ -174,7 +180,7 @@ export const createWebhookRoute = webhookRoute({
   responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
   problems: ['not-found', 'conflict', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
-    const deps = webhookDeps(platform, principal.accountId);
+    const deps = webhookDeps(ctx, principal, platform);
     const created = await createWebhook({ ...deps, formId: params.id, ...body });
     ctx.status = 201;
     ctx.set('Location', `/v1/webhooks/${created.id}`);
@@ -241,7 +247,7 @@ export const updateWebhookRoute = webhookRoute({
   problems: ['not-found', 'conflict', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
     const updated = await updateWebhook({
-      ...webhookDeps(platform, principal.accountId),
+      ...webhookDeps(ctx, principal, platform),
       id: params.id,
       changes: body,
     });
@@ -258,8 +264,8 @@ export const deleteWebhookRoute = webhookRoute({
   params: IdParams('webhook', 'webhook id'),
   responses: { 204: { description: 'Removed' } },
   problems: ['not-found'],
-  async handler(ctx, { params, principal }, { db }: Platform) {
-    await deleteWebhook({ db, accountId: principal.accountId, id: params.id });
+  async handler(ctx, { params, principal }, platform: Platform) {
+    await deleteWebhook({ ...changeBy(ctx, principal, platform), id: params.id });
   },
 });
 
@@ -279,7 +285,7 @@ export const testWebhookRoute = webhookRoute({
   responses: { 200: { description: 'What the endpoint answered', schema: TestResult } },
   problems: ['not-found', 'service-unavailable'],
   async handler(ctx, { params, principal }, platform: Platform) {
-    const deps = { ...webhookDeps(platform, principal.accountId), nats: platform.nats };
+    const deps = { ...webhookDeps(ctx, principal, platform), nats: platform.nats };
     const result = await testWebhook({ ...deps, id: params.id });
     ctx.body = {
       status_code: result.status_code ?? 0,
@@ -316,19 +322,18 @@ export const replayWebhookRoute = webhookRoute({
     202: { description: 'How many deliveries were queued', schema: Replayed },
   },
   problems: ['not-found', 'conflict', 'validation-failed'],
-  async handler(ctx, { params, body, principal }, { db, clock }: Platform) {
+  async handler(ctx, { params, body, principal }, platform: Platform) {
     const filter = {
       status: body.status,
       since: when(body.since, 'since', 'body'),
       until: when(body.until, 'until', 'body'),
     };
     const replayed = await replayWebhook({
-      db,
-      accountId: principal.accountId,
+      ...changeBy(ctx, principal, platform),
       id: params.id,
       filter,
       dryRun: body.dry_run === true,
-      now: clock.now(),
+      now: platform.clock.now(),
     });
     ctx.status = body.dry_run === true ? 200 : 202;
     ctx.body = { replayed };

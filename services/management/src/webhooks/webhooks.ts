@@ -17,7 +17,7 @@ import {
 } from '@intake/shared';
 import { fullUrl, storedUrl } from './chat-urls';
 import { integrationSettings, type DestinationInput, type IntegrationSettings } from './integrations';
-import { auditChange, changedFields, type Entry } from '../platform/audit-trail';
+import { changedFields, type Audit, type Entry } from '../platform/audit-trail';
 import { replayableWebhook } from './deliveries';
 import {
   deleteWebhookRow,
@@ -119,6 +119,7 @@ async function targetOf(
  */
 export async function createWebhook(
   props: Deps & {
+    audit: Audit;
     accountId: string;
     formId: string;
     url?: string;
@@ -147,7 +148,7 @@ export async function createWebhook(
       updated_at: now,
     });
     const target = { type: 'webhook', id: created.id };
-    await auditChange(trx, [{ action: 'webhook.created', target, details: { form_id: formId, format } }]);
+    await props.audit.record(trx, { action: 'webhook.created', target, details: { form_id: formId, format } });
     return created;
   });
   return { ...row, recent: { succeeded: 0, failed: 0, pending: 0 }, plainSecret };
@@ -180,16 +181,18 @@ export async function getWebhook(props: OneWebhook & { now: Date }): Promise<Web
  * replay is not counted again); the delivery service sends them at a bounded rate. `dryRun` counts.
  */
 export async function replayWebhook(
-  props: OneWebhook & { filter: ReplayFilter; dryRun: boolean; now: Date },
+  props: OneWebhook & { audit: Audit; filter: ReplayFilter; dryRun: boolean; now: Date },
 ): Promise<number> {
   await replayableWebhook(props.db, props.accountId, props.id, props.dryRun);
   return props.db.transaction(async (trx) => {
     const { accountId, id: webhookId, filter, now, dryRun } = props;
     const count = await queueReplays(trx, { accountId, webhookId, filter, now, dryRun });
     if (!dryRun)
-      await auditChange(trx, [
-        { action: 'deliveries.replayed', target: { type: 'webhook', id: webhookId }, details: { count, filter } },
-      ]);
+      await props.audit.record(trx, {
+        action: 'deliveries.replayed',
+        target: { type: 'webhook', id: webhookId },
+        details: { count, filter },
+      });
     return count;
   });
 }
@@ -250,7 +253,7 @@ function storedChange(
  * the new one this once.
  */
 export async function updateWebhook(
-  props: Deps & { accountId: string; id: string; changes: WebhookChanges },
+  props: Deps & { audit: Audit; accountId: string; id: string; changes: WebhookChanges },
 ): Promise<WebhookWithHealth & { plainSecret?: string }> {
   const { db, accountId, id, changes } = props;
   const current = await findOr404(db, accountId, id);
@@ -272,7 +275,7 @@ export async function updateWebhook(
       updated_at: props.now,
     });
     if (!updated) throw problem('not-found', `No webhook ${id}`);
-    await auditChange(trx, webhookChanges(id, changes));
+    await props.audit.record(trx, ...webhookChanges(id, changes));
     return updated;
   });
   const [withRecent] = await withHealth(db, accountId, [row], props.now);
@@ -291,10 +294,10 @@ function webhookChanges(id: string, changes: { rotate_secret?: boolean }): Entry
   ];
 }
 
-export async function deleteWebhook(props: OneWebhook): Promise<void> {
+export async function deleteWebhook(props: OneWebhook & { audit: Audit }): Promise<void> {
   await props.db.transaction(async (trx) => {
     // Written first, so the entry finds the webhook's project; a webhook that is not there takes it back.
-    await auditChange(trx, [{ action: 'webhook.deleted', target: { type: 'webhook', id: props.id } }]);
+    await props.audit.record(trx, { action: 'webhook.deleted', target: { type: 'webhook', id: props.id } });
     if (!(await deleteWebhookRow(trx, props.accountId, props.id))) throw problem('not-found', `No webhook ${props.id}`);
   });
 }
@@ -307,7 +310,7 @@ const TEST_PING_MARGIN_MS = TEST_PING_SLOT_WAIT_MS + 2_000;
  * for a webhook the account does not have, 503 with `Retry-After` when no delivery process answers.
  */
 export async function testWebhook(
-  props: Deps & { nats: Nats; accountId: string; id: string },
+  props: Deps & { nats: Nats; audit: Audit; accountId: string; id: string },
 ): Promise<TestPingResult> {
   await findOr404(props.db, props.accountId, props.id);
   let answer;
@@ -327,6 +330,7 @@ export async function testWebhook(
     );
   }
   if ('not_found' in answer) throw problem('not-found', `No webhook ${props.id}`);
+  await props.audit.record(props.db, { action: 'webhook.tested', target: { type: 'webhook', id: props.id } });
   return answer;
 }
 
