@@ -201,6 +201,52 @@ const cases: Case[] = [
     ],
   },
   {
+    name: 'a purge over 6 hours behind for half an hour warns (the pods’ max); another release’s lag does not',
+    series: [
+      // Both management pods report the same lag, 5 h 50 min and growing a minute a minute: over 6 h from 10m on.
+      {
+        series: `intake_purge_lag_seconds{${forms},service="rel-management",pod="rel-management-a"}`,
+        values: '21000+60x60',
+      },
+      {
+        series: `intake_purge_lag_seconds{${forms},service="rel-management",pod="rel-management-b"}`,
+        values: '21000+60x60',
+      },
+      {
+        series: `intake_purge_lag_seconds{${staging},service="rel-management",pod="rel-management-a"}`,
+        values: '86400x60',
+      },
+    ],
+    alerts: [
+      // Over 6 h for 25 minutes: not yet.
+      { eval_time: '35m', alertname: 'IntakePurgeBehind', exp_alerts: [] },
+      {
+        eval_time: '45m',
+        alertname: 'IntakePurgeBehind',
+        exp_alerts: [{ exp_labels: { severity: 'warning', namespace: 'forms' } }],
+      },
+    ],
+  },
+  {
+    name: 'a purge that goes over 6 hours behind and catches up within half an hour does not warn',
+    series: [
+      // A shortened retention's burst: 6 h 10 min due for 20 minutes, then the purge has removed it (lag 0).
+      {
+        series: `intake_purge_lag_seconds{${forms},service="rel-management",pod="rel-management-a"}`,
+        values: '22200x20 0x40',
+      },
+      // The other pod's last figure is an hour: the rule takes the larger.
+      {
+        series: `intake_purge_lag_seconds{${forms},service="rel-management",pod="rel-management-b"}`,
+        values: '3600x60',
+      },
+    ],
+    alerts: [
+      { eval_time: '15m', alertname: 'IntakePurgeBehind', exp_alerts: [] },
+      { eval_time: '50m', alertname: 'IntakePurgeBehind', exp_alerts: [] },
+    ],
+  },
+  {
     name: 'another Intake in the same Prometheus neither fires this release’s alerts nor hides them',
     series: [
       { series: `intake_outbox_lag_seconds{${staging},service="rel-ingest"}`, values: '600x30' },
