@@ -58,6 +58,7 @@ describe('Helm chart deploy/helm/intake: values.schema.json', () => {
       { nats: { url: 'nats://intake:secret@nats-0:4222' } },
       { nats: { streamReplicas: 0 } },
       { nats: { streamReplicas: 'three' } },
+      { revisionHistoryLimit: -1 },
       { config: { webhookRetrySchedule: 'soon' } },
       { secrets: { existingSecret: 'Not_A_Name' } },
       { ingress: { enabled: true, host: 'https://forms.example.com' } },
@@ -480,6 +481,15 @@ function clusterCases({ render }: Helm) {
     expect(fullPod(deploymentOf(set, 'delivery')).topologySpreadConstraints).toBeUndefined();
     const fixed = await render(['--set', 'terminationGracePeriodSeconds=90']);
     expect(fullPod(deploymentOf(fixed, 'usage')).terminationGracePeriodSeconds).toBe(90);
+  });
+
+  it('keeps 3 old ReplicaSets per Deployment, not Kubernetes’s 10, or what revisionHistoryLimit says', async () => {
+    const limits = async (args: string[]) =>
+      (await render(args))
+        .filter((o) => o.kind === 'Deployment')
+        .map((o) => (o.spec as { revisionHistoryLimit?: number }).revisionHistoryLimit);
+    expect(await limits([])).toEqual([3, 3, 3, 3]);
+    expect(await limits(['--set', 'revisionHistoryLimit=0'])).toEqual([0, 0, 0, 0]);
   });
 
   it('runs each revision’s migrations in a Job of its own, not evictable, on an account without a token', async () => {
