@@ -8,7 +8,8 @@ import { chart, objectsOf, root, useHelm, validateObject, type Helm, type K8sObj
  * read as a reader copies them. Every manifest they apply is validated against its schema, the values files they write
  * feed the very `helm install` line they give (rendered with the real Helm, every object validated), every Secret key
  * a pod or a manifest reads is one the page creates (or an operator it installs creates), and the figures it states
- * (Postgres connections, the pods' requests) are computed here from the chart's values.
+ * (Postgres connections, the pods' requests, what the stream bounds reserve on the NATS volume, and docs/scaling.md's
+ * sizing example they come from) are computed here from the chart's values and the page's own.
  */
 const doc = readFileSync(path.join(root, 'docs/deploy.md'), 'utf8');
 const section = doc.slice(doc.indexOf('## Helm: a production install'), doc.indexOf('## What was proven here'));
@@ -137,6 +138,7 @@ describe('docs/deploy.md: the production install, as a reader copies it', () => 
   describe('rendered and validated', () => renderCases(h, release));
   describe('its Secrets and NATS', () => wiringCases(release));
   describe('its figures', () => figureCases(release));
+  describe('its stream bounds', () => streamCases(release));
 
   it('docs/scaling.md’s connections for the chart’s defaults are the ones the chart renders', async () => {
     const defaults = releaseFigures(await h.render([], { name: 'intake', namespace: 'forms' }));
@@ -277,6 +279,114 @@ function figureCases(release: Release) {
       `request **${min.cpu} CPU and ${min.memory} GiB** at their minimum replicas (${min.pods})`,
     );
     expect(section).toContain(`up to **${max.cpu} CPU and ${max.memory} GiB** at full autoscale`);
+  });
+}
+
+const GiB = 2 ** 30;
+/** Text with every run of white space (line breaks included) made one space, as a reader reads it. */
+const flat = (text: string) => text.replace(/\s+/g, ' ');
+/** The numbers a pattern's groups catch in `text` (thousands separators dropped); throws when it does not match. */
+function numbersIn(text: string, pattern: RegExp): number[] {
+  const found = pattern.exec(text);
+  if (!found) throw new Error(`no text matching ${pattern}`);
+  return found.slice(1).map((g) => Number((g as string).replace(/,/g, '')));
+}
+/** A Kubernetes binary quantity (`20Gi`) in bytes. */
+function quantityBytes(q: string): number {
+  const [, n, unit] = /^(\d+)(Ki|Mi|Gi|Ti)$/.exec(q) ?? [];
+  if (!n || !unit) throw new Error(`not a binary quantity: ${q}`);
+  return Number(n) * 1024 ** (['Ki', 'Mi', 'Gi', 'Ti'].indexOf(unit) + 1);
+}
+/** How many days `bytes` of events last at `bytesPerSecond`, to a tenth. */
+const windowDays = (bytes: number, bytesPerSecond: number) => (bytes / bytesPerSecond / 86_400).toFixed(1);
+
+/** The streams' bounds and replicas the release provisions with (the migrations Job's settings). */
+function streamSettings(objects: K8sObject[]) {
+  const job = objects.find((o) => o.kind === 'Job') as Deployment;
+  const env = new Map(job.spec.template.spec.containers[0]!.env.map((e) => [e.name, e.value]));
+  const number = (name: string) => (env.has(name) ? Number(env.get(name)) : undefined);
+  return {
+    events: number('NATS_EVENTS_MAX_BYTES'),
+    deliveries: number('NATS_DELIVERIES_MAX_BYTES'),
+    single: number('NATS_STREAM_MAX_BYTES'),
+    replicas: number('NATS_STREAM_REPLICAS'),
+  };
+}
+
+/** The NATS cluster the page installs: its nodes, and each node's JetStream store (fileStore.maxSize, else its PVC). */
+function natsStore() {
+  const { config } = parse(fileOf('nats-values.yaml')) as {
+    config: { cluster: { replicas: number }; jetstream: { fileStore: { maxSize?: string; pvc: { size: string } } } };
+  };
+  const { fileStore } = config.jetstream;
+  return { nodes: config.cluster.replicas, store: quantityBytes(fileStore.maxSize ?? fileStore.pvc.size) };
+}
+
+function streamCases(release: Release) {
+  it('bounds both streams, and what JetStream reserves on each NATS node fits its store with a tenth to spare', () => {
+    const { events, deliveries, single, replicas } = streamSettings(release.objects);
+    const { nodes, store } = natsStore();
+    // Unbounded, a stream grows until the volume is full, and IntakeStreamNearlyFull (bytes / max_bytes) is blind.
+    expect({ events, deliveries, single }).toEqual({
+      events: expect.any(Number),
+      deliveries: expect.any(Number),
+      single: undefined,
+    });
+    // JetStream reserves a stream's bound on every replica, each replica on a node of its own: with as many replicas
+    // as nodes every node holds one replica of each stream (with fewer, one node may still hold both), so each node's
+    // store must take the sum of the bounds.
+    expect(replicas).toBeLessThanOrEqual(nodes);
+    const reserved = events! + deliveries!;
+    const headroom = store - reserved;
+    expect({ reserved, headroom: headroom >= store / 10 }).toEqual({ reserved, headroom: true });
+    expect(flat(section)).toContain(
+      `each node reserves **${reserved / GiB} GiB** of its ${store / GiB} GiB store and keeps **${headroom / GiB} GiB**`,
+    );
+  });
+
+  it('docs/scaling.md’s sizing example is recomputed from its rate, event size and volumes, and is the walk-through’s', () => {
+    const scaling = flat(readFileSync(path.join(root, 'docs/scaling.md'), 'utf8'));
+    const [rate, eventKiB, weekSeconds, weekGiB, volume] = numbersIn(
+      scaling,
+      /Seven days at (\d+) posts\/s of (\d+) KiB is \d+ × ([\d,]+) × \d+ KiB ≈ (\d+) GiB: that does not fit the (\d+) Gi volume/,
+    ) as [number, number, number, number, number];
+    const bytesPerSecond = rate * eventKiB * 1024;
+    const weekBytes = bytesPerSecond * 7 * 86_400;
+    expect({ weekSeconds, weekGiB, fits: weekBytes <= volume * GiB }).toEqual({
+      weekSeconds: 7 * 86_400,
+      weekGiB: Math.round(weekBytes / GiB),
+      fits: false,
+    });
+    expect(scaling).toContain(`the deprecated single bound, which reserves 2 × ${weekGiB} GiB`);
+    const [store, eventsGiB, events, deliveriesGiB, deliveries, reserved, headroom, kibPerSecond, days] = numbersIn(
+      scaling,
+      /On that volume \(a (\d+) GiB store\) the walk-through sets `nats.eventsMaxBytes` to (\d+) GiB \((\d+)\) and `nats.deliveriesMaxBytes` to (\d+) GiB \((\d+)\): (\d+) GiB reserved per node, (\d+) GiB of headroom, and the events window is \d+ GiB ÷ (\d+) KiB\/s ≈ ([\d.]+) days/,
+    ) as number[];
+    expect({ store, events, deliveries, reserved, headroom, kibPerSecond, days }).toEqual({
+      store: volume,
+      events: eventsGiB! * GiB,
+      deliveries: deliveriesGiB! * GiB,
+      reserved: eventsGiB! + deliveriesGiB!,
+      headroom: volume - eventsGiB! - deliveriesGiB!,
+      kibPerSecond: rate * eventKiB,
+      days: Number(windowDays(events!, bytesPerSecond)),
+    });
+    expect(headroom).toBeGreaterThanOrEqual(store! / 10);
+    // The full week: its events bound holds the week, and the volume keeps a tenth to spare.
+    const [weekVolume, weekEvents, weekDeliveries] = numbersIn(
+      scaling,
+      /For the full 7 days, a (\d+) Gi volume with (\d+) GiB for events and (\d+) GiB for deliveries/,
+    ) as [number, number, number];
+    expect({
+      holdsTheWeek: weekEvents * GiB >= weekBytes,
+      spare: weekVolume - weekEvents - weekDeliveries >= weekVolume / 10,
+    }).toEqual({ holdsTheWeek: true, spare: true });
+    // The walk-through is that example: its NATS volume and its bounds, and the window it states.
+    const settings = streamSettings(release.objects);
+    expect([natsStore().store, settings.events, settings.deliveries]).toEqual([store! * GiB, events, deliveries]);
+    expect(flat(section)).toContain(
+      `At ${rate} posts/s of ${eventKiB} KiB the events stream then holds **${windowDays(events!, bytesPerSecond)} days**`,
+    );
   });
 }
 
