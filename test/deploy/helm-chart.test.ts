@@ -414,6 +414,7 @@ describe('Helm chart rendered by helm 3', () => {
   describe('rollouts, scheduling and connections', () => clusterCases(h));
   describe('routes and refusals', () => routeCases(h));
   describe('monitoring and autoscaling', () => monitoringCases(h));
+  describe('CPU autoscaling', () => autoscalingCases(h));
   describe('credentials, TLS files and extra env', () => {
     credentialCases(h);
     caMountCases(h);
@@ -433,6 +434,41 @@ type FullPod = PodSpec & {
 };
 const fullPod = (o: K8sObject) => podSpecOf(o) as FullPod;
 const env = (pod: PodSpec, key: string) => pod.containers[0]?.env?.find((e) => e.name === key);
+
+/**
+ * Where each CPU HPA scales out: its target share of the request of its Deployment's container. Ingest and delivery,
+ * which scale with the posts, add pods at a tenth of a core in use or more (not at 70 millicores of a 100m request:
+ * pods, each with its Postgres pool, added while the others idle), and values.yaml says where.
+ */
+function autoscalingCases({ render }: Helm) {
+  it('scales ingest and delivery out at 100 millicores or more by default, where values.yaml says', async () => {
+    const objects = await render([]);
+    const points = objects
+      .filter((o) => o.kind === 'HorizontalPodAutoscaler')
+      .map((hpa) => {
+        const spec = hpa.spec as {
+          scaleTargetRef: { name: string };
+          metrics: { resource: { name: string; target: { averageUtilization: number } } }[];
+        };
+        const [cpu] = spec.metrics.filter((m) => m.resource.name === 'cpu');
+        const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === spec.scaleTargetRef.name);
+        const request = fullPod(deployment as K8sObject).containers[0]?.resources?.requests?.['cpu'] as string;
+        const percent = cpu?.resource.target.averageUtilization as number;
+        const requested = request.endsWith('m') ? Number(request.slice(0, -1)) : Number(request) * 1000;
+        const millicores = (requested * percent) / 100;
+        return { name: spec.scaleTargetRef.name.replace(/^rel-/, ''), request, percent, millicores };
+      });
+    const at = (name: string) => points.find((p) => p.name === name)?.millicores;
+    expect({ ingest: at('ingest')! >= 100, delivery: at('delivery')! >= 100 }).toEqual({
+      ingest: true,
+      delivery: true,
+    });
+    const text = read('deploy/helm/intake/values.yaml');
+    const comment = text.slice(text.indexOf('# Per service.'), text.indexOf('\nservices:')).replace(/\s*\n# /g, ' ');
+    for (const p of points)
+      expect(comment).toContain(`${p.name} at ${p.percent} % of ${p.request} (${p.millicores} millicores)`);
+  });
+}
 
 /** The values an SRE sets for a production cluster: each rendered where it belongs, with the defaults it has. */
 function clusterCases({ render }: Helm) {
