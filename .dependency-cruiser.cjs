@@ -9,7 +9,7 @@
  *     < schema (the migrations, the migrator, the SQL of the tables' shape) and telemetry (metrics, spans, the SDK)
  *     < auth (API keys, console sessions, roles) and messaging (NATS, consumers, publisher, outbox, form changes, an
  *       event's fields read back)
- *     < audit (the audit log), webhooks and submissions (what two services share: signed sends, the write of a
+ *     < audit (the audit log), webhooks and submissions (what two services share: the signed request, the write of a
  *       submission)
  *     < http (the problem middleware, routes, server, OpenAPI, signed file links) < runtime (platform, service,
  *       threads, health) < testing;

@@ -1,7 +1,7 @@
 import type { Platform } from '@intake/shared';
 import { eventually, listen, type TestPlatform } from '@intake/shared/testing';
 import { MAX_ATTEMPTS } from '@intake/delivery';
-import { BREAK } from '../../services/delivery/src/domain/send-slots';
+import { BREAK } from '../../services/delivery/src/send/slots';
 import { faultSuite, formWithWebhook, post, processEnv, startService, type ServiceProcess } from './harness';
 
 /**

@@ -26,8 +26,8 @@ export {
   MAX_ATTEMPTS,
   retryDelayMs,
   RETRY_JITTER,
-} from './domain/deliver';
-export { SendSlots } from './domain/send-slots';
+} from './send/deliver';
+export { SendSlots } from './send/slots';
 export { submissionData } from './domain/fan-out';
 export { notifySubmissions, requestNotification, MAX_MAIL_ATTEMPTS, MAIL_LEASE_MS } from './domain/notify';
 export { submissionMail, replyToOf, REPLY_TO_FIELDS } from './domain/notification-mail';

@@ -1,6 +1,7 @@
-import { createWebhookAgent, newId, type DeliveryRequested } from '@intake/shared';
+import { newId, type DeliveryRequested } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
 import { attemptLeaseMs, deliveryStore, processDeliveryRequests, SendSlots } from '../src';
+import { createWebhookAgent } from '../src/send/attempt';
 import { formWithHook, receiver } from './helpers';
 
 /** The worker itself never calls a disabled webhook, whatever was queued before it was disabled. */

@@ -1,7 +1,8 @@
-import { createWebhookAgent, newId, withPooledConnection } from '@intake/shared';
+import { newId, withPooledConnection } from '@intake/shared';
 import { eventually, factories, useTestPlatform } from '@intake/shared/testing';
 import { attemptLeaseMs, deliveryStore, MAX_ATTEMPTS, processDeliveryRequests, SendSlots } from '../src';
-import { CLAIM_DELIVERIES, claimDeliveries } from '../src/repositories/send-batch.repository';
+import { createWebhookAgent } from '../src/send/attempt';
+import { CLAIM_DELIVERIES, claimDeliveries } from '../src/send/claim.repository';
 import { receiver } from './helpers';
 
 const platform = useTestPlatform();

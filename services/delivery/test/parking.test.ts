@@ -2,8 +2,8 @@ import { ACK, firstIdAt, newId } from '@intake/shared';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { attemptLeaseMs, deliveryStore, processDeliveryRequests, SendSlots } from '../src';
 import { reconcileDeliveries, requeueDueDeliveries } from '../src/domain/parking';
-import { BREAK, type Slot } from '../src/domain/send-slots';
-import type { ClaimAsk } from '../src/repositories/send-batch.repository';
+import type { ClaimAsk } from '../src/send/claim.repository';
+import { BREAK, type Slot } from '../src/send/slots';
 import { accountWithForm, failingFirst, formWithHook, receiver, startDelivery, submit } from './helpers';
 
 // The second retry waits two minutes: over PARK_AFTER_MS, so it is parked in Postgres, not left in JetStream. The

@@ -1,6 +1,6 @@
 import { createDb, newId } from '@intake/shared';
 import { factories, useTestPlatform } from '@intake/shared/testing';
-import { claimDeliveries } from '../src/repositories/send-batch.repository';
+import { claimDeliveries } from '../src/send/claim.repository';
 
 /**
  * The send path's statements are prepared once per connection and kept: a migration that adds a

@@ -1,6 +1,7 @@
-import { insertDelivery, newId } from '@intake/shared';
+import { newId } from '@intake/shared';
 import { useTestPlatform } from '@intake/shared/testing';
 import { pumpReplays } from '../src';
+import { insertDelivery } from '../src/send/record.repository';
 import { formWithHook } from './helpers';
 
 const platform = useTestPlatform();

@@ -1,4 +1,4 @@
-import { BREAK, DEFER_MS, deferral, SendSlots } from '../src/domain/send-slots';
+import { BREAK, DEFER_MS, deferral, SendSlots } from '../src/send/slots';
 
 const take = (slots: SendSlots, accountId: string, webhookId: string) => slots.take({ accountId, webhookId });
 const taken = (slot: ReturnType<SendSlots['take']>) => 'release' in slot;

@@ -1,13 +1,6 @@
 import { request } from 'undici';
-import {
-  checkWebhookUrl,
-  createWebhookAgent,
-  guardedLookup,
-  isBlockedAddress,
-  sendWebhook,
-  TARGET_REFUSAL,
-  urlRefusal,
-} from '@intake/shared';
+import { checkWebhookUrl, guardedLookup, isBlockedAddress, TARGET_REFUSAL, urlRefusal } from '@intake/shared';
+import { createWebhookAgent, sendWebhook } from '../src/send/attempt';
 import { receiver } from './helpers';
 
 const PRIVATE = [

@@ -1,7 +1,9 @@
-import { createWebhookAgent, TEST_PING_SLOT_WAIT_MS } from '@intake/shared';
+import { TEST_PING_SLOT_WAIT_MS } from '@intake/shared';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
-import { attemptLeaseMs, deliveryStore, testPing, type DeliverDeps } from '../src/domain/deliver';
-import { SendSlots } from '../src/domain/send-slots';
+import { createWebhookAgent } from '../src/send/attempt';
+import { attemptLeaseMs, deliveryStore, type DeliverDeps } from '../src/send/deliver';
+import { SendSlots } from '../src/send/slots';
+import { testPing } from '../src/send/test-ping';
 import { accountWithForm, answering, receiver } from './helpers';
 
 let platform: TestPlatform;

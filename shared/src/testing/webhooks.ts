@@ -1,14 +1,14 @@
 import type { Queryable } from '../base/db';
 import { newId } from '../contracts/ids';
 import type { SecretBox } from '../base/secrets';
-import { insertDelivery, type DeliveryRow, type DeliveryStatus } from '../webhooks/deliveries.repository';
-import { generateWebhookSecret } from '../webhooks/sender';
+import type { DeliveryRow, DeliveryStatus } from '../webhooks/deliveries';
+import { generateWebhookSecret } from '../webhooks/signed-request';
 import { isChatFormat, shownChatUrl, type WebhookFormat } from '../webhooks/chat';
 
 /**
  * Factories for webhooks and deliveries, built as the product builds them: a webhook's secret is
  * a real `whsec_…` secret sealed with the platform's SecretBox (so the sender can open and sign
- * with it); a delivery is inserted by the same repository function as the test ping's, then
+ * with it); a delivery is a `pending` row as the delivery service inserts one (its record.repository.ts), then
  * moved to the state a test needs.
  */
 export const webhookFactories = {
@@ -54,15 +54,18 @@ export const webhookFactories = {
   ): Promise<Pick<DeliveryRow, 'id'>> {
     const id = newId('delivery', props.createdAt?.getTime());
     const now = props.createdAt ?? new Date();
-    await insertDelivery(db, {
+    const data = props.data ?? (props.submissionId ? { submission_id: props.submissionId, form_id: props.formId } : {});
+    await db('deliveries').insert({
       id,
       account_id: props.accountId,
       webhook_id: props.webhookId,
       form_id: props.formId,
       submission_id: props.submissionId ?? null,
       event_type: props.submissionId ? 'submission.created' : 'webhook.test',
-      data: props.data ?? (props.submissionId ? { submission_id: props.submissionId, form_id: props.formId } : {}),
-      now,
+      data: JSON.stringify(data),
+      status: 'pending',
+      created_at: now,
+      updated_at: now,
     });
     if (props.status || props.attemptCount)
       await db('deliveries')

@@ -1,19 +1,15 @@
-import { context } from '@opentelemetry/api';
 import { Type, type Static } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import type { Subscription } from 'nats';
-import type { Logger } from '../base/logger';
-import { contextFromHeaders, currentTraceHeaders, toNatsHeaders } from '../messaging/trace-headers';
+import { currentTraceHeaders, toNatsHeaders } from '../messaging/trace-headers';
 import { type Nats } from '../messaging/nats';
 
 /**
  * The test ping (`POST /v1/webhooks/:id/test`) is made by the delivery service, through the send path every attempt
  * takes (its agent and address guard, the webhook's send slots, its records): management asks for it with a NATS
  * request on this subject (relative to NATS_PREFIX; outside both streams, so no stream answers it), answered by one
- * delivery process of the queue group.
+ * delivery process of a queue group (services/delivery/src/send/test-ping.ts).
  */
 export const TEST_PING_SUBJECT = 'rpc.webhook.test';
-export const TEST_PING_QUEUE = 'delivery-test-ping';
 
 /** The longest a test ping waits for one of its webhook's send slots before it answers that the endpoint is busy. */
 export const TEST_PING_SLOT_WAIT_MS = 5_000;
@@ -54,42 +50,4 @@ export async function requestTestPing(nats: Nats, ping: TestPingRequest, timeout
   const answer: unknown = JSON.parse(reply.string());
   if (!Value.Check(TestPingAnswer, answer)) throw new TestPingUnavailable('the delivery service answered nonsense');
   return answer;
-}
-
-/**
- * Answers test pings (one process of the queue group each) with `ping`'s answer, inside the asker's trace. A request
- * that cannot be read, or a ping that fails, goes unanswered: the asker answers its caller 503 when nothing comes.
- */
-export function serveTestPings(
-  nats: Nats,
-  logger: Logger,
-  ping: (request: TestPingRequest) => Promise<TestPingAnswer>,
-): { stop(): Promise<void> } {
-  let subscription: Subscription | undefined;
-  // On the connection now and on each that replaces one closed for good.
-  const stopFollowing = nats.eachConnection((nc) => {
-    subscription = nc.subscribe(nats.names.subject(TEST_PING_SUBJECT), {
-      queue: TEST_PING_QUEUE,
-      callback: (err, msg) => {
-        if (err) return;
-        let request: unknown;
-        try {
-          request = JSON.parse(msg.string());
-        } catch {
-          return;
-        }
-        if (!Value.Check(TestPingRequest, request)) return;
-        context
-          .with(contextFromHeaders(msg.headers), () => ping(request))
-          .then((answer) => msg.respond(JSON.stringify(answer)))
-          .catch((pingErr: unknown) => logger.warn({ err: pingErr }, 'test ping failed'));
-      },
-    });
-  });
-  return {
-    async stop() {
-      stopFollowing();
-      await subscription?.drain().catch(() => undefined);
-    },
-  };
 }

@@ -4,22 +4,23 @@ import {
   ACK,
   checkSubmissionEvent,
   createMailer,
-  createWebhookAgent,
-  DeliveryRequested,
   ensureConsumer,
   ensureStreams,
   NotificationRequested,
   eventWithPayload,
   runConsumer,
   SUBJECTS,
-  serveTestPings,
   type Delivered,
   type Outcome,
   type Outcomes,
   type Platform,
   type Worker,
 } from '@intake/shared';
-import { attemptLeaseMs, deliveryStore, processDeliveryRequests, testPing, type DeliverDeps } from '../domain/deliver';
+import { createWebhookAgent } from '../send/attempt';
+import { attemptLeaseMs, deliveryStore, type DeliverDeps } from '../send/deliver';
+import { sendRequested } from '../send/parse';
+import { SendSlots } from '../send/slots';
+import { answerTestPings } from '../send/test-ping';
 import { fanOutSubmissions, type EventToFanOut } from '../domain/fan-out';
 import {
   MAIL_LEASE_MS,
@@ -32,7 +33,6 @@ import { autorespond } from '../domain/autoresponse';
 import { recordNotificationOutcomes } from '../repositories/notification.repository';
 import { startDigests } from '../domain/digest';
 import { startWebhookUpkeep } from '../domain/webhook-health';
-import { SendSlots } from '../domain/send-slots';
 
 /** Durable consumer names (other services must not reuse them). */
 export const CONSUMERS = { fanOut: 'delivery-fanout', send: 'delivery-send', mail: 'delivery-mail' } as const;
@@ -115,19 +115,6 @@ function fanOutEvents(platform: Platform): (messages: Delivered[]) => Promise<Ou
   };
 }
 
-/** The webhook attempts of the requests that arrive together: one claim for all, then each settles when its attempt is recorded. */
-function sendRequested(deps: DeliverDeps): (messages: Delivered[]) => Promise<Outcomes> {
-  return async (messages) => {
-    const valid = messages.flatMap(({ data, within }, i) =>
-      Value.Check(DeliveryRequested, data) ? [{ i, request: data, within }] : [],
-    );
-    const sent = await processDeliveryRequests(deps, valid);
-    const outcomes: (Outcome | Promise<Outcome>)[] = messages.map(() => ({ drop: 'not a DeliveryRequested' }));
-    valid.forEach(({ i }, k) => (outcomes[i] = sent[k]!));
-    return outcomes;
-  };
-}
-
 /**
  * The mails that arrive together: the owners' claimed in one statement, sent MAIL_CONCURRENCY at a
  * time, recorded through a queue; the submitters' autoresponses each claimed and sent on its own.
@@ -151,16 +138,6 @@ function sendMails(deps: Omit<NotifyDeps, 'now'>, platform: Platform): (messages
     responses.forEach(({ i }, k) => (outcomes[i] = responded[k]!));
     return outcomes;
   };
-}
-
-/** Answers management's test pings (serveTestPings) with attempts through `deps`, the send path's slots and agent. */
-function answerTestPings(deps: DeliverDeps, { nats, logger }: Pick<Platform, 'nats' | 'logger'>): Worker {
-  return serveTestPings(nats, logger, async (ping) => {
-    const result = await testPing(deps, { accountId: ping.account_id, webhookId: ping.webhook_id });
-    if (!result) return { not_found: true };
-    const { deliveryId, ok, statusCode, error, durationMs } = result;
-    return { delivery_id: deliveryId, ok, status_code: statusCode, error, duration_ms: Math.round(durationMs) };
-  });
 }
 
 /** The send path's dependencies of one process: its webhook agent and send slots. */

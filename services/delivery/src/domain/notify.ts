@@ -26,7 +26,7 @@ import {
   storedSubmissions,
   type NotificationOutcome,
 } from '../repositories/notification.repository';
-import { PARK_AFTER_MS, retryDelayMs } from './deliver';
+import { PARK_AFTER_MS, retryDelayMs } from '../send/deliver';
 import { submissionMail } from './notification-mail';
 import { findMailBranding } from '../repositories/mail-branding.repository';
 

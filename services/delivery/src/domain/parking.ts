@@ -13,7 +13,7 @@ import {
   type DueDelivery,
   type ReconcileStep,
 } from '../repositories/parking.repository';
-import type { SendSlots } from './send-slots';
+import type { SendSlots } from '../send/slots';
 import { findFanOutTargets, formKey } from '../repositories/fan-out-batch.repository';
 import { takeDueNotifications, type DueNotification } from '../repositories/notification.repository';
 import { notificationRequest } from './notify';

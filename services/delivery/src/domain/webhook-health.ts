@@ -22,7 +22,7 @@ import {
   takeWebhooksToAlert,
   type FailingWebhook,
 } from '../repositories/webhook-health.repository';
-import type { SendSlots } from './send-slots';
+import type { SendSlots } from '../send/slots';
 import {
   PARKING_PUMP_MS,
   RECONCILE_MS,

@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { request } from 'undici';
-import { retryAfterMs, type AirtableDestination } from '@intake/shared';
+import type { AirtableDestination } from '@intake/shared';
+import { retryAfterMs } from '../send/attempt';
 import {
   credentialKey,
   fieldsByName,

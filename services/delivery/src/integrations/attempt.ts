@@ -1,13 +1,5 @@
-import {
-  receivedAt,
-  sha256Hex,
-  timeAttempt,
-  toTimestamp,
-  type AttemptResult,
-  type Config,
-  type Destination,
-  type EventType,
-} from '@intake/shared';
+import { receivedAt, sha256Hex, toTimestamp, type Config, type Destination, type EventType } from '@intake/shared';
+import { timeAttempt, type AttemptResult } from '../send/attempt';
 
 /** Where each integration's API is (its public address; tests point these at local stand-ins). */
 export type IntegrationApis = Pick<

@@ -1,4 +1,5 @@
-import type { AttemptResult, IntegrationFormat } from '@intake/shared';
+import type { IntegrationFormat } from '@intake/shared';
+import type { AttemptResult } from '../send/attempt';
 import { airtable } from './airtable';
 import { runIntegration, type Integration, type IntegrationAttempt } from './attempt';
 import { googleSheets } from './google-sheets';

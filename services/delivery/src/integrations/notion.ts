@@ -1,6 +1,7 @@
 import { APIResponseError, Client } from '@notionhq/client';
 import { LRUCache } from 'lru-cache';
-import { formAndProject, retryAfterMs, type NotionDestination } from '@intake/shared';
+import { formAndProject, type NotionDestination } from '@intake/shared';
+import { retryAfterMs } from '../send/attempt';
 import {
   credentialKey,
   fieldsByName,

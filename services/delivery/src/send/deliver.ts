@@ -1,26 +1,17 @@
 import {
   ACK,
   BatchQueue,
-  formProject,
-  insertDelivery,
-  newId,
+  receivedAt,
   recordAttempt,
   recordDeferred,
-  receivedAt,
   recordDelivery,
-  recordDeliveryAttempts,
   recordDeliveryLatency,
-  sendWebhook,
-  TEST_PING_SLOT_WAIT_MS,
-  type AttemptRecord,
-  type AttemptResult,
   type Config,
   type Db,
   type DeliveryRequested,
   type Outcome,
   type SecretBox,
   type Within,
-  type WebhookAgent,
   type Logger,
   type Worker,
   recordGroupOrEach,
@@ -28,18 +19,29 @@ import {
   isIntegration,
 } from '@intake/shared';
 import { sendToIntegration, type IntegrationApis } from '../integrations';
-import { findWebhookOfAccount, updateDeliveryStatus, type DeliveryTarget } from '../repositories/delivery.repository';
+import { HealthTally } from '../domain/health-tally';
+import { parkDeliveries } from '../repositories/parking.repository';
+import { sendWebhook, type AttemptResult, type WebhookAgent } from './attempt';
 import {
   claimDeliveries,
   releaseDeliveryLease,
   type ClaimAsk,
   type DeliveryClaim,
   type Lease,
-} from '../repositories/send-batch.repository';
-import { parkDeliveries } from '../repositories/parking.repository';
-import { HealthTally } from './health-tally';
+} from './claim.repository';
+import { updateDeliveryStatus, type DeliveryTarget } from './delivery.repository';
 import { LeaseKeeper } from './lease-keeper';
-import type { Deferral, SendSlots, Slot, SlotTarget } from './send-slots';
+import { recordDeliveryAttempts, type AttemptRecord } from './record.repository';
+import type { Deferral, SendSlots, SlotTarget } from './slots';
+
+/*
+ * The send path, phase by phase (this folder): parse.ts (a message of the send consumer is a `delivery.requested`, or
+ * is dropped) → slots.ts (a send slot for its account and webhook, or it waits) → claim.repository.ts (the delivery
+ * read with its webhook and leased, one statement for the batch; lease-keeper.ts keeps the leases of slow attempts) →
+ * attempt.ts (the signed POST; an integration's write goes through ../integrations) → record.repository.ts (the
+ * attempt and the delivery's new state). This file runs them and decides what comes next: done, the retry ladder's
+ * step, or parked. test-ping.ts makes the owner's test ping through the same phases.
+ */
 
 /** The spec's maximum: the first attempt and four retries. */
 export const MAX_ATTEMPTS = 5;
@@ -363,7 +365,7 @@ async function recordScheduled(
 }
 
 /** Counts an attempt at the delivery's webhook in the metrics (by outcome and webhook). */
-function countAttempt(target: DeliveryTarget, result: AttemptResult, willRetry: boolean): void {
+export function countAttempt(target: DeliveryTarget, result: AttemptResult, willRetry: boolean): void {
   recordAttempt({
     outcome: result.outcome,
     seconds: result.durationMs / 1000,
@@ -373,112 +375,10 @@ function countAttempt(target: DeliveryTarget, result: AttemptResult, willRetry: 
 }
 
 /**
- * A test ping (`POST /v1/webhooks/:id/test`, asked for by management over NATS): a `webhook.test` delivery
- * `{ form_id, project, sample: true }` made now and attempted once, never retried, through the path every attempt takes: the
- * webhook's send slots (a ping to an endpoint whose slots are all held by attempts it has not answered waits up to
- * TEST_PING_SLOT_WAIT_MS, then fails without being sent), the same signed request, the same record (trigger `test`).
- * Answers undefined when the account has no such webhook.
- */
-export async function testPing(
-  deps: DeliverDeps,
-  ping: { accountId: string; webhookId: string },
-): Promise<(AttemptResult & { deliveryId: string }) | undefined> {
-  const webhook = await findWebhookOfAccount(deps.db, ping.accountId, ping.webhookId);
-  if (!webhook) return undefined;
-  const now = deps.now();
-  const deliveryId = newId('delivery', now.getTime());
-  await insertDelivery(deps.db, {
-    id: deliveryId,
-    account_id: webhook.account_id,
-    webhook_id: webhook.id,
-    form_id: webhook.form_id,
-    submission_id: null,
-    event_type: 'webhook.test',
-    data: { form_id: webhook.form_id, project: formProject(webhook), sample: true },
-    now,
-  });
-  // Read with what sending needs of its webhook; a new row nobody else knows of needs no lease.
-  const [claim] = await deps.store.claim([{ id: deliveryId, trigger: 'replay', leaseMs: deps.store.leaseMs }]);
-  const target = claim?.target;
-  if (!target) return undefined; // the webhook was deleted meanwhile (its deliveries with it)
-  try {
-    return await attemptPing(deps, target, now);
-  } finally {
-    deps.store.done(deliveryId);
-  }
-}
-
-/** The test ping's one attempt, through the webhook's send slots, and its record. */
-async function attemptPing(
-  deps: DeliverDeps,
-  target: DeliveryTarget,
-  now: Date,
-): Promise<AttemptResult & { deliveryId: string }> {
-  const deliveryId = target.id;
-  const slot = await slotWithin(deps.slots, target, TEST_PING_SLOT_WAIT_MS);
-  let result: AttemptResult;
-  if (!slot) {
-    const error = 'not sent: every send slot of this webhook is held by attempts its endpoint has not answered yet';
-    await updateDeliveryStatus(deps.db, { deliveryId, status: 'failed', lastError: error, now: deps.now() });
-    return {
-      deliveryId,
-      ok: false,
-      outcome: 'network_error',
-      statusCode: null,
-      error,
-      durationMs: 0,
-      startedAt: now,
-      responseBody: null,
-    };
-  }
-  let outcome: boolean | undefined;
-  try {
-    result = await attempt(deps, target, 1);
-    outcome = result.ok;
-  } finally {
-    // The owner's ping counts: a success ends a broken webhook's break (SendSlots, BREAK).
-    slot.release(outcome);
-  }
-  const status = result.ok ? 'succeeded' : 'failed';
-  await deps.store.record(
-    {
-      deliveryId,
-      attempt: 1,
-      trigger: 'test',
-      result,
-      status,
-      nextAttemptAt: null,
-      now: deps.now(),
-    },
-    target.webhook_id,
-  );
-  // An attempt at a receiver like any other; not a delivery (intake.deliveries counts submissions' deliveries). The
-  // owner looks at the webhook's health next: written before the answer, not within the second.
-  countAttempt(target, result, false);
-  await deps.store.health.write();
-  return { ...result, deliveryId };
-}
-
-/** A send slot for `target`'s webhook, waiting for one up to `waitMs`; undefined when none came free. */
-async function slotWithin(slots: SendSlots, target: DeliveryTarget, waitMs: number): Promise<Slot | undefined> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    // The owner asked for this attempt now: a broken webhook's break does not hold it back.
-    const slot = slots.take({ accountId: target.account_id, webhookId: target.webhook_id }, undefined, {
-      probe: true,
-    });
-    if ('release' in slot) return slot;
-    const left = deadline - Date.now();
-    if (left <= 0) return undefined;
-    await new Promise((resolve) => setTimeout(resolve, Math.min(slot.deferMs, left, 250)));
-  }
-}
-
-/**
  * One attempt of the delivery: a signed POST to its webhook (the envelope or its chat message), or, for an
  * integration, its row, record or page written through the tool's API.
  */
-function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: number): Promise<AttemptResult> {
+export function attempt(deps: DeliverDeps, target: DeliveryTarget, attemptNumber: number): Promise<AttemptResult> {
   // A webhook has no destination: it never asks (so a webhook's attempt runs no integration code).
   if (target.destination && target.sealed_credential && isIntegration(target.format))
     return sendToIntegration(

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWebhookAgent, sendWebhook } from './sender';
+import { createWebhookAgent, sendWebhook } from '../src/send/attempt';
 
 /** A receiver in another process, so it answers while this process's event loop is blocked. */
 async function receiverProcess(delayMs: number): Promise<{ url: string; child: ChildProcess }> {

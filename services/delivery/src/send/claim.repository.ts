@@ -2,9 +2,9 @@ import { runPrepared, type Db } from '@intake/shared';
 import type { DeliveryTarget } from './delivery.repository';
 
 /*
- * The send consumer's own statements (see DeliveryStore in domain/deliver.ts): the deliveries of a
+ * The send consumer's own statements (see DeliveryStore in deliver.ts): the deliveries of a
  * batch of requests read and their leases taken in one statement, a lease given back. The attempts
- * are recorded by recordDeliveryAttempts in @intake/shared (the test ping's too).
+ * are recorded by recordDeliveryAttempts (record.repository.ts; the test ping's too).
  */
 
 /** Whether this process now holds the delivery's lease; when not, how long the holder's lease still runs. */

@@ -20,7 +20,7 @@ export interface DeliveryTarget extends DeliveryRow {
 /*
  * Queries of the delivery worker. It runs on behalf of every account, so rows are addressed by
  * their ids (which carry the account). The send path's own statements are in
- * send-batch.repository.ts; attempts are recorded by recordDeliveryAttempts in @intake/shared.
+ * claim.repository.ts; attempts are recorded by recordDeliveryAttempts in record.repository.ts.
  */
 
 export async function updateDeliveryStatus(

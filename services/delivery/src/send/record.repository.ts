@@ -1,26 +1,13 @@
-import { runPrepared, type Db, type Queryable } from '../base/db';
-import type { AttemptResult, EventType } from './sender';
+import { runPrepared, type Db, type DeliveryRow, type DeliveryStatus, type Queryable } from '@intake/shared';
+import type { AttemptResult } from './attempt';
 
-export type DeliveryStatus = 'pending' | 'retrying' | 'succeeded' | 'failed';
+/*
+ * The send path's record: each attempt with its delivery's new state (recordDeliveryAttempts), and a test ping's
+ * delivery, inserted before its one attempt (insertDelivery). The row's shape, which management's log reads too, is
+ * DeliveryRow in @intake/shared.
+ */
+
 export type DeliveryTrigger = 'schedule' | 'replay' | 'test';
-
-/** A row of `deliveries`: the delivery service writes them (test pings too), management reads them (the log). */
-export interface DeliveryRow {
-  id: string;
-  account_id: string;
-  webhook_id: string;
-  form_id: string;
-  submission_id: string | null;
-  event_type: EventType;
-  data: Record<string, unknown>;
-  status: DeliveryStatus;
-  attempt_count: number;
-  last_error: string | null;
-  last_status_code: number | null;
-  next_attempt_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** Inserts one `pending` delivery (no attempt yet). */
 export async function insertDelivery(

@@ -1,5 +1,5 @@
 import { startPeriodic, type Db, type Logger, type Worker } from '@intake/shared';
-import { extendDeliveryLeases } from '../repositories/send-batch.repository';
+import { extendDeliveryLeases } from './claim.repository';
 
 /**
  * Keeps the leases this process holds while their attempts run. A lease lasts twice the webhook time-out, which an
