@@ -452,7 +452,8 @@ function autoscalingCases({ render }: Helm) {
         };
         const [cpu] = spec.metrics.filter((m) => m.resource.name === 'cpu');
         const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata.name === spec.scaleTargetRef.name);
-        const request = fullPod(deployment as K8sObject).containers[0]?.resources?.requests?.['cpu'] as string;
+        type Requests = { template: { spec: { containers: { resources: { requests: { cpu: string } } }[] } } };
+        const request = (deployment?.spec as Requests).template.spec.containers[0]!.resources.requests.cpu;
         const percent = cpu?.resource.target.averageUtilization as number;
         const requested = request.endsWith('m') ? Number(request.slice(0, -1)) : Number(request) * 1000;
         const millicores = (requested * percent) / 100;
