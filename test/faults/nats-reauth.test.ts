@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -139,6 +140,90 @@ describe('NATS with an nkey seed file rotated', () => {
       await delivered({ name: 'after rotation' }, 'the webhook of a post after the seed file is rotated');
       console.log(
         `nats reauth (nkey): consuming resumed ${Date.now() - rotatedAt} ms after the seed file was rewritten`,
+      );
+    } finally {
+      await target.close();
+    }
+  }, 150_000);
+});
+
+type KeyPair = ReturnType<typeof nkeys.createUser>;
+const base64url = (bytes: Uint8Array) => Buffer.from(bytes).toString('base64url');
+
+/**
+ * A NATS JWT (`ed25519-nkey`) for `subject`, signed by `issuer`: what `nsc` mints, and what nats-server verifies
+ * (signature, issuer chain, revocations) when a client presents it.
+ */
+function natsJwt(issuer: KeyPair, subject: KeyPair, name: string, nats: Record<string, unknown>): string {
+  const claims = {
+    jti: base64url(randomBytes(16)),
+    iat: Math.floor(Date.now() / 1000),
+    iss: issuer.getPublicKey(),
+    sub: subject.getPublicKey(),
+    name,
+    nats: { ...nats, version: 2 },
+  };
+  const text = (o: unknown) => base64url(new TextEncoder().encode(JSON.stringify(o)));
+  const signed = `${text({ typ: 'JWT', alg: 'ed25519-nkey' })}.${text(claims)}`;
+  return `${signed}.${base64url(issuer.sign(new TextEncoder().encode(signed)))}`;
+}
+
+/** A creds file's text (as `nsc generate creds` writes it): the user's JWT and its seed. */
+const credsOf = (jwt: string, user: KeyPair) =>
+  `-----BEGIN NATS USER JWT-----\n${jwt}\n------END NATS USER JWT------\n\n` +
+  `-----BEGIN USER NKEY SEED-----\n${new TextDecoder().decode(user.getSeed())}\n------END USER NKEY SEED------\n`;
+
+describe('NATS in operator mode with a creds file (user JWT) rotated', () => {
+  const operator = nkeys.createOperator();
+  const system = nkeys.createAccount();
+  const account = nkeys.createAccount();
+  const [first, second] = [nkeys.createUser(), nkeys.createUser()];
+  const unlimited = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 };
+  const jetstream = { mem_storage: -1, disk_storage: -1, streams: -1, consumer: -1 };
+  const userJwt = (user: KeyPair) =>
+    natsJwt(account, user, 'intake', { type: 'user', pub: {}, sub: {}, subs: -1, data: -1, payload: -1 });
+  // Users whose JWTs issued until then the account refuses (the JWT way to retire a credential).
+  let revocations: Record<string, number> = {};
+  const nats = natsServerWithConf(() => {
+    const accounts = {
+      [system.getPublicKey()]: natsJwt(operator, system, 'SYS', { type: 'account', limits: unlimited }),
+      [account.getPublicKey()]: natsJwt(operator, account, 'intake', {
+        type: 'account',
+        limits: { ...unlimited, ...jetstream },
+        revocations,
+      }),
+    };
+    return [
+      `operator: ${JSON.stringify(natsJwt(operator, operator, 'intake-test', { type: 'operator' }))}`,
+      `system_account: ${system.getPublicKey()}`,
+      'resolver: MEMORY',
+      `resolver_preload: ${JSON.stringify(accounts)}`,
+    ].join('\n');
+  });
+  const files = tempDir('intake-creds-');
+  const credsFile = path.join(files.dir, 'user.creds');
+  writeFileSync(credsFile, credsOf(userJwt(first), first));
+  const suite = faultSuiteWithServer(
+    () => nats.start(),
+    (url) => ({ NATS_URL: url, NATS_CREDS_FILE: credsFile }),
+  );
+  afterAll(() => files.remove());
+
+  it('connects again with the new JWT once the creds file is rewritten', async () => {
+    const { target, delivery, delivered } = await running(suite, { NATS_REFUSED_LIVENESS_SECONDS: '1' });
+    try {
+      // The account revokes the first user's JWTs (the server refuses them), then the Secret's file gets a new one.
+      revocations = { [first.getPublicKey()]: Math.floor(Date.now() / 1000) };
+      await restartWith(suite.server, nats);
+      await eventually(async () => (await livez(delivery)) === 503, {
+        timeoutMs: 30_000,
+        message: '/livez 503 while NATS refuses the revoked JWT',
+      });
+      writeFileSync(credsFile, credsOf(userJwt(second), second));
+      const rotatedAt = Date.now();
+      await delivered({ name: 'after rotation' }, 'the webhook of a post after the creds file is rotated');
+      console.log(
+        `nats reauth (creds): consuming resumed ${Date.now() - rotatedAt} ms after the creds file was rewritten`,
       );
     } finally {
       await target.close();
