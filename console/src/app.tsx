@@ -57,7 +57,7 @@ function ToForms() {
   return null;
 }
 
-/** The pages for admins, each saying so to a role below (it reads through an operation that role may not call). */
+/** The pages for some roles, each saying so to a role below (it reads through an operation that role may not call). */
 const ForAdmins = {
   ApiKeys: () => (
     <RoleGate reads="listApiKeys" title="API keys" who="Admins and owners make and revoke this account’s keys.">
@@ -65,7 +65,11 @@ const ForAdmins = {
     </RoleGate>
   ),
   Privacy: () => (
-    <RoleGate reads="findDataSubjectSubmissions" title="Privacy" who="Admins answer data-subject requests.">
+    <RoleGate
+      reads="findDataSubjectSubmissions"
+      title="Privacy"
+      who="Editors and above answer data-subject requests (a member limited to clients, for those clients)."
+    >
       <PrivacyPage />
     </RoleGate>
   ),

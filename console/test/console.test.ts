@@ -480,6 +480,9 @@ function keyCases(c: ConsoleContext, { expectAccessible, shot, nav }: PageChecks
   it('revoking the key of the console’s own session ends it: the console asks to sign in again', async () => {
     const { page, account } = c;
     await page.getByLabel('Type').selectOption('management');
+    // A management key starts as a viewer: admin is a choice.
+    expect(await page.getByLabel('Role').inputValue()).toBe('viewer');
+    await page.getByLabel('Role').selectOption('admin');
     await page.getByLabel('Name').fill('laptop');
     await page.getByRole('button', { name: 'Create key' }).click();
     const laptopKey = (await page.getByLabel(/New management key/).textContent()) ?? '';

@@ -40,6 +40,41 @@ async function expectWorkbookDownload(page: Page) {
   expect(bytes.subarray(0, 2).toString('latin1')).toBe('PK');
 }
 
+/** The owner chooses a client on Privacy: what is found, downloaded and erased is that client’s alone. */
+async function answersForOneClient(c: OwnerConsole & { form: { id: string } }) {
+  const { page } = c;
+  const client = await factories.project(c.stack.platform.db, c.account.id, 'Acme Dental');
+  const clientForm = await factories.form(c.stack.platform.db, c.account.id, { project_id: client.id });
+  const theirs = await factories.submission(c.stack.platform, {
+    accountId: c.account.id,
+    formId: clientForm.id,
+    payload: { email: ADA, message: 'to the client' },
+  });
+  await factories.submission(c.stack.platform, {
+    accountId: c.account.id,
+    formId: c.form.id,
+    payload: { email: ADA },
+  });
+  await page.reload();
+  await page.getByLabel('E-mail address').fill(ADA);
+  await page.getByLabel('Project').selectOption({ label: 'Acme Dental' });
+  await page.getByRole('button', { name: 'Find submissions' }).click();
+  await page.getByRole('heading', { name: `1 submission with ${ADA}` }).waitFor();
+  expect(await seriousViolations(page)).toEqual([]);
+  const shots = screenshotDir();
+  if (shots) await page.screenshot({ path: path.join(shots, 'privacy-client.png'), fullPage: true });
+  const href = await page.getByRole('link', { name: 'Download as NDJSON' }).getAttribute('href');
+  expect(new URL(href as string, c.stack.url).searchParams.get('project_id')).toBe(client.id);
+  const others = () => c.stack.platform.db('submissions').where({ form_id: c.form.id }).count({ n: '*' }).first();
+  const before = await others();
+  await page.getByRole('button', { name: 'Erase them…' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Erase' }).click();
+  await page.getByText(`Erased 1 submission of ${ADA}.`).waitFor();
+  expect(await c.stack.platform.db('submissions').where({ id: theirs.id }).first()).toBeUndefined();
+  // Ada's submissions to the account's own form are not the client's: they stay.
+  expect(await others()).toEqual(before);
+}
+
 describe('console: privacy', () => {
   const c = usePrivacyConsole();
 
@@ -71,6 +106,9 @@ describe('console: privacy', () => {
       n: 1,
     });
   });
+
+  it('answers for one client: what it finds, downloads and erases is that client’s alone', () =>
+    answersForOneClient(c));
 
   it('refuses what is not an e-mail address, saying so', async () => {
     const { page } = c;

@@ -61,7 +61,16 @@ describe('projects in the console', () => {
     const { page, stack, account } = c;
     await page.getByRole('link', { name: 'Members' }).click();
     await page.getByLabel('Email').fill('client@example.com');
-    await page.getByRole('group', { name: 'Limit them to projects' }).getByLabel('Client A').check();
+    // Nothing is chosen at first: inviting without choosing says so, and invites nobody.
+    await page.getByRole('button', { name: 'Invite' }).click();
+    await page.getByRole('alert').filter({ hasText: 'Choose the whole account or the projects' }).waitFor();
+    expect(await stack.platform.db('members').where({ account_id: account.id, email: 'client@example.com' })).toEqual(
+      [],
+    );
+    const reach = page.getByRole('group', { name: 'What may they see?' });
+    await reach.getByLabel('Only the projects ticked below').check();
+    await reach.getByLabel('Client A').check();
+    await checkView(page, 'members-invite-reach', /^Members · Intake console$/);
     await page.getByRole('button', { name: 'Invite' }).click();
     const row = page.getByRole('row').filter({ hasText: 'client@example.com' });
     await row.getByRole('cell', { name: 'Client A' }).waitFor();

@@ -1,6 +1,7 @@
 import { api, ok } from '../api';
 import type { Project } from '../api-types';
-import { Check, SelectField, useResource } from './ui';
+import { useState } from 'preact/hooks';
+import { Check, SelectField, TextField, useResource } from './ui';
 
 /** The projects the person sees (all of the account's, or those they are limited to), the default first. */
 export function useProjects() {
@@ -59,32 +60,91 @@ export function ProjectSelect(props: {
   );
 }
 
+/** Where a member or key may look: `undefined` until chosen, `null` for the whole account, or these projects. */
+export type Reach = string[] | null | undefined;
+
 /**
- * The projects a viewer or editor is limited to, as checkboxes: none checked is the whole account (admins and owners
- * always have it, so the choice is not offered for them).
+ * What a viewer or editor may see, chosen explicitly (admins and owners have the whole account): the whole account,
+ * or the projects ticked, one per line, with a filter once there are many. Nothing is chosen at first, so forgetting
+ * the choice cannot hand a client’s staff every other client (`useReach` says what is missing).
  */
-export function ProjectLimit(props: {
-  projects: Project[] | undefined;
-  value: string[];
-  onValue(value: string[]): void;
-  what: string;
-}) {
+export function ProjectLimit(props: { id: string; projects: Project[] | undefined; reach: ReachChoice; what: string }) {
+  const [filter, setFilter] = useState('');
   const projects = props.projects ?? [];
   if (projects.length === 0) return null;
-  const toggle = (id: string, on: boolean) =>
-    props.onValue(on ? [...props.value, id] : props.value.filter((p) => p !== id));
+  const { value, error, choose } = props.reach;
+  const ticked = value ?? [];
+  const wanted = filter.trim().toLowerCase();
+  const shown = projects.filter((p) => p.name.toLowerCase().includes(wanted));
+  const toggle = (id: string, on: boolean) => choose(on ? [...ticked, id] : ticked.filter((p) => p !== id));
   return (
-    <fieldset class="project-limit">
-      <legend>Limit {props.what} to projects</legend>
-      <p class="muted small">None checked: the whole account.</p>
-      {projects.map((p) => (
-        <Check key={p.id} checked={props.value.includes(p.id)} onValue={(on) => toggle(p.id, on)}>
-          {p.name}
-        </Check>
-      ))}
+    <fieldset class="project-limit" aria-describedby={error ? `${props.id}-error` : undefined}>
+      <legend>What may {props.what} see?</legend>
+      <label class="check">
+        <input type="radio" name={props.id} checked={value === null} onChange={() => choose(null)} /> The whole account:
+        every project, and those made later
+      </label>
+      <label class="check">
+        <input type="radio" name={props.id} checked={Array.isArray(value)} onChange={() => choose(ticked)} /> Only the
+        projects ticked below
+      </label>
+      {Array.isArray(value) && (
+        <div class="project-choices">
+          {projects.length > 8 && (
+            <TextField id={`${props.id}-filter`} label="Filter projects" value={filter} onValue={setFilter} />
+          )}
+          <ul class="plain">
+            {shown.map((p) => (
+              <li key={p.id}>
+                <Check checked={ticked.includes(p.id)} onValue={(on) => toggle(p.id, on)}>
+                  {p.name}
+                </Check>
+              </li>
+            ))}
+          </ul>
+        </div>
+      )}
+      {error && (
+        <p id={`${props.id}-error`} class="field-error" role="alert">
+          {error}
+        </p>
+      )}
     </fieldset>
   );
 }
+
+/** What is missing from a reach before it can be sent: the choice itself, or a project when limited. */
+const reachProblem = (reach: Reach): string | undefined =>
+  reach === undefined
+    ? 'Choose the whole account or the projects'
+    : reach !== null && reach.length === 0
+      ? 'Tick at least one project, or choose the whole account'
+      : undefined;
+
+/** The reach a form asks for: its value, what is missing once sent without it, and the form's checks. */
+export function useReach() {
+  const [value, setValue] = useState<Reach>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  return {
+    value,
+    error,
+    choose(next: Reach) {
+      setValue(next);
+      setError(undefined);
+    },
+    /**
+     * The `project_ids` to send (null: the whole account, as when there is no choice to make), or undefined, the
+     * missing part then shown, when the choice is due and not made.
+     */
+    projectIds(choosing: boolean): string[] | null | undefined {
+      const problem = choosing ? reachProblem(value) : undefined;
+      setError(problem);
+      return problem ? undefined : choosing ? (value ?? null) : null;
+    },
+    reset: () => setValue(undefined),
+  };
+}
+type ReachChoice = ReturnType<typeof useReach>;
 
 /** Where a member or key may look, in words: “All projects”, or the names of its projects. */
 export const limitWords = (projects: Project[] | undefined, ids: string[] | null) =>

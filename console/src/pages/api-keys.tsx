@@ -19,7 +19,7 @@ import {
   type Action,
 } from '../components/ui';
 import { useTitle } from '../title';
-import { limitWords, ProjectLimit, useProjects } from '../components/projects';
+import { limitWords, ProjectLimit, useProjects, useReach } from '../components/projects';
 
 export function ApiKeysPage() {
   useTitle('API keys');
@@ -54,7 +54,7 @@ export function ApiKeysPage() {
 
 const KEY_TYPES = plainOptions<ApiKey['type']>(['submission', 'management']);
 type KeyRole = NonNullable<ApiKey['role']>;
-const KEY_ROLES = plainOptions<KeyRole>(['admin', 'editor', 'viewer']);
+const KEY_ROLES = plainOptions<KeyRole>(['viewer', 'editor', 'admin']);
 
 /**
  * Creates a key of a type, with an optional name (and for a management key its role, and for a viewer or editor the
@@ -63,22 +63,21 @@ const KEY_ROLES = plainOptions<KeyRole>(['admin', 'editor', 'viewer']);
 function CreateKey({ action, onCreated }: { action: Action; onCreated(key: NewApiKey): Promise<void> }) {
   const projects = useProjects();
   const [type, setType] = useState<ApiKey['type']>('submission');
-  const [role, setRole] = useState<KeyRole>('admin');
-  const [limit, setLimit] = useState<string[]>([]);
+  // The least a key can do to start with: an admin key is a choice, never a default.
+  const [role, setRole] = useState<KeyRole>('viewer');
+  const reach = useReach();
   const [name, setName] = useState('');
-  const limited = type === 'management' && role !== 'admin';
+  const choosing = type === 'management' && role !== 'admin' && (projects.data?.length ?? 0) > 1;
   const submit = async (e: Event) => {
     e.preventDefault();
-    const body = {
-      type,
-      name: name.trim() || null,
-      ...(type === 'management' ? { role, project_ids: limited && limit.length > 0 ? limit : null } : {}),
-    };
+    const project_ids = reach.projectIds(choosing);
+    if (project_ids === undefined) return;
+    const body = { type, name: name.trim() || null, ...(type === 'management' ? { role, project_ids } : {}) };
     const key = await action.run(() => ok(api.POST('/v1/api-keys', { body })));
     if (!key) return;
     void onCreated(key);
     setName('');
-    setLimit([]);
+    reach.reset();
   };
   return (
     <form class="stack" aria-label="Create a key" onSubmit={submit}>
@@ -89,9 +88,7 @@ function CreateKey({ action, onCreated }: { action: Action; onCreated(key: NewAp
         )}
         <TextField id="k-name" label="Name" grow maxLength={200} value={name} onValue={setName} />
       </div>
-      {limited && (projects.data?.length ?? 0) > 1 && (
-        <ProjectLimit projects={projects.data} value={limit} onValue={setLimit} what="the key" />
-      )}
+      {choosing && <ProjectLimit id="key-reach" projects={projects.data} reach={reach} what="the key" />}
       <SubmitRow pending={action.pending}>Create key</SubmitRow>
     </form>
   );

@@ -19,7 +19,7 @@ import {
 import { may, ROLES, type Member, type NewMember, type Role } from '../people';
 import { useTitle } from '../title';
 import type { Project } from '../api-types';
-import { limitWords, ProjectLimit, useProjects } from '../components/projects';
+import { limitWords, ProjectLimit, useProjects, useReach } from '../components/projects';
 
 /** Members of the account: everyone sees them; admins invite, change roles and remove (owners only for owners). */
 export function MembersPage() {
@@ -129,15 +129,17 @@ const limitable = (role: Role) => role === 'viewer' || role === 'editor';
 function Invite(props: { owner: boolean; projects: Project[] | undefined; onInvited(m: NewMember): Promise<void> }) {
   const [email, setEmail] = useState('');
   const [role, setRole] = useState<Role>('viewer');
-  const [limit, setLimit] = useState<string[]>([]);
+  const reach = useReach();
   const action = useAction();
+  const choosing = limitable(role) && (props.projects?.length ?? 0) > 1;
   const submit = async (e: Event) => {
     e.preventDefault();
-    const project_ids = limitable(role) && limit.length > 0 ? limit : null;
+    const project_ids = reach.projectIds(choosing);
+    if (project_ids === undefined) return;
     const m = await action.run(() => ok(api.POST('/v1/members', { body: { email: email.trim(), role, project_ids } })));
     if (!m) return;
     setEmail('');
-    setLimit([]);
+    reach.reset();
     await props.onInvited(m);
   };
   return (
@@ -146,9 +148,7 @@ function Invite(props: { owner: boolean; projects: Project[] | undefined; onInvi
         <TextField id="invite-email" label="Email" type="email" required grow value={email} onValue={setEmail} />
         <SelectField id="invite-role" label="Role" value={role} options={roleOptions(props.owner)} onValue={setRole} />
       </div>
-      {limitable(role) && (props.projects?.length ?? 0) > 1 && (
-        <ProjectLimit projects={props.projects} value={limit} onValue={setLimit} what="them" />
-      )}
+      {choosing && <ProjectLimit id="invite-reach" projects={props.projects} reach={reach} what="they" />}
       <SubmitRow pending={action.pending}>Invite</SubmitRow>
       <ErrorBox error={action.error} />
     </form>

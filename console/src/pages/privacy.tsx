@@ -3,6 +3,7 @@ import { api, ok } from '../api';
 import type { ResponseBody } from '../api-types';
 import { Confirm, ErrorBox, StatusBadge, Table, TextField, formatTime, useAction } from '../components/ui';
 import { timeZone } from '../time';
+import { ProjectSelect, useProjects } from '../components/projects';
 
 type Found = ResponseBody<'findDataSubjectSubmissions'>['data'];
 
@@ -12,34 +13,37 @@ type Found = ResponseBody<'findDataSubjectSubmissions'>['data'];
  */
 export function PrivacyPage() {
   const [email, setEmail] = useState('');
-  const [found, setFound] = useState<{ email: string; rows: Found } | undefined>(undefined);
+  const [project, setProject] = useState('');
+  const projects = useProjects();
+  const [found, setFound] = useState<{ email: string; project: string; rows: Found } | undefined>(undefined);
   const [erased, setErased] = useState<{ email: string; deleted: number } | undefined>(undefined);
   const [confirming, setConfirming] = useState(false);
   const action = useAction();
-  const query = { query: { email } };
+  const query = { query: { email, ...(project ? { project_id: project } : {}) } };
 
   const find = (e: Event) => {
     e.preventDefault();
     setErased(undefined);
     void action.run(async () => {
       const { data } = await ok(api.GET('/v1/data-subjects/submissions', { params: query }));
-      setFound({ email, rows: data });
+      setFound({ email, project, rows: data });
     });
   };
   const erase = () =>
     action.run(async () => {
-      const { deleted } = await ok(api.DELETE('/v1/data-subjects', { params: query }));
+      const { deleted } = await ok(api.DELETE('/v1/data-subjects', { params: { query: queryOf(found) } }));
       setConfirming(false);
       setFound(undefined);
-      setErased({ email, deleted });
+      setErased({ email: found?.email ?? '', deleted });
     });
 
   return (
     <>
       <h1>Privacy</h1>
       <p class="muted">
-        Answer a person who asks what your forms collected about them, or asks you to erase it: every submission of this
-        account in which a field is their e-mail address (ignoring case and surrounding spaces).
+        Answer a person who asks what your forms collected about them, or asks you to erase it: every submission you can
+        see (this account’s, or your projects’) in which a field is their e-mail address (ignoring case and surrounding
+        spaces). Choose a project to answer for that client alone.
       </p>
       <form onSubmit={find} class="inline">
         <TextField
@@ -50,6 +54,14 @@ export function PrivacyPage() {
           maxLength={320}
           value={email}
           onValue={setEmail}
+        />
+        <ProjectSelect
+          id="p-project"
+          label="Project"
+          projects={projects.data}
+          value={project}
+          onValue={setProject}
+          all="Every project you can see"
         />
         <button type="submit" disabled={action.pending}>
           Find submissions
@@ -75,16 +87,22 @@ export function PrivacyPage() {
   );
 }
 
+/** The query of what was found: the address, and the client it was asked for (an erasure erases what was shown). */
+const queryOf = (found: { email: string; project: string } | undefined) => ({
+  email: found?.email ?? '',
+  ...(found?.project ? { project_id: found.project } : {}),
+});
+
 /**
  * What was found, each with its form and (a column of its own when any is a client's) the form's client; the Excel and
  * NDJSON downloads and the erase button.
  */
-function Results({ found, onErase }: { found: { email: string; rows: Found }; onErase(): void }) {
+function Results({ found, onErase }: { found: { email: string; project: string; rows: Found }; onErase(): void }) {
   const n = found.rows.length;
   const clients = found.rows.some((s) => s.project);
-  const email = encodeURIComponent(found.email);
-  const href = `/v1/data-subjects/export?email=${email}`;
-  const workbook = `/v1/data-subjects/export.xlsx?email=${email}&tz=${encodeURIComponent(timeZone.value)}`;
+  const asked = new URLSearchParams(queryOf(found)).toString();
+  const href = `/v1/data-subjects/export?${asked}`;
+  const workbook = `/v1/data-subjects/export.xlsx?${asked}&tz=${encodeURIComponent(timeZone.value)}`;
   return (
     <section aria-labelledby="found-title">
       <h2 id="found-title">

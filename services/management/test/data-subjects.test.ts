@@ -101,6 +101,42 @@ describe('data-subject requests, what works', () => {
   });
 });
 
+describe('data-subject requests for one client', () => {
+  it('an editor limited to a client finds, exports and erases that client’s submissions only', async () => {
+    const { call, client, first, other } = await adaAndBob(ctx);
+    const { body: minted } = await call('POST', '/v1/api-keys', {
+      type: 'management',
+      role: 'editor',
+      project_ids: [client.id],
+    });
+    const clients = api(ctx.url, minted.key);
+    const found = await clients('GET', `/v1/data-subjects/submissions?email=${ADA}`);
+    expect(found.status).toBe(200);
+    expect(found.body.data.map((s: { id: string }) => s.id)).toEqual([other.id]);
+    const exported = await clients('GET', `/v1/data-subjects/export?email=${ADA}`);
+    expect(
+      exported.text
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toEqual([other.id]);
+    const erased = await clients('DELETE', `/v1/data-subjects?email=${ADA}`);
+    expect(erased.body).toEqual({ deleted: 1 });
+    // The default project's submission is not the client's: it stays, and the owner still finds it.
+    expect(await ctx.platform.db('submissions').whereIn('id', [first.id, other.id]).pluck('id')).toEqual([first.id]);
+    const rest = await call('GET', `/v1/data-subjects/submissions?email=${ADA}`);
+    expect(rest.body.data.map((s: { id: string }) => s.id)).toEqual([first.id]);
+  });
+
+  it('the whole account asks for one client with project_id', async () => {
+    const { call, client, other } = await adaAndBob(ctx);
+    const found = await call('GET', `/v1/data-subjects/submissions?email=${ADA}&project_id=${client.id}`);
+    expect(found.body.data.map((s: { id: string }) => s.id)).toEqual([other.id]);
+    const workbook = await call('GET', `/v1/data-subjects/export.xlsx?email=${ADA}&project_id=${client.id}`);
+    expect(workbook.status).toBe(200);
+  });
+});
+
 describe('data-subject requests: matching and the audit log', () => {
   it('finds, exports and erases a submission whose only trace of the address is its _replyto control field', async () => {
     const owner = await ownerWithForm(ctx);
@@ -183,15 +219,31 @@ describe('data-subject requests, what is refused', () => {
     expect(await ctx.platform.db('submissions').where({ id: first.id }).pluck('id')).toEqual([first.id]);
   });
 
-  it('needs an admin: an editor or viewer key is refused with 403', async () => {
+  it('needs an editor: a viewer key is refused with 403', async () => {
     const { call } = await adaAndBob(ctx);
-    for (const role of ['editor', 'viewer']) {
-      const { body: minted } = await call('POST', '/v1/api-keys', { type: 'management', role });
-      const lesser = api(ctx.url, minted.key);
-      expect((await lesser('GET', `/v1/data-subjects/submissions?email=${ADA}`)).status).toBe(403);
-      expect((await lesser('DELETE', `/v1/data-subjects?email=${ADA}`)).status).toBe(403);
-    }
+    const { body: minted } = await call('POST', '/v1/api-keys', { type: 'management', role: 'viewer' });
+    const viewer = api(ctx.url, minted.key);
+    expect((await viewer('GET', `/v1/data-subjects/submissions?email=${ADA}`)).status).toBe(403);
+    expect((await viewer('DELETE', `/v1/data-subjects?email=${ADA}`)).status).toBe(403);
     expect((await call('GET', `/v1/data-subjects/submissions?email=${ADA}`)).body.data).toHaveLength(2);
+  });
+
+  it('a project named by someone limited to other projects is 404, and nothing is erased', async () => {
+    const { call, client, first, other } = await adaAndBob(ctx);
+    const elsewhere = await factories.project(
+      ctx.platform.db,
+      (await ctx.platform.db('projects').where({ id: client.id }).first()).account_id,
+      'Other',
+    );
+    const { body: minted } = await call('POST', '/v1/api-keys', {
+      type: 'management',
+      role: 'editor',
+      project_ids: [elsewhere.id],
+    });
+    const limited = api(ctx.url, minted.key);
+    const res = await limited('DELETE', `/v1/data-subjects?email=${ADA}&project_id=${client.id}`);
+    expect(res.status).toBe(404);
+    expect(await ctx.platform.db('submissions').whereIn('id', [first.id, other.id]).pluck('id')).toHaveLength(2);
   });
 
   it('needs a management key', async () => {

@@ -16,7 +16,14 @@ export interface SubjectSubmission {
  * same function the indexer stores (`intake_subject_emails`, migration 018, over the payload and the `_replyto`
  * direction, 028): a lookup, an export or an erasure misses nothing posted a moment before it.
  */
-function byEmail(db: Queryable, props: { accountId: string; email: string }): Knex.QueryBuilder {
+/** Whose data: an address in an account, within some of its projects (null: all of them). */
+export interface SubjectScope {
+  accountId: string;
+  email: string;
+  projects: string[] | null;
+}
+
+function byEmail(db: Queryable, props: SubjectScope): Knex.QueryBuilder {
   const indexed = db('submission_search')
     .whereRaw('emails @> ARRAY[?]::text[]', [props.email])
     .andWhere('account_id', props.accountId)
@@ -31,13 +38,13 @@ function byEmail(db: Queryable, props: { accountId: string; email: string }): Kn
       [props.email],
     )
     .select('b.id');
-  return db('submissions').whereIn('id', indexed.unionAll(waiting)).andWhere('account_id', props.accountId);
+  const found = db('submissions').whereIn('id', indexed.unionAll(waiting)).andWhere('account_id', props.accountId);
+  if (props.projects === null) return found;
+  const forms = db('forms').where('account_id', props.accountId).whereIn('project_id', props.projects).select('id');
+  return found.whereIn('form_id', forms);
 }
 
-export async function findSubjectSubmissions(
-  db: Queryable,
-  props: { accountId: string; email: string },
-): Promise<SubjectSubmission[]> {
+export async function findSubjectSubmissions(db: Queryable, props: SubjectScope): Promise<SubjectSubmission[]> {
   return byEmail(db, props)
     .orderBy([
       { column: 'received_at', order: 'desc' },
@@ -56,7 +63,7 @@ export interface SubjectSubmissionText extends SubjectSubmission {
 /** One batch of the export, newest first, after `after`. */
 export async function pageOfSubjectSubmissions(
   db: Queryable,
-  props: { accountId: string; email: string; limit: number; after?: { receivedAt: Date; id: string } },
+  props: SubjectScope & { limit: number; after?: { receivedAt: Date; id: string } },
 ): Promise<SubjectSubmissionText[]> {
   const query = byEmail(db, props);
   if (props.after) query.whereRaw('(received_at, id) < (?, ?)', [props.after.receivedAt, props.after.id]);
@@ -76,10 +83,7 @@ export async function findFilesOf(db: Queryable, submissionIds: string[]): Promi
 }
 
 /** The field names of the person's submissions, each once, in the order they first appear (oldest submission first). */
-export async function findSubjectFieldNames(
-  db: Queryable,
-  props: { accountId: string; email: string },
-): Promise<string[]> {
+export async function findSubjectFieldNames(db: Queryable, props: SubjectScope): Promise<string[]> {
   const subject = byEmail(db, props).select('received_at', 'payload').as('s');
   return db
     .from(subject)

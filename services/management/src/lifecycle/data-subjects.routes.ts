@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { FormProject, routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { FormProject, idPattern, routeGroup, toTimestamp, type Platform, type Principal } from '@intake/shared';
 import {
   auditExport,
   eraseDataSubject,
@@ -12,10 +12,13 @@ import { Timestamp } from '../platform/schemas';
 import { Status } from '../submissions/submission-filters';
 import { auditOf } from '../platform/audit-trail';
 
-/** A person's data across every form of the account: for those who answer for the account (admins and owners). */
-const dataSubjectRoute = routeGroup({ tags: ['Data subjects'], auth: 'management', role: 'admin' });
+/**
+ * A person's data across the forms one may see: editors and above (those who may delete submissions), a member or key
+ * limited to projects within them alone, so a client's own staff answer that client's requests.
+ */
+const dataSubjectRoute = routeGroup({ tags: ['Data subjects'], auth: 'management', role: 'editor' });
 
-/** The person's address: one e-mail address (a field value matches it trimmed and ignoring case). */
+/** The person's address: one e-mail address (a field value matches it trimmed and ignoring case); and a client. */
 const EmailQuery = Type.Object({
   email: Type.String({
     format: 'email',
@@ -23,6 +26,22 @@ const EmailQuery = Type.Object({
     maxLength: 320,
     description: 'the person’s e-mail address; a submission matches when any field value equals it (trimmed, any case)',
   }),
+  project_id: Type.Optional(
+    Type.String({
+      pattern: idPattern('project'),
+      description:
+        'only this project’s forms (a client’s data, for that client); without it, every form the caller may see: ' +
+        'the whole account, or a limited member’s or key’s projects',
+    }),
+  ),
+});
+
+/** Whose data a request is about: the address, in the projects asked for or else those the caller may see. */
+const subjectOf = (query: { email: string; project_id?: string }, principal: Principal) => ({
+  accountId: principal.accountId,
+  email: query.email,
+  // The guard let a limited principal name only its own projects.
+  projects: query.project_id ? [query.project_id] : principal.projectIds,
 });
 
 const SubjectSubmission = Type.Object(
@@ -58,7 +77,7 @@ export const findDataSubjectRoute = dataSubjectRoute({
   async handler(ctx, { query, principal }, platform: Platform) {
     const { db } = platform;
     const audit = auditOf(ctx, principal, platform);
-    const rows = await lookUpDataSubject({ db, accountId: principal.accountId, email: query.email, audit });
+    const rows = await lookUpDataSubject({ db, ...subjectOf(query, principal), audit });
     ctx.body = {
       data: rows.map((r) => ({
         id: r.id,
@@ -95,11 +114,11 @@ export const exportDataSubjectRoute = dataSubjectRoute({
   },
   async handler(ctx, { query, principal }, platform: Platform) {
     const audit = auditOf(ctx, principal, platform);
-    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, audit, format: 'ndjson' });
+    await auditExport({ db: platform.db, ...subjectOf(query, principal), audit, format: 'ndjson' });
     ctx.set('Content-Disposition', 'attachment; filename="data-subject.ndjson"');
     ctx.set('Cache-Control', 'no-store');
     ctx.type = 'application/x-ndjson; charset=utf-8';
-    ctx.body = exportDataSubject({ ...platform, accountId: principal.accountId, email: query.email });
+    ctx.body = exportDataSubject({ ...platform, ...subjectOf(query, principal) });
   },
 });
 
@@ -129,12 +148,11 @@ export const exportDataSubjectXlsxRoute = dataSubjectRoute({
     const audit = auditOf(ctx, principal, platform);
     const stream = await exportDataSubjectXlsx({
       ...platform,
-      accountId: principal.accountId,
-      email: query.email,
+      ...subjectOf(query, principal),
       zone: query.tz ?? 'UTC',
       onError: (err) => platform.logger.warn({ err }, 'a data-subject workbook failed while streaming'),
     });
-    await auditExport({ db: platform.db, accountId: principal.accountId, email: query.email, audit, format: 'xlsx' });
+    await auditExport({ db: platform.db, ...subjectOf(query, principal), audit, format: 'xlsx' });
     ctx.set('Content-Disposition', 'attachment; filename="data-subject.xlsx"');
     ctx.set('Cache-Control', 'no-store');
     ctx.type = XLSX_TYPE;
@@ -163,7 +181,7 @@ export const eraseDataSubjectRoute = dataSubjectRoute({
   async handler(ctx, { query, principal }, platform: Platform) {
     const audit = auditOf(ctx, principal, platform);
     ctx.body = {
-      deleted: await eraseDataSubject({ ...platform, accountId: principal.accountId, email: query.email, audit }),
+      deleted: await eraseDataSubject({ ...platform, ...subjectOf(query, principal), audit }),
     };
   },
 });

@@ -17,6 +17,7 @@ import {
   findSubjectSubmissions,
   pageOfSubjectSubmissions,
   type SubjectSubmission,
+  type SubjectScope,
   type SubjectSubmissionText,
 } from './data-subject.repository';
 import type { FileRow } from '../submissions/submission.repository';
@@ -72,7 +73,7 @@ async function namesOfForms(
 }
 
 /** The person's submissions and how many files they hold. */
-async function subjectScope(props: Pick<Platform, 'db'> & { accountId: string; email: string }) {
+async function subjectScope(props: Pick<Platform, 'db'> & SubjectScope) {
   const rows = await findDataSubject(props);
   const files = await findFilesOf(
     props.db,
@@ -83,7 +84,7 @@ async function subjectScope(props: Pick<Platform, 'db'> & { accountId: string; e
 
 /** The lookup, audited; each submission with its form's name and client (null for a form deleted since). */
 export async function lookUpDataSubject(
-  props: Pick<Platform, 'db'> & { accountId: string; email: string; audit: Audit },
+  props: Pick<Platform, 'db'> & SubjectScope & { audit: Audit },
 ): Promise<(SubjectSubmission & { form: NamedForm | null })[]> {
   const { rows, files } = await subjectScope(props);
   await auditRequest(props.db, props.audit, 'data_subject.looked_up', {
@@ -100,10 +101,9 @@ export async function lookUpDataSubject(
 }
 
 /** Every submission of the account with a field whose value is `email`. */
-export async function findDataSubject(
-  props: Pick<Platform, 'db'> & { accountId: string; email: string },
-): Promise<SubjectSubmission[]> {
-  return findSubjectSubmissions(props.db, { accountId: props.accountId, email: normaliseEmail(props.email) });
+export async function findDataSubject(props: Pick<Platform, 'db'> & SubjectScope): Promise<SubjectSubmission[]> {
+  const { accountId, projects } = props;
+  return findSubjectSubmissions(props.db, { accountId, projects, email: normaliseEmail(props.email) });
 }
 
 /** What the person asked for, one JSON line per submission; the payload is spliced in as stored (posted order). */
@@ -144,15 +144,15 @@ function exportLine(
 
 /** The person's submissions with their files and forms, newest first, read in keyset batches of `batchSize`. */
 async function* subjectSubmissions(
-  props: Pick<Platform, 'db'> & { accountId: string; email: string; batchSize?: number },
+  props: Pick<Platform, 'db'> & SubjectScope & { batchSize?: number },
 ): AsyncGenerator<{ row: SubjectSubmissionText; form: NamedForm | undefined; files: FileRow[] }> {
-  const { db, accountId } = props;
+  const { db, accountId, projects } = props;
   const email = normaliseEmail(props.email);
   const limit = props.batchSize ?? 500;
   const forms = new Map<string, NamedForm>();
   let after: { receivedAt: Date; id: string } | undefined;
   for (;;) {
-    const rows = await pageOfSubjectSubmissions(db, { accountId, email, limit, after });
+    const rows = await pageOfSubjectSubmissions(db, { accountId, projects, email, limit, after });
     const files = await findFilesOf(
       db,
       rows.map((r) => r.id),
@@ -177,11 +177,10 @@ async function* subjectSubmissions(
  * file links signed for the usual seven days.
  */
 export function exportDataSubject(
-  props: Pick<Platform, 'db' | 'config' | 'secrets' | 'clock'> & {
-    accountId: string;
-    email: string;
-    batchSize?: number;
-  },
+  props: Pick<Platform, 'db' | 'config' | 'secrets' | 'clock'> &
+    SubjectScope & {
+      batchSize?: number;
+    },
 ): Readable {
   return Readable.from(
     (async function* () {
@@ -196,16 +195,16 @@ export function exportDataSubject(
  * files as `name: link` lines in one cell, then a column per field name any of them has.
  */
 export async function exportDataSubjectXlsx(
-  props: Pick<Platform, 'db' | 'config' | 'secrets' | 'clock'> & {
-    accountId: string;
-    email: string;
-    zone: string;
-    onError: (err: Error) => void;
-  },
+  props: Pick<Platform, 'db' | 'config' | 'secrets' | 'clock'> &
+    SubjectScope & {
+      zone: string;
+      onError: (err: Error) => void;
+    },
 ): Promise<Readable> {
   const zone = checkTimeZone(props.zone);
   const fields = await findSubjectFieldNames(props.db, {
     accountId: props.accountId,
+    projects: props.projects,
     email: normaliseEmail(props.email),
   });
   const at = wallClock(zone);
@@ -244,7 +243,7 @@ export async function exportDataSubjectXlsx(
 
 /** The export, audited before it streams: what it covers is counted then. */
 export async function auditExport(
-  props: Pick<Platform, 'db'> & { accountId: string; email: string; audit: Audit; format: 'ndjson' | 'xlsx' },
+  props: Pick<Platform, 'db'> & SubjectScope & { audit: Audit; format: 'ndjson' | 'xlsx' },
 ): Promise<void> {
   const { rows, files } = await subjectScope(props);
   await auditRequest(props.db, props.audit, 'data_subject.exported', {
@@ -260,7 +259,7 @@ export async function auditExport(
  * with what went.
  */
 export async function eraseDataSubject(
-  props: Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'> & { accountId: string; email: string; audit: Audit },
+  props: Pick<Platform, 'db' | 'blobs' | 'logger' | 'clock'> & SubjectScope & { audit: Audit },
 ): Promise<number> {
   const { rows, files } = await subjectScope(props);
   const deleted = await purgeSubmissions({ ...props, rows });
