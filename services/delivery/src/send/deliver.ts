@@ -120,8 +120,9 @@ export function deliveryStore(db: Db, leaseMs: number): DeliveryStore {
   return {
     leaseMs,
     claim: async (asks) => {
+      const sent = performance.now();
       const claims = await claimDeliveries(db, asks, MAX_ATTEMPTS);
-      claims.forEach((claim, i) => claim.lease.taken && leases.hold(asks[i]!.id));
+      claims.forEach((claim, i) => claim.lease.taken && leases.hold(asks[i]!.id, sent));
       return claims;
     },
     done: (id) => leases.done(id),
