@@ -1,5 +1,12 @@
 import { buildServiceApp, periodKey, type SpamRules } from '@intake/shared';
-import { eventually, factories, listen, registerOpenApi, useStarted } from '@intake/shared/testing';
+import {
+  emptyTestDatabaseUrl,
+  eventually,
+  factories,
+  listen,
+  registerOpenApi,
+  useStarted,
+} from '@intake/shared/testing';
 import { managementService, openApi } from '@intake/management';
 import { accountWithForm, poster, startIngest, type IngestHarness } from '../../services/ingest/test/helpers';
 import { api } from '../../services/management/test/helpers';
@@ -17,7 +24,8 @@ interface Stack extends IngestHarness {
 
 async function startStack(): Promise<Stack> {
   // Training posts come from one address: a budget that never refuses them.
-  const h = await startIngest({ RATE_LIMIT_POINTS: 100_000 });
+  // A database of its own: the purge a test runs 31 days ahead would purge every other file's data too.
+  const h = await startIngest({ RATE_LIMIT_POINTS: 100_000, DATABASE_URL: await emptyTestDatabaseUrl('spamfilter') });
   const server = await listen(buildServiceApp(managementService, h.platform).callback());
   registerOpenApi(server.url, openApi(h.platform));
   const closeIngest = h.close;

@@ -1,10 +1,11 @@
 import { Value } from '@sinclair/typebox/value';
 import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
-import { factories, useStarted } from '@intake/shared/testing';
+import { emptyTestDatabaseUrl, factories, useStarted } from '@intake/shared/testing';
 import { purgeDue } from '../src/lifecycle/purge';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';
 
-const ctx = useStarted(() => startManagement());
+// A database of its own: the purge these tests run 31 days ahead would purge every other file's data too.
+const ctx = useStarted(async () => startManagement({ DATABASE_URL: await emptyTestDatabaseUrl('submissions') }));
 
 const ownerWithForm = () => ownerWithFormOf(ctx);
 /** Each submission route as [method, path, body] for a form and one of its submissions (PATCH sets `status`). */
