@@ -1,3 +1,4 @@
+import type { Socket } from 'node:net';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -201,14 +202,19 @@ export interface Envelope {
   data: { submission_id: string };
 }
 
-/** A real webhook receiver on loopback: records every envelope it is sent; answers 200 after `delayMs`. */
+/**
+ * A real webhook receiver on loopback: records every envelope it is sent, and the connection it came on; answers 200
+ * after `delayMs`.
+ */
 export async function receiver(options: { delayMs?: number } = {}) {
   const envelopes: Envelope[] = [];
+  const connections: Socket[] = [];
   const server = await listen((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       envelopes.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as Envelope);
+      connections.push(req.socket);
       const answer = () => res.end('ok');
       if (options.delayMs) setTimeout(answer, options.delayMs);
       else answer();
@@ -219,6 +225,13 @@ export async function receiver(options: { delayMs?: number } = {}) {
     envelopes,
     /** Distinct envelope ids received (at-least-once: duplicates share the id). */
     distinctIds: () => new Set(envelopes.map((e) => e.id)),
+    /** The connections requests came on so far (to tell, later, what a process killed now had sent). */
+    connectionsSoFar: () => new Set(connections),
+    /**
+     * The envelope ids that came on these connections, whenever they were read: a request a killed process had sent
+     * may be read a moment after its process died.
+     */
+    idsOn: (on: Set<Socket>) => new Set(envelopes.filter((_, i) => on.has(connections[i]!)).map((e) => e.id)),
     submissionIds: () => new Set(envelopes.map((e) => e.data.submission_id)),
   };
 }
