@@ -47,15 +47,12 @@ describe('all-in-one process', () => {
       },
       { message: '/v1/health answering 200' },
     );
-    expect(await res.json()).toMatchObject({
+    expect(await res.json()).toEqual({
       status: 'ok',
-      // No REDIS_URL: no Redis, each process rate-limits alone.
+      // No REDIS_URL: no Redis, each process rate-limits alone. One NATS server: each stream's one replica is its
+      // quorum (which streams and their replicas: the metrics, never this public answer).
       checks: { postgres: 'ok', nats: 'ok', redis: 'unused', streams: 'ok' },
-      // One NATS server: each stream has one replica, which is its quorum.
-      streams: [
-        expect.objectContaining({ replicas: 1, current: 1, quorum: true }),
-        expect.objectContaining({ replicas: 1, current: 1, quorum: true }),
-      ],
+      time: expect.any(String),
     });
   });
 

@@ -63,30 +63,64 @@ describe('the age of the oldest message a stream holds (intake.stream.oldest_age
   });
 });
 
+/** A NATS server of the describe's own and a connection to it with Intake's streams made, both ended after it. */
+function useOwnNats(prefix: string): { server: OwnServer; nats: Nats } {
+  const own = {} as { server: OwnServer; nats: Nats };
+  beforeAll(async () => {
+    own.server = await startNatsServer();
+    own.nats = connectNatsInBackground(own.server.url, `${prefix}${Date.now()}`, 'backlogs-test');
+    await own.nats.connected;
+    await ensureStreams(own.nats);
+  });
+  afterAll(async () => {
+    await own.nats?.close();
+    await own.server?.destroy();
+  });
+  return own;
+}
+
+/** What GET /v1/health no longer shows the public: each stream's replicas, and how many of them are current. */
+describe('a stream’s replicas and current replicas (intake.stream.replicas, intake.stream.current_replicas)', () => {
+  const collect = useMetrics();
+  const own = useOwnNats('replicas');
+  const byStream = async (name: string) =>
+    new Map(((await collect(name))?.dataPoints ?? []).map((p) => [p.attributes['stream'], p.value as number]));
+
+  it('are 1 and 1 for each stream on one server; a stream that does not answer has none current', async () => {
+    const { nats } = own;
+    const { eventsStream, deliveriesStream } = nats.names;
+    const stop = observeBacklogs({ nats });
+    try {
+      const both = (events: number, deliveries: number) =>
+        new Map([
+          [eventsStream, events],
+          [deliveriesStream, deliveries],
+        ]);
+      expect(await byStream('intake.stream.replicas')).toEqual(both(1, 1));
+      expect(await byStream('intake.stream.current_replicas')).toEqual(both(1, 1));
+      await nats.jsm.streams.delete(deliveriesStream);
+      expect(await byStream('intake.stream.replicas')).toEqual(both(1, 1));
+      expect(await byStream('intake.stream.current_replicas')).toEqual(both(1, 0));
+    } finally {
+      stop();
+    }
+  });
+});
+
 /**
  * `intake.nats.connected` of a process on a NATS server of the test's own, stopped and started again, and the send
  * consumer's `max_ack_pending` as NATS has it (changed after creation, as `nats consumer edit` would).
  */
 describe('whether the process is connected to NATS, and a consumer’s max_ack_pending', () => {
   const collect = useMetrics();
-  let server: OwnServer;
-  let nats: Nats;
-  beforeAll(async () => {
-    server = await startNatsServer();
-    nats = connectNatsInBackground(server.url, `lows${Date.now()}`, 'backlogs-test');
-    await nats.connected;
-    await ensureStreams(nats);
-  });
-  afterAll(async () => {
-    await nats?.close();
-    await server?.destroy();
-  });
+  const own = useOwnNats('lows');
   const observed = async (name: string) => {
     const metric = await collect(name);
     return (metric?.dataPoints ?? []).map((p) => ({ attributes: p.attributes, value: p.value as number }));
   };
 
   it('is 1 while connected, 0 once NATS is gone, 1 again when it is back; max_ack_pending follows an edit', async () => {
+    const { nats, server } = own;
     const stream = nats.names.deliveriesStream;
     const send = { durable_name: 'delivery-send', ack_policy: AckPolicy.Explicit, max_ack_pending: 100 };
     await ensureConsumer(nats, stream, send);

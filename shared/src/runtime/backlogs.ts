@@ -3,6 +3,7 @@ import type { ConsumerInfo } from 'nats';
 import type { Db } from '../base/db';
 import { instruments } from '../telemetry/signals';
 import type { Nats } from '../messaging/nats';
+import { streamReplicas } from './health';
 
 /**
  * The age (s) of the oldest message a consumer has not acknowledged: the first of its subject after its ack floor
@@ -19,7 +20,7 @@ export async function oldestPendingAge(nats: Nats, stream: string, info: Consume
 }
 
 /**
- * Observes, at each metric collection, whether this process is connected to NATS, the size and size limit of Intake's streams, the pending counts of every
+ * Observes, at each metric collection, whether this process is connected to NATS, the replicas (current ones too), size and size limit of Intake's streams, the pending counts of every
  * durable consumer on them (and their max_ack_pending) and (when `db` is given: processes that run an outbox relay) the outbox backlog and
  * its lag. Reads JetStream consumer info and one Postgres query; errors skip that collection.
  * Returns a function that stops observing.
@@ -31,6 +32,9 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
     for (const stream of [nats.names.eventsStream, nats.names.deliveriesStream]) {
       try {
         const info = await nats.jsm.streams.info(stream);
+        const { replicas, current } = streamReplicas(nats, info);
+        result.observe(i.streamReplicas, replicas, { stream });
+        result.observe(i.streamCurrentReplicas, current, { stream });
         result.observe(i.streamBytes, info.state.bytes, { stream });
         result.observe(i.streamMaxBytes, info.config.max_bytes, { stream });
         const first = info.state.messages > 0 ? Date.parse(info.state.first_ts) : NaN;
@@ -47,7 +51,9 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
           result.observe(i.consumerOldestAge, await oldestPendingAge(nats, stream, info), attrs);
         }
       } catch {
-        // The stream is missing or NATS is down: GET /v1/health reports that; skip this collection.
+        // The stream is missing or has no leader to answer: no replica is current; skip its other gauges.
+        result.observe(i.streamReplicas, nats.replicas, { stream });
+        result.observe(i.streamCurrentReplicas, 0, { stream });
       }
     }
   };
@@ -78,6 +84,8 @@ export function observeBacklogs(props: { nats: Nats; db?: Db }): () => void {
     i.consumerMaxAckPending,
     i.natsConnected,
     i.consumerOldestAge,
+    i.streamReplicas,
+    i.streamCurrentReplicas,
     i.streamBytes,
     i.streamMaxBytes,
     i.streamOldestAge,

@@ -1,4 +1,5 @@
 import type Router from '@koa/router';
+import type { StreamInfo } from 'nats';
 import type { Nats } from '../messaging/nats';
 import type { Platform } from './platform';
 
@@ -67,18 +68,22 @@ export async function checkStreams(nats: Nats, timeoutMs = 1500): Promise<Stream
   return Promise.all(
     [nats.names.eventsStream, nats.names.deliveriesStream].map(async (stream) => {
       try {
-        const info = await withTimeout(nats.jsm.streams.info(stream), timeoutMs);
-        const replicas = info.config.num_replicas || 1;
-        // A single server reports no cluster: it leads its streams itself.
-        const leader = info.cluster ? (info.cluster.leader ?? null) : (nats.nc.info?.server_name ?? 'standalone');
-        const followers = (info.cluster?.replicas ?? []).filter((r) => r.current && !r.offline).length;
-        const current = (leader ? 1 : 0) + followers;
-        return { stream, replicas, current, leader, quorum: Boolean(leader) && current > replicas / 2 };
+        return { stream, ...streamReplicas(nats, await withTimeout(nats.jsm.streams.info(stream), timeoutMs)) };
       } catch {
         return { stream, replicas: nats.replicas, current: 0, leader: null, quorum: false };
       }
     }),
   );
+}
+
+/** A stream's replicas as its info tells them: how many, how many are current (its leader among them), the quorum. */
+export function streamReplicas(nats: Nats, info: StreamInfo): Omit<StreamHealth, 'stream'> {
+  const replicas = info.config.num_replicas || 1;
+  // A single server reports no cluster: it leads its streams itself.
+  const leader = info.cluster ? (info.cluster.leader ?? null) : (nats.nc.info?.server_name ?? 'standalone');
+  const followers = (info.cluster?.replicas ?? []).filter((r) => r.current && !r.offline).length;
+  const current = (leader ? 1 : 0) + followers;
+  return { replicas, current, leader, quorum: Boolean(leader) && current > replicas / 2 };
 }
 
 /**

@@ -160,6 +160,22 @@ export const METRICS = {
     description: "The stream's size limit (NATS_STREAM_MAX_BYTES; -1: none); a full stream refuses new messages",
     attributes: ['stream'],
   },
+  streamReplicas: {
+    name: 'intake.stream.replicas',
+    kind: 'gauge',
+    unit: '{replica}',
+    description: 'Replicas a JetStream stream of Intake is configured with (NATS_STREAM_REPLICAS)',
+    attributes: ['stream'],
+  },
+  streamCurrentReplicas: {
+    name: 'intake.stream.current_replicas',
+    kind: 'gauge',
+    unit: '{replica}',
+    description:
+      "A stream's replicas up to date, its leader among them (0: no leader, or its info did not come): at half of " +
+      'intake.stream.replicas or fewer it has no quorum, takes no publish and delivers nothing',
+    attributes: ['stream'],
+  },
   streamOldestAge: {
     // Named with its unit (not unit 's'): Prometheus scrapes it under this name with no relabelling.
     name: 'intake.stream.oldest_age_seconds',
@@ -280,6 +296,8 @@ function createInstruments(meter: Meter) {
     natsConnected: gauge(METRICS.natsConnected),
     streamBytes: gauge(METRICS.streamBytes),
     streamMaxBytes: gauge(METRICS.streamMaxBytes),
+    streamReplicas: gauge(METRICS.streamReplicas),
+    streamCurrentReplicas: gauge(METRICS.streamCurrentReplicas),
     streamOldestAge: gauge(METRICS.streamOldestAge),
     purged: counter(METRICS.purged),
     purgeFailures: counter(METRICS.purgeFailures),

@@ -5,12 +5,6 @@ const Check = Type.Union([Type.Literal('ok'), Type.Literal('down')]);
 const OptionalCheck = Type.Union([Type.Literal('ok'), Type.Literal('down'), Type.Literal('unused')], {
   description: '`unused` when REDIS_URL is not set (each ingest process then rate-limits on its own)',
 });
-const Stream = Type.Object({
-  stream: Type.String({ description: 'the JetStream stream' }),
-  replicas: Type.Integer({ description: 'replicas it is configured with (NATS_STREAM_REPLICAS)' }),
-  current: Type.Integer({ description: 'replicas up to date, the leader among them' }),
-  quorum: Type.Boolean({ description: 'false: it takes no publish and delivers nothing until nodes return' }),
-});
 const Health = Type.Object({
   status: Type.Union([Type.Literal('ok'), Type.Literal('degraded')]),
   checks: Type.Object({
@@ -21,7 +15,6 @@ const Health = Type.Object({
       description: "down when a stream has no quorum of current replicas (the cluster's nodes are down or behind)",
     }),
   }),
-  streams: Type.Array(Stream),
   time: Type.String({ format: 'date-time' }),
 });
 
@@ -31,8 +24,8 @@ const recent = new WeakMap<Platform, { at: number; answer: ReturnType<typeof che
 
 /**
  * The dependencies' state, checked at most once a second per process: concurrent and following requests share the
- * check under way or just made. Which NATS node leads a stream stays out of the public answer (`nats stream info`
- * tells the operator).
+ * check under way or just made. The answer is public, so it names nothing of the install: no stream, replica count or
+ * NATS node (the metrics port has each stream's replicas, `nats stream info` its leader).
  */
 function health(platform: Platform): ReturnType<typeof check> {
   const now = Date.now();
@@ -47,9 +40,8 @@ async function check(platform: Platform) {
   const [dependencies, streams] = await Promise.all([checkDependencies(platform), checkStreams(platform.nats)]);
   const checks = { ...dependencies, streams: streams.every((s) => s.quorum) ? ('ok' as const) : ('down' as const) };
   const ok = Object.values(checks).every((s) => s !== 'down');
-  const shown = streams.map(({ stream, replicas, current, quorum }) => ({ stream, replicas, current, quorum }));
-  const body = { status: ok ? ('ok' as const) : ('degraded' as const), checks, streams: shown };
-  return { ok, body: { ...body, time: platform.clock.now().toISOString() } };
+  const status = ok ? ('ok' as const) : ('degraded' as const);
+  return { ok, body: { status, checks, time: platform.clock.now().toISOString() } };
 }
 
 /** `GET /v1/health`: the state of the dependencies, for a monitor. */
@@ -59,7 +51,7 @@ export const getHealthRoute = route({
   operationId: 'getHealth',
   summary: 'Service health: the state of Postgres, NATS and Redis',
   description:
-    'Answers 200 when every dependency responds and both JetStream streams have a quorum of current replicas, and 503 (same body) when not, so a monitor can use the status code alone. Checked at most once a second: requests within that second get the same answer (its `time`).',
+    'Answers 200 when every dependency responds and both JetStream streams have a quorum of current replicas, and 503 (same body) when not, so a monitor can use the status code alone. Checked at most once a second: requests within that second get the same answer (its `time`). Public, so it names no stream, replica or server: per stream, the metrics have them (`intake.stream.replicas`, `intake.stream.current_replicas`).',
   tags: ['Health'],
   auth: 'none',
   responses: {
