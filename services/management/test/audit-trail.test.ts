@@ -96,6 +96,10 @@ const CASES: Record<string, Case> = {
     const form = await w.form();
     return () => w.call('PATCH', `/v1/forms/${form.id}`, { name: 'Contact us' });
   },
+  duplicateForm: async (w) => {
+    const form = await w.form();
+    return () => w.call('POST', `/v1/forms/${form.id}/duplicate`, { name: 'Contact (client B)' });
+  },
   deleteForm: async (w) => {
     const form = await w.form();
     return () => w.call('DELETE', `/v1/forms/${form.id}`);

@@ -47,7 +47,8 @@ const SAY: Record<(typeof AUDIT_ACTIONS)[number], Say> = {
     d['require_two_factor'] === false ? 'stopped requiring two-factor sign-in' : 'required two-factor sign-in',
   'api_key.created': (t, d) => `created ${d['type'] ? `a ${text(d['type'])} key, ` : ''}${t}`,
   'api_key.revoked': (t) => `revoked ${t}`,
-  'form.created': (t) => `created ${t}`,
+  'form.created': (t, d) =>
+    `created ${t}${d['copy_of'] ? ' as a copy of another form' : d['template'] ? ` from the ${text(d['template']).replace('_', ' ')} template` : ''}`,
   'form.updated': (t, d) =>
     `changed ${Array.isArray(d['changed']) && d['changed'].length ? `${d['changed'].join(', ')} of ` : ''}${t}`,
   'form.deleted': (t, d) => (d['for_good'] ? `deleted ${t} for good` : `moved ${t} to the trash`),
@@ -56,8 +57,14 @@ const SAY: Record<(typeof AUDIT_ACTIONS)[number], Say> = {
   'view.deleted': () => 'deleted a saved view',
   'account.created': (_t, d) =>
     `created the account “${text(d['name'])}”${d['method'] === 'sign-up' ? ' by signing up' : ''}`,
-  'project.created': (t) => `created ${t}`,
-  'project.updated': (t, d) => `renamed ${t}${d['name'] ? ` to “${text(d['name'])}”` : ''}`,
+  'project.created': (t, d) =>
+    `created ${t}${d['forms_from'] ? ` with a copy of another project’s ${plural(d['forms'], 'form')}` : ''}`,
+  'project.updated': (t, d) => {
+    const renamed = d['name'] ? `renamed ${t} to “${text(d['name'])}”` : '';
+    if (!Array.isArray(d['changed']) || !d['changed'].includes('form_defaults')) return renamed || `renamed ${t}`;
+    const defaults = `changed the form defaults of ${renamed ? 'it' : t} (${plural(d['forms'], 'form')} updated)`;
+    return renamed ? `${renamed} and ${defaults}` : defaults;
+  },
   'project.deleted': (_t, d) => `deleted the project “${text(d['name'])}”`,
   'webhook.created': (t) => `added ${t}`,
   'webhook.updated': (t, d) =>

@@ -46,6 +46,8 @@ export interface FormRow {
   notification_schedule: NotificationSchedule;
   /** The owner's pages for visitors' browsers (json: kept as written). */
   pages: VisitorPages | null;
+  /** The inheritable settings it sets itself (form-defaults.ts): its project's defaults are not written over them. */
+  overridden: string[];
   /** Where the next daily digest starts (the delivery service's). */
   digest_through: Date | null;
   /** When it went to the trash; null: not in it. */
@@ -153,6 +155,40 @@ export async function updateFormRow(
     .update(columns)
     .returning('*');
   return row as FormRow | undefined;
+}
+
+/**
+ * Writes a project's changed defaults (`values`, each an inheritable setting) into every form of the project, the
+ * trash's too, each setting only where the form does not override it; the forms written, with their slugs.
+ */
+export async function writeProjectDefaults(
+  db: Queryable,
+  accountId: string,
+  projectId: string,
+  values: FormWrite,
+  at: Date,
+): Promise<{ id: string; slug: string }[]> {
+  const settings = Object.entries(toDb(values));
+  if (settings.length === 0) return [];
+  const inherited = Object.fromEntries(
+    settings.map(([column, value]) => [
+      column,
+      db.raw('CASE WHEN ? = ANY(overridden) THEN ?? ELSE ? END', [column, column, value as Knex.Value]),
+    ]),
+  );
+  return db('forms')
+    .where({ account_id: accountId, project_id: projectId })
+    .whereRaw('NOT (overridden @> ?::text[])', [settings.map(([column]) => column)])
+    .update({ ...inherited, updated_at: at })
+    .returning(['id', 'slug']);
+}
+
+/** The project's forms out of the trash, oldest first (to copy them). */
+export async function formsOfProject(db: Queryable, accountId: string, projectId: string): Promise<FormRow[]> {
+  return db('forms')
+    .where({ account_id: accountId, project_id: projectId })
+    .whereNull('deleted_at')
+    .orderBy([{ column: 'created_at' }, { column: 'id' }]);
 }
 
 /** Locks the form's row until the transaction ends (in the trash or not); false when the account has no such form. */

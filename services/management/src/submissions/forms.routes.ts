@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import type { Context } from 'koa';
 import {
   FormProject,
   idPattern,
@@ -14,9 +15,20 @@ import {
   VisitorPages,
   type Platform,
 } from '@intake/shared';
-import { createForm, deleteForm, deleteFormForGood, getForm, listForms, restoreForm, updateForm } from './forms';
+import {
+  createForm,
+  deleteForm,
+  deleteFormForGood,
+  duplicateForm,
+  getForm,
+  listForms,
+  restoreForm,
+  updateForm,
+} from './forms';
 import type { FormRow } from './form.repository';
-import { projectsOfForms } from './projects';
+import { placesOfForms } from './projects';
+import { INHERITABLE_SETTINGS, type InheritableSetting } from './form-defaults';
+import { FORM_TEMPLATE_NAMES, templatesDescription } from './form-templates';
 import { AutoresponseSettings } from './autoresponse-status';
 import { IdParams, Nullable, Page, Timestamp } from '../platform/schemas';
 import { changeBy } from '../platform/audit-trail';
@@ -26,6 +38,10 @@ const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Li
 });
 const Provider = Type.Union([Type.Literal('turnstile'), Type.Literal('hcaptcha'), Type.Literal('recaptcha')]);
 const Url = Type.String({ format: 'uri', pattern: '^https?://', maxLength: 2000 });
+const Inheritable = Type.Union(
+  INHERITABLE_SETTINGS.map((k) => Type.Literal(k)),
+  { description: 'a setting a form inherits from its project unless it sets it itself' },
+);
 
 const Form = Type.Object(
   {
@@ -53,6 +69,11 @@ const Form = Type.Object(
     notification_template: Nullable(NotificationTemplate),
     notification_schedule: NotificationSchedule,
     pages: Nullable(VisitorPages),
+    inherited: Type.Array(Inheritable, {
+      description:
+        'the settings the form takes from its project’s `form_defaults` (each value above is the project’s, and ' +
+        'changes with it); any other setting the form sets itself',
+    }),
     ingest_url: Type.String({ description: '`{PUBLIC_BASE_URL}/v1/f/<slug>`: where the site posts' }),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -171,9 +192,37 @@ const fields = {
   }),
 };
 
+/**
+ * The settings a project sets for its forms (`form_defaults`), each checked as the form's own setting is: any of the
+ * inheritable settings; null where the form's setting takes null.
+ */
+export const FormDefaults = Type.Partial(Type.Pick(Type.Object(fields), [...INHERITABLE_SETTINGS]), {
+  additionalProperties: false,
+  description:
+    'the settings the project’s forms inherit (any of ' +
+    INHERITABLE_SETTINGS.map((k) => `\`${k}\``).join(', ') +
+    '), each as a form takes it. A form made in the project, moved into it or copied there takes each setting it ' +
+    'does not give itself; a change is written into every form of the project (the trash’s too) that does not set ' +
+    'that setting itself, at once. A form sets a setting itself once it is given one (on creation or with `PATCH`); ' +
+    '`PATCH /v1/forms/:id { inherit }` gives it back. A setting the project stops setting stays on its forms as it ' +
+    'is, as their own value. Forms made before project defaults existed set themselves every setting they had ' +
+    'changed from its default',
+});
+
 const CreateForm = Type.Object(
   {
     ...fields,
+    template: Type.Optional(
+      Type.Union(
+        FORM_TEMPLATE_NAMES.map((k) => Type.Literal(k)),
+        {
+          description:
+            'start from a template: its settings fill in what the body leaves out (the body’s own values win), and ' +
+            'are the form’s own, not its project’s. ' +
+            templatesDescription(),
+        },
+      ),
+    ),
     project_id: Type.Optional(fields.project_id),
     slug: Type.Optional(fields.slug),
     status: Type.Optional(fields.status),
@@ -196,9 +245,37 @@ const CreateForm = Type.Object(
   },
   { additionalProperties: false },
 );
-const UpdateForm = Type.Partial(Type.Object(fields), { additionalProperties: false });
+const UpdateForm = Type.Partial(
+  Type.Object({
+    ...fields,
+    inherit: Type.Array(Inheritable, {
+      uniqueItems: true,
+      maxItems: INHERITABLE_SETTINGS.length,
+      description:
+        'settings to take from the form’s project again (its project after a move in the same change), each set to ' +
+        'the project’s value and following it from then on; 422 for one the project does not set, or one given a ' +
+        'value in the same body. Each inheritable setting given a value becomes the form’s own',
+    }),
+  }),
+  { additionalProperties: false },
+);
+const Duplicate = Type.Object(
+  {
+    name: Type.Optional(fields.name),
+    project_id: Type.Optional(
+      Type.String({ pattern: idPattern('project'), description: 'the copy’s project; the original’s when left out' }),
+    ),
+  },
+  { additionalProperties: false },
+);
 
-export function presentForm(row: FormRow, project: FormProject, baseUrl: string, trashDays: number) {
+export function presentForm(
+  row: FormRow,
+  place: { project: FormProject; inherited: InheritableSetting[] },
+  baseUrl: string,
+  trashDays: number,
+) {
+  const { project, inherited } = place;
   return {
     id: row.id,
     project_id: row.project_id,
@@ -222,6 +299,7 @@ export function presentForm(row: FormRow, project: FormProject, baseUrl: string,
     notification_template: row.notification_template ?? null,
     notification_schedule: row.notification_schedule,
     pages: row.pages ?? null,
+    inherited,
     ingest_url: `${baseUrl}/v1/f/${row.slug}`,
     created_at: toTimestamp(row.created_at),
     updated_at: toTimestamp(row.updated_at),
@@ -233,11 +311,18 @@ export function presentForm(row: FormRow, project: FormProject, baseUrl: string,
 const TAGS = ['Forms'];
 /** The forms as the API shows them, each with the project it is named with (one query for all of them). */
 async function present({ db, config }: Pick<Platform, 'db' | 'config'>, accountId: string, rows: FormRow[]) {
-  const projectOf = await projectsOfForms(db, accountId, rows);
-  return rows.map((row) => presentForm(row, projectOf(row), config.PUBLIC_BASE_URL, config.TRASH_DAYS));
+  const placeOf = await placesOfForms(db, accountId, rows);
+  return rows.map((row) => presentForm(row, placeOf(row), config.PUBLIC_BASE_URL, config.TRASH_DAYS));
 }
 const presentOne = async (platform: Pick<Platform, 'db' | 'config'>, accountId: string, row: FormRow) =>
   (await present(platform, accountId, [row]))[0];
+
+/** Answers 201 with a form just made, and where it lives. */
+async function answerCreated(ctx: Context, platform: Platform, accountId: string, form: FormRow) {
+  ctx.status = 201;
+  ctx.set('Location', `/v1/forms/${form.id}`);
+  ctx.body = await presentOne(platform, accountId, form);
+}
 
 /** `POST /v1/forms`. */
 export const createFormRoute = route({
@@ -256,9 +341,7 @@ export const createFormRoute = route({
       projects: principal.projectIds,
       input: body,
     });
-    ctx.status = 201;
-    ctx.set('Location', `/v1/forms/${form.id}`);
-    ctx.body = await presentOne(platform, principal.accountId, form);
+    await answerCreated(ctx, platform, principal.accountId, form);
   },
 });
 
@@ -318,7 +401,9 @@ export const updateFormRoute = route({
   method: 'PATCH',
   path: '/v1/forms/:id',
   operationId: 'updateForm',
-  summary: 'Change a form: any of the creation fields (`bot_challenge: null` turns the check off)',
+  summary:
+    'Change a form: any of the creation fields (`bot_challenge: null` turns the check off), or take settings from its ' +
+    'project again (`inherit`)',
   tags: TAGS,
   auth: 'management',
   params: IdParams('form', 'form id'),
@@ -332,6 +417,34 @@ export const updateFormRoute = route({
       input: body,
     });
     ctx.body = await presentOne(platform, principal.accountId, form);
+  },
+});
+
+/** `POST /v1/forms/:id/duplicate`: a new form with the same settings. */
+export const duplicateFormRoute = route({
+  method: 'POST',
+  path: '/v1/forms/:id/duplicate',
+  operationId: 'duplicateForm',
+  summary: 'Copy a form: a new form with the same settings',
+  description:
+    'The copy has every setting of the original (its status, bot challenge and autoresponse included) and sets itself ' +
+    'the same settings the original sets itself; in another project (`project_id`) it inherits that project’s ' +
+    'defaults for the rest. Its name is “<name> (copy)” unless given, its slug made from its name. Webhooks, ' +
+    'integrations, saved views and submissions are not copied: a copy never sends to the original’s endpoints.',
+  tags: TAGS,
+  auth: 'management',
+  params: IdParams('form', 'form id'),
+  body: Duplicate,
+  responses: { 201: { description: 'The copy', schema: Form } },
+  problems: ['not-found'],
+  async handler(ctx, { params, body, principal }, platform: Platform) {
+    const form = await duplicateForm({
+      ...changeBy(ctx, principal, platform),
+      id: params.id,
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.project_id !== undefined ? { projectId: body.project_id } : {}),
+    });
+    await answerCreated(ctx, platform, principal.accountId, form);
   },
 });
 
@@ -387,6 +500,7 @@ export const formRoutes = [
   listFormsRoute,
   getFormRoute,
   updateFormRoute,
+  duplicateFormRoute,
   deleteFormRoute,
   restoreFormRoute,
 ];

@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
 import {
   announceFormChange,
   isUniqueViolation,
-  newId,
   problem,
   type Db,
   type Platform,
@@ -20,7 +19,6 @@ import {
   restoreFormRow,
   setFormTrashed,
   findForm,
-  insertForm,
   pageOfForms,
   updateFormRow,
   type ChallengeProvider,
@@ -31,7 +29,17 @@ import {
 import { trashedBefore } from '../lifecycle/purge';
 import { changedFields, type Audit } from '../platform/audit-trail';
 import { requireProjects } from './projects';
-import { defaultProjectId } from './project.repository';
+import { defaultProjectId, findFormDefaults } from './project.repository';
+import { copyForm, insertNewForm, slugTaken } from './form-insert';
+import {
+  checkInherit,
+  INHERITABLE_SETTINGS,
+  inheritableOf,
+  overriddenAfter,
+  pickDefaults,
+  type InheritableSetting,
+} from './form-defaults';
+import { FORM_TEMPLATES, type FormTemplate } from './form-templates';
 import { moveFormUsage } from './dashboard.repository';
 import { decodeCursor, encodeCursor } from '../platform/cursor';
 import type { AutoresponseSettings } from './autoresponse.repository';
@@ -63,24 +71,6 @@ type Deps = Pick<Platform, 'db' | 'secrets' | 'clock' | 'blobs' | 'logger' | 'na
 /** What a change of a form needs: the platform's parts, and the audit log's writer for whoever makes it. */
 type ChangeDeps = Deps & { audit: Audit };
 
-/**
- * A URL-safe slug from a name: lower-case ASCII letters, digits and single hyphens. The first try is the name's slug
- * alone; only when that is taken (`attempt` 1 on) does it get a random suffix.
- */
-export function generateSlug(name: string, attempt = 0): string {
-  const base = name
-    .normalize('NFKD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, 40)
-    .replace(/-+$/, '');
-  if (attempt === 0) return base || 'form';
-  const suffix = randomBytes(5).toString('hex').slice(0, 6);
-  return `${base || 'form'}-${suffix}`;
-}
-
 function toColumns(input: FormInput, secrets: Deps['secrets']): FormWrite {
   const { bot_challenge, ...rest } = input;
   const out: FormWrite = { ...rest };
@@ -91,53 +81,64 @@ function toColumns(input: FormInput, secrets: Deps['secrets']): FormWrite {
   return out;
 }
 
-function slugTaken(slug: string) {
-  return problem('conflict', `The slug "${slug}" is already taken`, {
-    errors: [{ field: 'body/slug', message: 'is already taken' }],
-  });
+/** Where a new form goes that names no project: the account's default, or a limited principal's first project. */
+async function projectOfNewForm(db: Db, accountId: string, given: string | undefined, projects: string[] | null) {
+  if (given) {
+    await requireProjects(db, accountId, [given], 'body/project_id');
+    return given;
+  }
+  const project = await defaultProjectId(db, accountId, projects);
+  if (project === undefined) throw problem('not-found', 'You can see no project to create the form in');
+  return project;
 }
 
 /**
  * Creates a form in the project it names (404 when the account has none such), else in the account's default project
- * or, for a principal limited to projects without it, their first. A given slug that is taken answers 409; a
- * generated one is retried.
+ * or, for a principal limited to projects without it, their first. Its `template`'s settings fill in what the body
+ * leaves out; every inheritable setting either gives is the form's own, and its project's defaults fill in the rest.
+ * A given slug that is taken answers 409; a generated one is retried.
  */
 export async function createForm(
-  props: ChangeDeps & { accountId: string; projects: string[] | null; input: FormInput & { name: string } },
+  props: ChangeDeps & {
+    accountId: string;
+    projects: string[] | null;
+    input: FormInput & { name: string; template?: FormTemplate };
+  },
 ): Promise<FormRow> {
-  const { db, secrets, clock, accountId } = props;
-  const now = clock.now();
-  if (props.input.project_id) await requireProjects(db, accountId, [props.input.project_id], 'body/project_id');
-  // Left out, the database puts it in the account's default project; a principal limited to projects gets its own.
-  const project = props.input.project_id ?? (props.projects && (await defaultProjectId(db, accountId, props.projects)));
-  if (project === undefined) throw problem('not-found', 'You can see no project to create the form in');
-  const input = { ...props.input, ...(project ? { project_id: project } : {}) };
-  for (let attempt = 0; ; attempt++) {
-    const slug = input.slug ?? generateSlug(input.name, attempt);
-    try {
-      // A transaction per try: a slug taken ends it, and the next try starts afresh.
-      return await db.transaction(async (trx) => {
-        const form = await insertForm(trx, {
-          ...toColumns(input, secrets),
-          id: newId('form', now.getTime()),
-          account_id: accountId,
-          name: input.name,
-          slug,
-          created_at: now,
-          updated_at: now,
-        });
-        await props.audit.record(trx, {
-          action: 'form.created',
-          target: { type: 'form', id: form.id },
-          details: { slug: form.slug },
-        });
-        return form;
-      });
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
-      if (input.slug !== undefined || attempt >= 4) throw slugTaken(slug);
-    }
-  }
+  const { db, accountId } = props;
+  const { template, project_id, slug, name, ...body } = props.input;
+  const input = { ...(template ? FORM_TEMPLATES[template].settings : {}), ...body };
+  return insertNewForm(db, {
+    audit: props.audit,
+    now: props.clock.now(),
+    accountId,
+    projectId: await projectOfNewForm(db, accountId, project_id, props.projects),
+    name,
+    ...(slug !== undefined ? { slug } : {}),
+    values: toColumns(input, props.secrets),
+    overridden: inheritableOf(Object.keys(input)),
+    ...(template ? { details: { template } } : {}),
+  });
+}
+
+/**
+ * A copy of the form with its settings (and which of them are its own), named `name` (“<name> (copy)” when left out),
+ * in `projectId` (the form's own when left out), where it inherits the rest; its status as the original's. Webhooks,
+ * integrations, saved views and submissions stay with the original.
+ */
+export async function duplicateForm(
+  props: ChangeDeps & { accountId: string; id: string; name?: string; projectId?: string },
+): Promise<FormRow> {
+  const { db, accountId } = props;
+  if (props.projectId) await requireProjects(db, accountId, [props.projectId], 'body/project_id');
+  const source = await getForm(props);
+  return copyForm(db, {
+    audit: props.audit,
+    now: props.clock.now(),
+    source,
+    name: props.name ?? `${source.name.slice(0, 193)} (copy)`,
+    projectId: props.projectId ?? source.project_id,
+  });
 }
 
 export async function getForm(props: Pick<Deps, 'db'> & { accountId: string; id: string }): Promise<FormRow> {
@@ -146,27 +147,59 @@ export async function getForm(props: Pick<Deps, 'db'> & { accountId: string; id:
   return form;
 }
 
-/** Applies the given fields; status may move between live, paused and draft in any direction. */
+/**
+ * The values a change writes besides what it gives: its project's for each setting put back under it (`inherit`),
+ * and, when the form moves, the new project's for every setting the form does not override. The project's row is held
+ * for a move, as for a new form; a setting inherited back is written again by a change of the project's defaults that
+ * commits after it.
+ */
+async function fromProject(
+  trx: Knex.Transaction,
+  props: { accountId: string; form: FormRow; input: FormInput; inherit: string[]; overridden: string[] },
+): Promise<FormWrite> {
+  const { accountId, form, input, inherit } = props;
+  const projectId = input.project_id ?? form.project_id;
+  const moved = projectId !== form.project_id;
+  if (!moved && inherit.length === 0) return {};
+  const defaults = (await findFormDefaults(trx, accountId, projectId, moved ? 'share' : undefined)) ?? {};
+  checkInherit(inherit, input, defaults);
+  const keys = moved ? INHERITABLE_SETTINGS.filter((k) => !props.overridden.includes(k)) : inheritableOf(inherit);
+  return pickDefaults(defaults, keys) as FormWrite;
+}
+
+/**
+ * Applies the given fields; status may move between live, paused and draft in any direction. Each inheritable setting
+ * given becomes the form's own; `inherit` puts settings back under its project (422 for one the project does not set,
+ * or one also given a value).
+ */
 export async function updateForm(
-  props: ChangeDeps & { accountId: string; id: string; input: FormInput },
+  props: ChangeDeps & { accountId: string; id: string; input: FormInput & { inherit?: InheritableSetting[] } },
 ): Promise<FormRow> {
-  const { db, secrets, clock, accountId, id, input } = props;
+  const { db, secrets, clock, accountId, id } = props;
+  const { inherit = [], ...input } = props.input;
   if (input.project_id) await requireProjects(db, accountId, [input.project_id], 'body/project_id');
-  if (Object.keys(input).length === 0) return getForm(props); // nothing changed, nothing to record
+  if (Object.keys(props.input).length === 0) return getForm(props); // nothing changed, nothing to record
   try {
     const row = await db.transaction(async (trx) => {
-      const before = input.project_id ? await findForm(trx, accountId, id, { lock: true }) : undefined;
+      const before = await findForm(trx, accountId, id, { lock: true });
+      if (!before) throw problem('not-found', `No form ${id}`);
+      const overridden = overriddenAfter(before.overridden, Object.keys(input), inherit);
+      const inherited = await fromProject(trx, { accountId, form: before, input, inherit, overridden });
       const updated = await updateFormRow(trx, accountId, id, {
+        ...inherited,
         ...toColumns(input, secrets),
+        overridden,
         updated_at: clock.now(),
       });
       if (!updated) throw problem('not-found', `No form ${id}`);
-      if (before && before.project_id !== updated.project_id)
+      if (before.project_id !== updated.project_id)
         await moveFormUsage(trx, { accountId, formId: id, from: before.project_id, to: updated.project_id });
       await props.audit.record(trx, {
         action: 'form.updated',
         target: { type: 'form', id },
-        details: changedFields(input),
+        details: inherit.length
+          ? { ...changedFields({ ...input, ...inherited }), inherited: inherit }
+          : changedFields(input),
       });
       return updated;
     });

@@ -1,10 +1,13 @@
 import { formProject, type FormProject, type Queryable } from '@intake/shared';
+import type { FormDefaults } from './form-defaults';
 
 export interface ProjectRow {
   id: string;
   account_id: string;
   name: string;
   is_default: boolean;
+  /** The settings its forms inherit unless they override them (form-defaults.ts). */
+  form_defaults: FormDefaults;
   created_at: Date;
   updated_at: Date;
   /** Its forms out of the trash. */
@@ -35,6 +38,7 @@ export async function findProjects(
       'p.account_id',
       'p.name',
       'p.is_default',
+      'p.form_defaults',
       'p.created_at',
       'p.updated_at',
       // Counted over the forms' account index: an account has hundreds of forms, not millions.
@@ -51,22 +55,59 @@ export async function findProject(db: Queryable, accountId: string, id: string):
 }
 
 /**
- * The projects `ids` as forms in them are named (`formProject`: null for the account's default project), by id; an id
- * of no project of the account is left out.
+ * The projects `ids` as forms in them are named (`formProject`: null for the account's default project), with the
+ * settings each sets for its forms (`sets`: their names), by id; an id of no project of the account is left out.
  */
 export async function findFormProjects(
   db: Queryable,
   accountId: string,
   ids: string[],
-): Promise<Map<string, FormProject>> {
+): Promise<Map<string, { project: FormProject; sets: string[] }>> {
   if (ids.length === 0) return new Map();
-  const rows: { id: string; name: string; is_default: boolean }[] = await db('projects')
+  const rows: { id: string; name: string; is_default: boolean; sets: string[] }[] = await db('projects')
     .where({ account_id: accountId })
     .whereIn('id', [...new Set(ids)])
-    .select('id', 'name', 'is_default');
+    // not a payload: the names of the settings a project sets
+    .select('id', 'name', 'is_default', db.raw('ARRAY(SELECT jsonb_object_keys(form_defaults)) AS sets'));
   return new Map(
-    rows.map((r) => [r.id, formProject({ project_id: r.id, project_name: r.name, project_is_default: r.is_default })]),
+    rows.map((r) => [
+      r.id,
+      {
+        project: formProject({ project_id: r.id, project_name: r.name, project_is_default: r.is_default }),
+        sets: r.sets,
+      },
+    ]),
   );
+}
+
+/**
+ * The project's form defaults (undefined: no such project of the account). `lock`: its row held until the
+ * transaction ends, `share` against a change of its defaults (a form made or moved in reads them as they commit),
+ * `update` for that change.
+ */
+export async function findFormDefaults(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  lock?: 'share' | 'update',
+): Promise<FormDefaults | undefined> {
+  const query = db('projects').where({ account_id: accountId, id });
+  if (lock === 'share') query.forShare();
+  if (lock === 'update') query.forUpdate();
+  const row: { form_defaults: FormDefaults } | undefined = await query.first('form_defaults');
+  return row?.form_defaults;
+}
+
+export async function setFormDefaults(
+  db: Queryable,
+  accountId: string,
+  id: string,
+  defaults: FormDefaults,
+  at: Date,
+): Promise<void> {
+  await db('projects')
+    .where({ account_id: accountId, id })
+    .update({ form_defaults: JSON.stringify(defaults), updated_at: at });
 }
 
 /** The ids of the account's projects among `ids` (to check a list a caller names). */
@@ -89,9 +130,10 @@ export async function defaultProjectId(
 
 export async function insertProject(
   db: Queryable,
-  row: { id: string; account_id: string; name: string; created_at: Date },
+  row: { id: string; account_id: string; name: string; form_defaults?: FormDefaults; created_at: Date },
 ): Promise<void> {
-  await db('projects').insert({ ...row, updated_at: row.created_at });
+  const { form_defaults: defaults = {}, ...rest } = row;
+  await db('projects').insert({ ...rest, form_defaults: JSON.stringify(defaults), updated_at: row.created_at });
 }
 
 export async function renameProject(

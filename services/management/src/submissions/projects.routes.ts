@@ -1,9 +1,10 @@
 import { Type } from '@sinclair/typebox';
-import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { idPattern, routeGroup, toTimestamp, type Platform } from '@intake/shared';
 import { createProject, deleteProject, getProject, listProjects, updateProject } from './projects';
 import type { ProjectRow } from './project.repository';
 import { IdParams, List, Timestamp } from '../platform/schemas';
 import { changeBy } from '../platform/audit-trail';
+import { FormDefaults } from './forms.routes';
 
 const Project = Type.Object(
   {
@@ -13,14 +14,31 @@ const Project = Type.Object(
       description: 'the account’s default project: forms created without `project_id` go there; it cannot be deleted',
     }),
     form_count: Type.Integer({ description: 'its forms out of the trash' }),
+    form_defaults: FormDefaults,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
   { additionalProperties: false },
 );
-const Name = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 100, description: 'unique in the account, ignoring case' }) },
+const name = Type.String({ minLength: 1, maxLength: 100, description: 'unique in the account, ignoring case' });
+const CreateProject = Type.Object(
+  {
+    name,
+    forms_from: Type.Optional(
+      Type.String({
+        pattern: idPattern('project'),
+        description:
+          'another project of the account to start from: the new project gets its `form_defaults` and a copy of ' +
+          'each of its forms out of the trash, under the same names (as `POST /v1/forms/:id/duplicate` copies one: ' +
+          'no webhooks, integrations, views or submissions)',
+      }),
+    ),
+  },
   { additionalProperties: false },
+);
+const UpdateProject = Type.Object(
+  { name: Type.Optional(name), form_defaults: Type.Optional(FormDefaults) },
+  { additionalProperties: false, minProperties: 1 },
 );
 
 const present = (row: ProjectRow) => ({
@@ -28,6 +46,7 @@ const present = (row: ProjectRow) => ({
   name: row.name,
   is_default: row.is_default,
   form_count: Number(row.form_count),
+  form_defaults: row.form_defaults,
   created_at: toTimestamp(row.created_at),
   updated_at: toTimestamp(row.updated_at),
 });
@@ -52,11 +71,15 @@ export const createProjectRoute = projectRoute({
   path: '/v1/projects',
   operationId: 'createProject',
   summary: 'Create a project',
-  body: Name,
+  body: CreateProject,
   responses: { 201: { description: 'Created', schema: Project } },
-  problems: ['conflict'],
+  problems: ['conflict', 'not-found'],
   async handler(ctx, { body, principal }, platform: Platform) {
-    const project = await createProject({ ...changeBy(ctx, principal, platform), name: body.name });
+    const project = await createProject({
+      ...changeBy(ctx, principal, platform),
+      name: body.name,
+      ...(body.forms_from ? { formsFrom: body.forms_from } : {}),
+    });
     ctx.status = 201;
     ctx.set('Location', `/v1/projects/${project.id}`);
     ctx.body = present(project);
@@ -81,13 +104,19 @@ export const updateProjectRoute = projectRoute({
   method: 'PATCH',
   path: '/v1/projects/:id',
   operationId: 'updateProject',
-  summary: 'Rename a project',
+  summary: 'Rename a project, or set the settings its forms inherit (`form_defaults`, replaced as a whole)',
   params: IdParams('project', 'project id'),
-  body: Name,
+  body: UpdateProject,
   responses: { 200: { description: 'The project', schema: Project } },
   problems: ['not-found', 'conflict'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
-    ctx.body = present(await updateProject({ ...changeBy(ctx, principal, platform), id: params.id, name: body.name }));
+    const project = await updateProject({
+      ...changeBy(ctx, principal, platform),
+      id: params.id,
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.form_defaults !== undefined ? { formDefaults: body.form_defaults } : {}),
+    });
+    ctx.body = present(project);
   },
 });
 

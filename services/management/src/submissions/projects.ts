@@ -1,4 +1,5 @@
 import {
+  announceFormChange,
   isUniqueViolation,
   newId,
   problem,
@@ -14,16 +15,27 @@ import {
   countFormsOfProject,
   deleteProjectRow,
   existingProjectIds,
+  findFormDefaults,
   findFormProjects,
   findProject,
   findProjects,
   insertProject,
   renameProject,
+  setFormDefaults,
   type ProjectRow,
 } from './project.repository';
+import { formsOfProject, writeProjectDefaults, type FormWrite } from './form.repository';
+import { copyForm } from './form-insert';
+import {
+  changedDefaults,
+  inheritedOf,
+  pickDefaults,
+  type FormDefaults,
+  type InheritableSetting,
+} from './form-defaults';
 import type { Audit } from '../platform/audit-trail';
 
-type Deps = Pick<Platform, 'db' | 'clock'> & { audit: Audit };
+type Deps = Pick<Platform, 'db' | 'clock' | 'nats' | 'logger'> & { audit: Audit };
 
 const nameTaken = (name: string) =>
   problem('conflict', `A project named "${name}" already exists`, {
@@ -44,10 +56,27 @@ export async function projectsOfForms(
   accountId: string,
   forms: readonly { project_id: string | null }[],
 ): Promise<(form: { project_id: string | null }) => FormProject> {
+  const placed = await placesOfForms(db, accountId, forms);
+  return (form) => placed({ ...form, overridden: [] }).project;
+}
+
+/**
+ * Each of these forms' project as it is named with it (as `projectsOfForms`), and the settings the form inherits from
+ * it (`inherited`: those the project sets and the form does not override), read in one query for all of them.
+ */
+export async function placesOfForms(
+  db: Queryable,
+  accountId: string,
+  forms: readonly { project_id: string | null }[],
+): Promise<(form: { project_id: string | null; overridden: string[] }) => Place> {
   const ids = forms.flatMap((f) => (f.project_id ? [f.project_id] : []));
   const found = await findFormProjects(db, accountId, ids);
-  return (form) => (form.project_id ? (found.get(form.project_id) ?? null) : null);
+  return (form) => {
+    const place = form.project_id ? found.get(form.project_id) : undefined;
+    return { project: place?.project ?? null, inherited: inheritedOf(place?.sets ?? [], form.overridden) };
+  };
 }
+type Place = { project: FormProject; inherited: InheritableSetting[] };
 
 export async function getProject(db: Db, accountId: string, id: string): Promise<ProjectRow> {
   const project = await findProject(db, accountId, id);
@@ -71,22 +100,73 @@ async function saveNamed(
   return getProject(props.db, props.accountId, props.id);
 }
 
-export async function createProject(props: Deps & { accountId: string; name: string }): Promise<ProjectRow> {
-  const { accountId, name } = props;
-  const id = newId('project', props.clock.now().getTime());
+/**
+ * Creates a project; `formsFrom` (another of the account's projects, else 404) gives it that project's form defaults
+ * and a copy of each of its forms out of the trash (as `duplicateForm` copies one, under the same name), in the same
+ * transaction.
+ */
+export async function createProject(
+  props: Deps & { accountId: string; name: string; formsFrom?: string },
+): Promise<ProjectRow> {
+  const { accountId, name, formsFrom } = props;
+  const now = props.clock.now();
+  const id = newId('project', now.getTime());
   return saveNamed({ ...props, id }, async (trx) => {
-    await insertProject(trx, { id, account_id: accountId, name, created_at: props.clock.now() });
-    await props.audit.record(trx, { action: 'project.created', target: { type: 'project', id }, details: { name } });
+    const defaults = formsFrom ? await findFormDefaults(trx, accountId, formsFrom, 'share') : {};
+    if (!defaults)
+      throw problem('not-found', `No project ${formsFrom}`, {
+        errors: [{ field: 'body/forms_from', message: 'is not a project of this account' }],
+      });
+    await insertProject(trx, { id, account_id: accountId, name, form_defaults: defaults, created_at: now });
+    const forms = formsFrom ? await formsOfProject(trx, accountId, formsFrom) : [];
+    await props.audit.record(trx, {
+      action: 'project.created',
+      target: { type: 'project', id },
+      details: { name, ...(formsFrom ? { forms_from: formsFrom, forms: forms.length } : {}) },
+    });
+    for (const source of forms)
+      await copyForm(trx, { audit: props.audit, now, source, name: source.name, projectId: id });
   });
 }
 
-export async function updateProject(props: Deps & { accountId: string; id: string; name: string }) {
-  const { accountId, id, name } = props;
-  return saveNamed(props, async (trx) => {
-    if (!(await renameProject(trx, accountId, id, name, props.clock.now())))
-      throw problem('not-found', `No project ${id}`);
-    await props.audit.record(trx, { action: 'project.updated', target: { type: 'project', id }, details: { name } });
+/**
+ * Renames the project and (`formDefaults`, replacing the whole object) sets the settings its forms inherit: each
+ * setting whose value changed is written, in the same transaction, into every form of the project (the trash's too)
+ * that does not override it, and each form written is announced as changed after the commit (ingest drops its copy).
+ */
+export async function updateProject(
+  props: Deps & { accountId: string; id: string; name?: string; formDefaults?: FormDefaults },
+): Promise<ProjectRow> {
+  const { accountId, id, name, formDefaults } = props;
+  const written: { id: string; slug: string }[] = [];
+  const project = await saveNamed({ ...props, name: name ?? '' }, async (trx) => {
+    const before = await findFormDefaults(trx, accountId, id, 'update');
+    if (!before) throw problem('not-found', `No project ${id}`);
+    const now = props.clock.now();
+    if (name !== undefined) await renameProject(trx, accountId, id, name, now);
+    if (formDefaults === undefined) {
+      await props.audit.record(trx, { action: 'project.updated', target: { type: 'project', id }, details: { name } });
+      return;
+    }
+    await setFormDefaults(trx, accountId, id, formDefaults, now);
+    const settings = changedDefaults(before, formDefaults);
+    written.push(
+      ...(await writeProjectDefaults(trx, accountId, id, pickDefaults(formDefaults, settings) as FormWrite, now)),
+    );
+    await props.audit.record(trx, {
+      action: 'project.updated',
+      target: { type: 'project', id },
+      details: {
+        ...(name !== undefined ? { name } : {}),
+        changed: [...(name !== undefined ? ['name'] : []), 'form_defaults'],
+        settings,
+        forms: written.length,
+      },
+    });
   });
+  for (const form of written)
+    announceFormChange({ nats: props.nats, logger: props.logger, change: { form_id: form.id, slug: form.slug } });
+  return project;
 }
 
 /** Deletes an empty project (409 while it holds forms, the trash's included, and for the account's default). */

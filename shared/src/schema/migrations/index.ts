@@ -36,6 +36,7 @@ import * as signUps from './036-sign-ups';
 import * as integrations from './037-integrations';
 import * as searchMergePerBatch from './038-search-merge-per-batch';
 import * as emailVerification from './039-email-verification';
+import * as formDefaults from './040-form-defaults';
 
 export interface Migration {
   name: string;
@@ -83,4 +84,5 @@ export const migrations: Migration[] = [
   { name: '037-integrations', ...integrations },
   { name: '038-search-merge-per-batch', ...searchMergePerBatch },
   { name: '039-email-verification', ...emailVerification },
+  { name: '040-form-defaults', ...formDefaults },
 ];

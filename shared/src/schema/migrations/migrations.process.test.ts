@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { spawn } from 'node:child_process';
-import { eventually } from '../../testing/support';
+import { eventually, factories } from '../../testing/support';
 import { createDb, ensureDatabase, type Db } from '../../base/db';
 import {
   migrate,
@@ -32,24 +32,24 @@ async function expectInvalidIndexesRebuilt(db: Db, name: string, indexes: string
   expect(await validity()).toEqual(indexes.map(() => true));
 }
 
-/** A database of its own (dropped afterwards): these tests rewrite its migration history. */
-describe('migrate', () => {
-  const name = `intake_migrations_${randomBytes(4).toString('hex')}`;
-  const url = `postgres://postgres@127.0.0.1:5432/${name}`;
-  let db: Db;
-  beforeAll(async () => {
-    await ensureDatabase(url);
-    db = createDb(url, { poolMax: 2 });
-    await migrate(db);
-  });
-  afterAll(async () => {
-    await db.destroy();
-    const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
-    await client.connect();
-    await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await client.end();
-  });
+/** A migrated database of the file's own (dropped afterwards): these tests rewrite its migration history. */
+const name = `intake_migrations_${randomBytes(4).toString('hex')}`;
+const url = `postgres://postgres@127.0.0.1:5432/${name}`;
+let db: Db;
+beforeAll(async () => {
+  await ensureDatabase(url);
+  db = createDb(url, { poolMax: 2 });
+  await migrate(db);
+});
+afterAll(async () => {
+  await db.destroy();
+  const client = new pg.Client({ connectionString: 'postgres://postgres@127.0.0.1:5432/postgres' });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await client.end();
+});
 
+describe('migrate', () => {
   it('runs every migration once, in order, and nothing on a second start', async () => {
     expect(await db('knex_migrations').orderBy('id').pluck('name')).toEqual(migrations.map((m) => m.name));
     await migrate(db);
@@ -110,5 +110,29 @@ describe('migrate', () => {
     } finally {
       child.kill('SIGKILL');
     }
+  });
+});
+
+describe('the migrations’ own changes', () => {
+  it('040 marks as a form’s own each inheritable setting a form made before had changed from its default', async () => {
+    const migration = migrations.find((m) => m.name === '040-form-defaults');
+    if (!migration) throw new Error('040-form-defaults is missing');
+    await migration.down(db);
+    const account = await factories.account(db);
+    const untouched = await factories.form(db, account.id);
+    const setUp = await factories.form(db, account.id, { notify_emails: ['owner@example.com'] });
+    await db('forms')
+      .where({ id: setUp.id })
+      .update({
+        spam_rules: JSON.stringify({ max_links: 2 }),
+        spam_retention_days: null,
+        pages: JSON.stringify({ thank_you: { title: 'Thanks' } }),
+        spam_filter: 'shadow',
+      });
+    await migration.up(db);
+    const overridden = async (id: string) => (await db('forms').where({ id }).first('overridden')).overridden;
+    expect(await overridden(untouched.id)).toEqual([]);
+    expect(await overridden(setUp.id)).toEqual(['notify_emails', 'pages', 'spam_rules', 'spam_retention_days']);
+    expect((await db('projects').where({ account_id: account.id }).first('form_defaults')).form_defaults).toEqual({});
   });
 });
