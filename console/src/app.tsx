@@ -21,6 +21,7 @@ import { UsagePage } from './pages/usage';
 import { PrivacyPage } from './pages/privacy';
 import { NotFound } from './pages/not-found';
 import { Flash } from './flash';
+import { UnsavedGuard } from './components/unsaved';
 import { MembersPage } from './pages/members';
 import { AuditLogPage } from './pages/audit-log';
 import { SecurityPage } from './pages/security';
@@ -165,6 +166,7 @@ function Console() {
         {/* Keyed by account: after a switch every view loads again, for the account now signed in to. */}
         <Views key={session.value.account_id} />
       </main>
+      <UnsavedGuard />
     </>
   );
 }

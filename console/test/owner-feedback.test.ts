@@ -66,6 +66,12 @@ function settingsCases(c: OwnerConsole) {
       .waitFor();
     expect(await page.getByText('Something went wrong').count()).toBe(0);
     await page.getByLabel('Provider', { exact: true }).selectOption('');
+    // The address typed was not saved: leaving the settings asks first.
+    await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+    await page
+      .getByRole('dialog', { name: 'Leave without saving?' })
+      .getByRole('button', { name: 'Leave without saving' })
+      .click();
   });
 }
 

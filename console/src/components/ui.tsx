@@ -348,11 +348,22 @@ export function SubmitRow({ pending, children }: { pending?: boolean; children: 
   );
 }
 
+/** Said above a section's button while it holds edits not saved yet. */
+export function UnsavedNote({ dirty }: { dirty: boolean }) {
+  return dirty ? <p class="muted small">Changes not saved yet.</p> : null;
+}
+
 /**
  * The end of a form that saves settings: the action's error (what `atFields` does not show at a field), “Saved.” once
- * saved, and the submit button.
+ * saved, whether edits are not saved yet (`dirty`), and the submit button.
  */
-export function SaveRow(props: { action: Action; saved: boolean; atFields?: string[]; children: ComponentChildren }) {
+export function SaveRow(props: {
+  action: Action;
+  saved: boolean;
+  dirty?: boolean;
+  atFields?: string[];
+  children: ComponentChildren;
+}) {
   return (
     <>
       <ErrorBox error={props.action.error} atFields={props.atFields} />
@@ -361,6 +372,7 @@ export function SaveRow(props: { action: Action; saved: boolean; atFields?: stri
           Saved.
         </p>
       )}
+      <UnsavedNote dirty={props.dirty === true} />
       <SubmitRow pending={props.action.pending}>{props.children}</SubmitRow>
     </>
   );

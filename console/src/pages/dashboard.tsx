@@ -8,6 +8,7 @@ import {
   ErrorBox,
   Figures,
   Loading,
+  SelectField,
   SubmitRow,
   Table,
   TextField,
@@ -16,6 +17,7 @@ import {
   type Resource,
 } from '../components/ui';
 import { fieldErrors } from '../components/field-errors';
+import { useProjects } from '../components/projects';
 import { confirmAfterNavigation } from '../flash';
 import { may } from '../people';
 import { useTitle } from '../title';
@@ -150,16 +152,20 @@ function ProjectsTable({ projects, days }: { projects: AccountDashboard['project
   );
 }
 
-/** Creates a project (then opens it). */
+/** Creates a project, empty or with another's form defaults and a copy of its forms (then opens it). */
 function NewProject() {
   const { route } = useLocation();
+  const projects = useProjects();
   const [name, setName] = useState('');
+  const [from, setFrom] = useState('');
   const action = useAction();
   const create = async (e: Event) => {
     e.preventDefault();
-    const made = await action.run(() => ok(api.POST('/v1/projects', { body: { name: name.trim() } })));
+    const body = { name: name.trim(), ...(from ? { forms_from: from } : {}) };
+    const made = await action.run(() => ok(api.POST('/v1/projects', { body })));
     if (!made) return;
-    confirmAfterNavigation(`Project “${made.name}” created.`, `/console/projects/${made.id}`);
+    const copied = from ? ` with ${made.form_count} form${made.form_count === 1 ? '' : 's'} copied` : '';
+    confirmAfterNavigation(`Project “${made.name}” created${copied}.`, `/console/projects/${made.id}`);
     route(`/console/projects/${made.id}`);
   };
   return (
@@ -175,7 +181,22 @@ function NewProject() {
         onValue={setName}
         error={fieldErrors(action.error)['name']}
       />
-      <ErrorBox error={action.error} atFields={['name']} />
+      <SelectField
+        id="p-from"
+        label="Start from another client’s forms"
+        help="Its form defaults and a copy of each of its forms (settings only: no webhooks, integrations or submissions)."
+        options={[
+          ['', 'No: an empty project'],
+          ...(projects.data ?? []).map((p): [string, string] => [
+            p.id,
+            `${p.name} (${p.form_count} form${p.form_count === 1 ? '' : 's'})`,
+          ]),
+        ]}
+        value={from}
+        onValue={setFrom}
+        error={fieldErrors(action.error)['forms_from']}
+      />
+      <ErrorBox error={action.error} atFields={['name', 'forms_from']} />
       <SubmitRow pending={action.pending}>Create project</SubmitRow>
     </form>
   );

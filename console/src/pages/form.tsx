@@ -2,12 +2,13 @@ import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso';
 import { api, ok } from '../api';
 import type { Form } from '../api-types';
-import { Confirm, ErrorBox, useAction, useResource } from '../components/ui';
+import { Confirm, ErrorBox, TextField, useAction, useModal, useResource } from '../components/ui';
+import { fieldErrors } from '../components/field-errors';
 import { confirmAfterNavigation } from '../flash';
 import { useTitle } from '../title';
 import { may } from '../people';
 import { FormFrame } from '../components/form-nav';
-import { formTitle } from '../components/projects';
+import { formTitle, ProjectSelect, useProjects } from '../components/projects';
 import { Snippets } from '../components/snippets';
 import { FormEditor } from './form/editor';
 import { AutoresponseSettings } from './form/autoresponse-settings';
@@ -15,32 +16,126 @@ import { MailSettings } from './form/mail-settings';
 import { VisitorPagesSettings } from './form/visitor-pages';
 import { SpamSettings } from './form/spam-settings';
 import { RetentionSettings } from './form/retention-settings';
+import { useProjectDefaults } from './form/inherited';
 
 /** `/console/forms/new` creates; `/console/forms/:id` edits every setting, shows the snippets, deletes. */
 export function FormPage({ id }: { id?: string }) {
   if (!id) return <NewForm />;
   return (
     <FormFrame formId={id} view="Settings">
-      {(form, reload) => (
-        <>
-          <Snippets form={form} />
-          <h2>Settings</h2>
-          {may('updateForm') ? (
-            <>
-              <FormEditor form={form} onSaved={reload} />
-              <MailSettings form={form} onSaved={reload} />
-              <VisitorPagesSettings form={form} onSaved={reload} />
-              <AutoresponseSettings form={form} onSaved={reload} />
-              <SpamSettings form={form} onSaved={reload} />
-              <RetentionSettings form={form} onSaved={reload} />
-            </>
-          ) : (
-            <ReadOnlySettings form={form} />
-          )}
-          {may('deleteForm') && <DeleteForm form={form} />}
-        </>
-      )}
+      {(form, reload) => <Settings form={form} reload={reload} />}
     </FormFrame>
+  );
+}
+
+/**
+ * The form's settings, each section saved on its own: what the form takes from its project says so, and the page asks
+ * before edits not saved are lost.
+ */
+function Settings({ form, reload }: { form: Form; reload(): Promise<void> }) {
+  const project = useProjectDefaults(form);
+  const section = { form, project, onSaved: reload };
+  return (
+    <>
+      <Snippets form={form} />
+      <h2>Settings</h2>
+      {may('updateForm') ? (
+        <>
+          {project && Object.keys(project.defaults).length > 0 && (
+            <p class="muted">
+              Settings marked “From {project.name}” follow the form defaults of its project; changing one here sets this
+              form’s own.
+            </p>
+          )}
+          <FormEditor {...section} />
+          <MailSettings {...section} />
+          <VisitorPagesSettings {...section} />
+          <AutoresponseSettings {...section} />
+          <SpamSettings {...section} />
+          <RetentionSettings {...section} />
+        </>
+      ) : (
+        <ReadOnlySettings form={form} />
+      )}
+      {may('duplicateForm') && <DuplicateForm form={form} />}
+      {may('deleteForm') && <DeleteForm form={form} />}
+    </>
+  );
+}
+
+/**
+ * Makes a copy of the form with its settings (not its webhooks or submissions), in its project or another: a button
+ * that asks for the copy's name and project in a dialog.
+ */
+function DuplicateForm({ form }: { form: Form }) {
+  const [open, setOpen] = useState(false);
+  const ref = useModal(open);
+  return (
+    <section aria-labelledby="duplicate-title">
+      <h2 id="duplicate-title">Duplicate this form</h2>
+      <p class="muted">
+        A new form with every setting of this one and a slug of its own. Its webhooks, integrations, saved views and
+        submissions are not copied, so the copy never sends to this form’s endpoints.
+      </p>
+      <button type="button" class="secondary" onClick={() => setOpen(true)}>
+        Duplicate form…
+      </button>
+      <dialog ref={ref} aria-labelledby="duplicate-dialog-title" onClose={() => setOpen(false)}>
+        <h2 id="duplicate-dialog-title">Duplicate “{formTitle(form)}”</h2>
+        {open && <DuplicateFields form={form} onCancel={() => setOpen(false)} />}
+      </dialog>
+    </section>
+  );
+}
+
+/** The copy's name and project, and the button that makes it (then opens it, saying so). */
+function DuplicateFields({ form, onCancel }: { form: Form; onCancel(): void }) {
+  const { route } = useLocation();
+  const projects = useProjects();
+  const [name, setName] = useState(`${form.name} (copy)`);
+  const [project, setProject] = useState(form.project_id);
+  const action = useAction();
+  const duplicate = async (e: Event) => {
+    e.preventDefault();
+    const body = { name: name.trim(), project_id: project };
+    const copy = await action.run(() =>
+      ok(api.POST('/v1/forms/{id}/duplicate', { params: { path: { id: form.id } }, body })),
+    );
+    if (!copy) return;
+    const said = `Form “${formTitle(copy)}” created as a copy of “${formTitle(form)}”.`;
+    confirmAfterNavigation(said, `/console/forms/${copy.id}`);
+    route(`/console/forms/${copy.id}`);
+  };
+  const errors = fieldErrors(action.error);
+  return (
+    <form class="stack" onSubmit={(e) => void duplicate(e)}>
+      <TextField
+        id="d-name"
+        label="Name"
+        required
+        maxLength={200}
+        value={name}
+        onValue={setName}
+        error={errors['name']}
+      />
+      <ProjectSelect
+        id="d-project"
+        help="In another project, the copy takes that project’s form defaults for what this form does not set itself."
+        projects={projects.data}
+        value={project}
+        onValue={setProject}
+        error={errors['project_id']}
+      />
+      <ErrorBox error={action.error} atFields={['name', 'project_id']} />
+      <div class="actions">
+        <button type="button" class="secondary" onClick={onCancel}>
+          Cancel
+        </button>
+        <button type="submit" disabled={action.pending}>
+          Duplicate
+        </button>
+      </div>
+    </form>
   );
 }
 

@@ -18,6 +18,8 @@ import { confirmAfterNavigation } from '../flash';
 import { may } from '../people';
 import { useTitle } from '../title';
 import { Board, spamShare, useWindow } from './dashboard';
+import { FormDefaultsSettings } from './form/form-defaults';
+import { useUnsaved } from '../components/unsaved';
 
 /** A project at a glance: its submissions per day and a page of its forms with what needs the owner's attention. */
 export function ProjectPage({ id }: { id: string }) {
@@ -67,6 +69,7 @@ export function ProjectPage({ id }: { id: string }) {
                 </a>
               </p>
             )}
+            {may('updateProject') && <ProjectDefaults id={id} />}
             {may('updateProject') && <RenameProject id={id} name={b.project.name} onSaved={board.reload} />}
             {may('deleteProject') && !b.project.is_default && <DeleteProject id={id} board={b} />}
           </>
@@ -130,10 +133,18 @@ function ProjectForms({ board, days }: { board: ProjectDashboard; days: number }
   );
 }
 
+/** The settings the project's forms inherit, once the project is read. */
+function ProjectDefaults({ id }: { id: string }) {
+  const project = useResource(() => ok(api.GET('/v1/projects/{id}', { params: { path: { id } } })), [id]);
+  if (!project.data) return <ErrorBox error={project.error} />;
+  return <FormDefaultsSettings project={project.data} onSaved={project.reload} />;
+}
+
 function RenameProject({ id, name, onSaved }: { id: string; name: string; onSaved(): Promise<void> }) {
   const [value, setValue] = useState(name);
   const [saved, setSaved] = useState(false);
   const action = useAction();
+  useUnsaved('Rename', value.trim() !== name);
   const save = async (e: Event) => {
     e.preventDefault();
     setSaved(false);

@@ -29,7 +29,8 @@ function bodyOf(v: Values): Form['autoresponse'] {
 
 /** The confirmation mailed to whoever fills the form in, saved on its own. */
 export function AutoresponseSettings({ form, onSaved }: { form: Form; onSaved?(): Promise<void> }) {
-  const { values, set, bind, saved, action, submit } = useSettingsSection({
+  const { values, set, bind, saved, dirty, action, submit } = useSettingsSection({
+    name: 'Autoresponse',
     form,
     valuesOf,
     bodyOf: (v: Values) => ({ autoresponse: bodyOf(v) }),
@@ -61,7 +62,7 @@ export function AutoresponseSettings({ form, onSaved }: { form: Form; onSaved?()
         help="Empty: the first field named email, e-mail, email_address or _replyto."
         {...bind('emailField')}
       />
-      <SaveRow action={action} saved={saved}>
+      <SaveRow action={action} saved={saved} dirty={dirty}>
         Save autoresponse
       </SaveRow>
     </form>

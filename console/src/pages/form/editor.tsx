@@ -5,6 +5,7 @@ import type { Form, FormSettings } from '../../api-types';
 import { Confirm, SaveRow, useAction } from '../../components/ui';
 import { fieldErrors } from '../../components/field-errors';
 import { useProjects } from '../../components/projects';
+import { useUnsaved } from '../../components/unsaved';
 import { confirmAfterNavigation } from '../../flash';
 import {
   API_FIELDS,
@@ -12,11 +13,15 @@ import {
   DeliveryFields,
   IdentityFields,
   initialValues,
+  TemplateField,
   type Editing,
   type Values,
 } from './fields';
+import { differ } from './settings-section';
+import { useInheritance, type ProjectDefaults } from './inherited';
 
-const lines = (text: string) =>
+/** A list typed one entry per line (or separated by commas). */
+export const lines = (text: string) =>
   text
     .split(/[\n,]+/)
     .map((s) => s.trim())
@@ -27,7 +32,10 @@ const SECRET_NEEDED = new ApiError(422, 'Check the marked fields.', '', [
   { field: 'body/bot_challenge', message: 'Enter the secret key the provider gave you for this site' },
 ]);
 
-/** The settings to send, or why they cannot be sent (a newly chosen bot-challenge provider needs its secret). */
+/**
+ * The settings to send, or why they cannot be sent (a newly chosen bot-challenge provider needs its secret). A new
+ * form is sent no empty address or origin list, so it takes its project's, if the project sets them.
+ */
 function settingsOf(v: Values, form?: Form): FormSettings | ApiError {
   const body: FormSettings = {
     name: v.name.trim(),
@@ -38,6 +46,11 @@ function settingsOf(v: Values, form?: Form): FormSettings | ApiError {
     allowed_origins: lines(v.origins),
   };
   if (v.slug.trim()) body.slug = v.slug.trim();
+  if (!form) {
+    if (body.notify_emails?.length === 0) delete body.notify_emails;
+    if (body.allowed_origins?.length === 0) delete body.allowed_origins;
+    if (v.template) body.template = v.template;
+  }
   if (v.project && v.project !== form?.project_id) body.project_id = v.project;
   const providerChanged = v.provider !== (form?.bot_challenge?.provider ?? '');
   if (!v.provider) body.bot_challenge = null;
@@ -46,14 +59,31 @@ function settingsOf(v: Values, form?: Form): FormSettings | ApiError {
   return body;
 }
 
-/** Saves (or creates) and then hands the saved form up; a changed slug is confirmed first. */
-function useSave(values: Values, form: Form | undefined, onSaved: (saved: Form) => Promise<void> | void) {
+/** What the editor sends but for a missing secret (which `settingsOf` says when saving). */
+const sendable =
+  (form?: Form) =>
+  (v: Values): FormSettings => {
+    const body = settingsOf(v, form);
+    return body instanceof ApiError ? { name: v.name } : body;
+  };
+
+/**
+ * Saves (or creates) and then hands the saved form up; a changed slug is confirmed first. The addresses and origins
+ * the form takes from its project stay the project's unless changed (`inheritance`).
+ */
+function useSave(
+  values: Values,
+  form: Form | undefined,
+  inheritance: { request(values: Values): FormSettings },
+  onSaved: (saved: Form) => Promise<void> | void,
+) {
   const action = useAction();
   const [confirmSlug, setConfirmSlug] = useState(false);
   const save = async () => {
     setConfirmSlug(false);
-    const body = settingsOf(values, form);
-    if (body instanceof ApiError) return action.setError(body);
+    const checked = settingsOf(values, form);
+    if (checked instanceof ApiError) return action.setError(checked);
+    const body = inheritance.request(values);
     const saved = await action.run(() =>
       form
         ? ok(api.PATCH('/v1/forms/{id}', { params: { path: { id: form.id } }, body }))
@@ -71,13 +101,30 @@ function useSave(values: Values, form: Form | undefined, onSaved: (saved: Form) 
 }
 
 /** Creates a form (then opens it, saying so) or saves an existing one's settings (then shows them as saved). */
-export function FormEditor({ form, onSaved }: { form?: Form; onSaved?(): Promise<void> }) {
+export function FormEditor(props: { form?: Form; project?: ProjectDefaults; onSaved?(): Promise<void> }) {
+  const { form, onSaved } = props;
   const { route, query } = useLocation();
   const projects = useProjects();
-  const [values, setValues] = useState(() => initialValues(form, query['project'] ?? ''));
+  const [initial] = useState(() => initialValues(form, query['project'] ?? ''));
+  const [values, setValues] = useState(initial);
   const [saved, setSaved] = useState(false);
-  const { action, submit, save, confirmSlug, cancelSlug } = useSave(values, form, async (result) => {
+  const inheritance = useInheritance({
+    form,
+    project: props.project,
+    settings: { notify_emails: ['emails'], allowed_origins: ['origins'] },
+    valuesOf: (f: Form) => initialValues(f),
+    bodyOf: sendable(form),
+    values,
+    setValues: (update) => {
+      setSaved(false);
+      setValues(update);
+    },
+  });
+  const dirty = differ(values, form ? initialValues(form) : initial) || inheritance.changed;
+  useUnsaved(form ? 'Settings' : 'New form', dirty);
+  const { action, submit, save, confirmSlug, cancelSlug } = useSave(values, form, inheritance, async (result) => {
     setValues(initialValues(result));
+    inheritance.reset(result);
     if (form) {
       setSaved(true);
       await onSaved?.();
@@ -97,9 +144,10 @@ export function FormEditor({ form, onSaved }: { form?: Form; onSaved?(): Promise
   return (
     <form class="stack" onSubmit={submit}>
       <IdentityFields {...editing} savedSlug={form?.slug} projects={projects.data} />
+      {!form && <TemplateField {...editing} />}
       <BotChallengeFields {...editing} keepsSecret={Boolean(form?.bot_challenge)} />
-      <DeliveryFields {...editing} />
-      <SaveRow action={action} saved={saved} atFields={API_FIELDS}>
+      <DeliveryFields {...editing} of={form ? inheritance : undefined} isNew={!form} />
+      <SaveRow action={action} saved={saved} dirty={dirty} atFields={API_FIELDS}>
         {form ? 'Save changes' : 'Create form'}
       </SaveRow>
       <Confirm

@@ -1,9 +1,12 @@
+import type { ComponentChildren } from 'preact';
 import { SelectField, TextField } from '../../components/ui';
 import { ProjectSelect } from '../../components/projects';
-import type { Project } from '../../api-types';
+import type { FormSettings, Project } from '../../api-types';
 import type { Form } from '../../api-types';
+import { inheritNote, withNote, type Inheritance } from './inherited';
 
 type Provider = NonNullable<Form['bot_challenge']>['provider'];
+type Template = NonNullable<FormSettings['template']>;
 
 /** What the editor's controls hold: a form's settings as text, or the defaults of a new form. */
 export function initialValues(form?: Form, project = '') {
@@ -18,6 +21,7 @@ export function initialValues(form?: Form, project = '') {
     emails: (form?.notify_emails ?? []).join('\n'),
     redirect: form?.redirect_url ?? '',
     origins: (form?.allowed_origins ?? []).join('\n'),
+    template: '' as Template | '',
   };
 }
 export type Values = ReturnType<typeof initialValues>;
@@ -34,6 +38,7 @@ const API_NAMES = {
   emails: 'notify_emails',
   redirect: 'redirect_url',
   origins: 'allowed_origins',
+  template: 'template',
 } satisfies Record<keyof Values, string>;
 export const API_FIELDS = [...new Set(Object.values(API_NAMES))];
 
@@ -139,16 +144,48 @@ export function BotChallengeFields(editing: Editing & { keepsSecret: boolean }) 
   );
 }
 
-/** Where submissions go besides the inbox, and which websites may post. */
-export function DeliveryFields(editing: Editing) {
+/** A text field's binding: its value, its setter and the error the API reported for it. */
+type TextBinding = { value: string; onValue(value: string): void; error?: string | undefined };
+
+/** The addresses notified of each submission: a form's, or (on a project's page) its forms' default. */
+export function NotifyEmailsField(props: TextBinding & { help?: ComponentChildren }) {
+  return (
+    <TextField
+      id="f-emails"
+      label="Notify e-mails"
+      rows={2}
+      {...props}
+      help={props.help ?? 'One address per line; each gets an e-mail per submission.'}
+    />
+  );
+}
+
+/** The websites that may post: a form's, or (on a project's page) its forms' default. */
+export function AllowedOriginsField(props: TextBinding & { help?: ComponentChildren }) {
+  return (
+    <TextField
+      id="f-origins"
+      label="Allowed origins"
+      rows={2}
+      placeholder="https://example.com"
+      {...props}
+      help={props.help ?? 'One origin per line; browser posts from other websites are refused. Empty: any website.'}
+    />
+  );
+}
+
+/** Where submissions go besides the inbox, and which websites may post (`of`: which the form takes from its project). */
+export function DeliveryFields(editing: Editing & { of?: Inheritance | undefined; isNew?: boolean }) {
+  const { of, isNew } = editing;
+  const fromProject = isNew ? ' Empty: the project’s, if it sets them.' : '';
   return (
     <>
-      <TextField
-        id="f-emails"
-        label="Notify e-mails"
-        help="One address per line; each gets an e-mail per submission."
-        rows={2}
+      <NotifyEmailsField
         {...bind(editing, 'emails')}
+        help={withNote(
+          `One address per line; each gets an e-mail per submission.${fromProject}`,
+          inheritNote(of, 'notify_emails', 'notify e-mails'),
+        )}
       />
       <TextField
         id="f-redirect"
@@ -158,14 +195,40 @@ export function DeliveryFields(editing: Editing) {
         placeholder="https://example.com/thanks"
         {...bind(editing, 'redirect')}
       />
-      <TextField
-        id="f-origins"
-        label="Allowed origins"
-        help="One origin per line; browser posts from other websites are refused. Empty: any website."
-        rows={2}
-        placeholder="https://example.com"
+      <AllowedOriginsField
         {...bind(editing, 'origins')}
+        help={withNote(
+          `One origin per line; browser posts from other websites are refused. Empty: any website.${fromProject}`,
+          inheritNote(of, 'allowed_origins', 'allowed origins'),
+        )}
       />
     </>
+  );
+}
+
+/** The templates a new form can start from, with the fields its page should send. */
+const TEMPLATES: [Template | '', string, string][] = [
+  ['', 'Blank', 'No settings filled in.'],
+  ['contact', 'Contact', 'Fields name, email and message; email and message required.'],
+  ['quote', 'Quote request', 'Fields name, email, phone and details; name, email and details required.'],
+  [
+    'job_application',
+    'Job application',
+    'Fields name, email, position, message and a file field cv (the page posts multipart/form-data; files need a plan with uploads); name, email and cv required.',
+  ],
+  ['newsletter', 'Newsletter sign-up', 'Field email, required; no links allowed.'],
+];
+
+/** Which template a new form starts from: required fields, spam rules, the subject and the autoresponse's field. */
+export function TemplateField(editing: Editing) {
+  const chosen = TEMPLATES.find(([value]) => value === editing.values.template);
+  return (
+    <SelectField
+      id="f-template"
+      label="Start from"
+      options={TEMPLATES.map(([value, label]) => [value, label] as const)}
+      help={`${chosen?.[2] ?? ''} A template fills in spam rules, the notification’s subject and the autoresponse’s address field; you can change each afterwards.`}
+      {...bind(editing, 'template')}
+    />
   );
 }

@@ -1,57 +1,54 @@
 import type { Form } from '../../api-types';
-import { useSettingsSection } from './settings-section';
+import { useSettingsSection, type Bind } from './settings-section';
 import { SaveRow, SelectField, TextField } from '../../components/ui';
 import { fieldErrors } from '../../components/field-errors';
+import { InheritLine, inheritNote, withNote, type Inheritance, type ProjectDefaults } from './inherited';
 
-function valuesOf(form: Form) {
+/** The sender's name and the notification's template as the fields hold them (what a project may set too). */
+export function senderValues(form: Pick<Form, 'mail_from_name' | 'notification_template'>) {
   return {
     fromName: form.mail_from_name ?? '',
     subject: form.notification_template?.subject ?? '',
     text: form.notification_template?.text ?? '',
-    schedule: form.notification_schedule,
+  };
+}
+export type SenderValues = ReturnType<typeof senderValues>;
+
+/** The sender and template as the API takes them: an empty name or template is none (Intake's own). */
+export function senderBody(v: SenderValues) {
+  const subject = v.subject.trim();
+  const text = v.text.trim() ? v.text : '';
+  return {
+    mail_from_name: v.fromName.trim() || null,
+    notification_template: subject || text ? { ...(subject ? { subject } : {}), ...(text ? { text } : {}) } : null,
   };
 }
 
+const valuesOf = (form: Form) => ({ ...senderValues(form), schedule: form.notification_schedule });
 type Values = ReturnType<typeof valuesOf>;
+const bodyOf = (v: Values) => ({ ...senderBody(v), notification_schedule: v.schedule });
 
 const SCHEDULES = [
   ['each', 'A mail for each submission'],
   ['daily', 'One digest a day'],
 ] as const;
 
-/** The settings as the API takes them: an empty name or template is none (Intake's own). */
-function bodyOf(v: Values) {
-  const subject = v.subject.trim();
-  const text = v.text.trim() ? v.text : '';
-  return {
-    mail_from_name: v.fromName.trim() || null,
-    notification_template: subject || text ? { ...(subject ? { subject } : {}), ...(text ? { text } : {}) } : null,
-    notification_schedule: v.schedule,
-  };
-}
-
-/** How the form's mails look and how often its owner gets them, saved on its own. */
-export function MailSettings({ form, onSaved }: { form: Form; onSaved?(): Promise<void> }) {
-  const { bind, saved, action, submit } = useSettingsSection({ form, valuesOf, bodyOf, onSaved });
-  const errors = fieldErrors(action.error);
+/** The sender's name, the subject and the text: a form's, or (on a project's page) its forms' defaults. */
+export function SenderFields(props: { bind: Bind<SenderValues>; errors: Record<string, string>; of?: Inheritance }) {
+  const { bind, errors, of } = props;
   return (
-    <form class="stack" aria-labelledby="mail-title" onSubmit={(e) => void submit(e)}>
-      <h2 id="mail-title">Notification e-mail</h2>
-      <p class="muted">
-        What the form’s notification addresses receive, and in whose name its mails (autoresponses too) arrive. Write{' '}
-        <code>{'{{field name}}'}</code> to insert a field’s value (as plain text), <code>{'{{form}}'}</code> and{' '}
-        <code>{'{{project}}'}</code> for the form’s and its project’s names; a post’s <code>_subject</code> still names
-        its own mail. Left empty, the subject names the form and its project.
-      </p>
+    <>
       <TextField
         id="m-from-name"
         label="Sender"
-        help="The name the mails show as from. Empty: the form’s project, or (in the default project) the name this Intake sends as. The address stays the same."
+        help={withNote(
+          'The name the mails show as from. Empty: the form’s project, or (in the default project) the name this Intake sends as. The address stays the same.',
+          inheritNote(of, 'mail_from_name', 'sender'),
+        )}
         maxLength={64}
         error={errors['mail_from_name']}
         {...bind('fromName')}
       />
-      <SelectField id="m-schedule" label="How often" options={SCHEDULES} {...bind('schedule')} />
       <TextField
         id="m-subject"
         label="Subject"
@@ -67,7 +64,32 @@ export function MailSettings({ form, onSaved }: { form: Form; onSaved?(): Promis
         error={errors['notification_template']}
         {...bind('text')}
       />
-      <SaveRow action={action} saved={saved} atFields={['mail_from_name', 'notification_template']}>
+      <InheritLine of={of} setting="notification_template" what="subject and text" />
+    </>
+  );
+}
+
+/** How the form's mails look and how often its owner gets them, saved on its own. */
+export function MailSettings(props: { form: Form; project?: ProjectDefaults; onSaved?(): Promise<void> }) {
+  const { bind, saved, dirty, action, submit, inheritance } = useSettingsSection({
+    ...props,
+    name: 'Notification e-mail',
+    settings: { mail_from_name: ['fromName'], notification_template: ['subject', 'text'] },
+    valuesOf,
+    bodyOf,
+  });
+  return (
+    <form class="stack" aria-labelledby="mail-title" onSubmit={(e) => void submit(e)}>
+      <h2 id="mail-title">Notification e-mail</h2>
+      <p class="muted">
+        What the form’s notification addresses receive, and in whose name its mails (autoresponses too) arrive. Write{' '}
+        <code>{'{{field name}}'}</code> to insert a field’s value (as plain text), <code>{'{{form}}'}</code> and{' '}
+        <code>{'{{project}}'}</code> for the form’s and its project’s names; a post’s <code>_subject</code> still names
+        its own mail. Left empty, the subject names the form and its project.
+      </p>
+      <SenderFields bind={bind} errors={fieldErrors(action.error)} of={inheritance} />
+      <SelectField id="m-schedule" label="How often" options={SCHEDULES} {...bind('schedule')} />
+      <SaveRow action={action} saved={saved} dirty={dirty} atFields={['mail_from_name', 'notification_template']}>
         Save notification e-mail
       </SaveRow>
     </form>

@@ -1,6 +1,7 @@
 import type { Form } from '../../api-types';
 import { useSettingsSection, type Binding } from './settings-section';
 import { Check, SaveRow, SelectField, TextField } from '../../components/ui';
+import { InheritLine, inheritNote, withNote, type ProjectDefaults } from './inherited';
 
 type Rules = Form['spam_rules'];
 type Mode = Form['spam_filter'];
@@ -11,11 +12,10 @@ const list = (text: string) =>
     .map((s) => s.trim())
     .filter(Boolean);
 
-function valuesOf(form: Form) {
+/** The rules as the fields hold them (what a project may set too). */
+export function rulesValues(form: Pick<Form, 'spam_rules'>) {
   const r = form.spam_rules;
   return {
-    mode: form.spam_filter,
-    model: form.spam_model,
     domains: (r.blocked_domains ?? []).join('\n'),
     addresses: (r.blocked_addresses ?? []).join('\n'),
     disposable: r.block_disposable ?? false,
@@ -26,11 +26,14 @@ function valuesOf(form: Form) {
     windowHours: String(r.duplicate_window_hours ?? 24),
   };
 }
+export type RulesValues = ReturnType<typeof rulesValues>;
+const RULE_FIELDS = Object.keys(rulesValues({ spam_rules: {} })) as (keyof RulesValues)[];
 
+const valuesOf = (form: Form) => ({ mode: form.spam_filter, model: form.spam_model, ...rulesValues(form) });
 type Values = ReturnType<typeof valuesOf>;
 
 /** The rules as the API takes them: empty lists and unset numbers left out. */
-function rulesOf(v: Values): Rules {
+export function rulesOf(v: RulesValues): Rules {
   const rules: Rules = {};
   if (list(v.domains).length) rules.blocked_domains = list(v.domains);
   if (list(v.addresses).length) rules.blocked_addresses = list(v.addresses);
@@ -48,28 +51,32 @@ const MODELS: [Form['spam_model'], string][] = [
   ['form', 'This form’s own: learns from this form alone'],
 ];
 
-const MODES: [Mode, string][] = [
+export const MODES: [Mode, string][] = [
   ['off', 'Off: only the honeypot and the bot challenge'],
   ['shadow', 'Shadow: score and record reasons, change nothing'],
   ['on', 'On: what the rules and the classifier catch is spam'],
 ];
 
 /** The form's spam filter: its mode and rules, saved on their own. */
-export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise<void> }) {
+export function SpamSettings(props: { form: Form; project?: ProjectDefaults; onSaved(): Promise<void> }) {
   const section = useSettingsSection({
-    form,
+    ...props,
+    name: 'Spam filter',
+    settings: { spam_filter: ['mode'], spam_rules: RULE_FIELDS },
     valuesOf,
     bodyOf: (v: Values) => ({ spam_filter: v.mode, spam_rules: rulesOf(v), spam_model: v.model }),
-    onSaved,
   });
-  const { bind, saved, action, submit } = section;
+  const { bind, saved, dirty, action, submit, inheritance } = section;
   return (
     <form class="stack" aria-labelledby="spam-title" onSubmit={(e) => void submit(e)}>
       <h2 id="spam-title">Spam filter</h2>
       <SelectField
         id="s-mode"
         label="Mode"
-        help="The classifier learns from your “spam” and “not spam” marks."
+        help={withNote(
+          'The classifier learns from your “spam” and “not spam” marks.',
+          inheritNote(inheritance, 'spam_filter', 'spam filter mode'),
+        )}
         options={MODES}
         {...bind('mode')}
       />
@@ -81,14 +88,16 @@ export function SpamSettings({ form, onSaved }: { form: Form; onSaved(): Promise
         {...bind('model')}
       />
       <SpamRuleFields {...section} />
-      <SaveRow action={action} saved={saved}>
+      <InheritLine of={inheritance} setting="spam_rules" what="spam rules" />
+      <SaveRow action={action} saved={saved} dirty={dirty}>
         Save spam filter
       </SaveRow>
     </form>
   );
 }
 
-function SpamRuleFields({ values, set, bind }: Binding<Values>) {
+/** The rules' fields: a form's, or (on a project's page) its forms' defaults. */
+export function SpamRuleFields({ values, set, bind }: Binding<RulesValues>) {
   const text = (id: string, label: string, name: 'domains' | 'addresses' | 'words' | 'required', help: string) => (
     <TextField id={id} label={label} help={help} rows={2} {...bind(name)} />
   );
