@@ -242,7 +242,7 @@ describe('console: what a viewer sees', () => {
     expect(await controls(/Replay/)).toBe(0);
 
     await page.goto(`${c.stack.url}/console/privacy`);
-    await page.getByText('this page needs admin or above').waitFor();
+    await page.getByText('this page needs editor or above').waitFor();
     expect(await page.getByLabel('Email').count()).toBe(0);
     await page.goto(`${c.stack.url}/console/api-keys`);
     await page.getByText('Admins and owners make and revoke this account’s keys.').waitFor();
