@@ -17,7 +17,9 @@ const transform = {
 // Nested copies too (otplib's own @noble/hashes).
 const transformIgnorePatterns = [`^(?!.*/node_modules/${ESM_ONLY}/).*/node_modules/`];
 const moduleNameMapper = {
-  '^@intake/shared$': path.join(__dirname, 'shared/src/index.ts'),
+  // @intake/shared's layers (shared/package.json's exports): '@intake/shared/base' is shared/src/base/index.ts.
+  '^@intake/shared/(base|contracts|schema|telemetry|auth|messaging|audit|webhooks|submissions|http|runtime)$':
+    path.join(__dirname, 'shared/src/$1/index.ts'),
   '^@intake/shared/testing$': path.join(__dirname, 'shared/src/testing/index.ts'),
   '^@intake/shared/register$': path.join(__dirname, 'shared/src/register.ts'),
   '^@intake/shared/ordered-json$': path.join(__dirname, 'shared/src/base/ordered-json.ts'),

@@ -7,7 +7,7 @@ require('@intake/shared/register');
 const fs = require('node:fs');
 const path = require('node:path');
 const { workerData } = require('node:worker_threads');
-const { runBackgroundThread, startPlatformRelay } = require('@intake/shared');
+const { runBackgroundThread, startPlatformRelay } = require('@intake/shared/runtime');
 const { startDeliveryWorkers } = require('@intake/delivery');
 const { usageService } = require('@intake/usage');
 

@@ -8,7 +8,8 @@
  */
 require('@intake/shared/register');
 const path = require('node:path');
-const { buildServiceApp, createPlatform, loadConfig, serve, startBackgroundThread } = require('@intake/shared');
+const { buildServiceApp, createPlatform, serve, startBackgroundThread } = require('@intake/shared/runtime');
+const { loadConfig } = require('@intake/shared/base');
 const { ingestService } = require('@intake/ingest');
 
 const STAGES = ['relay', 'fan-out', 'send', 'mail', 'usage'];

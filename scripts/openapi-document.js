@@ -15,7 +15,7 @@ const fs = require('node:fs');
  * services are required here, not above: in Jest, management's own modules require this one while they load.
  */
 function builtOpenApi() {
-  const { loadConfig } = require('@intake/shared');
+  const { loadConfig } = require('@intake/shared/base');
   const { ingestService } = require('@intake/ingest');
   const { usageService } = require('@intake/usage');
   const { deliveryService } = require('@intake/delivery');

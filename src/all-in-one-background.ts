@@ -6,7 +6,7 @@
  * thread (`all-in-one-bookkeeping.ts`).
  */
 import '@intake/shared/register';
-import { runBackgroundThread, startPlatformRelay } from '@intake/shared';
+import { runBackgroundThread, startPlatformRelay } from '@intake/shared/runtime';
 import { deliveryService } from '@intake/delivery';
 
 runBackgroundThread(async (platform) => [

@@ -6,7 +6,7 @@
  * collections (docs/decisions/operations.md#processes-and-threads).
  */
 import '@intake/shared/register';
-import { runBackgroundThread, type Worker } from '@intake/shared';
+import { runBackgroundThread, type Worker } from '@intake/shared/runtime';
 import { usageService } from '@intake/usage';
 import { managementService } from '@intake/management';
 

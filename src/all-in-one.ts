@@ -1,11 +1,11 @@
 import '@intake/shared/register';
 import type http from 'node:http';
 import path from 'node:path';
+import { loadConfig } from '@intake/shared/base';
 import {
   buildServiceApp,
   createPlatform,
   exitWhenNatsRefuses,
-  loadConfig,
   serve,
   startBackgroundThread,
   startWorkersOnceNats,
@@ -15,7 +15,7 @@ import {
   type Platform,
   type ServiceState,
   type Worker,
-} from '@intake/shared';
+} from '@intake/shared/runtime';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';

@@ -1,5 +1,5 @@
 import type { Browser } from 'playwright-core';
-import { buildServiceApp } from '@intake/shared';
+import { buildServiceApp } from '@intake/shared/runtime';
 import { createTestPlatform, factories, listen, useStarted } from '@intake/shared/testing';
 import { createIngestService } from '@intake/ingest';
 import { launchChromium } from '../console/test/browser';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { settingsSchema } from '@intake/shared';
+import { settingsSchema } from '@intake/shared/base';
 
 // The generator is the script `npm run docs:config` runs; here it renders the schema from the source.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

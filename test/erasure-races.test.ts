@@ -1,4 +1,5 @@
-import { ACK, createMailer, type Mailer } from '@intake/shared';
+import { createMailer, type Mailer } from '@intake/shared/base';
+import { ACK } from '@intake/shared/messaging';
 import { eventually, factories, smtpSink, useTestPlatform, type SmtpSink } from '@intake/shared/testing';
 import { fanOutSubmissions } from '../services/delivery/src/domain/fan-out';
 import { notifySubmissions } from '../services/delivery/src/domain/notify';

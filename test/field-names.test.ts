@@ -1,4 +1,4 @@
-import { buildServiceApp, type Worker } from '@intake/shared';
+import { buildServiceApp, type Worker } from '@intake/shared/runtime';
 import { createTestPlatform, eventually, factories, listen, startTestRelay, useStarted } from '@intake/shared/testing';
 import { createIngestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';

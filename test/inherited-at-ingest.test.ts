@@ -1,4 +1,4 @@
-import { buildServiceApp } from '@intake/shared';
+import { buildServiceApp } from '@intake/shared/runtime';
 import { factories, listen, useStarted, createTestPlatform, eventually } from '@intake/shared/testing';
 import { createIngestService } from '@intake/ingest';
 import { managementService } from '@intake/management';

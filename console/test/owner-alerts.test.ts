@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { newId } from '@intake/shared';
+import { newId } from '@intake/shared/contracts';
 import { eventually, factories } from '@intake/shared/testing';
 import { screenshotDir, seriousViolations } from './browser';
 import { useOwnerConsole, type OwnerConsole } from './owner';

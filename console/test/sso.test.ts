@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
-import { buildServiceApp, newId } from '@intake/shared';
+import { newId } from '@intake/shared/contracts';
+import { buildServiceApp } from '@intake/shared/runtime';
 import { addTestMember, factories, freePort, listen, uniqueEmail } from '@intake/shared/testing';
 import { managementService } from '@intake/management';
 import { launchChromium } from './browser';

@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { buildServiceApp, type ServiceModule, type Worker } from '@intake/shared';
+import { buildServiceApp, type ServiceModule, type Worker } from '@intake/shared/runtime';
 import { createTestPlatform, startTestRelay, type ConfigOverrides, type TestPlatform } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { managementService } from '@intake/management';

@@ -3,7 +3,7 @@ import path from 'node:path';
 import Ajv2019 from 'ajv/dist/2019';
 import fc from 'fast-check';
 import { parse } from 'yaml';
-import { METRICS, prometheusName } from '@intake/shared';
+import { METRICS, prometheusName } from '@intake/shared/telemetry';
 import { routeFor } from '../../src/all-in-one';
 
 const root = path.resolve(__dirname, '../..');

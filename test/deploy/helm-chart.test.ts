@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'nod
 import path from 'node:path';
 import Ajv from 'ajv';
 import { parse, parseAllDocuments } from 'yaml';
-import { METRICS, prometheusName, type InstrumentSpec } from '@intake/shared';
+import { METRICS, prometheusName, type InstrumentSpec } from '@intake/shared/telemetry';
 import { chart, root, useHelm, validateObject, type Helm, type K8sObject } from './helm';
 
 /** Prometheus's own PromQL grammar (an ES module with a CommonJS build: required, typed as much as used here). */

@@ -1,17 +1,10 @@
 import { SpanKind, trace } from '@opentelemetry/api';
 import { tracing, metrics as sdkMetrics } from '@opentelemetry/sdk-node';
 import { AckPolicy, DeliverPolicy } from 'nats';
-import {
-  ACK,
-  ensureConsumer,
-  enqueueEvent,
-  observeBacklogs,
-  recordSubmission,
-  resetTelemetryForTests,
-  requestDelivery,
-  runConsumer,
-  startTelemetry,
-} from '@intake/shared';
+import { recordSubmission, resetTelemetryForTests, startTelemetry } from '@intake/shared/telemetry';
+import { ACK, ensureConsumer, enqueueEvent, runConsumer } from '@intake/shared/messaging';
+import { requestDelivery } from '@intake/shared/webhooks';
+import { observeBacklogs } from '@intake/shared/runtime';
 import { createTestPlatform, eventually, type TestPlatform, startTestRelay } from '@intake/shared/testing';
 
 /**

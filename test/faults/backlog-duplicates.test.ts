@@ -1,4 +1,4 @@
-import { newId, SUBJECTS } from '@intake/shared';
+import { newId, SUBJECTS } from '@intake/shared/contracts';
 import { eventually, smtpSink, type SmtpSink, type TestPlatform } from '@intake/shared/testing';
 import {
   formWithWebhook,

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { ensureStreams } from '@intake/shared';
+import { ensureStreams } from '@intake/shared/messaging';
 import { eventually, listen } from '@intake/shared/testing';
 import { faultSuite, formWithWebhook, pool, post, processEnv, startService, type Envelope } from './harness';
 

@@ -1,4 +1,4 @@
-import { buildServiceApp } from '@intake/shared';
+import { buildServiceApp } from '@intake/shared/runtime';
 import { factories, listen } from '@intake/shared/testing';
 import { managementService } from '@intake/management';
 import { faultSuite, post, processEnv, startService, type PostAnswer } from './harness';

@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Config, Platform } from '@intake/shared';
+import type { Config } from '@intake/shared/base';
+import type { Platform } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   eventually,

@@ -1,5 +1,6 @@
 import { AckPolicy } from 'nats';
-import { checkStreams, connectNats, ensureConsumer, ensureStreams } from '@intake/shared';
+import { connectNats, ensureConsumer, ensureStreams } from '@intake/shared/messaging';
+import { checkStreams } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   uniqueNatsPrefix,

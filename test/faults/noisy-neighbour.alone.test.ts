@@ -1,4 +1,4 @@
-import type { Platform } from '@intake/shared';
+import type { Platform } from '@intake/shared/runtime';
 import { eventually, listen, type TestPlatform } from '@intake/shared/testing';
 import { MAX_ATTEMPTS } from '@intake/delivery';
 import { BREAK } from '../../services/delivery/src/send/slots';

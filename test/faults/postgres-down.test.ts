@@ -1,5 +1,7 @@
 import { rmSync } from 'node:fs';
-import { createPlatform, closePlatform, createLogger, ensureDatabase, migrate, type Platform } from '@intake/shared';
+import { createLogger, ensureDatabase } from '@intake/shared/base';
+import { migrate } from '@intake/shared/schema';
+import { createPlatform, closePlatform, type Platform } from '@intake/shared/runtime';
 import { eventually, factories, startPostgres, testConfig, type OwnServer } from '@intake/shared/testing';
 import { filesUnder, pool, post, processEnv, startService, stopAll, tally, type ServiceProcess } from './harness';
 

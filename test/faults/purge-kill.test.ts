@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { newId } from '@intake/shared';
+import { newId } from '@intake/shared/contracts';
 import { eventually, factories, type TestPlatform } from '@intake/shared/testing';
 import { faultSuite, filesUnder, processEnv, startService } from './harness';
 

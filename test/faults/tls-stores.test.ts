@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, chownSync, readFileSync, rmSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { closePlatform, createLogger, createPlatform, ensureDatabase, migrate, type Platform } from '@intake/shared';
+import { createLogger, ensureDatabase } from '@intake/shared/base';
+import { migrate } from '@intake/shared/schema';
+import { closePlatform, createPlatform, type Platform } from '@intake/shared/runtime';
 import {
   factories,
   startPostgres,

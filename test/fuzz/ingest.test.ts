@@ -3,7 +3,9 @@ import path from 'node:path';
 import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import { buildServiceApp, createDb, createHttpServer, type Db } from '@intake/shared';
+import { createDb, type Db } from '@intake/shared/base';
+import { createHttpServer } from '@intake/shared/http';
+import { buildServiceApp } from '@intake/shared/runtime';
 import {
   changedParts,
   createTestPlatform,

@@ -1,13 +1,6 @@
-import {
-  ID_PREFIXES,
-  newId,
-  roleAtLeast,
-  ROLES,
-  sha256Hex,
-  type IdKind,
-  type KeyRole,
-  type Role,
-} from '@intake/shared';
+import { sha256Hex } from '@intake/shared/base';
+import { ID_PREFIXES, newId, type IdKind } from '@intake/shared/contracts';
+import { roleAtLeast, ROLES, type KeyRole, type Role } from '@intake/shared/auth';
 import {
   addTestMember,
   createTestPlatform,

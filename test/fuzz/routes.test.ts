@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { createDb, ID_PREFIXES, type Db, type IdKind } from '@intake/shared';
+import { createDb, type Db } from '@intake/shared/base';
+import { ID_PREFIXES, type IdKind } from '@intake/shared/contracts';
 import {
   changedParts,
   createTestPlatform,

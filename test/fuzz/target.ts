@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildServiceApp, createHttpServer, type ServiceModule } from '@intake/shared';
+import { createHttpServer } from '@intake/shared/http';
+import { buildServiceApp, type ServiceModule } from '@intake/shared/runtime';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
 import { startTestPings } from '@intake/delivery';
 import { routeFor } from '../../src/all-in-one';

@@ -1,4 +1,5 @@
-import { buildServiceApp, periodKey, type SpamRules } from '@intake/shared';
+import { periodKey, type SpamRules } from '@intake/shared/contracts';
+import { buildServiceApp } from '@intake/shared/runtime';
 import {
   emptyTestDatabaseUrl,
   eventually,

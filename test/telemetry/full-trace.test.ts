@@ -4,14 +4,9 @@ import http from 'node:http';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  buildServiceApp,
-  createLogger,
-  instrumentations,
-  resetTelemetryForTests,
-  startTelemetry,
-  type Worker,
-} from '@intake/shared';
+import { createLogger } from '@intake/shared/base';
+import { instrumentations, resetTelemetryForTests, startTelemetry } from '@intake/shared/telemetry';
+import { buildServiceApp, type Worker } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   eventually,

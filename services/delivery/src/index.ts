@@ -1,4 +1,4 @@
-import { observeFailingWebhooks, type ServiceModule } from '@intake/shared';
+import { observeFailingWebhooks, type ServiceModule } from '@intake/shared/runtime';
 import { startDeliveryWorkers } from './consumers/consumers';
 
 /** The delivery service: webhook fan-out and sending (with the retry ladder) and notification e-mail, all JetStream consumers. */

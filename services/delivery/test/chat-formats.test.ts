@@ -1,7 +1,7 @@
 import type http from 'node:http';
 import { eventually, useStarted } from '@intake/shared/testing';
 import { marked } from 'marked';
-import { chatBody, type ChatFormat } from '@intake/shared';
+import { chatBody, type ChatFormat } from '@intake/shared/webhooks';
 import { formWithHook, receiver, startDelivery, submit, type Received } from './helpers';
 
 const ctx = useStarted(() => startDelivery({ PUBLIC_BASE_URL: 'https://intake.example' }));

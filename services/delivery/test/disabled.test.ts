@@ -1,4 +1,4 @@
-import { newId, type DeliveryRequested } from '@intake/shared';
+import { newId, type DeliveryRequested } from '@intake/shared/contracts';
 import { factories, useTestPlatform } from '@intake/shared/testing';
 import { attemptLeaseMs, deliveryStore, processDeliveryRequests, SendSlots } from '../src';
 import { createWebhookAgent } from '../src/send/attempt';

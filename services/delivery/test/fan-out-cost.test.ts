@@ -1,4 +1,5 @@
-import { newId, withPooledConnection } from '@intake/shared';
+import { withPooledConnection } from '@intake/shared/base';
+import { newId } from '@intake/shared/contracts';
 import { factories, useTestPlatform } from '@intake/shared/testing';
 import { INSERT_DELIVERIES, insertDeliveriesOfSubmissions } from '../src/repositories/fan-out-batch.repository';
 

@@ -1,12 +1,6 @@
 import type http from 'node:http';
-import {
-  newId,
-  type Platform,
-  type StoredFile,
-  type SubmissionEvent,
-  type SubmissionStatus,
-  type Worker,
-} from '@intake/shared';
+import { newId, type StoredFile, type SubmissionEvent, type SubmissionStatus } from '@intake/shared/contracts';
+import { type Platform, type Worker } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   factories,

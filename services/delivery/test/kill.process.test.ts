@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { createTestPlatform, eventually, startupBudgetMs, type TestPlatform, factories } from '@intake/shared/testing';
-import { startPlatformRelay, type Worker } from '@intake/shared';
+import { startPlatformRelay, type Worker } from '@intake/shared/runtime';
 import { accountWithForm, receiver, submit } from './helpers';
 
 const MAIN = path.resolve(__dirname, '../dist/main.js');

@@ -1,4 +1,5 @@
-import { newId, withPooledConnection } from '@intake/shared';
+import { withPooledConnection } from '@intake/shared/base';
+import { newId } from '@intake/shared/contracts';
 import { eventually, factories, useTestPlatform } from '@intake/shared/testing';
 import { attemptLeaseMs, deliveryStore, MAX_ATTEMPTS, processDeliveryRequests, SendSlots } from '../src';
 import { createWebhookAgent } from '../src/send/attempt';

@@ -1,6 +1,6 @@
 import { eventually, smtpSink, useStarted, type SmtpSink } from '@intake/shared/testing';
 import { requeueDueNotifications } from '../src/domain/parking';
-import type { SubmissionEvent } from '@intake/shared';
+import type { SubmissionEvent } from '@intake/shared/contracts';
 import { fanOutSubmissions } from '../src/domain/fan-out';
 import { insertOwnerNotifications } from '../src/repositories/notification.repository';
 import { accountWithForm, startDelivery, storedWithoutEvent, submit } from './helpers';

@@ -1,5 +1,6 @@
 import PostalMime from 'postal-mime';
-import { createMailer, EVENT_PAYLOAD_MAX_BYTES, newId, type Mailer, type SubmissionEvent } from '@intake/shared';
+import { createMailer, type Mailer } from '@intake/shared/base';
+import { EVENT_PAYLOAD_MAX_BYTES, newId, type SubmissionEvent } from '@intake/shared/contracts';
 import { createTestPlatform, eventually, factories, smtpSink, type SmtpSink } from '@intake/shared/testing';
 import { MAIL_LEASE_MS, notifySubmissions, requestNotification } from '../src';
 import { accountWithForm, startDelivery, storedWithoutEvent, submit } from './helpers';

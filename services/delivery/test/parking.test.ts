@@ -1,4 +1,5 @@
-import { ACK, firstIdAt, newId } from '@intake/shared';
+import { firstIdAt, newId } from '@intake/shared/contracts';
+import { ACK } from '@intake/shared/messaging';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { attemptLeaseMs, deliveryStore, processDeliveryRequests, SendSlots } from '../src';
 import { reconcileDeliveries, requeueDueDeliveries } from '../src/domain/parking';

@@ -1,4 +1,5 @@
-import { createDb, newId } from '@intake/shared';
+import { createDb } from '@intake/shared/base';
+import { newId } from '@intake/shared/contracts';
 import { factories, useTestPlatform } from '@intake/shared/testing';
 import { claimDeliveries } from '../src/send/claim.repository';
 

@@ -1,6 +1,7 @@
 import PostalMime from 'postal-mime';
 import { Webhook } from 'standardwebhooks';
-import { createMailer, requestTestPing, type Mailer } from '@intake/shared';
+import { createMailer, type Mailer } from '@intake/shared/base';
+import { requestTestPing } from '@intake/shared/webhooks';
 import { eventually, factories, smtpSink, useStarted, type SmtpSink } from '@intake/shared/testing';
 import { sendDigests, sweepWebhookHealth } from '../src';
 import { receiver, startDelivery } from './helpers';

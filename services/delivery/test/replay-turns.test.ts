@@ -1,4 +1,4 @@
-import { newId } from '@intake/shared';
+import { newId } from '@intake/shared/contracts';
 import { useTestPlatform } from '@intake/shared/testing';
 import { pumpReplays } from '../src';
 import { insertDelivery } from '../src/send/record.repository';

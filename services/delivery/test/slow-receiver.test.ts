@@ -1,4 +1,4 @@
-import type { Platform } from '@intake/shared';
+import type { Platform } from '@intake/shared/runtime';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { formWithHook, receiver, startDelivery, submit } from './helpers';
 

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { checkWebhookUrl, guardedLookup, isBlockedAddress, TARGET_REFUSAL, urlRefusal } from '@intake/shared';
+import { checkWebhookUrl, guardedLookup, isBlockedAddress, TARGET_REFUSAL, urlRefusal } from '@intake/shared/webhooks';
 import { createWebhookAgent, sendWebhook } from '../src/send/attempt';
 import { receiver } from './helpers';
 

@@ -1,4 +1,4 @@
-import { TEST_PING_SLOT_WAIT_MS } from '@intake/shared';
+import { TEST_PING_SLOT_WAIT_MS } from '@intake/shared/webhooks';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
 import { createWebhookAgent } from '../src/send/attempt';
 import { attemptLeaseMs, deliveryStore, type DeliverDeps } from '../src/send/deliver';

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
-import { SUBJECTS } from '@intake/shared';
+import { SUBJECTS } from '@intake/shared/contracts';
 import { CONSUMERS } from '../src';
 import { accountWithForm, receiver, startDelivery, submit, verifyWithOctokit } from './helpers';
 

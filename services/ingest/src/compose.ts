@@ -1,4 +1,5 @@
-import { startOutbox, subscribeFormChanges, type Outbox, type Platform } from '@intake/shared';
+import { startOutbox, subscribeFormChanges, type Outbox } from '@intake/shared/messaging';
+import { type Platform } from '@intake/shared/runtime';
 import { createRateLimiter, type IngestRateLimiter } from './judge/gate';
 import { createFormCache, type FormCache } from './read/form-cache';
 import { createGroupWriter, type GroupWriter } from './store/group-writer';

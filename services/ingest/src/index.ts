@@ -1,4 +1,5 @@
-import { zeroSubmissionOutcomes, type Platform, type ServiceModule } from '@intake/shared';
+import { zeroSubmissionOutcomes } from '@intake/shared/telemetry';
+import { type Platform, type ServiceModule } from '@intake/shared/runtime';
 import { composeIngest, type IngestDeps, type IngestOptions } from './compose';
 import { ingestRoutes } from './routes/ingest.routes';
 import { submissionMetrics } from './answer/answer';

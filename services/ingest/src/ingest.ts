@@ -1,14 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import {
-  mayHaveCommitted,
-  newId,
-  Problem,
-  problem,
-  toTimestamp,
-  type Directions,
-  type StoredUpload,
-  type VisitorPages,
-} from '@intake/shared';
+import { mayHaveCommitted } from '@intake/shared/base';
+import { newId, Problem, problem, toTimestamp, type Directions, type VisitorPages } from '@intake/shared/contracts';
+import { type StoredUpload } from '@intake/shared/submissions';
 import type { IngestDeps } from './compose';
 import type { IngestForm } from './read/form.repository';
 import { findReplay } from './store/submission.repository';

@@ -1,5 +1,5 @@
 import '@intake/shared/register';
-import { runStandalone } from '@intake/shared';
+import { runStandalone } from '@intake/shared/runtime';
 import { ingestService } from './index';
 
 runStandalone(ingestService).catch((err) => {

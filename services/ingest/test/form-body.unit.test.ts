@@ -2,7 +2,7 @@ import http from 'node:http';
 import { Readable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
-import { isProblem } from '@intake/shared';
+import { isProblem } from '@intake/shared/contracts';
 import { eventually } from '@intake/shared/testing';
 import { LIMITS } from '../src/read/limits';
 import { parseUrlencoded, readBounded } from '../src/read/body';

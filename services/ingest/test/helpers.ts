@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { AckPolicy, DeliverPolicy } from 'nats';
-import { buildServiceApp, startPlatformRelay } from '@intake/shared';
+import { buildServiceApp, startPlatformRelay } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   eventually,

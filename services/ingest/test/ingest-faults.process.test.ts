@@ -2,15 +2,9 @@ import { rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
-import {
-  buildServiceApp,
-  createPlatform,
-  ensureDatabase,
-  migrate,
-  createLogger,
-  closePlatform,
-  type Platform,
-} from '@intake/shared';
+import { ensureDatabase, createLogger } from '@intake/shared/base';
+import { migrate } from '@intake/shared/schema';
+import { buildServiceApp, createPlatform, closePlatform, type Platform } from '@intake/shared/runtime';
 import {
   eventually,
   factories,

@@ -1,4 +1,5 @@
-import { newId, periodKey, type StoredUpload } from '@intake/shared';
+import { newId, periodKey } from '@intake/shared/contracts';
+import { type StoredUpload } from '@intake/shared/submissions';
 import { eventually, useStarted } from '@intake/shared/testing';
 import { findFormBySlug, type IngestForm } from '../src/read/form.repository';
 import {

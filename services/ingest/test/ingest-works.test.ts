@@ -1,5 +1,5 @@
 import Ajv from 'ajv';
-import { SubmissionEvent } from '@intake/shared';
+import { SubmissionEvent } from '@intake/shared/contracts';
 import { eventually, useStarted } from '@intake/shared/testing';
 import {
   accountWithForm,

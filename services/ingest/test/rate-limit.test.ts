@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { useTestPlatform } from '@intake/shared/testing';
-import { clientKey } from '@intake/shared';
+import { clientKey } from '@intake/shared/http';
 import { createRateLimiter, takeTogether } from '../src/judge/gate';
 
 /** The rate limit's shared calls (`takeTogether`) against Redis: one call per key, answers as if sent one by one. */

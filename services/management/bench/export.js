@@ -1,7 +1,9 @@
 // Export benchmark: 100,000 submissions streamed as CSV and NDJSON; prints time, bytes and peak memory.
 // Run: npx tsc -b && node services/management/bench/export.js [rows]   (uses DATABASE_URL's server, database intake_bench)
 'use strict';
-const { buildServiceApp, createPlatform, closePlatform, loadConfig, newId } = require('@intake/shared');
+const { buildServiceApp, createPlatform, closePlatform } = require('@intake/shared/runtime');
+const { loadConfig } = require('@intake/shared/base');
+const { newId } = require('@intake/shared/contracts');
 const { listen } = require('@intake/shared/testing');
 const { managementService } = require('../dist');
 
@@ -21,7 +23,7 @@ async function main() {
   await platform
     .db('forms')
     .insert({ id: formId, account_id: accountId, name: 'bench', slug: `bench-${formId.slice(-8)}` });
-  const { key, prefix, hash } = require('@intake/shared').generateKey('management');
+  const { key, prefix, hash } = require('@intake/shared/auth').generateKey('management');
   await platform
     .db('api_keys')
     .insert({ id: newId('apiKey'), account_id: accountId, type: 'management', prefix, key_hash: hash });

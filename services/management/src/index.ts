@@ -1,4 +1,6 @@
-import { type Config, type Platform, type RouteList, type ServiceModule } from '@intake/shared';
+import { type Config } from '@intake/shared/base';
+import { type RouteList } from '@intake/shared/http';
+import { type Platform, type ServiceModule } from '@intake/shared/runtime';
 import { startRetentionSweeper } from './lifecycle/retention';
 import { apiKeyRoutes } from './people/api-keys.routes';
 import { healthRoutes } from './platform/health.routes';

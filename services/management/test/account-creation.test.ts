@@ -1,4 +1,4 @@
-import { buildServiceApp } from '@intake/shared';
+import { buildServiceApp } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   listen,

@@ -1,4 +1,4 @@
-import { purgeAuditLog } from '@intake/shared';
+import { purgeAuditLog } from '@intake/shared/audit';
 import { addTestMember, factories, memberSessionHeaders, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 

@@ -1,7 +1,9 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { buildServiceApp, createDb, newId } from '@intake/shared';
+import { createDb } from '@intake/shared/base';
+import { newId } from '@intake/shared/contracts';
+import { buildServiceApp } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   freePort,

@@ -5,7 +5,8 @@ import path from 'node:path';
 import zlib from 'node:zlib';
 import Koa from 'koa';
 import { listen } from '@intake/shared/testing';
-import type { KoaRouter, Platform } from '@intake/shared';
+import type { KoaRouter } from '@intake/shared/http';
+import type { Platform } from '@intake/shared/runtime';
 import { mountConsole } from '../src/platform/console-page';
 
 /** About 60 KB of script, as the console's bundle is. */

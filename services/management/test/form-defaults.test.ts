@@ -1,4 +1,4 @@
-import { subscribeFormChanges, type FormChange } from '@intake/shared';
+import { subscribeFormChanges, type FormChange } from '@intake/shared/messaging';
 import { eventually, factories, managementKeyWithRole, useStarted } from '@intake/shared/testing';
 import { api, startManagement } from './helpers';
 

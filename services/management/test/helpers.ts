@@ -1,4 +1,6 @@
-import { buildServiceApp, createMailer, type Clock, type Worker } from '@intake/shared';
+import { createMailer } from '@intake/shared/base';
+import { type Clock } from '@intake/shared/contracts';
+import { buildServiceApp, type Worker } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   expectMatchesOpenApi,

@@ -3,7 +3,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { eventually, startNatsServer, startPostgres, startupBudgetMs, type OwnServer } from '@intake/shared/testing';
-import { createDb, ensureDatabase, migrate } from '@intake/shared';
+import { createDb, ensureDatabase } from '@intake/shared/base';
+import { migrate } from '@intake/shared/schema';
 
 const MIGRATE = path.resolve(__dirname, '../dist/cli/migrate.js');
 const SHARED = path.resolve(__dirname, '../../../shared/dist/index.js');

@@ -1,8 +1,10 @@
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import type Koa from 'koa';
-import type { KoaRouter as Router } from '@intake/shared';
-import { buildServiceApp, loadConfig, PROBLEM_SLUGS, type Platform, type ServiceModule } from '@intake/shared';
+import type { KoaRouter as Router } from '@intake/shared/http';
+import { loadConfig } from '@intake/shared/base';
+import { PROBLEM_SLUGS } from '@intake/shared/contracts';
+import { buildServiceApp, type Platform, type ServiceModule } from '@intake/shared/runtime';
 import { contractViolations, listen, type OpenApiDoc, useStarted } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { deliveryService } from '@intake/delivery';

@@ -1,4 +1,5 @@
-import type { Db, Role } from '@intake/shared';
+import type { Db } from '@intake/shared/base';
+import type { Role } from '@intake/shared/auth';
 import { addTestMember, factories, uniqueEmail } from '@intake/shared/testing';
 import { hashPassword } from '../src/people/passwords';
 import { api } from './helpers';

@@ -1,10 +1,5 @@
-import {
-  buildServiceApp,
-  composeStandalone,
-  FORM_CHANGED_SUBJECT,
-  type ServiceState,
-  type Worker,
-} from '@intake/shared';
+import { FORM_CHANGED_SUBJECT } from '@intake/shared/messaging';
+import { buildServiceApp, composeStandalone, type ServiceState, type Worker } from '@intake/shared/runtime';
 import { createTestPlatform, listen, type TestPlatform } from '@intake/shared/testing';
 import { ingestService } from '@intake/ingest';
 import { managementService } from '../src';

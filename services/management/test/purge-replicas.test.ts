@@ -1,6 +1,6 @@
 import { metrics } from '@opentelemetry/api';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { OnRequestMetricReader } from '@intake/shared';
+import { OnRequestMetricReader } from '@intake/shared/telemetry';
 import { createTestPlatform, emptyTestDatabaseUrl, factories, type TestPlatform } from '@intake/shared/testing';
 import { observePurgeLag, purgeDue, type PurgeCounts } from '../src/lifecycle/purge';
 import { purgeLagSeconds } from '../src/lifecycle/purge.repository';

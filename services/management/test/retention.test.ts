@@ -1,4 +1,5 @@
-import { newId, withPooledConnection } from '@intake/shared';
+import { withPooledConnection } from '@intake/shared/base';
+import { newId } from '@intake/shared/contracts';
 import { factories, useTestPlatform } from '@intake/shared/testing';
 import { RETENTION, sweepRetention } from '../src/lifecycle/retention';
 import { sweepVictims } from '../src/lifecycle/retention.repository';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import fc from 'fast-check';
-import { newId } from '@intake/shared';
+import { newId } from '@intake/shared/contracts';
 import { useStarted } from '@intake/shared/testing';
 import { drainSearchBacklog } from '../src/submissions/search-indexer';
 import { listSubmissionsPage } from '../src/submissions/submission.repository';

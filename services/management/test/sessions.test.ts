@@ -1,5 +1,6 @@
 import { factories, useStarted } from '@intake/shared/testing';
-import { SESSION_IDLE_MS, sha256Hex, sweepSessions } from '@intake/shared';
+import { sha256Hex } from '@intake/shared/base';
+import { SESSION_IDLE_MS, sweepSessions } from '@intake/shared/auth';
 import { api, startManagement } from './helpers';
 
 const ctx = useStarted(() => startManagement());

@@ -1,4 +1,4 @@
-import type { Role } from '@intake/shared';
+import type { Role } from '@intake/shared/auth';
 import {
   addTestMember,
   emptyTestDatabaseUrl,

@@ -1,5 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
-import { fileDownloadUrl, newId, periodKey, SubmissionEvent } from '@intake/shared';
+import { newId, periodKey, SubmissionEvent } from '@intake/shared/contracts';
+import { fileDownloadUrl } from '@intake/shared/http';
 import { emptyTestDatabaseUrl, factories, useStarted } from '@intake/shared/testing';
 import { purgeDue } from '../src/lifecycle/purge';
 import { api, ownerWithForm as ownerWithFormOf, startManagement } from './helpers';

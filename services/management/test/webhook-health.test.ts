@@ -1,5 +1,5 @@
 import PostalMime from 'postal-mime';
-import { createMailer, type Mailer } from '@intake/shared';
+import { createMailer, type Mailer } from '@intake/shared/base';
 import { eventually, factories, smtpSink, useStarted } from '@intake/shared/testing';
 import { HealthTally, sweepWebhookHealth } from '@intake/delivery';
 import { newOwner, ownerWithFailingHook, startManagementWithWorkers } from './helpers';

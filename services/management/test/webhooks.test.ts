@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { newId } from '@intake/shared';
+import { newId } from '@intake/shared/contracts';
 import { eventually, factories, useStarted } from '@intake/shared/testing';
 import { api, newOwner, ownerWithFailingHook, startManagement, startManagementWithWorkers } from './helpers';
 import { answering, receiver, submit, verifyWithOctokit } from '../../delivery/test/helpers';

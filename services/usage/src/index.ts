@@ -1,4 +1,5 @@
-import { createMailer, type Platform, type ServiceModule, type Worker } from '@intake/shared';
+import { createMailer } from '@intake/shared/base';
+import { type Platform, type ServiceModule, type Worker } from '@intake/shared/runtime';
 import { startUsageConsumer, type UsageConsumerOptions } from './consumers/submission-events.consumer';
 import { startQuotaMailRetry } from './consumers/quota-mail.worker';
 import { usageRoutes } from './routes/usage.routes';

@@ -1,4 +1,4 @@
-import { newId, periodKey, type SubmissionEvent } from '@intake/shared';
+import { newId, periodKey, type SubmissionEvent } from '@intake/shared/contracts';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
 import { recordSubmissionEvents } from '../src/domain/record-event';
 

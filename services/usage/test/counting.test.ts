@@ -1,4 +1,4 @@
-import { periodKey } from '@intake/shared';
+import { periodKey } from '@intake/shared/contracts';
 import { eventually, factories } from '@intake/shared/testing';
 import { USAGE_CONSUMER, ensureUsageConsumer, recordSubmissionEvents } from '../src';
 import { processedCount, startUsage, type UsageHarness } from './helpers';

@@ -1,4 +1,5 @@
-import { buildServiceApp, type Clock, type Worker } from '@intake/shared';
+import { type Clock } from '@intake/shared/contracts';
+import { buildServiceApp, type Worker } from '@intake/shared/runtime';
 import {
   createTestPlatform,
   expectMatchesOpenApi,

@@ -1,5 +1,6 @@
 import { eventually, factories, smtpSink, type SmtpSink } from '@intake/shared/testing';
-import { createMailer, NOTIFICATION_STATUSES } from '@intake/shared';
+import { createMailer } from '@intake/shared/base';
+import { NOTIFICATION_STATUSES } from '@intake/shared/contracts';
 import { reachedThresholds, sendQuotaWarnings } from '../src';
 import { manualClock, processedCount, startUsage, type UsageHarness } from './helpers';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { newId } from '@intake/shared';
+import { newId } from '@intake/shared/contracts';
 import { eventually, factories, managementKeyWithRole, openApiOf } from '@intake/shared/testing';
 import { usageService } from '../src';
 import { api, manualClock, processedCount, startUsage, type UsageHarness } from './helpers';

@@ -1,21 +1,18 @@
 import { AckPolicy, nanos } from 'nats';
 import { Value } from '@sinclair/typebox/value';
+import { createMailer } from '@intake/shared/base';
+import { checkSubmissionEvent, NotificationRequested, SUBJECTS } from '@intake/shared/contracts';
 import {
   ACK,
-  checkSubmissionEvent,
-  createMailer,
   ensureConsumer,
   ensureStreams,
-  NotificationRequested,
   eventWithPayload,
   runConsumer,
-  SUBJECTS,
   type Delivered,
   type Outcome,
   type Outcomes,
-  type Platform,
-  type Worker,
-} from '@intake/shared';
+} from '@intake/shared/messaging';
+import { type Platform, type Worker } from '@intake/shared/runtime';
 import { createWebhookAgent } from '../send/attempt';
 import { attemptLeaseMs, deliveryStore, type DeliverDeps } from '../send/deliver';
 import { sendRequested } from '../send/parse';

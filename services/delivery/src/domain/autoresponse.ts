@@ -1,17 +1,7 @@
-import {
-  ACK,
-  eventWithPayload,
-  formAndProject,
-  recordNotification,
-  type AutoresponseSettings,
-  type Config,
-  type Db,
-  type Logger,
-  type Mail,
-  type Mailer,
-  type Outcome,
-  type SubmissionEvent,
-} from '@intake/shared';
+import { type Config, type Db, type Logger, type Mail, type Mailer } from '@intake/shared/base';
+import { formAndProject, type AutoresponseSettings, type SubmissionEvent } from '@intake/shared/contracts';
+import { recordNotification } from '@intake/shared/telemetry';
+import { ACK, eventWithPayload, type Outcome } from '@intake/shared/messaging';
 import { claimAutoresponse } from '../repositories/autoresponse.repository';
 import { storedSubmissions, type NotificationOutcome } from '../repositories/notification.repository';
 import { mailRetry } from './notify';

@@ -1,15 +1,7 @@
-import {
-  formAndProject,
-  recordNotification,
-  startPeriodic,
-  toTimestamp,
-  type Config,
-  type Db,
-  type Logger,
-  type Mail,
-  type Mailer,
-  type Worker,
-} from '@intake/shared';
+import { type Config, type Db, type Logger, type Mail, type Mailer } from '@intake/shared/base';
+import { formAndProject, toTimestamp } from '@intake/shared/contracts';
+import { recordNotification } from '@intake/shared/telemetry';
+import { startPeriodic, type Worker } from '@intake/shared/runtime';
 import {
   claimDigests,
   digestContents,

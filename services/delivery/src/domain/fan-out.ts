@@ -1,16 +1,8 @@
-import {
-  deliveryRequest,
-  newId,
-  publishTraced,
-  type FormProject,
-  type SubmissionEvent,
-  type Within,
-  fileDownloadUrl,
-  type Config,
-  type Db,
-  type Nats,
-  type SecretBox,
-} from '@intake/shared';
+import { type Config, type Db, type SecretBox } from '@intake/shared/base';
+import { newId, type FormProject, type SubmissionEvent } from '@intake/shared/contracts';
+import { type Within, type Nats } from '@intake/shared/messaging';
+import { deliveryRequest, publishTraced } from '@intake/shared/webhooks';
+import { fileDownloadUrl } from '@intake/shared/http';
 import { findFanOutTargets, formKey, insertDeliveriesOfSubmissions } from '../repositories/fan-out-batch.repository';
 import { mailRecipients, notificationRequest } from './notify';
 import { insertOwnerNotifications } from '../repositories/notification.repository';

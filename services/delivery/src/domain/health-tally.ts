@@ -1,4 +1,5 @@
-import { startPeriodic, type Db, type Logger, type Worker } from '@intake/shared';
+import { type Db, type Logger } from '@intake/shared/base';
+import { startPeriodic, type Worker } from '@intake/shared/runtime';
 import { recordWebhookHealth, type HealthTallyRow } from '../repositories/webhook-health.repository';
 
 /** How often a process writes the webhook health it tallied. */

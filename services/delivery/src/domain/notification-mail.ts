@@ -1,12 +1,6 @@
-import {
-  fileDownloadUrl,
-  formAndProject,
-  isReplyAddress,
-  type Config,
-  type Mail,
-  type SecretBox,
-  type SubmissionEvent,
-} from '@intake/shared';
+import { type Config, type Mail, type SecretBox } from '@intake/shared/base';
+import { formAndProject, isReplyAddress, type SubmissionEvent } from '@intake/shared/contracts';
+import { fileDownloadUrl } from '@intake/shared/http';
 import { fillPlaceholders, LINE_BREAKS } from './placeholders';
 import { notificationHtml } from './mail-html';
 import type { MailBranding } from '../repositories/mail-branding.repository';

@@ -1,25 +1,22 @@
 import {
-  ACK,
   BatchQueue,
-  EVENT_PAYLOAD_MAX_BYTES,
-  eventWithPayload,
-  publishTraced,
-  recordNotification,
-  SUBJECTS,
   type Config,
   type Db,
   type Logger,
   type Mailer,
-  type Nats,
+  type SecretBox,
+  recordGroupOrEach,
+} from '@intake/shared/base';
+import {
+  EVENT_PAYLOAD_MAX_BYTES,
+  SUBJECTS,
   type AutoresponseSettings,
   type NotificationRequested,
-  type Outcome,
-  type SecretBox,
   type SubmissionEvent,
-  type TracedMessage,
-  type Within,
-  recordGroupOrEach,
-} from '@intake/shared';
+} from '@intake/shared/contracts';
+import { recordNotification } from '@intake/shared/telemetry';
+import { ACK, eventWithPayload, type Nats, type Outcome, type Within } from '@intake/shared/messaging';
+import { publishTraced, type TracedMessage } from '@intake/shared/webhooks';
 import {
   claimSubmissionNotifications,
   recordNotificationOutcomes,

@@ -1,12 +1,7 @@
-import {
-  buildSubmissionCreatedEvent,
-  deliveryRequest,
-  firstIdAt,
-  publishTraced,
-  type Db,
-  type Nats,
-  type SubmissionEvent,
-} from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { buildSubmissionCreatedEvent, firstIdAt, type SubmissionEvent } from '@intake/shared/contracts';
+import { type Nats } from '@intake/shared/messaging';
+import { deliveryRequest, publishTraced } from '@intake/shared/webhooks';
 import {
   takeDueParked,
   watchWaitingDeliveries,

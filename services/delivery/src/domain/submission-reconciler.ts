@@ -1,4 +1,6 @@
-import { buildSubmissionCreatedEvent, firstIdAt, type Db, type Nats } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { buildSubmissionCreatedEvent, firstIdAt } from '@intake/shared/contracts';
+import { type Nats } from '@intake/shared/messaging';
 import {
   findOldestOutboxTime,
   walkSubmissionsWithoutDeliveries,

@@ -1,19 +1,8 @@
-import {
-  deliveryRequest,
-  formAndProject,
-  formProject,
-  publishTraced,
-  startPeriodic,
-  toTimestamp,
-  type Config,
-  type Db,
-  type Logger,
-  type Mail,
-  type Mailer,
-  type Nats,
-  type SecretBox,
-  type Worker,
-} from '@intake/shared';
+import { type Config, type Db, type Logger, type Mail, type Mailer, type SecretBox } from '@intake/shared/base';
+import { formAndProject, formProject, toTimestamp } from '@intake/shared/contracts';
+import { type Nats } from '@intake/shared/messaging';
+import { deliveryRequest, publishTraced } from '@intake/shared/webhooks';
+import { startPeriodic, type Worker } from '@intake/shared/runtime';
 import {
   disableFailingWebhooks,
   forgetNotice,

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { request } from 'undici';
-import type { AirtableDestination } from '@intake/shared';
+import type { AirtableDestination } from '@intake/shared/webhooks';
 import { retryAfterMs } from '../send/attempt';
 import {
   credentialKey,

@@ -1,4 +1,6 @@
-import { receivedAt, sha256Hex, toTimestamp, type Config, type Destination, type EventType } from '@intake/shared';
+import { sha256Hex, type Config } from '@intake/shared/base';
+import { receivedAt, toTimestamp } from '@intake/shared/contracts';
+import { type Destination, type EventType } from '@intake/shared/webhooks';
 import { timeAttempt, type AttemptResult } from '../send/attempt';
 
 /** Where each integration's API is (its public address; tests point these at local stand-ins). */

@@ -2,7 +2,7 @@ import { sheets, type sheets_v4 } from '@googleapis/sheets';
 import { Gaxios, GaxiosError, type GaxiosOptionsPrepared } from 'gaxios';
 import { JWT } from 'google-auth-library';
 import { LRUCache } from 'lru-cache';
-import type { ServiceAccountKey, SheetsDestination } from '@intake/shared';
+import type { ServiceAccountKey, SheetsDestination } from '@intake/shared/webhooks';
 import { retryAfterMs } from '../send/attempt';
 import {
   asText,

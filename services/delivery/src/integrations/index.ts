@@ -1,4 +1,4 @@
-import type { IntegrationFormat } from '@intake/shared';
+import type { IntegrationFormat } from '@intake/shared/webhooks';
 import type { AttemptResult } from '../send/attempt';
 import { airtable } from './airtable';
 import { runIntegration, type Integration, type IntegrationAttempt } from './attempt';

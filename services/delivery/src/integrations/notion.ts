@@ -1,6 +1,7 @@
 import { APIResponseError, Client } from '@notionhq/client';
 import { LRUCache } from 'lru-cache';
-import { formAndProject, type NotionDestination } from '@intake/shared';
+import { formAndProject } from '@intake/shared/contracts';
+import { type NotionDestination } from '@intake/shared/webhooks';
 import { retryAfterMs } from '../send/attempt';
 import {
   credentialKey,

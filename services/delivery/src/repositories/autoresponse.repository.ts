@@ -1,4 +1,5 @@
-import { mailboxOf, newId, type Db, type Queryable } from '@intake/shared';
+import { type Db, type Queryable } from '@intake/shared/base';
+import { mailboxOf, newId } from '@intake/shared/contracts';
 import type { NotificationClaim } from './notification.repository';
 
 /**

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
-import { claimNotifications, newId, type ClaimedNotification, type Db, type Queryable } from '@intake/shared';
+import { type Db, type Queryable } from '@intake/shared/base';
+import { newId } from '@intake/shared/contracts';
+import { claimNotifications, type ClaimedNotification } from '@intake/shared/schema';
 
 /** A day: a digest covers whole days from where the last one ended. */
 export const DAY_MS = 86_400_000;

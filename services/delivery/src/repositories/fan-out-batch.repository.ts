@@ -1,5 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
-import { AutoresponseSettings, formProject, runPrepared, type Db, type FormProject } from '@intake/shared';
+import { runPrepared, type Db } from '@intake/shared/base';
+import { AutoresponseSettings, formProject, type FormProject } from '@intake/shared/contracts';
 
 /**
  * What a form's received submissions fan out to: its enabled webhooks (in id order), its

@@ -1,5 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
-import { formProject, MailFromName, NotificationTemplate, type ProjectColumns, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { formProject, MailFromName, NotificationTemplate, type ProjectColumns } from '@intake/shared/contracts';
 
 /**
  * What a form's owner made of its mails: the sender's display name and the notification's template; and the client

@@ -1,11 +1,5 @@
-import {
-  newId,
-  runPrepared,
-  type Db,
-  type NotificationStatus,
-  type StoredFile,
-  type StoredSubmission,
-} from '@intake/shared';
+import { runPrepared, type Db } from '@intake/shared/base';
+import { newId, type NotificationStatus, type StoredFile, type StoredSubmission } from '@intake/shared/contracts';
 
 /** What claiming a submission's notification (or its autoresponse) found: this process holds its send, or why not. */
 export type NotificationClaim =

@@ -1,4 +1,4 @@
-import type { Db, Queryable } from '@intake/shared';
+import type { Db, Queryable } from '@intake/shared/base';
 
 /**
  * Parks deliveries until their `dueAt` (migration 025), in one statement; parking one again moves its time. A

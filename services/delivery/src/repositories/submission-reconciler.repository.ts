@@ -1,4 +1,5 @@
-import type { Db, Queryable, StoredFile, StoredSubmission } from '@intake/shared';
+import type { Db, Queryable } from '@intake/shared/base';
+import type { StoredFile, StoredSubmission } from '@intake/shared/contracts';
 
 /** A stored submission that has no delivery for some webhooks its form had when it was received. */
 export interface SubmissionWithoutDeliveries {

@@ -1,4 +1,5 @@
-import { runPrepared, type Db, type ProjectColumns } from '@intake/shared';
+import { runPrepared, type Db } from '@intake/shared/base';
+import { type ProjectColumns } from '@intake/shared/contracts';
 
 /** A failing webhook as its alert e-mail describes it (its form's project too, which the mail names as its client). */
 export interface FailingWebhook extends ProjectColumns {

@@ -1,15 +1,14 @@
 import { Agent, buildConnector, request } from 'undici';
 import { context, propagation, SpanKind, SpanStatusCode, trace, type Attributes } from '@opentelemetry/api';
+import { inActiveSpan, type AttemptOutcome } from '@intake/shared/telemetry';
 import {
   guardedLookup,
-  inActiveSpan,
   isBlockedAddress,
   isChatFormat,
   signedRequest,
   urlRefusal,
-  type AttemptOutcome,
   type SignedRequestProps,
-} from '@intake/shared';
+} from '@intake/shared/webhooks';
 
 /*
  * The send path's attempt at a webhook: one signed POST (its bytes and signatures from signedRequest in

@@ -1,4 +1,4 @@
-import { runPrepared, type Db } from '@intake/shared';
+import { runPrepared, type Db } from '@intake/shared/base';
 import type { DeliveryTarget } from './delivery.repository';
 
 /*

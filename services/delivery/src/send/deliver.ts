@@ -1,23 +1,9 @@
-import {
-  ACK,
-  BatchQueue,
-  receivedAt,
-  recordAttempt,
-  recordDeferred,
-  recordDelivery,
-  recordDeliveryLatency,
-  type Config,
-  type Db,
-  type DeliveryRequested,
-  type Outcome,
-  type SecretBox,
-  type Within,
-  type Logger,
-  type Worker,
-  recordGroupOrEach,
-  isChatFormat,
-  isIntegration,
-} from '@intake/shared';
+import { BatchQueue, type Config, type Db, type SecretBox, type Logger, recordGroupOrEach } from '@intake/shared/base';
+import { receivedAt, type DeliveryRequested } from '@intake/shared/contracts';
+import { recordAttempt, recordDeferred, recordDelivery, recordDeliveryLatency } from '@intake/shared/telemetry';
+import { ACK, type Outcome, type Within } from '@intake/shared/messaging';
+import { isChatFormat, isIntegration } from '@intake/shared/webhooks';
+import { type Worker } from '@intake/shared/runtime';
 import { sendToIntegration, type IntegrationApis } from '../integrations';
 import { HealthTally } from '../domain/health-tally';
 import { parkDeliveries } from '../repositories/parking.repository';

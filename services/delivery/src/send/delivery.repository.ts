@@ -1,4 +1,6 @@
-import type { DeliveryRow, Destination, ProjectColumns, Queryable, WebhookFormat } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
+import type { ProjectColumns } from '@intake/shared/contracts';
+import type { DeliveryRow, Destination, WebhookFormat } from '@intake/shared/webhooks';
 
 /** A delivery with what sending needs from its webhook. */
 export interface DeliveryTarget extends DeliveryRow {

@@ -1,4 +1,5 @@
-import { startPeriodic, type Db, type Logger, type Worker } from '@intake/shared';
+import { type Db, type Logger } from '@intake/shared/base';
+import { startPeriodic, type Worker } from '@intake/shared/runtime';
 import { extendDeliveryLeases } from './claim.repository';
 
 /**

@@ -1,5 +1,6 @@
 import { Value } from '@sinclair/typebox/value';
-import { DeliveryRequested, type Delivered, type Outcome, type Outcomes } from '@intake/shared';
+import { DeliveryRequested } from '@intake/shared/contracts';
+import { type Delivered, type Outcome, type Outcomes } from '@intake/shared/messaging';
 import { processDeliveryRequests, type DeliverDeps } from './deliver';
 
 /**

@@ -1,4 +1,5 @@
-import { runPrepared, type Db, type DeliveryRow, type DeliveryStatus, type Queryable } from '@intake/shared';
+import { runPrepared, type Db, type Queryable } from '@intake/shared/base';
+import { type DeliveryRow, type DeliveryStatus } from '@intake/shared/webhooks';
 import type { AttemptResult } from './attempt';
 
 /*

@@ -1,19 +1,16 @@
 import { context } from '@opentelemetry/api';
 import { Value } from '@sinclair/typebox/value';
 import type { Subscription } from 'nats';
+import { type Logger } from '@intake/shared/base';
+import { formProject, newId } from '@intake/shared/contracts';
+import { contextFromHeaders, type Nats } from '@intake/shared/messaging';
 import {
-  contextFromHeaders,
-  formProject,
-  newId,
   TEST_PING_SLOT_WAIT_MS,
   TEST_PING_SUBJECT,
   TestPingRequest,
-  type Logger,
-  type Nats,
-  type Platform,
   type TestPingAnswer,
-  type Worker,
-} from '@intake/shared';
+} from '@intake/shared/webhooks';
+import { type Platform, type Worker } from '@intake/shared/runtime';
 import type { AttemptResult } from './attempt';
 import { attempt, countAttempt, type DeliverDeps } from './deliver';
 import { findWebhookOfAccount, updateDeliveryStatus, type DeliveryTarget } from './delivery.repository';

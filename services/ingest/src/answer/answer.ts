@@ -1,12 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  escapeHtml,
-  recordSubmission,
-  toProblem,
-  type Problem,
-  type SubmissionOutcome,
-  type VisitorPages,
-} from '@intake/shared';
+import { toProblem, type Problem, type VisitorPages } from '@intake/shared/contracts';
+import { recordSubmission, type SubmissionOutcome } from '@intake/shared/telemetry';
+import { escapeHtml } from '@intake/shared/http';
 import type { Context, Next } from 'koa';
 import type { IngestOutcome } from '../ingest';
 import { refusedPage, thankYouPage } from './visitor-words';

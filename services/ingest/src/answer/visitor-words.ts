@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
-import { escapeHtml, type VisitorPages } from '@intake/shared';
+import { type VisitorPages } from '@intake/shared/contracts';
+import { escapeHtml } from '@intake/shared/http';
 
 /** Intake's own words on the pages a visitor's browser is shown, in the languages it speaks. */
 const WORDS = {

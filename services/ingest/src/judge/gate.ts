@@ -1,13 +1,8 @@
-import {
-  authenticateKey,
-  bearerToken,
-  keyTypeOf,
-  periodKey,
-  problem,
-  type Platform,
-  BatchQueue,
-  clientKey,
-} from '@intake/shared';
+import { BatchQueue } from '@intake/shared/base';
+import { periodKey, problem } from '@intake/shared/contracts';
+import { authenticateKey, keyTypeOf } from '@intake/shared/auth';
+import { bearerToken, clientKey } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { IngestForm } from '../read/form.repository';
 import { findReplay, type Replay } from '../store/submission.repository';

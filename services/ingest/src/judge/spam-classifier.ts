@@ -1,6 +1,7 @@
 import naiveBayes from 'wink-naive-bayes-text-classifier';
 import { LRUCache } from 'lru-cache';
-import { spamModelOf, type Db, type SpamModelOf } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { spamModelOf, type SpamModelOf } from '@intake/shared/contracts';
 import type { IngestForm } from '../read/form.repository';
 import { findSpamExamples } from './spam.repository';
 

@@ -1,6 +1,7 @@
 import MailChecker from 'mailchecker';
 import { createHash } from 'node:crypto';
-import { DEFAULT_DUPLICATE_WINDOW_HOURS, type Db, type SpamRules } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { DEFAULT_DUPLICATE_WINDOW_HOURS, type SpamRules } from '@intake/shared/contracts';
 import type { IngestForm } from '../read/form.repository';
 import { postSeenWithin } from './spam.repository';
 import { domainOf, postFeatures, SPAM_THRESHOLD, type PostFeatures, type SpamModels } from './spam-classifier';

@@ -1,4 +1,5 @@
-import { spamModelForms, type Db, type SpamModelOf } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { spamModelForms, type SpamModelOf } from '@intake/shared/contracts';
 
 /** A post a model learns from: its fields, and whether it is spam. */
 export interface SpamExampleRow {

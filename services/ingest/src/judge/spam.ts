@@ -1,4 +1,4 @@
-import { problem, type ChallengeProvider } from '@intake/shared';
+import { problem, type ChallengeProvider } from '@intake/shared/contracts';
 import type { Fields } from '../read/fields';
 
 /** The spam reason of a post kept because the bot-challenge provider could not answer (its files are kept). */

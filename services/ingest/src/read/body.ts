@@ -1,5 +1,7 @@
 import type { IncomingMessage } from 'node:http';
-import { parseJsonOrdered, problem, unstorableFields, type BlobStore, type StoredUpload } from '@intake/shared';
+import { parseJsonOrdered, unstorableFields, type BlobStore } from '@intake/shared/base';
+import { problem } from '@intake/shared/contracts';
+import { type StoredUpload } from '@intake/shared/submissions';
 import { honeypotFilled } from '../judge/spam';
 import { refuseUnstorable, strictUtf8, type Fields } from './fields';
 import { LIMITS } from './limits';

@@ -1,4 +1,4 @@
-import { isReplyAddress, type Directions } from '@intake/shared';
+import { isReplyAddress, type Directions } from '@intake/shared/contracts';
 import type { IngestForm } from './form.repository';
 
 /**

@@ -1,4 +1,5 @@
-import { orderedObject, problem, safeName, unstorableText, type FieldError } from '@intake/shared';
+import { orderedObject, safeName, unstorableText } from '@intake/shared/base';
+import { problem, type FieldError } from '@intake/shared/contracts';
 import { CHALLENGE_FIELD, LIMITS, PROVIDER_CHALLENGE_FIELDS } from './limits';
 import { takeControlFields, type ControlFields } from './control-fields';
 import type { IngestForm } from './form.repository';

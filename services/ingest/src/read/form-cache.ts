@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import type { Db, FormChange } from '@intake/shared';
+import type { Db } from '@intake/shared/base';
+import type { FormChange } from '@intake/shared/messaging';
 import { findFormBySlug, type IngestForm } from './form.repository';
 
 export interface FormCache {

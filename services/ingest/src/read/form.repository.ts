@@ -1,12 +1,12 @@
+import { type Queryable } from '@intake/shared/base';
 import {
   type ChallengeProvider,
   type FormStatus,
-  type Queryable,
   type SpamFilter,
   type SpamModelScope,
   type SpamRules,
   type VisitorPages,
-} from '@intake/shared';
+} from '@intake/shared/contracts';
 
 /** The form as ingest sees it, with what the checks before the body need: plan limits and this month's usage. */
 export interface IngestForm {

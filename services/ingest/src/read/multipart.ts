@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import { Transform, type Readable, type TransformCallback } from 'node:stream';
 import busboy from 'busboy';
-import { newId, problem, type BlobStore, type Problem, type StoredUpload } from '@intake/shared';
+import { type BlobStore } from '@intake/shared/base';
+import { newId, problem, type Problem } from '@intake/shared/contracts';
+import { type StoredUpload } from '@intake/shared/submissions';
 import { LIMITS } from './limits';
 import { checkName, strictUtf8, type Fields } from './fields';
 

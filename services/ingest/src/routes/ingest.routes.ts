@@ -1,7 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { Type } from '@sinclair/typebox';
-import { periodKey, problem, route, SLUG_PATTERN, toProblem } from '@intake/shared';
+import { periodKey, problem, SLUG_PATTERN, toProblem } from '@intake/shared/contracts';
+import { route } from '@intake/shared/http';
 import type { IngestDeps } from '../compose';
 import { ingestSubmission } from '../ingest';
 import {

@@ -1,19 +1,16 @@
 import { context, trace, type SpanContext } from '@opentelemetry/api';
+import { isForeignKeyViolation, isStatementError, type Db, BatchQueue } from '@intake/shared/base';
+import { problem } from '@intake/shared/contracts';
+import { inActiveSpan } from '@intake/shared/telemetry';
+import { type Outbox } from '@intake/shared/messaging';
 import {
-  inActiveSpan,
-  isForeignKeyViolation,
-  isStatementError,
   preparePost,
-  problem,
   QUOTA_EXCEEDED_SQLSTATE,
   storeSubmissions,
-  type Outbox,
-  type Db,
   type GroupResult,
   type PostToStore,
   type PreparedPost,
-  BatchQueue,
-} from '@intake/shared';
+} from '@intake/shared/submissions';
 import { quotaExceeded } from '../judge/gate';
 import type { FormCache } from '../read/form-cache';
 

@@ -1,4 +1,5 @@
-import type { Queryable, SubmissionStatus } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
+import type { SubmissionStatus } from '@intake/shared/contracts';
 
 export interface Replay {
   submission_id: string;

@@ -1,4 +1,4 @@
-import type { Platform } from '@intake/shared';
+import type { Platform } from '@intake/shared/runtime';
 import { findRunningBackendPids, findStoredSubmissionIds } from './submission.repository';
 
 interface Unsettled {

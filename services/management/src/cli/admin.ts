@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { createDb, ensureDatabase, loadConfig, migrate, isProblem, unlockMigrations, type Db } from '@intake/shared';
+import { createDb, ensureDatabase, loadConfig, type Db } from '@intake/shared/base';
+import { isProblem } from '@intake/shared/contracts';
+import { migrate, unlockMigrations } from '@intake/shared/schema';
 import { createAccount, setAccountContactEmail, type PlanId } from '../people/accounts';
 import { addMember, MEMBERS_USAGE } from './members';
 

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
-import { createLogger, isId, isRole, loadConfig, problem, type Db } from '@intake/shared';
+import { createLogger, loadConfig, type Db } from '@intake/shared/base';
+import { isId, problem } from '@intake/shared/contracts';
+import { isRole } from '@intake/shared/auth';
 import { accountExists } from '../people/account.repository';
 import { inviteMember } from '../people/members';
 import { auditAs } from '../platform/audit-trail';

@@ -1,21 +1,16 @@
 import '@intake/shared/register';
 import { hostname } from 'node:os';
+import { createDb, ensureDatabase, loadConfig } from '@intake/shared/base';
 import {
   appliedMigrations,
   describeLockHolder,
   MigrationLockBusyError,
   type Migration,
-  connectNatsInBackground,
-  natsSecurity,
-  streamLimits,
-  withTimeout,
-  createDb,
-  ensureDatabase,
-  ensureStreams,
-  loadConfig,
   migrate,
   UnknownMigrationsError,
-} from '@intake/shared';
+} from '@intake/shared/schema';
+import { connectNatsInBackground, natsSecurity, streamLimits, ensureStreams } from '@intake/shared/messaging';
+import { withTimeout } from '@intake/shared/runtime';
 
 /** How long the migrations Job waits for NATS before it fails. */
 const NATS_WAIT_MS = 30_000;

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type { ProjectColumns, Queryable, SubmissionStatus } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
+import type { ProjectColumns, SubmissionStatus } from '@intake/shared/contracts';
 import type { FileRow } from '../submissions/submission.repository';
 
 export interface SubjectSubmission {

@@ -1,5 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { FormProject, idPattern, routeGroup, toTimestamp, type Platform, type Principal } from '@intake/shared';
+import { FormProject, idPattern, toTimestamp } from '@intake/shared/contracts';
+import { type Principal } from '@intake/shared/auth';
+import { routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import {
   auditExport,
   eraseDataSubject,

@@ -1,15 +1,9 @@
 import { Readable } from 'node:stream';
-import {
-  formProject,
-  normaliseEmail,
-  fileDownloadUrl,
-  sha256Hex,
-  toTimestamp,
-  type AuditAction,
-  type FormProject,
-  type Platform,
-  type Queryable,
-} from '@intake/shared';
+import { sha256Hex, type Queryable } from '@intake/shared/base';
+import { formProject, normaliseEmail, toTimestamp, type FormProject } from '@intake/shared/contracts';
+import { type AuditAction } from '@intake/shared/audit';
+import { fileDownloadUrl } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import {
   findFilesOf,
   findFormsNamed,

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { mailboxOf, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { mailboxOf } from '@intake/shared/contracts';
 
 /** A form's lifecycle settings, as the purge reads them. */
 export interface PurgeForm {

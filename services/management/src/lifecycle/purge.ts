@@ -1,15 +1,13 @@
+import { type Queryable } from '@intake/shared/base';
+import { problem } from '@intake/shared/contracts';
 import {
   instruments,
-  observeGauge,
-  problem,
   recordPurged,
   recordPurgeFailure,
   zeroPurgeFailures,
-  type Platform,
   type PurgeReason,
-  type Queryable,
-  type Worker,
-} from '@intake/shared';
+} from '@intake/shared/telemetry';
+import { observeGauge, type Platform, type Worker } from '@intake/shared/runtime';
 import {
   addToPurgeTally,
   deleteSubmissionsOfForm,

@@ -1,4 +1,4 @@
-import type { Db } from '@intake/shared';
+import type { Db } from '@intake/shared/base';
 
 /**
  * One batch of what the retention sweep deletes from each table (each found through an index on its age: migration

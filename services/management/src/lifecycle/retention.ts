@@ -1,4 +1,5 @@
-import { startPeriodic, type Db, type Logger, type Worker } from '@intake/shared';
+import { type Db, type Logger } from '@intake/shared/base';
+import { startPeriodic, type Worker } from '@intake/shared/runtime';
 import { deleteSweepBatch, sweepVictims } from './retention.repository';
 
 /** How long bookkeeping rows are kept once they can no longer matter. */

@@ -1,4 +1,6 @@
-import { purgeAuditLog, startPeriodic, sweepSessions, type Platform, type Worker } from '@intake/shared';
+import { sweepSessions } from '@intake/shared/auth';
+import { purgeAuditLog } from '@intake/shared/audit';
+import { startPeriodic, type Platform, type Worker } from '@intake/shared/runtime';
 import { sealChatUrlsInTheClear } from '../webhooks/chat-urls';
 
 /**

@@ -1,17 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import {
-  clientKey,
-  createMailer,
-  newId,
-  normaliseEmail,
-  problem,
-  recordMemberAudit,
-  sha256Hex,
-  type Platform,
-  type Principal,
-  type SessionInfo,
-} from '@intake/shared';
+import { createMailer, sha256Hex } from '@intake/shared/base';
+import { newId, normaliseEmail, problem } from '@intake/shared/contracts';
+import { type Principal, type SessionInfo } from '@intake/shared/auth';
+import { recordMemberAudit } from '@intake/shared/audit';
+import { clientKey } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { insertAccount } from './account.repository';
 import { insertMember } from './member.repository';
 import {

@@ -1,4 +1,5 @@
-import { ACCOUNT_QUOTA_SQL, accountWithPlan, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { ACCOUNT_QUOTA_SQL, accountWithPlan } from '@intake/shared/schema';
 
 export interface PlanRow {
   id: string;

@@ -1,5 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { problem, route, type Platform, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { problem } from '@intake/shared/contracts';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { findAccountSettings, updateRequireTwoFactor } from './account.repository';
 import { memberHasSecondFactor } from './person.repository';
 import { auditOf } from '../platform/audit-trail';

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { clientOf, route, routeGroup, type Platform } from '@intake/shared';
+import { clientOf } from '@intake/shared/audit';
+import { route, routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { confirmSignUp, createAccountAsOwner, requestSignUp } from './account-creation';
 import { presentOpenedSession, SessionOpened, setSessionCookie, TAGS } from './sessions.routes';
 

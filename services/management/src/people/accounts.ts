@@ -1,4 +1,6 @@
-import { generateKey, newId, problem, type Db } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { newId, problem } from '@intake/shared/contracts';
+import { generateKey } from '@intake/shared/auth';
 import { findAccountSummary, findPlan, insertAccount, updateAccountContactEmail } from './account.repository';
 import { insertApiKey } from './api-key.repository';
 

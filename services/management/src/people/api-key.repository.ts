@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { NEWEST_FIRST, type KeyRole, type KeyType, type Queryable } from '@intake/shared';
+import { NEWEST_FIRST, type Queryable } from '@intake/shared/base';
+import { type KeyRole, type KeyType } from '@intake/shared/auth';
 
 export interface ApiKeyRow {
   id: string;

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { problem, routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { problem, toTimestamp } from '@intake/shared/contracts';
+import { routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { mintApiKey, revokeApiKey } from './api-keys';
 import { listApiKeys, type ApiKeyRow } from './api-key.repository';
 import {

@@ -1,13 +1,6 @@
-import {
-  generateKey,
-  newId,
-  problem,
-  type Actor,
-  type Db,
-  type KeyRole,
-  type KeyType,
-  type Queryable,
-} from '@intake/shared';
+import { type Db, type Queryable } from '@intake/shared/base';
+import { newId, problem } from '@intake/shared/contracts';
+import { generateKey, type Actor, type KeyRole, type KeyType } from '@intake/shared/auth';
 import {
   countActiveApiKeys,
   findApiKey,

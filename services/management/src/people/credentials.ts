@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import {
-  createMailer,
-  newId,
-  problem,
-  recordMemberAudit,
-  sha256Hex,
-  type Platform,
-  type SessionInfo,
-} from '@intake/shared';
+import { createMailer, sha256Hex } from '@intake/shared/base';
+import { newId, problem } from '@intake/shared/contracts';
+import { type SessionInfo } from '@intake/shared/auth';
+import { recordMemberAudit } from '@intake/shared/audit';
+import { type Platform } from '@intake/shared/runtime';
 import { findInvitation } from './members';
 import { proveMailbox, type Removed } from './mailbox-proof';
 import { spendSecondFactor } from './two-factor';

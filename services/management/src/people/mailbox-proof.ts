@@ -1,4 +1,5 @@
-import { recordMemberAudit, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { recordMemberAudit } from '@intake/shared/audit';
 import { activeMemberships, endSessionsOfUser, lockPersonCredentials, markEmailVerified } from './person.repository';
 
 /** How a mailbox was proven: an identity provider's verified e-mail, or a reset link opened. */

@@ -1,5 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import { endSession, problem, routeGroup, toTimestamp, clientOf, type Platform, type Principal } from '@intake/shared';
+import { problem, toTimestamp } from '@intake/shared/contracts';
+import { endSession, type Principal } from '@intake/shared/auth';
+import { clientOf } from '@intake/shared/audit';
+import { routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { openMemberSession } from './sign-in';
 import { endMemberSession, findMemberById, listMemberSessions } from './member.repository';
 import { activeMemberships, memberHasSecondFactor } from './person.repository';

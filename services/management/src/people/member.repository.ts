@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
-import { normaliseEmail, type Queryable, type Role } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { normaliseEmail } from '@intake/shared/contracts';
+import { type Role } from '@intake/shared/auth';
 
 export interface MemberRow {
   id: string;

@@ -1,6 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { toTimestamp } from '@intake/shared/contracts';
+import { routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { changeMemberRole, inviteMember, removeMember, resendInvitation } from './members';
 import { listMembers, type MemberRow } from './member.repository';
 import {

@@ -1,19 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import {
-  createMailer,
-  newId,
-  normaliseEmail,
-  problem,
-  roleAtLeast,
-  sha256Hex,
-  type AuditEntry,
-  type Db,
-  type Platform,
-  type Principal,
-  type Queryable,
-  type Role,
-} from '@intake/shared';
+import { createMailer, sha256Hex, type Db, type Queryable } from '@intake/shared/base';
+import { newId, normaliseEmail, problem } from '@intake/shared/contracts';
+import { roleAtLeast, type Principal, type Role } from '@intake/shared/auth';
+import { type AuditEntry } from '@intake/shared/audit';
+import { type Platform } from '@intake/shared/runtime';
 import { findActiveKeysMintedBy, lockAccount } from './api-key.repository';
 import {
   countActiveOwners,

@@ -1,6 +1,6 @@
 import { hash, verify } from '@node-rs/argon2';
 import { dictionary } from '@zxcvbn-ts/language-common';
-import { problem } from '@intake/shared';
+import { problem } from '@intake/shared/contracts';
 
 /** The shortest password accepted. */
 export const MIN_PASSWORD_LENGTH = 12;

@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { clientOf, route, routeGroup, type Platform, type SessionInfo } from '@intake/shared';
+import { type SessionInfo } from '@intake/shared/auth';
+import { clientOf } from '@intake/shared/audit';
+import { route, routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import {
   acceptInvitation,
   describeInvitation,

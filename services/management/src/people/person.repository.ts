@@ -1,4 +1,5 @@
-import { normaliseEmail, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { normaliseEmail } from '@intake/shared/contracts';
 
 /** A person (`users`): their password, second factor and recovery codes (sha256 hashes). */
 export interface UserRow {

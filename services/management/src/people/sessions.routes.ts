@@ -1,22 +1,19 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
+import { type Db } from '@intake/shared/base';
+import { problem, toTimestamp } from '@intake/shared/contracts';
 import {
   authenticateKey,
   authenticateSession,
   endSession,
   openSession,
-  problem,
-  route,
-  routeGroup,
   sessionCookie,
   SESSION_IDLE_MS,
-  toTimestamp,
-  type Db,
-  type Platform,
   type Principal,
-  type ResponseDef,
   type SessionInfo,
-} from '@intake/shared';
+} from '@intake/shared/auth';
+import { route, routeGroup, type ResponseDef } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { auditOf } from '../platform/audit-trail';
 import { Timestamp } from '../platform/schemas';
 

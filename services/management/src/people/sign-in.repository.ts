@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
 
 /** A subject failures count against, with how many its window allows. */
 export interface FailureSubject {

@@ -1,15 +1,9 @@
-import {
-  clientKey,
-  normaliseEmail,
-  openSession,
-  problem,
-  recordMemberAudit,
-  sha256Hex,
-  type Db,
-  type Platform,
-  type Queryable,
-  type SessionInfo,
-} from '@intake/shared';
+import { sha256Hex, type Db, type Queryable } from '@intake/shared/base';
+import { normaliseEmail, problem } from '@intake/shared/contracts';
+import { openSession, type SessionInfo } from '@intake/shared/auth';
+import { recordMemberAudit } from '@intake/shared/audit';
+import { clientKey } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { markSignedIn } from './member.repository';
 import { activeMemberships, findUserByEmail, type UserRow } from './person.repository';
 import { releaseSignInSlot, takeSignInSlot } from './sign-in.repository';

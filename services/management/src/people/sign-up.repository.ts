@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
 
 export interface SignUpRow {
   token_hash: string;

@@ -1,12 +1,7 @@
-import {
-  newId,
-  recordMemberAudit,
-  type Config,
-  type Db,
-  type Queryable,
-  type Role,
-  type SessionInfo,
-} from '@intake/shared';
+import { type Config, type Db, type Queryable } from '@intake/shared/base';
+import { newId } from '@intake/shared/contracts';
+import { type Role, type SessionInfo } from '@intake/shared/auth';
+import { recordMemberAudit } from '@intake/shared/audit';
 import { joinMember } from './credentials';
 import { findInvitation } from './members';
 import { insertMember, pendingInvitations } from './member.repository';

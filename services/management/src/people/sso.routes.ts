@@ -1,5 +1,8 @@
 import type Koa from 'koa';
-import { clientOf, escapeHtml, sessionCookie, type Platform } from '@intake/shared';
+import { sessionCookie } from '@intake/shared/auth';
+import { clientOf } from '@intake/shared/audit';
+import { escapeHtml } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { finishSso, SSO_COOKIE, SSO_PATHS, SSO_TTL_MS, ssoConfigured, SsoRefusal, startSso } from './sso';
 import { consoleCsp, safetyHeaders } from '../platform/console-page';
 import { secure } from './sessions.routes';

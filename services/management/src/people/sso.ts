@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { Configuration } from 'openid-client' with { 'resolution-mode': 'import' };
-import type { Config, Platform } from '@intake/shared';
+import type { Config } from '@intake/shared/base';
+import type { Platform } from '@intake/shared/runtime';
 import { joinIdentity, signInIdentity, SsoRefusal, type Identity, type SignedInBySso } from './sso-members';
 import type { Client } from './sign-in';
 

@@ -1,17 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import {
-  authenticateSession,
-  checkCsrf,
-  clientOf,
-  endSession,
-  markSecondFactor,
-  problem,
-  route,
-  routeGroup,
-  SESSION_COOKIE,
-  type Platform,
-} from '@intake/shared';
+import { problem } from '@intake/shared/contracts';
+import { authenticateSession, checkCsrf, endSession, markSecondFactor, SESSION_COOKIE } from '@intake/shared/auth';
+import { clientOf } from '@intake/shared/audit';
+import { route, routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import {
   checkSecondFactor,
   confirmEnrolment,

@@ -1,7 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { generateSecret, generateURI, verify } from 'otplib';
 import QRCode from 'qrcode';
-import { problem, recordMemberAudit, sha256Hex, toTimestamp, type Platform, type Queryable } from '@intake/shared';
+import { sha256Hex, type Queryable } from '@intake/shared/base';
+import { problem, toTimestamp } from '@intake/shared/contracts';
+import { recordMemberAudit } from '@intake/shared/audit';
+import { type Platform } from '@intake/shared/runtime';
 import { verifyPassword } from './passwords';
 import { auditFailure, withSignInSlot, type Client } from './sign-in';
 import { findAccountSettings } from './account.repository';

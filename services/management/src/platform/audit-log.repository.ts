@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
 
 /** An entry of the audit log as stored (migration 013: the table refuses updates and deletes). */
 export interface AuditRow {

@@ -1,15 +1,10 @@
 import { Readable } from 'node:stream';
 import { Type, type Static } from '@sinclair/typebox';
-import {
-  AUDIT_ACTIONS,
-  idPattern,
-  isId,
-  problem,
-  routeGroup,
-  toTimestamp,
-  type Platform,
-  type Queryable,
-} from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { idPattern, isId, problem, toTimestamp } from '@intake/shared/contracts';
+import { AUDIT_ACTIONS } from '@intake/shared/audit';
+import { routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { findAuditEntries, findDefaultProjectId, findTargetNames, type AuditRow } from './audit-log.repository';
 import { actionLabel, summarise } from './audit-words';
 import { Page, Timestamp } from './schemas';

@@ -1,6 +1,8 @@
 import type { Context } from 'koa';
 import type { Knex } from 'knex';
-import { auditContext, recordAudit, type AuditEntry, type Db, type Principal, type Queryable } from '@intake/shared';
+import { type Db, type Queryable } from '@intake/shared/base';
+import { type Principal } from '@intake/shared/auth';
+import { auditContext, recordAudit, type AuditEntry } from '@intake/shared/audit';
 
 /** What a change's audit entry says of it (who made it, and from where, the writer knows). */
 export type Entry = Pick<AuditEntry, 'action' | 'target' | 'details'>;

@@ -1,4 +1,4 @@
-import { AUDIT_ACTIONS, type AuditAction } from '@intake/shared';
+import { AUDIT_ACTIONS, type AuditAction } from '@intake/shared/audit';
 
 /** What an entry says, as the audit log's reader needs it: its names resolved (null when the object is gone). */
 export interface Worded {

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type Koa from 'koa';
-import type { KoaRouter, Platform } from '@intake/shared';
+import type { KoaRouter } from '@intake/shared/http';
+import type { Platform } from '@intake/shared/runtime';
 
 /** Where the console package (`@intake/console`) builds its static files: its dist/, found through the package. */
 export const CONSOLE_DIR = path.join(path.dirname(require.resolve('@intake/console/package.json')), 'dist');

@@ -1,4 +1,4 @@
-import { isId, problem, toTimestamp, type IdKind } from '@intake/shared';
+import { isId, problem, toTimestamp, type IdKind } from '@intake/shared/contracts';
 
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 

@@ -1,4 +1,6 @@
-import { route, type IdKind, type Platform } from '@intake/shared';
+import { type IdKind } from '@intake/shared/contracts';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { IdParams } from './schemas';
 import { changeBy, type Audit } from './audit-trail';
 

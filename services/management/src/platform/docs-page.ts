@@ -1,4 +1,4 @@
-import { escapeHtml } from '@intake/shared';
+import { escapeHtml } from '@intake/shared/http';
 import type { ProblemDescription } from './problem-catalogue';
 
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;max-width:980px;margin:2rem auto;padding:0 1rem;color:#1d2330}

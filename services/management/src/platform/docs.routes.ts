@@ -1,5 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { problem, PROBLEM_SLUGS, route, type Config, type Platform, type RouteList } from '@intake/shared';
+import { type Config } from '@intake/shared/base';
+import { problem, PROBLEM_SLUGS } from '@intake/shared/contracts';
+import { route, type RouteList } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { describeProblem, isProblemSlug, problemCatalogue } from './problem-catalogue';
 import { consoleCsp, safetyHeaders } from './console-page';
 import { docsPage, problemListPage, problemPage } from './docs-page';

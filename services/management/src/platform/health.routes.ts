@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { checkDependencies, checkStreams, route, type Platform } from '@intake/shared';
+import { route } from '@intake/shared/http';
+import { checkDependencies, checkStreams, type Platform } from '@intake/shared/runtime';
 
 const Check = Type.Union([Type.Literal('ok'), Type.Literal('down')]);
 const OptionalCheck = Type.Union([Type.Literal('ok'), Type.Literal('down'), Type.Literal('unused')], {

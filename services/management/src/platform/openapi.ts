@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { buildOpenApi, type Config, type RouteSpec } from '@intake/shared';
+import { type Config } from '@intake/shared/base';
+import { buildOpenApi, type RouteSpec } from '@intake/shared/http';
 import { problemsPath } from './docs.routes';
 
 /**

@@ -1,4 +1,4 @@
-import { PROBLEMS, PROBLEM_SLUGS, type ProblemSlug } from '@intake/shared';
+import { PROBLEMS, PROBLEM_SLUGS, type ProblemSlug } from '@intake/shared/contracts';
 
 /** What each problem type means and what a client should do about it: served at `{PROBLEMS_URL}/<slug>`. */
 const DESCRIPTIONS: Record<ProblemSlug, string> = {

@@ -1,5 +1,5 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import { ID_PREFIXES, idPattern, type IdKind } from '@intake/shared';
+import { ID_PREFIXES, idPattern, type IdKind } from '@intake/shared/contracts';
 
 export const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds' });
 export const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);

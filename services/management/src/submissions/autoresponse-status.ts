@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { AutoresponseSettings, toTimestamp, type Db } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { AutoresponseSettings, toTimestamp } from '@intake/shared/contracts';
 import { findAutoresponse } from './autoresponse.repository';
 import { Nullable, NullableTimestamp } from '../platform/schemas';
 

@@ -1,4 +1,5 @@
-import type { AutoresponseSettings, Queryable } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
+import type { AutoresponseSettings } from '@intake/shared/contracts';
 
 export type { AutoresponseSettings };
 

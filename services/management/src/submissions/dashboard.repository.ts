@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
 
 /** Unread submissions are counted up to this many per form (an index-only scan that stops there). */
 export const UNREAD_CAP = 1000;

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { toTimestamp } from '@intake/shared/contracts';
+import { routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { accountDashboard, projectDashboard } from './dashboard';
 import { IdParams, Nullable, Timestamp } from '../platform/schemas';
 

@@ -1,4 +1,6 @@
-import { problem, type Db, type Principal } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { problem } from '@intake/shared/contracts';
+import { type Principal } from '@intake/shared/auth';
 import { findProject, findProjects, type ProjectRow } from './project.repository';
 import {
   findFailingWebhooks,

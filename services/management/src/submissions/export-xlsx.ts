@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
 import ExcelJS from 'exceljs';
-import { problem } from '@intake/shared';
+import { problem } from '@intake/shared/contracts';
 
 /** Excel's limit on one cell's text. */
 export const XLSX_CELL_MAX = 32_767;

@@ -1,6 +1,7 @@
 import { PassThrough, Readable, pipeline } from 'node:stream';
 import { stringify } from 'csv-stringify';
-import { toTimestamp, type FormProject, type Platform } from '@intake/shared';
+import { toTimestamp, type FormProject } from '@intake/shared/contracts';
+import { type Platform } from '@intake/shared/runtime';
 import {
   findPayloadFieldNames,
   listSubmissionsPage,

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { checkFileLink, idPattern, problem, route, type Platform } from '@intake/shared';
+import { idPattern, problem } from '@intake/shared/contracts';
+import { checkFileLink, route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { findFileById } from './submission.repository';
 
 /** RFC 6266 / 5987 Content-Disposition that survives any file name. */

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { problem } from '@intake/shared';
+import { problem } from '@intake/shared/contracts';
 
 /**
  * The settings a form inherits from its project unless it sets them itself (docs/decisions/projects.md, "Settings a

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { isUniqueViolation, newId, problem, type Db } from '@intake/shared';
+import { isUniqueViolation, type Db } from '@intake/shared/base';
+import { newId, problem } from '@intake/shared/contracts';
 import { insertForm, type FormRow, type FormWrite } from './form.repository';
 import { findFormDefaults } from './project.repository';
 import { INHERITABLE_SETTINGS, pickDefaults } from './form-defaults';

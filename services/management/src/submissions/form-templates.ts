@@ -1,4 +1,4 @@
-import type { AutoresponseSettings, NotificationTemplate, SpamRules } from '@intake/shared';
+import type { AutoresponseSettings, NotificationTemplate, SpamRules } from '@intake/shared/contracts';
 
 /**
  * The templates a form can start from (`POST /v1/forms { template }`): the settings each fills in, as if given in

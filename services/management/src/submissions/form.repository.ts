@@ -1,14 +1,13 @@
 import type { Knex } from 'knex';
+import { NEWEST_FIRST, type Queryable } from '@intake/shared/base';
 import {
-  NEWEST_FIRST,
   type NotificationSchedule,
   type NotificationTemplate,
-  type Queryable,
   type SpamFilter,
   type SpamModelScope,
   type SpamRules,
   type VisitorPages,
-} from '@intake/shared';
+} from '@intake/shared/contracts';
 import type { AutoresponseSettings } from './autoresponse.repository';
 
 export type FormStatus = 'live' | 'paused' | 'draft';

@@ -6,15 +6,15 @@ import {
   MailFromName,
   NotificationSchedule,
   NotificationTemplate,
-  route,
   SLUG_PATTERN,
   SpamFilter,
   SpamModelScope,
   SpamRules,
   toTimestamp,
   VisitorPages,
-  type Platform,
-} from '@intake/shared';
+} from '@intake/shared/contracts';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import {
   createForm,
   deleteForm,

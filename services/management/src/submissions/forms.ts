@@ -1,17 +1,16 @@
 import type { Knex } from 'knex';
+import { isUniqueViolation, type Db } from '@intake/shared/base';
 import {
-  announceFormChange,
-  isUniqueViolation,
   problem,
-  type Db,
-  type Platform,
   type NotificationSchedule,
   type NotificationTemplate,
   type SpamFilter,
   type SpamModelScope,
   type SpamRules,
   type VisitorPages,
-} from '@intake/shared';
+} from '@intake/shared/contracts';
+import { announceFormChange } from '@intake/shared/messaging';
+import { type Platform } from '@intake/shared/runtime';
 import {
   deleteFormRow,
   findFileKeysOfForm,

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { route, type Platform } from '@intake/shared';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { bulkByFilter, submissionNeighbours } from './inbox';
 import { IdParams, Nullable } from '../platform/schemas';
 import { Filters, Order, when } from './submission-filters';

@@ -1,4 +1,5 @@
-import { Problem, problem, type Platform } from '@intake/shared';
+import { Problem, problem } from '@intake/shared/contracts';
+import { type Platform } from '@intake/shared/runtime';
 import {
   findSubmission,
   findSubmissionIds,

@@ -1,4 +1,5 @@
-import { formProject, type FormProject, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { formProject, type FormProject } from '@intake/shared/contracts';
 import type { FormDefaults } from './form-defaults';
 
 export interface ProjectRow {

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { idPattern, routeGroup, toTimestamp, type Platform } from '@intake/shared';
+import { idPattern, toTimestamp } from '@intake/shared/contracts';
+import { routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { createProject, deleteProject, getProject, listProjects, updateProject } from './projects';
 import type { ProjectRow } from './project.repository';
 import { IdParams, List, Timestamp } from '../platform/schemas';

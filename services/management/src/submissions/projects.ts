@@ -1,15 +1,8 @@
-import {
-  announceFormChange,
-  isUniqueViolation,
-  newId,
-  problem,
-  type Db,
-  type FormProject,
-  type Platform,
-  type Principal,
-  type Queryable,
-  type Role,
-} from '@intake/shared';
+import { isUniqueViolation, type Db, type Queryable } from '@intake/shared/base';
+import { newId, problem, type FormProject } from '@intake/shared/contracts';
+import { type Principal, type Role } from '@intake/shared/auth';
+import { announceFormChange } from '@intake/shared/messaging';
+import { type Platform } from '@intake/shared/runtime';
 import type { Knex } from 'knex';
 import {
   countFormsOfProject,

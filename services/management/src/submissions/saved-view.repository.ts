@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
 
 /** An inbox's filters as the console keeps them in its URL: the view, days, search and order. */
 export interface ViewFilters {

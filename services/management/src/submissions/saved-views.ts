@@ -1,4 +1,6 @@
-import { isUniqueViolation, newId, problem, type Db, type Principal } from '@intake/shared';
+import { isUniqueViolation, type Db } from '@intake/shared/base';
+import { newId, problem } from '@intake/shared/contracts';
+import { type Principal } from '@intake/shared/auth';
 import { deleteSavedViewRow, insertSavedView, type SavedViewRow, type ViewFilters } from './saved-view.repository';
 import { formExists } from '../webhooks/webhook.repository';
 import type { Audit } from '../platform/audit-trail';

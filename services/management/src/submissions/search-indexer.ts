@@ -1,4 +1,5 @@
-import { startPeriodic, type Platform, type Queryable, type Worker } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { startPeriodic, type Platform, type Worker } from '@intake/shared/runtime';
 import { indexSearchBacklog } from './search.repository';
 
 /** Submissions indexed per transaction: about 30 ms of keys on the 2-core box, short enough not to hold a purge. */

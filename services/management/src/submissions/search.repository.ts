@@ -1,4 +1,4 @@
-import type { Queryable } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
 
 /**
  * Indexes up to `limit` submissions of the search backlog (migration 024) in one transaction: each one's keys and

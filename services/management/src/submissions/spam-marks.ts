@@ -1,4 +1,5 @@
-import { announceFormChange, type Platform } from '@intake/shared';
+import { announceFormChange } from '@intake/shared/messaging';
+import { type Platform } from '@intake/shared/runtime';
 
 /** After the commit: every ingest process drops the account's model, and the next post trains it with the new mark. */
 export function announceSpamMark(

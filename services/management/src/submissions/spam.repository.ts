@@ -1,4 +1,5 @@
-import { spamModelForms, spamModelOf, type Queryable, type SpamModelOf } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { spamModelForms, spamModelOf, type SpamModelOf } from '@intake/shared/contracts';
 
 /**
  * This month's posts that got in (received) although the rules or the classifier found a reason (the honeypot, the bot

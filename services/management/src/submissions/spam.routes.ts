@@ -1,13 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import {
-  idPattern,
-  problem,
-  route,
-  type Platform,
-  type Principal,
-  type Queryable,
-  type SpamModelOf,
-} from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { idPattern, problem, type SpamModelOf } from '@intake/shared/contracts';
+import { type Principal } from '@intake/shared/auth';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { countShadowCaught, countSpamExamples, modelScopeOfForm } from './spam.repository';
 import { defaultProjectId, findProject } from './project.repository';
 

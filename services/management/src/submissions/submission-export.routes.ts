@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import { route, type Platform } from '@intake/shared';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { exportSubmissions, XLSX_TYPE } from './export';
 import { IdParams } from '../platform/schemas';
 import { auditOf } from '../platform/audit-trail';

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import { problem } from '@intake/shared';
+import { problem } from '@intake/shared/contracts';
 
 /** A submission's status, as the API names it. */
 export const Status = Type.Union([Type.Literal('received'), Type.Literal('spam')]);

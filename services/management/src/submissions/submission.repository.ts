@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import type { Queryable, StoredSubmission, SubmissionStatus } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
+import type { StoredSubmission, SubmissionStatus } from '@intake/shared/contracts';
 
 export type { SubmissionStatus };
 

@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { fileDownloadUrl, FILE_LINK_TTL_SECONDS, route, toTimestamp, type Platform } from '@intake/shared';
+import { toTimestamp } from '@intake/shared/contracts';
+import { fileDownloadUrl, FILE_LINK_TTL_SECONDS, route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import {
   deleteSubmission,
   getSubmission,

@@ -1,11 +1,7 @@
-import {
-  buildSubmissionCreatedEvent,
-  countReceived,
-  enqueueEvent,
-  periodKey,
-  problem,
-  type Platform,
-} from '@intake/shared';
+import { buildSubmissionCreatedEvent, periodKey, problem } from '@intake/shared/contracts';
+import { enqueueEvent } from '@intake/shared/messaging';
+import { countReceived } from '@intake/shared/submissions';
+import { type Platform } from '@intake/shared/runtime';
 import {
   restoreSubmissionRows,
   trashSubmissionRow,

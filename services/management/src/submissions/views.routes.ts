@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { problem, route, toTimestamp, type Platform } from '@intake/shared';
+import { problem, toTimestamp } from '@intake/shared/contracts';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { deleteView, saveView } from './saved-views';
 import { findSavedViews, type SavedViewRow } from './saved-view.repository';
 import { formExists } from '../webhooks/webhook.repository';

@@ -1,4 +1,5 @@
-import { isChatFormat, shownChatUrl, type Db, type SecretBox, type WebhookFormat } from '@intake/shared';
+import { type Db, type SecretBox } from '@intake/shared/base';
+import { isChatFormat, shownChatUrl, type WebhookFormat } from '@intake/shared/webhooks';
 import { chatWebhooksInTheClear, sealChatUrl, type WebhookRow } from './webhook.repository';
 
 /**

@@ -1,5 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import { formProject, isIntegration, newId, problem, route, signedRequest, type Platform } from '@intake/shared';
+import { formProject, newId, problem } from '@intake/shared/contracts';
+import { isIntegration, signedRequest } from '@intake/shared/webhooks';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { replayFailedDeliveries, REPLAY_FAILED_LIMIT, submissionDeliveries } from './deliveries';
 import { bulkChange } from '../submissions/inbox';
 import { BulkActionSchema } from '../submissions/inbox.routes';

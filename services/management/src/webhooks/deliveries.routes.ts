@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { route, toTimestamp, type Platform } from '@intake/shared';
+import { toTimestamp } from '@intake/shared/contracts';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { deliveryLog, replayDelivery, type DeliveryWithAttempts } from './deliveries';
 import { IdParams, List, Nullable, NullableTimestamp, Timestamp } from '../platform/schemas';
 import { changeBy } from '../platform/audit-trail';

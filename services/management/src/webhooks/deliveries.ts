@@ -1,4 +1,8 @@
-import { problem, requestDelivery, type Db, type Nats, type Platform } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { problem } from '@intake/shared/contracts';
+import { type Nats } from '@intake/shared/messaging';
+import { requestDelivery } from '@intake/shared/webhooks';
+import { type Platform } from '@intake/shared/runtime';
 import {
   findAttemptsOfDeliveries,
   findDeliveriesOfSubmission,

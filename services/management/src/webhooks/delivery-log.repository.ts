@@ -1,11 +1,5 @@
-import {
-  isChatFormat,
-  NEWEST_FIRST,
-  shownChatUrl,
-  type DeliveryRow,
-  type Queryable,
-  type WebhookFormat,
-} from '@intake/shared';
+import { NEWEST_FIRST, type Queryable } from '@intake/shared/base';
+import { isChatFormat, shownChatUrl, type DeliveryRow, type WebhookFormat } from '@intake/shared/webhooks';
 
 /** A delivery as the log shows it (its envelope data stays out of the log). */
 export type DeliveryLogRow = Omit<DeliveryRow, 'account_id' | 'form_id' | 'data'>;

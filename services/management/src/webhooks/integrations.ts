@@ -1,13 +1,13 @@
 import { createPrivateKey } from 'node:crypto';
+import { problem } from '@intake/shared/contracts';
 import {
-  problem,
   type Destination,
   type IntegrationFormat,
   type ServiceAccountKey,
   type AirtableDestination,
   type NotionDestination,
   type SheetsDestination,
-} from '@intake/shared';
+} from '@intake/shared/webhooks';
 
 /** What an owner sends to connect an integration (`destination` of the webhook's body); credentials included. */
 export interface DestinationInput {

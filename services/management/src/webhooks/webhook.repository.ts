@@ -1,4 +1,6 @@
-import type { Destination, ProjectColumns, Queryable, WebhookFormat } from '@intake/shared';
+import type { Queryable } from '@intake/shared/base';
+import type { ProjectColumns } from '@intake/shared/contracts';
+import type { Destination, WebhookFormat } from '@intake/shared/webhooks';
 
 export interface WebhookRow {
   id: string;

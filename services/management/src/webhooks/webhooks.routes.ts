@@ -1,6 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { Context } from 'koa';
-import { routeGroup, toTimestamp, WEBHOOK_FORMATS, type Platform, type Principal } from '@intake/shared';
+import { toTimestamp } from '@intake/shared/contracts';
+import { type Principal } from '@intake/shared/auth';
+import { WEBHOOK_FORMATS } from '@intake/shared/webhooks';
+import { routeGroup } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import {
   createWebhook,
   deleteWebhook,

@@ -1,20 +1,17 @@
+import { type Config, type Db, type SecretBox } from '@intake/shared/base';
+import { newId, problem } from '@intake/shared/contracts';
+import { type Nats } from '@intake/shared/messaging';
 import {
   checkWebhookUrl,
   generateWebhookSecret,
-  newId,
-  problem,
   requestTestPing,
   TEST_PING_SLOT_WAIT_MS,
   TestPingUnavailable,
-  type Config,
-  type Db,
-  type Nats,
-  type SecretBox,
   type TestPingAnswer,
   type WebhookFormat,
   isChatFormat,
   isIntegration,
-} from '@intake/shared';
+} from '@intake/shared/webhooks';
 import { fullUrl, storedUrl } from './chat-urls';
 import { integrationSettings, type DestinationInput, type IntegrationSettings } from './integrations';
 import { changedFields, type Audit, type Entry } from '../platform/audit-trail';

@@ -1,4 +1,5 @@
-import type { Mailer, Platform, Worker } from '@intake/shared';
+import type { Mailer } from '@intake/shared/base';
+import type { Platform, Worker } from '@intake/shared/runtime';
 import { sendQuotaWarnings } from '../domain/quota-warnings';
 
 /** Retries quota warnings that could not be sent right away (SMTP down), every `intervalMs`. */

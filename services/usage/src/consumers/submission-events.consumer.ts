@@ -1,17 +1,8 @@
 import { AckPolicy, DeliverPolicy, nanos } from 'nats';
-import {
-  ACK,
-  checkSubmissionEvent,
-  createMailer,
-  ensureConsumer,
-  isForeignKeyViolation,
-  runConsumer,
-  type Delivered,
-  type Outcome,
-  type Platform,
-  type SubmissionEvent,
-  type Worker,
-} from '@intake/shared';
+import { createMailer, isForeignKeyViolation } from '@intake/shared/base';
+import { checkSubmissionEvent, type SubmissionEvent } from '@intake/shared/contracts';
+import { ACK, ensureConsumer, runConsumer, type Delivered, type Outcome } from '@intake/shared/messaging';
+import { type Platform, type Worker } from '@intake/shared/runtime';
 import { recordSubmissionEvents, USAGE_CONSUMER } from '../domain/record-event';
 import { sendQuotaWarnings } from '../domain/quota-warnings';
 

@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
-import { monthOf, recordNotification, type Db, type Logger, type Mailer } from '@intake/shared';
+import { type Db, type Logger, type Mailer } from '@intake/shared/base';
+import { monthOf } from '@intake/shared/contracts';
+import { recordNotification } from '@intake/shared/telemetry';
 import { findAccountQuota, findCounters } from '../repositories/usage.repository';
 import {
   insertNotificationOnce,

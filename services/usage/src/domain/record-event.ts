@@ -1,4 +1,5 @@
-import { periodKey, type Db, type SubmissionEvent } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { periodKey, type SubmissionEvent } from '@intake/shared/contracts';
 import { countEvents } from '../repositories/usage-batch.repository';
 import { queueQuotaWarnings } from './quota-warnings';
 

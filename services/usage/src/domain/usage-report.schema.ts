@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { FormProject } from '@intake/shared';
+import { FormProject } from '@intake/shared/contracts';
 
 /** The body of `GET /v1/usage`: one schema for the route's validation, the OpenAPI document and the domain's type. */
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO-8601 UTC with milliseconds' });

@@ -1,4 +1,5 @@
-import { formProject, monthOf, periodKey, problem, toTimestamp, type Db } from '@intake/shared';
+import { type Db } from '@intake/shared/base';
+import { formProject, monthOf, periodKey, problem, toTimestamp } from '@intake/shared/contracts';
 import type { UsageReport } from './usage-report.schema';
 import {
   countAccountProjects,

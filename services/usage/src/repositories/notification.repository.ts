@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
-import { claimNotifications, newId, type ClaimedNotification, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { newId } from '@intake/shared/contracts';
+import { claimNotifications, type ClaimedNotification } from '@intake/shared/schema';
 
 export const QUOTA_KINDS = ['quota-80', 'quota-100'] as const;
 

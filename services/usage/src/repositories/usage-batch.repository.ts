@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { ACCOUNT_QUOTA_SQL } from '@intake/shared';
+import { ACCOUNT_QUOTA_SQL } from '@intake/shared/schema';
 
 /** One event as counted: its day and month, and what it adds. */
 export interface EventCount {

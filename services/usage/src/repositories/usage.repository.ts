@@ -1,4 +1,6 @@
-import { ACCOUNT_QUOTA_SQL, accountWithPlan, type ProjectColumns, type Queryable } from '@intake/shared';
+import { type Queryable } from '@intake/shared/base';
+import { type ProjectColumns } from '@intake/shared/contracts';
+import { ACCOUNT_QUOTA_SQL, accountWithPlan } from '@intake/shared/schema';
 
 export interface AccountQuota {
   account_id: string;

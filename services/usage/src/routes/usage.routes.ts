@@ -1,5 +1,7 @@
 import { Type } from '@sinclair/typebox';
-import { idPattern, route, type Platform } from '@intake/shared';
+import { idPattern } from '@intake/shared/contracts';
+import { route } from '@intake/shared/http';
+import { type Platform } from '@intake/shared/runtime';
 import { parseMonth, usageReport } from '../domain/usage-report';
 import { Usage } from '../domain/usage-report.schema';
 
