@@ -64,3 +64,10 @@ export async function requireInProjects(
       throw problem('not-found', `No such ${kind === 'savedView' ? 'view' : kind} in the projects you can see`);
   }
 }
+
+/**
+ * The projects a list is about: the one its query names (requireInProjects has already refused a project the
+ * principal may not see), or else every project the principal may see (null: the whole account).
+ */
+export const projectsAskedFor = (principal: Principal, projectId: string | undefined): string[] | null =>
+  projectId ? [projectId] : principal.projectIds;

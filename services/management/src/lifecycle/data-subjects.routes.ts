@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { FormProject, idPattern, toTimestamp } from '@intake/shared/contracts';
-import { type Principal } from '@intake/shared/auth';
+import { projectsAskedFor, type Principal } from '@intake/shared/auth';
 import { routeGroup } from '@intake/shared/http';
 import { type Platform } from '@intake/shared/runtime';
 import {
@@ -43,8 +43,7 @@ const EmailQuery = Type.Object({
 const subjectOf = (query: { email: string; project_id?: string }, principal: Principal) => ({
   accountId: principal.accountId,
   email: query.email,
-  // The guard let a limited principal name only its own projects.
-  projects: query.project_id ? [query.project_id] : principal.projectIds,
+  projects: projectsAskedFor(principal, query.project_id),
 });
 
 const SubjectSubmission = Type.Object(

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { idPattern } from '@intake/shared/contracts';
+import { projectsAskedFor } from '@intake/shared/auth';
 import { route } from '@intake/shared/http';
 import { type Platform } from '@intake/shared/runtime';
 import { parseMonth, usageReport } from '../domain/usage-report';
@@ -36,8 +37,7 @@ export const getUsage = route({
       db,
       accountId: principal.accountId,
       at: query.month ? parseMonth(query.month) : clock.now(),
-      // The route's guard lets a limited principal name only a project of its own.
-      projects: query.project_id ? [query.project_id] : principal.projectIds,
+      projects: projectsAskedFor(principal, query.project_id),
     });
   },
 });
