@@ -1,8 +1,8 @@
 import { useState } from 'preact/hooks';
 import { may } from '../people';
 import { api, ok } from '../api';
-import type { Form } from '../api-types';
-import { ErrorBox, Loading, ShownOnce, SubmitRow, TextField, useAction, useResource } from '../components/ui';
+import type { Form, Webhook } from '../api-types';
+import { ErrorBox, Field, Loading, ShownOnce, SubmitRow, TextField, useAction, useResource } from '../components/ui';
 import { fieldErrors } from '../components/field-errors';
 import { FormFrame } from '../components/form-nav';
 import { useFormHooks, WebhookCard } from './webhooks/card';
@@ -41,9 +41,9 @@ function Webhooks({ form }: { form: Form }) {
         <AddWebhook
           formId={form.id}
           error={hooks.error}
-          onAdded={(added) => {
+          onAdded={(added, message) => {
             setSecret(added);
-            setDone('Webhook added. Copy its signing secret now.');
+            setDone(message);
           }}
           onChange={hooks.reload}
         />
@@ -68,38 +68,101 @@ function Webhooks({ form }: { form: Form }) {
   );
 }
 
-/** Adds a webhook by URL; its signing secret is handed up to be shown once. Shows the list's load error too. */
+type Kind = Webhook['format'];
+
+/** What a webhook may be added as, and how its URL looks (the placeholder). */
+const KINDS: { kind: Kind; label: string; placeholder: string }[] = [
+  { kind: 'standard', label: 'Signed JSON (your own endpoint)', placeholder: 'https://example.com/hooks/intake' },
+  { kind: 'slack', label: 'Slack', placeholder: 'https://hooks.slack.com/services/…' },
+  { kind: 'discord', label: 'Discord', placeholder: 'https://discord.com/api/webhooks/…' },
+  { kind: 'teams', label: 'Microsoft Teams', placeholder: 'https://….webhook.office.com/…' },
+];
+
+/** The chat service a URL is an incoming webhook of, by its host; `standard` for any other. */
+export function kindOfUrl(url: string): Kind {
+  let host = '';
+  try {
+    host = new URL(url.trim()).hostname;
+  } catch {
+    return 'standard';
+  }
+  if (host === 'hooks.slack.com') return 'slack';
+  if (/(^|\.)discord(app)?\.com$/.test(host)) return 'discord';
+  if (/(^|\.)(webhook\.office\.com|logic\.azure\.com|powerplatform\.com)$/.test(host)) return 'teams';
+  return 'standard';
+}
+
+/**
+ * Adds a webhook by kind and URL: a signed JSON endpoint, whose signing secret is handed up to be shown once, or a
+ * Slack, Discord or Teams channel, which is posted a message and has no secret. The kind follows the URL's host until
+ * it is chosen. Shows the list's load error too.
+ */
 function AddWebhook(props: {
   formId: string;
   error: unknown;
-  onAdded(secret: Secret): void;
+  onAdded(secret: Secret | null, message: string): void;
   onChange(): Promise<void>;
 }) {
   const [url, setUrl] = useState('');
+  const [kind, setKind] = useState<Kind>('standard');
+  const [chosen, setChosen] = useState(false);
   const add = useAction();
+  const shown = KINDS.find((k) => k.kind === kind)!;
   const submit = async (e: Event) => {
     e.preventDefault();
+    const body = { url: url.trim(), ...(kind === 'standard' ? {} : { format: kind }) };
     const created = await add.run(() =>
-      ok(api.POST('/v1/forms/{id}/webhooks', { params: { path: { id: props.formId } }, body: { url: url.trim() } })),
+      ok(api.POST('/v1/forms/{id}/webhooks', { params: { path: { id: props.formId } }, body })),
     );
-    if (!created?.secret) return;
+    if (!created) return;
     setUrl('');
-    props.onAdded({ label: `Signing secret of ${created.url}`, value: created.secret });
+    setKind('standard');
+    setChosen(false);
+    if (created.secret) {
+      props.onAdded(
+        { label: `Signing secret of ${created.url}`, value: created.secret },
+        'Webhook added. Copy its signing secret now.',
+      );
+    } else {
+      props.onAdded(null, `${shown.label} webhook added: each submission is posted to the channel as a message.`);
+    }
     // The secret's notice says the webhook was added (and is read out, as a status).
     await props.onChange();
   };
   return (
     <>
-      <form class="inline-form" onSubmit={submit}>
+      <form class="inline-form" onSubmit={submit} aria-label="Add a webhook">
+        <Field id="w-kind" label="Sends to">
+          <select
+            id="w-kind"
+            value={kind}
+            onChange={(e) => {
+              setKind(e.currentTarget.value as Kind);
+              setChosen(true);
+            }}
+          >
+            {KINDS.map((k) => (
+              <option value={k.kind}>{k.label}</option>
+            ))}
+          </select>
+        </Field>
         <TextField
           id="w-url"
-          label="Webhook URL"
+          label={kind === 'standard' ? 'Webhook URL' : `${shown.label} webhook URL`}
           grow
           type="url"
           required
-          placeholder="https://example.com/hooks/intake"
+          placeholder={shown.placeholder}
           value={url}
-          onValue={setUrl}
+          onValue={(value) => {
+            setUrl(value);
+            if (!chosen) setKind(kindOfUrl(value));
+          }}
+          help={
+            kind === 'standard'
+              ? 'Posted the signed JSON envelope; you get a signing secret to verify it.'
+              : `Posted a ${shown.label} message with the fields and a link to the submission; not signed, so no secret (the URL is the channel’s key: keep it private).`
+          }
           error={fieldErrors(add.error)['url']}
         />
         <SubmitRow pending={add.pending}>Add webhook</SubmitRow>
@@ -125,7 +188,7 @@ function RetrySchedule() {
   const delays = settings.data?.retry_schedule_ms;
   return (
     <p class="muted">
-      Each submission is sent as signed JSON to every enabled webhook
+      Each submission is sent to every enabled webhook (signed JSON, or a Slack, Discord or Teams message)
       {delays === undefined
         ? '.'
         : delays.length === 0

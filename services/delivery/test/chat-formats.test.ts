@@ -85,6 +85,7 @@ async function deliverTo(format: ChatFormat, payload: Record<string, string>) {
     );
     return {
       delivery,
+      headers: service.requests[0]!.headers,
       body: JSON.parse(service.requests[0]!.body),
       link: `https://intake.example/console/submissions/${event.submission_id}`,
     };
@@ -160,6 +161,44 @@ function maskedLinksIn(text: string): [string, string][] {
   });
   return found;
 }
+
+describe('chat formats: posted as chat messages, not signed envelopes', () => {
+  /** The headers a delivery of `format` arrives with at a real receiver on loopback. */
+  async function headersOf(format: 'standard' | ChatFormat) {
+    const target = await receiver();
+    try {
+      const { accountId, formId } = await formWithHook(ctx.platform, { url: `${target.url}/hook`, format });
+      await submit(ctx.platform, { accountId, formId, payload: { name: 'Ada' } });
+      const [request] = await eventually(() => target.requests.length === 1 && target.requests);
+      return request!.headers;
+    } finally {
+      await target.close();
+    }
+  }
+  const envelopeHeaders = (headers: Record<string, unknown>) =>
+    Object.keys(headers).filter((name) => name.startsWith('x-service-') || name.startsWith('webhook-'));
+
+  it.each(['slack', 'discord', 'teams'] as const)('%s gets no x-service-* or webhook-* header', async (format) => {
+    const headers = await headersOf(format);
+    expect(envelopeHeaders(headers)).toEqual([]);
+    expect(headers['user-agent']).toBe('Intake-Chat/1');
+    expect(headers['content-type']).toBe('application/json');
+  });
+
+  it('a standard webhook on the same receiver still gets the signed envelope’s headers', async () => {
+    const headers = await headersOf('standard');
+    expect(envelopeHeaders(headers).sort()).toEqual([
+      'webhook-id',
+      'webhook-signature',
+      'webhook-timestamp',
+      'x-service-attempt',
+      'x-service-delivery',
+      'x-service-event',
+      'x-service-signature',
+    ]);
+    expect(headers['user-agent']).toBe('Service-Webhooks/1');
+  });
+});
 
 describe('chat formats: a visitor’s markdown', () => {
   const ctx = {

@@ -67,6 +67,24 @@ describe('chat webhook URLs', () => {
     expect(await storedRow(created.body.id)).toMatchObject({ url, credential: null });
   });
 
+  it('have no signing secret: none shown when added, none to rotate, a new one when made standard', async () => {
+    const { call, hook } = await slackWebhook();
+    expect(hook).not.toHaveProperty('secret');
+    const rotate = await call('PATCH', `/v1/webhooks/${hook.id}`, { rotate_secret: true });
+    expect(rotate.status).toBe(422);
+    expect(rotate.body.errors).toEqual([
+      { field: 'body/rotate_secret', message: 'is not taken by a slack webhook: its messages are not signed' },
+    ]);
+    const before = (await storedRow(hook.id)).secret;
+    // Made a signed webhook, it gets a secret its owner sees this once (the one it had was never shown).
+    const standard = await call('PATCH', `/v1/webhooks/${hook.id}`, { format: 'standard' });
+    expect(standard.body.secret).toMatch(/^whsec_/);
+    expect((await storedRow(hook.id)).secret).not.toBe(before);
+    // Made a chat one again, nothing secret comes back.
+    const teams = await call('PATCH', `/v1/webhooks/${hook.id}`, { format: 'teams' });
+    expect(teams.body).not.toHaveProperty('secret');
+  });
+
   it('stored in the clear before are shown masked, and sealed by the management process’s upkeep', async () => {
     const { accountId, formId, call } = await newOwner(ctx);
     const url = `https://discord.com/api/webhooks/123/${SECRET}`;

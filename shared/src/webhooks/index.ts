@@ -4,6 +4,7 @@ export {
   signedRequest,
   standardSignature,
   USER_AGENT,
+  CHAT_USER_AGENT,
   type ChatTarget,
   type Envelope,
   type EventType,

@@ -8,6 +8,8 @@ import { chatBody, isChatFormat, type WebhookFormat } from './chat';
  */
 
 export const USER_AGENT = 'Service-Webhooks/1';
+/** What a chat-format webhook (Slack, Discord, Teams) is posted with: none of the envelope's `x-service-*` headers. */
+export const CHAT_USER_AGENT = 'Intake-Chat/1';
 
 export type EventType = 'submission.created' | 'webhook.test';
 
@@ -41,22 +43,31 @@ export interface SignedRequestProps {
 
 /**
  * The exact bytes and headers of one attempt: the envelope gets a fresh `created_at`, both signatures
- * cover the raw body. A chat format posts its service's message instead of the envelope, with the
- * same headers (its signatures cover that message), so every format shares the log, retries and replay.
+ * cover the raw body. A chat format posts its service's message instead of the envelope, unsigned and
+ * without the envelope's headers (`x-service-*`, `webhook-*`: the chat service reads none of them, and
+ * its URL is the credential), so every format still shares the log, retries and replay.
  */
 export function signedRequest(props: SignedRequestProps): { body: string; headers: Record<string, string> } {
+  const chat = props.chat;
+  if (chat && isChatFormat(chat.format)) {
+    const message = chatBody(chat.format, {
+      type: props.type,
+      data: props.data,
+      formName: chat.formName,
+      baseUrl: chat.baseUrl,
+    });
+    return {
+      body: JSON.stringify(message),
+      headers: { 'content-type': 'application/json', 'user-agent': CHAT_USER_AGENT },
+    };
+  }
   const envelope: Envelope = {
     type: props.type,
     id: props.deliveryId,
     created_at: toTimestamp(props.now),
     data: props.data,
   };
-  const chat = props.chat;
-  const body = JSON.stringify(
-    chat && isChatFormat(chat.format)
-      ? chatBody(chat.format, { type: props.type, data: props.data, formName: chat.formName, baseUrl: chat.baseUrl })
-      : envelope,
-  );
+  const body = JSON.stringify(envelope);
   const timestamp = Math.floor(props.now.getTime() / 1000);
   return {
     body,

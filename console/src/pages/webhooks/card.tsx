@@ -187,9 +187,14 @@ export function WebhookCard(props: CardProps) {
       }
       editLabel="Edit URL"
       editor={(done) => <EditUrl hook={props.hook} onDone={(url) => done(url && `Webhook URL changed to ${url}.`)} />}
-      rotates
+      // A chat message is not signed: there is no secret to rotate.
+      rotates={!CHAT_FORMATS.includes(props.hook.format)}
     >
-      <FormatPicker hook={props.hook} onChange={(message) => props.onChange(message)} />
+      <FormatPicker
+        hook={props.hook}
+        onChange={(message) => props.onChange(message)}
+        onSecret={(secret) => props.onSecret?.(secret)}
+      />
     </HookCard>
   );
 }

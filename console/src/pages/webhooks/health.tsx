@@ -36,7 +36,16 @@ export function WebhookHealth({ hook }: { hook: Webhook }) {
 }
 
 /** What the webhook posts: the signed envelope or a chat service's message; saved on change. */
-export function FormatPicker({ hook, onChange }: { hook: Webhook; onChange(message: string): void }) {
+export function FormatPicker({
+  hook,
+  onChange,
+  onSecret,
+}: {
+  hook: Webhook;
+  onChange(message: string): void;
+  /** A chat webhook made standard gets a signing secret, shown once. */
+  onSecret(secret: string): void;
+}) {
   const action = useAction();
   const id = `w-format-${hook.id}`;
   const change = async (format: Webhook['format']) => {
@@ -44,7 +53,12 @@ export function FormatPicker({ hook, onChange }: { hook: Webhook; onChange(messa
     const updated = await action.run(() =>
       ok(api.PATCH('/v1/webhooks/{id}', { params: { path: { id: hook.id } }, body })),
     );
-    if (updated) onChange(`Webhook ${hook.url} now posts: ${FORMATS.find(([f]) => f === format)?.[1]}.`);
+    if (!updated) return;
+    if (updated.secret) onSecret(updated.secret);
+    onChange(
+      `Webhook ${hook.url} now posts: ${FORMATS.find(([f]) => f === format)?.[1]}.` +
+        (updated.secret ? ' Copy its new signing secret now.' : ''),
+    );
   };
   if (!may('updateWebhook'))
     return <p class="muted">Posts: {FORMATS.find(([f]) => f === hook.format)?.[1] ?? hook.format}</p>;

@@ -29,7 +29,8 @@ const Format = Type.Union(
       '`standard`: the signed JSON envelope; `slack`, `discord`, `teams`: a readable message in that service’s ' +
       'incoming-webhook shape (form name, fields, a link to the submission in the console); `google_sheets`, ' +
       '`airtable`, `notion`: an integration, which writes each submission as a row, record or page through that ' +
-      'tool’s API (see `destination`)',
+      'tool’s API (see `destination`). A chat message is posted unsigned, without the envelope’s `x-service-*` and ' +
+      '`webhook-*` headers (its URL is its credential), so a chat webhook has no secret to show or rotate',
   },
 );
 const Text = (maxLength: number, description: string) => Type.String({ minLength: 1, maxLength, description });
@@ -105,7 +106,6 @@ const Secret = Type.String({
   pattern: '^whsec_',
   description: 'signing secret `whsec_<base64 of 32 bytes>`; shown only in this answer',
 });
-const WebhookWithSecret = Type.Composite([Webhook, Type.Object({ secret: Secret })]);
 const WebhookMaybeSecret = Type.Composite([Webhook, Type.Object({ secret: Type.Optional(Secret) })]);
 const Url = Type.String({
   minLength: 1,
@@ -181,14 +181,19 @@ export const createWebhookRoute = webhookRoute({
     // `url`, or an integration's `format` and `destination`.
     { additionalProperties: false, minProperties: 1 },
   ),
-  responses: { 201: { description: 'Created', schema: WebhookWithSecret } },
+  responses: {
+    201: {
+      description: 'Created; with `secret` unless a chat format (`slack`, `discord`, `teams`)',
+      schema: WebhookMaybeSecret,
+    },
+  },
   problems: ['not-found', 'conflict', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {
     const deps = webhookDeps(ctx, principal, platform);
     const created = await createWebhook({ ...deps, formId: params.id, ...body });
     ctx.status = 201;
     ctx.set('Location', `/v1/webhooks/${created.id}`);
-    ctx.body = { ...present(created), secret: created.plainSecret };
+    ctx.body = { ...present(created), ...(created.plainSecret ? { secret: created.plainSecret } : {}) };
   },
 });
 
@@ -246,7 +251,11 @@ export const updateWebhookRoute = webhookRoute({
     { additionalProperties: false },
   ),
   responses: {
-    200: { description: 'The updated webhook, with `secret` only when rotated', schema: WebhookMaybeSecret },
+    200: {
+      description:
+        'The updated webhook, with `secret` only when rotated (or made a signed `standard` webhook from a chat one)',
+      schema: WebhookMaybeSecret,
+    },
   },
   problems: ['not-found', 'conflict', 'validation-failed'],
   async handler(ctx, { params, body, principal }, platform: Platform) {

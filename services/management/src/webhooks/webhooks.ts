@@ -123,7 +123,7 @@ export async function createWebhook(
     format?: WebhookFormat;
     destination?: DestinationInput;
   },
-): Promise<WebhookWithHealth & { plainSecret: string }> {
+): Promise<WebhookWithHealth & { plainSecret?: string }> {
   const { db, accountId, formId, now } = props;
   if (!(await formExists(db, accountId, formId))) throw problem('not-found', `No form ${formId}`);
   const format = props.format ?? 'standard';
@@ -148,7 +148,8 @@ export async function createWebhook(
     await props.audit.record(trx, { action: 'webhook.created', target, details: { form_id: formId, format } });
     return created;
   });
-  return { ...row, recent: { succeeded: 0, failed: 0, pending: 0 }, plainSecret };
+  // A chat message is not signed: its secret (kept for a later change to `standard`, which replaces it) is not shown.
+  return { ...row, recent: { succeeded: 0, failed: 0, pending: 0 }, ...(isChatFormat(format) ? {} : { plainSecret }) };
 }
 
 export async function listWebhooks(props: {
@@ -257,7 +258,7 @@ export async function updateWebhook(
   const { url, integration } = await changedTarget({ ...props, current });
   if (url !== undefined)
     await assertNewTarget({ db, secrets: props.secrets, accountId, formId: current.form_id, url }, id);
-  const plainSecret = changes.rotate_secret ? generateWebhookSecret() : undefined;
+  const plainSecret = newSecret(current, changes) ? generateWebhookSecret() : undefined;
   const row = await db.transaction(async (trx) => {
     const updated = await updateWebhookRow(trx, accountId, id, {
       ...(integration && url !== undefined
@@ -277,6 +278,17 @@ export async function updateWebhook(
   });
   const [withRecent] = await withHealth(db, accountId, [row], props.now);
   return { ...withRecent!, plainSecret };
+}
+
+/**
+ * Whether a change gives the webhook a new secret: a rotation, or a chat webhook made `standard` (its owner never saw
+ * the secret it had). A chat webhook's messages are unsigned, so it has none to rotate.
+ */
+function newSecret(current: WebhookRow, changes: WebhookChanges): boolean {
+  const format = changes.format ?? current.format;
+  if (changes.rotate_secret && isChatFormat(format))
+    notTaken('rotate_secret', `is not taken by a ${format} webhook: its messages are not signed`);
+  return changes.rotate_secret === true || (isChatFormat(current.format) && format === 'standard');
 }
 
 /** The audit entries of a webhook's change: what changed (by name), and the secret's rotation apart. */

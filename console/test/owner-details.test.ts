@@ -1,0 +1,75 @@
+import type http from 'node:http';
+import { eventually, listen } from '@intake/shared/testing';
+import { checkView, useOwnerConsole } from './owner';
+
+/**
+ * Details of an owner's day from the agency review (issue 66), in Chromium over the real stack: a Slack, Discord or
+ * Teams webhook added as such (no signing secret, no `x-service-*` headers).
+ */
+jest.setTimeout(180_000);
+
+const c = useOwnerConsole();
+
+/** The management API as the owner's key calls it (to set up, and to check what the console saved). */
+async function call<T = { id: string } & Record<string, unknown>>(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<T> {
+  const res = await fetch(`${c.stack.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return (await res.json()) as T;
+}
+
+describe('a chat webhook', () => {
+  const received: http.IncomingHttpHeaders[] = [];
+  let channel: Awaited<ReturnType<typeof listen>>;
+  beforeAll(async () => {
+    channel = await listen((req, res) => {
+      received.push(req.headers);
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+  });
+  afterAll(() => channel.close());
+
+  it('is added as Slack: no signing secret shown or rotated, and its messages carry no x-service-* header', async () => {
+    const { page, stack } = c;
+    const form = await call('POST', '/v1/forms', { name: 'Emergency callback' });
+    await page.goto(`${stack.url}/console/forms/${form.id}/webhooks`);
+    const add = page.getByRole('form', { name: 'Add a webhook' });
+    // A Slack address chooses Slack; the kind is the owner's once chosen.
+    await add.getByLabel('Webhook URL').fill('https://hooks.slack.com/services/T000/B000/XXXX');
+    expect(await add.getByLabel('Sends to').inputValue()).toBe('slack');
+    await add.getByText('not signed, so no secret').waitFor();
+    await add.getByLabel('Sends to').selectOption('slack');
+    await add.getByLabel('Slack webhook URL').fill(`${channel.url}/services/T000/B000/XXXX`);
+    await add.getByRole('button', { name: 'Add webhook' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: 'Slack webhook added: each submission is posted to the channel as a message.' })
+      .waitFor();
+    expect(await page.getByLabel(/Signing secret of/).count()).toBe(0);
+    expect(await page.getByText('x-service-signature').count()).toBe(0);
+    const card = page.locator('li.card');
+    expect(await card.getByLabel('Posts').inputValue()).toBe('slack');
+    expect(await card.getByRole('button', { name: 'Rotate secret' }).count()).toBe(0);
+    await card.getByRole('button', { name: 'Send test ping' }).click();
+    await page
+      .getByRole('status')
+      .filter({ hasText: /Test ping: succeeded/ })
+      .waitFor();
+    await eventually(() => received.length === 1);
+    expect(Object.keys(received[0]!).filter((h) => /^(x-service-|webhook-)/.test(h))).toEqual([]);
+    await checkView(page, 'webhook-slack', /^Webhooks · Emergency callback · .*Intake console$/);
+
+    // Made a signed webhook, it shows the secret it now has, once.
+    await card.getByLabel('Posts').selectOption('standard');
+    await page.getByLabel(/New signing secret of/).waitFor();
+    expect(await page.getByLabel(/New signing secret of/).textContent()).toMatch(/^whsec_/);
+    await card.getByRole('button', { name: 'Rotate secret' }).waitFor();
+  });
+});
