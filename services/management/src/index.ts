@@ -9,6 +9,7 @@ import { projectRoutes } from './submissions/projects.routes';
 import { dashboardRoutes } from './submissions/dashboard.routes';
 import { docsRoutes } from './platform/docs.routes';
 import { submissionRoutes } from './submissions/submissions.routes';
+import { accountSubmissionRoutes } from './submissions/account-submissions.routes';
 import { fileRoutes } from './submissions/files.routes';
 import { webhookRoutes } from './webhooks/webhooks.routes';
 import { deliveryRoutes } from './webhooks/deliveries.routes';
@@ -42,6 +43,7 @@ function managementRoutes(settings: { config: Config }): RouteList<Platform> {
     ...dashboardRoutes,
     ...formRoutes,
     ...submissionRoutes,
+    ...accountSubmissionRoutes,
     ...fileRoutes,
     ...webhookRoutes,
     ...deliveryRoutes,

@@ -72,7 +72,7 @@ const SAY: Record<(typeof AUDIT_ACTIONS)[number], Say> = {
   'webhook.secret_rotated': (t) => `rotated the signing secret of ${t}`,
   'webhook.deleted': (t) => `deleted ${t}`,
   'webhook.tested': (t) => `sent a test ping to ${t}`,
-  'submission.deleted': (t) => `moved ${t} to the trash`,
+  'submission.deleted': (t, d) => (d['for_good'] ? `deleted ${t} for good` : `moved ${t} to the trash`),
   'submission.restored': (t) => `restored ${t} from the trash`,
   'submission.status_changed': (t, d) => `marked ${t} as ${d['status'] === 'spam' ? 'spam' : 'not spam'}`,
   'submissions.bulk_changed': (t, d) =>

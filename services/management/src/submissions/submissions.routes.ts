@@ -14,12 +14,12 @@ import { spamReasonsOf, spamScoreOf } from './spam-marks';
 import type { FileRow, SubmissionRow } from './submission.repository';
 import { IdParams, Nullable, Page, Timestamp } from '../platform/schemas';
 import { AutoresponseStatus, autoresponseOf } from './autoresponse-status';
-import { deleteRoute } from '../platform/delete-route';
+import { deleteSubmissionForGood } from './submission-trash';
 import { changeBy } from '../platform/audit-trail';
 import { exportCsvRoute, exportNdjsonRoute, exportXlsxRoute } from './submission-export.routes';
 import { Filters, Order, Status, when } from './submission-filters';
 
-const Submission = Type.Object(
+export const Submission = Type.Object(
   {
     id: Type.String({ description: '`sub_...`' }),
     form_id: Type.String(),
@@ -228,14 +228,28 @@ export const updateSubmissionRoute = route({
   },
 });
 
-/** `DELETE /v1/submissions/:id`: a submission and its stored files. */
-export const deleteSubmissionRoute = deleteRoute({
-  collection: '/v1/submissions',
+/** `DELETE /v1/submissions/:id`: a submission to the trash, or (`permanently=true`) deleted for good now. */
+export const deleteSubmissionRoute = route({
+  method: 'DELETE',
+  path: '/v1/submissions/:id',
   operationId: 'deleteSubmission',
-  summary: 'Move a submission to the trash (its files are deleted with it after TRASH_DAYS)',
+  summary: 'Move a submission to the trash (or, `permanently=true`, delete it for good now)',
+  description:
+    'In the trash (`GET /v1/submissions?deleted=true` lists it) a submission is left out of every list, read, export ' +
+    'and file link for TRASH_DAYS (30), when the purge deletes it with its files; `POST /v1/submissions/restore` ' +
+    'brings it back. `permanently=true` deletes it (in the trash or not) with its stored files now.',
   tags: TAGS,
-  kind: 'submission',
-  remove: deleteSubmission,
+  auth: 'management',
+  params: IdParams('submission', 'submission id'),
+  query: Type.Object({
+    permanently: Type.Optional(Type.Boolean({ description: 'delete for good now, not to the trash (default false)' })),
+  }),
+  responses: { 204: { description: 'In the trash (or deleted)' } },
+  problems: ['not-found'],
+  async handler(ctx, { params, query, principal }, platform: Platform) {
+    const remove = query.permanently === true ? deleteSubmissionForGood : deleteSubmission;
+    await remove({ ...changeBy(ctx, principal, platform), id: params.id });
+  },
 });
 
 /** `POST /v1/submissions/restore`: submissions out of the trash. */
