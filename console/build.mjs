@@ -1,7 +1,7 @@
 /* global console */
 // Builds the web console into console/dist: hashed JS and CSS under assets/, and index.html that loads them
 // (management serves that directory at /console).
-// Fails when the JS the browser loads grows past its budget (60 KB gzipped).
+// Fails when the JS the browser loads grows past its budget (64 KB gzipped).
 import { build } from 'esbuild';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const out = path.join(here, 'dist');
-const BUDGET_GZIP_BYTES = 60 * 1024;
+const BUDGET_GZIP_BYTES = 64 * 1024;
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(path.join(out, 'assets'), { recursive: true });
