@@ -8,7 +8,7 @@ import { timeZone } from '../time';
 import { ErrorBox, Loading, useAction, useResource } from '../components/ui';
 import { FormFrame } from '../components/form-nav';
 import { Snippets } from '../components/snippets';
-import { SpamModelPanel } from '../components/spam-model';
+import { SpamModelPanel, marksTeach } from '../components/spam-model';
 import {
   BulkActions,
   submissionCount,
@@ -134,7 +134,7 @@ function Inbox({ form }: { form: Form }) {
   const exports = exportLinks(form.id, filters);
   return (
     <div class="inbox-view">
-      <ViewTabs base={base} filters={filters} />
+      <ViewTabs base={base} filters={filters} formId={form.id} />
       <SavedViews formId={form.id} base={base} filters={filters} />
       {filters.status === 'spam' && <SpamModelPanel formId={form.id} />}
       <FilterForm
@@ -151,6 +151,7 @@ function Inbox({ form }: { form: Form }) {
         total={total}
         pageRows={rows?.length ?? 0}
         spamView={filters.status === 'spam'}
+        teaches={marksTeach(form)}
         pending={bulk.pending}
         exportLinks={exports}
         onAct={act}
@@ -210,8 +211,8 @@ function InboxKeys(props: { onSpam(ids: string[]): void; selection: Selection })
   );
 }
 
-/** Inbox and Spam, side by side: spam is kept apart from what the owner reads. */
-function ViewTabs({ base, filters }: { base: string; filters: Filters }) {
+/** Inbox and Spam, side by side: spam is kept apart from what the owner reads; then the form's deleted ones. */
+function ViewTabs({ base, filters, formId }: { base: string; filters: Filters; formId: string }) {
   const views = [
     { status: 'received', label: 'Inbox' },
     { status: 'spam', label: 'Spam' },
@@ -229,6 +230,9 @@ function ViewTabs({ base, filters }: { base: string; filters: Filters }) {
             </a>
           </li>
         ))}
+        <li>
+          <a href={`/console/forms/trash${qs({ form: formId })}`}>Trash</a>
+        </li>
       </ul>
     </nav>
   );

@@ -14,8 +14,12 @@ import {
 import { may } from '../people';
 import { formTitle } from '../components/projects';
 import { useTitle } from '../title';
+import { SubmissionTrash } from './trash/submissions';
 
-/** The forms in the trash: when each went, when it is deleted for good, and (for an editor) Restore and Delete for good. */
+/**
+ * The trash: the forms in it (when each went, when it is deleted for good, and for an editor Restore and Delete for
+ * good), then the submissions in it.
+ */
 export function TrashPage() {
   useTitle('Trash');
   const trash = useResource(() => ok(api.GET('/v1/forms', { params: { query: { deleted: true, limit: 100 } } })), []);
@@ -40,6 +44,7 @@ export function TrashPage() {
         <a href="/console/forms">Forms</a> /
       </p>
       <h1>Trash</h1>
+      <h2>Forms</h2>
       <p class="muted">
         Deleted forms wait here, with their submissions, files and webhooks, until they are deleted for good.
       </p>
@@ -50,7 +55,7 @@ export function TrashPage() {
       )}
       <ErrorBox error={trash.error ?? action.error} />
       {trash.loading && !trash.data && <Loading what="the trash" />}
-      {trash.data && trash.data.data.length === 0 && <p class="empty">The trash is empty.</p>}
+      {trash.data && trash.data.data.length === 0 && <p class="empty">No deleted forms.</p>}
       {trash.data && trash.data.data.length > 0 && (
         <TrashTable forms={trash.data.data} pending={action.pending} onRestore={restore} onForGood={setForGood} />
       )}
@@ -63,6 +68,7 @@ export function TrashPage() {
       >
         <p>Its submissions and their files are deleted with it. This cannot be undone.</p>
       </Confirm>
+      <SubmissionTrash />
     </>
   );
 }
