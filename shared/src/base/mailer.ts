@@ -10,6 +10,12 @@ export interface Mail {
   replyTo?: string;
   /** The sender's display name (a form's `mail_from_name`); the address is always MAIL_FROM's. */
   fromName?: string;
+  /**
+   * RFC 3834's `Auto-Submitted`: `auto-replied` on a reply made by a machine (an autoresponse), `auto-generated` on
+   * other mail a machine sends (notifications, digests), so that out-of-office and other responders stay quiet. Both
+   * also carry `X-Auto-Response-Suppress: All`, which Exchange reads instead.
+   */
+  autoSubmitted?: 'auto-generated' | 'auto-replied';
 }
 
 export interface Mailer {
@@ -43,6 +49,9 @@ export function createMailer(
         text: mail.text,
         html: mail.html,
         replyTo: mail.replyTo,
+        ...(mail.autoSubmitted
+          ? { headers: { 'Auto-Submitted': mail.autoSubmitted, 'X-Auto-Response-Suppress': 'All' } }
+          : {}),
       });
     },
     close() {

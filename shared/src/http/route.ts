@@ -6,6 +6,7 @@ import type { Static, TSchema, TObject } from '@sinclair/typebox';
 import { type Db, unstorableFields } from '../base/db';
 import { authenticateKey, type Principal } from '../auth/api-keys';
 import { problem, type FieldError, type ProblemSlug } from '../contracts/problems';
+import { TIME_ZONE_FORMAT } from '../contracts/time';
 import { requireSession, SESSION_COOKIE } from '../auth/sessions';
 import { requiredRole, requireRole, type Role } from '../auth/roles';
 import { requireInProjects } from '../auth/projects';
@@ -117,6 +118,7 @@ const queryAjv = new Ajv({ allErrors: true, useDefaults: true, coerceTypes: 'arr
 require('ajv-formats')(bodyAjv);
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 require('ajv-formats')(queryAjv);
+for (const ajv of [bodyAjv, queryAjv]) ajv.addFormat(TIME_ZONE_FORMAT.name, TIME_ZONE_FORMAT.validate);
 
 /**
  * One entry per bad field. A union (anyOf) yields one error per branch in ajv: those are folded

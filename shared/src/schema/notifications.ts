@@ -7,6 +7,8 @@ export interface ClaimedNotification<Kind extends string = string> {
   kind: Kind;
   dedup_key: string;
   recipients: string[];
+  /** The recipients an earlier attempt reached already (each recipient gets a message of their own). */
+  sent_to: string[];
   attempt_count: number;
 }
 
@@ -33,7 +35,7 @@ export async function claimNotifications<Kind extends string>(
     .limit(options.limit)
     .forUpdate()
     .skipLocked()
-    .select('id', 'account_id', 'kind', 'dedup_key', 'recipients', 'attempt_count');
+    .select('id', 'account_id', 'kind', 'dedup_key', 'recipients', 'sent_to', 'attempt_count');
   if (rows.length > 0)
     await trx('notifications')
       .whereIn(

@@ -2,6 +2,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import type { ValidateFunction } from 'ajv';
 import { buildOpenApi } from '../http/openapi';
 import type { RouteSpec } from '../http/route';
+import { TIME_ZONE_FORMAT } from '../contracts/time';
 
 /**
  * Checks responses seen in route tests against the served OpenAPI document: the status must be
@@ -74,6 +75,7 @@ function validatorFor(doc: OpenApiDoc, key: string, schema: unknown): ValidateFu
     const ajv = new Ajv2020({ allErrors: true, strict: false });
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     require('ajv-formats')(ajv);
+    ajv.addFormat(TIME_ZONE_FORMAT.name, TIME_ZONE_FORMAT.validate);
     ajv.addSchema({ $id: 'openapi:components', components: doc.components });
     const resolved = JSON.parse(
       JSON.stringify(schema).replace(/"#\/components\//g, '"openapi:components#/components/'),

@@ -1,5 +1,10 @@
 import { type Config, type Db, type Logger, type Mail, type Mailer } from '@intake/shared/base';
-import { formAndProject, type AutoresponseSettings, type SubmissionEvent } from '@intake/shared/contracts';
+import {
+  formAndProject,
+  readableTime,
+  type AutoresponseSettings,
+  type SubmissionEvent,
+} from '@intake/shared/contracts';
 import { recordNotification } from '@intake/shared/telemetry';
 import { ACK, eventWithPayload, type Outcome } from '@intake/shared/messaging';
 import { claimAutoresponse } from '../repositories/autoresponse.repository';
@@ -37,16 +42,18 @@ export function autoresponseRecipient(payload: Record<string, string>, emailFiel
 
 /**
  * The autoresponse mail of one submission to `to`, as text and as HTML (the same words, escaped), from the branding's
- * `fromName`; `{{form}}` and `{{project}}` name the form and its client.
+ * `fromName`; `{{form}}` and `{{project}}` name the form and its client, `{{received_at}}` the time in the form's zone.
+ * Marked `Auto-Submitted: auto-replied` (RFC 3834), so the visitor's own responder does not answer it.
  */
 export function autoresponseMail(
   settings: AutoresponseSettings,
   event: SubmissionEvent,
   to: string,
-  branding: Pick<MailBranding, 'fromName' | 'project'> = {},
+  branding: Pick<MailBranding, 'fromName' | 'project' | 'timeZone'> = {},
 ): Mail {
   const { fromName, project } = branding;
-  const names = { form: event.form_name, project };
+  const receivedAt = readableTime(new Date(event.received_at), branding.timeZone ?? 'UTC');
+  const names = { form: event.form_name, project, received_at: receivedAt };
   const subject =
     fillPlaceholders(settings.subject, event.payload, true, names).slice(0, 250) ||
     formAndProject(event.form_name, project).replace(LINE_BREAKS, ' ').slice(0, 250);
@@ -56,6 +63,7 @@ export function autoresponseMail(
     subject,
     text,
     html: letterHtml(subject, text),
+    autoSubmitted: 'auto-replied',
     ...(settings.reply_to ? { replyTo: settings.reply_to } : {}),
     ...(fromName ? { fromName } : {}),
   };

@@ -1,5 +1,5 @@
 import { type Config, type Db, type Logger, type Mail, type Mailer } from '@intake/shared/base';
-import { formAndProject, toTimestamp } from '@intake/shared/contracts';
+import { formAndProject, readableTime } from '@intake/shared/contracts';
 import { recordNotification } from '@intake/shared/telemetry';
 import { startPeriodic, type Worker } from '@intake/shared/runtime';
 import {
@@ -10,7 +10,7 @@ import {
   recordDigest,
   type DigestContents,
 } from '../repositories/digest.repository';
-import { findMailBranding } from '../repositories/mail-branding.repository';
+import { consoleReaders, findMailBranding } from '../repositories/mail-branding.repository';
 import { digestHtml } from './mail-html';
 
 /** Submissions a digest lists (the rest are counted, and a link leads to them). */
@@ -32,32 +32,39 @@ function summary(payload: Record<string, string>): string {
   return line.length > 140 ? `${line.slice(0, 139)}…` : line || '(no fields)';
 }
 
-/** The digest mail of a form's window, the form named with its client (`project`) when it has one. */
+/**
+ * The digest mail of a form's window to one recipient, the form named with its client (`project`) when it has one,
+ * times in the form's zone; the console's links only for a recipient who can open them (`withLinks`).
+ */
 export function digestMail(
   contents: DigestContents,
   props: {
     formId: string;
     start: Date;
     end: Date;
-    to: string[];
+    to: string;
+    withLinks: boolean;
     publicBaseUrl: string;
     fromName?: string;
     project?: string;
+    timeZone?: string;
   },
 ): Mail {
   const { count, newest } = contents;
+  const zone = props.timeZone ?? 'UTC';
   const inbox = `${props.publicBaseUrl}/console/forms/${encodeURIComponent(props.formId)}/submissions`;
-  const period = `Received from ${toTimestamp(props.start)} to ${toTimestamp(props.end)} (UTC)`;
+  const period = `Received from ${readableTime(props.start, zone)} to ${readableTime(props.end, zone)}`;
   const items = newest.map((s) => ({
-    received: toTimestamp(s.received_at),
+    received: readableTime(s.received_at, zone),
     summary: summary(s.payload),
-    href: `${props.publicBaseUrl}/console/submissions/${encodeURIComponent(s.id)}`,
+    ...(props.withLinks ? { href: `${props.publicBaseUrl}/console/submissions/${encodeURIComponent(s.id)}` } : {}),
   }));
   const more = count > newest.length ? `and ${count - newest.length} more` : '';
   const client = props.project ? ` — ${props.project}` : '';
   const title = `${count} new submission${count === 1 ? '' : 's'} to "${contents.formName}"${client}`;
+  const link = props.withLinks ? { href: inbox, label: 'Open the inbox' } : undefined;
   return {
-    to: props.to,
+    to: [props.to],
     subject: `Daily digest: ${formAndProject(contents.formName, props.project)} (${count} new)`
       .replace(/[\r\n]+/g, ' ')
       .slice(0, 250),
@@ -65,13 +72,13 @@ export function digestMail(
       title,
       period,
       '',
-      ...items.flatMap((i) => [`- ${i.received}: ${i.summary}`, `  ${i.href}`]),
+      ...items.flatMap((i) => [`- ${i.received}: ${i.summary}`, ...(i.href ? [`  ${i.href}`] : [])]),
       ...(more ? [more] : []),
-      '',
-      `All of them in the console: ${inbox}`,
+      ...(link ? ['', `All of them in the console: ${inbox}`] : []),
       '',
     ].join('\n'),
-    html: digestHtml({ title, period, items, more, link: { href: inbox, label: 'Open the inbox' } }),
+    html: digestHtml({ title, period, items, more, link }),
+    autoSubmitted: 'auto-generated',
     ...(props.fromName ? { fromName: props.fromName } : {}),
   };
 }
@@ -106,28 +113,38 @@ export async function sendDigests(deps: DigestDeps, limit = 20): Promise<number>
       await recordDigest(db, row.id, { status: 'skipped', error });
       continue;
     }
-    const { fromName, project } = await findMailBranding(db, window.formId);
-    const mail = digestMail(contents, {
-      ...window,
-      to: row.recipients,
-      publicBaseUrl: deps.config.PUBLIC_BASE_URL,
-      fromName,
-      project,
-    });
-    try {
-      await deps.mailer.send(mail);
-    } catch (err) {
+    const { fromName, project, timeZone, place } = await findMailBranding(db, window.formId);
+    const readers = await consoleReaders(db, place, row.recipients);
+    const sentTo = new Set(row.sent_to);
+    const refused: string[] = [];
+    for (const to of row.recipients) {
+      if (sentTo.has(to)) continue;
+      const mail = digestMail(contents, {
+        ...window,
+        to,
+        withLinks: readers.has(to),
+        publicBaseUrl: deps.config.PUBLIC_BASE_URL,
+        fromName,
+        project,
+        timeZone,
+      });
+      try {
+        await deps.mailer.send(mail);
+        sentTo.add(to);
+      } catch (err) {
+        deps.logger.warn({ err, notification: row.id }, 'a daily digest could not be sent to one of its recipients');
+        refused.push(`${to}: ${String((err as Error).message ?? err)}`);
+      }
+    }
+    if (refused.length > 0) {
       recordNotification({ outcome: 'failed' });
       const giveUp = row.attempt_count + 1 >= MAX_DIGEST_ATTEMPTS;
-      deps.logger.warn({ err, notification: row.id, giveUp }, 'a daily digest could not be sent');
-      await recordDigest(db, row.id, {
-        status: giveUp ? 'failed' : 'pending',
-        error: String((err as Error).message ?? err),
-      });
+      const error = refused.join('; ');
+      await recordDigest(db, row.id, { status: giveUp ? 'failed' : 'pending', error }, [...sentTo]);
       continue;
     }
     recordNotification({ outcome: 'sent' });
-    await recordDigest(db, row.id, { status: 'sent', at: deps.now() });
+    await recordDigest(db, row.id, { status: 'sent', at: deps.now() }, [...sentTo]);
     sent++;
   }
   return sent;

@@ -25,7 +25,8 @@ const BUTTON =
 
 const NOTIFICATION =
   LAYOUT_START +
-  '<h1 style="font-size:18px;margin:0 0 4px">{{title}}</h1><p style="margin:0 0 16px;color:#57606a">{{received}}</p>' +
+  '{{#heading}}<h1 style="font-size:18px;margin:0 0 4px">{{title}}</h1>' +
+  '<p style="margin:0 0 16px;color:#57606a">{{received}}</p>{{/heading}}' +
   PARAGRAPHS +
   FIELDS +
   FILES +
@@ -37,7 +38,7 @@ const DIGEST =
   '<h1 style="font-size:18px;margin:0 0 4px">{{title}}</h1><p style="margin:0 0 16px;color:#57606a">{{period}}</p>' +
   '{{#items}}<div style="margin:0 0 12px;padding:0 0 12px;border-bottom:1px solid #d0d7de">' +
   '<p style="margin:0;color:#57606a">{{received}}</p><p style="margin:0">{{summary}}</p>' +
-  '<a href="{{href}}">Open it</a></div>{{/items}}<p style="margin:0 0 12px">{{more}}</p>' +
+  '{{#href}}<a href="{{href}}">Open it</a>{{/href}}</div>{{/items}}<p style="margin:0 0 12px">{{more}}</p>' +
   BUTTON +
   LAYOUT_END;
 
@@ -51,13 +52,16 @@ function paragraphs(text: string): { lines: string[] }[] {
 }
 
 export interface NotificationHtml {
+  /** The document's title (the mail's subject). */
   title: string;
-  received: string;
+  /** Intake's heading and when the submission arrived: above Intake's own body only, never above the owner's text. */
+  heading?: { title: string; received: string };
   /** The owner's text, filled, when the form has one; else the fields. */
   text?: string;
   fields: { name: string; value: string }[];
   files: { filename: string; field: string; size: number; url: string }[];
-  link: { href: string; label: string };
+  /** The console's link: only for a recipient who can open it. */
+  link?: { href: string; label: string };
 }
 
 export function notificationHtml(view: NotificationHtml): string {
@@ -78,9 +82,10 @@ export function letterHtml(title: string, text: string): string {
 export interface DigestHtml {
   title: string;
   period: string;
-  items: { received: string; summary: string; href: string }[];
+  /** `href` only for a recipient who can open the console. */
+  items: { received: string; summary: string; href?: string }[];
   more: string;
-  link: { href: string; label: string };
+  link?: { href: string; label: string };
 }
 
 export function digestHtml(view: DigestHtml): string {

@@ -1,5 +1,5 @@
 import { type Config, type Mail, type SecretBox } from '@intake/shared/base';
-import { formAndProject, isReplyAddress, type SubmissionEvent } from '@intake/shared/contracts';
+import { formAndProject, isReplyAddress, readableTime, type SubmissionEvent } from '@intake/shared/contracts';
 import { fileDownloadUrl } from '@intake/shared/http';
 import { fillPlaceholders, LINE_BREAKS } from './placeholders';
 import { notificationHtml } from './mail-html';
@@ -34,14 +34,17 @@ export function replyToOf(payload: Record<string, string>): string | undefined {
 }
 
 /**
- * The notification e-mail of one received submission: every field (or the owner's text, its placeholders filled), the
- * files with signed download links, and a link to the submission in the console; as text and as HTML (every value
- * escaped). Its subject is the post's `_subject`, else the owner's, else Intake's. The form is named with its client
- * (`branding.project`) in Intake's subject and in the body.
+ * The notification e-mail of one received submission to one recipient (each gets a message of their own, so no one
+ * sees whom else a client's mail goes to): every field, or the owner's text with its placeholders filled and nothing
+ * of Intake's above it; the files with signed download links; and a link to the submission in the console only for a
+ * recipient who can open it (`withLink`: `consoleReaders`). As text and as HTML (every value escaped). Intake's own
+ * body says when it arrived in the form's time zone. Its subject is the post's `_subject`, else the owner's, else
+ * Intake's, which names the form with its client (`branding.project`).
  */
 export function submissionMail(props: {
   event: SubmissionEvent;
-  to: string[];
+  to: string;
+  withLink: boolean;
   config: Pick<Config, 'PUBLIC_BASE_URL'>;
   secrets: SecretBox;
   now: Date;
@@ -56,18 +59,19 @@ export function submissionMail(props: {
     ...f,
     url: fileDownloadUrl({ config: props.config, secrets: props.secrets, fileId: f.id, now: props.now }),
   }));
-  const names = { form: event.form_name, project: branding.project };
+  const receivedAt = readableTime(new Date(event.received_at), branding.timeZone ?? 'UTC');
+  const names = { form: event.form_name, project: branding.project, received_at: receivedAt };
   const body = template?.text === undefined ? undefined : fillPlaceholders(template.text, event.payload, false, names);
-  const link = `${props.config.PUBLIC_BASE_URL}/console/submissions/${encodeURIComponent(event.submission_id)}`;
+  const href = `${props.config.PUBLIC_BASE_URL}/console/submissions/${encodeURIComponent(event.submission_id)}`;
+  const link = props.withLink ? { href, label: 'Open it in the console' } : undefined;
   const title = `New submission to "${event.form_name}"${branding.project ? ` — ${branding.project}` : ''}`.replace(
     LINE_BREAKS,
     ' ',
   );
-  const received = `Received at ${event.received_at} (submission ${event.submission_id})`;
+  // Intake's own heading only above Intake's own body: the owner's text is the whole message.
+  const heading = body === undefined ? { title, received: `Received ${receivedAt}` } : undefined;
   const text = [
-    title,
-    received,
-    '',
+    ...(heading ? [heading.title, heading.received, ''] : []),
     ...(body !== undefined ? [body] : fields.length ? fields : ['(no fields)']),
     ...(files.length
       ? [
@@ -76,31 +80,32 @@ export function submissionMail(props: {
           ...files.map((f) => `- ${f.filename} (${f.field}, ${f.size} bytes): ${f.url}`),
         ]
       : []),
-    '',
-    `Open it in the console: ${link}`,
+    ...(link ? ['', `${link.label}: ${link.href}`] : []),
     '',
   ].join('\n');
   const ownSubject =
     template?.subject === undefined ? '' : fillPlaceholders(template.subject, event.payload, true, names);
+  const subject = (
+    event.directions?.subject ??
+    (ownSubject || `New submission: ${formAndProject(event.form_name, branding.project)}`)
+  )
+    .replace(LINE_BREAKS, ' ')
+    .slice(0, 250);
   return {
-    to: props.to,
+    to: [props.to],
     // The post's `_subject` and `_replyto` control fields, when it had them (ingest checked both).
-    subject: (
-      event.directions?.subject ??
-      (ownSubject || `New submission: ${formAndProject(event.form_name, branding.project)}`)
-    )
-      .replace(LINE_BREAKS, ' ')
-      .slice(0, 250),
+    subject,
     text,
     html: notificationHtml({
-      title,
-      received,
+      title: subject,
+      heading,
       text: body,
       fields: Object.entries(event.payload).map(([name, value]) => ({ name, value })),
       files,
-      link: { href: link, label: 'Open it in the console' },
+      link,
     }),
     replyTo: event.directions?.reply_to ?? replyToOf(event.payload),
+    autoSubmitted: 'auto-generated',
     ...(branding.fromName ? { fromName: branding.fromName } : {}),
   };
 }

@@ -25,7 +25,7 @@ import {
 } from '../repositories/notification.repository';
 import { PARK_AFTER_MS, retryDelayMs } from '../send/deliver';
 import { submissionMail } from './notification-mail';
-import { findMailBranding } from '../repositories/mail-branding.repository';
+import { consoleReaders, findMailBranding } from '../repositories/mail-branding.repository';
 
 /**
  * Publishes one submission's `delivery.notification` (the fan-out, for a form with addresses) inside
@@ -89,7 +89,7 @@ export interface NotifyDeps {
 
 /**
  * E-mails received submissions to their forms' notification addresses (`to`, as the form has
- * them), once per submission (notifications.dedup_key): one statement claims the sends of all of
+ * them; a message to each, see sendOne), once per submission (notifications.dedup_key): one statement claims the sends of all of
  * them, at most MAIL_CONCURRENCY are sent at once, and a refused send is recorded and retried after
  * the ladder's steps. A copy of a message whose mail another process is sending waits for that
  * send's outcome. Answers one outcome per item, in order.
@@ -129,7 +129,7 @@ export async function notifySubmissions(
         const { i, event, recipients, claim } = next;
         outcomes[i] = await sendOne(
           { ...props, record },
-          { event, to: recipients, id: claim.id, attemptCount: claim.attemptCount },
+          { event, to: recipients, id: claim.id, attemptCount: claim.attemptCount, sentTo: claim.sentTo },
         );
       }
     }),
@@ -169,38 +169,72 @@ export function notificationRecorder(db: Db): (outcome: NotificationOutcome) => 
   return (outcome) => queue.push(outcome);
 }
 
+/**
+ * Sends one submission's notification: a message to each recipient an earlier attempt did not reach (`sentTo`), the
+ * console's link only to those who can open it. A refused message does not hold back the others; the notification is
+ * `sent` once every recipient has had theirs, else retried for the rest (or `failed` after the last attempt).
+ */
 async function sendOne(
   props: NotifyDeps & { record(outcome: NotificationOutcome): Promise<void> },
-  mail: { event: SubmissionEvent; to: string[]; id: string; attemptCount: number },
+  mail: { event: SubmissionEvent; to: string[]; id: string; attemptCount: number; sentTo?: string[] },
 ): Promise<Outcome> {
   const { event, to, id } = mail;
   const attempts = mail.attemptCount + 1;
   // Deleted or erased since the claim: nothing of it leaves (its row went with it).
   if (!(await storedSubmissions(props.db, [event.submission_id])).has(event.submission_id)) return ACK;
+  const sentTo = new Set(mail.sentTo ?? []);
+  const refused: string[] = [];
+  let failure: unknown;
   try {
     const branding = await findMailBranding(props.db, event.form_id);
-    await props.mailer.send(
-      submissionMail({ event, to, config: props.config, secrets: props.secrets, now: props.now, branding }),
-    );
+    const readers = await consoleReaders(props.db, branding.place, to);
+    for (const recipient of to) {
+      if (sentTo.has(recipient)) continue;
+      const message = submissionMail({
+        ...props,
+        event,
+        to: recipient,
+        withLink: readers.has(recipient),
+        branding,
+      });
+      try {
+        await props.mailer.send(message);
+        sentTo.add(recipient);
+      } catch (err) {
+        failure ??= err;
+        refused.push(`${recipient}: ${String((err as Error).message ?? err)}`);
+      }
+    }
   } catch (err) {
-    recordNotification({ outcome: 'failed' });
-    const final = attempts >= MAX_MAIL_ATTEMPTS;
-    const message = String((err as Error).message ?? err).slice(0, 500);
-    const retry = final ? undefined : mailRetry(props.config, attempts, props.now);
+    failure = err;
+    refused.push(String((err as Error).message ?? err));
+  }
+  if (failure === undefined) {
     await props.record({
       id,
-      status: final ? 'failed' : 'pending',
+      status: 'sent',
+      sentAt: props.now,
       attemptCount: attempts,
-      lastError: message,
-      nextAttemptAt: retry?.lookAgainAt,
+      lastError: null,
+      sentTo: [...sentTo],
     });
-    props.logger.warn(
-      { err, submission_id: event.submission_id, attempt: attempts },
-      final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry',
-    );
-    return retry?.outcome ?? ACK;
+    recordNotification({ outcome: 'sent' });
+    return ACK;
   }
-  await props.record({ id, status: 'sent', sentAt: props.now, attemptCount: attempts, lastError: null });
-  recordNotification({ outcome: 'sent' });
-  return ACK;
+  recordNotification({ outcome: 'failed' });
+  const final = attempts >= MAX_MAIL_ATTEMPTS;
+  const retry = final ? undefined : mailRetry(props.config, attempts, props.now);
+  await props.record({
+    id,
+    status: final ? 'failed' : 'pending',
+    attemptCount: attempts,
+    lastError: refused.join('; ').slice(0, 500),
+    nextAttemptAt: retry?.lookAgainAt,
+    sentTo: [...sentTo],
+  });
+  props.logger.warn(
+    { err: failure, submission_id: event.submission_id, attempt: attempts, refused: refused.length },
+    final ? 'notification e-mail failed for good' : 'notification e-mail failed; will retry',
+  );
+  return retry?.outcome ?? ACK;
 }

@@ -98,17 +98,23 @@ export async function digestContents(
   return { formName: form.name, count: Number(counted?.n ?? 0), newest };
 }
 
-/** Records a claimed digest's outcome (only while it is still this sender's claim). */
+/**
+ * Records a claimed digest's outcome (only while it is still this sender's claim), and the recipients it has reached
+ * so far (`sentTo`: a later attempt sends to the others only).
+ */
 export async function recordDigest(
   db: Queryable,
   id: string,
   outcome: { status: 'sent'; at: Date } | { status: 'pending' | 'failed' | 'skipped'; error: string },
+  sentTo?: string[],
 ): Promise<void> {
   await db('notifications')
     .where({ id, status: 'sending' })
-    .update(
-      outcome.status === 'sent'
+    .update({
+      ...(outcome.status === 'sent'
         ? { status: 'sent', sent_at: outcome.at, last_error: null }
-        : { status: outcome.status, last_error: outcome.error.slice(0, 1000) },
-    );
+        : { status: outcome.status, last_error: outcome.error.slice(0, 1000) }),
+      // not a payload: a list of addresses
+      ...(sentTo ? { sent_to: JSON.stringify(sentTo) } : {}),
+    });
 }

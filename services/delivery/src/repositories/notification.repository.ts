@@ -3,7 +3,8 @@ import { newId, type NotificationStatus, type StoredFile, type StoredSubmission 
 
 /** What claiming a submission's notification (or its autoresponse) found: this process holds its send, or why not. */
 export type NotificationClaim =
-  | { taken: true; id: string; attemptCount: number }
+  /** `sentTo`: the recipients an earlier attempt reached already (a notification's; an autoresponse has one). */
+  | { taken: true; id: string; attemptCount: number; sentTo?: string[] }
   /** Sent, failed for good or skipped: nothing to do. */
   | { taken: false; done: true }
   /** Another process (or another copy of the message) is sending it: its lease still runs this long. */
@@ -29,7 +30,7 @@ const CLAIM_NOTIFICATIONS = {
      FOR KEY SHARE OF s
      ON CONFLICT (dedup_key) DO UPDATE SET lease_until = EXCLUDED.lease_until, next_attempt_at = EXCLUDED.next_attempt_at
        WHERE t.status = 'pending' AND (t.lease_until IS NULL OR t.lease_until <= now())
-     RETURNING t.id, t.dedup_key, t.attempt_count`,
+     RETURNING t.id, t.dedup_key, t.attempt_count, t.sent_to`,
 };
 
 /** The notifications not claimed: done, or how long their holder's lease still runs (capped at one whole lease). */
@@ -64,7 +65,7 @@ export async function claimSubmissionNotifications(
   }));
   const claimed = new Map(
     (
-      await runPrepared<{ id: string; dedup_key: string; attempt_count: number }>(db, {
+      await runPrepared<{ id: string; dedup_key: string; attempt_count: number; sent_to: unknown }>(db, {
         ...CLAIM_NOTIFICATIONS,
         values: [JSON.stringify(rows), props.leaseMs, props.recheckMs],
       })
@@ -83,7 +84,8 @@ export async function claimSubmissionNotifications(
   );
   return keys.map((key, i): NotificationClaim => {
     const row = claimed.get(key);
-    if (row && first.get(key) === i) return { taken: true, id: row.id, attemptCount: row.attempt_count };
+    if (row && first.get(key) === i)
+      return { taken: true, id: row.id, attemptCount: row.attempt_count, sentTo: addresses(row.sent_to) };
     if (row) return { taken: false, done: false, remainingMs: props.leaseMs };
     const other = unclaimed.get(key);
     // No row at all: the claim found the submission gone (deleted or erased), so there is nothing to send.
@@ -101,6 +103,13 @@ export interface NotificationOutcome {
   sentAt?: Date;
   /** When a pending one is to be tried again (or looked at again, when its message stays in JetStream). */
   nextAttemptAt?: Date;
+  /** The recipients its message has gone to so far (left out: as recorded before). */
+  sentTo?: string[];
+}
+
+/** The addresses of a json list column (anything else in it is left out). */
+export function addresses(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((a): a is string => typeof a === 'string') : [];
 }
 
 /** Records the outcomes of several sends (of different notifications) in one statement. */
@@ -108,10 +117,12 @@ export async function recordNotificationOutcomes(db: Db, outcomes: NotificationO
   await runPrepared(db, {
     name: 'notify_record',
     text: `UPDATE notifications t SET status = v.status, attempt_count = v.attempt_count, last_error = v.last_error,
-       lease_until = NULL, sent_at = coalesce(v.sent_at, t.sent_at),
+       lease_until = NULL, sent_at = coalesce(v.sent_at, t.sent_at), sent_to = coalesce(v.sent_to, t.sent_to),
        next_attempt_at = CASE WHEN v.status = 'pending' THEN v.next_attempt_at END
      FROM json_to_recordset($1::json)
-       AS v(id text, status text, attempt_count int, last_error text, sent_at timestamptz, next_attempt_at timestamptz)
+       -- not a payload: sent_to is a list of addresses
+       AS v(id text, status text, attempt_count int, last_error text, sent_at timestamptz, next_attempt_at timestamptz,
+         sent_to jsonb)
      WHERE t.id = v.id`,
     values: [
       JSON.stringify(
@@ -122,6 +133,7 @@ export async function recordNotificationOutcomes(db: Db, outcomes: NotificationO
           last_error: o.lastError,
           sent_at: o.sentAt ?? null,
           next_attempt_at: o.nextAttemptAt ?? null,
+          sent_to: o.sentTo ?? null,
         })),
       ),
     ],
@@ -255,7 +267,7 @@ function dueNotification(r: DueRow): DueNotification {
     id: r.id,
     kind: r.kind,
     dueAt: r.due_at,
-    recipients: Array.isArray(r.recipients) ? r.recipients.filter((a): a is string => typeof a === 'string') : [],
+    recipients: addresses(r.recipients),
     submission: r.submission_id
       ? {
           id: r.submission_id,

@@ -16,6 +16,7 @@ export const INHERITABLE_SETTINGS = [
   'spam_rules',
   'retention_days',
   'spam_retention_days',
+  'time_zone',
 ] as const;
 export type InheritableSetting = (typeof INHERITABLE_SETTINGS)[number];
 

@@ -43,6 +43,8 @@ export interface FormRow {
   /** The owner's subject and text of the notification (json: kept as written). */
   notification_template: NotificationTemplate | null;
   notification_schedule: NotificationSchedule;
+  /** The IANA zone its mails give times in (checked on input; 'UTC' by default). */
+  time_zone: string;
   /** The owner's pages for visitors' browsers (json: kept as written). */
   pages: VisitorPages | null;
   /** The inheritable settings it sets itself (form-defaults.ts): its project's defaults are not written over them. */

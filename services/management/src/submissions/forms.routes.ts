@@ -70,6 +70,7 @@ const Form = Type.Object(
     notification_template: Nullable(NotificationTemplate),
     notification_schedule: NotificationSchedule,
     pages: Nullable(VisitorPages),
+    time_zone: Type.String({ description: 'the IANA time zone its mails give times in' }),
     inherited: Type.Array(Inheritable, {
       description:
         'the settings the form takes from its project’s `form_defaults` (each value above is the project’s, and ' +
@@ -172,9 +173,11 @@ const fields = {
       additionalProperties: false,
       description:
         'the owner’s notification: `subject` and `text` with `{{field name}}` placeholders (filled as plain text; ' +
-        'the HTML part shows them escaped), and `{{form}}` and `{{project}}` (the form’s name and its project’s, ' +
-        'empty in the default project; a field of that name wins); the text replaces the list of fields. A post’s ' +
-        '`_subject` still wins. Null: Intake’s own, which names the project beside the form',
+        'the HTML part shows them escaped), `{{form}}` and `{{project}}` (the form’s name and its project’s, ' +
+        'empty in the default project) and `{{received_at}}` (when it arrived, in `time_zone`); a field of that ' +
+        'name wins. The text is the whole message, with nothing of Intake’s above it; the files’ links follow it, ' +
+        'and the console’s link for a recipient who is a member able to open it. A post’s `_subject` still wins. ' +
+        'Null: Intake’s own, which names the project beside the form',
     }),
   ),
   pages: Nullable(
@@ -186,6 +189,14 @@ const fields = {
         '(Accept-Language: en, de, fr, es, it, nl, pt). Not used with a redirect_url, where the site shows its own',
     }),
   ),
+  time_zone: Type.String({
+    format: 'time-zone',
+    maxLength: 64,
+    description:
+      'the IANA time zone (`Europe/Paris`, `America/New_York`, `UTC`) in which its notification, digest and ' +
+      'autoresponse mails give times (`{{received_at}}` in a template); `UTC` by default. A name that is not a zone ' +
+      'is 422',
+  }),
   notification_schedule: Type.Union([Type.Literal('each'), Type.Literal('daily')], {
     description:
       '`each` (default): a mail to `notify_emails` per received submission; `daily`: one digest a day of what was ' +
@@ -243,6 +254,7 @@ const CreateForm = Type.Object(
     notification_template: Type.Optional(fields.notification_template),
     notification_schedule: Type.Optional(fields.notification_schedule),
     pages: Type.Optional(fields.pages),
+    time_zone: Type.Optional(fields.time_zone),
   },
   { additionalProperties: false },
 );
@@ -300,6 +312,7 @@ export function presentForm(
     notification_template: row.notification_template ?? null,
     notification_schedule: row.notification_schedule,
     pages: row.pages ?? null,
+    time_zone: row.time_zone,
     inherited,
     ingest_url: `${baseUrl}/v1/f/${row.slug}`,
     created_at: toTimestamp(row.created_at),

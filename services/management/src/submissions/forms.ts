@@ -62,6 +62,7 @@ export interface FormInput {
   notification_template?: NotificationTemplate | null;
   notification_schedule?: NotificationSchedule;
   pages?: VisitorPages | null;
+  time_zone?: string;
   project_id?: string;
   spam_model?: SpamModelScope;
 }
