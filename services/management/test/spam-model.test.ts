@@ -36,8 +36,8 @@ describe('GET /v1/spam/model', () => {
     expect(ready.body).toMatchObject({ spam_marks: 4, honeypot_catches: 6, not_spam_marks: 10, learning: false });
   });
 
-  it('counts this month’s posts to forms in shadow whose reasons the rules or the classifier gave', async () => {
-    const o = await ownerWithForm(ctx);
+  it('counts this month’s posts to forms in shadow whose reasons the rules or the classifier gave, and on forms that are on the scores that only recorded', async () => {
+    const o = await ownerWithForm(ctx, { settings: { spam_filter: 'shadow' } });
     const month = new Date().toISOString().slice(0, 7);
     const rule = await o.submit();
     await reasonsOf(rule.id, ['blocked-domain:mailinator.com']);
@@ -54,9 +54,14 @@ describe('GET /v1/spam/model', () => {
     await ctx.platform.db('forms').where({ id: onForm.id }).update({ spam_filter: 'on' });
     const caught = await factories.submission(ctx.platform, { accountId: o.account.id, formId: onForm.id });
     await reasonsOf(caught.id, ['duplicate']);
+    // There the starting model only records: a post it scored 0.9 or more got in, and counts.
+    const recorded = await factories.submission(ctx.platform, { accountId: o.account.id, formId: onForm.id });
+    await reasonsOf(recorded.id, ['starting-model:0.97']);
+    const low = await factories.submission(ctx.platform, { accountId: o.account.id, formId: onForm.id });
+    await reasonsOf(low.id, ['starting-model:0.42']);
 
     const res = await o.call('GET', '/v1/spam/model');
-    expect(res.body).toMatchObject({ month, shadow_caught: 2 });
+    expect(res.body).toMatchObject({ month, shadow_caught: 3 });
   });
 
   it('is for the account’s keys and members only', async () => {

@@ -7,8 +7,8 @@ import { Type, type Static } from '@sinclair/typebox';
  */
 export const SpamFilter = Type.Union([Type.Literal('off'), Type.Literal('shadow'), Type.Literal('on')], {
   description:
-    '`off`: honeypot and bot challenge only; `shadow` (default): rules and classifier record a score and reasons, ' +
-    'the outcome is unchanged; `on`: what they catch is spam',
+    '`off`: honeypot and bot challenge only; `shadow`: rules and classifier record a score and reasons, ' +
+    'the outcome is unchanged; `on` (the default of a new form): what they catch is spam',
 });
 export type SpamFilter = Static<typeof SpamFilter>;
 
@@ -68,6 +68,25 @@ export const SpamRules = Type.Object(
         description: 'a post without a value for one of these fields is spam (`missing-field:<name>`)',
       }),
     ),
+    links_in_name: Type.Optional(
+      Type.Boolean({
+        description: 'a link (`http(s)://`, `www.` or an HTML link) in a name field is spam (`link-in-name:<field>`)',
+      }),
+    ),
+    known_spam: Type.Optional(
+      Type.Boolean({
+        description:
+          'the shipped patterns of known spam (crypto profits, earnings claims, SEO pitches, pills, casinos, prizes, ' +
+          'HTML links) are spam (`known-spam:<pattern>`)',
+      }),
+    ),
+    starting_model: Type.Optional(
+      Type.Boolean({
+        description:
+          'until the form’s own classifier has 10 marks of each kind, the shipped starting model scores its posts ' +
+          '(`starting-model:<score>` from 0.9); it only records, it never makes a post spam',
+      }),
+    ),
     reject_duplicates: Type.Optional(
       Type.Boolean({
         description:
@@ -84,3 +103,14 @@ export const SpamRules = Type.Object(
 export type SpamRules = Static<typeof SpamRules>;
 
 export const DEFAULT_DUPLICATE_WINDOW_HOURS = 24;
+
+/**
+ * The spam rules a new form starts with (the column's default since migration 041; a form made before keeps its own):
+ * the certain rules on, the starting model recording (docs/decisions/spam.md, "Defaults").
+ */
+export const DEFAULT_SPAM_RULES = {
+  block_disposable: true,
+  links_in_name: true,
+  known_spam: true,
+  starting_model: true,
+} as const satisfies SpamRules;

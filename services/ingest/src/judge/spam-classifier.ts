@@ -34,8 +34,20 @@ export function trainModel(
   examples: Iterable<{ payload: Record<string, string>; spam: boolean }>,
 ): SpamModel | undefined {
   const nb = learn(examples);
-  if (!nb) return undefined;
-  const { prior, weights, spamExamples, hamExamples } = weightsOf(nb);
+  return nb ? modelOf(weightsOf(nb)) : undefined;
+}
+
+/** A model's prior and one log2-odds weight per token (`weightsOf`), with the examples it learned from. */
+export interface ModelWeights {
+  prior: number;
+  weights: Map<string, number>;
+  spamExamples: number;
+  hamExamples: number;
+}
+
+/** The classifier of a model's weights: the prior plus the weight of each known token, as a probability. */
+export function modelOf(props: ModelWeights): SpamModel {
+  const { prior, weights, spamExamples, hamExamples } = props;
   return {
     spamExamples,
     hamExamples,
@@ -84,12 +96,7 @@ const SMOOTHING = 0.5;
  * one term per token of the vocabulary, read from its exported counts. The test beside it checks
  * that the sum equals the library's own `computeOdds`.
  */
-export function weightsOf(nb: ReturnType<typeof naiveBayes>): {
-  prior: number;
-  weights: Map<string, number>;
-  spamExamples: number;
-  hamExamples: number;
-} {
+export function weightsOf(nb: ReturnType<typeof naiveBayes>): ModelWeights {
   const [, samples, count, words, vocabulary] = JSON.parse(nb.exportJSON()) as [
     unknown,
     Record<string, number>,

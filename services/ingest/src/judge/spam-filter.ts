@@ -5,6 +5,8 @@ import { DEFAULT_DUPLICATE_WINDOW_HOURS, type SpamRules } from '@intake/shared/c
 import type { IngestForm } from '../read/form.repository';
 import { postSeenWithin } from './spam.repository';
 import { domainOf, postFeatures, SPAM_THRESHOLD, type PostFeatures, type SpamModels } from './spam-classifier';
+import { knownSpamIn } from './known-spam';
+import { STARTING_MODEL } from './starting-model';
 
 /** What the spam filter makes of a post: the reason that makes it spam (only when `on`), its score and every reason found. */
 export interface FilterVerdict {
@@ -40,12 +42,16 @@ export async function filterPost(
       reasons.push('duplicate');
   }
   const byRule = reasons[0];
-  const model = await deps.spamModels.get(form);
+  const own = await deps.spamModels.get(form);
+  // The starting model stands in until the form's own classifier is ready, and only records (starting-model.ts).
+  const starting = form.spam_rules.starting_model === true && !own?.ready;
+  const model = starting ? STARTING_MODEL : own;
   const score = model ? model.score(features.tokens) : null;
   const caught = score !== null && score >= SPAM_THRESHOLD;
-  if (caught) reasons.push(`classifier:${score.toFixed(2)}`);
+  if (caught) reasons.push(`${starting ? 'starting-model' : 'classifier'}:${score.toFixed(2)}`);
   let spam: string | undefined;
-  if (form.spam_filter === 'on') spam = byRule ?? (caught && model?.ready ? reasons[reasons.length - 1] : undefined);
+  if (form.spam_filter === 'on')
+    spam = byRule ?? (caught && !starting && model?.ready ? reasons[reasons.length - 1] : undefined);
   return { spam, score, reasons, payloadHash: hash };
 }
 
@@ -98,6 +104,14 @@ function compileRules(rules: SpamRules): CompiledRules {
           }
         }
       }
+      if (rules.known_spam) {
+        const known = knownSpamIn(payload, MAX_SCANNED_CHARS);
+        if (known) reasons.push(`known-spam:${known}`);
+      }
+      if (rules.links_in_name) {
+        const field = linkInName(payload);
+        if (field !== undefined) reasons.push(`link-in-name:${field}`);
+      }
       if (maxLinks !== undefined && features.links > maxLinks) reasons.push(`too-many-links:${features.links}`);
       for (const name of required)
         if (!Object.hasOwn(payload, name) || (payload[name] as string).trim() === '')
@@ -105,6 +119,24 @@ function compileRules(rules: SpamRules): CompiledRules {
       return reasons;
     },
   };
+}
+
+/** A field that holds a person's name (`name`, `first_name`, `Your Name`), not a company's, a file's or a login's. */
+const NAME_FIELD = /name/i;
+const NOT_A_PERSON = /company|business|organi[sz]ation|domain|user|file|site|web|url|link/i;
+const LINK_IN_TEXT = /\b(?:https?:\/\/|www\.)\S|<a\s/i;
+const MAX_SCANNED_CHARS = 20_000;
+
+/** The first name field (by NAME_FIELD) whose value holds a link, or undefined. */
+function linkInName(payload: Record<string, string>): string | undefined {
+  for (const name in payload)
+    if (
+      NAME_FIELD.test(name) &&
+      !NOT_A_PERSON.test(name) &&
+      LINK_IN_TEXT.test((payload[name] as string).slice(0, 2000))
+    )
+      return name;
+  return undefined;
 }
 
 /** The domain or the parent domain of it that the set lists (`mail.spam.example` is caught by `spam.example`). */

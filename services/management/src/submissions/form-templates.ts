@@ -1,4 +1,9 @@
-import type { AutoresponseSettings, NotificationTemplate, SpamRules } from '@intake/shared/contracts';
+import {
+  DEFAULT_SPAM_RULES,
+  type AutoresponseSettings,
+  type NotificationTemplate,
+  type SpamRules,
+} from '@intake/shared/contracts';
 
 /**
  * The templates a form can start from (`POST /v1/forms { template }`): the settings each fills in, as if given in
@@ -12,7 +17,7 @@ export const FORM_TEMPLATES = {
     summary: 'a contact form: fields `name`, `email`, `message`',
     settings: {
       notification_template: { subject: 'Message from {{name}}' },
-      spam_rules: { required_fields: ['email', 'message'], max_links: 2, block_disposable: true },
+      spam_rules: { ...DEFAULT_SPAM_RULES, required_fields: ['email', 'message'], max_links: 2 },
       autoresponse: {
         enabled: false,
         subject: 'Thanks for your message',
@@ -25,7 +30,7 @@ export const FORM_TEMPLATES = {
     summary: 'a quote request: fields `name`, `email`, `phone`, `details`',
     settings: {
       notification_template: { subject: 'Quote request from {{name}}' },
-      spam_rules: { required_fields: ['name', 'email', 'details'], max_links: 3, block_disposable: true },
+      spam_rules: { ...DEFAULT_SPAM_RULES, required_fields: ['name', 'email', 'details'], max_links: 3 },
       autoresponse: {
         enabled: false,
         subject: 'We have your quote request',
@@ -40,7 +45,7 @@ export const FORM_TEMPLATES = {
       '`multipart/form-data`; files need a plan with uploads)',
     settings: {
       notification_template: { subject: 'Application from {{name}} for {{position}}' },
-      spam_rules: { required_fields: ['name', 'email', 'cv'], max_links: 5, block_disposable: true },
+      spam_rules: { ...DEFAULT_SPAM_RULES, required_fields: ['name', 'email', 'cv'], max_links: 5 },
       autoresponse: {
         enabled: false,
         subject: 'We have your application',
@@ -53,7 +58,7 @@ export const FORM_TEMPLATES = {
     summary: 'a newsletter sign-up: field `email`',
     settings: {
       notification_template: { subject: 'New subscriber: {{email}}' },
-      spam_rules: { required_fields: ['email'], max_links: 0, block_disposable: true },
+      spam_rules: { ...DEFAULT_SPAM_RULES, required_fields: ['email'], max_links: 0 },
       autoresponse: {
         enabled: false,
         subject: 'You are subscribed',

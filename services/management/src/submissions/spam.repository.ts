@@ -2,18 +2,20 @@ import { type Queryable } from '@intake/shared/base';
 import { spamModelForms, spamModelOf, type SpamModelOf } from '@intake/shared/contracts';
 
 /**
- * This month's posts that got in (received) although the rules or the classifier found a reason (the honeypot, the bot
- * challenge and the owner's mark are not theirs): what turning the filter on would have kept out.
+ * This month's posts that got in (received) although the rules or a classifier found a reason (the honeypot, the bot
+ * challenge and the owner's mark are not theirs): what turning the filter on would have kept out, on forms in shadow;
+ * on forms that are on, the scores that only recorded (the starting model's, or a classifier's still learning).
  */
 const SHADOW_CAUGHT = `
   SELECT count(*)::int AS n FROM submissions s JOIN forms f ON f.id = s.form_id
-  WHERE s.account_id = ? AND FORMS AND f.spam_filter = 'shadow' AND s.status = 'received' AND s.received_at >= ?
+  WHERE s.account_id = ? AND FORMS AND f.spam_filter <> 'off' AND s.status = 'received' AND s.received_at >= ?
     AND EXISTS (
       SELECT 1 FROM json_array_elements_text(s.spam_reasons) r(reason)
       WHERE CASE
-        WHEN r.reason ~ '^classifier:[0-9]+(\\.[0-9]+){0,1}$' THEN split_part(r.reason, ':', 2)::real >= ?
-        WHEN r.reason LIKE 'classifier:%' THEN false
-        ELSE split_part(r.reason, ':', 1) NOT IN ('honeypot', 'challenge-unavailable', 'marked-by-owner')
+        WHEN r.reason ~ '^(classifier|starting-model):[0-9]+(\\.[0-9]+){0,1}$' THEN split_part(r.reason, ':', 2)::real >= ?
+        WHEN r.reason LIKE 'classifier:%' OR r.reason LIKE 'starting-model:%' THEN false
+        ELSE f.spam_filter = 'shadow'
+          AND split_part(r.reason, ':', 1) NOT IN ('honeypot', 'challenge-unavailable', 'marked-by-owner')
       END)`;
 
 /** The marks of each kind of a classifier's forms, and their honeypot catches not marked (up to `honeypotCap`). */

@@ -37,6 +37,7 @@ import * as integrations from './037-integrations';
 import * as searchMergePerBatch from './038-search-merge-per-batch';
 import * as emailVerification from './039-email-verification';
 import * as formDefaults from './040-form-defaults';
+import * as spamDefaults from './041-spam-defaults';
 import * as mailPerRecipient from './042-mail-per-recipient';
 
 export interface Migration {
@@ -86,5 +87,6 @@ export const migrations: Migration[] = [
   { name: '038-search-merge-per-batch', ...searchMergePerBatch },
   { name: '039-email-verification', ...emailVerification },
   { name: '040-form-defaults', ...formDefaults },
+  { name: '041-spam-defaults', ...spamDefaults },
   { name: '042-mail-per-recipient', ...mailPerRecipient },
 ];
