@@ -1,6 +1,6 @@
 import type { Locator } from 'playwright-core';
 import { screenshotDir } from './browser';
-import { checkView, useOwnerConsole } from './owner';
+import { checkView, ownerApi, useOwnerConsole } from './owner';
 
 /**
  * A client's settings in the console, in Chromium over the real stack: a project's form defaults set on its page and
@@ -14,18 +14,7 @@ const c = useOwnerConsole();
 type Form = { id: string; name: string; inherited: string[]; mail_from_name: string | null } & Record<string, unknown>;
 
 /** The management API as the owner's key calls it (to set up, and to check what the console saved). */
-async function call<T = { id: string } & Record<string, unknown>>(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const res = await fetch(`${c.stack.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return (await res.json()) as T;
-}
+const call = ownerApi(c);
 const formOf = (id: string) => call<Form>('GET', `/v1/forms/${id}`);
 
 /** A screenshot of one part of the page as it is now, when CONSOLE_SCREENSHOTS is set. */

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { eventually, listen } from '@intake/shared/testing';
-import { checkView, useOwnerConsole } from './owner';
+import { checkView, ownerApi, useOwnerConsole } from './owner';
 
 /**
  * Details of an owner's day from the agency review (issue 66), in Chromium over the real stack: a Slack, Discord or
@@ -11,18 +11,7 @@ jest.setTimeout(180_000);
 const c = useOwnerConsole();
 
 /** The management API as the owner's key calls it (to set up, and to check what the console saved). */
-async function call<T = { id: string } & Record<string, unknown>>(
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const res = await fetch(`${c.stack.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  return (await res.json()) as T;
-}
+const call = ownerApi(c);
 
 describe('a chat webhook', () => {
   const received: http.IncomingHttpHeaders[] = [];
@@ -71,5 +60,46 @@ describe('a chat webhook', () => {
     await page.getByLabel(/New signing secret of/).waitFor();
     expect(await page.getByLabel(/New signing secret of/).textContent()).toMatch(/^whsec_/);
     await card.getByRole('button', { name: 'Rotate secret' }).waitFor();
+  });
+});
+
+describe('the rate limit', () => {
+  it('is shown on the form’s settings with the posts it refused, and set within the plan’s most', async () => {
+    const { page, stack } = c;
+    const form = await call<{ id: string; slug: string }>('POST', '/v1/forms', { name: 'Contact', rate_limit: 2 });
+    const answers = [];
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${stack.url}/v1/f/${form.slug}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ email: `n${i}@example.com` }),
+      });
+      answers.push(res.status);
+    }
+    expect(answers).toEqual([201, 201, 429, 429, 429]);
+    // Ingest writes its refusals within a second.
+    await eventually(
+      async () =>
+        (await call<{ refused: { today: number } }>('GET', `/v1/forms/${form.id}/rate-limit`)).refused.today === 3,
+    );
+    await page.goto(`${stack.url}/console/forms/${form.id}`);
+    const section = page.getByRole('region', { name: 'Rate limit' });
+    await section.getByText('At most 2 posts in 10 minutes from one address;').waitFor();
+    await section
+      .getByText(/^Posts refused: 3 today · 3 in the last 7 days · 3 in the last 30 days \(the last on /)
+      .waitFor();
+    const posts = section.getByLabel('Posts from one address per 10 minutes');
+    expect(await posts.inputValue()).toBe('2');
+    await section.getByText('Empty takes the default (60); at most 600 on the Pro plan.').waitFor();
+    await posts.fill('601');
+    await section.getByRole('button', { name: 'Save rate limit' }).click();
+    await section.getByText('must be at most 600 on the Pro plan').waitFor();
+    await posts.fill('');
+    await section.getByRole('button', { name: 'Save rate limit' }).click();
+    await section.getByRole('status').filter({ hasText: 'Rate limit saved.' }).waitFor();
+    await section.getByText('At most 60 posts in 10 minutes from one address (this Intake’s default);').waitFor();
+    expect((await call<{ rate_limit: number | null }>('GET', `/v1/forms/${form.id}`)).rate_limit).toBeNull();
+    await section.scrollIntoViewIfNeeded();
+    await checkView(page, 'form-rate-limit', /^Settings · Contact · .*Intake console$/);
   });
 });

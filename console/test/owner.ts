@@ -48,6 +48,18 @@ export function useOwnerConsole(overrides: () => ConfigOverrides = () => ({})): 
   return c;
 }
 
+/** The management API as the owner's key calls it: the answer's JSON (to set up, and to check what the console saved). */
+export const ownerApi =
+  (c: OwnerConsole) =>
+  async <T = { id: string } & Record<string, unknown>>(method: string, path: string, body?: unknown): Promise<T> => {
+    const res = await fetch(`${c.stack.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${c.account.managementKey}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return (await res.json()) as T;
+  };
+
 /** How far the page is wider than its viewport (0 when nothing pans sideways). */
 export const overflow = (page: Page) =>
   page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');

@@ -16,6 +16,7 @@ import { MailSettings } from './form/mail-settings';
 import { VisitorPagesSettings } from './form/visitor-pages';
 import { SpamSettings } from './form/spam-settings';
 import { RetentionSettings } from './form/retention-settings';
+import { limitWords, RateLimitSettings, refusedWords, useRateLimit } from './form/rate-limit-settings';
 import { useProjectDefaults } from './form/inherited';
 
 /** `/console/forms/new` creates; `/console/forms/:id` edits every setting, shows the snippets, deletes. */
@@ -53,6 +54,7 @@ function Settings({ form, reload }: { form: Form; reload(): Promise<void> }) {
           <AutoresponseSettings {...section} />
           <SpamSettings {...section} />
           <RetentionSettings {...section} />
+          <RateLimitSettings form={form} onSaved={reload} />
         </>
       ) : (
         <ReadOnlySettings form={form} />
@@ -143,6 +145,7 @@ const days = (n: number | null) => (n === null ? 'kept until deleted' : `${n} da
 
 /** What a role that may not change the form reads instead of its editors. */
 function ReadOnlySettings({ form }: { form: Form }) {
+  const limit = useRateLimit(form.id).data;
   const rows: [string, string][] = [
     ['Name', form.name],
     ['Status', form.status],
@@ -159,6 +162,12 @@ function ReadOnlySettings({ form }: { form: Form }) {
     ['Submissions kept', days(form.retention_days)],
     ['Spam kept', days(form.spam_retention_days)],
     ['Payload deleted once delivered', form.delete_after_delivery ? 'yes' : 'no'],
+    ...(limit
+      ? ([
+          ['Rate limit', limitWords(limit)],
+          ['Refused posts', refusedWords(limit.refused)],
+        ] as [string, string][])
+      : []),
   ];
   return (
     <>

@@ -33,7 +33,7 @@ export function createIngestService(
     // On shutdown: the events in flight published, then one last try at the files of posts of
     // unknown outcome (those not settled stay in storage).
     startWorkers: async (platform) => {
-      const { unsettled, formChanges, events } = compose(platform);
+      const { unsettled, formChanges, events, limiter } = compose(platform);
       // The SDK has started by now (the app may be built before it is).
       zeroSubmissionOutcomes();
       return [
@@ -43,6 +43,7 @@ export function createIngestService(
             await events?.stop();
             await unsettled.settle(0);
             unsettled.stop();
+            await limiter.stop();
           },
         },
       ];

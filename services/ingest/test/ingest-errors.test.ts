@@ -79,6 +79,41 @@ function formQuotaAndRateCases(h: IngestHarness) {
   });
 }
 
+/** A form's own rate limit (`forms.rate_limit`), held to its plan's most, and the refusals counted for its owner. */
+function formRateLimitCases(h: IngestHarness) {
+  it('a form’s own rate_limit replaces RATE_LIMIT_POINTS (within its plan’s most), and each 429 is counted for its owner', async () => {
+    const strict = await accountWithForm(h);
+    const lenient = await accountWithForm(h);
+    await h.platform.db('forms').where({ id: strict.form.id }).update({ rate_limit: 1 });
+    await h.platform.db('forms').where({ id: lenient.form.id }).update({ rate_limit: 5 });
+    const strictAnswers = await Promise.all(Array.from({ length: 4 }, (_, i) => strict.post({ i: String(i) })));
+    const lenientAnswers = [];
+    for (let i = 0; i < 6; i++) lenientAnswers.push((await lenient.post({ i: String(i) })).status);
+    expect(strictAnswers.map((res) => res.status).sort()).toEqual([201, 429, 429, 429]);
+    expect(lenientAnswers).toEqual([201, 201, 201, 201, 201, 429]);
+    const refusals = (formId: string) =>
+      h.platform.db('rate_limit_refusals').where({ form_id: formId }).select('refused', 'last_at');
+    // Written within a second, in one statement for the posts of both forms.
+    await eventually(async () => (await refusals(strict.form.id))[0]?.refused === 3);
+    await eventually(async () => (await refusals(lenient.form.id))[0]?.refused === 1);
+  });
+
+  it('a form’s rate_limit above its plan’s most is held to the plan’s (a plan changed after it was set)', async () => {
+    const { form, post } = await accountWithForm(h);
+    const [{ max }] = await h.platform.db('plans').where({ id: 'pro' }).select('max_rate_limit as max');
+    expect(max).toBe(600);
+    await h.platform.db('plans').where({ id: 'pro' }).update({ max_rate_limit: 2 });
+    try {
+      await h.platform.db('forms').where({ id: form.id }).update({ rate_limit: 50 });
+      const statuses = [];
+      for (let i = 0; i < 3; i++) statuses.push((await post({ i: String(i) })).status);
+      expect(statuses).toEqual([201, 201, 429]);
+    } finally {
+      await h.platform.db('plans').where({ id: 'pro' }).update({ max_rate_limit: 600 });
+    }
+  });
+}
+
 /** Bodies that do not parse, would pollute prototypes, are too large or of another type. */
 function bodyCases(h: IngestHarness) {
   it.each([
@@ -213,6 +248,7 @@ describe('POST /v1/f/:slug — what errors', () => {
   const h = useStarted(() => startIngest({ RATE_LIMIT_POINTS: 3, RATE_LIMIT_WINDOW_SECONDS: 60 }));
 
   formQuotaAndRateCases(h);
+  formRateLimitCases(h);
 
   describe('bodies', () => bodyCases(h));
   describe('a body refused before it was read', () => unreadBodyCases(h));

@@ -57,11 +57,11 @@ describe('createRateLimiter', () => {
   it('sends the posts of one turn to Redis in that turn, in one write', async () => {
     const limiter = createRateLimiter(t);
     const form = `form_${randomBytes(4).toString('hex')}`;
-    await limiter.consume(form, '192.0.2.1'); // connected, and Redis has the limiter's script
+    await limiter.consume(form, '192.0.2.1', 60, new Date()); // connected, and Redis has the limiter's script
     const socket = t.redis!.stream;
     const write = jest.spyOn(socket, 'write');
     const writev = jest.spyOn(socket, '_writev');
-    const posts = ['192.0.2.1', '192.0.2.2', '192.0.2.3'].map((ip) => limiter.consume(form, ip));
+    const posts = ['192.0.2.1', '192.0.2.2', '192.0.2.3'].map((ip) => limiter.consume(form, ip, 60, new Date()));
     // Runs right after the limiter's own setImmediate, in the same turn: its commands must be out by then.
     const handedOver = await new Promise<number>((resolve) => setImmediate(() => resolve(write.mock.calls.length)));
     await Promise.all(posts);
@@ -92,10 +92,12 @@ describe('createRateLimiter over IPv6', () => {
   const t = useTestPlatform();
 
   it('refuses a client rotating addresses inside its /64 once the /64’s budget is spent', async () => {
-    const limiter = createRateLimiter({ redis: t.redis, config: { ...t.config, RATE_LIMIT_POINTS: 3 } });
+    const limiter = createRateLimiter({ ...t, config: { ...t.config, RATE_LIMIT_POINTS: 3 } });
     const form = `form_${randomBytes(4).toString('hex')}`;
-    for (const host of ['1', '2', 'a:b:c']) await limiter.consume(form, `2001:db8:5:6::${host}`);
-    await expect(limiter.consume(form, '2001:db8:5:6:ffff::9')).rejects.toMatchObject({ slug: 'rate-limited' });
-    await expect(limiter.consume(form, '2001:db8:5:7::1')).resolves.toBeUndefined();
+    for (const host of ['1', '2', 'a:b:c']) await limiter.consume(form, `2001:db8:5:6::${host}`, 3, new Date());
+    await expect(limiter.consume(form, '2001:db8:5:6:ffff::9', 3, new Date())).rejects.toMatchObject({
+      slug: 'rate-limited',
+    });
+    await expect(limiter.consume(form, '2001:db8:5:7::1', 3, new Date())).resolves.toBeUndefined();
   });
 });

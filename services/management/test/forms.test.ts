@@ -270,3 +270,62 @@ describe('forms, what must be refused', () => {
     expect((await call('GET', `/v1/forms/${form.id}`)).body).toEqual(form);
   });
 });
+
+describe('forms: the ingest rate limit an owner sees and sets', () => {
+  it('shows the default, the plan’s most and the refusals; sets the form’s own within the plan, 422 beyond it', async () => {
+    const { call } = await owner();
+    const { body: form } = await call('POST', '/v1/forms', { name: 'Contact' });
+    expect(form.rate_limit).toBeNull();
+    const { config } = ctx.platform;
+    const first = await call('GET', `/v1/forms/${form.id}/rate-limit`);
+    expect(first.status).toBe(200);
+    expect(first.body).toEqual({
+      form_id: form.id,
+      limit: config.RATE_LIMIT_POINTS,
+      own: null,
+      default: config.RATE_LIMIT_POINTS,
+      max: 600,
+      plan: 'Pro',
+      window_seconds: config.RATE_LIMIT_WINDOW_SECONDS,
+      refused: { today: 0, last_7_days: 0, last_30_days: 0, last_at: null },
+    });
+
+    const set = await call('PATCH', `/v1/forms/${form.id}`, { rate_limit: 120 });
+    expect([set.status, set.body.rate_limit]).toEqual([200, 120]);
+    expect((await call('GET', `/v1/forms/${form.id}/rate-limit`)).body).toMatchObject({ limit: 120, own: 120 });
+
+    for (const [value, message] of [
+      [601, 'must be at most 600 on the Pro plan'],
+      [0, expect.stringMatching(/>= 1/)],
+      [1.5, expect.any(String)],
+    ] as const) {
+      const refused = await call('PATCH', `/v1/forms/${form.id}`, { rate_limit: value });
+      expect([refused.status, refused.body.type]).toEqual([422, expect.stringMatching(/validation-failed$/)]);
+      expect(refused.body.errors).toEqual([{ field: 'body/rate_limit', message }]);
+    }
+    const created = await call('POST', '/v1/forms', { name: 'Quote', rate_limit: 601 });
+    expect(created.status).toBe(422);
+    expect((await call('GET', `/v1/forms/${form.id}`)).body.rate_limit).toBe(120);
+
+    // Ingest's refusals, as it writes them: the last 30 UTC days, by day.
+    const now = Date.now();
+    const day = (ago: number) => new Date(now - ago * 86_400_000);
+    await ctx.platform.db('rate_limit_refusals').insert([
+      { form_id: form.id, day: day(0).toISOString().slice(0, 10), refused: 17, last_at: day(0) },
+      { form_id: form.id, day: day(3).toISOString().slice(0, 10), refused: 5, last_at: day(3) },
+      { form_id: form.id, day: day(20).toISOString().slice(0, 10), refused: 2, last_at: day(20) },
+      { form_id: form.id, day: day(40).toISOString().slice(0, 10), refused: 99, last_at: day(40) },
+    ]);
+    const counted = await call('GET', `/v1/forms/${form.id}/rate-limit`);
+    expect(counted.body.refused).toEqual({
+      today: 17,
+      last_7_days: 22,
+      last_30_days: 24,
+      last_at: day(0).toISOString(),
+    });
+    // Back to the default; another account's form is not found.
+    expect((await call('PATCH', `/v1/forms/${form.id}`, { rate_limit: null })).body.rate_limit).toBeNull();
+    const other = await owner();
+    expect((await other.call('GET', `/v1/forms/${form.id}/rate-limit`)).status).toBe(404);
+  });
+});

@@ -8,6 +8,7 @@ import type { IngestForm } from '../read/form.repository';
 import { findReplay, type Replay } from '../store/submission.repository';
 import type { FormCache } from '../read/form-cache';
 import { LIMITS } from '../read/limits';
+import { RefusalCounter } from './refusals';
 
 export interface GateRequest {
   slug: string;
@@ -42,7 +43,7 @@ export async function passGate(props: {
     throw problem('form-not-live', `The form is ${form.status} and does not accept submissions`);
   checkOrigin(form, request.origin);
   await checkSubmissionKey(platform, request.authorization, form.account_id);
-  await limiter.consume(form.id, request.ip);
+  await limiter.consume(form.id, request.ip, form.rate_limit ?? platform.config.RATE_LIMIT_POINTS, now);
   if (request.idempotencyKey !== undefined) {
     checkIdempotencyKey(request.idempotencyKey);
     const replay = await findReplay(platform.db, { formId: form.id, key: request.idempotencyKey, now });
@@ -107,20 +108,31 @@ function checkIdempotencyKey(key: string): void {
 type Redis = NonNullable<Platform['redis']>;
 
 export interface IngestRateLimiter {
-  /** Takes one point for this IP on this form; 429 rate-limited with Retry-After when none is left. */
-  consume(formId: string, ip: string): Promise<void>;
+  /**
+   * Takes one point for this IP on this form, whose limit is `points` a window; 429 rate-limited with Retry-After
+   * when none is left (counted for the form's owner, at `now`).
+   */
+  consume(formId: string, ip: string, points: number, now: Date): Promise<void>;
+  /** Writes the refusals counted and not yet written. */
+  stop(): Promise<void>;
 }
 
+/** The most posts a window any form may allow: the limiter counts up to it, each form's own limit decides. */
+const MOST_POINTS = 1_000_000;
+
 /**
- * Per IP per form, RATE_LIMIT_POINTS per RATE_LIMIT_WINDOW_SECONDS, counted in Redis so every
- * replica shares the count. When Redis is down an in-process limiter with the same budget takes
+ * Per IP per form, the form's `rate_limit` (else RATE_LIMIT_POINTS) per RATE_LIMIT_WINDOW_SECONDS, counted in Redis so
+ * every replica shares the count; each refusal is counted for the form's owner (RefusalCounter). When Redis is down an in-process limiter with the same budget takes
  * over, so posts keep being accepted (and still limited, per process); without REDIS_URL that
  * limiter is the only one. Posts of one IP and form that arrive together are counted in one call
  * (`takeTogether`).
  */
-export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>): IngestRateLimiter {
+export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config' | 'db' | 'logger'>): IngestRateLimiter {
   const { config, redis } = platform;
-  const points = config.RATE_LIMIT_POINTS;
+  const points = MOST_POINTS;
+  const refusals = new RefusalCounter(platform.db, platform.logger);
+  // Each form's limit, as it last said (at most one entry a form).
+  const limits = new Map<string, number>();
   const duration = config.RATE_LIMIT_WINDOW_SECONDS;
   const inProcess = new RateLimiterMemory({ points, duration, keyPrefix: `${config.NATS_PREFIX}:ingest-rl-mem` });
   const limiter = redis
@@ -137,19 +149,24 @@ export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>):
   // the turn's calls leave in one write, at once (the client does not pipeline on its own).
   const takes = new BatchQueue<string, Taken>(
     async (keys) =>
-      (await (redis ? inOneWrite(redis, () => takeTogether(limiter, keys)) : takeTogether(limiter, keys))).map(
-        (value) => ({
-          status: 'fulfilled' as const,
-          value,
-        }),
-      ),
+      (
+        await (redis
+          ? inOneWrite(redis, () => takeTogether(limiter, keys, limitOf))
+          : takeTogether(limiter, keys, limitOf))
+      ).map((value) => ({
+        status: 'fulfilled' as const,
+        value,
+      })),
     { maxGroup: 100, maxInFlight: Infinity, gatherTurn: true },
   );
+  const limitOf = (key: string) => limits.get(key.slice(0, key.indexOf(':'))) ?? config.RATE_LIMIT_POINTS;
   return {
-    async consume(formId, ip) {
+    async consume(formId, ip, formPoints, now) {
+      limits.set(formId, formPoints);
       const taken = await takes.push(`${formId}:${clientKey(ip)}`);
       if (taken === undefined) return;
       if (typeof taken === 'object') throw taken.failed;
+      refusals.add(formId, now);
       const seconds = Math.max(1, Math.ceil(taken / 1000));
       throw problem(
         'rate-limited',
@@ -158,6 +175,7 @@ export function createRateLimiter(platform: Pick<Platform, 'redis' | 'config'>):
         { 'Retry-After': String(seconds) },
       );
     },
+    stop: () => refusals.stop(),
   };
 }
 
@@ -176,6 +194,7 @@ export type Taken = number | undefined | { failed: unknown };
 export async function takeTogether(
   limiter: Pick<RateLimiterRedis | RateLimiterMemory, 'consume' | 'points'>,
   keys: string[],
+  limitOf: (key: string) => number = () => limiter.points,
 ): Promise<Taken[]> {
   const counts = new Map<string, number>();
   for (const key of keys) counts.set(key, (counts.get(key) ?? 0) + 1);
@@ -196,7 +215,7 @@ export async function takeTogether(
     const place = seen.get(key) ?? 0;
     seen.set(key, place + 1);
     const count = res.consumedPoints - counts.get(key)! + place + 1;
-    return count > limiter.points ? res.msBeforeNext : undefined;
+    return count > limitOf(key) ? res.msBeforeNext : undefined;
   });
 }
 

@@ -28,6 +28,8 @@ export interface IngestForm {
   monthly_quota: number;
   max_file_bytes: number;
   used: number;
+  /** Posts per address and rate-limit window: the form's own (within its plan's most), null for RATE_LIMIT_POINTS. */
+  rate_limit: number | null;
   /** The owner's thank-you and refusal pages (null: Intake's own, in the visitor's language). */
   pages: VisitorPages | null;
 }
@@ -60,6 +62,7 @@ export async function findFormBySlug(db: Queryable, slug: string, period: string
       db.raw('coalesce(a.quota_override, p.monthly_quota)::int as monthly_quota'),
       'p.max_file_bytes',
       db.raw('coalesce(u.used, 0)::int as used'),
+      db.raw('(case when f.rate_limit is null then null else least(f.rate_limit, p.max_rate_limit) end) as rate_limit'),
     );
   return row as IngestForm | undefined;
 }

@@ -38,6 +38,8 @@ export interface FormRow {
   spam_retention_days: number | null;
   /** Payload and files go once every delivery succeeded and the e-mail is sent. */
   delete_after_delivery: boolean;
+  /** Posts per address and rate-limit window; null: the deployment's RATE_LIMIT_POINTS. */
+  rate_limit: number | null;
   /** The display name of its mails; null: MAIL_FROM's. */
   mail_from_name: string | null;
   /** The owner's subject and text of the notification (json: kept as written). */

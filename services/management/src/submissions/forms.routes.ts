@@ -31,6 +31,7 @@ import { placesOfForms } from './projects';
 import { INHERITABLE_SETTINGS, type InheritableSetting } from './form-defaults';
 import { FORM_TEMPLATE_NAMES, templatesDescription } from './form-templates';
 import { AutoresponseSettings } from './autoresponse-status';
+import { getRateLimitRoute, RateLimitField } from './rate-limit';
 import { IdParams, Nullable, Page, Timestamp } from '../platform/schemas';
 import { changeBy } from '../platform/audit-trail';
 
@@ -66,6 +67,7 @@ const Form = Type.Object(
     delete_after_delivery: Type.Boolean({
       description: 'payload and files deleted once every webhook delivery succeeded and the e-mail is sent',
     }),
+    rate_limit: RateLimitField,
     mail_from_name: Nullable(Type.String()),
     notification_template: Nullable(NotificationTemplate),
     notification_schedule: NotificationSchedule,
@@ -159,6 +161,7 @@ const fields = {
       'once every webhook delivery of a received submission has succeeded and its e-mail is sent, delete its ' +
       'payload and files, keeping a tombstone (id, form, received_at, status, purged_at); false by default',
   }),
+  rate_limit: RateLimitField,
   autoresponse: Nullable(
     Type.Composite([AutoresponseSettings], {
       additionalProperties: false,
@@ -250,6 +253,7 @@ const CreateForm = Type.Object(
     retention_days: Type.Optional(fields.retention_days),
     spam_retention_days: Type.Optional(fields.spam_retention_days),
     delete_after_delivery: Type.Optional(fields.delete_after_delivery),
+    rate_limit: Type.Optional(fields.rate_limit),
     mail_from_name: Type.Optional(fields.mail_from_name),
     notification_template: Type.Optional(fields.notification_template),
     notification_schedule: Type.Optional(fields.notification_schedule),
@@ -308,6 +312,7 @@ export function presentForm(
     retention_days: row.retention_days,
     spam_retention_days: row.spam_retention_days,
     delete_after_delivery: row.delete_after_delivery,
+    rate_limit: row.rate_limit,
     mail_from_name: row.mail_from_name,
     notification_template: row.notification_template ?? null,
     notification_schedule: row.notification_schedule,
@@ -517,4 +522,5 @@ export const formRoutes = [
   duplicateFormRoute,
   deleteFormRoute,
   restoreFormRoute,
+  getRateLimitRoute,
 ];

@@ -40,6 +40,7 @@ import {
 } from './form-defaults';
 import { FORM_TEMPLATES, type FormTemplate } from './form-templates';
 import { moveFormUsage } from './dashboard.repository';
+import { checkRateLimit } from './rate-limit';
 import { decodeCursor, encodeCursor } from '../platform/cursor';
 import type { AutoresponseSettings } from './autoresponse.repository';
 
@@ -58,6 +59,7 @@ export interface FormInput {
   retention_days?: number | null;
   spam_retention_days?: number | null;
   delete_after_delivery?: boolean;
+  rate_limit?: number | null;
   mail_from_name?: string | null;
   notification_template?: NotificationTemplate | null;
   notification_schedule?: NotificationSchedule;
@@ -108,6 +110,7 @@ export async function createForm(
   const { db, accountId } = props;
   const { template, project_id, slug, name, ...body } = props.input;
   const input = { ...(template ? FORM_TEMPLATES[template].settings : {}), ...body };
+  await checkRateLimit(db, accountId, input.rate_limit);
   return insertNewForm(db, {
     audit: props.audit,
     now: props.clock.now(),
@@ -179,6 +182,7 @@ export async function updateForm(
   const { inherit = [], ...input } = props.input;
   if (input.project_id) await requireProjects(db, accountId, [input.project_id], 'body/project_id');
   if (Object.keys(props.input).length === 0) return getForm(props); // nothing changed, nothing to record
+  await checkRateLimit(db, accountId, input.rate_limit);
   try {
     const row = await db.transaction(async (trx) => {
       const before = await findForm(trx, accountId, id, { lock: true });
