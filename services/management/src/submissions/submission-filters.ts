@@ -19,7 +19,8 @@ export const Filters = {
       minLength: 1,
       maxLength: 200,
       description:
-        'case-insensitive text searched in every payload value. Search sees a submission as soon as it is stored: ' +
+        'text searched in every payload value, ignoring case and accents (`cafe` finds “Café”, `muller` “Müller”, ' +
+        '`strasse` “Straße”). Search sees a submission as soon as it is stored: ' +
         'the search index takes it in within seconds (under a heavy load), and until then it is read row by row',
     }),
   ),

@@ -33,7 +33,7 @@ export interface SubmissionFilter {
   status?: SubmissionStatus;
   since?: Date;
   until?: Date;
-  /** Case-insensitive substring over payload values. */
+  /** Substring over payload values, ignoring case and accents. */
   q?: string;
 }
 
@@ -60,10 +60,6 @@ const COLUMNS = [
   'directions',
 ];
 
-function escapeLike(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 /**
  * The filter's rows; `byAccount` false leaves out the account, for a form already known to be the account's. `from`
  * takes them from a subquery named `submissions` instead of the table.
@@ -79,13 +75,14 @@ function filtered(db: Queryable, f: SubmissionFilter, byAccount = true, from?: K
   if (f.q) {
     // The exact test; the search index (migration 016, see `matching`) finds the candidates. The document is the
     // values one per line, so text without a line break matches it only within one value; with one, each value is
-    // tested as well.
-    const pattern = `%${escapeLike(f.q)}%`;
-    query.whereRaw('intake_search_document(submissions.payload) ILIKE ?', [pattern]);
+    // tested as well. Both sides are folded (accents and case, migration 043) by the same function.
+    query.whereRaw('intake_search_document(submissions.payload) ILIKE intake_search_pattern(?)', [f.q]);
     if (/[\r\n]/.test(f.q))
-      query.whereRaw('EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv WHERE kv.value ILIKE ?)', [
-        pattern,
-      ]);
+      query.whereRaw(
+        'EXISTS (SELECT 1 FROM json_each_text(submissions.payload) AS kv ' +
+          'WHERE intake_search_fold(kv.value) ILIKE intake_search_pattern(?))',
+        [f.q],
+      );
   }
   return query;
 }

@@ -39,6 +39,7 @@ import * as emailVerification from './039-email-verification';
 import * as formDefaults from './040-form-defaults';
 import * as spamDefaults from './041-spam-defaults';
 import * as mailPerRecipient from './042-mail-per-recipient';
+import * as searchAccents from './043-search-accents';
 import * as rateLimits from './044-rate-limits';
 
 export interface Migration {
@@ -90,5 +91,6 @@ export const migrations: Migration[] = [
   { name: '040-form-defaults', ...formDefaults },
   { name: '041-spam-defaults', ...spamDefaults },
   { name: '042-mail-per-recipient', ...mailPerRecipient },
+  { name: '043-search-accents', ...searchAccents },
   { name: '044-rate-limits', ...rateLimits },
 ];
