@@ -64,6 +64,31 @@ describe('GET /v1/spam/model', () => {
     expect(res.body).toMatchObject({ month, shadow_caught: 3 });
   });
 
+  it('says what kept this month’s spam of the form out, by kind of reason, most first; its sibling’s apart', async () => {
+    const o = await ownerWithForm(ctx);
+    const spam = (spamReason: string, props: { formId?: string; receivedAt?: Date } = {}) =>
+      o.submit({ status: 'spam', spamReason, ...props });
+    await spam('disposable-domain:mailinator.com');
+    await spam('disposable-domain:yopmail.com');
+    await spam('known-spam:seo-pitch');
+    await spam('honeypot');
+    await spam('honeypot');
+    await spam('honeypot');
+    await spam('known-spam:prize', { receivedAt: new Date(Date.UTC(2020, 0, 15)) });
+    await o.submit();
+    const sibling = await factories.form(ctx.platform.db, o.account.id);
+    await spam('link-in-name:name', { formId: sibling.id });
+
+    const res = await o.call('GET', `/v1/spam/model?form_id=${o.form.id}`);
+    expect(res.body.caught).toEqual([
+      { reason: 'honeypot', count: 3 },
+      { reason: 'disposable-domain', count: 2 },
+      { reason: 'known-spam', count: 1 },
+    ]);
+    const project = await o.call('GET', '/v1/spam/model');
+    expect(project.body.caught).toContainEqual({ reason: 'link-in-name', count: 1 });
+  });
+
   it('is for the account’s keys and members only', async () => {
     expect((await api(ctx.url)('GET', '/v1/spam/model')).status).toBe(401);
   });

@@ -55,6 +55,30 @@ export async function countShadowCaught(
   return shadow.rows[0]?.n ?? 0;
 }
 
+/**
+ * This month's spam of some forms (`FORMS`), by the kind of reason that made each spam (`disposable-domain`,
+ * `honeypot`, `marked-by-owner`, ...), most first: what the filter and the owner keep out, for the spam view.
+ */
+const CAUGHT_BY = `
+  SELECT split_part(s.spam_reason, ':', 1) AS reason, count(*)::int AS count
+  FROM submissions s JOIN forms f ON f.id = s.form_id
+  WHERE s.account_id = ? AND FORMS AND s.status = 'spam' AND s.deleted_at IS NULL AND s.received_at >= ?
+  GROUP BY 1 ORDER BY 2 DESC, 1`;
+
+/** CAUGHT_BY for one form (`formId`), or for a classifier's forms. */
+export async function countCaughtBy(
+  db: Queryable,
+  props: { accountId: string; scope: SpamModelOf; formId?: string; since: Date },
+): Promise<{ reason: string; count: number }[]> {
+  const [forms, id] = props.formId ? ['f.id = ?', props.formId] : spamModelForms(props.scope);
+  const { rows } = await db.raw<{ rows: { reason: string; count: number }[] }>(CAUGHT_BY.replace('FORMS', forms), [
+    props.accountId,
+    id,
+    props.since,
+  ]);
+  return rows;
+}
+
 /** The classifier a form uses (its project's, or its own), or undefined when the account has no such form. */
 export async function modelScopeOfForm(
   db: Queryable,

@@ -4,7 +4,7 @@ import { idPattern, problem, type SpamModelOf } from '@intake/shared/contracts';
 import { type Principal } from '@intake/shared/auth';
 import { route } from '@intake/shared/http';
 import { type Platform } from '@intake/shared/runtime';
-import { countShadowCaught, countSpamExamples, modelScopeOfForm } from './spam.repository';
+import { countCaughtBy, countShadowCaught, countSpamExamples, modelScopeOfForm } from './spam.repository';
 import { defaultProjectId, findProject } from './project.repository';
 
 /** As ingest's classifier (services/ingest/src/judge/spam-classifier.ts): examples of each kind before its verdict counts. */
@@ -35,16 +35,35 @@ const SpamModel = Type.Object(
     shadow_caught: Type.Integer({
       description:
         'this month’s received posts to forms in shadow mode whose reasons say the rules or the classifier would have ' +
-        'caught them',
+        'caught them; on forms that are on, those whose score only recorded (the starting model’s, or a classifier’s ' +
+        'still learning)',
     }),
+    caught: Type.Array(
+      Type.Object({
+        reason: Type.String({
+          description: 'the kind of reason that made them spam (`disposable-domain`, `known-spam`, `honeypot`, …)',
+        }),
+        count: Type.Integer(),
+      }),
+      {
+        description:
+          'this month’s spam of the form asked for (`form_id`), or of the classifier’s forms, by the kind of its ' +
+          'reason (`spam_reason` up to its colon), most first; `marked-by-owner` counts the owner’s marks',
+      },
+    ),
   },
   { additionalProperties: false },
 );
 
 /** How a classifier stands, and what shadow mode would have caught since `monthStart` on its forms. */
-async function spamModelOf(db: Queryable, accountId: string, scope: SpamModelOf, monthStart: Date) {
+async function spamModelOf(
+  db: Queryable,
+  props: { accountId: string; scope: SpamModelOf; formId?: string; monthStart: Date },
+) {
+  const { accountId, scope, monthStart } = props;
   const row = await countSpamExamples(db, accountId, scope, { honeypotCap: CAPS.honeypotCatches });
   const shadowCaught = await countShadowCaught(db, { accountId, scope, since: monthStart, threshold: SPAM_THRESHOLD });
+  const caught = await countCaughtBy(db, { accountId, scope, formId: props.formId, since: monthStart });
   const spam = Math.min(row.spam, CAPS.marksPerKind);
   const ham = Math.min(row.ham, CAPS.marksPerKind);
   return {
@@ -57,6 +76,7 @@ async function spamModelOf(db: Queryable, accountId: string, scope: SpamModelOf,
     threshold: SPAM_THRESHOLD,
     month: monthStart.toISOString().slice(0, 7),
     shadow_caught: shadowCaught,
+    caught,
   };
 }
 
@@ -84,8 +104,9 @@ export const getSpamModelRoute = route({
     'Each project has a classifier, which learns from its forms’ marks and honeypot catches; a form with ' +
     '`spam_model: "form"` has one of its own. This shows the one `form_id` uses, or `project_id`’s, or (neither) ' +
     'the default project’s (for a caller limited to projects, its first one): the examples it learns from (the ' +
-    'owner’s marks of each kind, the honeypot’s catches as spam), whether it is still learning, and how many of this ' +
-    'month’s received posts to its forms in shadow mode it or the rules would have caught.',
+    'owner’s marks of each kind, the honeypot’s catches as spam), whether it is still learning, how many of this ' +
+    'month’s received posts to its forms in shadow mode it or the rules would have caught, and what kept this ' +
+    'month’s spam of the form (or of its forms) out.',
   query: Type.Object({
     form_id: Type.Optional(Type.String({ pattern: idPattern('form'), description: 'the classifier this form uses' })),
     project_id: Type.Optional(Type.String({ pattern: idPattern('project'), description: 'this project’s' })),
@@ -99,7 +120,7 @@ export const getSpamModelRoute = route({
     const monthStart = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
     const scope = await scopeAsked(db, principal, query);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = await spamModelOf(db, principal.accountId, scope, monthStart);
+    ctx.body = await spamModelOf(db, { accountId: principal.accountId, scope, formId: query.form_id, monthStart });
   },
 });
 

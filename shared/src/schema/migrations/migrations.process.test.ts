@@ -3,6 +3,7 @@ import pg from 'pg';
 import { spawn } from 'node:child_process';
 import { eventually, factories } from '../../testing/support';
 import { createDb, ensureDatabase, type Db } from '../../base/db';
+import { DEFAULT_SPAM_RULES } from '../../contracts/spam';
 import {
   migrate,
   MigrationLockBusyError,
@@ -120,6 +121,8 @@ describe('the migrations’ own changes', () => {
     await migration.down(db);
     const account = await factories.account(db);
     const untouched = await factories.form(db, account.id);
+    // Its spam settings as forms were made before 041's defaults.
+    await db('forms').where({ id: untouched.id }).update({ spam_filter: 'shadow', spam_rules: '{}' });
     const setUp = await factories.form(db, account.id, { notify_emails: ['owner@example.com'] });
     await db('forms')
       .where({ id: setUp.id })
@@ -134,6 +137,18 @@ describe('the migrations’ own changes', () => {
     expect(await overridden(untouched.id)).toEqual([]);
     expect(await overridden(setUp.id)).toEqual(['notify_emails', 'pages', 'spam_rules', 'spam_retention_days']);
     expect((await db('projects').where({ account_id: account.id }).first('form_defaults')).form_defaults).toEqual({});
+  });
+  it('041 makes new forms start on with the certain rules, and leaves the forms made before as they were', async () => {
+    const migration = migrations.find((m) => m.name === '041-spam-defaults');
+    if (!migration) throw new Error('041-spam-defaults is missing');
+    await migration.down(db);
+    const account = await factories.account(db);
+    const before = await factories.form(db, account.id);
+    await migration.up(db);
+    const after = await factories.form(db, account.id);
+    const spam = async (id: string) => db('forms').where({ id }).first('spam_filter', 'spam_rules');
+    expect(await spam(before.id)).toEqual({ spam_filter: 'shadow', spam_rules: {} });
+    expect(await spam(after.id)).toEqual({ spam_filter: 'on', spam_rules: DEFAULT_SPAM_RULES });
   });
   it('043 folds accents in search and sends back to the backlog the indexed submissions that are not all ASCII', async () => {
     const migration = migrations.find((m) => m.name === '043-search-accents');
