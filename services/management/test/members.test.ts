@@ -56,6 +56,7 @@ describe('members: invitations', () => {
       email: ada,
       role: 'editor',
       account_name: 'Test account',
+      project_names: [],
       password: true,
     });
     const short = await accept(ctx.url, invited.body.invitation_url, 'short');

@@ -10,6 +10,7 @@ import { spendSecondFactor } from './two-factor';
 import { checkPasswordPolicy, hashPassword, verifyPassword } from './passwords';
 import { auditFailure, openHalfSession, openMemberSession, withSignInSlot, type Attempt, type Client } from './sign-in';
 import { findAccountSettings } from './account.repository';
+import { invitedTo } from './invited-to';
 import {
   activateMember,
   findMemberById,
@@ -127,11 +128,12 @@ async function mailRemoved(platform: Pick<Platform, 'config' | 'logger'>, email:
 export async function describeInvitation(platform: Pick<Platform, 'db' | 'clock' | 'config'>, token: string) {
   const invitation = await findInvitation(platform.db, token, platform.clock.now());
   if (!invitation) throw problem('link-expired', 'This invitation has expired or was used: ask for a new one');
-  const account = await findAccountSettings(platform.db, invitation.account_id);
+  const to = await invitedTo(platform.db, invitation.account_id, (invitation.project_ids as string[] | null) ?? null);
   return {
     email: invitation.email as string,
     role: invitation.role as string,
-    account_name: account?.name as string,
+    account_name: to.account,
+    project_names: to.projects,
     // The invitation is itself the reason to offer a password, whether or not anyone has joined yet.
     password: !platform.config.OIDC_ONLY,
   };

@@ -125,7 +125,21 @@ export function findInvitationByHash(db: Queryable, tokenHash: string, now: Date
     .where('i.token_hash', tokenHash)
     .whereNull('i.used_at')
     .where('i.expires_at', '>', now)
-    .first('i.token_hash', 'm.id', 'm.account_id', 'm.email', 'm.role', 'm.status');
+    .first('i.token_hash', 'm.id', 'm.account_id', 'm.email', 'm.role', 'm.status', 'm.project_ids');
+}
+
+/** The account's name and, by name, those of `projectIds` among its projects: what an invitation is to. */
+export async function findInvitationNames(
+  db: Queryable,
+  accountId: string,
+  projectIds: string[],
+): Promise<{ account: string | undefined; projects: string[] }> {
+  const account: { name: string } | undefined = await db('accounts').where({ id: accountId }).first('name');
+  const projects: { name: string }[] =
+    projectIds.length > 0
+      ? await db('projects').where({ account_id: accountId }).whereIn('id', projectIds).orderBy('name').select('name')
+      : [];
+  return { account: account?.name, projects: projects.map((p) => p.name) };
 }
 
 /** Spends an invitation (once: a concurrent acceptance finds it used); whether this call spent it. */

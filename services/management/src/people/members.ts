@@ -19,7 +19,7 @@ import {
   updateMemberRole,
   type MemberRow,
 } from './member.repository';
-import { findAccountSettings } from './account.repository';
+import { invitationPlace, invitationSubject, invitedTo, oneLine } from './invited-to';
 import { findUserByEmail } from './person.repository';
 import { revokeKeys } from './api-keys';
 import { projectLimit } from '../submissions/projects';
@@ -83,7 +83,14 @@ export async function inviteMember(props: {
     await props.audit.record(trx, { action: 'member.invited', target: { type: 'member', id }, details });
     return { member: (await findMember(trx, accountId, id)) as MemberRow, invitationUrl };
   });
-  await mailInvitation(platform, { email, role, url: invitation.invitationUrl, accountId, inviter: props.audit.who });
+  await mailInvitation(platform, {
+    email,
+    role,
+    url: invitation.invitationUrl,
+    accountId,
+    projectIds,
+    inviter: props.audit.who,
+  });
   return invitation;
 }
 
@@ -113,21 +120,36 @@ export async function resendInvitation(props: {
     await props.audit.record(trx, { action: 'member.invitation_resent', target });
     return { member, invitationUrl };
   });
-  const { email, role } = invitation.member;
-  await mailInvitation(platform, { email, role, url: invitation.invitationUrl, accountId, inviter: props.audit.who });
+  const { email, role, project_ids: projectIds } = invitation.member;
+  await mailInvitation(platform, {
+    email,
+    role,
+    url: invitation.invitationUrl,
+    accountId,
+    projectIds,
+    inviter: props.audit.who,
+  });
   return invitation;
 }
 
 /**
  * Sends the invitation when SMTP is configured; without it the link is only in the answer (it is not logged). The
- * mail says who invites, to which account and with what role.
+ * mail says who invites, to which account and, for a member limited to projects, to which of its clients' forms, and
+ * with what role.
  */
 async function mailInvitation(
   platform: Pick<Platform, 'db' | 'config' | 'logger'>,
-  props: { email: string; role: Role; url: string; accountId: string; inviter: Audit['who'] },
+  props: {
+    email: string;
+    role: Role;
+    url: string;
+    accountId: string;
+    projectIds: string[] | null | undefined;
+    inviter: Audit['who'];
+  },
 ): Promise<void> {
   if (!platform.config.SMTP_URL) return;
-  const account = (await findAccountSettings(platform.db, props.accountId))?.name ?? 'an Intake account';
+  const to = await invitedTo(platform.db, props.accountId, props.projectIds ?? null);
   const actor = props.inviter?.actor;
   const who = actor?.type === 'member' && actor.label ? actor.label : 'An admin';
   const mailer = createMailer(
@@ -137,9 +159,9 @@ async function mailInvitation(
   try {
     await mailer.send({
       to: [props.email],
-      subject: `Join ${oneLine(account)} on Intake`,
+      subject: invitationSubject(to),
       text:
-        `${oneLine(who)} invited you to ${oneLine(account)} on Intake, as ${ROLE_WORDS[props.role]}. Open this link ` +
+        `${oneLine(who)} invited you to ${invitationPlace(to)} on Intake, as ${ROLE_WORDS[props.role]}. Open this link ` +
         `within 7 days to join (it works once):\n\n${props.url}\n\nIf you did not expect it, ignore this message.\n`,
     });
   } catch (err) {
@@ -156,9 +178,6 @@ const ROLE_WORDS: Record<Role, string> = {
   admin: 'an admin (you also manage API keys and members)',
   owner: 'an owner',
 };
-
-/** A name put in a mail's subject or text: on one line. */
-const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ');
 
 /** What changing or removing another member needs: who acts, on which member, for the audit log. */
 interface MemberChange {

@@ -164,7 +164,7 @@ export const lookupInvitationRoute = route({
   method: 'POST',
   path: '/v1/invitations/lookup',
   operationId: 'lookupInvitation',
-  summary: 'What an invitation link is for (its e-mail, role and account), before accepting it',
+  summary: 'What an invitation link is for (its e-mail, role, account and projects), before accepting it',
   tags: ['Members'],
   auth: 'none',
   body: Type.Object({ token: Token }, { additionalProperties: false }),
@@ -175,6 +175,11 @@ export const lookupInvitationRoute = route({
         email: Type.String(),
         role: Type.String(),
         account_name: Type.String(),
+        project_names: Type.Array(Type.String(), {
+          description:
+            'the projects (clients) the member will see, by name, for a member limited to projects; empty: the ' +
+            'whole account',
+        }),
         password: Type.Boolean({
           description:
             'whether it may be accepted with a password here (false with OIDC_ONLY): the join page offers the ' +
