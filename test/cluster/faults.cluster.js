@@ -29,6 +29,8 @@ const NATS_CUT_SECONDS = LONG ? 30 : 15;
 const APP_DOWN_SECONDS = LONG ? 30 : 10;
 const DELIVERY_CUT_SECONDS = 30;
 const SETTLE_MS = 150_000;
+/** The rig's WEBHOOK_TIMEOUT_MS (rig.js): the longest an attempt runs. */
+const WEBHOOK_TIMEOUT_MS = 5000;
 
 let dir;
 let fixtures;
@@ -123,7 +125,8 @@ async function scenario(name, seconds, fault, options = {}) {
     report,
   };
   console.log(`RESULT ${JSON.stringify(result)}`);
-  assert.deepEqual(violations(report, options), [], JSON.stringify(result));
+  const allowed = typeof options === 'function' ? options(timings) : (options ?? {});
+  assert.deepEqual(violations(report, allowed), [], JSON.stringify(result));
   return report;
 }
 
@@ -225,46 +228,70 @@ async function killAppHost() {
   const host = 'app2';
   rig.killPids(pidsOf(host));
   await rig.sleep(APP_DOWN_SECONDS * 1000);
-  const t0 = Date.now();
-  await rig.appHost(dir, host);
+  // Started again; the next test waits until it is ready.
+  rig.startAppHost(dir, host);
   await rig.sleep(TRAIL * 1000);
-  return { killed: host, downSeconds: APP_DOWN_SECONDS, restartMs: since(t0) };
+  return { killed: host, downSeconds: APP_DOWN_SECONDS };
 }
 
-/** Every service restarted (SIGTERM, then started again once it exited), one process at a time. */
+/** One service process restarted: SIGTERM, started again once it exited, until it is ready. */
+async function restart(host, svc) {
+  const pid = rig.state(dir).pids[`${host}/${svc}`];
+  rig.killPids([pid], 'SIGTERM');
+  await rig.until(`${svc} on ${host} to exit`, () => !rig.alive(pid), 60_000, 100);
+  rig.startService(dir, host, svc);
+  await rig.until(`${svc} on ${host} ready again`, () => rig.serviceReady(host, svc), 120_000, 250);
+}
+
+/**
+ * Every service restarted, one replica of each at a time, as `kubectl rollout restart` of every Deployment does: the
+ * short version restarts a host's four services together (the other host serves meanwhile), the long one restarts
+ * the eight processes one after another.
+ */
 async function rollingRestart() {
   const t0 = Date.now();
   for (const host of rig.APPS)
-    for (const svc of Object.keys(rig.SERVICES)) {
-      const pid = rig.state(dir).pids[`${host}/${svc}`];
-      rig.killPids([pid], 'SIGTERM');
-      await rig.until(`${svc} on ${host} to exit`, () => !rig.alive(pid), 60_000, 100);
-      rig.startService(dir, host, svc);
-      await rig.until(`${svc} on ${host} ready again`, () => rig.serviceReady(host, svc), 120_000, 250);
-    }
+    if (LONG) for (const svc of Object.keys(rig.SERVICES)) await restart(host, svc);
+    else await Promise.all(Object.keys(rig.SERVICES).map((svc) => restart(host, svc)));
   await rig.sleep(TRAIL * 1000);
   return { restarts: rig.APPS.length * Object.keys(rig.SERVICES).length, ms: since(t0) };
 }
 
 /** Delivery cut off from Postgres (packets dropped silently) for 30 s, on both hosts at once. */
 async function cutDelivery() {
+  const cutAt = Date.now();
   rig.cutDeliveryFromPostgres();
   try {
     await rig.sleep(DELIVERY_CUT_SECONDS * 1000);
   } finally {
     rig.reconnectDeliveryToPostgres();
   }
+  const healedAt = Date.now();
   await rig.sleep(TRAIL * 1000);
-  return { cutSeconds: DELIVERY_CUT_SECONDS };
+  return { cutSeconds: DELIVERY_CUT_SECONDS, cutAt, healedAt };
 }
 
 const FAULTS = [
   ['postgres-primary-killed', 25, killPrimary],
   ['postgres-primary-cut-off', 40, partitionPrimary],
   ['nats-node-cut-off', LEAD + NATS_CUT_SECONDS + TRAIL, partitionNats],
-  ['app-host-killed', LEAD + APP_DOWN_SECONDS + 25, killAppHost],
-  ['rolling-restart', 90, rollingRestart],
-  ['delivery-cut-from-postgres', LEAD + DELIVERY_CUT_SECONDS + TRAIL, cutDelivery],
+  // A post in flight on the host that dies loses its connection (HAProxy cannot resend a request it has sent):
+  // the client sees a reset or a 502 and sends it again, as it does on a 503.
+  [
+    'app-host-killed',
+    LEAD + APP_DOWN_SECONDS + TRAIL,
+    killAppHost,
+    { allowOtherRefusals: ['UND_ERR_SOCKET', 'ECONNRESET', '502'] },
+  ],
+  ['rolling-restart', LONG ? 180 : 60, rollingRestart],
+  // An attempt sent as the cut began cannot be recorded, and is sent again once delivery reaches Postgres: the same
+  // delivery id twice (counted in the report; see docs/operations.md). Any other doubled delivery fails the test.
+  [
+    'delivery-cut-from-postgres',
+    LEAD + DELIVERY_CUT_SECONDS + TRAIL,
+    cutDelivery,
+    ({ cutAt, healedAt }) => ({ allowDoubledBetween: [cutAt - WEBHOOK_TIMEOUT_MS, healedAt] }),
+  ],
 ];
 const only = process.env.CHAOS_ONLY?.split(',');
 
@@ -291,10 +318,10 @@ describe(`failover rig (${LONG ? 'long' : 'short'})`, { concurrency: 1 }, () => 
   });
 
   for (let round = 1; round <= ROUNDS; round += 1)
-    for (const [name, seconds, fault] of FAULTS) {
+    for (const [name, seconds, fault, options] of FAULTS) {
       if (only && !only.includes(name)) continue;
       it(`${name}${ROUNDS > 1 ? ` (round ${round})` : ''}`, async () => {
-        await scenario(name, LONG ? seconds + 10 : seconds, fault);
+        await scenario(name, LONG ? seconds + 10 : seconds, fault, options);
       });
     }
 });

@@ -237,7 +237,7 @@ function saveState(dir, s) {
   fs.writeFileSync(path.join(dir, 'state.json'), JSON.stringify(s, null, 2));
 }
 
-function startIn(dir, host, name, argv, { env = {}, asPostgres = false, cwd = ROOT } = {}) {
+function startIn(dir, host, name, argv, { env = {}, asPostgres = false, cwd = dir } = {}) {
   const out = fs.openSync(path.join(dir, 'logs', `${host}-${name}.log`), 'a');
   const user = asPostgres ? ['setpriv', '--reuid=postgres', '--regid=postgres', '--init-groups', '--'] : [];
   const child = spawn('ip', ['netns', 'exec', ns(host), ...user, ...argv], {
@@ -463,6 +463,39 @@ function startHaproxy(dir) {
   return startIn(dir, 'lb', 'haproxy', ['haproxy', '-W', '-db', '-f', path.join(dir, 'haproxy.cfg')]);
 }
 
+const WORKSPACES = ['shared', 'services/ingest', 'services/management', 'services/delivery', 'services/usage'];
+
+/**
+ * A copy of the built services (each workspace's top-level files, dist/ and own node_modules) under the rig's directory,
+ * with a node_modules of links to the checkout's packages but @intake/* pointing at the copy: the checkout is shared
+ * and rebuilt by others while a rig runs, and a service restarted by a fault must run the code the rig migrated with.
+ */
+function snapshot(dir) {
+  const app = path.join(dir, 'app');
+  for (const ws of WORKSPACES) {
+    const to = path.join(app, ws);
+    fs.mkdirSync(to, { recursive: true });
+    // Its top-level files (package.json, an entry like shared/register.js), dist/ and its own node_modules.
+    for (const entry of fs.readdirSync(path.join(ROOT, ws), { withFileTypes: true }))
+      if (entry.isFile()) fs.copyFileSync(path.join(ROOT, ws, entry.name), path.join(to, entry.name));
+    for (const sub of ['dist', 'node_modules'])
+      if (fs.existsSync(path.join(ROOT, ws, sub)))
+        fs.cpSync(path.join(ROOT, ws, sub), path.join(to, sub), { recursive: true, verbatimSymlinks: true });
+  }
+  const modules = path.join(app, 'node_modules');
+  fs.mkdirSync(path.join(modules, '@intake'), { recursive: true });
+  for (const entry of fs.readdirSync(path.join(ROOT, 'node_modules')))
+    if (entry !== '@intake') fs.symlinkSync(path.join(ROOT, 'node_modules', entry), path.join(modules, entry));
+  for (const entry of fs.readdirSync(path.join(ROOT, 'node_modules', '@intake'))) {
+    const ws = WORKSPACES.find((w) => w.split('/').pop() === entry);
+    fs.symlinkSync(
+      ws ? path.join(app, ws) : fs.realpathSync(path.join(ROOT, 'node_modules', '@intake', entry)),
+      path.join(modules, '@intake', entry),
+    );
+  }
+  return app;
+}
+
 /** What every service process gets, beside PORT. */
 function serviceEnv(dir, svc) {
   return {
@@ -489,7 +522,7 @@ function serviceEnv(dir, svc) {
   };
 }
 function startService(dir, host, svc) {
-  return startIn(dir, host, svc, ['node', path.join(ROOT, 'services', svc, 'dist', 'main.js')], {
+  return startIn(dir, host, svc, ['node', path.join(dir, 'app', 'services', svc, 'dist', 'main.js')], {
     env: { ...serviceEnv(dir, svc), PORT: String(SERVICES[svc]) },
   });
 }
@@ -505,16 +538,19 @@ async function serviceReady(host, svc) {
   const { status, body } = await httpGet(`http://${address(host)}:${SERVICES[svc]}/readyz`);
   return status === 200 && (body.workers === undefined || body.workers === 'started');
 }
-async function appHost(dir, host) {
+function startAppHost(dir, host) {
   startReceiver(dir, host);
   for (const svc of Object.keys(SERVICES)) startService(dir, host, svc);
+}
+async function appHost(dir, host) {
+  startAppHost(dir, host);
   for (const svc of Object.keys(SERVICES)) await until(`${svc} on ${host}`, () => serviceReady(host, svc), 120_000);
 }
 
 /** Runs a built Intake command (migrate, admin) on app1 and returns its standard output. */
 function intakeCommand(dir, script, args = []) {
-  return sh('ip', ['netns', 'exec', ns('app1'), 'node', path.join(ROOT, script), ...args], {
-    cwd: ROOT,
+  return sh('ip', ['netns', 'exec', ns('app1'), 'node', path.join(dir, 'app', script), ...args], {
+    cwd: path.join(dir, 'app'),
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...serviceEnv(dir, 'management'), LOG_LEVEL: 'error' },
     timeout: 180_000,
   });
@@ -557,6 +593,7 @@ async function up() {
   fs.mkdirSync(path.join(dir, 'logs'));
   fs.mkdirSync(path.join(dir, 'files'));
   saveState(dir, { dir, pids: {} });
+  snapshot(dir);
   network();
   log(`network up (${Object.keys(HOSTS).length} hosts on ${BRIDGE}, ${NET}.0/24)`);
   etcd(dir);
@@ -637,6 +674,7 @@ module.exports = {
   startReceiver,
   serviceReady,
   appHost,
+  startAppHost,
   patroniCluster,
   healthyPair,
   cutDeliveryFromPostgres,
