@@ -92,13 +92,22 @@ async function* submissionsOf(
 /**
  * A payload value or field name as a CSV cell. Both come from anyone on the internet, and spreadsheet
  * programs run a cell that starts with = + - @ (or a tab, CR or LF before them) as a formula: such cells
- * get a leading apostrophe (OWASP's CSV-injection advice; a line feed too, which some programs skip). NDJSON exports names and values untouched.
+ * get a leading apostrophe (OWASP's CSV-injection advice; a line feed too, which some programs skip), which Excel
+ * shows. Not a plain number: a sign, then digits in groups split by single spaces or dots (`+41 44 123 45 67`,
+ * `-12.5`), which holds no name, reference, call or operator but the sign, so a spreadsheet can only show it as the
+ * number or the text it is. A hyphenated `+1-555-0100` keeps its apostrophe: it would be computed as a subtraction.
+ * NDJSON exports names and values untouched.
  */
 export function csvCell(value: unknown): string {
   if (value === undefined || value === null) return '';
   const text = typeof value === 'string' ? value : JSON.stringify(value);
-  return /^[=+\-@\t\r\n]/.test(text) ? `'${text}` : text;
+  return FORMULA_START.test(text) && !PLAIN_NUMBER.test(text) ? `'${text}` : text;
 }
+
+/** What a spreadsheet takes for the start of a formula. */
+const FORMULA_START = /^[=+\-@\t\r\n]/;
+/** A signed number or phone number: digit groups split by one space or dot, nothing else. */
+const PLAIN_NUMBER = /^[+-]\d+(?:[ .]\d+)*$/;
 
 /**
  * Streams a form's submissions as CSV (RFC 4180: CRLF line ends, quoted where needed, a header
