@@ -13,12 +13,23 @@ const csrfHeaders = (csrf?: string) => (csrf ? { headers: { 'x-csrf-token': csrf
  * The field of a second factor: digits from an app, or a recovery code (letters and a dash). `afterPassword`: asked
  * once a password was accepted (sign-up, joining), which it says.
  */
-function CodeField(props: { id: string; value: string; onValue(v: string): void; afterPassword?: boolean }) {
+function CodeField(props: {
+  id: string;
+  value: string;
+  onValue(v: string): void;
+  afterPassword?: boolean;
+  /** Setting the app up: there are no recovery codes yet. */
+  enrolling?: boolean;
+}) {
   return (
     <TextField
       id={props.id}
       label="Authentication code"
-      help={`${props.afterPassword ? 'Your password is right. Now the' : 'The'} 6-digit code of your authenticator app, or one of your recovery codes.`}
+      help={
+        props.enrolling
+          ? 'The 6-digit code the app shows now. Your recovery codes come next.'
+          : `${props.afterPassword ? 'Your password is right. Now the' : 'The'} 6-digit code of your authenticator app, or one of your recovery codes.`
+      }
       autocomplete="one-time-code"
       spellcheck={false}
       required
@@ -76,9 +87,14 @@ export function SecondFactorStep({ due, onBack }: { due: SecondFactorDue; onBack
 
 /**
  * Enrolment: start (a QR code and the key to type), confirm with a code, then the recovery codes once. `onDone`
- * runs when the person has seen the codes and continues.
+ * runs when the person has seen the codes and continues; `onConfirmed`, given, runs as soon as two-factor is on and
+ * shows the codes itself (the Security page, whose status says "On" from then on).
  */
-export function EnrolTwoFactor(props: { csrf?: string; onDone(confirmed: Confirmed): void }) {
+export function EnrolTwoFactor(props: {
+  csrf?: string;
+  onDone(confirmed: Confirmed): void;
+  onConfirmed?(confirmed: Confirmed): void;
+}) {
   const [enrolment, setEnrolment] = useState<Enrolment | null>(null);
   const [confirmed, setConfirmed] = useState<Confirmed | null>(null);
   const [code, setCode] = useState('');
@@ -90,7 +106,9 @@ export function EnrolTwoFactor(props: { csrf?: string; onDone(confirmed: Confirm
     const done = await run(() =>
       ok(api.POST('/v1/two-factor/enrolment/confirm', { body: { code: code.trim() }, ...csrfHeaders(props.csrf) })),
     );
-    if (done) setConfirmed(done);
+    if (!done) return;
+    if (props.onConfirmed) props.onConfirmed(done);
+    else setConfirmed(done);
   };
   if (confirmed)
     return (
@@ -121,7 +139,7 @@ export function EnrolTwoFactor(props: { csrf?: string; onDone(confirmed: Confirm
         </code>
         <CopyButton text={enrolment.secret} />
       </div>
-      <CodeField id="enrol-code" value={code} onValue={setCode} />
+      <CodeField id="enrol-code" value={code} onValue={setCode} enrolling />
       <ErrorBox error={error} />
       <SubmitRow pending={pending}>Turn on two-factor</SubmitRow>
     </form>

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { api, ok, session } from '../api';
 import { EnrolTwoFactor, RecoveryCodes } from '../components/two-factor';
 import {
@@ -13,15 +13,21 @@ import {
   useAction,
   useResource,
   useText,
+  type Resource,
 } from '../components/ui';
 import { useTitle } from '../title';
+import type { ResponseBody } from '../api-types';
 
 /** The signed-in person's security: who they are, their two-factor sign-in, and (owners) the account's requirement. */
 export function SecurityPage() {
   useTitle('Security');
   const s = session.value;
-  // The owner's switch changes what the two-factor part may offer (turning it off): it is read again after one.
-  const [round, setRound] = useState(0);
+  // One status for the page: the person's part and the owner's switch say the same thing of it, and the switch
+  // changes what the person's part may offer (turning it off), so it is read again after each change.
+  const status = useResource(
+    () => (s?.member_id ? ok(api.GET('/v1/two-factor')) : Promise.resolve(null)),
+    [s?.member_id],
+  );
   return (
     <>
       <h1>Security</h1>
@@ -30,19 +36,26 @@ export function SecurityPage() {
       </p>
       {s?.member_id ? (
         <>
-          <TwoFactor key={round} />
+          <TwoFactor status={status} />
           <Sessions />
         </>
       ) : (
         <p>Two-factor sign-in belongs to people: sign in with your e-mail and password to set it up.</p>
       )}
-      {s?.role === 'owner' && <RequireTwoFactor onChanged={() => setRound((r) => r + 1)} />}
+      {s?.role === 'owner' && (
+        <RequireTwoFactor mine={status.data?.enabled ?? null} onChanged={() => void status.reload()} />
+      )}
     </>
   );
 }
 
-function TwoFactor() {
-  const status = useResource(() => ok(api.GET('/v1/two-factor')), []);
+type Status = ResponseBody<'getTwoFactor'>;
+
+/**
+ * The person's second factor, as the API says it is: on (since when, codes left, new codes, off) or off (set it up).
+ * Once an enrolment is confirmed the status is read again, so it says "On" above the new recovery codes.
+ */
+function TwoFactor({ status }: { status: Resource<Status | null> }) {
   const [codes, setCodes] = useState<string[] | null>(null);
   return (
     <section aria-labelledby="two-factor">
@@ -102,7 +115,13 @@ function TwoFactor() {
               Off. With it on, signing in with your password also asks for a code from an authenticator app on your
               phone.
             </p>
-            <EnrolTwoFactor onDone={() => void status.reload()} />
+            <EnrolTwoFactor
+              onDone={() => void status.reload()}
+              onConfirmed={(confirmed) => {
+                setCodes(confirmed.recovery_codes);
+                void status.reload();
+              }}
+            />
           </>
         ))}
     </section>
@@ -190,9 +209,13 @@ function Sessions() {
 }
 
 /** The owner's switch: every password sign-in of this account needs a second factor. */
-function RequireTwoFactor({ onChanged }: { onChanged(): void }) {
+function RequireTwoFactor({ mine, onChanged }: { mine: boolean | null; onChanged(): void }) {
   const account = useResource(() => ok(api.GET('/v1/account')), []);
   const action = useAction();
+  // A refusal for want of the owner's own second factor is no longer true once it is on.
+  useEffect(() => {
+    if (mine) action.setError(undefined);
+  }, [mine]);
   const set = async (on: boolean) => {
     const changed = await action.run(() => ok(api.PATCH('/v1/account', { body: { require_two_factor: on } })));
     await account.reload();
@@ -206,7 +229,11 @@ function RequireTwoFactor({ onChanged }: { onChanged(): void }) {
         <CheckboxField
           id="require-2fa"
           label="Require two-factor for password sign-in"
-          help="Members without an authenticator set one up at their next sign-in. Management keys and single sign-on are not affected. Turn on two-factor for yourself first."
+          help={
+            'Members without an authenticator set one up at their next sign-in. Management keys and single sign-on ' +
+            'are not affected.' +
+            (mine === false ? ' Turn on two-factor for yourself first (above).' : '')
+          }
           role="switch"
           checked={account.data.require_two_factor}
           disabled={action.pending}
