@@ -49,19 +49,36 @@ export function zones(): string[] {
   );
 }
 
+/*
+ * The console's one way of writing dates (defect 17): every instant with formatTime, every day with formatDay, month
+ * and day in words and the year in digits, in the browser's language; an instant in the chosen zone with its name.
+ */
+const DATE_PARTS = { year: 'numeric', month: 'short', day: 'numeric' } as const;
+
 /** An instant as date and time in the chosen zone, with the zone's short name (so it is never ambiguous). */
 export function formatTime(iso: string | null): string {
   if (!iso) return '—';
   return new Intl.DateTimeFormat(undefined, {
-    year: 'numeric',
-    month: 'short',
-    day: 'numeric',
+    ...DATE_PARTS,
     hour: 'numeric',
     minute: '2-digit',
     second: '2-digit',
     timeZone: timeZone.value,
     timeZoneName: 'short',
   }).format(new Date(iso));
+}
+
+/**
+ * A UTC day (`YYYY-MM-DD`, as the API counts days) written as formatTime writes its date, and said to be UTC's
+ * (`short`: month and day only, for a chart's axis); anything else as it is.
+ */
+export function formatDay(date: string, options: { short?: boolean } = {}): string {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return date;
+  const at = new Date(`${date}T00:00:00Z`);
+  if (Number.isNaN(at.getTime())) return date;
+  if (options.short)
+    return new Intl.DateTimeFormat(undefined, { month: 'short', day: 'numeric', timeZone: 'UTC' }).format(at);
+  return `${new Intl.DateTimeFormat(undefined, { ...DATE_PARTS, timeZone: 'UTC' }).format(at)} (UTC)`;
 }
 
 /** How far `zone` is ahead of UTC at `instant`, in milliseconds. */

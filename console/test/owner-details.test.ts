@@ -103,3 +103,34 @@ describe('the rate limit', () => {
     await checkView(page, 'form-rate-limit', /^Settings · Contact · .*Intake console$/);
   });
 });
+
+describe('the dashboard at 390 px', () => {
+  it('lists 25 clients in compact rows, shorter than ten screens, with dates in one format', async () => {
+    const { page, stack } = c;
+    const made = await Promise.all(
+      Array.from({ length: 25 }, (_, i) => call('POST', '/v1/projects', { name: `Client ${i + 1} Dental & Co` })),
+    );
+    await Promise.all(made.map((p) => call('POST', '/v1/forms', { name: 'Contact', project_id: p.id })));
+    await page.goto(`${stack.url}/console/dashboard`);
+    const projects = page.getByRole('region', { name: 'Projects at a glance' });
+    await projects.getByRole('link', { name: 'Client 25 Dental & Co' }).waitFor();
+    // The Default project got the rate-limit test's posts: its last day, written as every date is.
+    await eventually(
+      async () => {
+        const cells = await projects.getByRole('row').filter({ hasText: 'Default' }).getByRole('cell').allInnerTexts();
+        if (cells.some((t) => /[A-Z][a-z]{2} \d{1,2}, \d{4} \(UTC\)/.test(t))) return true;
+        await page.reload();
+        return false;
+      },
+      { timeoutMs: 15_000, intervalMs: 500 },
+    );
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.evaluate('new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))');
+    const height = await page.evaluate<number>('document.documentElement.scrollHeight');
+    console.log(
+      `dashboard at 390 px with ${made.length + 1} projects: ${height} px (${(height / 844).toFixed(1)} screens)`,
+    );
+    expect(height).toBeLessThan(10 * 844);
+    await checkView(page, 'dashboard-25-clients', /^Dashboard · Intake console$/);
+  });
+});

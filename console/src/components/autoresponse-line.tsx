@@ -1,4 +1,5 @@
 import type { SubmissionDetail } from '../api-types';
+import { formatTime } from '../time';
 
 const SAID: Record<NonNullable<SubmissionDetail['autoresponse']>['status'], string> = {
   pending: 'waiting to be sent',
@@ -15,7 +16,7 @@ export function AutoresponseLine({ autoresponse: a }: { autoresponse: Submission
     <p class={a.status === 'failed' ? 'error' : undefined}>
       Autoresponse {SAID[a.status]}
       {a.to ? ` to ${a.to}` : ''}
-      {a.sent_at ? ` at ${new Date(a.sent_at).toLocaleString()}` : ''}
+      {a.sent_at ? ` at ${formatTime(a.sent_at)}` : ''}
       {a.attempt_count > 1 ? ` after ${a.attempt_count} attempts` : ''}
       {a.last_error ? `: ${a.last_error}` : '.'}
     </p>

@@ -1,5 +1,6 @@
 import { useId } from 'preact/hooks';
 import { Table } from './ui';
+import { formatDay } from '../time';
 
 type Days = { date: string; received: number; spam: number }[];
 
@@ -33,7 +34,7 @@ export function DayChart({
             .map((i) =>
               days[i] ? (
                 <span key={i} style={{ gridColumn: `${i + 1}`, gridRow: '1' }}>
-                  {days[i].date.slice(5)}
+                  {formatDay(days[i].date, { short: true })}
                 </span>
               ) : null,
             )}
@@ -51,7 +52,7 @@ export function DayChart({
         >
           {days.map((d) => (
             <tr key={d.date}>
-              <th scope="row">{d.date}</th>
+              <th scope="row">{formatDay(d.date)}</th>
               <td class="num">{d.received}</td>
               <td class="num">{d.spam}</td>
             </tr>
@@ -71,7 +72,7 @@ function DayBars({ days, max, label }: { days: Days; max: number; label: string 
         const hs = (d.spam / max) * 38;
         return (
           <g key={d.date}>
-            <title>{`${d.date}: ${d.received} received, ${d.spam} spam`}</title>
+            <title>{`${formatDay(d.date)}: ${d.received} received, ${d.spam} spam`}</title>
             <rect class="received" x={i * width + width * 0.15} y={40 - h} width={width * 0.7} height={h} />
             <rect class="spam" x={i * width + width * 0.15} y={40 - h - hs} width={width * 0.7} height={hs} />
           </g>

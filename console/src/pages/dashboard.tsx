@@ -21,6 +21,7 @@ import { useProjects } from '../components/projects';
 import { confirmAfterNavigation } from '../flash';
 import { may } from '../people';
 import { useTitle } from '../title';
+import { formatDay } from '../time';
 
 /** The windows a dashboard offers, in days. */
 export const WINDOWS = [30, 90] as const;
@@ -124,6 +125,7 @@ function ProjectsTable({ projects, days }: { projects: AccountDashboard['project
       <Table
         label="Projects at a glance"
         reflow
+        class="compact"
         columns={[
           { label: 'Project' },
           { label: 'Forms', num: true },
@@ -144,7 +146,7 @@ function ProjectsTable({ projects, days }: { projects: AccountDashboard['project
             <td class="num">{spamShare(p.received, p.spam)}</td>
             <td class="num">{p.spam_week.toLocaleString()}</td>
             <td class={`num${p.failing_webhooks > 0 ? ' failing' : ''}`}>{p.failing_webhooks}</td>
-            <td>{p.last_day ?? `none in ${days} days`}</td>
+            <td>{p.last_day ? formatDay(p.last_day) : `none in ${days} days`}</td>
           </tr>
         ))}
       </Table>

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { may } from '../../people';
 import { api, ok } from '../../api';
 import type { Webhook } from '../../api-types';
-import { ErrorBox, Field, SubmitRow, useAction } from '../../components/ui';
+import { ErrorBox, Field, formatTime, SubmitRow, useAction } from '../../components/ui';
 
 const FORMATS: [Webhook['format'], string][] = [
   ['standard', 'Signed JSON (standard)'],
@@ -11,7 +11,7 @@ const FORMATS: [Webhook['format'], string][] = [
   ['teams', 'Microsoft Teams message'],
 ];
 
-const when = (at: string | null) => (at ? new Date(at).toLocaleString() : 'never');
+const when = (at: string | null) => (at ? formatTime(at) : 'never');
 
 /** How a webhook has fared: the last 24 hours by outcome, its last success, the failures since. */
 export function WebhookHealth({ hook }: { hook: Webhook }) {
