@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchQueue, type Config, type Db, type SecretBox, type Logger, recordGroupOrEach } from '@intake/shared/base';
 import { receivedAt, type DeliveryRequested } from '@intake/shared/contracts';
 import { recordAttempt, recordDeferred, recordDelivery, recordDeliveryLatency } from '@intake/shared/telemetry';
@@ -17,7 +18,7 @@ import {
 } from './claim.repository';
 import { updateDeliveryStatus, type DeliveryTarget } from './delivery.repository';
 import { LeaseKeeper } from './lease-keeper';
-import { recordDeliveryAttempts, type AttemptRecord } from './record.repository';
+import { attemptRecorded, recordDeliveryAttempts, type AttemptRecord } from './record.repository';
 import type { Deferral, SendSlots, SlotTarget } from './slots';
 
 /*
@@ -281,7 +282,9 @@ async function replay(deps: DeliverDeps, target: DeliveryTarget, lease: Lease): 
   // The owner asked for it (at the replay pump's pace): a broken webhook's break does not hold it back.
   const result = await attemptInSlot(deps, target, number, { probe: true });
   if (!madeNow(result)) return result;
-  await deps.store.record(
+  await recordMade(
+    deps.store,
+    deps.db,
     {
       deliveryId: target.id,
       attempt: number,
@@ -320,6 +323,37 @@ async function scheduled(deps: DeliverDeps, target: DeliveryTarget, lease: Lease
   return madeNow(result) ? recordScheduled(deps, target, number, result) : result;
 }
 
+/** How long an attempt made is kept trying to be recorded while Postgres is out of reach. */
+export const RECORD_PERSIST_MS = 120_000;
+
+/**
+ * Records an attempt that was made. When the record fails (Postgres failing over or cut off), it is tried again, after
+ * 0.5 s and doubling to 5 s, for up to RECORD_PERSIST_MS, its message kept in progress meanwhile (the consumer keeps
+ * every held message alive); before each new try it looks whether the last one committed after all (its reply lost
+ * with the connection). Thrown only after that, as before: the message is redelivered and the attempt made again.
+ * Thrown at once, a receiver got every attempt in flight at a failover twice (the failover rig, test/cluster: one or
+ * two per Postgres failover, one per 30 s cut): the redelivered message found the lease lapsed and sent it again.
+ */
+export async function recordMade(
+  store: Pick<DeliveryStore, 'record'>,
+  db: Db,
+  record: AttemptRecord,
+  webhookId: string,
+  persistMs = RECORD_PERSIST_MS,
+): Promise<void> {
+  const deadline = Date.now() + persistMs;
+  for (let wait = 500; ; wait = Math.min(wait * 2, 5000)) {
+    try {
+      await store.record(record, webhookId);
+      return;
+    } catch (err) {
+      if (Date.now() + wait > deadline) throw err;
+      await sleep(wait);
+      if (await attemptRecorded(db, record).catch(() => false)) return;
+    }
+  }
+}
+
 /** Records a scheduled attempt: the delivery succeeded, failed for good, or waits for the ladder's next step. */
 async function recordScheduled(
   deps: DeliverDeps,
@@ -330,7 +364,9 @@ async function recordScheduled(
   const now = deps.now();
   const record = { deliveryId: target.id, attempt: number, trigger: 'schedule' as const, result, now };
   if (result.ok || number >= MAX_ATTEMPTS) {
-    await deps.store.record(
+    await recordMade(
+      deps.store,
+      deps.db,
       { ...record, status: result.ok ? 'succeeded' : 'failed', nextAttemptAt: null },
       target.webhook_id,
     );
@@ -344,7 +380,7 @@ async function recordScheduled(
   // The ladder's step, or longer when the receiver asked for a longer wait (`Retry-After` on a 429 or 503).
   const delay = Math.max(retryDelayMs(deps.config.WEBHOOK_RETRY_SCHEDULE, number), result.retryAfterMs ?? 0);
   const next = new Date(now.getTime() + delay);
-  await deps.store.record({ ...record, status: 'retrying', nextAttemptAt: next }, target.webhook_id);
+  await recordMade(deps.store, deps.db, { ...record, status: 'retrying', nextAttemptAt: next }, target.webhook_id);
   countAttempt(target, result, true);
   if (delay <= PARK_AFTER_MS) return { retryInMs: delay };
   await deps.store.park([{ id: target.id, dueAt: next }]);

@@ -81,3 +81,14 @@ export async function recordDeliveryAttempts(db: Db, records: AttemptRecord[]): 
   }));
   await runPrepared(db, { ...RECORD_DELIVERY_ATTEMPTS, values: [JSON.stringify(rows)] });
 }
+
+/**
+ * Whether an attempt is recorded already (its delivery, number and start): a record whose commit went through while
+ * its reply was lost with the connection (Postgres failing over, cut off) must not be written twice.
+ */
+export async function attemptRecorded(db: Db, record: AttemptRecord): Promise<boolean> {
+  const row = await db('delivery_attempts')
+    .where({ delivery_id: record.deliveryId, attempt: record.attempt, started_at: record.result.startedAt })
+    .first('delivery_id');
+  return row !== undefined;
+}
