@@ -10,6 +10,7 @@ import { DashboardPage } from './pages/dashboard';
 import { ProjectPage } from './pages/project';
 import { NewAccountPage, SignUpPage } from './pages/accounts';
 import { TrashPage } from './pages/trash';
+import { SearchPage } from './pages/search';
 import { FormPage } from './pages/form';
 import { SubmissionsPage } from './pages/submissions';
 import { SubmissionPage } from './pages/submission';
@@ -21,7 +22,7 @@ import { UsagePage } from './pages/usage';
 import { PrivacyPage } from './pages/privacy';
 import { NotFound } from './pages/not-found';
 import { Flash } from './flash';
-import { UnsavedGuard } from './components/unsaved';
+import { askBeforeLeaving, UnsavedGuard } from './components/unsaved';
 import { MembersPage } from './pages/members';
 import { AuditLogPage } from './pages/audit-log';
 import { SecurityPage } from './pages/security';
@@ -92,6 +93,7 @@ function Views() {
       <Route path="/console/forms/:id/integrations" component={IntegrationsPage} />
       <Route path="/console/forms/new" component={FormPage} />
       <Route path="/console/forms/trash" component={TrashPage} />
+      <Route path="/console/search" component={SearchPage} />
       <Route path="/console/forms/:id" component={FormPage} />
       <Route path="/console/submissions/:id" component={SubmissionPage} />
       <Route path="/console/dashboard" component={DashboardPage} />
@@ -130,7 +132,7 @@ function TopBar({ path }: { path: string }) {
       </nav>
       <div class="me">
         <WhoAmI />
-        <button type="button" class="secondary" onClick={() => void signOut()}>
+        <button type="button" class="secondary" onClick={() => askBeforeLeaving('Sign out', () => void signOut())}>
           Sign out
         </button>
       </div>

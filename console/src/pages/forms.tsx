@@ -6,6 +6,7 @@ import { ErrorBox, Loading, StatusBadge, Table, useAction, useResource } from '.
 import { Snippets } from '../components/snippets';
 import { useTitle } from '../title';
 import { may } from '../people';
+import { SearchAllForms } from './search';
 
 type Listed = Form & { month: number };
 
@@ -56,6 +57,7 @@ export function FormsPage() {
         value={project}
         onValue={(p) => route(p ? `/console/forms?project=${p}` : '/console/forms')}
       />
+      <SearchAllForms project={project || undefined} />
       <ErrorBox error={forms.error ?? toggle.error} />
       {forms.loading && !forms.data && <Loading what="forms" />}
       {forms.data && forms.data.length === 0 && <NoForms />}

@@ -3,12 +3,39 @@ import type { Usage } from '../api-types';
 import { ErrorBox, Figures, Loading, Table, formatBytes, formatTime, useResource } from '../components/ui';
 import { DayChart } from '../components/day-chart';
 import { useTitle } from '../title';
+import { useLocation } from 'preact-iso';
+import { qs } from '../location';
+import { ProjectSelect, useProjects } from '../components/projects';
 
+/** The month's usage, of the whole account or (`?project=`) one client's forms. */
 export function UsagePage() {
   useTitle('Usage');
-  const usage = useResource(() => ok(api.GET('/v1/usage')), []);
+  const { query, route } = useLocation();
+  const projectId = query['project'] || undefined;
+  const projects = useProjects();
+  const usage = useResource(
+    () => ok(api.GET('/v1/usage', { params: { query: { project_id: projectId } } })),
+    [projectId],
+  );
+  const client = (
+    <ProjectSelect
+      id="usage-project"
+      label="Client"
+      projects={projects.data}
+      value={projectId ?? ''}
+      all="All clients"
+      onValue={(v) => route(`/console/usage${qs({ project: v })}`)}
+    />
+  );
   if (usage.error) return <ErrorBox error={usage.error} />;
-  if (!usage.data) return <Loading what="usage" />;
+  if (!usage.data)
+    return (
+      <>
+        <h1>Usage</h1>
+        {client}
+        <Loading what="usage" />
+      </>
+    );
   const u = usage.data;
   // The quota is the account's: its share used is what ingest goes by, whatever projects the report is limited to.
   const share = u.limit > 0 ? (u.limit - u.remaining) / u.limit : 1;
@@ -18,6 +45,7 @@ export function UsagePage() {
       <p class="muted">
         {u.plan.name} plan · {u.period.month} (UTC) · resets {formatTime(u.period.end)}
       </p>
+      {client}
       <QuotaAlert share={share} />
       <Quota usage={u} share={share} />
       <DayChart days={u.days} />
