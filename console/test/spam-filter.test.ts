@@ -9,6 +9,7 @@ jest.setTimeout(120_000);
 
 const c: OwnerConsole = useOwnerConsole();
 
+/** A new form: its filter on, with the rules a new form starts with (DEFAULT_SPAM_RULES). */
 async function formOf(owner: OwnerConsole) {
   return factories.form(owner.stack.platform.db, owner.account.id);
 }
@@ -43,6 +44,9 @@ it('saves the filter mode and rules from the form’s settings, and shows them a
   await spam.getByLabel('Blocked words or phrases').fill('cheap pills');
   await spam.getByLabel('Most links allowed').fill('2');
   await spam.getByLabel('The same fields posted again are spam').check();
+  // A new form's defaults are on; the owner loosens one.
+  expect(await spam.getByLabel('Block disposable e-mail addresses').isChecked()).toBe(true);
+  await spam.getByLabel(/Known spam is spam/).uncheck();
   await spam.getByLabel('Within (hours)').fill('6');
   await spam.getByRole('button', { name: 'Save spam filter' }).click();
   await spam.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
@@ -50,6 +54,9 @@ it('saves the filter mode and rules from the form’s settings, and shows them a
   expect(row).toEqual({
     spam_filter: 'on',
     spam_rules: {
+      block_disposable: true,
+      links_in_name: true,
+      starting_model: true,
       blocked_domains: ['mailinator.com', 'spam.example'],
       blocked_words: ['cheap pills'],
       max_links: 2,
@@ -117,6 +124,7 @@ it('shows on the Spam view how the classifier is doing: its examples, still lear
       marked_at: new Date(),
     });
   };
+  await db('forms').where({ id: form.id }).update({ spam_filter: 'shadow' });
   for (let i = 0; i < 3; i++) await mark(true);
   for (let i = 0; i < 10; i++) await mark(false);
   for (let i = 0; i < 2; i++) await post({ status: 'spam', spamReason: 'honeypot' });
@@ -142,6 +150,60 @@ it('shows on the Spam view how the classifier is doing: its examples, still lear
   await page.getByTestId('spam-model-state').waitFor();
   expect(Number(await figure('Shadow would have caught').textContent())).toBe(before + 1);
   await checkView(page, 'spam-view-model', /· Intake console$/);
+});
+
+it('shows on the Spam view what the defaults kept out and where to loosen them; marking says whose filter it teaches', async () => {
+  const { page, stack } = c;
+  const db = stack.platform.db;
+  const client = await factories.project(db, c.account.id, 'Hale Dental');
+  const form = await factories.form(db, c.account.id, { project_id: client.id });
+  const spam = (spamReason: string, email: string) =>
+    factories.submission(stack.platform, {
+      accountId: c.account.id,
+      formId: form.id,
+      status: 'spam',
+      spamReason,
+      payload: { name: 'x1x1', email, message: 'Earn $5000/week with bitcoin trading' },
+    });
+  await spam('disposable-domain:10minutemail.com', 'x1x1@10minutemail.com');
+  await spam('disposable-domain:yopmail.com', 'seo.master@yopmail.com');
+  const crypto = await spam('known-spam:crypto-profit', 'crypto@example.com');
+  await spam('link-in-name:name', 'rich@example.com');
+  await page.goto(`${stack.url}/console/forms/${form.id}/submissions?status=spam`);
+  const kept = page.getByRole('region', { name: /^Kept out/ });
+  const figure = (term: string) => kept.locator('div', { has: page.getByText(term, { exact: true }) }).locator('dd');
+  await figure('Disposable addresses').waitFor();
+  expect(await figure('Disposable addresses').textContent()).toBe('2');
+  expect(await figure('Known spam').textContent()).toBe('1');
+  expect(await figure('A link in a name').textContent()).toBe('1');
+  expect(await page.getByTestId('spam-filter-state').textContent()).toBe(
+    'This form’s filter is on: disposable addresses, a link in a name, known spam make a post spam. The starting ' +
+      'classifier scores posts until your marks teach this one; it only records. Loosen or change the spam filter',
+  );
+  await page
+    .getByRole('checkbox', { name: /Select submission/ })
+    .first()
+    .check();
+  const teaches = 'Marking teaches only Hale Dental’s spam filter, no other client’s.';
+  expect(await page.getByTestId('marks-teach').textContent()).toBe(teaches);
+  await checkView(page, 'spam-view-defaults', /· Intake console$/);
+
+  await page.goto(`${stack.url}/console/submissions/${crypto.id}`);
+  await page.getByText('Spam score not scored · caught by: known spam: a crypto profit pitch').waitFor();
+  expect(await page.getByTestId('marks-teach').textContent()).toBe(teaches);
+  await checkView(page, 'submission-marks-teach', /· Intake console$/);
+
+  await page.goto(`${stack.url}/console/forms/${form.id}/submissions?status=spam`);
+  await page.getByRole('link', { name: 'Loosen or change the spam filter' }).click();
+  const settings = page.getByRole('form', { name: 'Spam filter' });
+  await settings.getByLabel('Block disposable e-mail addresses').uncheck();
+  await settings.getByRole('button', { name: 'Save spam filter' }).click();
+  await settings.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+  expect((await db('forms').where({ id: form.id }).first('spam_rules')).spam_rules).toEqual({
+    links_in_name: true,
+    known_spam: true,
+    starting_model: true,
+  });
 });
 
 it('says on a caught post’s page, and on a rescued one’s, that files sent with spam are not kept', async () => {

@@ -1,5 +1,35 @@
 import type { SubmissionDetail } from '../api-types';
 
+/** The shipped patterns of known spam (ingest's judge/known-spam.ts), in words. */
+const KNOWN_SPAM: Record<string, string> = {
+  'crypto-profit': 'a crypto profit pitch',
+  'earnings-claim': 'an earnings claim',
+  'seo-pitch': 'an SEO pitch',
+  pills: 'pills',
+  casino: 'a casino',
+  prize: 'a prize',
+  'make-money': 'a make-money pitch',
+  'html-link': 'an HTML link',
+};
+
+/** A kind of reason (a reason up to its colon), in words, as the spam view counts them. */
+const KINDS: Record<string, string> = {
+  honeypot: 'the honeypot',
+  'challenge-unavailable': 'the bot challenge unavailable',
+  'marked-by-owner': 'marked by you',
+  'blocked-domain': 'blocked domains',
+  'blocked-address': 'blocked addresses',
+  'disposable-domain': 'disposable addresses',
+  'blocked-word': 'blocked words',
+  'known-spam': 'known spam',
+  'link-in-name': 'a link in a name',
+  'too-many-links': 'too many links',
+  'missing-field': 'a missing field',
+  duplicate: 'duplicates',
+  classifier: 'the classifier',
+};
+export const spamKindText = (kind: string) => KINDS[kind] ?? kind;
+
 /** A reason the spam layers record, in words. */
 export function spamReasonText(reason: string): string {
   const at = reason.indexOf(':');
@@ -28,6 +58,12 @@ export function spamReasonText(reason: string): string {
       return 'the same fields were posted recently';
     case 'classifier':
       return `the classifier (${detail})`;
+    case 'starting-model':
+      return `the starting classifier (${detail})`;
+    case 'link-in-name':
+      return `a link in the ${detail} field`;
+    case 'known-spam':
+      return `known spam: ${KNOWN_SPAM[detail] ?? detail}`;
     default:
       return reason;
   }

@@ -17,6 +17,7 @@ import {
 import { AttemptTimeline, DeliverySummary } from '../components/deliveries';
 import { AutoresponseLine } from '../components/autoresponse-line';
 import { ClientCrumb, formTitle } from '../components/projects';
+import { MarksTeachNote, marksTeach } from '../components/spam-model';
 import { SpamLine, spamReasonText } from '../components/spam-line';
 import { qs } from '../location';
 import { useLive, unsettled } from '../live';
@@ -87,7 +88,7 @@ export function SubmissionPage({ id }: { id: string }) {
         </p>
       )}
       <SpamLine submission={s} />
-      <SubmissionActions submission={s} onChange={sub.reload} />
+      <SubmissionActions submission={s} form={form} onChange={sub.reload} />
       <h2>Fields</h2>
       <Fields payload={s.payload} />
       <h2>Files</h2>
@@ -162,7 +163,8 @@ function asJson(s: SubmissionDetail): string {
 }
 
 /** Mark as spam or not, read or unread, copy as JSON, delete (after asking; then back to the inbox). */
-function SubmissionActions({ submission: s, onChange }: { submission: SubmissionDetail; onChange(): Promise<void> }) {
+function SubmissionActions(props: { submission: SubmissionDetail; form: Form | undefined; onChange(): Promise<void> }) {
+  const { submission: s, form, onChange } = props;
   const { route } = useLocation();
   const action = useAction();
   const [confirm, setConfirm] = useState(false);
@@ -210,6 +212,11 @@ function SubmissionActions({ submission: s, onChange }: { submission: Submission
           </button>
         )}
       </div>
+      {form && may('updateSubmission') && (
+        <p>
+          <MarksTeachNote text={marksTeach(form)} />
+        </p>
+      )}
       <Confirm
         open={confirm}
         title="Delete this submission?"

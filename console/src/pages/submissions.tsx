@@ -136,7 +136,7 @@ function Inbox({ form }: { form: Form }) {
     <div class="inbox-view">
       <ViewTabs base={base} filters={filters} formId={form.id} />
       <SavedViews formId={form.id} base={base} filters={filters} />
-      {filters.status === 'spam' && <SpamModelPanel formId={form.id} />}
+      {filters.status === 'spam' && <SpamModelPanel form={form} />}
       <FilterForm
         filters={filters}
         clearHref={isFiltered(filters) ? `${base}${qs(urlQuery({ status: filters.status }))}` : undefined}

@@ -19,6 +19,9 @@ export function rulesValues(form: Pick<Form, 'spam_rules'>) {
     domains: (r.blocked_domains ?? []).join('\n'),
     addresses: (r.blocked_addresses ?? []).join('\n'),
     disposable: r.block_disposable ?? false,
+    linksInName: r.links_in_name ?? false,
+    knownSpam: r.known_spam ?? false,
+    startingModel: r.starting_model ?? false,
     words: (r.blocked_words ?? []).join('\n'),
     maxLinks: r.max_links === undefined ? '' : String(r.max_links),
     required: (r.required_fields ?? []).join('\n'),
@@ -38,6 +41,9 @@ export function rulesOf(v: RulesValues): Rules {
   if (list(v.domains).length) rules.blocked_domains = list(v.domains);
   if (list(v.addresses).length) rules.blocked_addresses = list(v.addresses);
   if (v.disposable) rules.block_disposable = true;
+  if (v.linksInName) rules.links_in_name = true;
+  if (v.knownSpam) rules.known_spam = true;
+  if (v.startingModel) rules.starting_model = true;
   if (list(v.words).length) rules.blocked_words = list(v.words.replace(/,/g, '\n'));
   if (v.maxLinks.trim() !== '') rules.max_links = Number(v.maxLinks);
   if (list(v.required).length) rules.required_fields = list(v.required);
@@ -122,6 +128,15 @@ export function SpamRuleFields({ values, set, bind }: Binding<RulesValues>) {
       />
       <Check checked={values.disposable} onValue={set('disposable')}>
         Block disposable e-mail addresses
+      </Check>
+      <Check checked={values.linksInName} onValue={set('linksInName')}>
+        A link in a name field is spam
+      </Check>
+      <Check checked={values.knownSpam} onValue={set('knownSpam')}>
+        Known spam is spam (crypto and SEO pitches, earnings claims, pills, casinos, prizes, HTML links)
+      </Check>
+      <Check checked={values.startingModel} onValue={set('startingModel')}>
+        Starting classifier: scores posts until your marks have taught this filter (it only records)
       </Check>
       <Check checked={values.duplicates} onValue={set('duplicates')}>
         The same fields posted again are spam

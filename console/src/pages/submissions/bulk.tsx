@@ -1,6 +1,7 @@
 import { useState } from 'preact/hooks';
 import { may } from '../../people';
 import { Confirm } from '../../components/ui';
+import { MarksTeachNote } from '../../components/spam-model';
 
 /** Which submissions are selected: ids of the page shown, or every one the filter matches (`all`). */
 /** The export links of what the inbox shows, one per format. */
@@ -48,6 +49,8 @@ type Props = {
   /** How many rows the page shows. */
   pageRows: number;
   spamView: boolean;
+  /** Whose spam filter a mark teaches (`marksTeach`), said beside the mark button and in its question. */
+  teaches: string;
   pending: boolean;
   exportLinks: ExportLinkSet;
   onAct(action: BulkAction): void;
@@ -72,7 +75,7 @@ export function BulkActions(props: Props) {
     setConfirmMark(null);
     props.onAct(action);
   };
-  // Each mark teaches the account's spam filter: more than TRAIN_ASK_OVER at once is asked about first.
+  // Each mark teaches the form's client's spam filter: more than TRAIN_ASK_OVER at once is asked about first.
   const mark = (action: 'spam' | 'received') => (count > TRAIN_ASK_OVER ? setConfirmMark(action) : act(action));
   const wholePage = props.pageRows > 0 && selection.selected.size === props.pageRows;
   return (
@@ -97,6 +100,7 @@ export function BulkActions(props: Props) {
                   Mark selected as spam
                 </button>
               )}
+              <MarksTeachNote text={props.teaches} />
               <button type="button" class="secondary" disabled={pending} onClick={() => act('read')}>
                 Mark selected as read
               </button>
@@ -128,6 +132,7 @@ export function BulkActions(props: Props) {
       )}
       <BulkConfirms
         counted={counted}
+        teaches={props.teaches}
         confirmDelete={confirmDelete}
         confirmMark={confirmMark}
         act={act}
@@ -143,6 +148,7 @@ export function BulkActions(props: Props) {
 /** The questions a bulk action asks first: a delete, and marks beyond TRAIN_ASK_OVER (they teach the spam filter). */
 function BulkConfirms(props: {
   counted: string;
+  teaches: string;
   confirmDelete: boolean;
   confirmMark: 'spam' | 'received' | null;
   act(action: BulkAction): void;
@@ -167,8 +173,8 @@ function BulkConfirms(props: {
         onCancel={props.cancel}
       >
         <p>
-          Each mark teaches this account’s spam filter. Marking many at once (a client’s test posts, say) can teach it
-          more than you mean: mark them only if they all are what you say.
+          {props.teaches} Marking many at once (a client’s test posts, say) can teach it more than you mean: mark them
+          only if they all are what you say.
         </p>
       </Confirm>
     </>
