@@ -32,7 +32,13 @@ export function JoinPage() {
           <ErrorBox error={invitation.error} />
           {data && (
             <p>
-              <strong>{data.email}</strong> is invited to <strong>{data.account_name}</strong> as {data.role}.
+              <strong>{data.email}</strong> is invited to{' '}
+              {data.project_names.length > 0 && (
+                <>
+                  the forms of <strong>{projectsPhrase(data.project_names)}</strong> at{' '}
+                </>
+              )}
+              <strong>{data.account_name}</strong> as {data.role}.
             </p>
           )}
           {data && options.data?.sso && <JoinWithSso token={token} />}
@@ -41,6 +47,13 @@ export function JoinPage() {
       )}
     </main>
   );
+}
+
+/** Projects as a phrase, as the invitation's mail names them: `A`, `A and B`, `A, B and C`, `A, B and 3 more`. */
+function projectsPhrase(names: string[]): string {
+  if (names.length <= 2) return names.join(' and ');
+  if (names.length === 3) return `${names[0]}, ${names[1]} and ${names[2]}`;
+  return `${names[0]}, ${names[1]} and ${names.length - 2} more`;
 }
 
 /** The password (and, when the answer asks for it, the authentication code) that accept the invitation. */

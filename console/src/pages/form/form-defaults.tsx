@@ -1,6 +1,6 @@
 import { api, ok } from '../../api';
 import type { Project } from '../../api-types';
-import { ErrorBox, SelectField, SubmitRow, UnsavedNote, useAction } from '../../components/ui';
+import { CheckboxField, ErrorBox, SelectField, SubmitRow, UnsavedNote, useAction } from '../../components/ui';
 import { fieldErrors } from '../../components/field-errors';
 import { useUnsaved } from '../../components/unsaved';
 import { differ, useValues } from './settings-section';
@@ -12,7 +12,10 @@ import { MODES, rulesOf, SpamRuleFields, rulesValues } from './spam-settings';
 import { daysBody, DaysFields, daysValues } from './retention-settings';
 import type { FormDefaults } from './inherited';
 
-/** A form with none of the inheritable settings set: what an empty field of the project's defaults reads as. */
+/**
+ * A form with none of the inheritable settings set: what an empty field of the project's defaults reads as (the time
+ * zone, a choice, is empty when not set).
+ */
 const NONE = {
   notify_emails: [],
   allowed_origins: [],
@@ -22,7 +25,7 @@ const NONE = {
   spam_rules: {},
   retention_days: null,
   spam_retention_days: null,
-} satisfies Required<Omit<FormDefaults, 'spam_filter'>>;
+} satisfies Required<Omit<FormDefaults, 'spam_filter' | 'time_zone'>>;
 
 /** The project's defaults as the fields hold them, each read as a form's own fields read it. */
 function valuesOf(defaults: FormDefaults) {
@@ -35,6 +38,9 @@ function valuesOf(defaults: FormDefaults) {
     mode: (defaults.spam_filter ?? '') as NonNullable<FormDefaults['spam_filter']> | '',
     ...rulesValues(d),
     ...daysValues(d),
+    // Set to null ("keep until deleted") is a value of its own here, not an empty field (which sets nothing).
+    keepForever: defaults.retention_days === null,
+    keepSpamForever: defaults.spam_retention_days === null,
   };
 }
 type Values = ReturnType<typeof valuesOf>;
@@ -52,11 +58,20 @@ function bodyOf(v: Values): FormDefaults {
     ...(origins.length ? { allowed_origins: origins } : {}),
     ...(sender.mail_from_name !== null ? { mail_from_name: sender.mail_from_name } : {}),
     ...(sender.notification_template !== null ? { notification_template: sender.notification_template } : {}),
+    ...(sender.time_zone ? { time_zone: sender.time_zone } : {}),
     ...(pages !== null ? { pages } : {}),
     ...(v.mode ? { spam_filter: v.mode } : {}),
     ...(Object.keys(rules).length ? { spam_rules: rules } : {}),
-    ...(days.retention_days !== null ? { retention_days: days.retention_days } : {}),
-    ...(days.spam_retention_days !== null ? { spam_retention_days: days.spam_retention_days } : {}),
+    ...(v.keepForever
+      ? { retention_days: null }
+      : days.retention_days !== null
+        ? { retention_days: days.retention_days }
+        : {}),
+    ...(v.keepSpamForever
+      ? { spam_retention_days: null }
+      : days.spam_retention_days !== null
+        ? { spam_retention_days: days.spam_retention_days }
+        : {}),
   };
 }
 
@@ -102,7 +117,7 @@ export function FormDefaultsSettings({ project, onSaved }: { project: Project; o
         error={errors['allowed_origins']}
         help="One origin per line; browser posts from other websites are refused."
       />
-      <SenderFields bind={bind} errors={errors} />
+      <SenderFields bind={bind} errors={errors} unset="Each form’s own (UTC unless set)" />
       <h3>Pages for visitors</h3>
       <PagesFields bind={bind} />
       <h3>Spam filter</h3>
@@ -110,6 +125,20 @@ export function FormDefaultsSettings({ project, onSaved }: { project: Project; o
       <SpamRuleFields values={values} set={set} bind={bind} />
       <h3>Data retention</h3>
       <DaysFields bind={bind} spamHelp="Empty: each form’s own (30 days unless it says otherwise)." />
+      <CheckboxField
+        id="d-keep"
+        label="Keep submissions until they are deleted"
+        help="Every form keeps its submissions (the days above are not used)."
+        checked={values.keepForever}
+        onValue={set('keepForever')}
+      />
+      <CheckboxField
+        id="d-keep-spam"
+        label="Keep spam until it is deleted"
+        help="Every form keeps its spam (the days above are not used)."
+        checked={values.keepSpamForever}
+        onValue={set('keepSpamForever')}
+      />
       <ErrorBox error={action.error} atFields={['form_defaults']} />
       {saved && (
         <p class="ok" role="status">
