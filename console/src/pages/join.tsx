@@ -35,7 +35,7 @@ export function JoinPage() {
               <strong>{data.email}</strong> is invited to{' '}
               {data.project_names.length > 0 && (
                 <>
-                  the forms of <strong>{projectsPhrase(data.project_names)}</strong> at{' '}
+                  the forms of <strong>{new Intl.ListFormat('en-GB').format(data.project_names)}</strong> at{' '}
                 </>
               )}
               <strong>{data.account_name}</strong> as {data.role}.
@@ -47,13 +47,6 @@ export function JoinPage() {
       )}
     </main>
   );
-}
-
-/** Projects as a phrase, as the invitation's mail names them: `A`, `A and B`, `A, B and C`, `A, B and 3 more`. */
-function projectsPhrase(names: string[]): string {
-  if (names.length <= 2) return names.join(' and ');
-  if (names.length === 3) return `${names[0]}, ${names[1]} and ${names[2]}`;
-  return `${names[0]}, ${names[1]} and ${names.length - 2} more`;
 }
 
 /** The password (and, when the answer asks for it, the authentication code) that accept the invitation. */
