@@ -22,7 +22,7 @@ import { UsagePage } from './pages/usage';
 import { PrivacyPage } from './pages/privacy';
 import { NotFound } from './pages/not-found';
 import { Flash } from './flash';
-import { UnsavedGuard } from './components/unsaved';
+import { askBeforeLeaving, UnsavedGuard } from './components/unsaved';
 import { MembersPage } from './pages/members';
 import { AuditLogPage } from './pages/audit-log';
 import { SecurityPage } from './pages/security';
@@ -132,7 +132,7 @@ function TopBar({ path }: { path: string }) {
       </nav>
       <div class="me">
         <WhoAmI />
-        <button type="button" class="secondary" onClick={() => void signOut()}>
+        <button type="button" class="secondary" onClick={() => askBeforeLeaving('Sign out', () => void signOut())}>
           Sign out
         </button>
       </div>

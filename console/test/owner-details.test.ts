@@ -1,5 +1,5 @@
 import type http from 'node:http';
-import { eventually, listen } from '@intake/shared/testing';
+import { eventually, listen, managementKeyWithRole } from '@intake/shared/testing';
 import { checkView, ownerApi, useOwnerConsole } from './owner';
 
 /**
@@ -132,5 +132,72 @@ describe('the dashboard at 390 px', () => {
     );
     expect(height).toBeLessThan(10 * 844);
     await checkView(page, 'dashboard-25-clients', /^Dashboard · Intake console$/);
+  });
+});
+
+describe('settings per client, what was left', () => {
+  let client: { id: string };
+  let form: { id: string };
+  beforeAll(async () => {
+    client = await call('POST', '/v1/projects', { name: 'Hale Dental' });
+    form = await call('POST', '/v1/forms', { name: 'Booking', project_id: client.id, retention_days: 90 });
+  });
+
+  it('a project’s form defaults keep submissions forever, and its forms take that', async () => {
+    const { page, stack } = c;
+    await page.goto(`${stack.url}/console/projects/${client.id}`);
+    const defaults = page.getByRole('form', { name: 'Form defaults' });
+    await defaults.getByLabel('Keep submissions until they are deleted').check();
+    await defaults.getByLabel('Notify e-mails').fill('leads@agency.example');
+    await defaults.getByRole('button', { name: 'Save form defaults' }).click();
+    await defaults.getByRole('status').filter({ hasText: 'Form defaults saved.' }).waitFor();
+    const saved = await call<{ form_defaults: Record<string, unknown> }>('GET', `/v1/projects/${client.id}`);
+    expect(saved.form_defaults).toEqual({ retention_days: null, notify_emails: ['leads@agency.example'] });
+    expect(await defaults.getByLabel('Keep submissions until they are deleted').isChecked()).toBe(true);
+    // The form had set its own 90 days: it keeps them; a new form of the client keeps its submissions.
+    expect((await call<{ retention_days: number | null }>('GET', `/v1/forms/${form.id}`)).retention_days).toBe(90);
+    const fresh = await call<{ retention_days: number | null; inherited: string[] }>('POST', '/v1/forms', {
+      name: 'Recall',
+      project_id: client.id,
+    });
+    expect(fresh.retention_days).toBeNull();
+    expect(fresh.inherited).toEqual(expect.arrayContaining(['retention_days', 'notify_emails']));
+  });
+
+  it('a viewer’s read-only settings mark what comes from the client', async () => {
+    const { browser, stack } = c;
+    const viewerKey = await managementKeyWithRole(stack.platform.db, c.account.id, 'viewer');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    try {
+      await page.goto(`${stack.url}/console`);
+      await page.getByLabel('Management key', { exact: true }).fill(viewerKey);
+      await page.getByLabel('Management key', { exact: true }).press('Enter');
+      await page.getByRole('heading', { name: 'Forms', exact: true }).waitFor();
+      await page.goto(`${stack.url}/console/forms/${form.id}`);
+      const e = page.getByRole('definition').filter({ hasText: 'leads@agency.example' });
+      await e.getByText('· From Hale Dental').waitFor();
+      // Its own 90 days are not marked.
+      const kept = page.getByRole('definition').filter({ hasText: '90 days' });
+      expect(await kept.getByText('From Hale Dental').count()).toBe(0);
+      await checkView(page, 'viewer-settings-from-client', /^Settings · Booking · .*Intake console$/);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('asks before signing out with edits not saved', async () => {
+    const { page, stack } = c;
+    await page.goto(`${stack.url}/console/forms/${form.id}`);
+    await page.getByLabel('Redirect URL').fill('https://hale.example/thanks');
+    await page.getByText('Changes not saved yet.').first().waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const ask = page.getByRole('dialog', { name: 'Sign out without saving?' });
+    await ask.getByText('Not saved: Settings.').waitFor();
+    await ask.getByRole('button', { name: 'Cancel' }).click();
+    expect(await page.getByLabel('Redirect URL').inputValue()).toBe('https://hale.example/thanks');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await ask.getByRole('button', { name: 'Sign out without saving' }).click();
+    await page.getByLabel('Management key', { exact: true }).waitFor();
   });
 });

@@ -30,8 +30,17 @@ function linkTarget(e: MouseEvent): string | undefined {
   return url === location.pathname + location.search ? undefined : url;
 }
 
-/** Where a navigation held back by the question was going (null: nothing asked). */
-const leavingFor = signal<string | null>(null);
+/**
+ * Where a navigation held back by the question was going, or what is to be done once the edits may go (signing out,
+ * `askBeforeLeaving`); null: nothing asked.
+ */
+const leavingFor = signal<string | { verb: string; then(): void } | null>(null);
+
+/** Runs `then` (what loses the page, as signing out does) now, or once the person says the unsaved edits may go. */
+export function askBeforeLeaving(verb: string, then: () => void) {
+  if (Object.keys(unsaved.peek()).length === 0) then();
+  else leavingFor.value = { verb, then };
+}
 
 /**
  * Holds back the navigations that would lose edits not saved while any part of the page says it holds some: a link
@@ -73,17 +82,19 @@ export function guardUnsavedEdits() {
 export function UnsavedGuard() {
   const { route } = useLocation();
   const parts = Object.values(unsaved.value);
+  const asked = leavingFor.value;
+  const verb = typeof asked === 'object' && asked !== null ? asked.verb : 'Leave';
   const leave = () => {
-    const url = leavingFor.value;
     leavingFor.value = null;
     unsaved.value = {};
-    if (url) route(url);
+    if (typeof asked === 'string') route(asked);
+    else asked?.then();
   };
   return (
     <Confirm
-      open={leavingFor.value !== null}
-      title="Leave without saving?"
-      confirmLabel="Leave without saving"
+      open={asked !== null}
+      title={`${verb} without saving?`}
+      confirmLabel={`${verb} without saving`}
       onConfirm={leave}
       onCancel={() => (leavingFor.value = null)}
     >

@@ -16,6 +16,7 @@ import { MailSettings } from './form/mail-settings';
 import { VisitorPagesSettings } from './form/visitor-pages';
 import { SpamSettings } from './form/spam-settings';
 import { RetentionSettings } from './form/retention-settings';
+import type { Inheritable } from './form/inherited';
 import { limitWords, RateLimitSettings, refusedWords, useRateLimit } from './form/rate-limit-settings';
 import { useProjectDefaults } from './form/inherited';
 
@@ -57,7 +58,7 @@ function Settings({ form, reload }: { form: Form; reload(): Promise<void> }) {
           <RateLimitSettings form={form} onSaved={reload} />
         </>
       ) : (
-        <ReadOnlySettings form={form} />
+        <ReadOnlySettings form={form} project={project?.name} />
       )}
       {may('duplicateForm') && <DuplicateForm form={form} />}
       {may('deleteForm') && <DeleteForm form={form} />}
@@ -143,24 +144,28 @@ function DuplicateFields({ form, onCancel }: { form: Form; onCancel(): void }) {
 
 const days = (n: number | null) => (n === null ? 'kept until deleted' : `${n} days`);
 
-/** What a role that may not change the form reads instead of its editors. */
-function ReadOnlySettings({ form }: { form: Form }) {
+/**
+ * What a role that may not change the form reads instead of its editors; a setting the form takes from its project
+ * is marked "From <project>", as the editors mark it.
+ */
+function ReadOnlySettings({ form, project }: { form: Form; project: string | undefined }) {
   const limit = useRateLimit(form.id).data;
-  const rows: [string, string][] = [
+  const rows: [string, string, Inheritable?][] = [
     ['Name', form.name],
     ['Status', form.status],
-    ['Notification e-mails', form.notify_emails.join(', ') || 'none'],
+    ['Notification e-mails', form.notify_emails.join(', ') || 'none', 'notify_emails'],
     ['Notifications', form.notification_schedule === 'daily' ? 'one digest a day' : 'a mail for each submission'],
-    ['Sender name', form.mail_from_name ?? 'this Intake’s'],
-    ['Thank-you page', form.pages?.thank_you?.title ?? 'Intake’s own, in the visitor’s language'],
+    ['Sender name', form.mail_from_name ?? 'this Intake’s', 'mail_from_name'],
+    ['Thank-you page', form.pages?.thank_you?.title ?? 'Intake’s own, in the visitor’s language', 'pages'],
     ['Redirect after a post', form.redirect_url ?? 'the built-in thank-you page'],
-    ['Allowed origins', form.allowed_origins.join(', ') || 'any'],
+    ['Allowed origins', form.allowed_origins.join(', ') || 'any', 'allowed_origins'],
     ['Honeypot field', form.honeypot_field],
     ['Bot challenge', form.bot_challenge ? form.bot_challenge.provider : 'none'],
     ['Spam filter', form.spam_filter],
+    ['Spam rules', spamRulesWords(form.spam_rules), 'spam_rules'],
     ['Autoresponse', form.autoresponse ? 'on' : 'off'],
-    ['Submissions kept', days(form.retention_days)],
-    ['Spam kept', days(form.spam_retention_days)],
+    ['Submissions kept', days(form.retention_days), 'retention_days'],
+    ['Spam kept', days(form.spam_retention_days), 'spam_retention_days'],
     ['Payload deleted once delivered', form.delete_after_delivery ? 'yes' : 'no'],
     ...(limit
       ? ([
@@ -169,19 +174,33 @@ function ReadOnlySettings({ form }: { form: Form }) {
         ] as [string, string][])
       : []),
   ];
+  const from = project ?? form.project?.name ?? 'its project';
   return (
     <>
       <p class="muted">Your role may read this form’s settings; changing them needs the editor role.</p>
       <dl class="settings">
-        {rows.map(([term, value]) => (
+        {rows.map(([term, value, setting]) => (
           <div key={term}>
             <dt>{term}</dt>
-            <dd>{value}</dd>
+            <dd>
+              {value}
+              {setting && (form.inherited as string[]).includes(setting) && (
+                <span class="muted small"> · From {from}</span>
+              )}
+            </dd>
           </div>
         ))}
       </dl>
     </>
   );
+}
+
+/** The spam rules that are on, in words. */
+function spamRulesWords(rules: Form['spam_rules']): string {
+  const on = Object.entries(rules)
+    .filter(([, value]) => value === true || (Array.isArray(value) && value.length > 0) || typeof value === 'number')
+    .map(([name]) => name.replace(/_/g, ' '));
+  return on.length ? on.join(', ') : 'none';
 }
 
 function NewForm() {
