@@ -101,3 +101,31 @@ describe('dashboards', () => {
     expect((await limited('GET', `/v1/projects/${home}/dashboard`)).status).toBe(404);
   });
 });
+
+describe('the account dashboard’s unread', () => {
+  it('counts per project the unopened received submissions of its forms, not read ones, spam or the trash', async () => {
+    const account = await factories.account(ctx.platform.db);
+    const call = api(ctx.url, account.managementKey);
+    const home = (await call('GET', '/v1/projects')).body.data[0].id as string;
+    const client = (await call('POST', '/v1/projects', { name: 'Client' })).body.id as string;
+    const contact = (await call('POST', '/v1/forms', { name: 'Contact' })).body.id as string;
+    const quote = (await call('POST', '/v1/forms', { name: 'Quote', project_id: client })).body.id as string;
+    const store = (formId: string, status: 'received' | 'spam' = 'received') =>
+      factories.submission(ctx.platform, { accountId: account.id, formId, status });
+    await store(contact);
+    await store(quote);
+    await store(quote);
+    await store(quote, 'spam');
+    const read = await store(quote);
+    expect((await call('PATCH', `/v1/submissions/${read.id}`, { read: true })).status).toBe(200);
+    const trashed = await store(quote);
+    expect((await call('DELETE', `/v1/submissions/${trashed.id}`)).status).toBe(204);
+    const unread = (await call('GET', '/v1/dashboard')).body.projects.map(
+      (p: { id: string; unread: number; unread_capped: boolean }) => [p.id, p.unread, p.unread_capped],
+    );
+    expect(unread).toEqual([
+      [home, 1, false],
+      [client, 2, false],
+    ]);
+  });
+});

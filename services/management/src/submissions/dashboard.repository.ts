@@ -126,3 +126,32 @@ export async function findFailingWebhooks(
   const rows: { project_id: string; n: number }[] = await query;
   return new Map(rows.map((r) => [r.project_id, r.n]));
 }
+
+/**
+ * Each project's unread submissions (of its forms out of the trash), counted up to UNREAD_CAP per form from their
+ * partial index and summed, and whether any form reached the cap (the sum is then a floor): the work is bounded by
+ * forms × UNREAD_CAP, whatever the project holds.
+ */
+export async function findProjectUnread(
+  db: Queryable,
+  accountId: string,
+  projects: string[] | null,
+): Promise<Map<string, { n: number; capped: boolean }>> {
+  const perForm = db('forms as f')
+    .where('f.account_id', accountId)
+    .whereNull('f.deleted_at')
+    .select(
+      'f.project_id',
+      db.raw(
+        `(SELECT count(*) FROM (SELECT 1 FROM submissions s WHERE s.form_id = f.id AND s.read_at IS NULL
+           AND s.status = 'received' AND s.deleted_at IS NULL LIMIT ?) u)::int AS n`,
+        [UNREAD_CAP],
+      ),
+    );
+  if (projects) perForm.whereIn('f.project_id', projects);
+  const rows: { project_id: string; n: number; capped: boolean }[] = await db
+    .from(perForm.as('x'))
+    .groupBy('x.project_id')
+    .select('x.project_id', db.raw('sum(x.n)::int AS n'), db.raw('bool_or(x.n >= ?) AS capped', [UNREAD_CAP]));
+  return new Map(rows.map((r) => [r.project_id, { n: r.n, capped: r.capped }]));
+}

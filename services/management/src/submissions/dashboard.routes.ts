@@ -41,7 +41,19 @@ const AccountDashboard = Type.Object(
     totals: Type.Object({ ...Sums, last_day: LastDay }, { additionalProperties: false }),
     days: Days,
     projects: Type.Array(
-      Type.Object({ ...ProjectSummary, ...Sums, last_day: LastDay, days: Days }, { additionalProperties: false }),
+      Type.Object(
+        {
+          ...ProjectSummary,
+          ...Sums,
+          unread: Count('received submissions of its forms out of the trash nobody opened, up to 1,000 a form'),
+          unread_capped: Type.Boolean({
+            description: 'true when a form of it has 1,000 or more (`unread` is a floor)',
+          }),
+          last_day: LastDay,
+          days: Days,
+        },
+        { additionalProperties: false },
+      ),
       { description: 'the projects the caller sees, the default first, then by name' },
     ),
   },

@@ -4,6 +4,7 @@ import { type Principal } from '@intake/shared/auth';
 import { findProject, findProjects, type ProjectRow } from './project.repository';
 import {
   findFailingWebhooks,
+  findProjectUnread,
   findFormDays,
   findFormStats,
   findProjectDays,
@@ -62,10 +63,11 @@ const presentProject = (p: ProjectRow) => ({
 export async function accountDashboard(props: { db: Db; principal: Principal; days: number; now: Date }) {
   const { db, principal } = props;
   const { dates, from, week } = windowOf(props.now, props.days);
-  const [projects, days, failing] = await Promise.all([
+  const [projects, days, failing, unread] = await Promise.all([
     findProjects(db, principal.accountId, principal.projectIds),
     findProjectDays(db, principal.accountId, principal.projectIds, from),
     findFailingWebhooks(db, principal.accountId, principal.projectIds),
+    findProjectUnread(db, principal.accountId, principal.projectIds),
   ]);
   const total = series(dates, days);
   return {
@@ -78,7 +80,15 @@ export async function accountDashboard(props: { db: Db; principal: Principal; da
         dates,
         days.filter((d) => d.project_id === p.id),
       );
-      return { ...presentProject(p), ...sums(own, week), failing_webhooks: failing.get(p.id) ?? 0, days: own };
+      const { n, capped } = unread.get(p.id) ?? { n: 0, capped: false };
+      return {
+        ...presentProject(p),
+        ...sums(own, week),
+        failing_webhooks: failing.get(p.id) ?? 0,
+        unread: n,
+        unread_capped: capped,
+        days: own,
+      };
     }),
   };
 }
