@@ -93,3 +93,40 @@ describe('GET /v1/spam/model', () => {
     expect((await api(ctx.url)('GET', '/v1/spam/model')).status).toBe(401);
   });
 });
+
+describe('the owner’s marks and the figures', () => {
+  it('marks move the day’s and the month’s received and spam figures (dashboard, Usage); the quota’s count stays', async () => {
+    const o = await ownerWithForm(ctx);
+    const db = ctx.platform.db;
+    const day = new Date().toISOString().slice(0, 10);
+    const { project_id: projectId } = await db('forms').where({ id: o.form.id }).first('project_id');
+    const figures = async () => {
+      const form = await db('usage_daily').where({ form_id: o.form.id, day }).first('received', 'spam');
+      const project = await db('usage_daily_projects')
+        .where({ account_id: o.account.id, project_id: projectId, day })
+        .first('received', 'spam');
+      const month = await db('usage_counters').where({ account_id: o.account.id }).first('used', 'spam');
+      return { form: form ?? null, project: project ?? null, month: month ?? null };
+    };
+    const post = await o.submit();
+    const caught = await o.submit({ status: 'spam', spamReason: 'honeypot' });
+    const before = await figures();
+    const mark = async (id: string, status: string) =>
+      expect((await o.call('PATCH', `/v1/submissions/${id}`, { status })).status).toBe(200);
+    const moved = (received: number, spam: number) => ({
+      form: { received: (before.form?.received ?? 0) + received, spam: (before.form?.spam ?? 0) + spam },
+      project: { received: (before.project?.received ?? 0) + received, spam: (before.project?.spam ?? 0) + spam },
+      month: { used: before.month?.used ?? 0, spam: (before.month?.spam ?? 0) + spam },
+    });
+    await mark(post.id, 'spam');
+    expect(await figures()).toEqual(moved(-1, 1));
+    await mark(post.id, 'spam'); // the same mark again moves nothing
+    expect(await figures()).toEqual(moved(-1, 1));
+    await mark(post.id, 'received');
+    expect(await figures()).toEqual(moved(0, 0));
+    // A rescue leaves spam; its created event (the usage service's count) makes it received.
+    await mark(caught.id, 'received');
+    const rescued = moved(0, -1);
+    expect(await figures()).toEqual({ ...rescued, month: { used: rescued.month.used + 1, spam: rescued.month.spam } });
+  });
+});

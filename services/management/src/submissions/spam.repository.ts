@@ -79,6 +79,42 @@ export async function countCaughtBy(
   return rows;
 }
 
+/**
+ * A mark moves its submission between the received and spam figures of its day and month (`usage_daily`,
+ * `usage_daily_projects` and `usage_counters.spam`: the dashboard's and Usage's), added as the usage service adds its
+ * counts, so the figures follow the owner's later marks whichever lands first. `used` (the quota) is not touched: it
+ * counts what arrived (docs/decisions/usage.md).
+ */
+const MOVE_USAGE = `
+  WITH daily AS (
+    INSERT INTO usage_daily AS u (account_id, form_id, day, received, spam, file_bytes)
+    VALUES (:account, :form, :day, :received, :spam, 0)
+    ON CONFLICT (account_id, form_id, day) DO UPDATE
+      SET received = u.received + excluded.received, spam = u.spam + excluded.spam),
+  by_project AS (
+    INSERT INTO usage_daily_projects AS u (account_id, project_id, day, received, spam)
+    SELECT :account, project_id, :day, :received, :spam FROM forms WHERE id = :form
+    ON CONFLICT (account_id, project_id, day) DO UPDATE
+      SET received = u.received + excluded.received, spam = u.spam + excluded.spam)
+  INSERT INTO usage_counters AS u (account_id, period, used, spam, file_bytes) VALUES (:account, :period, 0, :spam, 0)
+  ON CONFLICT (account_id, period) DO UPDATE SET spam = u.spam + excluded.spam`;
+
+/** MOVE_USAGE for one submission of `formId` received at `receivedAt`: `received` and `spam` are what each gains. */
+export async function moveMarkedUsage(
+  db: Queryable,
+  props: { accountId: string; formId: string; receivedAt: Date; received: number; spam: number },
+): Promise<void> {
+  const day = props.receivedAt.toISOString().slice(0, 10);
+  await db.raw(MOVE_USAGE, {
+    account: props.accountId,
+    form: props.formId,
+    day,
+    period: `${day.slice(0, 7)}-01`,
+    received: props.received,
+    spam: props.spam,
+  });
+}
+
 /** The classifier a form uses (its project's, or its own), or undefined when the account has no such form. */
 export async function modelScopeOfForm(
   db: Queryable,

@@ -23,7 +23,7 @@ import { findForm } from './form.repository';
 import type { Audit } from '../platform/audit-trail';
 import { getForm } from './forms';
 import { announceSpamMark } from './spam-marks';
-import { recordSpamMark } from './spam.repository';
+import { moveMarkedUsage, recordSpamMark } from './spam.repository';
 import { decodeCursor as decodeAt, encodeCursor as encodeAt } from '../platform/cursor';
 
 type Deps = Pick<Platform, 'db' | 'clock' | 'blobs' | 'logger'>;
@@ -147,7 +147,8 @@ export async function restoreSubmissions(
  * ingest's store counts its posts) and enqueues
  * `submission.created` in the same transaction, so webhooks and e-mail fire now.
  * received → spam: a label only (it stays counted; deliveries already made stay made); moving
- * it back restores it without counting or firing a second time.
+ * it back restores it without counting or firing a second time. Either way the day's and month's received and spam
+ * figures follow the mark (`moveMarkedUsage`).
  * Either way the mark teaches the account's spam classifier (`recordSpamMark`); given NATS, every
  * ingest process is told after the commit.
  */
@@ -169,9 +170,16 @@ export async function setSubmissionStatus(
     const target = { type: 'submission', id };
     await props.audit.record(trx, { action: 'submission.status_changed', target, details: { status } });
     if (row.status === status) return row;
-    if (status === 'spam') return updateSubmissionStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
+    const usage = { accountId, formId: row.form_id, receivedAt: row.received_at };
+    if (status === 'spam') {
+      await moveMarkedUsage(trx, { ...usage, received: -1, spam: 1 });
+      return updateSubmissionStatus(trx, accountId, id, 'spam', MARKED_BY_OWNER);
+    }
     const updated = await updateSubmissionStatus(trx, accountId, id, 'received', null);
-    if (row.spam_reason === MARKED_BY_OWNER) return updated;
+    // Back from the owner's own mark it moves back; a rescue's created event counts it received (usage's consumer).
+    const back = row.spam_reason === MARKED_BY_OWNER;
+    await moveMarkedUsage(trx, { ...usage, received: back ? 1 : 0, spam: -1 });
+    if (back) return updated;
     await countReceived(trx, { accountId, period: periodKey(row.received_at) });
     const form = await findForm(trx, accountId, row.form_id);
     const files = await findSubmissionFiles(trx, accountId, id);
