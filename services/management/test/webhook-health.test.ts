@@ -117,6 +117,9 @@ describe('webhook formats', () => {
       expect(JSON.parse(target.requests[1]!.body).text).toBe('Test message from Intake for "Test form"');
       const sample = await call('GET', `/v1/webhooks/${created.body.id}/sample`);
       expect(JSON.parse(sample.body.body).text).toBe('Test message from Intake for "Test form"');
+      // Unsigned: the curl to copy carries no x-service-* or webhook-* header either.
+      expect(Object.keys(sample.body.headers).sort()).toEqual(['content-type', 'user-agent']);
+      expect(sample.body.curl).not.toContain('x-service-');
       expect((await call('PATCH', `/v1/webhooks/${created.body.id}`, { format: 'irc' })).status).toBe(422);
     } finally {
       await target.close();
