@@ -3,7 +3,7 @@ import { checkView, expectReflowed, useOwnerConsole } from './owner';
 
 /**
  * Working across clients, in real Chromium over the real stack: a search of every form (accents and case ignored,
- * each find named with its form and client), and Usage narrowed to one client.
+ * each find named with its form and client), each client's unread on the dashboard, and Usage narrowed to one client.
  */
 jest.setTimeout(120_000);
 
@@ -57,6 +57,20 @@ describe('across clients', () => {
     await page.waitForURL(`**/console/submissions/${jurgen.id}`);
     await page.goto(`${c.stack.url}/console/search?q=nobody`);
     await page.getByText('Nothing found for “nobody”.').waitFor();
+  });
+
+  it('shows each client’s unread on the dashboard', async () => {
+    const { page } = c;
+    await page.goto(`${c.stack.url}/console/dashboard`);
+    const table = page.getByRole('region', { name: 'Projects at a glance' });
+    const unreadOf = async (client: string) => {
+      const row = table.getByRole('row').filter({ has: page.getByRole('link', { name: client, exact: true }) });
+      await row.waitFor();
+      return (await row.getByRole('cell').first().innerText()).trim();
+    };
+    // Bolt Garage's Jürgen was opened by the search test above: Tom Jones's is its one unread.
+    expect([await unreadOf('Acme Dental'), await unreadOf('Bolt Garage')]).toEqual(['1', '1']);
+    await checkView(page, 'dashboard-unread', /^Dashboard · Intake console$/);
   });
 
   it('narrows Usage to one client', async () => {

@@ -128,6 +128,7 @@ function ProjectsTable({ projects, days }: { projects: AccountDashboard['project
         class="compact"
         columns={[
           { label: 'Project' },
+          { label: 'Unread', num: true },
           { label: 'Forms', num: true },
           { label: `Received (${days} days)`, num: true },
           { label: 'Spam share', num: true },
@@ -141,6 +142,7 @@ function ProjectsTable({ projects, days }: { projects: AccountDashboard['project
             <th scope="row">
               <a href={`/console/projects/${p.id}${days === 30 ? '' : `?days=${days}`}`}>{p.name}</a>
             </th>
+            <td class="num">{p.unread_capped ? `${p.unread.toLocaleString()}+` : p.unread.toLocaleString()}</td>
             <td class="num">{p.form_count}</td>
             <td class="num">{p.received.toLocaleString()}</td>
             <td class="num">{spamShare(p.received, p.spam)}</td>
