@@ -13,13 +13,8 @@ async function setup() {
   const { db } = c.stack.platform;
   const acme = await factories.project(db, c.account.id, 'Acme Dental');
   const bolt = await factories.project(db, c.account.id, 'Bolt Garage');
-  const form = async (name: string, projectId: string) => {
-    const made = await factories.form(db, c.account.id, { project_id: projectId });
-    await db('forms').where({ id: made.id }).update({ name });
-    return made;
-  };
-  const booking = await form('Booking', acme.id);
-  const quote = await form('Quote', bolt.id);
+  const booking = await factories.form(db, c.account.id, { name: 'Booking', project_id: acme.id });
+  const quote = await factories.form(db, c.account.id, { name: 'Quote', project_id: bolt.id });
   const store = (formId: string, name: string, email: string) =>
     factories.submission(c.stack.platform, { accountId: c.account.id, formId, payload: { name, email } });
   await store(booking.id, 'Anna Müller', 'anna@acme.example');

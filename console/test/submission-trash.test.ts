@@ -13,10 +13,8 @@ const c = useOwnerConsole();
 async function setup() {
   const { db } = c.stack.platform;
   const acme = await factories.project(db, c.account.id, 'Acme Dental');
-  const booking = await factories.form(db, c.account.id, { project_id: acme.id });
-  await db('forms').where({ id: booking.id }).update({ name: 'Booking' });
-  const quote = await factories.form(db, c.account.id);
-  await db('forms').where({ id: quote.id }).update({ name: 'Quote' });
+  const booking = await factories.form(db, c.account.id, { name: 'Booking', project_id: acme.id });
+  const quote = await factories.form(db, c.account.id, { name: 'Quote' });
   const store = (formId: string, name: string, email: string) =>
     factories.submission(c.stack.platform, { accountId: c.account.id, formId, payload: { name, email } });
   const ada = await store(booking.id, 'Ada Lovelace', 'ada@acme.example');

@@ -16,14 +16,9 @@ async function agency() {
   const call = api(ctx.url, account.managementKey);
   const acme = await factories.project(db, account.id, 'Acme Dental');
   const bolt = await factories.project(db, account.id, 'Bolt Garage');
-  const form = async (name: string, projectId?: string) => {
-    const made = await factories.form(db, account.id, projectId ? { project_id: projectId } : {});
-    await db('forms').where({ id: made.id }).update({ name });
-    return made;
-  };
-  const booking = await form('Booking', acme.id);
-  const quote = await form('Quote', bolt.id);
-  const contact = await form('Contact');
+  const booking = await factories.form(db, account.id, { name: 'Booking', project_id: acme.id });
+  const quote = await factories.form(db, account.id, { name: 'Quote', project_id: bolt.id });
+  const contact = await factories.form(db, account.id, { name: 'Contact' });
   const now = Date.now();
   const store = (formId: string, name: string, daysAgo: number, status: 'received' | 'spam' = 'received') =>
     factories.submission(ctx.platform, {

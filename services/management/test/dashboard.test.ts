@@ -19,14 +19,20 @@ async function counted(accountId: string, formId: string, ago: number, received:
   );
 }
 
+/** An account with a form in its default project (Contact) and one in a client's (Quote). */
+async function accountWithTwoProjects() {
+  const account = await factories.account(ctx.platform.db);
+  const call = api(ctx.url, account.managementKey);
+  const home = (await call('GET', '/v1/projects')).body.data[0].id as string;
+  const client = (await call('POST', '/v1/projects', { name: 'Client' })).body.id as string;
+  const contact = (await call('POST', '/v1/forms', { name: 'Contact' })).body.id as string;
+  const quote = (await call('POST', '/v1/forms', { name: 'Quote', project_id: client })).body.id as string;
+  return { account, call, home, client, contact, quote };
+}
+
 describe('dashboards', () => {
   it('show per project and per form the window’s submissions and spam by day, unread, last submission, failing webhooks', async () => {
-    const account = await factories.account(ctx.platform.db);
-    const call = api(ctx.url, account.managementKey);
-    const home = (await call('GET', '/v1/projects')).body.data[0].id as string;
-    const client = (await call('POST', '/v1/projects', { name: 'Client' })).body.id as string;
-    const contact = (await call('POST', '/v1/forms', { name: 'Contact' })).body.id as string;
-    const quote = (await call('POST', '/v1/forms', { name: 'Quote', project_id: client })).body.id as string;
+    const { account, call, home, client, contact, quote } = await accountWithTwoProjects();
     const posts = [];
     for (let i = 0; i < 3; i++)
       posts.push(await factories.submission(ctx.platform, { accountId: account.id, formId: quote }));
@@ -104,12 +110,7 @@ describe('dashboards', () => {
 
 describe('the account dashboard’s unread', () => {
   it('counts per project the unopened received submissions of its forms, not read ones, spam or the trash', async () => {
-    const account = await factories.account(ctx.platform.db);
-    const call = api(ctx.url, account.managementKey);
-    const home = (await call('GET', '/v1/projects')).body.data[0].id as string;
-    const client = (await call('POST', '/v1/projects', { name: 'Client' })).body.id as string;
-    const contact = (await call('POST', '/v1/forms', { name: 'Contact' })).body.id as string;
-    const quote = (await call('POST', '/v1/forms', { name: 'Quote', project_id: client })).body.id as string;
+    const { account, call, home, client, contact, quote } = await accountWithTwoProjects();
     const store = (formId: string, status: 'received' | 'spam' = 'received') =>
       factories.submission(ctx.platform, { accountId: account.id, formId, status });
     await store(contact);

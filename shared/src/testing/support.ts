@@ -263,6 +263,7 @@ export const factories = {
       bot_challenge_secret: string | null;
       /** Its project; left out: the account's default (the database's trigger puts it there). */
       project_id: string;
+      name: string;
     }> = {},
   ): Promise<{ id: string; slug: string }> {
     const id = newId('form');
@@ -270,7 +271,7 @@ export const factories = {
     await db('forms').insert({
       id,
       account_id: accountId,
-      name: 'Test form',
+      name: props.name ?? 'Test form',
       slug,
       status: props.status ?? 'live',
       honeypot_field: props.honeypot_field ?? '_gotcha',
