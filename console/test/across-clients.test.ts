@@ -1,5 +1,6 @@
 import { eventually, factories } from '@intake/shared/testing';
 import { checkView, expectReflowed, useOwnerConsole } from './owner';
+import { acmeBooking } from './clients';
 
 /**
  * Working across clients, in real Chromium over the real stack: a search of every form (accents and case ignored,
@@ -10,10 +11,8 @@ jest.setTimeout(120_000);
 const c = useOwnerConsole();
 
 async function setup() {
-  const { db } = c.stack.platform;
-  const acme = await factories.project(db, c.account.id, 'Acme Dental');
+  const { db, acme, booking } = await acmeBooking(c);
   const bolt = await factories.project(db, c.account.id, 'Bolt Garage');
-  const booking = await factories.form(db, c.account.id, { name: 'Booking', project_id: acme.id });
   const quote = await factories.form(db, c.account.id, { name: 'Quote', project_id: bolt.id });
   const store = (formId: string, name: string, email: string) =>
     factories.submission(c.stack.platform, { accountId: c.account.id, formId, payload: { name, email } });

@@ -1,5 +1,6 @@
 import { factories } from '@intake/shared/testing';
 import { checkView, expectReflowed, useOwnerConsole } from './owner';
+import { acmeBooking } from './clients';
 
 /**
  * Deleted submissions found again, in real Chromium over the real stack: the Trash page lists them across forms, most
@@ -8,12 +9,8 @@ import { checkView, expectReflowed, useOwnerConsole } from './owner';
  */
 jest.setTimeout(120_000);
 
-const c = useOwnerConsole();
-
 async function setup() {
-  const { db } = c.stack.platform;
-  const acme = await factories.project(db, c.account.id, 'Acme Dental');
-  const booking = await factories.form(db, c.account.id, { name: 'Booking', project_id: acme.id });
+  const { db, acme, booking } = await acmeBooking(c);
   const quote = await factories.form(db, c.account.id, { name: 'Quote' });
   const store = (formId: string, name: string, email: string) =>
     factories.submission(c.stack.platform, { accountId: c.account.id, formId, payload: { name, email } });
@@ -29,6 +26,8 @@ async function setup() {
   }
   return { acme, booking, quote, ada, bob };
 }
+
+const c = useOwnerConsole();
 
 describe('the Trash page’s submissions', () => {
   it('lists deleted submissions with form and client, per client and per form, restores and deletes now', async () => {
