@@ -17,6 +17,7 @@
 /* global AbortSignal */
 const { execFileSync, spawn } = require('node:child_process');
 const fs = require('node:fs');
+const net = require('node:net');
 const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -496,6 +497,28 @@ function snapshot(dir) {
   return app;
 }
 
+/** Sends one command to HAProxy's admin socket and resolves with its answer. */
+function haproxyCommand(dir, command) {
+  return new Promise((resolve, reject) => {
+    const socket = net.createConnection(path.join(dir, 'haproxy.sock'));
+    let answer = '';
+    socket.on('data', (c) => (answer += c));
+    socket.on('error', reject);
+    socket.on('end', () => resolve(answer.trim()));
+    socket.end(`${command}\n`);
+  });
+}
+
+/**
+ * Takes an application host's service out of HAProxy's rotation (`drain`: no new requests, those in flight finish) or
+ * puts it back, as Kubernetes removes a terminating pod from its Service's endpoints. Delivery has no HTTP backend.
+ */
+async function rotation(dir, host, svc, state) {
+  if (svc === 'delivery') return;
+  const answer = await haproxyCommand(dir, `set server ${svc}/${host} state ${state}`);
+  if (answer) throw new Error(`HAProxy refused ${svc}/${host} ${state}: ${answer}`);
+}
+
 /** What every service process gets, beside PORT. */
 function serviceEnv(dir, svc) {
   return {
@@ -675,6 +698,7 @@ module.exports = {
   serviceReady,
   appHost,
   startAppHost,
+  rotation,
   patroniCluster,
   healthyPair,
   cutDeliveryFromPostgres,
