@@ -1,5 +1,5 @@
 import { sha256Hex } from '@intake/shared/base';
-import { ID_PREFIXES, newId, type IdKind } from '@intake/shared/contracts';
+import { newId, type IdKind } from '@intake/shared/contracts';
 import { roleAtLeast, ROLES, type KeyRole, type Role } from '@intake/shared/auth';
 import {
   addTestMember,
@@ -14,7 +14,7 @@ import {
 } from '@intake/shared/testing';
 import { managementService } from '@intake/management';
 import { usageService } from '@intake/usage';
-import { accountResources, startServers } from './target';
+import { accountResources, kindOf, startServers } from './target';
 
 /**
  * Every management and usage route, for every role, generated from the served OpenAPI document (its
@@ -53,15 +53,6 @@ interface Caller {
   headers: Record<string, string>;
   session?: string;
 }
-
-const KIND_OF_PREFIX = Object.fromEntries(Object.entries(ID_PREFIXES).map(([k, p]) => [p, k])) as Record<
-  string,
-  IdKind
->;
-const kindOf = (schema: Schema) => {
-  const match = /^\^([a-z]+)_/.exec(schema.pattern ?? '');
-  return match ? KIND_OF_PREFIX[match[1] as string] : undefined;
-};
 
 let serial = 0;
 const SESSION_ID_PATTERN = '^[0-9a-f]{32}$';

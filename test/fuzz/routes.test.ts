@@ -14,7 +14,7 @@ import { managementService } from '@intake/management';
 import { deliveryService } from '@intake/delivery';
 import { usageService } from '@intake/usage';
 import { hostileNumber, hostileString, pct, show, wrongType } from './hostile';
-import { accountResources, startServers } from './target';
+import { accountResources, kindOf, startServers } from './target';
 
 /**
  * The property test over every management and usage route, generated from the served OpenAPI
@@ -52,16 +52,6 @@ interface Operation {
 interface Ids {
   own: Partial<Record<IdKind, string>>;
   other: Partial<Record<IdKind, string>>;
-}
-
-const KIND_OF_PREFIX = Object.fromEntries(Object.entries(ID_PREFIXES).map(([k, p]) => [p, k])) as Record<
-  string,
-  IdKind
->;
-
-function kindOf(schema: Schema): IdKind | undefined {
-  const match = /^\^([a-z]+)_/.exec(schema.pattern ?? '');
-  return match ? KIND_OF_PREFIX[match[1] as string] : undefined;
 }
 
 /** Values that fit a schema often enough to reach the handler. */

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ID_PREFIXES, type IdKind } from '@intake/shared/contracts';
 import { createHttpServer } from '@intake/shared/http';
 import { buildServiceApp, type ServiceModule } from '@intake/shared/runtime';
 import { createTestPlatform, factories, type TestPlatform } from '@intake/shared/testing';
@@ -74,4 +75,15 @@ export async function accountResources(
     webhook: webhook['id'],
     delivery: delivery.id as string,
   };
+}
+
+const KIND_OF_PREFIX = Object.fromEntries(Object.entries(ID_PREFIXES).map(([k, p]) => [p, k])) as Record<
+  string,
+  IdKind
+>;
+
+/** The id kind an OpenAPI schema's pattern names (`^frm_…` → form), if it names one. */
+export function kindOf(schema: { pattern?: string }): IdKind | undefined {
+  const match = /^\^([a-z]+)_/.exec(schema.pattern ?? '');
+  return match ? KIND_OF_PREFIX[match[1] as string] : undefined;
 }
