@@ -33,6 +33,7 @@ import { FORM_TEMPLATE_NAMES, templatesDescription } from './form-templates';
 import { AutoresponseSettings } from './autoresponse-status';
 import { getRateLimitRoute, RateLimitField } from './rate-limit';
 import { IdParams, Nullable, Page, Timestamp } from '../platform/schemas';
+import { deleteRoute } from '../platform/delete-route';
 import { changeBy } from '../platform/audit-trail';
 
 const Status = Type.Union([Type.Literal('live'), Type.Literal('paused'), Type.Literal('draft')], {
@@ -468,9 +469,8 @@ export const duplicateFormRoute = route({
 });
 
 /** `DELETE /v1/forms/:id`: the form with its submissions, files and webhooks. */
-export const deleteFormRoute = route({
-  method: 'DELETE',
-  path: '/v1/forms/:id',
+export const deleteFormRoute = deleteRoute({
+  collection: '/v1/forms',
   operationId: 'deleteForm',
   summary: 'Move a form with its submissions to the trash (or, `permanently=true`, delete it for good now)',
   description:
@@ -479,17 +479,9 @@ export const deleteFormRoute = route({
     'for good; `POST /v1/forms/:id/restore` brings it back as it was. Deliveries already under way finish. ' +
     '`permanently=true` deletes the form (in the trash or not) with its submissions, stored files and webhooks now.',
   tags: TAGS,
-  auth: 'management',
-  params: IdParams('form', 'form id'),
-  query: Type.Object({
-    permanently: Type.Optional(Type.Boolean({ description: 'delete for good now, not to the trash (default false)' })),
-  }),
-  responses: { 204: { description: 'In the trash (or deleted)' } },
-  problems: ['not-found'],
-  async handler(ctx, { params, query, principal }, platform: Platform) {
-    const remove = query.permanently === true ? deleteFormForGood : deleteForm;
-    await remove({ ...changeBy(ctx, principal, platform), id: params.id });
-  },
+  kind: 'form',
+  remove: deleteForm,
+  forGood: deleteFormForGood,
 });
 
 /** `POST /v1/forms/:id/restore`: a form out of the trash. */

@@ -13,6 +13,7 @@ import {
 import { spamReasonsOf, spamScoreOf } from './spam-marks';
 import type { FileRow, SubmissionRow } from './submission.repository';
 import { IdParams, Nullable, Page, Timestamp } from '../platform/schemas';
+import { deleteRoute } from '../platform/delete-route';
 import { AutoresponseStatus, autoresponseOf } from './autoresponse-status';
 import { deleteSubmissionForGood } from './submission-trash';
 import { changeBy } from '../platform/audit-trail';
@@ -229,9 +230,8 @@ export const updateSubmissionRoute = route({
 });
 
 /** `DELETE /v1/submissions/:id`: a submission to the trash, or (`permanently=true`) deleted for good now. */
-export const deleteSubmissionRoute = route({
-  method: 'DELETE',
-  path: '/v1/submissions/:id',
+export const deleteSubmissionRoute = deleteRoute({
+  collection: '/v1/submissions',
   operationId: 'deleteSubmission',
   summary: 'Move a submission to the trash (or, `permanently=true`, delete it for good now)',
   description:
@@ -239,17 +239,9 @@ export const deleteSubmissionRoute = route({
     'and file link for TRASH_DAYS (30), when the purge deletes it with its files; `POST /v1/submissions/restore` ' +
     'brings it back. `permanently=true` deletes it (in the trash or not) with its stored files now.',
   tags: TAGS,
-  auth: 'management',
-  params: IdParams('submission', 'submission id'),
-  query: Type.Object({
-    permanently: Type.Optional(Type.Boolean({ description: 'delete for good now, not to the trash (default false)' })),
-  }),
-  responses: { 204: { description: 'In the trash (or deleted)' } },
-  problems: ['not-found'],
-  async handler(ctx, { params, query, principal }, platform: Platform) {
-    const remove = query.permanently === true ? deleteSubmissionForGood : deleteSubmission;
-    await remove({ ...changeBy(ctx, principal, platform), id: params.id });
-  },
+  kind: 'submission',
+  remove: deleteSubmission,
+  forGood: deleteSubmissionForGood,
 });
 
 /** `POST /v1/submissions/restore`: submissions out of the trash. */
