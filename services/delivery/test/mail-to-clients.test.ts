@@ -132,7 +132,6 @@ describe('mail fit to forward to a client: notifications', () => {
       expect(staff.text).toMatch(/^Dear Hale Dental,[\s\S]*Open it in the console: https:\/\/forms\.agency\.test\//);
     });
   });
-
 });
 
 describe('mail fit to forward to a client: a refused message', () => {
@@ -156,7 +155,6 @@ describe('mail fit to forward to a client: a refused message', () => {
       expect(sink.mails.map((m) => lc(m.to[0]!))).toEqual([...form.sunk.slice(1), form.sunk[0]]);
     }, 1);
   });
-
 });
 
 describe('mail fit to forward to a client: autoresponses and digests', () => {
