@@ -5,7 +5,7 @@
  * answers `done` with the counts and the milliseconds from start to end, then exits.
  */
 const path = require('node:path');
-const { createDb, createLogger, LocalBlobStore } = require('../shared/dist');
+const { createDb, createLogger, LocalBlobStore } = require('../shared/dist/base');
 const { purgeDue } = require(path.join(__dirname, '../services/management/dist/lifecycle/purge'));
 
 const db = createDb(process.env.DATABASE_URL, { poolMax: 2 });

@@ -6,7 +6,7 @@
  * 100 s of rows, 205 s of index builds).
  */
 const { randomBytes } = require('node:crypto');
-const { newId } = require('../shared/dist');
+const { newId } = require('../shared/dist/contracts');
 const { managementKeyWithRole } = require('../shared/dist/testing/people');
 const { round } = require('./stack');
 // What the indexer does after each batch (migration 038), for rows the seed indexes in bulk.

@@ -7,7 +7,7 @@
  * `node bench/publish-cost.js [--events 20000] [--runs 3]`
  */
 const { headers } = require('nats');
-const shared = require('../shared/dist');
+const shared = { ...require('../shared/dist/contracts'), ...require('../shared/dist/messaging') };
 const { benchPlatform } = require('./stack');
 
 const arg = (name, fallback) => {

@@ -11,7 +11,9 @@
  * (intake_bench_purge), which it drops at the end. Each replica has its own pool of 2, as bench/data-purger.js.
  */
 const path = require('node:path');
-const { createDb, createLogger, ensureDatabase, LocalBlobStore, migrate, newId } = require('../shared/dist');
+const { createDb, createLogger, ensureDatabase, LocalBlobStore } = require('../shared/dist/base');
+const { newId } = require('../shared/dist/contracts');
+const { migrate } = require('../shared/dist/schema');
 const { factories } = require('../shared/dist/testing');
 const { purgeDue } = require(path.join(__dirname, '../services/management/dist/lifecycle/purge'));
 

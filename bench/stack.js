@@ -4,15 +4,10 @@ const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
-const {
-  ensureDatabase,
-  migrate,
-  newId,
-  loadConfig,
-  createPlatform,
-  closePlatform,
-  createLogger,
-} = require('../shared/dist');
+const { ensureDatabase, loadConfig, createLogger } = require('../shared/dist/base');
+const { newId } = require('../shared/dist/contracts');
+const { migrate } = require('../shared/dist/schema');
+const { createPlatform, closePlatform } = require('../shared/dist/runtime');
 const { request } = require('undici');
 const { freePort, startProcess, emptyBenchDatabase, inTurns } = require('./lib');
 

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
@@ -103,12 +104,14 @@ async function expectPostedOrderEverywhere(t: Outputs, fields: [string, string][
   const form = JSON.parse(
     (
       await call('POST', '/v1/forms', {
-        name: 'Order',
+        // Named for this run alone: the mails name the form, not the submission.
+        name: `Order ${randomUUID().slice(0, 8)}`,
         notify_emails: ['owner@intake.example'],
         honeypot_field: 'hp-never-posted',
       })
     ).text,
-  ) as { id: string; slug: string };
+  ) as { id: string; slug: string; name: string };
+  const formName = form.name;
   await call('POST', `/v1/forms/${form.id}/webhooks`, { url: receiver.url });
   const ids: string[] = [];
   for (const kind of ['urlencoded', 'JSON', 'multipart'] as const) {
@@ -135,10 +138,14 @@ async function expectPostedOrderEverywhere(t: Outputs, fields: [string, string][
   const ndjson = (await call('GET', `/v1/forms/${form.id}/export.ndjson`)).text.trim().split('\n');
   expect(ndjson).toHaveLength(3);
   for (const line of ndjson) expect(line).toContain(`"payload":${expected}`);
-  for (const id of ids) {
-    const mail = await eventually(() => smtp.mails.find((m) => m.text.includes(id)), {
-      message: `the mail of ${id}`,
-    });
+  const mails = await eventually(
+    () => {
+      const found = smtp.mails.filter((m) => m.subject.includes(formName));
+      return found.length === ids.length ? found : undefined;
+    },
+    { message: `the ${ids.length} mails of ${formName}` },
+  );
+  for (const mail of mails) {
     const listed = mail.text.split('\n').flatMap((line) => /^(.*): value \d+$/.exec(line)?.slice(1, 2) ?? []);
     expect(listed).toEqual(fields.map(([name]) => name));
   }

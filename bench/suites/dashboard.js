@@ -9,7 +9,9 @@
  */
 const path = require('node:path');
 const { randomBytes } = require('node:crypto');
-const { ensureDatabase, createDb, migrate, newId } = require('../../shared/dist');
+const { ensureDatabase, createDb } = require('../../shared/dist/base');
+const { newId } = require('../../shared/dist/contracts');
+const { migrate } = require('../../shared/dist/schema');
 const { managementKeyWithRole } = require('../../shared/dist/testing/people');
 const { freePort, startProcess } = require('../lib');
 const { round, smallAgainstLarge } = require('../stack');

@@ -3,7 +3,9 @@
  * consumers and stops; N submission events are published; then the process starts again and fans out and sends
  * them all to a local receiver; throughput = N / (last webhook − process ready).
  */
-const { startPlatformRelay, enqueueEvent, newId, SUBJECTS } = require('../../shared/dist');
+const { newId, SUBJECTS } = require('../../shared/dist/contracts');
+const { enqueueEvent } = require('../../shared/dist/messaging');
+const { startPlatformRelay } = require('../../shared/dist/runtime');
 const { benchPlatform, formWithWebhook, receiver, service, until, round } = require('../stack');
 
 exports.run = async function run({ scale, log }) {

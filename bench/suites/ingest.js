@@ -10,7 +10,10 @@ const path = require('node:path');
 const { randomBytes } = require('node:crypto');
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
-const { ensureDatabase, createDb, migrate, newId, connectNats } = require('../../shared/dist');
+const { ensureDatabase, createDb } = require('../../shared/dist/base');
+const { newId } = require('../../shared/dist/contracts');
+const { migrate } = require('../../shared/dist/schema');
+const { connectNats } = require('../../shared/dist/messaging');
 const { freePort, startProcess, peakGrowth, load, settle, emptyBenchDatabase, inTurns, WARM_UP_S } = require('../lib');
 const { until } = require('../stack');
 

@@ -6,7 +6,9 @@
  * publisher (StreamPublisher) 200 per batch.
  */
 const { headers } = require('nats');
-const { startPlatformRelay, enqueueEvent, newId, SUBJECTS, StreamPublisher } = require('../../shared/dist');
+const { newId, SUBJECTS } = require('../../shared/dist/contracts');
+const { enqueueEvent, StreamPublisher } = require('../../shared/dist/messaging');
+const { startPlatformRelay } = require('../../shared/dist/runtime');
 const { benchPlatform, until, round } = require('../stack');
 const { settle } = require('../lib');
 

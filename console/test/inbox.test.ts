@@ -153,7 +153,8 @@ function bulkCases(c: OwnerConsole, formId: () => string) {
     await page.getByRole('button', { name: 'Mark selected as spam' }).click();
     // More than 20 marks at once: asked first, as each one teaches the spam filter.
     const ask = page.getByRole('dialog', { name: 'Mark 59 submissions as spam?' });
-    await ask.getByText('Each mark teaches this account’s spam filter').waitFor();
+    // The question says whose filter the marks teach (the form's client's, no other's: defect 16).
+    await ask.getByText('Marking teaches only the spam filter of this project’s forms, no other client’s.').waitFor();
     await ask.getByRole('button', { name: 'Mark as spam' }).click();
     await page.getByRole('status').filter({ hasText: 'Marked as spam: 59 submissions.' }).waitFor();
     const spam = await stack.platform.db('submissions').where({ form_id: formId(), status: 'spam' }).count('* as n');

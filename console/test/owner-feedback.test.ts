@@ -17,11 +17,11 @@ function settingsCases(c: OwnerConsole) {
     const { page, stack } = c;
     await page.getByRole('link', { name: 'New form' }).click();
     await checkView(page, 'new-form', /^New form · Intake console$/);
-    await page.getByLabel('Name').fill('Contact');
+    await page.getByLabel('Name', { exact: true }).fill('Contact');
     await page.getByLabel('Slug').fill(`contact-${Date.now().toString(36)}`);
     await page.getByRole('button', { name: 'Create form' }).click();
     await page.getByRole('status').filter({ hasText: 'Form “Contact” created.' }).waitFor();
-    await page.getByLabel('Name').fill(LONG_NAME);
+    await page.getByLabel('Name', { exact: true }).fill(LONG_NAME);
     await page.getByLabel('Status').selectOption('paused');
     await page.getByLabel('Slug').fill(LONG_SLUG);
     await page.getByText(/websites that post to \/v1\/f\/contact-\w+ will get “not found”/).waitFor();

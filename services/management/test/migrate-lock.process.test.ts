@@ -7,7 +7,7 @@ import { createDb, ensureDatabase } from '@intake/shared/base';
 import { migrate } from '@intake/shared/schema';
 
 const MIGRATE = path.resolve(__dirname, '../dist/cli/migrate.js');
-const SHARED = path.resolve(__dirname, '../../../shared/dist/index.js');
+const SHARED = path.resolve(__dirname, '../../../shared/dist/schema/index.js');
 /** Rows of the table the test's migration indexes: enough that the build takes seconds. */
 const ROWS = 600_000;
 const TEST_MIGRATION = '900-test-bulk-index';
