@@ -120,8 +120,8 @@ export async function recordNotificationOutcomes(db: Db, outcomes: NotificationO
        lease_until = NULL, sent_at = coalesce(v.sent_at, t.sent_at), sent_to = coalesce(v.sent_to, t.sent_to),
        next_attempt_at = CASE WHEN v.status = 'pending' THEN v.next_attempt_at END
      FROM json_to_recordset($1::json)
-       -- not a payload: sent_to is a list of addresses
        AS v(id text, status text, attempt_count int, last_error text, sent_at timestamptz, next_attempt_at timestamptz,
+         -- not a payload: sent_to is a list of addresses
          sent_to jsonb)
      WHERE t.id = v.id`,
     values: [
