@@ -1,6 +1,6 @@
 import type { Queryable } from '@intake/shared/base';
 import type { ProjectColumns } from '@intake/shared/contracts';
-import type { SubmissionRow } from './submission.repository';
+import { COLUMNS, type SubmissionRow } from './submission.repository';
 
 /** A submission in the trash, with its form and the form's project named. */
 export interface TrashedSubmissionRow extends SubmissionRow, ProjectColumns {
@@ -8,23 +8,7 @@ export interface TrashedSubmissionRow extends SubmissionRow, ProjectColumns {
   deleted_at: Date;
 }
 
-const COLUMNS = [
-  'id',
-  'account_id',
-  'form_id',
-  'status',
-  'payload',
-  'file_count',
-  'file_bytes',
-  'spam_reason',
-  'spam_score',
-  'spam_reasons',
-  'received_at',
-  'read_at',
-  'purged_at',
-  'directions',
-  'deleted_at',
-].map((c) => `s.${c}`);
+const TRASHED_COLUMNS = [...COLUMNS, 'deleted_at'].map((c) => `s.${c}`);
 
 /**
  * A page of the account's submission trash, most recently deleted first: the submissions deleted after
@@ -59,7 +43,7 @@ export async function pageOfTrashedSubmissions(
     ])
     .limit(props.limit)
     .select([
-      ...COLUMNS,
+      ...TRASHED_COLUMNS,
       'f.name as form_name',
       'f.project_id as project_id',
       'p.name as project_name',

@@ -43,7 +43,8 @@ export interface Position {
   id: string;
 }
 
-const COLUMNS = [
+/** A submission row's columns, as every read of one selects them. */
+export const COLUMNS = [
   'id',
   'account_id',
   'form_id',
